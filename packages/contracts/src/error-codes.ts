@@ -1,0 +1,36 @@
+/**
+ * Every error code the API answers with, and its HTTP status.
+ * The spec's codes come first; the rest are from DECISIONS.md.
+ */
+export const errorStatus = {
+  // interface-spec.md
+  INVALID_GTIN: 400,
+  DUPLICATE_SERIAL: 409,
+  MISSING_REQUIRED_FIELD: 400,
+  INVALID_URL: 400,
+  MISSING_SIGNATURE: 400,
+  KEY_NOT_FOUND: 404,
+  RATE_LIMITED: 429,
+  MISSING_API_KEY: 401,
+  INVALID_API_KEY: 401,
+  EXPIRED_API_KEY: 401,
+  REVOKED_API_KEY: 401,
+  // DECISIONS.md
+  VALIDATION_ERROR: 400,
+  INSUFFICIENT_SCOPE: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  GONE: 410,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  INTERNAL_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof errorStatus;
+
+export const errorCodes = Object.keys(errorStatus) as ErrorCode[];
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(errorStatus, value);
+}

@@ -1,0 +1,41 @@
+import type { TObject, TSchema } from '@sinclair/typebox';
+import type { ErrorCode } from './error-codes.ts';
+
+export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
+
+export interface ResponseDefinition {
+  description: string;
+  schema?: TSchema;
+  /** Defaults to application/json. */
+  contentType?: string;
+}
+
+/**
+ * One HTTP operation. The gateway registers routes from these definitions and validates with
+ * their schemas; the OpenAPI document is generated from the same list, so the two cannot drift.
+ */
+export interface RouteDefinition {
+  operationId: string;
+  method: HttpMethod;
+  /** Full path with OpenAPI-style parameters, e.g. `/api/v1/keys/{id}/revoke`. */
+  path: string;
+  summary: string;
+  tags: readonly string[];
+  /** `public` routes take no API key. */
+  auth: 'public' | 'api-key';
+  params?: TObject;
+  querystring?: TObject;
+  body?: TSchema;
+  responses: Readonly<Record<number, ResponseDefinition>>;
+  /** Error codes this operation may answer with, besides the generic ones every route has. */
+  errors: readonly ErrorCode[];
+}
+
+export function defineRoute<const R extends RouteDefinition>(route: R): R {
+  return route;
+}
+
+/** `/api/v1/keys/{id}` → `/api/v1/keys/:id`, the form fastify routes take. */
+export function toRouterPath(path: string): string {
+  return path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
+}

@@ -1,0 +1,97 @@
+import type { TSchema } from '@sinclair/typebox';
+import { type ErrorCode, errorStatus } from './error-codes.ts';
+import type { RouteDefinition } from './http-route.ts';
+import { ErrorEnvelope } from './schemas/common.ts';
+
+/** Errors any route can answer with, whatever it does. */
+const genericErrors: readonly ErrorCode[] = ['NOT_FOUND', 'INTERNAL_ERROR'];
+const bodyErrors: readonly ErrorCode[] = ['VALIDATION_ERROR', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'];
+
+export interface OpenApiInfo {
+  title: string;
+  version: string;
+  description?: string;
+}
+
+type JsonObject = Record<string, unknown>;
+
+/** Builds the OpenAPI 3.1 document from route definitions. Pure: same routes, same document. */
+export function buildOpenApiDocument(routes: readonly RouteDefinition[], info: OpenApiInfo): JsonObject {
+  const paths: Record<string, JsonObject> = {};
+  for (const route of routes) {
+    const entry = paths[route.path] ?? {};
+    entry[route.method.toLowerCase()] = operationOf(route);
+    paths[route.path] = entry;
+  }
+  return {
+    openapi: '3.1.0',
+    info,
+    paths,
+    components: {
+      schemas: { ErrorEnvelope: plainSchema(ErrorEnvelope) },
+      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
+    },
+  };
+}
+
+function operationOf(route: RouteDefinition): JsonObject {
+  const operation: JsonObject = {
+    operationId: route.operationId,
+    summary: route.summary,
+    tags: [...route.tags],
+    security: route.auth === 'public' ? [] : [{ apiKey: [] }],
+    parameters: [...parametersOf(route.params, 'path'), ...parametersOf(route.querystring, 'query')],
+    responses: responsesOf(route),
+  };
+  if (route.body) {
+    operation.requestBody = { required: true, content: { 'application/json': { schema: plainSchema(route.body) } } };
+  }
+  return operation;
+}
+
+function parametersOf(schema: TSchema | undefined, location: 'path' | 'query'): JsonObject[] {
+  if (!schema) return [];
+  const properties = (schema.properties ?? {}) as Record<string, TSchema>;
+  const required = new Set<string>((schema.required as string[] | undefined) ?? []);
+  return Object.entries(properties).map(([name, property]) => ({
+    name,
+    in: location,
+    required: location === 'path' || required.has(name),
+    schema: plainSchema(property),
+  }));
+}
+
+function responsesOf(route: RouteDefinition): JsonObject {
+  const responses: JsonObject = {};
+  for (const [status, response] of Object.entries(route.responses)) {
+    responses[status] = response.schema
+      ? {
+          description: response.description,
+          content: { [response.contentType ?? 'application/json']: { schema: plainSchema(response.schema) } },
+        }
+      : { description: response.description };
+  }
+  const errors = new Set<ErrorCode>([...route.errors, ...genericErrors, ...(route.body ? bodyErrors : [])]);
+  if (route.auth === 'api-key') {
+    for (const code of ['MISSING_API_KEY', 'INVALID_API_KEY', 'EXPIRED_API_KEY', 'REVOKED_API_KEY'] as const) {
+      errors.add(code);
+    }
+  }
+  const codesByStatus = new Map<number, ErrorCode[]>();
+  for (const code of errors) {
+    const status = errorStatus[code];
+    codesByStatus.set(status, [...(codesByStatus.get(status) ?? []), code]);
+  }
+  for (const [status, codes] of [...codesByStatus].sort(([a], [b]) => a - b)) {
+    responses[String(status)] = {
+      description: `Error: ${codes.join(', ')}`,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
+    };
+  }
+  return responses;
+}
+
+/** TypeBox schemas carry symbol-keyed metadata and `$id`s; OpenAPI wants plain JSON Schema. */
+function plainSchema(schema: TSchema): JsonObject {
+  return JSON.parse(JSON.stringify(schema, (key, value) => (key === '$id' ? undefined : value))) as JsonObject;
+}

@@ -1,0 +1,38 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { backendServices } from '../services.ts';
+
+export const HealthResponse = Type.Object({ status: Type.Literal('ok') });
+export type HealthResponse = Static<typeof HealthResponse>;
+
+export const DependencyCheck = Type.Object({
+  ok: Type.Boolean(),
+  latencyMs: Type.Number(),
+  error: Type.Optional(Type.String()),
+});
+
+export const ReadyResponse = Type.Object({
+  status: Type.Literal('ready'),
+  checks: Type.Record(Type.String(), DependencyCheck),
+});
+export type ReadyResponse = Static<typeof ReadyResponse>;
+
+export const ServiceNameParam = Type.Object({
+  service: Type.Union(backendServices.map((name) => Type.Literal(name))),
+});
+
+export const PingRequest = Type.Object(
+  {
+    /** Diagnostic: hold the reply this long, to observe draining and timeouts. */
+    delayMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 2000 })),
+  },
+  { additionalProperties: false },
+);
+export type PingRequest = Static<typeof PingRequest>;
+
+export const PingResponse = Type.Object({
+  service: Type.String(),
+  instance: Type.String(),
+  requestId: Type.String(),
+  receivedAt: Type.String({ format: 'date-time' }),
+});
+export type PingResponse = Static<typeof PingResponse>;

@@ -1,0 +1,81 @@
+import type { CheckpointStore, EventPage, EventSubscription, SubscribeOptions } from './event-store.ts';
+
+export interface PollingSource {
+  readAll(options: { after?: string; limit?: number }): Promise<EventPage>;
+  /** Calls `onAppend` when new events may be readable; resolves with a function that stops it. */
+  watch(onAppend: () => void): Promise<() => Promise<void>>;
+}
+
+const retryDelayMs = 1_000;
+
+/**
+ * Catch up from the checkpoint, then follow live: read a page, hand it over, save the checkpoint,
+ * repeat; when a page comes back empty, wait for a wake-up or the poll interval.
+ * The poll interval bounds the delay when an event was committed but not yet safely readable
+ * (a concurrent transaction older than it was still in flight when the wake-up came).
+ */
+export function startCatchUpSubscription(
+  source: PollingSource,
+  defaultCheckpoints: CheckpointStore,
+  options: SubscribeOptions & { pollIntervalMs: number },
+): EventSubscription {
+  const checkpoints = options.checkpoints ?? defaultCheckpoints;
+  const batchSize = options.batchSize ?? 500;
+  let stopping = false;
+  let wake: (() => void) | undefined;
+  let pendingWake = false;
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      if (pendingWake || stopping) {
+        pendingWake = false;
+        resolve();
+        return;
+      }
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        wake = undefined;
+        resolve();
+      }
+      wake = done;
+    });
+
+  const signal = () => {
+    if (wake) wake();
+    else pendingWake = true;
+  };
+
+  const run = async () => {
+    const unwatch = await source.watch(signal);
+    try {
+      let cursor = await checkpoints.load(options.name);
+      while (!stopping) {
+        try {
+          const page = await source.readAll(cursor === undefined ? { limit: batchSize } : { after: cursor, limit: batchSize });
+          if (page.events.length === 0) {
+            await sleep(options.pollIntervalMs);
+            continue;
+          }
+          await options.handle(page.events);
+          await checkpoints.save(options.name, page.cursor);
+          cursor = page.cursor;
+        } catch (error) {
+          options.onError?.(error);
+          await sleep(retryDelayMs);
+        }
+      }
+    } finally {
+      await unwatch();
+    }
+  };
+
+  const running = run();
+  return {
+    async stop() {
+      stopping = true;
+      signal();
+      await running;
+    },
+  };
+}

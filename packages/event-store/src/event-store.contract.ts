@@ -1,0 +1,193 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventStore, StoredEvent } from './event-store.ts';
+import { isVersionConflict } from './version-conflict.ts';
+
+export interface EventStoreFixture {
+  store: EventStore;
+  teardown(): Promise<void>;
+}
+
+/** Wait until `condition` holds, checking every 20 ms; fails after `timeoutMs`. */
+async function eventually(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * The behaviour every event store adapter must show. Each adapter's test file calls this with a
+ * fixture that gives it a store of its own (a fresh database, or a unique stream prefix).
+ */
+export function describeEventStoreContract(
+  name: string,
+  createFixture: () => Promise<EventStoreFixture>,
+  options: { writers: number; totalEvents: number } = { writers: 8, totalEvents: 5_000 },
+): void {
+  describe(`event store contract: ${name}`, () => {
+    let fixture: EventStoreFixture;
+    let store: EventStore;
+    const streamOf = (label: string) => `test-${label}-${randomUUID()}`;
+
+    beforeAll(async () => {
+      fixture = await createFixture();
+      store = fixture.store;
+    });
+    afterAll(async () => {
+      await fixture?.teardown();
+    });
+
+    it('appends to a new stream and reads it back in order', async () => {
+      const stream = streamOf('basic');
+      const result = await store.append(
+        stream,
+        [
+          { type: 'registered', data: { title: 'Submariner' }, metadata: { requestId: 'r1' } },
+          { type: 'listed', data: { lot: 7 } },
+        ],
+        { expectedVersion: 0 },
+      );
+      expect(result.nextExpectedVersion).toBe(2);
+      expect(result.events.map((event) => event.streamVersion)).toEqual([1, 2]);
+      const events = await store.readStream(stream);
+      expect(events.map((event) => [event.type, event.streamVersion, event.data])).toEqual([
+        ['registered', 1, { title: 'Submariner' }],
+        ['listed', 2, { lot: 7 }],
+      ]);
+      expect(events[0]?.metadata).toEqual({ requestId: 'r1' });
+      expect(events[0]?.streamId).toBe(stream);
+      expect(Number.isNaN(Date.parse(events[0]?.recordedAt ?? ''))).toBe(false);
+      expect(events[1]!.globalPosition).toBeGreaterThan(events[0]!.globalPosition);
+    });
+
+    it('refuses an append whose expected version is stale, and stores nothing of it', async () => {
+      const stream = streamOf('conflict');
+      await store.append(stream, [{ type: 'a', data: {} }], { expectedVersion: 0 });
+      const attempt = store.append(stream, [{ type: 'b', data: {} }], { expectedVersion: 0 });
+      await expect(attempt).rejects.toSatisfy(isVersionConflict);
+      await attempt.catch((error) => {
+        expect(error.details).toMatchObject({ streamId: stream, expectedVersion: 0, actualVersion: 1 });
+      });
+      await store.append(stream, [{ type: 'c', data: {} }], { expectedVersion: 1 });
+      await store.append(stream, [{ type: 'd', data: {} }], { expectedVersion: 'any' });
+      expect((await store.readStream(stream)).map((event) => event.type)).toEqual(['a', 'c', 'd']);
+    });
+
+    it('lets exactly one of many concurrent appends at the same expected version win', async () => {
+      const stream = streamOf('race');
+      const attempts = await Promise.allSettled(
+        Array.from({ length: 10 }, (_, index) => store.append(stream, [{ type: 'e', data: { index } }], { expectedVersion: 0 })),
+      );
+      expect(attempts.filter((attempt) => attempt.status === 'fulfilled')).toHaveLength(1);
+      for (const attempt of attempts) {
+        if (attempt.status === 'rejected') expect(isVersionConflict(attempt.reason)).toBe(true);
+      }
+      expect(await store.readStream(stream)).toHaveLength(1);
+    });
+
+    it('refuses an event id that is already stored', async () => {
+      const eventId = randomUUID();
+      await store.append(streamOf('dup'), [{ type: 'x', data: {}, eventId }], { expectedVersion: 0 });
+      await expect(
+        store.append(streamOf('dup'), [{ type: 'x', data: {}, eventId }], { expectedVersion: 0 }),
+      ).rejects.toMatchObject({ code: 'CONFLICT' });
+    });
+
+    it('reads a stream from a version, and an unknown stream as empty', async () => {
+      const stream = streamOf('partial');
+      await store.append(stream, [1, 2, 3, 4].map((n) => ({ type: 'n', data: { n } })), { expectedVersion: 0 });
+      expect((await store.readStream(stream, { afterVersion: 2 })).map((event) => event.data.n)).toEqual([3, 4]);
+      expect((await store.readStream(stream, { afterVersion: 1, limit: 2 })).map((event) => event.data.n)).toEqual([2, 3]);
+      expect(await store.readStream(streamOf('nothing'))).toEqual([]);
+    });
+
+    it('reads all events in pages that continue from the cursor', async () => {
+      const stream = streamOf('all');
+      await store.append(stream, [1, 2, 3].map((n) => ({ type: 'n', data: { n } })), { expectedVersion: 0 });
+      const seen: StoredEvent[] = [];
+      let cursor: string | undefined;
+      for (;;) {
+        const page = await store.readAll(cursor === undefined ? { limit: 2 } : { after: cursor, limit: 2 });
+        if (page.events.length === 0) break;
+        seen.push(...page.events);
+        cursor = page.cursor;
+      }
+      expect(seen.filter((event) => event.streamId === stream).map((event) => event.data.n)).toEqual([1, 2, 3]);
+      expect(new Set(seen.map((event) => event.eventId)).size).toBe(seen.length);
+    });
+
+    it('resumes a subscription from its checkpoint', async () => {
+      const stream = streamOf('resume');
+      const name = `resume-${randomUUID()}`;
+      const received: string[] = [];
+      const handle = async (events: StoredEvent[]) => {
+        for (const event of events) if (event.streamId === stream) received.push(String(event.data.n));
+      };
+      await store.append(stream, [{ type: 'n', data: { n: 1 } }], { expectedVersion: 0 });
+      const first = store.subscribe({ name, handle });
+      await eventually(() => received.length === 1, 10_000, 'the first event');
+      await first.stop();
+      await store.append(stream, [{ type: 'n', data: { n: 2 } }], { expectedVersion: 1 });
+      const second = store.subscribe({ name, handle });
+      await eventually(() => received.length === 2, 10_000, 'the second event');
+      await second.stop();
+      expect(received).toEqual(['1', '2']);
+    });
+
+    it(`delivers every event exactly once, in stream order, while ${options.writers} writers append ${options.totalEvents}`, async () => {
+      const runId = randomUUID();
+      const streamsPerWriter = 5;
+      const perWriter = options.totalEvents / options.writers;
+      const seen = new Map<string, number[]>();
+      const seenIds = new Set<string>();
+      let duplicates = 0;
+      let ours = 0;
+      const subscription = store.subscribe({
+        name: `concurrency-${runId}`,
+        batchSize: 250,
+        async handle(events) {
+          for (const event of events) {
+            if (event.data.runId !== runId) continue;
+            if (seenIds.has(event.eventId)) duplicates++;
+            seenIds.add(event.eventId);
+            ours++;
+            const versions = seen.get(event.streamId) ?? [];
+            versions.push(event.streamVersion);
+            seen.set(event.streamId, versions);
+          }
+        },
+      });
+
+      const writer = async (writerIndex: number) => {
+        const versions = new Map<string, number>();
+        for (let i = 0; i < perWriter; ) {
+          const stream = `conc-${runId}-${writerIndex}-${i % streamsPerWriter}`;
+          const batch = Math.min(1 + (i % 3), perWriter - i);
+          const expectedVersion = versions.get(stream) ?? 0;
+          const events = Array.from({ length: batch }, (_, k) => ({ type: 'tick', data: { runId, writerIndex, i: i + k } }));
+          const result = await store.append(stream, events, { expectedVersion });
+          versions.set(stream, result.nextExpectedVersion);
+          i += batch;
+        }
+      };
+      // Two writers share each stream family, so appends to one stream also race each other.
+      const sharedWriter = async () => {
+        const stream = `conc-${runId}-shared`;
+        for (let i = 0; i < 100; i++) await store.append(stream, [{ type: 'tick', data: { runId, i } }], { expectedVersion: 'any' });
+      };
+      await Promise.all([...Array.from({ length: options.writers }, (_, index) => writer(index)), sharedWriter(), sharedWriter()]);
+      const expectedTotal = options.totalEvents + 200;
+
+      await eventually(() => ours >= expectedTotal, 60_000, `${expectedTotal} events (saw ${ours})`);
+      await subscription.stop();
+
+      expect(duplicates).toBe(0);
+      expect(ours).toBe(expectedTotal);
+      for (const [stream, versions] of seen) {
+        expect(versions, stream).toEqual(Array.from({ length: versions.length }, (_, index) => index + 1));
+      }
+    });
+  });
+}

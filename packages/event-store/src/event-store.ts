@@ -1,0 +1,74 @@
+export type JsonObject = Record<string, unknown>;
+
+export interface NewEvent {
+  type: string;
+  data: JsonObject;
+  metadata?: JsonObject;
+  /** A UUID; one is generated when absent. Appending the same id twice is refused. */
+  eventId?: string;
+}
+
+export interface StoredEvent {
+  eventId: string;
+  streamId: string;
+  /** 1 for a stream's first event, counting up by one without gaps. */
+  streamVersion: number;
+  /** Position in the store's global log; unique, and increasing within each stream. */
+  globalPosition: number;
+  type: string;
+  data: JsonObject;
+  metadata: JsonObject;
+  recordedAt: string;
+}
+
+/** The number of events the stream must hold before the append (0: it must not exist), or `any`. */
+export type ExpectedVersion = number | 'any';
+
+export interface AppendResult {
+  /** The stream's version after the append: pass it as the next expectedVersion. */
+  nextExpectedVersion: number;
+  events: StoredEvent[];
+}
+
+export interface EventPage {
+  events: StoredEvent[];
+  /** Where the next read continues. Opaque; store it as a subscription checkpoint. */
+  cursor: string;
+}
+
+export interface CheckpointStore {
+  load(subscription: string): Promise<string | undefined>;
+  save(subscription: string, cursor: string): Promise<void>;
+}
+
+export interface SubscribeOptions {
+  /** Names the checkpoint: a subscription resumes where the last one of its name stopped. */
+  name: string;
+  /** Called with each batch in order; the checkpoint moves past a batch only after this resolves. */
+  handle(events: StoredEvent[]): Promise<void>;
+  /** Told of a failed batch before it is retried. */
+  onError?(error: unknown): void;
+  batchSize?: number;
+  /** Where checkpoints live; defaults to the store's own. */
+  checkpoints?: CheckpointStore;
+}
+
+export interface EventSubscription {
+  /** Finishes the batch in hand, saves its checkpoint, and stops. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The event store port. Appends to one stream are atomic and checked against the expected version;
+ * a subscription sees every committed event exactly once per checkpoint, in each stream's order,
+ * first catching up from its checkpoint and then following live.
+ */
+export interface EventStore {
+  /** Fails with CONFLICT (details: streamId, expectedVersion, actualVersion) when the stream has moved. */
+  append(streamId: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult>;
+  readStream(streamId: string, options?: { afterVersion?: number; limit?: number }): Promise<StoredEvent[]>;
+  readAll(options?: { after?: string; limit?: number }): Promise<EventPage>;
+  subscribe(options: SubscribeOptions): EventSubscription;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

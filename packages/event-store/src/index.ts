@@ -1,0 +1,15 @@
+export type {
+  AppendResult,
+  CheckpointStore,
+  EventPage,
+  EventStore,
+  EventSubscription,
+  ExpectedVersion,
+  JsonObject,
+  NewEvent,
+  StoredEvent,
+  SubscribeOptions,
+} from './event-store.ts';
+export { createSqlEventStore, type SqlEventStoreOptions } from './sql-event-store.ts';
+export { createKurrentEventStore } from './kurrent-event-store.ts';
+export { isVersionConflict } from './version-conflict.ts';

@@ -1,0 +1,15 @@
+import { createPgliteDatabase } from '@hallmark/sql';
+import { describeEventStoreContract } from './event-store.contract.ts';
+import { createSqlEventStore } from './sql-event-store.ts';
+
+describeEventStoreContract('PGlite', async () => {
+  const db = await createPgliteDatabase();
+  const store = await createSqlEventStore(db, { pollIntervalMs: 50 });
+  return {
+    store,
+    async teardown() {
+      await store.close();
+      await db.close();
+    },
+  };
+});

@@ -1,0 +1,73 @@
+import { randomUUID } from 'node:crypto';
+import { connectTestDatabase, type SqlDatabase } from '@hallmark/sql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventStore, StoredEvent } from './event-store.ts';
+import { describeEventStoreContract } from './event-store.contract.ts';
+import { createSqlEventStore } from './sql-event-store.ts';
+
+describeEventStoreContract('PostgreSQL', async () => {
+  const database = await connectTestDatabase('event_store');
+  const store = await createSqlEventStore(database.db, { pollIntervalMs: 50 });
+  return {
+    store,
+    async teardown() {
+      await store.close();
+      await database.drop();
+    },
+  };
+});
+
+describe('PostgreSQL event store: a transaction that commits late', () => {
+  let database: { db: SqlDatabase; drop(): Promise<void> };
+  let store: EventStore;
+  beforeAll(async () => {
+    database = await connectTestDatabase('event_store_gap');
+    store = await createSqlEventStore(database.db, { pollIntervalMs: 20 });
+  });
+  afterAll(async () => {
+    await database.drop();
+  });
+
+  it('is not skipped by a subscriber that already saw a later commit', async () => {
+    const early = `gap-early-${randomUUID()}`;
+    const late = `gap-late-${randomUUID()}`;
+    const seen: StoredEvent[] = [];
+    const subscription = store.subscribe({
+      name: `gap-${randomUUID()}`,
+      async handle(events) {
+        seen.push(...events.filter((event) => event.streamId === early || event.streamId === late));
+      },
+    });
+
+    // Transaction A takes its transaction id and position first, then stays open.
+    let commitA!: () => void;
+    const aMayCommit = new Promise<void>((resolve) => {
+      commitA = resolve;
+    });
+    let aInserted!: () => void;
+    const aHasInserted = new Promise<void>((resolve) => {
+      aInserted = resolve;
+    });
+    const transactionA = database.db.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO events (stream_id, stream_version, event_id, event_type, data) VALUES ($1, 1, $2, 'early', '{}')`,
+        [early, randomUUID()],
+      );
+      aInserted();
+      await aMayCommit;
+    });
+    await aHasInserted;
+
+    // Transaction B starts later and commits first.
+    await store.append(late, [{ type: 'late', data: {} }], { expectedVersion: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(seen.map((event) => event.type)).toEqual([]);
+
+    commitA();
+    await transactionA;
+    const deadline = Date.now() + 5_000;
+    while (seen.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await subscription.stop();
+    expect(seen.map((event) => event.type)).toEqual(['early', 'late']);
+  });
+});

@@ -1,0 +1,174 @@
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { HallmarkError } from '@hallmark/contracts';
+import { loadMigrations, runMigrations, type SqlDatabase } from '@hallmark/sql';
+import { startCatchUpSubscription } from './catch-up-subscription.ts';
+import type { CheckpointStore, EventStore, JsonObject, StoredEvent } from './event-store.ts';
+import { versionConflict } from './version-conflict.ts';
+
+const notifyChannel = 'hallmark_events';
+const migrationsFolder = fileURLToPath(new URL('../migrations', import.meta.url));
+
+interface EventRow {
+  event_id: string;
+  stream_id: string;
+  stream_version: string | number;
+  global_position: string | number;
+  /** text, because xid8 has no JavaScript type; never order by this alias. */
+  transaction_text: string;
+  event_type: string;
+  data: JsonObject;
+  metadata: JsonObject;
+  recorded_at: Date | string;
+}
+
+const eventColumns =
+  'event_id, stream_id, stream_version, global_position, transaction_id::text AS transaction_text, event_type, data, metadata, recorded_at';
+
+function toStoredEvent(row: EventRow): StoredEvent {
+  return {
+    eventId: row.event_id,
+    streamId: row.stream_id,
+    streamVersion: Number(row.stream_version),
+    globalPosition: Number(row.global_position),
+    type: row.event_type,
+    data: row.data,
+    metadata: row.metadata,
+    recordedAt: new Date(row.recorded_at).toISOString(),
+  };
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';
+}
+
+function duplicateEventId(streamId: string, cause: unknown): HallmarkError {
+  return new HallmarkError('CONFLICT', `An event with one of these event ids is already stored (stream ${streamId}).`, {
+    streamId,
+  }, { cause });
+}
+
+/** Cursor of the SQL stores: `<transaction id>:<global position>` of the last event read. */
+const startCursor = '0:0';
+function parseCursor(cursor: string): [string, string] {
+  const match = /^(\d+):(\d+)$/.exec(cursor);
+  if (!match?.[1] || !match[2]) throw new Error(`Not an event store cursor: ${cursor}`);
+  return [match[1], match[2]];
+}
+
+export interface SqlEventStoreOptions {
+  /** How often an idle subscription looks again without a notification. */
+  pollIntervalMs?: number;
+}
+
+/**
+ * The event store over SQL, shared by PostgreSQL and PGlite. Runs its migrations first.
+ *
+ * Appends take a per-stream advisory lock before their first write, so a stream's later events
+ * always belong to later transactions; readers order by (transaction id, position) and stop below
+ * the oldest transaction in flight (pg_snapshot_xmin). Together: no event is ever skipped and each
+ * stream is read in its own order.
+ */
+export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStoreOptions = {}): Promise<EventStore> {
+  await runMigrations(db, await loadMigrations('event-store', migrationsFolder));
+  const pollIntervalMs = options.pollIntervalMs ?? 100;
+
+  const checkpoints: CheckpointStore = {
+    async load(subscription) {
+      const rows = await db.query<{ cursor: string }>('SELECT cursor FROM event_checkpoints WHERE subscription = $1', [
+        subscription,
+      ]);
+      return rows[0]?.cursor;
+    },
+    async save(subscription, cursor) {
+      await db.query(
+        `INSERT INTO event_checkpoints (subscription, cursor) VALUES ($1, $2)
+         ON CONFLICT (subscription) DO UPDATE SET cursor = EXCLUDED.cursor, updated_at = now()`,
+        [subscription, cursor],
+      );
+    },
+  };
+
+  const readAll: EventStore['readAll'] = async ({ after = startCursor, limit = 500 } = {}) => {
+    const [transactionId, position] = parseCursor(after);
+    const rows = await db.query<EventRow>(
+      `SELECT ${eventColumns} FROM events
+       WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
+         AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+       ORDER BY transaction_id, global_position
+       LIMIT $3`,
+      [transactionId, position, limit],
+    );
+    const last = rows.at(-1);
+    return {
+      events: rows.map(toStoredEvent),
+      cursor: last ? `${last.transaction_text}:${last.global_position}` : after,
+    };
+  };
+
+  return {
+    async append(streamId, events, { expectedVersion }) {
+      if (events.length === 0) throw new Error('append needs at least one event');
+      return db.transaction(async (tx) => {
+        await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [streamId]);
+        const current = await tx.query<{ version: string }>('SELECT version FROM event_streams WHERE stream_id = $1', [
+          streamId,
+        ]);
+        const actualVersion = Number(current[0]?.version ?? 0);
+        if (expectedVersion !== 'any' && expectedVersion !== actualVersion) {
+          throw versionConflict(streamId, expectedVersion, actualVersion);
+        }
+        const rows = events.map((event, index) => ({
+          version: actualVersion + index + 1,
+          id: event.eventId ?? randomUUID(),
+          type: event.type,
+          data: event.data,
+          metadata: event.metadata ?? {},
+        }));
+        const inserted = await tx
+          .query<EventRow>(
+          `INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
+           SELECT $1, (e->>'version')::bigint, (e->>'id')::uuid, e->>'type', e->'data', e->'metadata'
+           FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS batch(e, n)
+           ORDER BY n
+           RETURNING ${eventColumns}`,
+            [streamId, JSON.stringify(rows)],
+          )
+          .catch((error: unknown) => {
+            throw isUniqueViolation(error) ? duplicateEventId(streamId, error) : error;
+          });
+        const nextExpectedVersion = actualVersion + events.length;
+        await tx.query(
+          `INSERT INTO event_streams (stream_id, version) VALUES ($1, $2)
+           ON CONFLICT (stream_id) DO UPDATE SET version = EXCLUDED.version`,
+          [streamId, nextExpectedVersion],
+        );
+        await tx.query('SELECT pg_notify($1, $2)', [notifyChannel, streamId]);
+        return {
+          nextExpectedVersion,
+          events: inserted.map(toStoredEvent).sort((a, b) => a.streamVersion - b.streamVersion),
+        };
+      });
+    },
+
+    async readStream(streamId, { afterVersion = 0, limit = 10_000 } = {}) {
+      const rows = await db.query<EventRow>(
+        `SELECT ${eventColumns} FROM events WHERE stream_id = $1 AND stream_version > $2
+         ORDER BY stream_version LIMIT $3`,
+        [streamId, afterVersion, limit],
+      );
+      return rows.map(toStoredEvent);
+    },
+
+    readAll,
+
+    subscribe(subscribeOptions) {
+      const source = { readAll, watch: (onAppend: () => void) => db.listen(notifyChannel, onAppend) };
+      return startCatchUpSubscription(source, checkpoints, { ...subscribeOptions, pollIntervalMs });
+    },
+
+    ping: () => db.ping(),
+    // The database belongs to whoever passed it in; they close it.
+    close: async () => {},
+  };
+}

@@ -1,0 +1,34 @@
+import { defineConfig } from 'vitest/config';
+
+// Three kinds of test (see docs/ARCHITECTURE.md): pure unit tests beside the code, integration tests
+// against the real PostgreSQL, Redis and NATS of the machine, and end-to-end tests over HTTP.
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['packages/*/src/**/*.unit.test.ts', 'services/*/src/**/*.unit.test.ts', 'apps/*/src/**/*.unit.test.ts'],
+        },
+      },
+      {
+        test: {
+          name: 'int',
+          include: ['packages/*/src/**/*.int.test.ts', 'services/*/src/**/*.int.test.ts', 'apps/*/src/**/*.int.test.ts', 'infra/**/*.int.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          // The end-to-end suites start whole process trees; two at once would starve a 2-core machine.
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
