@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import { HallmarkError } from '@hallmark/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Bus, BusEvent } from './bus.ts';
+
+export interface BusFixture {
+  /** Two connections to the same bus, as two processes would have. */
+  a: Bus;
+  b: Bus;
+  /** A bus that must be drained by the test itself. */
+  extra(): Promise<Bus>;
+  teardown(): Promise<void>;
+}
+
+async function eventually(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** What every bus adapter must do. */
+export function describeBusContract(name: string, createFixture: () => Promise<BusFixture>): void {
+  describe(`bus contract: ${name}`, () => {
+    let fixture: BusFixture;
+    beforeAll(async () => {
+      fixture = await createFixture();
+    });
+    afterAll(async () => {
+      await fixture?.teardown();
+    });
+    const subject = (label: string) => `rpc.test.${label}.${randomUUID().slice(0, 8)}`;
+
+    it('answers a request with the handler value and carries the request id', async () => {
+      const s = subject('echo');
+      const served = await fixture.b.serve(s, { queue: 'test' }, async (payload, context) => ({ payload, context }));
+      const reply = await fixture.a.request<{ payload: unknown; context: { requestId: string; subject: string } }>(
+        s,
+        { hello: 'world', n: 1 },
+        { requestId: 'req-123' },
+      );
+      await served.stop();
+      expect(reply).toEqual({ ok: true, value: { payload: { hello: 'world', n: 1 }, context: { requestId: 'req-123', subject: s } } });
+    });
+
+    it('carries a handler error as a typed value with its code and details', async () => {
+      const s = subject('fail');
+      const served = await fixture.b.serve(s, { queue: 'test' }, async () => {
+        throw new HallmarkError('CONFLICT', 'Already sold', { state: 'sold' });
+      });
+      const reply = await fixture.a.request(s, {});
+      await served.stop();
+      expect(reply).toEqual({ ok: false, error: { code: 'CONFLICT', message: 'Already sold', details: { state: 'sold' } } });
+    });
+
+    it('hides an unexpected error behind INTERNAL_ERROR', async () => {
+      const s = subject('crash');
+      const served = await fixture.b.serve(s, { queue: 'test' }, async () => {
+        throw new Error('connection string postgres://secret@db');
+      });
+      const reply = await fixture.a.request(s, {});
+      await served.stop();
+      expect(reply.ok).toBe(false);
+      if (!reply.ok) {
+        expect(reply.error.code).toBe('INTERNAL_ERROR');
+        expect(JSON.stringify(reply.error)).not.toContain('secret');
+      }
+    });
+
+    it('answers SERVICE_UNAVAILABLE at once when nobody serves the subject', async () => {
+      const started = Date.now();
+      const reply = await fixture.a.request(subject('nobody'), {}, { timeoutMs: 3_000 });
+      expect(reply.ok).toBe(false);
+      if (!reply.ok) {
+        expect(reply.error.code).toBe('SERVICE_UNAVAILABLE');
+        expect(reply.error.details).toMatchObject({ reason: 'no-responders' });
+      }
+      expect(Date.now() - started).toBeLessThan(1_000);
+    });
+
+    it('answers SERVICE_UNAVAILABLE when the handler is slower than the timeout', async () => {
+      const s = subject('slow');
+      const served = await fixture.b.serve(s, { queue: 'test' }, () => new Promise((resolve) => setTimeout(resolve, 600)));
+      const reply = await fixture.a.request(s, {}, { timeoutMs: 150 });
+      expect(reply.ok).toBe(false);
+      if (!reply.ok) expect(reply.error.details).toMatchObject({ reason: 'timeout' });
+      await served.stop();
+    });
+
+    it('gives each request to exactly one member of a queue group, and spreads them', async () => {
+      const s = subject('queue');
+      const counts = { a: 0, b: 0 };
+      const one = await fixture.a.serve(s, { queue: 'svc' }, async () => ++counts.a && 'a');
+      const two = await fixture.b.serve(s, { queue: 'svc' }, async () => ++counts.b && 'b');
+      const replies = await Promise.all(Array.from({ length: 60 }, () => fixture.a.request<string>(s, {})));
+      await one.stop();
+      await two.stop();
+      expect(replies.every((reply) => reply.ok)).toBe(true);
+      expect(counts.a + counts.b).toBe(60);
+      expect(counts.a).toBeGreaterThan(0);
+      expect(counts.b).toBeGreaterThan(0);
+    });
+
+    it('broadcasts to every subscriber', async () => {
+      const s = `broadcast.${randomUUID().slice(0, 8)}`;
+      const got: string[] = [];
+      const first = await fixture.a.onBroadcast(`${s}.*`, (payload) => got.push(`a:${(payload as { k: string }).k}`));
+      const second = await fixture.b.onBroadcast(`${s}.*`, (payload) => got.push(`b:${(payload as { k: string }).k}`));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await fixture.a.broadcast(`${s}.revoked`, { k: 'key1' });
+      await eventually(() => got.length === 2);
+      await first.stop();
+      await second.stop();
+      expect(got.sort()).toEqual(['a:key1', 'b:key1']);
+    });
+
+    it('keeps events for a durable consumer, in order, and resumes after the last acknowledged', async () => {
+      const topic = `scan.${randomUUID().slice(0, 8)}`;
+      const durable = `durable-${randomUUID().slice(0, 8)}`;
+      const got: BusEvent[] = [];
+      for (const n of [1, 2, 3]) await fixture.a.publishEvent(topic, { n }, { requestId: `r${n}` });
+      const first = await fixture.b.consumeEvents({ durable, subject: topic, handle: async (event) => void got.push(event) });
+      await eventually(() => got.length === 3);
+      await first.stop();
+      await fixture.a.publishEvent(topic, { n: 4 });
+      await fixture.a.publishEvent(`other.${topic}`, { n: 99 });
+      const second = await fixture.b.consumeEvents({ durable, subject: topic, handle: async (event) => void got.push(event) });
+      await eventually(() => got.length === 4);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await second.stop();
+      expect(got.map((event) => (event.payload as { n: number }).n)).toEqual([1, 2, 3, 4]);
+      expect(got[0]?.requestId).toBe('r1');
+      expect(got[0]?.subject).toBe(topic);
+      expect(got[3]!.sequence).toBeGreaterThan(got[2]!.sequence);
+    });
+
+    it('delivers an event again when its handler fails', async () => {
+      const topic = `retry.${randomUUID().slice(0, 8)}`;
+      let attempts = 0;
+      const deliveries: boolean[] = [];
+      await fixture.a.publishEvent(topic, { n: 1 });
+      const consumer = await fixture.b.consumeEvents({
+        durable: `retry-${randomUUID().slice(0, 8)}`,
+        subject: topic,
+        async handle(event) {
+          deliveries.push(event.redelivered);
+          if (++attempts === 1) throw new Error('transient');
+        },
+      });
+      await eventually(() => attempts >= 2);
+      await consumer.stop();
+      expect(deliveries.slice(0, 2)).toEqual([false, true]);
+    });
+
+    it('drains: finishes the request in flight, then takes no more', async () => {
+      const server = await fixture.extra();
+      const s = subject('drain');
+      await server.serve(s, { queue: 'svc' }, () => new Promise((resolve) => setTimeout(() => resolve('done'), 300)));
+      const inFlight = fixture.a.request<string>(s, {}, { timeoutMs: 2_000 });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await server.drain();
+      expect(await inFlight).toEqual({ ok: true, value: 'done' });
+      const after = await fixture.a.request(s, {}, { timeoutMs: 500 });
+      expect(after.ok).toBe(false);
+    });
+  });
+}

@@ -1,0 +1,198 @@
+import { randomUUID } from 'node:crypto';
+import type { ErrorData, Result } from '@hallmark/contracts';
+import { answer, type HandlerErrorListener, InFlight } from './answer.ts';
+import {
+  type Bus,
+  type BusEvent,
+  type ConsumeOptions,
+  defaultRequestTimeoutMs,
+  type RequestHandler,
+  redeliveryDelayMs,
+  type Subscription,
+} from './bus.ts';
+import { subjectMatches } from './subject-match.ts';
+import { serviceUnavailable } from './unavailable.ts';
+
+interface StoredBusEvent {
+  subject: string;
+  payload: unknown;
+  sequence: number;
+  requestId: string | undefined;
+}
+
+interface DurableConsumer {
+  /** Sequence of the last event acknowledged. */
+  acknowledged: number;
+  active: boolean;
+}
+
+interface Server {
+  handler: RequestHandler;
+  inFlight: InFlight;
+  onInternalError: HandlerErrorListener | undefined;
+}
+
+/** Payloads cross the bus as JSON, as they would over the network: no shared references. */
+const copy = (value: unknown): unknown => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
+
+/**
+ * What the connections of one process share: the servers of each subject, broadcast listeners,
+ * the kept events and the durable consumers' positions. A hub plays the part of nats-server.
+ */
+export interface InProcessHub {
+  connect(options?: { onInternalError?: HandlerErrorListener }): Bus;
+}
+
+export function createInProcessHub(): InProcessHub {
+  const servers = new Map<string, Server[]>();
+  const roundRobin = new Map<string, number>();
+  const broadcastListeners = new Set<{ pattern: string; handler: (payload: unknown, subject: string) => void }>();
+  const events: StoredBusEvent[] = [];
+  const durables = new Map<string, DurableConsumer>();
+  const wakeConsumers = new Set<() => void>();
+
+  const pickServer = (subject: string): Server | undefined => {
+    const members = servers.get(subject);
+    if (!members || members.length === 0) return undefined;
+    const next = roundRobin.get(subject) ?? 0;
+    roundRobin.set(subject, next + 1);
+    return members[next % members.length];
+  };
+
+  const removeServer = (subject: string, server: Server) => {
+    servers.set(subject, (servers.get(subject) ?? []).filter((member) => member !== server));
+  };
+
+  return {
+    connect(options = {}): Bus {
+      const inFlight = new InFlight();
+      const served = new Map<Server, string>();
+      const listeners = new Set<{ pattern: string; handler: (payload: unknown, subject: string) => void }>();
+      const consumers = new Set<Subscription>();
+
+      return {
+        async request<T>(subject: string, payload: unknown, requestOptions: { timeoutMs?: number; requestId?: string } = {}) {
+          const timeoutMs = requestOptions.timeoutMs ?? defaultRequestTimeoutMs;
+          const server = pickServer(subject);
+          if (!server) return { ok: false, error: serviceUnavailable(subject, 'no-responders', timeoutMs) };
+          const context = { subject, requestId: requestOptions.requestId ?? randomUUID() };
+          const reply = server.inFlight.track(answer(server.handler, copy(payload), context, server.onInternalError));
+          let timer: NodeJS.Timeout | undefined;
+          const timeout = new Promise<Result<unknown, ErrorData>>((resolve) => {
+            timer = setTimeout(() => resolve({ ok: false, error: serviceUnavailable(subject, 'timeout', timeoutMs) }), timeoutMs);
+          });
+          const result = await Promise.race([reply, timeout]);
+          clearTimeout(timer);
+          return copy(result) as Result<T, ErrorData>;
+        },
+
+        async serve(subject, _serveOptions, handler) {
+          const server: Server = { handler, inFlight, onInternalError: options.onInternalError };
+          servers.set(subject, [...(servers.get(subject) ?? []), server]);
+          served.set(server, subject);
+          return {
+            async stop() {
+              removeServer(subject, server);
+              served.delete(server);
+            },
+          };
+        },
+
+        async broadcast(subject, payload) {
+          for (const listener of broadcastListeners) {
+            if (subjectMatches(listener.pattern, subject)) listener.handler(copy(payload), subject);
+          }
+        },
+
+        async onBroadcast(pattern, handler) {
+          const listener = { pattern, handler };
+          broadcastListeners.add(listener);
+          listeners.add(listener);
+          return {
+            async stop() {
+              broadcastListeners.delete(listener);
+              listeners.delete(listener);
+            },
+          };
+        },
+
+        async publishEvent(subject, payload, publishOptions = {}) {
+          events.push({ subject, payload: copy(payload), sequence: events.length + 1, requestId: publishOptions.requestId });
+          for (const wake of wakeConsumers) wake();
+        },
+
+        async consumeEvents(consumeOptions: ConsumeOptions): Promise<Subscription> {
+          const durable = durables.get(consumeOptions.durable) ?? { acknowledged: 0, active: false };
+          if (durable.active) throw new Error(`Durable consumer ${consumeOptions.durable} is already being consumed.`);
+          durable.active = true;
+          durables.set(consumeOptions.durable, durable);
+          let stopped = false;
+          let wake: (() => void) | undefined;
+          const wakeUp = () => wake?.();
+          wakeConsumers.add(wakeUp);
+          const pause = (ms?: number) =>
+            new Promise<void>((resolve) => {
+              const timer = ms === undefined ? undefined : setTimeout(resolve, ms);
+              wake = () => {
+                clearTimeout(timer);
+                resolve();
+              };
+            });
+
+          const loop = (async () => {
+            let attempts = 0;
+            while (!stopped) {
+              const event = events.find(
+                (candidate) => candidate.sequence > durable.acknowledged && subjectMatches(consumeOptions.subject, candidate.subject),
+              );
+              if (!event) {
+                // Nothing of ours is pending: move past other subjects' events and wait.
+                durable.acknowledged = Math.max(durable.acknowledged, events.at(-1)?.sequence ?? 0);
+                await pause();
+                continue;
+              }
+              const delivery: BusEvent = { ...event, payload: copy(event.payload), redelivered: attempts > 0 };
+              try {
+                await inFlight.track(consumeOptions.handle(delivery));
+                durable.acknowledged = event.sequence;
+                attempts = 0;
+              } catch {
+                attempts++;
+                await pause(redeliveryDelayMs);
+              }
+            }
+          })();
+
+          const subscription: Subscription = {
+            async stop() {
+              stopped = true;
+              wake?.();
+              await loop;
+              wakeConsumers.delete(wakeUp);
+              durable.active = false;
+              consumers.delete(subscription);
+            },
+          };
+          consumers.add(subscription);
+          return subscription;
+        },
+
+        async ping() {},
+
+        async drain() {
+          for (const [server, subject] of served) removeServer(subject, server);
+          served.clear();
+          for (const listener of listeners) broadcastListeners.delete(listener);
+          listeners.clear();
+          await Promise.all([...consumers].map((consumer) => consumer.stop()));
+          await inFlight.idle();
+        },
+      };
+    },
+  };
+}
+
+/** A bus for one process on its own hub: the embedded form's bus. */
+export function createInProcessBus(options: { onInternalError?: HandlerErrorListener } = {}): Bus {
+  return createInProcessHub().connect(options);
+}

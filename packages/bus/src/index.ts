@@ -1,0 +1,13 @@
+export type {
+  Bus,
+  BusEvent,
+  ConsumeOptions,
+  RequestContext,
+  RequestHandler,
+  RequestOptions,
+  Subscription,
+} from './bus.ts';
+export { defaultRequestTimeoutMs } from './bus.ts';
+export type { HandlerErrorListener } from './answer.ts';
+export { createInProcessBus, createInProcessHub, type InProcessHub } from './in-process-bus.ts';
+export { createNatsBus, deleteEventStream, eventStreamName, type NatsBusOptions } from './nats-bus.ts';

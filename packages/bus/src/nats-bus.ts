@@ -1,0 +1,261 @@
+import { randomUUID } from 'node:crypto';
+import type { ErrorData, Result } from '@hallmark/contracts';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  type JetStreamClient,
+  JetStreamApiError,
+  type JetStreamManager,
+  jetstream,
+  jetstreamManager,
+} from '@nats-io/jetstream';
+import {
+  connect,
+  errors,
+  headers,
+  type Msg,
+  type MsgHdrs,
+  type NatsConnection,
+  type Subscription as NatsSubscription,
+} from '@nats-io/transport-node';
+import { answer, type HandlerErrorListener, InFlight } from './answer.ts';
+import {
+  type Bus,
+  type ConsumeOptions,
+  defaultRequestTimeoutMs,
+  type RequestHandler,
+  redeliveryDelayMs,
+  type Subscription,
+} from './bus.ts';
+import { serviceUnavailable } from './unavailable.ts';
+
+export interface NatsBusOptions {
+  servers: string;
+  /** Shown in the server's connection list. */
+  name: string;
+  /** Put in front of every subject, and names the JetStream stream; isolates deployments and tests. */
+  prefix?: string;
+  onInternalError?: HandlerErrorListener;
+}
+
+const requestIdHeader = 'x-request-id';
+const minimumServer = [2, 9, 0] as const;
+const fetchExpiresMs = 1_000;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const encode = (value: unknown) => encoder.encode(JSON.stringify(value ?? null));
+const decode = (data: Uint8Array): unknown => (data.length === 0 ? undefined : JSON.parse(decoder.decode(data)));
+
+function withRequestId(requestId: string): MsgHdrs {
+  const messageHeaders = headers();
+  messageHeaders.set(requestIdHeader, requestId);
+  return messageHeaders;
+}
+
+function versionAtLeast(version: string, minimum: readonly number[]): boolean {
+  const parts = version.split('.').map((part) => Number.parseInt(part, 10));
+  for (let i = 0; i < minimum.length; i++) {
+    const have = parts[i] ?? 0;
+    const want = minimum[i] ?? 0;
+    if (have !== want) return have > want;
+  }
+  return true;
+}
+
+/** The stream that keeps this prefix's events. */
+export function eventStreamName(prefix: string): string {
+  return `${prefix.replace(/[^A-Za-z0-9]/g, '_').toUpperCase()}_EVENTS`;
+}
+
+/**
+ * The bus over NATS: core request/reply on queue groups, core publish for broadcasts, and
+ * JetStream (file storage, durable pull consumers with explicit acks) for events.
+ * Uses only what nats-server 2.9 offers: one filter subject per consumer, no consumer metadata.
+ * Fails at connect with a readable message when the server is older or runs without JetStream.
+ */
+export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
+  const prefix = options.prefix ?? 'hallmark';
+  const full = (subject: string) => `${prefix}.${subject}`;
+  const eventSubject = (subject: string) => `${prefix}.events.${subject}`;
+  const streamName = eventStreamName(prefix);
+
+  const nc: NatsConnection = await connect({ servers: options.servers, name: options.name, maxReconnectAttempts: -1 });
+  const version = nc.info?.version ?? '0.0.0';
+  if (!versionAtLeast(version, minimumServer)) {
+    await nc.close();
+    throw new Error(`nats-server ${version} at ${options.servers} is too old: Hallmark needs ${minimumServer.join('.')} or newer.`);
+  }
+  let jsm: JetStreamManager;
+  try {
+    jsm = await jetstreamManager(nc);
+  } catch (error) {
+    await nc.close();
+    throw new Error(
+      `nats-server at ${options.servers} has JetStream disabled; start it with -js (JetStream stores Hallmark's events).`,
+      { cause: error },
+    );
+  }
+  await ensureStream(jsm, streamName, `${prefix}.events.>`);
+  const js: JetStreamClient = jetstream(nc);
+
+  const inFlight = new InFlight();
+  const servedSubscriptions = new Set<NatsSubscription>();
+  const consumers = new Set<Subscription>();
+
+  return {
+    async request<T>(subject: string, payload: unknown, requestOptions: { timeoutMs?: number; requestId?: string } = {}) {
+      const timeoutMs = requestOptions.timeoutMs ?? defaultRequestTimeoutMs;
+      try {
+        const reply = await nc.request(full(subject), encode(payload), {
+          timeout: timeoutMs,
+          headers: withRequestId(requestOptions.requestId ?? randomUUID()),
+        });
+        return decode(reply.data) as Result<T, ErrorData>;
+      } catch (error) {
+        if (error instanceof errors.NoRespondersError) {
+          return { ok: false, error: serviceUnavailable(subject, 'no-responders', timeoutMs) };
+        }
+        if (error instanceof errors.RequestError && error.isNoResponders()) {
+          return { ok: false, error: serviceUnavailable(subject, 'no-responders', timeoutMs) };
+        }
+        if (error instanceof errors.TimeoutError) {
+          return { ok: false, error: serviceUnavailable(subject, 'timeout', timeoutMs) };
+        }
+        throw error;
+      }
+    },
+
+    async serve(subject, serveOptions, handler: RequestHandler) {
+      const onMessage = (message: Msg) => {
+        const requestId = message.headers?.get(requestIdHeader) || randomUUID();
+        const context = { subject, requestId };
+        void inFlight.track(
+          (async () => {
+            let payload: unknown;
+            try {
+              payload = decode(message.data);
+            } catch {
+              const error: ErrorData = { code: 'VALIDATION_ERROR', message: 'The request is not valid JSON.' };
+              message.respond(encode({ ok: false, error }));
+              return;
+            }
+            const result = await answer(handler, payload, context, options.onInternalError);
+            message.respond(encode(result));
+          })(),
+        );
+      };
+      const subscription = nc.subscribe(full(subject), { queue: serveOptions.queue, callback: (error, message) => {
+        if (!error) onMessage(message);
+      } });
+      servedSubscriptions.add(subscription);
+      return {
+        async stop() {
+          servedSubscriptions.delete(subscription);
+          await subscription.drain();
+        },
+      };
+    },
+
+    async broadcast(subject, payload) {
+      nc.publish(full(subject), encode(payload));
+    },
+
+    async onBroadcast(subject, handler) {
+      const subscription = nc.subscribe(full(subject), {
+        callback: (error, message) => {
+          if (error) return;
+          try {
+            handler(decode(message.data), message.subject.slice(prefix.length + 1));
+          } catch (handlerError) {
+            options.onInternalError?.(handlerError, { subject, requestId: '' });
+          }
+        },
+      });
+      return { stop: () => subscription.drain() };
+    },
+
+    async publishEvent(subject, payload, publishOptions = {}) {
+      await js.publish(eventSubject(subject), encode(payload), {
+        ...(publishOptions.messageId ? { msgID: publishOptions.messageId } : {}),
+        ...(publishOptions.requestId ? { headers: withRequestId(publishOptions.requestId) } : {}),
+      });
+    },
+
+    async consumeEvents(consumeOptions: ConsumeOptions) {
+      await jsm.consumers.add(streamName, {
+        durable_name: consumeOptions.durable,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        filter_subject: eventSubject(consumeOptions.subject),
+        ack_wait: 30_000_000_000, // 30 s in nanoseconds: a handler still running then is presumed dead
+      });
+      const consumer = await js.consumers.get(streamName, consumeOptions.durable);
+      let stopping = false;
+      // Bounded fetches rather than one open-ended consume: nats-server 2.9 cannot cancel a pull
+      // request, and a stale one would swallow the next event until its ack wait ran out. Each
+      // fetch ends within fetchExpiresMs, and stop() waits for the one in hand.
+      const loop = (async () => {
+        while (!stopping) {
+          const messages = await consumer.fetch({ max_messages: 256, expires: fetchExpiresMs });
+          for await (const message of messages) {
+            const delivery = {
+              subject: message.subject.slice(`${prefix}.events.`.length),
+              payload: decode(message.data),
+              sequence: message.seq,
+              requestId: message.headers?.get(requestIdHeader) || undefined,
+              redelivered: message.redelivered,
+            };
+            try {
+              await inFlight.track(consumeOptions.handle(delivery));
+              message.ack();
+            } catch {
+              message.nak(redeliveryDelayMs);
+            }
+          }
+        }
+      })();
+      const subscription: Subscription = {
+        async stop() {
+          consumers.delete(subscription);
+          stopping = true;
+          await loop;
+        },
+      };
+      consumers.add(subscription);
+      return subscription;
+    },
+
+    async ping() {
+      await nc.rtt();
+    },
+
+    async drain() {
+      await Promise.all([...servedSubscriptions].map((subscription) => subscription.drain()));
+      servedSubscriptions.clear();
+      await Promise.all([...consumers].map((consumer) => consumer.stop()));
+      await inFlight.idle();
+      await nc.drain();
+    },
+  };
+}
+
+async function ensureStream(jsm: JetStreamManager, name: string, subjects: string): Promise<void> {
+  try {
+    await jsm.streams.info(name);
+  } catch (error) {
+    if (!(error instanceof JetStreamApiError)) throw error;
+    await jsm.streams.add({ name, subjects: [subjects] });
+  }
+}
+
+/** Deletes the event stream of a prefix (tests clean up with this). */
+export async function deleteEventStream(servers: string, prefix: string): Promise<void> {
+  const nc = await connect({ servers });
+  try {
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.delete(eventStreamName(prefix)).catch(() => false);
+  } finally {
+    await nc.close();
+  }
+}
