@@ -1,0 +1,78 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Cache } from './cache.ts';
+
+/** What every cache adapter must do. */
+export function describeCacheContract(name: string, create: () => Promise<Cache>): void {
+  describe(`cache contract: ${name}`, () => {
+    let cache: Cache;
+    beforeAll(async () => {
+      cache = await create();
+    });
+    afterAll(async () => {
+      await cache?.close();
+    });
+    const key = (label: string) => `${label}:${randomUUID()}`;
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+    it('sets, gets and deletes', async () => {
+      const k = key('kv');
+      expect(await cache.get(k)).toBeUndefined();
+      await cache.set(k, 'v1');
+      expect(await cache.get(k)).toBe('v1');
+      await cache.delete(k);
+      expect(await cache.get(k)).toBeUndefined();
+    });
+
+    it('expires a value after its time to live', async () => {
+      const k = key('ttl');
+      await cache.set(k, 'short', { ttlMs: 80 });
+      expect(await cache.get(k)).toBe('short');
+      await sleep(150);
+      expect(await cache.get(k)).toBeUndefined();
+    });
+
+    it('sets if absent exactly once under concurrency', async () => {
+      const k = key('nx');
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => cache.setIfAbsent(k, String(i), 10_000)));
+      expect(results.filter(Boolean)).toHaveLength(1);
+    });
+
+    it('increments atomically and expires the counter', async () => {
+      const k = key('incr');
+      const values = await Promise.all(Array.from({ length: 100 }, () => cache.increment(k, 1, 150)));
+      expect(new Set(values).size).toBe(100);
+      expect(Math.max(...values)).toBe(100);
+      expect(await cache.increment(k, 5, 150)).toBe(105);
+      await sleep(250);
+      expect(await cache.increment(k, 1, 150)).toBe(1);
+    });
+
+    it('spends a quota exactly up to its limit under concurrency, all or nothing', async () => {
+      const k = key('quota');
+      const resetAtMs = Date.now() + 60_000;
+      const decisions = await Promise.all(Array.from({ length: 300 }, () => cache.consumeQuota(k, 1, 100, resetAtMs)));
+      expect(decisions.filter((decision) => decision.allowed)).toHaveLength(100);
+      const refused = decisions.find((decision) => !decision.allowed);
+      expect(refused).toMatchObject({ used: 100, remaining: 0, limit: 100, resetAtMs });
+      const batch = cache.consumeQuota(key('batch'), 7, 10, resetAtMs);
+      expect(await batch).toMatchObject({ allowed: true, used: 7, remaining: 3 });
+    });
+
+    it('refuses a cost that does not fit and spends nothing of it', async () => {
+      const k = key('fit');
+      const resetAtMs = Date.now() + 60_000;
+      await cache.consumeQuota(k, 8, 10, resetAtMs);
+      expect(await cache.consumeQuota(k, 3, 10, resetAtMs)).toMatchObject({ allowed: false, used: 8, remaining: 2 });
+      expect(await cache.consumeQuota(k, 2, 10, resetAtMs)).toMatchObject({ allowed: true, used: 10, remaining: 0 });
+    });
+
+    it('starts a new window once the old one has ended', async () => {
+      const k = key('window');
+      await cache.consumeQuota(k, 1, 1, Date.now() + 100);
+      expect((await cache.consumeQuota(k, 1, 1, Date.now() + 100)).allowed).toBe(false);
+      await sleep(200);
+      expect((await cache.consumeQuota(k, 1, 1, Date.now() + 100)).allowed).toBe(true);
+    });
+  });
+}
