@@ -26,6 +26,8 @@ export interface RouteDefinition {
   params?: TObject;
   querystring?: TObject;
   body?: TSchema;
+  /** A POST whose body may be left out entirely; it is then taken as `{}`. */
+  bodyOptional?: boolean;
   responses: Readonly<Record<number, ResponseDefinition>>;
   /** Error codes this operation may answer with, besides the generic ones every route has. */
   errors: readonly ErrorCode[];

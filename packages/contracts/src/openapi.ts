@@ -44,7 +44,8 @@ function operationOf(route: RouteDefinition): JsonObject {
     responses: responsesOf(route),
   };
   if (route.body) {
-    operation.requestBody = { required: true, content: { 'application/json': { schema: plainSchema(route.body) } } };
+    operation.requestBody = {
+      required: !route.bodyOptional, content: { 'application/json': { schema: plainSchema(route.body) } } };
   }
   return operation;
 }
@@ -91,7 +92,7 @@ function responsesOf(route: RouteDefinition): JsonObject {
   return responses;
 }
 
-/** TypeBox schemas carry symbol-keyed metadata and `$id`s; OpenAPI wants plain JSON Schema. */
+/** TypeBox schemas carry symbol-keyed metadata; OpenAPI wants plain JSON Schema. */
 function plainSchema(schema: TSchema): JsonObject {
-  return JSON.parse(JSON.stringify(schema, (key, value) => (key === '$id' ? undefined : value))) as JsonObject;
+  return JSON.parse(JSON.stringify(schema)) as JsonObject;
 }

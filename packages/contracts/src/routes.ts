@@ -46,6 +46,7 @@ export const pingServiceRoute = defineRoute({
   auth: 'public',
   params: ServiceNameParam,
   body: PingRequest,
+  bodyOptional: true,
   responses: { 200: { description: 'The service answered', schema: PingResponse } },
   errors: ['VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
 });

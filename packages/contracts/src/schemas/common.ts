@@ -4,7 +4,6 @@ export const ResponseMeta = Type.Object(
     requestId: Type.String(),
     timestamp: Type.String({ format: 'date-time' }),
   },
-  { $id: 'ResponseMeta' },
 );
 
 /** The error envelope of every failure: `{ error: { code, message, details? }, meta }`. */
@@ -17,7 +16,6 @@ export const ErrorEnvelope = Type.Object(
     }),
     meta: ResponseMeta,
   },
-  { $id: 'ErrorEnvelope' },
 );
 export type ErrorEnvelope = Static<typeof ErrorEnvelope>;
 
@@ -28,6 +26,5 @@ export const Pagination = Type.Object(
     nextCursor: Type.Union([Type.String(), Type.Null()]),
     hasMore: Type.Boolean(),
   },
-  { $id: 'Pagination' },
 );
 export type Pagination = Static<typeof Pagination>;

@@ -1,0 +1,75 @@
+import { type Static, type TObject, type TSchema, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/**
+ * Reads and validates configuration from the environment. The schema's keys are the variable
+ * names. Strings become numbers and booleans where the schema says so; defaults fill gaps.
+ * Fails with one line per bad variable, naming it, what it must be, and what it was.
+ */
+export function readConfig<S extends TObject>(schema: S, env: NodeJS.ProcessEnv = process.env): Static<S> {
+  const raw: Record<string, unknown> = {};
+  for (const name of Object.keys(schema.properties)) {
+    const value = env[name];
+    if (value !== undefined && value !== '') raw[name] = value;
+  }
+  const value = Value.Convert(schema, Value.Default(schema, raw));
+  const problems = [...Value.Errors(schema, value)].map((error) => {
+    const name = error.path.replace(/^\//, '') || '(config)';
+    const property = schema.properties[name] as TSchema | undefined;
+    const expected = property?.description ? `${property.description}; ` : '';
+    return `${name}: ${expected}${error.message.toLowerCase()} (got ${JSON.stringify(env[name] ?? null)})`;
+  });
+  if (problems.length > 0) {
+    throw new ConfigError(`Invalid configuration:\n  ${[...new Set(problems)].join('\n  ')}`);
+  }
+  return value as Static<S>;
+}
+
+export const LogLevel = Type.Union(
+  ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
+  { default: 'info', description: 'one of fatal, error, warn, info, debug, trace, silent' },
+);
+
+const url = (protocols: string[], description: string) =>
+  Type.String({ pattern: `^(${protocols.join('|')})://`, description: `${description} (${protocols.join('://, ')}://…)` });
+
+/** Settings every process reads. */
+export const BaseConfig = Type.Object({
+  HALLMARK_LOG_LEVEL: LogLevel,
+  HALLMARK_NAMESPACE: Type.String({
+    pattern: '^[a-z][a-z0-9_]{0,30}$',
+    default: 'hallmark',
+    description: 'lower-case letters, digits and _; prefixes NATS subjects, the JetStream stream and Redis keys',
+  }),
+  HALLMARK_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 5_000, description: 'milliseconds from 100 to 60000' }),
+  HALLMARK_SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: 120_000, default: 10_000, description: 'milliseconds' }),
+  HALLMARK_ESDB_URL: Type.Optional(url(['kurrentdb', 'esdb', 'kdb'], 'KurrentDB connection string')),
+});
+export type BaseConfig = Static<typeof BaseConfig>;
+
+/** The distributed form: every shared dependency is a server named here. */
+export const DistributedConfig = Type.Composite([
+  BaseConfig,
+  Type.Object({
+    HALLMARK_NATS_URL: url(['nats', 'tls'], 'NATS server URL'),
+    HALLMARK_DATABASE_URL: url(['postgres', 'postgresql'], 'PostgreSQL connection URL'),
+    HALLMARK_REDIS_URL: url(['redis', 'rediss'], 'Redis URL'),
+    HALLMARK_PROBE_PORT: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 65_535, description: 'port for /health and /ready of a backend service' }),
+    ),
+  }),
+]);
+export type DistributedConfig = Static<typeof DistributedConfig>;
+
+/** The embedded form: everything in this process, data under one folder. */
+export const EmbeddedConfig = Type.Composite([
+  BaseConfig,
+  Type.Object({
+    HALLMARK_DATA_DIR: Type.String({ default: './.hallmark', description: 'folder for the embedded database' }),
+  }),
+]);
+export type EmbeddedConfig = Static<typeof EmbeddedConfig>;

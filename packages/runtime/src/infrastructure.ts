@@ -1,0 +1,79 @@
+import { join, resolve } from 'node:path';
+import { type Bus, createInProcessBus, createNatsBus } from '@hallmark/bus';
+import { type Cache, createMemoryCache, createRedisCache } from '@hallmark/cache';
+import { createKurrentEventStore, createSqlEventStore, type EventStore } from '@hallmark/event-store';
+import { createPgliteDatabase, createPostgresDatabase, type SqlDatabase } from '@hallmark/sql';
+import type { DistributedConfig, EmbeddedConfig } from './config.ts';
+import type { Logger } from './logger.ts';
+import type { ReadinessChecks } from './readiness.ts';
+
+/** The adapters a service works with; the same interfaces in both forms. */
+export interface Infrastructure {
+  form: 'embedded' | 'distributed';
+  bus: Bus;
+  db: SqlDatabase;
+  eventStore: EventStore;
+  cache: Cache;
+  readiness: ReadinessChecks;
+  /** Drains the bus first (no new work, in-flight work finishes), then closes the stores. */
+  close(): Promise<void>;
+}
+
+function busErrorLogger(log: Logger) {
+  return (error: unknown, context: { subject: string; requestId: string }) =>
+    log.error({ err: error, subject: context.subject, requestId: context.requestId }, 'handler failed');
+}
+
+/** NATS, PostgreSQL and Redis from the environment; KurrentDB for events when HALLMARK_ESDB_URL is set. */
+export async function connectDistributed(config: DistributedConfig, service: string, log: Logger): Promise<Infrastructure> {
+  const bus = await createNatsBus({
+    servers: config.HALLMARK_NATS_URL,
+    name: service,
+    prefix: config.HALLMARK_NAMESPACE,
+    onInternalError: busErrorLogger(log),
+  });
+  const db = createPostgresDatabase({ connectionString: config.HALLMARK_DATABASE_URL, applicationName: service });
+  const eventStore = config.HALLMARK_ESDB_URL ? createKurrentEventStore(config.HALLMARK_ESDB_URL) : await createSqlEventStore(db);
+  const cache = createRedisCache({ url: config.HALLMARK_REDIS_URL, keyPrefix: `${config.HALLMARK_NAMESPACE}:` });
+  return {
+    form: 'distributed',
+    bus,
+    db,
+    eventStore,
+    cache,
+    readiness: {
+      nats: () => bus.ping(),
+      postgres: () => db.ping(),
+      redis: () => cache.ping(),
+      ...(config.HALLMARK_ESDB_URL ? { kurrentdb: () => eventStore.ping() } : {}),
+    },
+    async close() {
+      await bus.drain();
+      await eventStore.close();
+      await db.close();
+      await cache.close();
+    },
+  };
+}
+
+/** Everything in this process: PGlite under the data folder, the in-process bus, the memory cache. */
+export async function createEmbedded(config: EmbeddedConfig, log: Logger): Promise<Infrastructure> {
+  const bus = createInProcessBus({ onInternalError: busErrorLogger(log) });
+  const db = await createPgliteDatabase(join(resolve(config.HALLMARK_DATA_DIR), 'pglite'));
+  const eventStore = await createSqlEventStore(db);
+  const cache = createMemoryCache();
+  return {
+    form: 'embedded',
+    bus,
+    db,
+    eventStore,
+    cache,
+    readiness: { database: () => db.ping() },
+    async close() {
+      await bus.drain();
+      await eventStore.close();
+      await db.close();
+      await cache.close();
+    },
+  };
+}

@@ -1,0 +1,35 @@
+import type { Bus, Subscription } from '@hallmark/bus';
+import { HallmarkError, type RpcDefinition, type RpcRequest, type RpcResponse, rpcSubject } from '@hallmark/contracts';
+import type { TSchema } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import type { Logger } from './logger.ts';
+
+export interface RpcContext {
+  requestId: string;
+  /** The service's logger with this request's id on every line. */
+  log: Logger;
+}
+
+/**
+ * Serves one RPC on the service's queue group. The payload is checked against the contract first:
+ * the bus is a boundary, and a caller other than the gateway may be wrong.
+ */
+export async function serveRpc<D extends RpcDefinition<TSchema, TSchema>>(
+  bus: Bus,
+  log: Logger,
+  definition: D,
+  handler: (request: RpcRequest<D>, context: RpcContext) => Promise<RpcResponse<D>>,
+): Promise<Subscription> {
+  const checker = TypeCompiler.Compile(definition.request);
+  return bus.serve(rpcSubject(definition), { queue: definition.service }, async (payload, { requestId }) => {
+    const requestLog = log.child({ requestId, rpc: definition.operation });
+    if (!checker.Check(payload)) {
+      const fields = [...checker.Errors(payload)].map((error) => ({ field: error.path || '/', message: error.message }));
+      throw new HallmarkError('VALIDATION_ERROR', `Invalid ${definition.operation} request.`, { fields });
+    }
+    const started = performance.now();
+    const result = await handler(payload as RpcRequest<D>, { requestId, log: requestLog });
+    requestLog.debug({ ms: Math.round(performance.now() - started) }, 'rpc answered');
+    return result;
+  });
+}

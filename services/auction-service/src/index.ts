@@ -1,0 +1,1 @@
+export { auctionService } from './service.ts';

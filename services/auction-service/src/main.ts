@@ -1,0 +1,4 @@
+import { runService } from '@hallmark/runtime';
+import { auctionService } from './service.ts';
+
+await runService(auctionService);

@@ -1,0 +1,1 @@
+export { codeService } from './service.ts';

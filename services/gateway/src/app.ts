@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import multipart from '@fastify/multipart';
+import type { Bus } from '@hallmark/bus';
+import { HallmarkError } from '@hallmark/contracts';
+import type { Logger, ReadinessChecks } from '@hallmark/runtime';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { GatewayConfig } from './config.ts';
+import { errorEnvelope, toApiError } from './error-envelope.ts';
+import { registerSystemRoutes } from './routes/system.ts';
+import { createServiceCaller } from './service-call.ts';
+
+export interface GatewayDependencies {
+  config: GatewayConfig;
+  bus: Bus;
+  log: Logger;
+  readiness: ReadinessChecks;
+  requestTimeoutMs: number;
+}
+
+/** An incoming X-Request-Id is kept when it is a plain token; otherwise a new one is made. */
+const acceptableRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function createAjv(coerceTypes: boolean): Ajv {
+  // Bodies are JSON and must carry the right types; query strings and path parameters are text.
+  const ajv = new Ajv({ allErrors: true, coerceTypes, useDefaults: true, removeAdditional: false, strict: false });
+  addFormats.default(ajv);
+  return ajv;
+}
+
+/** The gateway's HTTP app, not yet listening. */
+export async function buildGatewayApp(deps: GatewayDependencies): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.log as FastifyBaseLogger,
+    // One line per response (onResponse below) instead of fastify's two; request ids under the same key as the services'.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
+    bodyLimit: deps.config.HALLMARK_BODY_LIMIT_BYTES,
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const incoming = request.headers['x-request-id'];
+      return typeof incoming === 'string' && acceptableRequestId.test(incoming) ? incoming : randomUUID();
+    },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+
+  const bodyAjv = createAjv(false);
+  const textAjv = createAjv(true);
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, url: request.routeOptions.url ?? request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const apiError = toApiError(error);
+    if (apiError.code === 'INTERNAL_ERROR') request.log.error({ err: error }, 'internal error');
+    return reply.status(apiError.status).send(errorEnvelope(apiError, request.id));
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const notFound = new HallmarkError('NOT_FOUND', `There is no ${request.method} ${request.url.split('?')[0]}.`);
+    return reply.status(404).send(errorEnvelope(notFound, request.id));
+  });
+
+  await app.register(multipart, { limits: { fileSize: deps.config.HALLMARK_UPLOAD_LIMIT_BYTES, files: 1, fields: 20 } });
+
+  const services = createServiceCaller(deps.bus, deps.requestTimeoutMs);
+  registerSystemRoutes(app, { services, readiness: deps.readiness });
+  return app;
+}

@@ -1,0 +1,19 @@
+import { type Static, Type } from '@sinclair/typebox';
+
+export const GatewayConfig = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: 8080, description: 'TCP port of the HTTP API' }),
+  HALLMARK_HOST: Type.String({ default: '0.0.0.0', description: 'address to listen on' }),
+  HALLMARK_BODY_LIMIT_BYTES: Type.Integer({
+    minimum: 1_024,
+    maximum: 64 * 1024 * 1024,
+    default: 1024 * 1024,
+    description: 'largest JSON body accepted, in bytes',
+  }),
+  HALLMARK_UPLOAD_LIMIT_BYTES: Type.Integer({
+    minimum: 1_024,
+    maximum: 256 * 1024 * 1024,
+    default: 20 * 1024 * 1024,
+    description: 'largest uploaded file accepted, in bytes',
+  }),
+});
+export type GatewayConfig = Static<typeof GatewayConfig>;

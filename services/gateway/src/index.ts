@@ -1,0 +1,3 @@
+export { buildGatewayApp, type GatewayDependencies } from './app.ts';
+export { GatewayConfig } from './config.ts';
+export { gatewayService } from './service.ts';

@@ -1,0 +1,41 @@
+import { HallmarkError, type RouteDefinition, toRouterPath } from '@hallmark/contracts';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+export type RouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+
+const jsonContentType = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
+
+/**
+ * Registers a route from its contract definition: path, schemas and response shapes all come from
+ * there, so what is served is what the OpenAPI document says.
+ */
+export function registerRoute(app: FastifyInstance, definition: RouteDefinition, handler: RouteHandler): void {
+  const responses: Record<number, unknown> = {};
+  for (const [status, response] of Object.entries(definition.responses)) {
+    if (response.schema && (response.contentType ?? 'application/json') === 'application/json') {
+      responses[Number(status)] = response.schema;
+    }
+  }
+  app.route({
+    method: definition.method,
+    url: toRouterPath(definition.path),
+    schema: {
+      ...(definition.params ? { params: definition.params } : {}),
+      ...(definition.querystring ? { querystring: definition.querystring } : {}),
+      ...(definition.body ? { body: definition.body } : {}),
+      response: responses,
+    },
+    ...(definition.body
+      ? {
+          preValidation: async (request: FastifyRequest) => {
+            const contentType = request.headers['content-type'];
+            if (contentType !== undefined && !jsonContentType.test(contentType)) {
+              throw new HallmarkError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.');
+            }
+            if (request.body === undefined && definition.bodyOptional) request.body = {};
+          },
+        }
+      : {}),
+    handler,
+  });
+}

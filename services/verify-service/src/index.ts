@@ -1,0 +1,1 @@
+export { verifyService } from './service.ts';
