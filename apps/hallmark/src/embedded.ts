@@ -39,9 +39,10 @@ export async function startEmbedded(env: NodeJS.ProcessEnv = process.env): Promi
     const serviceLog = log.child({ service: definition.name });
     running.push(await definition.start({ name: definition.name, instance, config, base, log: serviceLog, infra }));
   }
-  const port = gatewayConfig.PORT;
+  const url = new URL(running.at(-1)?.address ?? `http://localhost:${gatewayConfig.PORT}`);
+  url.hostname = 'localhost';
   return {
-    url: `http://localhost:${port}`,
+    url: url.origin,
     log,
     async stop() {
       for (const service of running.reverse()) await service.stop();

@@ -20,6 +20,8 @@ export interface ServiceContext<C> {
 }
 
 export interface RunningService {
+  /** Where an HTTP service listens, once it does. */
+  address?: string;
   /** Stops taking work and waits for the work in hand. Infrastructure is closed after, by the host. */
   stop(): Promise<void>;
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import multipart from '@fastify/multipart';
 import type { Bus } from '@hallmark/bus';
-import { HallmarkError } from '@hallmark/contracts';
+import { HallmarkError, routes, toRouterPath } from '@hallmark/contracts';
 import type { Logger, ReadinessChecks } from '@hallmark/runtime';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -49,6 +49,14 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   const textAjv = createAjv(true);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
 
+  // The OpenAPI document is generated from the contracts' route list; refusing any other route keeps them equal.
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const known = methods.every((method) =>
+      routes.some((contract) => toRouterPath(contract.path) === route.url && (contract.method === method || (method === 'HEAD' && contract.method === 'GET'))),
+    );
+    if (!known) throw new Error(`Route ${methods.join(',')} ${route.url} is not in @hallmark/contracts routes; add it there first.`);
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

@@ -17,6 +17,7 @@ export const gatewayService = defineService({
     const address = await app.listen({ port: config.PORT, host: config.HALLMARK_HOST });
     log.info({ address }, 'listening');
     return {
+      address,
       // Stops accepting connections, answers 503 to requests on kept-alive ones, and waits for those in flight.
       stop: () => app.close(),
     };

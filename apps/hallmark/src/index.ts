@@ -1,0 +1,1 @@
+export { startEmbedded, type EmbeddedProduct } from './embedded.ts';

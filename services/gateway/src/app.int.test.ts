@@ -1,0 +1,32 @@
+import { createInProcessBus } from '@hallmark/bus';
+import { routes, toRouterPath } from '@hallmark/contracts';
+import { createLogger } from '@hallmark/runtime';
+import { describe, expect, it } from 'vitest';
+import { buildGatewayApp } from './app.ts';
+import { GatewayConfig } from './config.ts';
+import { readConfig } from '@hallmark/runtime';
+
+const deps = () => ({
+  config: readConfig(GatewayConfig, {}),
+  bus: createInProcessBus(),
+  log: createLogger({ instance: 'test', level: 'silent' }),
+  readiness: {},
+  requestTimeoutMs: 1_000,
+});
+
+describe('gateway routes', () => {
+  it('serves every route of the contracts', async () => {
+    const app = await buildGatewayApp(deps());
+    await app.ready();
+    for (const route of routes) {
+      expect(app.hasRoute({ method: route.method, url: toRouterPath(route.path) }), `${route.method} ${route.path}`).toBe(true);
+    }
+    await app.close();
+  });
+
+  it('refuses to register a route that is not in the contracts', async () => {
+    const app = await buildGatewayApp(deps());
+    expect(() => app.get('/api/v1/undocumented', async () => 'hidden')).toThrow(/not in @hallmark\/contracts/);
+    await app.close();
+  });
+});
