@@ -1,0 +1,43 @@
+import { Type } from '@sinclair/typebox';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, DistributedConfig, readConfig } from './config.ts';
+
+const valid = {
+  HALLMARK_NATS_URL: 'nats://127.0.0.1:4222',
+  HALLMARK_DATABASE_URL: 'postgres://127.0.0.1:5432/hallmark',
+  HALLMARK_REDIS_URL: 'redis://127.0.0.1:6379',
+};
+
+describe('readConfig', () => {
+  it('fills defaults and turns numbers from text into numbers', () => {
+    const config = readConfig(DistributedConfig, { ...valid, HALLMARK_REQUEST_TIMEOUT_MS: '2500' });
+    expect(config.HALLMARK_REQUEST_TIMEOUT_MS).toBe(2500);
+    expect(config.HALLMARK_NAMESPACE).toBe('hallmark');
+    expect(config.HALLMARK_LOG_LEVEL).toBe('info');
+    expect(config.HALLMARK_PROBE_PORT).toBeUndefined();
+  });
+
+  it('names every bad or missing variable, what it must be, and what it was', () => {
+    let error: unknown;
+    try {
+      readConfig(DistributedConfig, { ...valid, HALLMARK_REDIS_URL: undefined, HALLMARK_REQUEST_TIMEOUT_MS: 'soon', HALLMARK_LOG_LEVEL: 'loud' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as Error).message;
+    expect(message).toContain('HALLMARK_REDIS_URL');
+    expect(message).toContain('HALLMARK_REQUEST_TIMEOUT_MS: milliseconds from 100 to 60000');
+    expect(message).toContain('"soon"');
+    expect(message).toContain('HALLMARK_LOG_LEVEL: one of fatal');
+    expect(message).not.toContain('HALLMARK_NATS_URL');
+  });
+
+  it('refuses a value out of range', () => {
+    expect(() => readConfig(Type.Object({ PORT: Type.Integer({ minimum: 0, maximum: 65535 }) }), { PORT: '70000' })).toThrow(/PORT/);
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(readConfig(DistributedConfig, { ...valid, HALLMARK_NAMESPACE: '' }).HALLMARK_NAMESPACE).toBe('hallmark');
+  });
+});
