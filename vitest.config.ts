@@ -14,7 +14,12 @@ export default defineConfig({
       {
         test: {
           name: 'int',
-          include: ['packages/*/src/**/*.int.test.ts', 'services/*/src/**/*.int.test.ts', 'apps/*/src/**/*.int.test.ts', 'infra/**/*.int.test.ts'],
+          include: [
+            'packages/*/src/**/*.int.test.ts',
+            'services/*/src/**/*.int.test.ts',
+            'apps/*/src/**/*.int.test.ts',
+            'infra/**/*.int.test.ts',
+          ],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

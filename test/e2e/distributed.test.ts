@@ -60,9 +60,13 @@ beforeAll(async () => {
   start('verify-service');
   start('auction-service');
   start('compliance-service');
-  await waitFor('the gateway to be ready', async () => ((await fetch(`${gatewayUrl}/ready`)).ok ? true : undefined), { timeoutMs: 60_000 });
+  await waitFor('the gateway to be ready', async () => ((await fetch(`${gatewayUrl}/ready`)).ok ? true : undefined), {
+    timeoutMs: 60_000,
+  });
   for (const service of ['code-service', 'verify-service', 'auction-service', 'compliance-service']) {
-    await waitFor(`${service} to answer`, async () => ((await ping(service)).status === 200 ? true : undefined), { timeoutMs: 60_000 });
+    await waitFor(`${service} to answer`, async () => ((await ping(service)).status === 200 ? true : undefined), {
+      timeoutMs: 60_000,
+    });
   }
 });
 
@@ -81,7 +85,9 @@ describe('distributed form: five services as separate processes', () => {
       expect(body).toMatchObject({ service, requestId });
       const servingProcesses = processes.filter((candidate) => candidate.name.startsWith(service));
       await waitFor(`${service} to log ${requestId}`, async () =>
-        servingProcesses.some((candidate) => candidate.lines.some((line) => line.requestId === requestId && line.msg === 'ping')) ? true : undefined,
+        servingProcesses.some((candidate) => candidate.lines.some((line) => line.requestId === requestId && line.msg === 'ping'))
+          ? true
+          : undefined,
       );
       const gateway = processes.find((candidate) => candidate.name === 'gateway');
       await waitFor(`the gateway to log ${requestId}`, async () =>
@@ -107,7 +113,10 @@ describe('distributed form: five services as separate processes', () => {
     expect((await fetch(`${probe}/health`)).status).toBe(200);
     const ready = await fetch(`${probe}/ready`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({ status: 'ready', checks: { nats: { ok: true }, postgres: { ok: true }, redis: { ok: true } } });
+    expect(await ready.json()).toMatchObject({
+      status: 'ready',
+      checks: { nats: { ok: true }, postgres: { ok: true }, redis: { ok: true } },
+    });
   });
 
   it('turns a killed service into 503 within 2 s, and recovers when it comes back', async () => {
@@ -127,10 +136,14 @@ describe('distributed form: five services as separate processes', () => {
     expect(unavailable.body.error?.code).toBe('SERVICE_UNAVAILABLE');
 
     start('verify-service', 'verify-service-restarted');
-    const recovered = await waitFor('verify-service to answer again', async () => {
-      const result = await ping('verify-service');
-      return result.status === 200 ? result : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 200 });
+    const recovered = await waitFor(
+      'verify-service to answer again',
+      async () => {
+        const result = await ping('verify-service');
+        return result.status === 200 ? result : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
     expect(recovered.body.service).toBe('verify-service');
   });
 
@@ -147,7 +160,10 @@ describe('distributed form: five services as separate processes', () => {
   });
 
   it('refuses to start with a bad setting, naming the variable', async () => {
-    const misconfigured = start('code-service', 'misconfigured', { HALLMARK_NATS_URL: 'localhost:4222', HALLMARK_REQUEST_TIMEOUT_MS: 'soon' });
+    const misconfigured = start('code-service', 'misconfigured', {
+      HALLMARK_NATS_URL: 'localhost:4222',
+      HALLMARK_REQUEST_TIMEOUT_MS: 'soon',
+    });
     expect(await misconfigured.exited).toBe(78);
     const stderr = misconfigured.stderr.join('');
     expect(stderr).toContain('HALLMARK_NATS_URL');

@@ -31,7 +31,10 @@ const post = (path: string, body: string | undefined, headers: Record<string, st
 async function expectEnvelope(response: Response, status: number, code: string) {
   expect(response.status).toBe(status);
   expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-  const body = (await response.json()) as { error: { code: string; message: string; details?: unknown }; meta: { requestId: string; timestamp: string } };
+  const body = (await response.json()) as {
+    error: { code: string; message: string; details?: unknown };
+    meta: { requestId: string; timestamp: string };
+  };
   expect(body.error.code).toBe(code);
   expect(body.error.message.length).toBeGreaterThan(0);
   expect(body.meta.requestId).toBe(response.headers.get('x-request-id'));
@@ -65,7 +68,10 @@ describe('embedded form over HTTP', () => {
   });
 
   it('makes up a request id when the caller sends none or an unusable one', async () => {
-    const response = await post('/api/v1/system/ping/code-service', '{}', { 'content-type': 'application/json', 'x-request-id': 'no spaces <allowed>' });
+    const response = await post('/api/v1/system/ping/code-service', '{}', {
+      'content-type': 'application/json',
+      'x-request-id': 'no spaces <allowed>',
+    });
     expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 
@@ -78,7 +84,11 @@ describe('embedded form over HTTP', () => {
   });
 
   it('lists each bad field of an invalid body', async () => {
-    const body = await expectEnvelope(await post('/api/v1/system/ping/code-service', '{"delayMs":"soon","extra":1}'), 400, 'VALIDATION_ERROR');
+    const body = await expectEnvelope(
+      await post('/api/v1/system/ping/code-service', '{"delayMs":"soon","extra":1}'),
+      400,
+      'VALIDATION_ERROR',
+    );
     expect(body.error.details).toEqual({
       fields: expect.arrayContaining([
         expect.objectContaining({ field: 'delayMs', in: 'body' }),
@@ -93,11 +103,19 @@ describe('embedded form over HTTP', () => {
   });
 
   it('answers a body over the limit with 413 PAYLOAD_TOO_LARGE', async () => {
-    await expectEnvelope(await post('/api/v1/system/ping/code-service', JSON.stringify({ pad: 'x'.repeat(4096) })), 413, 'PAYLOAD_TOO_LARGE');
+    await expectEnvelope(
+      await post('/api/v1/system/ping/code-service', JSON.stringify({ pad: 'x'.repeat(4096) })),
+      413,
+      'PAYLOAD_TOO_LARGE',
+    );
   });
 
   it('answers a body that is not JSON with 415 UNSUPPORTED_MEDIA_TYPE', async () => {
-    await expectEnvelope(await post('/api/v1/system/ping/code-service', 'delayMs=1', { 'content-type': 'text/plain' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    await expectEnvelope(
+      await post('/api/v1/system/ping/code-service', 'delayMs=1', { 'content-type': 'text/plain' }),
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    );
     await expectEnvelope(
       await post('/api/v1/system/ping/code-service', 'a=1', { 'content-type': 'application/x-www-form-urlencoded' }),
       415,

@@ -16,7 +16,9 @@ async function main(argv: string[]): Promise<number> {
     case 'start': {
       const started = Date.now();
       const product = await startEmbedded();
-      process.stdout.write(`Hallmark is running at ${product.url} (API: ${product.url}/api/v1, started in ${Date.now() - started} ms)\n`);
+      process.stdout.write(
+        `Hallmark is running at ${product.url} (API: ${product.url}/api/v1, started in ${Date.now() - started} ms)\n`,
+      );
       stopOnSignal(product.stop, product.log, 10_000);
       return -1;
     }

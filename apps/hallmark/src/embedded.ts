@@ -8,8 +8,8 @@ import {
   EmbeddedConfig,
   instanceName,
   type Logger,
-  readConfig,
   type RunningService,
+  readConfig,
   type ServiceDefinition,
 } from '@hallmark/runtime';
 import { verifyService } from '@hallmark/verify-service';

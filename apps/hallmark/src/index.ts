@@ -1,1 +1,1 @@
-export { startEmbedded, type EmbeddedProduct } from './embedded.ts';
+export { type EmbeddedProduct, startEmbedded } from './embedded.ts';

@@ -41,7 +41,10 @@ export function describeBusContract(name: string, createFixture: () => Promise<B
         { requestId: 'req-123' },
       );
       await served.stop();
-      expect(reply).toEqual({ ok: true, value: { payload: { hello: 'world', n: 1 }, context: { requestId: 'req-123', subject: s } } });
+      expect(reply).toEqual({
+        ok: true,
+        value: { payload: { hello: 'world', n: 1 }, context: { requestId: 'req-123', subject: s } },
+      });
     });
 
     it('carries a handler error as a typed value with its code and details', async () => {

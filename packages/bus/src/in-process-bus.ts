@@ -60,7 +60,10 @@ export function createInProcessHub(): InProcessHub {
   };
 
   const removeServer = (subject: string, server: Server) => {
-    servers.set(subject, (servers.get(subject) ?? []).filter((member) => member !== server));
+    servers.set(
+      subject,
+      (servers.get(subject) ?? []).filter((member) => member !== server),
+    );
   };
 
   return {
@@ -143,7 +146,8 @@ export function createInProcessHub(): InProcessHub {
             let attempts = 0;
             while (!stopped) {
               const event = events.find(
-                (candidate) => candidate.sequence > durable.acknowledged && subjectMatches(consumeOptions.subject, candidate.subject),
+                (candidate) =>
+                  candidate.sequence > durable.acknowledged && subjectMatches(consumeOptions.subject, candidate.subject),
               );
               if (!event) {
                 // Nothing of ours is pending: move past other subjects' events and wait.

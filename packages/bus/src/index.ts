@@ -1,3 +1,4 @@
+export type { HandlerErrorListener } from './answer.ts';
 export type {
   Bus,
   BusEvent,
@@ -8,6 +9,5 @@ export type {
   Subscription,
 } from './bus.ts';
 export { defaultRequestTimeoutMs } from './bus.ts';
-export type { HandlerErrorListener } from './answer.ts';
 export { createInProcessBus, createInProcessHub, type InProcessHub } from './in-process-bus.ts';
 export { createNatsBus, deleteEventStream, eventStreamName, type NatsBusOptions } from './nats-bus.ts';

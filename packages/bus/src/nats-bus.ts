@@ -3,8 +3,8 @@ import type { ErrorData, Result } from '@hallmark/contracts';
 import {
   AckPolicy,
   DeliverPolicy,
-  type JetStreamClient,
   JetStreamApiError,
+  type JetStreamClient,
   type JetStreamManager,
   jetstream,
   jetstreamManager,
@@ -84,7 +84,9 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
   const version = nc.info?.version ?? '0.0.0';
   if (!versionAtLeast(version, minimumServer)) {
     await nc.close();
-    throw new Error(`nats-server ${version} at ${options.servers} is too old: Hallmark needs ${minimumServer.join('.')} or newer.`);
+    throw new Error(
+      `nats-server ${version} at ${options.servers} is too old: Hallmark needs ${minimumServer.join('.')} or newer.`,
+    );
   }
   let jsm: JetStreamManager;
   try {
@@ -145,9 +147,12 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
           })(),
         );
       };
-      const subscription = nc.subscribe(full(subject), { queue: serveOptions.queue, callback: (error, message) => {
-        if (!error) onMessage(message);
-      } });
+      const subscription = nc.subscribe(full(subject), {
+        queue: serveOptions.queue,
+        callback: (error, message) => {
+          if (!error) onMessage(message);
+        },
+      });
       servedSubscriptions.add(subscription);
       return {
         async stop() {

@@ -1,17 +1,16 @@
-export { errorCodes, errorStatus, isErrorCode, type ErrorCode } from './error-codes.ts';
-export { HallmarkError, isErrorData, toHallmarkError, type ErrorData } from './hallmark-error.ts';
+export { type ErrorCode, errorCodes, errorStatus, isErrorCode } from './error-codes.ts';
+export { type ErrorData, HallmarkError, isErrorData, toHallmarkError } from './hallmark-error.ts';
+export { defineRoute, type HttpMethod, type ResponseDefinition, type RouteDefinition, toRouterPath } from './http-route.ts';
+export { buildOpenApiDocument, type OpenApiInfo } from './openapi.ts';
 export { err, ok, type Result } from './result.ts';
-export { allServices, backendServices, isBackendService, type BackendService, type ServiceName } from './services.ts';
+export { apiPrefix, healthRoute, openApiRoute, pingServiceRoute, readyRoute, routes } from './routes.ts';
 export {
   pingRpc,
-  rpcSubject,
   type RpcDefinition,
   type RpcRequest,
   type RpcResponse,
+  rpcSubject,
 } from './rpc.ts';
-export { defineRoute, toRouterPath, type HttpMethod, type ResponseDefinition, type RouteDefinition } from './http-route.ts';
-export { apiPrefix, healthRoute, openApiRoute, pingServiceRoute, readyRoute, routes } from './routes.ts';
-export { buildOpenApiDocument, type OpenApiInfo } from './openapi.ts';
 export { ErrorEnvelope, Pagination, ResponseMeta } from './schemas/common.ts';
 export {
   HealthResponse,
@@ -20,3 +19,4 @@ export {
   ReadyResponse,
   ServiceNameParam,
 } from './schemas/system.ts';
+export { allServices, type BackendService, backendServices, isBackendService, type ServiceName } from './services.ts';

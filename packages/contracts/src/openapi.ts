@@ -45,7 +45,9 @@ function operationOf(route: RouteDefinition): JsonObject {
   };
   if (route.body) {
     operation.requestBody = {
-      required: !route.bodyOptional, content: { 'application/json': { schema: plainSchema(route.body) } } };
+      required: !route.bodyOptional,
+      content: { 'application/json': { schema: plainSchema(route.body) } },
+    };
   }
   return operation;
 }

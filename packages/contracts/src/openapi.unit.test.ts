@@ -6,7 +6,10 @@ import { routes } from './routes.ts';
 describe('buildOpenApiDocument', () => {
   const document = buildOpenApiDocument(routes, { title: 'Hallmark API', version: '1.0.0' }) as {
     openapi: string;
-    paths: Record<string, Record<string, { operationId: string; responses: Record<string, unknown>; requestBody?: { required: boolean } }>>;
+    paths: Record<
+      string,
+      Record<string, { operationId: string; responses: Record<string, unknown>; requestBody?: { required: boolean } }>
+    >;
   };
 
   it('is OpenAPI 3.1 with one operation per route and unique operation ids', () => {

@@ -97,7 +97,11 @@ export function describeEventStoreContract(
 
     it('reads a stream from a version, and an unknown stream as empty', async () => {
       const stream = streamOf('partial');
-      await store.append(stream, [1, 2, 3, 4].map((n) => ({ type: 'n', data: { n } })), { expectedVersion: 0 });
+      await store.append(
+        stream,
+        [1, 2, 3, 4].map((n) => ({ type: 'n', data: { n } })),
+        { expectedVersion: 0 },
+      );
       expect((await store.readStream(stream, { afterVersion: 2 })).map((event) => event.data.n)).toEqual([3, 4]);
       expect((await store.readStream(stream, { afterVersion: 1, limit: 2 })).map((event) => event.data.n)).toEqual([2, 3]);
       expect(await store.readStream(streamOf('nothing'))).toEqual([]);
@@ -105,7 +109,11 @@ export function describeEventStoreContract(
 
     it('reads all events in pages that continue from the cursor', async () => {
       const stream = streamOf('all');
-      await store.append(stream, [1, 2, 3].map((n) => ({ type: 'n', data: { n } })), { expectedVersion: 0 });
+      await store.append(
+        stream,
+        [1, 2, 3].map((n) => ({ type: 'n', data: { n } })),
+        { expectedVersion: 0 },
+      );
       const seen: StoredEvent[] = [];
       let cursor: string | undefined;
       for (;;) {
@@ -175,9 +183,14 @@ export function describeEventStoreContract(
       // Two writers share each stream family, so appends to one stream also race each other.
       const sharedWriter = async () => {
         const stream = `conc-${runId}-shared`;
-        for (let i = 0; i < 100; i++) await store.append(stream, [{ type: 'tick', data: { runId, i } }], { expectedVersion: 'any' });
+        for (let i = 0; i < 100; i++)
+          await store.append(stream, [{ type: 'tick', data: { runId, i } }], { expectedVersion: 'any' });
       };
-      await Promise.all([...Array.from({ length: options.writers }, (_, index) => writer(index)), sharedWriter(), sharedWriter()]);
+      await Promise.all([
+        ...Array.from({ length: options.writers }, (_, index) => writer(index)),
+        sharedWriter(),
+        sharedWriter(),
+      ]);
       const expectedTotal = options.totalEvents + 200;
 
       await eventually(() => ours >= expectedTotal, 60_000, `${expectedTotal} events (saw ${ours})`);

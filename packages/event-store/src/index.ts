@@ -10,6 +10,6 @@ export type {
   StoredEvent,
   SubscribeOptions,
 } from './event-store.ts';
-export { createSqlEventStore, type SqlEventStoreOptions } from './sql-event-store.ts';
 export { createKurrentEventStore } from './kurrent-event-store.ts';
+export { createSqlEventStore, type SqlEventStoreOptions } from './sql-event-store.ts';
 export { isVersionConflict } from './version-conflict.ts';

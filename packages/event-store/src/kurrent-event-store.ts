@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import {
+  type AllStreamResolvedEvent,
   ANY,
   BACKWARDS,
   END,
@@ -7,14 +9,12 @@ import {
   jsonEvent,
   KurrentDBClient,
   NO_STREAM,
+  type Position,
+  type ResolvedEvent,
   START,
   StreamNotFoundError,
   WrongExpectedVersionError,
-  type AllStreamResolvedEvent,
-  type Position,
-  type ResolvedEvent,
 } from '@kurrent/kurrentdb-client';
-import { randomUUID } from 'node:crypto';
 import type { CheckpointStore, EventStore, JsonObject, StoredEvent } from './event-store.ts';
 import { versionConflict } from './version-conflict.ts';
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { connectTestDatabase, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventStore, StoredEvent } from './event-store.ts';
 import { describeEventStoreContract } from './event-store.contract.ts';
+import type { EventStore, StoredEvent } from './event-store.ts';
 import { createSqlEventStore } from './sql-event-store.ts';
 
 describeEventStoreContract('PostgreSQL', async () => {

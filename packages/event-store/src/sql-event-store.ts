@@ -43,9 +43,14 @@ function isUniqueViolation(error: unknown): boolean {
 }
 
 function duplicateEventId(streamId: string, cause: unknown): HallmarkError {
-  return new HallmarkError('CONFLICT', `An event with one of these event ids is already stored (stream ${streamId}).`, {
-    streamId,
-  }, { cause });
+  return new HallmarkError(
+    'CONFLICT',
+    `An event with one of these event ids is already stored (stream ${streamId}).`,
+    {
+      streamId,
+    },
+    { cause },
+  );
 }
 
 /** Cursor of the SQL stores: `<transaction id>:<global position>` of the last event read. */
@@ -111,9 +116,7 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
       if (events.length === 0) throw new Error('append needs at least one event');
       return db.transaction(async (tx) => {
         await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [streamId]);
-        const current = await tx.query<{ version: string }>('SELECT version FROM event_streams WHERE stream_id = $1', [
-          streamId,
-        ]);
+        const current = await tx.query<{ version: string }>('SELECT version FROM event_streams WHERE stream_id = $1', [streamId]);
         const actualVersion = Number(current[0]?.version ?? 0);
         if (expectedVersion !== 'any' && expectedVersion !== actualVersion) {
           throw versionConflict(streamId, expectedVersion, actualVersion);
@@ -127,7 +130,7 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
         }));
         const inserted = await tx
           .query<EventRow>(
-          `INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
+            `INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
            SELECT $1, (e->>'version')::bigint, (e->>'id')::uuid, e->>'type', e->'data', e->'metadata'
            FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS batch(e, n)
            ORDER BY n

@@ -45,7 +45,12 @@ export const BaseConfig = Type.Object({
     default: 'hallmark',
     description: 'lower-case letters, digits and _; prefixes NATS subjects, the JetStream stream and Redis keys',
   }),
-  HALLMARK_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 5_000, description: 'milliseconds from 100 to 60000' }),
+  HALLMARK_REQUEST_TIMEOUT_MS: Type.Integer({
+    minimum: 100,
+    maximum: 60_000,
+    default: 5_000,
+    description: 'milliseconds from 100 to 60000',
+  }),
   HALLMARK_SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: 120_000, default: 10_000, description: 'milliseconds' }),
   HALLMARK_ESDB_URL: Type.Optional(url(['kurrentdb', 'esdb', 'kdb'], 'KurrentDB connection string')),
 });

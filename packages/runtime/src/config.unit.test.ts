@@ -20,7 +20,12 @@ describe('readConfig', () => {
   it('names every bad or missing variable, what it must be, and what it was', () => {
     let error: unknown;
     try {
-      readConfig(DistributedConfig, { ...valid, HALLMARK_REDIS_URL: undefined, HALLMARK_REQUEST_TIMEOUT_MS: 'soon', HALLMARK_LOG_LEVEL: 'loud' });
+      readConfig(DistributedConfig, {
+        ...valid,
+        HALLMARK_REDIS_URL: undefined,
+        HALLMARK_REQUEST_TIMEOUT_MS: 'soon',
+        HALLMARK_LOG_LEVEL: 'loud',
+      });
     } catch (caught) {
       error = caught;
     }
@@ -34,7 +39,9 @@ describe('readConfig', () => {
   });
 
   it('refuses a value out of range', () => {
-    expect(() => readConfig(Type.Object({ PORT: Type.Integer({ minimum: 0, maximum: 65535 }) }), { PORT: '70000' })).toThrow(/PORT/);
+    expect(() => readConfig(Type.Object({ PORT: Type.Integer({ minimum: 0, maximum: 65535 }) }), { PORT: '70000' })).toThrow(
+      /PORT/,
+    );
   });
 
   it('treats an empty variable as unset', () => {

@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { type Logger, pino } from 'pino';
 
 export type { Logger };
 
@@ -32,7 +32,8 @@ export function createLogger(options: LoggerOptions): Logger {
   return pino(
     {
       level: options.level,
-      base: options.service === undefined ? { instance: options.instance } : { service: options.service, instance: options.instance },
+      base:
+        options.service === undefined ? { instance: options.instance } : { service: options.service, instance: options.instance },
       redact: { paths: redactPaths, censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },

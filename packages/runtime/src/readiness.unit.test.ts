@@ -10,7 +10,11 @@ describe('checkReadiness', () => {
 
   it('is not ready when a check fails or hangs, and says which and why', async () => {
     const report = await checkReadiness(
-      { ok: async () => {}, down: async () => Promise.reject(new Error('connection refused')), hung: () => new Promise(() => {}) },
+      {
+        ok: async () => {},
+        down: async () => Promise.reject(new Error('connection refused')),
+        hung: () => new Promise(() => {}),
+      },
       100,
     );
     expect(report.ready).toBe(false);

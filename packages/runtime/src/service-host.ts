@@ -70,7 +70,8 @@ export async function runService(definition: ServiceDefinition): Promise<void> {
     log,
     infra,
   });
-  const probes = config.HALLMARK_PROBE_PORT === undefined ? undefined : await startProbeServer(config.HALLMARK_PROBE_PORT, infra.readiness);
+  const probes =
+    config.HALLMARK_PROBE_PORT === undefined ? undefined : await startProbeServer(config.HALLMARK_PROBE_PORT, infra.readiness);
   log.info({ form: 'distributed', probePort: probes?.port }, 'started');
   stopOnSignal(
     async () => {

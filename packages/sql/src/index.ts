@@ -1,5 +1,5 @@
-export type { SqlDatabase, SqlExecutor } from './sql-database.ts';
-export { createPostgresDatabase, type PostgresOptions } from './postgres-database.ts';
+export { loadMigrations, type Migration, type MigrationSet, runMigrations } from './migrations.ts';
 export { createPgliteDatabase } from './pglite-database.ts';
-export { loadMigrations, runMigrations, type Migration, type MigrationSet } from './migrations.ts';
-export { connectTestDatabase, createTestDatabase, testServerUrl, type TestDatabase } from './test-database.ts';
+export { createPostgresDatabase, type PostgresOptions } from './postgres-database.ts';
+export type { SqlDatabase, SqlExecutor } from './sql-database.ts';
+export { connectTestDatabase, createTestDatabase, type TestDatabase, testServerUrl } from './test-database.ts';

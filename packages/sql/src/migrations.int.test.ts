@@ -25,7 +25,9 @@ describe('migrations on PostgreSQL', () => {
   });
 
   it('applies each migration once when four replicas start at the same moment, and nothing on a rerun', async () => {
-    const replicas = Array.from({ length: 4 }, () => createPostgresDatabase({ connectionString: database.url, maxConnections: 2 }));
+    const replicas = Array.from({ length: 4 }, () =>
+      createPostgresDatabase({ connectionString: database.url, maxConnections: 2 }),
+    );
     const applied = await Promise.all(replicas.map((db) => runMigrations(db, set)));
     expect(applied.flat().sort()).toEqual([1, 2]);
     expect(await runMigrations(replicas[0]!, set)).toEqual([]);

@@ -51,9 +51,7 @@ export async function runMigrations(db: SqlDatabase, set: MigrationSet): Promise
         applied_at timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (module, version)
       )`);
-    const rows = await tx.query<{ version: number }>('SELECT version FROM schema_migrations WHERE module = $1', [
-      set.module,
-    ]);
+    const rows = await tx.query<{ version: number }>('SELECT version FROM schema_migrations WHERE module = $1', [set.module]);
     const applied = new Set(rows.map((row) => Number(row.version)));
     const newlyApplied: number[] = [];
     for (const migration of set.migrations) {

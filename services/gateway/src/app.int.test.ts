@@ -1,10 +1,9 @@
 import { createInProcessBus } from '@hallmark/bus';
 import { routes, toRouterPath } from '@hallmark/contracts';
-import { createLogger } from '@hallmark/runtime';
+import { createLogger, readConfig } from '@hallmark/runtime';
 import { describe, expect, it } from 'vitest';
 import { buildGatewayApp } from './app.ts';
 import { GatewayConfig } from './config.ts';
-import { readConfig } from '@hallmark/runtime';
 
 const deps = () => ({
   config: readConfig(GatewayConfig, {}),

@@ -53,16 +53,26 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     const known = methods.every((method) =>
-      routes.some((contract) => toRouterPath(contract.path) === route.url && (contract.method === method || (method === 'HEAD' && contract.method === 'GET'))),
+      routes.some(
+        (contract) =>
+          toRouterPath(contract.path) === route.url &&
+          (contract.method === method || (method === 'HEAD' && contract.method === 'GET')),
+      ),
     );
-    if (!known) throw new Error(`Route ${methods.join(',')} ${route.url} is not in @hallmark/contracts routes; add it there first.`);
+    if (!known)
+      throw new Error(`Route ${methods.join(',')} ${route.url} is not in @hallmark/contracts routes; add it there first.`);
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
-      { method: request.method, url: request.routeOptions.url ?? request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      {
+        method: request.method,
+        url: request.routeOptions.url ?? request.url,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
       'request',
     );
   });

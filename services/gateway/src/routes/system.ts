@@ -1,4 +1,5 @@
 import {
+  type BackendService,
   buildOpenApiDocument,
   HallmarkError,
   healthRoute,
@@ -8,7 +9,6 @@ import {
   pingServiceRoute,
   readyRoute,
   routes,
-  type BackendService,
 } from '@hallmark/contracts';
 import { checkReadiness, type ReadinessChecks } from '@hallmark/runtime';
 import type { FastifyInstance } from 'fastify';
