@@ -8,7 +8,12 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['packages/*/src/**/*.unit.test.ts', 'services/*/src/**/*.unit.test.ts', 'apps/*/src/**/*.unit.test.ts'],
+          include: [
+            'packages/*/src/**/*.unit.test.ts',
+            'services/*/src/**/*.unit.test.ts',
+            'apps/*/src/**/*.unit.test.ts',
+            'infra/**/*.unit.test.ts',
+          ],
         },
       },
       {
