@@ -50,7 +50,7 @@ beforeAll(async () => {
     HALLMARK_DATABASE_URL: database.url,
     HALLMARK_REDIS_URL: redisUrl,
     HALLMARK_NAMESPACE: namespace,
-    HALLMARK_LOG_LEVEL: 'info',
+    HALLMARK_LOG_LEVEL: 'debug',
     HALLMARK_REQUEST_TIMEOUT_MS: '3000',
     HALLMARK_PROBE_PORT: '0',
   };
@@ -85,7 +85,9 @@ describe('distributed form: five services as separate processes', () => {
       expect(body).toMatchObject({ service, requestId });
       const servingProcesses = processes.filter((candidate) => candidate.name.startsWith(service));
       await waitFor(`${service} to log ${requestId}`, async () =>
-        servingProcesses.some((candidate) => candidate.lines.some((line) => line.requestId === requestId && line.msg === 'ping'))
+        servingProcesses.some((candidate) =>
+          candidate.lines.some((line) => line.requestId === requestId && line.msg === 'rpc answered'),
+        )
           ? true
           : undefined,
       );

@@ -43,7 +43,7 @@ export const instanceName = (): string => `${hostname()}:${process.pid}`;
 export async function servePing(service: BackendService, context: ServiceContext<unknown>): Promise<Subscription> {
   return serveRpc(context.infra.bus, context.log, pingRpc(service), async (request, { requestId, log }) => {
     if (request.delayMs) await new Promise((resolve) => setTimeout(resolve, request.delayMs));
-    log.info('ping');
+    log.debug('ping');
     return { service, instance: context.instance, requestId, receivedAt: new Date().toISOString() };
   });
 }
