@@ -1,5 +1,6 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
 import type { ErrorCode } from './error-codes.ts';
+import type { Scope } from './scopes.ts';
 
 export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
 
@@ -21,8 +22,15 @@ export interface RouteDefinition {
   path: string;
   summary: string;
   tags: readonly string[];
-  /** `public` routes take no API key. */
-  auth: 'public' | 'api-key';
+  /**
+   * `api-key`: a valid key holding `scope` is required. `public`: no key is read.
+   * `optional-key`: public, but a key that is sent is checked and rate-limited like any other.
+   */
+  auth: 'public' | 'api-key' | 'optional-key';
+  /** The scope an `api-key` route requires. */
+  scope?: Scope;
+  /** Which daily quota the route spends, and whether a request counts once or once per item of `body.items`. */
+  quota?: QuotaRule;
   params?: TObject;
   querystring?: TObject;
   body?: TSchema;
@@ -31,6 +39,11 @@ export interface RouteDefinition {
   responses: Readonly<Record<number, ResponseDefinition>>;
   /** Error codes this operation may answer with, besides the generic ones every route has. */
   errors: readonly ErrorCode[];
+}
+
+export interface QuotaRule {
+  kind: 'generate' | 'verify';
+  per: 'request' | 'item';
 }
 
 export function defineRoute<const R extends RouteDefinition>(route: R): R {

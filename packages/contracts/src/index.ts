@@ -3,7 +3,20 @@ export { type ErrorData, HallmarkError, isErrorData, toHallmarkError } from './h
 export { defineRoute, type HttpMethod, type ResponseDefinition, type RouteDefinition, toRouterPath } from './http-route.ts';
 export { buildOpenApiDocument, type OpenApiInfo } from './openapi.ts';
 export { err, ok, type Result } from './result.ts';
-export { apiPrefix, healthRoute, openApiRoute, pingServiceRoute, readyRoute, routes } from './routes.ts';
+export {
+  apiPrefix,
+  createAccountRoute,
+  createKeyRoute,
+  healthRoute,
+  jwksRoute,
+  listKeysRoute,
+  openApiRoute,
+  pingServiceRoute,
+  readyRoute,
+  revokeKeyRoute,
+  rotateSigningKeyRoute,
+  routes,
+} from './routes.ts';
 export {
   pingRpc,
   type RpcDefinition,
@@ -13,10 +26,41 @@ export {
 } from './rpc.ts';
 export { ErrorEnvelope, Pagination, ResponseMeta } from './schemas/common.ts';
 export {
+  AccountView,
+  ApiKeyView,
+  CreateAccountBody,
+  CreateApiKeyBody,
+  CreatedAccount,
+  CreatedApiKey,
+  CreateKeyBody,
+  EnvironmentSchema,
+  Jwks,
+  KeyIdParam,
+  KeyList,
+  KeyView,
+  ListKeysQuery,
+  RegisterPublicKeyBody,
+  RevokedKey,
+  ScopeSchema,
+  TierSchema,
+  VerificationKeyView,
+} from './schemas/keys.ts';
+export {
   HealthResponse,
   PingRequest,
   PingResponse,
   ReadyResponse,
   ServiceNameParam,
 } from './schemas/system.ts';
+export {
+  type Environment,
+  environments,
+  isScope,
+  type NamedScope,
+  type Principal,
+  type Scope,
+  scopes,
+  type Tier,
+  tiers,
+} from './scopes.ts';
 export { allServices, type BackendService, backendServices, isBackendService, type ServiceName } from './services.ts';

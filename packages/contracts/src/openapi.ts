@@ -39,7 +39,8 @@ function operationOf(route: RouteDefinition): JsonObject {
     operationId: route.operationId,
     summary: route.summary,
     tags: [...route.tags],
-    security: route.auth === 'public' ? [] : [{ apiKey: [] }],
+    security: route.auth === 'api-key' ? [{ apiKey: [] }] : route.auth === 'optional-key' ? [{}, { apiKey: [] }] : [],
+    ...(route.scope ? { 'x-required-scope': route.scope } : {}),
     parameters: [...parametersOf(route.params, 'path'), ...parametersOf(route.querystring, 'query')],
     responses: responsesOf(route),
   };
@@ -75,11 +76,12 @@ function responsesOf(route: RouteDefinition): JsonObject {
       : { description: response.description };
   }
   const errors = new Set<ErrorCode>([...route.errors, ...genericErrors, ...(route.body ? bodyErrors : [])]);
-  if (route.auth === 'api-key') {
-    for (const code of ['MISSING_API_KEY', 'INVALID_API_KEY', 'EXPIRED_API_KEY', 'REVOKED_API_KEY'] as const) {
-      errors.add(code);
-    }
+  if (route.auth !== 'public') {
+    const authErrors = ['INVALID_API_KEY', 'EXPIRED_API_KEY', 'REVOKED_API_KEY', 'RATE_LIMITED'] as const;
+    for (const code of authErrors) errors.add(code);
   }
+  if (route.auth === 'api-key') errors.add('MISSING_API_KEY');
+  if (route.scope) errors.add('INSUFFICIENT_SCOPE');
   const codesByStatus = new Map<number, ErrorCode[]>();
   for (const code of errors) {
     const status = errorStatus[code];

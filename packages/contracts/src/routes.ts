@@ -1,5 +1,17 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from './http-route.ts';
+import {
+  CreateAccountBody,
+  CreatedAccount,
+  CreateKeyBody,
+  Jwks,
+  KeyIdParam,
+  KeyList,
+  KeyView,
+  ListKeysQuery,
+  RevokedKey,
+  VerificationKeyView,
+} from './schemas/keys.ts';
 import { HealthResponse, PingRequest, PingResponse, ReadyResponse, ServiceNameParam } from './schemas/system.ts';
 
 export const apiPrefix = '/api/v1';
@@ -43,7 +55,7 @@ export const pingServiceRoute = defineRoute({
   path: `${apiPrefix}/system/ping/{service}`,
   summary: 'Round trip gateway → bus → service → gateway; names the replica that answered.',
   tags: ['system'],
-  auth: 'public',
+  auth: 'optional-key',
   params: ServiceNameParam,
   body: PingRequest,
   bodyOptional: true,
@@ -51,5 +63,92 @@ export const pingServiceRoute = defineRoute({
   errors: ['VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
 });
 
+export const jwksRoute = defineRoute({
+  operationId: 'getJwks',
+  method: 'GET',
+  path: '/.well-known/jwks.json',
+  summary: 'Every public key that signs or verifies codes (RFC 8037 OKP keys with kid), for offline verification.',
+  tags: ['keys'],
+  auth: 'public',
+  responses: { 200: { description: 'The key set', schema: Jwks } },
+  errors: [],
+});
+
+export const createAccountRoute = defineRoute({
+  operationId: 'createAccount',
+  method: 'POST',
+  path: `${apiPrefix}/accounts`,
+  summary: 'Provision a tenant account with its first API key (operator only).',
+  tags: ['accounts'],
+  auth: 'api-key',
+  scope: 'accounts:write',
+  body: CreateAccountBody,
+  responses: { 201: { description: 'The account and its first key; the secret is shown once', schema: CreatedAccount } },
+  errors: ['VALIDATION_ERROR'],
+});
+
+export const createKeyRoute = defineRoute({
+  operationId: 'createKey',
+  method: 'POST',
+  path: `${apiPrefix}/keys`,
+  summary:
+    'Create an API key (name, scopes, expiresIn), or register an external Ed25519 public key (name, publicKey, algorithm).',
+  tags: ['keys'],
+  auth: 'api-key',
+  scope: 'keys:write',
+  body: CreateKeyBody,
+  responses: { 201: { description: 'The new key; an API key carries its secret, once', schema: KeyView } },
+  errors: ['VALIDATION_ERROR', 'CONFLICT'],
+});
+
+export const listKeysRoute = defineRoute({
+  operationId: 'listKeys',
+  method: 'GET',
+  path: `${apiPrefix}/keys`,
+  summary: 'API keys, registered public keys and service signing keys of the caller’s account and environment; never a secret.',
+  tags: ['keys'],
+  auth: 'api-key',
+  scope: 'keys:read',
+  querystring: ListKeysQuery,
+  responses: { 200: { description: 'A page of keys, newest first', schema: KeyList } },
+  errors: ['VALIDATION_ERROR'],
+});
+
+export const revokeKeyRoute = defineRoute({
+  operationId: 'revokeKey',
+  method: 'POST',
+  path: `${apiPrefix}/keys/{id}/revoke`,
+  summary: 'Revoke an API key or a registered public key, at once on every gateway.',
+  tags: ['keys'],
+  auth: 'api-key',
+  scope: 'keys:write',
+  params: KeyIdParam,
+  responses: { 200: { description: 'Revoked (also when it already was)', schema: RevokedKey } },
+  errors: ['CONFLICT'],
+});
+
+export const rotateSigningKeyRoute = defineRoute({
+  operationId: 'rotateSigningKey',
+  method: 'POST',
+  path: `${apiPrefix}/keys/signing/rotate`,
+  summary: 'Make a new service signing key the active one; codes signed by earlier keys keep verifying.',
+  tags: ['keys'],
+  auth: 'api-key',
+  scope: 'keys:write',
+  responses: { 201: { description: 'The new active signing key', schema: VerificationKeyView } },
+  errors: ['SERVICE_UNAVAILABLE'],
+});
+
 /** Every HTTP route of the product. A route that is not here is not served. */
-export const routes = [healthRoute, readyRoute, openApiRoute, pingServiceRoute] as const;
+export const routes = [
+  healthRoute,
+  readyRoute,
+  openApiRoute,
+  pingServiceRoute,
+  jwksRoute,
+  createAccountRoute,
+  createKeyRoute,
+  listKeysRoute,
+  revokeKeyRoute,
+  rotateSigningKeyRoute,
+] as const;

@@ -1,4 +1,6 @@
 import type { Static, TSchema } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
+import { EnvironmentSchema, VerificationKeyView } from './schemas/keys.ts';
 import { PingRequest, PingResponse } from './schemas/system.ts';
 import type { BackendService } from './services.ts';
 
@@ -23,3 +25,13 @@ export function rpcSubject(definition: Pick<RpcDefinition, 'service' | 'operatio
 export function pingRpc(service: BackendService): RpcDefinition<typeof PingRequest, typeof PingResponse> {
   return { service, operation: 'ping', request: PingRequest, response: PingResponse };
 }
+
+/** The caller as the gateway established it; every RPC that touches account data carries it. */
+export const PrincipalSchema = Type.Object({ accountId: Type.String(), environment: EnvironmentSchema });
+
+export const rotateSigningKeyRpc = {
+  service: 'code-service',
+  operation: 'rotateSigningKey',
+  request: Type.Object({ principal: PrincipalSchema }),
+  response: VerificationKeyView,
+} satisfies RpcDefinition;

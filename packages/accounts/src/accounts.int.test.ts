@@ -1,0 +1,191 @@
+import { ed25519PublicKeyObject, generateEd25519KeyPair, verifyEd25519 } from '@hallmark/crypto';
+import { connectTestDatabase, type SqlDatabase } from '@hallmark/sql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashApiKeySecret } from './api-key-secret.ts';
+import { findApiKeyByHash, revokeApiKey } from './api-key-store.ts';
+import { createApiKey } from './api-keys.ts';
+import type { AuthenticatedKey } from './authenticated-key.ts';
+import { listKeys } from './key-listing.ts';
+import { createSigningKeyring, createVerificationKeys } from './keyring.ts';
+import { migrateAccounts } from './migrate.ts';
+import { ensureOperator, provisionAccount } from './provisioning.ts';
+
+let database: { db: SqlDatabase; drop(): Promise<void> };
+let db: SqlDatabase;
+const now = new Date('2026-11-21T12:00:00Z');
+const masterKey = Buffer.alloc(32, 9);
+
+beforeAll(async () => {
+  database = await connectTestDatabase('accounts');
+  db = database.db;
+  await migrateAccounts(db);
+});
+afterAll(async () => {
+  await database.drop();
+});
+
+async function tenant(name: string) {
+  const created = await provisionAccount(db, { name, tier: 'starter', environment: 'live' }, now);
+  const record = await findApiKeyByHash(db, hashApiKeySecret(created.apiKey.secret));
+  if (!record) throw new Error('key not stored');
+  const key: AuthenticatedKey = {
+    keyId: record.id,
+    accountId: record.accountId,
+    environment: record.environment,
+    scopes: record.scopes,
+    isOperator: record.isOperator,
+    tier: record.tier,
+    expiresAt: record.expiresAt,
+  };
+  return { created, key };
+}
+
+describe('accounts and API keys', () => {
+  it('provisions an account with a first key of scope * that is stored only as a hash', async () => {
+    const { created } = await tenant('Maison A');
+    expect(created.account).toMatchObject({ name: 'Maison A', tier: 'starter' });
+    expect(created.apiKey).toMatchObject({ type: 'api', scopes: ['*'], environment: 'live', status: 'active' });
+    const rows = await db.query<Record<string, unknown>>('SELECT * FROM api_keys WHERE id = $1', [created.apiKey.id]);
+    expect(JSON.stringify(rows)).not.toContain(created.apiKey.secret);
+    expect(rows[0]?.key_hash).toBe(hashApiKeySecret(created.apiKey.secret));
+  });
+
+  it('refuses to grant scopes the creator lacks, and live keys to a test key', async () => {
+    const { key } = await tenant('Maison B');
+    const reader = await createApiKey(db, key, { name: 'reader', scopes: ['assets:read', 'keys:write'] }, now);
+    const readerKey = { ...key, keyId: reader.id, scopes: reader.scopes as AuthenticatedKey['scopes'] };
+    await expect(createApiKey(db, readerKey, { name: 'escalate', scopes: ['assets:create'] }, now)).rejects.toMatchObject({
+      code: 'INSUFFICIENT_SCOPE',
+      details: { required: ['assets:create'], granted: ['assets:read', 'keys:write'] },
+    });
+    await expect(createApiKey(db, readerKey, { name: 'star', scopes: ['*'] }, now)).rejects.toMatchObject({
+      code: 'INSUFFICIENT_SCOPE',
+    });
+    await expect(createApiKey(db, key, { name: 'operator', scopes: ['accounts:write'] }, now)).rejects.toMatchObject({
+      code: 'INSUFFICIENT_SCOPE',
+    });
+    const testKey = { ...key, environment: 'test' as const };
+    await expect(
+      createApiKey(db, testKey, { name: 'live', scopes: ['assets:read'], environment: 'live' }, now),
+    ).rejects.toMatchObject({
+      code: 'INSUFFICIENT_SCOPE',
+    });
+    expect(
+      (await createApiKey(db, key, { name: 'sandbox', scopes: ['assets:read'], environment: 'test' }, now)).environment,
+    ).toBe('test');
+  });
+
+  it('sets expiry from expiresIn, refuses a bad one, and never past the creator’s own', async () => {
+    const { key } = await tenant('Maison C');
+    const ninety = await createApiKey(db, key, { name: 'q', scopes: ['assets:read'], expiresIn: '90d' }, now);
+    expect(ninety.expiresAt).toBe(new Date(now.getTime() + 90 * 86_400_000).toISOString());
+    await expect(createApiKey(db, key, { name: 'q', scopes: ['assets:read'], expiresIn: '90 days' }, now)).rejects.toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: { fields: [expect.objectContaining({ field: 'expiresIn' })] },
+    });
+    const shortLived = { ...key, expiresAt: new Date(now.getTime() + 3_600_000) };
+    const child = await createApiKey(db, shortLived, { name: 'child', scopes: ['assets:read'] }, now);
+    expect(child.expiresAt).toBe(shortLived.expiresAt.toISOString());
+  });
+
+  it('revokes only its own account’s keys', async () => {
+    const a = await tenant('Maison D');
+    const b = await tenant('Maison E');
+    expect(await revokeApiKey(db, b.key, a.created.apiKey.id, now)).toBeUndefined();
+    const revoked = await revokeApiKey(db, a.key, a.created.apiKey.id, now);
+    expect(revoked?.revokedAt?.toISOString()).toBe(now.toISOString());
+    const again = await revokeApiKey(db, a.key, a.created.apiKey.id, new Date(now.getTime() + 1000));
+    expect(again?.revokedAt?.toISOString()).toBe(now.toISOString());
+  });
+
+  it('lists keys newest first in pages, with no secret, and only the caller’s', async () => {
+    const { key } = await tenant('Maison F');
+    for (let i = 0; i < 12; i++) await createApiKey(db, key, { name: `k${i}`, scopes: ['assets:read'] }, now);
+    await tenant('Maison G');
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await listKeys(db, key, { limit: 5, ...(cursor ? { cursor } : {}) }, now);
+      expect(JSON.stringify(page)).not.toMatch(/svc_live_[0-9a-f]{64}/);
+      seen.push(...page.keys.map((entry) => entry.id));
+      cursor = page.pagination.nextCursor ?? undefined;
+      expect(page.pagination.hasMore).toBe(cursor !== undefined);
+    } while (cursor);
+    expect(seen).toHaveLength(13);
+    expect(new Set(seen).size).toBe(13);
+    await expect(listKeys(db, key, { limit: 5, cursor: 'bm9wZQ' }, now)).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+  });
+
+  it('bootstraps one operator, idempotently, even when replicas start together', async () => {
+    const outcomes = await Promise.all(Array.from({ length: 4 }, () => ensureOperator(db, undefined, now)));
+    expect(outcomes.filter((outcome) => outcome.kind === 'generated')).toHaveLength(1);
+    expect(new Set(outcomes.map((outcome) => outcome.accountId)).size).toBe(1);
+    const secret = `svc_live_${'ab'.repeat(32)}`;
+    expect(await ensureOperator(db, secret, now)).toMatchObject({ kind: 'added' });
+    expect(await ensureOperator(db, secret, now)).toMatchObject({ kind: 'existing' });
+    const operatorKey = await findApiKeyByHash(db, hashApiKeySecret(secret));
+    expect(operatorKey).toMatchObject({ isOperator: true, tier: 'enterprise', scopes: ['*'] });
+    await expect(ensureOperator(db, 'svc_live_nothex', now)).rejects.toThrow(/HALLMARK_BOOTSTRAP_KEY/);
+  });
+});
+
+describe('keyring', () => {
+  it('makes one signing key on first use, even under concurrency, sealed at rest', async () => {
+    const { key } = await tenant('Signer A');
+    const keyring = createSigningKeyring(db, masterKey, { cacheMs: 0 });
+    const keys = await Promise.all(Array.from({ length: 8 }, () => keyring.activeSigningKey(key)));
+    expect(new Set(keys.map((signing) => signing.kid)).size).toBe(1);
+    const rows = await db.query<{ sealed_private_key: string; public_key: string }>(
+      `SELECT sealed_private_key, public_key FROM verification_keys WHERE account_id = $1`,
+      [key.accountId],
+    );
+    expect(rows).toHaveLength(1);
+    await expect(createSigningKeyring(db, Buffer.alloc(32, 1), { cacheMs: 0 }).activeSigningKey(key)).rejects.toThrow();
+  });
+
+  it('rotates: the new key signs, the old one keeps verifying, both are published', async () => {
+    const { key } = await tenant('Signer B');
+    const keyring = createSigningKeyring(db, masterKey, { cacheMs: 0 });
+    const verification = createVerificationKeys(db, { cacheMs: 0 });
+    const old = await keyring.activeSigningKey(key);
+    const message = Buffer.from('gtin=09506000134352;serial=ABC');
+    const oldSignature = old.sign(message);
+    const rotated = await keyring.rotate(key);
+    expect(rotated).toMatchObject({ type: 'signing', status: 'active' });
+    expect((await keyring.activeSigningKey(key)).kid).toBe(rotated.id);
+    const oldEntry = await verification.find(old.kid);
+    expect(oldEntry?.status).toBe('retired');
+    expect(verifyEd25519(oldEntry!.keyObject, message, oldSignature)).toBe(true);
+    const kids = (await verification.jwks()).keys.map((jwk) => jwk.kid);
+    expect(kids).toEqual(expect.arrayContaining([old.kid, rotated.id]));
+    const listed = await listKeys(db, key, { limit: 10, type: 'signing' }, now);
+    expect(listed.keys.map((entry) => [entry.id, entry.status])).toEqual(
+      expect.arrayContaining([
+        [old.kid, 'retired'],
+        [rotated.id, 'active'],
+      ]),
+    );
+  });
+
+  it('registers external public keys (raw or PEM), refuses others, and unpublishes a revoked one', async () => {
+    const { key } = await tenant('Brand C');
+    const other = await tenant('Brand D');
+    const verification = createVerificationKeys(db, { cacheMs: 0 });
+    const pair = generateEd25519KeyPair();
+    const registered = await verification.register(key, { name: 'HSM key', publicKey: pair.publicKey.toString('base64url') });
+    expect(registered).toMatchObject({ type: 'public', name: 'HSM key', status: 'active' });
+    const pem = ed25519PublicKeyObject(generateEd25519KeyPair().publicKey).export({ format: 'pem', type: 'spki' }).toString();
+    expect((await verification.register(key, { name: 'PEM key', publicKey: pem })).type).toBe('public');
+    await expect(
+      verification.register(key, { name: 'dup', publicKey: pair.publicKey.toString('base64url') }),
+    ).rejects.toMatchObject({
+      code: 'CONFLICT',
+    });
+    await expect(verification.register(key, { name: 'bad', publicKey: 'not-a-key' })).rejects.toMatchObject({
+      code: 'VALIDATION_ERROR',
+    });
+    expect(await verification.revoke(other.key, registered.id, now)).toBeUndefined();
+    expect((await verification.revoke(key, registered.id, now))?.status).toBe('revoked');
+    expect((await verification.jwks()).keys.map((jwk) => jwk.kid)).not.toContain(registered.id);
+  });
+});

@@ -1,0 +1,106 @@
+import type { Environment, Scope, Tier } from '@hallmark/contracts';
+import type { SqlExecutor } from '@hallmark/sql';
+
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  environment: Environment;
+  name: string;
+  prefix: string;
+  scopes: Scope[];
+  createdAt: Date;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+}
+
+/** A key as authentication needs it: with its account's tier and operator flag. */
+export interface ApiKeyWithAccount extends ApiKeyRecord {
+  tier: Tier;
+  isOperator: boolean;
+}
+
+interface ApiKeyRow {
+  id: string;
+  account_id: string;
+  environment: Environment;
+  name: string;
+  prefix: string;
+  scopes: Scope[];
+  created_at: Date | string;
+  expires_at: Date | string | null;
+  revoked_at: Date | string | null;
+  tier?: Tier;
+  is_operator?: boolean;
+}
+
+const dateOrNull = (value: Date | string | null) => (value === null ? null : new Date(value));
+
+export function toApiKeyRecord(row: ApiKeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    environment: row.environment,
+    name: row.name,
+    prefix: row.prefix,
+    scopes: row.scopes,
+    createdAt: new Date(row.created_at),
+    expiresAt: dateOrNull(row.expires_at),
+    revokedAt: dateOrNull(row.revoked_at),
+  };
+}
+
+export interface NewApiKey {
+  id: string;
+  accountId: string;
+  environment: Environment;
+  name: string;
+  keyHash: string;
+  prefix: string;
+  scopes: readonly Scope[];
+  createdBy: string | null;
+  expiresAt: Date | null;
+}
+
+export async function insertApiKey(sql: SqlExecutor, key: NewApiKey): Promise<ApiKeyRecord> {
+  const rows = await sql.query<ApiKeyRow>(
+    `INSERT INTO api_keys (id, account_id, environment, name, key_hash, prefix, scopes, created_by, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+    [key.id, key.accountId, key.environment, key.name, key.keyHash, key.prefix, key.scopes, key.createdBy, key.expiresAt],
+  );
+  return toApiKeyRecord(rows[0] as ApiKeyRow);
+}
+
+/** The key whose secret hashes to `keyHash`, with its account; undefined when there is none. */
+export async function findApiKeyByHash(sql: SqlExecutor, keyHash: string): Promise<ApiKeyWithAccount | undefined> {
+  const rows = await sql.query<ApiKeyRow>(
+    `SELECT k.*, a.tier, a.is_operator FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = $1`,
+    [keyHash],
+  );
+  const row = rows[0];
+  return row ? { ...toApiKeyRecord(row), tier: row.tier as Tier, isOperator: Boolean(row.is_operator) } : undefined;
+}
+
+/**
+ * Revokes a key of this account and environment. Resolves with the key (its first revocation time
+ * when it was already revoked), or undefined when the account has no such key.
+ */
+export async function revokeApiKey(
+  sql: SqlExecutor,
+  owner: { accountId: string; environment: Environment },
+  id: string,
+  at: Date,
+): Promise<ApiKeyRecord | undefined> {
+  const rows = await sql.query<ApiKeyRow>(
+    `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $4)
+     WHERE id = $1 AND account_id = $2 AND environment = $3 RETURNING *`,
+    [id, owner.accountId, owner.environment, at],
+  );
+  return rows[0] ? toApiKeyRecord(rows[0]) : undefined;
+}
+
+export async function listApiKeysOfAccount(sql: SqlExecutor, accountId: string): Promise<ApiKeyRecord[]> {
+  const rows = await sql.query<ApiKeyRow>('SELECT * FROM api_keys WHERE account_id = $1 ORDER BY created_at DESC, id DESC', [
+    accountId,
+  ]);
+  return rows.map(toApiKeyRecord);
+}

@@ -1,0 +1,25 @@
+export { type Account, findAccount, findOperatorAccount } from './account-store.ts';
+export { environmentOfSecret, hashApiKeySecret, newApiKeySecret } from './api-key-secret.ts';
+export {
+  type ApiKeyRecord,
+  type ApiKeyWithAccount,
+  findApiKeyByHash,
+  listApiKeysOfAccount,
+  revokeApiKey,
+} from './api-key-store.ts';
+export { apiKeyStatus, apiKeyView, assertWellFormedSecret, createApiKey } from './api-keys.ts';
+export type { AuthenticatedKey } from './authenticated-key.ts';
+export { parseExpiresIn } from './expires-in.ts';
+export { listKeys } from './key-listing.ts';
+export {
+  createSigningKeyring,
+  createVerificationKeys,
+  type PublicKeyEntry,
+  type SigningKey,
+  type SigningKeyring,
+  type VerificationKeys,
+} from './keyring.ts';
+export { migrateAccounts } from './migrate.ts';
+export { accountView, type BootstrapOutcome, ensureOperator, provisionAccount } from './provisioning.ts';
+export { effectiveScopes, holdsScope, scopesBeyond } from './scope-rules.ts';
+export { type TierLimits, testKeyRequestsPerDay, tierLimits } from './tiers.ts';

@@ -1,0 +1,173 @@
+import type { KeyObject } from 'node:crypto';
+import { type Environment, HallmarkError, type Jwks, type Principal, type VerificationKeyView } from '@hallmark/contracts';
+import {
+  ed25519Jwk,
+  ed25519PrivateKeyObject,
+  ed25519PublicKeyObject,
+  ed25519Thumbprint,
+  generateEd25519KeyPair,
+  open,
+  parseEd25519PublicKey,
+  seal,
+  signEd25519,
+} from '@hallmark/crypto';
+import type { SqlDatabase } from '@hallmark/sql';
+import {
+  findActiveSigningKey,
+  findVerificationKey,
+  insertActiveSigningKey,
+  insertPublicKey,
+  listPublishableKeys,
+  retireActiveSigningKey,
+  revokePublicKey,
+  toVerificationKeyView,
+  type VerificationKeyRow,
+} from './verification-key-store.ts';
+
+/** The sealed private key is bound to its key id, so a sealed value cannot be moved to another row. */
+const sealContext = (kid: string) => `hallmark:signing-key:${kid}`;
+
+export interface SigningKey {
+  kid: string;
+  sign(message: Uint8Array): Buffer;
+}
+
+export interface PublicKeyEntry {
+  kid: string;
+  accountId: string;
+  environment: Environment;
+  type: 'signing' | 'public';
+  status: 'active' | 'retired' | 'revoked';
+  keyObject: KeyObject;
+}
+
+/**
+ * Service-managed signing keys: one active Ed25519 key per account and environment, made on first
+ * use, its private half sealed with AES-256-GCM under the master key. Needs the master key; the
+ * gateway, which only lists and publishes keys, uses `VerificationKeys` instead.
+ */
+export function createSigningKeyring(db: SqlDatabase, masterKey: Uint8Array, options: { cacheMs?: number } = {}) {
+  const cacheMs = options.cacheMs ?? 30_000;
+  const active = new Map<string, { key: SigningKey; until: number }>();
+  const ownerKey = (owner: Principal) => `${owner.accountId}/${owner.environment}`;
+
+  const unseal = (row: VerificationKeyRow): SigningKey => {
+    const privateKey = open(masterKey, Buffer.from(row.sealed_private_key ?? '', 'base64url'), sealContext(row.id));
+    const keyObject = ed25519PrivateKeyObject({ publicKey: Buffer.from(row.public_key, 'base64url'), privateKey });
+    return { kid: row.id, sign: (message) => signEd25519(keyObject, message) };
+  };
+
+  const newSealedKey = () => {
+    const pair = generateEd25519KeyPair();
+    const kid = ed25519Thumbprint(pair.publicKey);
+    return {
+      kid,
+      publicKey: pair.publicKey.toString('base64url'),
+      sealedPrivateKey: seal(masterKey, pair.privateKey, sealContext(kid)).toString('base64url'),
+    };
+  };
+
+  return {
+    /** The key new codes are signed with; made when the account has none. Cached for `cacheMs`. */
+    async activeSigningKey(owner: Principal): Promise<SigningKey> {
+      const cached = active.get(ownerKey(owner));
+      if (cached && cached.until > Date.now()) return cached.key;
+      let row = await findActiveSigningKey(db, owner);
+      if (!row) {
+        // Two replicas may race to make the first key; the unique index lets one win and both read it.
+        await insertActiveSigningKey(db, owner, newSealedKey());
+        row = await findActiveSigningKey(db, owner);
+        if (!row) throw new Error('The active signing key vanished while it was being created.');
+      }
+      const key = unseal(row);
+      active.set(ownerKey(owner), { key, until: Date.now() + cacheMs });
+      return key;
+    },
+
+    /** Retires the active key and makes a new one active. Earlier keys stay published and keep verifying. */
+    async rotate(owner: Principal): Promise<VerificationKeyView> {
+      const created = await db.transaction(async (tx) => {
+        await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`hallmark:signing:${ownerKey(owner)}`]);
+        await retireActiveSigningKey(tx, owner);
+        const fresh = newSealedKey();
+        await insertActiveSigningKey(tx, owner, fresh);
+        return findVerificationKey(tx, fresh.kid);
+      });
+      if (!created) throw new Error('The new signing key was not stored.');
+      active.delete(ownerKey(owner));
+      return toVerificationKeyView(created);
+    },
+  };
+}
+export type SigningKeyring = ReturnType<typeof createSigningKeyring>;
+
+/**
+ * Public keys by kid, for verification and publication. KeyObjects are built once (through JWK)
+ * and kept; a revoked public key is forgotten by `forget`, which revocation broadcasts call.
+ */
+export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: number } = {}) {
+  const cacheMs = options.cacheMs ?? 60_000;
+  const byKid = new Map<string, { entry: PublicKeyEntry | undefined; until: number }>();
+  let published: { jwks: Jwks; until: number } | undefined;
+
+  return {
+    async find(kid: string): Promise<PublicKeyEntry | undefined> {
+      const cached = byKid.get(kid);
+      if (cached && cached.until > Date.now()) return cached.entry;
+      const row = await findVerificationKey(db, kid);
+      const entry = row
+        ? {
+            kid: row.id,
+            accountId: row.account_id,
+            environment: row.environment,
+            type: row.type,
+            status: row.status,
+            keyObject: ed25519PublicKeyObject(Buffer.from(row.public_key, 'base64url')),
+          }
+        : undefined;
+      byKid.set(kid, { entry, until: Date.now() + (entry ? cacheMs : 5_000) });
+      return entry;
+    },
+
+    forget(kid: string): void {
+      byKid.delete(kid);
+      published = undefined;
+    },
+
+    /** Registers an external Ed25519 public key (base64url raw or PEM). */
+    async register(owner: Principal, input: { name: string; publicKey: string }): Promise<VerificationKeyView> {
+      const parsed = parseEd25519PublicKey(input.publicKey);
+      if (!parsed.ok) {
+        throw new HallmarkError('VALIDATION_ERROR', `Invalid request: publicKey: ${parsed.reason}.`, {
+          fields: [{ field: 'publicKey', in: 'body', message: parsed.reason }],
+        });
+      }
+      const kid = ed25519Thumbprint(parsed.publicKey);
+      const row = await insertPublicKey(db, owner, { kid, name: input.name, publicKey: parsed.publicKey.toString('base64url') });
+      if (!row) throw new HallmarkError('CONFLICT', 'This public key is already registered.', { id: kid });
+      published = undefined;
+      return toVerificationKeyView(row);
+    },
+
+    async revoke(owner: Principal, kid: string, at: Date): Promise<VerificationKeyView | undefined> {
+      const row = await revokePublicKey(db, owner, kid, at);
+      if (row) this.forget(kid);
+      return row ? toVerificationKeyView(row) : undefined;
+    },
+
+    /** Every key a code may have been signed with, as RFC 8037 JWKs. Cached for a minute. */
+    async jwks(): Promise<Jwks> {
+      if (published && published.until > Date.now()) return published.jwks;
+      const rows = await listPublishableKeys(db);
+      const jwks: Jwks = {
+        keys: rows.map((row) => ({
+          ...ed25519Jwk(Buffer.from(row.public_key, 'base64url'), row.id),
+          hallmark_environment: row.environment,
+        })),
+      };
+      published = { jwks, until: Date.now() + cacheMs };
+      return jwks;
+    },
+  };
+}
+export type VerificationKeys = ReturnType<typeof createVerificationKeys>;

@@ -1,0 +1,107 @@
+import type { Environment, Principal, VerificationKeyView } from '@hallmark/contracts';
+import type { SqlExecutor } from '@hallmark/sql';
+
+export interface VerificationKeyRow {
+  id: string;
+  account_id: string;
+  environment: Environment;
+  type: 'signing' | 'public';
+  name: string | null;
+  public_key: string;
+  sealed_private_key?: string | null;
+  status: 'active' | 'retired' | 'revoked';
+  created_at: Date | string;
+  retired_at: Date | string | null;
+  revoked_at: Date | string | null;
+}
+
+const isoOrNull = (value: Date | string | null) => (value === null ? null : new Date(value).toISOString());
+
+export function toVerificationKeyView(row: VerificationKeyRow): VerificationKeyView {
+  return {
+    id: row.id,
+    type: row.type,
+    name: row.name,
+    environment: row.environment,
+    algorithm: 'Ed25519',
+    publicKey: row.public_key,
+    status: row.status,
+    createdAt: new Date(row.created_at).toISOString(),
+    retiredAt: isoOrNull(row.retired_at),
+    revokedAt: isoOrNull(row.revoked_at),
+  };
+}
+
+export async function findVerificationKey(sql: SqlExecutor, kid: string): Promise<VerificationKeyRow | undefined> {
+  const rows = await sql.query<VerificationKeyRow>('SELECT * FROM verification_keys WHERE id = $1', [kid]);
+  return rows[0];
+}
+
+export async function findActiveSigningKey(sql: SqlExecutor, owner: Principal): Promise<VerificationKeyRow | undefined> {
+  const rows = await sql.query<VerificationKeyRow>(
+    `SELECT * FROM verification_keys WHERE account_id = $1 AND environment = $2 AND type = 'signing' AND status = 'active'`,
+    [owner.accountId, owner.environment],
+  );
+  return rows[0];
+}
+
+/** Inserts a signing key as the active one unless the account already has one; true when inserted. */
+export async function insertActiveSigningKey(
+  sql: SqlExecutor,
+  owner: Principal,
+  key: { kid: string; publicKey: string; sealedPrivateKey: string },
+): Promise<boolean> {
+  const rows = await sql.query(
+    `INSERT INTO verification_keys (id, account_id, environment, type, public_key, sealed_private_key, status)
+     VALUES ($1, $2, $3, 'signing', $4, $5, 'active')
+     ON CONFLICT (account_id, environment) WHERE type = 'signing' AND status = 'active' DO NOTHING
+     RETURNING id`,
+    [key.kid, owner.accountId, owner.environment, key.publicKey, key.sealedPrivateKey],
+  );
+  return rows.length === 1;
+}
+
+export async function retireActiveSigningKey(sql: SqlExecutor, owner: Principal): Promise<void> {
+  await sql.query(
+    `UPDATE verification_keys SET status = 'retired', retired_at = clock_timestamp()
+     WHERE account_id = $1 AND environment = $2 AND type = 'signing' AND status = 'active'`,
+    [owner.accountId, owner.environment],
+  );
+}
+
+export async function insertPublicKey(
+  sql: SqlExecutor,
+  owner: Principal,
+  key: { kid: string; name: string; publicKey: string },
+): Promise<VerificationKeyRow | undefined> {
+  const rows = await sql.query<VerificationKeyRow>(
+    `INSERT INTO verification_keys (id, account_id, environment, type, name, public_key, status)
+     VALUES ($1, $2, $3, 'public', $4, $5, 'active')
+     ON CONFLICT (id) DO NOTHING RETURNING *`,
+    [key.kid, owner.accountId, owner.environment, key.name, key.publicKey],
+  );
+  return rows[0];
+}
+
+/** Revokes a registered public key of this owner; its first revocation time when it already was. */
+export async function revokePublicKey(
+  sql: SqlExecutor,
+  owner: Principal,
+  kid: string,
+  at: Date,
+): Promise<VerificationKeyRow | undefined> {
+  const rows = await sql.query<VerificationKeyRow>(
+    `UPDATE verification_keys SET status = 'revoked', revoked_at = COALESCE(revoked_at, $4)
+     WHERE id = $1 AND account_id = $2 AND environment = $3 AND type = 'public' RETURNING *`,
+    [kid, owner.accountId, owner.environment, at],
+  );
+  return rows[0];
+}
+
+/** Keys that codes may have been signed with: signing keys (active or retired) and active public keys. */
+export async function listPublishableKeys(sql: SqlExecutor): Promise<VerificationKeyRow[]> {
+  return sql.query<VerificationKeyRow>(
+    `SELECT id, account_id, environment, type, public_key, status FROM verification_keys
+     WHERE status <> 'revoked' ORDER BY created_at, id`,
+  );
+}

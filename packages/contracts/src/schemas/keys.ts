@@ -1,0 +1,140 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { environments, scopes, tiers } from '../scopes.ts';
+import { Pagination } from './common.ts';
+
+const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((value) => Type.Literal(value)));
+
+export const EnvironmentSchema = literals(environments);
+export const TierSchema = literals(tiers);
+export const ScopeSchema = literals(['*', ...scopes]);
+
+const Name = Type.String({ minLength: 1, maxLength: 100, description: 'shown in listings (the console calls it a description)' });
+const Timestamp = Type.String({ format: 'date-time' });
+const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+
+export const CreateApiKeyBody = Type.Object(
+  {
+    name: Name,
+    scopes: Type.Array(ScopeSchema, { minItems: 1, uniqueItems: true }),
+    expiresIn: Type.Optional(Type.String({ description: '<n>m|h|d|w|y, e.g. 90d; omitted: the key does not expire' })),
+    environment: Type.Optional(EnvironmentSchema),
+  },
+  { additionalProperties: false },
+);
+export type CreateApiKeyBody = Static<typeof CreateApiKeyBody>;
+
+export const RegisterPublicKeyBody = Type.Object(
+  {
+    name: Name,
+    publicKey: Type.String({
+      minLength: 1,
+      maxLength: 4096,
+      description: 'Ed25519: 32 bytes in base64url, or a PEM "PUBLIC KEY"',
+    }),
+    algorithm: Type.Literal('Ed25519'),
+    environment: Type.Optional(EnvironmentSchema),
+  },
+  { additionalProperties: false },
+);
+export type RegisterPublicKeyBody = Static<typeof RegisterPublicKeyBody>;
+
+/** POST /keys takes either form; a body with `publicKey` registers a public key. */
+export const CreateKeyBody = Type.Unsafe<CreateApiKeyBody | RegisterPublicKeyBody>({
+  type: 'object',
+  if: { type: 'object', required: ['publicKey'] },
+  then: RegisterPublicKeyBody,
+  else: CreateApiKeyBody,
+});
+
+export const ApiKeyView = Type.Object({
+  id: Type.String(),
+  type: Type.Literal('api'),
+  name: Type.String(),
+  environment: EnvironmentSchema,
+  scopes: Type.Array(Type.String()),
+  /** The first characters of the secret, to tell keys apart. */
+  prefix: Type.String(),
+  status: literals(['active', 'expired', 'revoked']),
+  createdAt: Timestamp,
+  expiresAt: NullableTimestamp,
+  revokedAt: NullableTimestamp,
+});
+export type ApiKeyView = Static<typeof ApiKeyView>;
+
+export const CreatedApiKey = Type.Composite([ApiKeyView, Type.Object({ secret: Type.String({ description: 'shown once' }) })]);
+export type CreatedApiKey = Static<typeof CreatedApiKey>;
+
+export const VerificationKeyView = Type.Object({
+  id: Type.String({ description: 'the key id (kid): its RFC 7638 thumbprint' }),
+  type: literals(['public', 'signing']),
+  name: Type.Union([Type.String(), Type.Null()]),
+  environment: EnvironmentSchema,
+  algorithm: Type.Literal('Ed25519'),
+  publicKey: Type.String({ description: 'raw public key, base64url' }),
+  status: literals(['active', 'retired', 'revoked']),
+  createdAt: Timestamp,
+  retiredAt: NullableTimestamp,
+  revokedAt: NullableTimestamp,
+});
+export type VerificationKeyView = Static<typeof VerificationKeyView>;
+
+export const KeyView = Type.Union([ApiKeyView, VerificationKeyView]);
+export type KeyView = Static<typeof KeyView>;
+
+export const ListKeysQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+    type: Type.Optional(literals(['api', 'public', 'signing'])),
+  },
+  { additionalProperties: false },
+);
+export type ListKeysQuery = Static<typeof ListKeysQuery>;
+
+export const KeyList = Type.Object({ keys: Type.Array(KeyView), pagination: Pagination });
+
+export const KeyIdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+
+export const RevokedKey = Type.Object({
+  id: Type.String(),
+  type: literals(['api', 'public']),
+  status: Type.Literal('revoked'),
+  revokedAt: Timestamp,
+});
+export type RevokedKey = Static<typeof RevokedKey>;
+
+export const Jwks = Type.Object({
+  keys: Type.Array(
+    Type.Object({
+      kty: Type.Literal('OKP'),
+      crv: Type.Literal('Ed25519'),
+      x: Type.String(),
+      kid: Type.String(),
+      alg: Type.Literal('EdDSA'),
+      use: Type.Literal('sig'),
+      hallmark_environment: EnvironmentSchema,
+    }),
+  ),
+});
+export type Jwks = Static<typeof Jwks>;
+
+export const CreateAccountBody = Type.Object(
+  {
+    name: Name,
+    tier: TierSchema,
+    environment: Type.Optional(EnvironmentSchema),
+  },
+  { additionalProperties: false },
+);
+export type CreateAccountBody = Static<typeof CreateAccountBody>;
+
+export const AccountView = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  tier: TierSchema,
+  createdAt: Timestamp,
+});
+export type AccountView = Static<typeof AccountView>;
+
+export const CreatedAccount = Type.Object({ account: AccountView, apiKey: CreatedApiKey });
+export type CreatedAccount = Static<typeof CreatedAccount>;

@@ -1,0 +1,12 @@
+export { randomHex, sha256Hex } from './digest.ts';
+export {
+  type Ed25519KeyPair,
+  ed25519PrivateKeyObject,
+  ed25519PublicKeyObject,
+  generateEd25519KeyPair,
+  signEd25519,
+  verifyEd25519,
+} from './ed25519.ts';
+export { ed25519Jwk, ed25519Thumbprint, type OkpJwk } from './jwk.ts';
+export { type PublicKeyParseResult, parseEd25519PublicKey } from './public-key-input.ts';
+export { open, parseMasterKey, seal } from './sealed-box.ts';
