@@ -89,6 +89,7 @@ async function distributed(): Promise<Row> {
     HALLMARK_REDIS_URL: process.env.HALLMARK_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
     HALLMARK_NAMESPACE: namespace,
     HALLMARK_LOG_LEVEL: 'info',
+    HALLMARK_MASTER_KEY: '42'.repeat(32),
   };
   const processes: ServiceProcess[] = [
     startServiceProcess('gateway', { ...env, PORT: String(port), HALLMARK_HOST: '127.0.0.1' }),

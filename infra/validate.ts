@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CodeServiceConfig } from '@hallmark/code-service';
 import { GatewayConfig } from '@hallmark/gateway';
 import { DistributedConfig } from '@hallmark/runtime';
 import { parseAllDocuments } from 'yaml';
@@ -12,7 +13,9 @@ import { parseAllDocuments } from 'yaml';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const services = ['gateway', 'code-service', 'verify-service', 'auction-service', 'compliance-service'];
 const image = 'hallmark/hallmark:0.1.0';
-const knownVariables = new Set([...Object.keys(DistributedConfig.properties), ...Object.keys(GatewayConfig.properties)]);
+const knownVariables = new Set(
+  [DistributedConfig, GatewayConfig, CodeServiceConfig].flatMap((schema) => Object.keys(schema.properties)),
+);
 const autoscaled = ['gateway', 'verify-service'];
 
 // biome-ignore lint/suspicious/noExplicitAny: parsed YAML is untyped; every access below is checked.

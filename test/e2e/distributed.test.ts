@@ -53,6 +53,7 @@ beforeAll(async () => {
     HALLMARK_LOG_LEVEL: 'debug',
     HALLMARK_REQUEST_TIMEOUT_MS: '3000',
     HALLMARK_PROBE_PORT: '0',
+    HALLMARK_MASTER_KEY: '42'.repeat(32),
   };
   start('gateway', 'gateway', { PORT: String(port), HALLMARK_HOST: '127.0.0.1' });
   start('code-service', 'code-service-1');

@@ -1,3 +1,5 @@
+import { resolve } from 'node:path';
+import { ensureOperator } from '@hallmark/accounts';
 import { auctionService } from '@hallmark/auction-service';
 import { codeService } from '@hallmark/code-service';
 import { complianceService } from '@hallmark/compliance-service';
@@ -13,13 +15,24 @@ import {
   type ServiceDefinition,
 } from '@hallmark/runtime';
 import { verifyService } from '@hallmark/verify-service';
+import type pino from 'pino';
+import { loadOrCreateMasterKey } from './master-key-file.ts';
 
 /** The gateway last: it starts taking requests only once every service can answer them. */
 const services: readonly ServiceDefinition[] = [codeService, verifyService, auctionService, complianceService, gatewayService];
 
+export interface EmbeddedOptions {
+  /** Where log lines go (standard output by default); tests read them. */
+  logDestination?: pino.DestinationStream;
+  /** The time now; tests move it to reach expiry. */
+  clock?: () => Date;
+}
+
 export interface EmbeddedProduct {
   url: string;
   log: Logger;
+  /** The operator key made at this start, when there was none; it is shown once and never stored. */
+  generatedOperatorKey: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -27,23 +40,44 @@ export interface EmbeddedProduct {
  * The embedded form: all five services in this process, PGlite under HALLMARK_DATA_DIR, the
  * in-process bus and the memory cache. Needs nothing installed but Node.
  */
-export async function startEmbedded(env: NodeJS.ProcessEnv = process.env): Promise<EmbeddedProduct> {
+export async function startEmbedded(
+  env: NodeJS.ProcessEnv = process.env,
+  options: EmbeddedOptions = {},
+): Promise<EmbeddedProduct> {
   const base = readConfig(EmbeddedConfig, env);
-  const gatewayConfig = readConfig(GatewayConfig, env);
+  const dataDir = resolve(base.HALLMARK_DATA_DIR);
+  const serviceEnv = { ...env, HALLMARK_MASTER_KEY: env.HALLMARK_MASTER_KEY || (await loadOrCreateMasterKey(dataDir)) };
+  const configs = new Map(services.map((definition) => [definition.name, readConfig(definition.configSchema, serviceEnv)]));
+  const gatewayConfig = readConfig(GatewayConfig, serviceEnv);
+  const clock = options.clock ?? (() => new Date());
   const instance = instanceName();
-  const log = createLogger({ instance, level: base.HALLMARK_LOG_LEVEL });
+  const log = createLogger({
+    instance,
+    level: base.HALLMARK_LOG_LEVEL,
+    ...(options.logDestination ? { destination: options.logDestination } : {}),
+  });
   const infra = await createEmbedded(base, log);
   const running: RunningService[] = [];
   for (const definition of services) {
-    const config = definition.name === 'gateway' ? gatewayConfig : readConfig(definition.configSchema, env);
-    const serviceLog = log.child({ service: definition.name });
-    running.push(await definition.start({ name: definition.name, instance, config, base, log: serviceLog, infra }));
+    running.push(
+      await definition.start({
+        name: definition.name,
+        instance,
+        config: configs.get(definition.name) as never,
+        base,
+        log: log.child({ service: definition.name }),
+        infra,
+        clock,
+      }),
+    );
   }
+  const operator = gatewayConfig.HALLMARK_BOOTSTRAP_KEY ? undefined : await ensureOperator(infra.db, undefined, clock());
   const url = new URL(running.at(-1)?.address ?? `http://localhost:${gatewayConfig.PORT}`);
   url.hostname = 'localhost';
   return {
     url: url.origin,
     log,
+    generatedOperatorKey: operator?.kind === 'generated' ? operator.secret : undefined,
     async stop() {
       for (const service of running.reverse()) await service.stop();
       await infra.close();

@@ -48,31 +48,60 @@ export function describeCacheContract(name: string, create: () => Promise<Cache>
       expect(await cache.increment(k, 1, 150)).toBe(1);
     });
 
-    it('spends a quota exactly up to its limit under concurrency, all or nothing', async () => {
+    const counter = (key: string, cost: number, limit: number, resetAtMs = Date.now() + 60_000) => ({
+      key,
+      cost,
+      limit,
+      resetAtMs,
+    });
+
+    it('spends a quota exactly up to its limit under concurrency', async () => {
       const k = key('quota');
       const resetAtMs = Date.now() + 60_000;
-      const decisions = await Promise.all(Array.from({ length: 300 }, () => cache.consumeQuota(k, 1, 100, resetAtMs)));
+      const decisions = await Promise.all(
+        Array.from({ length: 300 }, () => cache.consumeQuotas([counter(k, 1, 100, resetAtMs)])),
+      );
       expect(decisions.filter((decision) => decision.allowed)).toHaveLength(100);
       const refused = decisions.find((decision) => !decision.allowed);
-      expect(refused).toMatchObject({ used: 100, remaining: 0, limit: 100, resetAtMs });
-      const batch = cache.consumeQuota(key('batch'), 7, 10, resetAtMs);
-      expect(await batch).toMatchObject({ allowed: true, used: 7, remaining: 3 });
+      expect(refused).toMatchObject({ refusedIndex: 0, counters: [{ used: 100, remaining: 0, limit: 100, resetAtMs }] });
     });
 
     it('refuses a cost that does not fit and spends nothing of it', async () => {
       const k = key('fit');
-      const resetAtMs = Date.now() + 60_000;
-      await cache.consumeQuota(k, 8, 10, resetAtMs);
-      expect(await cache.consumeQuota(k, 3, 10, resetAtMs)).toMatchObject({ allowed: false, used: 8, remaining: 2 });
-      expect(await cache.consumeQuota(k, 2, 10, resetAtMs)).toMatchObject({ allowed: true, used: 10, remaining: 0 });
+      await cache.consumeQuotas([counter(k, 8, 10)]);
+      expect(await cache.consumeQuotas([counter(k, 3, 10)])).toMatchObject({
+        allowed: false,
+        counters: [{ used: 8, remaining: 2 }],
+      });
+      expect(await cache.consumeQuotas([counter(k, 2, 10)])).toMatchObject({
+        allowed: true,
+        counters: [{ used: 10, remaining: 0 }],
+      });
+    });
+
+    it('spends on several counters all or nothing, and says which one refused', async () => {
+      const burst = key('burst');
+      const daily = key('daily');
+      expect(await cache.consumeQuotas([counter(burst, 1, 5), counter(daily, 4, 4)])).toMatchObject({
+        allowed: true,
+        counters: [{ used: 1 }, { used: 4 }],
+      });
+      expect(await cache.consumeQuotas([counter(burst, 1, 5), counter(daily, 1, 4)])).toMatchObject({
+        allowed: false,
+        refusedIndex: 1,
+        counters: [
+          { used: 1, remaining: 4 },
+          { used: 4, remaining: 0 },
+        ],
+      });
     });
 
     it('starts a new window once the old one has ended', async () => {
       const k = key('window');
-      await cache.consumeQuota(k, 1, 1, Date.now() + 100);
-      expect((await cache.consumeQuota(k, 1, 1, Date.now() + 100)).allowed).toBe(false);
+      await cache.consumeQuotas([counter(k, 1, 1, Date.now() + 100)]);
+      expect((await cache.consumeQuotas([counter(k, 1, 1, Date.now() + 100)])).allowed).toBe(false);
       await sleep(200);
-      expect((await cache.consumeQuota(k, 1, 1, Date.now() + 100)).allowed).toBe(true);
+      expect((await cache.consumeQuotas([counter(k, 1, 1, Date.now() + 100)])).allowed).toBe(true);
     });
   });
 }

@@ -1,11 +1,26 @@
-export interface QuotaDecision {
-  allowed: boolean;
+export interface QuotaCounter {
+  key: string;
+  cost: number;
+  limit: number;
+  /** When this counter's window ends, in Unix milliseconds; the counter expires then. */
+  resetAtMs: number;
+}
+
+export interface CounterState {
+  key: string;
   /** Units used in the window after this call (unchanged when refused). */
   used: number;
   limit: number;
   remaining: number;
-  /** When the window ends, in Unix milliseconds. */
   resetAtMs: number;
+}
+
+export interface QuotaDecision {
+  /** True when every counter had room and all were spent; false when none was. */
+  allowed: boolean;
+  /** Index of the first counter without room, when refused. */
+  refusedIndex: number | undefined;
+  counters: CounterState[];
 }
 
 /**
@@ -21,10 +36,10 @@ export interface Cache {
   /** Adds `by` and returns the new value; a new key expires after `ttlMs`. */
   increment(key: string, by: number, ttlMs: number): Promise<number>;
   /**
-   * Spends `cost` units of a fixed window of `windowMs` ending at `resetAtMs`, all or nothing:
-   * refused (and nothing spent) when it would pass `limit`.
+   * Spends on several fixed-window counters at once, all or nothing: when any counter would pass
+   * its limit, nothing is spent on any of them. One round trip.
    */
-  consumeQuota(key: string, cost: number, limit: number, resetAtMs: number): Promise<QuotaDecision>;
+  consumeQuotas(counters: readonly QuotaCounter[]): Promise<QuotaDecision>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

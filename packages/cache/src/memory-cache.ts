@@ -1,4 +1,4 @@
-import type { Cache, QuotaDecision } from './cache.ts';
+import type { Cache, CounterState, QuotaDecision } from './cache.ts';
 
 interface Entry {
   value: string;
@@ -45,14 +45,22 @@ export function createMemoryCache(options: { now?: () => number } = {}): Cache {
       entries.set(key, { value: String(value), expiresAtMs: entry ? entry.expiresAtMs : now() + ttlMs });
       return value;
     },
-    async consumeQuota(key, cost, limit, resetAtMs): Promise<QuotaDecision> {
-      const entry = live(key);
-      const used = Number(entry?.value ?? 0);
-      if (used + cost > limit) {
-        return { allowed: false, used, limit, remaining: Math.max(0, limit - used), resetAtMs };
-      }
-      entries.set(key, { value: String(used + cost), expiresAtMs: resetAtMs });
-      return { allowed: true, used: used + cost, limit, remaining: limit - used - cost, resetAtMs };
+    async consumeQuotas(counters): Promise<QuotaDecision> {
+      const used = counters.map((counter) => Number(live(counter.key)?.value ?? 0));
+      const refusedIndex = counters.findIndex((counter, index) => (used[index] ?? 0) + counter.cost > counter.limit);
+      const allowed = refusedIndex === -1;
+      const states: CounterState[] = counters.map((counter, index) => {
+        const after = (used[index] ?? 0) + (allowed ? counter.cost : 0);
+        if (allowed) entries.set(counter.key, { value: String(after), expiresAtMs: counter.resetAtMs });
+        return {
+          key: counter.key,
+          used: after,
+          limit: counter.limit,
+          remaining: Math.max(0, counter.limit - after),
+          resetAtMs: counter.resetAtMs,
+        };
+      });
+      return { allowed, refusedIndex: allowed ? undefined : refusedIndex, counters: states };
     },
     async ping() {},
     async close() {

@@ -7,19 +7,28 @@ local value = redis.call('INCRBY', KEYS[1], ARGV[1])
 if value == tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return value`;
 
-// Spend ARGV[1] units against limit ARGV[2] if they fit; the key expires at ARGV[3] (Unix ms).
-// Returns {allowed (1|0), used}.
-const consumeQuotaScript = `
-local used = tonumber(redis.call('GET', KEYS[1]) or '0')
-local cost = tonumber(ARGV[1])
-if used + cost > tonumber(ARGV[2]) then return {0, used} end
-used = redis.call('INCRBY', KEYS[1], cost)
-redis.call('PEXPIREAT', KEYS[1], ARGV[3])
-return {1, used}`;
+// For counter i (KEYS[i]) ARGV holds cost, limit and expiry (Unix ms) at 3i-2, 3i-1, 3i.
+// Spends on all when every one has room, else on none. Returns {refused index or 0, used…}.
+const consumeQuotasScript = `
+local used = {}
+for i, key in ipairs(KEYS) do
+  used[i] = tonumber(redis.call('GET', key) or '0')
+  if used[i] + tonumber(ARGV[3 * i - 2]) > tonumber(ARGV[3 * i - 1]) then
+    local result = {i}
+    for j = 1, #KEYS do result[j + 1] = tonumber(redis.call('GET', KEYS[j]) or '0') end
+    return result
+  end
+end
+local result = {0}
+for i, key in ipairs(KEYS) do
+  result[i + 1] = redis.call('INCRBY', key, ARGV[3 * i - 2])
+  redis.call('PEXPIREAT', key, ARGV[3 * i])
+end
+return result`;
 
 type ScriptedRedis = Redis & {
   hallmarkIncrement(key: string, by: number, ttlMs: number): Promise<number>;
-  hallmarkConsumeQuota(key: string, cost: number, limit: number, resetAtMs: number): Promise<[number, number]>;
+  hallmarkConsumeQuotas(numberOfKeys: number, ...keysThenArgs: Array<string | number>): Promise<number[]>;
 };
 
 export interface RedisCacheOptions {
@@ -39,7 +48,7 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
   // Errors surface on the commands that meet them; without a listener ioredis would also print them.
   redis.on('error', () => {});
   redis.defineCommand('hallmarkIncrement', { numberOfKeys: 1, lua: incrementScript });
-  redis.defineCommand('hallmarkConsumeQuota', { numberOfKeys: 1, lua: consumeQuotaScript });
+  redis.defineCommand('hallmarkConsumeQuotas', { lua: consumeQuotasScript });
 
   return {
     async get(key) {
@@ -56,9 +65,28 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
       await redis.del(key);
     },
     increment: (key, by, ttlMs) => redis.hallmarkIncrement(key, by, ttlMs),
-    async consumeQuota(key, cost, limit, resetAtMs): Promise<QuotaDecision> {
-      const [allowed, used] = await redis.hallmarkConsumeQuota(key, cost, limit, resetAtMs);
-      return { allowed: allowed === 1, used, limit, remaining: Math.max(0, limit - used), resetAtMs };
+    async consumeQuotas(counters): Promise<QuotaDecision> {
+      const args = counters.flatMap((counter) => [counter.cost, counter.limit, counter.resetAtMs]);
+      const [refused, ...used] = await redis.hallmarkConsumeQuotas(
+        counters.length,
+        ...counters.map((counter) => counter.key),
+        ...args,
+      );
+      const allowed = refused === 0;
+      return {
+        allowed,
+        refusedIndex: allowed ? undefined : (refused ?? 1) - 1,
+        counters: counters.map((counter, index) => {
+          const spent = used[index] ?? 0;
+          return {
+            key: counter.key,
+            used: spent,
+            limit: counter.limit,
+            remaining: Math.max(0, counter.limit - spent),
+            resetAtMs: counter.resetAtMs,
+          };
+        }),
+      };
     },
     async ping() {
       await redis.ping();

@@ -1,6 +1,13 @@
 export { type ErrorCode, errorCodes, errorStatus, isErrorCode } from './error-codes.ts';
 export { type ErrorData, HallmarkError, isErrorData, toHallmarkError } from './hallmark-error.ts';
-export { defineRoute, type HttpMethod, type ResponseDefinition, type RouteDefinition, toRouterPath } from './http-route.ts';
+export {
+  defineRoute,
+  type HttpMethod,
+  type QuotaRule,
+  type ResponseDefinition,
+  type RouteDefinition,
+  toRouterPath,
+} from './http-route.ts';
 export { buildOpenApiDocument, type OpenApiInfo } from './openapi.ts';
 export { err, ok, type Result } from './result.ts';
 export {
@@ -18,10 +25,12 @@ export {
   routes,
 } from './routes.ts';
 export {
+  PrincipalSchema,
   pingRpc,
   type RpcDefinition,
   type RpcRequest,
   type RpcResponse,
+  rotateSigningKeyRpc,
   rpcSubject,
 } from './rpc.ts';
 export { ErrorEnvelope, Pagination, ResponseMeta } from './schemas/common.ts';
@@ -63,4 +72,4 @@ export {
   type Tier,
   tiers,
 } from './scopes.ts';
-export { allServices, type BackendService, backendServices, isBackendService, type ServiceName } from './services.ts';
+export { allServices, type BackendService, backendServices, broadcasts, isBackendService, type ServiceName } from './services.ts';

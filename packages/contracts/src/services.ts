@@ -8,3 +8,11 @@ export type ServiceName = (typeof allServices)[number];
 export function isBackendService(value: string): value is BackendService {
   return (backendServices as readonly string[]).includes(value);
 }
+
+/** Subjects broadcast to every replica (not kept): each invalidates a cache the moment something is revoked. */
+export const broadcasts = {
+  /** `{ keyId }`: gateways drop the key from their authentication cache. */
+  apiKeyRevoked: 'auth.api-key-revoked',
+  /** `{ kid }`: verifiers and gateways drop the public key. */
+  publicKeyRevoked: 'keys.public-key-revoked',
+} as const;

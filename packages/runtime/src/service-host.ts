@@ -69,6 +69,7 @@ export async function runService(definition: ServiceDefinition): Promise<void> {
     base: config,
     log,
     infra,
+    clock: () => new Date(),
   });
   const probes =
     config.HALLMARK_PROBE_PORT === undefined ? undefined : await startProbeServer(config.HALLMARK_PROBE_PORT, infra.readiness);

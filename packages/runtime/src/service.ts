@@ -17,6 +17,8 @@ export interface ServiceContext<C> {
   base: BaseConfig;
   log: Logger;
   infra: Infrastructure;
+  /** The time now. Tests set it; everything that checks expiry reads it. */
+  clock: () => Date;
 }
 
 export interface RunningService {

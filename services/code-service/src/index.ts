@@ -1,1 +1,2 @@
+export { CodeServiceConfig } from './config.ts';
 export { codeService } from './service.ts';

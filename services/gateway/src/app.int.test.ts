@@ -1,4 +1,5 @@
 import { createInProcessBus } from '@hallmark/bus';
+import { createMemoryCache } from '@hallmark/cache';
 import { routes, toRouterPath } from '@hallmark/contracts';
 import { createLogger, readConfig } from '@hallmark/runtime';
 import { describe, expect, it } from 'vitest';
@@ -8,6 +9,10 @@ import { GatewayConfig } from './config.ts';
 const deps = () => ({
   config: readConfig(GatewayConfig, {}),
   bus: createInProcessBus(),
+  // Route registration reads neither; a request would, and these tests send none.
+  db: undefined as never,
+  cache: createMemoryCache(),
+  clock: () => new Date(),
   log: createLogger({ instance: 'test', level: 'silent' }),
   readiness: {},
   requestTimeoutMs: 1_000,

@@ -1,22 +1,34 @@
 import { randomUUID } from 'node:crypto';
 import multipart from '@fastify/multipart';
+import { createVerificationKeys } from '@hallmark/accounts';
 import type { Bus } from '@hallmark/bus';
-import { HallmarkError, routes, toRouterPath } from '@hallmark/contracts';
+import type { Cache } from '@hallmark/cache';
+import { broadcasts, HallmarkError, routes, toRouterPath } from '@hallmark/contracts';
 import type { Logger, ReadinessChecks } from '@hallmark/runtime';
+import type { SqlDatabase } from '@hallmark/sql';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import { createAuthenticator } from './auth/authenticator.ts';
+import { createRateLimiter } from './auth/rate-limiter.ts';
+import { installRequestAuth } from './auth/request-auth.ts';
 import type { GatewayConfig } from './config.ts';
 import { errorEnvelope, toApiError } from './error-envelope.ts';
+import { registerAccountRoutes } from './routes/accounts.ts';
+import { registerKeyRoutes } from './routes/keys.ts';
 import { registerSystemRoutes } from './routes/system.ts';
+import { registerWellKnownRoutes } from './routes/well-known.ts';
 import { createServiceCaller } from './service-call.ts';
 
 export interface GatewayDependencies {
   config: GatewayConfig;
   bus: Bus;
+  db: SqlDatabase;
+  cache: Cache;
   log: Logger;
   readiness: ReadinessChecks;
   requestTimeoutMs: number;
+  clock: () => Date;
 }
 
 /** An incoming X-Request-Id is kept when it is a plain token; otherwise a new one is made. */
@@ -89,7 +101,26 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
 
   await app.register(multipart, { limits: { fileSize: deps.config.HALLMARK_UPLOAD_LIMIT_BYTES, files: 1, fields: 20 } });
 
+  const authenticator = createAuthenticator({ db: deps.db, clock: deps.clock });
+  const verificationKeys = createVerificationKeys(deps.db);
+  installRequestAuth(app, { authenticator, rateLimiter: createRateLimiter({ cache: deps.cache, clock: deps.clock }) });
+  // A revocation on any replica reaches this one within a bus round trip.
+  const revocations = [
+    await deps.bus.onBroadcast(broadcasts.apiKeyRevoked, (payload) =>
+      authenticator.forget(String((payload as { keyId: unknown }).keyId)),
+    ),
+    await deps.bus.onBroadcast(broadcasts.publicKeyRevoked, (payload) =>
+      verificationKeys.forget(String((payload as { kid: unknown }).kid)),
+    ),
+  ];
+  app.addHook('onClose', async () => {
+    for (const subscription of revocations) await subscription.stop();
+  });
+
   const services = createServiceCaller(deps.bus, deps.requestTimeoutMs);
   registerSystemRoutes(app, { services, readiness: deps.readiness });
+  registerWellKnownRoutes(app, { verificationKeys });
+  registerAccountRoutes(app, { db: deps.db, clock: deps.clock });
+  registerKeyRoutes(app, { db: deps.db, bus: deps.bus, services, authenticator, verificationKeys, clock: deps.clock });
   return app;
 }

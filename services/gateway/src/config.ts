@@ -15,5 +15,11 @@ export const GatewayConfig = Type.Object({
     default: 20 * 1024 * 1024,
     description: 'largest uploaded file accepted, in bytes',
   }),
+  HALLMARK_BOOTSTRAP_KEY: Type.Optional(
+    Type.String({
+      pattern: '^svc_(live|test)_[0-9a-f]{64}$',
+      description: 'svc_live_<64 lower-case hex>: the operator key to ensure at start',
+    }),
+  ),
 });
 export type GatewayConfig = Static<typeof GatewayConfig>;

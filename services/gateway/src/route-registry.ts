@@ -18,6 +18,7 @@ export function registerRoute(app: FastifyInstance, definition: RouteDefinition,
   }
   app.route({
     method: definition.method,
+    config: { route: definition },
     url: toRouterPath(definition.path),
     schema: {
       ...(definition.params ? { params: definition.params } : {}),

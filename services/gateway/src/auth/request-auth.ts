@@ -1,0 +1,81 @@
+import { type AuthenticatedKey, holdsScope } from '@hallmark/accounts';
+import { HallmarkError, type RouteDefinition } from '@hallmark/contracts';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Authenticator } from './authenticator.ts';
+import type { RateLimiter } from './rate-limiter.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The key the request was made with; null on public routes. */
+    apiKey: AuthenticatedKey | null;
+  }
+  interface FastifyContextConfig {
+    /** The contract this route was registered from. */
+    route?: RouteDefinition;
+  }
+}
+
+/** The authenticated key of a route that requires one. */
+export function requireApiKey(request: FastifyRequest): AuthenticatedKey {
+  if (!request.apiKey) throw new Error(`${request.routeOptions.url} reads the API key but is not an api-key route`);
+  return request.apiKey;
+}
+
+function itemCount(body: unknown): number {
+  const items = (body as { items?: unknown } | undefined)?.items;
+  return Array.isArray(items) ? Math.max(1, items.length) : 1;
+}
+
+/**
+ * Every non-public route: authenticate (401s), check the route's scope (403), then spend the
+ * key's limits (429). Refusals for authentication or scope happen before anything is spent.
+ * Limits are spent as soon as the request is authorised, or, for routes that count items, once
+ * the body is read. Either way: one counter call per request.
+ */
+export function installRequestAuth(app: FastifyInstance, deps: { authenticator: Authenticator; rateLimiter: RateLimiter }): void {
+  app.decorateRequest('apiKey', null);
+
+  const spend = async (request: FastifyRequest, reply: FastifyReply, route: RouteDefinition) => {
+    if (!request.apiKey) return;
+    const outcome = await deps.rateLimiter.spend(
+      request.apiKey,
+      route.quota,
+      route.quota?.per === 'item' ? itemCount(request.body) : 1,
+    );
+    reply.header('x-ratelimit-limit', outcome.reported.limit);
+    reply.header('x-ratelimit-remaining', outcome.reported.remaining);
+    reply.header('x-ratelimit-reset', Math.ceil(outcome.reported.resetAtMs / 1000));
+    if (!outcome.allowed) {
+      reply.header('retry-after', outcome.retryAfterSeconds);
+      throw new HallmarkError(
+        'RATE_LIMITED',
+        `Limit reached (${outcome.refusedBy}); retry after ${outcome.retryAfterSeconds} s.`,
+        {
+          limit: outcome.refusedBy,
+          retryAfterSeconds: outcome.retryAfterSeconds,
+        },
+      );
+    }
+  };
+
+  app.addHook('onRequest', async (request, reply) => {
+    const route = request.routeOptions.config?.route;
+    if (!route || route.auth === 'public') return;
+    const header = request.headers['x-api-key'];
+    if (route.auth === 'optional-key' && header === undefined) return;
+    const key = await deps.authenticator.authenticate(header);
+    if (route.scope && !holdsScope(key.scopes, key.isOperator, route.scope)) {
+      throw new HallmarkError('INSUFFICIENT_SCOPE', `This operation needs the scope ${route.scope}.`, {
+        required: route.scope,
+        granted: [...key.scopes],
+      });
+    }
+    request.apiKey = key;
+    if (route.quota?.per !== 'item') await spend(request, reply, route);
+  });
+
+  app.addHook('preValidation', async (request, reply) => {
+    const route = request.routeOptions.config?.route;
+    if (route?.quota?.per === 'item') await spend(request, reply, route);
+  });
+}

@@ -1,0 +1,96 @@
+import { createApiKey, listKeys, revokeApiKey, type VerificationKeys } from '@hallmark/accounts';
+import type { Bus } from '@hallmark/bus';
+import {
+  broadcasts,
+  type CreateApiKeyBody,
+  createKeyRoute,
+  HallmarkError,
+  type ListKeysQuery,
+  listKeysRoute,
+  type RegisterPublicKeyBody,
+  revokeKeyRoute,
+  rotateSigningKeyRoute,
+  rotateSigningKeyRpc,
+} from '@hallmark/contracts';
+import type { SqlDatabase } from '@hallmark/sql';
+import type { FastifyInstance } from 'fastify';
+import type { Authenticator } from '../auth/authenticator.ts';
+import { requireApiKey } from '../auth/request-auth.ts';
+import { registerRoute } from '../route-registry.ts';
+import type { ServiceCaller } from '../service-call.ts';
+
+export interface KeyRouteDeps {
+  db: SqlDatabase;
+  bus: Bus;
+  services: ServiceCaller;
+  authenticator: Authenticator;
+  verificationKeys: VerificationKeys;
+  clock: () => Date;
+}
+
+/** POST /keys, GET /keys, POST /keys/{id}/revoke, POST /keys/signing/rotate. */
+export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
+  registerRoute(app, createKeyRoute, async (request, reply) => {
+    const key = requireApiKey(request);
+    const body = request.body as CreateApiKeyBody | RegisterPublicKeyBody;
+    reply.status(201);
+    if ('publicKey' in body) {
+      const environment = body.environment ?? key.environment;
+      if (key.environment === 'test' && environment === 'live') {
+        throw new HallmarkError('INSUFFICIENT_SCOPE', 'A test key cannot register live keys; use a live key.', {
+          required: 'environment:live',
+          granted: 'environment:test',
+        });
+      }
+      return deps.verificationKeys.register({ accountId: key.accountId, environment }, body);
+    }
+    return createApiKey(deps.db, key, body, deps.clock());
+  });
+
+  registerRoute(app, listKeysRoute, async (request) => {
+    const key = requireApiKey(request);
+    const query = request.query as ListKeysQuery;
+    return listKeys(
+      deps.db,
+      key,
+      {
+        limit: query.limit ?? 20,
+        ...(query.cursor ? { cursor: query.cursor } : {}),
+        ...(query.type ? { type: query.type } : {}),
+      },
+      deps.clock(),
+    );
+  });
+
+  registerRoute(app, revokeKeyRoute, async (request) => {
+    const key = requireApiKey(request);
+    const { id } = request.params as { id: string };
+    const now = deps.clock();
+    const apiKey = await revokeApiKey(deps.db, key, id, now);
+    if (apiKey) {
+      deps.authenticator.forget(id);
+      await deps.bus.broadcast(broadcasts.apiKeyRevoked, { keyId: id });
+      return { id, type: 'api', status: 'revoked', revokedAt: (apiKey.revokedAt ?? now).toISOString() };
+    }
+    const publicKey = await deps.verificationKeys.revoke(key, id, now);
+    if (publicKey) {
+      await deps.bus.broadcast(broadcasts.publicKeyRevoked, { kid: id });
+      return { id, type: 'public', status: 'revoked', revokedAt: publicKey.revokedAt ?? now.toISOString() };
+    }
+    const signing = await deps.verificationKeys.find(id);
+    if (signing && signing.accountId === key.accountId && signing.environment === key.environment && signing.type === 'signing') {
+      throw new HallmarkError('CONFLICT', 'Signing keys are rotated, not revoked: POST /api/v1/keys/signing/rotate.', { id });
+    }
+    throw new HallmarkError('NOT_FOUND', 'There is no key with this id.', { id });
+  });
+
+  registerRoute(app, rotateSigningKeyRoute, async (request, reply) => {
+    const key = requireApiKey(request);
+    reply.status(201);
+    return deps.services.call(
+      rotateSigningKeyRpc,
+      { principal: { accountId: key.accountId, environment: key.environment } },
+      request.id,
+    );
+  });
+}
