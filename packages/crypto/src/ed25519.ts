@@ -8,7 +8,7 @@ export interface Ed25519KeyPair {
 }
 
 export function generateEd25519KeyPair(): Ed25519KeyPair {
-  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const { privateKey } = generateKeyPairSync('ed25519');
   const jwk = privateKey.export({ format: 'jwk' });
   return { publicKey: Buffer.from(String(jwk.x), 'base64url'), privateKey: Buffer.from(String(jwk.d), 'base64url') };
 }

@@ -42,6 +42,7 @@ export type RegisterPublicKeyBody = Static<typeof RegisterPublicKeyBody>;
 export const CreateKeyBody = Type.Unsafe<CreateApiKeyBody | RegisterPublicKeyBody>({
   type: 'object',
   if: { type: 'object', required: ['publicKey'] },
+  // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else, not a thenable.
   then: RegisterPublicKeyBody,
   else: CreateApiKeyBody,
 });
