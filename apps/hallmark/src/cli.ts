@@ -19,6 +19,13 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(
         `Hallmark is running at ${product.url} (API: ${product.url}/api/v1, started in ${Date.now() - started} ms)\n`,
       );
+      if (product.generatedOperatorKey) {
+        process.stdout.write(
+          `\nOperator API key (shown this once; only its hash is stored):\n  ${product.generatedOperatorKey}\n` +
+            'It holds every scope, accounts:write included. Try:\n' +
+            `  curl -H 'x-api-key: ${product.generatedOperatorKey}' ${product.url}/api/v1/keys\n\n`,
+        );
+      }
       stopOnSignal(product.stop, product.log, 10_000);
       return -1;
     }

@@ -46,7 +46,11 @@ export interface PublicKeyEntry {
  * use, its private half sealed with AES-256-GCM under the master key. Needs the master key; the
  * gateway, which only lists and publishes keys, uses `VerificationKeys` instead.
  */
-export function createSigningKeyring(db: SqlDatabase, masterKey: Uint8Array, options: { cacheMs?: number } = {}) {
+export function createSigningKeyring(
+  db: SqlDatabase,
+  masterKey: Uint8Array,
+  options: { cacheMs?: number; onNewKey?: (kid: string) => Promise<void> | void } = {},
+) {
   const cacheMs = options.cacheMs ?? 30_000;
   const active = new Map<string, { key: SigningKey; until: number }>();
   const ownerKey = (owner: Principal) => `${owner.accountId}/${owner.environment}`;
@@ -75,7 +79,8 @@ export function createSigningKeyring(db: SqlDatabase, masterKey: Uint8Array, opt
       let row = await findActiveSigningKey(db, owner);
       if (!row) {
         // Two replicas may race to make the first key; the unique index lets one win and both read it.
-        await insertActiveSigningKey(db, owner, newSealedKey());
+        const fresh = newSealedKey();
+        if (await insertActiveSigningKey(db, owner, fresh)) await options.onNewKey?.(fresh.kid);
         row = await findActiveSigningKey(db, owner);
         if (!row) throw new Error('The active signing key vanished while it was being created.');
       }
@@ -95,6 +100,7 @@ export function createSigningKeyring(db: SqlDatabase, masterKey: Uint8Array, opt
       });
       if (!created) throw new Error('The new signing key was not stored.');
       active.delete(ownerKey(owner));
+      await options.onNewKey?.(created.id);
       return toVerificationKeyView(created);
     },
   };

@@ -41,6 +41,7 @@ export {
   CreateApiKeyBody,
   CreatedAccount,
   CreatedApiKey,
+  CreatedKey,
   CreateKeyBody,
   EnvironmentSchema,
   Jwks,

@@ -3,11 +3,11 @@ import { defineRoute } from './http-route.ts';
 import {
   CreateAccountBody,
   CreatedAccount,
+  CreatedKey,
   CreateKeyBody,
   Jwks,
   KeyIdParam,
   KeyList,
-  KeyView,
   ListKeysQuery,
   RevokedKey,
   VerificationKeyView,
@@ -97,7 +97,7 @@ export const createKeyRoute = defineRoute({
   auth: 'api-key',
   scope: 'keys:write',
   body: CreateKeyBody,
-  responses: { 201: { description: 'The new key; an API key carries its secret, once', schema: KeyView } },
+  responses: { 201: { description: 'The new key; an API key carries its secret, once', schema: CreatedKey } },
   errors: ['VALIDATION_ERROR', 'CONFLICT'],
 });
 

@@ -15,4 +15,6 @@ export const broadcasts = {
   apiKeyRevoked: 'auth.api-key-revoked',
   /** `{ kid }`: verifiers and gateways drop the public key. */
   publicKeyRevoked: 'keys.public-key-revoked',
+  /** `{ kid }`: a signing key was made or rotated; gateways republish the key set. */
+  signingKeyAdded: 'keys.signing-key-added',
 } as const;

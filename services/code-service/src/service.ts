@@ -1,5 +1,5 @@
 import { createSigningKeyring, migrateAccounts } from '@hallmark/accounts';
-import { rotateSigningKeyRpc } from '@hallmark/contracts';
+import { broadcasts, rotateSigningKeyRpc } from '@hallmark/contracts';
 import { parseMasterKey } from '@hallmark/crypto';
 import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
 import { CodeServiceConfig } from './config.ts';
@@ -11,7 +11,9 @@ export const codeService = defineService({
   async start(context) {
     const { infra, log } = context;
     await migrateAccounts(infra.db);
-    const keyring = createSigningKeyring(infra.db, parseMasterKey(context.config.HALLMARK_MASTER_KEY));
+    const keyring = createSigningKeyring(infra.db, parseMasterKey(context.config.HALLMARK_MASTER_KEY), {
+      onNewKey: (kid) => infra.bus.broadcast(broadcasts.signingKeyAdded, { kid }),
+    });
     const subscriptions = [
       await servePing('code-service', context),
       await serveRpc(infra.bus, log, rotateSigningKeyRpc, async ({ principal }) => keyring.rotate(principal)),

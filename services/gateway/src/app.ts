@@ -104,17 +104,17 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   const authenticator = createAuthenticator({ db: deps.db, clock: deps.clock });
   const verificationKeys = createVerificationKeys(deps.db);
   installRequestAuth(app, { authenticator, rateLimiter: createRateLimiter({ cache: deps.cache, clock: deps.clock }) });
-  // A revocation on any replica reaches this one within a bus round trip.
-  const revocations = [
+  // A key revoked or added on any replica reaches this one's caches within a bus round trip.
+  const forgetKid = (payload: unknown) => verificationKeys.forget(String((payload as { kid: unknown }).kid));
+  const keyChanges = [
     await deps.bus.onBroadcast(broadcasts.apiKeyRevoked, (payload) =>
       authenticator.forget(String((payload as { keyId: unknown }).keyId)),
     ),
-    await deps.bus.onBroadcast(broadcasts.publicKeyRevoked, (payload) =>
-      verificationKeys.forget(String((payload as { kid: unknown }).kid)),
-    ),
+    await deps.bus.onBroadcast(broadcasts.publicKeyRevoked, forgetKid),
+    await deps.bus.onBroadcast(broadcasts.signingKeyAdded, forgetKid),
   ];
   app.addHook('onClose', async () => {
-    for (const subscription of revocations) await subscription.stop();
+    for (const subscription of keyChanges) await subscription.stop();
   });
 
   const services = createServiceCaller(deps.bus, deps.requestTimeoutMs);

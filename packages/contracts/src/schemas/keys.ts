@@ -80,6 +80,8 @@ export const VerificationKeyView = Type.Object({
 export type VerificationKeyView = Static<typeof VerificationKeyView>;
 
 export const KeyView = Type.Union([ApiKeyView, VerificationKeyView]);
+/** What POST /keys answers: a new API key with its secret, or the registered public key. */
+export const CreatedKey = Type.Union([CreatedApiKey, VerificationKeyView]);
 export type KeyView = Static<typeof KeyView>;
 
 export const ListKeysQuery = Type.Object(
