@@ -14,6 +14,8 @@ const namespace = `e2e_${randomUUID().slice(0, 8)}`;
 
 let database: TestDatabase;
 let gatewayUrl: string;
+let secondGatewayUrl: string;
+const operatorKey = `svc_live_${randomUUID().replaceAll('-', '')}${randomUUID().replaceAll('-', '')}`;
 let env: Record<string, string>;
 const processes: ServiceProcess[] = [];
 
@@ -44,7 +46,9 @@ async function ping(service: string, body: object = {}, requestId?: string) {
 beforeAll(async () => {
   database = await createTestDatabase('e2e');
   const port = await freePort();
+  const secondPort = await freePort();
   gatewayUrl = `http://127.0.0.1:${port}`;
+  secondGatewayUrl = `http://127.0.0.1:${secondPort}`;
   env = {
     HALLMARK_NATS_URL: natsUrl,
     HALLMARK_DATABASE_URL: database.url,
@@ -54,20 +58,34 @@ beforeAll(async () => {
     HALLMARK_REQUEST_TIMEOUT_MS: '3000',
     HALLMARK_PROBE_PORT: '0',
     HALLMARK_MASTER_KEY: '42'.repeat(32),
+    HALLMARK_BOOTSTRAP_KEY: operatorKey,
   };
   start('gateway', 'gateway', { PORT: String(port), HALLMARK_HOST: '127.0.0.1' });
+  start('gateway', 'gateway-2', { PORT: String(secondPort), HALLMARK_HOST: '127.0.0.1' });
   start('code-service', 'code-service-1');
   start('code-service', 'code-service-2');
   start('verify-service');
   start('auction-service');
   start('compliance-service');
-  await waitFor('the gateway to be ready', async () => ((await fetch(`${gatewayUrl}/ready`)).ok ? true : undefined), {
-    timeoutMs: 60_000,
-  });
-  for (const service of ['code-service', 'verify-service', 'auction-service', 'compliance-service']) {
-    await waitFor(`${service} to answer`, async () => ((await ping(service)).status === 200 ? true : undefined), {
+  for (const url of [gatewayUrl, secondGatewayUrl]) {
+    await waitFor(`the gateway at ${url} to be ready`, async () => ((await fetch(`${url}/ready`)).ok ? true : undefined), {
       timeoutMs: 60_000,
     });
+  }
+  try {
+    for (const service of ['code-service', 'verify-service', 'auction-service', 'compliance-service']) {
+      await waitFor(`${service} to answer`, async () => ((await ping(service)).status === 200 ? true : undefined), {
+        timeoutMs: 60_000,
+      });
+    }
+  } catch (error) {
+    // Say why: each process's exit code, standard error and last lines.
+    for (const started of processes) {
+      console.error(
+        `--- ${started.name} (exit ${started.child.exitCode})\n${started.stderr.join('')}${JSON.stringify(started.lines.slice(-5))}`,
+      );
+    }
+    throw error;
   }
 });
 
@@ -171,5 +189,65 @@ describe('distributed form: five services as separate processes', () => {
     const stderr = misconfigured.stderr.join('');
     expect(stderr).toContain('HALLMARK_NATS_URL');
     expect(stderr).toContain('HALLMARK_REQUEST_TIMEOUT_MS');
+  });
+});
+
+describe('distributed form: two gateways share keys and limits', () => {
+  async function api(url: string, method: string, path: string, key: string, body?: unknown) {
+    const response = await fetch(`${url}/api/v1${path}`, {
+      method,
+      headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field below
+    return { status: response.status, body: (await response.json()) as Record<string, any> };
+  }
+
+  async function tenantKey(body: Record<string, unknown>): Promise<{ id: string; secret: string }> {
+    const account = await api(gatewayUrl, 'POST', '/accounts', operatorKey, {
+      name: `Tenant ${randomUUID()}`,
+      tier: 'enterprise',
+    });
+    expect(account.status).toBe(201);
+    const key = await api(gatewayUrl, 'POST', '/keys', account.body.apiKey.secret, body);
+    expect(key.status).toBe(201);
+    return { id: key.body.id, secret: key.body.secret };
+  }
+
+  it('refuses a key on the other gateway within 1 s of its revocation', async () => {
+    const account = await api(gatewayUrl, 'POST', '/accounts', operatorKey, {
+      name: `Tenant ${randomUUID()}`,
+      tier: 'enterprise',
+    });
+    const owner = account.body.apiKey.secret as string;
+    const victim = await api(gatewayUrl, 'POST', '/keys', owner, { name: 'victim', scopes: ['keys:read'] });
+    // The second gateway has the key in its cache.
+    expect((await api(secondGatewayUrl, 'GET', '/keys', victim.body.secret)).status).toBe(200);
+    const revoked = await api(gatewayUrl, 'POST', `/keys/${victim.body.id}/revoke`, owner);
+    expect(revoked.status).toBe(200);
+    const revokedAt = Date.now();
+    const refused = await waitFor(
+      'the second gateway to refuse the key',
+      async () => {
+        const response = await api(secondGatewayUrl, 'GET', '/keys', victim.body.secret);
+        return response.status === 401 ? response : undefined;
+      },
+      { timeoutMs: 1_000, intervalMs: 20 },
+    );
+    expect(Date.now() - revokedAt).toBeLessThan(1_000);
+    expect(refused.body.error.code).toBe('REVOKED_API_KEY');
+  });
+
+  it('lets exactly 100 of 300 concurrent requests through a test key’s daily 100, across both gateways', async () => {
+    const sandbox = await tenantKey({ name: 'sandbox', scopes: ['keys:read'], environment: 'test' });
+    const responses = await Promise.all(
+      Array.from({ length: 300 }, (_, i) =>
+        api(i % 2 === 0 ? gatewayUrl : secondGatewayUrl, 'GET', '/keys?limit=1', sandbox.secret),
+      ),
+    );
+    const statuses = responses.map((response) => response.status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(100);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(200);
+    expect(responses.find((response) => response.status === 429)?.body.error.code).toBe('RATE_LIMITED');
   });
 });

@@ -245,12 +245,22 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
   };
 }
 
+/** Creates the event stream unless it exists. Replicas starting together race here: a lost race is fine. */
 async function ensureStream(jsm: JetStreamManager, name: string, subjects: string): Promise<void> {
   try {
     await jsm.streams.info(name);
+    return;
   } catch (error) {
     if (!(error instanceof JetStreamApiError)) throw error;
+  }
+  try {
     await jsm.streams.add({ name, subjects: [subjects] });
+  } catch (error) {
+    const existsNow = await jsm.streams.info(name).then(
+      () => true,
+      () => false,
+    );
+    if (!existsNow) throw error;
   }
 }
 

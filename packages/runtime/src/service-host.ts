@@ -61,6 +61,23 @@ export async function runService(definition: ServiceDefinition): Promise<void> {
   }
   const instance = instanceName();
   const log = createLogger({ service: definition.name, instance, level: config.HALLMARK_LOG_LEVEL });
+  try {
+    await startDistributed(definition, config, serviceConfig, instance, log);
+  } catch (error) {
+    log.fatal({ err: error }, 'could not start');
+    log.flush();
+    process.exitCode = 1;
+    setTimeout(() => process.exit(1), 100).unref();
+  }
+}
+
+async function startDistributed(
+  definition: ServiceDefinition,
+  config: DistributedConfig,
+  serviceConfig: unknown,
+  instance: string,
+  log: Logger,
+): Promise<void> {
   const infra = await connectDistributed(config, definition.name, log);
   const running: RunningService = await definition.start({
     name: definition.name,
