@@ -1,48 +1,70 @@
-import { parseArgs } from 'node:util';
+import { HallmarkError } from '@hallmark/contracts';
 import { exitOnConfigError, stopOnSignal } from '@hallmark/runtime';
+import { accountsCommand, accountsUsage } from './commands/accounts.ts';
+import { keysCommand, keysUsage } from './commands/keys.ts';
+import { UsageError } from './commands/usage-error.ts';
 import { startEmbedded } from './embedded.ts';
 
 const usage = `Usage: hallmark <command>
 
-Commands:
-  start     Start the whole product in this process (embedded form): API under /api/v1.
+  hallmark start
+    Starts the whole product in this process (embedded form): API under /api/v1.
+  ${accountsUsage}
+  ${keysUsage}
 
-Environment: see the README's table (PORT, HALLMARK_DATA_DIR, HALLMARK_LOG_LEVEL, …).`;
+The account and key commands work on HALLMARK_DATABASE_URL, or else on the embedded database
+under HALLMARK_DATA_DIR (stop "hallmark start" first). See the README for every setting.`;
 
-async function main(argv: string[]): Promise<number> {
-  const { positionals } = parseArgs({ args: argv, allowPositionals: true, strict: false });
-  const [command] = positionals;
+const write = (text: string) => process.stdout.write(text);
+
+async function start(): Promise<void> {
+  const started = Date.now();
+  const product = await startEmbedded();
+  write(`Hallmark is running at ${product.url} (API: ${product.url}/api/v1, started in ${Date.now() - started} ms)\n`);
+  if (product.generatedOperatorKey) {
+    write(
+      `\nOperator API key (shown this once; only its hash is stored):\n  ${product.generatedOperatorKey}\n` +
+        'It holds every scope, accounts:write included. Try:\n' +
+        `  curl -H 'x-api-key: ${product.generatedOperatorKey}' ${product.url}/api/v1/keys\n\n`,
+    );
+  }
+  stopOnSignal(product.stop, product.log, 10_000);
+}
+
+/** Resolves with the exit code, or undefined when the command keeps running (start). */
+async function main(argv: string[]): Promise<number | undefined> {
+  const [command, ...rest] = argv;
   switch (command) {
-    case 'start': {
-      const started = Date.now();
-      const product = await startEmbedded();
-      process.stdout.write(
-        `Hallmark is running at ${product.url} (API: ${product.url}/api/v1, started in ${Date.now() - started} ms)\n`,
-      );
-      if (product.generatedOperatorKey) {
-        process.stdout.write(
-          `\nOperator API key (shown this once; only its hash is stored):\n  ${product.generatedOperatorKey}\n` +
-            'It holds every scope, accounts:write included. Try:\n' +
-            `  curl -H 'x-api-key: ${product.generatedOperatorKey}' ${product.url}/api/v1/keys\n\n`,
-        );
-      }
-      stopOnSignal(product.stop, product.log, 10_000);
-      return -1;
-    }
+    case 'start':
+      await start();
+      return undefined;
+    case 'accounts':
+      await accountsCommand(rest, process.env, write);
+      return 0;
+    case 'keys':
+      await keysCommand(rest, process.env, write);
+      return 0;
     case undefined:
     case 'help':
     case '--help':
-      process.stdout.write(`${usage}\n`);
+      write(`${usage}\n`);
       return 0;
     default:
-      process.stderr.write(`hallmark: unknown command "${command}"\n\n${usage}\n`);
-      return 64; // EX_USAGE
+      throw new UsageError(`unknown command "${command}"`);
   }
 }
 
 try {
   const code = await main(process.argv.slice(2));
-  if (code >= 0) process.exit(code);
+  if (code !== undefined) process.exit(code);
 } catch (error) {
+  if (error instanceof UsageError) {
+    process.stderr.write(`hallmark: ${error.message}\n\n${usage}\n`);
+    process.exit(64); // EX_USAGE
+  }
+  if (error instanceof HallmarkError) {
+    process.stderr.write(`hallmark: ${error.message}\n`);
+    process.exit(1);
+  }
   exitOnConfigError(error, 'hallmark');
 }

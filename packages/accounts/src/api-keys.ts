@@ -8,6 +8,7 @@ import {
 } from '@hallmark/contracts';
 import type { SqlExecutor } from '@hallmark/sql';
 import { environmentOfSecret, hashApiKeySecret, newApiKeySecret, secretPrefix } from './api-key-secret.ts';
+import { findAccount } from './account-store.ts';
 import { type ApiKeyRecord, insertApiKey } from './api-key-store.ts';
 import type { AuthenticatedKey } from './authenticated-key.ts';
 import { parseExpiresIn } from './expires-in.ts';
@@ -107,6 +108,37 @@ export async function createApiKey(
   return storeNewApiKey(
     sql,
     { accountId: creator.accountId, environment, name: body.name, scopes: body.scopes, expiresAt, createdBy: creator.keyId },
+    now,
+  );
+}
+
+/**
+ * An API key made by the operator's tools (the CLI), with no creating key to inherit from:
+ * any scopes but `accounts:write`, which only the operator's own account may hold.
+ */
+export async function issueApiKey(
+  sql: SqlExecutor,
+  input: { accountId: string; environment: Environment; name: string; scopes: readonly Scope[]; expiresIn?: string },
+  now: Date,
+): Promise<CreatedApiKey> {
+  const account = await findAccount(sql, input.accountId);
+  if (!account) throw new HallmarkError('NOT_FOUND', `There is no account ${input.accountId}.`);
+  const beyond = scopesBeyond(['*'], account.isOperator, input.scopes);
+  if (beyond.length > 0) {
+    throw new HallmarkError('INSUFFICIENT_SCOPE', `Account ${account.id} cannot hold ${beyond.join(', ')}.`, {
+      required: beyond,
+      granted: ['*'],
+    });
+  }
+  let expiresAt: Date | null = null;
+  if (input.expiresIn !== undefined) {
+    const parsed = parseExpiresIn(input.expiresIn);
+    if (!parsed.ok) throw new HallmarkError('VALIDATION_ERROR', `expiresIn ${parsed.message}.`);
+    expiresAt = new Date(now.getTime() + parsed.milliseconds);
+  }
+  return storeNewApiKey(
+    sql,
+    { accountId: account.id, environment: input.environment, name: input.name, scopes: input.scopes, expiresAt, createdBy: null },
     now,
   );
 }

@@ -1,0 +1,33 @@
+import { parseArgs } from 'node:util';
+import { provisionAccount } from '@hallmark/accounts';
+import { type Environment, environments, type Tier, tiers } from '@hallmark/contracts';
+import { connectOperatorDatabase } from './operator-database.ts';
+import { UsageError } from './usage-error.ts';
+
+export const accountsUsage = `hallmark accounts create --name <name> --tier free|starter|enterprise [--env live|test]
+    Creates an account and its first API key (scope *); prints the key once.`;
+
+export async function accountsCommand(args: string[], env: NodeJS.ProcessEnv, out: (text: string) => void): Promise<void> {
+  const [action, ...rest] = args;
+  if (action !== 'create') throw new UsageError(`unknown accounts command "${action ?? ''}"`);
+  const { values } = parseArgs({
+    args: rest,
+    options: { name: { type: 'string' }, tier: { type: 'string' }, env: { type: 'string' } },
+  });
+  if (!values.name) throw new UsageError('--name is required');
+  if (!tiers.includes(values.tier as Tier)) throw new UsageError(`--tier must be one of ${tiers.join(', ')}`);
+  const environment = (values.env ?? 'live') as Environment;
+  if (!environments.includes(environment)) throw new UsageError('--env must be live or test');
+  const connection = await connectOperatorDatabase(env);
+  try {
+    const created = await provisionAccount(
+      connection.db,
+      { name: values.name, tier: values.tier as Tier, environment },
+      new Date(),
+    );
+    out(`account ${created.account.id} (${created.account.name}, ${created.account.tier})\n`);
+    out(`API key ${created.apiKey.id}, scope *, ${environment}; shown this once:\n${created.apiKey.secret}\n`);
+  } finally {
+    await connection.close();
+  }
+}
