@@ -7,8 +7,8 @@ import {
   type Scope,
 } from '@hallmark/contracts';
 import type { SqlExecutor } from '@hallmark/sql';
-import { environmentOfSecret, hashApiKeySecret, newApiKeySecret, secretPrefix } from './api-key-secret.ts';
 import { findAccount } from './account-store.ts';
+import { environmentOfSecret, hashApiKeySecret, newApiKeySecret, secretPrefix } from './api-key-secret.ts';
 import { type ApiKeyRecord, insertApiKey } from './api-key-store.ts';
 import type { AuthenticatedKey } from './authenticated-key.ts';
 import { parseExpiresIn } from './expires-in.ts';

@@ -7,8 +7,8 @@ export function effectiveScopes(granted: readonly Scope[], isOperator: boolean):
 }
 
 export function holdsScope(granted: readonly Scope[], isOperator: boolean, required: Scope): boolean {
-  if (required === '*') return granted.includes('*');
-  return effectiveScopes(granted, isOperator).has(required);
+  if (granted.includes('*')) return required !== 'accounts:write' || isOperator;
+  return required !== '*' && granted.includes(required);
 }
 
 /**

@@ -12,8 +12,8 @@ export interface TierLimits {
 /** The spec's daily quotas by tier, and burst limits (ours: not in the spec). */
 export const tierLimits: Readonly<Record<Tier, TierLimits>> = {
   free: { generatePerDay: 100, verifyPerDay: 1_000, requestsPerSecond: 20 },
-  starter: { generatePerDay: 1_000, verifyPerDay: 10_000, requestsPerSecond: 100 },
-  enterprise: { generatePerDay: null, verifyPerDay: null, requestsPerSecond: 10_000 },
+  starter: { generatePerDay: 1_000, verifyPerDay: 10_000, requestsPerSecond: 200 },
+  enterprise: { generatePerDay: null, verifyPerDay: null, requestsPerSecond: 50_000 },
 };
 
 /** Test keys: 100 requests a day in all, whatever the tier (spec, Limits 3). */

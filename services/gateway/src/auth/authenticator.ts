@@ -12,18 +12,34 @@ export interface Authenticator {
   /**
    * The spec's order: read the header, check its form, hash, look up, then refuse a revoked or
    * expired key. Fails with MISSING_API_KEY, INVALID_API_KEY, REVOKED_API_KEY or EXPIRED_API_KEY.
+   * A cached key is answered at once, without a promise.
    */
-  authenticate(header: string | string[] | undefined): Promise<AuthenticatedKey>;
+  authenticate(header: string | string[] | undefined): AuthenticatedKey | Promise<AuthenticatedKey>;
   /** Drops a key from the cache; called on every replica when a key is revoked anywhere. */
   forget(keyId: string): void;
 }
 
 interface CacheEntry {
-  key: ApiKeyWithAccount | undefined;
+  /** The stored key, for the revocation and expiry checks. */
+  record: ApiKeyWithAccount | undefined;
+  /** What requests receive: built once per cache fill, frozen, shared by every request. */
+  authenticated: AuthenticatedKey | undefined;
   until: number;
 }
 
 const maxEntries = 50_000;
+
+function toAuthenticatedKey(key: ApiKeyWithAccount): AuthenticatedKey {
+  return Object.freeze({
+    keyId: key.id,
+    accountId: key.accountId,
+    environment: key.environment,
+    scopes: Object.freeze([...key.scopes]),
+    isOperator: key.isOperator,
+    tier: key.tier,
+    expiresAt: key.expiresAt,
+  });
+}
 
 /**
  * Keys are cached by hash so most requests cost a SHA-256 and a map lookup. A revocation reaches
@@ -35,21 +51,36 @@ export function createAuthenticator(options: { db: SqlExecutor; clock: () => Dat
   const byHash = new Map<string, CacheEntry>();
   const hashById = new Map<string, string>();
 
-  const lookUp = async (hash: string): Promise<ApiKeyWithAccount | undefined> => {
-    const cached = byHash.get(hash);
-    if (cached && cached.until > Date.now()) return cached.key;
-    const key = await findApiKeyByHash(options.db, hash);
+  const fill = async (hash: string): Promise<CacheEntry> => {
+    const record = await findApiKeyByHash(options.db, hash);
     if (byHash.size >= maxEntries) {
       const oldest = byHash.keys().next().value;
       if (oldest !== undefined) byHash.delete(oldest);
     }
-    byHash.set(hash, { key, until: Date.now() + (key ? cacheMs : 5_000) });
-    if (key) hashById.set(key.id, hash);
-    return key;
+    const entry: CacheEntry = {
+      record,
+      authenticated: record && toAuthenticatedKey(record),
+      until: Date.now() + (record ? cacheMs : 5_000),
+    };
+    byHash.set(hash, entry);
+    if (record) hashById.set(record.id, hash);
+    return entry;
+  };
+
+  const check = (entry: CacheEntry): AuthenticatedKey => {
+    const { record, authenticated } = entry;
+    if (!record || !authenticated) throw new HallmarkError('INVALID_API_KEY', 'The API key does not exist.');
+    if (record.revokedAt) throw new HallmarkError('REVOKED_API_KEY', 'The API key was revoked; create a new one.');
+    if (record.expiresAt && record.expiresAt.getTime() <= options.clock().getTime()) {
+      throw new HallmarkError('EXPIRED_API_KEY', 'The API key has expired; create a new one.', {
+        expiredAt: record.expiresAt.toISOString(),
+      });
+    }
+    return authenticated;
   };
 
   return {
-    async authenticate(header) {
+    authenticate(header) {
       if (header === undefined || header === '') {
         throw new HallmarkError('MISSING_API_KEY', 'Send your API key in the x-api-key header.');
       }
@@ -59,23 +90,10 @@ export function createAuthenticator(options: { db: SqlExecutor; clock: () => Dat
           'The API key is malformed: it must look like svc_live_<64 hex> or svc_test_<64 hex>.',
         );
       }
-      const key = await lookUp(hashApiKeySecret(header));
-      if (!key) throw new HallmarkError('INVALID_API_KEY', 'The API key does not exist.');
-      if (key.revokedAt) throw new HallmarkError('REVOKED_API_KEY', 'The API key was revoked; create a new one.');
-      if (key.expiresAt && key.expiresAt.getTime() <= options.clock().getTime()) {
-        throw new HallmarkError('EXPIRED_API_KEY', 'The API key has expired; create a new one.', {
-          expiredAt: key.expiresAt.toISOString(),
-        });
-      }
-      return {
-        keyId: key.id,
-        accountId: key.accountId,
-        environment: key.environment,
-        scopes: key.scopes,
-        isOperator: key.isOperator,
-        tier: key.tier,
-        expiresAt: key.expiresAt,
-      };
+      const hash = hashApiKeySecret(header);
+      const cached = byHash.get(hash);
+      if (cached && cached.until > Date.now()) return check(cached);
+      return fill(hash).then(check);
     },
     forget(keyId) {
       const hash = hashById.get(keyId);

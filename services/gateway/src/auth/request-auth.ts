@@ -1,8 +1,8 @@
 import { type AuthenticatedKey, holdsScope } from '@hallmark/accounts';
 import { HallmarkError, type RouteDefinition } from '@hallmark/contracts';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Authenticator } from './authenticator.ts';
-import type { RateLimiter } from './rate-limiter.ts';
+import type { RateLimiter, RateLimitOutcome } from './rate-limiter.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -35,35 +35,42 @@ function itemCount(body: unknown): number {
 export function installRequestAuth(app: FastifyInstance, deps: { authenticator: Authenticator; rateLimiter: RateLimiter }): void {
   app.decorateRequest('apiKey', null);
 
-  const spend = async (request: FastifyRequest, reply: FastifyReply, route: RouteDefinition) => {
-    if (!request.apiKey) return;
-    const outcome = await deps.rateLimiter.spend(
-      request.apiKey,
-      route.quota,
-      route.quota?.per === 'item' ? itemCount(request.body) : 1,
-    );
+  const applyOutcome = (reply: FastifyReply, outcome: RateLimitOutcome) => {
     reply.header('x-ratelimit-limit', outcome.reported.limit);
     reply.header('x-ratelimit-remaining', outcome.reported.remaining);
     reply.header('x-ratelimit-reset', Math.ceil(outcome.reported.resetAtMs / 1000));
-    if (!outcome.allowed) {
-      reply.header('retry-after', outcome.retryAfterSeconds);
-      throw new HallmarkError(
-        'RATE_LIMITED',
-        `Limit reached (${outcome.refusedBy}); retry after ${outcome.retryAfterSeconds} s.`,
-        {
-          limit: outcome.refusedBy,
-          retryAfterSeconds: outcome.retryAfterSeconds,
-        },
-      );
-    }
+    if (outcome.allowed) return;
+    reply.header('retry-after', outcome.retryAfterSeconds);
+    throw new HallmarkError('RATE_LIMITED', `Limit reached (${outcome.refusedBy}); retry after ${outcome.retryAfterSeconds} s.`, {
+      limit: outcome.refusedBy,
+      retryAfterSeconds: outcome.retryAfterSeconds,
+    });
   };
 
-  app.addHook('onRequest', async (request, reply) => {
-    const route = request.routeOptions.config?.route;
-    if (!route || route.auth === 'public') return;
-    const header = request.headers['x-api-key'];
-    if (route.auth === 'optional-key' && header === undefined) return;
-    const key = await deps.authenticator.authenticate(header);
+  const spend = (request: FastifyRequest, reply: FastifyReply, route: RouteDefinition, done: HookHandlerDoneFunction) => {
+    const key = request.apiKey;
+    if (!key) return done();
+    const items = route.quota?.per === 'item' ? itemCount(request.body) : 1;
+    deps.rateLimiter.spend(key, route.quota, items).then(
+      (outcome) => {
+        try {
+          applyOutcome(reply, outcome);
+          done();
+        } catch (error) {
+          done(error as Error);
+        }
+      },
+      (error: Error) => done(error),
+    );
+  };
+
+  const authorise = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    route: RouteDefinition,
+    key: AuthenticatedKey,
+    done: HookHandlerDoneFunction,
+  ) => {
     if (route.scope && !holdsScope(key.scopes, key.isOperator, route.scope)) {
       throw new HallmarkError('INSUFFICIENT_SCOPE', `This operation needs the scope ${route.scope}.`, {
         required: route.scope,
@@ -71,11 +78,40 @@ export function installRequestAuth(app: FastifyInstance, deps: { authenticator: 
       });
     }
     request.apiKey = key;
-    if (route.quota?.per !== 'item') await spend(request, reply, route);
+    if (route.quota?.per === 'item') done();
+    else spend(request, reply, route, done);
+  };
+
+  // Callback-style hooks: a cached key and in-memory limits then cost no promise of their own.
+  app.addHook('onRequest', (request, reply, done) => {
+    const route = request.routeOptions.config?.route;
+    if (!route || route.auth === 'public') return done();
+    const header = request.headers['x-api-key'];
+    if (route.auth === 'optional-key' && header === undefined) return done();
+    try {
+      const key = deps.authenticator.authenticate(header);
+      if (key instanceof Promise) {
+        key.then(
+          (authenticated) => {
+            try {
+              authorise(request, reply, route, authenticated, done);
+            } catch (error) {
+              done(error as Error);
+            }
+          },
+          (error: Error) => done(error),
+        );
+      } else {
+        authorise(request, reply, route, key, done);
+      }
+    } catch (error) {
+      done(error as Error);
+    }
   });
 
-  app.addHook('preValidation', async (request, reply) => {
+  app.addHook('preValidation', (request, reply, done) => {
     const route = request.routeOptions.config?.route;
-    if (route?.quota?.per === 'item') await spend(request, reply, route);
+    if (route?.quota?.per === 'item') spend(request, reply, route, done);
+    else done();
   });
 }

@@ -1,0 +1,180 @@
+// What authentication and rate limiting cost a request, two ways:
+// 1. In-process: the authenticator and the rate limiter alone, per call (no HTTP, no noise from
+//    the load generator).
+// 2. Over HTTP: the same route (POST /system/ping/code-service, public, which checks and
+//    rate-limits a key when one is sent) with and without an API key, interleaved in one run
+//    (A B A B …) and summarised by the median. The embedded server is pinned to CPU 1 and the load
+//    generator to CPU 0; the distributed form (five processes, NATS, Redis, PostgreSQL) cannot be
+//    pinned apart on two cores and is noisier.
+//
+//   pnpm bench:auth            (needs PostgreSQL, Redis and NATS)
+import { ensureOperator, migrateAccounts } from '@hallmark/accounts';
+import { createInProcessBus } from '@hallmark/bus';
+import { createMemoryCache, createRedisCache } from '@hallmark/cache';
+import { buildGatewayApp, GatewayConfig } from '@hallmark/gateway';
+import { createLogger, readConfig, servePing } from '@hallmark/runtime';
+import { createPgliteDatabase } from '@hallmark/sql';
+import { createAuthenticator } from '../services/gateway/src/auth/authenticator.ts';
+import { createRateLimiter } from '../services/gateway/src/auth/rate-limiter.ts';
+import {
+  type LoadResult,
+  machineLine,
+  measure,
+  operatorKey,
+  pinLoadGenerator,
+  type RunningProduct,
+  startDistributedProduct,
+  startEmbeddedProduct,
+} from './support.ts';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 6);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+
+async function inProcessCost(): Promise<string[]> {
+  const db = await createPgliteDatabase();
+  await migrateAccounts(db);
+  await ensureOperator(db, operatorKey, new Date());
+  const clock = () => new Date();
+  const authenticator = createAuthenticator({ db, clock });
+  const redis = createRedisCache({ url: process.env.HALLMARK_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', keyPrefix: 'bench:' });
+  const perCall = async (calls: number, work: () => unknown) => {
+    for (let i = 0; i < 1_000; i++) await work();
+    const started = performance.now();
+    for (let i = 0; i < calls; i++) await work();
+    return ((performance.now() - started) / calls) * 1000;
+  };
+  const key = await authenticator.authenticate(operatorKey);
+  const memoryLimiter = createRateLimiter({ cache: createMemoryCache(), clock });
+  const redisLimiter = createRateLimiter({ cache: redis, clock });
+  const authenticate = await perCall(200_000, () => authenticator.authenticate(operatorKey));
+  const memorySpend = await perCall(200_000, () => memoryLimiter.spend(key, undefined, 1));
+  // Sequential round trips: latency, not throughput (the gateway keeps many in flight).
+  const redisSpend = await perCall(5_000, () => redisLimiter.spend(key, undefined, 1));
+  await redis.close();
+
+  // The whole gateway path of one request (routing, validation, hooks, the bus hop to the ping
+  // handler, serialisation), through fastify.inject: no sockets and no load generator competing.
+  const bus = createInProcessBus();
+  const log = createLogger({ instance: 'bench', level: 'info', destination: { write: () => true } as never });
+  const ping = await servePing('code-service', {
+    name: 'code-service',
+    instance: 'bench',
+    config: {},
+    log,
+    infra: { bus } as never,
+  } as never);
+  const app = await buildGatewayApp({
+    config: readConfig(GatewayConfig, {}),
+    bus,
+    db,
+    cache: createMemoryCache(),
+    log,
+    readiness: {},
+    requestTimeoutMs: 5_000,
+    clock,
+  });
+  await app.ready();
+  const inject = (withKey: boolean) => () =>
+    app.inject({
+      method: 'POST',
+      url: '/api/v1/system/ping/code-service',
+      headers: { 'content-type': 'application/json', ...(withKey ? { 'x-api-key': operatorKey } : {}) },
+      payload: '{}',
+    });
+  const without: number[] = [];
+  const withKey: number[] = [];
+  for (let round = 0; round < 5; round++) {
+    without.push(await perCall(20_000, inject(false)));
+    withKey.push(await perCall(20_000, inject(true)));
+  }
+  await app.close();
+  await ping.stop();
+  await db.close();
+  const a = median(without);
+  const b = median(withKey);
+  return [
+    `| authenticate (cached key: SHA-256 + lookup + checks), alone | ${authenticate.toFixed(2)} µs |`,
+    `| spend limits, in memory (embedded), alone | ${memorySpend.toFixed(2)} µs |`,
+    `| spend limits, Redis Lua script, one round trip at a time (distributed) | ${redisSpend.toFixed(0)} µs |`,
+    `| whole gateway request through fastify.inject, without key (median of 5 × 20,000) | ${a.toFixed(1)} µs |`,
+    `| whole gateway request through fastify.inject, with key | ${b.toFixed(1)} µs (+${(b - a).toFixed(1)} µs, ${(((b - a) / a) * 100).toFixed(1)}%) |`,
+  ];
+}
+
+async function overHttp(start: () => Promise<RunningProduct>, form: string): Promise<string[]> {
+  const product = await start();
+  try {
+    const load = (withKey: boolean) => ({
+      pid: product.pid,
+      url: `${product.url}/api/v1/system/ping/code-service`,
+      method: 'POST' as const,
+      headers: { 'content-type': 'application/json', ...(withKey ? { 'x-api-key': operatorKey } : {}) },
+      body: '{}',
+    });
+    await measure({ ...load(true), seconds: 2 });
+    await measure({ ...load(false), seconds: 2 });
+    const without: LoadResult[] = [];
+    const withKey: LoadResult[] = [];
+    for (let round = 0; round < rounds; round++) {
+      without.push(await measure({ ...load(false), seconds }));
+      withKey.push(await measure({ ...load(true), seconds }));
+    }
+    const summary = (results: LoadResult[]) => ({
+      rps: median(results.map((result) => result.requestsPerSecond)),
+      p99: median(results.map((result) => result.p99)),
+      cpu: median(results.map((result) => result.cpuMicrosPerRequest ?? 0)),
+      errors: results.reduce((sum, result) => sum + result.errors, 0),
+    });
+    const a = summary(without);
+    const b = summary(withKey);
+    // At full speed the load generator, not the server, may be what runs out (both share two
+    // cores). At one fixed rate below either's capacity the server's CPU per request compares
+    // like with like: that is the capacity a key costs.
+    const rate = Math.round(Math.min(a.rps, b.rps) * 0.6);
+    const fixedWithout: LoadResult[] = [];
+    const fixedWith: LoadResult[] = [];
+    for (let round = 0; round < rounds; round++) {
+      fixedWithout.push(await measure({ ...load(false), seconds, overallRate: rate }));
+      fixedWith.push(await measure({ ...load(true), seconds, overallRate: rate }));
+    }
+    const c = summary(fixedWithout);
+    const d = summary(fixedWith);
+    const percent = (from: number, to: number) => `${(((to - from) / from) * 100).toFixed(1)}%`;
+    return [
+      `| ${form} | full speed, without key | ${a.rps} | ${a.p99} | ${a.cpu} | ${a.errors} | |`,
+      `| ${form} | full speed, with key | ${b.rps} | ${b.p99} | ${b.cpu} | ${b.errors} | ${percent(a.rps, b.rps)} requests/s, ${b.p99 - a.p99} ms p99 |`,
+      `| ${form} | ${rate}/s fixed, without key | ${c.rps} | ${c.p99} | ${c.cpu} | ${c.errors} | |`,
+      `| ${form} | ${rate}/s fixed, with key | ${d.rps} | ${d.p99} | ${d.cpu} | ${d.errors} | ${percent(c.cpu, d.cpu)} server CPU per request, ${d.p99 - c.p99} ms p99 |`,
+    ];
+  } finally {
+    await product.stop();
+  }
+}
+
+const forms = (process.env.BENCH_FORMS ?? 'embedded,distributed').split(',');
+const micro = await inProcessCost();
+pinLoadGenerator(0);
+const http = [
+  ...(forms.includes('embedded')
+    ? await overHttp(() => startEmbeddedProduct({}, 1), 'embedded, server on CPU 1, load on CPU 0')
+    : []),
+  ...(forms.includes('distributed') ? await overHttp(startDistributedProduct, 'distributed (Redis counters), unpinned') : []),
+];
+process.stdout.write(
+  [
+    `Auth cost, ${machineLine()}`,
+    '',
+    '| step, per request | cost |',
+    '|---|---|',
+    ...micro,
+    '',
+    `Over HTTP: 50 connections, ${rounds} interleaved rounds of ${seconds} s per condition, medians`,
+    '',
+    '| form | request | requests/s | p99 ms | server CPU µs/request | errors | difference |',
+    '|---|---|---|---|---|---|---|',
+    ...http,
+    '',
+  ].join('\n'),
+);
