@@ -189,6 +189,9 @@ describe('distributed form: five services as separate processes', () => {
     const stderr = misconfigured.stderr.join('');
     expect(stderr).toContain('HALLMARK_NATS_URL');
     expect(stderr).toContain('HALLMARK_REQUEST_TIMEOUT_MS');
+    const withoutMasterKey = start('code-service', 'no-master-key', { HALLMARK_MASTER_KEY: '' });
+    expect(await withoutMasterKey.exited).toBe(78);
+    expect(withoutMasterKey.stderr.join('')).toContain('HALLMARK_MASTER_KEY');
   });
 });
 

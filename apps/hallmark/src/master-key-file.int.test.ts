@@ -1,0 +1,22 @@
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseMasterKey } from '@hallmark/crypto';
+import { describe, expect, it } from 'vitest';
+import { loadOrCreateMasterKey } from './master-key-file.ts';
+
+describe('the embedded master key', () => {
+  it('is made once in the data folder, readable by its owner only, and read back the same', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'master-key-'));
+    try {
+      const first = await loadOrCreateMasterKey(dataDir);
+      expect(parseMasterKey(first)).toHaveLength(32);
+      expect((await stat(join(dataDir, 'master.key'))).mode & 0o777).toBe(0o600);
+      expect(await loadOrCreateMasterKey(dataDir)).toBe(first);
+      const results = await Promise.all(Array.from({ length: 5 }, () => loadOrCreateMasterKey(join(dataDir, 'race'))));
+      expect(new Set(results).size).toBe(1);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
