@@ -1,0 +1,10 @@
+export { checkAi82Value, isAi82 } from './ai82.ts';
+export {
+  type DigitalLink,
+  formatDigitalLink,
+  isValidYymmdd,
+  type LinkProblem,
+  type ParseResult,
+  parseDigitalLink,
+} from './digital-link.ts';
+export { checkGtin14, type GtinCheck, gs1CheckDigit } from './gtin.ts';
