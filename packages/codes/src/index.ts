@@ -1,0 +1,1 @@
+export { type SignedFields, signCode, signedMessage, verifyCodeSignature } from './signed-message.ts';
