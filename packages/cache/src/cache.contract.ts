@@ -96,6 +96,64 @@ export function describeCacheContract(name: string, create: () => Promise<Cache>
       });
     });
 
+    const scan = (subject: string, atMs: number, client: string, location?: { latitude: number; longitude: number }) => ({
+      subject,
+      atMs,
+      client,
+      repeatWindowMs: 10_000,
+      windowMs: 60_000,
+      clientWindowMs: 30_000,
+      retentionMs: 3_600_000,
+      ...(location ? { location } : {}),
+    });
+
+    it('records scans: totals, first and last seen, repeats, windows, clients and the previous location', async () => {
+      const subject = key('scan');
+      const t0 = 1_800_000_000_000;
+      const first = await cache.recordScan(scan(subject, t0, 'a', { latitude: 48.85, longitude: 2.35 }));
+      expect(first).toEqual({
+        total: 1,
+        firstSeenMs: t0,
+        lastSeenMs: t0,
+        repeat: false,
+        scansInWindow: 1,
+        clientsInWindow: 1,
+        previousLocation: undefined,
+        reported: false,
+      });
+      const repeat = await cache.recordScan(scan(subject, t0 + 1_000, 'a'));
+      expect(repeat).toMatchObject({ total: 2, repeat: true, scansInWindow: 1, clientsInWindow: 1, previousLocation: undefined });
+      const other = await cache.recordScan(scan(subject, t0 + 2_000, 'b', { latitude: 40.71, longitude: -74.0 }));
+      expect(other).toMatchObject({
+        total: 3,
+        firstSeenMs: t0,
+        lastSeenMs: t0 + 2_000,
+        repeat: false,
+        scansInWindow: 2,
+        clientsInWindow: 2,
+        previousLocation: { latitude: 48.85, longitude: 2.35, atMs: t0 },
+      });
+      const later = await cache.recordScan(scan(subject, t0 + 45_000, 'c'));
+      expect(later).toMatchObject({ total: 4, scansInWindow: 3, clientsInWindow: 1 });
+      // The repeat marker lives in real time, so a later scan here comes from another client.
+      const muchLater = await cache.recordScan(scan(subject, t0 + 120_000, 'd'));
+      expect(muchLater).toMatchObject({ total: 5, scansInWindow: 1 });
+    });
+
+    it('counts every one of many concurrent scans exactly once', async () => {
+      const subject = key('burst');
+      const records = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => cache.recordScan(scan(subject, Date.now(), `client-${i}`))),
+      );
+      expect(records.map((record) => record.total).sort((a, b) => a - b)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    });
+
+    it('marks a subject as reported', async () => {
+      const subject = key('reported');
+      await cache.markReported(subject, 3_600_000);
+      expect((await cache.recordScan(scan(subject, Date.now(), 'x'))).reported).toBe(true);
+    });
+
     it('starts a new window once the old one has ended', async () => {
       const k = key('window');
       await cache.consumeQuotas([counter(k, 1, 1, Date.now() + 100)]);

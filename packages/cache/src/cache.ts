@@ -15,6 +15,40 @@ export interface CounterState {
   resetAtMs: number;
 }
 
+export interface ScanInput {
+  /** What was scanned, e.g. `live:09506000134352:SN-1`. */
+  subject: string;
+  atMs: number;
+  /** Who scanned; the same client again within `repeatWindowMs` counts once toward the window. */
+  client: string;
+  repeatWindowMs: number;
+  /** The window for counting scans (EXCESSIVE_SCANS). */
+  windowMs: number;
+  /** The window for counting distinct clients (a cloned label is scanned by many at once). */
+  clientWindowMs: number;
+  location?: { latitude: number; longitude: number } | undefined;
+  /** How long an item's history is kept after its last scan. */
+  retentionMs: number;
+}
+
+export interface ScanRecord {
+  /** Every scan of the subject, this one included. */
+  total: number;
+  firstSeenMs: number;
+  /** This scan's time. */
+  lastSeenMs: number;
+  /** The same client scanned within the repeat window. */
+  repeat: boolean;
+  /** Scans in the window, a client's repeats counted once, this one included. */
+  scansInWindow: number;
+  /** Distinct clients in the client window, this one included. */
+  clientsInWindow: number;
+  /** The previous scan that had a location. */
+  previousLocation: { latitude: number; longitude: number; atMs: number } | undefined;
+  /** Someone reported the subject as counterfeit. */
+  reported: boolean;
+}
+
 export interface QuotaDecision {
   /** True when every counter had room and all were spent; false when none was. */
   allowed: boolean;
@@ -40,6 +74,10 @@ export interface Cache {
    * its limit, nothing is spent on any of them. One round trip.
    */
   consumeQuotas(counters: readonly QuotaCounter[]): Promise<QuotaDecision>;
+  /** Records one scan and answers the subject's history and risk counters. One round trip. */
+  recordScan(scan: ScanInput): Promise<ScanRecord>;
+  /** Marks a subject as reported counterfeit; later scans answer `reported: true`. */
+  markReported(subject: string, retentionMs: number): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

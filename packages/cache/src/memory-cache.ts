@@ -1,4 +1,17 @@
-import type { Cache, CounterState, QuotaDecision } from './cache.ts';
+import type { Cache, CounterState, QuotaDecision, ScanRecord } from './cache.ts';
+
+interface ScanHistory {
+  total: number;
+  firstSeenMs: number;
+  lastSeenMs: number;
+  /** Scan times in the window (repeats left out). */
+  window: number[];
+  /** Client → last scan time. */
+  clients: Map<string, number>;
+  location: { latitude: number; longitude: number; atMs: number } | undefined;
+  reported: boolean;
+  expiresAtMs: number;
+}
 
 interface Entry {
   value: string;
@@ -19,8 +32,28 @@ export function createMemoryCache(options: { now?: () => number } = {}): Cache {
     return entry;
   };
 
+  const histories = new Map<string, ScanHistory>();
+  const history = (subject: string, atMs: number): ScanHistory => {
+    const existing = histories.get(subject);
+    if (existing && existing.expiresAtMs > atMs) return existing;
+    const fresh: ScanHistory = {
+      total: 0,
+      firstSeenMs: atMs,
+      lastSeenMs: atMs,
+      window: [],
+      clients: new Map(),
+      location: undefined,
+      reported: false,
+      expiresAtMs: atMs,
+    };
+    histories.set(subject, fresh);
+    return fresh;
+  };
+
   const sweeper = setInterval(() => {
     for (const key of entries.keys()) live(key);
+    const nowMs = now();
+    for (const [subject, entry] of histories) if (entry.expiresAtMs <= nowMs) histories.delete(subject);
   }, 60_000);
   sweeper.unref();
 
@@ -61,6 +94,39 @@ export function createMemoryCache(options: { now?: () => number } = {}): Cache {
         };
       });
       return { allowed, refusedIndex: allowed ? undefined : refusedIndex, counters: states };
+    },
+    async recordScan(scan): Promise<ScanRecord> {
+      const entry = history(scan.subject, scan.atMs);
+      entry.total += 1;
+      if (entry.total === 1) entry.firstSeenMs = scan.atMs;
+      entry.lastSeenMs = scan.atMs;
+      const repeat = live(`scan-repeat:${scan.subject}:${scan.client}`) !== undefined;
+      if (!repeat) {
+        entries.set(`scan-repeat:${scan.subject}:${scan.client}`, { value: '1', expiresAtMs: scan.atMs + scan.repeatWindowMs });
+        entry.window.push(scan.atMs);
+      }
+      entry.window = entry.window.filter((atMs) => atMs > scan.atMs - scan.windowMs);
+      entry.clients.set(scan.client, scan.atMs);
+      for (const [client, atMs] of entry.clients) if (atMs <= scan.atMs - scan.clientWindowMs) entry.clients.delete(client);
+      const previousLocation = scan.location ? entry.location : undefined;
+      if (scan.location) entry.location = { ...scan.location, atMs: scan.atMs };
+      entry.expiresAtMs = scan.atMs + scan.retentionMs;
+      return {
+        total: entry.total,
+        firstSeenMs: entry.firstSeenMs,
+        lastSeenMs: entry.lastSeenMs,
+        repeat,
+        scansInWindow: entry.window.length,
+        clientsInWindow: entry.clients.size,
+        previousLocation: previousLocation ? { ...previousLocation } : undefined,
+        reported: entry.reported,
+      };
+    },
+    async markReported(subject, retentionMs) {
+      const nowMs = now();
+      const entry = history(subject, nowMs);
+      entry.reported = true;
+      entry.expiresAtMs = Math.max(entry.expiresAtMs, nowMs + retentionMs);
     },
     async ping() {},
     async close() {

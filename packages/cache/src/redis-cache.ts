@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { Cache, QuotaDecision } from './cache.ts';
+import type { Cache, QuotaDecision, ScanRecord } from './cache.ts';
 
 // INCRBY, and PEXPIRE when this call created the key. Returns the new value.
 const incrementScript = `
@@ -26,7 +27,34 @@ for i, key in ipairs(KEYS) do
 end
 return result`;
 
+// KEYS: history hash, window zset, clients zset, repeat marker.
+// ARGV: at, repeat window, window, client window, window member, client, location ("lat,lon" or ""), retention.
+// Returns {total, first, repeat (0|1), scans in window, clients in window, previous location ("lat,lon,at" or ""), reported}.
+const recordScanScript = `
+local at = tonumber(ARGV[1])
+local total = redis.call('HINCRBY', KEYS[1], 'total', 1)
+redis.call('HSETNX', KEYS[1], 'first', ARGV[1])
+redis.call('HSET', KEYS[1], 'last', ARGV[1])
+local repeatScan = 0
+if redis.call('SET', KEYS[4], '1', 'PX', ARGV[2], 'NX') then
+  redis.call('ZADD', KEYS[2], at, ARGV[5])
+else
+  repeatScan = 1
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', at - tonumber(ARGV[3]))
+redis.call('ZADD', KEYS[3], at, ARGV[6])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', at - tonumber(ARGV[4]))
+local previous = ''
+if ARGV[7] ~= '' then
+  previous = redis.call('HGET', KEYS[1], 'location') or ''
+  redis.call('HSET', KEYS[1], 'location', ARGV[7] .. ',' .. ARGV[1])
+end
+for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[8]) end
+return {total, redis.call('HGET', KEYS[1], 'first'), repeatScan, redis.call('ZCARD', KEYS[2]), redis.call('ZCARD', KEYS[3]),
+  previous, redis.call('HGET', KEYS[1], 'reported') or ''}`;
+
 type ScriptedRedis = Redis & {
+  hallmarkRecordScan(...keysThenArgs: Array<string | number>): Promise<[number, string, number, number, number, string, string]>;
   hallmarkIncrement(key: string, by: number, ttlMs: number): Promise<number>;
   hallmarkConsumeQuotas(numberOfKeys: number, ...keysThenArgs: Array<string | number>): Promise<number[]>;
 };
@@ -49,6 +77,7 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
   redis.on('error', () => {});
   redis.defineCommand('hallmarkIncrement', { numberOfKeys: 1, lua: incrementScript });
   redis.defineCommand('hallmarkConsumeQuotas', { lua: consumeQuotasScript });
+  redis.defineCommand('hallmarkRecordScan', { numberOfKeys: 4, lua: recordScanScript });
 
   return {
     async get(key) {
@@ -87,6 +116,40 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
           };
         }),
       };
+    },
+    async recordScan(scan): Promise<ScanRecord> {
+      // The {subject} hash tag keeps an item's keys in one Redis Cluster slot.
+      const base = `scan:{${scan.subject}}`;
+      const [total, first, repeat, scansInWindow, clientsInWindow, previous, reported] = await redis.hallmarkRecordScan(
+        base,
+        `${base}:window`,
+        `${base}:clients`,
+        `${base}:repeat:${scan.client}`,
+        scan.atMs,
+        scan.repeatWindowMs,
+        scan.windowMs,
+        scan.clientWindowMs,
+        `${scan.atMs}:${randomUUID()}`,
+        scan.client,
+        scan.location ? `${scan.location.latitude},${scan.location.longitude}` : '',
+        scan.retentionMs,
+      );
+      const [latitude, longitude, atMs] = previous ? previous.split(',').map(Number) : [];
+      return {
+        total,
+        firstSeenMs: Number(first),
+        lastSeenMs: scan.atMs,
+        repeat: repeat === 1,
+        scansInWindow,
+        clientsInWindow,
+        previousLocation:
+          latitude === undefined || longitude === undefined || atMs === undefined ? undefined : { latitude, longitude, atMs },
+        reported: reported === '1',
+      };
+    },
+    async markReported(subject, retentionMs) {
+      const key = `scan:{${subject}}`;
+      await redis.multi().hset(key, 'reported', '1').pexpire(key, retentionMs).exec();
     },
     async ping() {
       await redis.ping();

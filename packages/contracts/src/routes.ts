@@ -1,6 +1,16 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from './http-route.ts';
 import {
+  CodeReport,
+  GenerateCodeBody,
+  GeneratedCode,
+  QuickstartVerificationResult,
+  ReportCodeBody,
+  VerificationResult,
+  VerifyCodeBody,
+  VerifyCodeQuery,
+} from './schemas/codes.ts';
+import {
   CreateAccountBody,
   CreatedAccount,
   CreatedKey,
@@ -139,6 +149,54 @@ export const rotateSigningKeyRoute = defineRoute({
   errors: ['SERVICE_UNAVAILABLE'],
 });
 
+export const generateCodeRoute = defineRoute({
+  operationId: 'generateCode',
+  method: 'POST',
+  path: `${apiPrefix}/code/generate`,
+  summary:
+    'Generate an Ed25519-signed GS1 Digital Link for one item. An Idempotency-Key header makes a retry return the first answer.',
+  tags: ['codes'],
+  auth: 'api-key',
+  scope: 'assets:create',
+  quota: { kind: 'generate', per: 'request' },
+  body: GenerateCodeBody,
+  responses: { 201: { description: 'The signed code', schema: GeneratedCode } },
+  errors: ['INVALID_GTIN', 'MISSING_REQUIRED_FIELD', 'DUPLICATE_SERIAL', 'VALIDATION_ERROR', 'CONFLICT', 'SERVICE_UNAVAILABLE'],
+});
+
+export const verifyCodeRoute = defineRoute({
+  operationId: 'verifyCode',
+  method: 'POST',
+  path: `${apiPrefix}/code/verify`,
+  summary: 'Verify a code from its URL or raw QR content: verdict, confidence, checks, scan history and risk indicators.',
+  tags: ['codes'],
+  auth: 'api-key',
+  scope: 'assets:verify',
+  quota: { kind: 'verify', per: 'request' },
+  querystring: VerifyCodeQuery,
+  body: VerifyCodeBody,
+  responses: {
+    200: {
+      description: 'The verification result (with ?view=quickstart: scanNumber and firstSeen at the top)',
+      schema: Type.Union([VerificationResult, QuickstartVerificationResult]),
+    },
+  },
+  errors: ['INVALID_URL', 'MISSING_SIGNATURE', 'KEY_NOT_FOUND', 'VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
+});
+
+export const reportCodeRoute = defineRoute({
+  operationId: 'reportCode',
+  method: 'POST',
+  path: `${apiPrefix}/code/report`,
+  summary: 'Report a code as counterfeit; its later verifications carry KNOWN_COUNTERFEIT_PATTERN.',
+  tags: ['codes'],
+  auth: 'api-key',
+  scope: 'assets:verify',
+  body: ReportCodeBody,
+  responses: { 201: { description: 'The report was recorded', schema: CodeReport } },
+  errors: ['INVALID_URL', 'MISSING_SIGNATURE', 'VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
+});
+
 /** Every HTTP route of the product. A route that is not here is not served. */
 export const routes = [
   healthRoute,
@@ -151,4 +209,7 @@ export const routes = [
   listKeysRoute,
   revokeKeyRoute,
   rotateSigningKeyRoute,
+  generateCodeRoute,
+  verifyCodeRoute,
+  reportCodeRoute,
 ] as const;

@@ -1,5 +1,13 @@
-import type { Static, TSchema } from '@sinclair/typebox';
-import { Type } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import {
+  CodeReport,
+  GenerateCodeBody,
+  GeneratedCode,
+  QuickstartVerificationResult,
+  ReportCodeBody,
+  VerificationResult,
+  VerifyCodeBody,
+} from './schemas/codes.ts';
 import { EnvironmentSchema, VerificationKeyView } from './schemas/keys.ts';
 import { PingRequest, PingResponse } from './schemas/system.ts';
 import type { BackendService } from './services.ts';
@@ -28,6 +36,60 @@ export function pingRpc(service: BackendService): RpcDefinition<typeof PingReque
 
 /** The caller as the gateway established it; every RPC that touches account data carries it. */
 export const PrincipalSchema = Type.Object({ accountId: Type.String(), environment: EnvironmentSchema });
+
+/** Who asked, for de-duplicating a client's repeated scans: the key and the client's address. */
+export const ClientSchema = Type.Object({ keyId: Type.String(), address: Type.String() });
+
+export const generateCodeRpc = {
+  service: 'code-service',
+  operation: 'generateCode',
+  request: Type.Object({
+    principal: PrincipalSchema,
+    body: GenerateCodeBody,
+    idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  }),
+  response: GeneratedCode,
+} satisfies RpcDefinition;
+
+/** A code as verification needs it. */
+export const CodeLookup = Type.Object({
+  assetId: Type.String(),
+  accountId: Type.String(),
+  kid: Type.String(),
+  batch: Type.Union([Type.String(), Type.Null()]),
+  expiry: Type.Union([Type.String(), Type.Null()]),
+  expiresAt: Type.Union([Type.String(), Type.Null()]),
+  createdAt: Type.String(),
+  metadata: Type.Record(Type.String(), Type.Unknown()),
+});
+export type CodeLookup = Static<typeof CodeLookup>;
+
+/** The codes of one item in one environment, across accounts (usually one). */
+export const findCodesRpc = {
+  service: 'code-service',
+  operation: 'findCodes',
+  request: Type.Object({ environment: EnvironmentSchema, gtin: Type.String(), serial: Type.String() }),
+  response: Type.Object({ codes: Type.Array(CodeLookup) }),
+} satisfies RpcDefinition;
+
+export const verifyCodeRpc = {
+  service: 'verify-service',
+  operation: 'verifyCode',
+  request: Type.Object({
+    principal: PrincipalSchema,
+    client: ClientSchema,
+    body: VerifyCodeBody,
+    view: Type.Union([Type.Literal('full'), Type.Literal('quickstart')]),
+  }),
+  response: Type.Union([VerificationResult, QuickstartVerificationResult]),
+} satisfies RpcDefinition;
+
+export const reportCodeRpc = {
+  service: 'verify-service',
+  operation: 'reportCode',
+  request: Type.Object({ principal: PrincipalSchema, client: ClientSchema, body: ReportCodeBody }),
+  response: CodeReport,
+} satisfies RpcDefinition;
 
 export const rotateSigningKeyRpc = {
   service: 'code-service',

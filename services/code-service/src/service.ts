@@ -1,21 +1,41 @@
 import { createSigningKeyring, migrateAccounts } from '@hallmark/accounts';
-import { broadcasts, rotateSigningKeyRpc } from '@hallmark/contracts';
+import { broadcasts, findCodesRpc, generateCodeRpc, rotateSigningKeyRpc } from '@hallmark/contracts';
 import { parseMasterKey } from '@hallmark/crypto';
 import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
 import { CodeServiceConfig } from './config.ts';
+import { findCodes } from './handlers/find-codes.ts';
+import { generateCode, generateCodeIdempotently } from './handlers/generate-code.ts';
+import { migrateCodes } from './store/code-store.ts';
 
-/** Signed codes: generation (issue #4) and the signing keys behind them. */
+/** Signed codes: generation, lookup for verification, and the signing keys behind them. */
 export const codeService = defineService({
   name: 'code-service',
   configSchema: CodeServiceConfig,
   async start(context) {
-    const { infra, log } = context;
+    const { infra, log, config, clock } = context;
     await migrateAccounts(infra.db);
-    const keyring = createSigningKeyring(infra.db, parseMasterKey(context.config.HALLMARK_MASTER_KEY), {
+    await migrateCodes(infra.db);
+    const keyring = createSigningKeyring(infra.db, parseMasterKey(config.HALLMARK_MASTER_KEY), {
       onNewKey: (kid) => infra.bus.broadcast(broadcasts.signingKeyAdded, { kid }),
     });
+    const generate = {
+      db: infra.db,
+      eventStore: infra.eventStore,
+      keyring,
+      resolverUrl: config.HALLMARK_RESOLVER_URL,
+      linkOrder: config.HALLMARK_LINK_ORDER,
+      clock,
+    };
     const subscriptions = [
       await servePing('code-service', context),
+      await serveRpc(infra.bus, log, generateCodeRpc, async ({ principal, body, idempotencyKey }, { requestId }) =>
+        idempotencyKey
+          ? generateCodeIdempotently(generate, principal, body, idempotencyKey, requestId)
+          : generateCode(generate, principal, body, requestId),
+      ),
+      await serveRpc(infra.bus, log, findCodesRpc, async ({ environment, gtin, serial }) =>
+        findCodes(infra.db, environment, gtin, serial),
+      ),
       await serveRpc(infra.bus, log, rotateSigningKeyRpc, async ({ principal }) => keyring.rotate(principal)),
     ];
     return { stop: () => stopAll(subscriptions) };

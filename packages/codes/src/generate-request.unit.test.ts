@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { endOfYymmdd, toYymmdd, validateGenerateRequest, yymmddToIsoDate } from './generate-request.ts';
+
+const now = new Date('2026-11-21T12:00:00Z');
+const valid = { gtin: '09506000134352', serialNumber: 'SN-1' };
+
+describe('validateGenerateRequest', () => {
+  it('accepts a minimal live request that never expires', () => {
+    expect(validateGenerateRequest(valid, 'live', now)).toEqual({
+      ok: true,
+      request: { gtin: '09506000134352', serial: 'SN-1', batch: undefined, expiry: undefined, metadata: {}, expiresAt: null },
+    });
+  });
+
+  it('expires test codes after 24 hours, and any code at the end of its expiry date', () => {
+    const test = validateGenerateRequest(valid, 'test', now);
+    expect(test.ok && test.request.expiresAt?.toISOString()).toBe('2026-11-22T12:00:00.000Z');
+    const dated = validateGenerateRequest({ ...valid, expiryDate: '2027-03-31' }, 'live', now);
+    expect(dated.ok && [dated.request.expiry, dated.request.expiresAt?.toISOString()]).toEqual([
+      '270331',
+      '2027-04-01T00:00:00.000Z',
+    ]);
+    const both = validateGenerateRequest({ ...valid, expiryDate: '2026-11-21T23:00:00Z' }, 'test', now);
+    expect(both.ok && both.request.expiresAt?.toISOString()).toBe('2026-11-22T00:00:00.000Z');
+  });
+
+  it('answers MISSING_REQUIRED_FIELD naming each missing field', () => {
+    expect(validateGenerateRequest({}, 'live', now)).toMatchObject({
+      ok: false,
+      problem: { code: 'MISSING_REQUIRED_FIELD', details: { fields: [{ field: 'gtin' }, { field: 'serialNumber' }] } },
+    });
+    expect(validateGenerateRequest({ gtin: valid.gtin, serialNumber: '' }, 'live', now)).toMatchObject({
+      problem: { code: 'MISSING_REQUIRED_FIELD' },
+    });
+  });
+
+  it('answers INVALID_GTIN with provided and expected', () => {
+    expect(validateGenerateRequest({ ...valid, gtin: '09506000134353' }, 'live', now)).toMatchObject({
+      problem: { code: 'INVALID_GTIN', details: { provided: '09506000134353', expected: '09506000134352' } },
+    });
+    expect(validateGenerateRequest({ ...valid, gtin: '123' }, 'live', now)).toMatchObject({
+      problem: { code: 'INVALID_GTIN', details: { provided: '123' } },
+    });
+  });
+
+  it('answers VALIDATION_ERROR for serial, batch, expiry and metadata problems, all at once', () => {
+    const result = validateGenerateRequest(
+      {
+        ...valid,
+        serialNumber: 'S#1',
+        batchNumber: 'x'.repeat(21),
+        expiryDate: '2020-01-01',
+        metadata: { blob: 'x'.repeat(17_000) },
+      },
+      'live',
+      now,
+    );
+    expect(result).toMatchObject({ problem: { code: 'VALIDATION_ERROR' } });
+    if (!result.ok) {
+      expect((result.problem.details.fields as Array<{ field: string }>).map((field) => field.field)).toEqual([
+        'serialNumber',
+        'batchNumber',
+        'expiryDate',
+        'metadata',
+      ]);
+    }
+  });
+});
+
+describe('AI 17 dates', () => {
+  it('converts ISO dates and date-times to YYMMDD and back', () => {
+    expect(toYymmdd('2027-12-31')).toBe('271231');
+    expect(toYymmdd('2027-12-31T23:30:00-02:00')).toBe('280101');
+    expect(toYymmdd('2027-02-30')).toBeUndefined();
+    expect(toYymmdd('1999-12-31')).toBeUndefined();
+    expect(toYymmdd('next year')).toBeUndefined();
+    expect(yymmddToIsoDate('271231')).toBe('2027-12-31');
+    expect(yymmddToIsoDate('270200')).toBe('2027-02-28');
+    expect(endOfYymmdd('270200').toISOString()).toBe('2027-03-01T00:00:00.000Z');
+  });
+});

@@ -1,0 +1,131 @@
+import { type Static, Type } from '@sinclair/typebox';
+
+const Timestamp = Type.String({ format: 'date-time' });
+
+/**
+ * POST /code/generate. gtin and serialNumber are required, but checked by the service rather than
+ * the schema, so that their absence answers the spec's MISSING_REQUIRED_FIELD and a bad GTIN its
+ * INVALID_GTIN.
+ */
+export const GenerateCodeBody = Type.Object(
+  {
+    gtin: Type.Optional(
+      Type.String({ maxLength: 64, description: 'GTIN-14: 14 digits with a valid GS1 check digit (required)' }),
+    ),
+    serialNumber: Type.Optional(
+      Type.String({ maxLength: 64, description: 'AI 21: 1–20 characters of GS1 set 82, unique per GTIN (required)' }),
+    ),
+    batchNumber: Type.Optional(Type.String({ maxLength: 64, description: 'AI 10: 1–20 characters of GS1 set 82' })),
+    expiryDate: Type.Optional(
+      Type.String({ maxLength: 40, description: 'ISO 8601 date or date-time; written as AI 17 (YYMMDD, UTC)' }),
+    ),
+    metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'free key-value data, e.g. name' })),
+  },
+  { additionalProperties: false },
+);
+export type GenerateCodeBody = Static<typeof GenerateCodeBody>;
+
+export const GeneratedCode = Type.Object({
+  url: Type.String(),
+  gtin: Type.String(),
+  serial: Type.String(),
+  batch: Type.Optional(Type.String()),
+  expiryDate: Type.Optional(Type.String({ description: 'YYYY-MM-DD, when the code has an expiry' })),
+  signature: Type.String({ description: 'base64url Ed25519 signature' }),
+  keyId: Type.String(),
+  assetId: Type.String({ description: 'the code as a compliance asset' }),
+  createdAt: Timestamp,
+  expiresAt: Type.Union([Timestamp, Type.Null()], { description: 'when verification starts answering EXPIRED_CODE' }),
+});
+export type GeneratedCode = Static<typeof GeneratedCode>;
+
+export const Location = Type.Object(
+  {
+    latitude: Type.Number({ minimum: -90, maximum: 90 }),
+    longitude: Type.Number({ minimum: -180, maximum: 180 }),
+  },
+  { additionalProperties: false },
+);
+export type Location = Static<typeof Location>;
+
+export const VerifyCodeBody = Type.Object(
+  {
+    url: Type.Optional(Type.String({ maxLength: 2048, description: 'the complete GS1 Digital Link URL' })),
+    content: Type.Optional(Type.String({ maxLength: 2048, description: 'raw QR content' })),
+    location: Type.Optional(Location),
+  },
+  { additionalProperties: false },
+);
+export type VerifyCodeBody = Static<typeof VerifyCodeBody>;
+
+export const VerifyCodeQuery = Type.Object(
+  { view: Type.Optional(Type.Union([Type.Literal('full'), Type.Literal('quickstart')])) },
+  { additionalProperties: false },
+);
+
+export const Verdict = Type.Union([Type.Literal('AUTHENTIC'), Type.Literal('COUNTERFEIT'), Type.Literal('SUSPICIOUS')]);
+export type Verdict = Static<typeof Verdict>;
+
+export const RiskLevel = Type.Union([
+  Type.Literal('low'),
+  Type.Literal('medium'),
+  Type.Literal('high'),
+  Type.Literal('critical'),
+]);
+export type RiskLevel = Static<typeof RiskLevel>;
+
+export const RiskIndicator = Type.Union([
+  Type.Literal('EXCESSIVE_SCANS'),
+  Type.Literal('GEOGRAPHIC_IMPOSSIBILITY'),
+  Type.Literal('KNOWN_COUNTERFEIT_PATTERN'),
+  Type.Literal('EXPIRED_CODE'),
+]);
+export type RiskIndicator = Static<typeof RiskIndicator>;
+
+const SignatureCheck = Type.Object({ passed: Type.Boolean(), keyId: Type.String(), algorithm: Type.Literal('Ed25519') });
+const FormatCheck = Type.Object({ passed: Type.Boolean(), standard: Type.Literal('GS1_DIGITAL_LINK') });
+const ScanPatternCheck = Type.Object({ passed: Type.Boolean(), scanNumber: Type.Integer(), riskLevel: RiskLevel });
+
+export const VerificationResult = Type.Object({
+  verdict: Verdict,
+  confidence: Type.Number({ minimum: 0, maximum: 1 }),
+  gtin: Type.String(),
+  serial: Type.String(),
+  batch: Type.Optional(Type.String()),
+  checks: Type.Object({ signature: SignatureCheck, format: FormatCheck, scanPattern: ScanPatternCheck }),
+  metadata: Type.Object({ firstSeen: Timestamp, lastSeen: Timestamp, totalScans: Type.Integer() }),
+  riskIndicators: Type.Array(RiskIndicator),
+});
+export type VerificationResult = Static<typeof VerificationResult>;
+
+/** `?view=quickstart`: scanNumber and firstSeen at the top, no metadata, no scanPattern check. */
+export const QuickstartVerificationResult = Type.Object({
+  verdict: Verdict,
+  confidence: Type.Number({ minimum: 0, maximum: 1 }),
+  gtin: Type.String(),
+  serial: Type.String(),
+  batch: Type.Optional(Type.String()),
+  checks: Type.Object({ signature: SignatureCheck, format: FormatCheck }),
+  scanNumber: Type.Integer(),
+  firstSeen: Timestamp,
+  riskIndicators: Type.Array(RiskIndicator),
+});
+export type QuickstartVerificationResult = Static<typeof QuickstartVerificationResult>;
+
+export const ReportCodeBody = Type.Object(
+  {
+    url: Type.Optional(Type.String({ maxLength: 2048 })),
+    content: Type.Optional(Type.String({ maxLength: 2048 })),
+    reason: Type.Optional(Type.String({ maxLength: 1000, description: 'what the reporter saw' })),
+  },
+  { additionalProperties: false },
+);
+export type ReportCodeBody = Static<typeof ReportCodeBody>;
+
+export const CodeReport = Type.Object({
+  reportId: Type.String(),
+  gtin: Type.String(),
+  serial: Type.String(),
+  reportedAt: Timestamp,
+});
+export type CodeReport = Static<typeof CodeReport>;
