@@ -135,6 +135,15 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
       return entry;
     },
 
+    /** The kids of an owner's keys that may verify: signing keys (active or retired) and active public keys. */
+    async ownKeyIds(owner: Principal): Promise<string[]> {
+      const rows = await db.query<{ id: string }>(
+        `SELECT id FROM verification_keys WHERE account_id = $1 AND environment = $2 AND status <> 'revoked' ORDER BY created_at DESC`,
+        [owner.accountId, owner.environment],
+      );
+      return rows.map((row) => row.id);
+    },
+
     forget(kid: string): void {
       byKid.delete(kid);
       published = undefined;

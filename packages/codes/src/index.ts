@@ -7,4 +7,15 @@ export {
   validateGenerateRequest,
   yymmddToIsoDate,
 } from './generate-request.ts';
+export {
+  assessScan,
+  defaultRiskRules,
+  distanceKm,
+  type RiskAssessment,
+  type RiskIndicator,
+  type RiskLevel,
+  type RiskRules,
+  type ScanFacts,
+  type Verdict,
+} from './risk.ts';
 export { type SignedFields, signCode, signedMessage, verifyCodeSignature } from './signed-message.ts';

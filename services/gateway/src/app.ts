@@ -15,6 +15,7 @@ import { installRequestAuth } from './auth/request-auth.ts';
 import type { GatewayConfig } from './config.ts';
 import { errorEnvelope, toApiError } from './error-envelope.ts';
 import { registerAccountRoutes } from './routes/accounts.ts';
+import { registerCodeRoutes } from './routes/code.ts';
 import { registerKeyRoutes } from './routes/keys.ts';
 import { registerSystemRoutes } from './routes/system.ts';
 import { registerWellKnownRoutes } from './routes/well-known.ts';
@@ -121,6 +122,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   registerSystemRoutes(app, { services, readiness: deps.readiness });
   registerWellKnownRoutes(app, { verificationKeys });
   registerAccountRoutes(app, { db: deps.db, clock: deps.clock });
+  registerCodeRoutes(app, { services });
   registerKeyRoutes(app, { db: deps.db, bus: deps.bus, services, authenticator, verificationKeys, clock: deps.clock });
   return app;
 }

@@ -1,11 +1,44 @@
-import { defineService, servePing, stopAll } from '@hallmark/runtime';
+import { fileURLToPath } from 'node:url';
+import { createVerificationKeys, migrateAccounts } from '@hallmark/accounts';
+import { defaultRiskRules } from '@hallmark/codes';
+import { broadcasts, reportCodeRpc, verifyCodeRpc } from '@hallmark/contracts';
+import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
+import { loadMigrations, runMigrations } from '@hallmark/sql';
 import { Type } from '@sinclair/typebox';
+import { createCodeDirectory } from './code-directory.ts';
+import { reportCode } from './handlers/report-code.ts';
+import { verifyCode } from './handlers/verify-code.ts';
 
+const migrations = fileURLToPath(new URL('../migrations', import.meta.url));
+
+/** Verification: signatures, scan history, risk rules and counterfeit reports. */
 export const verifyService = defineService({
   name: 'verify-service',
   configSchema: Type.Object({}),
   async start(context) {
-    const subscriptions = [await servePing('verify-service', context)];
+    const { infra, log, base, clock } = context;
+    // It reads the keys tables, and may start before the services that own them.
+    await migrateAccounts(infra.db);
+    await runMigrations(infra.db, await loadMigrations('verify-service', migrations));
+    const keys = createVerificationKeys(infra.db);
+    const deps = {
+      codes: createCodeDirectory(infra.bus, { timeoutMs: base.HALLMARK_REQUEST_TIMEOUT_MS }),
+      keys,
+      cache: infra.cache,
+      bus: infra.bus,
+      rules: defaultRiskRules,
+      clock,
+      log,
+    };
+    const forgetKid = (payload: unknown) => keys.forget(String((payload as { kid: unknown }).kid));
+    const subscriptions = [
+      await infra.bus.onBroadcast(broadcasts.publicKeyRevoked, forgetKid),
+      await servePing('verify-service', context),
+      await serveRpc(infra.bus, log, verifyCodeRpc, async (request, { requestId }) => verifyCode(deps, request, requestId)),
+      await serveRpc(infra.bus, log, reportCodeRpc, async (request) =>
+        reportCode({ db: infra.db, cache: infra.cache, clock }, request),
+      ),
+    ];
     return { stop: () => stopAll(subscriptions) };
   },
 });

@@ -1,0 +1,66 @@
+import {
+  type GenerateCodeBody,
+  generateCodeRoute,
+  generateCodeRpc,
+  HallmarkError,
+  type ReportCodeBody,
+  reportCodeRoute,
+  reportCodeRpc,
+  type VerifyCodeBody,
+  verifyCodeRoute,
+  verifyCodeRpc,
+} from '@hallmark/contracts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { requireApiKey } from '../auth/request-auth.ts';
+import { registerRoute } from '../route-registry.ts';
+import type { ServiceCaller } from '../service-call.ts';
+
+const principalOf = (request: FastifyRequest) => {
+  const key = requireApiKey(request);
+  return { accountId: key.accountId, environment: key.environment };
+};
+const clientOf = (request: FastifyRequest) => ({ keyId: requireApiKey(request).keyId, address: request.ip });
+
+function idempotencyKeyOf(request: FastifyRequest): string | undefined {
+  const header = request.headers['idempotency-key'];
+  if (header === undefined) return undefined;
+  if (typeof header !== 'string' || header.length === 0 || header.length > 255) {
+    throw new HallmarkError('VALIDATION_ERROR', 'Invalid request: the Idempotency-Key header must be 1 to 255 characters.', {
+      fields: [{ field: 'Idempotency-Key', in: 'headers', message: 'must be 1 to 255 characters' }],
+    });
+  }
+  return header;
+}
+
+/** POST /code/generate, POST /code/verify, POST /code/report. */
+export function registerCodeRoutes(app: FastifyInstance, deps: { services: ServiceCaller }): void {
+  registerRoute(app, generateCodeRoute, async (request, reply) => {
+    const idempotencyKey = idempotencyKeyOf(request);
+    const generated = await deps.services.call(
+      generateCodeRpc,
+      { principal: principalOf(request), body: request.body as GenerateCodeBody, ...(idempotencyKey ? { idempotencyKey } : {}) },
+      request.id,
+    );
+    reply.status(201);
+    return generated;
+  });
+
+  registerRoute(app, verifyCodeRoute, async (request) => {
+    const view = (request.query as { view?: 'full' | 'quickstart' }).view ?? 'full';
+    return deps.services.call(
+      verifyCodeRpc,
+      { principal: principalOf(request), client: clientOf(request), body: request.body as VerifyCodeBody, view },
+      request.id,
+    );
+  });
+
+  registerRoute(app, reportCodeRoute, async (request, reply) => {
+    const report = await deps.services.call(
+      reportCodeRpc,
+      { principal: principalOf(request), client: clientOf(request), body: request.body as ReportCodeBody },
+      request.id,
+    );
+    reply.status(201);
+    return report;
+  });
+}

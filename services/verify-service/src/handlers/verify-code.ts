@@ -1,0 +1,137 @@
+import type { VerificationKeys } from '@hallmark/accounts';
+import type { Bus } from '@hallmark/bus';
+import type { Cache } from '@hallmark/cache';
+import { assessScan, endOfYymmdd, type RiskRules, verifyCodeSignature } from '@hallmark/codes';
+import {
+  HallmarkError,
+  type Principal,
+  type QuickstartVerificationResult,
+  type VerificationResult,
+  type VerifyCodeBody,
+} from '@hallmark/contracts';
+import type { Logger } from '@hallmark/runtime';
+import type { CodeDirectory } from '../code-directory.ts';
+import { readLink } from './read-link.ts';
+
+export interface VerifyDeps {
+  codes: CodeDirectory;
+  keys: VerificationKeys;
+  cache: Cache;
+  bus: Bus;
+  rules: RiskRules;
+  clock: () => Date;
+  log: Logger;
+}
+
+export const scanSubject = (environment: string, gtin: string, serial: string) => `${environment}:${gtin}:${serial}`;
+const retentionMs = 400 * 86_400_000;
+
+/**
+ * POST /code/verify. Candidate keys: the key each stored code of the item was signed with, or,
+ * for a code made elsewhere, the caller's own keys. COUNTERFEIT when the signature fails under
+ * every candidate; KEY_NOT_FOUND when there is no candidate key at all. Every scan is counted.
+ */
+export async function verifyCode(
+  deps: VerifyDeps,
+  request: {
+    principal: Principal;
+    client: { keyId: string; address: string };
+    body: VerifyCodeBody;
+    view: 'full' | 'quickstart';
+  },
+  requestId: string,
+): Promise<VerificationResult | QuickstartVerificationResult> {
+  const link = readLink(request.body);
+  const { principal } = request;
+  const now = deps.clock();
+  const codes = await deps.codes.find(principal.environment, link.gtin, link.serial, requestId);
+  const candidates = codes.length > 0 ? codes.map((code) => code.kid) : await deps.keys.ownKeyIds(principal);
+
+  let checkedKid: string | undefined;
+  let matchedKid: string | undefined;
+  for (const kid of candidates) {
+    const key = await deps.keys.find(kid);
+    if (!key || key.status === 'revoked' || key.environment !== principal.environment) continue;
+    checkedKid ??= kid;
+    const fields = { kid, gtin: link.gtin, serial: link.serial, batch: link.batch, variant: link.variant, expiry: link.expiry };
+    if (verifyCodeSignature(key.keyObject, fields, link.signature)) {
+      matchedKid = kid;
+      break;
+    }
+  }
+  if (!checkedKid) {
+    throw new HallmarkError('KEY_NOT_FOUND', 'No registered key could have signed this code.', {
+      gtin: link.gtin,
+      serial: link.serial,
+    });
+  }
+
+  const scan = await deps.cache.recordScan({
+    subject: scanSubject(principal.environment, link.gtin, link.serial),
+    atMs: now.getTime(),
+    client: `${request.client.keyId}@${request.client.address}`,
+    repeatWindowMs: deps.rules.repeatWindowSeconds * 1000,
+    windowMs: deps.rules.scanWindowMinutes * 60_000,
+    clientWindowMs: deps.rules.clonedLabelWindowMinutes * 60_000,
+    location: request.body.location,
+    retentionMs,
+  });
+  const code = codes.find((candidate) => candidate.kid === matchedKid);
+  const expiresAt = code?.expiresAt ? Date.parse(code.expiresAt) : link.expiry ? endOfYymmdd(link.expiry).getTime() : null;
+  const assessment = assessScan(
+    {
+      signatureValid: matchedKid !== undefined,
+      nowMs: now.getTime(),
+      expiresAtMs: expiresAt,
+      scansInWindow: scan.scansInWindow,
+      clientsInWindow: scan.clientsInWindow,
+      reported: scan.reported,
+      location: request.body.location,
+      previousLocation: scan.previousLocation,
+    },
+    deps.rules,
+  );
+  // The scan event is for history and analytics; the answer does not wait for it.
+  deps.bus
+    .publishEvent(
+      'scans.recorded',
+      {
+        environment: principal.environment,
+        gtin: link.gtin,
+        serial: link.serial,
+        verdict: assessment.verdict,
+        riskIndicators: assessment.riskIndicators,
+        scanNumber: scan.total,
+        at: now.toISOString(),
+        verifiedBy: principal.accountId,
+        ...(request.body.location ? { location: request.body.location } : {}),
+      },
+      { requestId },
+    )
+    .catch((error: unknown) => deps.log.warn({ err: error, requestId }, 'scan event not published'));
+
+  const checks = {
+    signature: { passed: matchedKid !== undefined, keyId: matchedKid ?? checkedKid, algorithm: 'Ed25519' as const },
+    format: { passed: true, standard: 'GS1_DIGITAL_LINK' as const },
+  };
+  const common = {
+    verdict: assessment.verdict,
+    confidence: assessment.confidence,
+    gtin: link.gtin,
+    serial: link.serial,
+    ...(link.batch !== undefined ? { batch: link.batch } : {}),
+  };
+  const firstSeen = new Date(scan.firstSeenMs).toISOString();
+  if (request.view === 'quickstart') {
+    return { ...common, checks, scanNumber: scan.total, firstSeen, riskIndicators: assessment.riskIndicators };
+  }
+  return {
+    ...common,
+    checks: {
+      ...checks,
+      scanPattern: { passed: assessment.scanPatternPassed, scanNumber: scan.total, riskLevel: assessment.riskLevel },
+    },
+    metadata: { firstSeen, lastSeen: new Date(scan.lastSeenMs).toISOString(), totalScans: scan.total },
+    riskIndicators: assessment.riskIndicators,
+  };
+}

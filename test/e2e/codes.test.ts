@@ -1,0 +1,281 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
+
+let t: TestProduct;
+let brand: string;
+let retailer: string;
+let sandbox: string;
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
+const api = <T = Record<string, any>>(method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
+  call<T>(t.url, method, `/api/v1${path}`, options);
+
+function expectError(response: ApiResponse, status: number, code: string) {
+  expect(response.status, JSON.stringify(response.body)).toBe(status);
+  expect(response.body.error?.code).toBe(code);
+}
+
+let serialCounter = 0;
+const nextSerial = () => `SN-${Date.now().toString(36)}-${++serialCounter}`;
+const gtin = '09506000134352';
+
+async function generate(key: string, body: Record<string, unknown> = {}) {
+  const response = await api('POST', '/code/generate', { key, body: { gtin, serialNumber: nextSerial(), ...body } });
+  expect(response.status, JSON.stringify(response.body)).toBe(201);
+  return response.body as {
+    url: string;
+    serial: string;
+    signature: string;
+    keyId: string;
+    assetId: string;
+    expiresAt: string | null;
+  };
+}
+
+const verify = (key: string, body: Record<string, unknown>, query = '') => api('POST', `/code/verify${query}`, { key, body });
+
+beforeAll(async () => {
+  t = await startTestProduct();
+  const operator = t.product.generatedOperatorKey as string;
+  const account = async (name: string, environment = 'live') =>
+    (await api('POST', '/accounts', { key: operator, body: { name, tier: 'enterprise', environment } })).body.apiKey
+      .secret as string;
+  brand = await account('Brand');
+  retailer = await account('Retailer');
+  sandbox = await account('Sandbox', 'test');
+});
+
+afterAll(async () => {
+  await t?.stop();
+});
+
+describe('POST /code/generate', () => {
+  it('answers 201 with a signed GS1 Digital Link in the spec’s shape', async () => {
+    const serialNumber = nextSerial();
+    const response = await api('POST', '/code/generate', {
+      key: brand,
+      body: { gtin, serialNumber, batchNumber: 'LOT42', expiryDate: '2030-06-30', metadata: { name: 'Eau de Parfum 50 ml' } },
+    });
+    expect(response.status).toBe(201);
+    expect(response.body).toMatchObject({
+      gtin,
+      serial: serialNumber,
+      batch: 'LOT42',
+      expiryDate: '2030-06-30',
+      keyId: expect.any(String),
+      assetId: expect.stringMatching(/^code_/),
+      expiresAt: '2030-07-01T00:00:00.000Z',
+    });
+    expect(response.body.url).toMatch(new RegExp(`/01/${gtin}/21/${serialNumber}/10/LOT42\\?17=300630&sig=[A-Za-z0-9_-]{86}$`));
+    expect(response.body.signature).toHaveLength(86);
+    expect(Number.isNaN(Date.parse(response.body.createdAt))).toBe(false);
+  });
+
+  it('answers MISSING_REQUIRED_FIELD, INVALID_GTIN (with provided and expected) and VALIDATION_ERROR', async () => {
+    expectError(await api('POST', '/code/generate', { key: brand, body: { gtin } }), 400, 'MISSING_REQUIRED_FIELD');
+    const badGtin = await api('POST', '/code/generate', { key: brand, body: { gtin: '09506000134353', serialNumber: 'X' } });
+    expectError(badGtin, 400, 'INVALID_GTIN');
+    expect(badGtin.body.error?.details).toEqual({ provided: '09506000134353', expected: '09506000134352' });
+    expectError(
+      await api('POST', '/code/generate', { key: brand, body: { gtin: '123', serialNumber: 'X' } }),
+      400,
+      'INVALID_GTIN',
+    );
+    expectError(
+      await api('POST', '/code/generate', { key: brand, body: { gtin, serialNumber: 'bad#serial' } }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await api('POST', '/code/generate', { key: brand, body: { gtin, serialNumber: 'X', colour: 'red' } }),
+      400,
+      'VALIDATION_ERROR',
+    );
+  });
+
+  it('answers DUPLICATE_SERIAL for the same GTIN and serial, per account and environment', async () => {
+    const serialNumber = nextSerial();
+    expect((await api('POST', '/code/generate', { key: brand, body: { gtin, serialNumber } })).status).toBe(201);
+    expectError(await api('POST', '/code/generate', { key: brand, body: { gtin, serialNumber } }), 409, 'DUPLICATE_SERIAL');
+    expect((await api('POST', '/code/generate', { key: sandbox, body: { gtin, serialNumber } })).status).toBe(201);
+  });
+
+  it('returns the first answer to a retry with the same Idempotency-Key, and CONFLICT for another body', async () => {
+    const body = { gtin, serialNumber: nextSerial() };
+    const headers = { 'idempotency-key': `retry-${nextSerial()}` };
+    const first = await api('POST', '/code/generate', { key: brand, body, headers });
+    const retry = await api('POST', '/code/generate', { key: brand, body, headers });
+    expect(first.status).toBe(201);
+    expect(retry.status).toBe(201);
+    expect(retry.body).toEqual(first.body);
+    expectError(
+      await api('POST', '/code/generate', { key: brand, body: { ...body, batchNumber: 'B' }, headers }),
+      409,
+      'CONFLICT',
+    );
+  });
+
+  it('gives exactly one 201 to 50 parallel generates of one GTIN and serial', async () => {
+    const body = { gtin, serialNumber: nextSerial() };
+    const responses = await Promise.all(Array.from({ length: 50 }, () => api('POST', '/code/generate', { key: brand, body })));
+    expect(responses.filter((response) => response.status === 201)).toHaveLength(1);
+    expect(responses.filter((response) => response.status === 409)).toHaveLength(49);
+  });
+
+  it('needs the assets:create scope', async () => {
+    const reader = (await api('POST', '/keys', { key: brand, body: { name: 'reader', scopes: ['assets:read'] } })).body
+      .secret as string;
+    expectError(
+      await api('POST', '/code/generate', { key: reader, body: { gtin, serialNumber: 'X' } }),
+      403,
+      'INSUFFICIENT_SCOPE',
+    );
+  });
+});
+
+describe('POST /code/verify', () => {
+  it('answers AUTHENTIC with every check and the scan history, counting this scan', async () => {
+    const code = await generate(brand, { batchNumber: 'B1' });
+    const first = await verify(retailer, { url: code.url });
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({
+      verdict: 'AUTHENTIC',
+      confidence: expect.any(Number),
+      gtin,
+      serial: code.serial,
+      batch: 'B1',
+      checks: {
+        signature: { passed: true, keyId: code.keyId, algorithm: 'Ed25519' },
+        format: { passed: true, standard: 'GS1_DIGITAL_LINK' },
+        scanPattern: { passed: true, scanNumber: 1, riskLevel: 'low' },
+      },
+      metadata: { firstSeen: expect.any(String), lastSeen: expect.any(String), totalScans: 1 },
+      riskIndicators: [],
+    });
+    const second = await verify(brand, { content: `  ${code.url}\n` });
+    expect(second.body.metadata.totalScans).toBe(2);
+    expect(second.body.metadata.firstSeen).toBe(first.body.metadata.firstSeen);
+  });
+
+  it('accepts GS1 order, another host and the signature in AI 8030', async () => {
+    const code = await generate(brand, { batchNumber: 'B2' });
+    const moved = `https://id.brand.example/01/${gtin}/10/B2/21/${code.serial}?8030=${code.signature}`;
+    expect((await verify(retailer, { url: moved })).body.verdict).toBe('AUTHENTIC');
+  });
+
+  it('answers the quickstart view', async () => {
+    const code = await generate(brand);
+    const response = await verify(retailer, { url: code.url }, '?view=quickstart');
+    expect(response.body).toEqual({
+      verdict: 'AUTHENTIC',
+      confidence: expect.any(Number),
+      gtin,
+      serial: code.serial,
+      checks: {
+        signature: { passed: true, keyId: code.keyId, algorithm: 'Ed25519' },
+        format: { passed: true, standard: 'GS1_DIGITAL_LINK' },
+      },
+      scanNumber: 1,
+      firstSeen: expect.any(String),
+      riskIndicators: [],
+    });
+  });
+
+  it('answers COUNTERFEIT for an altered signature or altered data', async () => {
+    const code = await generate(brand, { batchNumber: 'B3' });
+    const forged = code.url.replace(/sig=(.)/, (_, c: string) => `sig=${c === 'A' ? 'B' : 'A'}`);
+    const response = await verify(retailer, { url: forged });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ verdict: 'COUNTERFEIT', checks: { signature: { passed: false } } });
+    expect((await verify(retailer, { url: code.url.replace('/10/B3', '/10/B4') })).body.verdict).toBe('COUNTERFEIT');
+  });
+
+  it('answers INVALID_URL, MISSING_SIGNATURE and KEY_NOT_FOUND', async () => {
+    expectError(await verify(retailer, { url: 'not a link' }), 400, 'INVALID_URL');
+    expectError(await verify(retailer, { url: `https://x.y/01/09506000134353/21/S?sig=${'a'.repeat(86)}` }), 400, 'INVALID_URL');
+    expectError(await verify(retailer, { url: `https://x.y/01/${gtin}/21/S` }), 400, 'MISSING_SIGNATURE');
+    const stranger = (
+      await api('POST', '/accounts', { key: t.product.generatedOperatorKey as string, body: { name: 'New', tier: 'free' } })
+    ).body.apiKey.secret as string;
+    expectError(
+      await verify(stranger, { url: `https://x.y/01/${gtin}/21/never-made?sig=${'a'.repeat(86)}` }),
+      404,
+      'KEY_NOT_FOUND',
+    );
+  });
+
+  it('wants exactly one of url and content', async () => {
+    const code = await generate(brand);
+    expectError(await verify(retailer, { url: code.url, content: code.url }), 400, 'VALIDATION_ERROR');
+    expectError(await verify(retailer, {}), 400, 'VALIDATION_ERROR');
+  });
+
+  it('answers SUSPICIOUS with EXPIRED_CODE for a test code after 24 hours', async () => {
+    const code = await generate(sandbox);
+    expect((await verify(sandbox, { url: code.url })).body.verdict).toBe('AUTHENTIC');
+    t.clock.advance(25 * 3_600_000);
+    try {
+      const later = await verify(sandbox, { url: code.url });
+      expect(later.body).toMatchObject({
+        verdict: 'SUSPICIOUS',
+        riskIndicators: ['EXPIRED_CODE'],
+        checks: { scanPattern: { riskLevel: 'high' } },
+      });
+    } finally {
+      t.clock.advance(-25 * 3_600_000);
+    }
+  });
+
+  it('answers SUSPICIOUS with GEOGRAPHIC_IMPOSSIBILITY for Paris then New York a minute apart', async () => {
+    const code = await generate(brand);
+    await verify(retailer, { url: code.url, location: { latitude: 48.8566, longitude: 2.3522 } });
+    const response = await verify(brand, { url: code.url, location: { latitude: 40.7128, longitude: -74.006 } });
+    expect(response.body).toMatchObject({ verdict: 'SUSPICIOUS', riskIndicators: ['GEOGRAPHIC_IMPOSSIBILITY'] });
+  });
+
+  it('answers SUSPICIOUS with KNOWN_COUNTERFEIT_PATTERN once the code is reported', async () => {
+    const code = await generate(brand);
+    const report = await api('POST', '/code/report', { key: retailer, body: { url: code.url, reason: 'label on a fake' } });
+    expect(report.status).toBe(201);
+    expect(report.body).toMatchObject({ reportId: expect.stringMatching(/^rep_/), gtin, serial: code.serial });
+    expect((await verify(retailer, { url: code.url })).body).toMatchObject({
+      verdict: 'SUSPICIOUS',
+      riskIndicators: ['KNOWN_COUNTERFEIT_PATTERN'],
+      checks: { scanPattern: { passed: false, riskLevel: 'critical' } },
+    });
+    expectError(await api('POST', '/code/report', { key: retailer, body: { url: 'nope' } }), 400, 'INVALID_URL');
+  });
+
+  it('answers SUSPICIOUS with EXCESSIVE_SCANS past 20 scans an hour, but not for one client retrying', async () => {
+    const code = await generate(brand);
+    for (let i = 0; i < 25; i++) expect((await verify(retailer, { url: code.url })).body.verdict).toBe('AUTHENTIC');
+    const keys = await Promise.all(
+      Array.from(
+        { length: 21 },
+        async (_, i) =>
+          (await api('POST', '/keys', { key: brand, body: { name: `scanner ${i}`, scopes: ['assets:verify'] } })).body
+            .secret as string,
+      ),
+    );
+    // biome-ignore lint/suspicious/noExplicitAny: a verification body
+    let last: ApiResponse<any> | undefined;
+    for (const key of keys) last = await verify(key, { url: code.url });
+    expect(last?.body.riskIndicators).toContain('EXCESSIVE_SCANS');
+    expect(last?.body.metadata.totalScans).toBe(46);
+  });
+
+  it('counts 200 parallel verifications of one code exactly: totalScans 200', async () => {
+    const code = await generate(brand);
+    const responses = await Promise.all(Array.from({ length: 200 }, () => verify(retailer, { url: code.url })));
+    expect(responses.every((response) => response.status === 200)).toBe(true);
+    const numbers = responses.map((response) => response.body.metadata.totalScans as number).sort((a, b) => a - b);
+    expect(numbers).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    expect((await verify(retailer, { url: code.url })).body.metadata.totalScans).toBe(201);
+  });
+
+  it('needs the assets:verify scope', async () => {
+    const reader = (await api('POST', '/keys', { key: retailer, body: { name: 'reader', scopes: ['assets:read'] } })).body
+      .secret as string;
+    expectError(await verify(reader, { url: 'x' }), 403, 'INSUFFICIENT_SCOPE');
+  });
+});
