@@ -254,3 +254,65 @@ describe('distributed form: two gateways share keys and limits', () => {
     expect(responses.find((response) => response.status === 429)?.body.error.code).toBe('RATE_LIMITED');
   });
 });
+
+describe('distributed form: codes over NATS, PostgreSQL and Redis', () => {
+  async function api(url: string, path: string, key: string, body: unknown, headers: Record<string, string> = {}) {
+    const response = await fetch(`${url}/api/v1${path}`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+    // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field below
+    return { status: response.status, body: (await response.json()) as Record<string, any> };
+  }
+  const gtin = '09506000134352';
+
+  it('generates on one gateway and verifies on the other, with every spec error code of both endpoints', async () => {
+    const account = await api(gatewayUrl, '/accounts', operatorKey, { name: `Brand ${randomUUID()}`, tier: 'enterprise' });
+    const key = account.body.apiKey.secret as string;
+    const serialNumber = `D-${randomUUID().slice(0, 8)}`;
+    const generated = await api(gatewayUrl, '/code/generate', key, { gtin, serialNumber, batchNumber: 'L1' });
+    expect(generated.status).toBe(201);
+    const verified = await api(secondGatewayUrl, '/code/verify', key, { url: generated.body.url });
+    expect(verified.body).toMatchObject({
+      verdict: 'AUTHENTIC',
+      metadata: { totalScans: 1 },
+      checks: { signature: { passed: true } },
+    });
+
+    expect((await api(gatewayUrl, '/code/generate', key, { gtin, serialNumber })).body.error.code).toBe('DUPLICATE_SERIAL');
+    expect(
+      (await api(gatewayUrl, '/code/generate', key, { gtin: '09506000134353', serialNumber: 'x' })).body.error,
+    ).toMatchObject({
+      code: 'INVALID_GTIN',
+      details: { provided: '09506000134353', expected: '09506000134352' },
+    });
+    expect((await api(gatewayUrl, '/code/generate', key, { serialNumber: 'x' })).body.error.code).toBe('MISSING_REQUIRED_FIELD');
+    expect((await api(gatewayUrl, '/code/verify', key, { url: 'nonsense' })).body.error.code).toBe('INVALID_URL');
+    expect((await api(gatewayUrl, '/code/verify', key, { url: `https://x.y/01/${gtin}/21/A` })).body.error.code).toBe(
+      'MISSING_SIGNATURE',
+    );
+    const stranger = (await api(gatewayUrl, '/accounts', operatorKey, { name: 'Stranger', tier: 'free' })).body.apiKey
+      .secret as string;
+    const unknown = await api(gatewayUrl, '/code/verify', stranger, {
+      url: `https://x.y/01/${gtin}/21/none?sig=${'a'.repeat(86)}`,
+    });
+    expect([unknown.status, unknown.body.error.code]).toEqual([404, 'KEY_NOT_FOUND']);
+    const forged = generated.body.url.replace('/10/L1', '/10/L2');
+    expect((await api(secondGatewayUrl, '/code/verify', key, { url: forged })).body.verdict).toBe('COUNTERFEIT');
+  });
+
+  it('counts 200 parallel verifications across both gateways exactly, in Redis', async () => {
+    const account = await api(gatewayUrl, '/accounts', operatorKey, { name: `Brand ${randomUUID()}`, tier: 'enterprise' });
+    const key = account.body.apiKey.secret as string;
+    const generated = await api(gatewayUrl, '/code/generate', key, { gtin, serialNumber: `P-${randomUUID().slice(0, 8)}` });
+    const responses = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        api(i % 2 ? gatewayUrl : secondGatewayUrl, '/code/verify', key, { url: generated.body.url }),
+      ),
+    );
+    expect(responses.every((response) => response.status === 200)).toBe(true);
+    expect(new Set(responses.map((response) => response.body.metadata.totalScans)).size).toBe(200);
+    expect(Math.max(...responses.map((response) => response.body.metadata.totalScans as number))).toBe(200);
+  });
+});
