@@ -43,13 +43,19 @@ export interface InProcessHub {
   connect(options?: { onInternalError?: HandlerErrorListener }): Bus;
 }
 
-export function createInProcessHub(): InProcessHub {
+/**
+ * Kept events are bounded, like a JetStream stream with a message limit: past `maxEvents` the
+ * oldest are dropped, so a process that publishes every scan does not grow without end.
+ */
+export function createInProcessHub(options: { maxEvents?: number } = {}): InProcessHub {
+  const maxEvents = options.maxEvents ?? 100_000;
   const servers = new Map<string, Server[]>();
   const roundRobin = new Map<string, number>();
   const broadcastListeners = new Set<{ pattern: string; handler: (payload: unknown, subject: string) => void }>();
   const events: StoredBusEvent[] = [];
   const durables = new Map<string, DurableConsumer>();
   const wakeConsumers = new Set<() => void>();
+  let sequence = 0;
 
   const pickServer = (subject: string): Server | undefined => {
     const members = servers.get(subject);
@@ -120,7 +126,9 @@ export function createInProcessHub(): InProcessHub {
         },
 
         async publishEvent(subject, payload, publishOptions = {}) {
-          events.push({ subject, payload: copy(payload), sequence: events.length + 1, requestId: publishOptions.requestId });
+          sequence += 1;
+          events.push({ subject, payload: copy(payload), sequence, requestId: publishOptions.requestId });
+          if (events.length > maxEvents) events.splice(0, events.length - maxEvents);
           for (const wake of wakeConsumers) wake();
         },
 

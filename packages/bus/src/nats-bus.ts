@@ -254,7 +254,8 @@ async function ensureStream(jsm: JetStreamManager, name: string, subjects: strin
     if (!(error instanceof JetStreamApiError)) throw error;
   }
   try {
-    await jsm.streams.add({ name, subjects: [subjects] });
+    // Limits, so every scan's event does not pile up for ever: 7 days or 1 GiB, oldest first.
+    await jsm.streams.add({ name, subjects: [subjects], max_age: 7 * 86_400 * 1e9, max_bytes: 1024 ** 3 });
   } catch (error) {
     const existsNow = await jsm.streams.info(name).then(
       () => true,

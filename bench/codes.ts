@@ -1,0 +1,110 @@
+// Codes, issue #4 targets, in one run on this machine:
+// (a) raw node:crypto Ed25519 verifications per second on one core (cached KeyObject);
+// (b) POST /code/verify through the gateway, embedded form, 50 connections;
+// (c) the same in the distributed form (NATS, Redis, PostgreSQL);
+// (d) POST /code/generate, one code per request (batch generation is not built yet).
+// Targets: (b) ≥ 50% of (a); (c) ≥ 30% of (a) with p99 under 25 ms.
+//
+//   pnpm bench:codes
+import { randomUUID } from 'node:crypto';
+import {
+  ed25519PrivateKeyObject,
+  ed25519PublicKeyObject,
+  generateEd25519KeyPair,
+  signEd25519,
+  verifyEd25519,
+} from '@hallmark/crypto';
+import autocannon from 'autocannon';
+import {
+  machineLine,
+  measure,
+  operatorKey,
+  type RunningProduct,
+  startDistributedProduct,
+  startEmbeddedProduct,
+} from './support.ts';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const gtin = '09506000134352';
+
+function rawVerifiesPerSecond(): number {
+  const pair = generateEd25519KeyPair();
+  const publicKey = ed25519PublicKeyObject(pair.publicKey);
+  const message = Buffer.alloc(300, 7);
+  const signature = signEd25519(ed25519PrivateKeyObject(pair), message);
+  for (let i = 0; i < 2_000; i++) verifyEd25519(publicKey, message, signature);
+  const started = performance.now();
+  let count = 0;
+  while (performance.now() - started < 3_000) {
+    verifyEd25519(publicKey, message, signature);
+    count++;
+  }
+  return Math.round(count / ((performance.now() - started) / 1000));
+}
+
+async function post(url: string, path: string, key: string, body: unknown) {
+  const response = await fetch(`${url}/api/v1${path}`, {
+    method: 'POST',
+    headers: { 'x-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
+  return (await response.json()) as Record<string, any>;
+}
+
+async function codeLoad(start: () => Promise<RunningProduct>, form: string, raw: number): Promise<string[]> {
+  const product = await start();
+  try {
+    const key = (await post(product.url, '/accounts', operatorKey, { name: 'Bench brand', tier: 'enterprise' })).apiKey
+      .secret as string;
+    const code = await post(product.url, '/code/generate', key, { gtin, serialNumber: 'BENCH-1', batchNumber: 'L1' });
+    const verify = {
+      url: `${product.url}/api/v1/code/verify`,
+      method: 'POST' as const,
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify({ url: code.url }),
+    };
+    await measure({ ...verify, seconds: 3 });
+    const result = await measure({ ...verify, seconds });
+    let serial = 0;
+    const generated = await autocannon({
+      url: `${product.url}/api/v1/code/generate`,
+      method: 'POST',
+      connections: 20,
+      duration: Math.min(seconds, 6),
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      requests: [
+        {
+          setupRequest: (request) => ({
+            ...request,
+            body: JSON.stringify({ gtin, serialNumber: `G-${randomUUID().slice(0, 8)}-${serial++}` }),
+          }),
+        },
+      ],
+    });
+    const share = ((result.requestsPerSecond / raw) * 100).toFixed(0);
+    return [
+      `| (${form === 'embedded' ? 'b' : 'c'}) POST /code/verify, ${form} | ${result.requestsPerSecond}/s (${share}% of a) | ${result.p50} | ${result.p99} | ${result.errors} |`,
+      `| (d) POST /code/generate, ${form}, 20 connections | ${Math.round(generated.requests.average)}/s | ${generated.latency.p50} | ${generated.latency.p99} | ${generated.errors + generated.non2xx} |`,
+    ];
+  } finally {
+    await product.stop();
+  }
+}
+
+const raw = rawVerifiesPerSecond();
+const rows = [
+  ...(await codeLoad(startEmbeddedProduct, 'embedded', raw)),
+  ...(await codeLoad(startDistributedProduct, 'distributed', raw)),
+];
+process.stdout.write(
+  [
+    `Codes, ${machineLine()}, 50 connections, ${seconds} s after a 3 s warm-up`,
+    '',
+    '| measurement | rate | p50 ms | p99 ms | errors |',
+    '|---|---|---|---|---|',
+    `| (a) Ed25519 verify, node:crypto, cached KeyObject, one core | ${raw}/s | | | |`,
+    ...rows,
+    '',
+  ].join('\n'),
+);
