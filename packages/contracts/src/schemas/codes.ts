@@ -86,12 +86,17 @@ const SignatureCheck = Type.Object({ passed: Type.Boolean(), keyId: Type.String(
 const FormatCheck = Type.Object({ passed: Type.Boolean(), standard: Type.Literal('GS1_DIGITAL_LINK') });
 const ScanPatternCheck = Type.Object({ passed: Type.Boolean(), scanNumber: Type.Integer(), riskLevel: RiskLevel });
 
-export const VerificationResult = Type.Object({
+/** The fields both views of a verification share. */
+const verdictFields = {
   verdict: Verdict,
   confidence: Type.Number({ minimum: 0, maximum: 1 }),
   gtin: Type.String(),
   serial: Type.String(),
   batch: Type.Optional(Type.String()),
+};
+
+export const VerificationResult = Type.Object({
+  ...verdictFields,
   checks: Type.Object({ signature: SignatureCheck, format: FormatCheck, scanPattern: ScanPatternCheck }),
   metadata: Type.Object({ firstSeen: Timestamp, lastSeen: Timestamp, totalScans: Type.Integer() }),
   riskIndicators: Type.Array(RiskIndicator),
@@ -100,11 +105,7 @@ export type VerificationResult = Static<typeof VerificationResult>;
 
 /** `?view=quickstart`: scanNumber and firstSeen at the top, no metadata, no scanPattern check. */
 export const QuickstartVerificationResult = Type.Object({
-  verdict: Verdict,
-  confidence: Type.Number({ minimum: 0, maximum: 1 }),
-  gtin: Type.String(),
-  serial: Type.String(),
-  batch: Type.Optional(Type.String()),
+  ...verdictFields,
   checks: Type.Object({ signature: SignatureCheck, format: FormatCheck }),
   scanNumber: Type.Integer(),
   firstSeen: Timestamp,
