@@ -1,5 +1,14 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
+
+const run = promisify(execFile);
+const bin = fileURLToPath(new URL('../../apps/hallmark/bin/hallmark.js', import.meta.url));
 
 let t: TestProduct;
 let brand: string;
@@ -130,6 +139,31 @@ describe('POST /code/generate', () => {
       403,
       'INSUFFICIENT_SCOPE',
     );
+  });
+});
+
+describe('offline verification', () => {
+  it('checks codes the service made against its published key set, with hallmark verify --offline', async () => {
+    const code = await generate(brand, { batchNumber: 'OFF1' });
+    const jwks = await call(t.url, 'GET', '/.well-known/jwks.json');
+    const folder = await mkdtemp(join(tmpdir(), 'jwks-'));
+    const file = join(folder, 'jwks.json');
+    await writeFile(file, JSON.stringify(jwks.body));
+    const cli = (link: string) =>
+      run(process.execPath, [bin, 'verify', '--offline', '--jwks', file, link]).then(
+        ({ stdout }) => ({ code: 0, stdout }),
+        (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }),
+      );
+    try {
+      const valid = await cli(code.url);
+      expect(valid.code).toBe(0);
+      expect(JSON.parse(valid.stdout)).toMatchObject({ valid: true, kid: code.keyId, serial: code.serial, batch: 'OFF1' });
+      const altered = await cli(code.url.replace('/10/OFF1', '/10/OFF2'));
+      expect(altered.code).toBe(1);
+      expect(JSON.parse(altered.stdout)).toMatchObject({ valid: false });
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 });
 

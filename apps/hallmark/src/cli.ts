@@ -3,6 +3,7 @@ import { exitOnConfigError, stopOnSignal } from '@hallmark/runtime';
 import { accountsCommand, accountsUsage } from './commands/accounts.ts';
 import { keysCommand, keysUsage } from './commands/keys.ts';
 import { UsageError } from './commands/usage-error.ts';
+import { verifyCommand, verifyUsage } from './commands/verify.ts';
 import { startEmbedded } from './embedded.ts';
 
 const usage = `Usage: hallmark <command>
@@ -11,6 +12,7 @@ const usage = `Usage: hallmark <command>
     Starts the whole product in this process (embedded form): API under /api/v1.
   ${accountsUsage}
   ${keysUsage}
+  ${verifyUsage}
 
 The account and key commands work on HALLMARK_DATABASE_URL, or else on the embedded database
 under HALLMARK_DATA_DIR (stop "hallmark start" first). See the README for every setting.`;
@@ -44,6 +46,8 @@ async function main(argv: string[]): Promise<number | undefined> {
     case 'keys':
       await keysCommand(rest, process.env, write);
       return 0;
+    case 'verify':
+      return verifyCommand(rest, write);
     case undefined:
     case 'help':
     case '--help':

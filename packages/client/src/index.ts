@@ -1,0 +1,1 @@
+export { type JsonWebKeySet, type OfflineVerification, verifyOffline } from './verify-offline.ts';
