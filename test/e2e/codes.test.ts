@@ -4,9 +4,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import jsQRModule from 'jsqr';
+import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
 
+// jsqr is CommonJS exporting `default`: depending on the loader the function is the import or its `default`.
+const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ?? jsQRModule) as (
+  data: Uint8ClampedArray,
+  width: number,
+  height: number,
+) => { data: string } | null;
 const run = promisify(execFile);
 const bin = fileURLToPath(new URL('../../apps/hallmark/bin/hallmark.js', import.meta.url));
 
@@ -139,6 +147,43 @@ describe('POST /code/generate', () => {
       403,
       'INSUFFICIENT_SCOPE',
     );
+  });
+});
+
+describe('GET /code/qr', () => {
+  const image = (key: string, query: string) => fetch(`${t.url}/api/v1/code/qr?${query}`, { headers: { 'x-api-key': key } });
+
+  it('draws an SVG and a PNG that a QR reader decodes back to the link', async () => {
+    const code = await generate(brand);
+    const svg = await image(brand, `url=${encodeURIComponent(code.url)}`);
+    expect(svg.status).toBe(200);
+    expect(svg.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
+    expect(await svg.text()).toMatch(/^<svg/);
+    const png = await image(brand, `url=${encodeURIComponent(code.url)}&format=png&size=400`);
+    expect(png.headers.get('content-type')).toBe('image/png');
+    const decoded = PNG.sync.read(Buffer.from(await png.arrayBuffer()));
+    expect(decoded.width).toBe(400);
+    const read = jsQR(new Uint8ClampedArray(decoded.data), decoded.width, decoded.height);
+    expect(read?.data).toBe(code.url);
+  });
+
+  it('sizes a PNG for 25 mm at 300 DPI and records the DPI', async () => {
+    const code = await generate(brand);
+    const png = Buffer.from(
+      await (await image(brand, `url=${encodeURIComponent(code.url)}&format=png&mm=25&dpi=300`)).arrayBuffer(),
+    );
+    expect(png.readUInt32BE(16)).toBe(295);
+    const pHYs = png.indexOf('pHYs');
+    expect(pHYs).toBeGreaterThan(0);
+    expect(png.readUInt32BE(pHYs + 4)).toBe(11811);
+    expect(PNG.sync.read(png).width).toBe(295);
+  });
+
+  it('refuses a link that is not a code', async () => {
+    const response = await image(brand, 'url=https%3A%2F%2Fexample.com%2Fhello');
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('INVALID_URL');
+    expect((await image(brand, 'format=png')).status).toBe(400);
   });
 });
 

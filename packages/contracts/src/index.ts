@@ -12,6 +12,7 @@ export { buildOpenApiDocument, type OpenApiInfo } from './openapi.ts';
 export { err, ok, type Result } from './result.ts';
 export {
   apiPrefix,
+  codeQrRoute,
   createAccountRoute,
   createKeyRoute,
   generateCodeRoute,
@@ -37,6 +38,7 @@ export {
   type RpcDefinition,
   type RpcRequest,
   type RpcResponse,
+  renderQrRpc,
   reportCodeRpc,
   rotateSigningKeyRpc,
   rpcSubject,
@@ -47,6 +49,7 @@ export {
   GenerateCodeBody,
   GeneratedCode,
   Location,
+  QrQuery,
   QuickstartVerificationResult,
   ReportCodeBody,
   RiskIndicator,

@@ -4,6 +4,7 @@ import {
   CodeReport,
   GenerateCodeBody,
   GeneratedCode,
+  QrQuery,
   QuickstartVerificationResult,
   ReportCodeBody,
   VerificationResult,
@@ -197,6 +198,25 @@ export const reportCodeRoute = defineRoute({
   errors: ['INVALID_URL', 'MISSING_SIGNATURE', 'VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
 });
 
+export const codeQrRoute = defineRoute({
+  operationId: 'getCodeQr',
+  method: 'GET',
+  path: `${apiPrefix}/code/qr`,
+  summary: 'A QR image of a code: error correction M, quiet zone of 4 modules; a PNG sized for print with mm and dpi.',
+  tags: ['codes'],
+  auth: 'api-key',
+  scope: 'assets:read',
+  querystring: QrQuery,
+  responses: {
+    200: {
+      description: 'The image (image/svg+xml or image/png)',
+      schema: Type.String({ contentEncoding: 'binary' }),
+      contentType: 'image/svg+xml',
+    },
+  },
+  errors: ['INVALID_URL', 'MISSING_SIGNATURE', 'VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
+});
+
 /** Every HTTP route of the product. A route that is not here is not served. */
 export const routes = [
   healthRoute,
@@ -212,4 +232,5 @@ export const routes = [
   generateCodeRoute,
   verifyCodeRoute,
   reportCodeRoute,
+  codeQrRoute,
 ] as const;

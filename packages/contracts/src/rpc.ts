@@ -72,6 +72,23 @@ export const findCodesRpc = {
   response: Type.Object({ codes: Type.Array(CodeLookup) }),
 } satisfies RpcDefinition;
 
+export const renderQrRpc = {
+  service: 'code-service',
+  operation: 'renderQr',
+  request: Type.Object({
+    url: Type.String(),
+    format: Type.Union([Type.Literal('svg'), Type.Literal('png')]),
+    size: Type.Optional(Type.Integer()),
+    mm: Type.Optional(Type.Number()),
+    dpi: Type.Optional(Type.Integer()),
+  }),
+  response: Type.Object({
+    contentType: Type.String(),
+    body: Type.String(),
+    encoding: Type.Union([Type.Literal('utf8'), Type.Literal('base64')]),
+  }),
+} satisfies RpcDefinition;
+
 export const verifyCodeRpc = {
   service: 'verify-service',
   operation: 'verifyCode',

@@ -1,10 +1,11 @@
 import { createSigningKeyring, migrateAccounts } from '@hallmark/accounts';
-import { broadcasts, findCodesRpc, generateCodeRpc, rotateSigningKeyRpc } from '@hallmark/contracts';
+import { broadcasts, findCodesRpc, generateCodeRpc, renderQrRpc, rotateSigningKeyRpc } from '@hallmark/contracts';
 import { parseMasterKey } from '@hallmark/crypto';
 import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
 import { CodeServiceConfig } from './config.ts';
 import { findCodes } from './handlers/find-codes.ts';
 import { generateCode, generateCodeIdempotently } from './handlers/generate-code.ts';
+import { renderQr } from './handlers/render-qr.ts';
 import { migrateCodes } from './store/code-store.ts';
 
 /** Signed codes: generation, lookup for verification, and the signing keys behind them. */
@@ -37,6 +38,7 @@ export const codeService = defineService({
         findCodes(infra.db, environment, gtin, serial),
       ),
       await serveRpc(infra.bus, log, rotateSigningKeyRpc, async ({ principal }) => keyring.rotate(principal)),
+      await serveRpc(infra.bus, log, renderQrRpc, async (request) => renderQr(request)),
     ];
     return { stop: () => stopAll(subscriptions) };
   },

@@ -1,9 +1,12 @@
 import {
+  codeQrRoute,
   type GenerateCodeBody,
   generateCodeRoute,
   generateCodeRpc,
   HallmarkError,
+  type QrQuery,
   type ReportCodeBody,
+  renderQrRpc,
   reportCodeRoute,
   reportCodeRpc,
   type VerifyCodeBody,
@@ -32,7 +35,7 @@ function idempotencyKeyOf(request: FastifyRequest): string | undefined {
   return header;
 }
 
-/** POST /code/generate, POST /code/verify, POST /code/report. */
+/** POST /code/generate, POST /code/verify, POST /code/report, GET /code/qr. */
 export function registerCodeRoutes(app: FastifyInstance, deps: { services: ServiceCaller }): void {
   registerRoute(app, generateCodeRoute, async (request, reply) => {
     const idempotencyKey = idempotencyKeyOf(request);
@@ -52,6 +55,13 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
       { principal: principalOf(request), client: clientOf(request), body: request.body as VerifyCodeBody, view },
       request.id,
     );
+  });
+
+  registerRoute(app, codeQrRoute, async (request, reply) => {
+    const query = request.query as QrQuery;
+    const image = await deps.services.call(renderQrRpc, { ...query, format: query.format ?? 'svg' }, request.id);
+    reply.type(image.contentType).header('cache-control', 'public, max-age=86400');
+    return image.encoding === 'base64' ? Buffer.from(image.body, 'base64') : image.body;
   });
 
   registerRoute(app, reportCodeRoute, async (request, reply) => {
