@@ -150,6 +150,70 @@ describe('POST /code/generate', () => {
   });
 });
 
+describe('POST /code/generate/batch', () => {
+  it('answers each item by its index: codes, and the same errors as single generation', async () => {
+    const taken = nextSerial();
+    await generate(brand, { serialNumber: taken });
+    const fresh = nextSerial();
+    const items = [
+      { gtin, serialNumber: fresh, batchNumber: 'B' },
+      { gtin: '09506000134353', serialNumber: nextSerial() },
+      { gtin },
+      { gtin, serialNumber: taken },
+      { gtin, serialNumber: fresh },
+      { gtin, serialNumber: 42 },
+      'not an object',
+      { gtin, serialNumber: nextSerial(), expiryDate: '2031-01-31' },
+    ];
+    const response = await api('POST', '/code/generate/batch', { key: brand, body: { items } });
+    expect(response.status).toBe(200);
+    const results = response.body.results as Array<{
+      index: number;
+      code?: { serial: string; url: string };
+      error?: { code: string };
+    }>;
+    expect(results.map((result) => result.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(results.map((result) => result.error?.code ?? 'ok')).toEqual([
+      'ok',
+      'INVALID_GTIN',
+      'MISSING_REQUIRED_FIELD',
+      'DUPLICATE_SERIAL',
+      'DUPLICATE_SERIAL',
+      'VALIDATION_ERROR',
+      'VALIDATION_ERROR',
+      'ok',
+    ]);
+    expect((await verify(retailer, { url: results[0]?.code?.url })).body.verdict).toBe('AUTHENTIC');
+    expect((await verify(retailer, { url: results[7]?.code?.url })).body.verdict).toBe('AUTHENTIC');
+  });
+
+  it('takes 10,000 items in one request, and refuses 10,001', async () => {
+    const prefix = nextSerial();
+    const items = Array.from({ length: 10_000 }, (_, i) => ({ gtin, serialNumber: `${prefix}-${i}` }));
+    const response = await api('POST', '/code/generate/batch', { key: brand, body: { items } });
+    expect(response.status).toBe(200);
+    const results = response.body.results as Array<{ index: number; code?: unknown }>;
+    expect(results).toHaveLength(10_000);
+    expect(results.every((result, i) => result.index === i && result.code)).toBe(true);
+    expectError(
+      await api('POST', '/code/generate/batch', { key: brand, body: { items: [...items, items[0]] } }),
+      400,
+      'VALIDATION_ERROR',
+    );
+  });
+
+  it('spends one unit of the generate quota per item', async () => {
+    const operator = t.product.generatedOperatorKey as string;
+    const free = (await api('POST', '/accounts', { key: operator, body: { name: 'Free brand', tier: 'free' } })).body.apiKey
+      .secret as string;
+    const items = Array.from({ length: 60 }, () => ({ gtin, serialNumber: nextSerial() }));
+    const first = await api('POST', '/code/generate/batch', { key: free, body: { items } });
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-ratelimit-remaining')).toBe('40');
+    expectError(await api('POST', '/code/generate/batch', { key: free, body: { items } }), 429, 'RATE_LIMITED');
+  });
+});
+
 describe('GET /code/qr', () => {
   const image = (key: string, query: string) => fetch(`${t.url}/api/v1/code/qr?${query}`, { headers: { 'x-api-key': key } });
 

@@ -34,6 +34,8 @@ export interface RouteDefinition {
   params?: TObject;
   querystring?: TObject;
   body?: TSchema;
+  /** Largest body accepted, in bytes, when this route takes more than the gateway's default. */
+  bodyLimit?: number;
   /** A POST whose body may be left out entirely; it is then taken as `{}`. */
   bodyOptional?: boolean;
   responses: Readonly<Record<number, ResponseDefinition>>;

@@ -15,6 +15,7 @@ export {
   codeQrRoute,
   createAccountRoute,
   createKeyRoute,
+  generateCodeBatchRoute,
   generateCodeRoute,
   healthRoute,
   jwksRoute,
@@ -33,6 +34,7 @@ export {
   CodeLookup,
   findCodesRpc,
   generateCodeRpc,
+  generateCodesRpc,
   PrincipalSchema,
   pingRpc,
   type RpcDefinition,
@@ -45,7 +47,10 @@ export {
   verifyCodeRpc,
 } from './rpc.ts';
 export {
+  BatchItemResult,
   CodeReport,
+  GenerateBatchBody,
+  GenerateBatchResult,
   GenerateCodeBody,
   GeneratedCode,
   Location,

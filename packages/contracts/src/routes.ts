@@ -2,6 +2,8 @@ import { Type } from '@sinclair/typebox';
 import { defineRoute } from './http-route.ts';
 import {
   CodeReport,
+  GenerateBatchBody,
+  GenerateBatchResult,
   GenerateCodeBody,
   GeneratedCode,
   QrQuery,
@@ -165,6 +167,23 @@ export const generateCodeRoute = defineRoute({
   errors: ['INVALID_GTIN', 'MISSING_REQUIRED_FIELD', 'DUPLICATE_SERIAL', 'VALIDATION_ERROR', 'CONFLICT', 'SERVICE_UNAVAILABLE'],
 });
 
+export const generateCodeBatchRoute = defineRoute({
+  operationId: 'generateCodeBatch',
+  method: 'POST',
+  path: `${apiPrefix}/code/generate/batch`,
+  summary: 'Generate up to 10,000 codes; each item is checked on its own and answered in results by its index.',
+  tags: ['codes'],
+  auth: 'api-key',
+  scope: 'assets:create',
+  quota: { kind: 'generate', per: 'item' },
+  body: GenerateBatchBody,
+  bodyLimit: 16 * 1024 * 1024,
+  responses: {
+    200: { description: 'One result per item, in order: { index, code } or { index, error }', schema: GenerateBatchResult },
+  },
+  errors: ['VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
+});
+
 export const verifyCodeRoute = defineRoute({
   operationId: 'verifyCode',
   method: 'POST',
@@ -230,6 +249,7 @@ export const routes = [
   revokeKeyRoute,
   rotateSigningKeyRoute,
   generateCodeRoute,
+  generateCodeBatchRoute,
   verifyCodeRoute,
   reportCodeRoute,
   codeQrRoute,

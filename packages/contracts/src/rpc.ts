@@ -1,6 +1,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import {
   CodeReport,
+  GenerateBatchResult,
   GenerateCodeBody,
   GeneratedCode,
   QuickstartVerificationResult,
@@ -70,6 +71,18 @@ export const findCodesRpc = {
   operation: 'findCodes',
   request: Type.Object({ environment: EnvironmentSchema, gtin: Type.String(), serial: Type.String() }),
   response: Type.Object({ codes: Type.Array(CodeLookup) }),
+} satisfies RpcDefinition;
+
+/** Up to 500 items of a batch; the gateway splits larger batches. `firstIndex` numbers the results. */
+export const generateCodesRpc = {
+  service: 'code-service',
+  operation: 'generateCodes',
+  request: Type.Object({
+    principal: PrincipalSchema,
+    items: Type.Array(Type.Unknown(), { maxItems: 500 }),
+    firstIndex: Type.Integer({ minimum: 0 }),
+  }),
+  response: GenerateBatchResult,
 } satisfies RpcDefinition;
 
 export const renderQrRpc = {

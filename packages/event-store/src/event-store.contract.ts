@@ -95,6 +95,30 @@ export function describeEventStoreContract(
       ).rejects.toMatchObject({ code: 'CONFLICT' });
     });
 
+    it('starts many new streams at once, or none when one of them exists', async () => {
+      const streams = Array.from({ length: 50 }, (_, i) => ({
+        streamId: streamOf(`batch-${i}`),
+        events: [{ type: 'code.generated', data: { i } }],
+      }));
+      await store.startStreams(streams);
+      for (const index of [0, 49]) {
+        const streamId = streams[index]?.streamId ?? '';
+        expect((await store.readStream(streamId)).map((event) => [event.type, event.streamVersion])).toEqual([
+          ['code.generated', 1],
+        ]);
+      }
+      const fresh = streamOf('fresh');
+      await expect(
+        store.startStreams([{ streamId: fresh, events: [{ type: 'x', data: {} }] }, streams[3] as never]),
+      ).rejects.toMatchObject({
+        code: 'CONFLICT',
+      });
+      expect(await store.readStream(fresh)).toEqual([]);
+      expect(await store.append(fresh, [{ type: 'x', data: {} }], { expectedVersion: 0 })).toMatchObject({
+        nextExpectedVersion: 1,
+      });
+    });
+
     it('reads a stream from a version, and an unknown stream as empty', async () => {
       const stream = streamOf('partial');
       await store.append(

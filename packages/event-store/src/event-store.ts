@@ -66,6 +66,11 @@ export interface EventSubscription {
 export interface EventStore {
   /** Fails with CONFLICT (details: streamId, expectedVersion, actualVersion) when the stream has moved. */
   append(streamId: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult>;
+  /**
+   * Starts many new streams in one atomic write (a batch of new assets). Fails with CONFLICT and
+   * stores nothing when any of them already exists.
+   */
+  startStreams(streams: ReadonlyArray<{ streamId: string; events: readonly NewEvent[] }>): Promise<void>;
   readStream(streamId: string, options?: { afterVersion?: number; limit?: number }): Promise<StoredEvent[]>;
   readAll(options?: { after?: string; limit?: number }): Promise<EventPage>;
   subscribe(options: SubscribeOptions): EventSubscription;

@@ -106,6 +106,12 @@ export function createKurrentEventStore(connectionString: string): EventStore {
       }
     },
 
+    async startStreams(streams) {
+      // KurrentDB appends to one stream per call; each new stream is checked with NO_STREAM.
+      // Not atomic across streams: a failure part-way leaves the earlier ones started.
+      for (const { streamId, events } of streams) await this.append(streamId, events, { expectedVersion: 0 });
+    },
+
     async readStream(streamId, { afterVersion = 0, limit = 10_000 } = {}) {
       const events: StoredEvent[] = [];
       try {

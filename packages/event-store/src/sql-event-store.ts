@@ -154,6 +154,50 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
       });
     },
 
+    async startStreams(streams) {
+      if (streams.length === 0) return;
+      const rows = streams.flatMap(({ streamId, events }) =>
+        events.map((event, index) => ({
+          stream: streamId,
+          version: index + 1,
+          id: event.eventId ?? randomUUID(),
+          type: event.type,
+          data: event.data,
+          metadata: event.metadata ?? {},
+        })),
+      );
+      const versions = streams.map(({ streamId, events }) => ({ stream: streamId, version: events.length }));
+      await db.transaction(async (tx) => {
+        // New streams have no earlier events to come after, so no per-stream lock is needed;
+        // the primary key of event_streams refuses one that exists.
+        const created = await tx.query<{ stream_id: string }>(
+          `INSERT INTO event_streams (stream_id, version)
+           SELECT s->>'stream', (s->>'version')::bigint FROM jsonb_array_elements($1::jsonb) AS s
+           ON CONFLICT (stream_id) DO NOTHING RETURNING stream_id`,
+          [JSON.stringify(versions)],
+        );
+        if (created.length !== streams.length) {
+          const fresh = new Set(created.map((row) => row.stream_id));
+          const existing = streams.find(({ streamId }) => !fresh.has(streamId))?.streamId ?? '';
+          throw new HallmarkError('CONFLICT', `Stream ${existing} already exists; none of the streams was started.`, {
+            streamId: existing,
+            expectedVersion: 0,
+          });
+        }
+        await tx
+          .query(
+            `INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
+             SELECT e->>'stream', (e->>'version')::bigint, (e->>'id')::uuid, e->>'type', e->'data', e->'metadata'
+             FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS batch(e, n) ORDER BY n`,
+            [JSON.stringify(rows)],
+          )
+          .catch((error: unknown) => {
+            throw isUniqueViolation(error) ? duplicateEventId(streams[0]?.streamId ?? '', error) : error;
+          });
+        await tx.query('SELECT pg_notify($1, $2)', [notifyChannel, '*']);
+      });
+    },
+
     async readStream(streamId, { afterVersion = 0, limit = 10_000 } = {}) {
       const rows = await db.query<EventRow>(
         `SELECT ${eventColumns} FROM events WHERE stream_id = $1 AND stream_version > $2

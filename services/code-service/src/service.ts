@@ -1,10 +1,17 @@
 import { createSigningKeyring, migrateAccounts } from '@hallmark/accounts';
-import { broadcasts, findCodesRpc, generateCodeRpc, renderQrRpc, rotateSigningKeyRpc } from '@hallmark/contracts';
+import {
+  broadcasts,
+  findCodesRpc,
+  generateCodeRpc,
+  generateCodesRpc,
+  renderQrRpc,
+  rotateSigningKeyRpc,
+} from '@hallmark/contracts';
 import { parseMasterKey } from '@hallmark/crypto';
 import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
 import { CodeServiceConfig } from './config.ts';
 import { findCodes } from './handlers/find-codes.ts';
-import { generateCode, generateCodeIdempotently } from './handlers/generate-code.ts';
+import { generateCode, generateCodeIdempotently, generateCodes } from './handlers/generate-code.ts';
 import { renderQr } from './handlers/render-qr.ts';
 import { migrateCodes } from './store/code-store.ts';
 
@@ -34,6 +41,9 @@ export const codeService = defineService({
           ? generateCodeIdempotently(generate, principal, body, idempotencyKey, requestId)
           : generateCode(generate, principal, body, requestId),
       ),
+      await serveRpc(infra.bus, log, generateCodesRpc, async ({ principal, items, firstIndex }, { requestId }) => ({
+        results: await generateCodes(generate, principal, items, firstIndex, requestId),
+      })),
       await serveRpc(infra.bus, log, findCodesRpc, async ({ environment, gtin, serial }) =>
         findCodes(infra.db, environment, gtin, serial),
       ),

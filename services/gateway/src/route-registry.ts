@@ -19,6 +19,7 @@ export function registerRoute(app: FastifyInstance, definition: RouteDefinition,
   app.route({
     method: definition.method,
     config: { route: definition },
+    ...(definition.bodyLimit ? { bodyLimit: definition.bodyLimit } : {}),
     url: toRouterPath(definition.path),
     schema: {
       ...(definition.params ? { params: definition.params } : {}),

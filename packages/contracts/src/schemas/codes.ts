@@ -39,6 +39,30 @@ export const GeneratedCode = Type.Object({
 });
 export type GeneratedCode = Static<typeof GeneratedCode>;
 
+/** POST /code/generate/batch. Items are checked one by one by the service, so one bad item fails only itself. */
+export const GenerateBatchBody = Type.Object(
+  {
+    items: Type.Array(Type.Unknown({ description: 'a POST /code/generate body' }), { minItems: 1, maxItems: 10_000 }),
+  },
+  { additionalProperties: false },
+);
+export type GenerateBatchBody = Static<typeof GenerateBatchBody>;
+
+export const BatchItemError = Type.Object({
+  code: Type.String(),
+  message: Type.String(),
+  details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+});
+
+export const BatchItemResult = Type.Union([
+  Type.Object({ index: Type.Integer(), code: GeneratedCode }),
+  Type.Object({ index: Type.Integer(), error: BatchItemError }),
+]);
+export type BatchItemResult = Static<typeof BatchItemResult>;
+
+export const GenerateBatchResult = Type.Object({ results: Type.Array(BatchItemResult) });
+export type GenerateBatchResult = Static<typeof GenerateBatchResult>;
+
 export const Location = Type.Object(
   {
     latitude: Type.Number({ minimum: -90, maximum: 90 }),

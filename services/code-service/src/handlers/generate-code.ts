@@ -1,15 +1,24 @@
 import type { SigningKeyring } from '@hallmark/accounts';
 import { signedMessage, validateGenerateRequest, yymmddToIsoDate } from '@hallmark/codes';
-import { type GenerateCodeBody, type GeneratedCode, HallmarkError, type Principal } from '@hallmark/contracts';
+import {
+  type BatchItemResult,
+  type ErrorData,
+  GenerateCodeBody,
+  type GeneratedCode,
+  HallmarkError,
+  type Principal,
+} from '@hallmark/contracts';
 import { randomHex, sha256Hex } from '@hallmark/crypto';
 import type { EventStore } from '@hallmark/event-store';
 import { formatDigitalLink } from '@hallmark/gs1';
 import type { SqlDatabase } from '@hallmark/sql';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
-  deleteCode,
-  insertCode,
+  deleteCodes,
+  insertCodes,
+  type NewCode,
   releaseIdempotencyKey,
 } from '../store/code-store.ts';
 
@@ -25,80 +34,147 @@ export interface GenerateDeps {
 /** The event stream of one code as a compliance asset. */
 export const codeStream = (assetId: string) => `code-${assetId}`;
 
+const itemSchema = TypeCompiler.Compile(GenerateCodeBody);
+
+function schemaError(item: unknown): ErrorData | undefined {
+  if (itemSchema.Check(item)) return undefined;
+  const fields = [...itemSchema.Errors(item)].map((error) => ({
+    field: error.path.replace(/^\//, '') || 'item',
+    in: 'body',
+    message: error.message,
+  }));
+  return {
+    code: 'VALIDATION_ERROR',
+    message: `Invalid item: check ${fields.map((field) => field.field).join(', ')}.`,
+    details: { fields },
+  };
+}
+
 /**
- * POST /code/generate: validate, sign with the account's active key, store (refusing a second
- * code for the same GTIN and serial with DUPLICATE_SERIAL), and append `code.generated` to the
- * code's own stream.
+ * Generates codes: each item is checked on its own (spec codes: MISSING_REQUIRED_FIELD,
+ * INVALID_GTIN, DUPLICATE_SERIAL, else VALIDATION_ERROR), the valid ones signed with the account's
+ * active key, stored in one statement and their `code.generated` events written in one more.
+ * Results come back in the items' order, numbered from `firstIndex`.
  */
+export async function generateCodes(
+  deps: GenerateDeps,
+  principal: Principal,
+  items: readonly unknown[],
+  firstIndex: number,
+  requestId: string,
+): Promise<BatchItemResult[]> {
+  const now = deps.clock();
+  const results: BatchItemResult[] = [];
+  const pending: Array<{ position: number; code: NewCode; generated: GeneratedCode; metadata: Record<string, unknown> }> = [];
+  const seen = new Set<string>();
+  let key: Awaited<ReturnType<SigningKeyring['activeSigningKey']>> | undefined;
+
+  for (const [offset, item] of items.entries()) {
+    const index = firstIndex + offset;
+    const invalid = schemaError(item);
+    if (invalid) {
+      results.push({ index, error: invalid });
+      continue;
+    }
+    const checked = validateGenerateRequest(item as GenerateCodeBody, principal.environment, now);
+    if (!checked.ok) {
+      results.push({ index, error: checked.problem });
+      continue;
+    }
+    const { gtin, serial, batch, expiry, metadata, expiresAt } = checked.request;
+    if (seen.has(`${gtin}\n${serial}`)) {
+      results.push({ index, error: duplicateSerial(gtin, serial) });
+      continue;
+    }
+    seen.add(`${gtin}\n${serial}`);
+    key ??= await deps.keyring.activeSigningKey(principal);
+    const signature = key.sign(signedMessage({ kid: key.kid, gtin, serial, batch, expiry })).toString('base64url');
+    const url = formatDigitalLink(
+      { origin: deps.resolverUrl, gtin, serial, ...(batch ? { batch } : {}), ...(expiry ? { expiry } : {}), signature },
+      deps.linkOrder,
+    );
+    const assetId = `code_${randomHex(10)}`;
+    const generated: GeneratedCode = {
+      url,
+      gtin,
+      serial,
+      ...(batch ? { batch } : {}),
+      ...(expiry ? { expiryDate: yymmddToIsoDate(expiry) } : {}),
+      signature,
+      keyId: key.kid,
+      assetId,
+      createdAt: now.toISOString(),
+      expiresAt: expiresAt?.toISOString() ?? null,
+    };
+    const code = { assetId, gtin, serial, batch: batch ?? null, expiry: expiry ?? null, signature, url, metadata, expiresAt };
+    pending.push({ position: results.length, code, generated, metadata });
+    results.push({ index, code: generated });
+  }
+  if (!key || pending.length === 0) return results;
+
+  const stored = await insertCodes(
+    deps.db,
+    principal,
+    { kid: key.kid, createdAt: now },
+    pending.map((entry) => entry.code),
+  );
+  const fresh = pending.filter((entry) => stored.has(entry.code.assetId));
+  for (const entry of pending) {
+    if (!stored.has(entry.code.assetId)) {
+      results[entry.position] = {
+        index: results[entry.position]?.index ?? 0,
+        error: duplicateSerial(entry.code.gtin, entry.code.serial),
+      };
+    }
+  }
+  try {
+    await deps.eventStore.startStreams(
+      fresh.map((entry) => ({
+        streamId: codeStream(entry.code.assetId),
+        events: [
+          {
+            type: 'code.generated',
+            data: {
+              ...entry.generated,
+              accountId: principal.accountId,
+              environment: principal.environment,
+              metadata: entry.metadata,
+            },
+            metadata: { requestId },
+          },
+        ],
+      })),
+    );
+  } catch (error) {
+    // Without their events the codes would have no history: take them back so a retry can succeed.
+    await deleteCodes(
+      deps.db,
+      fresh.map((entry) => entry.code.assetId),
+    );
+    throw error;
+  }
+  return results;
+}
+
+function duplicateSerial(gtin: string, serial: string): ErrorData {
+  return {
+    code: 'DUPLICATE_SERIAL',
+    message: `This account already has a code for GTIN ${gtin} with serial ${serial}.`,
+    details: { gtin, serial },
+  };
+}
+
+/** POST /code/generate: a batch of one, whose error is the answer. */
 export async function generateCode(
   deps: GenerateDeps,
   principal: Principal,
   body: GenerateCodeBody,
   requestId: string,
 ): Promise<GeneratedCode> {
-  const now = deps.clock();
-  const checked = validateGenerateRequest(body, principal.environment, now);
-  if (!checked.ok) throw new HallmarkError(checked.problem.code, checked.problem.message, checked.problem.details);
-  const { gtin, serial, batch, expiry, metadata, expiresAt } = checked.request;
-
-  const key = await deps.keyring.activeSigningKey(principal);
-  const signature = key.sign(signedMessage({ kid: key.kid, gtin, serial, batch, expiry })).toString('base64url');
-  const url = formatDigitalLink(
-    { origin: deps.resolverUrl, gtin, serial, ...(batch ? { batch } : {}), ...(expiry ? { expiry } : {}), signature },
-    deps.linkOrder,
-  );
-  const assetId = `code_${randomHex(10)}`;
-  const record = {
-    assetId,
-    accountId: principal.accountId,
-    environment: principal.environment,
-    gtin,
-    serial,
-    batch: batch ?? null,
-    expiry: expiry ?? null,
-    kid: key.kid,
-    signature,
-    url,
-    metadata,
-    createdAt: now,
-    expiresAt,
-  };
-  if (!(await insertCode(deps.db, record))) {
-    throw new HallmarkError('DUPLICATE_SERIAL', `This account already has a code for GTIN ${gtin} with serial ${serial}.`, {
-      gtin,
-      serial,
-    });
-  }
-  const generated: GeneratedCode = {
-    url,
-    gtin,
-    serial,
-    ...(batch ? { batch } : {}),
-    ...(expiry ? { expiryDate: yymmddToIsoDate(expiry) } : {}),
-    signature,
-    keyId: key.kid,
-    assetId,
-    createdAt: now.toISOString(),
-    expiresAt: expiresAt?.toISOString() ?? null,
-  };
-  try {
-    await deps.eventStore.append(
-      codeStream(assetId),
-      [
-        {
-          type: 'code.generated',
-          data: { ...generated, accountId: principal.accountId, environment: principal.environment, metadata },
-          metadata: { requestId },
-        },
-      ],
-      { expectedVersion: 0 },
-    );
-  } catch (error) {
-    // Without its event the code would have no history: take it back so a retry can succeed.
-    await deleteCode(deps.db, assetId);
-    throw error;
-  }
-  return generated;
+  const [result] = await generateCodes(deps, principal, [body], 0, requestId);
+  if (!result) throw new Error('generateCodes answered no result for one item');
+  if ('error' in result) throw HallmarkError.fromData(result.error as ErrorData);
+  return result.code;
 }
 
 const pendingWaitMs = 5_000;

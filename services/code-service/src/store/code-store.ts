@@ -56,33 +56,47 @@ const toRecord = (row: CodeRow): CodeRecord => ({
   expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
 });
 
-/** Stores a code unless the account already has this GTIN and serial; false then. */
-export async function insertCode(sql: SqlExecutor, code: Omit<CodeRecord, 'createdAt'> & { createdAt: Date }): Promise<boolean> {
-  const rows = await sql.query(
-    `INSERT INTO codes (asset_id, account_id, environment, gtin, serial, batch, expiry, kid, signature, url, metadata, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-     ON CONFLICT (account_id, environment, gtin, serial) DO NOTHING RETURNING asset_id`,
-    [
-      code.assetId,
-      code.accountId,
-      code.environment,
-      code.gtin,
-      code.serial,
-      code.batch,
-      code.expiry,
-      code.kid,
-      code.signature,
-      code.url,
-      JSON.stringify(code.metadata),
-      code.createdAt,
-      code.expiresAt,
-    ],
-  );
-  return rows.length === 1;
+export interface NewCode {
+  assetId: string;
+  gtin: string;
+  serial: string;
+  batch: string | null;
+  expiry: string | null;
+  signature: string;
+  url: string;
+  metadata: Record<string, unknown>;
+  expiresAt: Date | null;
 }
 
-export async function deleteCode(sql: SqlExecutor, assetId: string): Promise<void> {
-  await sql.query('DELETE FROM codes WHERE asset_id = $1', [assetId]);
+/**
+ * Stores the codes of one owner, signed by one key, in one statement. A code whose GTIN and serial
+ * the owner already has is left out. Resolves with the asset ids that were stored.
+ */
+export async function insertCodes(
+  sql: SqlExecutor,
+  owner: Principal,
+  common: { kid: string; createdAt: Date },
+  codes: readonly NewCode[],
+): Promise<Set<string>> {
+  const rows = await sql.query<{ asset_id: string }>(
+    `INSERT INTO codes (asset_id, account_id, environment, gtin, serial, batch, expiry, kid, signature, url, metadata, created_at, expires_at)
+     SELECT r.asset_id, $1, $2, r.gtin, r.serial, r.batch, r.expiry, $3, r.signature, r.url, r.metadata, $4, r.expires_at
+     FROM jsonb_to_recordset($5::jsonb)
+       AS r(asset_id text, gtin text, serial text, batch text, expiry text, signature text, url text, metadata jsonb, expires_at timestamptz)
+     ON CONFLICT (account_id, environment, gtin, serial) DO NOTHING RETURNING asset_id`,
+    [
+      owner.accountId,
+      owner.environment,
+      common.kid,
+      common.createdAt,
+      JSON.stringify(codes.map(({ assetId, expiresAt, ...rest }) => ({ ...rest, asset_id: assetId, expires_at: expiresAt }))),
+    ],
+  );
+  return new Set(rows.map((row) => row.asset_id));
+}
+
+export async function deleteCodes(sql: SqlExecutor, assetIds: readonly string[]): Promise<void> {
+  await sql.query('DELETE FROM codes WHERE asset_id = ANY($1::text[])', [assetIds]);
 }
 
 /** Every account's code for this item in this environment (usually one). */

@@ -1,8 +1,12 @@
 import {
+  type BatchItemResult,
   codeQrRoute,
+  type GenerateBatchBody,
   type GenerateCodeBody,
+  generateCodeBatchRoute,
   generateCodeRoute,
   generateCodeRpc,
+  generateCodesRpc,
   HallmarkError,
   type QrQuery,
   type ReportCodeBody,
@@ -17,6 +21,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { requireApiKey } from '../auth/request-auth.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
+
+/** Items per call to code-service, and calls in flight, for a batch. */
+const batchChunk = 500;
+const batchConcurrency = 4;
 
 const principalOf = (request: FastifyRequest) => {
   const key = requireApiKey(request);
@@ -46,6 +54,29 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
     );
     reply.status(201);
     return generated;
+  });
+
+  registerRoute(app, generateCodeBatchRoute, async (request) => {
+    const { items } = request.body as GenerateBatchBody;
+    const principal = principalOf(request);
+    const chunks = Array.from({ length: Math.ceil(items.length / batchChunk) }, (_, i) => i * batchChunk);
+    const results: BatchItemResult[][] = new Array(chunks.length);
+    // A few chunks at a time: replicas of code-service share them, and no message passes NATS's 1 MB.
+    let next = 0;
+    const worker = async () => {
+      while (next < chunks.length) {
+        const chunk = next++;
+        const firstIndex = chunks[chunk] as number;
+        const answer = await deps.services.call(
+          generateCodesRpc,
+          { principal, items: items.slice(firstIndex, firstIndex + batchChunk), firstIndex },
+          request.id,
+        );
+        results[chunk] = answer.results;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(batchConcurrency, chunks.length) }, worker));
+    return { results: results.flat() };
   });
 
   registerRoute(app, verifyCodeRoute, async (request) => {
