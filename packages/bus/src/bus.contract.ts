@@ -138,6 +138,31 @@ export function describeBusContract(name: string, createFixture: () => Promise<B
       expect(got[3]!.sequence).toBeGreaterThan(got[2]!.sequence);
     });
 
+    it('delivers events in batches, each in order, and a failed batch again', async () => {
+      const topic = `batch.${randomUUID().slice(0, 8)}`;
+      for (let n = 1; n <= 25; n++) await fixture.a.publishEvent(topic, { n });
+      const batches: number[][] = [];
+      let failedOnce = false;
+      const consumer = await fixture.b.consumeEvents({
+        durable: `batch-${randomUUID().slice(0, 8)}`,
+        subject: topic,
+        maxBatch: 10,
+        async handleBatch(events) {
+          if (!failedOnce) {
+            failedOnce = true;
+            throw new Error('transient');
+          }
+          batches.push(events.map((event) => (event.payload as { n: number }).n));
+        },
+      });
+      await eventually(() => new Set(batches.flat()).size >= 25, 8_000);
+      await consumer.stop();
+      expect([...new Set(batches.flat())].sort((a, b) => a - b)).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
+      for (const batch of batches) expect(batch).toEqual([...batch].sort((a, b) => a - b));
+      expect(Math.max(...batches.map((batch) => batch.length))).toBeLessThanOrEqual(10);
+      expect(batches.length).toBeLessThan(25);
+    });
+
     it('delivers an event again when its handler fails', async () => {
       const topic = `retry.${randomUUID().slice(0, 8)}`;
       let attempts = 0;

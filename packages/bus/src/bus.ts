@@ -31,7 +31,16 @@ export interface ConsumeOptions {
   /** One subject filter (wildcards allowed). NATS 2.9 takes one filter per consumer. */
   subject: string;
   /** Resolve to acknowledge; reject to have the event delivered again after a pause. */
-  handle(event: BusEvent): Promise<void>;
+  handle?(event: BusEvent): Promise<void>;
+  /**
+   * Instead of `handle`: up to `maxBatch` events at once, in order; resolve to acknowledge them
+   * all, reject to have them all delivered again. For projections that write in bulk. On NATS a
+   * failed batch may come back after later events (JetStream redelivers after the pause), so a
+   * handler must not depend on order across batches: write idempotently, keyed by `sequence`.
+   */
+  handleBatch?(events: BusEvent[]): Promise<void>;
+  /** Default 256. */
+  maxBatch?: number;
 }
 
 export interface Subscription {

@@ -32,6 +32,13 @@ interface Server {
   onInternalError: HandlerErrorListener | undefined;
 }
 
+/** Hands events to a consumer's batch handler, or one by one to its event handler. */
+export async function deliver(options: ConsumeOptions, events: BusEvent[]): Promise<void> {
+  if (options.handleBatch) return options.handleBatch(events);
+  if (!options.handle) throw new Error('A consumer needs handle or handleBatch.');
+  for (const event of events) await options.handle(event);
+}
+
 /** Payloads cross the bus as JSON, as they would over the network: no shared references. */
 const copy = (value: unknown): unknown => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
 
@@ -150,23 +157,31 @@ export function createInProcessHub(options: { maxEvents?: number } = {}): InProc
               };
             });
 
+          const maxBatch = consumeOptions.handleBatch ? (consumeOptions.maxBatch ?? 256) : 1;
           const loop = (async () => {
             let attempts = 0;
             while (!stopped) {
-              const event = events.find(
-                (candidate) =>
-                  candidate.sequence > durable.acknowledged && subjectMatches(consumeOptions.subject, candidate.subject),
-              );
-              if (!event) {
+              const batch: StoredBusEvent[] = [];
+              for (const candidate of events) {
+                if (candidate.sequence > durable.acknowledged && subjectMatches(consumeOptions.subject, candidate.subject)) {
+                  batch.push(candidate);
+                  if (batch.length === maxBatch) break;
+                }
+              }
+              if (batch.length === 0) {
                 // Nothing of ours is pending: move past other subjects' events and wait.
                 durable.acknowledged = Math.max(durable.acknowledged, events.at(-1)?.sequence ?? 0);
                 await pause();
                 continue;
               }
-              const delivery: BusEvent = { ...event, payload: copy(event.payload), redelivered: attempts > 0 };
+              const deliveries: BusEvent[] = batch.map((event) => ({
+                ...event,
+                payload: copy(event.payload),
+                redelivered: attempts > 0,
+              }));
               try {
-                await inFlight.track(consumeOptions.handle(delivery));
-                durable.acknowledged = event.sequence;
+                await inFlight.track(deliver(consumeOptions, deliveries));
+                durable.acknowledged = (batch.at(-1) as StoredBusEvent).sequence;
                 attempts = 0;
               } catch {
                 attempts++;

@@ -6,6 +6,7 @@ import {
   JetStreamApiError,
   type JetStreamClient,
   type JetStreamManager,
+  type JsMsg,
   jetstream,
   jetstreamManager,
 } from '@nats-io/jetstream';
@@ -27,6 +28,7 @@ import {
   redeliveryDelayMs,
   type Subscription,
 } from './bus.ts';
+import { deliver } from './in-process-bus.ts';
 import { serviceUnavailable } from './unavailable.ts';
 
 export interface NatsBusOptions {
@@ -201,23 +203,35 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
       // request, and a stale one would swallow the next event until its ack wait ran out. Each
       // fetch ends within fetchExpiresMs, and stop() waits for the one in hand.
       const loop = (async () => {
+        const maxBatch = consumeOptions.handleBatch ? (consumeOptions.maxBatch ?? 256) : 1;
         while (!stopping) {
-          const messages = await consumer.fetch({ max_messages: 256, expires: fetchExpiresMs });
-          for await (const message of messages) {
-            const delivery = {
+          const messages = await consumer.fetch({
+            max_messages: consumeOptions.handleBatch ? maxBatch : 256,
+            expires: fetchExpiresMs,
+          });
+          let batch: JsMsg[] = [];
+          const flush = async () => {
+            const deliveries = batch.map((message) => ({
               subject: message.subject.slice(`${prefix}.events.`.length),
               payload: decode(message.data),
               sequence: message.seq,
               requestId: message.headers?.get(requestIdHeader) || undefined,
               redelivered: message.redelivered,
-            };
+            }));
+            const held = batch;
+            batch = [];
             try {
-              await inFlight.track(consumeOptions.handle(delivery));
-              message.ack();
+              await inFlight.track(deliver(consumeOptions, deliveries));
+              for (const message of held) message.ack();
             } catch {
-              message.nak(redeliveryDelayMs);
+              for (const message of held) message.nak(redeliveryDelayMs);
             }
+          };
+          for await (const message of messages) {
+            batch.push(message);
+            if (batch.length >= maxBatch || messages.getPending() === 0) await flush();
           }
+          if (batch.length > 0) await flush();
         }
       })();
       const subscription: Subscription = {

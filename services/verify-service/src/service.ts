@@ -8,6 +8,7 @@ import { Type } from '@sinclair/typebox';
 import { createCodeDirectory } from './code-directory.ts';
 import { reportCode } from './handlers/report-code.ts';
 import { verifyCode } from './handlers/verify-code.ts';
+import { projectScanHistory } from './scan-history.ts';
 
 const migrations = fileURLToPath(new URL('../migrations', import.meta.url));
 
@@ -33,6 +34,7 @@ export const verifyService = defineService({
     const forgetKid = (payload: unknown) => keys.forget(String((payload as { kid: unknown }).kid));
     const subscriptions = [
       await infra.bus.onBroadcast(broadcasts.publicKeyRevoked, forgetKid),
+      await projectScanHistory(infra.bus, infra.db),
       await servePing('verify-service', context),
       await serveRpc(infra.bus, log, verifyCodeRpc, async (request, { requestId }) => verifyCode(deps, request, requestId)),
       await serveRpc(infra.bus, log, reportCodeRpc, async (request) =>

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { VerificationKeys } from '@hallmark/accounts';
 import type { Bus } from '@hallmark/bus';
 import type { Cache } from '@hallmark/cache';
@@ -11,6 +12,7 @@ import {
 } from '@hallmark/contracts';
 import type { Logger } from '@hallmark/runtime';
 import type { CodeDirectory } from '../code-directory.ts';
+import { type ScanRecorded, scanRecordedSubject } from '../scan-history.ts';
 import { readLink } from './read-link.ts';
 
 export interface VerifyDeps {
@@ -92,22 +94,20 @@ export async function verifyCode(
     deps.rules,
   );
   // The scan event is for history and analytics; the answer does not wait for it.
+  const scanRecorded: ScanRecorded = {
+    scanId: randomUUID(),
+    environment: principal.environment,
+    gtin: link.gtin,
+    serial: link.serial,
+    verdict: assessment.verdict,
+    riskIndicators: assessment.riskIndicators,
+    scanNumber: scan.total,
+    at: now.toISOString(),
+    verifiedBy: principal.accountId,
+    ...(request.body.location ? { location: request.body.location } : {}),
+  };
   deps.bus
-    .publishEvent(
-      'scans.recorded',
-      {
-        environment: principal.environment,
-        gtin: link.gtin,
-        serial: link.serial,
-        verdict: assessment.verdict,
-        riskIndicators: assessment.riskIndicators,
-        scanNumber: scan.total,
-        at: now.toISOString(),
-        verifiedBy: principal.accountId,
-        ...(request.body.location ? { location: request.body.location } : {}),
-      },
-      { requestId },
-    )
+    .publishEvent(scanRecordedSubject, scanRecorded, { requestId })
     .catch((error: unknown) => deps.log.warn({ err: error, requestId }, 'scan event not published'));
 
   const checks = {

@@ -1,0 +1,57 @@
+import type { Bus, Subscription } from '@hallmark/bus';
+import type { SqlExecutor } from '@hallmark/sql';
+
+/** What verify publishes for every scan, on `scans.recorded`. */
+export interface ScanRecorded {
+  scanId: string;
+  environment: string;
+  gtin: string;
+  serial: string;
+  verdict: string;
+  riskIndicators: string[];
+  scanNumber: number;
+  at: string;
+  verifiedBy: string;
+  location?: { latitude: number; longitude: number };
+}
+
+export const scanRecordedSubject = 'scans.recorded';
+
+/**
+ * Writes scan events to the `scans` table, up to 500 in one statement. Idempotent by scan id, so a
+ * batch delivered twice (after a failure, or by JetStream's at-least-once) is written once.
+ */
+export async function projectScanHistory(bus: Bus, db: SqlExecutor): Promise<Subscription> {
+  return bus.consumeEvents({
+    durable: 'verify-service-scan-history',
+    subject: scanRecordedSubject,
+    maxBatch: 500,
+    async handleBatch(events) {
+      const rows = events.map(({ payload }) => {
+        const scan = payload as ScanRecorded;
+        return {
+          scan_id: scan.scanId,
+          environment: scan.environment,
+          gtin: scan.gtin,
+          serial: scan.serial,
+          verdict: scan.verdict,
+          risk_indicators: scan.riskIndicators,
+          scan_number: scan.scanNumber,
+          scanned_at: scan.at,
+          verified_by: scan.verifiedBy,
+          latitude: scan.location?.latitude ?? null,
+          longitude: scan.location?.longitude ?? null,
+        };
+      });
+      await db.query(
+        `INSERT INTO scans (scan_id, environment, gtin, serial, verdict, risk_indicators, scan_number, scanned_at, verified_by, latitude, longitude)
+         SELECT r.scan_id, r.environment, r.gtin, r.serial, r.verdict,
+                ARRAY(SELECT jsonb_array_elements_text(r.risk_indicators)), r.scan_number, r.scanned_at, r.verified_by, r.latitude, r.longitude
+         FROM jsonb_to_recordset($1::jsonb) AS r(scan_id uuid, environment text, gtin text, serial text, verdict text, risk_indicators jsonb,
+           scan_number integer, scanned_at timestamptz, verified_by text, latitude double precision, longitude double precision)
+         ON CONFLICT (scan_id) DO NOTHING`,
+        [JSON.stringify(rows)],
+      );
+    },
+  });
+}
