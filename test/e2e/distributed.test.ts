@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { deleteEventStream } from '@hallmark/bus';
-import { createTestDatabase, type TestDatabase } from '@hallmark/sql';
+import { createPostgresDatabase, createTestDatabase, type TestDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServiceProcess, startServiceProcess } from '../support/service-process.ts';
 import { waitFor } from '../support/wait.ts';
@@ -314,5 +314,22 @@ describe('distributed form: codes over NATS, PostgreSQL and Redis', () => {
     expect(responses.every((response) => response.status === 200)).toBe(true);
     expect(new Set(responses.map((response) => response.body.metadata.totalScans)).size).toBe(200);
     expect(Math.max(...responses.map((response) => response.body.metadata.totalScans as number))).toBe(200);
+    // And each scan reaches PostgreSQL through JetStream and the scan history projection.
+    const db = createPostgresDatabase({ connectionString: database.url });
+    try {
+      const rows = await waitFor(
+        'the scans in PostgreSQL',
+        async () => {
+          const [row] = await db.query<{ n: string }>('SELECT count(*) AS n FROM scans WHERE serial = $1', [
+            generated.body.serial,
+          ]);
+          return Number(row?.n) === 200 ? 200 : undefined;
+        },
+        { timeoutMs: 15_000, intervalMs: 200 },
+      );
+      expect(rows).toBe(200);
+    } finally {
+      await db.close();
+    }
   });
 });
