@@ -11,6 +11,10 @@ import {
   type Subscription,
 } from './bus.ts';
 import { subjectMatches } from './subject-match.ts';
+
+/** How long a partial batch waits for more events before a batch handler gets it. */
+const batchLingerMs = 250;
+
 import { serviceUnavailable } from './unavailable.ts';
 
 interface StoredBusEvent {
@@ -30,6 +34,18 @@ interface Server {
   handler: RequestHandler;
   inFlight: InFlight;
   onInternalError: HandlerErrorListener | undefined;
+}
+
+/** Index of the first event whose sequence is above `sequence` (events are in sequence order). */
+function firstAfter(events: readonly StoredBusEvent[], sequence: number): number {
+  let low = 0;
+  let high = events.length;
+  while (low < high) {
+    const middle = Math.floor((low + high) / 2);
+    if ((events[middle] as StoredBusEvent).sequence <= sequence) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
 
 /** Hands events to a consumer's batch handler, or one by one to its event handler. */
@@ -160,10 +176,12 @@ export function createInProcessHub(options: { maxEvents?: number } = {}): InProc
           const maxBatch = consumeOptions.handleBatch ? (consumeOptions.maxBatch ?? 256) : 1;
           const loop = (async () => {
             let attempts = 0;
+            let lingered = false;
             while (!stopped) {
               const batch: StoredBusEvent[] = [];
-              for (const candidate of events) {
-                if (candidate.sequence > durable.acknowledged && subjectMatches(consumeOptions.subject, candidate.subject)) {
+              for (let i = firstAfter(events, durable.acknowledged); i < events.length; i++) {
+                const candidate = events[i] as StoredBusEvent;
+                if (subjectMatches(consumeOptions.subject, candidate.subject)) {
                   batch.push(candidate);
                   if (batch.length === maxBatch) break;
                 }
@@ -174,6 +192,13 @@ export function createInProcessHub(options: { maxEvents?: number } = {}): InProc
                 await pause();
                 continue;
               }
+              if (consumeOptions.handleBatch && batch.length < maxBatch && !lingered) {
+                // A partial batch waits a moment for more, so a bulk writer writes in bulk.
+                lingered = true;
+                await new Promise((resolve) => setTimeout(resolve, batchLingerMs));
+                continue;
+              }
+              lingered = false;
               const deliveries: BusEvent[] = batch.map((event) => ({
                 ...event,
                 payload: copy(event.payload),

@@ -211,6 +211,8 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
           });
           let batch: JsMsg[] = [];
           const flush = async () => {
+            // Redeliveries can arrive among newer messages: hand each batch over in stream order.
+            batch.sort((a, b) => a.seq - b.seq);
             const deliveries = batch.map((message) => ({
               subject: message.subject.slice(`${prefix}.events.`.length),
               payload: decode(message.data),
@@ -229,7 +231,8 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
           };
           for await (const message of messages) {
             batch.push(message);
-            if (batch.length >= maxBatch || messages.getPending() === 0) await flush();
+            // A batch handler gets full batches, or what one fetch brought; one by one, as they come.
+            if (batch.length >= maxBatch || (!consumeOptions.handleBatch && messages.getPending() === 0)) await flush();
           }
           if (batch.length > 0) await flush();
         }

@@ -140,6 +140,14 @@ export function describeCacheContract(name: string, create: () => Promise<Cache>
       expect(muchLater).toMatchObject({ total: 5, scansInWindow: 1 });
     });
 
+    it('estimates the sliding window from the previous fixed window', async () => {
+      const subject = key('slide');
+      const start = 1_800_000_000_000; // the start of a 60 s window
+      for (let i = 0; i < 10; i++) await cache.recordScan(scan(subject, start + i * 1000, `c${i}`));
+      // 15 s into the next window the sliding window still covers three quarters of the previous one.
+      expect((await cache.recordScan(scan(subject, start + 75_000, 'late'))).scansInWindow).toBe(1 + Math.floor(10 * 0.75));
+    });
+
     it('counts every one of many concurrent scans exactly once', async () => {
       const subject = key('burst');
       const records = await Promise.all(

@@ -39,7 +39,11 @@ export interface ScanRecord {
   lastSeenMs: number;
   /** The same client scanned within the repeat window. */
   repeat: boolean;
-  /** Scans in the window, a client's repeats counted once, this one included. */
+  /**
+   * Scans in the sliding window, a client's repeats counted once, this one included. A sliding
+   * estimate from two fixed windows (the current count plus the previous one weighted by how much
+   * of it the sliding window still covers): constant memory however often a code is scanned.
+   */
   scansInWindow: number;
   /** Distinct clients in the client window, this one included. */
   clientsInWindow: number;

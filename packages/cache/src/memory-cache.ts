@@ -4,8 +4,10 @@ interface ScanHistory {
   total: number;
   firstSeenMs: number;
   lastSeenMs: number;
-  /** Scan times in the window (repeats left out). */
-  window: number[];
+  /** Fixed windows for the sliding estimate: the current window's index and count, and the previous count. */
+  windowIndex: number;
+  currentCount: number;
+  previousCount: number;
   /** Client → last scan time. */
   clients: Map<string, number>;
   location: { latitude: number; longitude: number; atMs: number } | undefined;
@@ -40,7 +42,9 @@ export function createMemoryCache(options: { now?: () => number } = {}): Cache {
       total: 0,
       firstSeenMs: atMs,
       lastSeenMs: atMs,
-      window: [],
+      windowIndex: -1,
+      currentCount: 0,
+      previousCount: 0,
       clients: new Map(),
       location: undefined,
       reported: false,
@@ -101,11 +105,19 @@ export function createMemoryCache(options: { now?: () => number } = {}): Cache {
       if (entry.total === 1) entry.firstSeenMs = scan.atMs;
       entry.lastSeenMs = scan.atMs;
       const repeat = live(`scan-repeat:${scan.subject}:${scan.client}`) !== undefined;
-      if (!repeat) {
+      if (!repeat)
         entries.set(`scan-repeat:${scan.subject}:${scan.client}`, { value: '1', expiresAtMs: scan.atMs + scan.repeatWindowMs });
-        entry.window.push(scan.atMs);
+      const windowIndex = Math.floor(scan.atMs / scan.windowMs);
+      if (windowIndex === entry.windowIndex + 1) {
+        entry.previousCount = entry.currentCount;
+        entry.currentCount = 0;
+      } else if (windowIndex > entry.windowIndex + 1) {
+        entry.previousCount = 0;
+        entry.currentCount = 0;
       }
-      entry.window = entry.window.filter((atMs) => atMs > scan.atMs - scan.windowMs);
+      entry.windowIndex = Math.max(entry.windowIndex, windowIndex);
+      if (!repeat) entry.currentCount += 1;
+      const previousWeight = 1 - (scan.atMs % scan.windowMs) / scan.windowMs;
       entry.clients.set(scan.client, scan.atMs);
       for (const [client, atMs] of entry.clients) if (atMs <= scan.atMs - scan.clientWindowMs) entry.clients.delete(client);
       const previousLocation = scan.location ? entry.location : undefined;
@@ -116,7 +128,7 @@ export function createMemoryCache(options: { now?: () => number } = {}): Cache {
         firstSeenMs: entry.firstSeenMs,
         lastSeenMs: entry.lastSeenMs,
         repeat,
-        scansInWindow: entry.window.length,
+        scansInWindow: Math.floor(entry.currentCount + entry.previousCount * previousWeight),
         clientsInWindow: entry.clients.size,
         previousLocation: previousLocation ? { ...previousLocation } : undefined,
         reported: entry.reported,

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Cache, QuotaDecision, ScanRecord } from './cache.ts';
 
@@ -27,30 +26,37 @@ for i, key in ipairs(KEYS) do
 end
 return result`;
 
-// KEYS: history hash, window zset, clients zset, repeat marker.
-// ARGV: at, repeat window, window, client window, window member, client, location ("lat,lon" or ""), retention.
+// KEYS: history hash, clients zset, repeat marker.
+// ARGV: at, repeat window, window, client window, client, location ("lat,lon" or ""), retention.
+// The scan window is a sliding estimate from two fixed windows kept in the hash (win, cur, prev):
+// constant memory however often a code is scanned.
 // Returns {total, first, repeat (0|1), scans in window, clients in window, previous location ("lat,lon,at" or ""), reported}.
 const recordScanScript = `
 local at = tonumber(ARGV[1])
+local windowMs = tonumber(ARGV[3])
 local total = redis.call('HINCRBY', KEYS[1], 'total', 1)
 redis.call('HSETNX', KEYS[1], 'first', ARGV[1])
-redis.call('HSET', KEYS[1], 'last', ARGV[1])
-local repeatScan = 0
-if redis.call('SET', KEYS[4], '1', 'PX', ARGV[2], 'NX') then
-  redis.call('ZADD', KEYS[2], at, ARGV[5])
-else
-  repeatScan = 1
-end
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', at - tonumber(ARGV[3]))
-redis.call('ZADD', KEYS[3], at, ARGV[6])
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', at - tonumber(ARGV[4]))
+local repeatScan = 1
+if redis.call('SET', KEYS[3], '1', 'PX', ARGV[2], 'NX') then repeatScan = 0 end
+local index = math.floor(at / windowMs)
+local fields = redis.call('HMGET', KEYS[1], 'win', 'cur', 'prev')
+local win = tonumber(fields[1] or '-1')
+local cur = tonumber(fields[2] or '0')
+local prev = tonumber(fields[3] or '0')
+if index == win + 1 then prev = cur; cur = 0 elseif index > win + 1 then prev = 0; cur = 0 end
+if index > win then win = index end
+if repeatScan == 0 then cur = cur + 1 end
+redis.call('HSET', KEYS[1], 'last', ARGV[1], 'win', win, 'cur', cur, 'prev', prev)
+local inWindow = math.floor(cur + prev * (1 - (at % windowMs) / windowMs))
+redis.call('ZADD', KEYS[2], at, ARGV[5])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', at - tonumber(ARGV[4]))
 local previous = ''
-if ARGV[7] ~= '' then
+if ARGV[6] ~= '' then
   previous = redis.call('HGET', KEYS[1], 'location') or ''
-  redis.call('HSET', KEYS[1], 'location', ARGV[7] .. ',' .. ARGV[1])
+  redis.call('HSET', KEYS[1], 'location', ARGV[6] .. ',' .. ARGV[1])
 end
-for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[8]) end
-return {total, redis.call('HGET', KEYS[1], 'first'), repeatScan, redis.call('ZCARD', KEYS[2]), redis.call('ZCARD', KEYS[3]),
+for i = 1, 2 do redis.call('PEXPIRE', KEYS[i], ARGV[7]) end
+return {total, redis.call('HGET', KEYS[1], 'first'), repeatScan, inWindow, redis.call('ZCARD', KEYS[2]),
   previous, redis.call('HGET', KEYS[1], 'reported') or ''}`;
 
 type ScriptedRedis = Redis & {
@@ -77,7 +83,7 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
   redis.on('error', () => {});
   redis.defineCommand('hallmarkIncrement', { numberOfKeys: 1, lua: incrementScript });
   redis.defineCommand('hallmarkConsumeQuotas', { lua: consumeQuotasScript });
-  redis.defineCommand('hallmarkRecordScan', { numberOfKeys: 4, lua: recordScanScript });
+  redis.defineCommand('hallmarkRecordScan', { numberOfKeys: 3, lua: recordScanScript });
 
   return {
     async get(key) {
@@ -122,14 +128,12 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
       const base = `scan:{${scan.subject}}`;
       const [total, first, repeat, scansInWindow, clientsInWindow, previous, reported] = await redis.hallmarkRecordScan(
         base,
-        `${base}:window`,
         `${base}:clients`,
         `${base}:repeat:${scan.client}`,
         scan.atMs,
         scan.repeatWindowMs,
         scan.windowMs,
         scan.clientWindowMs,
-        `${scan.atMs}:${randomUUID()}`,
         scan.client,
         scan.location ? `${scan.location.latitude},${scan.location.longitude}` : '',
         scan.retentionMs,
