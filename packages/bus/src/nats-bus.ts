@@ -156,6 +156,9 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
         },
       });
       servedSubscriptions.add(subscription);
+      // Resolve only once the server knows the subscription: a request sent right after from
+      // another connection must find a responder.
+      await nc.flush();
       return {
         async stop() {
           servedSubscriptions.delete(subscription);
@@ -179,6 +182,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
           }
         },
       });
+      await nc.flush();
       return { stop: () => subscription.drain() };
     },
 
