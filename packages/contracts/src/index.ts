@@ -15,11 +15,15 @@ export {
   codeQrRoute,
   createAccountRoute,
   createKeyRoute,
+  createSchemaRoute,
+  deleteSchemaRoute,
   generateCodeBatchRoute,
   generateCodeRoute,
+  getSchemaRoute,
   healthRoute,
   jwksRoute,
   listKeysRoute,
+  listSchemasRoute,
   openApiRoute,
   pingServiceRoute,
   readyRoute,
@@ -27,14 +31,20 @@ export {
   revokeKeyRoute,
   rotateSigningKeyRoute,
   routes,
+  updateSchemaRoute,
+  validateMetadataRoute,
   verifyCodeRoute,
 } from './routes.ts';
 export {
   ClientSchema,
   CodeLookup,
+  createSchemaRpc,
+  deleteSchemaRpc,
   findCodesRpc,
   generateCodeRpc,
   generateCodesRpc,
+  getSchemaRpc,
+  listSchemasRpc,
   PrincipalSchema,
   pingRpc,
   type RpcDefinition,
@@ -44,6 +54,8 @@ export {
   reportCodeRpc,
   rotateSigningKeyRpc,
   rpcSubject,
+  updateSchemaRpc,
+  validateMetadataRpc,
   verifyCodeRpc,
 } from './rpc.ts';
 export {
@@ -86,6 +98,15 @@ export {
   TierSchema,
   VerificationKeyView,
 } from './schemas/keys.ts';
+export {
+  CreateSchemaBody,
+  ListSchemasQuery,
+  SchemaField,
+  SchemaList,
+  SchemaView,
+  UpdateSchemaBody,
+  ValidationOutcome,
+} from './schemas/metadata-schemas.ts';
 export {
   HealthResponse,
   PingRequest,

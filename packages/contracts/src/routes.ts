@@ -25,6 +25,17 @@ import {
   RevokedKey,
   VerificationKeyView,
 } from './schemas/keys.ts';
+import {
+  CreateSchemaBody,
+  ListSchemasQuery,
+  SchemaIdParam,
+  SchemaList,
+  SchemaVersionQuery,
+  SchemaView,
+  UpdateSchemaBody,
+  ValidateMetadataBody,
+  ValidationOutcome,
+} from './schemas/metadata-schemas.ts';
 import { HealthResponse, PingRequest, PingResponse, ReadyResponse, ServiceNameParam } from './schemas/system.ts';
 
 export const apiPrefix = '/api/v1';
@@ -236,6 +247,90 @@ export const codeQrRoute = defineRoute({
   errors: ['INVALID_URL', 'MISSING_SIGNATURE', 'VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
 });
 
+const schemaErrors = ['VALIDATION_ERROR', 'NOT_FOUND', 'SERVICE_UNAVAILABLE'] as const;
+
+export const createSchemaRoute = defineRoute({
+  operationId: 'createSchema',
+  method: 'POST',
+  path: `${apiPrefix}/schemas`,
+  summary: 'Create a metadata schema (name, vertical, fields), or copy a template (copyFrom).',
+  tags: ['schemas'],
+  auth: 'api-key',
+  scope: 'schemas:write',
+  body: CreateSchemaBody,
+  responses: { 201: { description: 'The schema, version 1', schema: SchemaView } },
+  errors: [...schemaErrors],
+});
+
+export const listSchemasRoute = defineRoute({
+  operationId: 'listSchemas',
+  method: 'GET',
+  path: `${apiPrefix}/schemas`,
+  summary: 'The account’s schemas (or, with templates=true, the read-only templates), filtered by vertical.',
+  tags: ['schemas'],
+  auth: 'api-key',
+  scope: 'schemas:read',
+  querystring: ListSchemasQuery,
+  responses: { 200: { description: 'A page of schemas, newest first', schema: SchemaList } },
+  errors: ['VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
+});
+
+export const getSchemaRoute = defineRoute({
+  operationId: 'getSchema',
+  method: 'GET',
+  path: `${apiPrefix}/schemas/{id}`,
+  summary: 'A schema, at its current version or an earlier one (?version=).',
+  tags: ['schemas'],
+  auth: 'api-key',
+  scope: 'schemas:read',
+  params: SchemaIdParam,
+  querystring: SchemaVersionQuery,
+  responses: { 200: { description: 'The schema', schema: SchemaView } },
+  errors: [...schemaErrors],
+});
+
+export const updateSchemaRoute = defineRoute({
+  operationId: 'updateSchema',
+  method: 'PATCH',
+  path: `${apiPrefix}/schemas/{id}`,
+  summary: 'Change a schema; its version goes up by one and earlier versions stay readable.',
+  tags: ['schemas'],
+  auth: 'api-key',
+  scope: 'schemas:write',
+  params: SchemaIdParam,
+  body: UpdateSchemaBody,
+  responses: { 200: { description: 'The schema at its new version', schema: SchemaView } },
+  errors: [...schemaErrors, 'CONFLICT'],
+});
+
+export const deleteSchemaRoute = defineRoute({
+  operationId: 'deleteSchema',
+  method: 'DELETE',
+  path: `${apiPrefix}/schemas/{id}`,
+  summary: 'Delete a schema; generation can no longer use it.',
+  tags: ['schemas'],
+  auth: 'api-key',
+  scope: 'schemas:write',
+  params: SchemaIdParam,
+  responses: { 204: { description: 'Deleted' } },
+  errors: [...schemaErrors, 'CONFLICT'],
+});
+
+export const validateMetadataRoute = defineRoute({
+  operationId: 'validateMetadata',
+  method: 'POST',
+  path: `${apiPrefix}/schemas/{id}/validate`,
+  summary: 'Check a data object against a schema: isValid and every error with its field path.',
+  tags: ['schemas'],
+  auth: 'api-key',
+  scope: 'schemas:read',
+  params: SchemaIdParam,
+  querystring: SchemaVersionQuery,
+  body: ValidateMetadataBody,
+  responses: { 200: { description: 'The outcome', schema: ValidationOutcome } },
+  errors: [...schemaErrors],
+});
+
 /** Every HTTP route of the product. A route that is not here is not served. */
 export const routes = [
   healthRoute,
@@ -253,4 +348,10 @@ export const routes = [
   verifyCodeRoute,
   reportCodeRoute,
   codeQrRoute,
+  createSchemaRoute,
+  listSchemasRoute,
+  getSchemaRoute,
+  updateSchemaRoute,
+  deleteSchemaRoute,
+  validateMetadataRoute,
 ] as const;

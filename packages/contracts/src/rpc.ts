@@ -10,6 +10,14 @@ import {
   VerifyCodeBody,
 } from './schemas/codes.ts';
 import { EnvironmentSchema, VerificationKeyView } from './schemas/keys.ts';
+import {
+  CreateSchemaBody,
+  ListSchemasQuery,
+  SchemaList,
+  SchemaView,
+  UpdateSchemaBody,
+  ValidationOutcome,
+} from './schemas/metadata-schemas.ts';
 import { PingRequest, PingResponse } from './schemas/system.ts';
 import type { BackendService } from './services.ts';
 
@@ -126,4 +134,52 @@ export const rotateSigningKeyRpc = {
   operation: 'rotateSigningKey',
   request: Type.Object({ principal: PrincipalSchema }),
   response: VerificationKeyView,
+} satisfies RpcDefinition;
+
+/** Metadata schemas live in code-service, which validates metadata at generation. */
+export const createSchemaRpc = {
+  service: 'code-service',
+  operation: 'createSchema',
+  request: Type.Object({ principal: PrincipalSchema, body: CreateSchemaBody }),
+  response: SchemaView,
+} satisfies RpcDefinition;
+
+export const listSchemasRpc = {
+  service: 'code-service',
+  operation: 'listSchemas',
+  request: Type.Object({ principal: PrincipalSchema, query: ListSchemasQuery }),
+  response: SchemaList,
+} satisfies RpcDefinition;
+
+export const getSchemaRpc = {
+  service: 'code-service',
+  operation: 'getSchema',
+  request: Type.Object({ principal: PrincipalSchema, id: Type.String(), version: Type.Optional(Type.Integer()) }),
+  response: SchemaView,
+} satisfies RpcDefinition;
+
+export const updateSchemaRpc = {
+  service: 'code-service',
+  operation: 'updateSchema',
+  request: Type.Object({ principal: PrincipalSchema, id: Type.String(), body: UpdateSchemaBody }),
+  response: SchemaView,
+} satisfies RpcDefinition;
+
+export const deleteSchemaRpc = {
+  service: 'code-service',
+  operation: 'deleteSchema',
+  request: Type.Object({ principal: PrincipalSchema, id: Type.String() }),
+  response: Type.Object({ deleted: Type.Literal(true) }),
+} satisfies RpcDefinition;
+
+export const validateMetadataRpc = {
+  service: 'code-service',
+  operation: 'validateMetadata',
+  request: Type.Object({
+    principal: PrincipalSchema,
+    id: Type.String(),
+    version: Type.Optional(Type.Integer()),
+    data: Type.Unknown(),
+  }),
+  response: ValidationOutcome,
 } satisfies RpcDefinition;

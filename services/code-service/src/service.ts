@@ -1,11 +1,17 @@
 import { createSigningKeyring, migrateAccounts } from '@hallmark/accounts';
 import {
   broadcasts,
+  createSchemaRpc,
+  deleteSchemaRpc,
   findCodesRpc,
   generateCodeRpc,
   generateCodesRpc,
+  getSchemaRpc,
+  listSchemasRpc,
   renderQrRpc,
   rotateSigningKeyRpc,
+  updateSchemaRpc,
+  validateMetadataRpc,
 } from '@hallmark/contracts';
 import { parseMasterKey } from '@hallmark/crypto';
 import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
@@ -13,6 +19,7 @@ import { CodeServiceConfig } from './config.ts';
 import { findCodes } from './handlers/find-codes.ts';
 import { generateCode, generateCodeIdempotently, generateCodes } from './handlers/generate-code.ts';
 import { renderQr } from './handlers/render-qr.ts';
+import { createSchemaCatalog } from './handlers/schemas.ts';
 import { migrateCodes } from './store/code-store.ts';
 
 /** Signed codes: generation, lookup for verification, and the signing keys behind them. */
@@ -26,7 +33,9 @@ export const codeService = defineService({
     const keyring = createSigningKeyring(infra.db, parseMasterKey(config.HALLMARK_MASTER_KEY), {
       onNewKey: (kid) => infra.bus.broadcast(broadcasts.signingKeyAdded, { kid }),
     });
+    const schemas = createSchemaCatalog({ db: infra.db, eventStore: infra.eventStore, clock });
     const generate = {
+      schemas,
       db: infra.db,
       eventStore: infra.eventStore,
       keyring,
@@ -49,6 +58,17 @@ export const codeService = defineService({
       ),
       await serveRpc(infra.bus, log, rotateSigningKeyRpc, async ({ principal }) => keyring.rotate(principal)),
       await serveRpc(infra.bus, log, renderQrRpc, async (request) => renderQr(request)),
+      await serveRpc(infra.bus, log, createSchemaRpc, async ({ principal, body }) => schemas.create(principal, body)),
+      await serveRpc(infra.bus, log, listSchemasRpc, async ({ principal, query }) => schemas.list(principal, query)),
+      await serveRpc(infra.bus, log, getSchemaRpc, async ({ principal, id, version }) => schemas.get(principal, id, version)),
+      await serveRpc(infra.bus, log, updateSchemaRpc, async ({ principal, id, body }) => schemas.update(principal, id, body)),
+      await serveRpc(infra.bus, log, deleteSchemaRpc, async ({ principal, id }) => {
+        await schemas.remove(principal, id);
+        return { deleted: true as const };
+      }),
+      await serveRpc(infra.bus, log, validateMetadataRpc, async ({ principal, id, version, data }) =>
+        schemas.validate(principal, id, version, data),
+      ),
     ];
     return { stop: () => stopAll(subscriptions) };
   },

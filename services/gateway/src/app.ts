@@ -17,6 +17,7 @@ import { errorEnvelope, toApiError } from './error-envelope.ts';
 import { registerAccountRoutes } from './routes/accounts.ts';
 import { registerCodeRoutes } from './routes/code.ts';
 import { registerKeyRoutes } from './routes/keys.ts';
+import { registerSchemaRoutes } from './routes/schemas.ts';
 import { registerSystemRoutes } from './routes/system.ts';
 import { registerWellKnownRoutes } from './routes/well-known.ts';
 import { createServiceCaller } from './service-call.ts';
@@ -123,6 +124,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   registerWellKnownRoutes(app, { verificationKeys });
   registerAccountRoutes(app, { db: deps.db, clock: deps.clock });
   registerCodeRoutes(app, { services });
+  registerSchemaRoutes(app, { services });
   registerKeyRoutes(app, { db: deps.db, bus: deps.bus, services, authenticator, verificationKeys, clock: deps.clock });
   return app;
 }

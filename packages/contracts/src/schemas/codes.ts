@@ -20,6 +20,10 @@ export const GenerateCodeBody = Type.Object(
       Type.String({ maxLength: 40, description: 'ISO 8601 date or date-time; written as AI 17 (YYMMDD, UTC)' }),
     ),
     metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'free key-value data, e.g. name' })),
+    schemaId: Type.Optional(
+      Type.String({ maxLength: 100, description: 'validate metadata against this schema (POST /schemas)' }),
+    ),
+    schemaVersion: Type.Optional(Type.Integer({ minimum: 1, description: 'a version of schemaId; its current one by default' })),
   },
   { additionalProperties: false },
 );

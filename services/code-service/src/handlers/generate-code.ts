@@ -21,8 +21,10 @@ import {
   type NewCode,
   releaseIdempotencyKey,
 } from '../store/code-store.ts';
+import type { SchemaCatalog } from './schemas.ts';
 
 export interface GenerateDeps {
+  schemas: SchemaCatalog;
   db: SqlDatabase;
   eventStore: EventStore;
   keyring: SigningKeyring;
@@ -65,7 +67,13 @@ export async function generateCodes(
 ): Promise<BatchItemResult[]> {
   const now = deps.clock();
   const results: BatchItemResult[] = [];
-  const pending: Array<{ position: number; code: NewCode; generated: GeneratedCode; metadata: Record<string, unknown> }> = [];
+  const pending: Array<{
+    position: number;
+    code: NewCode;
+    generated: GeneratedCode;
+    metadata: Record<string, unknown>;
+    schema?: { schemaId: string; schemaVersion: number };
+  }> = [];
   const seen = new Set<string>();
   let key: Awaited<ReturnType<SigningKeyring['activeSigningKey']>> | undefined;
 
@@ -82,6 +90,34 @@ export async function generateCodes(
       continue;
     }
     const { gtin, serial, batch, expiry, metadata, expiresAt } = checked.request;
+    const { schemaId, schemaVersion } = item as GenerateCodeBody;
+    let usedSchema: { schemaId: string; schemaVersion: number } | undefined;
+    if (schemaId !== undefined) {
+      const outcome = await deps.schemas.validateForGeneration(principal, schemaId, schemaVersion, metadata);
+      if (outcome.missing) {
+        results.push({
+          index,
+          error: {
+            code: 'VALIDATION_ERROR',
+            message: `There is no schema ${schemaId}${schemaVersion ? ` version ${schemaVersion}` : ''}.`,
+            details: { fields: [{ field: 'schemaId', in: 'body', message: 'is not a schema of this account (or was deleted)' }] },
+          },
+        });
+        continue;
+      }
+      if (!outcome.isValid) {
+        results.push({
+          index,
+          error: {
+            code: 'VALIDATION_ERROR',
+            message: `metadata does not match schema ${outcome.schemaId} version ${outcome.version}.`,
+            details: { schemaId: outcome.schemaId, schemaVersion: outcome.version, errors: outcome.errors },
+          },
+        });
+        continue;
+      }
+      usedSchema = { schemaId: outcome.schemaId, schemaVersion: outcome.version };
+    }
     if (seen.has(`${gtin}\n${serial}`)) {
       results.push({ index, error: duplicateSerial(gtin, serial) });
       continue;
@@ -107,7 +143,7 @@ export async function generateCodes(
       expiresAt: expiresAt?.toISOString() ?? null,
     };
     const code = { assetId, gtin, serial, batch: batch ?? null, expiry: expiry ?? null, signature, url, metadata, expiresAt };
-    pending.push({ position: results.length, code, generated, metadata });
+    pending.push({ position: results.length, code, generated, metadata, ...(usedSchema ? { schema: usedSchema } : {}) });
     results.push({ index, code: generated });
   }
   if (!key || pending.length === 0) return results;
@@ -139,6 +175,7 @@ export async function generateCodes(
               accountId: principal.accountId,
               environment: principal.environment,
               metadata: entry.metadata,
+              ...(entry.schema ?? {}),
             },
             metadata: { requestId },
           },

@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { checkDefinition } from './field-definition.ts';
+import { compileMetadataSchema } from './metadata-validator.ts';
+import { schemaTemplates } from './templates.ts';
+
+describe('checkDefinition', () => {
+  it('accepts every type, arrays with items, objects with fields, and the templates', () => {
+    expect(
+      checkDefinition({
+        fields: [
+          { name: 'a', type: 'string', required: true },
+          { name: 'b', type: 'number' },
+          { name: 'c', type: 'integer' },
+          { name: 'd', type: 'boolean' },
+          { name: 'e', type: 'date' },
+          { name: 'f', type: 'array', items: 'string' },
+          { name: 'g', type: 'object', fields: [{ name: 'h', type: 'string' }] },
+          { name: 'i', type: 'array', items: 'object', fields: [{ name: 'j', type: 'integer' }] },
+        ],
+      }),
+    ).toEqual([]);
+    for (const template of schemaTemplates) expect(checkDefinition(template), template.id).toEqual([]);
+  });
+
+  it('names each bad field by its path', () => {
+    expect(
+      checkDefinition({
+        fields: [
+          { name: '', type: 'string' },
+          { name: 'dup', type: 'string' },
+          { name: 'dup', type: 'number' },
+          { name: 'kind', type: 'colour' as never },
+          { name: 'tags', type: 'array' },
+          { name: 'title', type: 'string', items: 'string' },
+          { name: 'box', type: 'object', fields: [{ name: 'size', type: 'vector' as never }] },
+          { name: '9lives', type: 'string' },
+        ],
+      }).map((problem) => problem.field),
+    ).toEqual(['fields[0]', 'dup', 'kind', 'tags', 'title', 'box.size', '9lives']);
+    expect(checkDefinition({ fields: [] })).toEqual([{ field: 'fields', message: 'needs at least one field' }]);
+  });
+});
+
+describe('compileMetadataSchema', () => {
+  const wine = compileMetadataSchema(schemaTemplates.find((template) => template.id === 'tpl_wine_spirits') as never);
+  const nested = compileMetadataSchema({
+    fields: [
+      {
+        name: 'ingredients',
+        type: 'array',
+        items: 'object',
+        fields: [
+          { name: 'name', type: 'string', required: true },
+          { name: 'grams', type: 'number' },
+        ],
+      },
+    ],
+  });
+
+  it('accepts good data', () => {
+    expect(
+      wine.validate({
+        name: 'Clos X',
+        producer: 'Domaine Y',
+        alcoholByVolume: 13.5,
+        volumeMl: 750,
+        vintage: 2019,
+        bottledOn: '2021-06-01',
+      }),
+    ).toEqual({
+      isValid: true,
+      errors: [],
+    });
+  });
+
+  it('reports every problem with a readable message and the path of nested fields', () => {
+    const result = wine.validate({ name: 'Clos X', alcoholByVolume: '13%', volumeMl: 750.5, bottledOn: 'June', colour: 'red' });
+    expect(result.isValid).toBe(false);
+    expect(result.errors).toEqual(
+      expect.arrayContaining([
+        { field: 'producer', message: 'is required' },
+        { field: 'alcoholByVolume', message: 'must be a number' },
+        { field: 'volumeMl', message: 'must be a whole number' },
+        { field: 'bottledOn', message: 'must be an ISO 8601 date (YYYY-MM-DD) or date-time' },
+        { field: 'colour', message: 'is not in the schema' },
+      ]),
+    );
+    expect(nested.validate({ ingredients: [{ name: 'a' }, { grams: 'x' }] }).errors).toEqual([
+      { field: 'ingredients[1].name', message: 'is required' },
+      { field: 'ingredients[1].grams', message: 'must be a number' },
+    ]);
+  });
+
+  it('lets unknown fields through only when the schema says so', () => {
+    const open = compileMetadataSchema({ fields: [{ name: 'a', type: 'string' }], additionalProperties: true });
+    expect(open.validate({ a: 'x', b: 1 }).isValid).toBe(true);
+  });
+});
