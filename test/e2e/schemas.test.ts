@@ -70,7 +70,7 @@ describe('metadata schemas', () => {
       },
     });
     expectError(bad, 400, 'VALIDATION_ERROR');
-    expect((bad.body.error?.details?.fields as Array<{ field: string }>).map((field) => field.field)).toEqual([
+    expect(((bad.body.error?.details?.fields ?? []) as Array<{ field: string }>).map((field) => field.field)).toEqual([
       'fields.a',
       'fields.b',
       'fields.c',

@@ -69,6 +69,13 @@ const notFound = (id: string) => new HallmarkError('NOT_FOUND', `There is no sch
 /** Validators are compiled once per schema version and kept (a version never changes). */
 export function createSchemaCatalog(deps: SchemaDeps) {
   const compiled = new Map<string, MetadataValidator>();
+  // A version never changes, so it is kept; "the current version" is kept 5 s, and dropped here
+  // at once on update or delete (another replica may answer the previous version for up to 5 s,
+  // and says which version it used).
+  const found = new Map<string, { schema: StoredSchema; until: number }>();
+  const forget = (owner: Principal, id: string) => {
+    for (const key of found.keys()) if (key.startsWith(`${owner.accountId}|${owner.environment}|${id}|`)) found.delete(key);
+  };
 
   const record = async (owner: Principal, type: string, data: Record<string, unknown>) => {
     await deps.eventStore.append(accountStream(owner), [{ type, data }], { expectedVersion: 'any' });
@@ -81,8 +88,13 @@ export function createSchemaCatalog(deps: SchemaDeps) {
       if (version !== undefined && version !== 1) throw notFound(`${id} version ${version}`);
       return { schema: template, template: true };
     }
+    const key = `${owner.accountId}|${owner.environment}|${id}|${version ?? 'current'}`;
+    const cached = found.get(key);
+    if (cached && cached.until > Date.now()) return { schema: cached.schema, template: false };
     const schema = await findSchema(deps.db, owner, id, version);
     if (!schema) throw notFound(version === undefined ? id : `${id} version ${version}`);
+    if (found.size > 10_000) found.clear();
+    found.set(key, { schema, until: Date.now() + (version === undefined ? 5_000 : 600_000) });
     return { schema, template: false };
   };
 
@@ -185,6 +197,7 @@ export function createSchemaCatalog(deps: SchemaDeps) {
         throw problem ?? error;
       });
       if (!updated) throw notFound(id);
+      forget(owner, id);
       await record(owner, 'schema.updated', {
         schemaId: id,
         version: updated.version,
@@ -199,6 +212,7 @@ export function createSchemaCatalog(deps: SchemaDeps) {
     async remove(owner: Principal, id: string): Promise<void> {
       if (templates.has(id)) throw new HallmarkError('CONFLICT', 'Templates are read-only.', { id });
       if (!(await deleteSchema(deps.db, owner, id))) throw notFound(id);
+      forget(owner, id);
       await record(owner, 'schema.deleted', { schemaId: id });
     },
 

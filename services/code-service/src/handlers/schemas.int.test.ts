@@ -1,0 +1,27 @@
+import { createSqlEventStore } from '@hallmark/event-store';
+import { createPgliteDatabase } from '@hallmark/sql';
+import { describe, expect, it } from 'vitest';
+import { migrateCodes } from '../store/code-store.ts';
+import { accountStream, createSchemaCatalog } from './schemas.ts';
+
+describe('schema changes', () => {
+  it('are events in the account’s stream, with each version’s definition', async () => {
+    const db = await createPgliteDatabase();
+    await migrateCodes(db);
+    const eventStore = await createSqlEventStore(db);
+    const catalog = createSchemaCatalog({ db, eventStore, clock: () => new Date() });
+    const owner = { accountId: 'acc_events', environment: 'live' as const };
+    const created = await catalog.create(owner, { copyFrom: 'tpl_luxury_goods' });
+    await catalog.update(owner, created.id, { name: 'Renamed' });
+    await catalog.remove(owner, created.id);
+    const events = await eventStore.readStream(accountStream(owner));
+    expect(events.map((event) => [event.type, event.data.schemaId, event.data.version])).toEqual([
+      ['schema.created', created.id, 1],
+      ['schema.updated', created.id, 2],
+      ['schema.deleted', created.id, undefined],
+    ]);
+    expect(events[0]?.data).toMatchObject({ copiedFrom: 'tpl_luxury_goods', vertical: 'luxury' });
+    expect(events[1]?.data).toMatchObject({ name: 'Renamed', fields: expect.any(Array) });
+    await db.close();
+  });
+});
