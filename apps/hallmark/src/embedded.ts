@@ -46,7 +46,13 @@ export async function startEmbedded(
 ): Promise<EmbeddedProduct> {
   const base = readConfig(EmbeddedConfig, env);
   const dataDir = resolve(base.HALLMARK_DATA_DIR);
-  const serviceEnv = { ...env, HALLMARK_MASTER_KEY: env.HALLMARK_MASTER_KEY || (await loadOrCreateMasterKey(dataDir)) };
+  const port = env.PORT || '8080';
+  const serviceEnv = {
+    ...env,
+    HALLMARK_MASTER_KEY: env.HALLMARK_MASTER_KEY || (await loadOrCreateMasterKey(dataDir)),
+    // Links point at this process unless told otherwise (DECISIONS.md: http://localhost:$PORT).
+    HALLMARK_RESOLVER_URL: env.HALLMARK_RESOLVER_URL || `http://localhost:${port === '0' ? '8080' : port}`,
+  };
   const configs = new Map(services.map((definition) => [definition.name, readConfig(definition.configSchema, serviceEnv)]));
   const gatewayConfig = readConfig(GatewayConfig, serviceEnv);
   const clock = options.clock ?? (() => new Date());

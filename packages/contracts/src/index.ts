@@ -1,3 +1,4 @@
+export { decodeCursor, encodeCursor } from './cursor.ts';
 export { type ErrorCode, errorCodes, errorStatus, isErrorCode } from './error-codes.ts';
 export { type ErrorData, HallmarkError, isErrorData, toHallmarkError } from './hallmark-error.ts';
 export {

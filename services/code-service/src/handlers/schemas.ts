@@ -1,5 +1,7 @@
 import {
   type CreateSchemaBody,
+  decodeCursor,
+  encodeCursor,
   HallmarkError,
   type ListSchemasQuery,
   type Principal,
@@ -163,14 +165,15 @@ export function createSchemaCatalog(deps: SchemaDeps) {
           pagination: { limit, nextCursor: null, hasMore: false },
         };
       }
-      const after = query.cursor ? decodeCursor(query.cursor) : undefined;
+      const [afterUs, afterId] = query.cursor ? decodeCursor(query.cursor, [/^\d{1,20}$/, /^.{1,100}$/]) : [];
+      const after = afterUs && afterId ? { createdUs: afterUs, id: afterId } : undefined;
       const rows = await listSchemas(deps.db, owner, { limit: limit + 1, vertical: query.vertical, after });
       const page = rows.slice(0, limit);
       const last = page.at(-1);
       const hasMore = rows.length > limit;
       return {
         schemas: page.map((row) => schemaView(row)),
-        pagination: { limit, hasMore, nextCursor: hasMore && last ? encodeCursor(last.createdUs, last.id) : null },
+        pagination: { limit, hasMore, nextCursor: hasMore && last ? encodeCursor([last.createdUs, last.id]) : null },
       };
     },
 
@@ -235,17 +238,3 @@ export function createSchemaCatalog(deps: SchemaDeps) {
   };
 }
 export type SchemaCatalog = ReturnType<typeof createSchemaCatalog>;
-
-function encodeCursor(createdUs: string, id: string): string {
-  return Buffer.from(JSON.stringify([createdUs, id])).toString('base64url');
-}
-
-function decodeCursor(text: string): { createdUs: string; id: string } {
-  try {
-    const [createdUs, id] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as [string, string];
-    if (typeof id === 'string' && /^\d{1,20}$/.test(createdUs)) return { createdUs, id };
-  } catch {}
-  throw new HallmarkError('VALIDATION_ERROR', 'Invalid request: cursor is not one this API gave out.', {
-    fields: [{ field: 'cursor', in: 'querystring', message: 'is not a cursor from a previous page' }],
-  });
-}
