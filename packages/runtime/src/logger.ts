@@ -4,7 +4,7 @@ export type { Logger };
 
 /**
  * Paths that may hold secrets. Values under them are replaced before a line is written,
- * wherever a caller put them. Issue #3 adds a test that searches the logs of a full run.
+ * wherever a caller put them. test/e2e/auth.test.ts searches the logs of a full run for every secret.
  */
 const redactPaths = [
   'req.headers["x-api-key"]',
