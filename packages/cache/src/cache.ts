@@ -75,9 +75,10 @@ export interface Cache {
   increment(key: string, by: number, ttlMs: number): Promise<number>;
   /**
    * Spends on several fixed-window counters at once, all or nothing: when any counter would pass
-   * its limit, nothing is spent on any of them. One round trip.
+   * its limit, nothing is spent on any of them. One round trip. The memory adapter answers at once,
+   * without a promise: on the per-request path a promise's continuation costs more than the spending.
    */
-  consumeQuotas(counters: readonly QuotaCounter[]): Promise<QuotaDecision>;
+  consumeQuotas(counters: readonly QuotaCounter[]): QuotaDecision | Promise<QuotaDecision>;
   /** Records one scan and answers the subject's history and risk counters. One round trip. */
   recordScan(scan: ScanInput): Promise<ScanRecord>;
   /** Marks a subject as reported counterfeit; later scans answer `reported: true`. */

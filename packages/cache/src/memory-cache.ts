@@ -82,7 +82,7 @@ export function createMemoryCache(options: { now?: () => number } = {}): Cache {
       entries.set(key, { value: String(value), expiresAtMs: entry ? entry.expiresAtMs : now() + ttlMs });
       return value;
     },
-    async consumeQuotas(counters): Promise<QuotaDecision> {
+    consumeQuotas(counters): QuotaDecision {
       const used = counters.map((counter) => Number(live(counter.key)?.value ?? 0));
       const refusedIndex = counters.findIndex((counter, index) => (used[index] ?? 0) + counter.cost > counter.limit);
       const allowed = refusedIndex === -1;

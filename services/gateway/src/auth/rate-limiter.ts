@@ -1,5 +1,5 @@
 import { type AuthenticatedKey, testKeyRequestsPerDay, tierLimits } from '@hallmark/accounts';
-import type { Cache, CounterState, QuotaCounter } from '@hallmark/cache';
+import type { Cache, CounterState, QuotaCounter, QuotaDecision } from '@hallmark/cache';
 import type { QuotaRule } from '@hallmark/contracts';
 
 export interface RateLimitOutcome {
@@ -23,7 +23,8 @@ const dayMs = 86_400_000;
  */
 export function createRateLimiter(options: { cache: Cache; clock: () => Date }) {
   return {
-    async spend(key: AuthenticatedKey, rule: QuotaRule | undefined, items: number): Promise<RateLimitOutcome> {
+    /** Answers at once when the counters do (memory), else with a promise (Redis). */
+    spend(key: AuthenticatedKey, rule: QuotaRule | undefined, items: number): RateLimitOutcome | Promise<RateLimitOutcome> {
       const nowMs = options.clock().getTime();
       const second = Math.floor(nowMs / 1000);
       const day = Math.floor(nowMs / dayMs);
@@ -49,20 +50,23 @@ export function createRateLimiter(options: { cache: Cache; clock: () => Date }) 
           resetAtMs: endOfDayMs,
         });
       }
-      const decision = await options.cache.consumeQuotas(counters);
-      if (!decision.allowed && decision.refusedIndex !== undefined) {
-        const refused = decision.counters[decision.refusedIndex] as CounterState;
-        return {
-          allowed: false,
-          reported: refused,
-          retryAfterSeconds: Math.max(1, Math.ceil((refused.resetAtMs - nowMs) / 1000)),
-          ...(names[decision.refusedIndex] ? { refusedBy: names[decision.refusedIndex] } : {}),
-        };
-      }
-      const daily = decision.counters.slice(1);
-      const reported =
-        daily.length > 0 ? daily.reduce((a, b) => (b.remaining < a.remaining ? b : a)) : (decision.counters[0] as CounterState);
-      return { allowed: true, reported };
+      const decide = (decision: QuotaDecision): RateLimitOutcome => {
+        if (!decision.allowed && decision.refusedIndex !== undefined) {
+          const refused = decision.counters[decision.refusedIndex] as CounterState;
+          return {
+            allowed: false,
+            reported: refused,
+            retryAfterSeconds: Math.max(1, Math.ceil((refused.resetAtMs - nowMs) / 1000)),
+            ...(names[decision.refusedIndex] ? { refusedBy: names[decision.refusedIndex] } : {}),
+          };
+        }
+        const daily = decision.counters.slice(1);
+        const reported =
+          daily.length > 0 ? daily.reduce((a, b) => (b.remaining < a.remaining ? b : a)) : (decision.counters[0] as CounterState);
+        return { allowed: true, reported };
+      };
+      const decision = options.cache.consumeQuotas(counters);
+      return decision instanceof Promise ? decision.then(decide) : decide(decision);
     },
   };
 }
