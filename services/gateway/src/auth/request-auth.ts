@@ -1,5 +1,5 @@
 import { type AuthenticatedKey, holdsScope } from '@hallmark/accounts';
-import { HallmarkError, type RouteDefinition } from '@hallmark/contracts';
+import { HallmarkError, type Principal, type RouteDefinition } from '@hallmark/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Authenticator } from './authenticator.ts';
 import type { RateLimiter, RateLimitOutcome } from './rate-limiter.ts';
@@ -19,6 +19,12 @@ declare module 'fastify' {
 export function requireApiKey(request: FastifyRequest): AuthenticatedKey {
   if (!request.apiKey) throw new Error(`${request.routeOptions.url} reads the API key but is not an api-key route`);
   return request.apiKey;
+}
+
+/** The account and environment the request acts for, as services scope every query by them. */
+export function principalOf(request: FastifyRequest): Principal {
+  const key = requireApiKey(request);
+  return { accountId: key.accountId, environment: key.environment };
 }
 
 function itemCount(body: unknown): number {

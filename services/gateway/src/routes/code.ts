@@ -18,7 +18,7 @@ import {
   verifyCodeRpc,
 } from '@hallmark/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { requireApiKey } from '../auth/request-auth.ts';
+import { principalOf, requireApiKey } from '../auth/request-auth.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
 
@@ -26,10 +26,6 @@ import type { ServiceCaller } from '../service-call.ts';
 const batchChunk = 500;
 const batchConcurrency = 4;
 
-const principalOf = (request: FastifyRequest) => {
-  const key = requireApiKey(request);
-  return { accountId: key.accountId, environment: key.environment };
-};
 const clientOf = (request: FastifyRequest) => ({ keyId: requireApiKey(request).keyId, address: request.ip });
 
 function idempotencyKeyOf(request: FastifyRequest): string | undefined {

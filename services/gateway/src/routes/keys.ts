@@ -15,7 +15,7 @@ import {
 import type { SqlDatabase } from '@hallmark/sql';
 import type { FastifyInstance } from 'fastify';
 import type { Authenticator } from '../auth/authenticator.ts';
-import { requireApiKey } from '../auth/request-auth.ts';
+import { principalOf, requireApiKey } from '../auth/request-auth.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
 
@@ -85,12 +85,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
   });
 
   registerRoute(app, rotateSigningKeyRoute, async (request, reply) => {
-    const key = requireApiKey(request);
     reply.status(201);
-    return deps.services.call(
-      rotateSigningKeyRpc,
-      { principal: { accountId: key.accountId, environment: key.environment } },
-      request.id,
-    );
+    return deps.services.call(rotateSigningKeyRpc, { principal: principalOf(request) }, request.id);
   });
 }

@@ -16,14 +16,10 @@ import {
   validateMetadataRpc,
 } from '@hallmark/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { requireApiKey } from '../auth/request-auth.ts';
+import { principalOf } from '../auth/request-auth.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
 
-const principalOf = (request: FastifyRequest) => {
-  const key = requireApiKey(request);
-  return { accountId: key.accountId, environment: key.environment };
-};
 const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
 const versionOf = (request: FastifyRequest) => (request.query as { version?: number }).version;
 
