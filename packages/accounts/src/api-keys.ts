@@ -36,6 +36,21 @@ export function apiKeyView(key: ApiKeyRecord, now: Date): ApiKeyView {
   };
 }
 
+/**
+ * The environment a key may create or register keys in: its own by default; a live key may also
+ * act in test, but a test key never in live (403 INSUFFICIENT_SCOPE).
+ */
+export function environmentFor(creator: AuthenticatedKey, requested: Environment | undefined, action: string): Environment {
+  const environment = requested ?? creator.environment;
+  if (creator.environment === 'test' && environment === 'live') {
+    throw new HallmarkError('INSUFFICIENT_SCOPE', `A test key cannot ${action} live keys; use a live key.`, {
+      required: 'environment:live',
+      granted: 'environment:test',
+    });
+  }
+  return environment;
+}
+
 /** Stores a key and answers it with its secret, the one time the secret is shown. */
 export async function storeNewApiKey(
   sql: SqlExecutor,
@@ -76,13 +91,7 @@ export async function createApiKey(
   body: CreateApiKeyBody,
   now: Date,
 ): Promise<CreatedApiKey> {
-  const environment = body.environment ?? creator.environment;
-  if (creator.environment === 'test' && environment === 'live') {
-    throw new HallmarkError('INSUFFICIENT_SCOPE', 'A test key cannot create live keys; use a live key.', {
-      required: 'environment:live',
-      granted: 'environment:test',
-    });
-  }
+  const environment = environmentFor(creator, body.environment, 'create');
   const beyond = scopesBeyond(creator.scopes, creator.isOperator, body.scopes);
   if (beyond.length > 0) {
     throw new HallmarkError(

@@ -7,7 +7,7 @@ export {
   listApiKeysOfAccount,
   revokeApiKey,
 } from './api-key-store.ts';
-export { apiKeyStatus, apiKeyView, assertWellFormedSecret, createApiKey, issueApiKey } from './api-keys.ts';
+export { apiKeyStatus, apiKeyView, assertWellFormedSecret, createApiKey, environmentFor, issueApiKey } from './api-keys.ts';
 export type { AuthenticatedKey } from './authenticated-key.ts';
 export { parseExpiresIn } from './expires-in.ts';
 export { listKeys } from './key-listing.ts';

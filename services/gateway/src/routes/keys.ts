@@ -1,4 +1,4 @@
-import { createApiKey, listKeys, revokeApiKey, type VerificationKeys } from '@hallmark/accounts';
+import { createApiKey, environmentFor, listKeys, revokeApiKey, type VerificationKeys } from '@hallmark/accounts';
 import type { Bus } from '@hallmark/bus';
 import {
   broadcasts,
@@ -35,13 +35,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
     const body = request.body as CreateApiKeyBody | RegisterPublicKeyBody;
     reply.status(201);
     if ('publicKey' in body) {
-      const environment = body.environment ?? key.environment;
-      if (key.environment === 'test' && environment === 'live') {
-        throw new HallmarkError('INSUFFICIENT_SCOPE', 'A test key cannot register live keys; use a live key.', {
-          required: 'environment:live',
-          granted: 'environment:test',
-        });
-      }
+      const environment = environmentFor(key, body.environment, 'register');
       return deps.verificationKeys.register({ accountId: key.accountId, environment }, body);
     }
     return createApiKey(deps.db, key, body, deps.clock());
