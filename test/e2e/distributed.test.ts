@@ -3,8 +3,16 @@ import { createServer } from 'node:net';
 import { deleteEventStream } from '@hallmark/bus';
 import { createPostgresDatabase, createTestDatabase, type TestDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call as callApi } from '../support/embedded.ts';
 import { type ServiceProcess, startServiceProcess } from '../support/service-process.ts';
 import { waitFor } from '../support/wait.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
+type Json = Record<string, any>;
+const call = async (url: string, method: string, path: string, options: Parameters<typeof callApi>[3]) => {
+  const { status, body } = await callApi(url, method, path, options);
+  return { status, body: body as Json };
+};
 
 // The distributed form: each service its own OS process, on this machine's real NATS, PostgreSQL
 // and Redis, with a namespace and a database of this run's own.
@@ -196,15 +204,8 @@ describe('distributed form: five services as separate processes', () => {
 });
 
 describe('distributed form: two gateways share keys and limits', () => {
-  async function api(url: string, method: string, path: string, key: string, body?: unknown) {
-    const response = await fetch(`${url}/api/v1${path}`, {
-      method,
-      headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field below
-    return { status: response.status, body: (await response.json()) as Record<string, any> };
-  }
+  const api = (url: string, method: string, path: string, key: string, body?: unknown) =>
+    call(url, method, `/api/v1${path}`, { key, ...(body === undefined ? {} : { body }) });
 
   async function tenantKey(body: Record<string, unknown>): Promise<{ id: string; secret: string }> {
     const account = await api(gatewayUrl, 'POST', '/accounts', operatorKey, {
@@ -256,15 +257,7 @@ describe('distributed form: two gateways share keys and limits', () => {
 });
 
 describe('distributed form: codes over NATS, PostgreSQL and Redis', () => {
-  async function api(url: string, path: string, key: string, body: unknown, headers: Record<string, string> = {}) {
-    const response = await fetch(`${url}/api/v1${path}`, {
-      method: 'POST',
-      headers: { 'x-api-key': key, 'content-type': 'application/json', ...headers },
-      body: JSON.stringify(body),
-    });
-    // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field below
-    return { status: response.status, body: (await response.json()) as Record<string, any> };
-  }
+  const api = (url: string, path: string, key: string, body: unknown) => call(url, 'POST', `/api/v1${path}`, { key, body });
   const gtin = '09506000134352';
 
   it('generates on one gateway and verifies on the other, with every spec error code of both endpoints', async () => {
