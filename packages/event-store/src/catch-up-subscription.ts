@@ -57,12 +57,14 @@ export function startCatchUpSubscription(
             await sleep(options.pollIntervalMs);
             continue;
           }
-          await options.handle(page.events);
+          await options.handle(page.events, page.cursor);
           await checkpoints.save(options.name, page.cursor);
           cursor = page.cursor;
         } catch (error) {
           options.onError?.(error);
           await sleep(retryDelayMs);
+          // Another replica may have moved a projection's checkpoint: continue from the stored one.
+          cursor = await checkpoints.load(options.name).catch(() => cursor);
         }
       }
     } finally {

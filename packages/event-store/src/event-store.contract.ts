@@ -62,6 +62,21 @@ export function describeEventStoreContract(
       expect(events[1]!.globalPosition).toBeGreaterThan(events[0]!.globalPosition);
     });
 
+    it('reads a stream’s newest event, and nothing for a stream that does not exist', async () => {
+      const stream = streamOf('last');
+      expect(await store.readLastEvent(stream)).toBeUndefined();
+      await store.append(
+        stream,
+        [
+          { type: 'a', data: {} },
+          { type: 'b', data: { n: 2 } },
+        ],
+        { expectedVersion: 0 },
+      );
+      await store.append(stream, [{ type: 'c', data: { n: 3 } }], { expectedVersion: 2 });
+      expect(await store.readLastEvent(stream)).toMatchObject({ type: 'c', streamVersion: 3, data: { n: 3 }, streamId: stream });
+    });
+
     it('refuses an append whose expected version is stale, and stores nothing of it', async () => {
       const stream = streamOf('conflict');
       await store.append(stream, [{ type: 'a', data: {} }], { expectedVersion: 0 });

@@ -44,8 +44,12 @@ export interface CheckpointStore {
 export interface SubscribeOptions {
   /** Names the checkpoint: a subscription resumes where the last one of its name stopped. */
   name: string;
-  /** Called with each batch in order; the checkpoint moves past a batch only after this resolves. */
-  handle(events: StoredEvent[]): Promise<void>;
+  /**
+   * Called with each batch in order; the checkpoint moves past a batch only after this resolves.
+   * `cursor` is where the batch ends: a projection that keeps its checkpoint in its own transaction
+   * stores it there (and passes `checkpoints` whose `save` does nothing).
+   */
+  handle(events: StoredEvent[], cursor: string): Promise<void>;
   /** Told of a failed batch before it is retried. */
   onError?(error: unknown): void;
   batchSize?: number;
@@ -72,6 +76,8 @@ export interface EventStore {
    */
   startStreams(streams: ReadonlyArray<{ streamId: string; events: readonly NewEvent[] }>): Promise<void>;
   readStream(streamId: string, options?: { afterVersion?: number; limit?: number }): Promise<StoredEvent[]>;
+  /** The stream's newest event, or undefined when the stream does not exist. */
+  readLastEvent(streamId: string): Promise<StoredEvent | undefined>;
   readAll(options?: { after?: string; limit?: number }): Promise<EventPage>;
   subscribe(options: SubscribeOptions): EventSubscription;
   ping(): Promise<void>;

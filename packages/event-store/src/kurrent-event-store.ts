@@ -129,6 +129,18 @@ export function createKurrentEventStore(connectionString: string): EventStore {
       return events;
     },
 
+    async readLastEvent(streamId) {
+      try {
+        for await (const resolved of client.readStream(streamId, { direction: BACKWARDS, fromRevision: END, maxCount: 1 })) {
+          if (resolved.event) return toStoredEvent(resolved.event, resolved.commitPosition);
+        }
+      } catch (error) {
+        if (error instanceof StreamNotFoundError) return undefined;
+        throw error;
+      }
+      return undefined;
+    },
+
     async readAll({ after, limit = 500 } = {}) {
       const events: StoredEvent[] = [];
       let cursor = after ?? '0:0';
@@ -161,7 +173,7 @@ export function createKurrentEventStore(connectionString: string): EventStore {
           if (!position || !isUserEvent(resolved)) continue;
           for (;;) {
             try {
-              await options.handle([toStoredEvent(resolved.event, position.commit)]);
+              await options.handle([toStoredEvent(resolved.event, position.commit)], positionCursor(position));
               await store.save(options.name, positionCursor(position));
               break;
             } catch (error) {

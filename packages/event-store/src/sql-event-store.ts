@@ -207,6 +207,14 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
       return rows.map(toStoredEvent);
     },
 
+    async readLastEvent(streamId) {
+      const rows = await db.query<EventRow>(
+        `SELECT ${eventColumns} FROM events WHERE stream_id = $1 ORDER BY stream_version DESC LIMIT 1`,
+        [streamId],
+      );
+      return rows[0] ? toStoredEvent(rows[0]) : undefined;
+    },
+
     readAll,
 
     subscribe(subscribeOptions) {

@@ -8,9 +8,9 @@ import {
   inclusionProofFromNodes,
   leafHash,
   mapLookup,
+  type NodeLookup,
   nodeHash,
   nodeKey,
-  type NodeLookup,
   referenceConsistencyProof,
   referenceInclusionProof,
   referenceRoot,
@@ -106,7 +106,8 @@ const consistencyVectors = [
 function storedTree(leaves: readonly Hash[], chunk = 3): NodeLookup {
   const nodes = new Map<string, Hash>();
   for (let size = 0; size < leaves.length; size += chunk) {
-    for (const node of appendLeaves(size, leaves.slice(size, size + chunk), mapLookup(nodes))) nodes.set(nodeKey(node), node.hash);
+    for (const node of appendLeaves(size, leaves.slice(size, size + chunk), mapLookup(nodes)))
+      nodes.set(nodeKey(node), node.hash);
   }
   return mapLookup(nodes);
 }
@@ -254,7 +255,15 @@ describe('tree sizes past 2^31', () => {
       const proof = inclusionProofFromNodes(index, size, lookup);
       expect(proof).toHaveLength(41);
       expect(verifyInclusion(index, size, uniformLeaf, proof, root)).toBe(true);
-      expect(verifyInclusion(index, size, uniformLeaf, proof.map((hash, i) => (i === 40 ? flip(hash) : hash)), root)).toBe(false);
+      expect(
+        verifyInclusion(
+          index,
+          size,
+          uniformLeaf,
+          proof.map((hash, i) => (i === 40 ? flip(hash) : hash)),
+          root,
+        ),
+      ).toBe(false);
     }
     const last = size - 1;
     const proof = inclusionProofFromNodes(last, size, lookup);

@@ -72,7 +72,7 @@ export function appendLeaves(size: number, leaves: readonly Hash[], lookup: Node
     added.set(nodeKey(node), node.hash);
     stored.push(node);
   };
-  leaves.forEach((hash, offset) => keep({ level: 0, index: size + offset, hash }));
+  for (const [offset, hash] of leaves.entries()) keep({ level: 0, index: size + offset, hash });
   for (const { level, index } of nodesCompletedByAppend(size, leaves.length)) {
     const left = read({ level: level - 1, index: index * 2 });
     const right = read({ level: level - 1, index: index * 2 + 1 });

@@ -8,7 +8,12 @@ const half = (n: number) => Math.floor(n / 2);
  * The root an inclusion proof leads to (RFC 9162 section 2.1.3.2), or undefined when the proof
  * cannot belong to that index and size.
  */
-export function rootFromInclusionProof(index: number, size: number, leaf: Uint8Array, proof: readonly Uint8Array[]): Hash | undefined {
+export function rootFromInclusionProof(
+  index: number,
+  size: number,
+  leaf: Uint8Array,
+  proof: readonly Uint8Array[],
+): Hash | undefined {
   if (!Number.isSafeInteger(index) || !Number.isSafeInteger(size) || index < 0 || index >= size) return undefined;
   if (!isHash(leaf) || !proof.every(isHash)) return undefined;
   let fn = index;

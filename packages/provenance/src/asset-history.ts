@@ -1,0 +1,104 @@
+import { HallmarkError, type Principal } from '@hallmark/contracts';
+import type { EventStore, JsonObject, NewEvent, StoredEvent } from '@hallmark/event-store';
+import {
+  assetStream,
+  type ChainedRecord,
+  chainedRecordOf,
+  hashProvenanceRecord,
+  type ProvenanceRecord,
+  provenanceMetadataOf,
+} from './provenance-record.ts';
+
+export interface AssetRef {
+  assetId: string;
+  owner: Principal;
+}
+
+export interface ProvenanceEventInput {
+  type: string;
+  data: Record<string, unknown>;
+  metadata?: JsonObject;
+  eventId?: string;
+}
+
+/** Chains new events after `head` (undefined: they start the asset's history). */
+export function chainEvents(
+  asset: AssetRef,
+  head: ChainedRecord | undefined,
+  inputs: readonly ProvenanceEventInput[],
+  occurredAt: string,
+): { events: NewEvent[]; records: ChainedRecord[] } {
+  let previous = head;
+  const records: ChainedRecord[] = [];
+  const events = inputs.map((input) => {
+    const record: ProvenanceRecord = {
+      assetId: asset.assetId,
+      accountId: asset.owner.accountId,
+      environment: asset.owner.environment,
+      sequence: (previous?.sequence ?? 0) + 1,
+      type: input.type,
+      occurredAt,
+      data: input.data,
+      prevHash: previous?.hash ?? null,
+    };
+    const chained = { ...record, hash: hashProvenanceRecord(record) };
+    records.push(chained);
+    previous = chained;
+    return {
+      type: input.type,
+      data: input.data,
+      metadata: { ...input.metadata, provenance: provenanceMetadataOf(chained) },
+      ...(input.eventId ? { eventId: input.eventId } : {}),
+    };
+  });
+  return { events, records };
+}
+
+/** The first events of new assets, for `EventStore.startStreams` (one atomic write for a batch). */
+export function startAssetHistory(
+  asset: AssetRef,
+  inputs: readonly ProvenanceEventInput[],
+  occurredAt: string,
+): { streamId: string; events: NewEvent[] } {
+  return { streamId: assetStream(asset.assetId), events: chainEvents(asset, undefined, inputs, occurredAt).events };
+}
+
+const maxAttempts = 20;
+
+/**
+ * Appends events to an existing asset's history. The chain is serialised by the store's optimistic
+ * concurrency, never by a local lock: read the head, chain after it, append at the head's version;
+ * when another writer got there first, read the new head and try again. With `expectedVersion` the
+ * caller decided on that version of the history, so a moved stream is a CONFLICT instead.
+ */
+export async function appendToAssetHistory(
+  store: EventStore,
+  asset: AssetRef,
+  inputs: readonly ProvenanceEventInput[],
+  options: { now: () => Date; expectedVersion?: number },
+): Promise<StoredEvent[]> {
+  const streamId = assetStream(asset.assetId);
+  for (let attempt = 1; ; attempt += 1) {
+    const last = await store.readLastEvent(streamId);
+    const head = last && chainedRecordOf(last);
+    if (!last || !head)
+      throw new HallmarkError('NOT_FOUND', `Asset ${asset.assetId} has no history.`, { assetId: asset.assetId });
+    if (head.accountId !== asset.owner.accountId || head.environment !== asset.owner.environment) {
+      throw new HallmarkError('NOT_FOUND', `Asset ${asset.assetId} has no history.`, { assetId: asset.assetId });
+    }
+    if (options.expectedVersion !== undefined && options.expectedVersion !== last.streamVersion) {
+      throw new HallmarkError('CONFLICT', 'The asset’s history changed while this request was decided; retry it.', {
+        assetId: asset.assetId,
+      });
+    }
+    const { events } = chainEvents(asset, head, inputs, options.now().toISOString());
+    try {
+      const result = await store.append(streamId, events, { expectedVersion: last.streamVersion });
+      return result.events;
+    } catch (error) {
+      const conflict = error instanceof HallmarkError && error.code === 'CONFLICT' && 'actualVersion' in (error.details ?? {});
+      if (!conflict || options.expectedVersion !== undefined || attempt >= maxAttempts) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
+    }
+  }
+}

@@ -1,0 +1,94 @@
+import { createHash, type KeyObject } from 'node:crypto';
+import { verifyEd25519 } from '@hallmark/crypto';
+
+/**
+ * Signed checkpoints in the C2SP tlog-checkpoint format: a signed note whose text is the log's
+ * origin, the tree size and the base64 root hash, one per line, signed with Ed25519.
+ * https://c2sp.org/tlog-checkpoint and https://c2sp.org/signed-note
+ */
+export interface Checkpoint {
+  origin: string;
+  treeSize: number;
+  rootHash: Buffer;
+}
+
+export interface NoteSigner {
+  /** The key's name in the signature line; no spaces, no `+`. */
+  name: string;
+  /** The raw 32-byte Ed25519 public key. */
+  publicKey: Uint8Array;
+  sign(message: Uint8Array): Buffer;
+}
+
+const signaturePrefix = '\u2014 ';
+
+export function checkpointBody(checkpoint: Checkpoint): string {
+  if (/[\n\r]/.test(checkpoint.origin) || checkpoint.origin.length === 0)
+    throw new Error('A checkpoint origin is one non-empty line');
+  return `${checkpoint.origin}\n${checkpoint.treeSize}\n${checkpoint.rootHash.toString('base64')}\n`;
+}
+
+/** The signed note's 4-byte key hash for an Ed25519 key: SHA-256(name || "\n" || 0x01 || key)[:4]. */
+export function noteKeyHash(name: string, publicKey: Uint8Array): Buffer {
+  return createHash('sha256')
+    .update(`${name}\n`)
+    .update(Buffer.from([0x01]))
+    .update(publicKey)
+    .digest()
+    .subarray(0, 4);
+}
+
+export function signCheckpoint(checkpoint: Checkpoint, signer: NoteSigner): string {
+  const body = checkpointBody(checkpoint);
+  const signature = signer.sign(Buffer.from(body, 'utf8'));
+  const blob = Buffer.concat([noteKeyHash(signer.name, signer.publicKey), signature]).toString('base64');
+  return `${body}\n${signaturePrefix}${signer.name} ${blob}\n`;
+}
+
+export interface NoteKey {
+  name: string;
+  publicKey: Uint8Array;
+  keyObject: KeyObject;
+}
+
+export type CheckpointCheck = { ok: true; checkpoint: Checkpoint; signedBy: string } | { ok: false; reason: string };
+
+/**
+ * Verifies a signed checkpoint with the first signature line whose key `keyFor` knows, and only
+ * then reads size and root from it: an unsigned size or root is never trusted.
+ */
+export function openSignedCheckpoint(note: string, keyFor: (name: string) => NoteKey | undefined): CheckpointCheck {
+  const split = note.indexOf('\n\n');
+  if (split < 0) return { ok: false, reason: 'The checkpoint has no signature block.' };
+  const body = note.slice(0, split + 1);
+  const signatureLines = note
+    .slice(split + 2)
+    .split('\n')
+    .filter((line) => line.length > 0);
+  for (const line of signatureLines) {
+    if (!line.startsWith(signaturePrefix)) return { ok: false, reason: 'A signature line does not start with an em dash.' };
+    const [name, blob] = line.slice(signaturePrefix.length).split(' ');
+    if (!name || !blob) return { ok: false, reason: 'A signature line is malformed.' };
+    const key = keyFor(name);
+    if (!key) continue;
+    const bytes = Buffer.from(blob, 'base64');
+    if (bytes.length !== 68 || !bytes.subarray(0, 4).equals(noteKeyHash(name, key.publicKey))) {
+      return { ok: false, reason: `The signature by ${name} does not match its key.` };
+    }
+    if (!verifyEd25519(key.keyObject, Buffer.from(body, 'utf8'), bytes.subarray(4))) {
+      return { ok: false, reason: `The signature by ${name} does not verify.` };
+    }
+    const parsed = parseCheckpointBody(body);
+    return parsed ? { ok: true, checkpoint: parsed, signedBy: name } : { ok: false, reason: 'The checkpoint text is malformed.' };
+  }
+  return { ok: false, reason: 'No signature on the checkpoint is by a known key.' };
+}
+
+function parseCheckpointBody(body: string): Checkpoint | undefined {
+  const [origin, size, root] = body.split('\n');
+  if (!origin || !size || !root || !/^\d{1,16}$/.test(size)) return undefined;
+  const treeSize = Number(size);
+  const rootHash = Buffer.from(root, 'base64');
+  if (!Number.isSafeInteger(treeSize) || rootHash.length !== 32 || rootHash.toString('base64') !== root) return undefined;
+  return { origin, treeSize, rootHash };
+}
