@@ -14,6 +14,7 @@ import {
   readConfig,
   type ServiceDefinition,
 } from '@hallmark/runtime';
+import type { SqlDatabase } from '@hallmark/sql';
 import { verifyService } from '@hallmark/verify-service';
 import type pino from 'pino';
 import { loadOrCreateMasterKey } from './master-key-file.ts';
@@ -33,6 +34,8 @@ export interface EmbeddedProduct {
   log: Logger;
   /** The operator key made at this start, when there was none; it is shown once and never stored. */
   generatedOperatorKey: string | undefined;
+  /** The product's database (PGlite), for tests that inspect or alter what is stored. */
+  db: SqlDatabase;
   stop(): Promise<void>;
 }
 
@@ -84,6 +87,7 @@ export async function startEmbedded(
     url: url.origin,
     log,
     generatedOperatorKey: operator?.kind === 'generated' ? operator.secret : undefined,
+    db: infra.db,
     async stop() {
       for (const service of running.reverse()) await service.stop();
       await infra.close();

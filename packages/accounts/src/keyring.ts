@@ -29,6 +29,8 @@ const sealContext = (kid: string) => `hallmark:signing-key:${kid}`;
 
 export interface SigningKey {
   kid: string;
+  /** The raw 32-byte Ed25519 public key. */
+  publicKey: Buffer;
   sign(message: Uint8Array): Buffer;
 }
 
@@ -57,8 +59,9 @@ export function createSigningKeyring(
 
   const unseal = (row: VerificationKeyRow): SigningKey => {
     const privateKey = open(masterKey, Buffer.from(row.sealed_private_key ?? '', 'base64url'), sealContext(row.id));
-    const keyObject = ed25519PrivateKeyObject({ publicKey: Buffer.from(row.public_key, 'base64url'), privateKey });
-    return { kid: row.id, sign: (message) => signEd25519(keyObject, message) };
+    const publicKey = Buffer.from(row.public_key, 'base64url');
+    const keyObject = ed25519PrivateKeyObject({ publicKey, privateKey });
+    return { kid: row.id, publicKey, sign: (message) => signEd25519(keyObject, message) };
   };
 
   const newSealedKey = () => {

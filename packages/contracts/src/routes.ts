@@ -14,6 +14,19 @@ import {
   VerifyCodeQuery,
 } from './schemas/codes.ts';
 import {
+  AssetIdParam,
+  ChainVerification,
+  ComplianceConfigPatch,
+  ComplianceConfigView,
+  ComplianceExport,
+  ConsistencyProof,
+  ConsistencyQuery,
+  ExportQuery,
+  MerkleProof,
+  MerkleProofQuery,
+  MerkleRoot,
+} from './schemas/compliance.ts';
+import {
   CreateAccountBody,
   CreatedAccount,
   CreatedKey,
@@ -331,6 +344,106 @@ export const validateMetadataRoute = defineRoute({
   errors: [...schemaErrors],
 });
 
+const complianceErrors = ['NOT_FOUND', 'VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'] as const;
+
+export const verifyChainRoute = defineRoute({
+  operationId: 'verifyProvenanceChain',
+  method: 'GET',
+  path: `${apiPrefix}/compliance/{assetId}/verify`,
+  summary: 'Recompute an asset’s hash chain from the event store: isValid, eventCount, head hash, and where it breaks.',
+  tags: ['compliance'],
+  auth: 'api-key',
+  scope: 'documents:read',
+  params: AssetIdParam,
+  responses: { 200: { description: 'The chain check', schema: ChainVerification } },
+  errors: [...complianceErrors],
+});
+
+export const merkleRootRoute = defineRoute({
+  operationId: 'getMerkleRoot',
+  method: 'GET',
+  path: `${apiPrefix}/compliance/{assetId}/merkle/root`,
+  summary: 'The RFC 9162 Merkle root over an asset’s events, with a signed checkpoint.',
+  tags: ['compliance'],
+  auth: 'api-key',
+  scope: 'documents:read',
+  params: AssetIdParam,
+  responses: { 200: { description: 'Root and checkpoint', schema: MerkleRoot } },
+  errors: [...complianceErrors],
+});
+
+export const merkleProofRoute = defineRoute({
+  operationId: 'getMerkleProof',
+  method: 'GET',
+  path: `${apiPrefix}/compliance/{assetId}/merkle/proof`,
+  summary: 'An RFC 9162 inclusion proof of one event (?eventId=) against a signed checkpoint.',
+  tags: ['compliance'],
+  auth: 'api-key',
+  scope: 'documents:read',
+  params: AssetIdParam,
+  querystring: MerkleProofQuery,
+  responses: { 200: { description: 'The inclusion proof', schema: MerkleProof } },
+  errors: [...complianceErrors],
+});
+
+export const merkleConsistencyRoute = defineRoute({
+  operationId: 'getMerkleConsistency',
+  method: 'GET',
+  path: `${apiPrefix}/compliance/{assetId}/merkle/consistency`,
+  summary: 'An RFC 9162 consistency proof that the tree of size `to` extends the one of size `from`.',
+  tags: ['compliance'],
+  auth: 'api-key',
+  scope: 'documents:read',
+  params: AssetIdParam,
+  querystring: ConsistencyQuery,
+  responses: { 200: { description: 'The consistency proof', schema: ConsistencyProof } },
+  errors: [...complianceErrors],
+});
+
+export const complianceExportRoute = defineRoute({
+  operationId: 'exportCompliance',
+  method: 'GET',
+  path: `${apiPrefix}/compliance/{assetId}/export`,
+  summary: 'Every event with its hashes and inclusion proof, the root and the signed checkpoint; streamed.',
+  tags: ['compliance'],
+  auth: 'api-key',
+  scope: 'documents:read',
+  params: AssetIdParam,
+  querystring: ExportQuery,
+  responses: {
+    200: {
+      description: 'The export (application/json, or text/csv with format=csv: see docs/COMPLIANCE.md)',
+      schema: ComplianceExport,
+    },
+  },
+  errors: [...complianceErrors],
+});
+
+export const getComplianceConfigRoute = defineRoute({
+  operationId: 'getComplianceConfig',
+  method: 'GET',
+  path: `${apiPrefix}/compliance/config`,
+  summary: 'The account’s compliance rules: risk thresholds, retention, evidence rules, export format.',
+  tags: ['compliance'],
+  auth: 'api-key',
+  scope: 'documents:read',
+  responses: { 200: { description: 'The config', schema: ComplianceConfigView } },
+  errors: ['SERVICE_UNAVAILABLE'],
+});
+
+export const updateComplianceConfigRoute = defineRoute({
+  operationId: 'updateComplianceConfig',
+  method: 'PATCH',
+  path: `${apiPrefix}/compliance/config`,
+  summary: 'Change compliance rules (objects merge, values replace); recorded as an audit event.',
+  tags: ['compliance'],
+  auth: 'api-key',
+  scope: 'compliance:write',
+  body: ComplianceConfigPatch,
+  responses: { 200: { description: 'The new config', schema: ComplianceConfigView } },
+  errors: ['VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
+});
+
 /** Every HTTP route of the product. A route that is not here is not served. */
 export const routes = [
   healthRoute,
@@ -354,4 +467,11 @@ export const routes = [
   updateSchemaRoute,
   deleteSchemaRoute,
   validateMetadataRoute,
+  verifyChainRoute,
+  merkleRootRoute,
+  merkleProofRoute,
+  merkleConsistencyRoute,
+  complianceExportRoute,
+  getComplianceConfigRoute,
+  updateComplianceConfigRoute,
 ] as const;

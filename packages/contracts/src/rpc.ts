@@ -9,6 +9,15 @@ import {
   VerificationResult,
   VerifyCodeBody,
 } from './schemas/codes.ts';
+import {
+  ChainVerification,
+  ComplianceConfigPatch,
+  ComplianceConfigView,
+  ConsistencyProof,
+  ExportPage,
+  MerkleProof,
+  MerkleRoot,
+} from './schemas/compliance.ts';
 import { EnvironmentSchema, VerificationKeyView } from './schemas/keys.ts';
 import {
   CreateSchemaBody,
@@ -182,4 +191,66 @@ export const validateMetadataRpc = {
     data: Type.Unknown(),
   }),
   response: ValidationOutcome,
+} satisfies RpcDefinition;
+
+const AssetRequest = Type.Object({ principal: PrincipalSchema, assetId: Type.String() });
+
+export const verifyChainRpc = {
+  service: 'compliance-service',
+  operation: 'verifyChain',
+  request: AssetRequest,
+  response: ChainVerification,
+} satisfies RpcDefinition;
+
+export const merkleRootRpc = {
+  service: 'compliance-service',
+  operation: 'merkleRoot',
+  request: AssetRequest,
+  response: MerkleRoot,
+} satisfies RpcDefinition;
+
+export const merkleProofRpc = {
+  service: 'compliance-service',
+  operation: 'merkleProof',
+  request: Type.Object({ principal: PrincipalSchema, assetId: Type.String(), eventId: Type.String() }),
+  response: MerkleProof,
+} satisfies RpcDefinition;
+
+export const merkleConsistencyRpc = {
+  service: 'compliance-service',
+  operation: 'merkleConsistency',
+  request: Type.Object({
+    principal: PrincipalSchema,
+    assetId: Type.String(),
+    from: Type.Integer(),
+    to: Type.Optional(Type.Integer()),
+  }),
+  response: ConsistencyProof,
+} satisfies RpcDefinition;
+
+/** A page of an export: the first call (no treeSize) fixes the tree size and carries the signed checkpoint. */
+export const exportPageRpc = {
+  service: 'compliance-service',
+  operation: 'exportPage',
+  request: Type.Object({
+    principal: PrincipalSchema,
+    assetId: Type.String(),
+    treeSize: Type.Optional(Type.Integer({ minimum: 0 })),
+    fromLeafIndex: Type.Integer({ minimum: 0 }),
+  }),
+  response: ExportPage,
+} satisfies RpcDefinition;
+
+export const getComplianceConfigRpc = {
+  service: 'compliance-service',
+  operation: 'getConfig',
+  request: Type.Object({ principal: PrincipalSchema }),
+  response: ComplianceConfigView,
+} satisfies RpcDefinition;
+
+export const updateComplianceConfigRpc = {
+  service: 'compliance-service',
+  operation: 'updateConfig',
+  request: Type.Object({ principal: PrincipalSchema, patch: ComplianceConfigPatch }),
+  response: ComplianceConfigView,
 } satisfies RpcDefinition;

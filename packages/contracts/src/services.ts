@@ -17,4 +17,6 @@ export const broadcasts = {
   publicKeyRevoked: 'keys.public-key-revoked',
   /** `{ kid }`: a signing key was made or rotated; gateways republish the key set. */
   signingKeyAdded: 'keys.signing-key-added',
+  /** `{ accountId, environment }`: an account's compliance config changed; verifiers drop their copy. */
+  complianceConfigChanged: 'compliance.config-changed',
 } as const;

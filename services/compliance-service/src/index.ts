@@ -1,1 +1,4 @@
+export { defaultComplianceConfig } from './handlers/compliance-config.ts';
+export { merkleProjectionName, rebuildMerkleProjection } from './merkle-projection.ts';
 export { complianceService } from './service.ts';
+export { migrateCompliance } from './store/merkle-store.ts';

@@ -1,11 +1,57 @@
-import { defineService, servePing, stopAll } from '@hallmark/runtime';
-import { Type } from '@sinclair/typebox';
+import { createSigningKeyring, migrateAccounts } from '@hallmark/accounts';
+import {
+  exportPageRpc,
+  getComplianceConfigRpc,
+  merkleConsistencyRpc,
+  merkleProofRpc,
+  merkleRootRpc,
+  updateComplianceConfigRpc,
+  verifyChainRpc,
+} from '@hallmark/contracts';
+import { parseMasterKey } from '@hallmark/crypto';
+import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
+import { createCheckpointSigner } from './checkpoint-signer.ts';
+import { ComplianceServiceConfig } from './config.ts';
+import { createComplianceConfigs } from './handlers/compliance-config.ts';
+import { exportPage } from './handlers/export-page.ts';
+import { merkleConsistency, merkleProof, merkleRoot } from './handlers/merkle.ts';
+import { verifyChain } from './handlers/verify-chain.ts';
+import { createMerkleProjection, runMerkleProjection } from './merkle-projection.ts';
+import { migrateCompliance } from './store/merkle-store.ts';
 
+/** Compliance: chain checks, the Merkle projection and its proofs, signed checkpoints, exports, config. */
 export const complianceService = defineService({
   name: 'compliance-service',
-  configSchema: Type.Object({}),
+  configSchema: ComplianceServiceConfig,
   async start(context) {
-    const subscriptions = [await servePing('compliance-service', context)];
+    const { infra, log, config, clock } = context;
+    await migrateAccounts(infra.db);
+    await migrateCompliance(infra.db);
+    const keyring = createSigningKeyring(infra.db, parseMasterKey(config.HALLMARK_MASTER_KEY));
+    const merkle = { db: infra.db, signCheckpoint: createCheckpointSigner(keyring, config.HALLMARK_CHECKPOINT_ORIGIN) };
+    const configs = createComplianceConfigs({ db: infra.db, eventStore: infra.eventStore, bus: infra.bus, clock });
+    const projection = runMerkleProjection(infra.eventStore, createMerkleProjection(infra.db), (error) =>
+      log.warn({ err: error }, 'Merkle projection batch failed; retrying'),
+    );
+    const subscriptions = [
+      { stop: () => projection.stop() },
+      await servePing('compliance-service', context),
+      await serveRpc(infra.bus, log, verifyChainRpc, async ({ principal, assetId }) =>
+        verifyChain({ db: infra.db, eventStore: infra.eventStore, clock }, principal, assetId),
+      ),
+      await serveRpc(infra.bus, log, merkleRootRpc, async ({ principal, assetId }) => merkleRoot(merkle, principal, assetId)),
+      await serveRpc(infra.bus, log, merkleProofRpc, async ({ principal, assetId, eventId }) =>
+        merkleProof(merkle, principal, assetId, eventId),
+      ),
+      await serveRpc(infra.bus, log, merkleConsistencyRpc, async ({ principal, assetId, from, to }) =>
+        merkleConsistency(merkle, principal, assetId, from, to),
+      ),
+      await serveRpc(infra.bus, log, exportPageRpc, async ({ principal, ...request }) =>
+        exportPage({ ...merkle, eventStore: infra.eventStore }, principal, request),
+      ),
+      await serveRpc(infra.bus, log, getComplianceConfigRpc, async ({ principal }) => configs.get(principal)),
+      await serveRpc(infra.bus, log, updateComplianceConfigRpc, async ({ principal, patch }) => configs.update(principal, patch)),
+    ];
     return { stop: () => stopAll(subscriptions) };
   },
 });

@@ -16,6 +16,7 @@ import type { GatewayConfig } from './config.ts';
 import { errorEnvelope, toApiError } from './error-envelope.ts';
 import { registerAccountRoutes } from './routes/accounts.ts';
 import { registerCodeRoutes } from './routes/code.ts';
+import { registerComplianceRoutes } from './routes/compliance.ts';
 import { registerKeyRoutes } from './routes/keys.ts';
 import { registerSchemaRoutes } from './routes/schemas.ts';
 import { registerSystemRoutes } from './routes/system.ts';
@@ -125,6 +126,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   registerAccountRoutes(app, { db: deps.db, clock: deps.clock });
   registerCodeRoutes(app, { services });
   registerSchemaRoutes(app, { services });
+  registerComplianceRoutes(app, { services, clock: deps.clock });
   registerKeyRoutes(app, { db: deps.db, bus: deps.bus, services, authenticator, verificationKeys, clock: deps.clock });
   return app;
 }

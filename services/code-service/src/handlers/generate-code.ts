@@ -11,6 +11,7 @@ import {
 import { randomHex, sha256Hex } from '@hallmark/crypto';
 import type { EventStore } from '@hallmark/event-store';
 import { formatDigitalLink } from '@hallmark/gs1';
+import { startAssetHistory } from '@hallmark/provenance';
 import type { SqlDatabase } from '@hallmark/sql';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import {
@@ -32,9 +33,6 @@ export interface GenerateDeps {
   linkOrder: 'spec' | 'gs1';
   clock: () => Date;
 }
-
-/** The event stream of one code as a compliance asset. */
-export const codeStream = (assetId: string) => `code-${assetId}`;
 
 const itemSchema = TypeCompiler.Compile(GenerateCodeBody);
 
@@ -165,22 +163,19 @@ export async function generateCodes(
   }
   try {
     await deps.eventStore.startStreams(
-      fresh.map((entry) => ({
-        streamId: codeStream(entry.code.assetId),
-        events: [
-          {
-            type: 'code.generated',
-            data: {
-              ...entry.generated,
-              accountId: principal.accountId,
-              environment: principal.environment,
-              metadata: entry.metadata,
-              ...(entry.schema ?? {}),
+      fresh.map((entry) =>
+        startAssetHistory(
+          { assetId: entry.code.assetId, owner: principal },
+          [
+            {
+              type: 'code.generated',
+              data: { ...entry.generated, metadata: entry.metadata, ...(entry.schema ?? {}) },
+              metadata: { requestId },
             },
-            metadata: { requestId },
-          },
-        ],
-      })),
+          ],
+          now.toISOString(),
+        ),
+      ),
     );
   } catch (error) {
     // Without their events the codes would have no history: take them back so a retry can succeed.

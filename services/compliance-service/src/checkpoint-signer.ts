@@ -1,0 +1,27 @@
+import type { SigningKeyring } from '@hallmark/accounts';
+import type { Principal } from '@hallmark/contracts';
+import { signCheckpoint } from '@hallmark/provenance';
+
+export interface SignedCheckpointView {
+  note: string;
+  keyId: string;
+  origin: string;
+}
+
+/** Key names in checkpoint signatures: `<origin prefix>/keys/<kid>`; the kid finds the key in the JWKS. */
+export const checkpointKeyName = (originPrefix: string, kid: string) => `${originPrefix}/keys/${kid}`;
+export const checkpointOrigin = (originPrefix: string, assetId: string) => `${originPrefix}/assets/${assetId}`;
+
+/** Signs C2SP checkpoints with the asset owner's active signing key. */
+export function createCheckpointSigner(keyring: SigningKeyring, originPrefix: string) {
+  return async (owner: Principal, assetId: string, treeSize: number, rootHash: Buffer): Promise<SignedCheckpointView> => {
+    const key = await keyring.activeSigningKey(owner);
+    const origin = checkpointOrigin(originPrefix, assetId);
+    const note = signCheckpoint(
+      { origin, treeSize, rootHash },
+      { name: checkpointKeyName(originPrefix, key.kid), publicKey: key.publicKey, sign: key.sign },
+    );
+    return { note, keyId: key.kid, origin };
+  };
+}
+export type CheckpointSigner = ReturnType<typeof createCheckpointSigner>;

@@ -1,0 +1,215 @@
+import type { CheckpointStore, EventStore, StoredEvent } from '@hallmark/event-store';
+import {
+  appendLeaves,
+  frontierOf,
+  type Hash,
+  leafHash,
+  mapLookup,
+  nodeKey,
+  rootFromNodes,
+  type StoredNode,
+} from '@hallmark/merkle';
+import { assetIdOfStream, type ChainedRecord, chainedRecordOf, leafInputOf } from '@hallmark/provenance';
+import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
+
+export const merkleProjectionName = 'compliance-merkle';
+
+interface AssetBatch {
+  assetId: string;
+  first: ChainedRecord;
+  events: Array<{ eventId: string; record: ChainedRecord }>;
+  alias: string | undefined;
+}
+
+/** An auction object is also found by its service serial, which its `registered` event carries. */
+function aliasOf(record: ChainedRecord): string | undefined {
+  const serial = record.data.serviceSerial;
+  return record.type === 'registered' && typeof serial === 'string' ? serial : undefined;
+}
+
+function groupByAsset(events: readonly StoredEvent[]): Map<string, AssetBatch> {
+  const batches = new Map<string, AssetBatch>();
+  for (const event of events) {
+    const assetId = assetIdOfStream(event.streamId);
+    const record = chainedRecordOf(event);
+    if (!assetId || !record) continue;
+    let batch = batches.get(assetId);
+    if (!batch) {
+      batch = { assetId, first: record, events: [], alias: undefined };
+      batches.set(assetId, batch);
+    }
+    batch.events.push({ eventId: event.eventId, record });
+    batch.alias ??= aliasOf(record);
+  }
+  return batches;
+}
+
+/**
+ * Adds a batch of events to the asset trees: reads each tree's size and frontier, computes the new
+ * nodes and roots in memory, and writes them with a few set-based statements.
+ */
+export async function projectEvents(tx: SqlExecutor, events: readonly StoredEvent[]): Promise<void> {
+  const batches = groupByAsset(events);
+  if (batches.size === 0) return;
+  const assetIds = [...batches.keys()];
+  const sizeRows = await tx.query<{ asset_id: string; tree_size: string | number }>(
+    'SELECT asset_id, tree_size FROM provenance_assets WHERE asset_id = ANY($1::text[]) FOR UPDATE',
+    [assetIds],
+  );
+  const sizes = new Map(sizeRows.map((row) => [row.asset_id, Number(row.tree_size)]));
+
+  const wanted = assetIds.flatMap((assetId) => frontierOf(sizes.get(assetId) ?? 0).map((node) => ({ assetId, ...node })));
+  const frontierRows = wanted.length
+    ? await tx.query<{ asset_id: string; level: number; idx: string | number; hash: Uint8Array }>(
+        `SELECT m.asset_id, m.level, m.idx, m.hash FROM merkle_nodes m
+         JOIN unnest($1::text[], $2::smallint[], $3::bigint[]) AS w(asset_id, level, idx)
+           ON m.asset_id = w.asset_id AND m.level = w.level AND m.idx = w.idx`,
+        [wanted.map((w) => w.assetId), wanted.map((w) => w.level), wanted.map((w) => w.index)],
+      )
+    : [];
+  const known = new Map<string, Map<string, Hash>>();
+  for (const row of frontierRows) {
+    const nodes = known.get(row.asset_id) ?? new Map<string, Hash>();
+    nodes.set(nodeKey({ level: row.level, index: Number(row.idx) }), Buffer.from(row.hash));
+    known.set(row.asset_id, nodes);
+  }
+
+  const nodeRows: Array<StoredNode & { assetId: string }> = [];
+  const eventRows: Array<{ eventId: string; assetId: string; leafIndex: number }> = [];
+  const assetRows: Array<{ batch: AssetBatch; treeSize: number; rootHash: Hash }> = [];
+  for (const batch of batches.values()) {
+    const size = sizes.get(batch.assetId) ?? 0;
+    // Replays after a crash between commit and acknowledgement are skipped by sequence.
+    const fresh = batch.events.filter((event) => event.record.sequence > size);
+    if (fresh.length === 0) continue;
+    fresh.forEach((event, offset) => {
+      if (event.record.sequence !== size + offset + 1) {
+        throw new Error(`Asset ${batch.assetId}: event ${event.record.sequence} arrived where ${size + offset + 1} belongs`);
+      }
+    });
+    const nodes = known.get(batch.assetId) ?? new Map<string, Hash>();
+    const added = appendLeaves(
+      size,
+      fresh.map((event) => leafHash(leafInputOf(event.record.hash))),
+      mapLookup(nodes),
+    );
+    for (const node of added) {
+      nodes.set(nodeKey(node), node.hash);
+      nodeRows.push({ ...node, assetId: batch.assetId });
+    }
+    fresh.forEach((event, offset) => {
+      eventRows.push({ eventId: event.eventId, assetId: batch.assetId, leafIndex: size + offset });
+    });
+    const treeSize = size + fresh.length;
+    assetRows.push({ batch, treeSize, rootHash: rootFromNodes(treeSize, mapLookup(nodes)) });
+  }
+  if (assetRows.length === 0) return;
+
+  await tx.query(
+    `INSERT INTO merkle_nodes (asset_id, level, idx, hash)
+     SELECT a, l, i, decode(h, 'hex') FROM unnest($1::text[], $2::smallint[], $3::bigint[], $4::text[]) AS n(a, l, i, h)`,
+    [
+      nodeRows.map((n) => n.assetId),
+      nodeRows.map((n) => n.level),
+      nodeRows.map((n) => n.index),
+      nodeRows.map((n) => n.hash.toString('hex')),
+    ],
+  );
+  await tx.query(
+    `INSERT INTO provenance_events (event_id, asset_id, leaf_index)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])`,
+    [eventRows.map((e) => e.eventId), eventRows.map((e) => e.assetId), eventRows.map((e) => e.leafIndex)],
+  );
+  await tx.query(
+    `INSERT INTO provenance_assets (asset_id, account_id, environment, alias, tree_size, root_hash)
+     SELECT a, acc, env, al, s, decode(r, 'hex')
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[]) AS x(a, acc, env, al, s, r)
+     ON CONFLICT (asset_id) DO UPDATE SET tree_size = EXCLUDED.tree_size, root_hash = EXCLUDED.root_hash,
+       alias = COALESCE(provenance_assets.alias, EXCLUDED.alias), updated_at = now()`,
+    [
+      assetRows.map((a) => a.batch.assetId),
+      assetRows.map((a) => a.batch.first.accountId),
+      assetRows.map((a) => a.batch.first.environment),
+      assetRows.map((a) => a.batch.alias ?? null),
+      assetRows.map((a) => a.treeSize),
+      assetRows.map((a) => a.rootHash.toString('hex')),
+    ],
+  );
+}
+
+/**
+ * The Merkle projection as a subscription handler. Rows and checkpoint commit in one transaction.
+ * Replicas may all run it: a transaction-scoped advisory lock lets one write at a time, and a
+ * batch whose starting checkpoint has moved (another replica projected it) is refused, after
+ * which the subscription continues from the stored checkpoint.
+ */
+export function createMerkleProjection(db: SqlDatabase, name = merkleProjectionName) {
+  let expected: string | undefined;
+  const readCheckpoint = async (sql: SqlExecutor, lock: boolean) => {
+    const rows = await sql.query<{ cursor: string }>(
+      `SELECT cursor FROM projection_checkpoints WHERE name = $1${lock ? ' FOR UPDATE' : ''}`,
+      [name],
+    );
+    return rows[0]?.cursor;
+  };
+  const checkpoints: CheckpointStore = {
+    async load() {
+      expected = await readCheckpoint(db, false);
+      return expected;
+    },
+    // Saved with the rows, in `handle`.
+    async save() {},
+  };
+  return {
+    name,
+    checkpoints,
+    async handle(events: StoredEvent[], cursor: string): Promise<void> {
+      await db.transaction(async (tx) => {
+        await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`hallmark:projection:${name}`]);
+        const stored = await readCheckpoint(tx, true);
+        if (stored !== expected) throw new Error(`Projection ${name} moved on elsewhere; continuing from its checkpoint`);
+        await projectEvents(tx, events);
+        await tx.query(
+          `INSERT INTO projection_checkpoints (name, cursor) VALUES ($1, $2)
+           ON CONFLICT (name) DO UPDATE SET cursor = EXCLUDED.cursor`,
+          [name, cursor],
+        );
+      });
+      expected = cursor;
+    },
+  };
+}
+export type MerkleProjection = ReturnType<typeof createMerkleProjection>;
+
+/** Follows the event store from the projection's checkpoint. */
+export function runMerkleProjection(eventStore: EventStore, projection: MerkleProjection, onError: (error: unknown) => void) {
+  return eventStore.subscribe({
+    name: projection.name,
+    checkpoints: projection.checkpoints,
+    handle: projection.handle,
+    onError,
+  });
+}
+
+/**
+ * Drops the projection and replays every event into it, to the end of the store. The same events
+ * give the same trees, so the roots come out identical.
+ */
+export async function rebuildMerkleProjection(db: SqlDatabase, eventStore: EventStore, name = merkleProjectionName) {
+  await db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`hallmark:projection:${name}`]);
+    await tx.query('TRUNCATE merkle_nodes, provenance_events, provenance_assets');
+    await tx.query('DELETE FROM projection_checkpoints WHERE name = $1', [name]);
+  });
+  const projection = createMerkleProjection(db, name);
+  let cursor = await projection.checkpoints.load(name);
+  let events = 0;
+  for (;;) {
+    const page = await eventStore.readAll(cursor === undefined ? { limit: 1000 } : { after: cursor, limit: 1000 });
+    if (page.events.length === 0) break;
+    await projection.handle(page.events, page.cursor);
+    events += page.events.length;
+    cursor = page.cursor;
+  }
+  return { events };
+}

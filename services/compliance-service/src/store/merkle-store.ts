@@ -1,0 +1,78 @@
+import { fileURLToPath } from 'node:url';
+import type { Environment, Principal } from '@hallmark/contracts';
+import { type Hash, mapLookup, type NodeAddress, type NodeLookup, nodeKey } from '@hallmark/merkle';
+import { loadMigrations, runMigrations, type SqlDatabase, type SqlExecutor } from '@hallmark/sql';
+
+const folder = fileURLToPath(new URL('../../migrations', import.meta.url));
+
+export async function migrateCompliance(db: SqlDatabase): Promise<void> {
+  await runMigrations(db, await loadMigrations('compliance-service', folder));
+}
+
+export interface AssetTree {
+  assetId: string;
+  owner: Principal;
+  alias: string | null;
+  treeSize: number;
+  rootHash: Hash;
+}
+
+interface AssetRow {
+  asset_id: string;
+  account_id: string;
+  environment: Environment;
+  alias: string | null;
+  tree_size: string | number;
+  root_hash: Uint8Array;
+}
+
+const toAssetTree = (row: AssetRow): AssetTree => ({
+  assetId: row.asset_id,
+  owner: { accountId: row.account_id, environment: row.environment },
+  alias: row.alias,
+  treeSize: Number(row.tree_size),
+  rootHash: Buffer.from(row.root_hash),
+});
+
+/** The owner's asset by id or alias (an auction object's service_serial); another owner's is not found. */
+export async function findAssetTree(sql: SqlExecutor, owner: Principal, idOrAlias: string): Promise<AssetTree | undefined> {
+  const rows = await sql.query<AssetRow>(
+    `SELECT asset_id, account_id, environment, alias, tree_size, root_hash FROM provenance_assets
+     WHERE account_id = $1 AND environment = $2 AND (asset_id = $3 OR alias = $3)
+     ORDER BY asset_id = $3 DESC LIMIT 1`,
+    [owner.accountId, owner.environment, idOrAlias],
+  );
+  return rows[0] ? toAssetTree(rows[0]) : undefined;
+}
+
+/** Reads the given nodes of an asset's tree in one query. */
+export async function readNodes(sql: SqlExecutor, assetId: string, addresses: readonly NodeAddress[]): Promise<NodeLookup> {
+  const nodes = new Map<string, Hash>();
+  if (addresses.length > 0) {
+    const rows = await sql.query<{ level: number; idx: string | number; hash: Uint8Array }>(
+      `SELECT m.level, m.idx, m.hash FROM merkle_nodes m
+       JOIN unnest($2::smallint[], $3::bigint[]) AS wanted(level, idx) ON m.level = wanted.level AND m.idx = wanted.idx
+       WHERE m.asset_id = $1`,
+      [assetId, addresses.map((a) => a.level), addresses.map((a) => a.index)],
+    );
+    for (const row of rows) nodes.set(nodeKey({ level: row.level, index: Number(row.idx) }), Buffer.from(row.hash));
+  }
+  return mapLookup(nodes);
+}
+
+/** Stored leaf hashes of leaves [from, to). */
+export async function readLeafHashes(sql: SqlExecutor, assetId: string, from: number, to: number): Promise<Map<number, Hash>> {
+  const rows = await sql.query<{ idx: string | number; hash: Uint8Array }>(
+    'SELECT idx, hash FROM merkle_nodes WHERE asset_id = $1 AND level = 0 AND idx >= $2 AND idx < $3',
+    [assetId, from, to],
+  );
+  return new Map(rows.map((row) => [Number(row.idx), Buffer.from(row.hash)]));
+}
+
+export async function findLeafIndex(sql: SqlExecutor, assetId: string, eventId: string): Promise<number | undefined> {
+  const rows = await sql.query<{ leaf_index: string | number }>(
+    'SELECT leaf_index FROM provenance_events WHERE asset_id = $1 AND event_id = $2',
+    [assetId, eventId],
+  );
+  return rows[0] ? Number(rows[0].leaf_index) : undefined;
+}

@@ -1,0 +1,82 @@
+import {
+  type ComplianceConfigPatch,
+  complianceExportRoute,
+  exportPageRpc,
+  getComplianceConfigRoute,
+  getComplianceConfigRpc,
+  merkleConsistencyRoute,
+  merkleConsistencyRpc,
+  merkleProofRoute,
+  merkleProofRpc,
+  merkleRootRoute,
+  merkleRootRpc,
+  updateComplianceConfigRoute,
+  updateComplianceConfigRpc,
+  verifyChainRoute,
+  verifyChainRpc,
+} from '@hallmark/contracts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { principalOf } from '../auth/request-auth.ts';
+import { registerRoute } from '../route-registry.ts';
+import type { ServiceCaller } from '../service-call.ts';
+import { exportStream } from './compliance-export.ts';
+
+const assetIdOf = (request: FastifyRequest) => (request.params as { assetId: string }).assetId;
+
+/** GET /compliance/{assetId}/verify, …/merkle/root|proof|consistency, …/export; GET/PATCH /compliance/config. */
+export function registerComplianceRoutes(app: FastifyInstance, deps: { services: ServiceCaller; clock: () => Date }): void {
+  registerRoute(app, verifyChainRoute, async (request) =>
+    deps.services.call(verifyChainRpc, { principal: principalOf(request), assetId: assetIdOf(request) }, request.id),
+  );
+
+  registerRoute(app, merkleRootRoute, async (request) =>
+    deps.services.call(merkleRootRpc, { principal: principalOf(request), assetId: assetIdOf(request) }, request.id),
+  );
+
+  registerRoute(app, merkleProofRoute, async (request) => {
+    const { eventId } = request.query as { eventId: string };
+    return deps.services.call(
+      merkleProofRpc,
+      { principal: principalOf(request), assetId: assetIdOf(request), eventId },
+      request.id,
+    );
+  });
+
+  registerRoute(app, merkleConsistencyRoute, async (request) => {
+    const { from, to } = request.query as { from: number; to?: number };
+    return deps.services.call(
+      merkleConsistencyRpc,
+      { principal: principalOf(request), assetId: assetIdOf(request), from, ...(to !== undefined ? { to } : {}) },
+      request.id,
+    );
+  });
+
+  registerRoute(app, complianceExportRoute, async (request, reply) => {
+    const principal = principalOf(request);
+    const assetId = assetIdOf(request);
+    const requested = (request.query as { format?: 'json' | 'csv' }).format;
+    const format =
+      requested ?? (await deps.services.call(getComplianceConfigRpc, { principal }, request.id)).config.defaultExportFormat;
+    // The first page is fetched before any byte is sent, so an unknown asset is still a clean 404.
+    const first = await deps.services.call(exportPageRpc, { principal, assetId, fromLeafIndex: 0 }, request.id);
+    const nextPage = (fromLeafIndex: number) =>
+      deps.services.call(exportPageRpc, { principal, assetId, treeSize: first.treeSize, fromLeafIndex }, request.id);
+    const fileName = `${first.assetId}-${first.treeSize}.${format}`;
+    reply
+      .header('content-type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8')
+      .header('content-disposition', `attachment; filename="${fileName}"`);
+    return reply.send(exportStream(first, nextPage, format, deps.clock().toISOString()));
+  });
+
+  registerRoute(app, getComplianceConfigRoute, async (request) =>
+    deps.services.call(getComplianceConfigRpc, { principal: principalOf(request) }, request.id),
+  );
+
+  registerRoute(app, updateComplianceConfigRoute, async (request) =>
+    deps.services.call(
+      updateComplianceConfigRpc,
+      { principal: principalOf(request), patch: request.body as ComplianceConfigPatch },
+      request.id,
+    ),
+  );
+}

@@ -1,0 +1,223 @@
+import { leafHash, verifyConsistency, verifyInclusion } from '@hallmark/merkle';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
+import { waitFor } from '../support/wait.ts';
+
+let t: TestProduct;
+let brand: string;
+let other: string;
+let reader: string;
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
+const api = <T = Record<string, any>>(method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
+  call<T>(t.url, method, `/api/v1${path}`, options);
+
+function expectError(response: ApiResponse, status: number, code: string) {
+  expect(response.status, JSON.stringify(response.body)).toBe(status);
+  expect(response.body.error?.code).toBe(code);
+}
+
+const hex = (value: string) => Buffer.from(value, 'hex');
+
+async function generate(serial: string): Promise<string> {
+  const created = await api('POST', '/code/generate', {
+    key: brand,
+    body: { gtin: '09506000134352', serialNumber: serial, batchNumber: 'B1' },
+  });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  return created.body.assetId as string;
+}
+
+/** The projection follows the event store within milliseconds; wait until it holds the asset. */
+async function rootOf(assetId: string, key = brand) {
+  return waitFor(`the Merkle root of ${assetId}`, async () => {
+    const root = await api('GET', `/compliance/${assetId}/merkle/root`, { key });
+    return root.status === 200 ? root : undefined;
+  });
+}
+
+beforeAll(async () => {
+  t = await startTestProduct();
+  const operator = t.product.generatedOperatorKey as string;
+  const account = async (name: string) =>
+    (await api('POST', '/accounts', { key: operator, body: { name, tier: 'enterprise' } })).body.apiKey.secret as string;
+  brand = await account('Compliance brand');
+  other = await account('Other brand');
+  const limited = await api('POST', '/keys', { key: brand, body: { name: 'auditor', scopes: ['documents:read'] } });
+  reader = limited.body.key?.secret ?? limited.body.secret;
+});
+
+afterAll(async () => {
+  await t?.stop();
+});
+
+describe('compliance over HTTP', () => {
+  it('verifies a generated code’s chain and gives its root with a signed checkpoint', async () => {
+    const assetId = await generate('CHAIN-1');
+    const verified = await api('GET', `/compliance/${assetId}/verify`, { key: brand });
+    expect(verified.status).toBe(200);
+    expect(verified.body).toMatchObject({
+      assetId,
+      isValid: true,
+      eventCount: 1,
+      headHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+
+    const root = await rootOf(assetId);
+    expect(root.body).toMatchObject({ assetId, treeSize: 1, algorithm: 'RFC9162_SHA256' });
+    // One leaf: the root is that leaf's hash, SHA-256(0x00 || event hash).
+    expect(root.body.rootHash).toBe(leafHash(hex(verified.body.headHash)).toString('hex'));
+    const note: string = root.body.checkpoint.note;
+    expect(note.split('\n').slice(0, 3)).toEqual([`hallmark/assets/${assetId}`, '1', hex(root.body.rootHash).toString('base64')]);
+    expect(note).toContain(`\u2014 hallmark/keys/${root.body.checkpoint.keyId} `);
+    const jwks = await call(t.url, 'GET', '/.well-known/jwks.json');
+    expect((jwks.body.keys as Array<{ kid: string }>).map((key) => key.kid)).toContain(root.body.checkpoint.keyId);
+  });
+
+  it('answers 404 for an unknown asset, another account’s asset and an unknown event', async () => {
+    const assetId = await generate('CHAIN-2');
+    await rootOf(assetId);
+    for (const path of ['verify', 'merkle/root', 'export']) {
+      expectError(await api('GET', `/compliance/code_doesnotexist/${path}`, { key: brand }), 404, 'NOT_FOUND');
+      expectError(await api('GET', `/compliance/${assetId}/${path}`, { key: other }), 404, 'NOT_FOUND');
+    }
+    expectError(
+      await api('GET', `/compliance/${assetId}/merkle/proof?eventId=00000000-0000-4000-8000-000000000000`, { key: brand }),
+      404,
+      'NOT_FOUND',
+    );
+  });
+
+  it('refuses bad parameters with VALIDATION_ERROR', async () => {
+    const assetId = await generate('CHAIN-3');
+    await rootOf(assetId);
+    expectError(await api('GET', `/compliance/${assetId}/export?format=xml`, { key: brand }), 400, 'VALIDATION_ERROR');
+    expectError(await api('GET', `/compliance/${assetId}/merkle/proof`, { key: brand }), 400, 'VALIDATION_ERROR');
+    expectError(await api('GET', `/compliance/${assetId}/merkle/consistency?from=0`, { key: brand }), 400, 'VALIDATION_ERROR');
+    expectError(await api('GET', `/compliance/${assetId}/merkle/consistency?from=2`, { key: brand }), 400, 'VALIDATION_ERROR');
+    expectError(await api('GET', '/compliance/bad%20id/verify', { key: brand }), 400, 'VALIDATION_ERROR');
+  });
+
+  it('gives an inclusion proof that RFC 9162 verification accepts', async () => {
+    const assetId = await generate('CHAIN-4');
+    const root = await rootOf(assetId);
+    const exported = await api('GET', `/compliance/${assetId}/export`, { key: reader });
+    expect(exported.status).toBe(200);
+    const eventId = exported.body.events[0].eventId;
+    const proof = await api('GET', `/compliance/${assetId}/merkle/proof?eventId=${eventId}`, { key: reader });
+    expect(proof.status).toBe(200);
+    expect(proof.body).toMatchObject({
+      assetId,
+      eventId,
+      leafIndex: 0,
+      treeSize: 1,
+      rootHash: root.body.rootHash,
+      auditPath: [],
+    });
+    expect(verifyInclusion(0, 1, hex(proof.body.leafHash), [], hex(proof.body.rootHash))).toBe(true);
+    const consistency = await api('GET', `/compliance/${assetId}/merkle/consistency?from=1`, { key: reader });
+    expect(consistency.body).toMatchObject({ fromSize: 1, toSize: 1, proof: [] });
+    expect(verifyConsistency(1, 1, hex(consistency.body.fromRootHash), hex(consistency.body.toRootHash), [])).toBe(true);
+  });
+
+  it('exports as JSON and CSV with hashes, proofs and the checkpoint', async () => {
+    const assetId = await generate('CHAIN-5');
+    await rootOf(assetId);
+    const json = await api('GET', `/compliance/${assetId}/export?format=json`, { key: brand });
+    expect(json.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(json.body).toMatchObject({
+      format: 'hallmark.compliance-export/1',
+      assetId,
+      treeSize: 1,
+      algorithm: 'RFC9162_SHA256',
+    });
+    expect(json.body.events).toHaveLength(1);
+    expect(json.body.events[0]).toMatchObject({
+      sequence: 1,
+      type: 'code.generated',
+      prevHash: null,
+      leafIndex: 0,
+      auditPath: [],
+    });
+    expect(json.body.events[0].data).toMatchObject({ serial: 'CHAIN-5', gtin: '09506000134352' });
+
+    const csv = await fetch(`${t.url}/api/v1/compliance/${assetId}/export?format=csv`, { headers: { 'x-api-key': brand } });
+    expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
+    const text = await csv.text();
+    const lines = text.split('\r\n');
+    expect(lines[0]).toBe(
+      'record,leaf_index,event_id,sequence,type,occurred_at,prev_hash,hash,leaf_hash,audit_path,data,asset_id,tree_size,root_hash,checkpoint',
+    );
+    expect(lines[1]).toMatch(new RegExp(`^checkpoint,,,,,,,,,,,${assetId},1,[0-9a-f]{64},"hallmark/assets/${assetId}\\n1\\n`));
+    expect(text).toContain(`event,0,${json.body.events[0].eventId},1,code.generated,`);
+  });
+
+  it('keeps documents:read keys out of config changes', async () => {
+    expectError(
+      await api('PATCH', '/compliance/config', { key: reader, body: { defaultExportFormat: 'csv' } }),
+      403,
+      'INSUFFICIENT_SCOPE',
+    );
+    expect((await api('GET', '/compliance/config', { key: reader })).status).toBe(200);
+  });
+
+  it('reads and changes the compliance config, validating it and recording the change', async () => {
+    const initial = await api('GET', '/compliance/config', { key: brand });
+    expect(initial.status).toBe(200);
+    expect(initial.body).toMatchObject({
+      version: 0,
+      updatedAt: null,
+      config: { riskThresholds: { maxScansPerWindow: 20 }, retention: { scanHistoryDays: 400 }, defaultExportFormat: 'json' },
+    });
+    const changed = await api('PATCH', '/compliance/config', {
+      key: brand,
+      body: { riskThresholds: { maxScansPerWindow: 3 }, defaultExportFormat: 'csv' },
+    });
+    expect(changed.status, JSON.stringify(changed.body)).toBe(200);
+    expect(changed.body).toMatchObject({
+      version: 1,
+      config: { riskThresholds: { maxScansPerWindow: 3, scanWindowMinutes: 60 }, defaultExportFormat: 'csv' },
+    });
+    expect((await api('GET', '/compliance/config', { key: brand })).body).toEqual(changed.body);
+    expect((await api('GET', '/compliance/config', { key: other })).body.version).toBe(0);
+
+    for (const body of [
+      {},
+      { riskThresholds: { maxScansPerWindow: 0 } },
+      { retention: { days: 3 } },
+      { defaultExportFormat: 'xml' },
+    ]) {
+      expectError(await api('PATCH', '/compliance/config', { key: brand, body }), 400, 'VALIDATION_ERROR');
+    }
+    expect((await api('GET', '/compliance/config', { key: brand })).body.version).toBe(1);
+
+    const events = await t.product.db.query<{ event_type: string; data: { version: number } }>(
+      `SELECT event_type, data FROM events WHERE stream_id LIKE 'account-%' AND event_type = 'compliance.config-updated'`,
+    );
+    expect(events.map((event) => event.data.version)).toEqual([1]);
+
+    // The export format default follows the config.
+    const assetId = await generate('CHAIN-6');
+    await rootOf(assetId);
+    const exported = await fetch(`${t.url}/api/v1/compliance/${assetId}/export`, { headers: { 'x-api-key': brand } });
+    expect(exported.headers.get('content-type')).toMatch(/^text\/csv/);
+    await exported.text();
+  });
+
+  it('sees an event altered in the database: isValid false, pointing at it', async () => {
+    const assetId = await generate('CHAIN-7');
+    await rootOf(assetId);
+    await t.product.db.query(
+      `UPDATE events SET data = jsonb_set(data, '{serial}', '"FORGED"') WHERE stream_id = $1 AND stream_version = 1`,
+      [`asset-${assetId}`],
+    );
+    const verified = await api('GET', `/compliance/${assetId}/verify`, { key: brand });
+    expect(verified.status).toBe(200);
+    expect(verified.body).toMatchObject({
+      assetId,
+      isValid: false,
+      eventCount: 1,
+      brokenAt: { sequence: 1, reason: 'HASH_MISMATCH', eventId: expect.any(String) },
+    });
+  });
+});
