@@ -1,7 +1,14 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { leafHash, verifyConsistency, verifyInclusion } from '@hallmark/merkle';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
 import { waitFor } from '../support/wait.ts';
+
+const cliPath = fileURLToPath(new URL('../../apps/hallmark/bin/hallmark.js', import.meta.url));
 
 let t: TestProduct;
 let brand: string;
@@ -219,5 +226,36 @@ describe('compliance over HTTP', () => {
       eventCount: 1,
       brokenAt: { sequence: 1, reason: 'HASH_MISMATCH', eventId: expect.any(String) },
     });
+  });
+});
+
+describe('hallmark audit', () => {
+  it('verifies a downloaded export offline, and refuses it once altered', async () => {
+    const assetId = await generate('AUDIT-1');
+    await rootOf(assetId);
+    const folder = await mkdtemp(join(tmpdir(), 'hallmark-audit-'));
+    try {
+      const exported = await fetch(`${t.url}/api/v1/compliance/${assetId}/export?format=json`, {
+        headers: { 'x-api-key': brand },
+      });
+      const text = await exported.text();
+      await writeFile(join(folder, 'export.json'), text);
+      await writeFile(join(folder, 'jwks.json'), JSON.stringify((await call(t.url, 'GET', '/.well-known/jwks.json')).body));
+      const audit = (file: string) =>
+        spawnSync(process.execPath, [cliPath, 'audit', join(folder, file), '--jwks', join(folder, 'jwks.json')], {
+          encoding: 'utf8',
+        });
+
+      const good = audit('export.json');
+      expect(good.status, good.stderr).toBe(0);
+      expect(JSON.parse(good.stdout)).toMatchObject({ valid: true, assetId, treeSize: 1, eventsChecked: 1, problems: [] });
+
+      await writeFile(join(folder, 'altered.json'), text.replace('"serial":"AUDIT-1"', '"serial":"AUDIT-2"'));
+      const bad = audit('altered.json');
+      expect(bad.status).toBe(1);
+      expect(JSON.parse(bad.stdout).problems[0]).toMatch(/does not hash/);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 });

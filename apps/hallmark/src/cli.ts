@@ -1,7 +1,9 @@
 import { HallmarkError } from '@hallmark/contracts';
 import { exitOnConfigError, stopOnSignal } from '@hallmark/runtime';
 import { accountsCommand, accountsUsage } from './commands/accounts.ts';
+import { auditCommand, auditUsage } from './commands/audit.ts';
 import { keysCommand, keysUsage } from './commands/keys.ts';
+import { projectionsCommand, projectionsUsage } from './commands/projections.ts';
 import { UsageError } from './commands/usage-error.ts';
 import { verifyCommand, verifyUsage } from './commands/verify.ts';
 import { startEmbedded } from './embedded.ts';
@@ -13,8 +15,10 @@ const usage = `Usage: hallmark <command>
   ${accountsUsage}
   ${keysUsage}
   ${verifyUsage}
+  ${auditUsage}
+  ${projectionsUsage}
 
-The account and key commands work on HALLMARK_DATABASE_URL, or else on the embedded database
+The account, key and projection commands work on HALLMARK_DATABASE_URL, or else on the embedded database
 under HALLMARK_DATA_DIR (stop "hallmark start" first). See the README for every setting.`;
 
 const write = (text: string) => process.stdout.write(text);
@@ -48,6 +52,11 @@ async function main(argv: string[]): Promise<number | undefined> {
       return 0;
     case 'verify':
       return verifyCommand(rest, write);
+    case 'audit':
+      return auditCommand(rest, write);
+    case 'projections':
+      await projectionsCommand(rest, process.env, write);
+      return 0;
     case undefined:
     case 'help':
     case '--help':

@@ -1,0 +1,32 @@
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { auditExport, type ComplianceExportDocument, type JsonWebKeySet } from '@hallmark/client';
+import { UsageError } from './usage-error.ts';
+
+export const auditUsage = `hallmark audit <export-file> --jwks <file>
+    Verifies a compliance export (GET /compliance/{assetId}/export) with no server: the checkpoint
+    signature, every event's hash and link, every inclusion proof, the root.
+    Exit code 0: valid; 1: not valid.`;
+
+async function readJson<T>(path: string, what: string): Promise<T> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as T;
+  } catch (error) {
+    throw new UsageError(`cannot read ${what} from ${path}: ${(error as Error).message}`);
+  }
+}
+
+/** Resolves with the exit code. */
+export async function auditCommand(args: string[], out: (text: string) => void): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { jwks: { type: 'string' } } });
+  if (!values.jwks) throw new UsageError('--jwks <file> is required');
+  const [file] = positionals;
+  if (!file || positionals.length > 1) throw new UsageError('give exactly one export file');
+  const jwks = await readJson<JsonWebKeySet>(values.jwks, 'a key set');
+  if (!Array.isArray(jwks.keys)) throw new UsageError(`${values.jwks} is not a JWKS (no "keys" array)`);
+  const document = await readJson<ComplianceExportDocument>(file, 'an export');
+  if (!Array.isArray(document.events)) throw new UsageError(`${file} is not a JSON compliance export (no "events" array)`);
+  const report = auditExport(document, jwks);
+  out(`${JSON.stringify(report, null, 2)}\n`);
+  return report.valid ? 0 : 1;
+}

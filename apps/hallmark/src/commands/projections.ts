@@ -1,0 +1,26 @@
+import { migrateCompliance, rebuildMerkleProjection } from '@hallmark/compliance-service';
+import { createKurrentEventStore, createSqlEventStore } from '@hallmark/event-store';
+import { connectOperatorDatabase } from './operator-database.ts';
+import { UsageError } from './usage-error.ts';
+
+export const projectionsUsage = `hallmark projections rebuild
+    Drops the Merkle projection and replays every event into it; the roots come out identical.`;
+
+export async function projectionsCommand(args: string[], env: NodeJS.ProcessEnv, out: (text: string) => void): Promise<void> {
+  const [action, ...rest] = args;
+  if (action !== 'rebuild' || rest.length > 0) throw new UsageError('the projections command takes one action: rebuild');
+  const connection = await connectOperatorDatabase(env);
+  // The events live in KurrentDB when HALLMARK_ESDB_URL is set, as in the running services.
+  const eventStore = env.HALLMARK_ESDB_URL
+    ? createKurrentEventStore(env.HALLMARK_ESDB_URL)
+    : await createSqlEventStore(connection.db);
+  try {
+    await migrateCompliance(connection.db);
+    const started = Date.now();
+    const { events } = await rebuildMerkleProjection(connection.db, eventStore);
+    out(`Rebuilt the Merkle projection from ${events} events in ${Date.now() - started} ms.\n`);
+  } finally {
+    await eventStore.close();
+    await connection.close();
+  }
+}

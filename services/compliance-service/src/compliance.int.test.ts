@@ -1,0 +1,233 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { createSigningKeyring, migrateAccounts, provisionAccount } from '@hallmark/accounts';
+import { auditExport, type ComplianceExportDocument } from '@hallmark/client';
+import type { ExportPage, Principal } from '@hallmark/contracts';
+import { ed25519Jwk } from '@hallmark/crypto';
+import { createSqlEventStore, type EventStore } from '@hallmark/event-store';
+import { leafHash, referenceRoot, verifyConsistency, verifyInclusion } from '@hallmark/merkle';
+import { appendToAssetHistory, leafInputOf, startAssetHistory } from '@hallmark/provenance';
+import { createPostgresDatabase, createTestDatabase, type SqlDatabase } from '@hallmark/sql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCheckpointSigner } from './checkpoint-signer.ts';
+import { exportPage } from './handlers/export-page.ts';
+import { merkleConsistency, merkleProof, merkleRoot } from './handlers/merkle.ts';
+import { verifyChain } from './handlers/verify-chain.ts';
+import { createMerkleProjection, rebuildMerkleProjection, runMerkleProjection } from './merkle-projection.ts';
+import { findAssetTree, migrateCompliance } from './store/merkle-store.ts';
+
+let db: SqlDatabase;
+let drop: () => Promise<void>;
+let databaseUrl: string;
+let store: EventStore;
+let keyring: ReturnType<typeof createSigningKeyring>;
+let deps: { db: SqlDatabase; signCheckpoint: ReturnType<typeof createCheckpointSigner> };
+let owner: Principal;
+const stranger: Principal = { accountId: 'acc_other', environment: 'live' };
+const now = () => new Date('2026-11-21T12:00:00.000Z');
+
+async function newAsset(assetId: string, events: number) {
+  await store.startStreams([
+    startAssetHistory(
+      { assetId, owner },
+      [{ type: 'registered', data: { serviceSerial: `SER-${assetId}` } }],
+      now().toISOString(),
+    ),
+  ]);
+  for (let i = 1; i < events; i += 1) {
+    await appendToAssetHistory(store, { assetId, owner }, [{ type: 'condition_report', data: { i } }], { now });
+  }
+}
+
+async function projectedSize(assetId: string, size: number) {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const tree = await findAssetTree(db, owner, assetId);
+    if (tree && tree.treeSize >= size) return tree;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`asset ${assetId} never reached ${size} events`);
+}
+
+async function leavesOf(assetId: string) {
+  const events = await store.readStream(`asset-${assetId}`);
+  return events.map((event) => leafHash(leafInputOf((event.metadata.provenance as { hash: string }).hash)));
+}
+
+async function exportDocument(assetId: string): Promise<ComplianceExportDocument> {
+  const pages: ExportPage[] = [await exportPage({ ...deps, eventStore: store }, owner, { assetId, fromLeafIndex: 0 })];
+  const first = pages[0] as ExportPage;
+  while (pages.at(-1)?.nextLeafIndex != null) {
+    const fromLeafIndex = pages.at(-1)?.nextLeafIndex as number;
+    pages.push(await exportPage({ ...deps, eventStore: store }, owner, { assetId, treeSize: first.treeSize, fromLeafIndex }));
+  }
+  return {
+    format: 'hallmark.compliance-export/1',
+    assetId: first.assetId,
+    owner: first.owner,
+    treeSize: first.treeSize,
+    rootHash: first.rootHash,
+    ...(first.checkpoint ? { checkpoint: first.checkpoint } : {}),
+    events: pages.flatMap((page) => page.events),
+  };
+}
+
+const jwks = async () => {
+  const key = await keyring.activeSigningKey(owner);
+  return { keys: [ed25519Jwk(key.publicKey, key.kid)] };
+};
+
+beforeAll(async () => {
+  const test = await createTestDatabase('compliance');
+  databaseUrl = test.url;
+  db = createPostgresDatabase({ connectionString: test.url, applicationName: 'test-compliance' });
+  drop = async () => {
+    await db.close();
+    await test.drop();
+  };
+  store = await createSqlEventStore(db, { pollIntervalMs: 20 });
+  await migrateAccounts(db);
+  await migrateCompliance(db);
+  const account = await provisionAccount(db, { name: 'Auditor test', tier: 'enterprise', environment: 'live' }, now());
+  owner = { accountId: account.account.id, environment: 'live' };
+  keyring = createSigningKeyring(db, randomBytes(32));
+  deps = { db, signCheckpoint: createCheckpointSigner(keyring, 'hallmark') };
+});
+
+afterAll(async () => {
+  await drop?.();
+});
+
+describe('compliance on PostgreSQL', () => {
+  it('chains concurrent appends through optimistic concurrency and projects them on two replicas', async () => {
+    const replicas = [0, 1].map(() => runMerkleProjection(store, createMerkleProjection(db), () => {}));
+    try {
+      await newAsset('obj_race', 1);
+      // Two writers append to the same asset at once; neither holds a lock, the store's version check orders them.
+      await Promise.all(
+        [0, 1].map((writer) =>
+          (async () => {
+            for (let i = 0; i < 20; i += 1) {
+              await appendToAssetHistory(store, { assetId: 'obj_race', owner }, [{ type: 'exhibited', data: { writer, i } }], {
+                now,
+              });
+            }
+          })(),
+        ),
+      );
+      await newAsset('obj_many', 37);
+      const tree = await projectedSize('obj_race', 41);
+      expect(tree.treeSize).toBe(41);
+      expect(tree.rootHash).toEqual(referenceRoot(await leavesOf('obj_race')));
+      const many = await projectedSize('obj_many', 37);
+      expect(many.rootHash).toEqual(referenceRoot(await leavesOf('obj_many')));
+      expect(many.alias).toBe('SER-obj_many');
+      expect(await verifyChain({ db, eventStore: store, clock: now }, owner, 'obj_race')).toMatchObject({
+        isValid: true,
+        eventCount: 41,
+      });
+    } finally {
+      await Promise.all(replicas.map((replica) => replica.stop()));
+    }
+  });
+
+  it('answers roots, proofs and consistency proofs that RFC 9162 verification accepts, by id or serial', async () => {
+    const root = await merkleRoot(deps, owner, 'SER-obj_many');
+    expect(root).toMatchObject({ assetId: 'obj_many', treeSize: 37 });
+    const events = await store.readStream('asset-obj_many');
+    for (const index of [0, 17, 36]) {
+      const proof = await merkleProof(deps, owner, 'obj_many', events[index]?.eventId as string);
+      expect(proof.leafIndex).toBe(index);
+      const path = proof.auditPath.map((node) => Buffer.from(node, 'hex'));
+      expect(verifyInclusion(index, 37, Buffer.from(proof.leafHash, 'hex'), path, Buffer.from(root.rootHash, 'hex'))).toBe(true);
+    }
+    const consistency = await merkleConsistency(deps, owner, 'obj_many', 13, 37);
+    expect(
+      verifyConsistency(
+        13,
+        37,
+        referenceRoot((await leavesOf('obj_many')).slice(0, 13)),
+        Buffer.from(root.rootHash, 'hex'),
+        consistency.proof.map((node) => Buffer.from(node, 'hex')),
+      ),
+    ).toBe(true);
+    await expect(merkleRoot(deps, stranger, 'obj_many')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(merkleProof(deps, owner, 'obj_race', events[0]?.eventId as string)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(merkleConsistency(deps, owner, 'obj_many', 5, 38)).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+  });
+
+  it('exports in pages that the offline checker accepts, and it refuses an altered export', async () => {
+    const document = await exportDocument('obj_many');
+    const keys = await jwks();
+    const report = auditExport(document, keys);
+    expect(report).toMatchObject({ valid: true, treeSize: 37, eventsChecked: 37, problems: [] });
+
+    const altered = structuredClone(document);
+    (altered.events[5] as { data: Record<string, unknown> }).data = { i: 999 };
+    expect(auditExport(altered, keys).problems[0]).toMatch(/^Event 6 .*does not hash/);
+
+    const badProof = structuredClone(document);
+    const path = badProof.events[9]?.auditPath as string[];
+    path[0] = (path[0] as string).replace(/^./, (c) => (c === '0' ? '1' : '0'));
+    expect(auditExport(badProof, keys).problems).toEqual([expect.stringMatching(/^Event 10 .*inclusion proof/)]);
+
+    const dropped = structuredClone(document);
+    dropped.events.pop();
+    dropped.treeSize = 36; // an unsigned claim: the checker reads the size from the signed checkpoint
+    expect(auditExport(dropped, keys).valid).toBe(false);
+
+    const forged = structuredClone(document);
+    (forged.checkpoint as { note: string }).note = document.checkpoint?.note.replace('\n37\n', '\n36\n') ?? '';
+    expect(auditExport(forged, keys).problems[0]).toMatch(/^Checkpoint: .*does not verify/);
+    expect(auditExport(document, { keys: [] }).problems[0]).toMatch(/^Checkpoint: No signature/);
+  });
+
+  it('sees an event altered directly in PostgreSQL, and a deleted tail', async () => {
+    await db.query(`UPDATE events SET data = '{"i": 4242}' WHERE stream_id = 'asset-obj_many' AND stream_version = 12`);
+    const altered = await verifyChain({ db, eventStore: store, clock: now }, owner, 'obj_many');
+    const event12 = (await store.readStream('asset-obj_many'))[11];
+    expect(altered).toMatchObject({
+      isValid: false,
+      eventCount: 37,
+      brokenAt: { sequence: 12, reason: 'HASH_MISMATCH', eventId: event12?.eventId },
+    });
+
+    await db.query(`DELETE FROM events WHERE stream_id = 'asset-obj_race' AND stream_version = 41`);
+    const truncated = await verifyChain({ db, eventStore: store, clock: now }, owner, 'obj_race');
+    expect(truncated).toMatchObject({ isValid: false, eventCount: 40, brokenAt: { reason: 'LOG_MISMATCH', sequence: 41 } });
+    await expect(verifyChain({ db, eventStore: store, clock: now }, stranger, 'obj_race')).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    });
+  });
+
+  it('rebuilds the projection by replay to the identical roots', async () => {
+    await newAsset('code_rebuild', 5);
+    const projection = runMerkleProjection(store, createMerkleProjection(db), () => {});
+    await projectedSize('code_rebuild', 5);
+    await projection.stop();
+    // obj_race lost its last event in the test before: a replay cannot bring back what was deleted.
+    const trees = 'SELECT asset_id, tree_size, root_hash FROM provenance_assets WHERE asset_id <> $1 ORDER BY asset_id';
+    const nodes = 'SELECT count(*) FROM merkle_nodes WHERE asset_id <> $1';
+    const before = await db.query(trees, ['obj_race']);
+    const nodesBefore = await db.query(nodes, ['obj_race']);
+    await rebuildMerkleProjection(db, store);
+    expect(before.length).toBe(2);
+    expect(await db.query(trees, ['obj_race'])).toEqual(before);
+    // The operator's command does the same on the configured database.
+    const cli = spawnSync(
+      process.execPath,
+      [fileURLToPath(new URL('../../../apps/hallmark/bin/hallmark.js', import.meta.url)), 'projections', 'rebuild'],
+      {
+        env: { ...process.env, HALLMARK_DATABASE_URL: databaseUrl },
+        encoding: 'utf8',
+      },
+    );
+    expect(cli.stderr).toBe('');
+    expect(cli.stdout).toMatch(/^Rebuilt the Merkle projection from \d+ events in \d+ ms\.\n$/);
+    expect(cli.status).toBe(0);
+    expect(await db.query(trees, ['obj_race'])).toEqual(before);
+    expect(await db.query(nodes, ['obj_race'])).toEqual(nodesBefore);
+    expect(await findAssetTree(db, owner, 'obj_race')).toMatchObject({ treeSize: 40 });
+  });
+});
