@@ -229,6 +229,26 @@ describe('compliance over HTTP', () => {
   });
 });
 
+describe('risk thresholds from the compliance config', () => {
+  it('verification applies the code owner’s thresholds, and a change at once', async () => {
+    const config = await api('PATCH', '/compliance/config', { key: other, body: { riskThresholds: { repeatWindowSeconds: 0 } } });
+    expect(config.status).toBe(200);
+    const created = await api('POST', '/code/generate', {
+      key: other,
+      body: { gtin: '09506000134352', serialNumber: 'RISK-1' },
+    });
+    const verify = () => api('POST', '/code/verify', { key: brand, body: { url: created.body.url } });
+    for (let i = 0; i < 3; i += 1) expect((await verify()).body.riskIndicators).toEqual([]);
+
+    // The brand (owner) lowers its threshold; the verifier's own config plays no part.
+    const lowered = await api('PATCH', '/compliance/config', { key: other, body: { riskThresholds: { maxScansPerWindow: 3 } } });
+    expect(lowered.body.config.riskThresholds).toMatchObject({ maxScansPerWindow: 3, repeatWindowSeconds: 0 });
+    const fourth = await verify();
+    expect(fourth.body).toMatchObject({ verdict: 'SUSPICIOUS', riskIndicators: ['EXCESSIVE_SCANS'] });
+    expect(fourth.body.metadata.totalScans).toBe(4);
+  });
+});
+
 describe('hallmark audit', () => {
   it('verifies a downloaded export offline, and refuses it once altered', async () => {
     const assetId = await generate('AUDIT-1');

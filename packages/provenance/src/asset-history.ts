@@ -63,7 +63,8 @@ export function startAssetHistory(
   return { streamId: assetStream(asset.assetId), events: chainEvents(asset, undefined, inputs, occurredAt).events };
 }
 
-const maxAttempts = 20;
+/** Under heavy contention one writer wins per round; give up only after many rounds. */
+const maxAttempts = 100;
 
 /**
  * Appends events to an existing asset's history. The chain is serialised by the store's optimistic
@@ -98,7 +99,7 @@ export async function appendToAssetHistory(
     } catch (error) {
       const conflict = error instanceof HallmarkError && error.code === 'CONFLICT' && 'actualVersion' in (error.details ?? {});
       if (!conflict || options.expectedVersion !== undefined || attempt >= maxAttempts) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * attempt)));
     }
   }
 }

@@ -61,9 +61,10 @@ export async function projectEvents(tx: SqlExecutor, events: readonly StoredEven
   const wanted = assetIds.flatMap((assetId) => frontierOf(sizes.get(assetId) ?? 0).map((node) => ({ assetId, ...node })));
   const frontierRows = wanted.length
     ? await tx.query<{ asset_id: string; level: number; idx: string | number; hash: Uint8Array }>(
-        `SELECT m.asset_id, m.level, m.idx, m.hash FROM merkle_nodes m
-         JOIN unnest($1::text[], $2::smallint[], $3::bigint[]) AS w(asset_id, level, idx)
-           ON m.asset_id = w.asset_id AND m.level = w.level AND m.idx = w.idx`,
+        `SELECT w.asset_id, w.level, w.idx, m.hash FROM unnest($1::text[], $2::smallint[], $3::bigint[]) AS w(asset_id, level, idx)
+         CROSS JOIN LATERAL (
+           SELECT hash FROM merkle_nodes WHERE asset_id = w.asset_id AND level = w.level AND idx = w.idx
+         ) AS m`,
         [wanted.map((w) => w.assetId), wanted.map((w) => w.level), wanted.map((w) => w.index)],
       )
     : [];
@@ -211,5 +212,7 @@ export async function rebuildMerkleProjection(db: SqlDatabase, eventStore: Event
     events += page.events.length;
     cursor = page.cursor;
   }
+  // Fresh statistics, so the planner probes the primary key instead of scanning a tree it thinks small.
+  await db.query('ANALYZE merkle_nodes, provenance_events, provenance_assets');
   return { events };
 }

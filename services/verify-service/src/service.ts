@@ -1,6 +1,5 @@
 import { fileURLToPath } from 'node:url';
 import { createVerificationKeys, migrateAccounts } from '@hallmark/accounts';
-import { defaultRiskRules } from '@hallmark/codes';
 import { broadcasts, reportCodeRpc, verifyCodeRpc } from '@hallmark/contracts';
 import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
 import { loadMigrations, runMigrations } from '@hallmark/sql';
@@ -8,6 +7,7 @@ import { Type } from '@sinclair/typebox';
 import { createCodeDirectory } from './code-directory.ts';
 import { reportCode } from './handlers/report-code.ts';
 import { verifyCode } from './handlers/verify-code.ts';
+import { createRiskRulesSource } from './risk-rules-source.ts';
 import { projectScanHistory } from './scan-history.ts';
 
 const migrations = fileURLToPath(new URL('../migrations', import.meta.url));
@@ -22,18 +22,20 @@ export const verifyService = defineService({
     await migrateAccounts(infra.db);
     await runMigrations(infra.db, await loadMigrations('verify-service', migrations));
     const keys = createVerificationKeys(infra.db);
+    const rules = createRiskRulesSource(infra.bus, log, { timeoutMs: base.HALLMARK_REQUEST_TIMEOUT_MS });
     const deps = {
       codes: createCodeDirectory(infra.bus, { timeoutMs: base.HALLMARK_REQUEST_TIMEOUT_MS }),
       keys,
       cache: infra.cache,
       bus: infra.bus,
-      rules: defaultRiskRules,
+      rules,
       clock,
       log,
     };
     const forgetKid = (payload: unknown) => keys.forget(String((payload as { kid: unknown }).kid));
     const subscriptions = [
       await infra.bus.onBroadcast(broadcasts.publicKeyRevoked, forgetKid),
+      await rules.start(),
       await projectScanHistory(infra.bus, infra.db),
       await servePing('verify-service', context),
       await serveRpc(infra.bus, log, verifyCodeRpc, async (request, { requestId }) => verifyCode(deps, request, requestId)),

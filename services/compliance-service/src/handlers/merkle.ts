@@ -11,7 +11,7 @@ import {
 } from '@hallmark/merkle';
 import type { SqlDatabase } from '@hallmark/sql';
 import type { CheckpointSigner } from '../checkpoint-signer.ts';
-import { type AssetTree, findAssetTree, findLeafIndex, readNodes } from '../store/merkle-store.ts';
+import { type AssetTree, findAssetTree, findAssetTreeAndLeaf, readNodes } from '../store/merkle-store.ts';
 
 export interface MerkleDeps {
   db: SqlDatabase;
@@ -47,8 +47,9 @@ export async function merkleRoot(deps: MerkleDeps, owner: Principal, assetId: st
 
 /** GET /compliance/{assetId}/merkle/proof?eventId=: one query for the O(log n) nodes. */
 export async function merkleProof(deps: MerkleDeps, owner: Principal, assetId: string, eventId: string): Promise<MerkleProof> {
-  const tree = await requireAssetTree(deps.db, owner, assetId);
-  const leafIndex = await findLeafIndex(deps.db, tree.assetId, eventId);
+  const found = await findAssetTreeAndLeaf(deps.db, owner, assetId, eventId);
+  if (!found) throw new HallmarkError('NOT_FOUND', `Asset ${assetId} was not found.`, { assetId });
+  const { tree, leafIndex } = found;
   if (leafIndex === undefined || leafIndex >= tree.treeSize) {
     throw new HallmarkError('NOT_FOUND', `Event ${eventId} is not in the history of asset ${assetId}.`, { assetId, eventId });
   }

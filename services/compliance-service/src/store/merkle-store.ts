@@ -50,9 +50,9 @@ export async function readNodes(sql: SqlExecutor, assetId: string, addresses: re
   const nodes = new Map<string, Hash>();
   if (addresses.length > 0) {
     const rows = await sql.query<{ level: number; idx: string | number; hash: Uint8Array }>(
-      `SELECT m.level, m.idx, m.hash FROM merkle_nodes m
-       JOIN unnest($2::smallint[], $3::bigint[]) AS wanted(level, idx) ON m.level = wanted.level AND m.idx = wanted.idx
-       WHERE m.asset_id = $1`,
+      // LATERAL: one primary-key probe per wanted node, never a scan of the asset's whole tree.
+      `SELECT w.level, w.idx, m.hash FROM unnest($2::smallint[], $3::bigint[]) AS w(level, idx)
+       CROSS JOIN LATERAL (SELECT hash FROM merkle_nodes WHERE asset_id = $1 AND level = w.level AND idx = w.idx) AS m`,
       [assetId, addresses.map((a) => a.level), addresses.map((a) => a.index)],
     );
     for (const row of rows) nodes.set(nodeKey({ level: row.level, index: Number(row.idx) }), Buffer.from(row.hash));
@@ -69,10 +69,20 @@ export async function readLeafHashes(sql: SqlExecutor, assetId: string, from: nu
   return new Map(rows.map((row) => [Number(row.idx), Buffer.from(row.hash)]));
 }
 
-export async function findLeafIndex(sql: SqlExecutor, assetId: string, eventId: string): Promise<number | undefined> {
-  const rows = await sql.query<{ leaf_index: string | number }>(
-    'SELECT leaf_index FROM provenance_events WHERE asset_id = $1 AND event_id = $2',
-    [assetId, eventId],
+/** The asset and where one of its events sits in its tree, in one query (the proof's hot path). */
+export async function findAssetTreeAndLeaf(
+  sql: SqlExecutor,
+  owner: Principal,
+  idOrAlias: string,
+  eventId: string,
+): Promise<{ tree: AssetTree; leafIndex: number | undefined } | undefined> {
+  const rows = await sql.query<AssetRow & { leaf_index: string | number | null }>(
+    `SELECT a.asset_id, a.account_id, a.environment, a.alias, a.tree_size, a.root_hash, e.leaf_index
+     FROM provenance_assets a LEFT JOIN provenance_events e ON e.asset_id = a.asset_id AND e.event_id = $4
+     WHERE a.account_id = $1 AND a.environment = $2 AND (a.asset_id = $3 OR a.alias = $3)
+     ORDER BY a.asset_id = $3 DESC LIMIT 1`,
+    [owner.accountId, owner.environment, idOrAlias, eventId],
   );
-  return rows[0] ? Number(rows[0].leaf_index) : undefined;
+  const row = rows[0];
+  return row ? { tree: toAssetTree(row), leafIndex: row.leaf_index === null ? undefined : Number(row.leaf_index) } : undefined;
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { VerificationKeys } from '@hallmark/accounts';
 import type { Bus } from '@hallmark/bus';
 import type { Cache } from '@hallmark/cache';
-import { assessScan, endOfYymmdd, type RiskRules, verifyCodeSignature } from '@hallmark/codes';
+import { assessScan, endOfYymmdd, verifyCodeSignature } from '@hallmark/codes';
 import {
   HallmarkError,
   type Principal,
@@ -12,6 +12,7 @@ import {
 } from '@hallmark/contracts';
 import type { Logger } from '@hallmark/runtime';
 import type { CodeDirectory } from '../code-directory.ts';
+import type { RiskRulesSource } from '../risk-rules-source.ts';
 import { type ScanRecorded, scanRecordedSubject } from '../scan-history.ts';
 import { readLink } from './read-link.ts';
 
@@ -20,13 +21,12 @@ export interface VerifyDeps {
   keys: VerificationKeys;
   cache: Cache;
   bus: Bus;
-  rules: RiskRules;
+  rules: RiskRulesSource;
   clock: () => Date;
   log: Logger;
 }
 
 export const scanSubject = (environment: string, gtin: string, serial: string) => `${environment}:${gtin}:${serial}`;
-const retentionMs = 400 * 86_400_000;
 
 /**
  * POST /code/verify. Candidate keys: the key each stored code of the item was signed with, or,
@@ -68,13 +68,16 @@ export async function verifyCode(
     });
   }
 
+  // The thresholds are the code owner's (its brand's compliance config); for an unknown code, the caller's.
+  const owner = codes[0] ? { accountId: codes[0].accountId, environment: principal.environment } : principal;
+  const { rules, retentionMs } = await deps.rules.rulesFor(owner, requestId);
   const scan = await deps.cache.recordScan({
     subject: scanSubject(principal.environment, link.gtin, link.serial),
     atMs: now.getTime(),
     client: `${request.client.keyId}@${request.client.address}`,
-    repeatWindowMs: deps.rules.repeatWindowSeconds * 1000,
-    windowMs: deps.rules.scanWindowMinutes * 60_000,
-    clientWindowMs: deps.rules.clonedLabelWindowMinutes * 60_000,
+    repeatWindowMs: rules.repeatWindowSeconds * 1000,
+    windowMs: rules.scanWindowMinutes * 60_000,
+    clientWindowMs: rules.clonedLabelWindowMinutes * 60_000,
     location: request.body.location,
     retentionMs,
   });
@@ -91,7 +94,7 @@ export async function verifyCode(
       location: request.body.location,
       previousLocation: scan.previousLocation,
     },
-    deps.rules,
+    rules,
   );
   // The scan event is for history and analytics; the answer does not wait for it.
   const scanRecorded: ScanRecorded = {
