@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 // What authentication and rate limiting cost a request, two ways:
 // 1. In-process: the authenticator and the rate limiter alone, per call (no HTTP, no noise from
 //    the load generator).
@@ -9,6 +11,7 @@
 //
 //   pnpm bench:auth            (needs PostgreSQL, Redis and NATS)
 import { ensureOperator, migrateAccounts } from '@hallmark/accounts';
+import { createFilesystemBlobStore } from '@hallmark/blob-store';
 import { createInProcessBus } from '@hallmark/bus';
 import { createMemoryCache, createRedisCache } from '@hallmark/cache';
 import { buildGatewayApp, GatewayConfig } from '@hallmark/gateway';
@@ -70,6 +73,7 @@ async function inProcessCost(): Promise<string[]> {
     bus,
     db,
     cache: createMemoryCache(),
+    blobs: createFilesystemBlobStore(join(tmpdir(), 'hallmark-bench-blobs')),
     log,
     readiness: {},
     requestTimeoutMs: 5_000,

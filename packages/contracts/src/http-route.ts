@@ -27,6 +27,8 @@ export interface RouteDefinition {
    * `optional-key`: public, but a key that is sent is checked and rate-limited like any other.
    */
   auth: 'public' | 'api-key' | 'optional-key';
+  /** A public route limited per client address (HALLMARK_PUBLIC_RATE_LIMIT per second). */
+  publicRateLimit?: boolean;
   /** The scope an `api-key` route requires. */
   scope?: Scope;
   /** Which daily quota the route spends, and whether a request counts once or once per item of `body.items`. */

@@ -1,6 +1,24 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from './http-route.ts';
 import {
+  ConfirmTransferBody,
+  DashboardList,
+  DashboardQuery,
+  InitiateTransferBody,
+  ObjectIdParam,
+  PhotoUploaded,
+  ProvenanceEventBody,
+  ProvenanceHistory,
+  PublicVerification,
+  RecordedProvenanceEvent,
+  RegisteredObject,
+  RegisterObjectBody,
+  SerialParam,
+  TransferConfirmed,
+  TransferIdParam,
+  TransferInitiated,
+} from './schemas/auction.ts';
+import {
   CodeReport,
   GenerateBatchBody,
   GenerateBatchResult,
@@ -444,6 +462,113 @@ export const updateComplianceConfigRoute = defineRoute({
   errors: ['VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
 });
 
+const auctionErrors = ['VALIDATION_ERROR', 'NOT_FOUND', 'SERVICE_UNAVAILABLE'] as const;
+
+export const registerObjectRoute = defineRoute({
+  operationId: 'registerAuctionObject',
+  method: 'POST',
+  path: `${apiPrefix}/auction/objects/register`,
+  summary: 'Register an object (status consigned) with a signed GS1 Digital Link and a service serial.',
+  tags: ['auction'],
+  auth: 'api-key',
+  scope: 'assets:create',
+  body: RegisterObjectBody,
+  responses: { 201: { description: 'The object and its signed link', schema: RegisteredObject } },
+  errors: ['VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
+});
+
+export const uploadPhotoRoute = defineRoute({
+  operationId: 'uploadAuctionPhoto',
+  method: 'POST',
+  path: `${apiPrefix}/auction/objects/{objectId}/photos`,
+  summary: 'Bind a reference photo (multipart: photo, angle) to one of the category’s angles; a new upload replaces the angle.',
+  tags: ['auction'],
+  auth: 'api-key',
+  scope: 'assets:create',
+  params: ObjectIdParam,
+  responses: { 201: { description: 'The bound photo and the object’s photo status', schema: PhotoUploaded } },
+  errors: [...auctionErrors, 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
+});
+
+export const recordProvenanceEventRoute = defineRoute({
+  operationId: 'recordProvenanceEvent',
+  method: 'POST',
+  path: `${apiPrefix}/auction/provenance/events`,
+  summary: 'Record a provenance event; listed and withdrawn move the status (409 when the state does not allow it).',
+  tags: ['auction'],
+  auth: 'api-key',
+  scope: 'assets:create',
+  body: ProvenanceEventBody,
+  responses: { 201: { description: 'The stored event with its hash and position', schema: RecordedProvenanceEvent } },
+  errors: [...auctionErrors, 'CONFLICT'],
+});
+
+export const publicVerifyObjectRoute = defineRoute({
+  operationId: 'publicVerifyAuctionObject',
+  method: 'GET',
+  path: `${apiPrefix}/auction/public/verify/{serial}`,
+  summary: 'Public verification of an object by its serial: no key, no owner data; rate-limited per client address.',
+  tags: ['auction'],
+  auth: 'public',
+  publicRateLimit: true,
+  params: SerialParam,
+  responses: { 200: { description: 'The public verification', schema: PublicVerification } },
+  errors: ['NOT_FOUND', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
+});
+
+export const provenanceHistoryRoute = defineRoute({
+  operationId: 'getAuctionProvenance',
+  method: 'GET',
+  path: `${apiPrefix}/auction/objects/{serial}/provenance`,
+  summary: 'An object’s events and chain of custody, with chain_valid from a real chain check.',
+  tags: ['auction'],
+  auth: 'api-key',
+  scope: 'assets:read',
+  params: SerialParam,
+  responses: { 200: { description: 'The provenance history', schema: ProvenanceHistory } },
+  errors: [...auctionErrors],
+});
+
+export const initiateTransferRoute = defineRoute({
+  operationId: 'initiateTransfer',
+  method: 'POST',
+  path: `${apiPrefix}/auction/transfers/initiate`,
+  summary: 'Start an ownership transfer: a 6-digit code, valid 72 hours, shown once.',
+  tags: ['auction'],
+  auth: 'api-key',
+  scope: 'assets:create',
+  body: InitiateTransferBody,
+  responses: { 201: { description: 'The pending transfer and its code', schema: TransferInitiated } },
+  errors: [...auctionErrors, 'CONFLICT'],
+});
+
+export const confirmTransferRoute = defineRoute({
+  operationId: 'confirmTransfer',
+  method: 'POST',
+  path: `${apiPrefix}/auction/transfers/{transferId}/confirm`,
+  summary: 'Confirm a transfer with its code; 5 wrong codes lock it.',
+  tags: ['auction'],
+  auth: 'api-key',
+  scope: 'assets:transfer',
+  params: TransferIdParam,
+  body: ConfirmTransferBody,
+  responses: { 200: { description: 'The completed transfer', schema: TransferConfirmed } },
+  errors: [...auctionErrors, 'CONFLICT', 'GONE'],
+});
+
+export const auctionDashboardRoute = defineRoute({
+  operationId: 'listAuctionObjects',
+  method: 'GET',
+  path: `${apiPrefix}/auction/dashboard/objects`,
+  summary: 'The account’s objects with their photo status, newest first, filtered by status.',
+  tags: ['auction'],
+  auth: 'api-key',
+  scope: 'assets:read',
+  querystring: DashboardQuery,
+  responses: { 200: { description: 'A page of objects', schema: DashboardList } },
+  errors: ['VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
+});
+
 /** Every HTTP route of the product. A route that is not here is not served. */
 export const routes = [
   healthRoute,
@@ -474,4 +599,12 @@ export const routes = [
   complianceExportRoute,
   getComplianceConfigRoute,
   updateComplianceConfigRoute,
+  registerObjectRoute,
+  uploadPhotoRoute,
+  recordProvenanceEventRoute,
+  publicVerifyObjectRoute,
+  provenanceHistoryRoute,
+  initiateTransferRoute,
+  confirmTransferRoute,
+  auctionDashboardRoute,
 ] as const;

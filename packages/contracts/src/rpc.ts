@@ -1,5 +1,19 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import {
+  DashboardList,
+  DashboardQuery,
+  InitiateTransferBody,
+  PhotoUploaded,
+  ProvenanceEventBody,
+  ProvenanceHistory,
+  PublicVerification,
+  RecordedProvenanceEvent,
+  RegisteredObject,
+  RegisterObjectBody,
+  TransferConfirmed,
+  TransferInitiated,
+} from './schemas/auction.ts';
+import {
   CodeReport,
   GenerateBatchResult,
   GenerateCodeBody,
@@ -253,4 +267,61 @@ export const updateComplianceConfigRpc = {
   operation: 'updateConfig',
   request: Type.Object({ principal: PrincipalSchema, patch: ComplianceConfigPatch }),
   response: ComplianceConfigView,
+} satisfies RpcDefinition;
+
+export const registerObjectRpc = {
+  service: 'auction-service',
+  operation: 'registerObject',
+  request: Type.Object({ principal: PrincipalSchema, body: RegisterObjectBody }),
+  response: RegisteredObject,
+} satisfies RpcDefinition;
+
+/** The gateway stored the photo's bytes in the blob store under their SHA-256; the service checks and binds them. */
+export const bindPhotoRpc = {
+  service: 'auction-service',
+  operation: 'bindPhoto',
+  request: Type.Object({ principal: PrincipalSchema, objectId: Type.String(), angle: Type.String(), sha256: Type.String() }),
+  response: PhotoUploaded,
+} satisfies RpcDefinition;
+
+export const recordProvenanceEventRpc = {
+  service: 'auction-service',
+  operation: 'recordProvenanceEvent',
+  request: Type.Object({ principal: PrincipalSchema, body: ProvenanceEventBody }),
+  response: RecordedProvenanceEvent,
+} satisfies RpcDefinition;
+
+export const publicVerifyObjectRpc = {
+  service: 'auction-service',
+  operation: 'publicVerify',
+  request: Type.Object({ serial: Type.String() }),
+  response: PublicVerification,
+} satisfies RpcDefinition;
+
+export const provenanceHistoryRpc = {
+  service: 'auction-service',
+  operation: 'provenanceHistory',
+  request: Type.Object({ principal: PrincipalSchema, serial: Type.String() }),
+  response: ProvenanceHistory,
+} satisfies RpcDefinition;
+
+export const initiateTransferRpc = {
+  service: 'auction-service',
+  operation: 'initiateTransfer',
+  request: Type.Object({ principal: PrincipalSchema, body: InitiateTransferBody }),
+  response: TransferInitiated,
+} satisfies RpcDefinition;
+
+export const confirmTransferRpc = {
+  service: 'auction-service',
+  operation: 'confirmTransfer',
+  request: Type.Object({ principal: PrincipalSchema, transferId: Type.String(), transferCode: Type.String() }),
+  response: TransferConfirmed,
+} satisfies RpcDefinition;
+
+export const auctionDashboardRpc = {
+  service: 'auction-service',
+  operation: 'dashboard',
+  request: Type.Object({ principal: PrincipalSchema, query: DashboardQuery }),
+  response: DashboardList,
 } satisfies RpcDefinition;

@@ -53,6 +53,15 @@ export const BaseConfig = Type.Object({
   }),
   HALLMARK_SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: 120_000, default: 10_000, description: 'milliseconds' }),
   HALLMARK_ESDB_URL: Type.Optional(url(['kurrentdb', 'esdb', 'kdb'], 'KurrentDB connection string')),
+  HALLMARK_BLOB_DIR: Type.Optional(
+    Type.String({
+      description: 'folder of the filesystem blob store for photos (shared by gateway and auction-service replicas)',
+    }),
+  ),
+  HALLMARK_S3_BUCKET_URL: Type.Optional(url(['https', 'http'], 'S3-compatible bucket URL, path style; photos go there')),
+  HALLMARK_S3_REGION: Type.String({ default: 'us-east-1', description: 'region of the S3 bucket' }),
+  HALLMARK_S3_ACCESS_KEY_ID: Type.Optional(Type.String({ description: 'S3 access key id' })),
+  HALLMARK_S3_SECRET_ACCESS_KEY: Type.Optional(Type.String({ description: 'S3 secret access key' })),
 });
 export type BaseConfig = Static<typeof BaseConfig>;
 

@@ -1,9 +1,10 @@
 import { join, resolve } from 'node:path';
+import { type BlobStore, createFilesystemBlobStore, createS3BlobStore } from '@hallmark/blob-store';
 import { type Bus, createInProcessBus, createNatsBus } from '@hallmark/bus';
 import { type Cache, createMemoryCache, createRedisCache } from '@hallmark/cache';
 import { createKurrentEventStore, createSqlEventStore, type EventStore } from '@hallmark/event-store';
 import { createPgliteDatabase, createPostgresDatabase, type SqlDatabase } from '@hallmark/sql';
-import type { DistributedConfig, EmbeddedConfig } from './config.ts';
+import { type BaseConfig, ConfigError, type DistributedConfig, type EmbeddedConfig } from './config.ts';
 import type { Logger } from './logger.ts';
 import type { ReadinessChecks } from './readiness.ts';
 
@@ -14,9 +15,25 @@ export interface Infrastructure {
   db: SqlDatabase;
   eventStore: EventStore;
   cache: Cache;
+  /** Photos and other large bytes, by SHA-256. */
+  blobs: BlobStore;
   readiness: ReadinessChecks;
   /** Drains the bus first (no new work, in-flight work finishes), then closes the stores. */
   close(): Promise<void>;
+}
+
+/** S3 when its bucket is configured, else files under HALLMARK_BLOB_DIR (default: `<fallback>`). */
+function blobStoreFor(config: BaseConfig, fallbackDir: string): BlobStore {
+  if (!config.HALLMARK_S3_BUCKET_URL) return createFilesystemBlobStore(config.HALLMARK_BLOB_DIR ?? fallbackDir);
+  if (!config.HALLMARK_S3_ACCESS_KEY_ID || !config.HALLMARK_S3_SECRET_ACCESS_KEY) {
+    throw new ConfigError('HALLMARK_S3_ACCESS_KEY_ID and HALLMARK_S3_SECRET_ACCESS_KEY must be set with HALLMARK_S3_BUCKET_URL');
+  }
+  return createS3BlobStore({
+    bucketUrl: config.HALLMARK_S3_BUCKET_URL,
+    region: config.HALLMARK_S3_REGION,
+    accessKeyId: config.HALLMARK_S3_ACCESS_KEY_ID,
+    secretAccessKey: config.HALLMARK_S3_SECRET_ACCESS_KEY,
+  });
 }
 
 function busErrorLogger(log: Logger) {
@@ -41,6 +58,7 @@ export async function connectDistributed(config: DistributedConfig, service: str
     db,
     eventStore,
     cache,
+    blobs: blobStoreFor(config, './.hallmark/blobs'),
     readiness: {
       nats: () => bus.ping(),
       postgres: () => db.ping(),
@@ -68,6 +86,7 @@ export async function createEmbedded(config: EmbeddedConfig, log: Logger): Promi
     db,
     eventStore,
     cache,
+    blobs: blobStoreFor(config, join(resolve(config.HALLMARK_DATA_DIR), 'blobs')),
     readiness: { database: () => db.ping() },
     async close() {
       await bus.drain();

@@ -1,11 +1,86 @@
-import { defineService, servePing, stopAll } from '@hallmark/runtime';
-import { Type } from '@sinclair/typebox';
+import { hkdfSync } from 'node:crypto';
+import { createSigningKeyring, createVerificationKeys, migrateAccounts } from '@hallmark/accounts';
+import {
+  auctionDashboardRpc,
+  bindPhotoRpc,
+  broadcasts,
+  confirmTransferRpc,
+  getComplianceConfigRpc,
+  HallmarkError,
+  initiateTransferRpc,
+  type Principal,
+  provenanceHistoryRpc,
+  publicVerifyObjectRpc,
+  type RpcResponse,
+  recordProvenanceEventRpc,
+  registerObjectRpc,
+  rpcSubject,
+} from '@hallmark/contracts';
+import { parseMasterKey } from '@hallmark/crypto';
+import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
+import { AuctionServiceConfig } from './config.ts';
+import { bindPhoto } from './handlers/bind-photo.ts';
+import { dashboard } from './handlers/dashboard.ts';
+import { provenanceHistory } from './handlers/provenance-history.ts';
+import { publicVerify } from './handlers/public-verify.ts';
+import { recordProvenanceEvent } from './handlers/record-event.ts';
+import { registerObject } from './handlers/register-object.ts';
+import { confirmTransfer, initiateTransfer } from './handlers/transfers.ts';
+import { migrateAuction } from './store/object-store.ts';
 
+/** Auction objects: registration, reference photos, provenance events, public verification, transfers. */
 export const auctionService = defineService({
   name: 'auction-service',
-  configSchema: Type.Object({}),
+  configSchema: AuctionServiceConfig,
   async start(context) {
-    const subscriptions = [await servePing('auction-service', context)];
+    const { infra, log, config, base, clock } = context;
+    await migrateAccounts(infra.db);
+    await migrateAuction(infra.db);
+    const masterKey = parseMasterKey(config.HALLMARK_MASTER_KEY);
+    const keyring = createSigningKeyring(infra.db, masterKey, {
+      onNewKey: (kid) => infra.bus.broadcast(broadcasts.signingKeyAdded, { kid }),
+    });
+    const keys = createVerificationKeys(infra.db);
+    const repository = { db: infra.db, eventStore: infra.eventStore, clock };
+    const codeKey = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'hallmark:transfer-codes', 32));
+    /** The event types the owner's compliance config says need evidence; asked when an event is recorded. */
+    const evidenceRequiredFor = async (owner: Principal) => {
+      const answer = await infra.bus.request<RpcResponse<typeof getComplianceConfigRpc>>(
+        rpcSubject(getComplianceConfigRpc),
+        { principal: owner },
+        { timeoutMs: base.HALLMARK_REQUEST_TIMEOUT_MS },
+      );
+      if (!answer.ok) throw HallmarkError.fromData(answer.error);
+      return answer.value.config.evidenceRequiredFor;
+    };
+    const subscriptions = [
+      await servePing('auction-service', context),
+      await infra.bus.onBroadcast(broadcasts.publicKeyRevoked, (payload) =>
+        keys.forget(String((payload as { kid: unknown }).kid)),
+      ),
+      await serveRpc(infra.bus, log, registerObjectRpc, async ({ principal, body }) =>
+        registerObject({ ...repository, keyring, resolverUrl: config.HALLMARK_RESOLVER_URL }, principal, body),
+      ),
+      await serveRpc(infra.bus, log, bindPhotoRpc, async ({ principal, ...request }) =>
+        bindPhoto({ ...repository, blobs: infra.blobs }, principal, request),
+      ),
+      await serveRpc(infra.bus, log, recordProvenanceEventRpc, async ({ principal, body }) =>
+        recordProvenanceEvent({ ...repository, evidenceRequiredFor }, principal, body),
+      ),
+      await serveRpc(infra.bus, log, publicVerifyObjectRpc, async ({ serial }) =>
+        publicVerify({ ...repository, keys, blobs: infra.blobs }, serial),
+      ),
+      await serveRpc(infra.bus, log, provenanceHistoryRpc, async ({ principal, serial }) =>
+        provenanceHistory(repository, principal, serial),
+      ),
+      await serveRpc(infra.bus, log, initiateTransferRpc, async ({ principal, body }) =>
+        initiateTransfer({ ...repository, codeKey }, principal, body),
+      ),
+      await serveRpc(infra.bus, log, confirmTransferRpc, async ({ principal, transferId, transferCode }) =>
+        confirmTransfer({ ...repository, codeKey }, principal, transferId, transferCode),
+      ),
+      await serveRpc(infra.bus, log, auctionDashboardRpc, async ({ principal, query }) => dashboard(infra.db, principal, query)),
+    ];
     return { stop: () => stopAll(subscriptions) };
   },
 });

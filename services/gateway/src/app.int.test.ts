@@ -1,3 +1,6 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createFilesystemBlobStore } from '@hallmark/blob-store';
 import { createInProcessBus } from '@hallmark/bus';
 import { createMemoryCache } from '@hallmark/cache';
 import { routes, toRouterPath } from '@hallmark/contracts';
@@ -12,6 +15,7 @@ const deps = () => ({
   // Route registration reads neither; a request would, and these tests send none.
   db: undefined as never,
   cache: createMemoryCache(),
+  blobs: createFilesystemBlobStore(join(tmpdir(), 'hallmark-test-blobs')),
   clock: () => new Date(),
   log: createLogger({ instance: 'test', level: 'silent' }),
   readiness: {},

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import multipart from '@fastify/multipart';
 import { createVerificationKeys } from '@hallmark/accounts';
+import type { BlobStore } from '@hallmark/blob-store';
 import type { Bus } from '@hallmark/bus';
 import type { Cache } from '@hallmark/cache';
 import { broadcasts, HallmarkError, routes, toRouterPath } from '@hallmark/contracts';
@@ -15,6 +16,7 @@ import { installRequestAuth } from './auth/request-auth.ts';
 import type { GatewayConfig } from './config.ts';
 import { errorEnvelope, toApiError } from './error-envelope.ts';
 import { registerAccountRoutes } from './routes/accounts.ts';
+import { registerAuctionRoutes } from './routes/auction.ts';
 import { registerCodeRoutes } from './routes/code.ts';
 import { registerComplianceRoutes } from './routes/compliance.ts';
 import { registerKeyRoutes } from './routes/keys.ts';
@@ -28,6 +30,7 @@ export interface GatewayDependencies {
   bus: Bus;
   db: SqlDatabase;
   cache: Cache;
+  blobs: BlobStore;
   log: Logger;
   readiness: ReadinessChecks;
   requestTimeoutMs: number;
@@ -106,7 +109,14 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
 
   const authenticator = createAuthenticator({ db: deps.db, clock: deps.clock });
   const verificationKeys = createVerificationKeys(deps.db);
-  installRequestAuth(app, { authenticator, rateLimiter: createRateLimiter({ cache: deps.cache, clock: deps.clock }) });
+  installRequestAuth(app, {
+    authenticator,
+    rateLimiter: createRateLimiter({
+      cache: deps.cache,
+      clock: deps.clock,
+      publicPerSecond: deps.config.HALLMARK_PUBLIC_RATE_LIMIT,
+    }),
+  });
   // A key revoked or added on any replica reaches this one's caches within a bus round trip.
   const forgetKid = (payload: unknown) => verificationKeys.forget(String((payload as { kid: unknown }).kid));
   const keyChanges = [
@@ -127,6 +137,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   registerCodeRoutes(app, { services });
   registerSchemaRoutes(app, { services });
   registerComplianceRoutes(app, { services, clock: deps.clock });
+  registerAuctionRoutes(app, { services, blobs: deps.blobs });
   registerKeyRoutes(app, { db: deps.db, bus: deps.bus, services, authenticator, verificationKeys, clock: deps.clock });
   return app;
 }

@@ -15,6 +15,12 @@ export const GatewayConfig = Type.Object({
     default: 20 * 1024 * 1024,
     description: 'largest uploaded file accepted, in bytes',
   }),
+  HALLMARK_PUBLIC_RATE_LIMIT: Type.Integer({
+    minimum: 1,
+    maximum: 100_000,
+    default: 10,
+    description: 'requests per second one client address may make to the public (keyless) verification routes',
+  }),
   HALLMARK_BOOTSTRAP_KEY: Type.Optional(
     Type.String({
       pattern: '^svc_(live|test)_[0-9a-f]{64}$',

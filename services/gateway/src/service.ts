@@ -18,6 +18,7 @@ export const gatewayService = defineService({
       bus: infra.bus,
       db: infra.db,
       cache: infra.cache,
+      blobs: infra.blobs,
       log,
       readiness: infra.readiness,
       requestTimeoutMs: base.HALLMARK_REQUEST_TIMEOUT_MS,

@@ -12,7 +12,12 @@ export interface RateLimitOutcome {
   refusedBy?: CounterName;
 }
 
-type CounterName = 'requests-per-second' | 'test-key-requests-per-day' | 'generate-per-day' | 'verify-per-day';
+type CounterName =
+  | 'requests-per-second'
+  | 'requests-per-second-per-address'
+  | 'test-key-requests-per-day'
+  | 'generate-per-day'
+  | 'verify-per-day';
 
 const dayMs = 86_400_000;
 
@@ -21,8 +26,27 @@ const dayMs = 86_400_000;
  * keys' 100 requests a day, and the tier's daily generate or verify quota (a batch spends one per
  * item). Daily windows end at 00:00 UTC. All or nothing: a refused request spends nothing.
  */
-export function createRateLimiter(options: { cache: Cache; clock: () => Date }) {
+export function createRateLimiter(options: { cache: Cache; clock: () => Date; publicPerSecond?: number }) {
+  const publicPerSecond = options.publicPerSecond ?? 10;
   return {
+    /**
+     * Public (keyless) routes: a per-second limit per client address. Behind a proxy, set fastify's
+     * trustProxy so the address is the client's, not the proxy's.
+     */
+    spendForAddress(address: string): RateLimitOutcome | Promise<RateLimitOutcome> {
+      const nowMs = options.clock().getTime();
+      const second = Math.floor(nowMs / 1000);
+      const counter = { key: `rl:{ip:${address}}:s:${second}`, cost: 1, limit: publicPerSecond, resetAtMs: (second + 1) * 1000 };
+      const decide = (decision: QuotaDecision): RateLimitOutcome => {
+        const state = decision.counters[0] as CounterState;
+        return decision.allowed
+          ? { allowed: true, reported: state }
+          : { allowed: false, reported: state, retryAfterSeconds: 1, refusedBy: 'requests-per-second-per-address' };
+      };
+      const decision = options.cache.consumeQuotas([counter]);
+      return decision instanceof Promise ? decision.then(decide) : decide(decision);
+    },
+
     /** Answers at once when the counters do (memory), else with a promise (Redis). */
     spend(key: AuthenticatedKey, rule: QuotaRule | undefined, items: number): RateLimitOutcome | Promise<RateLimitOutcome> {
       const nowMs = options.clock().getTime();

@@ -92,6 +92,20 @@ export function installRequestAuth(app: FastifyInstance, deps: { authenticator: 
   // Callback-style hooks: a cached key and in-memory limits then cost no promise of their own.
   app.addHook('onRequest', (request, reply, done) => {
     const route = request.routeOptions.config?.route;
+    if (route?.publicRateLimit) {
+      const finish = (outcome: RateLimitOutcome) => {
+        try {
+          applyOutcome(reply, outcome);
+          done();
+        } catch (error) {
+          done(error as Error);
+        }
+      };
+      const outcome = deps.rateLimiter.spendForAddress(request.ip);
+      if (outcome instanceof Promise) outcome.then(finish, (error: Error) => done(error));
+      else finish(outcome);
+      return;
+    }
     if (!route || route.auth === 'public') return done();
     const header = request.headers['x-api-key'];
     if (route.auth === 'optional-key' && header === undefined) return done();

@@ -1,0 +1,217 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { Pagination } from './common.ts';
+
+/** Categories and the photo angles each requires (interface-spec.md, "Auction object"). */
+export const categoryAngles = {
+  watch: ['dial', 'movement', 'serial_engraving', 'case_back'],
+  painting: ['overall', 'detail_1', 'detail_2', 'signature', 'reverse'],
+  bottle: ['front_label', 'closure', 'back_label', 'fill_level'],
+} as const;
+export type Category = keyof typeof categoryAngles;
+export const categories = Object.keys(categoryAngles) as Category[];
+
+/** Object statuses (docs/AUCTION.md, "States"). */
+export const objectStatuses = ['consigned', 'listed', 'sold'] as const;
+export type ObjectStatus = (typeof objectStatuses)[number];
+
+/** Event types a client may record with POST /auction/provenance/events; sold and transferred come from transfers. */
+export const clientEventTypes = [
+  'cataloged',
+  'photographed',
+  'authenticated',
+  'condition_report',
+  'exhibited',
+  'listed',
+  'withdrawn',
+] as const;
+
+export const ObjectIdParam = Type.Object({ objectId: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) });
+export const SerialParam = Type.Object({ serial: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) });
+export const TransferIdParam = Type.Object({
+  transferId: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }),
+});
+
+const OwnerId = Type.String({
+  minLength: 1,
+  maxLength: 128,
+  description: 'Your identifier of an owner (a client id); default: the account',
+});
+
+export const RegisterObjectBody = Type.Object(
+  {
+    title: Type.String({ minLength: 1, maxLength: 300 }),
+    category: Type.String({ minLength: 1, maxLength: 40, description: 'watch, painting or bottle' }),
+    description: Type.Optional(Type.String({ maxLength: 5_000 })),
+    estimated_value: Type.Optional(
+      Type.Object(
+        {
+          min: Type.Number({ minimum: 0 }),
+          max: Type.Number({ minimum: 0 }),
+          currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217' }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    ownerId: Type.Optional(OwnerId),
+  },
+  { additionalProperties: false },
+);
+export type RegisterObjectBody = Static<typeof RegisterObjectBody>;
+
+export const AuctionObjectView = Type.Object({
+  id: Type.String(),
+  service_serial: Type.String(),
+  title: Type.String(),
+  category: Type.String(),
+  status: Type.String(),
+  security_tier: Type.String({ description: 'basic, standard or enhanced (docs/AUCTION.md)' }),
+  anchor_count: Type.Integer(),
+  entropy_bits: Type.Integer(),
+});
+export type AuctionObjectView = Static<typeof AuctionObjectView>;
+
+export const RegisteredObject = Type.Object({
+  object: AuctionObjectView,
+  qr_data: Type.Object({ gs1DigitalLink: Type.String(), serial: Type.String() }),
+});
+export type RegisteredObject = Static<typeof RegisteredObject>;
+
+export const PhotoStatus = Type.Object({
+  count: Type.Integer(),
+  required: Type.Integer(),
+  binding_status: Type.String({ description: 'pending until every required angle is bound, then valid' }),
+});
+
+export const PhotoUploaded = Type.Object({
+  objectId: Type.String(),
+  angle: Type.String(),
+  sha256: Type.String(),
+  perceptualHash: Type.String({ description: '64-bit dHash, hex' }),
+  width: Type.Integer(),
+  height: Type.Integer(),
+  replaced: Type.Boolean(),
+  photo_status: PhotoStatus,
+  object: AuctionObjectView,
+});
+export type PhotoUploaded = Static<typeof PhotoUploaded>;
+
+export const ProvenanceEventBody = Type.Object(
+  {
+    objectId: Type.String({ minLength: 1, maxLength: 64, description: 'The object’s id or service_serial' }),
+    eventType: Type.String({ minLength: 1, maxLength: 40 }),
+    actorRole: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    actorName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    description: Type.Optional(Type.String({ maxLength: 5_000 })),
+    evidence: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.Unknown())),
+  },
+  { additionalProperties: false },
+);
+export type ProvenanceEventBody = Static<typeof ProvenanceEventBody>;
+
+export const RecordedProvenanceEvent = Type.Object({
+  eventId: Type.String(),
+  objectId: Type.String(),
+  type: Type.String(),
+  timestamp: Type.String({ format: 'date-time' }),
+  position: Type.Integer({ description: 'Sequence in the object’s history, 1 for registration' }),
+  prevHash: Type.Union([Type.String(), Type.Null()]),
+  hash: Type.String(),
+  status: Type.String({ description: 'The object’s status after the event' }),
+});
+
+export const PublicVerification = Type.Object({
+  status: Type.String({ description: 'authentic, or suspicious when the signature, chain or photos do not hold' }),
+  confidence: Type.Number(),
+  object: Type.Object({
+    title: Type.String(),
+    category: Type.String(),
+    serial: Type.String(),
+    security_tier: Type.String(),
+    registered_at: Type.String({ format: 'date-time' }),
+  }),
+  cryptographic_identity: Type.Object({
+    signature_valid: Type.Boolean(),
+    photo_binding: Type.String(),
+    tag_status: Type.String(),
+  }),
+  provenance: Type.Object({
+    event_count: Type.Integer(),
+    chain_intact: Type.Boolean(),
+    current_owner: Type.String(),
+    latest_event: Type.String(),
+  }),
+  security: Type.Object({ spatial_relations: Type.Integer(), entropy_bits: Type.Integer(), tier_label: Type.String() }),
+});
+export type PublicVerification = Static<typeof PublicVerification>;
+
+export const ProvenanceHistory = Type.Object({
+  object: Type.Object({ serial: Type.String(), title: Type.String() }),
+  chain_valid: Type.Boolean(),
+  events: Type.Array(
+    Type.Object({
+      type: Type.String(),
+      timestamp: Type.String(),
+      actor: Type.Optional(Type.Object({ type: Type.String(), name: Type.String() })),
+      details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    }),
+  ),
+  chain_of_custody: Type.Array(
+    Type.Object({
+      from: Type.Union([Type.String(), Type.Null()]),
+      to: Type.String(),
+      transfer_type: Type.String(),
+      timestamp: Type.String(),
+    }),
+  ),
+});
+export type ProvenanceHistory = Static<typeof ProvenanceHistory>;
+
+export const InitiateTransferBody = Type.Object(
+  {
+    objectId: Type.String({ minLength: 1, maxLength: 64 }),
+    fromOwnerId: OwnerId,
+    toOwnerId: OwnerId,
+    salePrice: Type.Number({ minimum: 0 }),
+    saleCurrency: Type.String({ pattern: '^[A-Z]{3}$' }),
+  },
+  { additionalProperties: false },
+);
+export type InitiateTransferBody = Static<typeof InitiateTransferBody>;
+
+export const TransferInitiated = Type.Object({
+  transferId: Type.String(),
+  transferCode: Type.String({ description: '6 digits, shown once; only a keyed hash is stored' }),
+  expiresAt: Type.String({ format: 'date-time' }),
+  status: Type.Literal('pending'),
+});
+
+export const ConfirmTransferBody = Type.Object(
+  { transferCode: Type.String({ pattern: '^[0-9]{6}$', description: '6 digits' }) },
+  { additionalProperties: false },
+);
+
+export const TransferConfirmed = Type.Object({
+  transferId: Type.String(),
+  status: Type.Literal('completed'),
+  objectId: Type.String(),
+  serial: Type.String(),
+  objectStatus: Type.String(),
+  completedAt: Type.String({ format: 'date-time' }),
+});
+
+export const DashboardQuery = Type.Object(
+  {
+    status: Type.Optional(Type.Union(objectStatuses.map((status) => Type.Literal(status)))),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+export type DashboardQuery = Static<typeof DashboardQuery>;
+
+export const DashboardList = Type.Object({
+  objects: Type.Array(
+    Type.Object({ serial: Type.String(), title: Type.String(), status: Type.String(), photo_status: PhotoStatus }),
+  ),
+  pagination: Pagination,
+});

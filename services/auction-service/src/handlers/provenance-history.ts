@@ -1,0 +1,23 @@
+import type { Principal, ProvenanceHistory } from '@hallmark/contracts';
+import { verifyChain } from '@hallmark/provenance';
+import { type ObjectRepositoryDeps, requireOwnedObject } from '../object-repository.ts';
+
+/** GET /auction/objects/{serial}/provenance: every event, the chain of custody, and a real chain check. */
+export async function provenanceHistory(
+  deps: ObjectRepositoryDeps,
+  owner: Principal,
+  serial: string,
+): Promise<ProvenanceHistory> {
+  const state = await requireOwnedObject(deps, owner, serial);
+  return {
+    object: { serial: state.serial, title: state.title },
+    chain_valid: verifyChain(state.records).isValid,
+    events: state.records.map((record) => {
+      const { actorRole, actorName, ...details } = record.data as { actorRole?: string; actorName?: string };
+      return actorRole
+        ? { type: record.type, timestamp: record.occurredAt, actor: { type: actorRole, name: actorName ?? actorRole }, details }
+        : { type: record.type, timestamp: record.occurredAt, details };
+    }),
+    chain_of_custody: state.custody,
+  };
+}

@@ -1,0 +1,96 @@
+import { createHash } from 'node:crypto';
+import type { SigningKeyring } from '@hallmark/accounts';
+import { signedMessage } from '@hallmark/codes';
+import {
+  type Category,
+  categories,
+  HallmarkError,
+  type Principal,
+  type RegisteredObject,
+  type RegisterObjectBody,
+} from '@hallmark/contracts';
+import { randomHex } from '@hallmark/crypto';
+import { formatDigitalLink, gs1CheckDigit } from '@hallmark/gs1';
+import { startAssetHistory } from '@hallmark/provenance';
+import { type ObjectState, securityFigures } from '../object-history.ts';
+import { loadObject, type ObjectRepositoryDeps } from '../object-repository.ts';
+import { newServiceSerial } from '../service-serial.ts';
+import { saveObject } from '../store/object-store.ts';
+
+export interface RegisterDeps extends ObjectRepositoryDeps {
+  keyring: SigningKeyring;
+  resolverUrl: string;
+}
+
+/**
+ * The `01` value of an object's link: a valid GTIN-14 in GS1's restricted-circulation range
+ * (indicator 0, then prefix 2: GTIN-13 prefix 20–29, for use inside one organisation), eleven
+ * digits derived from the serial, and the check digit. docs/AUCTION.md.
+ */
+export function objectGtin(serial: string): string {
+  const digits = (BigInt(`0x${createHash('sha256').update(serial).digest('hex').slice(0, 16)}`) % 10n ** 11n)
+    .toString()
+    .padStart(11, '0');
+  const body = `02${digits}`;
+  return `${body}${gs1CheckDigit(body)}`;
+}
+
+export function objectView(state: ObjectState) {
+  const figures = securityFigures(state);
+  return {
+    id: state.id,
+    service_serial: state.serial,
+    title: state.title,
+    category: state.category,
+    status: state.status,
+    security_tier: figures.security_tier,
+    anchor_count: figures.anchor_count,
+    entropy_bits: figures.entropy_bits,
+  };
+}
+
+/** POST /auction/objects/register: status consigned, a signed link, the `registered` event and first custody entry. */
+export async function registerObject(deps: RegisterDeps, owner: Principal, body: RegisterObjectBody): Promise<RegisteredObject> {
+  if (!(categories as string[]).includes(body.category)) {
+    throw new HallmarkError('VALIDATION_ERROR', `Invalid request: category must be one of ${categories.join(', ')}.`, {
+      fields: [{ field: 'category', in: 'body', message: `must be one of ${categories.join(', ')}` }],
+      allowed: categories,
+    });
+  }
+  if (body.estimated_value && body.estimated_value.min > body.estimated_value.max) {
+    throw new HallmarkError('VALIDATION_ERROR', 'Invalid request: estimated_value.min is above max.', {
+      fields: [{ field: 'estimated_value.min', in: 'body', message: 'must not exceed max' }],
+    });
+  }
+  const category = body.category as Category;
+  const id = `obj_${randomHex(10)}`;
+  const serial = newServiceSerial();
+  const gtin = objectGtin(serial);
+  const key = await deps.keyring.activeSigningKey(owner);
+  const signature = key.sign(signedMessage({ kid: key.kid, gtin, serial, batch: category })).toString('base64url');
+  const url = formatDigitalLink({ origin: deps.resolverUrl, gtin, serial, batch: category, signature }, 'spec');
+  const now = deps.clock();
+  await deps.eventStore.startStreams([
+    startAssetHistory(
+      { assetId: id, owner },
+      [
+        {
+          type: 'registered',
+          data: {
+            serviceSerial: serial,
+            title: body.title,
+            category,
+            ...(body.description !== undefined ? { description: body.description } : {}),
+            ...(body.estimated_value ? { estimatedValue: body.estimated_value } : {}),
+            ownerId: body.ownerId ?? owner.accountId,
+            link: { url, gtin, kid: key.kid, signature },
+          },
+        },
+      ],
+      now.toISOString(),
+    ),
+  ]);
+  const state = (await loadObject(deps, id)) as ObjectState;
+  await saveObject(deps.db, state, now);
+  return { object: objectView(state), qr_data: { gs1DigitalLink: url, serial } };
+}

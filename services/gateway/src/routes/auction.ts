@@ -1,0 +1,131 @@
+import type { BlobStore } from '@hallmark/blob-store';
+import {
+  auctionDashboardRoute,
+  auctionDashboardRpc,
+  bindPhotoRpc,
+  confirmTransferRoute,
+  confirmTransferRpc,
+  type DashboardQuery,
+  HallmarkError,
+  type InitiateTransferBody,
+  initiateTransferRoute,
+  initiateTransferRpc,
+  type ProvenanceEventBody,
+  provenanceHistoryRoute,
+  provenanceHistoryRpc,
+  publicVerifyObjectRoute,
+  publicVerifyObjectRpc,
+  type RegisterObjectBody,
+  recordProvenanceEventRoute,
+  recordProvenanceEventRpc,
+  registerObjectRoute,
+  registerObjectRpc,
+  uploadPhotoRoute,
+} from '@hallmark/contracts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { principalOf } from '../auth/request-auth.ts';
+import { registerRoute } from '../route-registry.ts';
+import type { ServiceCaller } from '../service-call.ts';
+
+const paramOf = (request: FastifyRequest, name: string) => (request.params as Record<string, string>)[name] as string;
+
+/** The `photo` file and `angle` field of a multipart upload, in either order; the file's bytes in memory (bounded by the upload limit). */
+async function readPhotoUpload(request: FastifyRequest): Promise<{ bytes: Buffer; angle: string }> {
+  if (!request.isMultipart()) {
+    throw new HallmarkError('UNSUPPORTED_MEDIA_TYPE', 'Send the photo as multipart/form-data with fields photo and angle.');
+  }
+  let bytes: Buffer | undefined;
+  let angle: string | undefined;
+  for await (const part of request.parts()) {
+    if (part.type === 'file') {
+      if (part.fieldname !== 'photo' || bytes) {
+        await part.toBuffer();
+        continue;
+      }
+      bytes = await part.toBuffer();
+    } else if (part.fieldname === 'angle') {
+      angle = String(part.value);
+    }
+  }
+  const missing = [...(bytes ? [] : ['photo']), ...(angle ? [] : ['angle'])];
+  if (!bytes || !angle) {
+    throw new HallmarkError('VALIDATION_ERROR', `Invalid request: check ${missing.join(', ')}.`, {
+      fields: missing.map((field) => ({ field, in: 'body', message: 'is required' })),
+    });
+  }
+  return { bytes, angle };
+}
+
+/** /auction/objects/register, …/{objectId}/photos, /auction/provenance/events, /auction/public/verify/{serial}, …/provenance, /auction/transfers/…, /auction/dashboard/objects. */
+export function registerAuctionRoutes(app: FastifyInstance, deps: { services: ServiceCaller; blobs: BlobStore }): void {
+  registerRoute(app, registerObjectRoute, async (request, reply) => {
+    const registered = await deps.services.call(
+      registerObjectRpc,
+      { principal: principalOf(request), body: request.body as RegisterObjectBody },
+      request.id,
+    );
+    reply.status(201);
+    return registered;
+  });
+
+  registerRoute(app, uploadPhotoRoute, async (request, reply) => {
+    const { bytes, angle } = await readPhotoUpload(request);
+    // The bytes go to the blob store, not over the bus (1 MB messages); the service reads them back to check and bind.
+    const { sha256 } = await deps.blobs.put(bytes);
+    const bound = await deps.services.call(
+      bindPhotoRpc,
+      { principal: principalOf(request), objectId: paramOf(request, 'objectId'), angle, sha256 },
+      request.id,
+    );
+    reply.status(201);
+    return bound;
+  });
+
+  registerRoute(app, recordProvenanceEventRoute, async (request, reply) => {
+    const recorded = await deps.services.call(
+      recordProvenanceEventRpc,
+      { principal: principalOf(request), body: request.body as ProvenanceEventBody },
+      request.id,
+    );
+    reply.status(201);
+    return recorded;
+  });
+
+  registerRoute(app, publicVerifyObjectRoute, async (request) =>
+    deps.services.call(publicVerifyObjectRpc, { serial: paramOf(request, 'serial') }, request.id),
+  );
+
+  registerRoute(app, provenanceHistoryRoute, async (request) =>
+    deps.services.call(provenanceHistoryRpc, { principal: principalOf(request), serial: paramOf(request, 'serial') }, request.id),
+  );
+
+  registerRoute(app, initiateTransferRoute, async (request, reply) => {
+    const initiated = await deps.services.call(
+      initiateTransferRpc,
+      { principal: principalOf(request), body: request.body as InitiateTransferBody },
+      request.id,
+    );
+    reply.status(201);
+    return initiated;
+  });
+
+  registerRoute(app, confirmTransferRoute, async (request) =>
+    deps.services.call(
+      confirmTransferRpc,
+      {
+        principal: principalOf(request),
+        transferId: paramOf(request, 'transferId'),
+        transferCode: (request.body as { transferCode: string }).transferCode,
+      },
+      request.id,
+    ),
+  );
+
+  registerRoute(app, auctionDashboardRoute, async (request) =>
+    deps.services.call(
+      auctionDashboardRpc,
+      { principal: principalOf(request), query: request.query as DashboardQuery },
+      request.id,
+    ),
+  );
+}

@@ -1,0 +1,476 @@
+import { createHash } from 'node:crypto';
+import { verifyOffline } from '@hallmark/client';
+import { parseDigitalLink } from '@hallmark/gs1';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
+import { waitFor } from '../support/wait.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
+type Json = Record<string, any>;
+
+let t: TestProduct;
+let house: string;
+let other: string;
+let accountId: string;
+const uploadLimit = 400_000;
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
+const api = <T = Record<string, any>>(method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
+  call<T>(t.url, method, `/api/v1${path}`, options);
+
+function expectError(response: ApiResponse, status: number, code: string) {
+  expect(response.status, JSON.stringify(response.body)).toBe(status);
+  expect(response.body.error?.code).toBe(code);
+}
+
+/** A photo with detail in a few places (like a dial on a plain ground), different per seed. */
+async function photo(seed: number, side = 320): Promise<Buffer> {
+  const pixels = Buffer.alloc(side * side * 3, 180);
+  let state = seed * 7919 + 1;
+  const random = () => {
+    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return state / 2_147_483_648;
+  };
+  const boxes = Array.from({ length: 3 }, () => [random() * 0.7, random() * 0.7, 0.1 + random() * 0.2] as const);
+  for (let y = 0; y < side; y += 1) {
+    for (let x = 0; x < side; x += 1) {
+      const inside = boxes.some(
+        ([bx, by, size]) => x / side > bx && x / side < bx + size && y / side > by && y / side < by + size,
+      );
+      if (inside) pixels.fill(Math.floor(random() * 255), (y * side + x) * 3, (y * side + x) * 3 + 3);
+    }
+  }
+  return sharp(pixels, { raw: { width: side, height: side, channels: 3 } })
+    .png()
+    .toBuffer();
+}
+
+async function upload(key: string, objectId: string, angle: string | undefined, bytes: Buffer, filename = 'photo.png') {
+  const form = new FormData();
+  if (angle !== undefined) form.append('angle', angle);
+  form.append('photo', new Blob([bytes], { type: 'image/png' }), filename);
+  const response = await fetch(`${t.url}/api/v1/auction/objects/${objectId}/photos`, {
+    method: 'POST',
+    headers: { 'x-api-key': key },
+    body: form,
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
+  return { status: response.status, body: (await response.json()) as Record<string, any> };
+}
+
+async function register(body: Record<string, unknown> = {}) {
+  const registered = await api('POST', '/auction/objects/register', {
+    key: house,
+    body: { title: 'Submariner 1680', category: 'watch', ownerId: 'client-jane', ...body },
+  });
+  expect(registered.status, JSON.stringify(registered.body)).toBe(201);
+  return registered.body as { object: Json; qr_data: { gs1DigitalLink: string; serial: string } };
+}
+
+const event = (objectId: string, eventType: string, extra: Record<string, unknown> = {}) =>
+  api('POST', '/auction/provenance/events', {
+    key: house,
+    body: { objectId, eventType, actorRole: 'auction_house', description: `${eventType} note`, ...extra },
+  });
+
+beforeAll(async () => {
+  t = await startTestProduct({ HALLMARK_UPLOAD_LIMIT_BYTES: String(uploadLimit), HALLMARK_PUBLIC_RATE_LIMIT: '1000' });
+  const operator = t.product.generatedOperatorKey as string;
+  const account = async (name: string) =>
+    (await api('POST', '/accounts', { key: operator, body: { name, tier: 'enterprise' } })).body as {
+      account: { id: string };
+      apiKey: { secret: string };
+    };
+  const created = await account('Maison Example');
+  house = created.apiKey.secret;
+  accountId = created.account.id;
+  other = (await account('Other house')).apiKey.secret;
+});
+
+afterAll(async () => {
+  await t?.stop();
+});
+
+describe('registration', () => {
+  it('registers an object: consigned, a checked serial, a signed link with a GTIN-14 and the category', async () => {
+    const { object, qr_data } = await register();
+    expect(object).toMatchObject({
+      id: expect.stringMatching(/^obj_[0-9a-f]{20}$/),
+      service_serial: expect.stringMatching(/^HM-[0-9A-Z]{5}-[0-9A-Z]{5}-[0-9A-Z]{5}$/),
+      title: 'Submariner 1680',
+      category: 'watch',
+      status: 'consigned',
+      security_tier: 'basic',
+      anchor_count: 0,
+      entropy_bits: 0,
+    });
+    expect(qr_data.serial).toBe(object.service_serial);
+    const parsed = parseDigitalLink(qr_data.gs1DigitalLink);
+    expect(parsed.ok).toBe(true);
+    if (!parsed.ok) return;
+    expect(parsed.link).toMatchObject({ serial: object.service_serial, batch: 'watch' });
+    expect(parsed.link.gtin).toMatch(/^\d{14}$/);
+    const jwks = (await call(t.url, 'GET', '/.well-known/jwks.json')).body as never;
+    expect(verifyOffline(qr_data.gs1DigitalLink, jwks)).toMatchObject({ valid: true, serial: object.service_serial });
+  });
+
+  it('refuses an unknown category, naming the allowed ones, and a missing title', async () => {
+    const bad = await api('POST', '/auction/objects/register', { key: house, body: { title: 'Vase', category: 'vase' } });
+    expectError(bad, 400, 'VALIDATION_ERROR');
+    expect(bad.body.error?.message).toContain('watch, painting, bottle');
+    expectError(
+      await api('POST', '/auction/objects/register', { key: house, body: { category: 'watch' } }),
+      400,
+      'VALIDATION_ERROR',
+    );
+  });
+});
+
+describe('photos', () => {
+  it('binds each required angle, replaces a re-upload, and computes the security figures from the photos', async () => {
+    const { object } = await register({ title: 'Daytona 6263' });
+    const angles = ['dial', 'movement', 'serial_engraving', 'case_back'];
+    let last: Json = {};
+    for (const [i, angle] of angles.entries()) {
+      const bytes = await photo(i + 1);
+      const bound = await upload(house, object.id, angle, bytes);
+      expect(bound.status, JSON.stringify(bound.body)).toBe(201);
+      expect(bound.body).toMatchObject({
+        angle,
+        sha256: createHash('sha256').update(bytes).digest('hex'),
+        perceptualHash: expect.stringMatching(/^[0-9a-f]{16}$/),
+        replaced: false,
+        photo_status: { count: i + 1, required: 4, binding_status: i === 3 ? 'valid' : 'pending' },
+      });
+      last = bound.body;
+    }
+    expect(last.object.anchor_count).toBeGreaterThan(8);
+    expect(last.object.entropy_bits).toBeGreaterThanOrEqual(128);
+    expect(last.object.security_tier).toBe('enhanced');
+
+    const again = await upload(house, object.service_serial, 'dial', await photo(42));
+    expect(again.status).toBe(201);
+    expect(again.body).toMatchObject({ replaced: true, photo_status: { count: 4, binding_status: 'valid' } });
+    const history = await api('GET', `/auction/objects/${object.service_serial}/provenance`, { key: house });
+    const photographed = history.body.events.filter((entry: { type: string }) => entry.type === 'photographed');
+    expect(photographed).toHaveLength(5);
+    expect(photographed[4].details).toMatchObject({ angle: 'dial', replaced: true });
+  });
+
+  it('refuses a wrong angle, a file that is not an image, a missing field, and a file over the limit (413)', async () => {
+    const { object } = await register({ title: 'Portrait', category: 'painting' });
+    const wrongAngle = await upload(house, object.id, 'dial', await photo(5));
+    expectError(wrongAngle as never, 400, 'VALIDATION_ERROR');
+    expect(wrongAngle.body.error.message).toContain('overall, detail_1, detail_2, signature, reverse');
+    expectError(
+      (await upload(house, object.id, 'overall', Buffer.from('not an image at all'), 'fake.png')) as never,
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError((await upload(house, object.id, undefined, await photo(6))) as never, 400, 'VALIDATION_ERROR');
+    const noise = await sharp(Buffer.from(Array.from({ length: 500 * 500 * 3 }, (_, i) => (i * 7919) % 251)), {
+      raw: { width: 500, height: 500, channels: 3 },
+    })
+      .png({ compressionLevel: 0 })
+      .toBuffer();
+    expect(noise.length).toBeGreaterThan(uploadLimit);
+    expectError((await upload(house, object.id, 'overall', noise)) as never, 413, 'PAYLOAD_TOO_LARGE');
+    const json = await api('POST', `/auction/objects/${object.id}/photos`, { key: house, body: { angle: 'overall' } });
+    expectError(json, 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expectError((await upload(other, object.id, 'overall', await photo(7))) as never, 404, 'NOT_FOUND');
+    const history = await api('GET', `/auction/objects/${object.id}/provenance`, { key: house });
+    expect(history.body.events.map((entry: { type: string }) => entry.type)).toEqual(['registered']);
+  });
+});
+
+describe('provenance events and states', () => {
+  it('records events with hash and position, and moves the status by listed and withdrawn', async () => {
+    const { object } = await register({ title: 'Lot 12' });
+    const cataloged = await event(object.id, 'cataloged', { evidence: { lot: 12 } });
+    expect(cataloged.status, JSON.stringify(cataloged.body)).toBe(201);
+    expect(cataloged.body).toMatchObject({
+      objectId: object.id,
+      type: 'cataloged',
+      position: 2,
+      hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      prevHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      status: 'consigned',
+    });
+    expect((await event(object.service_serial, 'listed')).body.status).toBe('listed');
+    const relisted = await event(object.id, 'listed');
+    expectError(relisted, 409, 'CONFLICT');
+    expect(relisted.body.error?.message).toContain('listed');
+    expect((await event(object.id, 'withdrawn')).body.status).toBe('consigned');
+    const withdrawnAgain = await event(object.id, 'withdrawn');
+    expectError(withdrawnAgain, 409, 'CONFLICT');
+    expect(withdrawnAgain.body.error?.details).toMatchObject({ status: 'consigned', eventType: 'withdrawn' });
+    for (const type of ['exhibited', 'condition_report', 'photographed']) {
+      expect((await event(object.id, type, { evidence: { by: 'expert' } })).status).toBe(201);
+    }
+  });
+
+  it('refuses unknown types, types only transfers record, and missing evidence the config requires', async () => {
+    const { object } = await register({ title: 'Lot 13' });
+    for (const type of ['repainted', 'sold', 'transferred', 'registered'])
+      expectError(await event(object.id, type), 400, 'VALIDATION_ERROR');
+    const noEvidence = await event(object.id, 'authenticated');
+    expectError(noEvidence, 400, 'VALIDATION_ERROR');
+    expect(noEvidence.body.error?.message).toContain('evidence');
+    expect((await event(object.id, 'authenticated', { evidence: { certificate: 'CERT-1' } })).status).toBe(201);
+    expectError(await event('obj_doesnotexist', 'cataloged'), 404, 'NOT_FOUND');
+    const foreign = await api('POST', '/auction/provenance/events', {
+      key: other,
+      body: { objectId: object.id, eventType: 'cataloged' },
+    });
+    expectError(foreign, 404, 'NOT_FOUND');
+  });
+
+  it('gives the provenance history with events, custody and a real chain check; a tampered event shows', async () => {
+    const { object } = await register({ title: 'Lot 14' });
+    await event(object.id, 'cataloged', { evidence: { lot: 14 } });
+    const history = await api('GET', `/auction/objects/${object.service_serial}/provenance`, { key: house });
+    expect(history.status).toBe(200);
+    expect(history.body).toMatchObject({
+      object: { serial: object.service_serial, title: 'Lot 14' },
+      chain_valid: true,
+      chain_of_custody: [{ from: null, to: 'client-jane', transfer_type: 'registration' }],
+    });
+    expect(history.body.events[1]).toMatchObject({ type: 'cataloged', actor: { type: 'auction_house' } });
+    expectError(await api('GET', `/auction/objects/${object.service_serial}/provenance`, { key: other }), 404, 'NOT_FOUND');
+
+    await t.product.db.query(
+      `UPDATE events SET data = jsonb_set(data, '{evidence}', '{"lot": 99}') WHERE stream_id = $1 AND stream_version = 2`,
+      [`asset-${object.id}`],
+    );
+    expect((await api('GET', `/auction/objects/${object.id}/provenance`, { key: house })).body.chain_valid).toBe(false);
+    const publicView = await call(t.url, 'GET', `/api/v1/auction/public/verify/${object.service_serial}`);
+    expect(publicView.body).toMatchObject({ status: 'suspicious', provenance: { chain_intact: false } });
+    const compliance = await api('GET', `/compliance/${object.id}/verify`, { key: house });
+    expect(compliance.body).toMatchObject({ isValid: false, brokenAt: { sequence: 2, reason: 'HASH_MISMATCH' } });
+  });
+});
+
+describe('public verification', () => {
+  it('answers without a key, from the real chain, signature and photos, with nothing that identifies an owner', async () => {
+    const { object } = await register({ title: 'Bottle of 1945', category: 'bottle', ownerId: 'jane.doe@example.com' });
+    for (const [i, angle] of ['front_label', 'closure', 'back_label', 'fill_level'].entries()) {
+      expect((await upload(house, object.id, angle, await photo(20 + i))).status).toBe(201);
+    }
+    await event(object.id, 'authenticated', { actorName: 'Jane Doe Expertise', evidence: { expert: 'Jane Doe' } });
+    const response = await fetch(`${t.url}/api/v1/auction/public/verify/${object.service_serial}`);
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    const body = JSON.parse(text);
+    expect(body).toEqual({
+      status: 'authentic',
+      confidence: 0.99,
+      object: {
+        title: 'Bottle of 1945',
+        category: 'bottle',
+        serial: object.service_serial,
+        security_tier: expect.stringMatching(/^(standard|enhanced)$/),
+        registered_at: expect.any(String),
+      },
+      cryptographic_identity: { signature_valid: true, photo_binding: 'valid', tag_status: 'verified' },
+      provenance: { event_count: 6, chain_intact: true, current_owner: 'Private Collector', latest_event: 'authenticated' },
+      security: { spatial_relations: expect.any(Number), entropy_bits: expect.any(Number), tier_label: expect.any(String) },
+    });
+    for (const secret of [object.id, accountId, 'jane', 'Jane', 'example.com', 'client-', 'acc_', 'obj_', 'key_', '@']) {
+      expect(text).not.toContain(secret);
+    }
+    expectError(await call(t.url, 'GET', '/api/v1/auction/public/verify/HM-00000-00000-00000'), 404, 'NOT_FOUND');
+  });
+});
+
+describe('transfers', () => {
+  it('refuses a transfer from someone who is not the owner, and a second open one', async () => {
+    const { object } = await register({ title: 'Lot 20' });
+    const body = { objectId: object.id, fromOwnerId: 'someone-else', toOwnerId: 'buyer-1', salePrice: 1000, saleCurrency: 'EUR' };
+    expectError(await api('POST', '/auction/transfers/initiate', { key: house, body }), 409, 'CONFLICT');
+    const first = await api('POST', '/auction/transfers/initiate', { key: house, body: { ...body, fromOwnerId: 'client-jane' } });
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    expect(first.body).toMatchObject({
+      transferId: expect.stringMatching(/^trf_/),
+      transferCode: expect.stringMatching(/^\d{6}$/),
+      status: 'pending',
+    });
+    const hours = (Date.parse(first.body.expiresAt) - t.clock.now().getTime()) / 3_600_000;
+    expect(hours).toBeGreaterThan(71.9);
+    expect(hours).toBeLessThanOrEqual(72);
+    expectError(
+      await api('POST', '/auction/transfers/initiate', { key: house, body: { ...body, fromOwnerId: 'client-jane' } }),
+      409,
+      'CONFLICT',
+    );
+    expectError(
+      await api('POST', `/auction/transfers/${first.body.transferId}/confirm`, {
+        key: other,
+        body: { transferCode: first.body.transferCode },
+      }),
+      404,
+      'NOT_FOUND',
+    );
+  });
+
+  it('counts wrong codes, locks after five, and then refuses even the right code', async () => {
+    const { object } = await register({ title: 'Lot 21' });
+    const started = await api('POST', '/auction/transfers/initiate', {
+      key: house,
+      body: { objectId: object.id, fromOwnerId: 'client-jane', toOwnerId: 'buyer-2', salePrice: 50, saleCurrency: 'USD' },
+    });
+    const { transferId, transferCode } = started.body;
+    const wrong = transferCode === '000000' ? '111111' : '000000';
+    for (let attempt = 1; attempt <= 5; attempt += 1) {
+      const answer = await api('POST', `/auction/transfers/${transferId}/confirm`, { key: house, body: { transferCode: wrong } });
+      expectError(answer, 400, 'VALIDATION_ERROR');
+      expect(answer.body.error?.details).toMatchObject({ attemptsRemaining: 5 - attempt });
+    }
+    const locked = await api('POST', `/auction/transfers/${transferId}/confirm`, { key: house, body: { transferCode } });
+    expectError(locked, 409, 'CONFLICT');
+    expect(locked.body.error?.details).toMatchObject({ status: 'locked' });
+    expectError(
+      await api('POST', `/auction/transfers/${transferId}/confirm`, { key: house, body: { transferCode: '12ab56' } }),
+      400,
+      'VALIDATION_ERROR',
+    );
+  });
+
+  it('lets exactly one of two concurrent confirms complete the sale, then answers 409', async () => {
+    const { object } = await register({ title: 'Lot 22' });
+    await event(object.id, 'listed');
+    const started = await api('POST', '/auction/transfers/initiate', {
+      key: house,
+      body: {
+        objectId: object.service_serial,
+        fromOwnerId: 'client-jane',
+        toOwnerId: 'buyer-3',
+        salePrice: 125000,
+        saleCurrency: 'CHF',
+      },
+    });
+    const { transferId, transferCode } = started.body;
+    const confirm = () => api('POST', `/auction/transfers/${transferId}/confirm`, { key: house, body: { transferCode } });
+    const answers = await Promise.all([confirm(), confirm()]);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
+    const done = answers.find((answer) => answer.status === 200);
+    expect(done?.body).toMatchObject({ transferId, status: 'completed', objectStatus: 'sold' });
+    expectError(await confirm(), 409, 'CONFLICT');
+
+    const history = await api('GET', `/auction/objects/${object.id}/provenance`, { key: house });
+    expect(history.body.chain_valid).toBe(true);
+    expect(history.body.events.map((entry: { type: string }) => entry.type)).toEqual([
+      'registered',
+      'listed',
+      'transfer_initiated',
+      'sold',
+      'transferred',
+    ]);
+    expect(history.body.chain_of_custody).toMatchObject([
+      { from: null, to: 'client-jane', transfer_type: 'registration' },
+      { from: 'client-jane', to: 'buyer-3', transfer_type: 'sale' },
+    ]);
+    const sold = await api('GET', '/auction/dashboard/objects?status=sold', { key: house });
+    expect(sold.body.objects.map((entry: { serial: string }) => entry.serial)).toContain(object.service_serial);
+    // The new owner can sell on; the old one no longer can.
+    const resale = { objectId: object.id, toOwnerId: 'buyer-4', salePrice: 1, saleCurrency: 'CHF' };
+    expectError(
+      await api('POST', '/auction/transfers/initiate', { key: house, body: { ...resale, fromOwnerId: 'client-jane' } }),
+      409,
+      'CONFLICT',
+    );
+    expect(
+      (await api('POST', '/auction/transfers/initiate', { key: house, body: { ...resale, fromOwnerId: 'buyer-3' } })).status,
+    ).toBe(201);
+  });
+
+  it('answers 410 once the code has expired', async () => {
+    const { object } = await register({ title: 'Lot 23' });
+    const started = await api('POST', '/auction/transfers/initiate', {
+      key: house,
+      body: { objectId: object.id, fromOwnerId: 'client-jane', toOwnerId: 'buyer-5', salePrice: 10, saleCurrency: 'EUR' },
+    });
+    t.clock.advance(72 * 3_600_000 + 1_000);
+    try {
+      const late = await api('POST', `/auction/transfers/${started.body.transferId}/confirm`, {
+        key: house,
+        body: { transferCode: started.body.transferCode },
+      });
+      expectError(late, 410, 'GONE');
+    } finally {
+      t.clock.advance(-(72 * 3_600_000 + 1_000));
+    }
+  });
+});
+
+describe('dashboard and compliance', () => {
+  it('lists objects with photo status, filters by every status, and pages with a cursor', async () => {
+    const fresh = await register({ title: 'Dashboard A' });
+    const listed = await register({ title: 'Dashboard B' });
+    await event(listed.object.id, 'listed');
+    for (const status of ['consigned', 'listed', 'sold']) {
+      const page = await api('GET', `/auction/dashboard/objects?status=${status}&limit=100`, { key: house });
+      expect(page.status).toBe(200);
+      expect(page.body.objects.every((entry: { status: string }) => entry.status === status)).toBe(true);
+    }
+    const consigned = await api('GET', '/auction/dashboard/objects?status=consigned&limit=100', { key: house });
+    expect(consigned.body.objects).toContainEqual({
+      serial: fresh.object.service_serial,
+      title: 'Dashboard A',
+      status: 'consigned',
+      photo_status: { count: 0, required: 4, binding_status: 'pending' },
+    });
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: ApiResponse<Json> = await api('GET', `/auction/dashboard/objects?limit=3${cursor ? `&cursor=${cursor}` : ''}`, {
+        key: house,
+      });
+      expect(page.body.objects.length).toBeLessThanOrEqual(3);
+      seen.push(...page.body.objects.map((entry: { serial: string }) => entry.serial));
+      cursor = page.body.pagination.nextCursor;
+    } while (cursor);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen[0]).toBe(listed.object.service_serial);
+    expect((await api('GET', '/auction/dashboard/objects', { key: other })).body.objects).toEqual([]);
+    expectError(await api('GET', '/auction/dashboard/objects?status=lost', { key: house }), 400, 'VALIDATION_ERROR');
+    expectError(await api('GET', '/auction/dashboard/objects?cursor=nonsense', { key: house }), 400, 'VALIDATION_ERROR');
+  });
+
+  it('serves the compliance endpoints for an object by id and by serial', async () => {
+    const { object } = await register({ title: 'Audited lot' });
+    await event(object.id, 'cataloged', { evidence: { lot: 1 } });
+    const root = await waitFor('the object in the Merkle log', async () => {
+      const answer = await api('GET', `/compliance/${object.service_serial}/merkle/root`, { key: house });
+      return answer.status === 200 && answer.body.treeSize === 2 ? answer : undefined;
+    });
+    expect(root.body.assetId).toBe(object.id);
+    expect((await api('GET', `/compliance/${object.id}/verify`, { key: house })).body).toMatchObject({
+      isValid: true,
+      eventCount: 2,
+    });
+  });
+});
+
+describe('public verification limits', () => {
+  it('limits each client address per second, with Retry-After, and never asks for a key', async () => {
+    const limited = await startTestProduct({ HALLMARK_PUBLIC_RATE_LIMIT: '3' });
+    try {
+      // A moment ahead of the real clock (counters expire by it), early in its second.
+      const second = Math.ceil(Date.now() / 1000) * 1000 + 3_600_000;
+      limited.clock.freeze(new Date(second + 200));
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, () => fetch(`${limited.url}/api/v1/auction/public/verify/HM-00000-00000-00000`)),
+      );
+      const statuses = answers.map((answer) => answer.status).sort();
+      expect(statuses).toEqual([404, 404, 404, 429, 429, 429]);
+      const refused = answers.find((answer) => answer.status === 429);
+      expect(refused?.headers.get('retry-after')).toBe('1');
+      expect(((await (refused as Response).json()) as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
+      limited.clock.freeze(new Date(second + 1_200));
+      expect((await fetch(`${limited.url}/api/v1/auction/public/verify/HM-00000-00000-00000`)).status).toBe(404);
+    } finally {
+      await limited.stop();
+    }
+  });
+});
