@@ -27,6 +27,8 @@ export interface RouteDefinition {
    * `optional-key`: public, but a key that is sent is checked and rate-limited like any other.
    */
   auth: 'public' | 'api-key' | 'optional-key';
+  /** The last path parameter takes the rest of the path, slashes included (a resolver's `/01/…`). */
+  catchAll?: boolean;
   /** A public route limited per client address (HALLMARK_PUBLIC_RATE_LIMIT per second). */
   publicRateLimit?: boolean;
   /** The scope an `api-key` route requires. */
@@ -52,6 +54,11 @@ export interface QuotaRule {
 
 export function defineRoute<const R extends RouteDefinition>(route: R): R {
   return route;
+}
+
+/** The path fastify registers for a route: `:name` parameters, and `*` for a catch-all last parameter. */
+export function routerPathOf(route: Pick<RouteDefinition, 'path' | 'catchAll'>): string {
+  return route.catchAll ? route.path.replace(/\{[A-Za-z0-9_]+\}$/, '*') : toRouterPath(route.path);
 }
 
 /** `/api/v1/keys/{id}` → `/api/v1/keys/:id`, the form fastify routes take. */

@@ -7,6 +7,7 @@ export {
   type QuotaRule,
   type ResponseDefinition,
   type RouteDefinition,
+  routerPathOf,
   toRouterPath,
 } from './http-route.ts';
 export { buildOpenApiDocument, type OpenApiInfo } from './openapi.ts';
@@ -25,6 +26,7 @@ export {
   generateCodeRoute,
   getComplianceConfigRoute,
   getSchemaRoute,
+  gs1ResolverDescriptionRoute,
   healthRoute,
   initiateTransferRoute,
   jwksRoute,
@@ -41,6 +43,9 @@ export {
   recordProvenanceEventRoute,
   registerObjectRoute,
   reportCodeRoute,
+  resolverOptionsRoute,
+  resolverPageRoute,
+  resolverReportRoute,
   revokeKeyRoute,
   rotateSigningKeyRoute,
   routes,
@@ -73,6 +78,7 @@ export {
   PrincipalSchema,
   pingRpc,
   provenanceHistoryRpc,
+  publicReportRpc,
   publicVerifyObjectRpc,
   type RpcDefinition,
   type RpcRequest,
@@ -81,6 +87,7 @@ export {
   registerObjectRpc,
   renderQrRpc,
   reportCodeRpc,
+  resolveScanRpc,
   rotateSigningKeyRpc,
   rpcSubject,
   updateComplianceConfigRpc,
@@ -172,6 +179,7 @@ export {
   UpdateSchemaBody,
   ValidationOutcome,
 } from './schemas/metadata-schemas.ts';
+export { PublicReportBody, ResolvedScan, ResolverQuery } from './schemas/resolver.ts';
 export {
   HealthResponse,
   PingRequest,

@@ -67,6 +67,7 @@ import {
   ValidateMetadataBody,
   ValidationOutcome,
 } from './schemas/metadata-schemas.ts';
+import { ResolverQuery } from './schemas/resolver.ts';
 import { HealthResponse, PingRequest, PingResponse, ReadyResponse, ServiceNameParam } from './schemas/system.ts';
 
 export const apiPrefix = '/api/v1';
@@ -569,6 +570,61 @@ export const auctionDashboardRoute = defineRoute({
   errors: ['VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
 });
 
+const htmlPage = (description: string) => ({ description, contentType: 'text/html' });
+
+export const resolverPageRoute = defineRoute({
+  operationId: 'resolveCode',
+  method: 'GET',
+  path: '/01/{linkPath}',
+  catchAll: true,
+  summary:
+    'The page a shopper sees after scanning a code: the verdict, product, scan count and time (HTML); with Accept: application/json the verification result; with ?linkType=linkset or Accept: application/linkset+json an RFC 9264 linkset. Every view but the linkset is a scan.',
+  tags: ['resolver'],
+  auth: 'public',
+  publicRateLimit: true,
+  querystring: ResolverQuery,
+  responses: {
+    200: htmlPage('The verification page (or JSON / linkset by content negotiation)'),
+    400: htmlPage('A readable page saying what is wrong with the link'),
+  },
+  errors: ['RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
+});
+
+export const resolverOptionsRoute = defineRoute({
+  operationId: 'resolverOptions',
+  method: 'OPTIONS',
+  path: '/01/{linkPath}',
+  catchAll: true,
+  summary: 'CORS preflight for the resolver: GET, HEAD and OPTIONS from any origin.',
+  tags: ['resolver'],
+  auth: 'public',
+  responses: { 204: { description: 'Allowed methods and headers' } },
+  errors: [],
+});
+
+export const resolverReportRoute = defineRoute({
+  operationId: 'reportFromResolver',
+  method: 'POST',
+  path: '/resolver/report',
+  summary: 'The resolver page’s “report this product” form (application/x-www-form-urlencoded: link, reason).',
+  tags: ['resolver'],
+  auth: 'public',
+  publicRateLimit: true,
+  responses: { 200: htmlPage('Thanks, and what happens next'), 400: htmlPage('What was wrong with the report') },
+  errors: ['RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
+});
+
+export const gs1ResolverDescriptionRoute = defineRoute({
+  operationId: 'getGs1ResolverDescription',
+  method: 'GET',
+  path: '/.well-known/gs1resolver',
+  summary: 'The GS1 resolver description: name, root, supported primary keys and link types.',
+  tags: ['resolver'],
+  auth: 'public',
+  responses: { 200: { description: 'The description', schema: Type.Object({}, { additionalProperties: true }) } },
+  errors: [],
+});
+
 /** Every HTTP route of the product. A route that is not here is not served. */
 export const routes = [
   healthRoute,
@@ -607,4 +663,8 @@ export const routes = [
   initiateTransferRoute,
   confirmTransferRoute,
   auctionDashboardRoute,
+  resolverPageRoute,
+  resolverOptionsRoute,
+  resolverReportRoute,
+  gs1ResolverDescriptionRoute,
 ] as const;

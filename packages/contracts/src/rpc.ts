@@ -41,6 +41,7 @@ import {
   UpdateSchemaBody,
   ValidationOutcome,
 } from './schemas/metadata-schemas.ts';
+import { ResolvedScan } from './schemas/resolver.ts';
 import { PingRequest, PingResponse } from './schemas/system.ts';
 import type { BackendService } from './services.ts';
 
@@ -294,7 +295,10 @@ export const recordProvenanceEventRpc = {
 export const publicVerifyObjectRpc = {
   service: 'auction-service',
   operation: 'publicVerify',
-  request: Type.Object({ serial: Type.String() }),
+  request: Type.Object({
+    serial: Type.String(),
+    presentedSignature: Type.Optional(Type.String({ description: 'the `sig` of a scanned link, which must be the issued one' })),
+  }),
   response: PublicVerification,
 } satisfies RpcDefinition;
 
@@ -324,4 +328,20 @@ export const auctionDashboardRpc = {
   operation: 'dashboard',
   request: Type.Object({ principal: PrincipalSchema, query: DashboardQuery }),
   response: DashboardList,
+} satisfies RpcDefinition;
+
+/** A scan on the public resolver: the code's owner is found from the code itself (live first, then test). */
+export const resolveScanRpc = {
+  service: 'verify-service',
+  operation: 'resolveScan',
+  request: Type.Object({ url: Type.String({ maxLength: 4096 }), client: Type.Object({ address: Type.String() }) }),
+  response: ResolvedScan,
+} satisfies RpcDefinition;
+
+/** A shopper's report from the resolver page: recorded for the brand to review; it does not flag the code by itself. */
+export const publicReportRpc = {
+  service: 'verify-service',
+  operation: 'publicReport',
+  request: Type.Object({ url: Type.String({ maxLength: 4096 }), reason: Type.Optional(Type.String({ maxLength: 1000 })) }),
+  response: Type.Object({ recorded: Type.Boolean() }),
 } satisfies RpcDefinition;

@@ -67,8 +67,8 @@ export const auctionService = defineService({
       await serveRpc(infra.bus, log, recordProvenanceEventRpc, async ({ principal, body }) =>
         recordProvenanceEvent({ ...repository, evidenceRequiredFor }, principal, body),
       ),
-      await serveRpc(infra.bus, log, publicVerifyObjectRpc, async ({ serial }) =>
-        publicVerify({ ...repository, keys, blobs: infra.blobs }, serial),
+      await serveRpc(infra.bus, log, publicVerifyObjectRpc, async ({ serial, presentedSignature }) =>
+        publicVerify({ ...repository, keys, blobs: infra.blobs }, serial, presentedSignature),
       ),
       await serveRpc(infra.bus, log, provenanceHistoryRpc, async ({ principal, serial }) =>
         provenanceHistory(repository, principal, serial),

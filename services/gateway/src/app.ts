@@ -4,7 +4,7 @@ import { createVerificationKeys } from '@hallmark/accounts';
 import type { BlobStore } from '@hallmark/blob-store';
 import type { Bus } from '@hallmark/bus';
 import type { Cache } from '@hallmark/cache';
-import { broadcasts, HallmarkError, routes, toRouterPath } from '@hallmark/contracts';
+import { broadcasts, HallmarkError, routerPathOf, routes } from '@hallmark/contracts';
 import type { Logger, ReadinessChecks } from '@hallmark/runtime';
 import type { SqlDatabase } from '@hallmark/sql';
 import { Ajv } from 'ajv';
@@ -15,6 +15,8 @@ import { createRateLimiter } from './auth/rate-limiter.ts';
 import { installRequestAuth } from './auth/request-auth.ts';
 import type { GatewayConfig } from './config.ts';
 import { errorEnvelope, toApiError } from './error-envelope.ts';
+import { contentSecurityPolicy } from './resolver/page.ts';
+import { prefersHtml, registerResolverRoutes, resolverErrorPage } from './resolver/routes.ts';
 import { registerAccountRoutes } from './routes/accounts.ts';
 import { registerAuctionRoutes } from './routes/auction.ts';
 import { registerCodeRoutes } from './routes/code.ts';
@@ -73,7 +75,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     const known = methods.every((method) =>
       routes.some(
         (contract) =>
-          toRouterPath(contract.path) === route.url &&
+          routerPathOf(contract) === route.url &&
           (contract.method === method || (method === 'HEAD' && contract.method === 'GET')),
       ),
     );
@@ -98,6 +100,15 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   app.setErrorHandler((error, request, reply) => {
     const apiError = toApiError(error);
     if (apiError.code === 'INTERNAL_ERROR') request.log.error({ err: error }, 'internal error');
+    if (apiError.code === 'RATE_LIMITED' || apiError.status >= 500) reply.header('cache-control', 'no-store');
+    // The resolver's visitors are people with browsers: they get a page, not JSON.
+    if (request.routeOptions.config?.route?.tags.includes('resolver') && prefersHtml(request)) {
+      return reply
+        .status(apiError.status)
+        .header('content-security-policy', contentSecurityPolicy)
+        .type('text/html; charset=utf-8')
+        .send(resolverErrorPage(apiError));
+    }
     return reply.status(apiError.status).send(errorEnvelope(apiError, request.id));
   });
   app.setNotFoundHandler((request, reply) => {
@@ -138,6 +149,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   registerSchemaRoutes(app, { services });
   registerComplianceRoutes(app, { services, clock: deps.clock });
   registerAuctionRoutes(app, { services, blobs: deps.blobs });
+  registerResolverRoutes(app, { services, cache: deps.cache, clock: deps.clock });
   registerKeyRoutes(app, { db: deps.db, bus: deps.bus, services, authenticator, verificationKeys, clock: deps.clock });
   return app;
 }

@@ -1,4 +1,4 @@
-import { HallmarkError, type RouteDefinition, toRouterPath } from '@hallmark/contracts';
+import { HallmarkError, type RouteDefinition, routerPathOf } from '@hallmark/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 export type RouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
@@ -23,7 +23,7 @@ export function registerRoute(app: FastifyInstance, definition: RouteDefinition,
     method: definition.method,
     config: { route: definition },
     ...(definition.bodyLimit ? { bodyLimit: definition.bodyLimit } : {}),
-    url: toRouterPath(definition.path),
+    url: routerPathOf(definition),
     schema: {
       ...(definition.params ? { params: definition.params } : {}),
       ...(definition.querystring ? { querystring: definition.querystring } : {}),

@@ -1,11 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import { createVerificationKeys, migrateAccounts } from '@hallmark/accounts';
-import { broadcasts, reportCodeRpc, verifyCodeRpc } from '@hallmark/contracts';
+import { broadcasts, publicReportRpc, reportCodeRpc, resolveScanRpc, verifyCodeRpc } from '@hallmark/contracts';
 import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
 import { loadMigrations, runMigrations } from '@hallmark/sql';
 import { Type } from '@sinclair/typebox';
 import { createCodeDirectory } from './code-directory.ts';
 import { reportCode } from './handlers/report-code.ts';
+import { publicReport, resolveScan } from './handlers/resolve.ts';
 import { verifyCode } from './handlers/verify-code.ts';
 import { createRiskRulesSource } from './risk-rules-source.ts';
 import { projectScanHistory } from './scan-history.ts';
@@ -24,6 +25,7 @@ export const verifyService = defineService({
     const keys = createVerificationKeys(infra.db);
     const rules = createRiskRulesSource(infra.bus, log, { timeoutMs: base.HALLMARK_REQUEST_TIMEOUT_MS });
     const deps = {
+      db: infra.db,
       codes: createCodeDirectory(infra.bus, { timeoutMs: base.HALLMARK_REQUEST_TIMEOUT_MS }),
       keys,
       cache: infra.cache,
@@ -39,6 +41,8 @@ export const verifyService = defineService({
       await projectScanHistory(infra.bus, infra.db),
       await servePing('verify-service', context),
       await serveRpc(infra.bus, log, verifyCodeRpc, async (request, { requestId }) => verifyCode(deps, request, requestId)),
+      await serveRpc(infra.bus, log, resolveScanRpc, async (request, { requestId }) => resolveScan(deps, request, requestId)),
+      await serveRpc(infra.bus, log, publicReportRpc, async (request, { requestId }) => publicReport(deps, request, requestId)),
       await serveRpc(infra.bus, log, reportCodeRpc, async (request) =>
         reportCode({ db: infra.db, cache: infra.cache, clock }, request),
       ),

@@ -21,13 +21,16 @@ const tierLabels = {
 export async function publicVerify(
   deps: ObjectRepositoryDeps & { keys: VerificationKeys; blobs: BlobStore },
   serial: string,
+  presentedSignature?: string,
 ): Promise<PublicVerification> {
   const id = await findObjectIdBySerial(deps.db, serial);
   const state = id ? await loadObject(deps, id) : undefined;
   if (!state) throw new HallmarkError('NOT_FOUND', `No object has the serial ${serial}.`, { serial });
 
   const key = await deps.keys.find(state.link.kid);
+  // A scanned label must carry the signature that was issued, and that signature must verify.
   const signatureValid =
+    (presentedSignature === undefined || presentedSignature === state.link.signature) &&
     key !== undefined &&
     key.status !== 'revoked' &&
     verifyCodeSignature(

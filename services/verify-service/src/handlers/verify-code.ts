@@ -11,12 +11,14 @@ import {
   type VerifyCodeBody,
 } from '@hallmark/contracts';
 import type { Logger } from '@hallmark/runtime';
+import type { SqlDatabase } from '@hallmark/sql';
 import type { CodeDirectory } from '../code-directory.ts';
 import type { RiskRulesSource } from '../risk-rules-source.ts';
 import { type ScanRecorded, scanRecordedSubject } from '../scan-history.ts';
 import { readLink } from './read-link.ts';
 
 export interface VerifyDeps {
+  db: SqlDatabase;
   codes: CodeDirectory;
   keys: VerificationKeys;
   cache: Cache;

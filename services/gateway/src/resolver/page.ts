@@ -1,0 +1,212 @@
+import { createHash } from 'node:crypto';
+import { english } from './texts.ts';
+
+export type PageVerdict = 'authentic' | 'suspicious' | 'counterfeit';
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char] as string);
+
+/**
+ * Colours with WCAG 2.2 AA contrast (every text pair ≥ 4.5:1, the verdict panels ≥ 7:1), and the
+ * verdict never told by colour alone: an icon and words say it too.
+ */
+const style = `
+*{box-sizing:border-box}
+body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1a1a1a;background:#f6f6f4}
+main{max-width:40rem;margin:0 auto;padding:1rem}
+header{font-size:.875rem;color:#4a4a4a;padding:.5rem 0}
+.verdict{border:3px solid;border-radius:.75rem;padding:1rem 1.25rem;display:flex;gap:1rem;align-items:flex-start}
+.verdict svg{flex:none;width:3rem;height:3rem}
+.verdict h1{margin:0 0 .25rem;font-size:1.5rem;line-height:1.2}
+.verdict p{margin:0}
+.authentic{background:#e7f5ec;border-color:#1b7a3d;color:#0b4d22}
+.suspicious{background:#fff3e0;border-color:#a35200;color:#6b3500}
+.counterfeit{background:#fdeceb;border-color:#b3261e;color:#7a1711}
+section{background:#fff;border-radius:.75rem;padding:1rem 1.25rem;margin-top:1rem;border:1px solid #d4d4d0}
+h2{font-size:1.125rem;margin:0 0 .5rem}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:0}
+dt{color:#4a4a4a}
+dd{margin:0;font-weight:600;overflow-wrap:anywhere}
+ul{margin:.25rem 0 0;padding-left:1.25rem}
+label{display:block;margin:.5rem 0 .25rem}
+textarea{width:100%;min-height:5rem;font:inherit;padding:.5rem;border:1px solid #6b6b6b;border-radius:.5rem}
+button{margin-top:.75rem;font:inherit;font-weight:600;padding:.625rem 1rem;border-radius:.5rem;border:0;background:#1f3a8a;color:#fff;cursor:pointer}
+button:focus-visible,textarea:focus-visible{outline:3px solid #1f3a8a;outline-offset:2px}
+.note{color:#4a4a4a;font-size:.875rem}
+footer{font-size:.8125rem;color:#4a4a4a;margin:1.5rem 0}
+`.trim();
+
+/** The Content-Security-Policy of every resolver page: nothing from anywhere but this inline style. */
+export const contentSecurityPolicy = `default-src 'none'; style-src 'sha256-${createHash('sha256').update(style).digest('base64')}'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
+
+const icons: Record<PageVerdict, string> = {
+  authentic:
+    '<svg viewBox="0 0 48 48" aria-hidden="true"><circle cx="24" cy="24" r="22" fill="#1b7a3d"/><path d="M14 25l7 7 13-15" stroke="#fff" stroke-width="5" fill="none" stroke-linecap="round" stroke-linejoin="round"/></svg>',
+  suspicious:
+    '<svg viewBox="0 0 48 48" aria-hidden="true"><path d="M24 3L46 43H2z" fill="#a35200"/><path d="M24 17v13" stroke="#fff" stroke-width="5" stroke-linecap="round"/><circle cx="24" cy="37" r="3" fill="#fff"/></svg>',
+  counterfeit:
+    '<svg viewBox="0 0 48 48" aria-hidden="true"><circle cx="24" cy="24" r="22" fill="#b3261e"/><path d="M16 16l16 16M32 16L16 32" stroke="#fff" stroke-width="5" stroke-linecap="round"/></svg>',
+};
+
+function layout(title: string, lang: string, body: string): string {
+  return `<!doctype html>
+<html lang="${escapeHtml(lang)}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${escapeHtml(title)} – ${escapeHtml(english.siteName)}</title>
+<style>${style}</style>
+</head>
+<body>
+<main>
+<header>${escapeHtml(english.siteName)}</header>
+${body}
+<footer>${escapeHtml(english.footer)}</footer>
+</main>
+</body>
+</html>
+`;
+}
+
+function verdictPanel(verdict: PageVerdict, summary: string): string {
+  const words = english.verdict[verdict];
+  return `<div class="verdict ${verdict}" role="status">${icons[verdict]}<div><h1>${escapeHtml(words.headline)}</h1><p>${escapeHtml(summary)}</p></div></div>`;
+}
+
+function details(rows: ReadonlyArray<[string, string | undefined]>): string {
+  const shown = rows.filter((row): row is [string, string] => row[1] !== undefined && row[1] !== '');
+  return `<dl>${shown.map(([label, value]) => `<dt>${escapeHtml(label)}</dt><dd>${escapeHtml(value)}</dd>`).join('')}</dl>`;
+}
+
+export interface DateFormatter {
+  dateTime(date: Date): string;
+  date(date: Date): string;
+}
+
+/** Dates in the viewer's locale (from Accept-Language), always with their time zone: UTC. */
+export function dateFormatterFor(acceptLanguage: string | undefined): DateFormatter {
+  const wanted = (acceptLanguage ?? '')
+    .split(',')
+    .map((part) => part.split(';')[0]?.trim() ?? '')
+    .filter((tag) => /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(tag));
+  const [locale = 'en-GB'] = Intl.DateTimeFormat.supportedLocalesOf(wanted);
+  const dateTime = new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeStyle: 'long', timeZone: 'UTC' });
+  const date = new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' });
+  return { dateTime: (value) => dateTime.format(value), date: (value) => date.format(value) };
+}
+
+export interface CodePage {
+  verdict: PageVerdict;
+  codeFound: boolean;
+  productName: string | null;
+  gtin: string;
+  serial: string;
+  batch?: string | undefined;
+  expiry?: Date | undefined;
+  scans?: number | undefined;
+  verifiedAt: Date;
+  riskIndicators: readonly string[];
+  testCode: boolean;
+  /** The scanned link, for the report form. */
+  link: string;
+}
+
+export function renderCodePage(page: CodePage, dates: DateFormatter): string {
+  const words = english.verdict[page.verdict];
+  const summary = page.codeFound ? words.summary : `${words.summary} ${english.notIssued}`;
+  const facts = details([
+    [english.labels.product, page.productName ?? (page.codeFound ? english.labels.unnamedProduct : undefined)],
+    [english.labels.serial, page.serial],
+    [english.labels.batch, page.batch],
+    [english.labels.expiry, page.expiry ? dates.date(page.expiry) : undefined],
+    [english.labels.gtin, page.gtin],
+    [english.labels.scans, page.scans?.toString()],
+    [english.labels.verifiedAt, dates.dateTime(page.verifiedAt)],
+  ]);
+  const risks = page.riskIndicators.map((indicator) => english.risk[indicator]).filter((text) => text !== undefined);
+  const warning =
+    risks.length > 0
+      ? `<section><h2>${escapeHtml(english.labels.whyWarning)}</h2><ul>${risks.map((text) => `<li>${escapeHtml(text)}</li>`).join('')}</ul></section>`
+      : '';
+  const report =
+    page.verdict === 'authentic'
+      ? ''
+      : `<section><h2>${escapeHtml(english.report.heading)}</h2><p class="note">${escapeHtml(english.report.intro)}</p>
+<form method="post" action="/resolver/report"><input type="hidden" name="link" value="${escapeHtml(page.link)}">
+<label for="reason">${escapeHtml(english.report.reasonLabel)}</label><textarea id="reason" name="reason" maxlength="1000"></textarea>
+<button type="submit">${escapeHtml(english.report.submit)}</button></form></section>`;
+  return layout(
+    words.headline,
+    'en',
+    `${verdictPanel(page.verdict, summary)}
+${page.testCode ? `<p class="note">${escapeHtml(english.labels.testCode)}</p>` : ''}
+<section><h2>${escapeHtml(english.labels.product)}</h2>${facts}</section>
+<section><h2>${escapeHtml(english.labels.whatToDo)}</h2><p>${escapeHtml(words.action)}</p></section>
+${warning}${report}`,
+  );
+}
+
+export interface AuctionPage {
+  verdict: PageVerdict;
+  title: string;
+  category: string;
+  serial: string;
+  tierLabel: string;
+  registeredAt: Date;
+  eventCount: number;
+  chainIntact: boolean;
+  latestEvent: string;
+  currentOwner: string;
+  photoBinding: string;
+  verifiedAt: Date;
+}
+
+export function renderAuctionPage(page: AuctionPage, dates: DateFormatter): string {
+  const words = english.verdict[page.verdict];
+  const facts = details([
+    [english.auction.category, page.category],
+    [english.auction.serial, page.serial],
+    [english.auction.security, page.tierLabel],
+    [english.auction.registered, dates.date(page.registeredAt)],
+    [english.labels.verifiedAt, dates.dateTime(page.verifiedAt)],
+  ]);
+  const history = details([
+    [english.auction.history, english.auction.events(page.eventCount)],
+    [english.auction.latestEvent, page.latestEvent.replaceAll('_', ' ')],
+    [english.auction.owner, page.currentOwner],
+  ]);
+  return layout(
+    `${page.title}: ${words.headline}`,
+    'en',
+    `${verdictPanel(page.verdict, words.summary)}
+<section><p class="note">${escapeHtml(english.auction.kicker)}</p><h2>${escapeHtml(page.title)}</h2>${facts}</section>
+<section><h2>${escapeHtml(english.auction.history)}</h2>${history}
+<p>${escapeHtml(page.chainIntact ? english.auction.chainIntact : english.auction.chainBroken)}</p>
+<p>${escapeHtml(english.auction.photos[page.photoBinding] ?? page.photoBinding)}</p></section>
+<section><h2>${escapeHtml(english.labels.whatToDo)}</h2><p>${escapeHtml(words.action)}</p></section>`,
+  );
+}
+
+/** A page for a request the resolver could not answer: what went wrong and what to do. */
+export function renderMessagePage(title: string, message: string, advice?: string): string {
+  return layout(
+    title,
+    'en',
+    `<section><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>${advice ? `<p>${escapeHtml(advice)}</p>` : ''}</section>`,
+  );
+}
+
+/** The counterfeit page for an auction serial no object has. */
+export function renderUnknownObjectPage(serial: string, verifiedAt: Date, dates: DateFormatter): string {
+  return layout(
+    english.verdict.counterfeit.headline,
+    'en',
+    `${verdictPanel('counterfeit', english.auction.unknown)}
+<section>${details([
+      [english.auction.serial, serial],
+      [english.labels.verifiedAt, dates.dateTime(verifiedAt)],
+    ])}</section>
+<section><h2>${escapeHtml(english.labels.whatToDo)}</h2><p>${escapeHtml(english.verdict.counterfeit.action)}</p></section>`,
+  );
+}

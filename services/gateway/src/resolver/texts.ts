@@ -1,0 +1,88 @@
+/**
+ * Every word the resolver pages show, in one place so other languages can follow: add a locale
+ * here with the same keys. English only for now; dates are already formatted per the viewer's
+ * Accept-Language.
+ */
+export const english = {
+  siteName: 'Hallmark verification',
+  verdict: {
+    authentic: {
+      headline: 'Authentic product',
+      summary: 'This code was issued by the brand and its signature checks out.',
+      action: 'Safe to use. Nothing more to do.',
+    },
+    suspicious: {
+      headline: 'Suspicious: check before you use it',
+      summary: 'The code’s signature is genuine, but how it has been scanned is unusual.',
+      action:
+        'Review it carefully: buy only from authorised sellers, compare the packaging with the brand’s, and report it if anything looks wrong.',
+    },
+    counterfeit: {
+      headline: 'Counterfeit: do not use',
+      summary: 'This code was not issued by the brand, or its signature does not match.',
+      action: 'Do not use or sell this product. Keep it, its packaging and your receipt, tell the seller, and report it below.',
+    },
+  },
+  notIssued: 'No code with this number was ever issued.',
+  labels: {
+    product: 'Product',
+    serial: 'Serial number',
+    batch: 'Batch',
+    expiry: 'Expiry date',
+    gtin: 'GTIN',
+    scans: 'Times scanned',
+    verifiedAt: 'Verified',
+    whatToDo: 'What to do',
+    whyWarning: 'Why we are cautious',
+    unnamedProduct: 'Unnamed product',
+    testCode: 'This is a test code: it is not a real product.',
+  },
+  risk: {
+    EXCESSIVE_SCANS: 'This code has been scanned far more often than a single product would be.',
+    GEOGRAPHIC_IMPOSSIBILITY: 'It was scanned in places too far apart for the time between scans.',
+    KNOWN_COUNTERFEIT_PATTERN: 'It matches a known counterfeit pattern (reported, or copied onto many labels).',
+    EXPIRED_CODE: 'The code has expired.',
+  } as Record<string, string>,
+  report: {
+    heading: 'Report this product',
+    intro: 'Tell the brand what you saw. Your report goes to them for review; we store no personal data with it.',
+    reasonLabel: 'What did you notice? (optional)',
+    submit: 'Send report',
+    thanksTitle: 'Thank you for your report',
+    thanks: 'The brand will review it. Keep the product and its packaging in case they contact the seller.',
+    unknownTitle: 'We could not file this report',
+    unknown:
+      'No code with this number was ever issued, so there is no brand to send it to. Keep the product and tell the seller.',
+  },
+  auction: {
+    kicker: 'Registered object',
+    category: 'Category',
+    serial: 'Service serial',
+    security: 'Security level',
+    registered: 'Registered',
+    history: 'Provenance',
+    events: (count: number) => `${count} recorded ${count === 1 ? 'event' : 'events'}`,
+    chainIntact: 'History intact: every record links to the one before.',
+    chainBroken: 'History altered: the records no longer link up.',
+    latestEvent: 'Latest event',
+    owner: 'Current owner',
+    photos: {
+      valid: 'Reference photos bound',
+      pending: 'Reference photos incomplete',
+      invalid: 'Reference photos missing',
+    } as Record<string, string>,
+    unknown: 'No object with this serial is registered.',
+  },
+  error: {
+    badLinkTitle: 'This code could not be read',
+    badLink: 'The address does not hold a complete product code.',
+    tryAgain: 'Scan the code again, and make sure the whole code is in view.',
+    busyTitle: 'Too many requests',
+    busy: 'Please wait a moment and try again.',
+    unavailableTitle: 'Verification is unavailable right now',
+    unavailable: 'Please try again in a minute.',
+  },
+  footer: 'Checked by Hallmark with the brand’s published Ed25519 key.',
+} as const;
+
+export type Texts = typeof english;
