@@ -16,7 +16,9 @@ async function twoMegabytePhoto(): Promise<Buffer> {
   const side = 820;
   // Random pixels do not compress: 820 × 820 × 3 bytes is about 2 MB as PNG.
   const pixels = randomBytes(side * side * 3);
-  return sharp(pixels, { raw: { width: side, height: side, channels: 3 } }).png({ compressionLevel: 1 }).toBuffer();
+  return sharp(pixels, { raw: { width: side, height: side, channels: 3 } })
+    .png({ compressionLevel: 1 })
+    .toBuffer();
 }
 
 const product = await startEmbeddedProduct({ HALLMARK_BOOTSTRAP_KEY: operatorKey, HALLMARK_PUBLIC_RATE_LIMIT: '100000' });

@@ -13,7 +13,13 @@ async function generate(extra: Record<string, unknown> = {}): Promise<string> {
   serialCounter += 1;
   const created = await api('POST', '/code/generate', {
     key: brand,
-    body: { gtin: '09506000134352', serialNumber: `RES-${serialCounter}`, batchNumber: 'LOT7', metadata: { name: 'Chateau Example 2019' }, ...extra },
+    body: {
+      gtin: '09506000134352',
+      serialNumber: `RES-${serialCounter}`,
+      batchNumber: 'LOT7',
+      metadata: { name: 'Chateau Example 2019' },
+      ...extra,
+    },
   });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
   return created.body.url as string;
@@ -27,7 +33,8 @@ const pathOf = (url: string) => url.slice(new URL(url).origin.length);
 beforeAll(async () => {
   t = await startTestProduct({ HALLMARK_PUBLIC_RATE_LIMIT: '1000' });
   const operator = t.product.generatedOperatorKey as string;
-  brand = (await api('POST', '/accounts', { key: operator, body: { name: 'Resolver brand', tier: 'enterprise' } })).body.apiKey.secret;
+  brand = (await api('POST', '/accounts', { key: operator, body: { name: 'Resolver brand', tier: 'enterprise' } })).body.apiKey
+    .secret;
 });
 
 afterAll(async () => {
@@ -76,7 +83,9 @@ describe('the resolver over HTTP', () => {
     const linkset = await fetch(`${t.url}${path}&linkType=linkset`);
     expect(linkset.headers.get('content-type')).toMatch(/^application\/linkset\+json/);
     const body = await readJson(linkset);
-    expect(body.linkset[0].anchor).toBe(`${t.url}/01/09506000134352/21/${encodeURIComponent(new URL(url).pathname.split('/')[4] as string)}/10/LOT7`);
+    expect(body.linkset[0].anchor).toBe(
+      `${t.url}/01/09506000134352/21/${encodeURIComponent(new URL(url).pathname.split('/')[4] as string)}/10/LOT7`,
+    );
     expect(body.linkset[0]['https://gs1.org/voc/defaultLink'][0]).toMatchObject({ type: 'text/html' });
     expect(body.linkset[0]['https://gs1.org/voc/defaultLink'][0].href).not.toContain('linkType');
     const byAccept = await fetch(`${t.url}${path}`, { headers: { accept: 'application/linkset+json' } });
@@ -94,11 +103,20 @@ describe('the resolver over HTTP', () => {
     expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
 
     const description = await call(t.url, 'GET', '/.well-known/gs1resolver');
-    expect(description.body).toMatchObject({ resolverRoot: t.url, supportedPrimaryKeys: ['gtin'], linkTypeDefaultCanBeLinkset: true });
+    expect(description.body).toMatchObject({
+      resolverRoot: t.url,
+      supportedPrimaryKeys: ['gtin'],
+      linkTypeDefaultCanBeLinkset: true,
+    });
   });
 
   it('answers malformed links with 400 and a readable page, never 200', async () => {
-    for (const path of ['/01/123/21/x?sig=abc', '/01/09506000134353/21/SN?sig=abc', '/01/09506000134352/10/L1?sig=abc', '/01/09506000134352/21/SN-1']) {
+    for (const path of [
+      '/01/123/21/x?sig=abc',
+      '/01/09506000134353/21/SN?sig=abc',
+      '/01/09506000134352/10/L1?sig=abc',
+      '/01/09506000134352/21/SN-1',
+    ]) {
       const response = await fetch(`${t.url}${path}`);
       expect(response.status, path).toBe(400);
       expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');

@@ -149,7 +149,12 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   registerSchemaRoutes(app, { services });
   registerComplianceRoutes(app, { services, clock: deps.clock });
   registerAuctionRoutes(app, { services, blobs: deps.blobs });
-  registerResolverRoutes(app, { services, cache: deps.cache, clock: deps.clock });
+  registerResolverRoutes(app, {
+    services,
+    cache: deps.cache,
+    clock: deps.clock,
+    reloadWindowMs: deps.config.HALLMARK_RESOLVER_RELOAD_SECONDS * 1000,
+  });
   registerKeyRoutes(app, { db: deps.db, bus: deps.bus, services, authenticator, verificationKeys, clock: deps.clock });
   return app;
 }

@@ -21,6 +21,13 @@ export const GatewayConfig = Type.Object({
     default: 10,
     description: 'requests per second one client address may make to the public (keyless) verification routes',
   }),
+  HALLMARK_RESOLVER_RELOAD_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 3_600,
+    default: 10,
+    description:
+      'a resolver page reloaded by the same client within this many seconds shows the same scan instead of counting a new one',
+  }),
   HALLMARK_BOOTSTRAP_KEY: Type.Optional(
     Type.String({
       pattern: '^svc_(live|test)_[0-9a-f]{64}$',

@@ -84,9 +84,23 @@ export interface DateFormatter {
   date(date: Date): string;
 }
 
+/** Building Intl formatters costs more than rendering the page: keep one per Accept-Language seen. */
+const formatters = new Map<string, DateFormatter>();
+
 /** Dates in the viewer's locale (from Accept-Language), always with their time zone: UTC. */
 export function dateFormatterFor(acceptLanguage: string | undefined): DateFormatter {
-  const wanted = (acceptLanguage ?? '')
+  const key = (acceptLanguage ?? '').slice(0, 200);
+  let formatter = formatters.get(key);
+  if (!formatter) {
+    if (formatters.size >= 500) formatters.clear();
+    formatter = buildDateFormatter(key);
+    formatters.set(key, formatter);
+  }
+  return formatter;
+}
+
+function buildDateFormatter(acceptLanguage: string): DateFormatter {
+  const wanted = acceptLanguage
     .split(',')
     .map((part) => part.split(';')[0]?.trim() ?? '')
     .filter((tag) => /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(tag));
@@ -172,7 +186,7 @@ export function renderAuctionPage(page: AuctionPage, dates: DateFormatter): stri
     [english.labels.verifiedAt, dates.dateTime(page.verifiedAt)],
   ]);
   const history = details([
-    [english.auction.history, english.auction.events(page.eventCount)],
+    [english.auction.recorded, english.auction.events(page.eventCount)],
     [english.auction.latestEvent, page.latestEvent.replaceAll('_', ' ')],
     [english.auction.owner, page.currentOwner],
   ]);

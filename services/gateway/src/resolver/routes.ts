@@ -28,9 +28,6 @@ import {
 } from './page.ts';
 import { english } from './texts.ts';
 
-/** A reload by the same client within this long shows the same scan again instead of counting a new one. */
-const reloadWindowMs = 10_000;
-
 type Wanted = 'html' | 'json' | 'linkset';
 
 function wanted(request: FastifyRequest): Wanted {
@@ -77,8 +74,9 @@ export function resolverErrorPage(error: HallmarkError): string {
  */
 export function registerResolverRoutes(
   app: FastifyInstance,
-  deps: { services: ServiceCaller; cache: Cache; clock: () => Date },
+  deps: { services: ServiceCaller; cache: Cache; clock: () => Date; reloadWindowMs: number },
 ): void {
+  const { reloadWindowMs } = deps;
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string', bodyLimit: 16_384 },
@@ -104,7 +102,9 @@ export function registerResolverRoutes(
     if (form === 'linkset') {
       const pageUrl = new URL(scannedUrl);
       pageUrl.searchParams.delete('linkType');
-      return secure(reply).type('application/linkset+json').send(linksetOf(originOf(request), link, pageUrl.toString()));
+      return secure(reply)
+        .type('application/linkset+json')
+        .send(linksetOf(originOf(request), link, pageUrl.toString()));
     }
     if (link.serial === undefined || link.signature === undefined) {
       const problem = link.serial === undefined ? 'The code has no serial number (/21/).' : 'The code carries no signature.';
@@ -152,14 +152,14 @@ export function registerResolverRoutes(
 
     // A reload by the same client shortly after counts once: show the scan it already made.
     const seenKey = `resolver:seen:${link.gtin}:${link.serial}:${link.signature}:${request.ip}`;
-    const seen = await deps.cache.get(seenKey);
+    const seen = reloadWindowMs > 0 ? await deps.cache.get(seenKey) : undefined;
     let scan = seen ? (JSON.parse(seen) as ResolvedScan & { verifiedAt: string }) : undefined;
     if (!scan || deps.clock().getTime() - Date.parse(scan.verifiedAt) >= reloadWindowMs) {
       scan = {
         ...(await deps.services.call(resolveScanRpc, { url: scannedUrl, client: { address: request.ip } }, request.id)),
         verifiedAt: deps.clock().toISOString(),
       };
-      await deps.cache.set(seenKey, JSON.stringify(scan), { ttlMs: reloadWindowMs });
+      if (reloadWindowMs > 0) await deps.cache.set(seenKey, JSON.stringify(scan), { ttlMs: reloadWindowMs });
     }
     if (form === 'json') {
       if (!scan.result)

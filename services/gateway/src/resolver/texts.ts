@@ -61,6 +61,7 @@ export const english = {
     security: 'Security level',
     registered: 'Registered',
     history: 'Provenance',
+    recorded: 'Recorded',
     events: (count: number) => `${count} recorded ${count === 1 ? 'event' : 'events'}`,
     chainIntact: 'History intact: every record links to the one before.',
     chainBroken: 'History altered: the records no longer link up.',
