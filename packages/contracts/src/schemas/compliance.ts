@@ -88,13 +88,13 @@ export const ChainVerification = Type.Object({
 });
 export type ChainVerification = Static<typeof ChainVerification>;
 
-export const exportFormats = ['json', 'csv'] as const;
+export const exportFormats = ['json', 'csv', 'epcis'] as const;
 export const ExportQuery = Type.Object(
   {
     format: Type.Optional(
       Type.Union(
         exportFormats.map((format) => Type.Literal(format)),
-        { description: 'json (default: the account’s defaultExportFormat) or csv' },
+        { description: 'json (default: the account’s defaultExportFormat), csv, or epcis (EPCIS 2.0 JSON-LD)' },
       ),
     ),
   },

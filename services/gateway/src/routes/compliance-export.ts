@@ -3,13 +3,13 @@ import type { ExportedEvent, ExportPage } from '@hallmark/contracts';
 
 /**
  * Writes an export as its pages arrive, so memory stays flat however long the history is.
- * JSON: one document, `events` last. CSV: a header, a `checkpoint` row, then one row per event
- * (docs/COMPLIANCE.md, "Exports").
+ * JSON: one document, `events` last. CSV: a header, a `checkpoint` row, then one row per event.
+ * EPCIS: an EPCIS 2.0 JSON-LD document (docs/COMPLIANCE.md, "Exports").
  */
 export function exportStream(
   first: ExportPage,
   nextPage: (fromLeafIndex: number) => Promise<ExportPage>,
-  format: 'json' | 'csv',
+  format: 'json' | 'csv' | 'epcis',
   exportedAt: string,
 ): Readable {
   async function* pages(): AsyncGenerator<ExportPage> {
@@ -20,7 +20,13 @@ export function exportStream(
       yield page;
     }
   }
-  return Readable.from(format === 'json' ? jsonChunks(first, pages(), exportedAt) : csvChunks(first, pages()));
+  const chunks =
+    format === 'json'
+      ? jsonChunks(first, pages(), exportedAt)
+      : format === 'csv'
+        ? csvChunks(first, pages())
+        : epcisChunks(first, pages(), exportedAt);
+  return Readable.from(chunks);
 }
 
 async function* jsonChunks(first: ExportPage, pages: AsyncGenerator<ExportPage>, exportedAt: string): AsyncGenerator<string> {
@@ -99,4 +105,88 @@ async function* csvChunks(first: ExportPage, pages: AsyncGenerator<ExportPage>):
     checkpoint: first.checkpoint?.note ?? null,
   });
   for await (const page of pages) yield page.events.map(eventRow).join('');
+}
+
+/** Where Hallmark's EPCIS extension fields are defined (prefix `hallmark:` in the document's context). */
+export const epcisNamespace = 'https://ns.hallmark.dev/epcis/';
+
+/** CBV 2.0 business steps for the provenance event types. */
+const bizSteps: Record<string, string> = {
+  'code.generated': 'commissioning',
+  registered: 'commissioning',
+  cataloged: 'inspecting',
+  photographed: 'inspecting',
+  authenticated: 'inspecting',
+  condition_report: 'inspecting',
+  exhibited: 'storing',
+  listed: 'staging_outbound',
+  withdrawn: 'holding',
+  transfer_initiated: 'consigning',
+  transfer_locked: 'holding',
+  sold: 'retail_selling',
+  transferred: 'accepting',
+};
+
+/** The item's EPC as a GS1 Digital Link URI (GTIN + serial), from the asset's first event. */
+function epcOf(first: ExportedEvent | undefined): string | undefined {
+  const data = (first?.data ?? {}) as { gtin?: unknown; serial?: unknown; serviceSerial?: unknown; link?: { gtin?: unknown } };
+  const gtin = typeof data.gtin === 'string' ? data.gtin : typeof data.link?.gtin === 'string' ? data.link.gtin : undefined;
+  const serial =
+    typeof data.serial === 'string' ? data.serial : typeof data.serviceSerial === 'string' ? data.serviceSerial : undefined;
+  return gtin && serial ? `https://id.gs1.org/01/${gtin}/21/${encodeURIComponent(serial)}` : undefined;
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function epcisEvent(event: ExportedEvent, epc: string | undefined) {
+  return {
+    type: 'ObjectEvent',
+    eventTime: event.occurredAt,
+    eventTimeZoneOffset: '+00:00',
+    eventID: uuidPattern.test(event.eventId)
+      ? `urn:uuid:${event.eventId}`
+      : `urn:hallmark:event:${encodeURIComponent(event.eventId)}`,
+    epcList: epc ? [epc] : [],
+    action: event.sequence === 1 ? 'ADD' : 'OBSERVE',
+    bizStep: bizSteps[event.type] ?? 'other',
+    'hallmark:eventType': event.type,
+    'hallmark:sequence': event.sequence,
+    'hallmark:prevHash': event.prevHash,
+    'hallmark:hash': event.hash,
+    'hallmark:leafIndex': event.leafIndex,
+    'hallmark:leafHash': event.leafHash,
+    'hallmark:auditPath': event.auditPath,
+    'hallmark:data': event.data,
+  };
+}
+
+/**
+ * EPCIS 2.0 JSON-LD (an EPCISDocument of ObjectEvents) for supply-chain auditors: one event per
+ * provenance event, with its hashes and inclusion proof as `hallmark:` extension fields, and the
+ * tree size, root and signed checkpoint on the document.
+ */
+async function* epcisChunks(first: ExportPage, pages: AsyncGenerator<ExportPage>, exportedAt: string): AsyncGenerator<string> {
+  const epc = epcOf(first.events[0]);
+  const head = {
+    '@context': ['https://ref.gs1.org/standards/epcis/epcis-context.jsonld', { hallmark: epcisNamespace }],
+    type: 'EPCISDocument',
+    schemaVersion: '2.0',
+    creationDate: exportedAt,
+    'hallmark:assetId': first.assetId,
+    'hallmark:treeSize': first.treeSize,
+    'hallmark:rootHash': first.rootHash,
+    'hallmark:algorithm': 'RFC9162_SHA256',
+    'hallmark:checkpoint': first.checkpoint,
+    'hallmark:owner': first.owner,
+  };
+  yield `${JSON.stringify(head).slice(0, -1)},"epcisBody":{"eventList":[`;
+  let separator = '\n';
+  for await (const page of pages) {
+    const chunk = page.events.map((event) => JSON.stringify(epcisEvent(event, epc))).join(',\n');
+    if (chunk) {
+      yield separator + chunk;
+      separator = ',\n';
+    }
+  }
+  yield '\n]}}\n';
 }

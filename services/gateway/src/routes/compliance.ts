@@ -21,6 +21,12 @@ import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
 import { exportStream } from './compliance-export.ts';
 
+const contentTypes = {
+  json: 'application/json; charset=utf-8',
+  csv: 'text/csv; charset=utf-8',
+  epcis: 'application/ld+json; charset=utf-8',
+} as const;
+
 const assetIdOf = (request: FastifyRequest) => (request.params as { assetId: string }).assetId;
 
 /** GET /compliance/{assetId}/verify, …/merkle/root|proof|consistency, …/export; GET/PATCH /compliance/config. */
@@ -54,17 +60,15 @@ export function registerComplianceRoutes(app: FastifyInstance, deps: { services:
   registerRoute(app, complianceExportRoute, async (request, reply) => {
     const principal = principalOf(request);
     const assetId = assetIdOf(request);
-    const requested = (request.query as { format?: 'json' | 'csv' }).format;
+    const requested = (request.query as { format?: 'json' | 'csv' | 'epcis' }).format;
     const format =
       requested ?? (await deps.services.call(getComplianceConfigRpc, { principal }, request.id)).config.defaultExportFormat;
     // The first page is fetched before any byte is sent, so an unknown asset is still a clean 404.
     const first = await deps.services.call(exportPageRpc, { principal, assetId, fromLeafIndex: 0 }, request.id);
     const nextPage = (fromLeafIndex: number) =>
       deps.services.call(exportPageRpc, { principal, assetId, treeSize: first.treeSize, fromLeafIndex }, request.id);
-    const fileName = `${first.assetId}-${first.treeSize}.${format}`;
-    reply
-      .header('content-type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8')
-      .header('content-disposition', `attachment; filename="${fileName}"`);
+    const fileName = `${first.assetId}-${first.treeSize}.${format === 'epcis' ? 'jsonld' : format}`;
+    reply.header('content-type', contentTypes[format]).header('content-disposition', `attachment; filename="${fileName}"`);
     return reply.send(exportStream(first, nextPage, format, deps.clock().toISOString()));
   });
 
