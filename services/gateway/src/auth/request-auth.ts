@@ -53,22 +53,30 @@ export function installRequestAuth(app: FastifyInstance, deps: { authenticator: 
     });
   };
 
-  const spend = (request: FastifyRequest, reply: FastifyReply, route: RouteDefinition, done: HookHandlerDoneFunction) => {
-    const key = request.apiKey;
-    if (!key) return done();
-    const items = route.quota?.per === 'item' ? itemCount(request.body) : 1;
-    const finish = (outcome: RateLimitOutcome) => {
+  /** Applies a limit's outcome and continues (or fails) the request; at once when the counters answered at once. */
+  const settle = (
+    reply: FastifyReply,
+    outcome: RateLimitOutcome | Promise<RateLimitOutcome>,
+    done: HookHandlerDoneFunction,
+  ): void => {
+    const finish = (settled: RateLimitOutcome) => {
       try {
-        applyOutcome(reply, outcome);
+        applyOutcome(reply, settled);
         done();
       } catch (error) {
         done(error as Error);
       }
     };
-    const outcome = deps.rateLimiter.spend(key, route.quota, items);
     // In memory the outcome is here already: continuing at once spares the request a trip through the microtask queue.
     if (outcome instanceof Promise) outcome.then(finish, (error: Error) => done(error));
     else finish(outcome);
+  };
+
+  const spend = (request: FastifyRequest, reply: FastifyReply, route: RouteDefinition, done: HookHandlerDoneFunction) => {
+    const key = request.apiKey;
+    if (!key) return done();
+    const items = route.quota?.per === 'item' ? itemCount(request.body) : 1;
+    settle(reply, deps.rateLimiter.spend(key, route.quota, items), done);
   };
 
   const authorise = (
@@ -92,20 +100,7 @@ export function installRequestAuth(app: FastifyInstance, deps: { authenticator: 
   // Callback-style hooks: a cached key and in-memory limits then cost no promise of their own.
   app.addHook('onRequest', (request, reply, done) => {
     const route = request.routeOptions.config?.route;
-    if (route?.publicRateLimit) {
-      const finish = (outcome: RateLimitOutcome) => {
-        try {
-          applyOutcome(reply, outcome);
-          done();
-        } catch (error) {
-          done(error as Error);
-        }
-      };
-      const outcome = deps.rateLimiter.spendForAddress(request.ip);
-      if (outcome instanceof Promise) outcome.then(finish, (error: Error) => done(error));
-      else finish(outcome);
-      return;
-    }
+    if (route?.publicRateLimit) return settle(reply, deps.rateLimiter.spendForAddress(request.ip), done);
     if (!route || route.auth === 'public') return done();
     const header = request.headers['x-api-key'];
     if (route.auth === 'optional-key' && header === undefined) return done();
