@@ -49,6 +49,11 @@ function operationOf(route: RouteDefinition): JsonObject {
       required: !route.bodyOptional,
       content: { 'application/json': { schema: plainSchema(route.body) } },
     };
+  } else if (route.formBody) {
+    operation.requestBody = {
+      required: true,
+      content: { [route.formBody.contentType]: { schema: plainSchema(route.formBody.schema) } },
+    };
   }
   return operation;
 }

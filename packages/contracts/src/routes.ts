@@ -7,6 +7,7 @@ import {
   InitiateTransferBody,
   ObjectIdParam,
   PhotoUploaded,
+  PhotoUploadForm,
   ProvenanceEventBody,
   ProvenanceHistory,
   PublicVerification,
@@ -67,7 +68,7 @@ import {
   ValidateMetadataBody,
   ValidationOutcome,
 } from './schemas/metadata-schemas.ts';
-import { ResolverQuery } from './schemas/resolver.ts';
+import { HtmlPage, ResolverLinkParam, ResolverQuery, ResolverReportForm } from './schemas/resolver.ts';
 import { HealthResponse, PingRequest, PingResponse, ReadyResponse, ServiceNameParam } from './schemas/system.ts';
 
 export const apiPrefix = '/api/v1';
@@ -487,6 +488,7 @@ export const uploadPhotoRoute = defineRoute({
   auth: 'api-key',
   scope: 'assets:create',
   params: ObjectIdParam,
+  formBody: { contentType: 'multipart/form-data', schema: PhotoUploadForm },
   responses: { 201: { description: 'The bound photo and the object’s photo status', schema: PhotoUploaded } },
   errors: [...auctionErrors, 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
 });
@@ -570,13 +572,14 @@ export const auctionDashboardRoute = defineRoute({
   errors: ['VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
 });
 
-const htmlPage = (description: string) => ({ description, contentType: 'text/html' });
+const htmlPage = (description: string) => ({ description, schema: HtmlPage, contentType: 'text/html' });
 
 export const resolverPageRoute = defineRoute({
   operationId: 'resolveCode',
   method: 'GET',
   path: '/01/{linkPath}',
   catchAll: true,
+  params: ResolverLinkParam,
   summary:
     'The page a shopper sees after scanning a code: the verdict, product, scan count and time (HTML); with Accept: application/json the verification result; with ?linkType=linkset or Accept: application/linkset+json an RFC 9264 linkset. Every view but the linkset is a scan.',
   tags: ['resolver'],
@@ -595,6 +598,7 @@ export const resolverOptionsRoute = defineRoute({
   method: 'OPTIONS',
   path: '/01/{linkPath}',
   catchAll: true,
+  params: ResolverLinkParam,
   summary: 'CORS preflight for the resolver: GET, HEAD and OPTIONS from any origin.',
   tags: ['resolver'],
   auth: 'public',
@@ -609,6 +613,7 @@ export const resolverReportRoute = defineRoute({
   summary: 'The resolver page’s “report this product” form (application/x-www-form-urlencoded: link, reason).',
   tags: ['resolver'],
   auth: 'public',
+  formBody: { contentType: 'application/x-www-form-urlencoded', schema: ResolverReportForm },
   publicRateLimit: true,
   responses: { 200: htmlPage('Thanks, and what happens next'), 400: htmlPage('What was wrong with the report') },
   errors: ['RATE_LIMITED', 'SERVICE_UNAVAILABLE'],

@@ -25,7 +25,8 @@ export function registerRoute(app: FastifyInstance, definition: RouteDefinition,
     ...(definition.bodyLimit ? { bodyLimit: definition.bodyLimit } : {}),
     url: routerPathOf(definition),
     schema: {
-      ...(definition.params ? { params: definition.params } : {}),
+      // A catch-all's rest of path arrives as fastify's `*`; its named parameter is for the OpenAPI document.
+      ...(definition.params && !definition.catchAll ? { params: definition.params } : {}),
       ...(definition.querystring ? { querystring: definition.querystring } : {}),
       ...(definition.body ? { body: definition.body } : {}),
       response: responses,

@@ -37,6 +37,11 @@ const OwnerId = Type.String({
   description: 'Your identifier of an owner (a client id); default: the account',
 });
 
+export const PhotoUploadForm = Type.Object({
+  photo: Type.String({ contentEncoding: 'binary', description: 'JPEG, PNG or WebP, at least 64×64' }),
+  angle: Type.String({ description: 'one of the category’s angles' }),
+});
+
 export const RegisterObjectBody = Type.Object(
   {
     title: Type.String({ minLength: 1, maxLength: 300 }),

@@ -2,8 +2,17 @@ import { type Static, Type } from '@sinclair/typebox';
 import { VerificationResult } from './codes.ts';
 
 export const ResolverLinkParam = Type.Object({
-  '*': Type.String({ description: 'The rest of the GS1 Digital Link path after /01/: the GTIN and its qualifiers' }),
+  linkPath: Type.String({
+    description: 'The rest of the GS1 Digital Link path after /01/: the GTIN, then /21/<serial>, /10/<batch> in either order',
+  }),
 });
+
+export const ResolverReportForm = Type.Object({
+  link: Type.String({ maxLength: 2048, description: 'the scanned link, as the page put it in the form' }),
+  reason: Type.Optional(Type.String({ maxLength: 1000 })),
+});
+
+export const HtmlPage = Type.String({ description: 'An HTML page' });
 
 export const ResolverQuery = Type.Object(
   {
