@@ -27,6 +27,16 @@ describe('buildOpenApiDocument', () => {
     expect(Object.keys(health?.responses ?? {})).not.toContain('413');
   });
 
+  it('declares every parameter of every path template, as OpenAPI requires', () => {
+    for (const [path, operations] of Object.entries(document.paths)) {
+      const names = [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]);
+      for (const operation of Object.values(operations) as Array<{ parameters: Array<{ name: string; in: string }> }>) {
+        const declared = operation.parameters.filter((parameter) => parameter.in === 'path').map((parameter) => parameter.name);
+        expect(declared.sort(), path).toEqual([...names].sort());
+      }
+    }
+  });
+
   it('maps every error code to an HTTP error status', () => {
     for (const status of Object.values(errorStatus)) expect(status).toBeGreaterThanOrEqual(400);
   });
