@@ -1,5 +1,3 @@
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 // What authentication and rate limiting cost a request, two ways:
 // 1. In-process: the authenticator and the rate limiter alone, per call (no HTTP, no noise from
 //    the load generator).
@@ -10,6 +8,8 @@ import { join } from 'node:path';
 //    pinned apart on two cores and is noisier.
 //
 //   pnpm bench:auth            (needs PostgreSQL, Redis and NATS)
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ensureOperator, migrateAccounts } from '@hallmark/accounts';
 import { createFilesystemBlobStore } from '@hallmark/blob-store';
 import { createInProcessBus } from '@hallmark/bus';

@@ -34,6 +34,9 @@ export function createMemoryCache(options: { now?: () => number } = {}): Cache {
     return entry;
   };
 
+  /** Quota counters (consumeQuotas), apart from the string entries: they change on every request. */
+  const quotas = new Map<string, { used: number; resetAtMs: number }>();
+
   const histories = new Map<string, ScanHistory>();
   const history = (subject: string, atMs: number): ScanHistory => {
     const existing = histories.get(subject);
@@ -58,6 +61,7 @@ export function createMemoryCache(options: { now?: () => number } = {}): Cache {
     for (const key of entries.keys()) live(key);
     const nowMs = now();
     for (const [subject, entry] of histories) if (entry.expiresAtMs <= nowMs) histories.delete(subject);
+    for (const [key, quota] of quotas) if (quota.resetAtMs <= nowMs) quotas.delete(key);
   }, 60_000);
   sweeper.unref();
 
@@ -83,12 +87,24 @@ export function createMemoryCache(options: { now?: () => number } = {}): Cache {
       return value;
     },
     consumeQuotas(counters): QuotaDecision {
-      const used = counters.map((counter) => Number(live(counter.key)?.value ?? 0));
-      const refusedIndex = counters.findIndex((counter, index) => (used[index] ?? 0) + counter.cost > counter.limit);
+      // The per-request path of the embedded form: numbers mutated in place, no parsing, no new entries once warm.
+      const nowMs = now();
+      const current = counters.map((counter) => {
+        const quota = quotas.get(counter.key);
+        return quota && quota.resetAtMs > nowMs ? quota : undefined;
+      });
+      const refusedIndex = counters.findIndex((counter, index) => (current[index]?.used ?? 0) + counter.cost > counter.limit);
       const allowed = refusedIndex === -1;
       const states: CounterState[] = counters.map((counter, index) => {
-        const after = (used[index] ?? 0) + (allowed ? counter.cost : 0);
-        if (allowed) entries.set(counter.key, { value: String(after), expiresAtMs: counter.resetAtMs });
+        let quota = current[index];
+        if (allowed) {
+          if (quota) quota.used += counter.cost;
+          else {
+            quota = { used: counter.cost, resetAtMs: counter.resetAtMs };
+            quotas.set(counter.key, quota);
+          }
+        }
+        const after = quota?.used ?? 0;
         return {
           key: counter.key,
           used: after,

@@ -8,7 +8,15 @@ describe('buildOpenApiDocument', () => {
     openapi: string;
     paths: Record<
       string,
-      Record<string, { operationId: string; responses: Record<string, unknown>; requestBody?: { required: boolean } }>
+      Record<
+        string,
+        {
+          operationId: string;
+          responses: Record<string, unknown>;
+          requestBody?: { required: boolean };
+          parameters: Array<{ name: string; in: string }>;
+        }
+      >
     >;
   };
 
@@ -30,7 +38,7 @@ describe('buildOpenApiDocument', () => {
   it('declares every parameter of every path template, as OpenAPI requires', () => {
     for (const [path, operations] of Object.entries(document.paths)) {
       const names = [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]);
-      for (const operation of Object.values(operations) as Array<{ parameters: Array<{ name: string; in: string }> }>) {
+      for (const operation of Object.values(operations)) {
         const declared = operation.parameters.filter((parameter) => parameter.in === 'path').map((parameter) => parameter.name);
         expect(declared.sort(), path).toEqual([...names].sort());
       }
