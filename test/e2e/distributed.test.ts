@@ -1,7 +1,12 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { deleteEventStream } from '@hallmark/bus';
+import { auditExport, type ComplianceExportDocument, type JsonWebKeySet } from '@hallmark/client';
 import { createPostgresDatabase, createTestDatabase, type TestDatabase } from '@hallmark/sql';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call as callApi } from '../support/embedded.ts';
 import { type ServiceProcess, startServiceProcess } from '../support/service-process.ts';
@@ -25,6 +30,7 @@ let gatewayUrl: string;
 let secondGatewayUrl: string;
 const operatorKey = `svc_live_${randomUUID().replaceAll('-', '')}${randomUUID().replaceAll('-', '')}`;
 let env: Record<string, string>;
+let blobDir: string;
 const processes: ServiceProcess[] = [];
 
 async function freePort(): Promise<number> {
@@ -53,6 +59,8 @@ async function ping(service: string, body: object = {}, requestId?: string) {
 
 beforeAll(async () => {
   database = await createTestDatabase('e2e');
+  // Photos: the gateways write them, auction-service reads them; all mount this one folder.
+  blobDir = await mkdtemp(join(tmpdir(), 'hallmark-e2e-blobs-'));
   const port = await freePort();
   const secondPort = await freePort();
   gatewayUrl = `http://127.0.0.1:${port}`;
@@ -67,6 +75,7 @@ beforeAll(async () => {
     HALLMARK_PROBE_PORT: '0',
     HALLMARK_MASTER_KEY: '42'.repeat(32),
     HALLMARK_BOOTSTRAP_KEY: operatorKey,
+    HALLMARK_BLOB_DIR: blobDir,
   };
   start('gateway', 'gateway', { PORT: String(port), HALLMARK_HOST: '127.0.0.1' });
   start('gateway', 'gateway-2', { PORT: String(secondPort), HALLMARK_HOST: '127.0.0.1' });
@@ -101,6 +110,7 @@ afterAll(async () => {
   await Promise.all(processes.map((process) => process.stop('SIGTERM')));
   await database?.drop();
   await deleteEventStream(natsUrl, namespace);
+  await rm(blobDir, { recursive: true, force: true });
 });
 
 describe('distributed form: five services as separate processes', () => {
@@ -186,6 +196,16 @@ describe('distributed form: five services as separate processes', () => {
     expect(status).toBe(200);
     expect(await exitCode).toBe(0);
     expect((await ping('compliance-service')).status).toBe(503);
+    // Back for the suites after this one: auction events read the compliance config.
+    start('compliance-service', 'compliance-service-restarted');
+    await waitFor(
+      'compliance-service to answer again',
+      async () => ((await ping('compliance-service')).status === 200 ? true : undefined),
+      {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+      },
+    );
   });
 
   it('refuses to start with a bad setting, naming the variable', async () => {
@@ -324,5 +344,63 @@ describe('distributed form: codes over NATS, PostgreSQL and Redis', () => {
     } finally {
       await db.close();
     }
+  });
+});
+
+describe('distributed form: auction objects, compliance and the resolver', () => {
+  it('binds a photo over 1 MB through the shared blob store, and serves the public view, the log and the page', async () => {
+    const key = (
+      await call(gatewayUrl, 'POST', '/api/v1/accounts', {
+        key: operatorKey,
+        body: { name: `House ${randomUUID()}`, tier: 'enterprise' },
+      })
+    ).body.apiKey.secret as string;
+    const registered = await call(gatewayUrl, 'POST', '/api/v1/auction/objects/register', {
+      key,
+      body: { title: 'Distributed watch', category: 'watch', ownerId: 'client-1' },
+    });
+    expect(registered.status, JSON.stringify(registered.body)).toBe(201);
+    const { object, qr_data } = registered.body;
+
+    // Random pixels do not compress: about 1.5 MB, more than one NATS message may carry.
+    const photo = await sharp(randomBytes(720 * 720 * 3), { raw: { width: 720, height: 720, channels: 3 } })
+      .png()
+      .toBuffer();
+    expect(photo.length).toBeGreaterThan(1_048_576);
+    const form = new FormData();
+    form.append('angle', 'dial');
+    form.append('photo', new Blob([photo], { type: 'image/png' }), 'dial.png');
+    const uploaded = await fetch(`${secondGatewayUrl}/api/v1/auction/objects/${object.id}/photos`, {
+      method: 'POST',
+      headers: { 'x-api-key': key },
+      body: form,
+    });
+    const bound = (await uploaded.json()) as Json;
+    expect(uploaded.status, JSON.stringify(bound)).toBe(201);
+    expect(bound).toMatchObject({ angle: 'dial', photo_status: { count: 1, required: 4 } });
+
+    const listed = await call(secondGatewayUrl, 'POST', '/api/v1/auction/provenance/events', {
+      key,
+      body: { objectId: object.service_serial, eventType: 'listed', actorRole: 'auction_house' },
+    });
+    expect(listed.body, JSON.stringify(listed.body)).toMatchObject({ status: 'listed', position: 3 });
+    const publicView = await call(gatewayUrl, 'GET', `/api/v1/auction/public/verify/${object.service_serial}`, {});
+    expect(publicView.body).toMatchObject({ status: 'authentic', provenance: { event_count: 3, chain_intact: true } });
+
+    await waitFor('the object in the Merkle log', async () => {
+      const root = await call(gatewayUrl, 'GET', `/api/v1/compliance/${object.id}/merkle/root`, { key });
+      return root.body.treeSize === 3 ? true : undefined;
+    });
+    const exported = (await (
+      await fetch(`${secondGatewayUrl}/api/v1/compliance/${object.service_serial}/export`, { headers: { 'x-api-key': key } })
+    ).json()) as ComplianceExportDocument;
+    const jwks = (await call(gatewayUrl, 'GET', '/.well-known/jwks.json', {})).body as JsonWebKeySet;
+    expect(auditExport(exported, jwks)).toMatchObject({ valid: true, treeSize: 3, eventsChecked: 3 });
+
+    const page = await fetch(
+      `${secondGatewayUrl}${new URL(qr_data.gs1DigitalLink).pathname}${new URL(qr_data.gs1DigitalLink).search}`,
+    );
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('Distributed watch');
   });
 });
