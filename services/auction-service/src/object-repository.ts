@@ -16,11 +16,21 @@ export async function loadObject(deps: ObjectRepositoryDeps, objectId: string): 
   return foldObjectHistory(await deps.eventStore.readStream(assetStream(objectId), { limit: 100_000 }));
 }
 
-export async function requireOwnedObject(deps: ObjectRepositoryDeps, owner: Principal, idOrSerial: string): Promise<ObjectState> {
+/** The owner's object (by id or serial) with the events it was folded from; NOT_FOUND for anyone else's. */
+async function requireOwnedHistory(
+  deps: ObjectRepositoryDeps,
+  owner: Principal,
+  idOrSerial: string,
+): Promise<{ state: ObjectState; events: StoredEvent[] }> {
   const id = await findObjectId(deps.db, owner, idOrSerial);
-  const state = id ? await loadObject(deps, id) : undefined;
+  const events = id ? await deps.eventStore.readStream(assetStream(id), { limit: 100_000 }) : [];
+  const state = foldObjectHistory(events);
   if (!state) throw new HallmarkError('NOT_FOUND', `Object ${idOrSerial} was not found.`, { objectId: idOrSerial });
-  return state;
+  return { state, events };
+}
+
+export async function requireOwnedObject(deps: ObjectRepositoryDeps, owner: Principal, idOrSerial: string): Promise<ObjectState> {
+  return (await requireOwnedHistory(deps, owner, idOrSerial)).state;
 }
 
 /**
@@ -35,14 +45,15 @@ export async function changeObject(
   decide: (state: ObjectState) => ProvenanceEventInput[] | Promise<ProvenanceEventInput[]>,
 ): Promise<{ state: ObjectState; appended: StoredEvent[] }> {
   for (let attempt = 1; ; attempt += 1) {
-    const before = await requireOwnedObject(deps, owner, idOrSerial);
+    const { state: before, events } = await requireOwnedHistory(deps, owner, idOrSerial);
     const inputs = await decide(before);
     try {
       const appended = await appendToAssetHistory(deps.eventStore, { assetId: before.id, owner }, inputs, {
         now: deps.clock,
         expectedVersion: before.version,
       });
-      const after = (await loadObject(deps, before.id)) as ObjectState;
+      // Appended at the version decided on: the history is the events read plus these.
+      const after = foldObjectHistory([...events, ...appended]) as ObjectState;
       await saveObject(deps.db, after, deps.clock());
       return { state: after, appended };
     } catch (error) {
