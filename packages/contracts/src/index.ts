@@ -179,7 +179,7 @@ export {
   UpdateSchemaBody,
   ValidationOutcome,
 } from './schemas/metadata-schemas.ts';
-export { PublicReportBody, ResolvedScan, ResolverQuery } from './schemas/resolver.ts';
+export { ResolvedScan, ResolverQuery } from './schemas/resolver.ts';
 export {
   HealthResponse,
   PingRequest,

@@ -1,4 +1,3 @@
-export { defaultComplianceConfig } from './handlers/compliance-config.ts';
 export { merkleProjectionName, rebuildMerkleProjection } from './merkle-projection.ts';
 export { complianceService } from './service.ts';
 export { migrateCompliance } from './store/merkle-store.ts';

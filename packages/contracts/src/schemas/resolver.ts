@@ -33,8 +33,3 @@ export const ResolvedScan = Type.Object({
   result: Type.Union([VerificationResult, Type.Null()]),
 });
 export type ResolvedScan = Static<typeof ResolvedScan>;
-
-export const PublicReportBody = Type.Object({
-  link: Type.String({ maxLength: 2048 }),
-  reason: Type.Optional(Type.String({ maxLength: 1000 })),
-});

@@ -5,6 +5,7 @@ import { HallmarkError, type PublicVerification } from '@hallmark/contracts';
 import { verifyChain } from '@hallmark/provenance';
 import { privateOwnerLabel, securityFigures } from '../object-history.ts';
 import { loadObject, type ObjectRepositoryDeps } from '../object-repository.ts';
+import { isValidServiceSerial } from '../service-serial.ts';
 import { findObjectIdBySerial } from '../store/object-store.ts';
 
 const tierLabels = {
@@ -23,7 +24,8 @@ export async function publicVerify(
   serial: string,
   presentedSignature?: string,
 ): Promise<PublicVerification> {
-  const id = await findObjectIdBySerial(deps.db, serial);
+  // A serial whose check character fails was mistyped or made up: no need to ask the database.
+  const id = isValidServiceSerial(serial) ? await findObjectIdBySerial(deps.db, serial) : undefined;
   const state = id ? await loadObject(deps, id) : undefined;
   if (!state) throw new HallmarkError('NOT_FOUND', `No object has the serial ${serial}.`, { serial });
 

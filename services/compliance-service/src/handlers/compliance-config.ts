@@ -12,7 +12,7 @@ import type { EventStore } from '@hallmark/event-store';
 import type { SqlDatabase } from '@hallmark/sql';
 
 /** What an account has before it changes anything (docs/COMPLIANCE.md). */
-export const defaultComplianceConfig: ComplianceConfig = {
+const defaultComplianceConfig: ComplianceConfig = {
   riskThresholds: { ...defaultRiskRules },
   retention: { scanHistoryDays: 400 },
   evidenceRequiredFor: ['authenticated', 'condition_report'],
