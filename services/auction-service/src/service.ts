@@ -1,20 +1,17 @@
 import { hkdfSync } from 'node:crypto';
 import { createSigningKeyring, createVerificationKeys, migrateAccounts } from '@hallmark/accounts';
+import { createComplianceConfigCache } from '@hallmark/compliance-client';
 import {
   auctionDashboardRpc,
   bindPhotoRpc,
   broadcasts,
   confirmTransferRpc,
-  getComplianceConfigRpc,
-  HallmarkError,
   initiateTransferRpc,
   type Principal,
   provenanceHistoryRpc,
   publicVerifyObjectRpc,
-  type RpcResponse,
   recordProvenanceEventRpc,
   registerObjectRpc,
-  rpcSubject,
 } from '@hallmark/contracts';
 import { parseMasterKey } from '@hallmark/crypto';
 import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
@@ -43,18 +40,15 @@ export const auctionService = defineService({
     const keys = createVerificationKeys(infra.db);
     const repository = { db: infra.db, eventStore: infra.eventStore, clock };
     const codeKey = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'hallmark:transfer-codes', 32));
-    /** The event types the owner's compliance config says need evidence; asked when an event is recorded. */
-    const evidenceRequiredFor = async (owner: Principal) => {
-      const answer = await infra.bus.request<RpcResponse<typeof getComplianceConfigRpc>>(
-        rpcSubject(getComplianceConfigRpc),
-        { principal: owner },
-        { timeoutMs: base.HALLMARK_REQUEST_TIMEOUT_MS },
-      );
-      if (!answer.ok) throw HallmarkError.fromData(answer.error);
-      return answer.value.config.evidenceRequiredFor;
-    };
+    const configs = createComplianceConfigCache(infra.bus, {
+      timeoutMs: base.HALLMARK_REQUEST_TIMEOUT_MS,
+      onStale: (error) => log.warn({ code: error.code }, 'compliance config unavailable; using the last copy'),
+    });
+    /** The event types the owner's compliance config says need evidence (fails closed when it cannot be read). */
+    const evidenceRequiredFor = async (owner: Principal) => (await configs.configFor(owner)).evidenceRequiredFor;
     const subscriptions = [
       await servePing('auction-service', context),
+      await configs.start(),
       await infra.bus.onBroadcast(broadcasts.publicKeyRevoked, (payload) =>
         keys.forget(String((payload as { kid: unknown }).kid)),
       ),

@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { createVerificationKeys, migrateAccounts } from '@hallmark/accounts';
+import { createComplianceConfigCache } from '@hallmark/compliance-client';
 import { broadcasts, publicReportRpc, reportCodeRpc, resolveScanRpc, verifyCodeRpc } from '@hallmark/contracts';
 import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
 import { loadMigrations, runMigrations } from '@hallmark/sql';
@@ -23,7 +24,11 @@ export const verifyService = defineService({
     await migrateAccounts(infra.db);
     await runMigrations(infra.db, await loadMigrations('verify-service', migrations));
     const keys = createVerificationKeys(infra.db);
-    const rules = createRiskRulesSource(infra.bus, log, { timeoutMs: base.HALLMARK_REQUEST_TIMEOUT_MS });
+    const configs = createComplianceConfigCache(infra.bus, {
+      timeoutMs: base.HALLMARK_REQUEST_TIMEOUT_MS,
+      onStale: (error) => log.warn({ code: error.code }, 'compliance config unavailable; using the last copy'),
+    });
+    const rules = createRiskRulesSource(configs, log);
     const deps = {
       db: infra.db,
       codes: createCodeDirectory(infra.bus, { timeoutMs: base.HALLMARK_REQUEST_TIMEOUT_MS }),
@@ -37,7 +42,7 @@ export const verifyService = defineService({
     const forgetKid = (payload: unknown) => keys.forget(String((payload as { kid: unknown }).kid));
     const subscriptions = [
       await infra.bus.onBroadcast(broadcasts.publicKeyRevoked, forgetKid),
-      await rules.start(),
+      await configs.start(),
       await projectScanHistory(infra.bus, infra.db),
       await servePing('verify-service', context),
       await serveRpc(infra.bus, log, verifyCodeRpc, async (request, { requestId }) => verifyCode(deps, request, requestId)),

@@ -1,0 +1,1 @@
+export { type ComplianceConfigCache, createComplianceConfigCache } from './compliance-config-cache.ts';
