@@ -14,6 +14,8 @@ export default defineConfig({
             'apps/*/src/**/*.unit.test.ts',
             'infra/**/*.unit.test.ts',
           ],
+          // Property tests run thousands of cases; on a loaded two-core machine that can pass 5 s.
+          testTimeout: 30_000,
         },
       },
       {
