@@ -18,7 +18,7 @@ export async function projectionsCommand(args: string[], env: NodeJS.ProcessEnv,
     await migrateCompliance(connection.db);
     const started = Date.now();
     const { events } = await rebuildMerkleProjection(connection.db, eventStore);
-    out(`Rebuilt the Merkle projection from ${events} events in ${Date.now() - started} ms.\n`);
+    out(`Rebuilt the Merkle projection from ${events} event${events === 1 ? '' : 's'} in ${Date.now() - started} ms.\n`);
   } finally {
     await eventStore.close();
     await connection.close();
