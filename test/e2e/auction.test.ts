@@ -210,6 +210,18 @@ describe('provenance events and states', () => {
     }
   });
 
+  it('chains events sent at once on one object, one after the other, without losing any', async () => {
+    const { object } = await register({ title: 'Busy lot' });
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => event(object.id, 'condition_report', { evidence: { inspector: `I-${i}` } })),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(Array(8).fill(201));
+    expect(answers.map((answer) => answer.body.position).sort((a: number, b: number) => a - b)).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
+    const history = await api('GET', `/auction/objects/${object.id}/provenance`, { key: house });
+    expect(history.body).toMatchObject({ chain_valid: true });
+    expect(history.body.events).toHaveLength(9);
+  });
+
   it('refuses unknown types, types only transfers record, and missing evidence the config requires', async () => {
     const { object } = await register({ title: 'Lot 13' });
     for (const type of ['repainted', 'sold', 'transferred', 'registered'])
@@ -311,6 +323,13 @@ describe('transfers', () => {
       404,
       'NOT_FOUND',
     );
+  });
+
+  it('opens one transfer of two started at once', async () => {
+    const { object } = await register({ title: 'Lot 24' });
+    const body = { objectId: object.id, fromOwnerId: 'client-jane', toOwnerId: 'buyer-6', salePrice: 5, saleCurrency: 'EUR' };
+    const answers = await Promise.all([0, 1].map(() => api('POST', '/auction/transfers/initiate', { key: house, body })));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([201, 409]);
   });
 
   it('counts wrong codes, locks after five, and then refuses even the right code', async () => {

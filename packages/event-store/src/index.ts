@@ -12,4 +12,4 @@ export type {
 } from './event-store.ts';
 export { createKurrentEventStore } from './kurrent-event-store.ts';
 export { createSqlEventStore, type SqlEventStoreOptions } from './sql-event-store.ts';
-export { isVersionConflict } from './version-conflict.ts';
+export { isVersionConflict, versionConflict } from './version-conflict.ts';

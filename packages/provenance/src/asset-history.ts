@@ -1,5 +1,12 @@
 import { HallmarkError, type Principal } from '@hallmark/contracts';
-import type { EventStore, JsonObject, NewEvent, StoredEvent } from '@hallmark/event-store';
+import {
+  type EventStore,
+  isVersionConflict,
+  type JsonObject,
+  type NewEvent,
+  type StoredEvent,
+  versionConflict,
+} from '@hallmark/event-store';
 import {
   assetStream,
   type ChainedRecord,
@@ -88,17 +95,14 @@ export async function appendToAssetHistory(
       throw new HallmarkError('NOT_FOUND', `Asset ${asset.assetId} has no history.`, { assetId: asset.assetId });
     }
     if (options.expectedVersion !== undefined && options.expectedVersion !== last.streamVersion) {
-      throw new HallmarkError('CONFLICT', 'The asset’s history changed while this request was decided; retry it.', {
-        assetId: asset.assetId,
-      });
+      throw versionConflict(streamId, options.expectedVersion, last.streamVersion);
     }
     const { events } = chainEvents(asset, head, inputs, options.now().toISOString());
     try {
       const result = await store.append(streamId, events, { expectedVersion: last.streamVersion });
       return result.events;
     } catch (error) {
-      const conflict = error instanceof HallmarkError && error.code === 'CONFLICT' && 'actualVersion' in (error.details ?? {});
-      if (!conflict || options.expectedVersion !== undefined || attempt >= maxAttempts) throw error;
+      if (!isVersionConflict(error) || options.expectedVersion !== undefined || attempt >= maxAttempts) throw error;
       await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * attempt)));
     }
   }

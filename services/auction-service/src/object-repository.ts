@@ -1,5 +1,5 @@
 import { HallmarkError, type Principal } from '@hallmark/contracts';
-import type { EventStore, StoredEvent } from '@hallmark/event-store';
+import { type EventStore, isVersionConflict, type StoredEvent } from '@hallmark/event-store';
 import { appendToAssetHistory, assetStream, type ProvenanceEventInput } from '@hallmark/provenance';
 import type { SqlDatabase } from '@hallmark/sql';
 import { foldObjectHistory, type ObjectState } from './object-history.ts';
@@ -57,7 +57,9 @@ export async function changeObject(
       await saveObject(deps.db, after, deps.clock());
       return { state: after, appended };
     } catch (error) {
-      if (!(error instanceof HallmarkError && error.code === 'CONFLICT' && attempt < 5)) throw error;
+      // Only a version conflict is retried: a refusal decided on the state is an answer.
+      if (!isVersionConflict(error) || attempt >= 20) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * attempt)));
     }
   }
 }
