@@ -189,6 +189,8 @@ export function runMerkleProjection(eventStore: EventStore, projection: MerklePr
     checkpoints: projection.checkpoints,
     handle: projection.handle,
     onError,
+    // Large pages: the per-transaction work (lock, checkpoint, statements) is paid once per page.
+    batchSize: 2_000,
   });
 }
 
