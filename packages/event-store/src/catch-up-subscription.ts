@@ -60,6 +60,9 @@ export function startCatchUpSubscription(
           await options.handle(page.events, page.cursor);
           await checkpoints.save(options.name, page.cursor);
           cursor = page.cursor;
+          if (options.lingerMs && page.events.length < batchSize && !stopping) {
+            await new Promise((resolve) => setTimeout(resolve, options.lingerMs));
+          }
         } catch (error) {
           options.onError?.(error);
           await sleep(retryDelayMs);

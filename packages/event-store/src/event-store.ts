@@ -53,6 +53,12 @@ export interface SubscribeOptions {
   /** Told of a failed batch before it is retried. */
   onError?(error: unknown): void;
   batchSize?: number;
+  /**
+   * After a page smaller than `batchSize`, wait this long before reading on, so that a trickle of
+   * events is handled in fewer, larger batches (a projection pays per batch). Adds up to this much delay.
+   * The SQL adapter honours it; KurrentDB's live subscription delivers one event at a time.
+   */
+  lingerMs?: number;
   /** Where checkpoints live; defaults to the store's own. */
   checkpoints?: CheckpointStore;
 }

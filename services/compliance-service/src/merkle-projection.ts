@@ -189,8 +189,10 @@ export function runMerkleProjection(eventStore: EventStore, projection: MerklePr
     checkpoints: projection.checkpoints,
     handle: projection.handle,
     onError,
-    // Large pages: the per-transaction work (lock, checkpoint, statements) is paid once per page.
+    // The per-transaction work (lock, checkpoint, statements) is paid once per page: take large
+    // pages, and let a trickle of events gather for a moment (proofs lag by at most that).
     batchSize: 2_000,
+    lingerMs: 100,
   });
 }
 
