@@ -18,6 +18,7 @@ export {
   signCheckpoint,
 } from './checkpoint.ts';
 export {
+  accountStream,
   assetIdOfStream,
   assetStream,
   type ChainedRecord,

@@ -1,7 +1,10 @@
-import type { Environment } from '@hallmark/contracts';
+import type { Environment, Principal } from '@hallmark/contracts';
 import { sha256Hex } from '@hallmark/crypto';
 import type { StoredEvent } from '@hallmark/event-store';
 import { canonicalJson } from './canonical-json.ts';
+
+/** An account's own history (schema changes, compliance config changes), per environment. */
+export const accountStream = (owner: Principal): string => `account-${owner.accountId}-${owner.environment}`;
 
 /** Every event of an asset lives in this stream. */
 export const assetStream = (assetId: string): string => `asset-${assetId}`;

@@ -87,3 +87,16 @@ export const EmbeddedConfig = Type.Composite([
   }),
 ]);
 export type EmbeddedConfig = Static<typeof EmbeddedConfig>;
+
+/** The master key, for the services that hold signing keys (code-, auction- and compliance-service). */
+export const MasterKeySetting = Type.String({
+  pattern: '^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$',
+  description: '32 bytes as 64 hex characters or base64; seals the signing keys at rest',
+});
+
+/** Where generated links point, for the services that make them (code- and auction-service). */
+export const ResolverUrlSetting = Type.String({
+  pattern: '^https?://[^/?#]+$',
+  default: 'http://localhost:8080',
+  description: 'scheme and host of the resolver in generated links, without a path (e.g. https://id.brand.com)',
+});

@@ -1,4 +1,13 @@
-export { BaseConfig, ConfigError, DistributedConfig, EmbeddedConfig, LogLevel, readConfig } from './config.ts';
+export {
+  BaseConfig,
+  ConfigError,
+  DistributedConfig,
+  EmbeddedConfig,
+  LogLevel,
+  MasterKeySetting,
+  ResolverUrlSetting,
+  readConfig,
+} from './config.ts';
 export { connectDistributed, createEmbedded, type Infrastructure } from './infrastructure.ts';
 export { createLogger, type Logger, type LoggerOptions } from './logger.ts';
 export { startProbeServer } from './probe-server.ts';

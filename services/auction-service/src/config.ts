@@ -1,14 +1,9 @@
+import { MasterKeySetting, ResolverUrlSetting } from '@hallmark/runtime';
 import { type Static, Type } from '@sinclair/typebox';
 
 export const AuctionServiceConfig = Type.Object({
-  HALLMARK_MASTER_KEY: Type.String({
-    pattern: '^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$',
-    description: '32 bytes as 64 hex characters or base64; unseals the keys that sign object links, keys transfer-code hashes',
-  }),
-  HALLMARK_RESOLVER_URL: Type.String({
-    pattern: '^https?://[^/?#]+$',
-    default: 'http://localhost:8080',
-    description: 'scheme and host of the resolver in object links, without a path',
-  }),
+  // Also keys the transfer-code HMACs (HKDF), besides unsealing the keys that sign object links.
+  HALLMARK_MASTER_KEY: MasterKeySetting,
+  HALLMARK_RESOLVER_URL: ResolverUrlSetting,
 });
 export type AuctionServiceConfig = Static<typeof AuctionServiceConfig>;

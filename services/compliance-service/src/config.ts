@@ -1,10 +1,9 @@
+import { MasterKeySetting } from '@hallmark/runtime';
 import { type Static, Type } from '@sinclair/typebox';
 
 export const ComplianceServiceConfig = Type.Object({
-  HALLMARK_MASTER_KEY: Type.String({
-    pattern: '^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$',
-    description: '32 bytes as 64 hex characters or base64; unseals the signing keys that sign checkpoints',
-  }),
+  // Unseals the signing keys that sign checkpoints.
+  HALLMARK_MASTER_KEY: MasterKeySetting,
   HALLMARK_CHECKPOINT_ORIGIN: Type.String({
     pattern: '^[A-Za-z0-9.-]+(/[A-Za-z0-9._-]+)*$',
     default: 'hallmark',

@@ -1,8 +1,9 @@
 import { createSqlEventStore } from '@hallmark/event-store';
+import { accountStream } from '@hallmark/provenance';
 import { createPgliteDatabase } from '@hallmark/sql';
 import { describe, expect, it } from 'vitest';
 import { migrateCodes } from '../store/code-store.ts';
-import { accountStream, createSchemaCatalog } from './schemas.ts';
+import { createSchemaCatalog } from './schemas.ts';
 
 describe('schema changes', () => {
   it('are events in the account’s stream, with each version’s definition', async () => {

@@ -12,6 +12,7 @@ import {
 } from '@hallmark/contracts';
 import { randomHex } from '@hallmark/crypto';
 import type { EventStore } from '@hallmark/event-store';
+import { accountStream } from '@hallmark/provenance';
 import {
   checkDefinition,
   compileMetadataSchema,
@@ -38,8 +39,6 @@ export interface SchemaDeps {
 }
 
 /** Schema changes go to the account's own stream, so an export can show which version a code used. */
-export const accountStream = (owner: Principal) => `account-${owner.accountId}-${owner.environment}`;
-
 const templateEpoch = new Date('2026-11-01T00:00:00Z');
 const templates = new Map(
   schemaTemplates.map((template) => [

@@ -9,6 +9,7 @@ import {
   type Principal,
 } from '@hallmark/contracts';
 import type { EventStore } from '@hallmark/event-store';
+import { accountStream } from '@hallmark/provenance';
 import type { SqlDatabase } from '@hallmark/sql';
 
 /** What an account has before it changes anything (docs/COMPLIANCE.md). */
@@ -18,8 +19,6 @@ const defaultComplianceConfig: ComplianceConfig = {
   evidenceRequiredFor: ['authenticated', 'condition_report'],
   defaultExportFormat: 'json',
 };
-
-export const accountStream = (owner: Principal) => `account-${owner.accountId}-${owner.environment}`;
 
 interface ConfigRow {
   config: ComplianceConfig;
