@@ -475,7 +475,7 @@ describe('public verification limits', () => {
   it('limits each client address per second, with Retry-After, and never asks for a key', async () => {
     const limited = await startTestProduct({ HALLMARK_PUBLIC_RATE_LIMIT: '3' });
     try {
-      // A moment ahead of the real clock (counters expire by it), early in its second.
+      // Early in a second, so that all six requests fall into it.
       const second = Math.ceil(Date.now() / 1000) * 1000 + 3_600_000;
       limited.clock.freeze(new Date(second + 200));
       const answers = await Promise.all(

@@ -65,7 +65,7 @@ export async function startEmbedded(
     level: base.HALLMARK_LOG_LEVEL,
     ...(options.logDestination ? { destination: options.logDestination } : {}),
   });
-  const infra = await createEmbedded(base, log);
+  const infra = await createEmbedded(base, log, clock);
   const running: RunningService[] = [];
   for (const definition of services) {
     running.push(

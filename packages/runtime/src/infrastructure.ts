@@ -74,12 +74,19 @@ export async function connectDistributed(config: DistributedConfig, service: str
   };
 }
 
-/** Everything in this process: PGlite under the data folder, the in-process bus, the memory cache. */
-export async function createEmbedded(config: EmbeddedConfig, log: Logger): Promise<Infrastructure> {
+/**
+ * Everything in this process: PGlite under the data folder, the in-process bus, the memory cache.
+ * The cache's entries expire by `clock`, the same clock the services compute windows with.
+ */
+export async function createEmbedded(
+  config: EmbeddedConfig,
+  log: Logger,
+  clock: () => Date = () => new Date(),
+): Promise<Infrastructure> {
   const bus = createInProcessBus({ onInternalError: busErrorLogger(log) });
   const db = await createPgliteDatabase(join(resolve(config.HALLMARK_DATA_DIR), 'pglite'));
   const eventStore = await createSqlEventStore(db);
-  const cache = createMemoryCache();
+  const cache = createMemoryCache({ now: () => clock().getTime() });
   return {
     form: 'embedded',
     bus,

@@ -154,7 +154,7 @@ export function registerResolverRoutes(
     const seenKey = `resolver:seen:${link.gtin}:${link.serial}:${link.signature}:${request.ip}`;
     const seen = reloadWindowMs > 0 ? await deps.cache.get(seenKey) : undefined;
     let scan = seen ? (JSON.parse(seen) as ResolvedScan & { verifiedAt: string }) : undefined;
-    if (!scan || deps.clock().getTime() - Date.parse(scan.verifiedAt) >= reloadWindowMs) {
+    if (!scan) {
       scan = {
         ...(await deps.services.call(resolveScanRpc, { url: scannedUrl, client: { address: request.ip } }, request.id)),
         verifiedAt: deps.clock().toISOString(),
