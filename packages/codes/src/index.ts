@@ -18,4 +18,10 @@ export {
   type ScanFacts,
   type Verdict,
 } from './risk.ts';
-export { type SignedFields, signCode, signedMessage, verifyCodeSignature } from './signed-message.ts';
+export {
+  type SignedFields,
+  signCode,
+  signedMessage,
+  verifyCodeSignature,
+  verifyCodeSignatureInThreadPool,
+} from './signed-message.ts';

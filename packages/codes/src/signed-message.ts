@@ -1,5 +1,5 @@
 import type { KeyObject } from 'node:crypto';
-import { signEd25519, verifyEd25519 } from '@hallmark/crypto';
+import { signEd25519, verifyEd25519, verifyEd25519InThreadPool } from '@hallmark/crypto';
 
 /** What a code's signature covers. Host and qualifier order are not part of it. */
 export interface SignedFields {
@@ -38,9 +38,24 @@ export function signCode(privateKey: KeyObject, fields: SignedFields): string {
   return signEd25519(privateKey, signedMessage(fields)).toString('base64url');
 }
 
+/** The signature's 64 bytes, or undefined when it is not canonical unpadded base64url of 64 bytes. */
+function signatureBytes(signature: string): Buffer | undefined {
+  const bytes = Buffer.from(signature, 'base64url');
+  return bytes.length === 64 && bytes.toString('base64url') === signature ? bytes : undefined;
+}
+
 /** False for a wrong or malformed signature. */
 export function verifyCodeSignature(publicKey: KeyObject, fields: SignedFields, signature: string): boolean {
-  const bytes = Buffer.from(signature, 'base64url');
-  if (bytes.length !== 64 || bytes.toString('base64url') !== signature) return false;
-  return verifyEd25519(publicKey, signedMessage(fields), bytes);
+  const bytes = signatureBytes(signature);
+  return bytes !== undefined && verifyEd25519(publicKey, signedMessage(fields), bytes);
+}
+
+/** `verifyCodeSignature` in libuv's thread pool: for servers, where the event loop has other requests to serve. */
+export async function verifyCodeSignatureInThreadPool(
+  publicKey: KeyObject,
+  fields: SignedFields,
+  signature: string,
+): Promise<boolean> {
+  const bytes = signatureBytes(signature);
+  return bytes !== undefined && (await verifyEd25519InThreadPool(publicKey, signedMessage(fields), bytes));
 }

@@ -5,7 +5,9 @@ export {
   ed25519PublicKeyObject,
   generateEd25519KeyPair,
   signEd25519,
+  signEd25519InThreadPool,
   verifyEd25519,
+  verifyEd25519InThreadPool,
 } from './ed25519.ts';
 export { ed25519Jwk, ed25519Thumbprint, type OkpJwk } from './jwk.ts';
 export { type PublicKeyParseResult, parseEd25519PublicKey } from './public-key-input.ts';

@@ -1,6 +1,6 @@
 import type { VerificationKeys } from '@hallmark/accounts';
 import type { BlobStore } from '@hallmark/blob-store';
-import { verifyCodeSignature } from '@hallmark/codes';
+import { verifyCodeSignatureInThreadPool } from '@hallmark/codes';
 import { HallmarkError, type PublicVerification } from '@hallmark/contracts';
 import { verifyChain } from '@hallmark/provenance';
 import { privateOwnerLabel, securityFigures } from '../object-history.ts';
@@ -35,11 +35,11 @@ export async function publicVerify(
     (presentedSignature === undefined || presentedSignature === state.link.signature) &&
     key !== undefined &&
     key.status !== 'revoked' &&
-    verifyCodeSignature(
+    (await verifyCodeSignatureInThreadPool(
       key.keyObject,
       { kid: state.link.kid, gtin: state.link.gtin, serial: state.serial, batch: state.category },
       state.link.signature,
-    );
+    ));
   const chain = verifyChain(state.records);
   const figures = securityFigures(state);
   const held = await Promise.all([...state.photos.values()].map((photo) => deps.blobs.has(photo.sha256)));

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { VerificationKeys } from '@hallmark/accounts';
 import type { Bus } from '@hallmark/bus';
 import type { Cache } from '@hallmark/cache';
-import { assessScan, endOfYymmdd, verifyCodeSignature } from '@hallmark/codes';
+import { assessScan, endOfYymmdd, verifyCodeSignatureInThreadPool } from '@hallmark/codes';
 import {
   HallmarkError,
   type Principal,
@@ -58,7 +58,7 @@ export async function verifyCode(
     if (!key || key.status === 'revoked' || key.environment !== principal.environment) continue;
     checkedKid ??= kid;
     const fields = { kid, gtin: link.gtin, serial: link.serial, batch: link.batch, variant: link.variant, expiry: link.expiry };
-    if (verifyCodeSignature(key.keyObject, fields, link.signature)) {
+    if (await verifyCodeSignatureInThreadPool(key.keyObject, fields, link.signature)) {
       matchedKid = kid;
       break;
     }
