@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { ed25519PrivateKeyObject, ed25519PublicKeyObject, ed25519Thumbprint } from '@hallmark/crypto';
 import { parseDigitalLink } from '@hallmark/gs1';
 import { describe, expect, it } from 'vitest';
-import { signCode, signedMessage, verifyCodeSignature } from './signed-message.ts';
+import { signCode, signedMessage, verifyCodeSignature, verifyCodeSignatureInThreadPool } from './signed-message.ts';
 
 // The vector is read from docs/SIGNING.md, so the document and the code cannot drift apart.
 const doc = readFileSync(new URL('../../../docs/SIGNING.md', import.meta.url), 'utf8');
@@ -63,5 +63,19 @@ describe('the signing test vector in docs/SIGNING.md', () => {
     expect(verifyCodeSignature(publicKey, { ...fields, kid: 'another-key' }, signature)).toBe(false);
     expect(verifyCodeSignature(publicKey, fields, `${signature.slice(0, -1)}A`)).toBe(false);
     expect(verifyCodeSignature(publicKey, fields, signature.slice(0, 40))).toBe(false);
+  });
+
+  it('gives the same answers in the thread pool as on the calling thread', async () => {
+    const publicKey = ed25519PublicKeyObject(keyPair.publicKey);
+    const signature = vector.signature ?? '';
+    const cases: Array<[typeof fields, string]> = [
+      [fields, signature],
+      [{ ...fields, serial: 'SN-0002' }, signature],
+      [fields, `${signature.slice(0, -1)}A`],
+      [fields, signature.slice(0, 40)],
+    ];
+    const answers = await Promise.all(cases.map(([signed, text]) => verifyCodeSignatureInThreadPool(publicKey, signed, text)));
+    expect(answers).toEqual([true, false, false, false]);
+    expect(answers).toEqual(cases.map(([signed, text]) => verifyCodeSignature(publicKey, signed, text)));
   });
 });
