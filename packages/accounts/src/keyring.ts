@@ -10,6 +10,7 @@ import {
   parseEd25519PublicKey,
   seal,
   signEd25519,
+  signEd25519InThreadPool,
 } from '@hallmark/crypto';
 import type { SqlDatabase } from '@hallmark/sql';
 import {
@@ -32,6 +33,8 @@ export interface SigningKey {
   /** The raw 32-byte Ed25519 public key. */
   publicKey: Buffer;
   sign(message: Uint8Array): Buffer;
+  /** `sign` in libuv's thread pool: many signatures at once spread over every core. */
+  signInThreadPool(message: Uint8Array): Promise<Buffer>;
 }
 
 export interface PublicKeyEntry {
@@ -61,7 +64,12 @@ export function createSigningKeyring(
     const privateKey = open(masterKey, Buffer.from(row.sealed_private_key ?? '', 'base64url'), sealContext(row.id));
     const publicKey = Buffer.from(row.public_key, 'base64url');
     const keyObject = ed25519PrivateKeyObject({ publicKey, privateKey });
-    return { kid: row.id, publicKey, sign: (message) => signEd25519(keyObject, message) };
+    return {
+      kid: row.id,
+      publicKey,
+      sign: (message) => signEd25519(keyObject, message),
+      signInThreadPool: (message) => signEd25519InThreadPool(keyObject, message),
+    };
   };
 
   const newSealedKey = () => {
