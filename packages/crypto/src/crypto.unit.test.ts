@@ -10,7 +10,10 @@ import {
   parseMasterKey,
   seal,
   signEd25519,
+  signEd25519InThreadPool,
+  uuidV7,
   verifyEd25519,
+  verifyEd25519InThreadPool,
 } from './index.ts';
 
 // RFC 8032 §7.1, TEST 1 and TEST 2.
@@ -104,5 +107,28 @@ describe('seal and open', () => {
   it('reads a master key as hex or base64 of 32 bytes, nothing else', () => {
     expect(parseMasterKey(Buffer.alloc(32, 7).toString('base64'))).toEqual(Buffer.alloc(32, 7));
     expect(() => parseMasterKey('abcd')).toThrow(/32 bytes/);
+  });
+
+  it('signs and verifies in the thread pool as on the calling thread', async () => {
+    const pair = generateEd25519KeyPair();
+    const privateKey = ed25519PrivateKeyObject(pair);
+    const publicKey = ed25519PublicKeyObject(pair.publicKey);
+    const message = Buffer.from('hallmark');
+    const signature = await signEd25519InThreadPool(privateKey, message);
+    expect(signature).toEqual(signEd25519(privateKey, message));
+    expect(await verifyEd25519InThreadPool(publicKey, message, signature)).toBe(true);
+    expect(await verifyEd25519InThreadPool(publicKey, Buffer.from('hallmarc'), signature)).toBe(false);
+    expect(await verifyEd25519InThreadPool(publicKey, message, signature.subarray(0, 63))).toBe(false);
+  });
+
+  it('makes RFC 9562 version 7 UUIDs that carry their millisecond and sort by it', () => {
+    const atMs = Date.UTC(2026, 10, 21, 12, 0, 0, 5);
+    const id = uuidV7(atMs);
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(Number.parseInt(id.replace('-', '').slice(0, 12), 16)).toBe(atMs);
+    const later = Array.from({ length: 100 }, (_, i) => uuidV7(atMs + 1 + i));
+    expect([...later].sort()).toEqual(later);
+    expect(later.every((next) => next > id)).toBe(true);
+    expect(new Set(Array.from({ length: 1000 }, () => uuidV7(atMs))).size).toBe(1000);
   });
 });

@@ -1,4 +1,4 @@
-export { randomHex, sha256Hex } from './digest.ts';
+export { randomHex, sha256Hex, uuidV7 } from './digest.ts';
 export {
   type Ed25519KeyPair,
   ed25519PrivateKeyObject,

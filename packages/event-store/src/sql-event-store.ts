@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { HallmarkError } from '@hallmark/contracts';
+import { uuidV7 } from '@hallmark/crypto';
 import { loadMigrations, runMigrations, type SqlDatabase } from '@hallmark/sql';
 import { startCatchUpSubscription } from './catch-up-subscription.ts';
 import type { CheckpointStore, EventStore, JsonObject, StoredEvent } from './event-store.ts';
@@ -123,7 +123,7 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
         }
         const rows = events.map((event, index) => ({
           version: actualVersion + index + 1,
-          id: event.eventId ?? randomUUID(),
+          id: event.eventId ?? uuidV7(),
           type: event.type,
           data: event.data,
           metadata: event.metadata ?? {},
@@ -160,7 +160,7 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
         events.map((event, index) => ({
           stream: streamId,
           version: index + 1,
-          id: event.eventId ?? randomUUID(),
+          id: event.eventId ?? uuidV7(),
           type: event.type,
           data: event.data,
           metadata: event.metadata ?? {},

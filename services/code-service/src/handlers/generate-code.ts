@@ -8,7 +8,7 @@ import {
   HallmarkError,
   type Principal,
 } from '@hallmark/contracts';
-import { randomHex, sha256Hex } from '@hallmark/crypto';
+import { sha256Hex, uuidV7 } from '@hallmark/crypto';
 import type { EventStore } from '@hallmark/event-store';
 import { formatDigitalLink } from '@hallmark/gs1';
 import { startAssetHistory } from '@hallmark/provenance';
@@ -64,6 +64,7 @@ export async function generateCodes(
   requestId: string,
 ): Promise<BatchItemResult[]> {
   const now = deps.clock();
+  const nowMs = now.getTime();
   // One slot per item, in order; accepted items' slots are filled once they are signed.
   const results: Array<BatchItemResult | undefined> = [];
   const accepted: Array<{
@@ -138,7 +139,8 @@ export async function generateCodes(
       { origin: deps.resolverUrl, gtin, serial, ...(batch ? { batch } : {}), ...(expiry ? { expiry } : {}), signature },
       deps.linkOrder,
     );
-    const assetId = `code_${randomHex(10)}`;
+    // Time-ordered, so the tables keyed by asset id take new codes at the end of their indexes.
+    const assetId = `code_${uuidV7(nowMs).replaceAll('-', '')}`;
     const generated: GeneratedCode = {
       url,
       gtin,
