@@ -23,6 +23,7 @@ import {
   type LoadResult,
   machineLine,
   measure,
+  measurePaced,
   operatorKey,
   pinLoadGenerator,
   type RunningProduct,
@@ -150,8 +151,8 @@ async function overHttp(start: () => Promise<RunningProduct>, form: string): Pro
     const fixedWithout: LoadResult[] = [];
     const fixedWith: LoadResult[] = [];
     for (let round = 0; round < rounds; round++) {
-      fixedWithout.push(await measure({ ...load(false), seconds, overallRate: rate }));
-      fixedWith.push(await measure({ ...load(true), seconds, overallRate: rate }));
+      fixedWithout.push(await measurePaced({ ...load(false), seconds, rate }));
+      fixedWith.push(await measurePaced({ ...load(true), seconds, rate }));
     }
     const c = summary(fixedWithout);
     const d = summary(fixedWith);

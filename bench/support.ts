@@ -3,6 +3,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deleteEventStream } from '@hallmark/bus';
@@ -163,4 +164,128 @@ export async function measure(options: LoadOptions): Promise<LoadResult> {
 
 export function machineLine(): string {
   return `${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}`;
+}
+
+export interface PacedOptions {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  /** Requests per second, sent evenly spaced (open loop). */
+  rate: number;
+  seconds: number;
+  /** Keep-alive connections at most (requests beyond them wait for one, and that wait counts). */
+  connections?: number;
+  /** A server process to charge CPU time to. */
+  pid?: number;
+}
+
+/**
+ * A fixed load at an even pace: request i is due at start + i / rate, whether or not earlier ones
+ * have been answered, and its latency runs from when it was due (so a stalled server cannot hide
+ * its stall by slowing the sender: no coordinated omission). autocannon's fixed rate releases each
+ * connection's whole second of requests at once at the start of every second, which measures its
+ * own bursts, not the server. Like autocannon, it writes prepared HTTP/1.1 bytes on keep-alive
+ * sockets and reads only the status line and Content-Length, so it costs the machine little.
+ */
+export async function measurePaced(options: PacedOptions): Promise<LoadResult> {
+  const target = new URL(options.url);
+  const body = Buffer.from(options.body ?? '');
+  const head = [
+    `${options.method ?? 'GET'} ${target.pathname}${target.search} HTTP/1.1`,
+    `host: ${target.host}`,
+    ...Object.entries(options.headers ?? {}).map(([name, value]) => `${name}: ${value}`),
+    `content-length: ${body.length}`,
+    '',
+    '',
+  ].join('\r\n');
+  const requestBytes = Buffer.concat([Buffer.from(head), body]);
+  const latencies: number[] = [];
+  let errors = 0;
+  const due: number[] = [];
+  const idle: Array<(dueAt: number) => void> = [];
+  const total = Math.round(options.rate * options.seconds);
+  let answered = 0;
+  let finished: () => void = () => {};
+  const allAnswered = new Promise<void>((resolve) => {
+    finished = resolve;
+  });
+  const record = (dueAt: number, ok: boolean) => {
+    latencies.push(performance.now() - dueAt);
+    if (!ok) errors += 1;
+    answered += 1;
+    if (answered === total) finished();
+  };
+
+  /** One keep-alive connection: takes the next due request whenever it is free. */
+  const openConnection = async () => {
+    const socket = connect({ host: target.hostname, port: Number(target.port) });
+    socket.setNoDelay(true);
+    await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    let buffered: Buffer = Buffer.alloc(0);
+    let current: number | undefined;
+    const send = (dueAt: number) => {
+      current = dueAt;
+      socket.write(requestBytes);
+    };
+    const free = () => {
+      current = undefined;
+      const next = due.shift();
+      if (next === undefined) idle.push(send);
+      else send(next);
+    };
+    socket.on('data', (chunk: Buffer) => {
+      buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
+      for (;;) {
+        const end = buffered.indexOf('\r\n\r\n');
+        if (end === -1 || current === undefined) return;
+        const headers = buffered.subarray(0, end).toString('latin1');
+        const length = Number(/content-length: *(\d+)/i.exec(headers)?.[1] ?? 0);
+        if (buffered.length < end + 4 + length) return;
+        const status = Number(headers.slice(9, 12));
+        buffered = buffered.subarray(end + 4 + length);
+        record(current, status >= 200 && status < 300);
+        free();
+      }
+    });
+    socket.on('error', () => {
+      if (current !== undefined) record(current, false);
+      current = undefined;
+    });
+    free();
+    return socket;
+  };
+
+  const cpuBefore = options.pid === undefined ? 0 : cpuMicroseconds(options.pid);
+  const sockets = await Promise.all(Array.from({ length: options.connections ?? 50 }, openConnection));
+  const intervalMs = 1000 / options.rate;
+  const started = performance.now();
+  let sent = 0;
+  while (sent < total) {
+    const dueNow = Math.min(total, Math.floor((performance.now() - started) / intervalMs) + 1);
+    for (; sent < dueNow; sent++) {
+      const dueAt = started + sent * intervalMs;
+      const connection = idle.shift();
+      if (connection) connection(dueAt);
+      else due.push(dueAt);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  // A connection that died leaves its requests unanswered: they count as errors after a grace period.
+  await Promise.race([allAnswered, new Promise((resolve) => setTimeout(resolve, 30_000).unref())]);
+  errors += total - answered;
+  const elapsedSeconds = (performance.now() - started) / 1000;
+  for (const socket of sockets) socket.destroy();
+  latencies.sort((a, b) => a - b);
+  const percentile = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0);
+  return {
+    requestsPerSecond: Math.round(latencies.length / elapsedSeconds),
+    p50: percentile(0.5),
+    p99: percentile(0.99),
+    errors,
+    cpuMicrosPerRequest:
+      options.pid === undefined
+        ? undefined
+        : Math.round((cpuMicroseconds(options.pid) - cpuBefore) / Math.max(1, latencies.length)),
+  };
 }
