@@ -8,6 +8,11 @@ export function newApiKeySecret(environment: Environment): string {
   return `svc_${environment}_${randomHex(32)}`;
 }
 
+/** Whether a secret has the spec's form; no match object, as the gateway asks on every request. */
+export function isWellFormedSecret(secret: string): boolean {
+  return secretPattern.test(secret);
+}
+
 /** The environment a well-formed secret names, or undefined for anything malformed. */
 export function environmentOfSecret(secret: string): Environment | undefined {
   const match = secretPattern.exec(secret);

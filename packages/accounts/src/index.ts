@@ -1,5 +1,5 @@
 export { type Account, findAccount, findOperatorAccount } from './account-store.ts';
-export { environmentOfSecret, hashApiKeySecret, newApiKeySecret } from './api-key-secret.ts';
+export { environmentOfSecret, hashApiKeySecret, isWellFormedSecret, newApiKeySecret } from './api-key-secret.ts';
 export {
   type ApiKeyRecord,
   type ApiKeyWithAccount,

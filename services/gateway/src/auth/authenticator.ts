@@ -1,9 +1,9 @@
 import {
   type ApiKeyWithAccount,
   type AuthenticatedKey,
-  environmentOfSecret,
   findApiKeyByHash,
   hashApiKeySecret,
+  isWellFormedSecret,
 } from '@hallmark/accounts';
 import { HallmarkError } from '@hallmark/contracts';
 import type { SqlExecutor } from '@hallmark/sql';
@@ -84,7 +84,7 @@ export function createAuthenticator(options: { db: SqlExecutor; clock: () => Dat
       if (header === undefined || header === '') {
         throw new HallmarkError('MISSING_API_KEY', 'Send your API key in the x-api-key header.');
       }
-      if (typeof header !== 'string' || !environmentOfSecret(header)) {
+      if (typeof header !== 'string' || !isWellFormedSecret(header)) {
         throw new HallmarkError(
           'INVALID_API_KEY',
           'The API key is malformed: it must look like svc_live_<64 hex> or svc_test_<64 hex>.',

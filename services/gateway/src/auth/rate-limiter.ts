@@ -21,6 +21,25 @@ type CounterName =
 
 const dayMs = 86_400_000;
 
+/** A per-key decision as the response reports it: the refusing counter, else the tightest daily one, else the burst. */
+function outcomeOf(decision: QuotaDecision, names: readonly CounterName[], nowMs: number): RateLimitOutcome {
+  if (!decision.allowed && decision.refusedIndex !== undefined) {
+    const refused = decision.counters[decision.refusedIndex] as CounterState;
+    return {
+      allowed: false,
+      reported: refused,
+      retryAfterSeconds: Math.max(1, Math.ceil((refused.resetAtMs - nowMs) / 1000)),
+      ...(names[decision.refusedIndex] ? { refusedBy: names[decision.refusedIndex] } : {}),
+    };
+  }
+  let reported = decision.counters[0] as CounterState;
+  for (let index = 1; index < decision.counters.length; index++) {
+    const daily = decision.counters[index] as CounterState;
+    if (index === 1 || daily.remaining < reported.remaining) reported = daily;
+  }
+  return { allowed: true, reported };
+}
+
 /**
  * Per-key limits, spent in one atomic call per request: the tier's burst per second, the test
  * keys' 100 requests a day, and the tier's daily generate or verify quota (a batch spends one per
@@ -74,23 +93,11 @@ export function createRateLimiter(options: { cache: Cache; clock: () => Date; pu
           resetAtMs: endOfDayMs,
         });
       }
-      const decide = (decision: QuotaDecision): RateLimitOutcome => {
-        if (!decision.allowed && decision.refusedIndex !== undefined) {
-          const refused = decision.counters[decision.refusedIndex] as CounterState;
-          return {
-            allowed: false,
-            reported: refused,
-            retryAfterSeconds: Math.max(1, Math.ceil((refused.resetAtMs - nowMs) / 1000)),
-            ...(names[decision.refusedIndex] ? { refusedBy: names[decision.refusedIndex] } : {}),
-          };
-        }
-        const daily = decision.counters.slice(1);
-        const reported =
-          daily.length > 0 ? daily.reduce((a, b) => (b.remaining < a.remaining ? b : a)) : (decision.counters[0] as CounterState);
-        return { allowed: true, reported };
-      };
       const decision = options.cache.consumeQuotas(counters);
-      return decision instanceof Promise ? decision.then(decide) : decide(decision);
+      // In memory the decision is here already: no promise, and no closure made for it.
+      return decision instanceof Promise
+        ? decision.then((settled) => outcomeOf(settled, names, nowMs))
+        : outcomeOf(decision, names, nowMs);
     },
   };
 }

@@ -53,23 +53,30 @@ export function installRequestAuth(app: FastifyInstance, deps: { authenticator: 
     });
   };
 
-  /** Applies a limit's outcome and continues (or fails) the request; at once when the counters answered at once. */
+  /** Applies a limit's outcome and continues the request, or fails it. */
+  const continueWith = (reply: FastifyReply, outcome: RateLimitOutcome, done: HookHandlerDoneFunction): void => {
+    try {
+      applyOutcome(reply, outcome);
+      done();
+    } catch (error) {
+      done(error as Error);
+    }
+  };
+
+  /** At once when the counters answered at once (in memory: no microtask, no closure); else when they do. */
   const settle = (
     reply: FastifyReply,
     outcome: RateLimitOutcome | Promise<RateLimitOutcome>,
     done: HookHandlerDoneFunction,
   ): void => {
-    const finish = (settled: RateLimitOutcome) => {
-      try {
-        applyOutcome(reply, settled);
-        done();
-      } catch (error) {
-        done(error as Error);
-      }
-    };
-    // In memory the outcome is here already: continuing at once spares the request a trip through the microtask queue.
-    if (outcome instanceof Promise) outcome.then(finish, (error: Error) => done(error));
-    else finish(outcome);
+    if (outcome instanceof Promise) {
+      outcome.then(
+        (settled) => continueWith(reply, settled, done),
+        (error: Error) => done(error),
+      );
+    } else {
+      continueWith(reply, outcome, done);
+    }
   };
 
   const spend = (request: FastifyRequest, reply: FastifyReply, route: RouteDefinition, done: HookHandlerDoneFunction) => {
