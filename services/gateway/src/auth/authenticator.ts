@@ -50,8 +50,17 @@ export function createAuthenticator(options: { db: SqlExecutor; clock: () => Dat
   const cacheMs = options.cacheMs ?? 30_000;
   const byHash = new Map<string, CacheEntry>();
   const hashById = new Map<string, string>();
+  // One look-up per hash at a time: when a busy key's entry expires, the requests that arrive
+  // during its refill wait for that one query instead of each starting its own (a stampede that
+  // stalled the event loop for tens of milliseconds at 10,000 requests/s in the embedded form).
+  const filling = new Map<string, Promise<CacheEntry>>();
+
+  // Bumped by every `forget`: a look-up that began before a revocation may have read the key as it
+  // was, so its answer serves the requests that waited for it but is not kept.
+  let forgets = 0;
 
   const fill = async (hash: string): Promise<CacheEntry> => {
+    const forgetsAtStart = forgets;
     const record = await findApiKeyByHash(options.db, hash);
     if (byHash.size >= maxEntries) {
       const oldest = byHash.keys().next().value;
@@ -62,6 +71,7 @@ export function createAuthenticator(options: { db: SqlExecutor; clock: () => Dat
       authenticated: record && toAuthenticatedKey(record),
       until: Date.now() + (record ? cacheMs : 5_000),
     };
+    if (forgets !== forgetsAtStart) return entry;
     byHash.set(hash, entry);
     if (record) hashById.set(record.id, hash);
     return entry;
@@ -93,9 +103,15 @@ export function createAuthenticator(options: { db: SqlExecutor; clock: () => Dat
       const hash = hashApiKeySecret(header);
       const cached = byHash.get(hash);
       if (cached && cached.until > Date.now()) return check(cached);
-      return fill(hash).then(check);
+      let pending = filling.get(hash);
+      if (!pending) {
+        pending = fill(hash).finally(() => filling.delete(hash));
+        filling.set(hash, pending);
+      }
+      return pending.then(check);
     },
     forget(keyId) {
+      forgets += 1;
       const hash = hashById.get(keyId);
       if (hash) byHash.delete(hash);
       hashById.delete(keyId);

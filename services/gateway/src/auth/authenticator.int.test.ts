@@ -1,0 +1,61 @@
+import { ensureOperator, migrateAccounts } from '@hallmark/accounts';
+import { connectTestDatabase, type SqlDatabase } from '@hallmark/sql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAuthenticator } from './authenticator.ts';
+
+const secret = `svc_live_${'c'.repeat(64)}`;
+
+/** The database, with every query counted. */
+function counted(db: SqlDatabase): { db: SqlDatabase; queries: () => number } {
+  let queries = 0;
+  const wrapped: SqlDatabase = {
+    ...db,
+    query: (text, params) => {
+      queries += 1;
+      return db.query(text, params);
+    },
+  };
+  return { db: wrapped, queries: () => queries };
+}
+
+describe('authenticator cache (PostgreSQL)', () => {
+  let test: Awaited<ReturnType<typeof connectTestDatabase>>;
+  beforeAll(async () => {
+    test = await connectTestDatabase('authenticator');
+    await migrateAccounts(test.db);
+    await ensureOperator(test.db, secret, new Date());
+  });
+  afterAll(async () => {
+    await test.drop();
+  });
+
+  it('looks a key up once for all the requests that arrive while it is not cached', async () => {
+    const { db, queries } = counted(test.db);
+    const authenticator = createAuthenticator({ db, clock: () => new Date() });
+    const keys = await Promise.all(Array.from({ length: 50 }, () => authenticator.authenticate(secret)));
+    expect(new Set(keys.map((key) => key.keyId)).size).toBe(1);
+    expect(queries()).toBe(1);
+    // Cached now: answered without a promise and without a query.
+    expect(authenticator.authenticate(secret)).not.toBeInstanceOf(Promise);
+    expect(queries()).toBe(1);
+  });
+
+  it('does not keep a look-up that was under way when the key was forgotten', async () => {
+    const { db, queries } = counted(test.db);
+    const authenticator = createAuthenticator({ db, clock: () => new Date() });
+    const during = authenticator.authenticate(secret);
+    const keyId = (await during).keyId;
+    const again = authenticator.authenticate(secret);
+    expect(again).not.toBeInstanceOf(Promise);
+
+    authenticator.forget(keyId);
+    const refill = authenticator.authenticate(secret);
+    authenticator.forget(keyId);
+    await refill;
+    // The refill began before the second forget, so it was not kept: the next request looks again.
+    const next = authenticator.authenticate(secret);
+    expect(next).toBeInstanceOf(Promise);
+    await next;
+    expect(queries()).toBe(3);
+  });
+});
