@@ -78,6 +78,9 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
     maxRetriesPerRequest: 2,
     enableOfflineQueue: true,
     lazyConnect: false,
+    // Commands issued in the same tick (many requests' counters at once under load) leave in one
+    // write instead of a write each.
+    enableAutoPipelining: true,
   }) as ScriptedRedis;
   // Errors surface on the commands that meet them; without a listener ioredis would also print them.
   redis.on('error', () => {});
