@@ -138,6 +138,11 @@ export interface LoadOptions {
   overallRate?: number;
 }
 
+/** The CPU a server process spent per request since `before` (its `cpuMicroseconds` then). */
+function cpuPerRequest(pid: number | undefined, before: number, requests: number): number | undefined {
+  return pid === undefined ? undefined : Math.round((cpuMicroseconds(pid) - before) / Math.max(1, requests));
+}
+
 /** autocannon from this process against the product in others; non-2xx answers count as errors. */
 export async function measure(options: LoadOptions): Promise<LoadResult> {
   const cpuBefore = options.pid === undefined ? 0 : cpuMicroseconds(options.pid);
@@ -155,10 +160,7 @@ export async function measure(options: LoadOptions): Promise<LoadResult> {
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors + result.non2xx,
-    cpuMicrosPerRequest:
-      options.pid === undefined
-        ? undefined
-        : Math.round((cpuMicroseconds(options.pid) - cpuBefore) / Math.max(1, result.requests.total)),
+    cpuMicrosPerRequest: cpuPerRequest(options.pid, cpuBefore, result.requests.total),
   };
 }
 
@@ -283,9 +285,6 @@ export async function measurePaced(options: PacedOptions): Promise<LoadResult> {
     p50: percentile(0.5),
     p99: percentile(0.99),
     errors,
-    cpuMicrosPerRequest:
-      options.pid === undefined
-        ? undefined
-        : Math.round((cpuMicroseconds(options.pid) - cpuBefore) / Math.max(1, latencies.length)),
+    cpuMicrosPerRequest: cpuPerRequest(options.pid, cpuBefore, latencies.length),
   };
 }

@@ -40,6 +40,14 @@ function outcomeOf(decision: QuotaDecision, names: readonly CounterName[], nowMs
   return { allowed: true, reported };
 }
 
+/** A per-address decision (public routes): one counter, one second. */
+function addressOutcomeOf(decision: QuotaDecision): RateLimitOutcome {
+  const state = decision.counters[0] as CounterState;
+  return decision.allowed
+    ? { allowed: true, reported: state }
+    : { allowed: false, reported: state, retryAfterSeconds: 1, refusedBy: 'requests-per-second-per-address' };
+}
+
 /**
  * Per-key limits, spent in one atomic call per request: the tier's burst per second, the test
  * keys' 100 requests a day, and the tier's daily generate or verify quota (a batch spends one per
@@ -56,14 +64,8 @@ export function createRateLimiter(options: { cache: Cache; clock: () => Date; pu
       const nowMs = options.clock().getTime();
       const second = Math.floor(nowMs / 1000);
       const counter = { key: `rl:{ip:${address}}:s:${second}`, cost: 1, limit: publicPerSecond, resetAtMs: (second + 1) * 1000 };
-      const decide = (decision: QuotaDecision): RateLimitOutcome => {
-        const state = decision.counters[0] as CounterState;
-        return decision.allowed
-          ? { allowed: true, reported: state }
-          : { allowed: false, reported: state, retryAfterSeconds: 1, refusedBy: 'requests-per-second-per-address' };
-      };
       const decision = options.cache.consumeQuotas([counter]);
-      return decision instanceof Promise ? decision.then(decide) : decide(decision);
+      return decision instanceof Promise ? decision.then(addressOutcomeOf) : addressOutcomeOf(decision);
     },
 
     /** Answers at once when the counters do (memory), else with a promise (Redis). */
