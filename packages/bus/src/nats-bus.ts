@@ -12,7 +12,6 @@ import {
 } from '@nats-io/jetstream';
 import {
   connect,
-  errors,
   headers,
   type Msg,
   type MsgHdrs,
@@ -29,6 +28,7 @@ import {
   type Subscription,
 } from './bus.ts';
 import { deliver } from './in-process-bus.ts';
+import { createReplyInbox } from './nats-reply-inbox.ts';
 import { serviceUnavailable } from './unavailable.ts';
 
 export interface NatsBusOptions {
@@ -110,6 +110,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
   }
   await ensureStream(jsm, streamName, `${prefix}.events.>`);
   const js: JetStreamClient = jetstream(nc);
+  const replies = createReplyInbox(nc);
 
   const inFlight = new InFlight();
   const servedSubscriptions = new Set<NatsSubscription>();
@@ -118,24 +119,12 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
   return {
     async request<T>(subject: string, payload: unknown, requestOptions: { timeoutMs?: number; requestId?: string } = {}) {
       const timeoutMs = requestOptions.timeoutMs ?? defaultRequestTimeoutMs;
-      try {
-        const reply = await nc.request(full(subject), encode(payload), {
-          timeout: timeoutMs,
-          headers: withRequestId(requestOptions.requestId ?? randomUUID()),
-        });
-        return decode(reply.data) as Result<T, ErrorData>;
-      } catch (error) {
-        if (error instanceof errors.NoRespondersError) {
-          return { ok: false, error: serviceUnavailable(subject, 'no-responders', timeoutMs) };
-        }
-        if (error instanceof errors.RequestError && error.isNoResponders()) {
-          return { ok: false, error: serviceUnavailable(subject, 'no-responders', timeoutMs) };
-        }
-        if (error instanceof errors.TimeoutError) {
-          return { ok: false, error: serviceUnavailable(subject, 'timeout', timeoutMs) };
-        }
-        throw error;
-      }
+      const outcome = await replies.request(full(subject), encode(payload), {
+        timeoutMs,
+        headers: withRequestId(requestOptions.requestId ?? randomUUID()),
+      });
+      if (outcome.kind === 'reply') return decode(outcome.data) as Result<T, ErrorData>;
+      return { ok: false, error: serviceUnavailable(subject, outcome.kind, timeoutMs) };
     },
 
     async serve(subject, serveOptions, handler: RequestHandler) {

@@ -1,12 +1,15 @@
 import type { ErrorData } from '@hallmark/contracts';
 
-export function serviceUnavailable(subject: string, reason: 'no-responders' | 'timeout', timeoutMs: number): ErrorData {
+const messages = {
+  'no-responders': () => 'The service that handles this request is not running. Retry shortly.',
+  timeout: (timeoutMs: number) => `The service that handles this request did not answer within ${timeoutMs} ms. Retry shortly.`,
+  closed: () => 'The connection to the message bus closed before the service answered. Retry shortly.',
+};
+
+export function serviceUnavailable(subject: string, reason: keyof typeof messages, timeoutMs: number): ErrorData {
   return {
     code: 'SERVICE_UNAVAILABLE',
-    message:
-      reason === 'no-responders'
-        ? 'The service that handles this request is not running. Retry shortly.'
-        : `The service that handles this request did not answer within ${timeoutMs} ms. Retry shortly.`,
+    message: messages[reason](timeoutMs),
     details: { subject, reason },
   };
 }

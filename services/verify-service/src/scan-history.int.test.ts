@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { createNatsBus, deleteEventStream } from '@hallmark/bus';
 import { connectTestDatabase, loadMigrations, runMigrations, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectScanHistory, type ScanRecorded, scanRecordedSubject } from './scan-history.ts';
+import { projectScanHistory, type ScanRecorded, type ScansRecorded, scanRecordedSubject } from './scan-history.ts';
 
 const servers = process.env.HALLMARK_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 const prefix = `scans_${randomUUID().slice(0, 8)}`;
@@ -44,8 +44,15 @@ describe('scan history projection (NATS JetStream → PostgreSQL)', () => {
       verifiedBy: 'acc_test',
       ...(i % 2 ? { location: { latitude: 48.85, longitude: 2.35 } } : {}),
     }));
-    await Promise.all(scans.map((scan) => bus.publishEvent(scanRecordedSubject, scan)));
-    await bus.publishEvent(scanRecordedSubject, scans[0]); // a duplicate delivery
+    // Events of 1 to 20 scans, as the scan publisher makes them; the last scans one per event, as
+    // events written before scans were batched carry them.
+    const events: Array<ScansRecorded | ScanRecorded> = [];
+    for (let at = 0; at < 1_100; at += 1 + (at % 20))
+      events.push({ scans: scans.slice(at, Math.min(1_100, at + 1 + (at % 20))) });
+    events.push(...scans.slice(1_100));
+    await Promise.all(events.map((event) => bus.publishEvent(scanRecordedSubject, event)));
+    await bus.publishEvent(scanRecordedSubject, { scans: scans.slice(0, 3) }); // a duplicate delivery
+    await bus.publishEvent(scanRecordedSubject, scans[1_150]); // a duplicate delivery
     const projection = await projectScanHistory(bus, counting);
     const deadline = Date.now() + 20_000;
     let count = 0;

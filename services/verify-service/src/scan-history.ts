@@ -1,7 +1,7 @@
 import type { Bus, Subscription } from '@hallmark/bus';
 import type { SqlExecutor } from '@hallmark/sql';
 
-/** What verify publishes for every scan, on `scans.recorded`. */
+/** One verification's scan, as recorded. */
 export interface ScanRecorded {
   scanId: string;
   environment: string;
@@ -15,21 +15,30 @@ export interface ScanRecorded {
   location?: { latitude: number; longitude: number };
 }
 
+/** The event verify publishes on `scans.recorded`: the scans of a few milliseconds (scan-publisher.ts). */
+export interface ScansRecorded {
+  scans: ScanRecorded[];
+}
+
 export const scanRecordedSubject = 'scans.recorded';
 
+/** The scans of one event; events written before scans were batched carry a single scan. */
+function scansOf(payload: unknown): ScanRecorded[] {
+  return 'scans' in (payload as object) ? (payload as ScansRecorded).scans : [payload as ScanRecorded];
+}
+
 /**
- * Writes scan events to the `scans` table, up to 500 in one statement. Idempotent by scan id, so a
- * batch delivered twice (after a failure, or by JetStream's at-least-once) is written once.
+ * Writes scan events to the `scans` table, the scans of up to 64 events (each up to 256 scans) in one
+ * statement. Idempotent by scan id, so a batch delivered twice (after a failure, or by JetStream's at-least-once) is written once.
  */
 export async function projectScanHistory(bus: Bus, db: SqlExecutor): Promise<Subscription> {
   return bus.consumeEvents({
     durable: 'verify-service-scan-history',
     subject: scanRecordedSubject,
-    maxBatch: 500,
+    maxBatch: 64,
     async handleBatch(events) {
-      const rows = events.map(({ payload }) => {
-        const scan = payload as ScanRecorded;
-        return {
+      const rows = events.flatMap(({ payload }) =>
+        scansOf(payload).map((scan) => ({
           scan_id: scan.scanId,
           environment: scan.environment,
           gtin: scan.gtin,
@@ -41,8 +50,8 @@ export async function projectScanHistory(bus: Bus, db: SqlExecutor): Promise<Sub
           verified_by: scan.verifiedBy,
           latitude: scan.location?.latitude ?? null,
           longitude: scan.location?.longitude ?? null,
-        };
-      });
+        })),
+      );
       await db.query(
         `INSERT INTO scans (scan_id, environment, gtin, serial, verdict, risk_indicators, scan_number, scanned_at, verified_by, latitude, longitude)
          SELECT r.scan_id, r.environment, r.gtin, r.serial, r.verdict,

@@ -11,6 +11,7 @@ import { publicReport, resolveScan } from './handlers/resolve.ts';
 import { verifyCode } from './handlers/verify-code.ts';
 import { createRiskRulesSource } from './risk-rules-source.ts';
 import { projectScanHistory } from './scan-history.ts';
+import { createScanPublisher } from './scan-publisher.ts';
 
 const migrations = fileURLToPath(new URL('../migrations', import.meta.url));
 
@@ -29,21 +30,22 @@ export const verifyService = defineService({
       onStale: (error) => log.warn({ code: error.code }, 'compliance config unavailable; using the last copy'),
     });
     const rules = createRiskRulesSource(configs, log);
+    const scans = createScanPublisher(infra.bus, log);
     const deps = {
       db: infra.db,
       codes: createCodeDirectory(infra.bus, { timeoutMs: base.HALLMARK_REQUEST_TIMEOUT_MS }),
       keys,
       cache: infra.cache,
-      bus: infra.bus,
+      scans,
       rules,
       clock,
-      log,
     };
     const forgetKid = (payload: unknown) => keys.forget(String((payload as { kid: unknown }).kid));
     const subscriptions = [
       await infra.bus.onBroadcast(broadcasts.publicKeyRevoked, forgetKid),
       await configs.start(),
       await projectScanHistory(infra.bus, infra.db),
+      scans, // after the verifications that record scans stop: stopping publishes what is queued
       await servePing('verify-service', context),
       await serveRpc(infra.bus, log, verifyCodeRpc, async (request, { requestId }) => verifyCode(deps, request, requestId)),
       await serveRpc(infra.bus, log, resolveScanRpc, async (request, { requestId }) => resolveScan(deps, request, requestId)),

@@ -1,20 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import type { VerificationKeys } from '@hallmark/accounts';
-import type { Bus } from '@hallmark/bus';
+import type { PublicKeyEntry, VerificationKeys } from '@hallmark/accounts';
 import type { Cache } from '@hallmark/cache';
 import { assessScan, endOfYymmdd, verifyCodeSignatureInThreadPool } from '@hallmark/codes';
 import {
+  type Environment,
   HallmarkError,
   type Principal,
   type QuickstartVerificationResult,
   type VerificationResult,
   type VerifyCodeBody,
 } from '@hallmark/contracts';
-import type { Logger } from '@hallmark/runtime';
 import type { SqlDatabase } from '@hallmark/sql';
 import type { CodeDirectory } from '../code-directory.ts';
 import type { RiskRulesSource } from '../risk-rules-source.ts';
-import { type ScanRecorded, scanRecordedSubject } from '../scan-history.ts';
+import type { ScanRecorded } from '../scan-history.ts';
+import type { ScanPublisher } from '../scan-publisher.ts';
 import { readLink } from './read-link.ts';
 
 export interface VerifyDeps {
@@ -22,13 +22,29 @@ export interface VerifyDeps {
   codes: CodeDirectory;
   keys: VerificationKeys;
   cache: Cache;
-  bus: Bus;
+  scans: ScanPublisher;
   rules: RiskRulesSource;
   clock: () => Date;
-  log: Logger;
 }
 
 export const scanSubject = (environment: string, gtin: string, serial: string) => `${environment}:${gtin}:${serial}`;
+
+/** The candidate keys that exist, are not revoked and belong to the environment, in candidate order. */
+async function usableKeys(keys: VerificationKeys, kids: readonly string[], environment: Environment) {
+  const found = await Promise.all(kids.map((kid) => keys.find(kid)));
+  return found.filter(
+    (key): key is PublicKeyEntry => key !== undefined && key.status !== 'revoked' && key.environment === environment,
+  );
+}
+
+/** The first key whose signature the link carries, if any. */
+async function firstSigningKey(keys: readonly PublicKeyEntry[], link: ReturnType<typeof readLink>): Promise<string | undefined> {
+  for (const { kid, keyObject } of keys) {
+    const fields = { kid, gtin: link.gtin, serial: link.serial, batch: link.batch, variant: link.variant, expiry: link.expiry };
+    if (await verifyCodeSignatureInThreadPool(keyObject, fields, link.signature)) return kid;
+  }
+  return undefined;
+}
 
 /**
  * POST /code/verify. Candidate keys: the key each stored code of the item was signed with, or,
@@ -51,18 +67,8 @@ export async function verifyCode(
   const codes = await deps.codes.find(principal.environment, link.gtin, link.serial, requestId);
   const candidates = codes.length > 0 ? codes.map((code) => code.kid) : await deps.keys.ownKeyIds(principal);
 
-  let checkedKid: string | undefined;
-  let matchedKid: string | undefined;
-  for (const kid of candidates) {
-    const key = await deps.keys.find(kid);
-    if (!key || key.status === 'revoked' || key.environment !== principal.environment) continue;
-    checkedKid ??= kid;
-    const fields = { kid, gtin: link.gtin, serial: link.serial, batch: link.batch, variant: link.variant, expiry: link.expiry };
-    if (await verifyCodeSignatureInThreadPool(key.keyObject, fields, link.signature)) {
-      matchedKid = kid;
-      break;
-    }
-  }
+  const keys = await usableKeys(deps.keys, candidates, principal.environment);
+  const checkedKid = keys[0]?.kid;
   if (!checkedKid) {
     throw new HallmarkError('KEY_NOT_FOUND', 'No registered key could have signed this code.', {
       gtin: link.gtin,
@@ -73,16 +79,21 @@ export async function verifyCode(
   // The thresholds are the code owner's (its brand's compliance config); for an unknown code, the caller's.
   const owner = codes[0] ? { accountId: codes[0].accountId, environment: principal.environment } : principal;
   const { rules, retentionMs } = await deps.rules.rulesFor(owner, requestId);
-  const scan = await deps.cache.recordScan({
-    subject: scanSubject(principal.environment, link.gtin, link.serial),
-    atMs: now.getTime(),
-    client: `${request.client.keyId}@${request.client.address}`,
-    repeatWindowMs: rules.repeatWindowSeconds * 1000,
-    windowMs: rules.scanWindowMinutes * 60_000,
-    clientWindowMs: rules.clonedLabelWindowMinutes * 60_000,
-    location: request.body.location,
-    retentionMs,
-  });
+  // Every scan counts, whatever its signature: the count (a round trip to the cache) runs while the
+  // signature is checked in the thread pool.
+  const [matchedKid, scan] = await Promise.all([
+    firstSigningKey(keys, link),
+    deps.cache.recordScan({
+      subject: scanSubject(principal.environment, link.gtin, link.serial),
+      atMs: now.getTime(),
+      client: `${request.client.keyId}@${request.client.address}`,
+      repeatWindowMs: rules.repeatWindowSeconds * 1000,
+      windowMs: rules.scanWindowMinutes * 60_000,
+      clientWindowMs: rules.clonedLabelWindowMinutes * 60_000,
+      location: request.body.location,
+      retentionMs,
+    }),
+  ]);
   const code = codes.find((candidate) => candidate.kid === matchedKid);
   const expiresAt = code?.expiresAt ? Date.parse(code.expiresAt) : link.expiry ? endOfYymmdd(link.expiry).getTime() : null;
   const assessment = assessScan(
@@ -111,9 +122,7 @@ export async function verifyCode(
     verifiedBy: principal.accountId,
     ...(request.body.location ? { location: request.body.location } : {}),
   };
-  deps.bus
-    .publishEvent(scanRecordedSubject, scanRecorded, { requestId })
-    .catch((error: unknown) => deps.log.warn({ err: error, requestId }, 'scan event not published'));
+  deps.scans.record(scanRecorded);
 
   const checks = {
     signature: { passed: matchedKid !== undefined, keyId: matchedKid ?? checkedKid, algorithm: 'Ed25519' as const },
