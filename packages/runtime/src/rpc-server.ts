@@ -22,14 +22,24 @@ export async function serveRpc<D extends RpcDefinition<TSchema, TSchema>>(
 ): Promise<Subscription> {
   const checker = TypeCompiler.Compile(definition.request);
   return bus.serve(rpcSubject(definition), { queue: definition.service }, async (payload, { requestId }) => {
-    const requestLog = log.child({ requestId, rpc: definition.operation });
     if (!checker.Check(payload)) {
       const fields = [...checker.Errors(payload)].map((error) => ({ field: error.path || '/', message: error.message }));
       throw new HallmarkError('VALIDATION_ERROR', `Invalid ${definition.operation} request.`, { fields });
     }
+    // The request's logger is made when first used: most requests log nothing at info.
+    let requestLog: Logger | undefined;
+    const logOfRequest = () => {
+      requestLog ??= log.child({ requestId, rpc: definition.operation });
+      return requestLog;
+    };
     const started = performance.now();
-    const result = await handler(payload as RpcRequest<D>, { requestId, log: requestLog });
-    requestLog.debug({ ms: Math.round(performance.now() - started) }, 'rpc answered');
+    const result = await handler(payload as RpcRequest<D>, {
+      requestId,
+      get log() {
+        return logOfRequest();
+      },
+    });
+    if (log.isLevelEnabled('debug')) logOfRequest().debug({ ms: Math.round(performance.now() - started) }, 'rpc answered');
     return result;
   });
 }
