@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
 import { describeBusContract } from './bus.contract.ts';
 import type { Bus } from './bus.ts';
 import { createNatsBus, deleteEventStream } from './nats-bus.ts';
@@ -23,4 +24,37 @@ describeBusContract('NATS', async () => {
       await deleteEventStream(servers, prefix);
     },
   };
+});
+
+describe('NATS requests when the connection closes', () => {
+  it('answers a request in flight SERVICE_UNAVAILABLE (closed) at once, not after its timeout', async () => {
+    const prefix = `test_${randomUUID().slice(0, 8)}`;
+    const caller = await createNatsBus({ servers, name: 'bus-test-caller', prefix });
+    const server = await createNatsBus({ servers, name: 'bus-test-server', prefix });
+    try {
+      let release: () => void = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      await server.serve('slow', { queue: 'slow' }, async () => {
+        await held;
+        return 'late';
+      });
+      const started = Date.now();
+      const inFlight = caller.request('slow', {}, { timeoutMs: 10_000 });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await caller.drain();
+      const reply = await inFlight;
+      expect(reply.ok).toBe(false);
+      if (!reply.ok) {
+        expect(reply.error.code).toBe('SERVICE_UNAVAILABLE');
+        expect(reply.error.details).toMatchObject({ reason: 'closed' });
+      }
+      expect(Date.now() - started).toBeLessThan(5_000);
+      release();
+    } finally {
+      await server.drain();
+      await deleteEventStream(servers, prefix);
+    }
+  });
 });
