@@ -48,7 +48,10 @@ export function createScanPublisher(bus: Bus, log: Logger, options: ScanPublishe
 
   return {
     record(scan) {
-      if (stopped) return publish([scan]);
+      if (stopped) {
+        publish([scan]);
+        return;
+      }
       queued.push(scan);
       if (queued.length >= maxScans) flush();
       else timer ??= setTimeout(flush, lingerMs);

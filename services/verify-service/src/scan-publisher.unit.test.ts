@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { type Bus, createInProcessBus } from '@hallmark/bus';
+import { createInProcessBus } from '@hallmark/bus';
 import { createLogger } from '@hallmark/runtime';
 import { describe, expect, it } from 'vitest';
 import { type ScanRecorded, type ScansRecorded, scanRecordedSubject } from './scan-history.ts';
-import { createScanPublisher } from './scan-publisher.ts';
+import { createScanPublisher, type ScanPublisherOptions } from './scan-publisher.ts';
 
 const log = createLogger({ instance: 'test', level: 'silent' });
 
@@ -19,8 +19,9 @@ const scan = (scanNumber: number): ScanRecorded => ({
   verifiedBy: 'acc_test',
 });
 
-/** Every `scans.recorded` event the bus delivers, in order. */
-async function collectEvents(bus: Bus): Promise<ScansRecorded[]> {
+/** A publisher on a fresh in-process bus, and every `scans.recorded` event the bus delivers, in order. */
+async function publisherOnBus(options: ScanPublisherOptions) {
+  const bus = createInProcessBus();
   const events: ScansRecorded[] = [];
   await bus.consumeEvents({
     durable: `test-${randomUUID()}`,
@@ -29,7 +30,7 @@ async function collectEvents(bus: Bus): Promise<ScansRecorded[]> {
       events.push(event.payload as ScansRecorded);
     },
   });
-  return events;
+  return { bus, events, publisher: createScanPublisher(bus, log, options) };
 }
 
 async function until(condition: () => boolean): Promise<void> {
@@ -39,9 +40,7 @@ async function until(condition: () => boolean): Promise<void> {
 
 describe('scan publisher', () => {
   it('puts the scans of a few milliseconds into one event, at most maxScans each, in order', async () => {
-    const bus = createInProcessBus();
-    const events = await collectEvents(bus);
-    const publisher = createScanPublisher(bus, log, { lingerMs: 20, maxScans: 256 });
+    const { bus, events, publisher } = await publisherOnBus({ lingerMs: 20, maxScans: 256 });
     for (let i = 1; i <= 600; i++) publisher.record(scan(i));
     await until(() => events.flatMap((event) => event.scans).length === 600);
     expect(events.map((event) => event.scans.length)).toEqual([256, 256, 88]);
@@ -53,9 +52,7 @@ describe('scan publisher', () => {
   });
 
   it('waits no longer than the linger for more scans', async () => {
-    const bus = createInProcessBus();
-    const events = await collectEvents(bus);
-    const publisher = createScanPublisher(bus, log, { lingerMs: 10 });
+    const { bus, events, publisher } = await publisherOnBus({ lingerMs: 10 });
     const started = Date.now();
     publisher.record(scan(1));
     await until(() => events.length === 1);
@@ -66,9 +63,7 @@ describe('scan publisher', () => {
   });
 
   it('publishes what is queued when stopped, and each later scan at once', async () => {
-    const bus = createInProcessBus();
-    const events = await collectEvents(bus);
-    const publisher = createScanPublisher(bus, log, { lingerMs: 60_000 });
+    const { bus, events, publisher } = await publisherOnBus({ lingerMs: 60_000 });
     publisher.record(scan(1));
     publisher.record(scan(2));
     await publisher.stop();
