@@ -1,12 +1,15 @@
-// What authentication and rate limiting cost a request, two ways:
+// What authentication and rate limiting cost a request, three ways:
 // 1. In-process: the authenticator and the rate limiter alone, per call (no HTTP, no noise from
-//    the load generator).
-// 2. Over HTTP: the same route (POST /system/ping/code-service, public, which checks and
-//    rate-limits a key when one is sent) with and without an API key, interleaved in one run
-//    (A B A B …) and summarised by the median. The embedded server is pinned to CPU 1 and the load
-//    generator to CPU 0; the distributed form (five processes, NATS, Redis, PostgreSQL) cannot be
-//    pinned apart on two cores and is noisier. The embedded form is measured twice: one server
-//    answering both kinds of request, and one server per kind (see overHttp).
+//    the load generator), and a keyed against an anonymous ping through fastify.inject.
+// 2. Over HTTP on POST /code/verify, the route high-volume clients call: the embedded product
+//    with authentication, scopes and limits against the same product acting as the key unchecked
+//    (bench/route-server.ts), one server process each, pinned to CPU 1, the load generator on CPU 0.
+// 3. Over HTTP on the worst case, POST /system/ping/code-service (public, does no work, checks
+//    and rate-limits a key when one is sent), with and without a key: the embedded form as one
+//    server answering both kinds of request and as one server per kind, and the distributed form
+//    (five processes, NATS, Redis, PostgreSQL: it cannot be pinned apart on two cores and is
+//    noisier).
+// Every comparison interleaves its two sides (A B A B …) and reports medians.
 //
 //   pnpm bench:auth            (needs PostgreSQL, Redis and NATS)
 import { tmpdir } from 'node:os';
@@ -21,6 +24,7 @@ import { createPgliteDatabase } from '@hallmark/sql';
 import { createAuthenticator } from '../services/gateway/src/auth/authenticator.ts';
 import { createRateLimiter } from '../services/gateway/src/auth/rate-limiter.ts';
 import {
+  type LoadOptions,
   type LoadResult,
   machineLine,
   measure,
@@ -119,76 +123,128 @@ async function inProcessCost(): Promise<string[]> {
   ];
 }
 
+/** One side of a comparison: the load on one route of one running product. */
+type Target = Omit<LoadOptions, 'seconds'> & { label: string };
+
 /**
+ * The same route without and with what is measured, interleaved (A B A B …) and summarised by the
+ * median: at full speed, then at one fixed rate below either's capacity, where the server's CPU
+ * per request compares like with like.
+ */
+async function compare(form: string, request: string, without: Target, withAuth: Target): Promise<string[]> {
+  await measure({ ...withAuth, seconds: 2 });
+  await measure({ ...without, seconds: 2 });
+  const fullWithout: LoadResult[] = [];
+  const fullWith: LoadResult[] = [];
+  for (let round = 0; round < rounds; round++) {
+    fullWithout.push(await measure({ ...without, seconds }));
+    fullWith.push(await measure({ ...withAuth, seconds }));
+  }
+  const summary = (results: LoadResult[]) => ({
+    rps: median(results.map((result) => result.requestsPerSecond)),
+    p99: median(results.map((result) => result.p99)),
+    cpu: median(results.map((result) => result.cpuMicrosPerRequest ?? 0)),
+    errors: results.reduce((sum, result) => sum + result.errors, 0),
+  });
+  const a = summary(fullWithout);
+  const b = summary(fullWith);
+  // At full speed the load generator, not the server, may be what runs out (both share two
+  // cores). At one fixed rate below either's capacity the server's CPU per request compares
+  // like with like: that is the capacity auth costs.
+  const rate = Math.round(Math.min(a.rps, b.rps) * 0.6);
+  const fixedWithout: LoadResult[] = [];
+  const fixedWith: LoadResult[] = [];
+  for (let round = 0; round < rounds; round++) {
+    fixedWithout.push(await measurePaced({ ...without, seconds, rate }));
+    fixedWith.push(await measurePaced({ ...withAuth, seconds, rate }));
+  }
+  const c = summary(fixedWithout);
+  const d = summary(fixedWith);
+  const percent = (from: number, to: number) => `${(((to - from) / from) * 100).toFixed(1)}%`;
+  return [
+    `| ${form} | ${request}, full speed, ${without.label} | ${a.rps} | ${a.p99} | ${a.cpu} | ${a.errors} | |`,
+    `| ${form} | ${request}, full speed, ${withAuth.label} | ${b.rps} | ${b.p99} | ${b.cpu} | ${b.errors} | ${percent(a.rps, b.rps)} requests/s, ${b.p99 - a.p99} ms p99 |`,
+    `| ${form} | ${request}, ${rate}/s fixed, ${without.label} | ${c.rps} | ${c.p99} | ${c.cpu} | ${c.errors} | |`,
+    `| ${form} | ${request}, ${rate}/s fixed, ${withAuth.label} | ${d.rps} | ${d.p99} | ${d.cpu} | ${d.errors} | ${percent(c.cpu, d.cpu)} server CPU per request, ${d.p99 - c.p99} ms p99 |`,
+  ];
+}
+
+/**
+ * The public ping route with and without a key: the worst case, a route that does no work.
  * `separate`: requests with a key go to one server process and requests without to another
  * (started alike), as production traffic is one or the other. In one process serving both, the
  * code they share (hooks, reply headers) is compiled by V8 for both shapes, and runs of the same
  * code measured the key at 5 µs or 20 µs depending on how that went.
  */
-async function overHttp(start: () => Promise<RunningProduct>, form: string, separate: boolean): Promise<string[]> {
+async function pingRoute(start: () => Promise<RunningProduct>, form: string, separate: boolean): Promise<string[]> {
   const product = await start();
   const keyed = separate ? await start() : product;
   try {
     const load = (withKey: boolean) => ({
+      label: withKey ? 'with key' : 'without key',
       pid: (withKey ? keyed : product).pid,
       url: `${(withKey ? keyed : product).url}/api/v1/system/ping/code-service`,
       method: 'POST' as const,
       headers: { 'content-type': 'application/json', ...(withKey ? { 'x-api-key': operatorKey } : {}) },
       body: '{}',
     });
-    await measure({ ...load(true), seconds: 2 });
-    await measure({ ...load(false), seconds: 2 });
-    const without: LoadResult[] = [];
-    const withKey: LoadResult[] = [];
-    for (let round = 0; round < rounds; round++) {
-      without.push(await measure({ ...load(false), seconds }));
-      withKey.push(await measure({ ...load(true), seconds }));
-    }
-    const summary = (results: LoadResult[]) => ({
-      rps: median(results.map((result) => result.requestsPerSecond)),
-      p99: median(results.map((result) => result.p99)),
-      cpu: median(results.map((result) => result.cpuMicrosPerRequest ?? 0)),
-      errors: results.reduce((sum, result) => sum + result.errors, 0),
-    });
-    const a = summary(without);
-    const b = summary(withKey);
-    // At full speed the load generator, not the server, may be what runs out (both share two
-    // cores). At one fixed rate below either's capacity the server's CPU per request compares
-    // like with like: that is the capacity a key costs.
-    const rate = Math.round(Math.min(a.rps, b.rps) * 0.6);
-    const fixedWithout: LoadResult[] = [];
-    const fixedWith: LoadResult[] = [];
-    for (let round = 0; round < rounds; round++) {
-      fixedWithout.push(await measurePaced({ ...load(false), seconds, rate }));
-      fixedWith.push(await measurePaced({ ...load(true), seconds, rate }));
-    }
-    const c = summary(fixedWithout);
-    const d = summary(fixedWith);
-    const percent = (from: number, to: number) => `${(((to - from) / from) * 100).toFixed(1)}%`;
-    return [
-      `| ${form} | full speed, without key | ${a.rps} | ${a.p99} | ${a.cpu} | ${a.errors} | |`,
-      `| ${form} | full speed, with key | ${b.rps} | ${b.p99} | ${b.cpu} | ${b.errors} | ${percent(a.rps, b.rps)} requests/s, ${b.p99 - a.p99} ms p99 |`,
-      `| ${form} | ${rate}/s fixed, without key | ${c.rps} | ${c.p99} | ${c.cpu} | ${c.errors} | |`,
-      `| ${form} | ${rate}/s fixed, with key | ${d.rps} | ${d.p99} | ${d.cpu} | ${d.errors} | ${percent(c.cpu, d.cpu)} server CPU per request, ${d.p99 - c.p99} ms p99 |`,
-    ];
+    return await compare(form, 'ping', load(false), load(true));
   } finally {
     await product.stop();
     if (separate) await keyed.stop();
   }
 }
 
-const forms = (process.env.BENCH_FORMS ?? 'embedded,distributed').split(',');
+/**
+ * POST /code/verify, the route high-volume clients call all day, with and without authentication,
+ * scopes and limits: two embedded products composed alike (bench/route-server.ts), one of which
+ * acts as the operator's key on every request without checking or counting anything. Each
+ * verifies a code it generated itself; both are sent the same headers and body.
+ */
+async function verifyRoute(form: string): Promise<string[]> {
+  const start = (unchecked: boolean) =>
+    startEmbeddedProduct(unchecked ? { BENCH_UNCHECKED_KEY: '1' } : {}, 1, ['--import', 'tsx', 'bench/route-server.ts']);
+  const checked = await start(false);
+  const unchecked = await start(true);
+  try {
+    const load = async (product: RunningProduct, label: string) => {
+      const headers = { 'content-type': 'application/json', 'x-api-key': operatorKey };
+      const response = await fetch(`${product.url}/api/v1/code/generate`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ gtin: '09506000134352', serialNumber: 'AUTH-BENCH-1' }),
+      });
+      const code = (await response.json()) as { url: string };
+      return {
+        label,
+        pid: product.pid,
+        url: `${product.url}/api/v1/code/verify`,
+        method: 'POST' as const,
+        headers,
+        body: JSON.stringify({ url: code.url }),
+      };
+    };
+    return await compare(form, 'POST /code/verify', await load(unchecked, 'without auth'), await load(checked, 'with auth'));
+  } finally {
+    await checked.stop();
+    await unchecked.stop();
+  }
+}
+
+// Which comparisons run: BENCH_PARTS=verify,ping-embedded,ping-distributed (all by default).
+const parts = (process.env.BENCH_PARTS ?? 'verify,ping-embedded,ping-distributed').split(',');
 const micro = await inProcessCost();
 pinLoadGenerator(0);
 const http = [
-  ...(forms.includes('embedded')
+  ...(parts.includes('verify') ? await verifyRoute('embedded, one server each, on CPU 1; load on CPU 0') : []),
+  ...(parts.includes('ping-embedded')
     ? [
-        ...(await overHttp(() => startEmbeddedProduct({}, 1), 'embedded, one server for both, on CPU 1; load on CPU 0', false)),
-        ...(await overHttp(() => startEmbeddedProduct({}, 1), 'embedded, one server each, on CPU 1; load on CPU 0', true)),
+        ...(await pingRoute(() => startEmbeddedProduct({}, 1), 'embedded, one server for both, on CPU 1; load on CPU 0', false)),
+        ...(await pingRoute(() => startEmbeddedProduct({}, 1), 'embedded, one server each, on CPU 1; load on CPU 0', true)),
       ]
     : []),
-  ...(forms.includes('distributed')
-    ? await overHttp(startDistributedProduct, 'distributed (Redis counters), one product for both, unpinned', false)
+  ...(parts.includes('ping-distributed')
+    ? await pingRoute(startDistributedProduct, 'distributed (Redis counters), one product for both, unpinned', false)
     : []),
 ];
 process.stdout.write(

@@ -52,11 +52,18 @@ export function pinLoadGenerator(cpu: number): void {
   execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(process.pid)], { stdio: 'ignore' });
 }
 
-/** The embedded form, as `pnpm start` runs it, in a child process; on one CPU when `cpu` is given. */
-export async function startEmbeddedProduct(env: Record<string, string> = {}, cpu?: number): Promise<RunningProduct> {
+/**
+ * The embedded form, as `pnpm start` runs it, in a child process; on one CPU when `cpu` is given.
+ * `entry` is what Node runs: the product's CLI, or a bench script that composes the product itself.
+ */
+export async function startEmbeddedProduct(
+  env: Record<string, string> = {},
+  cpu?: number,
+  entry: readonly string[] = ['apps/hallmark/bin/hallmark.js', 'start'],
+): Promise<RunningProduct> {
   const dataDir = await mkdtemp(join(tmpdir(), 'hallmark-bench-'));
   const port = randomPort(18_400);
-  const command = [process.execPath, 'apps/hallmark/bin/hallmark.js', 'start'];
+  const command = [process.execPath, ...entry];
   const pinned = cpu === undefined ? command : ['taskset', '-c', String(cpu), ...command];
   const child: ChildProcess = spawn(pinned[0] as string, pinned.slice(1), {
     env: {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import multipart from '@fastify/multipart';
-import { createVerificationKeys } from '@hallmark/accounts';
+import { type AuthenticatedKey, createVerificationKeys } from '@hallmark/accounts';
 import type { BlobStore } from '@hallmark/blob-store';
 import type { Bus } from '@hallmark/bus';
 import type { Cache } from '@hallmark/cache';
@@ -12,7 +12,7 @@ import addFormats from 'ajv-formats';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { createAuthenticator } from './auth/authenticator.ts';
 import { createRateLimiter } from './auth/rate-limiter.ts';
-import { installRequestAuth } from './auth/request-auth.ts';
+import { installRequestAuth, installUncheckedKey } from './auth/request-auth.ts';
 import type { GatewayConfig } from './config.ts';
 import { errorEnvelope, toApiError } from './error-envelope.ts';
 import { contentSecurityPolicy } from './resolver/page.ts';
@@ -37,6 +37,12 @@ export interface GatewayDependencies {
   readiness: ReadinessChecks;
   requestTimeoutMs: number;
   clock: () => Date;
+  /**
+   * Measurement only: every request acts as this key, with no authentication, scope check or
+   * limits, so bench/auth.ts can compare one route with and without them. Nothing in the product's
+   * configuration sets it.
+   */
+  uncheckedKey?: AuthenticatedKey;
 }
 
 /** An incoming X-Request-Id is kept when it is a plain token; otherwise a new one is made. */
@@ -120,14 +126,18 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
 
   const authenticator = createAuthenticator({ db: deps.db, clock: deps.clock });
   const verificationKeys = createVerificationKeys(deps.db);
-  installRequestAuth(app, {
-    authenticator,
-    rateLimiter: createRateLimiter({
-      cache: deps.cache,
-      clock: deps.clock,
-      publicPerSecond: deps.config.HALLMARK_PUBLIC_RATE_LIMIT,
-    }),
-  });
+  if (deps.uncheckedKey) {
+    installUncheckedKey(app, deps.uncheckedKey);
+  } else {
+    installRequestAuth(app, {
+      authenticator,
+      rateLimiter: createRateLimiter({
+        cache: deps.cache,
+        clock: deps.clock,
+        publicPerSecond: deps.config.HALLMARK_PUBLIC_RATE_LIMIT,
+      }),
+    });
+  }
   // A key revoked or added on any replica reaches this one's caches within a bus round trip.
   const forgetKid = (payload: unknown) => verificationKeys.forget(String((payload as { kid: unknown }).kid));
   const keyChanges = [

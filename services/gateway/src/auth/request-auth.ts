@@ -138,3 +138,12 @@ export function installRequestAuth(app: FastifyInstance, deps: { authenticator: 
     else done();
   });
 }
+
+/** Measurement only (GatewayDependencies.uncheckedKey): every request acts as `key`, unchecked and unlimited. */
+export function installUncheckedKey(app: FastifyInstance, key: AuthenticatedKey): void {
+  app.decorateRequest('apiKey', null);
+  app.addHook('onRequest', (request, _reply, done) => {
+    request.apiKey = key;
+    done();
+  });
+}
