@@ -66,6 +66,35 @@ export function describeCacheContract(name: string, create: () => Promise<Cache>
       expect(refused).toMatchObject({ refusedIndex: 0, counters: [{ used: 100, remaining: 0, limit: 100, resetAtMs }] });
     });
 
+    // Keys that share a hash tag are one API key's counters; Redis spends them in batches.
+    const taggedKeys = () => {
+      const tag = `{${randomUUID()}}`;
+      return { burst: `rl:${tag}:s`, daily: `rl:${tag}:d` };
+    };
+
+    it("spends one key's counters exactly up to the limit when many of its requests arrive at once", async () => {
+      const { burst, daily } = taggedKeys();
+      const decisions = await Promise.all(
+        Array.from({ length: 300 }, () => cache.consumeQuotas([counter(burst, 1, 1_000), counter(daily, 1, 100)])),
+      );
+      expect(decisions.filter((decision) => decision.allowed)).toHaveLength(100);
+      for (const decision of decisions.filter((decision) => !decision.allowed)) {
+        expect(decision).toMatchObject({ refusedIndex: 1, counters: [{ used: 100 }, { used: 100, remaining: 0 }] });
+      }
+      expect((await cache.consumeQuotas([counter(burst, 1, 1_000)])).counters[0]?.used).toBe(101);
+    });
+
+    it("spends one key's requests in order when they arrive at once: a refused one spends nothing", async () => {
+      const { daily } = taggedKeys();
+      const decisions = await Promise.all([8, 3, 2, 1].map((cost) => cache.consumeQuotas([counter(daily, cost, 10)])));
+      expect(decisions.map((decision) => [decision.allowed, decision.counters[0]?.used])).toEqual([
+        [true, 8],
+        [false, 8],
+        [true, 10],
+        [false, 10],
+      ]);
+    });
+
     it('refuses a cost that does not fit and spends nothing of it', async () => {
       const k = key('fit');
       await cache.consumeQuotas([counter(k, 8, 10)]);
