@@ -18,6 +18,8 @@ export interface RunningProduct {
   url: string;
   /** The process whose CPU time a request costs: the embedded process, or the distributed gateway. */
   pid: number;
+  /** Every process of the product (the embedded one, or the distributed form's five). */
+  processes: Array<{ name: string; pid: number }>;
   stop(): Promise<void>;
 }
 
@@ -81,6 +83,7 @@ export async function startEmbeddedProduct(
   return {
     url,
     pid: child.pid as number,
+    processes: [{ name: 'embedded', pid: child.pid as number }],
     async stop() {
       child.kill('SIGTERM');
       await new Promise((resolve) => child.once('exit', resolve));
@@ -115,6 +118,7 @@ export async function startDistributedProduct(): Promise<RunningProduct> {
   return {
     url,
     pid: processes[0]?.child.pid as number,
+    processes: processes.map((service) => ({ name: service.name, pid: service.child.pid as number })),
     async stop() {
       await Promise.all(processes.map((service) => service.stop()));
       await database.drop();
