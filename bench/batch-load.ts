@@ -19,8 +19,8 @@ export interface BatchRun {
   seconds: number;
   codesPerSecond: number;
   failed: number;
-  /** Each server process's resident memory after the first batch and at the end, and its peak, in MiB. */
-  memory: Array<{ name: string; afterFirst: number; end: number; peak: number }>;
+  /** Each server process's resident memory after the first batch, half way and at the end, and its peak, in MiB. */
+  memory: Array<{ name: string; afterFirst: number; halfWay: number; end: number; peak: number }>;
 }
 
 /**
@@ -41,6 +41,7 @@ export async function runBatches(start: () => Promise<RunningProduct>, total: nu
     let generated = 0;
     let failed = 0;
     let memoryAfterFirst: number[] = [];
+    let memoryHalfWay: number[] = [];
     const started = performance.now();
     const worker = async () => {
       while (nextBatch < batches) {
@@ -56,6 +57,7 @@ export async function runBatches(start: () => Promise<RunningProduct>, total: nu
         generated += ok;
         failed += perBatch - ok;
         if (batch === 0) memoryAfterFirst = product.processes.map(({ pid }) => memoryMiB(pid).rss);
+        if (batch === Math.floor(batches / 2)) memoryHalfWay = product.processes.map(({ pid }) => memoryMiB(pid).rss);
       }
     };
     await Promise.all(Array.from({ length: inFlight }, worker));
@@ -67,7 +69,13 @@ export async function runBatches(start: () => Promise<RunningProduct>, total: nu
       failed,
       memory: product.processes.map(({ name, pid }, index) => {
         const end = memoryMiB(pid);
-        return { name, afterFirst: memoryAfterFirst[index] ?? 0, end: end.rss, peak: end.peak };
+        return {
+          name,
+          afterFirst: memoryAfterFirst[index] ?? 0,
+          halfWay: memoryHalfWay[index] ?? 0,
+          end: end.rss,
+          peak: end.peak,
+        };
       }),
     };
   } finally {
@@ -75,9 +83,9 @@ export async function runBatches(start: () => Promise<RunningProduct>, total: nu
   }
 }
 
-/** "gateway 216 → 268 MiB (peak 349); code-service …" */
+/** "gateway 216 → 260 → 268 MiB (peak 349); code-service …": after the first batch → half way → at the end. */
 export function memoryText(run: BatchRun): string {
   return run.memory
-    .map((process) => `${process.name} ${process.afterFirst} → ${process.end} MiB (peak ${process.peak})`)
+    .map((process) => `${process.name} ${process.afterFirst} → ${process.halfWay} → ${process.end} MiB (peak ${process.peak})`)
     .join('; ');
 }

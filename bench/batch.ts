@@ -23,7 +23,7 @@ process.stdout.write(
   [
     `Batch generation, ${machineLine()}, ${perBatch.toLocaleString('en')} items per request, ${inFlight} requests in flight`,
     '',
-    '| form | codes | time | codes/s | failed | memory of each server process: after the first batch → at the end |',
+    '| form | codes | time | codes/s | failed | memory of each server process: after the first batch → half way → at the end |',
     '|---|---|---|---|---|---|',
     ...rows,
     '',

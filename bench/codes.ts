@@ -144,7 +144,7 @@ process.stdout.write(
     batchRow('embedded', embeddedBatch),
     batchRow('distributed', distributedBatch),
     '',
-    `Memory during the batches: embedded: ${memoryText(embeddedBatch)}. Distributed: ${memoryText(distributedBatch)}.`,
+    `Memory during the batches (after the first → half way → at the end): embedded: ${memoryText(embeddedBatch)}. Distributed: ${memoryText(distributedBatch)}.`,
     '',
   ].join('\n'),
 );
