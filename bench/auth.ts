@@ -34,6 +34,7 @@ import {
   type RunningProduct,
   startDistributedProduct,
   startEmbeddedProduct,
+  untilQuiet,
 } from './support.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 6);
@@ -131,14 +132,30 @@ type Target = Omit<LoadOptions, 'seconds'> & { label: string };
  * median: at full speed, then at one fixed rate below either's capacity, where the server's CPU
  * per request compares like with like.
  */
-async function compare(form: string, request: string, without: Target, withAuth: Target): Promise<string[]> {
+async function compare(
+  form: string,
+  request: string,
+  without: Target,
+  withAuth: Target,
+  products: readonly RunningProduct[],
+): Promise<string[]> {
+  // Each measurement starts once the products are idle again, so neither side pays for the other's
+  // leftover work.
+  const measured = async (target: Target) => {
+    await untilQuiet(products);
+    return measure({ ...target, seconds });
+  };
+  const paced = async (target: Target, rate: number) => {
+    await untilQuiet(products);
+    return measurePaced({ ...target, seconds, rate });
+  };
   await measure({ ...withAuth, seconds: 2 });
   await measure({ ...without, seconds: 2 });
   const fullWithout: LoadResult[] = [];
   const fullWith: LoadResult[] = [];
   for (let round = 0; round < rounds; round++) {
-    fullWithout.push(await measure({ ...without, seconds }));
-    fullWith.push(await measure({ ...withAuth, seconds }));
+    fullWithout.push(await measured(without));
+    fullWith.push(await measured(withAuth));
   }
   const summary = (results: LoadResult[]) => ({
     rps: median(results.map((result) => result.requestsPerSecond)),
@@ -155,8 +172,8 @@ async function compare(form: string, request: string, without: Target, withAuth:
   const fixedWithout: LoadResult[] = [];
   const fixedWith: LoadResult[] = [];
   for (let round = 0; round < rounds; round++) {
-    fixedWithout.push(await measurePaced({ ...without, seconds, rate }));
-    fixedWith.push(await measurePaced({ ...withAuth, seconds, rate }));
+    fixedWithout.push(await paced(without, rate));
+    fixedWith.push(await paced(withAuth, rate));
   }
   const c = summary(fixedWithout);
   const d = summary(fixedWith);
@@ -188,7 +205,7 @@ async function pingRoute(start: () => Promise<RunningProduct>, form: string, sep
       headers: { 'content-type': 'application/json', ...(withKey ? { 'x-api-key': operatorKey } : {}) },
       body: '{}',
     });
-    return await compare(form, 'ping', load(false), load(true));
+    return await compare(form, 'ping', load(false), load(true), separate ? [product, keyed] : [product]);
   } finally {
     await product.stop();
     if (separate) await keyed.stop();
@@ -224,7 +241,10 @@ async function verifyRoute(form: string): Promise<string[]> {
         body: JSON.stringify({ url: code.url }),
       };
     };
-    return await compare(form, 'POST /code/verify', await load(unchecked, 'without auth'), await load(checked, 'with auth'));
+    return await compare(form, 'POST /code/verify', await load(unchecked, 'without auth'), await load(checked, 'with auth'), [
+      checked,
+      unchecked,
+    ]);
   } finally {
     await checked.stop();
     await unchecked.stop();

@@ -29,6 +29,21 @@ export function cpuMicroseconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
+/**
+ * Waits until every process of these products is nearly idle (under 10% of a core for 250 ms), at
+ * most 15 s: work a product still does after its last measurement (a projection catching up, say)
+ * would otherwise run during the next one, on the same CPU.
+ */
+export async function untilQuiet(products: readonly RunningProduct[]): Promise<void> {
+  const pids = products.flatMap((product) => product.processes.map((process) => process.pid));
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    const before = pids.map(cpuMicroseconds);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    if (pids.every((pid, index) => cpuMicroseconds(pid) - (before[index] ?? 0) < 25_000)) return;
+  }
+}
+
 async function untilPingAnswers(url: string): Promise<void> {
   await waitFor(
     'the product',
