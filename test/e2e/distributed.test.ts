@@ -329,18 +329,31 @@ describe('distributed form: codes over NATS, PostgreSQL and Redis', () => {
     expect(Math.max(...responses.map((response) => response.body.metadata.totalScans as number))).toBe(200);
     // And each scan reaches PostgreSQL through JetStream and the scan history projection.
     const db = createPostgresDatabase({ connectionString: database.url });
+    let stored = 0;
     try {
-      const rows = await waitFor(
+      await waitFor(
         'the scans in PostgreSQL',
         async () => {
           const [row] = await db.query<{ n: string }>('SELECT count(*) AS n FROM scans WHERE serial = $1', [
             generated.body.serial,
           ]);
-          return Number(row?.n) === 200 ? 200 : undefined;
+          stored = Number(row?.n);
+          return stored === 200 ? 200 : undefined;
         },
         { timeoutMs: 15_000, intervalMs: 200 },
       );
-      expect(rows).toBe(200);
+    } catch (error) {
+      // Say why: how many arrived, and what verify-service warned about on the way.
+      const warnings = processes
+        .filter((candidate) => candidate.name.startsWith('verify-service'))
+        .flatMap((candidate) =>
+          candidate.lines
+            .filter((line) => ['warn', 'error', 'fatal'].includes(String(line.level)))
+            .map((line) => ({ ...line, process: candidate.name })),
+        );
+      throw new Error(`${stored} of 200 scans stored; verify-service warnings: ${JSON.stringify(warnings.slice(-10))}`, {
+        cause: error,
+      });
     } finally {
       await db.close();
     }
