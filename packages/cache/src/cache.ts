@@ -15,6 +15,17 @@ export interface CounterState {
   resetAtMs: number;
 }
 
+/** A counter's state once `used` units of its window are spent. */
+export function counterState(counter: QuotaCounter, used: number): CounterState {
+  return {
+    key: counter.key,
+    used,
+    limit: counter.limit,
+    remaining: Math.max(0, counter.limit - used),
+    resetAtMs: counter.resetAtMs,
+  };
+}
+
 export interface ScanInput {
   /** What was scanned, e.g. `live:09506000134352:SN-1`. */
   subject: string;

@@ -1,4 +1,4 @@
-import type { Cache, CounterState, QuotaDecision, ScanRecord } from './cache.ts';
+import { type Cache, type CounterState, counterState, type QuotaDecision, type ScanRecord } from './cache.ts';
 
 interface ScanHistory {
   total: number;
@@ -104,14 +104,7 @@ export function createMemoryCache(options: { now?: () => number } = {}): Cache {
             quotas.set(counter.key, quota);
           }
         }
-        const after = quota?.used ?? 0;
-        return {
-          key: counter.key,
-          used: after,
-          limit: counter.limit,
-          remaining: Math.max(0, counter.limit - after),
-          resetAtMs: counter.resetAtMs,
-        };
+        return counterState(counter, quota?.used ?? 0);
       });
       return { allowed, refusedIndex: allowed ? undefined : refusedIndex, counters: states };
     },

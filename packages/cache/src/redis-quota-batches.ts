@@ -1,4 +1,4 @@
-import type { QuotaCounter, QuotaDecision } from './cache.ts';
+import { counterState, type QuotaCounter, type QuotaDecision } from './cache.ts';
 
 /**
  * Spends the quotas of several requests in order, each all or nothing, as one script call.
@@ -67,16 +67,7 @@ function decisionOf(counters: readonly QuotaCounter[], refused: number, used: re
   return {
     allowed,
     refusedIndex: allowed ? undefined : refused - 1,
-    counters: counters.map((counter, index) => {
-      const count = used[index] ?? 0;
-      return {
-        key: counter.key,
-        used: count,
-        limit: counter.limit,
-        remaining: Math.max(0, counter.limit - count),
-        resetAtMs: counter.resetAtMs,
-      };
-    }),
+    counters: counters.map((counter, index) => counterState(counter, used[index] ?? 0)),
   };
 }
 
