@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
 import { describeBusContract } from './bus.contract.ts';
 import type { Bus } from './bus.ts';
-import { createNatsBus, deleteEventStream } from './nats-bus.ts';
+import { createNatsBus, deleteEventStream, eventStreamName } from './nats-bus.ts';
 
 const servers = process.env.HALLMARK_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 
@@ -54,6 +56,43 @@ describe('NATS requests when the connection closes', () => {
       release();
     } finally {
       await server.drain();
+      await deleteEventStream(servers, prefix);
+    }
+  });
+});
+
+describe('NATS event consumers when a fetch fails', () => {
+  it('report the failure and go on consuming, with the consumer made again when it was deleted', async () => {
+    const prefix = `test_${randomUUID().slice(0, 8)}`;
+    const failures: unknown[] = [];
+    const bus = await createNatsBus({
+      servers,
+      name: 'bus-test-consumer',
+      prefix,
+      onInternalError: (error) => failures.push(error),
+    });
+    const nc = await connect({ servers });
+    try {
+      const seen: string[] = [];
+      const subscription = await bus.consumeEvents({
+        durable: 'survivor',
+        subject: 'things.happened',
+        handleBatch: async (events) => {
+          for (const event of events) seen.push((event.payload as { name: string }).name);
+        },
+      });
+      await bus.publishEvent('things.happened', { name: 'before' });
+      await expect.poll(() => seen, { timeout: 5_000 }).toContain('before');
+      // The consumer disappears under the fetch in hand (an operator's mistake, a server restart).
+      const jsm = await jetstreamManager(nc);
+      await jsm.consumers.delete(eventStreamName(prefix), 'survivor');
+      await bus.publishEvent('things.happened', { name: 'after' });
+      await expect.poll(() => seen, { timeout: 10_000 }).toContain('after');
+      expect(failures.length).toBeGreaterThan(0);
+      await subscription.stop();
+    } finally {
+      await nc.close();
+      await bus.drain();
       await deleteEventStream(servers, prefix);
     }
   });

@@ -191,51 +191,74 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
     },
 
     async consumeEvents(consumeOptions: ConsumeOptions) {
-      await jsm.consumers.add(streamName, {
-        durable_name: consumeOptions.durable,
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
-        filter_subject: eventSubject(consumeOptions.subject),
-        ack_wait: 30_000_000_000, // 30 s in nanoseconds: a handler still running then is presumed dead
-      });
-      const consumer = await js.consumers.get(streamName, consumeOptions.durable);
+      // Adding a durable consumer that exists with the same settings changes nothing.
+      const openConsumer = async () => {
+        await jsm.consumers.add(streamName, {
+          durable_name: consumeOptions.durable,
+          ack_policy: AckPolicy.Explicit,
+          deliver_policy: DeliverPolicy.All,
+          filter_subject: eventSubject(consumeOptions.subject),
+          ack_wait: 30_000_000_000, // 30 s in nanoseconds: a handler still running then is presumed dead
+        });
+        return js.consumers.get(streamName, consumeOptions.durable);
+      };
+      let consumer = await openConsumer();
       let stopping = false;
-      // Bounded fetches rather than one open-ended consume: nats-server 2.9 cannot cancel a pull
-      // request, and a stale one would swallow the next event until its ack wait ran out. Each
-      // fetch ends within fetchExpiresMs, and stop() waits for the one in hand.
-      const loop = (async () => {
-        const maxBatch = consumeOptions.handleBatch ? (consumeOptions.maxBatch ?? 256) : 1;
-        while (!stopping) {
-          const messages = await consumer.fetch({
-            max_messages: consumeOptions.handleBatch ? maxBatch : 256,
-            expires: fetchExpiresMs,
-          });
-          let batch: JsMsg[] = [];
-          const flush = async () => {
-            // Redeliveries can arrive among newer messages: hand each batch over in stream order.
-            batch.sort((a, b) => a.seq - b.seq);
-            const deliveries = batch.map((message) => ({
-              subject: message.subject.slice(`${prefix}.events.`.length),
-              payload: decode(message.data),
-              sequence: message.seq,
-              requestId: message.headers?.get(requestIdHeader) || undefined,
-              redelivered: message.redelivered,
-            }));
-            const held = batch;
-            batch = [];
-            try {
-              await inFlight.track(deliver(consumeOptions, deliveries));
-              for (const message of held) message.ack();
-            } catch {
-              for (const message of held) message.nak(redeliveryDelayMs);
-            }
-          };
+      const maxBatch = consumeOptions.handleBatch ? (consumeOptions.maxBatch ?? 256) : 1;
+
+      /** One fetch: its messages handed over in batches, each acknowledged once handled (else redelivered). */
+      const fetchAndDeliver = async () => {
+        const messages = await consumer.fetch({
+          max_messages: consumeOptions.handleBatch ? maxBatch : 256,
+          expires: fetchExpiresMs,
+        });
+        let batch: JsMsg[] = [];
+        const flush = async () => {
+          // Redeliveries can arrive among newer messages: hand each batch over in stream order.
+          batch.sort((a, b) => a.seq - b.seq);
+          const deliveries = batch.map((message) => ({
+            subject: message.subject.slice(`${prefix}.events.`.length),
+            payload: decode(message.data),
+            sequence: message.seq,
+            requestId: message.headers?.get(requestIdHeader) || undefined,
+            redelivered: message.redelivered,
+          }));
+          const held = batch;
+          batch = [];
+          try {
+            await inFlight.track(deliver(consumeOptions, deliveries));
+            for (const message of held) message.ack();
+          } catch {
+            for (const message of held) message.nak(redeliveryDelayMs);
+          }
+        };
+        try {
           for await (const message of messages) {
             batch.push(message);
             // A batch handler gets full batches, or what one fetch brought; one by one, as they come.
             if (batch.length >= maxBatch || (!consumeOptions.handleBatch && messages.getPending() === 0)) await flush();
           }
+        } finally {
+          // A fetch that ends in an error still hands over what it brought.
           if (batch.length > 0) await flush();
+        }
+      };
+
+      // Bounded fetches rather than one open-ended consume: nats-server 2.9 cannot cancel a pull
+      // request, and a stale one would swallow the next event until its ack wait ran out. Each
+      // fetch ends within fetchExpiresMs, and stop() waits for the one in hand. A fetch can fail
+      // (heartbeats missed while the process was busy, the consumer deleted, the server
+      // restarted): the failure is reported, and consuming goes on after a pause, with the
+      // consumer made again if it is gone. Without this, one failed fetch ended consuming for good.
+      const loop = (async () => {
+        while (!stopping) {
+          try {
+            await fetchAndDeliver();
+          } catch (error) {
+            options.onInternalError?.(error, { subject: consumeOptions.subject, requestId: '' });
+            await new Promise((resolve) => setTimeout(resolve, redeliveryDelayMs));
+            if (!stopping) consumer = await openConsumer().catch(() => consumer);
+          }
         }
       })();
       const subscription: Subscription = {
