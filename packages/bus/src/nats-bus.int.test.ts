@@ -97,3 +97,24 @@ describe('NATS event consumers when a fetch fails', () => {
     }
   });
 });
+
+describe('NATS event stream', () => {
+  it('gives a stream made without limits (by an older version, or by hand) the limits at start', async () => {
+    const prefix = `test_${randomUUID().slice(0, 8)}`;
+    const nc = await connect({ servers });
+    try {
+      const jsm = await jetstreamManager(nc);
+      await jsm.streams.add({ name: eventStreamName(prefix), subjects: [`${prefix}.events.>`] });
+      const bus = await createNatsBus({ servers, name: 'bus-test-limits', prefix });
+      await bus.drain();
+      const { config } = await jsm.streams.info(eventStreamName(prefix));
+      expect({ maxAgeDays: config.max_age / 86_400e9, maxBytes: config.max_bytes }).toEqual({
+        maxAgeDays: 7,
+        maxBytes: 1024 ** 3,
+      });
+    } finally {
+      await nc.close();
+      await deleteEventStream(servers, prefix);
+    }
+  });
+});

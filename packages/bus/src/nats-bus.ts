@@ -9,6 +9,7 @@ import {
   type JsMsg,
   jetstream,
   jetstreamManager,
+  type StreamInfo,
 } from '@nats-io/jetstream';
 import {
   connect,
@@ -286,17 +287,30 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
   };
 }
 
-/** Creates the event stream unless it exists. Replicas starting together race here: a lost race is fine. */
+/** Limits, so every scan's event does not pile up for ever: 7 days or 1 GiB, oldest first. */
+const streamLimits = { max_age: 7 * 86_400 * 1e9, max_bytes: 1024 ** 3 };
+
+/**
+ * Creates the event stream unless it exists, and gives an existing one today's limits (a stream
+ * made by an older version, or by hand, keeps its other settings). Replicas starting together race
+ * here: a lost race is fine.
+ */
 async function ensureStream(jsm: JetStreamManager, name: string, subjects: string): Promise<void> {
+  let existing: StreamInfo | undefined;
   try {
-    await jsm.streams.info(name);
-    return;
+    existing = await jsm.streams.info(name);
   } catch (error) {
     if (!(error instanceof JetStreamApiError)) throw error;
   }
+  if (existing) {
+    const { max_age, max_bytes } = existing.config;
+    if (max_age !== streamLimits.max_age || max_bytes !== streamLimits.max_bytes) {
+      await jsm.streams.update(name, streamLimits);
+    }
+    return;
+  }
   try {
-    // Limits, so every scan's event does not pile up for ever: 7 days or 1 GiB, oldest first.
-    await jsm.streams.add({ name, subjects: [subjects], max_age: 7 * 86_400 * 1e9, max_bytes: 1024 ** 3 });
+    await jsm.streams.add({ name, subjects: [subjects], ...streamLimits });
   } catch (error) {
     const existsNow = await jsm.streams.info(name).then(
       () => true,
