@@ -256,6 +256,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
           try {
             await fetchAndDeliver();
           } catch (error) {
+            if (stopping) break; // a fetch cut short by drain() is no failure
             options.onInternalError?.(error, { subject: consumeOptions.subject, requestId: '' });
             await new Promise((resolve) => setTimeout(resolve, redeliveryDelayMs));
             if (!stopping) consumer = await openConsumer().catch(() => consumer);
