@@ -5,9 +5,7 @@
 // checking scopes or spending limits: the same product minus what issue #3 asks to measure.
 import { randomBytes } from 'node:crypto';
 import { ensureOperator, migrateAccounts } from '@hallmark/accounts';
-import { auctionService } from '@hallmark/auction-service';
-import { codeService } from '@hallmark/code-service';
-import { complianceService } from '@hallmark/compliance-service';
+import { backendServices } from '@hallmark/app';
 import { buildGatewayApp, GatewayConfig } from '@hallmark/gateway';
 import {
   createEmbedded,
@@ -18,7 +16,6 @@ import {
   readConfig,
   stopOnSignal,
 } from '@hallmark/runtime';
-import { verifyService } from '@hallmark/verify-service';
 import { createAuthenticator } from '../services/gateway/src/auth/authenticator.ts';
 
 const env = { ...process.env, HALLMARK_MASTER_KEY: randomBytes(32).toString('base64') };
@@ -31,7 +28,7 @@ const instance = instanceName();
 const log = createLogger({ instance, level: base.HALLMARK_LOG_LEVEL });
 const infra = await createEmbedded(base, log, clock);
 const running: RunningService[] = [];
-for (const definition of [codeService, verifyService, auctionService, complianceService]) {
+for (const definition of backendServices) {
   running.push(
     await definition.start({
       name: definition.name,

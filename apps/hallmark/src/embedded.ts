@@ -19,8 +19,11 @@ import { verifyService } from '@hallmark/verify-service';
 import type pino from 'pino';
 import { loadOrCreateMasterKey } from './master-key-file.ts';
 
+/** The services behind the gateway, in the order the embedded form starts them. */
+export const backendServices: readonly ServiceDefinition[] = [codeService, verifyService, auctionService, complianceService];
+
 /** The gateway last: it starts taking requests only once every service can answer them. */
-const services: readonly ServiceDefinition[] = [codeService, verifyService, auctionService, complianceService, gatewayService];
+const services: readonly ServiceDefinition[] = [...backendServices, gatewayService];
 
 export interface EmbeddedOptions {
   /** Where log lines go (standard output by default); tests read them. */

@@ -1,1 +1,1 @@
-export { type EmbeddedProduct, startEmbedded } from './embedded.ts';
+export { backendServices, type EmbeddedProduct, startEmbedded } from './embedded.ts';
