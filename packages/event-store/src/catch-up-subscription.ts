@@ -47,11 +47,19 @@ export function startCatchUpSubscription(
   };
 
   const run = async () => {
-    const unwatch = await source.watch(signal);
+    // Watching and the first checkpoint load are retried like any read: a subscription started
+    // while the database is away (or whose connection is lost) waits for it instead of dying.
+    let unwatch: (() => Promise<void>) | undefined;
+    let cursor: string | undefined;
+    let loaded = false;
     try {
-      let cursor = await checkpoints.load(options.name);
       while (!stopping) {
         try {
+          unwatch ??= await source.watch(signal);
+          if (!loaded) {
+            cursor = await checkpoints.load(options.name);
+            loaded = true;
+          }
           const page = await source.readAll(cursor === undefined ? { limit: batchSize } : { after: cursor, limit: batchSize });
           if (page.events.length === 0) {
             await sleep(options.pollIntervalMs);
@@ -67,11 +75,11 @@ export function startCatchUpSubscription(
           options.onError?.(error);
           await sleep(retryDelayMs);
           // Another replica may have moved a projection's checkpoint: continue from the stored one.
-          cursor = await checkpoints.load(options.name).catch(() => cursor);
+          if (loaded) cursor = await checkpoints.load(options.name).catch(() => cursor);
         }
       }
     } finally {
-      await unwatch();
+      await unwatch?.().catch(() => {});
     }
   };
 

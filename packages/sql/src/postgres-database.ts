@@ -8,19 +8,115 @@ export interface PostgresOptions {
   applicationName?: string;
 }
 
-/** SqlDatabase over a PostgreSQL server through a `pg` pool. */
+/** SQLSTATEs and socket codes that mean the connection is gone, not that the statement was refused. */
+const connectionErrorCodes = new Set(['57P01', '57P02', '57P03', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
+const connectionErrorMessages = /^(Connection terminated|Client has encountered a connection error)/;
+
+/**
+ * True for an error that says the connection to PostgreSQL was lost (a failover, a restart, a
+ * terminated backend: 57P01/57P02/57P03, class 08, a reset socket), as opposed to an error of the statement.
+ */
+export function isConnectionError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (connectionErrorCodes.has(code) || code.startsWith('08'))) return true;
+  return connectionErrorMessages.test(error.message);
+}
+
+/**
+ * A statement that may run twice without harm: a plain SELECT that locks nothing and calls none
+ * of the functions with side effects this code base uses. Only these are retried after a lost connection.
+ */
+const readStatement = /^\s*select\b/i;
+const sideEffects =
+  /\b(for\s+(no\s+key\s+)?update|for\s+(key\s+)?share|nextval|setval|pg_advisory\w*|pg_notify|pg_terminate_backend|pg_cancel_backend)\b/i;
+const isRetryableRead = (text: string) => readStatement.test(text) && !sideEffects.test(text);
+
+/** Largest pause between two attempts of a lost LISTEN connection to come back. */
+const maxListenRetryDelayMs = 5_000;
+
+/**
+ * SqlDatabase over a PostgreSQL server through a `pg` pool.
+ *
+ * A lost connection (the server terminated it in a failover or restart) is an error value, never
+ * an unhandled 'error' event: every client we hold has an error listener, and a client that erred
+ * goes back to the pool with its error, so the pool drops it. After a loss, clients connected
+ * before it are not reused (they are likely dead too). A plain read cut off by a lost connection is
+ * retried once on a fresh connection; a transaction whose BEGIN failed that way is started once
+ * more; anything else rejects with the connection error. LISTEN connections reconnect by themselves.
+ */
 export function createPostgresDatabase(options: PostgresOptions): SqlDatabase {
+  const applicationName = options.applicationName ?? 'hallmark';
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.maxConnections ?? 10,
-    application_name: options.applicationName ?? 'hallmark',
+    application_name: applicationName,
     connectionTimeoutMillis: 5_000,
   });
-  // An idle client that loses its connection emits here; without a listener it would crash the process.
-  pool.on('error', () => {});
-  const listeners = new Set<pg.Client>();
 
-  const executorOf = (client: pg.Pool | pg.PoolClient): SqlExecutor => ({
+  // Connections made before the last observed loss are suspect: the server that dropped one
+  // (failover, restart) most likely dropped all of them.
+  let epoch = 0;
+  const bornIn = new WeakMap<object, number>();
+  pool.on('connect', (client) => bornIn.set(client, epoch));
+  const noteLoss = () => {
+    epoch += 1;
+  };
+  // An idle client that loses its connection emits here (the pool drops it); without a listener it would crash the process.
+  pool.on('error', noteLoss);
+
+  interface Lease {
+    client: pg.PoolClient;
+    /** The connection error the client emitted while we held it, if any. */
+    lost(): Error | undefined;
+    /** Gives the client back; with a connection error, the pool drops it. */
+    release(failure?: unknown): void;
+  }
+
+  const lease = (client: pg.PoolClient): Lease => {
+    let lost: Error | undefined;
+    // A checked-out client has no listener of the pool's: without ours, its connection
+    // dying between two statements (idle in a transaction) would be an uncaught exception.
+    const onError = (error: Error) => {
+      lost ??= error;
+    };
+    client.on('error', onError);
+    return {
+      client,
+      lost: () => lost,
+      release(failure) {
+        client.removeListener('error', onError);
+        const broken = lost ?? (isConnectionError(failure) ? (failure as Error) : undefined);
+        if (broken) noteLoss();
+        client.release(broken);
+      },
+    };
+  };
+
+  /** A pooled client connected since the last observed loss. */
+  const checkout = async (): Promise<Lease> => {
+    for (;;) {
+      const client = await pool.connect();
+      if ((bornIn.get(client) ?? -1) >= epoch) return lease(client);
+      client.release(new Error('connected before the database dropped connections'));
+    }
+  };
+
+  const runOnce = async <Row>(text: string, params?: readonly unknown[]): Promise<Row[]> => {
+    const held = await checkout();
+    let failure: unknown;
+    try {
+      const result = await held.client.query(text, params as unknown[] | undefined);
+      return result.rows as Row[];
+    } catch (error) {
+      failure = error;
+      throw error;
+    } finally {
+      held.release(failure);
+    }
+  };
+
+  const executorOf = (client: pg.PoolClient): SqlExecutor => ({
     async query<Row>(text: string, params?: readonly unknown[]) {
       const result = await client.query(text, params as unknown[] | undefined);
       return result.rows as Row[];
@@ -30,44 +126,136 @@ export function createPostgresDatabase(options: PostgresOptions): SqlDatabase {
     },
   });
 
+  /** Checks a client out and runs BEGIN on it; once more on a fresh one when the connection was lost. */
+  const begin = async (): Promise<Lease> => {
+    for (let attempt = 1; ; attempt++) {
+      const held = await checkout();
+      try {
+        await held.client.query('BEGIN');
+        return held;
+      } catch (error) {
+        held.release(error);
+        if (attempt >= 2 || !isConnectionError(error)) throw error;
+        noteLoss();
+      }
+    }
+  };
+
+  const listeners = new Set<() => Promise<void>>();
+
   return {
     engine: 'postgres',
-    ...executorOf(pool),
-    async transaction(work) {
-      const client = await pool.connect();
+    async query<Row>(text: string, params?: readonly unknown[]) {
       try {
-        await client.query('BEGIN');
-        const result = await work(executorOf(client));
-        await client.query('COMMIT');
+        return await runOnce<Row>(text, params);
+      } catch (error) {
+        if (!isConnectionError(error) || !isRetryableRead(text)) throw error;
+        noteLoss();
+        return runOnce<Row>(text, params);
+      }
+    },
+    async execScript(sql: string) {
+      await runOnce(sql);
+    },
+    async transaction(work) {
+      const held = await begin();
+      let failure: unknown;
+      try {
+        const result = await work(executorOf(held.client));
+        await held.client.query('COMMIT');
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
+        failure = error;
+        const lost = held.lost();
+        if (lost || isConnectionError(error)) {
+          // The server rolled the transaction back when it dropped the connection. Report the
+          // cause (57P01…) rather than pg's later "client is not queryable".
+          throw lost && !(error as { code?: unknown })?.code ? lost : error;
+        }
+        await held.client.query('ROLLBACK').catch(() => {});
         throw error;
       } finally {
-        client.release();
+        held.release(failure);
       }
     },
     async listen(channel, onNotify) {
       // LISTEN needs a connection of its own: a pooled one would be handed to other queries.
-      const client = new pg.Client({ connectionString: options.connectionString });
-      client.on('error', () => {});
-      await client.connect();
-      client.on('notification', (message) => {
-        if (message.channel === channel) onNotify(message.payload ?? '');
-      });
-      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
-      listeners.add(client);
-      return async () => {
-        listeners.delete(client);
-        await client.end().catch(() => {});
+      let stopped = false;
+      let current: pg.Client | undefined;
+      let retryTimer: NodeJS.Timeout | undefined;
+      let failedAttempts = 0;
+
+      const connect = async (): Promise<void> => {
+        const client = new pg.Client({
+          connectionString: options.connectionString,
+          application_name: applicationName,
+          connectionTimeoutMillis: 5_000,
+        });
+        let up = false;
+        const lose = () => {
+          // While connecting, the failure rejects connect() instead; after stop(), the end is ours.
+          if (!up || stopped) return;
+          up = false;
+          if (current === client) current = undefined;
+          noteLoss();
+          client.end().catch(() => {});
+          if (!stopped) reconnectLater();
+        };
+        client.on('error', lose);
+        client.on('end', lose);
+        client.on('notification', (message) => {
+          if (message.channel === channel) onNotify(message.payload ?? '');
+        });
+        try {
+          await client.connect();
+          await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+        } catch (error) {
+          await client.end().catch(() => {});
+          throw error;
+        }
+        if (stopped) {
+          await client.end().catch(() => {});
+          return;
+        }
+        up = true;
+        current = client;
       };
+
+      const reconnectLater = () => {
+        const delay = Math.min(100 * 2 ** failedAttempts, maxListenRetryDelayMs);
+        retryTimer = setTimeout(() => {
+          retryTimer = undefined;
+          connect().then(
+            () => {
+              failedAttempts = 0;
+              // Notifications sent while we were away are lost: tell the listener to look.
+              if (!stopped) onNotify('');
+            },
+            () => {
+              failedAttempts += 1;
+              if (!stopped) reconnectLater();
+            },
+          );
+        }, delay);
+      };
+
+      await connect();
+      const stop = async () => {
+        stopped = true;
+        listeners.delete(stop);
+        clearTimeout(retryTimer);
+        const client = current;
+        current = undefined;
+        await client?.end().catch(() => {});
+      };
+      listeners.add(stop);
+      return stop;
     },
     async ping() {
-      await pool.query('SELECT 1');
+      await runOnce('SELECT 1');
     },
     async close() {
-      await Promise.all([...listeners].map((client) => client.end().catch(() => {})));
-      listeners.clear();
+      await Promise.all([...listeners].map((stop) => stop()));
       await pool.end();
     },
   };

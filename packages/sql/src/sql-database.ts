@@ -14,7 +14,11 @@ export interface SqlDatabase extends SqlExecutor {
   readonly engine: 'postgres' | 'pglite';
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it rejects. */
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
-  /** LISTEN on a channel; resolves with a function that stops listening. */
+  /**
+   * LISTEN on a channel; resolves with a function that stops listening. A lost connection is
+   * made again by itself (PostgreSQL); as notifications sent meanwhile are lost, `onNotify` is
+   * then called once with an empty payload. Rejects when the first LISTEN fails.
+   */
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -11,6 +11,23 @@ export interface TestDatabase {
   name: string;
   /** Drops the database. */
   drop(): Promise<void>;
+  /**
+   * Terminates every connection to this database (what a failover or restart does to its clients);
+   * resolves with how many there were. Touches no other database.
+   */
+  terminateBackends(): Promise<number>;
+  /** Refuses (`false`) or accepts again (`true`) new connections to this database. */
+  allowConnections(allow: boolean): Promise<void>;
+}
+
+async function onTestServer<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: testServerUrl });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
 }
 
 /** Creates an empty database with a unique name on the test server. */
@@ -29,13 +46,20 @@ export async function createTestDatabase(label: string): Promise<TestDatabase> {
     url: url.toString(),
     name,
     async drop() {
-      const client = new pg.Client({ connectionString: testServerUrl });
-      await client.connect();
-      try {
-        await client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
-      } finally {
-        await client.end();
-      }
+      await onTestServer((client) => client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`));
+    },
+    terminateBackends: () =>
+      onTestServer(async (client) => {
+        const result = await client.query(
+          'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+          [name],
+        );
+        return result.rowCount ?? 0;
+      }),
+    async allowConnections(allow) {
+      await onTestServer((client) =>
+        client.query(`ALTER DATABASE ${pg.escapeIdentifier(name)} ALLOW_CONNECTIONS ${allow ? 'true' : 'false'}`),
+      );
     },
   };
 }
