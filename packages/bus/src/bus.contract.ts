@@ -1,14 +1,15 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { HallmarkError } from '@hallmark/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bus, BusEvent } from './bus.ts';
+import { createRequestSigner, type RefusedRequestListener, type RequestSigner } from './request-signature.ts';
 
 export interface BusFixture {
   /** Two connections to the same bus, as two processes would have. */
   a: Bus;
   b: Bus;
-  /** A bus that must be drained by the test itself. */
-  extra(): Promise<Bus>;
+  /** A bus that must be drained by the test itself; with a signer, it signs its requests and serves only signed ones. */
+  extra(options?: { signer?: RequestSigner; onRefusedRequest?: RefusedRequestListener }): Promise<Bus>;
   teardown(): Promise<void>;
 }
 
@@ -179,6 +180,40 @@ export function describeBusContract(name: string, createFixture: () => Promise<B
       await eventually(() => attempts >= 2);
       await consumer.stop();
       expect(deliveries.slice(0, 2)).toEqual([false, true]);
+    });
+
+    it('with a signer: serves requests signed with the same secret and refuses unsigned or foreign ones unseen', async () => {
+      const secret = randomBytes(32);
+      const refusals: Array<{ subject: string; requestId: string; reason: string }> = [];
+      const server = await fixture.extra({ signer: createRequestSigner(secret), onRefusedRequest: (r) => refusals.push(r) });
+      const signedCaller = await fixture.extra({ signer: createRequestSigner(secret) });
+      const foreignCaller = await fixture.extra({ signer: createRequestSigner(randomBytes(32)) });
+      try {
+        const s = subject('signed');
+        let handled = 0;
+        await server.serve(s, { queue: 'svc' }, async (payload) => {
+          handled++;
+          return payload;
+        });
+        const principal = { accountId: 'acc_a', environment: 'live' };
+        expect(await signedCaller.request(s, { principal }, { requestId: 'req-signed' })).toEqual({
+          ok: true,
+          value: { principal },
+        });
+        const refused = {
+          ok: false,
+          error: expect.objectContaining({ code: 'SERVICE_UNAVAILABLE', details: { subject: s, reason: 'refused' } }),
+        };
+        expect(await fixture.a.request(s, { principal }, { requestId: 'req-unsigned' })).toEqual(refused);
+        expect(await foreignCaller.request(s, { principal }, { requestId: 'req-foreign' })).toEqual(refused);
+        expect(handled).toBe(1);
+        expect(refusals).toEqual([
+          { subject: s, requestId: 'req-unsigned', reason: 'missing' },
+          { subject: s, requestId: 'req-foreign', reason: 'mismatch' },
+        ]);
+      } finally {
+        await Promise.all([server.drain(), signedCaller.drain(), foreignCaller.drain()]);
+      }
     });
 
     it('drains: finishes the request in flight, then takes no more', async () => {

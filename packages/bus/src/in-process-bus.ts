@@ -10,12 +10,13 @@ import {
   redeliveryDelayMs,
   type Subscription,
 } from './bus.ts';
+import type { RefusedRequestListener, RequestSigner } from './request-signature.ts';
 import { subjectMatches } from './subject-match.ts';
 
 /** How long a partial batch waits for more events before a batch handler gets it. */
 const batchLingerMs = 250;
 
-import { serviceUnavailable } from './unavailable.ts';
+import { refusedRequest, serviceUnavailable } from './unavailable.ts';
 
 interface StoredBusEvent {
   subject: string;
@@ -34,6 +35,15 @@ interface Server {
   handler: RequestHandler;
   inFlight: InFlight;
   onInternalError: HandlerErrorListener | undefined;
+  signer: RequestSigner | undefined;
+  onRefusedRequest: RefusedRequestListener | undefined;
+}
+
+/** As NATS's options: sign what this connection sends, serve only signed requests. */
+export interface InProcessConnectionOptions {
+  onInternalError?: HandlerErrorListener;
+  signer?: RequestSigner;
+  onRefusedRequest?: RefusedRequestListener;
 }
 
 /** Index of the first event whose sequence is above `sequence` (events are in sequence order). */
@@ -63,7 +73,7 @@ const copy = (value: unknown): unknown => (value === undefined ? undefined : JSO
  * the kept events and the durable consumers' positions. A hub plays the part of nats-server.
  */
 export interface InProcessHub {
-  connect(options?: { onInternalError?: HandlerErrorListener }): Bus;
+  connect(options?: InProcessConnectionOptions): Bus;
 }
 
 /**
@@ -108,7 +118,19 @@ export function createInProcessHub(options: { maxEvents?: number } = {}): InProc
           const server = pickServer(subject);
           if (!server) return { ok: false, error: serviceUnavailable(subject, 'no-responders', timeoutMs) };
           const context = { subject, requestId: requestOptions.requestId ?? randomUUID() };
-          const reply = server.inFlight.track(answer(server.handler, copy(payload), context, server.onInternalError));
+          // The payload crosses as JSON text, as over the network; signed and checked as such.
+          const text = payload === undefined ? '' : JSON.stringify(payload);
+          if (server.signer) {
+            const data = text;
+            const signature = options.signer?.sign({ subject, requestId: context.requestId, data });
+            const check = server.signer.verify(signature, { subject, requestId: context.requestId, data });
+            if (!check.ok) {
+              server.onRefusedRequest?.({ subject, requestId: context.requestId, reason: check.reason });
+              return { ok: false, error: refusedRequest(subject) };
+            }
+          }
+          const received = text === '' ? undefined : JSON.parse(text);
+          const reply = server.inFlight.track(answer(server.handler, received, context, server.onInternalError));
           let timer: NodeJS.Timeout | undefined;
           const timeout = new Promise<Result<unknown, ErrorData>>((resolve) => {
             timer = setTimeout(() => resolve({ ok: false, error: serviceUnavailable(subject, 'timeout', timeoutMs) }), timeoutMs);
@@ -119,7 +141,13 @@ export function createInProcessHub(options: { maxEvents?: number } = {}): InProc
         },
 
         async serve(subject, _serveOptions, handler) {
-          const server: Server = { handler, inFlight, onInternalError: options.onInternalError };
+          const server: Server = {
+            handler,
+            inFlight,
+            onInternalError: options.onInternalError,
+            signer: options.signer,
+            onRefusedRequest: options.onRefusedRequest,
+          };
           servers.set(subject, [...(servers.get(subject) ?? []), server]);
           served.set(server, subject);
           return {
@@ -245,6 +273,6 @@ export function createInProcessHub(options: { maxEvents?: number } = {}): InProc
 }
 
 /** A bus for one process on its own hub: the embedded form's bus. */
-export function createInProcessBus(options: { onInternalError?: HandlerErrorListener } = {}): Bus {
+export function createInProcessBus(options: InProcessConnectionOptions = {}): Bus {
   return createInProcessHub().connect(options);
 }

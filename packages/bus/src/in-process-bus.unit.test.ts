@@ -9,7 +9,7 @@ describeBusContract('in-process', async () => {
   return {
     a,
     b,
-    extra: async () => hub.connect(),
+    extra: async (options) => hub.connect(options),
     teardown: async () => {
       await Promise.all([a.drain(), b.drain()]);
     },

@@ -9,5 +9,22 @@ export type {
   Subscription,
 } from './bus.ts';
 export { defaultRequestTimeoutMs } from './bus.ts';
-export { createInProcessBus, createInProcessHub, type InProcessHub } from './in-process-bus.ts';
+export {
+  createInProcessBus,
+  createInProcessHub,
+  type InProcessConnectionOptions,
+  type InProcessHub,
+} from './in-process-bus.ts';
 export { createNatsBus, deleteEventStream, eventStreamName, type NatsBusOptions } from './nats-bus.ts';
+export {
+  createRequestSigner,
+  defaultSignatureMaxAgeMs,
+  parseBusSecret,
+  type RefusedRequestListener,
+  type RequestSigner,
+  type RequestSignerOptions,
+  type SignatureCheck,
+  type SignatureRefusal,
+  type SignedRequest,
+  signatureHeader,
+} from './request-signature.ts';

@@ -1,10 +1,11 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
+import { connect, type Msg } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
 import { describeBusContract } from './bus.contract.ts';
 import type { Bus } from './bus.ts';
 import { createNatsBus, deleteEventStream, eventStreamName } from './nats-bus.ts';
+import { createRequestSigner, type SignatureRefusal } from './request-signature.ts';
 
 const servers = process.env.HALLMARK_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 
@@ -16,8 +17,8 @@ describeBusContract('NATS', async () => {
   return {
     a,
     b,
-    async extra() {
-      const bus = await createNatsBus({ servers, name: 'bus-test-extra', prefix });
+    async extra(options) {
+      const bus = await createNatsBus({ servers, name: 'bus-test-extra', prefix, ...options });
       extras.push(bus);
       return bus;
     },
@@ -114,6 +115,53 @@ describe('NATS event stream', () => {
       });
     } finally {
       await nc.close();
+      await deleteEventStream(servers, prefix);
+    }
+  });
+});
+
+describe('signed NATS requests seen by an insider on the bus', () => {
+  it('refuses a captured request sent again with another principal, or after the window, and serves the original', async () => {
+    const prefix = `test_${randomUUID().slice(0, 8)}`;
+    const secret = randomBytes(32);
+    const reasons: SignatureRefusal[] = [];
+    const server = await createNatsBus({
+      servers,
+      name: 'bus-test-signed-server',
+      prefix,
+      signer: createRequestSigner(secret, { maxAgeMs: 500 }),
+      onRefusedRequest: (refusal) => reasons.push(refusal.reason),
+    });
+    const caller = await createNatsBus({ servers, name: 'bus-test-signed-caller', prefix, signer: createRequestSigner(secret) });
+    const insider = await connect({ servers });
+    try {
+      const handled: unknown[] = [];
+      await server.serve('rpc.code-service.generateCode', { queue: 'code-service' }, async (payload) => {
+        handled.push(payload);
+        return 'done';
+      });
+      // The insider listens beside the queue group and keeps a copy of what the gateway sends.
+      const captured = new Promise<Msg>((resolve) => {
+        insider.subscribe(`${prefix}.rpc.code-service.generateCode`, { max: 1, callback: (_error, message) => resolve(message) });
+      });
+      await insider.flush();
+      const principal = { accountId: 'acc_owner', environment: 'live' };
+      expect(await caller.request('rpc.code-service.generateCode', { principal })).toEqual({ ok: true, value: 'done' });
+      const original = await captured;
+      const ask = async (data: Uint8Array) => {
+        const reply = await insider.request(original.subject, data, { timeout: 2_000, headers: original.headers });
+        return reply.json<{ ok: boolean; error?: { code: string } }>();
+      };
+
+      const forged = new TextEncoder().encode(JSON.stringify({ principal: { accountId: 'acc_victim', environment: 'live' } }));
+      expect(await ask(forged)).toMatchObject({ ok: false, error: { code: 'SERVICE_UNAVAILABLE' } });
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      expect(await ask(original.data)).toMatchObject({ ok: false, error: { code: 'SERVICE_UNAVAILABLE' } });
+      expect(reasons).toEqual(['mismatch', 'expired']);
+      expect(handled).toEqual([{ principal }]);
+    } finally {
+      await insider.close();
+      await Promise.all([server.drain(), caller.drain()]);
       await deleteEventStream(servers, prefix);
     }
   });

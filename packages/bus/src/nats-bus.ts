@@ -30,7 +30,8 @@ import {
 } from './bus.ts';
 import { deliver } from './in-process-bus.ts';
 import { createReplyInbox } from './nats-reply-inbox.ts';
-import { serviceUnavailable } from './unavailable.ts';
+import { type RefusedRequestListener, type RequestSigner, signatureHeader } from './request-signature.ts';
+import { refusedRequest, serviceUnavailable } from './unavailable.ts';
 
 export interface NatsBusOptions {
   servers: string;
@@ -39,6 +40,13 @@ export interface NatsBusOptions {
   /** Put in front of every subject, and names the JetStream stream; isolates deployments and tests. */
   prefix?: string;
   onInternalError?: HandlerErrorListener;
+  /**
+   * Signs every request this connection sends, and answers only signed requests on the subjects
+   * it serves (others get SERVICE_UNAVAILABLE and are reported to `onRefusedRequest`). Without
+   * it, requests go unsigned and every request is served.
+   */
+  signer?: RequestSigner;
+  onRefusedRequest?: RefusedRequestListener;
 }
 
 const requestIdHeader = 'x-request-id';
@@ -50,9 +58,10 @@ const decoder = new TextDecoder();
 const encode = (value: unknown) => encoder.encode(JSON.stringify(value ?? null));
 const decode = (data: Uint8Array): unknown => (data.length === 0 ? undefined : JSON.parse(decoder.decode(data)));
 
-function withRequestId(requestId: string): MsgHdrs {
+function withRequestId(requestId: string, signature?: string): MsgHdrs {
   const messageHeaders = headers();
   messageHeaders.set(requestIdHeader, requestId);
+  if (signature !== undefined) messageHeaders.set(signatureHeader, signature);
   return messageHeaders;
 }
 
@@ -120,17 +129,31 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
   return {
     async request<T>(subject: string, payload: unknown, requestOptions: { timeoutMs?: number; requestId?: string } = {}) {
       const timeoutMs = requestOptions.timeoutMs ?? defaultRequestTimeoutMs;
-      const outcome = await replies.request(full(subject), encode(payload), {
-        timeoutMs,
-        headers: withRequestId(requestOptions.requestId ?? randomUUID()),
-      });
+      const requestId = requestOptions.requestId ?? randomUUID();
+      const data = encode(payload);
+      const fullSubject = full(subject);
+      const signature = options.signer?.sign({ subject: fullSubject, requestId, data });
+      const outcome = await replies.request(fullSubject, data, { timeoutMs, headers: withRequestId(requestId, signature) });
       if (outcome.kind === 'reply') return decode(outcome.data) as Result<T, ErrorData>;
       return { ok: false, error: serviceUnavailable(subject, outcome.kind, timeoutMs) };
     },
 
     async serve(subject, serveOptions, handler: RequestHandler) {
       const onMessage = (message: Msg) => {
-        const requestId = message.headers?.get(requestIdHeader) || randomUUID();
+        const sentRequestId = message.headers?.get(requestIdHeader) ?? '';
+        const requestId = sentRequestId || randomUUID();
+        if (options.signer) {
+          const check = options.signer.verify(message.headers?.get(signatureHeader), {
+            subject: message.subject,
+            requestId: sentRequestId,
+            data: message.data,
+          });
+          if (!check.ok) {
+            options.onRefusedRequest?.({ subject, requestId, reason: check.reason });
+            message.respond(encode({ ok: false, error: refusedRequest(subject) }));
+            return;
+          }
+        }
         const context = { subject, requestId };
         void inFlight.track(
           (async () => {

@@ -13,3 +13,15 @@ export function serviceUnavailable(subject: string, reason: keyof typeof message
     details: { subject, reason },
   };
 }
+
+/**
+ * The answer to a request without a valid signature of the deployment's bus secret. Deliberately
+ * vague: why it was refused goes to the service's log.
+ */
+export function refusedRequest(subject: string): ErrorData {
+  return {
+    code: 'SERVICE_UNAVAILABLE',
+    message: "The service refused the request: it was not signed with this deployment's bus secret, or too long ago.",
+    details: { subject, reason: 'refused' },
+  };
+}
