@@ -120,6 +120,8 @@ export async function startDistributedProduct(): Promise<RunningProduct> {
     HALLMARK_NAMESPACE: namespace,
     HALLMARK_LOG_LEVEL: 'info',
     HALLMARK_MASTER_KEY: '42'.repeat(32),
+    // A made-up master key is for test deployments only.
+    HALLMARK_ENVIRONMENT: 'test',
     HALLMARK_BOOTSTRAP_KEY: operatorKey,
   };
   const processes = [

@@ -74,6 +74,8 @@ beforeAll(async () => {
     HALLMARK_REQUEST_TIMEOUT_MS: '3000',
     HALLMARK_PROBE_PORT: '0',
     HALLMARK_MASTER_KEY: '42'.repeat(32),
+    // A made-up master key is for test deployments only.
+    HALLMARK_ENVIRONMENT: 'test',
     HALLMARK_BOOTSTRAP_KEY: operatorKey,
     HALLMARK_BLOB_DIR: blobDir,
   };

@@ -27,11 +27,13 @@ async function start(): Promise<void> {
   const started = Date.now();
   const product = await startEmbedded();
   write(`Hallmark is running at ${product.url} (API: ${product.url}/api/v1, started in ${Date.now() - started} ms)\n`);
-  if (product.generatedOperatorKey) {
+  if (product.operatorKeyFile) {
+    // The secret goes to a file only the owner can read, not to a terminal or a log collector.
     write(
-      `\nOperator API key (shown this once; only its hash is stored):\n  ${product.generatedOperatorKey}\n` +
-        'It holds every scope, accounts:write included. Try:\n' +
-        `  curl -H 'x-api-key: ${product.generatedOperatorKey}' ${product.url}/api/v1/keys\n\n`,
+      `\nA new operator API key is in ${product.operatorKeyFile} (mode 0600; the database keeps only its hash).\n` +
+        'It holds every scope, accounts:write included; once it is stored somewhere safe, delete the file. Try:\n' +
+        `  KEY=$(cat ${product.operatorKeyFile})\n` +
+        `  curl -H "x-api-key: $KEY" ${product.url}/api/v1/keys\n\n`,
     );
   }
   stopOnSignal(product.stop, product.log, 10_000);

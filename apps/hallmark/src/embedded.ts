@@ -18,6 +18,7 @@ import type { SqlDatabase } from '@hallmark/sql';
 import { verifyService } from '@hallmark/verify-service';
 import type pino from 'pino';
 import { loadOrCreateMasterKey } from './master-key-file.ts';
+import { preparePrivateDataDir, writeOperatorKeyFile } from './private-files.ts';
 
 /** The services behind the gateway, in the order the embedded form starts them. */
 export const backendServices: readonly ServiceDefinition[] = [codeService, verifyService, auctionService, complianceService];
@@ -35,8 +36,13 @@ export interface EmbeddedOptions {
 export interface EmbeddedProduct {
   url: string;
   log: Logger;
-  /** The operator key made at this start, when there was none; it is shown once and never stored. */
+  /**
+   * The operator key made at this start, when there was none. Only its hash is in the database;
+   * the secret is in `operatorKeyFile` (mode 0600) and here, for callers in this process (tests).
+   */
   generatedOperatorKey: string | undefined;
+  /** `<data dir>/operator-key`, when this start made the operator key. */
+  operatorKeyFile: string | undefined;
   /** The product's database (PGlite), for tests that inspect or alter what is stored. */
   db: SqlDatabase;
   stop(): Promise<void>;
@@ -52,15 +58,25 @@ export async function startEmbedded(
 ): Promise<EmbeddedProduct> {
   const base = readConfig(EmbeddedConfig, env);
   const dataDir = resolve(base.HALLMARK_DATA_DIR);
+  await preparePrivateDataDir(dataDir);
   const port = env.PORT || '8080';
   const serviceEnv = {
     ...env,
+    // One process for one user: reachable from this machine only unless HALLMARK_HOST says otherwise.
+    HALLMARK_HOST: env.HALLMARK_HOST || '127.0.0.1',
     HALLMARK_MASTER_KEY: env.HALLMARK_MASTER_KEY || (await loadOrCreateMasterKey(dataDir)),
     // Links point at this process unless told otherwise (DECISIONS.md: http://localhost:$PORT).
     HALLMARK_RESOLVER_URL: env.HALLMARK_RESOLVER_URL || `http://localhost:${port === '0' ? '8080' : port}`,
   };
-  const configs = new Map(services.map((definition) => [definition.name, readConfig(definition.configSchema, serviceEnv)]));
-  const gatewayConfig = readConfig(GatewayConfig, serviceEnv);
+  // The gateway's public URL: HALLMARK_PUBLIC_URL, else the resolver URL given, else the port it is bound to (PORT=0 too).
+  const gatewayEnv = { ...serviceEnv, HALLMARK_RESOLVER_URL: env.HALLMARK_RESOLVER_URL };
+  const configs = new Map(
+    services.map((definition) => [
+      definition.name,
+      readConfig(definition.configSchema, definition === gatewayService ? gatewayEnv : serviceEnv),
+    ]),
+  );
+  const gatewayConfig = readConfig(GatewayConfig, gatewayEnv);
   const clock = options.clock ?? (() => new Date());
   const instance = instanceName();
   const log = createLogger({
@@ -84,12 +100,15 @@ export async function startEmbedded(
     );
   }
   const operator = gatewayConfig.HALLMARK_BOOTSTRAP_KEY ? undefined : await ensureOperator(infra.db, undefined, clock());
+  const generatedOperatorKey = operator?.kind === 'generated' ? operator.secret : undefined;
+  const operatorKeyFile = generatedOperatorKey ? await writeOperatorKeyFile(dataDir, generatedOperatorKey) : undefined;
   const url = new URL(running.at(-1)?.address ?? `http://localhost:${gatewayConfig.PORT}`);
   url.hostname = 'localhost';
   return {
     url: url.origin,
     log,
-    generatedOperatorKey: operator?.kind === 'generated' ? operator.secret : undefined,
+    generatedOperatorKey,
+    operatorKeyFile,
     db: infra.db,
     async stop() {
       for (const service of running.reverse()) await service.stop();

@@ -75,6 +75,11 @@ export const DistributedConfig = Type.Composite([
     HALLMARK_PROBE_PORT: Type.Optional(
       Type.Integer({ minimum: 0, maximum: 65_535, description: 'port for /health and /ready of a backend service' }),
     ),
+    // Only a test deployment may run on a made-up master key (master-key-strength.ts).
+    HALLMARK_ENVIRONMENT: Type.Union([Type.Literal('production'), Type.Literal('test')], {
+      default: 'production',
+      description: 'production, or test: only a test deployment may use a trivial HALLMARK_MASTER_KEY (one byte repeated)',
+    }),
   }),
 ]);
 export type DistributedConfig = Static<typeof DistributedConfig>;

@@ -10,6 +10,7 @@ export {
 } from './config.ts';
 export { connectDistributed, createEmbedded, type Infrastructure } from './infrastructure.ts';
 export { createLogger, type Logger, type LoggerOptions } from './logger.ts';
+export { refuseTrivialMasterKey } from './master-key-strength.ts';
 export { startProbeServer } from './probe-server.ts';
 export { checkReadiness, type ReadinessChecks, type ReadinessReport } from './readiness.ts';
 export { type RpcContext, serveRpc } from './rpc-server.ts';

@@ -1,6 +1,7 @@
 import { ConfigError, DistributedConfig, readConfig } from './config.ts';
 import { connectDistributed } from './infrastructure.ts';
 import { createLogger, type Logger } from './logger.ts';
+import { refuseTrivialMasterKey } from './master-key-strength.ts';
 import { startProbeServer } from './probe-server.ts';
 import { instanceName, type RunningService, type ServiceDefinition } from './service.ts';
 
@@ -56,6 +57,8 @@ export async function runService(definition: ServiceDefinition): Promise<void> {
   try {
     config = readConfig(DistributedConfig);
     serviceConfig = readConfig(definition.configSchema);
+    const masterKey = (serviceConfig as { HALLMARK_MASTER_KEY?: unknown }).HALLMARK_MASTER_KEY;
+    if (typeof masterKey === 'string') refuseTrivialMasterKey(masterKey, config.HALLMARK_ENVIRONMENT);
   } catch (error) {
     exitOnConfigError(error, definition.name);
   }

@@ -26,6 +26,7 @@ import { registerSchemaRoutes } from './routes/schemas.ts';
 import { registerSystemRoutes } from './routes/system.ts';
 import { registerWellKnownRoutes } from './routes/well-known.ts';
 import { createServiceCaller } from './service-call.ts';
+import { trustProxyOf } from './trust-proxy.ts';
 
 export interface GatewayDependencies {
   config: GatewayConfig;
@@ -69,7 +70,22 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // Whose X-Forwarded-For decides request.ip (rate limits, logs, scans): nobody's unless configured.
+    trustProxy: trustProxyOf(deps.config.HALLMARK_TRUST_PROXY),
   });
+
+  // Absolute links in answers start here: configuration, never the Host or X-Forwarded-Host header
+  // (a forged one would otherwise put another origin into pages, linksets and cached answers).
+  let boundOrigin: string | undefined;
+  const publicOrigin = (): string => {
+    const configured = deps.config.HALLMARK_PUBLIC_URL ?? deps.config.HALLMARK_RESOLVER_URL;
+    if (configured) return configured;
+    if (!boundOrigin) {
+      const address = app.server.address();
+      boundOrigin = `http://localhost:${typeof address === 'object' && address ? address.port : deps.config.PORT}`;
+    }
+    return boundOrigin;
+  };
 
   const bodyAjv = createAjv(false);
   const textAjv = createAjv(true);
@@ -91,11 +107,22 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  app.addHook('onSend', (request, reply, payload, done) => {
+    // No answer is to be read as another type than it says (JSON, pages, images, errors alike).
+    reply.header('x-content-type-options', 'nosniff');
+    // An answer to a request with an API key is that account's: no cache keeps it, whatever the route set.
+    if (request.headers['x-api-key'] !== undefined && !String(reply.getHeader('cache-control') ?? '').includes('no-store')) {
+      reply.header('cache-control', 'no-store');
+    }
+    done(null, payload);
+  });
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
       {
         method: request.method,
         url: request.routeOptions.url ?? request.url,
+        // The client's address (behind trusted proxies, the forwarded one).
+        client: request.ip,
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime),
       },
@@ -160,6 +187,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   registerComplianceRoutes(app, { services, clock: deps.clock });
   registerAuctionRoutes(app, { services, blobs: deps.blobs });
   registerResolverRoutes(app, {
+    publicOrigin,
     services,
     cache: deps.cache,
     clock: deps.clock,

@@ -1,4 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { TrustProxySetting } from './trust-proxy.ts';
+
+const publicUrl = (description: string) => Type.String({ pattern: '^https?://[^/?#]+$', description });
 
 export const GatewayConfig = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: 8080, description: 'TCP port of the HTTP API' }),
@@ -28,6 +31,14 @@ export const GatewayConfig = Type.Object({
     description:
       'a resolver page reloaded by the same client within this many seconds shows the same scan instead of counting a new one',
   }),
+  HALLMARK_TRUST_PROXY: TrustProxySetting,
+  HALLMARK_PUBLIC_URL: Type.Optional(
+    publicUrl(
+      'scheme and host clients reach the gateway at, without a path (e.g. https://id.brand.com); absolute links in answers use it, never the Host header',
+    ),
+  ),
+  // Shared with code- and auction-service: the public URL defaults to it.
+  HALLMARK_RESOLVER_URL: Type.Optional(publicUrl('scheme and host of the resolver in generated links, without a path')),
   HALLMARK_BOOTSTRAP_KEY: Type.Optional(
     Type.String({
       pattern: '^svc_(live|test)_[0-9a-f]{64}$',

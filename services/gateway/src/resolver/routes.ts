@@ -39,8 +39,6 @@ function wanted(request: FastifyRequest): Wanted {
   return 'html';
 }
 
-const originOf = (request: FastifyRequest) => `${request.protocol}://${request.headers.host ?? 'localhost'}`;
-
 /** Headers of every resolver answer: no third parties, no framing, no cookies, readable from any origin. */
 function secure(reply: FastifyReply): FastifyReply {
   return reply
@@ -74,7 +72,14 @@ export function resolverErrorPage(error: HallmarkError): string {
  */
 export function registerResolverRoutes(
   app: FastifyInstance,
-  deps: { services: ServiceCaller; cache: Cache; clock: () => Date; reloadWindowMs: number },
+  deps: {
+    services: ServiceCaller;
+    cache: Cache;
+    clock: () => Date;
+    reloadWindowMs: number;
+    /** Scheme and host of this resolver, from configuration (never from the request's Host header). */
+    publicOrigin: () => string;
+  },
 ): void {
   const { reloadWindowMs } = deps;
   app.addContentTypeParser(
@@ -86,7 +91,7 @@ export function registerResolverRoutes(
   );
 
   registerRoute(app, resolverPageRoute, async (request, reply) => {
-    const scannedUrl = `${originOf(request)}${request.url}`;
+    const scannedUrl = `${deps.publicOrigin()}${request.url}`;
     const dates = dateFormatterFor(request.headers['accept-language']);
     const form = wanted(request);
     const parsed = parseDigitalLink(scannedUrl);
@@ -97,14 +102,14 @@ export function registerResolverRoutes(
     const link = parsed.link;
     reply.header(
       'link',
-      `<${originOf(request)}${request.url.split('?')[0]}?linkType=linkset>; rel="linkset"; type="application/linkset+json"`,
+      `<${deps.publicOrigin()}${request.url.split('?')[0]}?linkType=linkset>; rel="linkset"; type="application/linkset+json"`,
     );
     if (form === 'linkset') {
       const pageUrl = new URL(scannedUrl);
       pageUrl.searchParams.delete('linkType');
       return secure(reply)
         .type('application/linkset+json')
-        .send(linksetOf(originOf(request), link, pageUrl.toString()));
+        .send(linksetOf(deps.publicOrigin(), link, pageUrl.toString()));
     }
     if (link.serial === undefined || link.signature === undefined) {
       const problem = link.serial === undefined ? 'The code has no serial number (/21/).' : 'The code carries no signature.';
@@ -216,7 +221,7 @@ export function registerResolverRoutes(
       : html(reply, 200, renderMessagePage(english.report.unknownTitle, english.report.unknown));
   });
 
-  registerRoute(app, gs1ResolverDescriptionRoute, async (request, reply) =>
-    secure(reply).send(resolverDescription(originOf(request))),
+  registerRoute(app, gs1ResolverDescriptionRoute, async (_request, reply) =>
+    secure(reply).send(resolverDescription(deps.publicOrigin())),
   );
 }
