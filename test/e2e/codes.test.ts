@@ -55,11 +55,19 @@ beforeAll(async () => {
   t = await startTestProduct();
   const operator = t.product.generatedOperatorKey as string;
   const account = async (name: string, environment = 'live') =>
-    (await api('POST', '/accounts', { key: operator, body: { name, tier: 'enterprise', environment } })).body.apiKey
-      .secret as string;
-  brand = await account('Brand');
-  retailer = await account('Retailer');
-  sandbox = await account('Sandbox', 'test');
+    (await api<{ account: { id: string }; apiKey: { secret: string } }>('POST', '/accounts', {
+      key: operator,
+      body: { name, tier: 'enterprise', environment },
+    })).body;
+  const brandAccount = await account('Brand');
+  brand = brandAccount.apiKey.secret;
+  // Only the GTIN's owner signs its codes: the operator grants it to the brand (docs/SIGNING.md).
+  const grant = await api('POST', `/accounts/${brandAccount.account.id}/gtins`, { key: operator, body: { gtin } });
+  expect(grant.status, JSON.stringify(grant.body)).toBe(201);
+  retailer = (await account('Retailer')).apiKey.secret;
+  // The brand's own sandbox: a test key of the same account (a live grant covers both environments).
+  sandbox = (await api<{ secret: string }>('POST', '/keys', { key: brand, body: { name: 'sandbox', scopes: ['*'], environment: 'test' } }))
+    .body.secret;
 });
 
 afterAll(async () => {
@@ -337,13 +345,19 @@ describe('POST /code/verify', () => {
     expectError(await verify(retailer, { url: 'not a link' }), 400, 'INVALID_URL');
     expectError(await verify(retailer, { url: `https://x.y/01/09506000134353/21/S?sig=${'a'.repeat(86)}` }), 400, 'INVALID_URL');
     expectError(await verify(retailer, { url: `https://x.y/01/${gtin}/21/S` }), 400, 'MISSING_SIGNATURE');
-    const stranger = (
-      await api('POST', '/accounts', { key: t.product.generatedOperatorKey as string, body: { name: 'New', tier: 'free' } })
-    ).body.apiKey.secret as string;
+    // A GTIN whose owner has no key yet: nothing could have signed it.
+    const operator = t.product.generatedOperatorKey as string;
+    const newcomer = await api<{ account: { id: string } }>('POST', '/accounts', { key: operator, body: { name: 'New', tier: 'free' } });
+    const unsignedGtin = '09506000134369';
+    await api('POST', `/accounts/${newcomer.body.account.id}/gtins`, { key: operator, body: { gtin: unsignedGtin } });
     expectError(
-      await verify(stranger, { url: `https://x.y/01/${gtin}/21/never-made?sig=${'a'.repeat(86)}` }),
+      await verify(retailer, { url: `https://x.y/01/${unsignedGtin}/21/never-made?sig=${'a'.repeat(86)}` }),
       404,
       'KEY_NOT_FOUND',
+    );
+    // A made-up code of a GTIN whose owner has keys is a forgery of that owner's codes.
+    expect((await verify(retailer, { url: `https://x.y/01/${gtin}/21/never-made?sig=${'a'.repeat(86)}` })).body.verdict).toBe(
+      'COUNTERFEIT',
     );
   });
 

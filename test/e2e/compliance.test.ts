@@ -49,10 +49,15 @@ async function rootOf(assetId: string, key = brand) {
 beforeAll(async () => {
   t = await startTestProduct();
   const operator = t.product.generatedOperatorKey as string;
-  const account = async (name: string) =>
-    (await api('POST', '/accounts', { key: operator, body: { name, tier: 'enterprise' } })).body.apiKey.secret as string;
-  brand = await account('Compliance brand');
-  other = await account('Other brand');
+  // Each brand owns the GTIN it signs for (docs/SIGNING.md): the operator grants it.
+  const account = async (name: string, gtin: string) => {
+    const created = await api('POST', '/accounts', { key: operator, body: { name, tier: 'enterprise' } });
+    const grant = await api('POST', `/accounts/${created.body.account.id}/gtins`, { key: operator, body: { gtin } });
+    expect(grant.status, JSON.stringify(grant.body)).toBe(201);
+    return created.body.apiKey.secret as string;
+  };
+  brand = await account('Compliance brand', '09506000134352');
+  other = await account('Other brand', '09506000134369');
   const limited = await api('POST', '/keys', { key: brand, body: { name: 'auditor', scopes: ['documents:read'] } });
   reader = limited.body.key?.secret ?? limited.body.secret;
 });
@@ -238,7 +243,7 @@ describe('risk thresholds from the compliance config', () => {
     expect(config.status).toBe(200);
     const created = await api('POST', '/code/generate', {
       key: other,
-      body: { gtin: '09506000134352', serialNumber: 'RISK-1' },
+      body: { gtin: '09506000134369', serialNumber: 'RISK-1' },
     });
     const verify = () => api('POST', '/code/verify', { key: brand, body: { url: created.body.url } });
     for (let i = 0; i < 3; i += 1) expect((await verify()).body.riskIndicators).toEqual([]);

@@ -53,8 +53,10 @@ beforeAll(async () => {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
   });
   const operator = t.product.generatedOperatorKey as string;
-  brand = (await api('POST', '/accounts', { key: operator, body: { name: 'Browser brand', tier: 'enterprise' } })).body.apiKey
-    .secret;
+  const created = await api('POST', '/accounts', { key: operator, body: { name: 'Browser brand', tier: 'enterprise' } });
+  brand = created.body.apiKey.secret;
+  // The brand owns the GTIN it signs for (docs/SIGNING.md).
+  await api('POST', `/accounts/${created.body.account.id}/gtins`, { key: operator, body: { gtin: '09506000134352' } });
   const generate = async (serialNumber: string) =>
     (
       await api('POST', '/code/generate', {

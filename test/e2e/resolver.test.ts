@@ -33,8 +33,10 @@ const pathOf = (url: string) => url.slice(new URL(url).origin.length);
 beforeAll(async () => {
   t = await startTestProduct({ HALLMARK_PUBLIC_RATE_LIMIT: '1000' });
   const operator = t.product.generatedOperatorKey as string;
-  brand = (await api('POST', '/accounts', { key: operator, body: { name: 'Resolver brand', tier: 'enterprise' } })).body.apiKey
-    .secret;
+  const created = await api('POST', '/accounts', { key: operator, body: { name: 'Resolver brand', tier: 'enterprise' } });
+  brand = created.body.apiKey.secret;
+  // The brand owns the GTIN it signs for (docs/SIGNING.md).
+  await api('POST', `/accounts/${created.body.account.id}/gtins`, { key: operator, body: { gtin: '09506000134352' } });
 });
 
 afterAll(async () => {

@@ -29,10 +29,15 @@ const perfume = {
 beforeAll(async () => {
   t = await startTestProduct();
   const operator = t.product.generatedOperatorKey as string;
-  const account = async (name: string) =>
-    (await api('POST', '/accounts', { key: operator, body: { name, tier: 'enterprise' } })).body.apiKey.secret as string;
-  brand = await account('Schema brand');
-  other = await account('Other brand');
+  const account = async (name: string) => {
+    const created = await api('POST', '/accounts', { key: operator, body: { name, tier: 'enterprise' } });
+    return { id: created.body.account.id as string, key: created.body.apiKey.secret as string };
+  };
+  const brandAccount = await account('Schema brand');
+  brand = brandAccount.key;
+  // The brand owns the GTIN it signs for (docs/SIGNING.md).
+  await api('POST', `/accounts/${brandAccount.id}/gtins`, { key: operator, body: { gtin: '09506000134352' } });
+  other = (await account('Other brand')).key;
 });
 
 afterAll(async () => {

@@ -2,6 +2,7 @@ import { HallmarkError } from '@hallmark/contracts';
 import { exitOnConfigError, stopOnSignal } from '@hallmark/runtime';
 import { accountsCommand, accountsUsage } from './commands/accounts.ts';
 import { auditCommand, auditUsage } from './commands/audit.ts';
+import { gtinsCommand, gtinsUsage } from './commands/gtins.ts';
 import { keysCommand, keysUsage } from './commands/keys.ts';
 import { projectionsCommand, projectionsUsage } from './commands/projections.ts';
 import { UsageError } from './commands/usage-error.ts';
@@ -14,6 +15,7 @@ const usage = `Usage: hallmark <command>
     Starts the whole product in this process (embedded form): API under /api/v1.
   ${accountsUsage}
   ${keysUsage}
+  ${gtinsUsage}
   ${verifyUsage}
   ${auditUsage}
   ${projectionsUsage}
@@ -51,6 +53,9 @@ async function main(argv: string[]): Promise<number | undefined> {
       return 0;
     case 'keys':
       await keysCommand(rest, process.env, write);
+      return 0;
+    case 'gtins':
+      await gtinsCommand(rest, process.env, write);
       return 0;
     case 'verify':
       return verifyCommand(rest, write);

@@ -10,6 +10,15 @@ export {
 export { apiKeyStatus, apiKeyView, assertWellFormedSecret, createApiKey, environmentFor, issueApiKey } from './api-keys.ts';
 export type { AuthenticatedKey } from './authenticated-key.ts';
 export { parseExpiresIn } from './expires-in.ts';
+export {
+  findGtinSigner,
+  gtinClaimView,
+  insertGtinClaim,
+  listActiveGtinClaims,
+  listGtinClaims,
+  revokeGtinClaim,
+} from './gtin-claim-store.ts';
+export { claimCovers, claimsOverlap, claimValuesCovering, environmentsCovered, type GtinClaimTarget } from './gtin-ownership.ts';
 export { listKeys } from './key-listing.ts';
 export {
   createSigningKeyring,

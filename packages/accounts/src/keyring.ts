@@ -13,6 +13,8 @@ import {
   signEd25519InThreadPool,
 } from '@hallmark/crypto';
 import type { SqlDatabase } from '@hallmark/sql';
+import { listActiveGtinClaims } from './gtin-claim-store.ts';
+import { environmentsCovered } from './gtin-ownership.ts';
 import {
   findActiveSigningKey,
   findVerificationKey,
@@ -160,6 +162,11 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
       published = undefined;
     },
 
+    /** Drops the published key set, e.g. when who may sign for which GTINs changed. */
+    republish(): void {
+      published = undefined;
+    },
+
     /** Registers an external Ed25519 public key (base64url raw or PEM). */
     async register(owner: Principal, input: { name: string; publicKey: string }): Promise<VerificationKeyView> {
       const parsed = parseEd25519PublicKey(input.publicKey);
@@ -184,12 +191,22 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
     /** Every key a code may have been signed with, as RFC 8037 JWKs. Cached for a minute. */
     async jwks(): Promise<Jwks> {
       if (published && published.until > Date.now()) return published.jwks;
-      const rows = await listPublishableKeys(db);
+      const [rows, claims] = await Promise.all([listPublishableKeys(db), listActiveGtinClaims(db)]);
       const jwks: Jwks = {
-        keys: rows.map((row) => ({
-          ...ed25519Jwk(Buffer.from(row.public_key, 'base64url'), row.id),
-          hallmark_environment: row.environment,
-        })),
+        keys: rows.map((row) => {
+          // What this key may sign for: its account's claims that cover the key's environment.
+          const covering = claims.filter(
+            (claim) => claim.accountId === row.account_id && environmentsCovered(claim.environment).includes(row.environment),
+          );
+          return {
+            ...ed25519Jwk(Buffer.from(row.public_key, 'base64url'), row.id),
+            hallmark_environment: row.environment,
+            hallmark_account: row.account_id,
+            hallmark_gtins: covering.filter((claim) => claim.kind === 'gtin').map((claim) => claim.value),
+            hallmark_gtin_prefixes: covering.filter((claim) => claim.kind === 'prefix').map((claim) => claim.value),
+            ...(row.is_operator ? { hallmark_signs_unowned: true as const } : {}),
+          };
+        }),
       };
       published = { jwks, until: Date.now() + cacheMs };
       return jwks;

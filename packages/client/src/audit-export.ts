@@ -42,7 +42,7 @@ const maxProblems = 100;
 
 /**
  * Verifies an export with no server (docs/COMPLIANCE.md, "Auditing an export"): the checkpoint's
- * signature under a key of the set; then, against the size and root read from that signed
+ * signature under a key of the set that belongs to the asset's account (`hallmark_account`); then, against the size and root read from that signed
  * checkpoint (never the unsigned copies), every event's hash, its link to the one before, its leaf
  * and its inclusion proof, and that the events are exactly the tree's leaves.
  */
@@ -66,15 +66,27 @@ export function auditExport(document: ComplianceExportDocument, jwks: JsonWebKey
     problem('The export carries no signed checkpoint.');
     return report();
   }
+  let foreignKey: { kid: string; account: string | undefined } | undefined;
   const opened = openSignedCheckpoint(document.checkpoint.note, (name) => {
     const kid = name.slice(name.lastIndexOf('/keys/') + '/keys/'.length);
     const jwk = jwks.keys.find((key) => key.kid === kid && key.kty === 'OKP' && key.crv === 'Ed25519' && key.x);
     if (!jwk) return undefined;
+    // Only a key of the asset's own account may sign its checkpoint (the account is in every event's hash).
+    if (jwk.hallmark_account !== document.owner.accountId) {
+      foreignKey = { kid, account: jwk.hallmark_account };
+      return undefined;
+    }
     const publicKey = Buffer.from(jwk.x as string, 'base64url');
     return publicKey.length === 32 ? { name, publicKey, keyObject: ed25519PublicKeyObject(publicKey) } : undefined;
   });
   if (!opened.ok) {
-    problem(`Checkpoint: ${opened.reason}`);
+    problem(
+      foreignKey
+        ? `Checkpoint: signed by key ${foreignKey.kid} of ${
+            foreignKey.account ? `account ${foreignKey.account}` : 'an unnamed account (the key set has no hallmark_account)'
+          }, not by a key of the asset's account ${document.owner.accountId}.`
+        : `Checkpoint: ${opened.reason}`,
+    );
     return report();
   }
   const { treeSize, rootHash, origin } = opened.checkpoint;

@@ -1,2 +1,9 @@
 export { type AuditReport, auditExport, type ComplianceExportDocument } from './audit-export.ts';
-export { type JsonWebKeySet, type OfflineVerification, verifyOffline } from './verify-offline.ts';
+export {
+  type JsonWebKeySet,
+  keyOwnsGtin,
+  keysBoundToGtin,
+  type OfflineVerification,
+  type PublishedKey,
+  verifyOffline,
+} from './verify-offline.ts';

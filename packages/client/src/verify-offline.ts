@@ -2,14 +2,29 @@ import { verifyCodeSignature } from '@hallmark/codes';
 import { ed25519PublicKeyObject } from '@hallmark/crypto';
 import { parseDigitalLink } from '@hallmark/gs1';
 
+/** A published key: RFC 8037 OKP members, and Hallmark's members saying whose it is (docs/SIGNING.md). */
+export interface PublishedKey {
+  kty?: string;
+  crv?: string;
+  x?: string;
+  kid?: string;
+  hallmark_environment?: string;
+  hallmark_account?: string;
+  hallmark_gtins?: string[];
+  hallmark_gtin_prefixes?: string[];
+  hallmark_signs_unowned?: boolean;
+}
+
 export interface JsonWebKeySet {
-  keys: Array<{ kty?: string; crv?: string; x?: string; kid?: string; hallmark_environment?: string }>;
+  keys: PublishedKey[];
 }
 
 export type OfflineVerification =
   | {
       valid: true;
       kid: string;
+      /** The account whose key signed: the GTIN's owner, or the operator for a GTIN nobody owns. */
+      account: string;
       environment: string | undefined;
       gtin: string;
       serial: string;
@@ -18,25 +33,79 @@ export type OfflineVerification =
     }
   | { valid: false; reason: string };
 
+const isEd25519 = (key: PublishedKey) =>
+  key.kty === 'OKP' && key.crv === 'Ed25519' && typeof key.x === 'string' && typeof key.kid === 'string';
+
+/** True when the key's account may sign codes of this GTIN by one of its claims. */
+export function keyOwnsGtin(key: PublishedKey, gtin: string): boolean {
+  return (
+    (key.hallmark_gtins ?? []).includes(gtin) || (key.hallmark_gtin_prefixes ?? []).some((prefix) => gtin.slice(1).startsWith(prefix))
+  );
+}
+
 /**
- * Checks a Hallmark code with no server: parse the link, then try the signature under each Ed25519
- * key of the set (the kid is part of what is signed, so a key can only match its own codes).
- * Says nothing of scan history or reports: those need the service.
+ * The keys that may have signed a code of this GTIN, as online verification decides it: the keys
+ * of the account that owns the GTIN; when no account does, the operator's keys. Nobody else's.
+ */
+export function keysBoundToGtin(jwks: JsonWebKeySet, gtin: string): { keys: PublishedKey[]; owner: 'account' | 'operator' } {
+  const keys = jwks.keys.filter(isEd25519);
+  const owning = keys.filter((key) => keyOwnsGtin(key, gtin));
+  if (owning.length > 0) return { keys: owning, owner: 'account' };
+  return { keys: keys.filter((key) => key.hallmark_signs_unowned === true), owner: 'operator' };
+}
+
+/**
+ * Checks a Hallmark code with no server: parse the link, find the keys bound to the GTIN's owner
+ * (the set's `hallmark_*` members), and verify the signature under those keys only (the kid is
+ * part of what is signed, so a key can only match its own codes). Fails closed: a set that does not
+ * say whose keys are whose, or a signature by a key of an account that does not own the GTIN, is
+ * not valid. Says nothing of scan history or reports: those need the service.
  */
 export function verifyOffline(link: string, jwks: JsonWebKeySet): OfflineVerification {
   const parsed = parseDigitalLink(link);
   if (!parsed.ok) return { valid: false, reason: parsed.problem.message };
   const { gtin, serial, batch, variant, expiry, signature } = parsed.link;
   if (serial === undefined) return { valid: false, reason: 'The link has no serial number (/21/).' };
-  const keys = jwks.keys.filter((key) => key.kty === 'OKP' && key.crv === 'Ed25519' && key.x && key.kid);
-  if (keys.length === 0) return { valid: false, reason: 'The key set holds no Ed25519 key.' };
-  for (const key of keys) {
-    const publicKey = Buffer.from(key.x as string, 'base64url');
-    if (publicKey.length !== 32) continue;
-    const fields = { kid: key.kid as string, gtin, serial, batch, variant, expiry };
-    if (verifyCodeSignature(ed25519PublicKeyObject(publicKey), fields, signature ?? '')) {
-      return { valid: true, kid: key.kid as string, environment: key.hallmark_environment, gtin, serial, batch, expiry };
-    }
+  const all = jwks.keys.filter(isEd25519);
+  if (all.length === 0) return { valid: false, reason: 'The key set holds no Ed25519 key.' };
+  if (all.some((key) => typeof key.hallmark_account !== 'string')) {
+    return {
+      valid: false,
+      reason: 'The key set does not say whose keys are whose (no hallmark_account); fetch a current one from /.well-known/jwks.json.',
+    };
   }
-  return { valid: false, reason: `The signature does not verify under any of the ${keys.length} keys of the set.` };
+  const signedBy = (key: PublishedKey) => {
+    const publicKey = Buffer.from(key.x as string, 'base64url');
+    if (publicKey.length !== 32) return false;
+    const fields = { kid: key.kid as string, gtin, serial, batch, variant, expiry };
+    return verifyCodeSignature(ed25519PublicKeyObject(publicKey), fields, signature ?? '');
+  };
+  const bound = keysBoundToGtin(jwks, gtin);
+  const signer = bound.keys.find(signedBy);
+  if (signer) {
+    return {
+      valid: true,
+      kid: signer.kid as string,
+      account: signer.hallmark_account as string,
+      environment: signer.hallmark_environment,
+      gtin,
+      serial,
+      batch,
+      expiry,
+    };
+  }
+  const stranger = all.filter((key) => !bound.keys.includes(key)).find(signedBy);
+  if (stranger) {
+    return {
+      valid: false,
+      reason: `The signature is by key ${stranger.kid} of account ${stranger.hallmark_account}, which may not sign GTIN ${gtin}${
+        bound.owner === 'account' ? ` (it is owned by account ${bound.keys[0]?.hallmark_account})` : ''
+      }.`,
+    };
+  }
+  if (bound.keys.length === 0) return { valid: false, reason: `No key of the set may sign GTIN ${gtin}.` };
+  return {
+    valid: false,
+    reason: `The signature does not verify under any of the ${bound.keys.length} keys bound to GTIN ${gtin}'s ${bound.owner === 'account' ? 'owner' : 'operator'}.`,
+  };
 }

@@ -2,25 +2,41 @@ import { readFileSync } from 'node:fs';
 import { signCode } from '@hallmark/codes';
 import { ed25519Jwk, ed25519PrivateKeyObject, ed25519Thumbprint, generateEd25519KeyPair } from '@hallmark/crypto';
 import { describe, expect, it } from 'vitest';
-import { verifyOffline } from './verify-offline.ts';
+import { type PublishedKey, verifyOffline } from './verify-offline.ts';
 
 const doc = readFileSync(new URL('../../../docs/SIGNING.md', import.meta.url), 'utf8');
 const documentedLink = /^link:\s+(\S+)$/m.exec(doc)?.[1] ?? '';
 const documentedKey = Buffer.from(/^public key \(hex\):\s+(\S+)$/m.exec(doc)?.[1] ?? '', 'hex');
+const documentedKid = ed25519Thumbprint(documentedKey);
+
+/** A published key of an account with its claims, as /.well-known/jwks.json lists it. */
+const published = (
+  publicKey: Buffer,
+  account: string,
+  claims: { gtins?: string[]; prefixes?: string[]; operator?: boolean } = {},
+): PublishedKey => ({
+  ...ed25519Jwk(publicKey, ed25519Thumbprint(publicKey)),
+  hallmark_environment: 'live',
+  hallmark_account: account,
+  hallmark_gtins: claims.gtins ?? [],
+  hallmark_gtin_prefixes: claims.prefixes ?? [],
+  ...(claims.operator ? { hallmark_signs_unowned: true } : {}),
+});
 
 describe('verifyOffline', () => {
   const other = generateEd25519KeyPair();
   const jwks = {
     keys: [
-      { ...ed25519Jwk(other.publicKey, ed25519Thumbprint(other.publicKey)), hallmark_environment: 'live' },
-      { ...ed25519Jwk(documentedKey, ed25519Thumbprint(documentedKey)), hallmark_environment: 'live' },
+      published(other.publicKey, 'acc_other', { prefixes: ['4006381'] }),
+      published(documentedKey, 'acc_brand', { prefixes: ['9506000'] }),
     ],
   };
 
-  it('verifies the documented link against a key set, naming the key', () => {
+  it('verifies the documented link under the key of the account that owns its GTIN, naming key and account', () => {
     expect(verifyOffline(documentedLink, jwks)).toEqual({
       valid: true,
-      kid: ed25519Thumbprint(documentedKey),
+      kid: documentedKid,
+      account: 'acc_brand',
       environment: 'live',
       gtin: '09506000134352',
       serial: 'SN-0001',
@@ -29,12 +45,44 @@ describe('verifyOffline', () => {
     });
   });
 
+  it('refuses a genuine signature by a key whose account does not own the GTIN, saying whose it is', () => {
+    const stolenGtin = { keys: [published(documentedKey, 'acc_counterfeiter', { prefixes: ['4006381'] }), jwks.keys[0] as PublishedKey] };
+    expect(verifyOffline(documentedLink, stolenGtin)).toMatchObject({
+      valid: false,
+      reason: expect.stringContaining(`key ${documentedKid} of account acc_counterfeiter, which may not sign GTIN 09506000134352`),
+    });
+    // When another account owns the GTIN, its signature is the only one that counts.
+    const ownedByOther = {
+      keys: [published(documentedKey, 'acc_counterfeiter'), published(other.publicKey, 'acc_owner', { gtins: ['09506000134352'] })],
+    };
+    expect(verifyOffline(documentedLink, ownedByOther)).toMatchObject({
+      valid: false,
+      reason: expect.stringContaining('owned by account acc_owner'),
+    });
+  });
+
+  it('accepts the operator’s key only for a GTIN no account owns', () => {
+    const operatorSigned = { keys: [published(documentedKey, 'acc_operator', { operator: true })] };
+    expect(verifyOffline(documentedLink, operatorSigned)).toMatchObject({ valid: true, account: 'acc_operator' });
+    const nowOwned = {
+      keys: [published(documentedKey, 'acc_operator', { operator: true }), published(other.publicKey, 'acc_brand', { prefixes: ['95060'] })],
+    };
+    expect(verifyOffline(documentedLink, nowOwned)).toMatchObject({ valid: false });
+  });
+
+  it('fails closed on a key set that does not say whose keys are whose', () => {
+    const anonymous = { keys: [{ ...ed25519Jwk(documentedKey, documentedKid), hallmark_environment: 'live' }] };
+    expect(verifyOffline(documentedLink, anonymous)).toMatchObject({
+      valid: false,
+      reason: expect.stringContaining('hallmark_account'),
+    });
+  });
+
   it('refuses an altered link, a key set without the key, and a link that does not parse', () => {
     expect(verifyOffline(documentedLink.replace('SN-0001', 'SN-0002'), jwks)).toMatchObject({ valid: false });
-    expect(verifyOffline(documentedLink, { keys: [jwks.keys[0] as never] })).toMatchObject({
-      valid: false,
-      reason: expect.stringContaining('1 keys'),
-    });
+    expect(
+      verifyOffline(documentedLink, { keys: [published(other.publicKey, 'acc_brand', { prefixes: ['9506000'] })] }),
+    ).toMatchObject({ valid: false, reason: expect.stringContaining('1 keys bound') });
     expect(verifyOffline('hello', jwks)).toMatchObject({ valid: false, reason: expect.stringContaining('URL') });
     expect(verifyOffline(documentedLink, { keys: [] })).toMatchObject({ valid: false });
   });
@@ -43,6 +91,6 @@ describe('verifyOffline', () => {
     const pair = generateEd25519KeyPair();
     const signature = signCode(ed25519PrivateKeyObject(pair), { kid: 'someone-else', gtin: '09506000134352', serial: 'A' });
     const link = `https://x.y/01/09506000134352/21/A?sig=${signature}`;
-    expect(verifyOffline(link, { keys: [ed25519Jwk(pair.publicKey, ed25519Thumbprint(pair.publicKey))] }).valid).toBe(false);
+    expect(verifyOffline(link, { keys: [published(pair.publicKey, 'acc_brand', { gtins: ['09506000134352'] })] }).valid).toBe(false);
   });
 });

@@ -21,13 +21,18 @@ import {
 } from './schemas/auction.ts';
 import {
   CodeReport,
+  CodeReportList,
+  CodeReportView,
+  DecideReportBody,
   GenerateBatchBody,
   GenerateBatchResult,
   GenerateCodeBody,
   GeneratedCode,
+  ListCodeReportsQuery,
   QrQuery,
   QuickstartVerificationResult,
   ReportCodeBody,
+  ReportIdParam,
   VerificationResult,
   VerifyCodeBody,
   VerifyCodeQuery,
@@ -68,6 +73,7 @@ import {
   ValidateMetadataBody,
   ValidationOutcome,
 } from './schemas/metadata-schemas.ts';
+import { AccountIdParam, GtinClaimIdParam, GtinClaimInput, GtinClaimList, GtinClaimView, ListGtinClaimsQuery } from './schemas/gtins.ts';
 import { HtmlPage, ResolverLinkParam, ResolverQuery, ResolverReportForm } from './schemas/resolver.ts';
 import { HealthResponse, PingRequest, PingResponse, ReadyResponse, ServiceNameParam } from './schemas/system.ts';
 
@@ -142,6 +148,76 @@ export const createAccountRoute = defineRoute({
   body: CreateAccountBody,
   responses: { 201: { description: 'The account and its first key; the secret is shown once', schema: CreatedAccount } },
   errors: ['VALIDATION_ERROR'],
+});
+
+export const grantGtinRoute = defineRoute({
+  operationId: 'grantGtin',
+  method: 'POST',
+  path: `${apiPrefix}/accounts/{accountId}/gtins`,
+  summary:
+    'Grant an account a GTIN or a GS1 Company Prefix it may sign codes for (operator only). Refused with 409 when another account owns an overlapping one.',
+  tags: ['accounts'],
+  auth: 'api-key',
+  scope: 'accounts:write',
+  params: AccountIdParam,
+  body: GtinClaimInput,
+  responses: { 201: { description: 'The grant', schema: GtinClaimView } },
+  errors: ['VALIDATION_ERROR', 'INVALID_GTIN', 'NOT_FOUND', 'CONFLICT', 'SERVICE_UNAVAILABLE'],
+});
+
+export const listAccountGtinsRoute = defineRoute({
+  operationId: 'listAccountGtins',
+  method: 'GET',
+  path: `${apiPrefix}/accounts/{accountId}/gtins`,
+  summary: 'The GTINs and company prefixes an account owns, newest first (operator only).',
+  tags: ['accounts'],
+  auth: 'api-key',
+  scope: 'accounts:write',
+  params: AccountIdParam,
+  querystring: ListGtinClaimsQuery,
+  responses: { 200: { description: 'A page of claims', schema: GtinClaimList } },
+  errors: ['VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
+});
+
+export const claimGtinRoute = defineRoute({
+  operationId: 'claimGtin',
+  method: 'POST',
+  path: `${apiPrefix}/gtins`,
+  summary:
+    'Claim a GTIN or company prefix for the caller’s account: allowed only in the test environment, and only where the operator enabled self-service claims.',
+  tags: ['codes'],
+  auth: 'api-key',
+  scope: 'assets:create',
+  body: GtinClaimInput,
+  responses: { 201: { description: 'The claim', schema: GtinClaimView } },
+  errors: ['VALIDATION_ERROR', 'INVALID_GTIN', 'GTIN_CLAIM_NOT_ALLOWED', 'CONFLICT', 'SERVICE_UNAVAILABLE'],
+});
+
+export const listGtinsRoute = defineRoute({
+  operationId: 'listGtins',
+  method: 'GET',
+  path: `${apiPrefix}/gtins`,
+  summary: 'The GTINs and company prefixes the caller’s account may sign codes for, newest first.',
+  tags: ['codes'],
+  auth: 'api-key',
+  scope: 'assets:read',
+  querystring: ListGtinClaimsQuery,
+  responses: { 200: { description: 'A page of claims', schema: GtinClaimList } },
+  errors: ['VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
+});
+
+export const revokeGtinClaimRoute = defineRoute({
+  operationId: 'revokeGtinClaim',
+  method: 'POST',
+  path: `${apiPrefix}/gtins/{claimId}/revoke`,
+  summary:
+    'Give up a GTIN or prefix (the owner), or take it away (the operator). Codes signed under it stop verifying as authentic.',
+  tags: ['codes'],
+  auth: 'api-key',
+  scope: 'assets:create',
+  params: GtinClaimIdParam,
+  responses: { 200: { description: 'Revoked (also when it already was)', schema: GtinClaimView } },
+  errors: ['NOT_FOUND', 'SERVICE_UNAVAILABLE'],
 });
 
 export const createKeyRoute = defineRoute({
@@ -252,13 +328,58 @@ export const reportCodeRoute = defineRoute({
   operationId: 'reportCode',
   method: 'POST',
   path: `${apiPrefix}/code/report`,
-  summary: 'Report a code as counterfeit; its later verifications carry KNOWN_COUNTERFEIT_PATTERN.',
+  summary:
+    'Report a code seen on a fake. The report waits in the code owner’s review queue and changes no verdict until the owner confirms it. Limited per account per hour.',
   tags: ['codes'],
   auth: 'api-key',
   scope: 'assets:verify',
   body: ReportCodeBody,
-  responses: { 201: { description: 'The report was recorded', schema: CodeReport } },
-  errors: ['INVALID_URL', 'MISSING_SIGNATURE', 'VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
+  responses: { 201: { description: 'The report is pending in the code owner’s queue', schema: CodeReport } },
+  errors: ['INVALID_URL', 'MISSING_SIGNATURE', 'NOT_FOUND', 'RATE_LIMITED', 'VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
+});
+
+export const listCodeReportsRoute = defineRoute({
+  operationId: 'listCodeReports',
+  method: 'GET',
+  path: `${apiPrefix}/code/reports`,
+  summary: 'The review queue: reports of the caller’s codes, newest first, filtered by status.',
+  tags: ['codes'],
+  auth: 'api-key',
+  scope: 'assets:read',
+  querystring: ListCodeReportsQuery,
+  responses: { 200: { description: 'A page of reports', schema: CodeReportList } },
+  errors: ['VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
+});
+
+export const confirmCodeReportRoute = defineRoute({
+  operationId: 'confirmCodeReport',
+  method: 'POST',
+  path: `${apiPrefix}/code/reports/{reportId}/confirm`,
+  summary:
+    'Confirm a pending report of one of the caller’s codes: the code is blocked, its verifications and public page say SUSPICIOUS with KNOWN_COUNTERFEIT_PATTERN and the reason.',
+  tags: ['codes'],
+  auth: 'api-key',
+  scope: 'assets:create',
+  params: ReportIdParam,
+  body: DecideReportBody,
+  bodyOptional: true,
+  responses: { 200: { description: 'The report, confirmed', schema: CodeReportView } },
+  errors: ['NOT_FOUND', 'CONFLICT', 'VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
+});
+
+export const dismissCodeReportRoute = defineRoute({
+  operationId: 'dismissCodeReport',
+  method: 'POST',
+  path: `${apiPrefix}/code/reports/{reportId}/dismiss`,
+  summary: 'Dismiss a pending report of one of the caller’s codes; nothing changes for the code.',
+  tags: ['codes'],
+  auth: 'api-key',
+  scope: 'assets:create',
+  params: ReportIdParam,
+  body: DecideReportBody,
+  bodyOptional: true,
+  responses: { 200: { description: 'The report, dismissed', schema: CodeReportView } },
+  errors: ['NOT_FOUND', 'CONFLICT', 'VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
 });
 
 export const codeQrRoute = defineRoute({
@@ -610,7 +731,8 @@ export const resolverReportRoute = defineRoute({
   operationId: 'reportFromResolver',
   method: 'POST',
   path: '/resolver/report',
-  summary: 'The resolver page’s “report this product” form (application/x-www-form-urlencoded: link, reason).',
+  summary:
+    'The resolver page’s “report this product” form (application/x-www-form-urlencoded: link, reason): a pending report in the code owner’s queue. Limited per client address per hour.',
   tags: ['resolver'],
   auth: 'public',
   formBody: { contentType: 'application/x-www-form-urlencoded', schema: ResolverReportForm },
@@ -638,6 +760,11 @@ export const routes = [
   pingServiceRoute,
   jwksRoute,
   createAccountRoute,
+  grantGtinRoute,
+  listAccountGtinsRoute,
+  claimGtinRoute,
+  listGtinsRoute,
+  revokeGtinClaimRoute,
   createKeyRoute,
   listKeysRoute,
   revokeKeyRoute,
@@ -646,6 +773,9 @@ export const routes = [
   generateCodeBatchRoute,
   verifyCodeRoute,
   reportCodeRoute,
+  listCodeReportsRoute,
+  confirmCodeReportRoute,
+  dismissCodeReportRoute,
   codeQrRoute,
   createSchemaRoute,
   listSchemasRoute,

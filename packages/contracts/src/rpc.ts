@@ -15,9 +15,13 @@ import {
 } from './schemas/auction.ts';
 import {
   CodeReport,
+  CodeReportList,
+  CodeReportView,
+  DecideReportBody,
   GenerateBatchResult,
   GenerateCodeBody,
   GeneratedCode,
+  ListCodeReportsQuery,
   QuickstartVerificationResult,
   ReportCodeBody,
   VerificationResult,
@@ -32,6 +36,7 @@ import {
   MerkleProof,
   MerkleRoot,
 } from './schemas/compliance.ts';
+import { GtinClaimInput, GtinClaimList, GtinClaimView, ListGtinClaimsQuery } from './schemas/gtins.ts';
 import { EnvironmentSchema, VerificationKeyView } from './schemas/keys.ts';
 import {
   CreateSchemaBody,
@@ -97,12 +102,47 @@ export const CodeLookup = Type.Object({
 });
 export type CodeLookup = Static<typeof CodeLookup>;
 
-/** The codes of one item in one environment, across accounts (usually one). */
+/**
+ * The codes of one item in one environment that its signer made: the account that owns the GTIN,
+ * or, for a GTIN nobody owns, the operator's account (`signerAccountId`, null when there is none).
+ * Another account's codes for the item are never answered.
+ */
 export const findCodesRpc = {
   service: 'code-service',
   operation: 'findCodes',
   request: Type.Object({ environment: EnvironmentSchema, gtin: Type.String(), serial: Type.String() }),
-  response: Type.Object({ codes: Type.Array(CodeLookup) }),
+  response: Type.Object({ signerAccountId: Type.Union([Type.String(), Type.Null()]), codes: Type.Array(CodeLookup) }),
+} satisfies RpcDefinition;
+
+/** The operator grants an account a GTIN or company prefix (`POST /accounts/{accountId}/gtins`). */
+export const grantGtinRpc = {
+  service: 'code-service',
+  operation: 'grantGtin',
+  request: Type.Object({ principal: PrincipalSchema, accountId: Type.String(), input: GtinClaimInput }),
+  response: GtinClaimView,
+} satisfies RpcDefinition;
+
+/** An account claims a GTIN or company prefix itself (`POST /gtins`): test environment, when allowed. */
+export const claimGtinRpc = {
+  service: 'code-service',
+  operation: 'claimGtin',
+  request: Type.Object({ principal: PrincipalSchema, input: GtinClaimInput }),
+  response: GtinClaimView,
+} satisfies RpcDefinition;
+
+export const listGtinClaimsRpc = {
+  service: 'code-service',
+  operation: 'listGtinClaims',
+  request: Type.Object({ accountId: Type.String(), query: ListGtinClaimsQuery }),
+  response: GtinClaimList,
+} satisfies RpcDefinition;
+
+/** `asOperator`: the caller holds accounts:write and may revoke any account's claim. */
+export const revokeGtinClaimRpc = {
+  service: 'code-service',
+  operation: 'revokeGtinClaim',
+  request: Type.Object({ principal: PrincipalSchema, claimId: Type.String(), asOperator: Type.Boolean() }),
+  response: GtinClaimView,
 } satisfies RpcDefinition;
 
 /** Up to 500 items of a batch; the gateway splits larger batches. `firstIndex` numbers the results. */
@@ -151,6 +191,28 @@ export const reportCodeRpc = {
   operation: 'reportCode',
   request: Type.Object({ principal: PrincipalSchema, client: ClientSchema, body: ReportCodeBody }),
   response: CodeReport,
+} satisfies RpcDefinition;
+
+/** The review queue of the principal's codes. */
+export const listCodeReportsRpc = {
+  service: 'verify-service',
+  operation: 'listCodeReports',
+  request: Type.Object({ principal: PrincipalSchema, query: ListCodeReportsQuery }),
+  response: CodeReportList,
+} satisfies RpcDefinition;
+
+/** Confirm (blocks the code) or dismiss a pending report of one of the principal's codes. */
+export const decideCodeReportRpc = {
+  service: 'verify-service',
+  operation: 'decideCodeReport',
+  request: Type.Object({
+    principal: PrincipalSchema,
+    client: ClientSchema,
+    reportId: Type.String({ maxLength: 100 }),
+    decision: Type.Union([Type.Literal('confirm'), Type.Literal('dismiss')]),
+    body: DecideReportBody,
+  }),
+  response: CodeReportView,
 } satisfies RpcDefinition;
 
 export const rotateSigningKeyRpc = {

@@ -19,4 +19,8 @@ export const broadcasts = {
   signingKeyAdded: 'keys.signing-key-added',
   /** `{ accountId, environment }`: an account's compliance config changed; verifiers drop their copy. */
   complianceConfigChanged: 'compliance.config-changed',
+  /** `{ environment, gtin, serial, ownerAccountId, reason, confirmedAt }`: an owner confirmed a report; verifiers block the code. */
+  codeBlocked: 'codes.code-blocked',
+  /** `{ gtin?, prefix? }`: who may sign a GTIN changed; verifiers drop their copies of its codes and gateways republish the key set. */
+  gtinOwnershipChanged: 'gtins.ownership-changed',
 } as const;

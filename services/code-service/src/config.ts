@@ -8,5 +8,9 @@ export const CodeServiceConfig = Type.Object({
     default: 'spec',
     description: 'spec (/21/ before /10/) or gs1 (/10/ before /21/, as GS1 parsers require)',
   }),
+  HALLMARK_SELF_SERVICE_TEST_CLAIMS: Type.Boolean({
+    default: false,
+    description: 'let accounts claim GTINs and company prefixes themselves (POST /gtins), in the test environment only',
+  }),
 });
 export type CodeServiceConfig = Static<typeof CodeServiceConfig>;

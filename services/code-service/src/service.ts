@@ -1,14 +1,18 @@
 import { createSigningKeyring, migrateAccounts } from '@hallmark/accounts';
 import {
   broadcasts,
+  claimGtinRpc,
   createSchemaRpc,
   deleteSchemaRpc,
   findCodesRpc,
   generateCodeRpc,
   generateCodesRpc,
   getSchemaRpc,
+  grantGtinRpc,
+  listGtinClaimsRpc,
   listSchemasRpc,
   renderQrRpc,
+  revokeGtinClaimRpc,
   rotateSigningKeyRpc,
   updateSchemaRpc,
   validateMetadataRpc,
@@ -18,9 +22,11 @@ import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
 import { CodeServiceConfig } from './config.ts';
 import { findCodes } from './handlers/find-codes.ts';
 import { generateCode, generateCodeIdempotently, generateCodes } from './handlers/generate-code.ts';
+import { createGtinClaims } from './handlers/gtin-claims.ts';
 import { renderQr } from './handlers/render-qr.ts';
 import { createSchemaCatalog } from './handlers/schemas.ts';
-import { migrateCodes } from './store/code-store.ts';
+import { createGtinSigners } from './gtin-signers.ts';
+import { migrateCodes, reportOwnershipConflicts } from './store/code-store.ts';
 
 /** Signed codes: generation, lookup for verification, and the signing keys behind them. */
 export const codeService = defineService({
@@ -30,12 +36,22 @@ export const codeService = defineService({
     const { infra, log, config, clock } = context;
     await migrateAccounts(infra.db);
     await migrateCodes(infra.db);
+    await reportOwnershipConflicts(infra.db, log);
+    const signers = createGtinSigners(infra.db);
+    const gtinClaims = createGtinClaims({
+      db: infra.db,
+      eventStore: infra.eventStore,
+      bus: infra.bus,
+      clock,
+      selfServiceTestClaims: config.HALLMARK_SELF_SERVICE_TEST_CLAIMS,
+    });
     const keyring = createSigningKeyring(infra.db, parseMasterKey(config.HALLMARK_MASTER_KEY), {
       onNewKey: (kid) => infra.bus.broadcast(broadcasts.signingKeyAdded, { kid }),
     });
     const schemas = createSchemaCatalog({ db: infra.db, eventStore: infra.eventStore, clock });
     const generate = {
       schemas,
+      signers,
       db: infra.db,
       eventStore: infra.eventStore,
       keyring,
@@ -45,6 +61,15 @@ export const codeService = defineService({
     };
     const subscriptions = [
       await servePing('code-service', context),
+      await infra.bus.onBroadcast(broadcasts.gtinOwnershipChanged, () => signers.forgetAll()),
+      await serveRpc(infra.bus, log, grantGtinRpc, async ({ principal, accountId, input }) =>
+        gtinClaims.grant(principal, accountId, input),
+      ),
+      await serveRpc(infra.bus, log, claimGtinRpc, async ({ principal, input }) => gtinClaims.claim(principal, input)),
+      await serveRpc(infra.bus, log, listGtinClaimsRpc, async ({ accountId, query }) => gtinClaims.list(accountId, query)),
+      await serveRpc(infra.bus, log, revokeGtinClaimRpc, async ({ principal, claimId, asOperator }) =>
+        gtinClaims.revoke(principal, claimId, asOperator),
+      ),
       await serveRpc(infra.bus, log, generateCodeRpc, async ({ principal, body, idempotencyKey }, { requestId }) =>
         idempotencyKey
           ? generateCodeIdempotently(generate, principal, body, idempotencyKey, requestId)
@@ -54,7 +79,7 @@ export const codeService = defineService({
         results: await generateCodes(generate, principal, items, firstIndex, requestId),
       })),
       await serveRpc(infra.bus, log, findCodesRpc, async ({ environment, gtin, serial }) =>
-        findCodes(infra.db, environment, gtin, serial),
+        findCodes(infra.db, signers, environment, gtin, serial),
       ),
       await serveRpc(infra.bus, log, rotateSigningKeyRpc, async ({ principal }) => keyring.rotate(principal)),
       await serveRpc(infra.bus, log, renderQrRpc, async (request) => renderQr(request)),

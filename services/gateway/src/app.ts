@@ -12,15 +12,18 @@ import addFormats from 'ajv-formats';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { createAuthenticator } from './auth/authenticator.ts';
 import { createRateLimiter } from './auth/rate-limiter.ts';
+import { createReportLimits } from './auth/report-limits.ts';
 import { installRequestAuth, installUncheckedKey } from './auth/request-auth.ts';
 import type { GatewayConfig } from './config.ts';
 import { errorEnvelope, toApiError } from './error-envelope.ts';
+import { answerFrameworkError, installInputLimits, serverTimeoutOptions } from './input-limits.ts';
 import { contentSecurityPolicy } from './resolver/page.ts';
 import { prefersHtml, registerResolverRoutes, resolverErrorPage } from './resolver/routes.ts';
 import { registerAccountRoutes } from './routes/accounts.ts';
 import { registerAuctionRoutes } from './routes/auction.ts';
 import { registerCodeRoutes } from './routes/code.ts';
 import { registerComplianceRoutes } from './routes/compliance.ts';
+import { registerGtinRoutes } from './routes/gtins.ts';
 import { registerKeyRoutes } from './routes/keys.ts';
 import { registerSchemaRoutes } from './routes/schemas.ts';
 import { registerSystemRoutes } from './routes/system.ts';
@@ -70,6 +73,9 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // Slow clients and malformed URLs (input-limits.ts).
+    ...serverTimeoutOptions(deps.config),
+    frameworkErrors: answerFrameworkError,
     // Whose X-Forwarded-For decides request.ip (rate limits, logs, scans): nobody's unless configured.
     trustProxy: trustProxyOf(deps.config.HALLMARK_TRUST_PROXY),
   });
@@ -150,6 +156,8 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   });
 
   await app.register(multipart, { limits: { fileSize: deps.config.HALLMARK_UPLOAD_LIMIT_BYTES, files: 1, fields: 20 } });
+  // Before authentication's preValidation hooks, so refused input spends no quota.
+  installInputLimits(app);
 
   const authenticator = createAuthenticator({ db: deps.db, clock: deps.clock });
   const verificationKeys = createVerificationKeys(deps.db);
@@ -173,6 +181,8 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     ),
     await deps.bus.onBroadcast(broadcasts.publicKeyRevoked, forgetKid),
     await deps.bus.onBroadcast(broadcasts.signingKeyAdded, forgetKid),
+    // The key set says which GTINs each key may sign for; republish it when that changes.
+    await deps.bus.onBroadcast(broadcasts.gtinOwnershipChanged, () => verificationKeys.republish()),
   ];
   app.addHook('onClose', async () => {
     for (const subscription of keyChanges) await subscription.stop();
@@ -182,7 +192,14 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   registerSystemRoutes(app, { services, readiness: deps.readiness });
   registerWellKnownRoutes(app, { verificationKeys });
   registerAccountRoutes(app, { db: deps.db, clock: deps.clock });
-  registerCodeRoutes(app, { services });
+  const reportLimits = createReportLimits({
+    cache: deps.cache,
+    clock: deps.clock,
+    perAccount: deps.config.HALLMARK_REPORT_LIMIT_PER_ACCOUNT,
+    perAddress: deps.config.HALLMARK_REPORT_LIMIT_PER_ADDRESS,
+  });
+  registerCodeRoutes(app, { services, reportLimits });
+  registerGtinRoutes(app, { services });
   registerSchemaRoutes(app, { services });
   registerComplianceRoutes(app, { services, clock: deps.clock });
   registerAuctionRoutes(app, { services, blobs: deps.blobs });
@@ -192,6 +209,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     cache: deps.cache,
     clock: deps.clock,
     reloadWindowMs: deps.config.HALLMARK_RESOLVER_RELOAD_SECONDS * 1000,
+    reportLimits,
   });
   registerKeyRoutes(app, { db: deps.db, bus: deps.bus, services, authenticator, verificationKeys, clock: deps.clock });
   return app;

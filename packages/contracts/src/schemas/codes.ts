@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { Pagination } from './common.ts';
 
 const Timestamp = Type.String({ format: 'date-time' });
 
@@ -23,7 +24,9 @@ export const GenerateCodeBody = Type.Object(
     schemaId: Type.Optional(
       Type.String({ maxLength: 100, description: 'validate metadata against this schema (POST /schemas)' }),
     ),
-    schemaVersion: Type.Optional(Type.Integer({ minimum: 1, description: 'a version of schemaId; its current one by default' })),
+    schemaVersion: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'a version of schemaId; its current one by default' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -114,6 +117,13 @@ const SignatureCheck = Type.Object({ passed: Type.Boolean(), keyId: Type.String(
 const FormatCheck = Type.Object({ passed: Type.Boolean(), standard: Type.Literal('GS1_DIGITAL_LINK') });
 const ScanPatternCheck = Type.Object({ passed: Type.Boolean(), scanNumber: Type.Integer(), riskLevel: RiskLevel });
 
+/** The code's owner confirmed a report of it (POST /code/reports/{reportId}/confirm): the code is blocked. */
+export const ConfirmedReport = Type.Object({
+  reason: Type.Union([Type.String(), Type.Null()], { description: 'why, in the owner’s words (else the report’s)' }),
+  confirmedAt: Timestamp,
+});
+export type ConfirmedReport = Static<typeof ConfirmedReport>;
+
 /** The fields both views of a verification share. */
 const verdictFields = {
   verdict: Verdict,
@@ -121,6 +131,7 @@ const verdictFields = {
   gtin: Type.String(),
   serial: Type.String(),
   batch: Type.Optional(Type.String()),
+  confirmedReport: Type.Optional(ConfirmedReport),
 };
 
 export const VerificationResult = Type.Object({
@@ -169,6 +180,58 @@ export const CodeReport = Type.Object({
   reportId: Type.String(),
   gtin: Type.String(),
   serial: Type.String(),
+  status: Type.Literal('pending', { description: 'waiting in the code owner’s review queue; it changes no verdict' }),
   reportedAt: Timestamp,
 });
 export type CodeReport = Static<typeof CodeReport>;
+
+export const ReportStatus = Type.Union([Type.Literal('pending'), Type.Literal('confirmed'), Type.Literal('dismissed')]);
+export type ReportStatus = Static<typeof ReportStatus>;
+
+/** A report in its code owner's review queue. */
+export const CodeReportView = Type.Object({
+  reportId: Type.String(),
+  status: ReportStatus,
+  source: Type.Union([Type.Literal('api'), Type.Literal('resolver')], {
+    description: 'api: POST /code/report by any account; resolver: the public page’s form',
+  }),
+  gtin: Type.String(),
+  serial: Type.String(),
+  assetId: Type.String({ description: 'the reported code (its signature verified under this code’s key)' }),
+  reason: Type.Union([Type.String(), Type.Null()], { description: 'what the reporter wrote' }),
+  reportedAt: Timestamp,
+  decidedAt: Type.Union([Timestamp, Type.Null()]),
+  blockReason: Type.Union([Type.String(), Type.Null()], {
+    description: 'confirmed: the reason verifications and the public page show',
+  }),
+});
+export type CodeReportView = Static<typeof CodeReportView>;
+
+export const ListCodeReportsQuery = Type.Object(
+  {
+    status: Type.Optional(ReportStatus),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+export type ListCodeReportsQuery = Static<typeof ListCodeReportsQuery>;
+
+export const CodeReportList = Type.Object({ reports: Type.Array(CodeReportView), pagination: Pagination });
+export type CodeReportList = Static<typeof CodeReportList>;
+
+export const ReportIdParam = Type.Object({ reportId: Type.String({ minLength: 1, maxLength: 100 }) });
+
+export const DecideReportBody = Type.Object(
+  {
+    reason: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1000,
+        description: 'confirm: shown on verifications and the public page instead of the reporter’s words; dismiss: kept in the record',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type DecideReportBody = Static<typeof DecideReportBody>;

@@ -54,8 +54,11 @@ export type MerkleProof = Static<typeof MerkleProof>;
 
 export const ConsistencyQuery = Type.Object(
   {
-    from: Type.Integer({ minimum: 1, description: 'The earlier tree size' }),
-    to: Type.Optional(Type.Integer({ minimum: 1, description: 'The later tree size; default the current one' })),
+    // No asset's history comes near 2^31 events; the bound keeps a size exact wherever it goes (JS, SQL).
+    from: Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'The earlier tree size' }),
+    to: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'The later tree size; default the current one' }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -116,6 +116,14 @@ export const Jwks = Type.Object({
       alg: Type.Literal('EdDSA'),
       use: Type.Literal('sig'),
       hallmark_environment: EnvironmentSchema,
+      hallmark_account: Type.String({ description: 'the account whose key this is' }),
+      hallmark_gtins: Type.Array(Type.String(), { description: 'GTIN-14s this key may sign codes for' }),
+      hallmark_gtin_prefixes: Type.Array(Type.String(), {
+        description: 'GS1 Company Prefixes this key may sign codes for (digits 2.. of the GTIN-14 begin with one)',
+      }),
+      hallmark_signs_unowned: Type.Optional(
+        Type.Literal(true, { description: 'the operator’s key: may sign GTINs that no account owns' }),
+      ),
     }),
   ),
 });

@@ -77,7 +77,12 @@ export type ListSchemasQuery = Static<typeof ListSchemasQuery>;
 
 export const SchemaIdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 export const SchemaVersionQuery = Type.Object(
-  { version: Type.Optional(Type.Integer({ minimum: 1, description: 'an earlier version; the current one by default' })) },
+  {
+    // At most a PostgreSQL integer, the column's type: a larger number failed there as a 500 (22003).
+    version: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'an earlier version; the current one by default' }),
+    ),
+  },
   { additionalProperties: false },
 );
 

@@ -22,10 +22,12 @@ import {
   type NewCode,
   releaseIdempotencyKey,
 } from '../store/code-store.ts';
+import type { GtinSigners } from '../gtin-signers.ts';
 import type { SchemaCatalog } from './schemas.ts';
 
 export interface GenerateDeps {
   schemas: SchemaCatalog;
+  signers: GtinSigners;
   db: SqlDatabase;
   eventStore: EventStore;
   keyring: SigningKeyring;
@@ -87,6 +89,12 @@ export async function generateCodes(
       continue;
     }
     const { gtin, serial, metadata } = checked.request;
+    // Only the GTIN's owner signs its codes (the operator, for a GTIN nobody owns): docs/SIGNING.md.
+    const signer = await deps.signers.signerOf(principal.environment, gtin);
+    if (signer?.accountId !== principal.accountId) {
+      results.push({ index, error: gtinNotOwned(gtin) });
+      continue;
+    }
     const { schemaId, schemaVersion } = item as GenerateCodeBody;
     let usedSchema: { schemaId: string; schemaVersion: number } | undefined;
     if (schemaId !== undefined) {
@@ -215,6 +223,14 @@ function filled(results: ReadonlyArray<BatchItemResult | undefined>): BatchItemR
     if (!result) throw new Error(`generateCodes left item ${position} without a result`);
     return result;
   });
+}
+
+function gtinNotOwned(gtin: string): ErrorData {
+  return {
+    code: 'GTIN_NOT_OWNED',
+    message: `This account may not sign codes for GTIN ${gtin}: the operator grants GTINs and company prefixes (POST /api/v1/accounts/{accountId}/gtins).`,
+    details: { gtin },
+  };
 }
 
 function duplicateSerial(gtin: string, serial: string): ErrorData {

@@ -8,6 +8,38 @@ export async function migrateCodes(db: SqlDatabase): Promise<void> {
   await runMigrations(db, await loadMigrations('code-service', folder));
 }
 
+export interface OwnershipConflict {
+  gtin: string;
+  accountIds: string[];
+  codes: number;
+}
+
+/**
+ * GTINs that had codes of several accounts when ownership came in (migration 0004) and that
+ * nobody owns yet: only the operator's codes of them verify until the operator grants them.
+ */
+export async function listOwnershipConflicts(sql: SqlExecutor): Promise<OwnershipConflict[]> {
+  const rows = await sql.query<{ gtin: string; account_ids: string[]; codes: string | number }>(
+    `SELECT x.gtin, x.account_ids, x.codes FROM gtin_ownership_conflicts x
+     WHERE NOT EXISTS (SELECT 1 FROM gtin_claims c WHERE c.revoked_at IS NULL AND c.value = ANY(ARRAY[
+       x.gtin, substr(x.gtin, 2, 4), substr(x.gtin, 2, 5), substr(x.gtin, 2, 6), substr(x.gtin, 2, 7), substr(x.gtin, 2, 8),
+       substr(x.gtin, 2, 9), substr(x.gtin, 2, 10), substr(x.gtin, 2, 11), substr(x.gtin, 2, 12)]))
+     ORDER BY x.gtin`,
+  );
+  return rows.map((row) => ({ gtin: row.gtin, accountIds: row.account_ids, codes: Number(row.codes) }));
+}
+
+/** Says at start, once, how many GTINs still wait for the operator to settle who owns them. */
+export async function reportOwnershipConflicts(sql: SqlExecutor, log: { warn(fields: object, message: string): void }) {
+  const conflicts = await listOwnershipConflicts(sql);
+  if (conflicts.length > 0) {
+    log.warn(
+      { gtins: conflicts.slice(0, 20).map((conflict) => conflict.gtin), count: conflicts.length },
+      'GTINs with codes of several accounts are owned by nobody: only the operator’s codes of them verify; settle with `hallmark gtins conflicts` and `hallmark gtins grant`',
+    );
+  }
+}
+
 export interface CodeRecord {
   assetId: string;
   accountId: string;

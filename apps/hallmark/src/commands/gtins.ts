@@ -1,0 +1,101 @@
+import { parseArgs } from 'node:util';
+import { insertGtinClaim, listGtinClaims, revokeGtinClaim } from '@hallmark/accounts';
+import { listOwnershipConflicts, migrateCodes } from '@hallmark/code-service';
+import { broadcasts, type GtinClaimView } from '@hallmark/contracts';
+import { createSqlEventStore } from '@hallmark/event-store';
+import { checkGtin14 } from '@hallmark/gs1';
+import { accountStream } from '@hallmark/provenance';
+import { connectOperatorDatabase, type OperatorConnection } from './operator-database.ts';
+import { UsageError } from './usage-error.ts';
+
+export const gtinsUsage = `hallmark gtins grant --account <id> (--gtin <14 digits> | --prefix <4-12 digits>) [--env live|test]
+    Lets the account sign codes for a GTIN or a GS1 Company Prefix (live covers both environments).
+  hallmark gtins list --account <id>
+    Lists the account's GTINs and prefixes.
+  hallmark gtins revoke --id <claim id>
+    Takes a GTIN or prefix away; codes signed under it stop verifying as authentic.
+  hallmark gtins conflicts
+    GTINs that had codes of several accounts when ownership came in: owned by nobody until granted.`;
+
+const options = {
+  account: { type: 'string' },
+  gtin: { type: 'string' },
+  prefix: { type: 'string' },
+  env: { type: 'string' },
+  id: { type: 'string' },
+} as const;
+
+const describe = (claim: GtinClaimView) =>
+  `${claim.id}  ${claim.kind.padEnd(6)} ${claim.value.padEnd(14)} ${claim.environment.padEnd(4)}  ${claim.status.padEnd(7)} ${claim.source}  ${claim.accountId}`;
+
+/** The grant or revocation is an event in the account's stream, as when the API makes it, and running services hear of it. */
+async function record(connection: OperatorConnection, type: 'gtin.granted' | 'gtin.revoked', claim: GtinClaimView) {
+  const eventStore = await createSqlEventStore(connection.db);
+  try {
+    await eventStore.append(
+      accountStream({ accountId: claim.accountId, environment: claim.environment }),
+      [{ type, data: { ...claim, by: 'hallmark-cli' } }],
+      { expectedVersion: 'any' },
+    );
+  } finally {
+    await eventStore.close();
+  }
+  await connection.bus?.broadcast(broadcasts.gtinOwnershipChanged, { [claim.kind]: claim.value });
+}
+
+export async function gtinsCommand(args: string[], env: NodeJS.ProcessEnv, out: (text: string) => void): Promise<void> {
+  const [action, ...rest] = args;
+  const { values } = parseArgs({ args: rest, options });
+  const connection = await connectOperatorDatabase(env);
+  try {
+    switch (action) {
+      case 'grant': {
+        if (!values.account) throw new UsageError('--account is required');
+        if ((values.gtin === undefined) === (values.prefix === undefined)) throw new UsageError('give exactly one of --gtin and --prefix');
+        if (values.gtin !== undefined && !checkGtin14(values.gtin).ok) throw new UsageError('--gtin must be a GTIN-14 with a valid check digit');
+        if (values.prefix !== undefined && !/^\d{4,12}$/.test(values.prefix)) throw new UsageError('--prefix must be 4 to 12 digits');
+        const environment = values.env ?? 'live';
+        if (environment !== 'live' && environment !== 'test') throw new UsageError('--env must be live or test');
+        const claim = await insertGtinClaim(connection.db, {
+          accountId: values.account,
+          environment,
+          target: values.gtin !== undefined ? { kind: 'gtin', value: values.gtin } : { kind: 'prefix', value: values.prefix as string },
+          source: 'granted',
+          createdBy: 'hallmark-cli',
+        });
+        await record(connection, 'gtin.granted', claim);
+        out(`${describe(claim)}\n`);
+        return;
+      }
+      case 'list': {
+        if (!values.account) throw new UsageError('--account is required');
+        let cursor: string | undefined;
+        do {
+          const page = await listGtinClaims(connection.db, values.account, { limit: 100, cursor });
+          for (const claim of page.claims) out(`${describe(claim)}\n`);
+          cursor = page.pagination.nextCursor ?? undefined;
+        } while (cursor);
+        return;
+      }
+      case 'revoke': {
+        if (!values.id) throw new UsageError('--id is required');
+        const revoked = await revokeGtinClaim(connection.db, values.id, undefined, new Date(), 'hallmark-cli');
+        if (!revoked) throw new UsageError(`there is no GTIN claim ${values.id}`);
+        if (revoked.changed) await record(connection, 'gtin.revoked', revoked.claim);
+        out(`${describe(revoked.claim)}\n`);
+        return;
+      }
+      case 'conflicts': {
+        await migrateCodes(connection.db);
+        const conflicts = await listOwnershipConflicts(connection.db);
+        if (conflicts.length === 0) out('No GTIN waits for an owner.\n');
+        for (const conflict of conflicts) out(`${conflict.gtin}  ${conflict.codes} codes of ${conflict.accountIds.join(', ')}\n`);
+        return;
+      }
+      default:
+        throw new UsageError(`unknown gtins action "${action ?? ''}"`);
+    }
+  } finally {
+    await connection.close();
+  }
+}

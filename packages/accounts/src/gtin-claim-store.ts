@@ -1,0 +1,163 @@
+import {
+  decodeCursor,
+  type Environment,
+  encodeCursor,
+  type GtinClaimList,
+  type GtinClaimView,
+  HallmarkError,
+} from '@hallmark/contracts';
+import { randomHex } from '@hallmark/crypto';
+import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
+import { claimValuesCovering, type GtinClaimTarget } from './gtin-ownership.ts';
+
+interface GtinClaimRow {
+  id: string;
+  account_id: string;
+  environment: Environment;
+  kind: 'gtin' | 'prefix';
+  value: string;
+  source: 'granted' | 'claimed' | 'migrated';
+  created_at: Date | string;
+  revoked_at: Date | string | null;
+}
+
+export function gtinClaimView(row: GtinClaimRow): GtinClaimView {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    kind: row.kind,
+    value: row.value,
+    environment: row.environment,
+    source: row.source,
+    status: row.revoked_at === null ? 'active' : 'revoked',
+    createdAt: new Date(row.created_at).toISOString(),
+    revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at).toISOString(),
+  };
+}
+
+/**
+ * The account whose codes of this GTIN count in this environment: the owner of an active claim
+ * covering it, or, when nobody owns it, the operator's account (so a single-brand deployment needs
+ * no set-up). Undefined only when there is neither.
+ */
+export async function findGtinSigner(
+  sql: SqlExecutor,
+  environment: Environment,
+  gtin: string,
+): Promise<{ accountId: string; owned: boolean } | undefined> {
+  const rows = await sql.query<{ account_id: string; owned: boolean }>(
+    `(SELECT account_id, true AS owned FROM gtin_claims
+       WHERE revoked_at IS NULL AND value = ANY($1::text[]) AND (environment = 'live' OR environment = $2) LIMIT 1)
+     UNION ALL
+     (SELECT id, false FROM accounts WHERE is_operator ORDER BY created_at LIMIT 1)`,
+    [claimValuesCovering(gtin), environment],
+  );
+  const owner = rows.find((row) => row.owned) ?? rows[0];
+  return owner ? { accountId: owner.account_id, owned: owner.owned } : undefined;
+}
+
+/**
+ * Stores a claim unless another account holds an overlapping one in an overlapping environment
+ * (CONFLICT), or this account already holds exactly this one (CONFLICT naming it). Claims are made
+ * one at a time under an advisory lock: overlap of prefixes is not a constraint SQL can express.
+ */
+export async function insertGtinClaim(
+  db: SqlDatabase,
+  claim: {
+    accountId: string;
+    environment: Environment;
+    target: GtinClaimTarget;
+    source: 'granted' | 'claimed';
+    createdBy: string;
+  },
+): Promise<GtinClaimView> {
+  return db.transaction(async (tx) => {
+    await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('hallmark:gtin-claims', 0))`);
+    const { kind, value } = claim.target;
+    const overlapping = await tx.query<GtinClaimRow>(
+      `SELECT * FROM gtin_claims
+       WHERE revoked_at IS NULL
+         AND (environment = 'live' OR $1 = 'live' OR environment = $1)
+         AND CASE WHEN $2 = 'gtin'
+               THEN (kind = 'gtin' AND value = $3) OR (kind = 'prefix' AND substr($3, 2) LIKE value || '%')
+               ELSE (kind = 'gtin' AND substr(value, 2) LIKE $3 || '%') OR (kind = 'prefix' AND ($3 LIKE value || '%' OR value LIKE $3 || '%'))
+             END
+       ORDER BY created_at`,
+      [claim.environment, kind, value],
+    );
+    const others = overlapping.filter((row) => row.account_id !== claim.accountId);
+    if (others.length > 0) {
+      throw new HallmarkError('CONFLICT', `Another account owns ${kind === 'gtin' ? 'this GTIN' : 'GTINs under this prefix'}.`, {
+        [kind]: value,
+        conflictsWith: others.map((row) => ({ kind: row.kind, value: row.value, environment: row.environment })),
+      });
+    }
+    const same = overlapping.find((row) => row.kind === kind && row.value === value && row.environment === claim.environment);
+    if (same) throw new HallmarkError('CONFLICT', 'This account already holds this claim.', { id: same.id });
+    const rows = await tx.query<GtinClaimRow>(
+      `INSERT INTO gtin_claims (id, account_id, environment, kind, value, source, created_by)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+      [`gtc_${randomHex(10)}`, claim.accountId, claim.environment, kind, value, claim.source, claim.createdBy],
+    );
+    return gtinClaimView(rows[0] as GtinClaimRow);
+  });
+}
+
+/**
+ * Revokes a claim (of `accountId`, or of anyone's when undefined). `changed` is false when it was
+ * revoked already (the first revocation stands); undefined when there is no such claim.
+ */
+export async function revokeGtinClaim(
+  sql: SqlExecutor,
+  claimId: string,
+  accountId: string | undefined,
+  at: Date,
+  by: string,
+): Promise<{ claim: GtinClaimView; changed: boolean } | undefined> {
+  const revoked = await sql.query<GtinClaimRow>(
+    `UPDATE gtin_claims SET revoked_at = $3, revoked_by = $4
+     WHERE id = $1 AND ($2::text IS NULL OR account_id = $2) AND revoked_at IS NULL RETURNING *`,
+    [claimId, accountId ?? null, at, by],
+  );
+  if (revoked[0]) return { claim: gtinClaimView(revoked[0]), changed: true };
+  const existing = await sql.query<GtinClaimRow>('SELECT * FROM gtin_claims WHERE id = $1 AND ($2::text IS NULL OR account_id = $2)', [
+    claimId,
+    accountId ?? null,
+  ]);
+  return existing[0] ? { claim: gtinClaimView(existing[0]), changed: false } : undefined;
+}
+
+/** An account's claims, newest first, with cursor paging. */
+export async function listGtinClaims(
+  sql: SqlExecutor,
+  accountId: string,
+  options: { limit: number; cursor?: string | undefined; status?: 'active' | 'revoked' | undefined },
+): Promise<GtinClaimList> {
+  const [afterUs, afterId] = options.cursor ? decodeCursor(options.cursor, [/^\d{1,17}$/, /^gtc_[0-9a-f]{20}$/]) : [];
+  const rows = await sql.query<GtinClaimRow & { created_us: string }>(
+    `SELECT c.*, t.created_us::text AS created_us FROM gtin_claims c
+     CROSS JOIN LATERAL (SELECT (extract(epoch FROM c.created_at) * 1000000)::bigint AS created_us) AS t
+     WHERE c.account_id = $1
+       AND ($2::text IS NULL OR ($2 = 'active') = (c.revoked_at IS NULL))
+       AND ($3::bigint IS NULL OR (t.created_us, c.id) < ($3::bigint, $4::text))
+     ORDER BY t.created_us DESC, c.id DESC LIMIT $5`,
+    [accountId, options.status ?? null, afterUs ?? null, afterId ?? null, options.limit + 1],
+  );
+  const page = rows.slice(0, options.limit);
+  const last = page.at(-1);
+  const hasMore = rows.length > options.limit;
+  return {
+    claims: page.map(gtinClaimView),
+    pagination: { limit: options.limit, hasMore, nextCursor: hasMore && last ? encodeCursor([last.created_us, last.id]) : null },
+  };
+}
+
+/** Every active claim, for publishing which keys may sign for what (the JWKS). */
+export async function listActiveGtinClaims(
+  sql: SqlExecutor,
+): Promise<Array<{ accountId: string; environment: Environment; kind: 'gtin' | 'prefix'; value: string }>> {
+  const rows = await sql.query<GtinClaimRow>(
+    `SELECT account_id, environment, kind, value FROM gtin_claims WHERE revoked_at IS NULL ORDER BY kind, value`,
+  );
+  return rows.map((row) => ({ accountId: row.account_id, environment: row.environment, kind: row.kind, value: row.value }));
+}

@@ -1,0 +1,121 @@
+import { findAccount, type GtinClaimTarget, insertGtinClaim, listGtinClaims, revokeGtinClaim } from '@hallmark/accounts';
+import type { Bus } from '@hallmark/bus';
+import {
+  broadcasts,
+  type GtinClaimInput,
+  type GtinClaimList,
+  type GtinClaimView,
+  HallmarkError,
+  type ListGtinClaimsQuery,
+  type Principal,
+} from '@hallmark/contracts';
+import type { EventStore } from '@hallmark/event-store';
+import { checkGtin14 } from '@hallmark/gs1';
+import { accountStream } from '@hallmark/provenance';
+import type { SqlDatabase } from '@hallmark/sql';
+
+export interface GtinClaimDeps {
+  db: SqlDatabase;
+  eventStore: EventStore;
+  bus: Bus;
+  clock: () => Date;
+  /** HALLMARK_SELF_SERVICE_TEST_CLAIMS: accounts may claim for themselves, in the test environment only. */
+  selfServiceTestClaims: boolean;
+}
+
+/** Exactly one of gtin and prefix; a GTIN with a valid check digit. */
+function targetOf(input: GtinClaimInput): GtinClaimTarget {
+  if ((input.gtin === undefined) === (input.prefix === undefined)) {
+    throw new HallmarkError('VALIDATION_ERROR', 'Invalid request: give exactly one of gtin and prefix.', {
+      fields: [{ field: input.gtin === undefined ? 'gtin' : 'prefix', in: 'body', message: 'give exactly one of gtin and prefix' }],
+    });
+  }
+  if (input.gtin !== undefined) {
+    const check = checkGtin14(input.gtin);
+    if (!check.ok) {
+      throw new HallmarkError('INVALID_GTIN', `Invalid GTIN: ${check.message}.`, {
+        provided: input.gtin,
+        expected: check.reason === 'check-digit' ? check.expected : '14 digits with a valid GS1 check digit',
+      });
+    }
+    return { kind: 'gtin', value: input.gtin };
+  }
+  return { kind: 'prefix', value: input.prefix as string };
+}
+
+/**
+ * Grants, claims and revocations of GTINs and company prefixes (docs/SIGNING.md, "Who may sign").
+ * Each is recorded as an event in the account's stream and broadcast, so every replica's caches of
+ * who may sign what are dropped at once.
+ */
+export function createGtinClaims(deps: GtinClaimDeps) {
+  const record = async (type: 'gtin.granted' | 'gtin.claimed' | 'gtin.revoked', claim: GtinClaimView, by: Principal) => {
+    await deps.eventStore.append(
+      accountStream({ accountId: claim.accountId, environment: claim.environment }),
+      [{ type, data: { ...claim, by: by.accountId } }],
+      { expectedVersion: 'any' },
+    );
+    await deps.bus.broadcast(broadcasts.gtinOwnershipChanged, { [claim.kind]: claim.value });
+  };
+
+  const store = async (
+    accountId: string,
+    environment: 'live' | 'test',
+    target: GtinClaimTarget,
+    source: 'granted' | 'claimed',
+    by: Principal,
+  ) => {
+    const claim = await insertGtinClaim(deps.db, { accountId, environment, target, source, createdBy: by.accountId });
+    try {
+      await record(source === 'granted' ? 'gtin.granted' : 'gtin.claimed', claim, by);
+    } catch (error) {
+      // A claim with no audit record would be ownership nobody can account for: take it back.
+      await revokeGtinClaim(deps.db, claim.id, undefined, deps.clock(), 'audit-failed');
+      throw error;
+    }
+    return claim;
+  };
+
+  return {
+    /** The operator grants `accountId` a GTIN or prefix; live (both environments) unless said otherwise. */
+    async grant(operator: Principal, accountId: string, input: GtinClaimInput): Promise<GtinClaimView> {
+      const target = targetOf(input);
+      if (!(await findAccount(deps.db, accountId))) {
+        throw new HallmarkError('NOT_FOUND', 'There is no account with this id.', { accountId });
+      }
+      return store(accountId, input.environment ?? 'live', target, 'granted', operator);
+    },
+
+    /** An account claims for itself: only in the test environment, and only where the operator allows it. */
+    async claim(principal: Principal, input: GtinClaimInput): Promise<GtinClaimView> {
+      const target = targetOf(input);
+      if (principal.environment !== 'test' || (input.environment ?? 'test') !== 'test' || !deps.selfServiceTestClaims) {
+        throw new HallmarkError(
+          'GTIN_CLAIM_NOT_ALLOWED',
+          'GTINs and company prefixes are granted by the operator (POST /api/v1/accounts/{accountId}/gtins); self-service claims are allowed only with a test key where the operator enabled them.',
+          { environment: principal.environment },
+        );
+      }
+      return store(principal.accountId, 'test', target, 'claimed', principal);
+    },
+
+    list(accountId: string, query: ListGtinClaimsQuery): Promise<GtinClaimList> {
+      return listGtinClaims(deps.db, accountId, { limit: query.limit ?? 20, cursor: query.cursor, status: query.status });
+    },
+
+    /** The owner gives a claim up, or the operator takes it away. Another account's claim is NOT_FOUND. */
+    async revoke(principal: Principal, claimId: string, asOperator: boolean): Promise<GtinClaimView> {
+      const revoked = await revokeGtinClaim(
+        deps.db,
+        claimId,
+        asOperator ? undefined : principal.accountId,
+        deps.clock(),
+        principal.accountId,
+      );
+      if (!revoked) throw new HallmarkError('NOT_FOUND', 'There is no GTIN claim with this id.', { claimId });
+      if (revoked.changed) await record('gtin.revoked', revoked.claim, principal);
+      return revoked.claim;
+    },
+  };
+}
+export type GtinClaims = ReturnType<typeof createGtinClaims>;

@@ -1,0 +1,53 @@
+import { holdsScope } from '@hallmark/accounts';
+import {
+  claimGtinRoute,
+  claimGtinRpc,
+  type GtinClaimInput,
+  grantGtinRoute,
+  grantGtinRpc,
+  type ListGtinClaimsQuery,
+  listAccountGtinsRoute,
+  listGtinClaimsRpc,
+  listGtinsRoute,
+  revokeGtinClaimRoute,
+  revokeGtinClaimRpc,
+} from '@hallmark/contracts';
+import type { FastifyInstance } from 'fastify';
+import { principalOf, requireApiKey } from '../auth/request-auth.ts';
+import { registerRoute } from '../route-registry.ts';
+import type { ServiceCaller } from '../service-call.ts';
+
+/**
+ * Who may sign codes for which GTINs (docs/SIGNING.md, "Who may sign"): the operator's grants under
+ * /accounts/{accountId}/gtins, an account's own list, self-service claims and revocations under /gtins.
+ */
+export function registerGtinRoutes(app: FastifyInstance, deps: { services: ServiceCaller }): void {
+  registerRoute(app, grantGtinRoute, async (request, reply) => {
+    const { accountId } = request.params as { accountId: string };
+    const input = request.body as GtinClaimInput;
+    reply.status(201);
+    return deps.services.call(grantGtinRpc, { principal: principalOf(request), accountId, input }, request.id);
+  });
+
+  registerRoute(app, listAccountGtinsRoute, async (request) => {
+    const { accountId } = request.params as { accountId: string };
+    return deps.services.call(listGtinClaimsRpc, { accountId, query: request.query as ListGtinClaimsQuery }, request.id);
+  });
+
+  registerRoute(app, claimGtinRoute, async (request, reply) => {
+    reply.status(201);
+    return deps.services.call(claimGtinRpc, { principal: principalOf(request), input: request.body as GtinClaimInput }, request.id);
+  });
+
+  registerRoute(app, listGtinsRoute, async (request) => {
+    const { accountId } = principalOf(request);
+    return deps.services.call(listGtinClaimsRpc, { accountId, query: request.query as ListGtinClaimsQuery }, request.id);
+  });
+
+  registerRoute(app, revokeGtinClaimRoute, async (request) => {
+    const key = requireApiKey(request);
+    const { claimId } = request.params as { claimId: string };
+    const asOperator = holdsScope(key.scopes, key.isOperator, 'accounts:write');
+    return deps.services.call(revokeGtinClaimRpc, { principal: principalOf(request), claimId, asOperator }, request.id);
+  });
+}

@@ -1,0 +1,94 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { deleteEventStream } from '@hallmark/bus';
+import { createTestDatabase } from '@hallmark/sql';
+import { type ServiceProcess, startServiceProcess } from './service-process.ts';
+import { waitFor } from './wait.ts';
+
+/** A running product as a test drives it over HTTP, whichever form it has. */
+export interface RunningProduct {
+  form: 'embedded' | 'distributed';
+  url: string;
+  operatorKey: string;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (typeof address !== 'object' || !address) throw new Error('no port');
+  return address.port;
+}
+
+/**
+ * The distributed form for a test: one OS process per service (one replica each) on this
+ * machine's NATS, PostgreSQL and Redis, with a database, a NATS namespace and a blob folder of its
+ * own, removed again by `stop`.
+ */
+export async function startDistributedProduct(extraEnv: Record<string, string> = {}): Promise<RunningProduct> {
+  const natsUrl = process.env.HALLMARK_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
+  const namespace = `e2e_${randomUUID().slice(0, 8)}`;
+  const database = await createTestDatabase('e2e');
+  const blobDir = await mkdtemp(join(tmpdir(), 'hallmark-e2e-blobs-'));
+  const port = await freePort();
+  const operatorKey = `svc_live_${randomUUID().replaceAll('-', '')}${randomUUID().replaceAll('-', '')}`;
+  const env = {
+    HALLMARK_NATS_URL: natsUrl,
+    HALLMARK_DATABASE_URL: database.url,
+    HALLMARK_REDIS_URL: process.env.HALLMARK_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    HALLMARK_NAMESPACE: namespace,
+    HALLMARK_LOG_LEVEL: 'warn',
+    HALLMARK_REQUEST_TIMEOUT_MS: '5000',
+    HALLMARK_MASTER_KEY: randomBytes(32).toString('hex'),
+    HALLMARK_BUS_SECRET: randomBytes(32).toString('hex'),
+    HALLMARK_BOOTSTRAP_KEY: operatorKey,
+    HALLMARK_BLOB_DIR: blobDir,
+    HALLMARK_BUS_SECRET: randomBytes(32).toString('hex'),
+    ...extraEnv,
+  };
+  const processes: ServiceProcess[] = [
+    startServiceProcess('gateway', { ...env, PORT: String(port), HALLMARK_HOST: '127.0.0.1' }),
+    ...['code-service', 'verify-service', 'auction-service', 'compliance-service'].map((service) => startServiceProcess(service, env)),
+  ];
+  const url = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    await Promise.all(processes.map((started) => started.stop('SIGTERM')));
+    await database.drop();
+    await deleteEventStream(natsUrl, namespace);
+    await rm(blobDir, { recursive: true, force: true });
+  };
+  // A process that exits while starting (a bad setting) fails the start at once, not after the wait.
+  const exitedEarly = Promise.race(
+    processes.map(async (started) => {
+      const code = await started.exited;
+      throw new Error(`${started.name} exited with ${code} while starting`);
+    }),
+  );
+  exitedEarly.catch(() => {});
+  try {
+    await Promise.race([exitedEarly, ready()]);
+  } catch (error) {
+    for (const started of processes) {
+      console.error(`--- ${started.name} (exit ${started.child.exitCode})\n${started.stderr.join('')}${JSON.stringify(started.lines.slice(-5))}`);
+    }
+    await stop();
+    throw error;
+  }
+  return { form: 'distributed', url, operatorKey, stop };
+
+  async function ready() {
+    await waitFor('the gateway to be ready', async () => ((await fetch(`${url}/ready`)).ok ? true : undefined), { timeoutMs: 60_000 });
+    for (const service of ['code-service', 'verify-service', 'auction-service', 'compliance-service']) {
+      await waitFor(
+        `${service} to answer`,
+        async () => ((await fetch(`${url}/api/v1/system/ping/${service}`, { method: 'POST' })).status === 200 ? true : undefined),
+        { timeoutMs: 60_000 },
+      );
+    }
+  }
+}
