@@ -1,6 +1,6 @@
 // Starting the product for a benchmark, in its own processes, and measuring it with autocannon.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
@@ -122,6 +122,8 @@ export async function startDistributedProduct(): Promise<RunningProduct> {
     HALLMARK_MASTER_KEY: '42'.repeat(32),
     // A made-up master key is for test deployments only.
     HALLMARK_ENVIRONMENT: 'test',
+    // Signs the requests services accept over NATS (every process holds the same one).
+    HALLMARK_BUS_SECRET: randomBytes(32).toString('hex'),
     HALLMARK_BOOTSTRAP_KEY: operatorKey,
   };
   const processes = [

@@ -76,6 +76,8 @@ beforeAll(async () => {
     HALLMARK_MASTER_KEY: '42'.repeat(32),
     // A made-up master key is for test deployments only.
     HALLMARK_ENVIRONMENT: 'test',
+    // Signs the requests services accept over NATS (every process holds the same one).
+    HALLMARK_BUS_SECRET: randomBytes(32).toString('hex'),
     HALLMARK_BOOTSTRAP_KEY: operatorKey,
     HALLMARK_BLOB_DIR: blobDir,
   };

@@ -45,7 +45,6 @@ export async function startDistributedProduct(extraEnv: Record<string, string> =
     HALLMARK_LOG_LEVEL: 'warn',
     HALLMARK_REQUEST_TIMEOUT_MS: '5000',
     HALLMARK_MASTER_KEY: randomBytes(32).toString('hex'),
-    HALLMARK_BUS_SECRET: randomBytes(32).toString('hex'),
     HALLMARK_BOOTSTRAP_KEY: operatorKey,
     HALLMARK_BLOB_DIR: blobDir,
     HALLMARK_BUS_SECRET: randomBytes(32).toString('hex'),

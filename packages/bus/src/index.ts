@@ -16,6 +16,7 @@ export {
   type InProcessHub,
 } from './in-process-bus.ts';
 export { createNatsBus, deleteEventStream, eventStreamName, type NatsBusOptions } from './nats-bus.ts';
+export { type NatsConnectionSettings, natsConnectionSettings } from './nats-url.ts';
 export {
   createRequestSigner,
   defaultSignatureMaxAgeMs,

@@ -30,11 +30,15 @@ import {
 } from './bus.ts';
 import { deliver } from './in-process-bus.ts';
 import { createReplyInbox } from './nats-reply-inbox.ts';
+import { natsConnectionSettings } from './nats-url.ts';
 import { type RefusedRequestListener, type RequestSigner, signatureHeader } from './request-signature.ts';
 import { refusedRequest, serviceUnavailable } from './unavailable.ts';
 
 export interface NatsBusOptions {
+  /** A NATS URL; credentials and `tls://` in it are honoured (nats-url.ts). */
   servers: string;
+  /** PEM file of the authorities trusted for a `tls://` server's certificate. */
+  tlsCaFile?: string;
   /** Shown in the server's connection list. */
   name: string;
   /** Put in front of every subject, and names the JetStream stream; isolates deployments and tests. */
@@ -92,8 +96,10 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
   const eventSubject = (subject: string) => `${prefix}.events.${subject}`;
   const streamName = eventStreamName(prefix);
 
+  const { servers, ...credentialsAndTls } = natsConnectionSettings(options.servers, options.tlsCaFile);
   const nc: NatsConnection = await connect({
-    servers: options.servers,
+    servers,
+    ...credentialsAndTls,
     name: options.name,
     maxReconnectAttempts: -1,
     // The client would otherwise make an Error per request and per timer, only to give its own
@@ -104,19 +110,16 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
   const version = nc.info?.version ?? '0.0.0';
   if (!versionAtLeast(version, minimumServer)) {
     await nc.close();
-    throw new Error(
-      `nats-server ${version} at ${options.servers} is too old: Hallmark needs ${minimumServer.join('.')} or newer.`,
-    );
+    throw new Error(`nats-server ${version} at ${servers} is too old: Hallmark needs ${minimumServer.join('.')} or newer.`);
   }
   let jsm: JetStreamManager;
   try {
     jsm = await jetstreamManager(nc);
   } catch (error) {
     await nc.close();
-    throw new Error(
-      `nats-server at ${options.servers} has JetStream disabled; start it with -js (JetStream stores Hallmark's events).`,
-      { cause: error },
-    );
+    throw new Error(`nats-server at ${servers} has JetStream disabled; start it with -js (JetStream stores Hallmark's events).`, {
+      cause: error,
+    });
   }
   await ensureStream(jsm, streamName, `${prefix}.events.>`);
   const js: JetStreamClient = jetstream(nc);
@@ -345,8 +348,8 @@ async function ensureStream(jsm: JetStreamManager, name: string, subjects: strin
 }
 
 /** Deletes the event stream of a prefix (tests clean up with this). */
-export async function deleteEventStream(servers: string, prefix: string): Promise<void> {
-  const nc = await connect({ servers });
+export async function deleteEventStream(url: string, prefix: string, tlsCaFile?: string): Promise<void> {
+  const nc = await connect(natsConnectionSettings(url, tlsCaFile));
   try {
     const jsm = await jetstreamManager(nc);
     await jsm.streams.delete(eventStreamName(prefix)).catch(() => false);

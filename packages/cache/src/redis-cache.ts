@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import type { Cache, ScanRecord } from './cache.ts';
 import { consumeQuotaBatchScript, createQuotaBatches } from './redis-quota-batches.ts';
@@ -48,9 +49,12 @@ type ScriptedRedis = Redis & {
 };
 
 export interface RedisCacheOptions {
+  /** `redis://` or, for TLS, `rediss://`; a password goes in it: `redis://:password@host:6379` (or `user:password@`). */
   url: string;
   /** Put in front of every key; isolates deployments and tests. */
   keyPrefix?: string;
+  /** PEM file of the authorities trusted for a `rediss://` server's certificate, instead of the system's. */
+  tlsCaFile?: string;
 }
 
 /**
@@ -66,6 +70,7 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
     // Commands issued in the same tick (many requests' counters at once under load) leave in one
     // write instead of a write each.
     enableAutoPipelining: true,
+    ...(options.tlsCaFile && /^rediss:/i.test(options.url) ? { tls: { ca: readFileSync(options.tlsCaFile) } } : {}),
   }) as ScriptedRedis;
   // Errors surface on the commands that meet them; without a listener ioredis would also print them.
   redis.on('error', () => {});

@@ -72,6 +72,17 @@ export const DistributedConfig = Type.Composite([
     HALLMARK_NATS_URL: url(['nats', 'tls'], 'NATS server URL'),
     HALLMARK_DATABASE_URL: url(['postgres', 'postgresql'], 'PostgreSQL connection URL'),
     HALLMARK_REDIS_URL: url(['redis', 'rediss'], 'Redis URL'),
+    HALLMARK_BUS_SECRET: Type.String({
+      pattern: '^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$',
+      description:
+        '32 bytes as 64 hex characters or base64 (openssl rand -hex 32), the same in every process; signs the requests services accept over NATS',
+    }),
+    HALLMARK_TLS_CA_FILE: Type.Optional(
+      Type.String({
+        description:
+          'PEM file of the certificate authorities trusted for TLS to NATS (tls://) and Redis (rediss://), instead of the system ones',
+      }),
+    ),
     HALLMARK_PROBE_PORT: Type.Optional(
       Type.Integer({ minimum: 0, maximum: 65_535, description: 'port for /health and /ready of a backend service' }),
     ),

@@ -6,6 +6,7 @@ const valid = {
   HALLMARK_NATS_URL: 'nats://127.0.0.1:4222',
   HALLMARK_DATABASE_URL: 'postgres://127.0.0.1:5432/hallmark',
   HALLMARK_REDIS_URL: 'redis://127.0.0.1:6379',
+  HALLMARK_BUS_SECRET: 'ab'.repeat(32),
 };
 
 describe('readConfig', () => {
@@ -42,6 +43,15 @@ describe('readConfig', () => {
     expect(() => readConfig(Type.Object({ PORT: Type.Integer({ minimum: 0, maximum: 65535 }) }), { PORT: '70000' })).toThrow(
       /PORT/,
     );
+  });
+
+  it('requires the bus secret, as 32 bytes in hex or base64', () => {
+    expect(() => readConfig(DistributedConfig, { ...valid, HALLMARK_BUS_SECRET: undefined })).toThrow(/HALLMARK_BUS_SECRET/);
+    expect(() => readConfig(DistributedConfig, { ...valid, HALLMARK_BUS_SECRET: 'ab'.repeat(16) })).toThrow(
+      /HALLMARK_BUS_SECRET: 32 bytes/,
+    );
+    const base64 = Buffer.alloc(32, 9).toString('base64');
+    expect(readConfig(DistributedConfig, { ...valid, HALLMARK_BUS_SECRET: base64 }).HALLMARK_BUS_SECRET).toBe(base64);
   });
 
   it('treats an empty variable as unset', () => {

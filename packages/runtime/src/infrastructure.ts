@@ -1,9 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { type BlobStore, createFilesystemBlobStore, createS3BlobStore } from '@hallmark/blob-store';
-import { type Bus, createInProcessBus, createNatsBus } from '@hallmark/bus';
+import { type Bus, createInProcessBus, createNatsBus, createRequestSigner, parseBusSecret } from '@hallmark/bus';
 import { type Cache, createMemoryCache, createRedisCache } from '@hallmark/cache';
 import { createKurrentEventStore, createSqlEventStore, type EventStore } from '@hallmark/event-store';
 import { createPgliteDatabase, createPostgresDatabase, type SqlDatabase } from '@hallmark/sql';
+import { refusalLogger } from './bus-refusal-log.ts';
 import { type BaseConfig, ConfigError, type DistributedConfig, type EmbeddedConfig } from './config.ts';
 import type { Logger } from './logger.ts';
 import type { ReadinessChecks } from './readiness.ts';
@@ -45,13 +47,20 @@ function busErrorLogger(log: Logger) {
 export async function connectDistributed(config: DistributedConfig, service: string, log: Logger): Promise<Infrastructure> {
   const bus = await createNatsBus({
     servers: config.HALLMARK_NATS_URL,
+    ...(config.HALLMARK_TLS_CA_FILE ? { tlsCaFile: config.HALLMARK_TLS_CA_FILE } : {}),
     name: service,
     prefix: config.HALLMARK_NAMESPACE,
     onInternalError: busErrorLogger(log),
+    signer: createRequestSigner(parseBusSecret(config.HALLMARK_BUS_SECRET)),
+    onRefusedRequest: refusalLogger(log),
   });
   const db = createPostgresDatabase({ connectionString: config.HALLMARK_DATABASE_URL, applicationName: service });
   const eventStore = config.HALLMARK_ESDB_URL ? createKurrentEventStore(config.HALLMARK_ESDB_URL) : await createSqlEventStore(db);
-  const cache = createRedisCache({ url: config.HALLMARK_REDIS_URL, keyPrefix: `${config.HALLMARK_NAMESPACE}:` });
+  const cache = createRedisCache({
+    url: config.HALLMARK_REDIS_URL,
+    keyPrefix: `${config.HALLMARK_NAMESPACE}:`,
+    ...(config.HALLMARK_TLS_CA_FILE ? { tlsCaFile: config.HALLMARK_TLS_CA_FILE } : {}),
+  });
   return {
     form: 'distributed',
     bus,
@@ -83,7 +92,13 @@ export async function createEmbedded(
   log: Logger,
   clock: () => Date = () => new Date(),
 ): Promise<Infrastructure> {
-  const bus = createInProcessBus({ onInternalError: busErrorLogger(log) });
+  // Nothing outside this process reaches the in-process bus; its requests are signed all the same
+  // (with a secret made at start and kept in memory), so both forms take the same path.
+  const bus = createInProcessBus({
+    onInternalError: busErrorLogger(log),
+    signer: createRequestSigner(randomBytes(32)),
+    onRefusedRequest: refusalLogger(log),
+  });
   const db = await createPgliteDatabase(join(resolve(config.HALLMARK_DATA_DIR), 'pglite'));
   const eventStore = await createSqlEventStore(db);
   const cache = createMemoryCache({ now: () => clock().getTime() });

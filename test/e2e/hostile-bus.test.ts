@@ -1,0 +1,179 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { deleteEventStream } from '@hallmark/bus';
+import { createPostgresDatabase, createTestDatabase, type TestDatabase } from '@hallmark/sql';
+import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call as callApi } from '../support/embedded.ts';
+import { type ServiceProcess, startServiceProcess } from '../support/service-process.ts';
+import { waitFor } from '../support/wait.ts';
+
+// An insider on the bus: a client of NATS (here, anyone who can reach it) that is not the gateway.
+// It must not get code-service to work for it, neither with a request it makes up nor with one of
+// the gateway's it copied and changed. A gateway and a code-service of this file's own, on the real
+// NATS and PostgreSQL, with a namespace and database of their own.
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
+type Json = Record<string, any>;
+const api = async (method: string, path: string, key: string, body?: unknown) => {
+  const { status, body: answer } = await callApi(gatewayUrl, method, `/api/v1${path}`, {
+    key,
+    ...(body === undefined ? {} : { body }),
+  });
+  return { status, body: answer as Json };
+};
+
+const natsUrl = process.env.HALLMARK_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
+const redisUrl = process.env.HALLMARK_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const namespace = `hostile_${randomUUID().slice(0, 8)}`;
+const operatorKey = `svc_live_${randomBytes(32).toString('hex')}`;
+const generateSubject = `${namespace}.rpc.code-service.generateCode`;
+/** One GTIN per tenant: a GTIN is owned by one account. */
+const gtins = ['09506000134352', '09506000134369', '09506000134376', '04006381333931', '05901234123457'];
+let tenants = 0;
+
+let database: TestDatabase;
+let gatewayUrl: string;
+let insider: NatsConnection;
+const processes: ServiceProcess[] = [];
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (typeof address !== 'object' || !address) throw new Error('no port');
+  return address.port;
+}
+
+/** A tenant with a key of its own, granted a GTIN of its own by the operator. */
+async function tenant(name: string): Promise<{ accountId: string; environment: string; key: string; gtin: string }> {
+  const gtin = gtins[tenants++] as string;
+  const created = await api('POST', '/accounts', operatorKey, { name: `${name} ${randomUUID()}`, tier: 'enterprise' });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  const accountId = created.body.account.id as string;
+  // GTIN ownership (issue #16): a tenant signs only GTINs granted to it.
+  const granted = await api('POST', `/accounts/${accountId}/gtins`, operatorKey, { gtin });
+  expect(granted.status, JSON.stringify(granted.body)).toBe(201);
+  return { accountId, environment: created.body.apiKey.environment as string, key: created.body.apiKey.secret as string, gtin };
+}
+
+async function codesWithSerial(serial: string): Promise<number> {
+  const db = createPostgresDatabase({ connectionString: database.url });
+  try {
+    const rows = await db.query<{ count: string }>('SELECT count(*)::text AS count FROM codes WHERE serial = $1', [serial]);
+    return Number(rows[0]?.count ?? 0);
+  } finally {
+    await db.close();
+  }
+}
+
+/** The insider's request: straight onto the bus, its own reply inbox, whatever headers it likes. */
+async function insiderRequest(data: Uint8Array, headers?: Msg['headers']): Promise<Json> {
+  const reply = await insider.request(generateSubject, data, { timeout: 3_000, ...(headers ? { headers } : {}) });
+  return reply.json<Json>();
+}
+
+const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
+const codeService = () => processes.find((candidate) => candidate.name === 'code-service');
+const refusalsLogged = () =>
+  (codeService()?.lines ?? []).filter((line) => line.msg === 'refused a bus request without a valid signature');
+
+beforeAll(async () => {
+  database = await createTestDatabase('hostile_bus');
+  const port = await freePort();
+  gatewayUrl = `http://127.0.0.1:${port}`;
+  const env = {
+    HALLMARK_NATS_URL: natsUrl,
+    HALLMARK_DATABASE_URL: database.url,
+    HALLMARK_REDIS_URL: redisUrl,
+    HALLMARK_NAMESPACE: namespace,
+    HALLMARK_LOG_LEVEL: 'info',
+    HALLMARK_REQUEST_TIMEOUT_MS: '3000',
+    HALLMARK_MASTER_KEY: randomBytes(32).toString('hex'),
+    HALLMARK_BUS_SECRET: randomBytes(32).toString('hex'),
+    HALLMARK_BOOTSTRAP_KEY: operatorKey,
+  };
+  processes.push(startServiceProcess('gateway', { ...env, PORT: String(port), HALLMARK_HOST: '127.0.0.1' }));
+  processes.push(startServiceProcess('code-service', env));
+  insider = await connect({ servers: natsUrl, name: 'insider' });
+  try {
+    await waitFor('the gateway to be ready', async () => ((await fetch(`${gatewayUrl}/ready`)).ok ? true : undefined), {
+      timeoutMs: 60_000,
+    });
+    await waitFor(
+      'code-service to answer through the gateway',
+      async () => ((await fetch(`${gatewayUrl}/api/v1/system/ping/code-service`, { method: 'POST' })).ok ? true : undefined),
+      { timeoutMs: 60_000 },
+    );
+  } catch (error) {
+    for (const started of processes) {
+      console.error(`--- ${started.name} (exit ${started.child.exitCode})\n${started.stderr.join('')}`);
+    }
+    throw error;
+  }
+});
+
+afterAll(async () => {
+  await insider?.close();
+  await Promise.all(processes.map((started) => started.stop('SIGTERM')));
+  await database?.drop();
+  await deleteEventStream(natsUrl, namespace);
+});
+
+describe('an insider on the bus', () => {
+  it('cannot have a code generated for another tenant with an unsigned request', async () => {
+    const victim = await tenant('Victim');
+    const serial = `FORGED-${randomUUID().slice(0, 8)}`;
+    const answer = await insiderRequest(
+      encode({
+        principal: { accountId: victim.accountId, environment: victim.environment },
+        body: { gtin: victim.gtin, serialNumber: serial },
+      }),
+    );
+    expect(answer).toMatchObject({ ok: false, error: { code: 'SERVICE_UNAVAILABLE', details: { reason: 'refused' } } });
+    expect(await codesWithSerial(serial)).toBe(0);
+    await waitFor('code-service to warn of the refusal', async () =>
+      refusalsLogged().some((line) => line.reason === 'missing' && line.level === 'warn') ? true : undefined,
+    );
+  });
+
+  it('cannot reuse a request of the gateway it copied, with another tenant as principal', async () => {
+    const victim = await tenant('Victim');
+    const attacker = await tenant('Attacker');
+    // The insider listens beside code-service's queue group and keeps a copy of what the gateway sends.
+    const copied = new Promise<Msg>((resolve) => {
+      insider.subscribe(generateSubject, { max: 1, callback: (_error, message) => resolve(message) });
+    });
+    await insider.flush();
+    const own = await api('POST', '/code/generate', attacker.key, {
+      gtin: attacker.gtin,
+      serialNumber: `OWN-${randomUUID().slice(0, 8)}`,
+    });
+    expect(own.status, JSON.stringify(own.body)).toBe(201);
+    const original = await copied;
+    expect(original.headers?.get('hallmark-signature')).toMatch(/^1\.\d+\./);
+
+    const request = original.json<Json>();
+    const serial = `REPLAYED-${randomUUID().slice(0, 8)}`;
+    const changed = {
+      ...request,
+      principal: { accountId: victim.accountId, environment: victim.environment },
+      body: { ...request.body, gtin: victim.gtin, serialNumber: serial },
+    };
+    const answer = await insiderRequest(encode(changed), original.headers);
+    expect(answer).toMatchObject({ ok: false, error: { code: 'SERVICE_UNAVAILABLE' } });
+    expect(await codesWithSerial(serial)).toBe(0);
+    await waitFor('code-service to warn of the changed request', async () =>
+      refusalsLogged().some((line) => line.reason === 'mismatch') ? true : undefined,
+    );
+  });
+
+  it('leaves the gateway’s own requests working: a tenant generates a code and reads it back', async () => {
+    const owner = await tenant('Owner');
+    const serial = `REAL-${randomUUID().slice(0, 8)}`;
+    const generated = await api('POST', '/code/generate', owner.key, { gtin: owner.gtin, serialNumber: serial });
+    expect(generated.status, JSON.stringify(generated.body)).toBe(201);
+    expect(await codesWithSerial(serial)).toBe(1);
+  });
+});
