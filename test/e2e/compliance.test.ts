@@ -4,7 +4,10 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { auditExport, type ComplianceExportDocument, type JsonWebKeySet } from '@hallmark/client';
+import { ed25519PrivateKeyObject, ed25519Thumbprint, generateEd25519KeyPair, signEd25519 } from '@hallmark/crypto';
 import { leafHash, verifyConsistency, verifyInclusion } from '@hallmark/merkle';
+import { signCheckpoint } from '@hallmark/provenance';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -285,6 +288,35 @@ describe('hallmark audit', () => {
     } finally {
       await rm(folder, { recursive: true, force: true });
     }
+  });
+});
+
+describe('an export audited against keys of the wrong account', () => {
+  it('refuses a checkpoint of A’s asset re-signed by a key of another account, whose key it names', async () => {
+    const assetId = await generate('AUDIT-FOREIGN');
+    await rootOf(assetId);
+    const exported = (await api('GET', `/compliance/${assetId}/export?format=json`, { key: brand })).body as unknown as ComplianceExportDocument;
+    // The other brand holds the private half of a key it registered: it signs A's (true) tree with it.
+    const pair = generateEd25519KeyPair();
+    const registered = await api('POST', '/keys', {
+      key: other,
+      body: { name: 'own signer', publicKey: pair.publicKey.toString('base64url'), algorithm: 'Ed25519' },
+    });
+    expect(registered.status).toBe(201);
+    const kid = ed25519Thumbprint(pair.publicKey);
+    const [origin, size, root] = (exported.checkpoint?.note ?? '').split('\n');
+    const signedName = /^\u2014 (\S+) /m.exec(exported.checkpoint?.note ?? '')?.[1] ?? '';
+    const privateKey = ed25519PrivateKeyObject(pair);
+    const note = signCheckpoint(
+      { origin: origin as string, treeSize: Number(size), rootHash: Buffer.from(root as string, 'base64') },
+      { name: `${signedName.slice(0, signedName.lastIndexOf('/keys/'))}/keys/${kid}`, publicKey: pair.publicKey, sign: (m) => signEd25519(privateKey, m) },
+    );
+    const jwks = (await call(t.url, 'GET', '/.well-known/jwks.json')).body as unknown as JsonWebKeySet;
+    expect(auditExport(exported, jwks)).toMatchObject({ valid: true });
+    const forged = auditExport({ ...exported, checkpoint: { note, keyId: kid } }, jwks);
+    expect(forged.valid).toBe(false);
+    expect(forged.problems[0]).toContain(`signed by key ${kid} of account`);
+    expect(forged.problems[0]).toContain('not by a key of the asset');
   });
 });
 
