@@ -47,3 +47,15 @@ export const GatewayConfig = Type.Object({
   ),
 });
 export type GatewayConfig = Static<typeof GatewayConfig>;
+  HALLMARK_REPORT_LIMIT_PER_ACCOUNT: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000,
+    default: 100,
+    description: 'counterfeit reports (POST /code/report) one account may send per hour, across its keys',
+  }),
+  HALLMARK_REPORT_LIMIT_PER_ADDRESS: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000,
+    default: 10,
+    description: 'reports one client address may send per hour from the resolver page’s form',
+  }),

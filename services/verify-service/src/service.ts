@@ -1,13 +1,21 @@
 import { fileURLToPath } from 'node:url';
 import { createVerificationKeys, migrateAccounts } from '@hallmark/accounts';
 import { createComplianceConfigCache } from '@hallmark/compliance-client';
-import { broadcasts, publicReportRpc, reportCodeRpc, resolveScanRpc, verifyCodeRpc } from '@hallmark/contracts';
+import {
+  broadcasts,
+  decideCodeReportRpc,
+  listCodeReportsRpc,
+  publicReportRpc,
+  reportCodeRpc,
+  resolveScanRpc,
+  verifyCodeRpc,
+} from '@hallmark/contracts';
 import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
 import { loadMigrations, runMigrations } from '@hallmark/sql';
 import { Type } from '@sinclair/typebox';
 import { createCodeDirectory } from './code-directory.ts';
-import { reportCode } from './handlers/report-code.ts';
-import { publicReport, resolveScan } from './handlers/resolve.ts';
+import { createCodeBlocks, decideCodeReport, listCodeReports, publicReport, reportCode } from './handlers/report-code.ts';
+import { resolveScan } from './handlers/resolve.ts';
 import { verifyCode } from './handlers/verify-code.ts';
 import { createRiskRulesSource } from './risk-rules-source.ts';
 import { projectScanHistory } from './scan-history.ts';
@@ -30,6 +38,7 @@ export const verifyService = defineService({
       onStale: (error) => log.warn({ code: error.code }, 'compliance config unavailable; using the last copy'),
     });
     const rules = createRiskRulesSource(configs, log);
+    const blocks = createCodeBlocks(infra.db, { log });
     const scans = createScanPublisher(infra.bus, log);
     const deps = {
       db: infra.db,
@@ -39,19 +48,28 @@ export const verifyService = defineService({
       scans,
       rules,
       clock,
+      blocks,
     };
     const forgetKid = (payload: unknown) => keys.forget(String((payload as { kid: unknown }).kid));
+    const reportDeps = { db: infra.db, codes: deps.codes, keys, blocks, eventStore: infra.eventStore, bus: infra.bus, clock };
     const subscriptions = [
       await infra.bus.onBroadcast(broadcasts.publicKeyRevoked, forgetKid),
       await configs.start(),
       await projectScanHistory(infra.bus, infra.db),
       scans, // after the verifications that record scans stop: stopping publishes what is queued
+      await blocks.start(infra.bus),
       await servePing('verify-service', context),
       await serveRpc(infra.bus, log, verifyCodeRpc, async (request, { requestId }) => verifyCode(deps, request, requestId)),
       await serveRpc(infra.bus, log, resolveScanRpc, async (request, { requestId }) => resolveScan(deps, request, requestId)),
-      await serveRpc(infra.bus, log, publicReportRpc, async (request, { requestId }) => publicReport(deps, request, requestId)),
-      await serveRpc(infra.bus, log, reportCodeRpc, async (request) =>
-        reportCode({ db: infra.db, cache: infra.cache, clock }, request),
+      await serveRpc(infra.bus, log, publicReportRpc, async (request, { requestId }) =>
+        publicReport(reportDeps, request, requestId),
+      ),
+      await serveRpc(infra.bus, log, reportCodeRpc, async (request, { requestId }) => reportCode(reportDeps, request, requestId)),
+      await serveRpc(infra.bus, log, listCodeReportsRpc, async (request) =>
+        listCodeReports(infra.db, request.principal, request.query),
+      ),
+      await serveRpc(infra.bus, log, decideCodeReportRpc, async (request, { requestId }) =>
+        decideCodeReport(reportDeps, request, requestId),
       ),
     ];
     return { stop: () => stopAll(subscriptions) };

@@ -228,7 +228,8 @@ export const DecideReportBody = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 1000,
-        description: 'confirm: shown on verifications and the public page instead of the reporter’s words; dismiss: kept in the record',
+        description:
+          'confirm: shown on verifications and the public page instead of the reporter’s words; dismiss: kept in the record',
       }),
     ),
   },

@@ -121,6 +121,8 @@ export interface CodePage {
   scans?: number | undefined;
   verifiedAt: Date;
   riskIndicators: readonly string[];
+  /** The brand confirmed a report of this code (blocked): why, when it said. */
+  confirmedReport?: { reason: string | null } | undefined;
   testCode: boolean;
   /** The scanned link, for the report form. */
   link: string;
@@ -139,9 +141,12 @@ export function renderCodePage(page: CodePage, dates: DateFormatter): string {
     [english.labels.verifiedAt, dates.dateTime(page.verifiedAt)],
   ]);
   const risks = page.riskIndicators.map((indicator) => english.risk[indicator]).filter((text) => text !== undefined);
+  const confirmed = page.confirmedReport
+    ? `<p>${escapeHtml(english.labels.brandConfirmed)}${page.confirmedReport.reason ? `: ${escapeHtml(page.confirmedReport.reason)}` : '.'}</p>`
+    : '';
   const warning =
     risks.length > 0
-      ? `<section><h2>${escapeHtml(english.labels.whyWarning)}</h2><ul>${risks.map((text) => `<li>${escapeHtml(text)}</li>`).join('')}</ul></section>`
+      ? `<section><h2>${escapeHtml(english.labels.whyWarning)}</h2><ul>${risks.map((text) => `<li>${escapeHtml(text)}</li>`).join('')}</ul>${confirmed}</section>`
       : '';
   const report =
     page.verdict === 'authentic'

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Cache } from '@hallmark/cache';
 import { endOfYymmdd } from '@hallmark/codes';
 import {
@@ -14,6 +15,7 @@ import {
 } from '@hallmark/contracts';
 import { parseDigitalLink } from '@hallmark/gs1';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ReportLimits } from '../auth/report-limits.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
 import { linksetOf, resolverDescription } from './linkset.ts';
@@ -77,6 +79,8 @@ export function registerResolverRoutes(
     cache: Cache;
     clock: () => Date;
     reloadWindowMs: number;
+    /** Reports from the page's form per client address per hour. */
+    reportLimits: ReportLimits;
     /** Scheme and host of this resolver, from configuration (never from the request's Host header). */
     publicOrigin: () => string;
   },
@@ -155,8 +159,10 @@ export function registerResolverRoutes(
       }
     }
 
-    // A reload by the same client shortly after counts once: show the scan it already made.
-    const seenKey = `resolver:seen:${link.gtin}:${link.serial}:${link.signature}:${request.ip}`;
+    // A reload by the same client shortly after counts once: show the scan it already made. The key
+    // is the whole signed message (a link with another batch, variant or expiry is another scan).
+    const signedMessage = [link.gtin, link.serial, link.batch, link.variant, link.expiry, link.signature, request.ip];
+    const seenKey = `resolver:seen:${createHash('sha256').update(JSON.stringify(signedMessage)).digest('base64url')}`;
     const seen = reloadWindowMs > 0 ? await deps.cache.get(seenKey) : undefined;
     let scan = seen ? (JSON.parse(seen) as ResolvedScan & { verifiedAt: string }) : undefined;
     if (!scan) {
@@ -190,6 +196,7 @@ export function registerResolverRoutes(
           scans: result?.metadata.totalScans,
           verifiedAt: new Date(scan.verifiedAt),
           riskIndicators: result?.riskIndicators ?? [],
+          confirmedReport: result?.confirmedReport,
           testCode: scan.environment === 'test',
           link: scannedUrl,
         },
@@ -215,6 +222,7 @@ export function registerResolverRoutes(
     if (!parseDigitalLink(link).ok) {
       return html(reply, 400, renderMessagePage(english.error.badLinkTitle, english.error.badLink, english.error.tryAgain));
     }
+    await deps.reportLimits.forAddress(reply, request.ip);
     const outcome = await deps.services.call(publicReportRpc, { url: link, ...(reason ? { reason } : {}) }, request.id);
     return outcome.recorded
       ? html(reply, 200, renderMessagePage(english.report.thanksTitle, english.report.thanks))

@@ -36,11 +36,13 @@ export const english = {
     whyWarning: 'Why we are cautious',
     unnamedProduct: 'Unnamed product',
     testCode: 'This is a test code: it is not a real product.',
+    brandConfirmed: 'The brand confirmed a report that this code is on counterfeit goods',
   },
   risk: {
     EXCESSIVE_SCANS: 'This code has been scanned far more often than a single product would be.',
     GEOGRAPHIC_IMPOSSIBILITY: 'It was scanned in places too far apart for the time between scans.',
-    KNOWN_COUNTERFEIT_PATTERN: 'It matches a known counterfeit pattern (reported, or copied onto many labels).',
+    KNOWN_COUNTERFEIT_PATTERN:
+      'It matches a known counterfeit pattern (the brand confirmed a report of it, or it is copied onto many labels).',
     EXPIRED_CODE: 'The code has expired.',
   } as Record<string, string>,
   report: {
@@ -52,7 +54,7 @@ export const english = {
     thanks: 'The brand will review it. Keep the product and its packaging in case they contact the seller.',
     unknownTitle: 'We could not file this report',
     unknown:
-      'No code with this number was ever issued, so there is no brand to send it to. Keep the product and tell the seller.',
+      'This code does not match one the brand issued, so there is no brand to send it to. Keep the product and tell the seller.',
   },
   auction: {
     kicker: 'Registered object',

@@ -1,6 +1,10 @@
 import {
   type BatchItemResult,
   codeQrRoute,
+  confirmCodeReportRoute,
+  type DecideReportBody,
+  decideCodeReportRpc,
+  dismissCodeReportRoute,
   type GenerateBatchBody,
   type GenerateCodeBody,
   generateCodeBatchRoute,
@@ -8,6 +12,9 @@ import {
   generateCodeRpc,
   generateCodesRpc,
   HallmarkError,
+  type ListCodeReportsQuery,
+  listCodeReportsRoute,
+  listCodeReportsRpc,
   type QrQuery,
   type ReportCodeBody,
   renderQrRpc,
@@ -18,6 +25,7 @@ import {
   verifyCodeRpc,
 } from '@hallmark/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ReportLimits } from '../auth/report-limits.ts';
 import { principalOf, requireApiKey } from '../auth/request-auth.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
@@ -39,8 +47,8 @@ function idempotencyKeyOf(request: FastifyRequest): string | undefined {
   return header;
 }
 
-/** POST /code/generate, POST /code/verify, POST /code/report, GET /code/qr. */
-export function registerCodeRoutes(app: FastifyInstance, deps: { services: ServiceCaller }): void {
+/** POST /code/generate, POST /code/verify, POST /code/report, GET /code/qr, the reports' review queue. */
+export function registerCodeRoutes(app: FastifyInstance, deps: { services: ServiceCaller; reportLimits: ReportLimits }): void {
   registerRoute(app, generateCodeRoute, async (request, reply) => {
     const idempotencyKey = idempotencyKeyOf(request);
     const generated = await deps.services.call(
@@ -92,6 +100,7 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
   });
 
   registerRoute(app, reportCodeRoute, async (request, reply) => {
+    await deps.reportLimits.forAccount(reply, principalOf(request).accountId);
     const report = await deps.services.call(
       reportCodeRpc,
       { principal: principalOf(request), client: clientOf(request), body: request.body as ReportCodeBody },
@@ -100,4 +109,30 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
     reply.status(201);
     return report;
   });
+  registerRoute(app, listCodeReportsRoute, async (request) =>
+    deps.services.call(
+      listCodeReportsRpc,
+      { principal: principalOf(request), query: request.query as ListCodeReportsQuery },
+      request.id,
+    ),
+  );
+
+  for (const [route, decision] of [
+    [confirmCodeReportRoute, 'confirm'],
+    [dismissCodeReportRoute, 'dismiss'],
+  ] as const) {
+    registerRoute(app, route, async (request) =>
+      deps.services.call(
+        decideCodeReportRpc,
+        {
+          principal: principalOf(request),
+          client: clientOf(request),
+          reportId: (request.params as { reportId: string }).reportId,
+          decision,
+          body: (request.body ?? {}) as DecideReportBody,
+        },
+        request.id,
+      ),
+    );
+  }
 }

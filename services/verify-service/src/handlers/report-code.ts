@@ -1,39 +1,406 @@
-import type { Cache } from '@hallmark/cache';
-import { type CodeReport, HallmarkError, type Principal, type ReportCodeBody } from '@hallmark/contracts';
-import { randomHex } from '@hallmark/crypto';
+import type { VerificationKeys } from '@hallmark/accounts';
+import type { Bus } from '@hallmark/bus';
+import { verifyCodeSignatureInThreadPool } from '@hallmark/codes';
+import {
+  broadcasts,
+  type CodeLookup,
+  type CodeReport,
+  type CodeReportList,
+  type CodeReportView,
+  type ConfirmedReport,
+  type DecideReportBody,
+  decodeCursor,
+  type Environment,
+  encodeCursor,
+  HallmarkError,
+  type ListCodeReportsQuery,
+  type Principal,
+  type ReportCodeBody,
+} from '@hallmark/contracts';
+import { uuidV7 } from '@hallmark/crypto';
+import type { EventStore } from '@hallmark/event-store';
+import { appendToAssetHistory } from '@hallmark/provenance';
+import type { Logger } from '@hallmark/runtime';
 import type { SqlDatabase } from '@hallmark/sql';
+import type { CodeDirectory } from '../code-directory.ts';
 import { readLink } from './read-link.ts';
-import { scanSubject } from './verify-code.ts';
 
-/**
- * POST /code/report: a code seen on a fake. The report is stored, and the code's later
- * verifications carry KNOWN_COUNTERFEIT_PATTERN. The link must parse; its signature is not checked,
- * since cloned labels carry valid ones.
- */
-export async function reportCode(
-  deps: { db: SqlDatabase; cache: Cache; clock: () => Date },
-  request: { principal: Principal; client: { keyId: string; address: string }; body: ReportCodeBody },
-): Promise<CodeReport> {
-  const link = readLink(request.body);
-  const now = deps.clock();
-  const reportId = `rep_${randomHex(10)}`;
-  const { principal } = request;
-  if ((request.body.reason?.length ?? 0) > 1000)
-    throw new HallmarkError('VALIDATION_ERROR', 'The reason is longer than 1000 characters.');
-  await deps.db.query(
-    `INSERT INTO code_reports (report_id, account_id, environment, gtin, serial, reason, reported_by_key, reported_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+// Reports (issue #16): anyone may report a code, but only the code's owner decides. A report is
+// stored as `pending` in the queue of the account whose stored code the link's signature verifies
+// under; it changes no verdict. The owner's confirmation blocks the code (its verifications say
+// SUSPICIOUS, KNOWN_COUNTERFEIT_PATTERN, with the reason); a dismissal closes the report. Both are
+// appended to the code's asset history. A link that no stored code signed is refused: it is
+// already answered COUNTERFEIT, and filing it by GTIN alone would let anyone fill a brand's queue.
+
+export interface ReportDeps {
+  db: SqlDatabase;
+  codes: CodeDirectory;
+  keys: VerificationKeys;
+  blocks: CodeBlocks;
+  eventStore: EventStore;
+  bus: Bus;
+  clock: () => Date;
+}
+
+type Link = ReturnType<typeof readLink>;
+
+/** The stored code whose signature the link carries, looking in each environment in turn. */
+async function signedCodeOf(
+  deps: Pick<ReportDeps, 'codes' | 'keys'>,
+  link: Link,
+  environments: readonly Environment[],
+  requestId: string,
+): Promise<{ environment: Environment; code: CodeLookup } | undefined> {
+  for (const environment of environments) {
+    for (const code of await deps.codes.find(environment, link.gtin, link.serial, requestId)) {
+      const key = await deps.keys.find(code.kid);
+      if (!key || key.status === 'revoked' || key.environment !== environment) continue;
+      const fields = {
+        kid: code.kid,
+        gtin: link.gtin,
+        serial: link.serial,
+        batch: link.batch,
+        variant: link.variant,
+        expiry: link.expiry,
+      };
+      if (await verifyCodeSignatureInThreadPool(key.keyObject, fields, link.signature)) return { environment, code };
+    }
+  }
+  return undefined;
+}
+
+async function insertReport(
+  db: SqlDatabase,
+  report: {
+    reportId: string;
+    owner: Principal;
+    code: CodeLookup;
+    link: Link;
+    reason: string | null;
+    source: 'api' | 'resolver';
+    reporterAccountId: string | null;
+    reportedByKey: string;
+    reportedAt: Date;
+  },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO code_reports (report_id, owner_account_id, environment, gtin, serial, asset_id, reason, source,
+                               reporter_account_id, reported_by_key, reported_at, status)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending')`,
     [
-      reportId,
-      principal.accountId,
-      principal.environment,
-      link.gtin,
-      link.serial,
-      request.body.reason ?? null,
-      request.client.keyId,
-      now,
+      report.reportId,
+      report.owner.accountId,
+      report.owner.environment,
+      report.link.gtin,
+      report.link.serial,
+      report.code.assetId,
+      report.reason,
+      report.source,
+      report.reporterAccountId,
+      report.reportedByKey,
+      report.reportedAt,
     ],
   );
-  await deps.cache.markReported(scanSubject(principal.environment, link.gtin, link.serial), 400 * 86_400_000);
-  return { reportId, gtin: link.gtin, serial: link.serial, reportedAt: now.toISOString() };
 }
+
+const newReportId = () => `rep_${uuidV7().replaceAll('-', '')}`;
+
+/**
+ * POST /code/report: a pending report in the queue of the code's owner (the code in the caller's
+ * environment that signed the link). NOT_FOUND when no stored code signed the link.
+ */
+export async function reportCode(
+  deps: ReportDeps,
+  request: { principal: Principal; client: { keyId: string; address: string }; body: ReportCodeBody },
+  requestId: string,
+): Promise<CodeReport> {
+  const link = readLink(request.body);
+  if ((request.body.reason?.length ?? 0) > 1000)
+    throw new HallmarkError('VALIDATION_ERROR', 'The reason is longer than 1000 characters.');
+  const { principal } = request;
+  const signed = await signedCodeOf(deps, link, [principal.environment], requestId);
+  if (!signed) {
+    throw new HallmarkError(
+      'NOT_FOUND',
+      'No code issued here carries this signature, so there is no owner to report it to; verifying it answers COUNTERFEIT.',
+      { gtin: link.gtin, serial: link.serial },
+    );
+  }
+  const reportId = newReportId();
+  const now = deps.clock();
+  await insertReport(deps.db, {
+    reportId,
+    owner: { accountId: signed.code.accountId, environment: signed.environment },
+    code: signed.code,
+    link,
+    reason: request.body.reason ?? null,
+    source: 'api',
+    reporterAccountId: principal.accountId,
+    reportedByKey: request.client.keyId,
+    reportedAt: now,
+  });
+  return { reportId, gtin: link.gtin, serial: link.serial, status: 'pending', reportedAt: now.toISOString() };
+}
+
+/**
+ * A shopper's report from the resolver page (live codes first, then test: a printed link names no
+ * environment): pending in the owner's queue, as any report. `recorded: false` when no stored code
+ * signed the link.
+ */
+export async function publicReport(
+  deps: ReportDeps,
+  request: { url: string; reason?: string | undefined },
+  requestId: string,
+): Promise<{ recorded: boolean }> {
+  const link = readLink({ url: request.url });
+  const signed = await signedCodeOf(deps, link, ['live', 'test'], requestId);
+  if (!signed) return { recorded: false };
+  await insertReport(deps.db, {
+    reportId: newReportId(),
+    owner: { accountId: signed.code.accountId, environment: signed.environment },
+    code: signed.code,
+    link,
+    reason: request.reason ?? null,
+    source: 'resolver',
+    reporterAccountId: null,
+    reportedByKey: 'public-resolver',
+    reportedAt: deps.clock(),
+  });
+  return { recorded: true };
+}
+
+interface ReportRow {
+  report_id: string;
+  status: 'pending' | 'confirmed' | 'dismissed';
+  source: 'api' | 'resolver';
+  gtin: string;
+  serial: string;
+  asset_id: string;
+  reason: string | null;
+  reported_at: Date | string;
+  reported_us: string;
+  decided_at: Date | string | null;
+  decision_reason: string | null;
+}
+
+const reportColumns = `report_id, status, source, gtin, serial, asset_id, reason, reported_at, decided_at, decision_reason,
+  (extract(epoch from reported_at) * 1000000)::bigint::text AS reported_us`;
+
+const iso = (value: Date | string) => new Date(value).toISOString();
+
+function viewOf(row: ReportRow): CodeReportView {
+  return {
+    reportId: row.report_id,
+    status: row.status,
+    source: row.source,
+    gtin: row.gtin,
+    serial: row.serial,
+    assetId: row.asset_id,
+    reason: row.reason,
+    reportedAt: iso(row.reported_at),
+    decidedAt: row.decided_at === null ? null : iso(row.decided_at),
+    blockReason: row.status === 'confirmed' ? (row.decision_reason ?? row.reason) : null,
+  };
+}
+
+/** GET /code/reports: the owner's queue, newest first, cursor-paged, by status. */
+export async function listCodeReports(db: SqlDatabase, owner: Principal, query: ListCodeReportsQuery): Promise<CodeReportList> {
+  const limit = query.limit ?? 20;
+  const [afterUs, afterId] = query.cursor ? decodeCursor(query.cursor, [/^\d{1,20}$/, /^rep_[0-9a-f]{1,40}$/]) : [];
+  const params: unknown[] = [owner.accountId, owner.environment, limit + 1];
+  let filter = '';
+  if (query.status) {
+    params.push(query.status);
+    filter += ` AND status = $${params.length}`;
+  }
+  if (afterUs && afterId) {
+    params.push(afterUs, afterId);
+    filter += ` AND ((extract(epoch from reported_at) * 1000000)::bigint, report_id) < ($${params.length - 1}::bigint, $${params.length})`;
+  }
+  const rows = await db.query<ReportRow>(
+    `SELECT ${reportColumns} FROM code_reports WHERE owner_account_id = $1 AND environment = $2${filter}
+     ORDER BY reported_at DESC, report_id DESC LIMIT $3`,
+    params,
+  );
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  const hasMore = rows.length > limit;
+  return {
+    reports: page.map(viewOf),
+    pagination: { limit, hasMore, nextCursor: hasMore && last ? encodeCursor([last.reported_us, last.report_id]) : null },
+  };
+}
+
+const notFound = (reportId: string) => new HallmarkError('NOT_FOUND', `Report ${reportId} was not found.`, { reportId });
+
+/**
+ * POST /code/reports/{reportId}/confirm and …/dismiss, by the code's owner only (another account's
+ * report is NOT_FOUND, as an unknown one). Only a pending report can be decided (else CONFLICT); a
+ * conditional update lets one of two racing decisions win. The decision is appended to the code's
+ * asset history (`code.report-confirmed` / `code.report-dismissed`); if that append fails, the
+ * report is pending again. Confirming blocks the code on every verify-service replica.
+ */
+export async function decideCodeReport(
+  deps: ReportDeps,
+  request: {
+    principal: Principal;
+    client: { keyId: string; address: string };
+    reportId: string;
+    decision: 'confirm' | 'dismiss';
+    body: DecideReportBody;
+  },
+  requestId: string,
+): Promise<CodeReportView> {
+  const { principal, reportId, decision } = request;
+  const status = decision === 'confirm' ? 'confirmed' : 'dismissed';
+  const now = deps.clock();
+  const reason = request.body.reason ?? null;
+  const [row] = await deps.db.query<ReportRow>(
+    `UPDATE code_reports SET status = $4, decided_at = $5, decided_by_key = $6, decision_reason = $7
+      WHERE report_id = $1 AND owner_account_id = $2 AND environment = $3 AND status = 'pending'
+      RETURNING ${reportColumns}`,
+    [reportId, principal.accountId, principal.environment, status, now, request.client.keyId, reason],
+  );
+  if (!row) {
+    const [existing] = await deps.db.query<{ status: string }>(
+      'SELECT status FROM code_reports WHERE report_id = $1 AND owner_account_id = $2 AND environment = $3',
+      [reportId, principal.accountId, principal.environment],
+    );
+    if (!existing) throw notFound(reportId);
+    throw new HallmarkError('CONFLICT', `Report ${reportId} is already ${existing.status}.`, {
+      reportId,
+      status: existing.status,
+    });
+  }
+  const view = viewOf(row);
+  try {
+    await appendToAssetHistory(
+      deps.eventStore,
+      { assetId: row.asset_id, owner: principal },
+      [
+        {
+          type: decision === 'confirm' ? 'code.report-confirmed' : 'code.report-dismissed',
+          data: {
+            reportId,
+            gtin: row.gtin,
+            serial: row.serial,
+            source: row.source,
+            reportReason: row.reason,
+            reason: decision === 'confirm' ? view.blockReason : reason,
+            decidedBy: request.client.keyId,
+          },
+          metadata: { requestId },
+        },
+      ],
+      { now: () => now },
+    );
+  } catch (error) {
+    await deps.db.query(
+      `UPDATE code_reports SET status = 'pending', decided_at = NULL, decided_by_key = NULL, decision_reason = NULL
+        WHERE report_id = $1 AND status = $2`,
+      [reportId, status],
+    );
+    throw error;
+  }
+  if (decision === 'confirm') {
+    const block: BlockedCode = {
+      environment: principal.environment,
+      gtin: row.gtin,
+      serial: row.serial,
+      ownerAccountId: principal.accountId,
+      reason: view.blockReason,
+      confirmedAt: view.decidedAt as string,
+    };
+    deps.blocks.add(block);
+    await deps.bus.broadcast(broadcasts.codeBlocked, block);
+  }
+  return view;
+}
+
+interface BlockedCode {
+  environment: Environment;
+  gtin: string;
+  serial: string;
+  ownerAccountId: string;
+  reason: string | null;
+  confirmedAt: string;
+}
+
+const blockKey = (environment: string, gtin: string, serial: string, ownerAccountId: string) =>
+  `${environment}\n${gtin}\n${serial}\n${ownerAccountId}`;
+
+/**
+ * The codes their owners blocked, held in memory by every verify-service replica so verification
+ * looks them up without a round trip: loaded at start from the confirmed reports (the record),
+ * added to at once on the `codes.code-blocked` broadcast, and topped up from the table every
+ * `refreshMs` in case a broadcast was missed. Blocks are rare (a person confirms each), so the
+ * set stays small. There is no unblocking yet.
+ */
+export function createCodeBlocks(db: SqlDatabase, options: { refreshMs?: number; log?: Logger } = {}) {
+  const refreshMs = options.refreshMs ?? 30_000;
+  const blocks = new Map<string, ConfirmedReport>();
+  let loadedUpTo: Date | undefined;
+  let timer: NodeJS.Timeout | undefined;
+
+  const add = (block: BlockedCode) => {
+    const key = blockKey(block.environment, block.gtin, block.serial, block.ownerAccountId);
+    const known = blocks.get(key);
+    // The first confirmation of a code stands; later ones (another report of it) change nothing shown.
+    if (!known || known.confirmedAt > block.confirmedAt)
+      blocks.set(key, { reason: block.reason, confirmedAt: block.confirmedAt });
+  };
+
+  const load = async () => {
+    // Decisions committed late carry an earlier decided_at: read a minute back.
+    const since = loadedUpTo ? new Date(loadedUpTo.getTime() - 60_000) : new Date(0);
+    const rows = await db.query<{
+      environment: Environment;
+      gtin: string;
+      serial: string;
+      owner_account_id: string;
+      reason: string | null;
+      decision_reason: string | null;
+      decided_at: Date | string;
+    }>(
+      `SELECT environment, gtin, serial, owner_account_id, reason, decision_reason, decided_at FROM code_reports
+        WHERE status = 'confirmed' AND decided_at >= $1`,
+      [since],
+    );
+    for (const row of rows) {
+      const confirmedAt = iso(row.decided_at);
+      add({
+        environment: row.environment,
+        gtin: row.gtin,
+        serial: row.serial,
+        ownerAccountId: row.owner_account_id,
+        reason: row.decision_reason ?? row.reason,
+        confirmedAt,
+      });
+      if (!loadedUpTo || new Date(confirmedAt) > loadedUpTo) loadedUpTo = new Date(confirmedAt);
+    }
+  };
+
+  return {
+    /** The owner's block of the code, if any. Synchronous: this is on every verification. */
+    find(environment: Environment, gtin: string, serial: string, ownerAccountId: string): ConfirmedReport | undefined {
+      return blocks.size === 0 ? undefined : blocks.get(blockKey(environment, gtin, serial, ownerAccountId));
+    },
+    add,
+    /** Loads the blocks, follows the broadcast and starts the periodic top-up; `stop` ends both. */
+    async start(bus: Bus) {
+      await load();
+      const subscription = await bus.onBroadcast(broadcasts.codeBlocked, (payload) => add(payload as BlockedCode));
+      timer = setInterval(() => {
+        load().catch((error: unknown) => options.log?.warn({ err: error }, 'could not refresh the blocked codes'));
+      }, refreshMs);
+      timer.unref();
+      return {
+        async stop() {
+          if (timer) clearInterval(timer);
+          await subscription.stop();
+        },
+      };
+    },
+  };
+}
+export type CodeBlocks = ReturnType<typeof createCodeBlocks>;

@@ -1,5 +1,4 @@
 import type { CodeLookup, Environment, ResolvedScan, VerificationResult } from '@hallmark/contracts';
-import { randomHex } from '@hallmark/crypto';
 import { readLink } from './read-link.ts';
 import { type VerifyDeps, verifyCode } from './verify-code.ts';
 
@@ -43,25 +42,4 @@ export async function resolveScan(
   )) as VerificationResult;
   const name = owner.metadata.name;
   return { codeFound: true, environment: issued.environment, productName: typeof name === 'string' ? name : null, result };
-}
-
-/**
- * A shopper's report from the resolver page. Stored against the code's owner for review; unlike a
- * report made with an API key it does not mark the code as counterfeit, since anyone can send it.
- */
-export async function publicReport(
-  deps: VerifyDeps,
-  request: { url: string; reason?: string | undefined },
-  requestId: string,
-): Promise<{ recorded: boolean }> {
-  const link = readLink({ url: request.url });
-  const issued = await findIssued(deps, link.gtin, link.serial, requestId);
-  const owner = issued?.codes[0];
-  if (!issued || !owner) return { recorded: false };
-  await deps.db.query(
-    `INSERT INTO code_reports (report_id, account_id, environment, gtin, serial, reason, reported_by_key, reported_at)
-     VALUES ($1, $2, $3, $4, $5, $6, 'public-resolver', $7)`,
-    [`rep_${randomHex(10)}`, owner.accountId, issued.environment, link.gtin, link.serial, request.reason ?? null, deps.clock()],
-  );
-  return { recorded: true };
 }

@@ -16,6 +16,7 @@ import type { RiskRulesSource } from '../risk-rules-source.ts';
 import type { ScanRecorded } from '../scan-history.ts';
 import type { ScanPublisher } from '../scan-publisher.ts';
 import { readLink } from './read-link.ts';
+import type { CodeBlocks } from './report-code.ts';
 
 export interface VerifyDeps {
   db: SqlDatabase;
@@ -24,10 +25,14 @@ export interface VerifyDeps {
   cache: Cache;
   scans: ScanPublisher;
   rules: RiskRulesSource;
+  /** Codes blocked by their owner's confirmed report (handlers/report-code.ts). */
+  blocks: CodeBlocks;
   clock: () => Date;
 }
 
 export const scanSubject = (environment: string, gtin: string, serial: string) => `${environment}:${gtin}:${serial}`;
+/** Where scans of a link whose signature failed are counted: never the genuine code's counters. */
+export const forgedScanSubject = (environment: string, gtin: string, serial: string) => `forged:${environment}:${gtin}:${serial}`;
 
 /** The candidate keys that exist, are not revoked and belong to the environment, in candidate order. */
 async function usableKeys(keys: VerificationKeys, kids: readonly string[], environment: Environment) {
@@ -79,31 +84,33 @@ export async function verifyCode(
   // The thresholds are the code owner's (its brand's compliance config); for an unknown code, the caller's.
   const owner = codes[0] ? { accountId: codes[0].accountId, environment: principal.environment } : principal;
   const { rules, retentionMs } = await deps.rules.rulesFor(owner, requestId);
-  // Every scan counts, whatever its signature: the count (a round trip to the cache) runs while the
-  // signature is checked in the thread pool.
-  const [matchedKid, scan] = await Promise.all([
-    firstSigningKey(keys, link),
-    deps.cache.recordScan({
-      subject: scanSubject(principal.environment, link.gtin, link.serial),
-      atMs: now.getTime(),
-      client: `${request.client.keyId}@${request.client.address}`,
-      repeatWindowMs: rules.repeatWindowSeconds * 1000,
-      windowMs: rules.scanWindowMinutes * 60_000,
-      clientWindowMs: rules.clonedLabelWindowMinutes * 60_000,
-      location: request.body.location,
-      retentionMs,
-    }),
-  ]);
+  // Only a scan whose signature verifies counts toward the code's history (scan limit, travel,
+  // clients): anyone can send forged links by the thousand. A forged scan is counted under a
+  // subject of its own, so it still shows in its own counters and in the scan events.
+  const matchedKid = await firstSigningKey(keys, link);
+  const scan = await deps.cache.recordScan({
+    subject: (matchedKid !== undefined ? scanSubject : forgedScanSubject)(principal.environment, link.gtin, link.serial),
+    atMs: now.getTime(),
+    client: `${request.client.keyId}@${request.client.address}`,
+    repeatWindowMs: rules.repeatWindowSeconds * 1000,
+    windowMs: rules.scanWindowMinutes * 60_000,
+    clientWindowMs: rules.clonedLabelWindowMinutes * 60_000,
+    location: request.body.location,
+    retentionMs,
+  });
   const code = codes.find((candidate) => candidate.kid === matchedKid);
   const expiresAt = code?.expiresAt ? Date.parse(code.expiresAt) : link.expiry ? endOfYymmdd(link.expiry).getTime() : null;
   const assessment = assessScan(
     {
+  // Blocked by its owner's confirmed report (an in-memory lookup). The cache's `reported` flag is not
+  // read: flags set before reports needed the owner's review block nothing.
+  const block = code ? deps.blocks.find(principal.environment, link.gtin, link.serial, code.accountId) : undefined;
       signatureValid: matchedKid !== undefined,
       nowMs: now.getTime(),
       expiresAtMs: expiresAt,
       scansInWindow: scan.scansInWindow,
       clientsInWindow: scan.clientsInWindow,
-      reported: scan.reported,
+      reported: block !== undefined,
       location: request.body.location,
       previousLocation: scan.previousLocation,
     },
@@ -137,6 +144,7 @@ export async function verifyCode(
   };
   const firstSeen = new Date(scan.firstSeenMs).toISOString();
   if (request.view === 'quickstart') {
+    ...(block ? { confirmedReport: block } : {}),
     return { ...common, checks, scanNumber: scan.total, firstSeen, riskIndicators: assessment.riskIndicators };
   }
   return {
