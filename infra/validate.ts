@@ -17,6 +17,22 @@ const knownVariables = new Set(
   [DistributedConfig, GatewayConfig, CodeServiceConfig].flatMap((schema) => Object.keys(schema.properties)),
 );
 const autoscaled = ['gateway', 'verify-service'];
+/** What every process of the distributed form needs: no default, not optional. */
+const requiredVariables = Object.entries(DistributedConfig.properties)
+  .filter(([name, schema]) => (DistributedConfig.required ?? []).includes(name) && !('default' in schema))
+  .map(([name]) => name);
+/** Settings that are or carry secrets: in Kubernetes they belong in the Secret, never the ConfigMap. */
+const secretVariables = [
+  'HALLMARK_BUS_SECRET',
+  'HALLMARK_MASTER_KEY',
+  'HALLMARK_DATABASE_URL',
+  'HALLMARK_NATS_URL',
+  'HALLMARK_REDIS_URL',
+  'HALLMARK_BOOTSTRAP_KEY',
+  'HALLMARK_S3_SECRET_ACCESS_KEY',
+];
+/** NATS and Redis run with authorization, so their URLs carry credentials (`user:password@` or `:password@`). */
+const carriesCredentials = (url: unknown) => /^[a-z]+:\/\/[^@/]*:[^@]+@[^@]+$/.test(String(url ?? ''));
 
 // biome-ignore lint/suspicious/noExplicitAny: parsed YAML is untyped; every access below is checked.
 type Doc = Record<string, any>;
@@ -62,8 +78,15 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
   for (const name of [...Object.keys(configMap), ...Object.keys(secret)]) {
     if (!knownVariables.has(name)) problems.push(`infra/k8s: ${name} is not a setting the code reads`);
   }
-  for (const required of ['HALLMARK_NATS_URL', 'HALLMARK_DATABASE_URL', 'HALLMARK_REDIS_URL']) {
+  for (const required of requiredVariables) {
     if (!(required in configMap) && !(required in secret)) problems.push(`infra/k8s: ${required} is set nowhere`);
+  }
+  for (const name of secretVariables) {
+    if (name in configMap) problems.push(`infra/k8s: ${name} holds a secret and belongs in the Secret, not the ConfigMap`);
+  }
+  for (const name of ['HALLMARK_NATS_URL', 'HALLMARK_REDIS_URL']) {
+    if (name in secret && !carriesCredentials(secret[name]))
+      problems.push(`infra/k8s: ${name} carries no credentials (NATS and Redis run with authorization)`);
   }
   for (const service of services) {
     const deployment = docs.find((doc) => doc.kind === 'Deployment' && doc.metadata?.name === service);
@@ -108,7 +131,12 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
   for (const dependency of ['nats', 'postgres', 'redis']) {
     if (!compose.services?.[dependency]?.healthcheck) problems.push(`docker-compose.yml: ${dependency} needs a healthcheck`);
   }
-  if (!String(compose.services?.nats?.command ?? '').includes('-js')) problems.push('docker-compose.yml: nats must run with -js');
+  const natsCommand: string[] = (compose.services?.nats?.command ?? []).map(String);
+  if (!natsCommand.includes('-js')) problems.push('docker-compose.yml: nats must run with -js');
+  if (!natsCommand.includes('--user') || !natsCommand.includes('--pass'))
+    problems.push('docker-compose.yml: nats must run with authorization (--user and --pass)');
+  if (!(compose.services?.redis?.command ?? []).map(String).includes('--requirepass'))
+    problems.push('docker-compose.yml: redis must run with --requirepass');
   for (const service of services) {
     const entry = compose.services?.[service];
     const where = `docker-compose.yml ${service}`;
@@ -121,6 +149,13 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
     checkCommand(where, entry.working_dir, entry.command, problems);
     for (const name of Object.keys(entry.environment ?? {})) {
       if (!knownVariables.has(name)) problems.push(`${where}: ${name} is not a setting the code reads`);
+    }
+    for (const required of requiredVariables) {
+      if (!(required in (entry.environment ?? {}))) problems.push(`${where}: ${required} is not set`);
+    }
+    for (const name of ['HALLMARK_NATS_URL', 'HALLMARK_REDIS_URL']) {
+      if (name in (entry.environment ?? {}) && !carriesCredentials(entry.environment[name]))
+        problems.push(`${where}: ${name} carries no credentials (NATS and Redis run with authorization)`);
     }
     for (const dependency of ['nats', 'postgres', 'redis']) {
       if (entry.depends_on?.[dependency]?.condition !== 'service_healthy')

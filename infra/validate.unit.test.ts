@@ -46,4 +46,41 @@ describe('deployment files', () => {
       ]),
     );
   });
+
+  it('keep NATS and Redis behind credentials, and every secret in the Secret', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'k8s-'));
+    cpSync(join(root, 'infra/k8s'), folder, { recursive: true });
+    const config = readFileSync(join(folder, 'config.yaml'), 'utf8');
+    // The bus secret moved into the ConfigMap, and the NATS URL without its credentials.
+    const secretLine = config.match(/^ {2}HALLMARK_BUS_SECRET: .*$/m)?.[0] ?? '';
+    expect(secretLine).not.toBe('');
+    writeFileSync(
+      join(folder, 'config.yaml'),
+      config
+        .replace(`${secretLine}\n`, '')
+        .replace('  HALLMARK_NAMESPACE: hallmark', `${secretLine}\n  HALLMARK_NAMESPACE: hallmark`)
+        .replace(/nats:\/\/[^@\s]+@/, 'nats://'),
+    );
+    const compose = join(folder, 'compose.yml');
+    writeFileSync(
+      compose,
+      readFileSync(join(root, 'docker-compose.yml'), 'utf8')
+        .replace(/^ {4}HALLMARK_BUS_SECRET: .*\n/m, '')
+        .replace(/"redis:\/\/[^@"]+@/, '"redis://')
+        .replace('"--requirepass", ', '')
+        .replace('"--user", "hallmark", ', ''),
+    );
+    const problems = validateInfra({ k8sFolder: folder, composeFile: compose });
+    rmSync(folder, { recursive: true, force: true });
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'infra/k8s: HALLMARK_BUS_SECRET holds a secret and belongs in the Secret, not the ConfigMap',
+        'infra/k8s: HALLMARK_NATS_URL carries no credentials (NATS and Redis run with authorization)',
+        'docker-compose.yml gateway: HALLMARK_BUS_SECRET is not set',
+        'docker-compose.yml code-service: HALLMARK_REDIS_URL carries no credentials (NATS and Redis run with authorization)',
+        'docker-compose.yml: redis must run with --requirepass',
+        'docker-compose.yml: nats must run with authorization (--user and --pass)',
+      ]),
+    );
+  });
 });
