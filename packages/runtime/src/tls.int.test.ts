@@ -1,0 +1,260 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect as connectTcp, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { createNatsBus, deleteEventStream } from '@hallmark/bus';
+import { createRedisCache } from '@hallmark/cache';
+import { createTestDatabase, type TestDatabase } from '@hallmark/sql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DistributedConfig, readConfig } from './config.ts';
+import { connectDistributed } from './infrastructure.ts';
+import { createLogger } from './logger.ts';
+
+// NATS and Redis over TLS with credentials, as a deployment that sets tls://, rediss:// and
+// HALLMARK_TLS_CA_FILE has them. This machine's servers run without TLS, so the test starts its
+// own nats-server and redis-server on free loopback ports, with a certificate of a CA made here,
+// and stops them afterwards. (PostgreSQL's sslmode is not exercised: a private cluster is too
+// heavy for a test; see docs/ARCHITECTURE.md.)
+
+const folder = mkdtempSync(join(tmpdir(), 'hallmark-tls-'));
+const file = (name: string) => join(folder, name);
+const natsPassword = randomBytes(12).toString('hex');
+const redisPassword = randomBytes(12).toString('hex');
+const children: ChildProcess[] = [];
+let natsPort: number;
+let redisPort: number;
+let plainNatsPort: number;
+
+function makeCertificates(): void {
+  const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=Hallmark test CA',
+    '-keyout',
+    file('ca.key'),
+    '-out',
+    file('ca.pem'),
+  );
+  openssl(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-keyout',
+    file('server.key'),
+    '-out',
+    file('server.csr'),
+  );
+  writeFileSync(file('san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    file('server.csr'),
+    '-CA',
+    file('ca.pem'),
+    '-CAkey',
+    file('ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '1',
+    '-extfile',
+    file('san.ext'),
+    '-out',
+    file('server.pem'),
+  );
+  // A second CA that signed nothing here: trusting it must not be enough.
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=Other CA',
+    '-keyout',
+    file('other.key'),
+    '-out',
+    file('other.pem'),
+  );
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (typeof address !== 'object' || !address) throw new Error('no port');
+  return address.port;
+}
+
+async function listening(port: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connectTcp(port, '127.0.0.1', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.on('error', () => resolve(false));
+    });
+    if (open) return;
+    if (Date.now() > deadline) throw new Error(`nothing listens on 127.0.0.1:${port}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function run(command: string, args: string[]): void {
+  const child = spawn(command, args, { stdio: 'ignore' });
+  children.push(child);
+}
+
+let database: TestDatabase;
+
+beforeAll(async () => {
+  makeCertificates();
+  [natsPort, redisPort, plainNatsPort] = [await freePort(), await freePort(), await freePort()];
+  run('nats-server', [
+    '-a',
+    '127.0.0.1',
+    '-p',
+    String(natsPort),
+    '-js',
+    '-sd',
+    file('jetstream'),
+    '--tls',
+    '--tlscert',
+    file('server.pem'),
+    '--tlskey',
+    file('server.key'),
+    '--user',
+    'hallmark',
+    '--pass',
+    natsPassword,
+  ]);
+  // The same, without TLS: a client that asked for tls:// must refuse it.
+  run('nats-server', ['-a', '127.0.0.1', '-p', String(plainNatsPort), '-js', '-sd', file('jetstream-plain')]);
+  run('redis-server', [
+    '--port',
+    '0',
+    '--bind',
+    '127.0.0.1',
+    '--tls-port',
+    String(redisPort),
+    '--tls-cert-file',
+    file('server.pem'),
+    '--tls-key-file',
+    file('server.key'),
+    '--tls-ca-cert-file',
+    file('ca.pem'),
+    '--tls-auth-clients',
+    'no',
+    '--requirepass',
+    redisPassword,
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+  ]);
+  await Promise.all([listening(natsPort), listening(redisPort), listening(plainNatsPort)]);
+  database = await createTestDatabase('tls');
+}, 30_000);
+
+afterAll(async () => {
+  for (const child of children) child.kill('SIGTERM');
+  await Promise.all(
+    children.map((child) => new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve(null)))),
+  );
+  await database?.drop();
+  rmSync(folder, { recursive: true, force: true });
+});
+
+const natsUrl = (password = natsPassword) => `tls://hallmark:${password}@127.0.0.1:${natsPort}`;
+const redisUrl = (password = redisPassword) => `rediss://:${password}@127.0.0.1:${redisPort}`;
+
+describe('the distributed form over TLS, with credentials', () => {
+  it('connects to NATS (tls://user:password@) and Redis (rediss://:password@) trusting HALLMARK_TLS_CA_FILE, and is ready', async () => {
+    const lines: string[] = [];
+    const log = createLogger({
+      instance: 'tls-test',
+      level: 'warn',
+      destination: new Writable({
+        write(chunk, _encoding, done) {
+          lines.push(String(chunk));
+          done();
+        },
+      }),
+    });
+    const namespace = `tls_${randomBytes(4).toString('hex')}`;
+    const config = readConfig(DistributedConfig, {
+      HALLMARK_NATS_URL: natsUrl(),
+      HALLMARK_REDIS_URL: redisUrl(),
+      HALLMARK_DATABASE_URL: database.url,
+      HALLMARK_TLS_CA_FILE: file('ca.pem'),
+      HALLMARK_BUS_SECRET: randomBytes(32).toString('hex'),
+      HALLMARK_NAMESPACE: namespace,
+    });
+    const infra = await connectDistributed(config, 'tls-test', log);
+    try {
+      await infra.readiness.nats?.();
+      await infra.readiness.redis?.();
+      await infra.cache.set('tls-check', 'over TLS', 10_000);
+      expect(await infra.cache.get('tls-check')).toBe('over TLS');
+      await infra.bus.serve('rpc.tls.echo', { queue: 'tls' }, async (payload) => payload);
+      expect(await infra.bus.request('rpc.tls.echo', { over: 'TLS' })).toEqual({ ok: true, value: { over: 'TLS' } });
+    } finally {
+      await infra.close();
+      await deleteEventStream(natsUrl(), namespace, file('ca.pem'));
+    }
+    // Nothing logged the passwords.
+    expect(lines.join('')).not.toContain(natsPassword);
+    expect(lines.join('')).not.toContain(redisPassword);
+  });
+
+  it('NATS: refuses a wrong password, a server certificate from another CA, and a server without TLS when tls:// was asked', async () => {
+    const attempt = (servers: string, tlsCaFile?: string) =>
+      createNatsBus({ servers, name: 'tls-test', prefix: 'tls_refused', ...(tlsCaFile ? { tlsCaFile } : {}) }).then(
+        async (bus) => {
+          await bus.drain();
+          return 'connected';
+        },
+        (error: Error) => error.message,
+      );
+    expect(await attempt(natsUrl('wrong'), file('ca.pem'))).toMatch(/authoriz/i);
+    expect(await attempt(natsUrl(), file('other.pem'))).not.toBe('connected');
+    // Without a CA file the system's authorities apply, and they do not know this CA.
+    expect(await attempt(natsUrl())).not.toBe('connected');
+    expect(await attempt(`tls://127.0.0.1:${plainNatsPort}`, file('ca.pem'))).toMatch(/tls/i);
+  });
+
+  it('Redis: refuses a wrong password and a server certificate from another CA', async () => {
+    const attempt = async (url: string, tlsCaFile: string) => {
+      const cache = createRedisCache({ url, keyPrefix: 'tls:', tlsCaFile });
+      try {
+        await cache.ping();
+        return 'connected';
+      } catch (error) {
+        return (error as Error).message;
+      } finally {
+        await cache.close();
+      }
+    };
+    expect(await attempt(redisUrl(), file('ca.pem'))).toBe('connected');
+    expect(await attempt(redisUrl('wrong'), file('ca.pem'))).toMatch(/WRONGPASS|invalid|NOAUTH/i);
+    expect(await attempt(redisUrl(), file('other.pem'))).not.toBe('connected');
+  });
+});
