@@ -1,6 +1,7 @@
 import { type Category, categoryAngles, type ObjectStatus, type Principal } from '@hallmark/contracts';
 import type { StoredEvent } from '@hallmark/event-store';
 import { type ChainedRecord, chainedRecordOf } from '@hallmark/provenance';
+import { evolve as evolveTransfer, type TransferEvent, type TransferFacts, transferEventTypes } from './domain/transfer.ts';
 
 /** The private-owner label the public view shows instead of any owner (DECISIONS.md). */
 export const privateOwnerLabel = 'Private Collector';
@@ -31,7 +32,7 @@ export interface SignedLink {
 }
 
 /** An auction object as its history says it is: a fold over the events of `asset-<id>`. */
-export interface ObjectState {
+export interface ObjectState extends TransferFacts {
   id: string;
   serial: string;
   owner: Principal;
@@ -100,6 +101,8 @@ export function foldObjectHistory(events: readonly StoredEvent[]): ObjectState |
         custody: [{ from: null, to: data.ownerId, transfer_type: 'registration', timestamp: record.occurredAt }],
         records: [],
         version: 0,
+        transfers: new Map(),
+        openTransferId: undefined,
       };
     } else if (event.type === 'photographed' && typeof data.sha256 === 'string') {
       state.photos.set(data.angle, data as unknown as BoundPhoto);
@@ -112,6 +115,10 @@ export function foldObjectHistory(events: readonly StoredEvent[]): ObjectState |
     } else if (event.type === 'transferred') {
       state.custody.push({ from: data.fromOwnerId, to: data.toOwnerId, transfer_type: 'sale', timestamp: record.occurredAt });
       state.ownerId = data.toOwnerId;
+    }
+    // Which transfer is open, and how each ended: the transfer decider's own fold (domain/transfer.ts).
+    if ((transferEventTypes as readonly string[]).includes(event.type)) {
+      state = evolveTransfer(state, { type: event.type, data } as TransferEvent);
     }
     state.records.push({ ...record, eventId: event.eventId });
     state.version = event.streamVersion;

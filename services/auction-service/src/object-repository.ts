@@ -17,7 +17,7 @@ export async function loadObject(deps: ObjectRepositoryDeps, objectId: string): 
 }
 
 /** The owner's object (by id or serial) with the events it was folded from; NOT_FOUND for anyone else's. */
-async function requireOwnedHistory(
+export async function requireOwnedHistory(
   deps: ObjectRepositoryDeps,
   owner: Principal,
   idOrSerial: string,

@@ -1,0 +1,218 @@
+// Transfers of an auction object, as a decider: no I/O, no clock (time comes in the command), no
+// secrets (the shell checks the code's HMAC and says whether it matched). The events live in the
+// object's stream `asset-<id>`, except `transfer_code_rejected`: wrong attempts are private and the
+// shell keeps them in the `auction_transfers` row, never in the public provenance history.
+
+/** How long a transfer code lives. */
+export const transferLifetimeMs = 72 * 3_600_000;
+/** Wrong codes a transfer takes; the last of them locks it. */
+export const maxCodeAttempts = 5;
+
+export type TransferTerms = {
+  transferId: string;
+  fromOwnerId: string;
+  toOwnerId: string;
+  salePrice: number;
+  saleCurrency: string;
+};
+
+export type TransferEvent =
+  | { type: 'transfer_initiated'; data: TransferTerms & { expiresAt: string } }
+  /** Private: stored as the transfer row's attempt count, never appended to the stream. */
+  | { type: 'transfer_code_rejected'; data: { transferId: string; attempts: number } }
+  | { type: 'transfer_locked'; data: { transferId: string } }
+  | { type: 'transfer_expired'; data: { transferId: string; expiresAt: string } }
+  | { type: 'sold'; data: TransferTerms }
+  | { type: 'transferred'; data: { transferId: string; fromOwnerId: string; toOwnerId: string } };
+
+export type TransferEventType = TransferEvent['type'];
+export const transferEventTypes: readonly TransferEventType[] = [
+  'transfer_initiated',
+  'transfer_code_rejected',
+  'transfer_locked',
+  'transfer_expired',
+  'sold',
+  'transferred',
+];
+
+/** True for the events kept out of the public stream. */
+export const isPrivateTransferEvent = (event: TransferEvent): boolean => event.type === 'transfer_code_rejected';
+
+export interface TransferState extends TransferTerms {
+  expiresAt: string;
+  status: 'pending' | 'completed' | 'locked' | 'expired';
+  /** Wrong codes so far (from the private row). */
+  attempts: number;
+}
+
+/** What the transfer decisions read of an object. */
+export interface TransferFacts {
+  id: string;
+  ownerId: string;
+  transfers: ReadonlyMap<string, TransferState>;
+  /** The transfer that holds the object, if any: at most one at a time. */
+  openTransferId: string | undefined;
+}
+
+export type TransferCommand =
+  | ({ type: 'StartTransfer'; now: Date } & TransferTerms)
+  | { type: 'ConfirmTransfer'; transferId: string; codeMatches: boolean; now: Date };
+
+/** A refusal, as a value; the shell turns it into the HTTP error of the same code. */
+export interface DomainError {
+  type: 'DomainError';
+  code: 'CONFLICT' | 'GONE' | 'NOT_FOUND' | 'VALIDATION_ERROR';
+  message: string;
+  details: Record<string, unknown>;
+}
+
+const refuse = (code: DomainError['code'], message: string, details: Record<string, unknown>): DomainError => ({
+  type: 'DomainError',
+  code,
+  message,
+  details,
+});
+
+export const isDomainError = (decision: TransferEvent[] | DomainError): decision is DomainError =>
+  !Array.isArray(decision) && decision.type === 'DomainError';
+
+/** The facts of a just-registered object. */
+export const initialTransferFacts = (objectId: string, ownerId: string): TransferFacts => ({
+  id: objectId,
+  ownerId,
+  transfers: new Map(),
+  openTransferId: undefined,
+});
+
+const hasExpired = (transfer: TransferState, now: Date) => now.getTime() >= Date.parse(transfer.expiresAt);
+
+/**
+ * Decides a transfer command on the object's folded state: the events to record, or a refusal.
+ * An open transfer that has expired (or whose lock was not recorded) no longer holds the object:
+ * starting a new one records its end first.
+ */
+export function decide(command: TransferCommand, state: TransferFacts): TransferEvent[] | DomainError {
+  switch (command.type) {
+    case 'StartTransfer': {
+      if (command.fromOwnerId === command.toOwnerId) {
+        return refuse('VALIDATION_ERROR', 'Invalid request: toOwnerId is the current owner.', {
+          fields: [{ field: 'toOwnerId', in: 'body', message: 'must differ from fromOwnerId' }],
+        });
+      }
+      if (state.ownerId !== command.fromOwnerId) {
+        return refuse('CONFLICT', 'fromOwnerId is not the object’s current owner.', { field: 'fromOwnerId' });
+      }
+      if (state.transfers.has(command.transferId)) {
+        return refuse('CONFLICT', `Transfer ${command.transferId} exists already.`, { transferId: command.transferId });
+      }
+      const ended: TransferEvent[] = [];
+      const open = state.openTransferId === undefined ? undefined : state.transfers.get(state.openTransferId);
+      if (open) {
+        if (hasExpired(open, command.now)) {
+          ended.push({ type: 'transfer_expired', data: { transferId: open.transferId, expiresAt: open.expiresAt } });
+        } else if (open.attempts >= maxCodeAttempts) {
+          ended.push({ type: 'transfer_locked', data: { transferId: open.transferId } });
+        } else {
+          return refuse('CONFLICT', 'The object already has a pending transfer.', { objectId: state.id });
+        }
+      }
+      const { transferId, fromOwnerId, toOwnerId, salePrice, saleCurrency, now } = command;
+      const expiresAt = new Date(now.getTime() + transferLifetimeMs).toISOString();
+      return [
+        ...ended,
+        { type: 'transfer_initiated', data: { transferId, fromOwnerId, toOwnerId, salePrice, saleCurrency, expiresAt } },
+      ];
+    }
+    case 'ConfirmTransfer': {
+      const transfer = state.transfers.get(command.transferId);
+      if (!transfer) {
+        return refuse('NOT_FOUND', `Transfer ${command.transferId} was not found.`, { transferId: command.transferId });
+      }
+      switch (transfer.status) {
+        case 'completed':
+          return refuse('CONFLICT', 'The transfer is already completed.', { status: 'completed' });
+        case 'locked':
+          return refuse('CONFLICT', `The transfer is locked after ${maxCodeAttempts} wrong codes; start a new one.`, {
+            status: 'locked',
+          });
+        case 'expired':
+          return refuse('GONE', 'The transfer code has expired; start a new transfer.', { expiresAt: transfer.expiresAt });
+        case 'pending':
+          break;
+        default:
+          return transfer.status satisfies never;
+      }
+      const { transferId } = transfer;
+      // Recorded, so the object is free for a new transfer; the shell answers 410.
+      if (hasExpired(transfer, command.now))
+        return [{ type: 'transfer_expired', data: { transferId, expiresAt: transfer.expiresAt } }];
+      // The fifth wrong code was counted but its lock not recorded (cut off): record it now.
+      if (transfer.attempts >= maxCodeAttempts) return [{ type: 'transfer_locked', data: { transferId } }];
+      if (!command.codeMatches) {
+        const attempts = transfer.attempts + 1;
+        const rejected: TransferEvent = { type: 'transfer_code_rejected', data: { transferId, attempts } };
+        return attempts >= maxCodeAttempts ? [rejected, { type: 'transfer_locked', data: { transferId } }] : [rejected];
+      }
+      if (state.ownerId !== transfer.fromOwnerId) {
+        return refuse('CONFLICT', 'The object changed hands since this transfer began.', { transferId });
+      }
+      const { fromOwnerId, toOwnerId, salePrice, saleCurrency } = transfer;
+      return [
+        { type: 'sold', data: { transferId, fromOwnerId, toOwnerId, salePrice, saleCurrency } },
+        { type: 'transferred', data: { transferId, fromOwnerId, toOwnerId } },
+      ];
+    }
+    default:
+      return command satisfies never;
+  }
+}
+
+function withTransfer<S extends TransferFacts>(state: S, transferId: string, change: Partial<TransferState>): S {
+  const transfer = state.transfers.get(transferId);
+  if (!transfer) return state;
+  const transfers = new Map(state.transfers);
+  const next = { ...transfer, ...change };
+  transfers.set(transferId, next);
+  const stillOpen = next.status === 'pending' && state.openTransferId === transferId;
+  return {
+    ...state,
+    transfers,
+    openTransferId: stillOpen ? transferId : state.openTransferId === transferId ? undefined : state.openTransferId,
+  };
+}
+
+/** Applies one transfer event to the object's state (a new state; the old one is left as it was). */
+export function evolve<S extends TransferFacts>(state: S, event: TransferEvent): S {
+  switch (event.type) {
+    case 'transfer_initiated': {
+      const { transferId, fromOwnerId, toOwnerId, salePrice, saleCurrency, expiresAt } = event.data;
+      const transfers = new Map(state.transfers);
+      const transfer: TransferState = {
+        transferId,
+        fromOwnerId,
+        toOwnerId,
+        salePrice,
+        saleCurrency,
+        expiresAt,
+        status: 'pending',
+        attempts: 0,
+      };
+      transfers.set(transferId, transfer);
+      return { ...state, transfers, openTransferId: transferId };
+    }
+    case 'transfer_code_rejected': {
+      const attempts = Math.max(state.transfers.get(event.data.transferId)?.attempts ?? 0, event.data.attempts);
+      return withTransfer(state, event.data.transferId, { attempts });
+    }
+    case 'transfer_locked':
+      return withTransfer(state, event.data.transferId, { status: 'locked' });
+    case 'transfer_expired':
+      return withTransfer(state, event.data.transferId, { status: 'expired' });
+    case 'sold':
+      return withTransfer(state, event.data.transferId, { status: 'completed' });
+    case 'transferred':
+      return { ...withTransfer(state, event.data.transferId, { status: 'completed' }), ownerId: event.data.toOwnerId };
+    default:
+      return event satisfies never;
+  }
+}

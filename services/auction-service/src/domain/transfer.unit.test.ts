@@ -1,0 +1,195 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type DomainError,
+  decide,
+  evolve,
+  initialTransferFacts,
+  isDomainError,
+  maxCodeAttempts,
+  type TransferCommand,
+  type TransferEvent,
+  type TransferTerms,
+  transferLifetimeMs,
+} from './transfer.ts';
+
+const T0 = new Date('2025-03-01T10:00:00.000Z');
+const at = (ms: number) => new Date(T0.getTime() + ms);
+const expiry = (startedAt: Date) => new Date(startedAt.getTime() + transferLifetimeMs).toISOString();
+
+const terms = (transferId = 'trf_1', fromOwnerId = 'jane', toOwnerId = 'buyer'): TransferTerms => ({
+  transferId,
+  fromOwnerId,
+  toOwnerId,
+  salePrice: 1000,
+  saleCurrency: 'EUR',
+});
+const started = (transferId = 'trf_1', startedAt = T0, from = 'jane', to = 'buyer'): TransferEvent => ({
+  type: 'transfer_initiated',
+  data: { ...terms(transferId, from, to), expiresAt: expiry(startedAt) },
+});
+const rejected = (attempts: number, transferId = 'trf_1'): TransferEvent => ({
+  type: 'transfer_code_rejected',
+  data: { transferId, attempts },
+});
+const locked = (transferId = 'trf_1'): TransferEvent => ({ type: 'transfer_locked', data: { transferId } });
+const expired = (transferId = 'trf_1', startedAt = T0): TransferEvent => ({
+  type: 'transfer_expired',
+  data: { transferId, expiresAt: expiry(startedAt) },
+});
+const completion = (transferId = 'trf_1', from = 'jane', to = 'buyer'): TransferEvent[] => [
+  { type: 'sold', data: terms(transferId, from, to) },
+  { type: 'transferred', data: { transferId, fromOwnerId: from, toOwnerId: to } },
+];
+
+const start = (now: Date, transferId = 'trf_2', from = 'jane', to = 'buyer'): TransferCommand => ({
+  type: 'StartTransfer',
+  now,
+  ...terms(transferId, from, to),
+});
+const confirm = (codeMatches: boolean, now = at(60_000), transferId = 'trf_1'): TransferCommand => ({
+  type: 'ConfirmTransfer',
+  transferId,
+  codeMatches,
+  now,
+});
+
+/** given(events).when(command).then(events or a refusal): the decider alone, no HTTP, no database. */
+function given(events: TransferEvent[]) {
+  const state = events.reduce(evolve, initialTransferFacts('obj_1', 'jane'));
+  return {
+    state,
+    when(command: TransferCommand) {
+      const decision = decide(command, state);
+      return {
+        // biome-ignore lint/suspicious/noThenProperty: the given/when/then spec form; this object is never awaited
+        then(expected: TransferEvent[]) {
+          expect(decision).toEqual(expected);
+        },
+        thenRefused(code: DomainError['code'], details: Record<string, unknown> = {}) {
+          expect(isDomainError(decision), JSON.stringify(decision)).toBe(true);
+          expect(decision).toMatchObject({ code, details });
+        },
+      };
+    },
+  };
+}
+
+describe('starting a transfer', () => {
+  it('records a transfer that lives 72 hours from the command’s time', () =>
+    given([])
+      .when(start(T0, 'trf_1'))
+      .then([started('trf_1', T0)]));
+
+  it('refuses a transfer from someone who is not the owner', () =>
+    given([])
+      .when(start(T0, 'trf_1', 'someone-else'))
+      .thenRefused('CONFLICT', { field: 'fromOwnerId' }));
+
+  it('refuses a transfer to the owner', () =>
+    given([])
+      .when(start(T0, 'trf_1', 'jane', 'jane'))
+      .thenRefused('VALIDATION_ERROR'));
+
+  it('refuses a second transfer while one is open', () =>
+    given([started()])
+      .when(start(at(transferLifetimeMs - 1)))
+      .thenRefused('CONFLICT', { objectId: 'obj_1' }));
+
+  it('an expired transfer frees the object for a new one (bug 2)', () =>
+    given([started()])
+      .when(start(at(transferLifetimeMs)))
+      .then([expired(), started('trf_2', at(transferLifetimeMs))]));
+
+  it('a transfer recorded as expired holds nothing', () =>
+    given([started(), expired()])
+      .when(start(at(1)))
+      .then([started('trf_2', at(1))]));
+
+  it('a locked transfer frees the object', () =>
+    given([started(), ...Array.from({ length: maxCodeAttempts }, (_, i) => rejected(i + 1)), locked()])
+      .when(start(at(1)))
+      .then([started('trf_2', at(1))]));
+
+  it('a fifth wrong code whose lock was cut off is locked before the new transfer starts', () =>
+    given([started(), rejected(maxCodeAttempts)])
+      .when(start(at(1)))
+      .then([locked(), started('trf_2', at(1))]));
+
+  it('after a completed sale only the new owner can start one', () => {
+    given([started(), ...completion()])
+      .when(start(at(1)))
+      .thenRefused('CONFLICT', { field: 'fromOwnerId' });
+    given([started(), ...completion()])
+      .when(start(at(1), 'trf_2', 'buyer', 'next'))
+      .then([started('trf_2', at(1), 'buyer', 'next')]);
+  });
+});
+
+describe('confirming a transfer', () => {
+  it('the right code completes the sale', () => given([started()]).when(confirm(true)).then(completion()));
+
+  it('a wrong code is recorded as an attempt, not thrown', () =>
+    given([started()])
+      .when(confirm(false))
+      .then([rejected(1)]));
+
+  it('the fifth wrong code locks the transfer', () =>
+    given([started(), rejected(4)])
+      .when(confirm(false))
+      .then([rejected(5), locked()]));
+
+  it('a locked transfer refuses even the right code', () =>
+    given([started(), rejected(5), locked()])
+      .when(confirm(true))
+      .thenRefused('CONFLICT', { status: 'locked' }));
+
+  it('a fifth wrong code whose lock was cut off is locked on the next confirm', () =>
+    given([started(), rejected(5)])
+      .when(confirm(true))
+      .then([locked()]));
+
+  it('a code past its expiry records the expiry (the shell answers 410)', () =>
+    given([started()])
+      .when(confirm(true, at(transferLifetimeMs)))
+      .then([expired()]));
+
+  it('an expired transfer is gone', () =>
+    given([started(), expired()])
+      .when(confirm(true))
+      .thenRefused('GONE', { expiresAt: expiry(T0) }));
+
+  it('a completed transfer is a conflict', () =>
+    given([started(), ...completion()])
+      .when(confirm(true))
+      .thenRefused('CONFLICT', { status: 'completed' }));
+
+  it('an unknown transfer is not found', () =>
+    given([started()])
+      .when(confirm(true, at(1), 'trf_9'))
+      .thenRefused('NOT_FOUND', { transferId: 'trf_9' }));
+
+  it('a confirm whose completion was cut off before it was recorded can be confirmed again (bug 1)', () =>
+    // Nothing of the cut-off confirm reached the stream (the old "completing" claim was a row,
+    // not an event): the transfer is still pending and the right code completes it.
+    given([started()]).when(confirm(true)).then(completion()));
+
+  it('a completion that was recorded is completed on load: the object has its new owner and is free', () => {
+    const { state } = given([started(), ...completion()]);
+    expect(state.ownerId).toBe('buyer');
+    expect(state.openTransferId).toBeUndefined();
+    expect(state.transfers.get('trf_1')?.status).toBe('completed');
+  });
+});
+
+describe('evolve', () => {
+  it('leaves the state it was given as it was', () => {
+    const before = given([started()]).state;
+    evolve(before, rejected(3));
+    expect(before.transfers.get('trf_1')?.attempts).toBe(0);
+  });
+
+  it('never lowers the attempt count (a replayed private row)', () => {
+    const { state } = given([started(), rejected(3), rejected(2)]);
+    expect(state.transfers.get('trf_1')?.attempts).toBe(3);
+  });
+});
