@@ -96,16 +96,20 @@ beforeAll(async () => {
   };
   processes.push(startServiceProcess('gateway', { ...env, PORT: String(port), HALLMARK_HOST: '127.0.0.1' }));
   processes.push(startServiceProcess('code-service', env));
+  // verify-service asks code-service for codes over the bus: service-to-service requests are signed too.
+  processes.push(startServiceProcess('verify-service', env));
   insider = await connect({ servers: natsUrl, name: 'insider' });
   try {
     await waitFor('the gateway to be ready', async () => ((await fetch(`${gatewayUrl}/ready`)).ok ? true : undefined), {
       timeoutMs: 60_000,
     });
-    await waitFor(
-      'code-service to answer through the gateway',
-      async () => ((await fetch(`${gatewayUrl}/api/v1/system/ping/code-service`, { method: 'POST' })).ok ? true : undefined),
-      { timeoutMs: 60_000 },
-    );
+    for (const service of ['code-service', 'verify-service']) {
+      await waitFor(
+        `${service} to answer through the gateway`,
+        async () => ((await fetch(`${gatewayUrl}/api/v1/system/ping/${service}`, { method: 'POST' })).ok ? true : undefined),
+        { timeoutMs: 60_000 },
+      );
+    }
   } catch (error) {
     for (const started of processes) {
       console.error(`--- ${started.name} (exit ${started.child.exitCode})\n${started.stderr.join('')}`);
@@ -169,11 +173,15 @@ describe('an insider on the bus', () => {
     );
   });
 
-  it('leaves the gateway’s own requests working: a tenant generates a code and reads it back', async () => {
+  it('leaves the gateway’s and the services’ own requests working: a code is generated and verified', async () => {
     const owner = await tenant('Owner');
     const serial = `REAL-${randomUUID().slice(0, 8)}`;
     const generated = await api('POST', '/code/generate', owner.key, { gtin: owner.gtin, serialNumber: serial });
     expect(generated.status, JSON.stringify(generated.body)).toBe(201);
     expect(await codesWithSerial(serial)).toBe(1);
+    // gateway -> verify-service -> code-service (findCodes): each hop signed by its sender.
+    const verified = await api('POST', '/code/verify', owner.key, { url: generated.body.url });
+    expect(verified.status, JSON.stringify(verified.body)).toBe(200);
+    expect(verified.body).toMatchObject({ verdict: 'AUTHENTIC', checks: { signature: { passed: true } } });
   });
 });
