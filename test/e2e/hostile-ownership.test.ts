@@ -39,7 +39,8 @@ describe.each([
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     return { id: created.body.account.id as string, key: created.body.apiKey.secret as string };
   };
-  const jwks = async () => (await (await fetch(`${product.url}/.well-known/jwks.json`)).json()) as JsonWebKeySet & { keys: Json[] };
+  const jwks = async () =>
+    (await (await fetch(`${product.url}/.well-known/jwks.json`)).json()) as JsonWebKeySet & { keys: Json[] };
 
   beforeAll(async () => {
     product = await start();
@@ -48,7 +49,13 @@ describe.each([
     verifier = (await tenant('Retailer')).key;
     const grant = await api('POST', `/accounts/${a.id}/gtins`, { key: product.operatorKey, body: { prefix: '9506000' } });
     expect(grant.status, JSON.stringify(grant.body)).toBe(201);
-    expect(grant.body).toMatchObject({ accountId: a.id, kind: 'prefix', value: '9506000', environment: 'live', status: 'active' });
+    expect(grant.body).toMatchObject({
+      accountId: a.id,
+      kind: 'prefix',
+      value: '9506000',
+      environment: 'live',
+      status: 'active',
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -61,14 +68,20 @@ describe.each([
     expect(single.body.error?.details).toEqual({ gtin: gtinA });
     const batch = await api('POST', '/code/generate/batch', {
       key: b.key,
-      body: { items: [{ gtin: gtinA, serialNumber: 'FAKE-2' }, { gtin: '09506000134369', serialNumber: 'FAKE-3' }] },
+      body: {
+        items: [
+          { gtin: gtinA, serialNumber: 'FAKE-2' },
+          { gtin: '09506000134369', serialNumber: 'FAKE-3' },
+        ],
+      },
     });
     expect(batch.status).toBe(200);
     expect(batch.body.results.map((result: Json) => result.error?.code)).toEqual(['GTIN_NOT_OWNED', 'GTIN_NOT_OWNED']);
     // A, the owner, may; and so may the operator for a GTIN nobody owns, but not for A's.
     expect((await api('POST', '/code/generate', { key: a.key, body: { gtin: gtinA, serialNumber: 'REAL-1' } })).status).toBe(201);
     expect(
-      (await api('POST', '/code/generate', { key: product.operatorKey, body: { gtin: gtinUnowned, serialNumber: 'OP-1' } })).status,
+      (await api('POST', '/code/generate', { key: product.operatorKey, body: { gtin: gtinUnowned, serialNumber: 'OP-1' } }))
+        .status,
     ).toBe(201);
     expectError(
       await api('POST', '/code/generate', { key: product.operatorKey, body: { gtin: gtinA, serialNumber: 'OP-2' } }),
@@ -94,7 +107,10 @@ describe.each([
       expect(online.body).toMatchObject({ verdict: 'COUNTERFEIT', checks: { signature: { passed: false } } });
     }
     const offline = verifyOffline(forged, await jwks());
-    expect(offline).toMatchObject({ valid: false, reason: expect.stringContaining(`account ${b.id}, which may not sign GTIN ${gtinA}`) });
+    expect(offline).toMatchObject({
+      valid: false,
+      reason: expect.stringContaining(`account ${b.id}, which may not sign GTIN ${gtinA}`),
+    });
   });
 
   it('publishes whose each key is and what it may sign for', async () => {
@@ -116,9 +132,24 @@ describe.each([
       expectError(overlapping, 409, 'CONFLICT');
     }
     expectError(await api('POST', '/gtins', { key: b.key, body: { gtin: gtinA } }), 403, 'GTIN_CLAIM_NOT_ALLOWED');
-    expectError(await api('POST', `/accounts/${b.id}/gtins`, { key: b.key, body: { gtin: '05901234123457' } }), 403, 'INSUFFICIENT_SCOPE');
-    expectError(await api('POST', `/accounts/acc_00000000000000000000/gtins`, { key: product.operatorKey, body: { gtin: '05901234123457' } }), 404, 'NOT_FOUND');
-    expectError(await api('POST', `/accounts/${b.id}/gtins`, { key: product.operatorKey, body: { gtin: '09506000134353' } }), 400, 'INVALID_GTIN');
+    expectError(
+      await api('POST', `/accounts/${b.id}/gtins`, { key: b.key, body: { gtin: '05901234123457' } }),
+      403,
+      'INSUFFICIENT_SCOPE',
+    );
+    expectError(
+      await api('POST', `/accounts/acc_00000000000000000000/gtins`, {
+        key: product.operatorKey,
+        body: { gtin: '05901234123457' },
+      }),
+      404,
+      'NOT_FOUND',
+    );
+    expectError(
+      await api('POST', `/accounts/${b.id}/gtins`, { key: product.operatorKey, body: { gtin: '09506000134353' } }),
+      400,
+      'INVALID_GTIN',
+    );
     expectError(
       await api('POST', `/accounts/${b.id}/gtins`, { key: product.operatorKey, body: { gtin: gtinA, prefix: '9506000' } }),
       400,
@@ -143,16 +174,28 @@ describe.each([
     const claimed = await api('POST', '/gtins', { key: sandbox.key, body: { gtin: '05901234123457' } });
     expect(claimed.status, JSON.stringify(claimed.body)).toBe(201);
     expect(claimed.body).toMatchObject({ environment: 'test', source: 'claimed' });
-    expect((await api('POST', '/code/generate', { key: sandbox.key, body: { gtin: '05901234123457', serialNumber: 'T-1' } })).status).toBe(201);
+    expect(
+      (await api('POST', '/code/generate', { key: sandbox.key, body: { gtin: '05901234123457', serialNumber: 'T-1' } })).status,
+    ).toBe(201);
     // A test claim gives nothing in live.
-    expectError(await api('POST', '/code/generate', { key: b.key, body: { gtin: '05901234123457', serialNumber: 'T-1' } }), 403, 'GTIN_NOT_OWNED');
+    expectError(
+      await api('POST', '/code/generate', { key: b.key, body: { gtin: '05901234123457', serialNumber: 'T-1' } }),
+      403,
+      'GTIN_NOT_OWNED',
+    );
   });
 
   it('stops counting an owner’s codes the moment its GTIN is taken away, and again once granted back', async () => {
     const prefixOwner = await tenant('Short-lived brand');
-    const grant = await api('POST', `/accounts/${prefixOwner.id}/gtins`, { key: product.operatorKey, body: { gtin: '09506001234563' } });
+    const grant = await api('POST', `/accounts/${prefixOwner.id}/gtins`, {
+      key: product.operatorKey,
+      body: { gtin: '09506001234563' },
+    });
     expect(grant.status, JSON.stringify(grant.body)).toBe(201);
-    const code = await api('POST', '/code/generate', { key: prefixOwner.key, body: { gtin: '09506001234563', serialNumber: 'R-1' } });
+    const code = await api('POST', '/code/generate', {
+      key: prefixOwner.key,
+      body: { gtin: '09506001234563', serialNumber: 'R-1' },
+    });
     expect(code.status, JSON.stringify(code.body)).toBe(201);
     expect((await api('POST', '/code/verify', { key: verifier, body: { url: code.body.url } })).body.verdict).toBe('AUTHENTIC');
     const revoked = await api('POST', `/gtins/${grant.body.id}/revoke`, { key: product.operatorKey });

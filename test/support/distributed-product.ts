@@ -52,7 +52,9 @@ export async function startDistributedProduct(extraEnv: Record<string, string> =
   };
   const processes: ServiceProcess[] = [
     startServiceProcess('gateway', { ...env, PORT: String(port), HALLMARK_HOST: '127.0.0.1' }),
-    ...['code-service', 'verify-service', 'auction-service', 'compliance-service'].map((service) => startServiceProcess(service, env)),
+    ...['code-service', 'verify-service', 'auction-service', 'compliance-service'].map((service) =>
+      startServiceProcess(service, env),
+    ),
   ];
   const url = `http://127.0.0.1:${port}`;
   const stop = async () => {
@@ -73,7 +75,9 @@ export async function startDistributedProduct(extraEnv: Record<string, string> =
     await Promise.race([exitedEarly, ready()]);
   } catch (error) {
     for (const started of processes) {
-      console.error(`--- ${started.name} (exit ${started.child.exitCode})\n${started.stderr.join('')}${JSON.stringify(started.lines.slice(-5))}`);
+      console.error(
+        `--- ${started.name} (exit ${started.child.exitCode})\n${started.stderr.join('')}${JSON.stringify(started.lines.slice(-5))}`,
+      );
     }
     await stop();
     throw error;
@@ -81,7 +85,9 @@ export async function startDistributedProduct(extraEnv: Record<string, string> =
   return { form: 'distributed', url, operatorKey, stop };
 
   async function ready() {
-    await waitFor('the gateway to be ready', async () => ((await fetch(`${url}/ready`)).ok ? true : undefined), { timeoutMs: 60_000 });
+    await waitFor('the gateway to be ready', async () => ((await fetch(`${url}/ready`)).ok ? true : undefined), {
+      timeoutMs: 60_000,
+    });
     for (const service of ['code-service', 'verify-service', 'auction-service', 'compliance-service']) {
       await waitFor(
         `${service} to answer`,

@@ -3,13 +3,14 @@
 -- both environments; 'test' only the test environment. Claims of different accounts never overlap
 -- while active (checked under an advisory lock when a claim is made, since overlap of prefixes is
 -- not a constraint SQL can express). Rows are never deleted: a revoked claim keeps its history.
+-- 'registered': the restricted-circulation GTIN of an auction object, owned by the account that registered it.
 CREATE TABLE gtin_claims (
   id text PRIMARY KEY,
   account_id text NOT NULL REFERENCES accounts (id),
   environment text NOT NULL CHECK (environment IN ('test', 'live')),
   kind text NOT NULL CHECK (kind IN ('gtin', 'prefix')),
   value text NOT NULL CHECK (value ~ '^[0-9]{4,14}$'),
-  source text NOT NULL CHECK (source IN ('granted', 'claimed', 'migrated')),
+  source text NOT NULL CHECK (source IN ('granted', 'claimed', 'migrated', 'registered')),
   created_by text,
   created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
   revoked_at timestamptz,

@@ -1,5 +1,6 @@
-import type { Environment, Scope, Tier } from '@hallmark/contracts';
+import { type Environment, HallmarkError, type Scope, type Tier } from '@hallmark/contracts';
 import type { SqlExecutor } from '@hallmark/sql';
+import { scopesBeyond } from './scope-rules.ts';
 
 export interface ApiKeyRecord {
   id: string;
@@ -82,14 +83,36 @@ export async function findApiKeyByHash(sql: SqlExecutor, keyHash: string): Promi
 
 /**
  * Revokes a key of this account and environment. Resolves with the key (its first revocation time
- * when it was already revoked), or undefined when the account has no such key.
+ * when it was already revoked), or undefined when the account has no such key. With `by` (the API
+ * key asking), only a key whose scopes are all within the asker's may be revoked: else it fails
+ * with INSUFFICIENT_SCOPE (details: required, the scopes the asker lacks; granted, its own), so a
+ * narrow `keys:write` key cannot switch off the account's stronger keys. Without `by` (the
+ * operator's CLI) any key of the account may be revoked.
  */
 export async function revokeApiKey(
   sql: SqlExecutor,
   owner: { accountId: string; environment: Environment },
   id: string,
   at: Date,
+  options: { by?: { scopes: readonly Scope[]; isOperator: boolean } } = {},
 ): Promise<ApiKeyRecord | undefined> {
+  const { by } = options;
+  if (by) {
+    // A key's scopes never change, so checking before the update leaves no race.
+    const [target] = await sql.query<{ scopes: Scope[] }>(
+      'SELECT scopes FROM api_keys WHERE id = $1 AND account_id = $2 AND environment = $3',
+      [id, owner.accountId, owner.environment],
+    );
+    if (!target) return undefined;
+    const beyond = scopesBeyond(by.scopes, by.isOperator, target.scopes);
+    if (beyond.length > 0) {
+      throw new HallmarkError(
+        'INSUFFICIENT_SCOPE',
+        `A key can revoke only keys whose scopes it holds itself; this one lacks ${beyond.join(', ')}.`,
+        { required: beyond, granted: [...by.scopes] },
+      );
+    }
+  }
   const rows = await sql.query<ApiKeyRow>(
     `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $4)
      WHERE id = $1 AND account_id = $2 AND environment = $3 RETURNING *`,

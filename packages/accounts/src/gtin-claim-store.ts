@@ -16,7 +16,7 @@ interface GtinClaimRow {
   environment: Environment;
   kind: 'gtin' | 'prefix';
   value: string;
-  source: 'granted' | 'claimed' | 'migrated';
+  source: 'granted' | 'claimed' | 'migrated' | 'registered';
   created_at: Date | string;
   revoked_at: Date | string | null;
 }
@@ -67,7 +67,7 @@ export async function insertGtinClaim(
     accountId: string;
     environment: Environment;
     target: GtinClaimTarget;
-    source: 'granted' | 'claimed';
+    source: 'granted' | 'claimed' | 'registered';
     createdBy: string;
   },
 ): Promise<GtinClaimView> {
@@ -120,10 +120,10 @@ export async function revokeGtinClaim(
     [claimId, accountId ?? null, at, by],
   );
   if (revoked[0]) return { claim: gtinClaimView(revoked[0]), changed: true };
-  const existing = await sql.query<GtinClaimRow>('SELECT * FROM gtin_claims WHERE id = $1 AND ($2::text IS NULL OR account_id = $2)', [
-    claimId,
-    accountId ?? null,
-  ]);
+  const existing = await sql.query<GtinClaimRow>(
+    'SELECT * FROM gtin_claims WHERE id = $1 AND ($2::text IS NULL OR account_id = $2)',
+    [claimId, accountId ?? null],
+  );
   return existing[0] ? { claim: gtinClaimView(existing[0]), changed: false } : undefined;
 }
 

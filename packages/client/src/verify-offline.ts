@@ -39,7 +39,8 @@ const isEd25519 = (key: PublishedKey) =>
 /** True when the key's account may sign codes of this GTIN by one of its claims. */
 export function keyOwnsGtin(key: PublishedKey, gtin: string): boolean {
   return (
-    (key.hallmark_gtins ?? []).includes(gtin) || (key.hallmark_gtin_prefixes ?? []).some((prefix) => gtin.slice(1).startsWith(prefix))
+    (key.hallmark_gtins ?? []).includes(gtin) ||
+    (key.hallmark_gtin_prefixes ?? []).some((prefix) => gtin.slice(1).startsWith(prefix))
   );
 }
 
@@ -59,19 +60,27 @@ export function keysBoundToGtin(jwks: JsonWebKeySet, gtin: string): { keys: Publ
  * (the set's `hallmark_*` members), and verify the signature under those keys only (the kid is
  * part of what is signed, so a key can only match its own codes). Fails closed: a set that does not
  * say whose keys are whose, or a signature by a key of an account that does not own the GTIN, is
- * not valid. Says nothing of scan history or reports: those need the service.
+ * not valid. Only keys of `environment` (live unless said) count. Says nothing of scan history or
+ * reports: those need the service.
  */
-export function verifyOffline(link: string, jwks: JsonWebKeySet): OfflineVerification {
+export function verifyOffline(
+  link: string,
+  jwks: JsonWebKeySet,
+  options: { environment?: 'live' | 'test' } = {},
+): OfflineVerification {
   const parsed = parseDigitalLink(link);
   if (!parsed.ok) return { valid: false, reason: parsed.problem.message };
   const { gtin, serial, batch, variant, expiry, signature } = parsed.link;
   if (serial === undefined) return { valid: false, reason: 'The link has no serial number (/21/).' };
-  const all = jwks.keys.filter(isEd25519);
-  if (all.length === 0) return { valid: false, reason: 'The key set holds no Ed25519 key.' };
+  // As online, where a live key's verification never takes a test code for genuine, and the reverse.
+  const environment = options.environment ?? 'live';
+  const all = jwks.keys.filter((key) => isEd25519(key) && (key.hallmark_environment ?? environment) === environment);
+  if (all.length === 0) return { valid: false, reason: `The key set holds no Ed25519 key of the ${environment} environment.` };
   if (all.some((key) => typeof key.hallmark_account !== 'string')) {
     return {
       valid: false,
-      reason: 'The key set does not say whose keys are whose (no hallmark_account); fetch a current one from /.well-known/jwks.json.',
+      reason:
+        'The key set does not say whose keys are whose (no hallmark_account); fetch a current one from /.well-known/jwks.json.',
     };
   }
   const signedBy = (key: PublishedKey) => {
@@ -80,7 +89,7 @@ export function verifyOffline(link: string, jwks: JsonWebKeySet): OfflineVerific
     const fields = { kid: key.kid as string, gtin, serial, batch, variant, expiry };
     return verifyCodeSignature(ed25519PublicKeyObject(publicKey), fields, signature ?? '');
   };
-  const bound = keysBoundToGtin(jwks, gtin);
+  const bound = keysBoundToGtin({ keys: all }, gtin);
   const signer = bound.keys.find(signedBy);
   if (signer) {
     return {

@@ -46,14 +46,21 @@ describe('verifyOffline', () => {
   });
 
   it('refuses a genuine signature by a key whose account does not own the GTIN, saying whose it is', () => {
-    const stolenGtin = { keys: [published(documentedKey, 'acc_counterfeiter', { prefixes: ['4006381'] }), jwks.keys[0] as PublishedKey] };
+    const stolenGtin = {
+      keys: [published(documentedKey, 'acc_counterfeiter', { prefixes: ['4006381'] }), jwks.keys[0] as PublishedKey],
+    };
     expect(verifyOffline(documentedLink, stolenGtin)).toMatchObject({
       valid: false,
-      reason: expect.stringContaining(`key ${documentedKid} of account acc_counterfeiter, which may not sign GTIN 09506000134352`),
+      reason: expect.stringContaining(
+        `key ${documentedKid} of account acc_counterfeiter, which may not sign GTIN 09506000134352`,
+      ),
     });
     // When another account owns the GTIN, its signature is the only one that counts.
     const ownedByOther = {
-      keys: [published(documentedKey, 'acc_counterfeiter'), published(other.publicKey, 'acc_owner', { gtins: ['09506000134352'] })],
+      keys: [
+        published(documentedKey, 'acc_counterfeiter'),
+        published(other.publicKey, 'acc_owner', { gtins: ['09506000134352'] }),
+      ],
     };
     expect(verifyOffline(documentedLink, ownedByOther)).toMatchObject({
       valid: false,
@@ -65,7 +72,10 @@ describe('verifyOffline', () => {
     const operatorSigned = { keys: [published(documentedKey, 'acc_operator', { operator: true })] };
     expect(verifyOffline(documentedLink, operatorSigned)).toMatchObject({ valid: true, account: 'acc_operator' });
     const nowOwned = {
-      keys: [published(documentedKey, 'acc_operator', { operator: true }), published(other.publicKey, 'acc_brand', { prefixes: ['95060'] })],
+      keys: [
+        published(documentedKey, 'acc_operator', { operator: true }),
+        published(other.publicKey, 'acc_brand', { prefixes: ['95060'] }),
+      ],
     };
     expect(verifyOffline(documentedLink, nowOwned)).toMatchObject({ valid: false });
   });
@@ -91,6 +101,8 @@ describe('verifyOffline', () => {
     const pair = generateEd25519KeyPair();
     const signature = signCode(ed25519PrivateKeyObject(pair), { kid: 'someone-else', gtin: '09506000134352', serial: 'A' });
     const link = `https://x.y/01/09506000134352/21/A?sig=${signature}`;
-    expect(verifyOffline(link, { keys: [published(pair.publicKey, 'acc_brand', { gtins: ['09506000134352'] })] }).valid).toBe(false);
+    expect(verifyOffline(link, { keys: [published(pair.publicKey, 'acc_brand', { gtins: ['09506000134352'] })] }).valid).toBe(
+      false,
+    );
   });
 });

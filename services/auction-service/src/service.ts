@@ -53,7 +53,7 @@ export const auctionService = defineService({
         keys.forget(String((payload as { kid: unknown }).kid)),
       ),
       await serveRpc(infra.bus, log, registerObjectRpc, async ({ principal, body }) =>
-        registerObject({ ...repository, keyring, resolverUrl: config.HALLMARK_RESOLVER_URL }, principal, body),
+        registerObject({ ...repository, bus: infra.bus, keyring, resolverUrl: config.HALLMARK_RESOLVER_URL }, principal, body),
       ),
       await serveRpc(infra.bus, log, bindPhotoRpc, async ({ principal, ...request }) =>
         bindPhoto({ ...repository, blobs: infra.blobs }, principal, request),

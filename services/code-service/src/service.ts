@@ -20,12 +20,13 @@ import {
 import { parseMasterKey } from '@hallmark/crypto';
 import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
 import { CodeServiceConfig } from './config.ts';
+import { createGtinSigners } from './gtin-signers.ts';
 import { findCodes } from './handlers/find-codes.ts';
 import { generateCode, generateCodeIdempotently, generateCodes } from './handlers/generate-code.ts';
 import { createGtinClaims } from './handlers/gtin-claims.ts';
+import { createQrRenderers } from './handlers/qr-renderers.ts';
 import { renderQr } from './handlers/render-qr.ts';
 import { createSchemaCatalog } from './handlers/schemas.ts';
-import { createGtinSigners } from './gtin-signers.ts';
 import { migrateCodes, reportOwnershipConflicts } from './store/code-store.ts';
 
 /** Signed codes: generation, lookup for verification, and the signing keys behind them. */
@@ -49,6 +50,7 @@ export const codeService = defineService({
       onNewKey: (kid) => infra.bus.broadcast(broadcasts.signingKeyAdded, { kid }),
     });
     const schemas = createSchemaCatalog({ db: infra.db, eventStore: infra.eventStore, clock });
+    const qrRenderers = createQrRenderers();
     const generate = {
       schemas,
       signers,
@@ -82,7 +84,7 @@ export const codeService = defineService({
         findCodes(infra.db, signers, environment, gtin, serial),
       ),
       await serveRpc(infra.bus, log, rotateSigningKeyRpc, async ({ principal }) => keyring.rotate(principal)),
-      await serveRpc(infra.bus, log, renderQrRpc, async (request) => renderQr(request)),
+      await serveRpc(infra.bus, log, renderQrRpc, async (request) => renderQr(request, qrRenderers)),
       await serveRpc(infra.bus, log, createSchemaRpc, async ({ principal, body }) => schemas.create(principal, body)),
       await serveRpc(infra.bus, log, listSchemasRpc, async ({ principal, query }) => schemas.list(principal, query)),
       await serveRpc(infra.bus, log, getSchemaRpc, async ({ principal, id, version }) => schemas.get(principal, id, version)),
@@ -95,6 +97,11 @@ export const codeService = defineService({
         schemas.validate(principal, id, version, data),
       ),
     ];
-    return { stop: () => stopAll(subscriptions) };
+    return {
+      stop: async () => {
+        await stopAll(subscriptions);
+        await qrRenderers.close();
+      },
+    };
   },
 });

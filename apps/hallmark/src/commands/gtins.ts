@@ -51,15 +51,19 @@ export async function gtinsCommand(args: string[], env: NodeJS.ProcessEnv, out: 
     switch (action) {
       case 'grant': {
         if (!values.account) throw new UsageError('--account is required');
-        if ((values.gtin === undefined) === (values.prefix === undefined)) throw new UsageError('give exactly one of --gtin and --prefix');
-        if (values.gtin !== undefined && !checkGtin14(values.gtin).ok) throw new UsageError('--gtin must be a GTIN-14 with a valid check digit');
-        if (values.prefix !== undefined && !/^\d{4,12}$/.test(values.prefix)) throw new UsageError('--prefix must be 4 to 12 digits');
+        if ((values.gtin === undefined) === (values.prefix === undefined))
+          throw new UsageError('give exactly one of --gtin and --prefix');
+        if (values.gtin !== undefined && !checkGtin14(values.gtin).ok)
+          throw new UsageError('--gtin must be a GTIN-14 with a valid check digit');
+        if (values.prefix !== undefined && !/^\d{4,12}$/.test(values.prefix))
+          throw new UsageError('--prefix must be 4 to 12 digits');
         const environment = values.env ?? 'live';
         if (environment !== 'live' && environment !== 'test') throw new UsageError('--env must be live or test');
         const claim = await insertGtinClaim(connection.db, {
           accountId: values.account,
           environment,
-          target: values.gtin !== undefined ? { kind: 'gtin', value: values.gtin } : { kind: 'prefix', value: values.prefix as string },
+          target:
+            values.gtin !== undefined ? { kind: 'gtin', value: values.gtin } : { kind: 'prefix', value: values.prefix as string },
           source: 'granted',
           createdBy: 'hallmark-cli',
         });

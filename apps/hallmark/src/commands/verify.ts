@@ -3,16 +3,17 @@ import { parseArgs } from 'node:util';
 import { type JsonWebKeySet, verifyOffline } from '@hallmark/client';
 import { UsageError } from './usage-error.ts';
 
-export const verifyUsage = `hallmark verify --offline --jwks <file> <url>
-    Checks a code's signature against a saved key set (GET /.well-known/jwks.json), with no server.
-    Exit code 0: valid; 1: not valid.`;
+export const verifyUsage = `hallmark verify --offline --jwks <file> [--env live|test] <url>
+    Checks a code's signature against a saved key set (GET /.well-known/jwks.json), with no server:
+    only keys of the account that owns the GTIN count (the operator's, for a GTIN nobody owns), and
+    only keys of the environment (live unless said). Exit code 0: valid; 1: not valid.`;
 
 /** Resolves with the exit code. */
 export async function verifyCommand(args: string[], out: (text: string) => void): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { offline: { type: 'boolean' }, jwks: { type: 'string' } },
+    options: { offline: { type: 'boolean' }, jwks: { type: 'string' }, env: { type: 'string' } },
   });
   if (!values.offline)
     throw new UsageError('only --offline verification is built into the CLI; online, use POST /api/v1/code/verify');
@@ -26,7 +27,9 @@ export async function verifyCommand(args: string[], out: (text: string) => void)
     throw new UsageError(`cannot read a key set from ${values.jwks}: ${(error as Error).message}`);
   }
   if (!Array.isArray(jwks.keys)) throw new UsageError(`${values.jwks} is not a JWKS (no "keys" array)`);
-  const result = verifyOffline(link, jwks);
+  const environment = values.env ?? 'live';
+  if (environment !== 'live' && environment !== 'test') throw new UsageError('--env must be live or test');
+  const result = verifyOffline(link, jwks, { environment });
   out(`${JSON.stringify(result, null, 2)}\n`);
   return result.valid ? 0 : 1;
 }

@@ -10,7 +10,10 @@ export const GtinClaimInput = Type.Object(
   {
     gtin: Type.Optional(Type.String({ pattern: '^[0-9]{14}$', description: 'one GTIN-14 (with a valid check digit)' })),
     prefix: Type.Optional(
-      Type.String({ pattern: '^[0-9]{4,12}$', description: 'a GS1 Company Prefix: every GTIN-14 whose digits 2.. begin with it' }),
+      Type.String({
+        pattern: '^[0-9]{4,12}$',
+        description: 'a GS1 Company Prefix: every GTIN-14 whose digits 2.. begin with it',
+      }),
     ),
     environment: Type.Optional(
       Type.Union([Type.Literal('live'), Type.Literal('test')], {
@@ -28,7 +31,7 @@ export const GtinClaimView = Type.Object({
   kind: Type.Union([Type.Literal('gtin'), Type.Literal('prefix')]),
   value: Type.String(),
   environment: EnvironmentSchema,
-  source: Type.Union([Type.Literal('granted'), Type.Literal('claimed'), Type.Literal('migrated')]),
+  source: Type.Union([Type.Literal('granted'), Type.Literal('claimed'), Type.Literal('migrated'), Type.Literal('registered')]),
   status: Type.Union([Type.Literal('active'), Type.Literal('revoked')]),
   createdAt: Type.String({ format: 'date-time' }),
   revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),

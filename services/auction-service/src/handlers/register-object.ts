@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { SigningKeyring } from '@hallmark/accounts';
+import { insertGtinClaim, type SigningKeyring } from '@hallmark/accounts';
+import type { Bus } from '@hallmark/bus';
 import { signedMessage } from '@hallmark/codes';
 import {
+  broadcasts,
   type Category,
   categories,
   HallmarkError,
@@ -18,6 +20,7 @@ import { newServiceSerial } from '../service-serial.ts';
 import { saveObject } from '../store/object-store.ts';
 
 export interface RegisterDeps extends ObjectRepositoryDeps {
+  bus: Bus;
   keyring: SigningKeyring;
   resolverUrl: string;
 }
@@ -66,6 +69,16 @@ export async function registerObject(deps: RegisterDeps, owner: Principal, body:
   const id = `obj_${randomHex(10)}`;
   const serial = newServiceSerial();
   const gtin = objectGtin(serial);
+  // The object's GTIN is the registering account's, like a brand's own: verification online and
+  // offline (the JWKS lists it under the account's keys) takes no other account's signature for it.
+  await insertGtinClaim(deps.db, {
+    accountId: owner.accountId,
+    environment: owner.environment,
+    target: { kind: 'gtin', value: gtin },
+    source: 'registered',
+    createdBy: owner.accountId,
+  });
+  await deps.bus.broadcast(broadcasts.gtinOwnershipChanged, { gtin });
   const key = await deps.keyring.activeSigningKey(owner);
   const signature = key.sign(signedMessage({ kid: key.kid, gtin, serial, batch: category })).toString('base64url');
   const url = formatDigitalLink({ origin: deps.resolverUrl, gtin, serial, batch: category, signature }, 'spec');

@@ -15,7 +15,10 @@ export async function findCodes(
   gtin: string,
   serial: string,
 ): Promise<{ signerAccountId: string | null; codes: CodeLookup[] }> {
-  const [signer, records] = await Promise.all([signers.signerOf(environment, gtin), findCodesByItem(db, environment, gtin, serial)]);
+  const [signer, records] = await Promise.all([
+    signers.signerOf(environment, gtin),
+    findCodesByItem(db, environment, gtin, serial),
+  ]);
   return {
     signerAccountId: signer?.accountId ?? null,
     codes: records

@@ -14,6 +14,7 @@ import { formatDigitalLink } from '@hallmark/gs1';
 import { startAssetHistory } from '@hallmark/provenance';
 import type { SqlDatabase } from '@hallmark/sql';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import type { GtinSigners } from '../gtin-signers.ts';
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
@@ -22,7 +23,6 @@ import {
   type NewCode,
   releaseIdempotencyKey,
 } from '../store/code-store.ts';
-import type { GtinSigners } from '../gtin-signers.ts';
 import type { SchemaCatalog } from './schemas.ts';
 
 export interface GenerateDeps {

@@ -27,7 +27,9 @@ export interface GtinClaimDeps {
 function targetOf(input: GtinClaimInput): GtinClaimTarget {
   if ((input.gtin === undefined) === (input.prefix === undefined)) {
     throw new HallmarkError('VALIDATION_ERROR', 'Invalid request: give exactly one of gtin and prefix.', {
-      fields: [{ field: input.gtin === undefined ? 'gtin' : 'prefix', in: 'body', message: 'give exactly one of gtin and prefix' }],
+      fields: [
+        { field: input.gtin === undefined ? 'gtin' : 'prefix', in: 'body', message: 'give exactly one of gtin and prefix' },
+      ],
     });
   }
   if (input.gtin !== undefined) {

@@ -1,6 +1,7 @@
 import { HallmarkError } from '@hallmark/contracts';
 import { parseDigitalLink } from '@hallmark/gs1';
 import QRCode from 'qrcode';
+import type { QrRenderers } from './qr-renderers.ts';
 
 export interface QrRequest {
   url: string;
@@ -14,20 +15,48 @@ export interface QrRequest {
 /** The print recommendations of the spec (Limits 6): error correction M, a quiet zone of 4 modules. */
 const qrOptions = { errorCorrectionLevel: 'M', margin: 4 } as const;
 
+/** The widest QR image drawn, in pixels a side, whether asked by `size` or by `mm` and `dpi`. */
+export const maxQrPixels = 4096;
+
+/** The image's width in pixels: `mm` at `dpi` (default 300) when `mm` is given, else `size` (default 300). */
+export function qrPixelWidth(request: Pick<QrRequest, 'size' | 'mm' | 'dpi'>): number {
+  return request.mm !== undefined ? Math.round((request.mm / 25.4) * (request.dpi ?? 300)) : (request.size ?? 300);
+}
+
 /**
  * A QR image of a code. With `mm` and `dpi` a PNG is exactly that size when printed at that
- * resolution (its pHYs chunk records the DPI); 25 mm at 300 DPI is 295 pixels.
+ * resolution (its pHYs chunk records the DPI); 25 mm at 300 DPI is 295 pixels. PNGs are drawn on
+ * the renderers' threads. Fails with VALIDATION_ERROR beyond `maxQrPixels` a side (before any
+ * drawing), and with SERVICE_UNAVAILABLE when the renderers' queue is full.
  */
-export async function renderQr(request: QrRequest): Promise<{ contentType: string; body: string; encoding: 'utf8' | 'base64' }> {
+export async function renderQr(
+  request: QrRequest,
+  renderers: QrRenderers,
+): Promise<{ contentType: string; body: string; encoding: 'utf8' | 'base64' }> {
+  const width = qrPixelWidth(request);
+  if (width > maxQrPixels) {
+    const field = request.mm !== undefined ? 'mm' : 'size';
+    const asked =
+      request.mm !== undefined ? `${request.mm} mm at ${request.dpi ?? 300} dpi is ${width} pixels` : `${width} pixels`;
+    throw new HallmarkError(
+      'VALIDATION_ERROR',
+      `Invalid request: a QR image is at most ${maxQrPixels} pixels a side; ${asked}.`,
+      {
+        fields: [{ field, in: 'querystring', message: `mm × dpi / 25.4 (or size) must be at most ${maxQrPixels} pixels` }],
+        maxPixels: maxQrPixels,
+        pixels: width,
+      },
+    );
+  }
   const parsed = parseDigitalLink(request.url);
   if (!parsed.ok) throw new HallmarkError(parsed.problem.code, parsed.problem.message, parsed.problem.details);
   const text = request.url.trim();
   if (request.format === 'svg') {
+    // An SVG's cost does not grow with its width (one path, scaled by the viewer): drawn here.
     const svg = await QRCode.toString(text, { ...qrOptions, type: 'svg', ...(request.size ? { width: request.size } : {}) });
     return { contentType: 'image/svg+xml', body: svg, encoding: 'utf8' };
   }
-  const width = request.mm !== undefined ? Math.round((request.mm / 25.4) * (request.dpi ?? 300)) : (request.size ?? 300);
-  const png = await QRCode.toBuffer(text, { ...qrOptions, type: 'png', width });
+  const png = await renderers.renderPng({ text, options: { ...qrOptions, type: 'png', width } });
   const withDpi = request.mm !== undefined || request.dpi !== undefined ? withPhysicalDpi(png, request.dpi ?? 300) : png;
   return { contentType: 'image/png', body: withDpi.toString('base64'), encoding: 'base64' };
 }

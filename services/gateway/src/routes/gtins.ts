@@ -36,7 +36,11 @@ export function registerGtinRoutes(app: FastifyInstance, deps: { services: Servi
 
   registerRoute(app, claimGtinRoute, async (request, reply) => {
     reply.status(201);
-    return deps.services.call(claimGtinRpc, { principal: principalOf(request), input: request.body as GtinClaimInput }, request.id);
+    return deps.services.call(
+      claimGtinRpc,
+      { principal: principalOf(request), input: request.body as GtinClaimInput },
+      request.id,
+    );
   });
 
   registerRoute(app, listGtinsRoute, async (request) => {
