@@ -16,7 +16,7 @@ import { createReportLimits } from './auth/report-limits.ts';
 import { installRequestAuth, installUncheckedKey } from './auth/request-auth.ts';
 import type { GatewayConfig } from './config.ts';
 import { errorEnvelope, toApiError } from './error-envelope.ts';
-import { answerFrameworkError, installInputLimits, serverTimeoutOptions } from './input-limits.ts';
+import { hostileClientOptions, installInputLimits } from './input-limits.ts';
 import { contentSecurityPolicy } from './resolver/page.ts';
 import { prefersHtml, registerResolverRoutes, resolverErrorPage } from './resolver/routes.ts';
 import { registerAccountRoutes } from './routes/accounts.ts';
@@ -73,9 +73,8 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    // Slow clients and malformed URLs (input-limits.ts).
-    ...serverTimeoutOptions(deps.config),
-    frameworkErrors: answerFrameworkError,
+    // Timeouts for slow clients; envelopes for what is refused before routing (input-limits.ts).
+    ...hostileClientOptions(deps.config),
     // Whose X-Forwarded-For decides request.ip (rate limits, logs, scans): nobody's unless configured.
     trustProxy: trustProxyOf(deps.config.HALLMARK_TRUST_PROXY),
   });

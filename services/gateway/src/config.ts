@@ -18,6 +18,24 @@ export const GatewayConfig = Type.Object({
     default: 20 * 1024 * 1024,
     description: 'largest uploaded file accepted, in bytes',
   }),
+  HALLMARK_HTTP_HEADERS_TIMEOUT_MS: Type.Integer({
+    minimum: 1_000,
+    maximum: 600_000,
+    default: 15_000,
+    description: 'a client must send all its request headers within this many ms, or the connection is closed (408)',
+  }),
+  HALLMARK_HTTP_REQUEST_TIMEOUT_MS: Type.Integer({
+    minimum: 1_000,
+    maximum: 3_600_000,
+    default: 120_000,
+    description: 'a client must send its whole request, body included, within this many ms, or the connection is closed (408)',
+  }),
+  HALLMARK_HTTP_KEEP_ALIVE_TIMEOUT_MS: Type.Integer({
+    minimum: 1_000,
+    maximum: 600_000,
+    default: 72_000,
+    description: 'an idle keep-alive connection is closed after this many ms (longer than a load balancer’s idle timeout)',
+  }),
   HALLMARK_PUBLIC_RATE_LIMIT: Type.Integer({
     minimum: 1,
     maximum: 100_000,

@@ -1,0 +1,174 @@
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import { HallmarkError } from '@hallmark/contracts';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { GatewayConfig } from './config.ts';
+import { errorEnvelope } from './error-envelope.ts';
+
+/**
+ * What the gateway refuses in any request before a handler or a service sees it (issue #16):
+ * JSON nested deeper than {@link maxJsonDepth}, and text no service can store (U+0000, which
+ * PostgreSQL refuses with 22021, and lone UTF-16 surrogates, which are not Unicode text and turn into
+ * U+FFFD or a failure depending on who encodes them). Everything refused is a 400 VALIDATION_ERROR
+ * naming the field, never a 500 further in.
+ */
+
+/**
+ * Objects and arrays inside one another, counting the body itself as 1. No request of the API comes
+ * near it (metadata nests a few levels); 4,000 levels made Ajv and JSON.stringify overflow the stack.
+ */
+export const maxJsonDepth = 64;
+
+// U+0000, a high surrogate not followed by a low one, or a low one not preceded by a high one.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is what this looks for
+const unstorableText = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+type Location = 'body' | 'querystring' | 'params';
+
+interface Refusal {
+  field: string;
+  message: string;
+}
+
+function describeText(text: string): string | undefined {
+  const found = unstorableText.exec(text);
+  if (!found) return undefined;
+  return found[0] === '\u0000' ? 'contains U+0000 (NUL)' : 'contains a lone UTF-16 surrogate (not Unicode text)';
+}
+
+/**
+ * The first thing in `value` the API cannot take, with its path in the form validation errors use
+ * (`items.3.metadata.name`), or undefined. Walks with its own stack, so depth cannot overflow ours.
+ */
+export function findUnacceptableInput(value: unknown, root = ''): Refusal | undefined {
+  const pending: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: root, depth: 0 }];
+  const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
+  while (pending.length > 0) {
+    const { value: current, path, depth } = pending.pop() as { value: unknown; path: string; depth: number };
+    if (typeof current === 'string') {
+      const problem = describeText(current);
+      if (problem) return { field: path, message: problem };
+      continue;
+    }
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth + 1 > maxJsonDepth) {
+      return { field: path, message: `nests objects and arrays deeper than ${maxJsonDepth} levels` };
+    }
+    if (Array.isArray(current)) {
+      for (let index = current.length - 1; index >= 0; index--) {
+        pending.push({ value: current[index], path: join(path, String(index)), depth: depth + 1 });
+      }
+      continue;
+    }
+    const keys = Object.keys(current);
+    for (let index = keys.length - 1; index >= 0; index--) {
+      const key = keys[index] as string;
+      const keyProblem = describeText(key);
+      if (keyProblem) return { field: join(path, JSON.stringify(key).slice(1, -1)), message: `has a name that ${keyProblem}` };
+      pending.push({ value: (current as Record<string, unknown>)[key], path: join(path, key), depth: depth + 1 });
+    }
+  }
+  return undefined;
+}
+
+function refuse(refusal: Refusal, location: Location): HallmarkError {
+  const field = refusal.field || (location === 'body' ? 'body' : location);
+  return new HallmarkError('VALIDATION_ERROR', `Invalid request: check ${field}.`, {
+    fields: [{ field, in: location, message: refusal.message }],
+  });
+}
+
+/** RFC 2046: a multipart boundary is 1 to 70 characters; the parser fails on anything else. */
+const multipartBoundary = /;\s*boundary=(?:"([^"]{1,70})"|([^\s;"]{1,70}))\s*(?:;|$)/i;
+
+/**
+ * Checks every request's path parameters, query and parsed body (JSON or form) in preValidation,
+ * before the routes' schemas and before any quota is spent; and a multipart request's boundary,
+ * which the multipart parser would otherwise throw on as an unexpected error.
+ */
+export function installInputLimits(app: FastifyInstance): void {
+  app.addHook('preValidation', async (request) => {
+    const parts: Array<[Location, unknown]> = [
+      ['params', request.params],
+      ['querystring', request.query],
+      ['body', request.body],
+    ];
+    for (const [location, value] of parts) {
+      if (value === undefined || value === null) continue;
+      const refusal = findUnacceptableInput(value);
+      if (refusal) throw refuse(refusal, location);
+    }
+    const contentType = request.headers['content-type'];
+    if (typeof contentType === 'string' && /^\s*multipart\//i.test(contentType) && !multipartBoundary.test(contentType)) {
+      throw new HallmarkError('VALIDATION_ERROR', 'The multipart Content-Type has no valid boundary (1 to 70 characters).', {
+        fields: [{ field: 'content-type', in: 'headers', message: 'needs a boundary parameter of 1 to 70 characters' }],
+      });
+    }
+  });
+}
+
+/**
+ * Fastify answers a few failures before routing (a path whose percent-encoding is not UTF-8, an
+ * over-long path parameter) with a body of its own; these give the API's envelope instead.
+ */
+function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const message =
+    error.code === 'FST_ERR_BAD_URL'
+      ? 'The URL is not valid: a percent-encoded part of its path is not UTF-8.'
+      : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? 'A part of the URL path is longer than this API accepts.'
+        : 'The request could not be routed.';
+  reply
+    .status(400)
+    .header('x-request-id', request.id)
+    .send(errorEnvelope(new HallmarkError('VALIDATION_ERROR', message), request.id));
+}
+
+/**
+ * What Node's HTTP parser refuses before there is a request (headers over 16 KB, a malformed request
+ * line, a client too slow for the timeouts below) is answered in the envelope too, then closed.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const refusal =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? new HallmarkError(
+          'REQUEST_HEADERS_TOO_LARGE',
+          'The URL and headers together are larger than this server accepts (16 KB).',
+        )
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new HallmarkError('REQUEST_TIMEOUT', 'The request was not received in time.')
+        : new HallmarkError('VALIDATION_ERROR', 'The request is not valid HTTP.');
+  const body = JSON.stringify(errorEnvelope(refusal, randomUUID()));
+  socket.end(
+    `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+/**
+ * The HTTP server's options for hostile clients, to spread into `Fastify({...})`: clocks for slow or
+ * idle clients (slowloris, a body that never ends; Node checks them every second here instead of
+ * every 30 s), and envelopes for what fastify and Node refuse before a route runs.
+ */
+export function hostileClientOptions(config: GatewayConfig) {
+  const headersTimeout = config.HALLMARK_HTTP_HEADERS_TIMEOUT_MS;
+  // Node requires headersTimeout <= requestTimeout when both are set.
+  const requestTimeout = Math.max(config.HALLMARK_HTTP_REQUEST_TIMEOUT_MS, headersTimeout);
+  return {
+    requestTimeout,
+    keepAliveTimeout: config.HALLMARK_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    http: {
+      headersTimeout,
+      requestTimeout,
+      keepAliveTimeout: config.HALLMARK_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      connectionsCheckingInterval: 1_000,
+    },
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
+  };
+}

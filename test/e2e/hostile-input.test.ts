@@ -1,0 +1,597 @@
+import { connect, type Socket } from 'node:net';
+import { type RouteDefinition, routes } from '@hallmark/contracts';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startTestProduct, type TestProduct } from '../support/embedded.ts';
+
+// Issue #16, item 5: no input gives a 500 or a hang. Every route of the contracts that takes a body,
+// a query, path parameters or a form gets generated hostile input with a valid operator key; each
+// answer must be a success, or a 4xx in the error envelope (the resolver may answer a page), within
+// 5 s. New routes are covered as they are added to `routes`. HOSTILE_RUNS and HOSTILE_SEED replay.
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
+type Json = Record<string, any>;
+
+let t: TestProduct;
+let operator: string;
+/** Real values for path parameters by name, so generated queries and bodies also reach the services. */
+const realParams: Record<string, string[]> = {};
+
+const runs = Number(process.env.HOSTILE_RUNS ?? 30);
+const seed = Number(process.env.HOSTILE_SEED ?? Date.now() % 2 ** 31);
+const perRequestMs = 5_000;
+const gtins = ['09506000134352', '09506000134369', '09506000134376', '04006381333931', '05901234123457'];
+
+const api = (method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
+  call<Json>(t.url, method, `/api/v1${path}`, { key: operator, ...options });
+
+beforeAll(async () => {
+  t = await startTestProduct({ HALLMARK_PUBLIC_RATE_LIMIT: '100000' });
+  operator = t.product.generatedOperatorKey as string;
+  const remember = (name: string, value: unknown) => {
+    if (typeof value === 'string') (realParams[name] ??= []).push(value);
+  };
+  const account = await api('POST', '/accounts', { body: { name: 'Hostile input tenant', tier: 'starter' } });
+  remember('accountId', account.body.account?.id);
+  const schema = await api('POST', '/schemas', {
+    body: { name: 'Hostile', vertical: 'luxury', fields: [{ name: 'name', type: 'string', required: true }] },
+  });
+  remember('id', schema.body.id);
+  const key = await api('POST', '/keys', { body: { name: 'to be revoked by fuzzing', scopes: ['assets:read'] } });
+  remember('id', key.body.id);
+  // The operator signs GTINs nobody owns (GTIN ownership, issue #16).
+  const code = await api('POST', '/code/generate', {
+    body: { gtin: gtins[0], serialNumber: 'HOSTILE-1', metadata: { name: 'Hostile' } },
+  });
+  remember('assetId', code.body.assetId);
+  if (typeof code.body.url === 'string') remember('linkPath', new URL(code.body.url).pathname.replace(/^\/01\//, ''));
+  const object = await api('POST', '/auction/objects/register', { body: { title: 'Hostile watch', category: 'watch' } });
+  remember('objectId', object.body.object?.id);
+  remember('serial', object.body.object?.service_serial);
+  remember('assetId', object.body.object?.id);
+  const transfer = await api('POST', '/auction/transfers/initiate', {
+    body: { objectId: object.body.object?.id, fromOwnerId: 'a', toOwnerId: 'b', salePrice: 1, saleCurrency: 'EUR' },
+  });
+  remember('transferId', transfer.body.transferId);
+  remember('service', 'code-service');
+});
+
+afterAll(async () => {
+  await t?.stop();
+});
+
+// ---------------------------------------------------------------------------------------------
+// What is sent, and what counts as an acceptable answer.
+
+interface HostileRequest {
+  path: string;
+  query: string;
+  headers: Record<string, string>;
+  body?: string | Uint8Array | FormData;
+}
+
+interface Answer {
+  status: number;
+  contentType: string;
+  text: string;
+}
+
+async function send(route: RouteDefinition, request: HostileRequest): Promise<Answer> {
+  const url = `${t.url}${request.path}${request.query ? `?${request.query}` : ''}`;
+  const response = await fetch(url, {
+    method: route.method,
+    headers: { 'x-api-key': operator, ...request.headers },
+    ...(request.body !== undefined ? { body: request.body } : {}),
+    signal: AbortSignal.timeout(perRequestMs),
+  });
+  return { status: response.status, contentType: response.headers.get('content-type') ?? '', text: await response.text() };
+}
+
+/** Why an answer is not acceptable, or undefined when it is. */
+function problemWith(route: RouteDefinition, answer: Answer): string | undefined {
+  if (answer.status >= 500) return `answered ${answer.status}: ${answer.text.slice(0, 300)}`;
+  if (answer.status < 200) return `answered ${answer.status}`;
+  if (answer.status < 400) return undefined;
+  if (route.tags.includes('resolver') && answer.contentType.startsWith('text/html')) return undefined;
+  let body: Json;
+  try {
+    body = JSON.parse(answer.text) as Json;
+  } catch {
+    return `answered ${answer.status} with a body that is not JSON: ${answer.text.slice(0, 200)}`;
+  }
+  const envelope =
+    typeof body.error?.code === 'string' &&
+    typeof body.error?.message === 'string' &&
+    typeof body.meta?.requestId === 'string' &&
+    typeof body.meta?.timestamp === 'string';
+  return envelope ? undefined : `answered ${answer.status} outside the error envelope: ${answer.text.slice(0, 300)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hostile values.
+
+const loneSurrogate = fc.integer({ min: 0xd800, max: 0xdfff }).map((code) => String.fromCharCode(code));
+const hostileText: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom(
+    '',
+    '\u0000',
+    'a\u0000b',
+    '\ud800',
+    'x\udfff',
+    '\ud83d',
+    '__proto__',
+    'constructor',
+    'prototype',
+    '../../../etc/passwd',
+    '..',
+    '\u202e\u2066evil',
+    '\ufeff',
+    '\uffff',
+    '😀',
+    'e\u0301\u0301\u0301',
+    '\r\nX-Injected: 1',
+    '<script>alert(1)</script>',
+    "' OR 1=1 --",
+    '99999999999999999999',
+    '9223372036854775808',
+    '-1',
+    '0',
+    '1.5',
+    '1e309',
+    'NaN',
+    'Infinity',
+    'null',
+    'true',
+    '[]',
+    '{}',
+    'sch_00000000000000000000',
+    'code_00000000000000000000000000000000',
+  ),
+  fc.tuple(fc.string({ maxLength: 8 }), loneSurrogate, fc.string({ maxLength: 8 })).map((parts) => parts.join('')),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.string({ unit: 'grapheme', maxLength: 40 }),
+  fc.integer({ min: 200, max: 40_000 }).map((length) => 'x'.repeat(length)),
+);
+
+/** Number literals as JSON text: beyond double and int64 ranges, negative zero, exponents. */
+const hostileNumberText = fc.oneof(
+  fc.constantFrom(
+    '99999999999999999999',
+    '1e400',
+    '-1e400',
+    '-0',
+    '9007199254740993',
+    '2147483648',
+    '-2147483649',
+    '1.5',
+    '0',
+    '-1',
+  ),
+  fc.bigInt({ min: -(2n ** 80n), max: 2n ** 80n }).map(String),
+  fc.double({ noNaN: true, noDefaultInfinity: true }).map((value) => JSON.stringify(value)),
+);
+
+/** Deep nesting, as JSON text. */
+const deepJson = fc
+  .tuple(fc.integer({ min: 65, max: 5_000 }), fc.boolean())
+  .map(([depth, arrays]) =>
+    arrays ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`,
+  );
+
+/** Any JSON value, as text, made of hostile parts; keys include prototype-pollution names. */
+const hostileJson: fc.Arbitrary<string> = fc.letrec<{ value: string }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small', maxDepth: 4 },
+    hostileText.map((text) => JSON.stringify(text)),
+    hostileNumberText,
+    fc.constantFrom('true', 'false', 'null'),
+    fc.array(tie('value'), { maxLength: 4 }).map((items) => `[${items.join(',')}]`),
+    fc
+      .array(fc.tuple(fc.oneof(hostileText, fc.constantFrom('__proto__', 'constructor', 'prototype')), tie('value')), {
+        maxLength: 4,
+      })
+      .map((entries) => `{${entries.map(([key, value]) => `${JSON.stringify(key)}:${value}`).join(',')}}`),
+    deepJson,
+  ),
+})).value;
+
+/** The property names a schema's object (or array of objects) names, one level down too. */
+function fieldNamesOf(schema: unknown): string[] {
+  const names = new Set<string>();
+  const visit = (node: unknown, depth: number) => {
+    if (!node || typeof node !== 'object' || depth > 2) return;
+    const record = node as Json;
+    if (record.properties && typeof record.properties === 'object') {
+      for (const [name, child] of Object.entries(record.properties as Json)) {
+        names.add(name);
+        visit(child, depth + 1);
+      }
+    }
+    if (record.items) visit(record.items, depth + 1);
+    for (const branch of [...(record.anyOf ?? []), ...(record.oneOf ?? []), ...(record.allOf ?? [])]) visit(branch, depth);
+  };
+  visit(schema, 0);
+  return [...names];
+}
+
+/** A body for a JSON route: the route's own field names with hostile values, or something else entirely. */
+function hostileJsonBody(route: RouteDefinition): fc.Arbitrary<string | Uint8Array> {
+  const names = fieldNamesOf(route.body);
+  const field = names.length > 0 ? fc.constantFrom(...names) : hostileText;
+  const objectOfFields = fc
+    .array(fc.tuple(fc.oneof({ weight: 4, arbitrary: field }, { weight: 1, arbitrary: hostileText }), hostileJson), {
+      minLength: 1,
+      maxLength: 6,
+    })
+    .map((entries) => `{${entries.map(([key, value]) => `${JSON.stringify(key)}:${value}`).join(',')}}`);
+  return fc.oneof(
+    { weight: 6, arbitrary: objectOfFields },
+    { weight: 1, arbitrary: objectOfFields.map((object) => `[${object}]`) },
+    { weight: 1, arbitrary: objectOfFields.map((object) => `{"items":[${object}]}`) },
+    { weight: 1, arbitrary: field.chain((name) => deepJson.map((deep) => `{${JSON.stringify(name)}:${deep}}`)) },
+    { weight: 1, arbitrary: fc.constantFrom('{"__proto__":{"isAdmin":true}}', '{"constructor":{"prototype":{"x":1}}}') },
+    { weight: 1, arbitrary: hostileJson },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('', '{', '{"a":}', '{"a":1,}', "{'a':1}", '\u0000', '{"a":"\u0000"}', 'nul', '[1,2'),
+    },
+    // Bytes that are not UTF-8 inside a string.
+    {
+      weight: 1,
+      arbitrary: fc.constant(Uint8Array.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc0, 0x80, 0x22, 0x7d])),
+    },
+  );
+}
+
+/** Percent-encodes for a URL; text that is not Unicode (a lone surrogate) is sent as its WTF-8 bytes. */
+function percentEncoded(text: string): string {
+  try {
+    return encodeURIComponent(text);
+  } catch {
+    return [...text]
+      .map((char) => {
+        const code = char.charCodeAt(0);
+        if (char.length === 1 && code >= 0xd800 && code <= 0xdfff) {
+          return [0xe0 | (code >> 12), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f)]
+            .map((byte) => `%${byte.toString(16).toUpperCase()}`)
+            .join('');
+        }
+        return encodeURIComponent(char);
+      })
+      .join('');
+  }
+}
+
+/** A value for a URL: percent-encoded hostile text, or malformed percent-encoding as it is. */
+const hostileUrlPart = fc.oneof(
+  { weight: 5, arbitrary: hostileText.map(percentEncoded) },
+  { weight: 1, arbitrary: hostileNumberText.map(percentEncoded) },
+  { weight: 1, arbitrary: fc.constantFrom('%', '%ZZ', '%00', '%ED%A0%80', '%C0%80', '%FF', '%E2%82', 'a%2Fb', '%2e%2e') },
+);
+
+function hostileQuery(route: RouteDefinition): fc.Arbitrary<string> {
+  const names = fieldNamesOf(route.querystring);
+  const name = fc.oneof(
+    { weight: 4, arbitrary: names.length > 0 ? fc.constantFrom(...names) : hostileText.map(percentEncoded) },
+    { weight: 1, arbitrary: fc.constantFrom('__proto__', 'constructor', '__proto__[x]', 'a[b]', '%00') },
+  );
+  return fc
+    .array(fc.tuple(name, hostileUrlPart), { maxLength: 5 })
+    .map((pairs) => pairs.map(([key, value]) => `${key}=${value}`).join('&'));
+}
+
+function hostilePath(route: RouteDefinition): fc.Arbitrary<string> {
+  const names = [...route.path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((match) => match[1] as string);
+  if (names.length === 0) return fc.constant(route.path);
+  const valueFor = (name: string) => {
+    const real = realParams[name] ?? [];
+    const catchAll = route.catchAll && name === names.at(-1);
+    const hostile = catchAll
+      ? fc
+          .array(fc.oneof(hostileUrlPart, fc.constantFrom('21', '10', '17', gtins[0] as string)), { maxLength: 6 })
+          .map((parts) => parts.join('/'))
+      : hostileUrlPart;
+    return real.length > 0 ? fc.oneof(hostile, fc.constantFrom(...real)) : hostile;
+  };
+  return fc
+    .tuple(...names.map(valueFor))
+    .map((values) => names.reduce((path, name, index) => path.replace(`{${name}}`, values[index] as string), route.path));
+}
+
+/** A multipart body: a FormData with hostile fields and files, or raw bytes with a hostile Content-Type. */
+const hostileMultipart: fc.Arbitrary<{ headers: Record<string, string>; body: FormData | string }> = fc.oneof(
+  fc
+    .array(
+      fc.tuple(fc.oneof(fc.constantFrom('photo', 'angle', '__proto__', 'constructor'), hostileText), hostileText, fc.boolean()),
+      { maxLength: 40 },
+    )
+    .map((fields) => {
+      const form = new FormData();
+      for (const [name, value, asFile] of fields) {
+        if (asFile) form.append(name, new Blob([value]), value.slice(0, 50) || 'x.jpg');
+        else form.append(name, value);
+      }
+      return { headers: {}, body: form };
+    }),
+  fc
+    .tuple(
+      fc.constantFrom(
+        'multipart/form-data',
+        'multipart/form-data; boundary=',
+        'multipart/form-data; boundary=""',
+        `multipart/form-data; boundary=${'b'.repeat(300)}`,
+        'multipart/form-data; boundary=zzz',
+        'multipart/form-data; boundary=zzz; boundary=yyy',
+        'multipart/mixed; boundary=zzz',
+        'multipart/form-data; charset=utf-8',
+      ),
+      fc.constantFrom(
+        '',
+        'garbage',
+        '--zzz\r\nContent-Disposition: form-data; name="angle"\r\n\r\ndial',
+        '--zzz\r\nContent-Disposition: form-data; name="photo"; filename="a\u0000.jpg"\r\n\r\nxx\r\n--zzz--\r\n',
+        '--zzz\r\nContent-Disposition: form-data\r\n\r\nxx\r\n--zzz--\r\n',
+        `--zzz\r\nX: ${'h'.repeat(20_000)}\r\n\r\nxx\r\n--zzz--\r\n`,
+        '--zzz\r\nContent-Disposition: form-data; name="angle"\r\n\r\n\u0000\r\n--zzz--\r\n',
+        '--zzz--\r\n',
+      ),
+    )
+    .map(([contentType, body]) => ({ headers: { 'content-type': contentType }, body })),
+);
+
+const hostileForm = fc.oneof(
+  fc
+    .array(fc.tuple(fc.oneof(fc.constantFrom('link', 'reason', '__proto__', 'constructor'), hostileUrlPart), hostileUrlPart), {
+      maxLength: 30,
+    })
+    .map((pairs) => pairs.map(([key, value]) => `${key}=${value}`).join('&')),
+  fc.constantFrom('', '&&&', '=', '%', 'link', 'link=%ZZ&reason=%ED%A0%80'),
+);
+
+function hostileRequest(route: RouteDefinition): fc.Arbitrary<HostileRequest> {
+  const query = route.querystring ? hostileQuery(route) : fc.constant('');
+  const accept = fc.constantFrom('application/json', 'text/html', '*/*', 'application/linkset+json');
+  let body: fc.Arbitrary<{ headers: Record<string, string>; body?: string | Uint8Array | FormData }>;
+  if (route.formBody?.contentType === 'multipart/form-data') body = hostileMultipart;
+  else if (route.formBody)
+    body = hostileForm.map((text) => ({ headers: { 'content-type': route.formBody?.contentType as string }, body: text }));
+  else if (route.body)
+    body = fc
+      .tuple(
+        hostileJsonBody(route),
+        fc.constantFrom('application/json', 'application/json; charset=utf-8', 'application/json; charset=utf-16', 'text/plain'),
+      )
+      .map(([text, contentType]) => ({ headers: { 'content-type': contentType }, body: text }));
+  else body = fc.constant({ headers: {} });
+  return fc.tuple(hostilePath(route), query, body, accept).map(([path, queryText, sent, acceptType]) => ({
+    path,
+    query: queryText,
+    headers: { accept: acceptType, ...sent.headers },
+    ...(sent.body !== undefined ? { body: sent.body } : {}),
+  }));
+}
+
+const takesInput = (route: RouteDefinition) =>
+  Boolean(route.body || route.querystring || route.params || route.formBody || /\{/.test(route.path));
+
+const describeRequest = (request: HostileRequest) =>
+  JSON.stringify({
+    path: request.path.length > 300 ? `${request.path.slice(0, 300)}… (${request.path.length} characters)` : request.path,
+    query: request.query.length > 300 ? `${request.query.slice(0, 300)}… (${request.query.length} characters)` : request.query,
+    headers: request.headers,
+    body:
+      request.body instanceof FormData
+        ? [...request.body.keys()]
+        : typeof request.body === 'string'
+          ? request.body.slice(0, 500)
+          : request.body,
+  });
+
+describe('every route with input, under generated hostile input', () => {
+  const withInput = (routes as readonly RouteDefinition[]).filter(takesInput);
+
+  it('covers the routes that take input', () => {
+    expect(withInput.length).toBeGreaterThan(30);
+  });
+
+  it.each(withInput.map((route) => [`${route.method} ${route.path}`, route] as const))(
+    '%s answers a success or a 4xx envelope, never a 5xx or a hang',
+    async (_, route) => {
+      await fc.assert(
+        fc.asyncProperty(hostileRequest(route), async (request) => {
+          let answer: Answer;
+          try {
+            answer = await send(route, request);
+          } catch (error) {
+            throw new Error(`no answer within ${perRequestMs} ms (${String(error)}) to ${describeRequest(request)}`);
+          }
+          const problem = problemWith(route, answer);
+          if (problem) throw new Error(`${problem}\n  request: ${describeRequest(request)}`);
+        }),
+        { numRuns: runs, seed, endOnFailure: true, verbose: 0 },
+      );
+    },
+  );
+});
+
+// ---------------------------------------------------------------------------------------------
+// Each bad input that answered 500 before (issue #16, item 5), as it was found.
+
+describe('inputs that answered 500 before', () => {
+  const expectRefused = (response: { status: number; body: Json }, status: number, code: string, field?: string) => {
+    expect(response.status, JSON.stringify(response.body).slice(0, 500)).toBe(status);
+    expect(response.body.error?.code).toBe(code);
+    expect(response.body.meta?.requestId).toEqual(expect.any(String));
+    if (field) expect(response.body.error?.details?.fields?.[0]?.field).toBe(field);
+  };
+  /** A JSON request whose body is sent as written (escapes such as \ud800 reach the server as they are). */
+  const raw = async (method: string, path: string, body: string, headers: Record<string, string> = {}) => {
+    const response = await fetch(`${t.url}/api/v1${path}`, {
+      method,
+      headers: { 'x-api-key': operator, 'content-type': 'application/json', ...headers },
+      body,
+      signal: AbortSignal.timeout(perRequestMs),
+    });
+    const text = await response.text();
+    return { status: response.status, body: (text ? JSON.parse(text) : {}) as Json };
+  };
+  const schemaId = () => realParams.id?.[0] as string;
+  const deepObject = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+
+  it('JSON nested 4,000 and 20,000 levels deep is a 400 naming where it gets too deep', async () => {
+    const deep = await raw('POST', `/schemas/${schemaId()}/validate`, `{"data":${deepObject(20_000)}}`);
+    expectRefused(deep, 400, 'VALIDATION_ERROR', `data${'.a'.repeat(63)}`);
+    expectRefused(await raw('POST', '/schemas', `${'['.repeat(4_000)}${']'.repeat(4_000)}`), 400, 'VALIDATION_ERROR');
+    // 64 levels (the body counted) are still taken.
+    const within = await raw('POST', `/schemas/${schemaId()}/validate`, `{"data":${deepObject(62)}}`);
+    expect(within.status).toBe(200);
+  });
+
+  it('a lone surrogate in a string or a key is a 400 naming the field', async () => {
+    const fields = '"fields":[{"name":"n","type":"string"}]';
+    expectRefused(
+      await raw('POST', '/schemas', `{"name":"x\\ud800","vertical":"luxury",${fields}}`),
+      400,
+      'VALIDATION_ERROR',
+      'name',
+    );
+    const inKey = await raw(
+      'POST',
+      '/code/generate',
+      `{"gtin":"${gtins[1]}","serialNumber":"LONE-1","metadata":{"na\\udc00me":"x"}}`,
+    );
+    expectRefused(inKey, 400, 'VALIDATION_ERROR', 'metadata.na\\udc00me');
+  });
+
+  it('U+0000 in a string, a key, a path parameter or a query is a 400 before it reaches PostgreSQL', async () => {
+    expectRefused(await raw('POST', '/accounts', '{"name":"x\\u0000","tier":"starter"}'), 400, 'VALIDATION_ERROR', 'name');
+    expectRefused(
+      await raw('POST', '/auction/objects/register', '{"title":"x\\u0000","category":"watch"}'),
+      400,
+      'VALIDATION_ERROR',
+      'title',
+    );
+    expectRefused(
+      await raw('POST', '/code/generate', `{"gtin":"${gtins[1]}","serialNumber":"NUL-1","metadata":{"name":"x\\u0000"}}`),
+      400,
+      'VALIDATION_ERROR',
+      'metadata.name',
+    );
+    expectRefused(await api('POST', '/keys/%00/revoke'), 400, 'VALIDATION_ERROR', 'id');
+    const asset = realParams.assetId?.[0] as string;
+    expectRefused(await api('GET', `/compliance/${asset}/merkle/proof?eventId=%00`), 400, 'VALIDATION_ERROR', 'eventId');
+  });
+
+  it('a ?version beyond a PostgreSQL integer is a 400', async () => {
+    for (const version of ['99999999999999999999', '9999999999', '2147483648', '1e300']) {
+      expectRefused(await api('GET', `/schemas/${schemaId()}?version=${version}`), 400, 'VALIDATION_ERROR', 'version');
+      const validate = await raw('POST', `/schemas/${schemaId()}/validate?version=${version}`, '{"data":{}}');
+      expectRefused(validate, 400, 'VALIDATION_ERROR', 'version');
+    }
+    expectRefused(await api('GET', `/schemas/${schemaId()}?version=2147483647`), 404, 'NOT_FOUND');
+  });
+
+  it('a cursor with a 20-digit timestamp or a NUL is a 400 on every list', async () => {
+    const cursor = (parts: string[]) => Buffer.from(JSON.stringify(parts)).toString('base64url');
+    const lists: Array<[string, string]> = [
+      ['/schemas', 'sch_00000000000000000000'],
+      ['/keys', 'key_00000000000000000000'],
+      ['/auction/dashboard/objects', 'obj_00000000000000000000'],
+    ];
+    for (const [path, id] of lists) {
+      expectRefused(
+        await api('GET', `${path}?cursor=${cursor(['99999999999999999999', id])}`),
+        400,
+        'VALIDATION_ERROR',
+        'cursor',
+      );
+      expectRefused(await api('GET', `${path}?cursor=${cursor(['1', `${id}\u0000`])}`), 400, 'VALIDATION_ERROR', 'cursor');
+      expectRefused(await api('GET', `${path}?cursor=${'9'.repeat(20)}`), 400, 'VALIDATION_ERROR', 'cursor');
+    }
+  });
+
+  it('malformed multipart: no boundary, too long a boundary, too many fields', async () => {
+    const objectId = realParams.objectId?.[0] as string;
+    const upload = async (body: FormData | string, contentType?: string) => {
+      const response = await fetch(`${t.url}/api/v1/auction/objects/${objectId}/photos`, {
+        method: 'POST',
+        headers: { 'x-api-key': operator, ...(contentType ? { 'content-type': contentType } : {}) },
+        body,
+        signal: AbortSignal.timeout(perRequestMs),
+      });
+      return { status: response.status, body: (await response.json()) as Json };
+    };
+    expectRefused(await upload('garbage', 'multipart/form-data'), 400, 'VALIDATION_ERROR', 'content-type');
+    expectRefused(await upload('garbage', `multipart/form-data; boundary=${'b'.repeat(300)}`), 400, 'VALIDATION_ERROR');
+    const form = new FormData();
+    for (let index = 0; index < 30; index++) form.append(`field${index}`, 'v');
+    expectRefused(await upload(form), 413, 'PAYLOAD_TOO_LARGE');
+  });
+
+  it('a URL whose percent-encoding is not UTF-8, or headers over 16 KB, are answered in the envelope', async () => {
+    for (const path of ['/api/v1/schemas/%ED%A0%80', '/api/v1/schemas/%', '/01/%FF']) {
+      const response = await fetch(`${t.url}${path}`, { headers: { 'x-api-key': operator } });
+      expectRefused({ status: response.status, body: (await response.json()) as Json }, 400, 'VALIDATION_ERROR');
+    }
+    const long = await fetch(`${t.url}/api/v1/schemas?cursor=${'x'.repeat(20_000)}`, { headers: { 'x-api-key': operator } });
+    expectRefused({ status: long.status, body: (await long.json()) as Json }, 431, 'REQUEST_HEADERS_TOO_LARGE');
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Slow clients: a request that never finishes is cut off, and the server says so.
+
+describe('slow clients', () => {
+  let slow: TestProduct;
+  beforeAll(async () => {
+    slow = await startTestProduct({ HALLMARK_HTTP_HEADERS_TIMEOUT_MS: '1000', HALLMARK_HTTP_REQUEST_TIMEOUT_MS: '2000' });
+  });
+  afterAll(async () => {
+    await slow?.stop();
+  });
+
+  /** Writes `chunks` to a raw connection, one every `everyMs`, and resolves with what the server sent when it closed. */
+  function dribble(chunks: string[], everyMs: number): Promise<{ text: string; ms: number }> {
+    const started = Date.now();
+    return new Promise((resolve, reject) => {
+      const socket: Socket = connect(Number(new URL(slow.url).port), '127.0.0.1');
+      let text = '';
+      let index = 0;
+      const timer = setInterval(() => {
+        if (index < chunks.length && !socket.destroyed) socket.write(chunks[index++] as string);
+      }, everyMs);
+      socket.on('data', (data) => {
+        text += data.toString('utf8');
+      });
+      socket.on('close', () => {
+        clearInterval(timer);
+        resolve({ text, ms: Date.now() - started });
+      });
+      socket.on('error', () => undefined);
+      setTimeout(() => {
+        clearInterval(timer);
+        socket.destroy();
+        reject(new Error(`the server kept the connection open for 15 s; it had answered: ${text.slice(0, 200)}`));
+      }, 15_000);
+    });
+  }
+
+  it('headers sent a line at a time (slowloris) are cut off after HALLMARK_HTTP_HEADERS_TIMEOUT_MS with a 408', async () => {
+    const lines = [
+      'GET /health HTTP/1.1\r\n',
+      'Host: 127.0.0.1\r\n',
+      ...Array.from({ length: 40 }, (_, i) => `X-Slow-${i}: 1\r\n`),
+    ];
+    const { text, ms } = await dribble(lines, 300);
+    expect(text).toMatch(/^HTTP\/1\.1 408/);
+    expect(text).toContain('"code":"REQUEST_TIMEOUT"');
+    expect(ms).toBeLessThan(5_000);
+  });
+
+  it('a body that never ends is cut off after HALLMARK_HTTP_REQUEST_TIMEOUT_MS with a 408', async () => {
+    const head = `POST /api/v1/system/ping/code-service HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`;
+    const { text, ms } = await dribble([head, ...Array.from({ length: 40 }, () => ' ')], 300);
+    expect(text).toMatch(/^HTTP\/1\.1 408/);
+    expect(ms).toBeLessThan(6_000);
+  });
+});
