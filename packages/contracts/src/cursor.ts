@@ -13,6 +13,7 @@ const maxCursorLength = 512;
 /** The largest PostgreSQL bigint: numeric parts (microsecond sort keys) are compared as one. */
 const maxBigint = 9_223_372_036_854_775_807n;
 // U+0000 (PostgreSQL refuses it in text) and lone UTF-16 surrogates.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is what this looks for
 const unstorableText = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
@@ -27,13 +28,12 @@ function isStorablePart(part: string): boolean {
 /** The parts of a cursor this API gave out; VALIDATION_ERROR for anything else. */
 export function decodeCursor(text: string, partPatterns: readonly RegExp[]): string[] {
   try {
-    const parts = text.length <= maxCursorLength ? (JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown) : undefined;
+    const parts =
+      text.length <= maxCursorLength ? (JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown) : undefined;
     if (
       Array.isArray(parts) &&
       parts.length === partPatterns.length &&
-      parts.every(
-        (part, index) => typeof part === 'string' && isStorablePart(part) && (partPatterns[index] as RegExp).test(part),
-      )
+      parts.every((part, index) => typeof part === 'string' && isStorablePart(part) && (partPatterns[index] as RegExp).test(part))
     ) {
       return parts as string[];
     }

@@ -29,6 +29,9 @@ describe('cursors', () => {
   });
 
   it('takes the largest bigint', () => {
-    expect(decodeCursor(encodeCursor(['9223372036854775807', 'x']), [/^\d{1,20}$/, /^.*$/])).toEqual(['9223372036854775807', 'x']);
+    expect(decodeCursor(encodeCursor(['9223372036854775807', 'x']), [/^\d{1,20}$/, /^.*$/])).toEqual([
+      '9223372036854775807',
+      'x',
+    ]);
   });
 });
