@@ -257,7 +257,7 @@ describe('limits', () => {
     expect(Number(response.headers.get('x-ratelimit-reset'))).toBeGreaterThan(Date.now() / 1000 - 1);
   });
 
-  it('gives a test key 100 requests a day, then 429 with Retry-After until 00:00 UTC', async () => {
+  it('gives an account’s test environment 100 requests a day, then 429 with Retry-After until 00:00 UTC', async () => {
     const { key } = await newTenant('enterprise');
     const sandbox = await newKey(key, { name: 'sandbox', scopes: ['keys:read'], environment: 'test' });
     const morning = new Date('2031-03-01T08:00:00Z');
@@ -288,7 +288,7 @@ describe('limits', () => {
     expect(counted.headers.get('x-ratelimit-remaining')).toBe('99');
   });
 
-  it('holds each key to its tier’s requests per second', async () => {
+  it('holds each account to its tier’s requests per second', async () => {
     const { key } = await newTenant('free');
     t.clock.freeze(new Date('2031-04-01T10:00:00.100Z'));
     try {
@@ -304,11 +304,16 @@ describe('limits', () => {
     }
   });
 
-  it('checks a key sent to the public ping, and rate-limits it', async () => {
+  it('checks a key sent to the public ping and counts it against the account; a keyless ping against the address', async () => {
     expectError(await api('POST', '/system/ping/code-service', { key: 'svc_live_bad', body: {} }), 401, 'INVALID_API_KEY');
     const anonymous = await api('POST', '/system/ping/code-service', { body: {} });
     expect(anonymous.status).toBe(200);
-    expect(anonymous.headers.get('x-ratelimit-limit')).toBeNull();
+    // HALLMARK_PUBLIC_RATE_LIMIT (10 a second per client address).
+    expect(anonymous.headers.get('x-ratelimit-limit')).toBe('10');
+    const { key } = await newTenant('starter');
+    const keyed = await api('POST', '/system/ping/code-service', { key, body: {} });
+    expect(keyed.status).toBe(200);
+    expect(keyed.headers.get('x-ratelimit-limit')).toBe('200');
   });
 });
 

@@ -66,13 +66,14 @@ export function describeCacheContract(name: string, create: () => Promise<Cache>
       expect(refused).toMatchObject({ refusedIndex: 0, counters: [{ used: 100, remaining: 0, limit: 100, resetAtMs }] });
     });
 
-    // Keys that share a hash tag are one API key's counters; Redis spends them in batches.
+    // Keys that share a hash tag are one account's counters in one environment, spent by all its
+    // API keys; Redis spends them in batches.
     const taggedKeys = () => {
-      const tag = `{${randomUUID()}}`;
-      return { burst: `rl:${tag}:s`, daily: `rl:${tag}:d` };
+      const tag = `{acc_${randomUUID()}:live}`;
+      return { burst: `rl:${tag}:s`, daily: `rl:${tag}:d`, generate: `rl:${tag}:d:generate`, verify: `rl:${tag}:d:verify` };
     };
 
-    it("spends one key's counters exactly up to the limit when many of its requests arrive at once", async () => {
+    it("spends one account's counters exactly up to the limit when many of its requests arrive at once", async () => {
       const { burst, daily } = taggedKeys();
       const decisions = await Promise.all(
         Array.from({ length: 300 }, () => cache.consumeQuotas([counter(burst, 1, 1_000), counter(daily, 1, 100)])),
@@ -84,7 +85,31 @@ export function describeCacheContract(name: string, create: () => Promise<Cache>
       expect((await cache.consumeQuotas([counter(burst, 1, 1_000)])).counters[0]?.used).toBe(101);
     });
 
-    it("spends one key's requests in order when they arrive at once: a refused one spends nothing", async () => {
+    it("spends an account's mixed requests exactly: plain, verify and generate ones of several keys at once", async () => {
+      const { burst, daily, generate, verify } = taggedKeys();
+      // As the gateway sends them: every request on the burst and the daily test counter, a verify
+      // on the verify quota too, a batch of 3 on the generate quota.
+      const kinds = Array.from({ length: 300 }, (_, i) => (['plain', 'verify', 'generate'] as const)[i % 3]);
+      const decisions = await Promise.all(
+        kinds.map((kind) =>
+          cache.consumeQuotas([
+            counter(burst, 1, 1_000),
+            counter(daily, 1, 250),
+            ...(kind === 'verify' ? [counter(verify, 1, 60)] : kind === 'generate' ? [counter(generate, 3, 90)] : []),
+          ]),
+        ),
+      );
+      const allowed = (kind: string) => decisions.filter((decision, i) => kinds[i] === kind && decision.allowed).length;
+      expect([allowed('verify'), allowed('generate')]).toEqual([60, 30]);
+      expect(allowed('plain')).toBe(100);
+      // Every spent request is counted once on the shared counters, and nothing refused is.
+      const check = await cache.consumeQuotas([counter(burst, 0, 1_000), counter(daily, 0, 250)]);
+      expect(check.counters.map((state) => state.used)).toEqual([190, 190]);
+      expect((await cache.consumeQuotas([counter(verify, 0, 60)])).counters[0]?.used).toBe(60);
+      expect((await cache.consumeQuotas([counter(generate, 0, 90)])).counters[0]?.used).toBe(90);
+    });
+
+    it("spends one account's requests in order when they arrive at once: a refused one spends nothing", async () => {
       const { daily } = taggedKeys();
       const decisions = await Promise.all([8, 3, 2, 1].map((cost) => cache.consumeQuotas([counter(daily, cost, 10)])));
       expect(decisions.map((decision) => [decision.allowed, decision.counters[0]?.used])).toEqual([

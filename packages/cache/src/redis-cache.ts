@@ -59,7 +59,7 @@ export interface RedisCacheOptions {
 
 /**
  * The cache over Redis (ioredis). Each counter operation is one Lua script: one round trip, atomic.
- * One API key's concurrent quota spends share a script call (redis-quota-batches.ts).
+ * One account's concurrent quota spends (any of its keys) share a script call (redis-quota-batches.ts).
  */
 export function createRedisCache(options: RedisCacheOptions): Cache {
   const redis = new Redis(options.url, {

@@ -72,11 +72,12 @@ function decisionOf(counters: readonly QuotaCounter[], refused: number, used: re
 }
 
 /**
- * consumeQuotas over Redis, one script call per batch: while a call for one hash tag (one API key's
- * counters) is in flight, the requests that arrive for it wait and leave together in the next
- * call. Under load a busy key's requests cost one round trip and one script run per batch instead
- * of one each; alone, a request leaves at once. The script runs the batch's requests in arrival
- * order, each all or nothing, so counts stay exact.
+ * consumeQuotas over Redis, one script call per batch: while a call for one hash tag (one account's
+ * counters in one environment, which all its keys spend on) is in flight, the requests that arrive
+ * for it wait and leave together in the next call. Under load a busy account's requests cost one
+ * round trip and one script run per batch instead of one each; alone, a request leaves at once.
+ * Requests in a batch may spend on different counters (a verify, a generate, a plain read); the
+ * script runs them in arrival order, each all or nothing, so counts stay exact.
  */
 export function createQuotaBatches(run: RunQuotaBatch): (counters: readonly QuotaCounter[]) => Promise<QuotaDecision> {
   /** Requests waiting per hash tag; a tag is present while a call for it is in flight. */

@@ -29,7 +29,10 @@ export interface RouteDefinition {
   auth: 'public' | 'api-key' | 'optional-key';
   /** The last path parameter takes the rest of the path, slashes included (a resolver's `/01/…`). */
   catchAll?: boolean;
-  /** A public route limited per client address (HALLMARK_PUBLIC_RATE_LIMIT per second). */
+  /**
+   * A public route limited per client address (HALLMARK_PUBLIC_RATE_LIMIT per second). On an
+   * `optional-key` route only requests without a key are; one with a key spends its account's limits.
+   */
   publicRateLimit?: boolean;
   /** The scope an `api-key` route requires. */
   scope?: Scope;

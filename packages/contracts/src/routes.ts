@@ -119,11 +119,13 @@ export const pingServiceRoute = defineRoute({
   summary: 'Round trip gateway → bus → service → gateway; names the replica that answered.',
   tags: ['system'],
   auth: 'optional-key',
+  // Without a key, limited per client address; with one, counted against the key's account.
+  publicRateLimit: true,
   params: ServiceNameParam,
   body: PingRequest,
   bodyOptional: true,
   responses: { 200: { description: 'The service answered', schema: PingResponse } },
-  errors: ['VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
+  errors: ['VALIDATION_ERROR', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
 });
 
 export const jwksRoute = defineRoute({

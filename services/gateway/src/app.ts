@@ -169,6 +169,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
         cache: deps.cache,
         clock: deps.clock,
         publicPerSecond: deps.config.HALLMARK_PUBLIC_RATE_LIMIT,
+        authFailuresPerMinute: deps.config.HALLMARK_AUTH_FAILURES_PER_MINUTE,
       }),
     });
   }

@@ -42,6 +42,13 @@ export const GatewayConfig = Type.Object({
     default: 10,
     description: 'requests per second one client address may make to the public (keyless) verification routes',
   }),
+  HALLMARK_AUTH_FAILURES_PER_MINUTE: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000,
+    default: 20,
+    description:
+      'failed authentications (unknown, malformed, revoked or expired key) one client address may make per minute; beyond, its requests with a bad key get 429',
+  }),
   HALLMARK_RESOLVER_RELOAD_SECONDS: Type.Integer({
     minimum: 0,
     maximum: 3_600,

@@ -15,13 +15,14 @@ export interface RateLimitOutcome {
 type CounterName =
   | 'requests-per-second'
   | 'requests-per-second-per-address'
+  | 'failed-authentications-per-address'
   | 'test-key-requests-per-day'
   | 'generate-per-day'
   | 'verify-per-day';
 
 const dayMs = 86_400_000;
 
-/** A per-key decision as the response reports it: the refusing counter, else the tightest daily one, else the burst. */
+/** An account's decision as the response reports it: the refusing counter, else the tightest daily one, else the burst. */
 function outcomeOf(decision: QuotaDecision, names: readonly CounterName[], nowMs: number): RateLimitOutcome {
   if (!decision.allowed && decision.refusedIndex !== undefined) {
     const refused = decision.counters[decision.refusedIndex] as CounterState;
@@ -48,14 +49,55 @@ function addressOutcomeOf(decision: QuotaDecision): RateLimitOutcome {
     : { allowed: false, reported: state, retryAfterSeconds: 1, refusedBy: 'requests-per-second-per-address' };
 }
 
+/** A failed authentication's decision: counted, or refused until the minute ends. */
+function failureOutcomeOf(decision: QuotaDecision, nowMs: number): RateLimitOutcome {
+  const state = decision.counters[0] as CounterState;
+  return decision.allowed
+    ? { allowed: true, reported: state }
+    : {
+        allowed: false,
+        reported: state,
+        retryAfterSeconds: Math.max(1, Math.ceil((state.resetAtMs - nowMs) / 1000)),
+        refusedBy: 'failed-authentications-per-address',
+      };
+}
+
 /**
- * Per-key limits, spent in one atomic call per request: the tier's burst per second, the test
- * keys' 100 requests a day, and the tier's daily generate or verify quota (a batch spends one per
- * item). Daily windows end at 00:00 UTC. All or nothing: a refused request spends nothing.
+ * Per account and environment limits (every key of the account in that environment spends on the
+ * same counters), in one atomic call per request: the tier's burst per second, the test
+ * environment's 100 requests a day, and the tier's daily generate or verify quota (a batch spends
+ * one per item). Daily windows end at 00:00 UTC. All or nothing: a refused request spends nothing.
  */
-export function createRateLimiter(options: { cache: Cache; clock: () => Date; publicPerSecond?: number }) {
+export function createRateLimiter(options: {
+  cache: Cache;
+  clock: () => Date;
+  publicPerSecond?: number;
+  authFailuresPerMinute?: number;
+}) {
   const publicPerSecond = options.publicPerSecond ?? 10;
+  const authFailuresPerMinute = options.authFailuresPerMinute ?? 20;
   return {
+    /**
+     * Counts one failed authentication (unknown, malformed, revoked or expired key) of a client
+     * address in the current minute; refused once the address has had its failures this minute,
+     * so key guessing and replaying dead keys slow down to a trickle. Counted through the cache, so
+     * every gateway replica shares the count (Redis). Keys that authenticate never come here.
+     */
+    spendFailedAuthentication(address: string): RateLimitOutcome | Promise<RateLimitOutcome> {
+      const nowMs = options.clock().getTime();
+      const minute = Math.floor(nowMs / 60_000);
+      const counter = {
+        key: `rl:{authfail:${address}}:m:${minute}`,
+        cost: 1,
+        limit: authFailuresPerMinute,
+        resetAtMs: (minute + 1) * 60_000,
+      };
+      const decision = options.cache.consumeQuotas([counter]);
+      return decision instanceof Promise
+        ? decision.then((settled) => failureOutcomeOf(settled, nowMs))
+        : failureOutcomeOf(decision, nowMs);
+    },
+
     /**
      * Public (keyless) routes: a per-second limit per client address. Behind a proxy, set fastify's
      * trustProxy so the address is the client's, not the proxy's.
@@ -74,8 +116,9 @@ export function createRateLimiter(options: { cache: Cache; clock: () => Date; pu
       const second = Math.floor(nowMs / 1000);
       const day = Math.floor(nowMs / dayMs);
       const endOfDayMs = (day + 1) * dayMs;
-      // The {key id} hash tag keeps one key's counters in one Redis Cluster slot, as a script needs.
-      const prefix = `rl:{${key.keyId}}`;
+      // Limits belong to the account and environment, not the key: minting keys adds no quota.
+      // The {account:environment} hash tag keeps the counters in one Redis Cluster slot, as a script needs.
+      const prefix = `rl:{${key.accountId}:${key.environment}}`;
       const limits = tierLimits[key.tier];
       const names: CounterName[] = ['requests-per-second'];
       const counters: QuotaCounter[] = [

@@ -27,14 +27,18 @@ export function principalOf(request: FastifyRequest): Principal {
   return { accountId: key.accountId, environment: key.environment };
 }
 
+/** Authentication failures that count against the client address: a key was sent, and it is no good. */
+const badKeyCodes = new Set(['INVALID_API_KEY', 'REVOKED_API_KEY', 'EXPIRED_API_KEY']);
+
 function itemCount(body: unknown): number {
   const items = (body as { items?: unknown } | undefined)?.items;
   return Array.isArray(items) ? Math.max(1, items.length) : 1;
 }
 
 /**
- * Every non-public route: authenticate (401s), check the route's scope (403), then spend the
- * key's limits (429). Refusals for authentication or scope happen before anything is spent.
+ * Every non-public route: authenticate (401s; 429 for an address past its failed
+ * authentications this minute), check the route's scope (403), then spend the account's limits
+ * (429). Refusals for authentication or scope happen before anything is spent.
  * Limits are spent as soon as the request is authorised, or, for routes that count items, once
  * the body is read. Either way: one counter call per request.
  */
@@ -79,6 +83,36 @@ export function installRequestAuth(app: FastifyInstance, deps: { authenticator: 
     }
   };
 
+  /**
+   * A key that failed authentication (not a missing one): counted against the client address;
+   * past the address's failures this minute the answer is 429 with Retry-After instead of the
+   * 401. A valid key from the same address is never refused by this. If the counters cannot be
+   * reached the 401 stands: the request is refused either way.
+   */
+  const refuseBadKey = (request: FastifyRequest, reply: FastifyReply, error: Error, done: HookHandlerDoneFunction): void => {
+    if (!(error instanceof HallmarkError) || !badKeyCodes.has(error.code)) {
+      done(error);
+      return;
+    }
+    const finish = (outcome: RateLimitOutcome) => {
+      if (outcome.allowed) {
+        done(error);
+        return;
+      }
+      reply.header('retry-after', outcome.retryAfterSeconds);
+      done(
+        new HallmarkError(
+          'RATE_LIMITED',
+          `Too many failed authentications from this address; retry after ${outcome.retryAfterSeconds} s.`,
+          { limit: outcome.refusedBy, retryAfterSeconds: outcome.retryAfterSeconds },
+        ),
+      );
+    };
+    const outcome = deps.rateLimiter.spendFailedAuthentication(request.ip);
+    if (outcome instanceof Promise) outcome.then(finish, () => done(error));
+    else finish(outcome);
+  };
+
   const spend = (request: FastifyRequest, reply: FastifyReply, route: RouteDefinition, done: HookHandlerDoneFunction) => {
     const key = request.apiKey;
     if (!key) return done();
@@ -107,28 +141,38 @@ export function installRequestAuth(app: FastifyInstance, deps: { authenticator: 
   // Callback-style hooks: a cached key and in-memory limits then cost no promise of their own.
   app.addHook('onRequest', (request, reply, done) => {
     const route = request.routeOptions.config?.route;
-    if (route?.publicRateLimit) return settle(reply, deps.rateLimiter.spendForAddress(request.ip), done);
-    if (!route || route.auth === 'public') return done();
+    if (!route) return done();
     const header = request.headers['x-api-key'];
+    // Keyless requests to public routes spend the address's per-second limit; an optional-key
+    // route (the ping) sent with a key is counted against the key's account instead.
+    if (route.publicRateLimit && (route.auth === 'public' || header === undefined)) {
+      return settle(reply, deps.rateLimiter.spendForAddress(request.ip), done);
+    }
+    if (route.auth === 'public') return done();
     if (route.auth === 'optional-key' && header === undefined) return done();
+    let key: AuthenticatedKey | Promise<AuthenticatedKey>;
     try {
-      const key = deps.authenticator.authenticate(header);
-      if (key instanceof Promise) {
-        key.then(
-          (authenticated) => {
-            try {
-              authorise(request, reply, route, authenticated, done);
-            } catch (error) {
-              done(error as Error);
-            }
-          },
-          (error: Error) => done(error),
-        );
-      } else {
-        authorise(request, reply, route, key, done);
-      }
+      key = deps.authenticator.authenticate(header);
     } catch (error) {
-      done(error as Error);
+      return refuseBadKey(request, reply, error as Error, done);
+    }
+    if (key instanceof Promise) {
+      key.then(
+        (authenticated) => {
+          try {
+            authorise(request, reply, route, authenticated, done);
+          } catch (error) {
+            done(error as Error);
+          }
+        },
+        (error: Error) => refuseBadKey(request, reply, error, done),
+      );
+    } else {
+      try {
+        authorise(request, reply, route, key, done);
+      } catch (error) {
+        done(error as Error);
+      }
     }
   });
 

@@ -1,4 +1,4 @@
-import { createApiKey, environmentFor, listKeys, revokeApiKey, type VerificationKeys } from '@hallmark/accounts';
+import { createApiKey, environmentFor, holdsScope, listKeys, revokeApiKey, type VerificationKeys } from '@hallmark/accounts';
 import type { Bus } from '@hallmark/bus';
 import {
   broadcasts,
@@ -60,7 +60,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
     const key = requireApiKey(request);
     const { id } = request.params as { id: string };
     const now = deps.clock();
-    const apiKey = await revokeApiKey(deps.db, key, id, now);
+    const apiKey = await revokeApiKey(deps.db, key, id, now, { by: key });
     if (apiKey) {
       deps.authenticator.forget(id);
       await deps.bus.broadcast(broadcasts.apiKeyRevoked, { keyId: id });
@@ -79,6 +79,15 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
   });
 
   registerRoute(app, rotateSigningKeyRoute, async (request, reply) => {
+    // The signing key signs for the whole account (codes, objects, checkpoints), so it counts as a
+    // key holding `*`: like any key, it may be replaced only by a key whose scopes include its own.
+    const key = requireApiKey(request);
+    if (!holdsScope(key.scopes, key.isOperator, '*')) {
+      throw new HallmarkError('INSUFFICIENT_SCOPE', 'Rotating the signing key needs a key holding *.', {
+        required: ['*'],
+        granted: [...key.scopes],
+      });
+    }
     reply.status(201);
     return deps.services.call(rotateSigningKeyRpc, { principal: principalOf(request) }, request.id);
   });
