@@ -390,15 +390,19 @@ describe('POST /code/verify', () => {
     expect(response.body).toMatchObject({ verdict: 'SUSPICIOUS', riskIndicators: ['GEOGRAPHIC_IMPOSSIBILITY'] });
   });
 
-  it('answers SUSPICIOUS with KNOWN_COUNTERFEIT_PATTERN once the code is reported', async () => {
+  it('answers SUSPICIOUS with KNOWN_COUNTERFEIT_PATTERN once the code’s owner confirms a report of it, not before', async () => {
     const code = await generate(brand);
     const report = await api('POST', '/code/report', { key: retailer, body: { url: code.url, reason: 'label on a fake' } });
     expect(report.status).toBe(201);
-    expect(report.body).toMatchObject({ reportId: expect.stringMatching(/^rep_/), gtin, serial: code.serial });
+    expect(report.body).toMatchObject({ reportId: expect.stringMatching(/^rep_/), gtin, serial: code.serial, status: 'pending' });
+    expect((await verify(retailer, { url: code.url })).body).toMatchObject({ verdict: 'AUTHENTIC', riskIndicators: [] });
+    const confirmed = await api('POST', `/code/reports/${report.body.reportId}/confirm`, { key: brand });
+    expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200);
     expect((await verify(retailer, { url: code.url })).body).toMatchObject({
       verdict: 'SUSPICIOUS',
       riskIndicators: ['KNOWN_COUNTERFEIT_PATTERN'],
       checks: { scanPattern: { passed: false, riskLevel: 'critical' } },
+      confirmedReport: { reason: 'label on a fake' },
     });
     expectError(await api('POST', '/code/report', { key: retailer, body: { url: 'nope' } }), 400, 'INVALID_URL');
   });

@@ -1,5 +1,8 @@
 // Issue #16, item 3: reports and scans that one tenant (or anyone on the public page) cannot turn
 // against another tenant's codes. Every attack here is made over HTTP, as an outsider would.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
 import { waitFor } from '../support/wait.ts';
@@ -8,7 +11,6 @@ let t: TestProduct;
 let owner: string;
 let ownerAccountId: string;
 let other: string;
-let otherAccountId: string;
 
 const gtin = '09506000134369';
 const reportsPerAccount = 6;
@@ -80,7 +82,7 @@ beforeAll(async () => {
     return { key: created.body.apiKey.secret as string, accountId: created.body.account.id as string };
   };
   ({ key: owner, accountId: ownerAccountId } = await account('Owner brand'));
-  ({ key: other, accountId: otherAccountId } = await account('Other tenant'));
+  ({ key: other } = await account('Other tenant'));
   // GTIN ownership (issue #16): the operator grants the owner its GTIN before it signs codes for it.
   await api('POST', `/accounts/${ownerAccountId}/gtins`, { key: operator, body: { gtin } });
 });
@@ -354,5 +356,50 @@ describe('the resolver’s reload cache', () => {
     expect(await pageJson(code.url)).toMatchObject({ verdict: 'AUTHENTIC' });
     const later = code.url.replace('17=310630', '17=391231');
     expect(await pageJson(later)).toMatchObject({ verdict: 'COUNTERFEIT' });
+  });
+});
+
+describe('a block is a record, not a cache entry', () => {
+  it('outlives a restart of the product (loaded from the confirmed reports)', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'hallmark-blocks-'));
+    let first: TestProduct | undefined;
+    let second: TestProduct | undefined;
+    try {
+      first = await startTestProduct({ HALLMARK_DATA_DIR: dataDir });
+      const operator = first.product.generatedOperatorKey as string;
+      const created = await call<Json>(first.url, 'POST', '/api/v1/accounts', {
+        key: operator,
+        body: { name: 'Restarted brand', tier: 'enterprise' },
+      });
+      const brand = created.body.apiKey.secret as string;
+      await call(first.url, 'POST', `/api/v1/accounts/${created.body.account.id}/gtins`, {
+        key: operator,
+        body: { gtin: '04006381333931' },
+      });
+      const code = await call<Json>(first.url, 'POST', '/api/v1/code/generate', {
+        key: brand,
+        body: { gtin: '04006381333931', serialNumber: 'RESTART-1' },
+      });
+      expect(code.status, JSON.stringify(code.body)).toBe(201);
+      const report = await call<Json>(first.url, 'POST', '/api/v1/code/report', { key: brand, body: { url: code.body.url } });
+      await call(first.url, 'POST', `/api/v1/code/reports/${report.body.reportId}/confirm`, {
+        key: brand,
+        body: { reason: 'Batch stolen from the warehouse' },
+      });
+      await first.stop();
+      first = undefined;
+
+      second = await startTestProduct({ HALLMARK_DATA_DIR: dataDir });
+      const verified = await call<Json>(second.url, 'POST', '/api/v1/code/verify', { key: brand, body: { url: code.body.url } });
+      expect(verified.body).toMatchObject({
+        verdict: 'SUSPICIOUS',
+        riskIndicators: ['KNOWN_COUNTERFEIT_PATTERN'],
+        confirmedReport: { reason: 'Batch stolen from the warehouse' },
+      });
+    } finally {
+      await first?.stop();
+      await second?.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });

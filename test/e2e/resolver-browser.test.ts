@@ -72,8 +72,9 @@ beforeAll(async () => {
     ).body.url as string;
   links.authentic = await generate('PEN-0001');
   links.suspicious = await generate('PEN-0002');
-  // A retailer's report with an API key marks the code: a genuine signature, a known counterfeit pattern.
-  await api('POST', '/code/report', { key: brand, body: { url: links.suspicious, reason: 'Seen on a fake' } });
+  // A report the brand confirms blocks the code: a genuine signature, a known counterfeit pattern.
+  const report = await api('POST', '/code/report', { key: brand, body: { url: links.suspicious, reason: 'Seen on a fake' } });
+  await api('POST', `/code/reports/${report.body.reportId}/confirm`, { key: brand });
   const genuine = await generate('PEN-0003');
   links.counterfeit = genuine.replace(/sig=(.)/, (_, c: string) => `sig=${c === 'A' ? 'B' : 'A'}`);
   const object = (
@@ -132,6 +133,7 @@ const expected: Record<keyof typeof links, RegExp[]> = {
     /Suspicious: check before you use it/,
     /PEN-0002/,
     /known counterfeit pattern/,
+    /The brand confirmed a report that this code is on counterfeit goods: Seen on a fake/,
     /Review it carefully/,
     /Report this product/,
   ],
@@ -189,7 +191,8 @@ describe('resolver pages in Chromium', () => {
   });
 
   it('sends the report form without JavaScript and thanks the shopper', async () => {
-    const { page, close } = await open('counterfeit', 'phone');
+    // A report is filed for the brand whose code signed the link: the suspicious page's (a forged link's is not).
+    const { page, close } = await open('suspicious', 'phone');
     try {
       await page.fill('#reason', 'The cap feels cheap');
       await Promise.all([page.waitForURL(`${t.url}/resolver/report`), page.click('button[type=submit]')]);
