@@ -17,7 +17,7 @@ let operator: string;
 /** Real values for path parameters by name, so generated queries and bodies also reach the services. */
 const realParams: Record<string, string[]> = {};
 
-const runs = Number(process.env.HOSTILE_RUNS ?? 30);
+const runs = Number(process.env.HOSTILE_RUNS ?? 25);
 const seed = Number(process.env.HOSTILE_SEED ?? Date.now() % 2 ** 31);
 const perRequestMs = 5_000;
 const gtins = ['09506000134352', '09506000134369', '09506000134376', '04006381333931', '05901234123457'];
