@@ -18,8 +18,9 @@ const knownVariables = new Set(
 );
 const autoscaled = ['gateway', 'verify-service'];
 /** What every process of the distributed form needs: no default, not optional. */
+const requiredNames = new Set<string>(DistributedConfig.required ?? []);
 const requiredVariables = Object.entries(DistributedConfig.properties)
-  .filter(([name, schema]) => (DistributedConfig.required ?? []).includes(name) && !('default' in schema))
+  .filter(([name, schema]) => requiredNames.has(name) && !('default' in schema))
   .map(([name]) => name);
 /** Settings that are or carry secrets: in Kubernetes they belong in the Secret, never the ConfigMap. */
 const secretVariables = [

@@ -212,7 +212,7 @@ describe('the distributed form over TLS, with credentials', () => {
     try {
       await infra.readiness.nats?.();
       await infra.readiness.redis?.();
-      await infra.cache.set('tls-check', 'over TLS', 10_000);
+      await infra.cache.set('tls-check', 'over TLS', { ttlMs: 10_000 });
       expect(await infra.cache.get('tls-check')).toBe('over TLS');
       await infra.bus.serve('rpc.tls.echo', { queue: 'tls' }, async (payload) => payload);
       expect(await infra.bus.request('rpc.tls.echo', { over: 'TLS' })).toEqual({ ok: true, value: { over: 'TLS' } });

@@ -21,7 +21,12 @@ export async function connectOperatorDatabase(env: NodeJS.ProcessEnv): Promise<O
     : await createPgliteDatabase(join(resolve(env.HALLMARK_DATA_DIR || './.hallmark'), 'pglite'));
   await migrateAccounts(db);
   const bus = env.HALLMARK_NATS_URL
-    ? await createNatsBus({ servers: env.HALLMARK_NATS_URL, name: 'hallmark-cli', prefix: env.HALLMARK_NAMESPACE || 'hallmark' })
+    ? await createNatsBus({
+        servers: env.HALLMARK_NATS_URL,
+        ...(env.HALLMARK_TLS_CA_FILE ? { tlsCaFile: env.HALLMARK_TLS_CA_FILE } : {}),
+        name: 'hallmark-cli',
+        prefix: env.HALLMARK_NAMESPACE || 'hallmark',
+      })
     : undefined;
   return {
     db,
