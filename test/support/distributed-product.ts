@@ -30,7 +30,12 @@ export async function freePort(): Promise<number> {
  * machine's NATS, PostgreSQL and Redis, with a database, a NATS namespace and a blob folder of its
  * own, removed again by `stop`.
  */
-export async function startDistributedProduct(extraEnv: Record<string, string> = {}): Promise<RunningProduct> {
+export async function startDistributedProduct(
+  extraEnv: Record<string, string> = {},
+  options: {
+    replicas?: Partial<Record<'code-service' | 'verify-service' | 'auction-service' | 'compliance-service', number>>;
+  } = {},
+): Promise<RunningProduct> {
   const natsUrl = process.env.HALLMARK_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
   const namespace = `e2e_${randomUUID().slice(0, 8)}`;
   const database = await createTestDatabase('e2e');
@@ -52,8 +57,10 @@ export async function startDistributedProduct(extraEnv: Record<string, string> =
   };
   const processes: ServiceProcess[] = [
     startServiceProcess('gateway', { ...env, PORT: String(port), HALLMARK_HOST: '127.0.0.1' }),
-    ...['code-service', 'verify-service', 'auction-service', 'compliance-service'].map((service) =>
-      startServiceProcess(service, env),
+    ...(['code-service', 'verify-service', 'auction-service', 'compliance-service'] as const).flatMap((service) =>
+      Array.from({ length: options.replicas?.[service] ?? 1 }, (_, replica) =>
+        startServiceProcess(service, env, `${service}-${replica + 1}`),
+      ),
     ),
   ];
   const url = `http://127.0.0.1:${port}`;

@@ -56,9 +56,11 @@ export interface PublicKeyEntry {
 export function createSigningKeyring(
   db: SqlDatabase,
   masterKey: Uint8Array,
-  options: { cacheMs?: number; onNewKey?: (kid: string) => Promise<void> | void } = {},
+  options: { cacheMs?: number; onNewKey?: (kid: string, owner: Principal) => Promise<void> | void } = {},
 ) {
-  const cacheMs = options.cacheMs ?? 30_000;
+  // Replicas hear of a rotation over the bus (`forgetActive`) at once; the short cache is the floor
+  // for a broadcast that was lost.
+  const cacheMs = options.cacheMs ?? 5_000;
   const active = new Map<string, { key: SigningKey; until: number }>();
   const ownerKey = (owner: Principal) => `${owner.accountId}/${owner.environment}`;
 
@@ -93,7 +95,7 @@ export function createSigningKeyring(
       if (!row) {
         // Two replicas may race to make the first key; the unique index lets one win and both read it.
         const fresh = newSealedKey();
-        if (await insertActiveSigningKey(db, owner, fresh)) await options.onNewKey?.(fresh.kid);
+        if (await insertActiveSigningKey(db, owner, fresh)) await options.onNewKey?.(fresh.kid, owner);
         row = await findActiveSigningKey(db, owner);
         if (!row) throw new Error('The active signing key vanished while it was being created.');
       }
@@ -113,8 +115,21 @@ export function createSigningKeyring(
       });
       if (!created) throw new Error('The new signing key was not stored.');
       active.delete(ownerKey(owner));
-      await options.onNewKey?.(created.id);
+      await options.onNewKey?.(created.id, owner);
       return toVerificationKeyView(created);
+    },
+
+    /** Drops the owner's cached active key: another replica made or rotated it (broadcast `signingKeyAdded`). */
+    forgetActive(owner: Principal): void {
+      active.delete(ownerKey(owner));
+    },
+
+    /** The handler of the `signingKeyAdded` broadcast: `{ kid, accountId, environment }`. */
+    onSigningKeyAdded(payload: unknown): void {
+      const { accountId, environment } = (payload ?? {}) as Partial<Principal>;
+      if (typeof accountId === 'string' && (environment === 'live' || environment === 'test')) {
+        active.delete(ownerKey({ accountId, environment }));
+      }
     },
   };
 }

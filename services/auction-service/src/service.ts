@@ -35,7 +35,7 @@ export const auctionService = defineService({
     await migrateAuction(infra.db);
     const masterKey = parseMasterKey(config.HALLMARK_MASTER_KEY);
     const keyring = createSigningKeyring(infra.db, masterKey, {
-      onNewKey: (kid) => infra.bus.broadcast(broadcasts.signingKeyAdded, { kid }),
+      onNewKey: (kid, owner) => infra.bus.broadcast(broadcasts.signingKeyAdded, { kid, ...owner }),
     });
     const keys = createVerificationKeys(infra.db);
     const repository = { db: infra.db, eventStore: infra.eventStore, clock };
@@ -48,6 +48,8 @@ export const auctionService = defineService({
     const evidenceRequiredFor = async (owner: Principal) => (await configs.configFor(owner)).evidenceRequiredFor;
     const subscriptions = [
       await servePing('auction-service', context),
+      // A key rotated on another replica is the one to sign with from now on.
+      await infra.bus.onBroadcast(broadcasts.signingKeyAdded, (payload) => keyring.onSigningKeyAdded(payload)),
       await configs.start(),
       await infra.bus.onBroadcast(broadcasts.publicKeyRevoked, (payload) =>
         keys.forget(String((payload as { kid: unknown }).kid)),

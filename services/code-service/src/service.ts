@@ -47,7 +47,7 @@ export const codeService = defineService({
       selfServiceTestClaims: config.HALLMARK_SELF_SERVICE_TEST_CLAIMS,
     });
     const keyring = createSigningKeyring(infra.db, parseMasterKey(config.HALLMARK_MASTER_KEY), {
-      onNewKey: (kid) => infra.bus.broadcast(broadcasts.signingKeyAdded, { kid }),
+      onNewKey: (kid, owner) => infra.bus.broadcast(broadcasts.signingKeyAdded, { kid, ...owner }),
     });
     const schemas = createSchemaCatalog({ db: infra.db, eventStore: infra.eventStore, clock });
     const qrRenderers = createQrRenderers();
@@ -63,6 +63,8 @@ export const codeService = defineService({
     };
     const subscriptions = [
       await servePing('code-service', context),
+      // A key rotated on another replica is the one to sign with from now on.
+      await infra.bus.onBroadcast(broadcasts.signingKeyAdded, (payload) => keyring.onSigningKeyAdded(payload)),
       await infra.bus.onBroadcast(broadcasts.gtinOwnershipChanged, () => signers.forgetAll()),
       await serveRpc(infra.bus, log, grantGtinRpc, async ({ principal, accountId, input }) =>
         gtinClaims.grant(principal, accountId, input),

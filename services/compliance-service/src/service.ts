@@ -1,5 +1,6 @@
 import { createSigningKeyring, migrateAccounts } from '@hallmark/accounts';
 import {
+  broadcasts,
   exportPageRpc,
   getComplianceConfigRpc,
   merkleConsistencyRpc,
@@ -36,6 +37,8 @@ export const complianceService = defineService({
     const subscriptions = [
       { stop: () => projection.stop() },
       await servePing('compliance-service', context),
+      // A key rotated on another replica is the one to sign with from now on.
+      await infra.bus.onBroadcast(broadcasts.signingKeyAdded, (payload) => keyring.onSigningKeyAdded(payload)),
       await serveRpc(infra.bus, log, verifyChainRpc, async ({ principal, assetId }) =>
         verifyChain({ db: infra.db, eventStore: infra.eventStore, clock }, principal, assetId),
       ),
