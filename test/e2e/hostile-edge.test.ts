@@ -22,6 +22,7 @@ let proxied: TestProduct;
 let operator: string;
 const publicLimit = 5;
 const configuredPublicUrl = 'https://id.hallmark.test';
+const resolverUrl = 'https://scan.hallmark.test';
 
 const api = (product: TestProduct, method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
   call<Json>(product.url, method, `/api/v1${path}`, options);
@@ -116,7 +117,7 @@ const pathOf = (link: string) => {
 
 beforeAll(async () => {
   t = await startTestProduct({ HALLMARK_PUBLIC_RATE_LIMIT: '1000' });
-  limited = await startTestProduct({ HALLMARK_PUBLIC_RATE_LIMIT: String(publicLimit) });
+  limited = await startTestProduct({ HALLMARK_PUBLIC_RATE_LIMIT: String(publicLimit), HALLMARK_RESOLVER_URL: resolverUrl });
   proxied = await startTestProduct({
     HALLMARK_PUBLIC_RATE_LIMIT: String(publicLimit),
     HALLMARK_TRUST_PROXY: '1',
@@ -214,6 +215,12 @@ describe('the public base URL comes from configuration, never from the Host head
     }
     const description = await raw(t, 'GET', '/.well-known/gs1resolver', forged);
     expect(JSON.parse(description.body).resolverRoot).toBe(t.url);
+  });
+
+  it('without HALLMARK_PUBLIC_URL, HALLMARK_RESOLVER_URL (where generated links point) is the public URL', async () => {
+    const description = await raw(limited, 'GET', '/.well-known/gs1resolver', forged);
+    expect(description.status).toBe(200);
+    expect(JSON.parse(description.body).resolverRoot).toBe(resolverUrl);
   });
 
   it('HALLMARK_PUBLIC_URL: links, linksets and the description use it, also when proxies are trusted', async () => {
