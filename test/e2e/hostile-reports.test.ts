@@ -4,6 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDistributedProduct } from '../support/distributed-product.ts';
 import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -400,6 +401,63 @@ describe('a block is a record, not a cache entry', () => {
       await first?.stop();
       await second?.stop();
       await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('in the distributed form (NATS, PostgreSQL, Redis)', () => {
+  it('files reports for the owner, blocks on confirm, ignores forged scans and keys the reload cache on the whole link', async () => {
+    const product = await startDistributedProduct();
+    try {
+      const at = <T = Json>(method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
+        call<T>(product.url, method, `/api/v1${path}`, options);
+      const account = async (name: string) => {
+        const created = await at('POST', '/accounts', { key: product.operatorKey, body: { name, tier: 'enterprise' } });
+        expect(created.status, JSON.stringify(created.body)).toBe(201);
+        return { key: created.body.apiKey.secret as string, id: created.body.account.id as string };
+      };
+      const brand = await account('Distributed brand');
+      const rival = await account('Distributed rival');
+      await at('POST', `/accounts/${brand.id}/gtins`, { key: product.operatorKey, body: { gtin: '05901234123457' } });
+      const code = await at('POST', '/code/generate', {
+        key: brand.key,
+        body: { gtin: '05901234123457', serialNumber: 'DIST-1', batchNumber: 'LOT1' },
+      });
+      expect(code.status, JSON.stringify(code.body)).toBe(201);
+      const url = code.body.url as string;
+      const pathOfUrl = url.slice(new URL(url).origin.length);
+      const json = async (path: string) =>
+        (await (await fetch(`${product.url}${path}`, { headers: { accept: 'application/json' } })).json()) as Json;
+
+      expect(await json(pathOfUrl)).toMatchObject({ verdict: 'AUTHENTIC', batch: 'LOT1' });
+      expect(await json(pathOfUrl.replace('/10/LOT1', '/10/LOT2'))).toMatchObject({ verdict: 'COUNTERFEIT' });
+
+      for (let i = 0; i < 30; i++) {
+        expect((await at('POST', '/code/verify', { key: rival.key, body: { url: forge(url) } })).body.verdict).toBe(
+          'COUNTERFEIT',
+        );
+      }
+      const report = await at('POST', '/code/report', { key: rival.key, body: { url, reason: 'fake' } });
+      expect(report.status, JSON.stringify(report.body)).toBe(201);
+      const genuine = await at('POST', '/code/verify', { key: brand.key, body: { url } });
+      expect(genuine.body).toMatchObject({ verdict: 'AUTHENTIC', metadata: { totalScans: 2 } });
+
+      expect((await at('GET', '/code/reports', { key: rival.key })).body.reports).toEqual([]);
+      expectError(await at('POST', `/code/reports/${report.body.reportId}/confirm`, { key: rival.key }), 404, 'NOT_FOUND');
+      const queued = await at('GET', '/code/reports?status=pending', { key: brand.key });
+      expect(queued.body.reports.map((entry: Json) => entry.reportId)).toEqual([report.body.reportId]);
+      const confirmed = await at('POST', `/code/reports/${report.body.reportId}/confirm`, {
+        key: brand.key,
+        body: { reason: 'Seized by customs' },
+      });
+      expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200);
+      expect((await at('POST', '/code/verify', { key: rival.key, body: { url } })).body).toMatchObject({
+        verdict: 'SUSPICIOUS',
+        riskIndicators: ['KNOWN_COUNTERFEIT_PATTERN'],
+        confirmedReport: { reason: 'Seized by customs' },
+      });
+    } finally {
+      await product.stop();
     }
   });
 });
