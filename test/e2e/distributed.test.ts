@@ -48,10 +48,15 @@ function start(service: string, name = service, extraEnv: Record<string, string>
   return started;
 }
 
+/** With the operator's key: a keyless ping is held to 10 a second per client address. */
 async function ping(service: string, body: object = {}, requestId?: string) {
   const response = await fetch(`${gatewayUrl}/api/v1/system/ping/${service}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(requestId ? { 'x-request-id': requestId } : {}) },
+    headers: {
+      'content-type': 'application/json',
+      'x-api-key': operatorKey,
+      ...(requestId ? { 'x-request-id': requestId } : {}),
+    },
     body: JSON.stringify(body),
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> & { error?: { code: string } } };
@@ -278,17 +283,47 @@ describe('distributed form: two gateways share keys and limits', () => {
     expect(refused.body.error.code).toBe('REVOKED_API_KEY');
   });
 
-  it('lets exactly 100 of 300 concurrent requests through a test key’s daily 100, across both gateways', async () => {
-    const sandbox = await tenantKey({ name: 'sandbox', scopes: ['keys:read'], environment: 'test' });
+  it('lets exactly 100 of 300 concurrent requests through an account’s daily 100 in test, across three keys and both gateways', async () => {
+    // Limits are the account's in an environment: more keys add nothing (one Redis hash tag, batched exactly).
+    const account = await api(gatewayUrl, 'POST', '/accounts', operatorKey, {
+      name: `Tenant ${randomUUID()}`,
+      tier: 'enterprise',
+    });
+    const sandboxes: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const key = await api(gatewayUrl, 'POST', '/keys', account.body.apiKey.secret, {
+        name: `sandbox ${i}`,
+        scopes: ['keys:read'],
+        environment: 'test',
+      });
+      expect(key.status).toBe(201);
+      sandboxes.push(key.body.secret);
+    }
     const responses = await Promise.all(
       Array.from({ length: 300 }, (_, i) =>
-        api(i % 2 === 0 ? gatewayUrl : secondGatewayUrl, 'GET', '/keys?limit=1', sandbox.secret),
+        api(i % 2 === 0 ? gatewayUrl : secondGatewayUrl, 'GET', '/keys?limit=1', sandboxes[i % 3] as string),
       ),
     );
     const statuses = responses.map((response) => response.status);
     expect(statuses.filter((status) => status === 200)).toHaveLength(100);
     expect(statuses.filter((status) => status === 429)).toHaveLength(200);
     expect(responses.find((response) => response.status === 429)?.body.error.code).toBe('RATE_LIMITED');
+  });
+
+  it('counts failed authentications of one address across both gateways, and still serves a valid key', async () => {
+    const owner = (await tenantKey({ name: 'reader', scopes: ['keys:read'] })).secret;
+    const unknown = () => `svc_live_${randomUUID().replaceAll('-', '')}${randomUUID().replaceAll('-', '')}`;
+    // 20 a minute by default; a minute boundary may fall in between, so go on until refused.
+    let refused: Json | undefined;
+    for (let i = 0; i < 45 && !refused; i++) {
+      const response = await api(i % 2 === 0 ? gatewayUrl : secondGatewayUrl, 'GET', '/keys', unknown());
+      if (response.status === 429) refused = response;
+      else expect(response.status).toBe(401);
+    }
+    expect(refused?.body.error).toMatchObject({ code: 'RATE_LIMITED', details: { limit: 'failed-authentications-per-address' } });
+    expect(refused?.body.error.details.retryAfterSeconds).toBeGreaterThan(0);
+    expect((await api(secondGatewayUrl, 'GET', '/keys', owner)).status).toBe(200);
+    expect((await api(gatewayUrl, 'GET', '/keys', owner)).status).toBe(200);
   });
 });
 
