@@ -47,17 +47,17 @@ export const verifyService = defineService({
       cache: infra.cache,
       scans,
       rules,
-      clock,
       blocks,
+      clock,
     };
-    const forgetKid = (payload: unknown) => keys.forget(String((payload as { kid: unknown }).kid));
     const reportDeps = { db: infra.db, codes: deps.codes, keys, blocks, eventStore: infra.eventStore, bus: infra.bus, clock };
+    const forgetKid = (payload: unknown) => keys.forget(String((payload as { kid: unknown }).kid));
     const subscriptions = [
       await infra.bus.onBroadcast(broadcasts.publicKeyRevoked, forgetKid),
       await configs.start(),
+      await blocks.start(infra.bus),
       await projectScanHistory(infra.bus, infra.db),
       scans, // after the verifications that record scans stop: stopping publishes what is queued
-      await blocks.start(infra.bus),
       await servePing('verify-service', context),
       await serveRpc(infra.bus, log, verifyCodeRpc, async (request, { requestId }) => verifyCode(deps, request, requestId)),
       await serveRpc(infra.bus, log, resolveScanRpc, async (request, { requestId }) => resolveScan(deps, request, requestId)),

@@ -99,12 +99,12 @@ export async function verifyCode(
     retentionMs,
   });
   const code = codes.find((candidate) => candidate.kid === matchedKid);
-  const expiresAt = code?.expiresAt ? Date.parse(code.expiresAt) : link.expiry ? endOfYymmdd(link.expiry).getTime() : null;
-  const assessment = assessScan(
-    {
   // Blocked by its owner's confirmed report (an in-memory lookup). The cache's `reported` flag is not
   // read: flags set before reports needed the owner's review block nothing.
   const block = code ? deps.blocks.find(principal.environment, link.gtin, link.serial, code.accountId) : undefined;
+  const expiresAt = code?.expiresAt ? Date.parse(code.expiresAt) : link.expiry ? endOfYymmdd(link.expiry).getTime() : null;
+  const assessment = assessScan(
+    {
       signatureValid: matchedKid !== undefined,
       nowMs: now.getTime(),
       expiresAtMs: expiresAt,
@@ -141,10 +141,10 @@ export async function verifyCode(
     gtin: link.gtin,
     serial: link.serial,
     ...(link.batch !== undefined ? { batch: link.batch } : {}),
+    ...(block ? { confirmedReport: block } : {}),
   };
   const firstSeen = new Date(scan.firstSeenMs).toISOString();
   if (request.view === 'quickstart') {
-    ...(block ? { confirmedReport: block } : {}),
     return { ...common, checks, scanNumber: scan.total, firstSeen, riskIndicators: assessment.riskIndicators };
   }
   return {
