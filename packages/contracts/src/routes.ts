@@ -388,7 +388,10 @@ export const codeQrRoute = defineRoute({
   operationId: 'getCodeQr',
   method: 'GET',
   path: `${apiPrefix}/code/qr`,
-  summary: 'A QR image of a code: error correction M, quiet zone of 4 modules; a PNG sized for print with mm and dpi.',
+  summary:
+    'A QR image of a code: error correction M, quiet zone of 4 modules; a PNG sized for print with mm and dpi. ' +
+    'At most 4096 pixels a side (size, or mm × dpi / 25.4), else 400 VALIDATION_ERROR; 503 with Retry-After while the renderers are full. ' +
+    'Cache-Control: private, no-store.',
   tags: ['codes'],
   auth: 'api-key',
   scope: 'assets:read',

@@ -156,8 +156,14 @@ export const QrQuery = Type.Object(
   {
     url: Type.String({ minLength: 1, maxLength: 2048, description: 'the code’s GS1 Digital Link' }),
     format: Type.Optional(Type.Union([Type.Literal('svg'), Type.Literal('png')], { default: 'svg' })),
-    size: Type.Optional(Type.Integer({ minimum: 64, maximum: 4096, description: 'width in pixels' })),
-    mm: Type.Optional(Type.Number({ minimum: 10, maximum: 500, description: 'printed width in millimetres (png; with dpi)' })),
+    size: Type.Optional(Type.Integer({ minimum: 64, maximum: 4096, description: 'width in pixels (at most 4096)' })),
+    mm: Type.Optional(
+      Type.Number({
+        minimum: 10,
+        maximum: 500,
+        description: 'printed width in millimetres (png; with dpi); mm × dpi / 25.4 must be at most 4096 pixels, else 400',
+      }),
+    ),
     dpi: Type.Optional(
       Type.Integer({ minimum: 72, maximum: 2400, description: 'print resolution (png), recorded in the file; default 300' }),
     ),

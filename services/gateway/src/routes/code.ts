@@ -29,6 +29,7 @@ import type { ReportLimits } from '../auth/report-limits.ts';
 import { principalOf, requireApiKey } from '../auth/request-auth.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
+import { withRetryAfter } from './retry-after.ts';
 
 /** Items per call to code-service, and calls in flight, for a batch. */
 const batchChunk = 500;
@@ -94,8 +95,11 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
 
   registerRoute(app, codeQrRoute, async (request, reply) => {
     const query = request.query as QrQuery;
-    const image = await deps.services.call(renderQrRpc, { ...query, format: query.format ?? 'svg' }, request.id);
-    reply.type(image.contentType).header('cache-control', 'public, max-age=86400');
+    const image = await withRetryAfter(reply, () =>
+      deps.services.call(renderQrRpc, { ...query, format: query.format ?? 'svg' }, request.id),
+    );
+    // A code's image is its owner's: no shared cache keeps it (a key may be sent in ways a cache does not see).
+    reply.type(image.contentType).header('cache-control', 'private, no-store');
     return image.encoding === 'base64' ? Buffer.from(image.body, 'base64') : image.body;
   });
 
