@@ -64,14 +64,6 @@ export const GatewayConfig = Type.Object({
   ),
   // Shared with code- and auction-service: the public URL defaults to it.
   HALLMARK_RESOLVER_URL: Type.Optional(publicUrl('scheme and host of the resolver in generated links, without a path')),
-  HALLMARK_BOOTSTRAP_KEY: Type.Optional(
-    Type.String({
-      pattern: '^svc_(live|test)_[0-9a-f]{64}$',
-      description: 'svc_live_<64 lower-case hex>: the operator key to ensure at start',
-    }),
-  ),
-});
-export type GatewayConfig = Static<typeof GatewayConfig>;
   HALLMARK_REPORT_LIMIT_PER_ACCOUNT: Type.Integer({
     minimum: 1,
     maximum: 1_000_000,
@@ -84,3 +76,11 @@ export type GatewayConfig = Static<typeof GatewayConfig>;
     default: 10,
     description: 'reports one client address may send per hour from the resolver page’s form',
   }),
+  HALLMARK_BOOTSTRAP_KEY: Type.Optional(
+    Type.String({
+      pattern: '^svc_(live|test)_[0-9a-f]{64}$',
+      description: 'svc_live_<64 lower-case hex>: the operator key to ensure at start',
+    }),
+  ),
+});
+export type GatewayConfig = Static<typeof GatewayConfig>;
