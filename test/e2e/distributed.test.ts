@@ -330,10 +330,17 @@ describe('distributed form: two gateways share keys and limits', () => {
 describe('distributed form: codes over NATS, PostgreSQL and Redis', () => {
   const api = (url: string, path: string, key: string, body: unknown) => call(url, 'POST', `/api/v1${path}`, { key, body });
   const gtin = '09506000134352';
+  let key: string;
+
+  beforeAll(async () => {
+    // The brand owns the GTIN it signs for (docs/SIGNING.md): the operator grants it.
+    const account = await api(gatewayUrl, '/accounts', operatorKey, { name: `Brand ${randomUUID()}`, tier: 'enterprise' });
+    key = account.body.apiKey.secret as string;
+    const grant = await api(gatewayUrl, `/accounts/${account.body.account.id}/gtins`, operatorKey, { gtin });
+    expect(grant.status, JSON.stringify(grant.body)).toBe(201);
+  });
 
   it('generates on one gateway and verifies on the other, with every spec error code of both endpoints', async () => {
-    const account = await api(gatewayUrl, '/accounts', operatorKey, { name: `Brand ${randomUUID()}`, tier: 'enterprise' });
-    const key = account.body.apiKey.secret as string;
     const serialNumber = `D-${randomUUID().slice(0, 8)}`;
     const generated = await api(gatewayUrl, '/code/generate', key, { gtin, serialNumber, batchNumber: 'L1' });
     expect(generated.status).toBe(201);
@@ -356,10 +363,11 @@ describe('distributed form: codes over NATS, PostgreSQL and Redis', () => {
     expect((await api(gatewayUrl, '/code/verify', key, { url: `https://x.y/01/${gtin}/21/A` })).body.error.code).toBe(
       'MISSING_SIGNATURE',
     );
-    const stranger = (await api(gatewayUrl, '/accounts', operatorKey, { name: 'Stranger', tier: 'free' })).body.apiKey
-      .secret as string;
-    const unknown = await api(gatewayUrl, '/code/verify', stranger, {
-      url: `https://x.y/01/${gtin}/21/none?sig=${'a'.repeat(86)}`,
+    // A GTIN whose owner has no key yet: nothing could have signed it.
+    const newcomer = await api(gatewayUrl, '/accounts', operatorKey, { name: 'Stranger', tier: 'free' });
+    await api(gatewayUrl, `/accounts/${newcomer.body.account.id}/gtins`, operatorKey, { gtin: '09506000134369' });
+    const unknown = await api(gatewayUrl, '/code/verify', key, {
+      url: `https://x.y/01/09506000134369/21/none?sig=${'a'.repeat(86)}`,
     });
     expect([unknown.status, unknown.body.error.code]).toEqual([404, 'KEY_NOT_FOUND']);
     const forged = generated.body.url.replace('/10/L1', '/10/L2');
@@ -367,8 +375,6 @@ describe('distributed form: codes over NATS, PostgreSQL and Redis', () => {
   });
 
   it('counts 200 parallel verifications across both gateways exactly, in Redis', async () => {
-    const account = await api(gatewayUrl, '/accounts', operatorKey, { name: `Brand ${randomUUID()}`, tier: 'enterprise' });
-    const key = account.body.apiKey.secret as string;
     const generated = await api(gatewayUrl, '/code/generate', key, { gtin, serialNumber: `P-${randomUUID().slice(0, 8)}` });
     const responses = await Promise.all(
       Array.from({ length: 200 }, (_, i) =>
