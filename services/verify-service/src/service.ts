@@ -40,9 +40,10 @@ export const verifyService = defineService({
     const rules = createRiskRulesSource(configs, log);
     const blocks = createCodeBlocks(infra.db, { log });
     const scans = createScanPublisher(infra.bus, log);
+    const codes = createCodeDirectory(infra.bus, { timeoutMs: base.HALLMARK_REQUEST_TIMEOUT_MS });
     const deps = {
       db: infra.db,
-      codes: createCodeDirectory(infra.bus, { timeoutMs: base.HALLMARK_REQUEST_TIMEOUT_MS }),
+      codes,
       keys,
       cache: infra.cache,
       scans,
@@ -54,6 +55,7 @@ export const verifyService = defineService({
     const forgetKid = (payload: unknown) => keys.forget(String((payload as { kid: unknown }).kid));
     const subscriptions = [
       await infra.bus.onBroadcast(broadcasts.publicKeyRevoked, forgetKid),
+      await infra.bus.onBroadcast(broadcasts.gtinOwnershipChanged, () => codes.forgetAll()),
       await configs.start(),
       await blocks.start(infra.bus),
       await projectScanHistory(infra.bus, infra.db),

@@ -52,8 +52,8 @@ async function firstSigningKey(keys: readonly PublicKeyEntry[], link: ReturnType
 }
 
 /**
- * POST /code/verify. Candidate keys: the key each stored code of the item was signed with, or,
- * for a code made elsewhere, the caller's own keys. COUNTERFEIT when the signature fails under
+ * POST /code/verify. Candidate keys: the key each of the signer's stored codes of the item was
+ * signed with, or, for a code made elsewhere, the signer's own keys (never the caller's). COUNTERFEIT when the signature fails under
  * every candidate; KEY_NOT_FOUND when there is no candidate key at all. Every scan is counted.
  */
 export async function verifyCode(
@@ -69,8 +69,11 @@ export async function verifyCode(
   const link = readLink(request.body);
   const { principal } = request;
   const now = deps.clock();
-  const codes = await deps.codes.find(principal.environment, link.gtin, link.serial, requestId);
-  const candidates = codes.length > 0 ? codes.map((code) => code.kid) : await deps.keys.ownKeyIds(principal);
+  // Only the GTIN's signer counts: its owner, or the operator for a GTIN nobody owns (docs/SIGNING.md).
+  const { codes, signerAccountId } = await deps.codes.findItem(principal.environment, link.gtin, link.serial, requestId);
+  const signer = signerAccountId ? { accountId: signerAccountId, environment: principal.environment } : undefined;
+  // A code made outside Hallmark (signed with a registered public key) is checked under the signer's keys only.
+  const candidates = codes.length > 0 ? codes.map((code) => code.kid) : signer ? await deps.keys.ownKeyIds(signer) : [];
 
   const keys = await usableKeys(deps.keys, candidates, principal.environment);
   const checkedKid = keys[0]?.kid;
@@ -82,7 +85,7 @@ export async function verifyCode(
   }
 
   // The thresholds are the code owner's (its brand's compliance config); for an unknown code, the caller's.
-  const owner = codes[0] ? { accountId: codes[0].accountId, environment: principal.environment } : principal;
+  const owner = signer ?? principal;
   const { rules, retentionMs } = await deps.rules.rulesFor(owner, requestId);
   // Only a scan whose signature verifies counts toward the code's history (scan limit, travel,
   // clients): anyone can send forged links by the thousand. A forged scan is counted under a
