@@ -35,7 +35,14 @@ export async function runBatches(start: () => Promise<RunningProduct>, total: nu
       headers: { 'x-api-key': operatorKey, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Batch brand', tier: 'enterprise' }),
     });
-    const key = ((await account.json()) as { apiKey: { secret: string } }).apiKey.secret;
+    const created = (await account.json()) as { account: { id: string }; apiKey: { secret: string } };
+    const key = created.apiKey.secret;
+    // The brand signs only GTINs it owns (docs/SIGNING.md).
+    await fetch(`${product.url}/api/v1/accounts/${created.account.id}/gtins`, {
+      method: 'POST',
+      headers: { 'x-api-key': operatorKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ gtin }),
+    });
     const batches = Math.ceil(total / perBatch);
     let nextBatch = 0;
     let generated = 0;

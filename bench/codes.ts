@@ -73,8 +73,10 @@ async function codeLoad(
 ): Promise<string[]> {
   const product = await start();
   try {
-    const key = (await post(product.url, '/accounts', operatorKey, { name: 'Bench brand', tier: 'enterprise' })).apiKey
-      .secret as string;
+    const brand = await post(product.url, '/accounts', operatorKey, { name: 'Bench brand', tier: 'enterprise' });
+    const key = brand.apiKey.secret as string;
+    // The brand signs only GTINs it owns (docs/SIGNING.md).
+    await post(product.url, `/accounts/${brand.account.id}/gtins`, operatorKey, { gtin });
     const code = await post(product.url, '/code/generate', key, { gtin, serialNumber: 'BENCH-1', batchNumber: 'L1' });
     const verify = {
       url: `${product.url}/api/v1/code/verify`,
