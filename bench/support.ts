@@ -107,8 +107,11 @@ export async function startEmbeddedProduct(
   };
 }
 
-/** The distributed form: the gateway and the four services as five processes on NATS, PostgreSQL and Redis. */
-export async function startDistributedProduct(): Promise<RunningProduct> {
+/**
+ * The distributed form: the gateway and the four services as five processes on NATS, PostgreSQL and Redis.
+ * `gatewayEnv` adds settings of the gateway's own.
+ */
+export async function startDistributedProduct(gatewayEnv: Record<string, string> = {}): Promise<RunningProduct> {
   const database = await createTestDatabase('bench');
   const namespace = `bench_${randomUUID().slice(0, 8)}`;
   const port = randomPort(18_900);
@@ -127,7 +130,7 @@ export async function startDistributedProduct(): Promise<RunningProduct> {
     HALLMARK_BOOTSTRAP_KEY: operatorKey,
   };
   const processes = [
-    startServiceProcess('gateway', { ...env, PORT: String(port), HALLMARK_HOST: '127.0.0.1' }),
+    startServiceProcess('gateway', { ...env, ...gatewayEnv, PORT: String(port), HALLMARK_HOST: '127.0.0.1' }),
     ...['code-service', 'verify-service', 'auction-service', 'compliance-service'].map((service) =>
       startServiceProcess(service, env),
     ),

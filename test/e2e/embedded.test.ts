@@ -17,6 +17,8 @@ beforeAll(async () => {
     HALLMARK_LOG_LEVEL: 'silent',
     HALLMARK_REQUEST_TIMEOUT_MS: '500',
     HALLMARK_BODY_LIMIT_BYTES: '2048',
+    // The tests below ping without a key, many times a second: more than one address's 10 (Limits).
+    HALLMARK_PUBLIC_RATE_LIMIT: '1000',
   });
 });
 
