@@ -46,6 +46,25 @@ export function startCatchUpSubscription(
     else pendingWake = true;
   };
 
+  // A linger gathers a trickle of events into one batch; notifications of new events must not cut
+  // it short (that is its point), but a reader waiting for the events may (`wake`).
+  let urgent = false;
+  let cutLinger: (() => void) | undefined;
+  const linger = (ms: number) =>
+    new Promise<void>((resolve) => {
+      if (urgent || stopping) {
+        resolve();
+        return;
+      }
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        cutLinger = undefined;
+        resolve();
+      }
+      cutLinger = done;
+    });
+
   const run = async () => {
     // Watching and the first checkpoint load are retried like any read: a subscription started
     // while the database is away (or whose connection is lost) waits for it instead of dying.
@@ -60,6 +79,8 @@ export function startCatchUpSubscription(
             cursor = await checkpoints.load(options.name);
             loaded = true;
           }
+          // A wake from here on asks for a read after this one.
+          urgent = false;
           const page = await source.readAll(cursor === undefined ? { limit: batchSize } : { after: cursor, limit: batchSize });
           if (page.events.length === 0) {
             await sleep(options.pollIntervalMs);
@@ -68,9 +89,7 @@ export function startCatchUpSubscription(
           await options.handle(page.events, page.cursor);
           await checkpoints.save(options.name, page.cursor);
           cursor = page.cursor;
-          if (options.lingerMs && page.events.length < batchSize && !stopping) {
-            await new Promise((resolve) => setTimeout(resolve, options.lingerMs));
-          }
+          if (options.lingerMs && page.events.length < batchSize && !stopping) await linger(options.lingerMs);
         } catch (error) {
           options.onError?.(error);
           await sleep(retryDelayMs);
@@ -88,7 +107,13 @@ export function startCatchUpSubscription(
     async stop() {
       stopping = true;
       signal();
+      cutLinger?.();
       await running;
+    },
+    wake() {
+      urgent = true;
+      cutLinger?.();
+      signal();
     },
   };
 }

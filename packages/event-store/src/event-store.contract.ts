@@ -77,6 +77,49 @@ export function describeEventStoreContract(
       expect(await store.readLastEvent(stream)).toMatchObject({ type: 'c', streamVersion: 3, data: { n: 3 }, streamId: stream });
     });
 
+    it('tells a stream’s version: 0 before it exists, then every answered append counted', async () => {
+      const stream = streamOf('version');
+      expect(await store.streamVersion(stream)).toBe(0);
+      await store.append(stream, [{ type: 'a', data: {} }], { expectedVersion: 0 });
+      expect(await store.streamVersion(stream)).toBe(1);
+      await store.append(
+        stream,
+        [
+          { type: 'b', data: {} },
+          { type: 'c', data: {} },
+        ],
+        { expectedVersion: 1 },
+      );
+      expect(await store.streamVersion(stream)).toBe(3);
+      const started = streamOf('version-started');
+      await store.startStreams([{ streamId: started, events: [{ type: 'a', data: {} }] }]);
+      expect(await store.streamVersion(started)).toBe(1);
+    });
+
+    it('reads on at once when woken, instead of lingering', async () => {
+      const stream = streamOf('wake');
+      const received: number[] = [];
+      await store.append(stream, [{ type: 'n', data: { n: 1 } }], { expectedVersion: 0 });
+      const subscription = store.subscribe({
+        name: `wake-${randomUUID()}`,
+        // Every page is short, so each is followed by the full linger unless something cuts it short.
+        batchSize: 100_000,
+        lingerMs: 10_000,
+        async handle(events) {
+          for (const event of events) if (event.streamId === stream) received.push(Number(event.data.n));
+        },
+      });
+      try {
+        await eventually(() => received.length === 1, 10_000, 'the first event');
+        await store.append(stream, [{ type: 'n', data: { n: 2 } }], { expectedVersion: 1 });
+        subscription.wake();
+        await eventually(() => received.length === 2, 2_000, 'the second event, well before the linger ends');
+        expect(received).toEqual([1, 2]);
+      } finally {
+        await subscription.stop();
+      }
+    });
+
     it('refuses an append whose expected version is stale, and stores nothing of it', async () => {
       const stream = streamOf('conflict');
       await store.append(stream, [{ type: 'a', data: {} }], { expectedVersion: 0 });

@@ -66,6 +66,12 @@ export interface SubscribeOptions {
 export interface EventSubscription {
   /** Finishes the batch in hand, saves its checkpoint, and stops. */
   stop(): Promise<void>;
+  /**
+   * Reads on at once: cuts an idle wait or a linger short (a reader is waiting for the events).
+   * A wake during a batch makes the next read start right after it. KurrentDB's live subscription
+   * delivers each event as it comes, so there it does nothing.
+   */
+  wake(): void;
 }
 
 /**
@@ -84,6 +90,11 @@ export interface EventStore {
   readStream(streamId: string, options?: { afterVersion?: number; limit?: number }): Promise<StoredEvent[]>;
   /** The stream's newest event, or undefined when the stream does not exist. */
   readLastEvent(streamId: string): Promise<StoredEvent | undefined>;
+  /**
+   * How many events the stream holds as of now (its version; 0 when it does not exist): every
+   * append that has answered is counted. One cheap lookup, for readers that must not answer older.
+   */
+  streamVersion(streamId: string): Promise<number>;
   readAll(options?: { after?: string; limit?: number }): Promise<EventPage>;
   subscribe(options: SubscribeOptions): EventSubscription;
   ping(): Promise<void>;

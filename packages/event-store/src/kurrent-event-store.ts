@@ -141,6 +141,10 @@ export function createKurrentEventStore(connectionString: string): EventStore {
       return undefined;
     },
 
+    async streamVersion(streamId) {
+      return (await this.readLastEvent(streamId))?.streamVersion ?? 0;
+    },
+
     async readAll({ after, limit = 500 } = {}) {
       const events: StoredEvent[] = [];
       let cursor = after ?? '0:0';
@@ -188,6 +192,8 @@ export function createKurrentEventStore(connectionString: string): EventStore {
           await subscription?.unsubscribe();
           await running.catch(() => {});
         },
+        // The live subscription hands over each event as it arrives; there is no wait to cut short.
+        wake() {},
       };
     },
 

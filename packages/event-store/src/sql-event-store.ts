@@ -215,6 +215,14 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
       return rows[0] ? toStoredEvent(rows[0]) : undefined;
     },
 
+    async streamVersion(streamId) {
+      // event_streams is written in the append's transaction: a committed append is counted.
+      const rows = await db.query<{ version: string | number }>('SELECT version FROM event_streams WHERE stream_id = $1', [
+        streamId,
+      ]);
+      return Number(rows[0]?.version ?? 0);
+    },
+
     readAll,
 
     subscribe(subscribeOptions) {
