@@ -8,6 +8,8 @@ export interface BlobStore {
   /** The bytes under a key, or undefined. */
   get(sha256: string): Promise<Buffer | undefined>;
   has(sha256: string): Promise<boolean>;
+  /** Removes the bytes under a key; nothing happens when there are none. */
+  delete(sha256: string): Promise<void>;
 }
 
 export const isSha256Hex = (value: string) => /^[0-9a-f]{64}$/.test(value);

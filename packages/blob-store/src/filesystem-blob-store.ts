@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { type BlobStore, isSha256Hex } from './blob-store.ts';
 
@@ -39,6 +39,13 @@ export function createFilesystemBlobStore(root: string): BlobStore {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
         throw error;
+      }
+    },
+    async delete(sha256) {
+      try {
+        await unlink(pathOf(sha256));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       }
     },
   };

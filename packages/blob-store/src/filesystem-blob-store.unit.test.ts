@@ -26,4 +26,15 @@ describe('filesystem blob store', () => {
     expect(await readdir(join(folder, sha256.slice(0, 2)))).toEqual([sha256]);
     await expect(store.get('../../etc/passwd')).rejects.toThrow(RangeError);
   });
+
+  it('deletes a blob, and deleting one that is not there is no error', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'blobs-'));
+    folders.push(folder);
+    const store = createFilesystemBlobStore(folder);
+    const { sha256 } = await store.put(Buffer.from('a refused upload'));
+    await store.delete(sha256);
+    expect(await store.has(sha256)).toBe(false);
+    await store.delete(sha256);
+    await expect(store.delete('../../etc/passwd')).rejects.toThrow(RangeError);
+  });
 });

@@ -52,14 +52,14 @@ export function sigV4Authorization(request: SigV4Request): string {
 
 /**
  * Blobs in an S3-compatible bucket (AWS S3, MinIO, Ceph, R2) over plain HTTPS with AWS Signature
- * Version 4, no SDK. PUT, GET and HEAD on `<prefix><sha256>`. The signing is tested against AWS's
+ * Version 4, no SDK. PUT, GET, HEAD and DELETE on `<prefix><sha256>`. The signing is tested against AWS's
  * published example; the adapter has not run against a bucket here (no S3 server is available).
  */
 export function createS3BlobStore(options: S3Options): BlobStore {
   const bucket = new URL(options.bucketUrl.endsWith('/') ? options.bucketUrl : `${options.bucketUrl}/`);
   const prefix = options.prefix ?? 'blobs/';
 
-  const signedFetch = async (method: 'GET' | 'PUT' | 'HEAD', sha256: string, body?: Uint8Array) => {
+  const signedFetch = async (method: 'GET' | 'PUT' | 'HEAD' | 'DELETE', sha256: string, body?: Uint8Array) => {
     if (!isSha256Hex(sha256)) throw new RangeError('A blob key is a SHA-256 in lower-case hex.');
     const url = new URL(`${prefix}${sha256}`, bucket);
     const headers: Record<string, string> = {
@@ -99,6 +99,10 @@ export function createS3BlobStore(options: S3Options): BlobStore {
       if (response.status === 404) return false;
       if (!response.ok) throw new Error(`S3 HEAD answered ${response.status}`);
       return true;
+    },
+    async delete(sha256) {
+      const response = await signedFetch('DELETE', sha256);
+      if (!response.ok && response.status !== 404) throw new Error(`S3 DELETE answered ${response.status}`);
     },
   };
 }

@@ -609,14 +609,16 @@ export const uploadPhotoRoute = defineRoute({
   operationId: 'uploadAuctionPhoto',
   method: 'POST',
   path: `${apiPrefix}/auction/objects/{objectId}/photos`,
-  summary: 'Bind a reference photo (multipart: photo, angle) to one of the category’s angles; a new upload replaces the angle.',
+  summary:
+    'Bind a reference photo (multipart: photo, angle) to one of the category’s angles; a new upload replaces the angle. ' +
+    'JPEG, PNG or WebP, at most 40 megapixels; the picture bound at another angle (perceptual hashes at most 10 bits apart) is 409.',
   tags: ['auction'],
   auth: 'api-key',
   scope: 'assets:create',
   params: ObjectIdParam,
   formBody: { contentType: 'multipart/form-data', schema: PhotoUploadForm },
   responses: { 201: { description: 'The bound photo and the object’s photo status', schema: PhotoUploaded } },
-  errors: [...auctionErrors, 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
+  errors: [...auctionErrors, 'CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
 });
 
 export const recordProvenanceEventRoute = defineRoute({

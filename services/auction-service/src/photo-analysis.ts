@@ -18,6 +18,13 @@ export type PhotoCheck = { ok: true; analysis: PhotoAnalysis } | { ok: false; pr
 
 const acceptedFormats = new Set(['jpeg', 'png', 'webp']);
 const minimumSide = 64;
+/**
+ * The most pixels a photo may have (40 megapixels: 7,300 × 5,480, beyond any phone or most
+ * cameras). Checked on the header before anything is decoded, and given to libvips as
+ * `limitInputPixels` too: a small file declaring a huge picture (a decompression bomb) is refused
+ * without its pixels ever being unpacked.
+ */
+export const maxPhotoPixels = 40_000_000;
 const grid = 8;
 const tile = 8;
 
@@ -37,6 +44,7 @@ function log2Binomial(n: number, k: number): number {
 export async function analysePhoto(bytes: Buffer): Promise<PhotoCheck> {
   let metadata: sharp.Metadata;
   try {
+    // The header only: the pixel count is checked below, with a message that says so.
     metadata = await sharp(bytes, { failOn: 'error' }).metadata();
   } catch {
     return { ok: false, problem: 'The file is not an image that can be decoded (JPEG, PNG or WebP).' };
@@ -46,6 +54,13 @@ export async function analysePhoto(bytes: Buffer): Promise<PhotoCheck> {
   }
   const width = metadata.width ?? 0;
   const height = metadata.height ?? 0;
+  // sharp decodes the first frame only (pages: 1 by default), so one frame's pixels are what count.
+  if (width * height > maxPhotoPixels) {
+    return {
+      ok: false,
+      problem: `The image is ${width}×${height}; photos are at most ${maxPhotoPixels / 1_000_000} megapixels.`,
+    };
+  }
   if (width < minimumSide || height < minimumSide) {
     return {
       ok: false,
@@ -55,13 +70,18 @@ export async function analysePhoto(bytes: Buffer): Promise<PhotoCheck> {
   let grey: Buffer;
   let small: Buffer;
   try {
-    grey = await sharp(bytes)
+    grey = await sharp(bytes, { limitInputPixels: maxPhotoPixels })
       .rotate()
       .greyscale()
       .resize(grid * tile, grid * tile, { fit: 'fill' })
       .raw()
       .toBuffer();
-    small = await sharp(bytes).rotate().greyscale().resize(9, 8, { fit: 'fill' }).raw().toBuffer();
+    small = await sharp(bytes, { limitInputPixels: maxPhotoPixels })
+      .rotate()
+      .greyscale()
+      .resize(9, 8, { fit: 'fill' })
+      .raw()
+      .toBuffer();
   } catch {
     return { ok: false, problem: 'The image could not be decoded completely.' };
   }

@@ -16,6 +16,7 @@ import {
 import { parseMasterKey } from '@hallmark/crypto';
 import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
 import { AuctionServiceConfig } from './config.ts';
+import { createDecodeSlots } from './decode-slots.ts';
 import { bindPhoto } from './handlers/bind-photo.ts';
 import { dashboard } from './handlers/dashboard.ts';
 import { provenanceHistory } from './handlers/provenance-history.ts';
@@ -24,6 +25,7 @@ import { recordProvenanceEvent } from './handlers/record-event.ts';
 import { registerObject } from './handlers/register-object.ts';
 import { confirmTransfer, initiateTransfer } from './handlers/transfers.ts';
 import { migrateAuction } from './store/object-store.ts';
+import { backfillPhotoBlobs } from './store/photo-blobs.ts';
 
 /** Auction objects: registration, reference photos, provenance events, public verification, transfers. */
 export const auctionService = defineService({
@@ -33,6 +35,11 @@ export const auctionService = defineService({
     const { infra, log, config, base, clock } = context;
     await migrateAccounts(infra.db);
     await migrateAuction(infra.db);
+    const backfilled = await backfillPhotoBlobs(infra.db, infra.eventStore, clock());
+    if (backfilled > 0)
+      log.info({ photos: backfilled }, 'recorded the SHA-256 of photos bound before refused uploads were removed');
+    // Two images decoded at once, four waiting; more is 503 with Retry-After (docs/AUCTION.md, Photos).
+    const decoding = createDecodeSlots({ running: 2, waiting: 4, retryAfterSeconds: 2 });
     const masterKey = parseMasterKey(config.HALLMARK_MASTER_KEY);
     const keyring = createSigningKeyring(infra.db, masterKey, {
       onNewKey: (kid, owner) => infra.bus.broadcast(broadcasts.signingKeyAdded, { kid, ...owner }),
@@ -58,7 +65,7 @@ export const auctionService = defineService({
         registerObject({ ...repository, bus: infra.bus, keyring, resolverUrl: config.HALLMARK_RESOLVER_URL }, principal, body),
       ),
       await serveRpc(infra.bus, log, bindPhotoRpc, async ({ principal, ...request }) =>
-        bindPhoto({ ...repository, blobs: infra.blobs }, principal, request),
+        bindPhoto({ ...repository, blobs: infra.blobs, decoding }, principal, request),
       ),
       await serveRpc(infra.bus, log, recordProvenanceEventRpc, async ({ principal, body }) =>
         recordProvenanceEvent({ ...repository, evidenceRequiredFor }, principal, body),

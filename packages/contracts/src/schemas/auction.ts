@@ -38,7 +38,10 @@ const OwnerId = Type.String({
 });
 
 export const PhotoUploadForm = Type.Object({
-  photo: Type.String({ contentEncoding: 'binary', description: 'JPEG, PNG or WebP, at least 64×64' }),
+  photo: Type.String({
+    contentEncoding: 'binary',
+    description: 'JPEG, PNG or WebP, at least 64×64 and at most 40 megapixels; not the picture bound at another angle',
+  }),
   angle: Type.String({ description: 'one of the category’s angles' }),
 });
 

@@ -1,23 +1,49 @@
 import type { BlobStore } from '@hallmark/blob-store';
 import { categoryAngles, HallmarkError, type PhotoUploaded, type Principal } from '@hallmark/contracts';
+import type { DecodeSlots } from '../decode-slots.ts';
 import { securityFigures } from '../object-history.ts';
 import { changeObject, type ObjectRepositoryDeps } from '../object-repository.ts';
 import { analysePhoto } from '../photo-analysis.ts';
+import { findSameImage, sameImageMaxDistance } from '../photo-similarity.ts';
+import { isPhotoBlob, recordPhotoBlob } from '../store/photo-blobs.ts';
 import { objectView } from './register-object.ts';
+
+export type BindPhotoDeps = ObjectRepositoryDeps & { blobs: BlobStore; decoding: DecodeSlots };
 
 /**
  * POST /auction/objects/{objectId}/photos, after the gateway stored the bytes: check the angle
- * against the category, decode the image, and record a `photographed` event with its SHA-256,
- * perceptual hash and anchors. A new photo at an angle replaces the earlier one (the event says so).
+ * against the category, decode the image (a few at a time), refuse the picture already bound at
+ * another angle, and record a `photographed` event with its SHA-256, perceptual hash and anchors.
+ * A new photo at an angle replaces the earlier one (the event says so). Whatever refuses the
+ * upload, its blob is removed again unless a photo of any object has the same SHA-256.
  */
 export async function bindPhoto(
-  deps: ObjectRepositoryDeps & { blobs: BlobStore },
+  deps: BindPhotoDeps,
   owner: Principal,
   request: { objectId: string; angle: string; sha256: string },
 ): Promise<PhotoUploaded> {
   const bytes = await deps.blobs.get(request.sha256);
   if (!bytes)
     throw new HallmarkError('VALIDATION_ERROR', 'Invalid request: the uploaded photo was not found.', { sha256: request.sha256 });
+  let bound: PhotoUploaded;
+  try {
+    bound = await bind(deps, owner, request, bytes);
+  } catch (error) {
+    // The refusal is the answer; a blob that could not be removed is only storage.
+    await forgetUnboundBlob(deps, request.sha256, bytes).catch(() => undefined);
+    throw error;
+  }
+  // A refused upload of the same bytes may have removed the blob while this one was deciding: put it back.
+  if (!(await deps.blobs.has(request.sha256))) await deps.blobs.put(bytes);
+  return bound;
+}
+
+async function bind(
+  deps: BindPhotoDeps,
+  owner: Principal,
+  request: { objectId: string; angle: string; sha256: string },
+  bytes: Buffer,
+): Promise<PhotoUploaded> {
   let replaced = false;
   let analysis: Awaited<ReturnType<typeof analysePhoto>> | undefined;
   const { state } = await changeObject(deps, owner, request.objectId, async (current) => {
@@ -32,14 +58,25 @@ export async function bindPhoto(
         },
       );
     }
-    analysis ??= await analysePhoto(bytes);
+    analysis ??= await deps.decoding.run(() => analysePhoto(bytes));
     if (!analysis.ok) {
       throw new HallmarkError('VALIDATION_ERROR', `Invalid request: ${analysis.problem}`, {
         fields: [{ field: 'photo', in: 'body', message: analysis.problem }],
       });
     }
+    const same = findSameImage(analysis.analysis.perceptualHash, request.angle, current.photos);
+    if (same) {
+      throw new HallmarkError(
+        'CONFLICT',
+        `This photo is the picture bound at ${same.angle} (perceptual hashes ${same.distance} of 64 bits apart; ` +
+          `${sameImageMaxDistance} or fewer is the same picture): each angle needs a photo of its own.`,
+        { angle: request.angle, similarTo: same.angle, distance: same.distance, threshold: sameImageMaxDistance },
+      );
+    }
     const previous = current.photos.get(request.angle);
     replaced = previous !== undefined;
+    // Before the event: a crash in between leaves a record that only keeps the blob, never a photo without its blob.
+    await recordPhotoBlob(deps.db, request.sha256, deps.clock());
     return [
       {
         type: 'photographed',
@@ -67,4 +104,15 @@ export async function bindPhoto(
     photo_status: securityFigures(state).photo_status,
     object: objectView(state),
   };
+}
+
+/**
+ * Removes a refused upload's blob unless some object's photo has these bytes. Checked again after
+ * the removal: an upload of the same bytes recorded in between gets them back (and that upload,
+ * for its part, puts them back when it finds them gone after binding).
+ */
+async function forgetUnboundBlob(deps: BindPhotoDeps, sha256: string, bytes: Buffer): Promise<void> {
+  if (await isPhotoBlob(deps.db, sha256)) return;
+  await deps.blobs.delete(sha256);
+  if (await isPhotoBlob(deps.db, sha256)) await deps.blobs.put(bytes);
 }

@@ -26,8 +26,24 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/request-auth.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
+import { withRetryAfter } from './retry-after.ts';
 
 const paramOf = (request: FastifyRequest, name: string) => (request.params as Record<string, string>)[name] as string;
+
+/**
+ * What the multipart parser threw, as an answer: its own limits carry a 4xx status (a file too
+ * large, more than one file: 413); anything else is a body it could not read (cut short, no
+ * boundary, more fields than the parser's limit ends the stream with), 400, never 500.
+ */
+function multipartProblem(error: unknown): unknown {
+  const status = (error as { statusCode?: unknown } | undefined)?.statusCode;
+  if (error instanceof HallmarkError || (typeof status === 'number' && status >= 400 && status < 500)) return error;
+  return new HallmarkError(
+    'VALIDATION_ERROR',
+    'Invalid request: the multipart body could not be read (cut short, without a boundary, or with too many fields).',
+    { fields: [{ field: 'body', in: 'body', message: error instanceof Error ? error.message : 'unreadable multipart body' }] },
+  );
+}
 
 /** The `photo` file and `angle` field of a multipart upload, in either order; the file's bytes in memory (bounded by the upload limit). */
 async function readPhotoUpload(request: FastifyRequest): Promise<{ bytes: Buffer; angle: string }> {
@@ -36,16 +52,20 @@ async function readPhotoUpload(request: FastifyRequest): Promise<{ bytes: Buffer
   }
   let bytes: Buffer | undefined;
   let angle: string | undefined;
-  for await (const part of request.parts()) {
-    if (part.type === 'file') {
-      if (part.fieldname !== 'photo' || bytes) {
-        await part.toBuffer();
-        continue;
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'photo' || bytes) {
+          await part.toBuffer();
+          continue;
+        }
+        bytes = await part.toBuffer();
+      } else if (part.fieldname === 'angle') {
+        angle = String(part.value);
       }
-      bytes = await part.toBuffer();
-    } else if (part.fieldname === 'angle') {
-      angle = String(part.value);
     }
+  } catch (error) {
+    throw multipartProblem(error);
   }
   const missing = [...(bytes ? [] : ['photo']), ...(angle ? [] : ['angle'])];
   if (!bytes || !angle) {
@@ -72,10 +92,12 @@ export function registerAuctionRoutes(app: FastifyInstance, deps: { services: Se
     const { bytes, angle } = await readPhotoUpload(request);
     // The bytes go to the blob store, not over the bus (1 MB messages); the service reads them back to check and bind.
     const { sha256 } = await deps.blobs.put(bytes);
-    const bound = await deps.services.call(
-      bindPhotoRpc,
-      { principal: principalOf(request), objectId: paramOf(request, 'objectId'), angle, sha256 },
-      request.id,
+    const bound = await withRetryAfter(reply, () =>
+      deps.services.call(
+        bindPhotoRpc,
+        { principal: principalOf(request), objectId: paramOf(request, 'objectId'), angle, sha256 },
+        request.id,
+      ),
     );
     reply.status(201);
     return bound;
