@@ -13,6 +13,10 @@ export interface RunningProduct {
   form: 'embedded' | 'distributed';
   url: string;
   operatorKey: string;
+  /** Every gateway replica's URL, `url` first (the distributed form; options.gateways). */
+  gatewayUrls?: string[];
+  /** The product's PostgreSQL database (the distributed form), for tests that inspect or alter what is stored. */
+  databaseUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -34,13 +38,16 @@ export async function startDistributedProduct(
   extraEnv: Record<string, string> = {},
   options: {
     replicas?: Partial<Record<'code-service' | 'verify-service' | 'auction-service' | 'compliance-service', number>>;
+    /** Gateway replicas, each on a port of its own (1). */
+    gateways?: number;
   } = {},
 ): Promise<RunningProduct> {
   const natsUrl = process.env.HALLMARK_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
   const namespace = `e2e_${randomUUID().slice(0, 8)}`;
   const database = await createTestDatabase('e2e');
   const blobDir = await mkdtemp(join(tmpdir(), 'hallmark-e2e-blobs-'));
-  const port = await freePort();
+  const ports = [await freePort()];
+  while (ports.length < (options.gateways ?? 1)) ports.push(await freePort());
   const operatorKey = `svc_live_${randomUUID().replaceAll('-', '')}${randomUUID().replaceAll('-', '')}`;
   const env = {
     HALLMARK_NATS_URL: natsUrl,
@@ -56,14 +63,17 @@ export async function startDistributedProduct(
     ...extraEnv,
   };
   const processes: ServiceProcess[] = [
-    startServiceProcess('gateway', { ...env, PORT: String(port), HALLMARK_HOST: '127.0.0.1' }),
+    ...ports.map((port, replica) =>
+      startServiceProcess('gateway', { ...env, PORT: String(port), HALLMARK_HOST: '127.0.0.1' }, `gateway-${replica + 1}`),
+    ),
     ...(['code-service', 'verify-service', 'auction-service', 'compliance-service'] as const).flatMap((service) =>
       Array.from({ length: options.replicas?.[service] ?? 1 }, (_, replica) =>
         startServiceProcess(service, env, `${service}-${replica + 1}`),
       ),
     ),
   ];
-  const url = `http://127.0.0.1:${port}`;
+  const gatewayUrls = ports.map((port) => `http://127.0.0.1:${port}`);
+  const url = gatewayUrls[0] as string;
   const stop = async () => {
     await Promise.all(processes.map((started) => started.stop('SIGTERM')));
     await database.drop();
@@ -89,12 +99,14 @@ export async function startDistributedProduct(
     await stop();
     throw error;
   }
-  return { form: 'distributed', url, operatorKey, stop };
+  return { form: 'distributed', url, operatorKey, gatewayUrls, databaseUrl: database.url, stop };
 
   async function ready() {
-    await waitFor('the gateway to be ready', async () => ((await fetch(`${url}/ready`)).ok ? true : undefined), {
-      timeoutMs: 60_000,
-    });
+    for (const gatewayUrl of gatewayUrls) {
+      await waitFor('the gateway to be ready', async () => ((await fetch(`${gatewayUrl}/ready`)).ok ? true : undefined), {
+        timeoutMs: 60_000,
+      });
+    }
     for (const service of ['code-service', 'verify-service', 'auction-service', 'compliance-service']) {
       await waitFor(
         `${service} to answer`,

@@ -23,6 +23,8 @@ export const errorStatus = {
   NOT_FOUND: 404,
   CONFLICT: 409,
   GONE: 410,
+  /** The Idempotency-Key was used before with another request (another body, route or path). */
+  IDEMPOTENCY_KEY_REUSED: 422,
   REQUEST_TIMEOUT: 408,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,

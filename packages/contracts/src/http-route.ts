@@ -47,6 +47,11 @@ export interface RouteDefinition {
   formBody?: { contentType: 'multipart/form-data' | 'application/x-www-form-urlencoded'; schema: TSchema };
   /** A POST whose body may be left out entirely; it is then taken as `{}`. */
   bodyOptional?: boolean;
+  /**
+   * A POST that creates something: it honours an `Idempotency-Key` header (the gateway's
+   * idempotency.ts replays the first 2xx answer to a retry of the same request).
+   */
+  idempotent?: boolean;
   responses: Readonly<Record<number, ResponseDefinition>>;
   /** Error codes this operation may answer with, besides the generic ones every route has. */
   errors: readonly ErrorCode[];

@@ -41,7 +41,11 @@ function operationOf(route: RouteDefinition): JsonObject {
     tags: [...route.tags],
     security: route.auth === 'api-key' ? [{ apiKey: [] }] : route.auth === 'optional-key' ? [{}, { apiKey: [] }] : [],
     ...(route.scope ? { 'x-required-scope': route.scope } : {}),
-    parameters: [...parametersOf(route.params, 'path'), ...parametersOf(route.querystring, 'query')],
+    parameters: [
+      ...parametersOf(route.params, 'path'),
+      ...parametersOf(route.querystring, 'query'),
+      ...(route.idempotent ? [idempotencyKeyParameter] : []),
+    ],
     responses: responsesOf(route),
   };
   if (route.body) {
@@ -57,6 +61,19 @@ function operationOf(route: RouteDefinition): JsonObject {
   }
   return operation;
 }
+
+/** On every route that creates something (RouteDefinition.idempotent); docs/API.md, Idempotency-Key. */
+const idempotencyKeyParameter: JsonObject = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Makes a retry safe: a retry with the same key and the same request within 24 h gets the first 2xx answer again ' +
+    '(with Idempotent-Replayed: true) instead of running twice; the same key with another request is 422 ' +
+    'IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 CONFLICT with Retry-After. Keys are per account, ' +
+    'environment and operation.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
+};
 
 function parametersOf(schema: TSchema | undefined, location: 'path' | 'query'): JsonObject[] {
   if (!schema) return [];
@@ -87,6 +104,11 @@ function responsesOf(route: RouteDefinition): JsonObject {
   }
   if (route.auth === 'api-key') errors.add('MISSING_API_KEY');
   if (route.scope) errors.add('INSUFFICIENT_SCOPE');
+  if (route.idempotent) {
+    errors.add('IDEMPOTENCY_KEY_REUSED');
+    errors.add('CONFLICT');
+    errors.add('VALIDATION_ERROR');
+  }
   const codesByStatus = new Map<number, ErrorCode[]>();
   for (const code of errors) {
     const status = errorStatus[code];

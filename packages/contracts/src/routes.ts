@@ -142,6 +142,7 @@ export const jwksRoute = defineRoute({
 export const createAccountRoute = defineRoute({
   operationId: 'createAccount',
   method: 'POST',
+  idempotent: true,
   path: `${apiPrefix}/accounts`,
   summary: 'Provision a tenant account with its first API key (operator only).',
   tags: ['accounts'],
@@ -155,6 +156,7 @@ export const createAccountRoute = defineRoute({
 export const grantGtinRoute = defineRoute({
   operationId: 'grantGtin',
   method: 'POST',
+  idempotent: true,
   path: `${apiPrefix}/accounts/{accountId}/gtins`,
   summary:
     'Grant an account a GTIN or a GS1 Company Prefix it may sign codes for (operator only). Refused with 409 when another account owns an overlapping one.',
@@ -184,6 +186,7 @@ export const listAccountGtinsRoute = defineRoute({
 export const claimGtinRoute = defineRoute({
   operationId: 'claimGtin',
   method: 'POST',
+  idempotent: true,
   path: `${apiPrefix}/gtins`,
   summary:
     'Claim a GTIN or company prefix for the caller’s account: allowed only in the test environment, and only where the operator enabled self-service claims.',
@@ -225,6 +228,7 @@ export const revokeGtinClaimRoute = defineRoute({
 export const createKeyRoute = defineRoute({
   operationId: 'createKey',
   method: 'POST',
+  idempotent: true,
   path: `${apiPrefix}/keys`,
   summary:
     'Create an API key (name, scopes, expiresIn), or register an external Ed25519 public key (name, publicKey, algorithm).',
@@ -265,6 +269,7 @@ export const revokeKeyRoute = defineRoute({
 export const rotateSigningKeyRoute = defineRoute({
   operationId: 'rotateSigningKey',
   method: 'POST',
+  idempotent: true,
   path: `${apiPrefix}/keys/signing/rotate`,
   summary: 'Make a new service signing key the active one; codes signed by earlier keys keep verifying.',
   tags: ['keys'],
@@ -277,6 +282,7 @@ export const rotateSigningKeyRoute = defineRoute({
 export const generateCodeRoute = defineRoute({
   operationId: 'generateCode',
   method: 'POST',
+  idempotent: true,
   path: `${apiPrefix}/code/generate`,
   summary:
     'Generate an Ed25519-signed GS1 Digital Link for one item. An Idempotency-Key header makes a retry return the first answer.',
@@ -292,6 +298,7 @@ export const generateCodeRoute = defineRoute({
 export const generateCodeBatchRoute = defineRoute({
   operationId: 'generateCodeBatch',
   method: 'POST',
+  idempotent: true,
   path: `${apiPrefix}/code/generate/batch`,
   summary: 'Generate up to 10,000 codes; each item is checked on its own and answered in results by its index.',
   tags: ['codes'],
@@ -329,6 +336,7 @@ export const verifyCodeRoute = defineRoute({
 export const reportCodeRoute = defineRoute({
   operationId: 'reportCode',
   method: 'POST',
+  idempotent: true,
   path: `${apiPrefix}/code/report`,
   summary:
     'Report a code seen on a fake. The report waits in the code owner’s review queue and changes no verdict until the owner confirms it. Limited per account per hour.',
@@ -411,6 +419,7 @@ const schemaErrors = ['VALIDATION_ERROR', 'NOT_FOUND', 'SERVICE_UNAVAILABLE'] as
 export const createSchemaRoute = defineRoute({
   operationId: 'createSchema',
   method: 'POST',
+  idempotent: true,
   path: `${apiPrefix}/schemas`,
   summary: 'Create a metadata schema (name, vertical, fields), or copy a template (copyFrom).',
   tags: ['schemas'],
@@ -595,6 +604,7 @@ const auctionErrors = ['VALIDATION_ERROR', 'NOT_FOUND', 'SERVICE_UNAVAILABLE'] a
 export const registerObjectRoute = defineRoute({
   operationId: 'registerAuctionObject',
   method: 'POST',
+  idempotent: true,
   path: `${apiPrefix}/auction/objects/register`,
   summary: 'Register an object (status consigned) with a signed GS1 Digital Link and a service serial.',
   tags: ['auction'],
@@ -608,6 +618,7 @@ export const registerObjectRoute = defineRoute({
 export const uploadPhotoRoute = defineRoute({
   operationId: 'uploadAuctionPhoto',
   method: 'POST',
+  idempotent: true,
   path: `${apiPrefix}/auction/objects/{objectId}/photos`,
   summary:
     'Bind a reference photo (multipart: photo, angle) to one of the category’s angles; a new upload replaces the angle. ' +
@@ -624,6 +635,7 @@ export const uploadPhotoRoute = defineRoute({
 export const recordProvenanceEventRoute = defineRoute({
   operationId: 'recordProvenanceEvent',
   method: 'POST',
+  idempotent: true,
   path: `${apiPrefix}/auction/provenance/events`,
   summary: 'Record a provenance event; listed and withdrawn move the status (409 when the state does not allow it).',
   tags: ['auction'],
@@ -663,6 +675,7 @@ export const provenanceHistoryRoute = defineRoute({
 export const initiateTransferRoute = defineRoute({
   operationId: 'initiateTransfer',
   method: 'POST',
+  idempotent: true,
   path: `${apiPrefix}/auction/transfers/initiate`,
   summary: 'Start an ownership transfer: a 6-digit code, valid 72 hours, shown once.',
   tags: ['auction'],

@@ -16,6 +16,7 @@ import { createReportLimits } from './auth/report-limits.ts';
 import { installRequestAuth, installUncheckedKey } from './auth/request-auth.ts';
 import type { GatewayConfig } from './config.ts';
 import { errorEnvelope, toApiError } from './error-envelope.ts';
+import { installIdempotency } from './idempotency.ts';
 import { hostileClientOptions, installInputLimits } from './input-limits.ts';
 import { contentSecurityPolicy } from './resolver/page.ts';
 import { prefersHtml, registerResolverRoutes, resolverErrorPage } from './resolver/routes.ts';
@@ -157,6 +158,13 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   await app.register(multipart, { limits: { fileSize: deps.config.HALLMARK_UPLOAD_LIMIT_BYTES, files: 1, fields: 20 } });
   // Before authentication's preValidation hooks, so refused input spends no quota.
   installInputLimits(app);
+  // After authentication (onRequest) and before the limits are spent (preValidation): a replay spends nothing.
+  const idempotency = installIdempotency(app, {
+    db: deps.db,
+    clock: deps.clock,
+    leaseMs: deps.config.HALLMARK_IDEMPOTENCY_LEASE_MS,
+    log: deps.log,
+  });
 
   const authenticator = createAuthenticator({ db: deps.db, clock: deps.clock });
   const verificationKeys = createVerificationKeys(deps.db);
@@ -202,7 +210,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   registerGtinRoutes(app, { services });
   registerSchemaRoutes(app, { services });
   registerComplianceRoutes(app, { services, clock: deps.clock });
-  registerAuctionRoutes(app, { services, blobs: deps.blobs });
+  registerAuctionRoutes(app, { services, blobs: deps.blobs, idempotency });
   registerResolverRoutes(app, {
     publicOrigin,
     services,

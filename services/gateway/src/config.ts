@@ -76,6 +76,13 @@ export const GatewayConfig = Type.Object({
     default: 10,
     description: 'reports one client address may send per hour from the resolver page’s form',
   }),
+  HALLMARK_IDEMPOTENCY_LEASE_MS: Type.Integer({
+    minimum: 100,
+    maximum: 3_600_000,
+    default: 30_000,
+    description:
+      'how long a request with an Idempotency-Key holds its key; a claim left by a crashed attempt lapses after this and a retry runs again. Longer than HALLMARK_REQUEST_TIMEOUT_MS',
+  }),
   HALLMARK_BOOTSTRAP_KEY: Type.Optional(
     Type.String({
       pattern: '^svc_(live|test)_[0-9a-f]{64}$',

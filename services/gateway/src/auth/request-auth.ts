@@ -30,6 +30,15 @@ export function principalOf(request: FastifyRequest): Principal {
 /** Authentication failures that count against the client address: a key was sent, and it is no good. */
 const badKeyCodes = new Set(['INVALID_API_KEY', 'REVOKED_API_KEY', 'EXPIRED_API_KEY']);
 
+/**
+ * Limits spent once the body is read rather than at once: routes that count items, and requests
+ * with an Idempotency-Key, which idempotency.ts (its preValidation hook runs first) may answer from
+ * the first attempt without spending anything.
+ */
+function spendsAfterBody(request: FastifyRequest, route: RouteDefinition): boolean {
+  return route.quota?.per === 'item' || (route.idempotent === true && request.headers['idempotency-key'] !== undefined);
+}
+
 function itemCount(body: unknown): number {
   const items = (body as { items?: unknown } | undefined)?.items;
   return Array.isArray(items) ? Math.max(1, items.length) : 1;
@@ -39,8 +48,8 @@ function itemCount(body: unknown): number {
  * Every non-public route: authenticate (401s; 429 for an address past its failed
  * authentications this minute), check the route's scope (403), then spend the account's limits
  * (429). Refusals for authentication or scope happen before anything is spent.
- * Limits are spent as soon as the request is authorised, or, for routes that count items, once
- * the body is read. Either way: one counter call per request.
+ * Limits are spent as soon as the request is authorised, or, for routes that count items and
+ * requests with an Idempotency-Key, once the body is read. Either way: one counter call per request.
  */
 export function installRequestAuth(app: FastifyInstance, deps: { authenticator: Authenticator; rateLimiter: RateLimiter }): void {
   app.decorateRequest('apiKey', null);
@@ -134,7 +143,7 @@ export function installRequestAuth(app: FastifyInstance, deps: { authenticator: 
       });
     }
     request.apiKey = key;
-    if (route.quota?.per === 'item') done();
+    if (spendsAfterBody(request, route)) done();
     else spend(request, reply, route, done);
   };
 
@@ -178,7 +187,7 @@ export function installRequestAuth(app: FastifyInstance, deps: { authenticator: 
 
   app.addHook('preValidation', (request, reply, done) => {
     const route = request.routeOptions.config?.route;
-    if (route?.quota?.per === 'item') spend(request, reply, route, done);
+    if (route && spendsAfterBody(request, route)) spend(request, reply, route, done);
     else done();
   });
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { BlobStore } from '@hallmark/blob-store';
 import {
   auctionDashboardRoute,
@@ -24,6 +25,7 @@ import {
 } from '@hallmark/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/request-auth.ts';
+import type { Idempotency } from '../idempotency.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
 import { withRetryAfter } from './retry-after.ts';
@@ -77,7 +79,10 @@ async function readPhotoUpload(request: FastifyRequest): Promise<{ bytes: Buffer
 }
 
 /** /auction/objects/register, …/{objectId}/photos, /auction/provenance/events, /auction/public/verify/{serial}, …/provenance, /auction/transfers/…, /auction/dashboard/objects. */
-export function registerAuctionRoutes(app: FastifyInstance, deps: { services: ServiceCaller; blobs: BlobStore }): void {
+export function registerAuctionRoutes(
+  app: FastifyInstance,
+  deps: { services: ServiceCaller; blobs: BlobStore; idempotency: Idempotency },
+): void {
   registerRoute(app, registerObjectRoute, async (request, reply) => {
     const registered = await deps.services.call(
       registerObjectRpc,
@@ -90,6 +95,9 @@ export function registerAuctionRoutes(app: FastifyInstance, deps: { services: Se
 
   registerRoute(app, uploadPhotoRoute, async (request, reply) => {
     const { bytes, angle } = await readPhotoUpload(request);
+    // The request is known only now: a retry with the same Idempotency-Key, angle and file gets the first answer.
+    const photoSha256 = createHash('sha256').update(bytes).digest('hex');
+    if (!(await deps.idempotency.admit(request, reply, { angle, photo: photoSha256 }))) return reply;
     // The bytes go to the blob store, not over the bus (1 MB messages); the service reads them back to check and bind.
     const { sha256 } = await deps.blobs.put(bytes);
     const bound = await withRetryAfter(reply, () =>

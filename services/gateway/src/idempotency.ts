@@ -1,0 +1,308 @@
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
+import { HallmarkError, type RouteDefinition } from '@hallmark/contracts';
+import type { Logger } from '@hallmark/runtime';
+import type { SqlDatabase } from '@hallmark/sql';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/**
+ * `Idempotency-Key` on every route that creates something (RouteDefinition.idempotent), for all
+ * services at once (docs/API.md, Idempotency-Key):
+ * - the first request with a key claims it (a row in `idempotent_requests`, shared by every gateway
+ *   replica) and runs; its 2xx answer is stored, and a retry of the same request gets it again with
+ *   `Idempotent-Replayed: true`, spending no quota (this runs before the limits are spent);
+ * - the same key with another request (method, path, body; for an upload its fields and the file's
+ *   SHA-256) is 422 IDEMPOTENCY_KEY_REUSED;
+ * - a retry while the first still runs is 409 CONFLICT with Retry-After, at once;
+ * - a 4xx or 5xx answer releases the claim, so a retry runs again (a refusal is no result to keep,
+ *   and a 503 may have been a service that was down);
+ * - a claim is a lease: one left by an attempt cut off by a crash lapses after `leaseMs`
+ *   (HALLMARK_IDEMPOTENCY_LEASE_MS, longer than the request timeout), and a retry then runs again.
+ * Keys are kept 24 h from the first attempt, then swept.
+ */
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The claim this request holds on its Idempotency-Key, until its answer is stored or released. */
+    idempotentAttempt?: IdempotentAttempt | undefined;
+  }
+}
+
+/** How long a key and its answer are kept. */
+export const idempotencyKeyLifetimeMs = 24 * 60 * 60 * 1000;
+/** What a retry that finds the first attempt still running is told to wait, in seconds. */
+const runningRetryAfterSeconds = 1;
+const sweepIntervalMs = 10 * 60 * 1000;
+/** 1 to 255 printable ASCII characters (space to tilde). */
+const acceptableKey = /^[\x20-\x7E]{1,255}$/;
+
+interface KeyScope {
+  accountId: string;
+  environment: string;
+  operation: string;
+  /** SHA-256 of the Idempotency-Key: the key itself is not kept. */
+  keyHash: string;
+}
+
+interface IdempotentAttempt {
+  scope: KeyScope;
+  token: string;
+  /** Seals the stored answer; derived from the Idempotency-Key, so the database alone cannot open it. */
+  sealingKey: Buffer;
+}
+
+interface StoredRow {
+  request_hash: string;
+  claim: string | null;
+  lease_until: Date | string | null;
+  status: number | null;
+  content_type: string | null;
+  answer: string | null;
+  expires_at: Date | string;
+}
+
+type ClaimOutcome =
+  | { kind: 'claimed' }
+  | { kind: 'replay'; status: number; contentType: string | null; answer: string }
+  | { kind: 'reused' }
+  | { kind: 'running' };
+
+export interface Idempotency {
+  /**
+   * For a route whose request is known only in its handler (a multipart upload: `parts` are its
+   * fields and the file's SHA-256): claims the request's key before anything is created. Resolves
+   * true when the handler goes on (no key, or the key is claimed), false when the stored answer was
+   * sent (the handler then returns the reply). Rejects with 422 IDEMPOTENCY_KEY_REUSED or 409 CONFLICT.
+   */
+  admit(request: FastifyRequest, reply: FastifyReply, parts: Readonly<Record<string, string>>): Promise<boolean>;
+}
+
+const sha256Hex = (text: string | Buffer) => createHash('sha256').update(text).digest('hex');
+const timeOf = (value: Date | string | null) => (value === null ? Number.NaN : new Date(value).getTime());
+
+/** The request's Idempotency-Key, or undefined without one. Throws 400 for one that is not 1 to 255 printable ASCII characters. */
+function idempotencyKeyOf(request: FastifyRequest): string | undefined {
+  const header = request.headers['idempotency-key'];
+  if (header === undefined) return undefined;
+  if (typeof header !== 'string' || !acceptableKey.test(header)) {
+    throw new HallmarkError(
+      'VALIDATION_ERROR',
+      'Invalid request: the Idempotency-Key header must be 1 to 255 printable ASCII characters.',
+      {
+        fields: [{ field: 'Idempotency-Key', in: 'headers', message: 'must be 1 to 255 printable ASCII characters' }],
+      },
+    );
+  }
+  return header;
+}
+
+/** What makes two requests the same: method, path and query, and the body (or an upload's parts). */
+function requestHashOf(request: FastifyRequest, parts: Readonly<Record<string, string>>): string {
+  const hash = createHash('sha256').update(`${request.method}\n${request.url}\n`);
+  for (const name of Object.keys(parts).sort()) hash.update(`${JSON.stringify(name)}:${JSON.stringify(parts[name])}\n`);
+  return hash.digest('hex');
+}
+
+function sealingKeyOf(key: string, scope: KeyScope): Buffer {
+  const salt = `${scope.accountId}\n${scope.environment}\n${scope.operation}`;
+  return Buffer.from(hkdfSync('sha256', key, salt, 'hallmark idempotent answer', 32));
+}
+
+function seal(sealingKey: Buffer, bytes: Buffer): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', sealingKey, iv);
+  const sealed = Buffer.concat([cipher.update(bytes), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64');
+}
+
+function open(sealingKey: Buffer, stored: string): Buffer {
+  const bytes = Buffer.from(stored, 'base64');
+  const decipher = createDecipheriv('aes-256-gcm', sealingKey, bytes.subarray(0, 12));
+  decipher.setAuthTag(bytes.subarray(12, 28));
+  return Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]);
+}
+
+const scopeParams = (scope: KeyScope) => [scope.accountId, scope.environment, scope.operation, scope.keyHash];
+const whereScope = 'account_id = $1 AND environment = $2 AND operation = $3 AND key_hash = $4';
+
+/**
+ * The store: no transaction held across statements (PGlite has one connection); every change is a
+ * single statement guarded by what it expects to find, so replicas racing for a key agree.
+ */
+function createIdempotencyStore(db: SqlDatabase) {
+  return {
+    async claim(scope: KeyScope, requestHash: string, token: string, now: Date, leaseMs: number): Promise<ClaimOutcome> {
+      const leaseUntil = new Date(now.getTime() + leaseMs);
+      // A few rounds at most: a row can vanish (released, expired) between the insert and the read.
+      for (let round = 0; round < 3; round++) {
+        const inserted = await db.query(
+          `INSERT INTO idempotent_requests
+             (account_id, environment, operation, key_hash, request_hash, claim, lease_until, created_at, expires_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING RETURNING claim`,
+          [...scopeParams(scope), requestHash, token, leaseUntil, now, new Date(now.getTime() + idempotencyKeyLifetimeMs)],
+        );
+        if (inserted.length === 1) return { kind: 'claimed' };
+        const [row] = await db.query<StoredRow>(
+          `SELECT request_hash, claim, lease_until, status, content_type, answer, expires_at FROM idempotent_requests WHERE ${whereScope}`,
+          scopeParams(scope),
+        );
+        if (!row) continue;
+        if (timeOf(row.expires_at) <= now.getTime()) {
+          // A key older than a day is free again; the sweep may not have come by yet.
+          await db.query(`DELETE FROM idempotent_requests WHERE ${whereScope} AND expires_at <= $5`, [
+            ...scopeParams(scope),
+            now,
+          ]);
+          continue;
+        }
+        if (row.request_hash !== requestHash) return { kind: 'reused' };
+        if (row.status !== null && row.answer !== null) {
+          return { kind: 'replay', status: row.status, contentType: row.content_type, answer: row.answer };
+        }
+        if (timeOf(row.lease_until) > now.getTime()) return { kind: 'running' };
+        // The attempt holding the key stopped answering (a crash, a kill): its lease lapsed, so this one runs.
+        const taken = await db.query(
+          `UPDATE idempotent_requests SET claim = $5, lease_until = $6 WHERE ${whereScope} AND claim = $7 AND status IS NULL RETURNING claim`,
+          [...scopeParams(scope), token, leaseUntil, row.claim],
+        );
+        if (taken.length === 1) return { kind: 'claimed' };
+      }
+      return { kind: 'running' };
+    },
+
+    /** Stores the answer of the attempt holding the claim; false when its lease was taken over meanwhile. */
+    async complete(attempt: IdempotentAttempt, status: number, contentType: string | null, answer: string): Promise<boolean> {
+      const updated = await db.query(
+        `UPDATE idempotent_requests SET claim = NULL, lease_until = NULL, status = $6, content_type = $7, answer = $8
+         WHERE ${whereScope} AND claim = $5 RETURNING status`,
+        [...scopeParams(attempt.scope), attempt.token, status, contentType, answer],
+      );
+      return updated.length === 1;
+    },
+
+    /** Frees the key for a retry: the attempt failed. */
+    async release(attempt: IdempotentAttempt): Promise<void> {
+      await db.query(`DELETE FROM idempotent_requests WHERE ${whereScope} AND claim = $5`, [
+        ...scopeParams(attempt.scope),
+        attempt.token,
+      ]);
+    },
+
+    /** Removes keys past their day; resolves with how many. */
+    async sweep(now: Date): Promise<number> {
+      const removed = await db.query('DELETE FROM idempotent_requests WHERE expires_at <= $1 RETURNING 1', [now]);
+      return removed.length;
+    },
+  };
+}
+
+/**
+ * Installs the Idempotency-Key handling: a preValidation hook for JSON routes (register it before
+ * the request authentication's hooks, so a replay is answered before any limit is spent), the
+ * storing of answers in onSend, and a periodic sweep of expired keys.
+ */
+export function installIdempotency(
+  app: FastifyInstance,
+  deps: { db: SqlDatabase; clock: () => Date; leaseMs: number; log: Logger },
+): Idempotency {
+  const store = createIdempotencyStore(deps.db);
+
+  const admit = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    route: RouteDefinition,
+    parts: Readonly<Record<string, string>>,
+  ): Promise<boolean> => {
+    const key = idempotencyKeyOf(request);
+    const apiKey = request.apiKey;
+    if (key === undefined || !apiKey) return true;
+    const scope: KeyScope = {
+      accountId: apiKey.accountId,
+      environment: apiKey.environment,
+      operation: route.operationId,
+      keyHash: sha256Hex(key),
+    };
+    const attempt: IdempotentAttempt = { scope, token: randomUUID(), sealingKey: sealingKeyOf(key, scope) };
+    const outcome = await store.claim(scope, requestHashOf(request, parts), attempt.token, deps.clock(), deps.leaseMs);
+    switch (outcome.kind) {
+      case 'claimed':
+        request.idempotentAttempt = attempt;
+        return true;
+      case 'replay': {
+        reply.status(outcome.status).header('idempotent-replayed', 'true');
+        if (outcome.contentType) reply.header('content-type', outcome.contentType);
+        reply.send(open(attempt.sealingKey, outcome.answer));
+        return false;
+      }
+      case 'reused':
+        throw new HallmarkError(
+          'IDEMPOTENCY_KEY_REUSED',
+          'This Idempotency-Key was used with a different request; use a new key for a new request.',
+        );
+      case 'running':
+        reply.header('retry-after', String(runningRetryAfterSeconds));
+        throw new HallmarkError('CONFLICT', 'A request with this Idempotency-Key is still running; retry shortly.', {
+          retryAfterSeconds: runningRetryAfterSeconds,
+        });
+      default:
+        return outcome satisfies never;
+    }
+  };
+
+  app.addHook('preValidation', async (request, reply) => {
+    const route = request.routeOptions.config?.route;
+    if (!route?.idempotent) return;
+    // An upload's parts are read by its handler, which calls admit() once it knows them.
+    if (route.formBody) {
+      idempotencyKeyOf(request);
+      return;
+    }
+    // The body as parsed, before the schema's defaults fill it in: the same bytes give the same text.
+    const proceed = await admit(request, reply, route, { body: JSON.stringify(request.body ?? null) });
+    if (!proceed) return reply;
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const attempt = request.idempotentAttempt;
+    if (!attempt) return payload;
+    request.idempotentAttempt = undefined;
+    const status = reply.statusCode;
+    const bytes = typeof payload === 'string' ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : undefined;
+    try {
+      if (status >= 200 && status < 300 && bytes) {
+        const contentType = reply.getHeader('content-type');
+        const stored = await store.complete(
+          attempt,
+          status,
+          typeof contentType === 'string' ? contentType : null,
+          seal(attempt.sealingKey, bytes),
+        );
+        if (!stored) request.log.warn('idempotency: the claim lapsed before the answer was stored; a retry ran again');
+      } else {
+        await store.release(attempt);
+      }
+    } catch (error) {
+      // The answer goes out anyway; the key stays claimed until its lease lapses, then a retry runs again.
+      request.log.error({ err: error }, 'idempotency: could not store or release the answer of a claimed key');
+    }
+    return payload;
+  });
+
+  const sweep = setInterval(() => {
+    store.sweep(deps.clock()).then(
+      (removed) => {
+        if (removed > 0) deps.log.debug({ removed }, 'idempotency: expired keys removed');
+      },
+      (error: unknown) => deps.log.warn({ err: error }, 'idempotency: sweeping expired keys failed'),
+    );
+  }, sweepIntervalMs);
+  sweep.unref();
+  app.addHook('onClose', async () => clearInterval(sweep));
+
+  return {
+    admit: (request, reply, parts) => {
+      const route = request.routeOptions.config?.route;
+      if (!route?.idempotent) throw new Error(`${request.routeOptions.url} is not an idempotent route`);
+      return admit(request, reply, route, parts);
+    },
+  };
+}
