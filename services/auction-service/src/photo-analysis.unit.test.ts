@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { analysePhoto } from './photo-analysis.ts';
+import { analysePhoto, maxPhotoPixels } from './photo-analysis.ts';
 
 /** A picture with structure in some places and flat elsewhere, like a dial on a plain background. */
 async function texturedPng(seed: number, side = 256, layout = 0): Promise<Buffer> {
@@ -71,5 +71,20 @@ describe('photo analysis', () => {
       .gif()
       .toBuffer();
     expect(await analysePhoto(gif)).toMatchObject({ ok: false, problem: expect.stringMatching(/JPEG, PNG or WebP/) });
+  });
+
+  it(`refuses more than ${maxPhotoPixels / 1_000_000} megapixels from the header, without decoding them`, async () => {
+    // 6,400 × 6,400 is 40.96 megapixels: a flat grey PNG of a few KB, 41 MB once decoded.
+    const big = await sharp({ create: { width: 6_400, height: 6_400, channels: 3, background: '#777' } })
+      .png({ compressionLevel: 9 })
+      .toBuffer();
+    const started = performance.now();
+    expect(await analysePhoto(big)).toEqual({ ok: false, problem: 'The image is 6400×6400; photos are at most 40 megapixels.' });
+    expect(performance.now() - started).toBeLessThan(500);
+    // Just under the limit is analysed.
+    const under = await sharp({ create: { width: 6_300, height: 6_300, channels: 3, background: '#777' } })
+      .jpeg()
+      .toBuffer();
+    expect(await analysePhoto(under)).toMatchObject({ ok: true, analysis: { width: 6_300, height: 6_300 } });
   });
 });
