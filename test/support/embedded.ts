@@ -10,35 +10,73 @@ export interface TestProduct {
   logLines: string[];
   /** Moves the product's clock; `freeze` holds it still at a moment. */
   clock: { advance(ms: number): void; freeze(at: Date | undefined): void; now(): Date };
+  /** The product's data folder (PGlite, master key, operator key); deleted by `stop`. */
+  dataDir: string;
+  /** The settings it was started with (beside the test defaults). */
+  env: Record<string, string>;
+  /** Stops the product and keeps its data folder, as a process that exits does. */
+  stopKeepingData(): Promise<void>;
   stop(): Promise<void>;
 }
 
 /** The embedded product on a free port with its own data folder, a movable clock and captured logs. */
 export async function startTestProduct(env: Record<string, string> = {}): Promise<TestProduct> {
   const dataDir = await mkdtemp(join(tmpdir(), 'hallmark-test-'));
-  const logLines: string[] = [];
   let offsetMs = 0;
   let frozen: Date | undefined;
   const now = () => (frozen ? new Date(frozen) : new Date(Date.now() + offsetMs));
+  const clock: TestProduct['clock'] = {
+    advance: (ms) => {
+      offsetMs += ms;
+    },
+    freeze: (at) => {
+      frozen = at;
+    },
+    now,
+  };
+  return startOnDataDir(dataDir, env, clock, []);
+}
+
+/**
+ * Stops `previous` without deleting its data folder and starts a new product on that folder, with
+ * the same settings, clock and log lines: what a restart of `pnpm start` does. The new product
+ * listens on another port (`url` changes) and, the operator key existing already, has no
+ * `generatedOperatorKey`: keep the first product's.
+ */
+export async function restartTestProduct(
+  previous: TestProduct,
+  env: Record<string, string> = previous.env,
+): Promise<TestProduct> {
+  await previous.stopKeepingData();
+  return startOnDataDir(previous.dataDir, env, previous.clock, previous.logLines);
+}
+
+async function startOnDataDir(
+  dataDir: string,
+  env: Record<string, string>,
+  clock: TestProduct['clock'],
+  logLines: string[],
+): Promise<TestProduct> {
   const product = await startEmbedded(
     { PORT: '0', HALLMARK_HOST: '127.0.0.1', HALLMARK_DATA_DIR: dataDir, HALLMARK_LOG_LEVEL: 'debug', ...env },
-    { clock: now, logDestination: { write: (line: string) => void logLines.push(line) } },
+    { clock: clock.now, logDestination: { write: (line: string) => void logLines.push(line) } },
   );
+  let stopped = false;
+  const stopKeepingData = async () => {
+    if (stopped) return;
+    stopped = true;
+    await product.stop();
+  };
   return {
     product,
     url: product.url,
     logLines,
-    clock: {
-      advance: (ms) => {
-        offsetMs += ms;
-      },
-      freeze: (at) => {
-        frozen = at;
-      },
-      now,
-    },
+    clock,
+    dataDir,
+    env,
+    stopKeepingData,
     async stop() {
-      await product.stop();
+      await stopKeepingData();
       await rm(dataDir, { recursive: true, force: true });
     },
   };

@@ -1,3 +1,10 @@
 export type { Cache, CounterState, QuotaCounter, QuotaDecision, ScanInput, ScanRecord } from './cache.ts';
-export { createMemoryCache } from './memory-cache.ts';
+export { createJournaledCache, type JournaledCache, type JournaledCacheOptions } from './journaled-cache.ts';
+export {
+  type CacheStateKind,
+  type CacheStateRecord,
+  createMemoryCache,
+  type MemoryCache,
+  type MemoryCacheOptions,
+} from './memory-cache.ts';
 export { createRedisCache, type RedisCacheOptions } from './redis-cache.ts';

@@ -20,9 +20,39 @@ interface Entry {
   expiresAtMs: number | undefined;
 }
 
+/** The three kinds of state the memory cache holds: string entries, quota counters, scan histories. */
+export type CacheStateKind = 'entry' | 'quota' | 'scan';
+
+/** One key's state as JSON-safe data, to write elsewhere and put back later (journaled-cache.ts). */
+export interface CacheStateRecord {
+  kind: CacheStateKind;
+  key: string;
+  state: unknown;
+  /** When the state expires (Unix ms, by the cache's clock); null for never. */
+  expiresAtMs: number | null;
+}
+
+export interface MemoryCacheOptions {
+  now?: () => number;
+  /**
+   * Told the kind and key of every state a call changed, after the change (not of expiries).
+   * Called on the per-request path: it must only note the key.
+   */
+  onChange?: (kind: CacheStateKind, key: string) => void;
+}
+
+/** The memory cache, with its state readable and restorable key by key. */
+export interface MemoryCache extends Cache {
+  /** The live state of one key, or undefined when it is absent or expired. */
+  exportState(kind: CacheStateKind, key: string): CacheStateRecord | undefined;
+  /** Puts back a state `exportState` gave; for a start, before the cache serves calls. Not reported to `onChange`. */
+  importState(record: CacheStateRecord): void;
+}
+
 /** The cache in this process's memory, for the embedded form. Expired keys are swept every minute. */
-export function createMemoryCache(options: { now?: () => number } = {}): Cache {
+export function createMemoryCache(options: MemoryCacheOptions = {}): MemoryCache {
   const now = options.now ?? Date.now;
+  const changed = options.onChange;
   const entries = new Map<string, Entry>();
 
   const live = (key: string): Entry | undefined => {
@@ -71,19 +101,23 @@ export function createMemoryCache(options: { now?: () => number } = {}): Cache {
     },
     async set(key, value, { ttlMs } = {}) {
       entries.set(key, { value, expiresAtMs: ttlMs === undefined ? undefined : now() + ttlMs });
+      changed?.('entry', key);
     },
     async setIfAbsent(key, value, ttlMs) {
       if (live(key)) return false;
       entries.set(key, { value, expiresAtMs: now() + ttlMs });
+      changed?.('entry', key);
       return true;
     },
     async delete(key) {
       entries.delete(key);
+      changed?.('entry', key);
     },
     async increment(key, by, ttlMs) {
       const entry = live(key);
       const value = Number(entry?.value ?? 0) + by;
       entries.set(key, { value: String(value), expiresAtMs: entry ? entry.expiresAtMs : now() + ttlMs });
+      changed?.('entry', key);
       return value;
     },
     consumeQuotas(counters): QuotaDecision {
@@ -103,6 +137,7 @@ export function createMemoryCache(options: { now?: () => number } = {}): Cache {
             quota = { used: counter.cost, resetAtMs: counter.resetAtMs };
             quotas.set(counter.key, quota);
           }
+          changed?.('quota', counter.key);
         }
         return counterState(counter, quota?.used ?? 0);
       });
@@ -114,8 +149,10 @@ export function createMemoryCache(options: { now?: () => number } = {}): Cache {
       if (entry.total === 1) entry.firstSeenMs = scan.atMs;
       entry.lastSeenMs = scan.atMs;
       const repeat = live(`scan-repeat:${scan.subject}:${scan.client}`) !== undefined;
-      if (!repeat)
+      if (!repeat) {
         entries.set(`scan-repeat:${scan.subject}:${scan.client}`, { value: '1', expiresAtMs: scan.atMs + scan.repeatWindowMs });
+        changed?.('entry', `scan-repeat:${scan.subject}:${scan.client}`);
+      }
       const windowIndex = Math.floor(scan.atMs / scan.windowMs);
       if (windowIndex === entry.windowIndex + 1) {
         entry.previousCount = entry.currentCount;
@@ -132,6 +169,7 @@ export function createMemoryCache(options: { now?: () => number } = {}): Cache {
       const previousLocation = scan.location ? entry.location : undefined;
       if (scan.location) entry.location = { ...scan.location, atMs: scan.atMs };
       entry.expiresAtMs = scan.atMs + scan.retentionMs;
+      changed?.('scan', scan.subject);
       return {
         total: entry.total,
         firstSeenMs: entry.firstSeenMs,
@@ -148,6 +186,44 @@ export function createMemoryCache(options: { now?: () => number } = {}): Cache {
       const entry = history(subject, nowMs);
       entry.reported = true;
       entry.expiresAtMs = Math.max(entry.expiresAtMs, nowMs + retentionMs);
+      changed?.('scan', subject);
+    },
+    exportState(kind, key) {
+      const nowMs = now();
+      switch (kind) {
+        case 'entry': {
+          const entry = live(key);
+          return entry ? { kind, key, state: entry.value, expiresAtMs: entry.expiresAtMs ?? null } : undefined;
+        }
+        case 'quota': {
+          const quota = quotas.get(key);
+          return quota && quota.resetAtMs > nowMs ? { kind, key, state: quota.used, expiresAtMs: quota.resetAtMs } : undefined;
+        }
+        case 'scan': {
+          const entry = histories.get(key);
+          if (!entry || entry.expiresAtMs <= nowMs) return undefined;
+          return { kind, key, state: { ...entry, clients: [...entry.clients] }, expiresAtMs: entry.expiresAtMs };
+        }
+        default:
+          return kind satisfies never;
+      }
+    },
+    importState(record) {
+      switch (record.kind) {
+        case 'entry':
+          entries.set(record.key, { value: String(record.state), expiresAtMs: record.expiresAtMs ?? undefined });
+          return;
+        case 'quota':
+          quotas.set(record.key, { used: Number(record.state), resetAtMs: record.expiresAtMs ?? Number.POSITIVE_INFINITY });
+          return;
+        case 'scan': {
+          const state = record.state as Omit<ScanHistory, 'clients'> & { clients: [string, number][] };
+          histories.set(record.key, { ...state, clients: new Map(state.clients) });
+          return;
+        }
+        default:
+          record.kind satisfies never;
+      }
     },
     async ping() {},
     async close() {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { type BlobStore, createFilesystemBlobStore, createS3BlobStore } from '@hallmark/blob-store';
 import { type Bus, createInProcessBus, createNatsBus, createRequestSigner, parseBusSecret } from '@hallmark/bus';
-import { type Cache, createMemoryCache, createRedisCache } from '@hallmark/cache';
+import { type Cache, createJournaledCache, createRedisCache } from '@hallmark/cache';
 import { createKurrentEventStore, createSqlEventStore, type EventStore } from '@hallmark/event-store';
 import { createPgliteDatabase, createPostgresDatabase, type SqlDatabase } from '@hallmark/sql';
 import { refusalLogger } from './bus-refusal-log.ts';
@@ -84,8 +84,10 @@ export async function connectDistributed(config: DistributedConfig, service: str
 }
 
 /**
- * Everything in this process: PGlite under the data folder, the in-process bus, the memory cache.
- * The cache's entries expire by `clock`, the same clock the services compute windows with.
+ * Everything in this process: PGlite under the data folder, the in-process bus, the memory cache
+ * written behind into PGlite every 100 ms (counters, scan histories and limits outlive a restart;
+ * docs/ARCHITECTURE.md, Embedded durability). The cache's entries expire by `clock`, the same
+ * clock the services compute windows with.
  */
 export async function createEmbedded(
   config: EmbeddedConfig,
@@ -101,7 +103,11 @@ export async function createEmbedded(
   });
   const db = await createPgliteDatabase(join(resolve(config.HALLMARK_DATA_DIR), 'pglite'));
   const eventStore = await createSqlEventStore(db);
-  const cache = createMemoryCache({ now: () => clock().getTime() });
+  const cache = await createJournaledCache({
+    db,
+    now: () => clock().getTime(),
+    onError: (error) => log.error({ err: error }, 'cache state not written to the database; retrying'),
+  });
   return {
     form: 'embedded',
     bus,
@@ -112,9 +118,10 @@ export async function createEmbedded(
     readiness: { database: () => db.ping() },
     async close() {
       await bus.drain();
+      // The cache's last changes go to the database before it closes.
+      await cache.close();
       await eventStore.close();
       await db.close();
-      await cache.close();
     },
   };
 }
