@@ -125,18 +125,19 @@ describe('POST /code/generate', () => {
     expect((await api('POST', '/code/generate', { key: sandbox, body: { gtin, serialNumber } })).status).toBe(201);
   });
 
-  it('returns the first answer to a retry with the same Idempotency-Key, and CONFLICT for another body', async () => {
+  it('returns the first answer to a retry with the same Idempotency-Key, and IDEMPOTENCY_KEY_REUSED for another body', async () => {
     const body = { gtin, serialNumber: nextSerial() };
     const headers = { 'idempotency-key': `retry-${nextSerial()}` };
     const first = await api('POST', '/code/generate', { key: brand, body, headers });
     const retry = await api('POST', '/code/generate', { key: brand, body, headers });
     expect(first.status).toBe(201);
     expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
     expect(retry.body).toEqual(first.body);
     expectError(
       await api('POST', '/code/generate', { key: brand, body: { ...body, batchNumber: 'B' }, headers }),
-      409,
-      'CONFLICT',
+      422,
+      'IDEMPOTENCY_KEY_REUSED',
     );
   });
 

@@ -592,4 +592,27 @@ describe('Idempotency-Key, distributed (two gateway replicas sharing the store)'
     expect(replayed.text).toBe(recovered.text);
     expect(await historyLength(objectId)).toBe(events + 1);
   });
+
+  it('runs a generate again once the lease of a gateway that died holding its key lapses (not 409 for ever)', async () => {
+    const idempotencyKey = `idem-${randomUUID()}`;
+    const body = { gtin, serialNumber: nextSerial() };
+    await leaveCrashedClaim(db, {
+      accountId: house.id,
+      operation: 'generateCode',
+      idempotencyKey,
+      path: '/code/generate',
+      body,
+      now: new Date(),
+    });
+    const started = Date.now();
+    const running = await send(gatewayB, 'POST', '/code/generate', { key: house.key, idempotencyKey, body });
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expectError(running, 409, 'CONFLICT');
+    await new Promise((resolve) => setTimeout(resolve, leaseMs + 100));
+    const recovered = await send(gatewayA, 'POST', '/code/generate', { key: house.key, idempotencyKey, body });
+    expect(recovered.status, recovered.text).toBe(201);
+    const replayed = await send(gatewayB, 'POST', '/code/generate', { key: house.key, idempotencyKey, body });
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(replayed.text).toBe(recovered.text);
+  });
 });

@@ -81,11 +81,7 @@ export const ClientSchema = Type.Object({ keyId: Type.String(), address: Type.St
 export const generateCodeRpc = {
   service: 'code-service',
   operation: 'generateCode',
-  request: Type.Object({
-    principal: PrincipalSchema,
-    body: GenerateCodeBody,
-    idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-  }),
+  request: Type.Object({ principal: PrincipalSchema, body: GenerateCodeBody }),
   response: GeneratedCode,
 } satisfies RpcDefinition;
 

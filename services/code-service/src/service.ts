@@ -22,7 +22,7 @@ import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
 import { CodeServiceConfig } from './config.ts';
 import { createGtinSigners } from './gtin-signers.ts';
 import { findCodes } from './handlers/find-codes.ts';
-import { generateCode, generateCodeIdempotently, generateCodes } from './handlers/generate-code.ts';
+import { generateCode, generateCodes } from './handlers/generate-code.ts';
 import { createGtinClaims } from './handlers/gtin-claims.ts';
 import { createQrRenderers } from './handlers/qr-renderers.ts';
 import { renderQr } from './handlers/render-qr.ts';
@@ -74,10 +74,9 @@ export const codeService = defineService({
       await serveRpc(infra.bus, log, revokeGtinClaimRpc, async ({ principal, claimId, asOperator }) =>
         gtinClaims.revoke(principal, claimId, asOperator),
       ),
-      await serveRpc(infra.bus, log, generateCodeRpc, async ({ principal, body, idempotencyKey }, { requestId }) =>
-        idempotencyKey
-          ? generateCodeIdempotently(generate, principal, body, idempotencyKey, requestId)
-          : generateCode(generate, principal, body, requestId),
+      // Idempotency-Key is the gateway's (services/gateway/src/idempotency.ts), for every route alike.
+      await serveRpc(infra.bus, log, generateCodeRpc, async ({ principal, body }, { requestId }) =>
+        generateCode(generate, principal, body, requestId),
       ),
       await serveRpc(infra.bus, log, generateCodesRpc, async ({ principal, items, firstIndex }, { requestId }) => ({
         results: await generateCodes(generate, principal, items, firstIndex, requestId),

@@ -8,21 +8,14 @@ import {
   HallmarkError,
   type Principal,
 } from '@hallmark/contracts';
-import { sha256Hex, uuidV7 } from '@hallmark/crypto';
+import { uuidV7 } from '@hallmark/crypto';
 import type { EventStore } from '@hallmark/event-store';
 import { formatDigitalLink } from '@hallmark/gs1';
 import { startAssetHistory } from '@hallmark/provenance';
 import type { SqlDatabase } from '@hallmark/sql';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { GtinSigners } from '../gtin-signers.ts';
-import {
-  claimIdempotencyKey,
-  completeIdempotencyKey,
-  deleteCodes,
-  insertCodes,
-  type NewCode,
-  releaseIdempotencyKey,
-} from '../store/code-store.ts';
+import { deleteCodes, insertCodes, type NewCode } from '../store/code-store.ts';
 import type { SchemaCatalog } from './schemas.ts';
 
 export interface GenerateDeps {
@@ -252,46 +245,4 @@ export async function generateCode(
   if (!result) throw new Error('generateCodes answered no result for one item');
   if ('error' in result) throw HallmarkError.fromData(result.error as ErrorData);
   return result.code;
-}
-
-const pendingWaitMs = 5_000;
-
-/**
- * With an Idempotency-Key: the first request runs; a retry of the same request gets the first
- * answer (not DUPLICATE_SERIAL); the same key with another body is a CONFLICT.
- */
-export async function generateCodeIdempotently(
-  deps: GenerateDeps,
-  principal: Principal,
-  body: GenerateCodeBody,
-  idempotencyKey: string,
-  requestId: string,
-): Promise<GeneratedCode> {
-  const requestHash = sha256Hex(JSON.stringify(body));
-  const deadline = Date.now() + pendingWaitMs;
-  for (;;) {
-    const claim = await claimIdempotencyKey(deps.db, principal, idempotencyKey, requestHash);
-    switch (claim.kind) {
-      case 'claimed':
-        try {
-          const generated = await generateCode(deps, principal, body, requestId);
-          await completeIdempotencyKey(deps.db, principal, idempotencyKey, generated);
-          return generated;
-        } catch (error) {
-          await releaseIdempotencyKey(deps.db, principal, idempotencyKey);
-          throw error;
-        }
-      case 'replay':
-        return claim.response;
-      case 'mismatch':
-        throw new HallmarkError('CONFLICT', 'This Idempotency-Key was used with a different request body.', { idempotencyKey });
-      case 'pending':
-        if (Date.now() > deadline) {
-          throw new HallmarkError('CONFLICT', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
-            idempotencyKey,
-          });
-        }
-        await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
 }

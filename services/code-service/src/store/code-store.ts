@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import type { Environment, GeneratedCode, Principal } from '@hallmark/contracts';
+import type { Environment, Principal } from '@hallmark/contracts';
 import { loadMigrations, runMigrations, type SqlDatabase, type SqlExecutor } from '@hallmark/sql';
 
 const folder = fileURLToPath(new URL('../../migrations', import.meta.url));
@@ -144,56 +144,4 @@ export async function findCodesByItem(
     serial,
   ]);
   return rows.map(toRecord);
-}
-
-export type IdempotencyClaim =
-  | { kind: 'claimed' }
-  | { kind: 'replay'; response: GeneratedCode }
-  | { kind: 'mismatch' }
-  | { kind: 'pending' };
-
-/** Claims an idempotency key for a request, or finds the answer stored for it. */
-export async function claimIdempotencyKey(
-  sql: SqlExecutor,
-  owner: Principal,
-  key: string,
-  requestHash: string,
-): Promise<IdempotencyClaim> {
-  const inserted = await sql.query(
-    `INSERT INTO idempotency_keys (account_id, environment, key, request_hash) VALUES ($1, $2, $3, $4)
-     ON CONFLICT DO NOTHING RETURNING key`,
-    [owner.accountId, owner.environment, key, requestHash],
-  );
-  if (inserted.length === 1) return { kind: 'claimed' };
-  const rows = await sql.query<{ request_hash: string; response: GeneratedCode | null }>(
-    'SELECT request_hash, response FROM idempotency_keys WHERE account_id = $1 AND environment = $2 AND key = $3',
-    [owner.accountId, owner.environment, key],
-  );
-  const row = rows[0];
-  if (!row) return { kind: 'pending' };
-  if (row.request_hash !== requestHash) return { kind: 'mismatch' };
-  return row.response ? { kind: 'replay', response: row.response } : { kind: 'pending' };
-}
-
-export async function completeIdempotencyKey(
-  sql: SqlExecutor,
-  owner: Principal,
-  key: string,
-  response: GeneratedCode,
-): Promise<void> {
-  await sql.query('UPDATE idempotency_keys SET response = $4 WHERE account_id = $1 AND environment = $2 AND key = $3', [
-    owner.accountId,
-    owner.environment,
-    key,
-    JSON.stringify(response),
-  ]);
-}
-
-/** Lets a retry try again after the first attempt failed. */
-export async function releaseIdempotencyKey(sql: SqlExecutor, owner: Principal, key: string): Promise<void> {
-  await sql.query('DELETE FROM idempotency_keys WHERE account_id = $1 AND environment = $2 AND key = $3 AND response IS NULL', [
-    owner.accountId,
-    owner.environment,
-    key,
-  ]);
 }

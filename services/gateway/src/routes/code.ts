@@ -11,7 +11,6 @@ import {
   generateCodeRoute,
   generateCodeRpc,
   generateCodesRpc,
-  HallmarkError,
   type ListCodeReportsQuery,
   listCodeReportsRoute,
   listCodeReportsRpc,
@@ -37,24 +36,13 @@ const batchConcurrency = 4;
 
 const clientOf = (request: FastifyRequest) => ({ keyId: requireApiKey(request).keyId, address: request.ip });
 
-function idempotencyKeyOf(request: FastifyRequest): string | undefined {
-  const header = request.headers['idempotency-key'];
-  if (header === undefined) return undefined;
-  if (typeof header !== 'string' || header.length === 0 || header.length > 255) {
-    throw new HallmarkError('VALIDATION_ERROR', 'Invalid request: the Idempotency-Key header must be 1 to 255 characters.', {
-      fields: [{ field: 'Idempotency-Key', in: 'headers', message: 'must be 1 to 255 characters' }],
-    });
-  }
-  return header;
-}
-
 /** POST /code/generate, POST /code/verify, POST /code/report, GET /code/qr, the reports' review queue. */
 export function registerCodeRoutes(app: FastifyInstance, deps: { services: ServiceCaller; reportLimits: ReportLimits }): void {
   registerRoute(app, generateCodeRoute, async (request, reply) => {
-    const idempotencyKey = idempotencyKeyOf(request);
+    // An Idempotency-Key is handled before this runs (idempotency.ts), as on every route that creates something.
     const generated = await deps.services.call(
       generateCodeRpc,
-      { principal: principalOf(request), body: request.body as GenerateCodeBody, ...(idempotencyKey ? { idempotencyKey } : {}) },
+      { principal: principalOf(request), body: request.body as GenerateCodeBody },
       request.id,
     );
     reply.status(201);
