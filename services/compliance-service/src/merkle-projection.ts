@@ -144,7 +144,7 @@ export async function projectEvents(tx: SqlExecutor, events: readonly StoredEven
  * batch whose starting checkpoint has moved (another replica projected it) is refused, after
  * which the subscription continues from the stored checkpoint.
  */
-export function createMerkleProjection(db: SqlDatabase, name = merkleProjectionName) {
+export function createMerkleProjection(db: SqlDatabase, name = merkleProjectionName, options: { onProjected?: () => void } = {}) {
   let expected: string | undefined;
   const readCheckpoint = async (sql: SqlExecutor, lock: boolean) => {
     const rows = await sql.query<{ cursor: string }>(
@@ -180,6 +180,8 @@ export function createMerkleProjection(db: SqlDatabase, name = merkleProjectionN
         );
       });
       expected = cursor;
+      // Readers waiting for these events look again now rather than at their next poll.
+      options.onProjected?.();
     },
   };
 }
@@ -193,7 +195,8 @@ export function runMerkleProjection(eventStore: EventStore, projection: MerklePr
     handle: projection.handle,
     onError,
     // The per-transaction work (lock, checkpoint, statements) is paid once per page: take large
-    // pages, and let a trickle of events gather for a moment (proofs lag by at most that).
+    // pages, and let a trickle of events gather for a moment; a reader waiting for the events cuts
+    // the moment short (`wake`, see projection-wait.ts), so it delays no answer.
     batchSize: 2_000,
     lingerMs: 100,
   });

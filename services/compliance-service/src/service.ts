@@ -18,6 +18,7 @@ import { exportPage } from './handlers/export-page.ts';
 import { merkleConsistency, merkleProof, merkleRoot } from './handlers/merkle.ts';
 import { verifyChain } from './handlers/verify-chain.ts';
 import { createMerkleProjection, runMerkleProjection } from './merkle-projection.ts';
+import { createProjectionWait } from './projection-wait.ts';
 import { migrateCompliance } from './store/merkle-store.ts';
 
 /** Compliance: chain checks, the Merkle projection and its proofs, signed checkpoints, exports, config. */
@@ -29,18 +30,31 @@ export const complianceService = defineService({
     await migrateAccounts(infra.db);
     await migrateCompliance(infra.db);
     const keyring = createSigningKeyring(infra.db, parseMasterKey(config.HALLMARK_MASTER_KEY));
-    const merkle = { db: infra.db, signCheckpoint: createCheckpointSigner(keyring, config.HALLMARK_CHECKPOINT_ORIGIN) };
     const configs = createComplianceConfigs({ db: infra.db, eventStore: infra.eventStore, bus: infra.bus, clock });
-    const projection = runMerkleProjection(infra.eventStore, createMerkleProjection(infra.db), (error) =>
-      log.warn({ err: error }, 'Merkle projection batch failed; retrying'),
+    // Read your writes: a read waits until the projection holds every event stored before it.
+    const projectionWait = createProjectionWait({
+      db: infra.db,
+      eventStore: infra.eventStore,
+      wakeProjection: () => projection.wake(),
+      timeoutMs: config.HALLMARK_PROJECTION_WAIT_MS,
+    });
+    const projection = runMerkleProjection(
+      infra.eventStore,
+      createMerkleProjection(infra.db, undefined, { onProjected: () => projectionWait.projected() }),
+      (error) => log.warn({ err: error }, 'Merkle projection batch failed; retrying'),
     );
+    const merkle = {
+      db: infra.db,
+      signCheckpoint: createCheckpointSigner(keyring, config.HALLMARK_CHECKPOINT_ORIGIN),
+      projectionWait,
+    };
     const subscriptions = [
       { stop: () => projection.stop() },
       await servePing('compliance-service', context),
       // A key rotated on another replica is the one to sign with from now on.
       await infra.bus.onBroadcast(broadcasts.signingKeyAdded, (payload) => keyring.onSigningKeyAdded(payload)),
       await serveRpc(infra.bus, log, verifyChainRpc, async ({ principal, assetId }) =>
-        verifyChain({ db: infra.db, eventStore: infra.eventStore, clock }, principal, assetId),
+        verifyChain({ db: infra.db, eventStore: infra.eventStore, clock, projectionWait }, principal, assetId),
       ),
       await serveRpc(infra.bus, log, merkleRootRpc, async ({ principal, assetId }) => merkleRoot(merkle, principal, assetId)),
       await serveRpc(infra.bus, log, merkleProofRpc, async ({ principal, assetId, eventId }) =>

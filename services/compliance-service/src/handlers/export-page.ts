@@ -19,7 +19,12 @@ export async function exportPage(
   owner: Principal,
   request: { assetId: string; treeSize?: number; fromLeafIndex: number },
 ): Promise<ExportPage> {
-  const tree = await requireAssetTree(deps.db, owner, request.assetId);
+  // The first page waits for every stored event to be projected; later pages keep its tree size.
+  const tree = await requireAssetTree(
+    request.treeSize === undefined ? deps : { db: deps.db, signCheckpoint: deps.signCheckpoint },
+    owner,
+    request.assetId,
+  );
   const treeSize = request.treeSize ?? tree.treeSize;
   if (treeSize > tree.treeSize) {
     throw new HallmarkError('VALIDATION_ERROR', `Invalid request: the tree has ${tree.treeSize} events.`, {

@@ -11,17 +11,34 @@ import {
 } from '@hallmark/merkle';
 import type { SqlDatabase } from '@hallmark/sql';
 import type { CheckpointSigner } from '../checkpoint-signer.ts';
+import type { ProjectionWait } from '../projection-wait.ts';
 import { type AssetTree, findAssetTree, findAssetTreeAndLeaf, readNodes } from '../store/merkle-store.ts';
 
 export interface MerkleDeps {
   db: SqlDatabase;
   signCheckpoint: CheckpointSigner;
+  /**
+   * Read your writes: reads wait (bounded) until the projection holds every event stored before
+   * them. Without it (benchmarks, tools) they answer from the projection as it stands.
+   */
+  projectionWait?: ProjectionWait;
 }
 
 const algorithm = 'RFC9162_SHA256' as const;
 
-export async function requireAssetTree(db: SqlDatabase, owner: Principal, assetId: string): Promise<AssetTree> {
-  const tree = await findAssetTree(db, owner, assetId);
+/** The owner's asset tree, holding every event stored before the call (see MerkleDeps.projectionWait). */
+export async function findCurrentAssetTree(
+  deps: Pick<MerkleDeps, 'db' | 'projectionWait'>,
+  owner: Principal,
+  assetId: string,
+): Promise<AssetTree | undefined> {
+  const find = () => findAssetTree(deps.db, owner, assetId);
+  return deps.projectionWait ? deps.projectionWait.read(assetId, find, (tree) => tree) : find();
+}
+
+/** NOT_FOUND for an unknown asset or another owner's; SERVICE_UNAVAILABLE when the projection lags past its bound. */
+export async function requireAssetTree(deps: MerkleDeps, owner: Principal, assetId: string): Promise<AssetTree> {
+  const tree = await findCurrentAssetTree(deps, owner, assetId);
   if (!tree) throw new HallmarkError('NOT_FOUND', `Asset ${assetId} was not found.`, { assetId });
   return tree;
 }
@@ -35,7 +52,7 @@ export async function rootAt(db: SqlDatabase, tree: AssetTree, size: number): Pr
 
 /** GET /compliance/{assetId}/merkle/root. */
 export async function merkleRoot(deps: MerkleDeps, owner: Principal, assetId: string): Promise<MerkleRoot> {
-  const tree = await requireAssetTree(deps.db, owner, assetId);
+  const tree = await requireAssetTree(deps, owner, assetId);
   return {
     assetId: tree.assetId,
     treeSize: tree.treeSize,
@@ -47,7 +64,9 @@ export async function merkleRoot(deps: MerkleDeps, owner: Principal, assetId: st
 
 /** GET /compliance/{assetId}/merkle/proof?eventId=: one query for the O(log n) nodes. */
 export async function merkleProof(deps: MerkleDeps, owner: Principal, assetId: string, eventId: string): Promise<MerkleProof> {
-  const found = await findAssetTreeAndLeaf(deps.db, owner, assetId, eventId);
+  const find = () => findAssetTreeAndLeaf(deps.db, owner, assetId, eventId);
+  // The tree must hold every stored event, so a just-written event's proof is there at once.
+  const found = deps.projectionWait ? await deps.projectionWait.read(assetId, find, (seen) => seen?.tree) : await find();
   if (!found) throw new HallmarkError('NOT_FOUND', `Asset ${assetId} was not found.`, { assetId });
   const { tree, leafIndex } = found;
   if (leafIndex === undefined || leafIndex >= tree.treeSize) {
@@ -72,7 +91,7 @@ export async function merkleProof(deps: MerkleDeps, owner: Principal, assetId: s
 
 /** GET /compliance/{assetId}/merkle/consistency?from=&to=. */
 export async function merkleConsistency(deps: MerkleDeps, owner: Principal, assetId: string, from: number, to?: number) {
-  const tree = await requireAssetTree(deps.db, owner, assetId);
+  const tree = await requireAssetTree(deps, owner, assetId);
   const toSize = to ?? tree.treeSize;
   if (from > toSize || toSize > tree.treeSize) {
     throw new HallmarkError(

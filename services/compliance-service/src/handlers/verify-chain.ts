@@ -4,7 +4,9 @@ import type { EventStore } from '@hallmark/event-store';
 import { leafHash } from '@hallmark/merkle';
 import { assetStream, type ChainBreak, chainedRecordOf, createChainChecker, leafInputOf } from '@hallmark/provenance';
 import type { SqlDatabase } from '@hallmark/sql';
-import { findAssetTree, readLeafHashes } from '../store/merkle-store.ts';
+import type { ProjectionWait } from '../projection-wait.ts';
+import { readLeafHashes } from '../store/merkle-store.ts';
+import { findCurrentAssetTree } from './merkle.ts';
 
 const pageSize = 1_000;
 
@@ -21,11 +23,12 @@ const messages: Record<ChainBreak['reason'], (sequence: number) => string> = {
  * chain consistent, or a deleted tail, is caught too.
  */
 export async function verifyChain(
-  deps: { db: SqlDatabase; eventStore: EventStore; clock: () => Date },
+  deps: { db: SqlDatabase; eventStore: EventStore; clock: () => Date; projectionWait?: ProjectionWait },
   owner: Principal,
   assetId: string,
 ): Promise<ChainVerification> {
-  const tree = await findAssetTree(deps.db, owner, assetId);
+  // The log must hold every stored event, so each is compared with its leaf (read your writes).
+  const tree = await findCurrentAssetTree(deps, owner, assetId);
   const id = tree?.assetId ?? assetId;
   const streamId = assetStream(id);
   const checker = createChainChecker();

@@ -45,6 +45,14 @@ export async function findAssetTree(sql: SqlExecutor, owner: Principal, idOrAlia
   return rows[0] ? toAssetTree(rows[0]) : undefined;
 }
 
+/** How many events of the asset the projection holds, whoever owns it (0: none yet). */
+export async function projectedTreeSize(sql: SqlExecutor, assetId: string): Promise<number> {
+  const rows = await sql.query<{ tree_size: string | number }>('SELECT tree_size FROM provenance_assets WHERE asset_id = $1', [
+    assetId,
+  ]);
+  return Number(rows[0]?.tree_size ?? 0);
+}
+
 /** Reads the given nodes of an asset's tree in one query. */
 export async function readNodes(sql: SqlExecutor, assetId: string, addresses: readonly NodeAddress[]): Promise<NodeLookup> {
   const nodes = new Map<string, Hash>();

@@ -20,6 +20,7 @@ import { principalOf } from '../auth/request-auth.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
 import { exportStream } from './compliance-export.ts';
+import { withRetryAfter } from './retry-after.ts';
 
 const contentTypes = {
   json: 'application/json; charset=utf-8',
@@ -31,29 +32,35 @@ const assetIdOf = (request: FastifyRequest) => (request.params as { assetId: str
 
 /** GET /compliance/{assetId}/verify, …/merkle/root|proof|consistency, …/export; GET/PATCH /compliance/config. */
 export function registerComplianceRoutes(app: FastifyInstance, deps: { services: ServiceCaller; clock: () => Date }): void {
-  registerRoute(app, verifyChainRoute, async (request) =>
-    deps.services.call(verifyChainRpc, { principal: principalOf(request), assetId: assetIdOf(request) }, request.id),
+  // Reads wait for the Merkle projection to hold every stored event (read your writes); past
+  // HALLMARK_PROJECTION_WAIT_MS compliance-service answers 503, with Retry-After set here.
+  registerRoute(app, verifyChainRoute, async (request, reply) =>
+    withRetryAfter(reply, () =>
+      deps.services.call(verifyChainRpc, { principal: principalOf(request), assetId: assetIdOf(request) }, request.id),
+    ),
   );
 
-  registerRoute(app, merkleRootRoute, async (request) =>
-    deps.services.call(merkleRootRpc, { principal: principalOf(request), assetId: assetIdOf(request) }, request.id),
+  registerRoute(app, merkleRootRoute, async (request, reply) =>
+    withRetryAfter(reply, () =>
+      deps.services.call(merkleRootRpc, { principal: principalOf(request), assetId: assetIdOf(request) }, request.id),
+    ),
   );
 
-  registerRoute(app, merkleProofRoute, async (request) => {
+  registerRoute(app, merkleProofRoute, async (request, reply) => {
     const { eventId } = request.query as { eventId: string };
-    return deps.services.call(
-      merkleProofRpc,
-      { principal: principalOf(request), assetId: assetIdOf(request), eventId },
-      request.id,
+    return withRetryAfter(reply, () =>
+      deps.services.call(merkleProofRpc, { principal: principalOf(request), assetId: assetIdOf(request), eventId }, request.id),
     );
   });
 
-  registerRoute(app, merkleConsistencyRoute, async (request) => {
+  registerRoute(app, merkleConsistencyRoute, async (request, reply) => {
     const { from, to } = request.query as { from: number; to?: number };
-    return deps.services.call(
-      merkleConsistencyRpc,
-      { principal: principalOf(request), assetId: assetIdOf(request), from, ...(to !== undefined ? { to } : {}) },
-      request.id,
+    return withRetryAfter(reply, () =>
+      deps.services.call(
+        merkleConsistencyRpc,
+        { principal: principalOf(request), assetId: assetIdOf(request), from, ...(to !== undefined ? { to } : {}) },
+        request.id,
+      ),
     );
   });
 
@@ -64,7 +71,9 @@ export function registerComplianceRoutes(app: FastifyInstance, deps: { services:
     const format =
       requested ?? (await deps.services.call(getComplianceConfigRpc, { principal }, request.id)).config.defaultExportFormat;
     // The first page is fetched before any byte is sent, so an unknown asset is still a clean 404.
-    const first = await deps.services.call(exportPageRpc, { principal, assetId, fromLeafIndex: 0 }, request.id);
+    const first = await withRetryAfter(reply, () =>
+      deps.services.call(exportPageRpc, { principal, assetId, fromLeafIndex: 0 }, request.id),
+    );
     const nextPage = (fromLeafIndex: number) =>
       deps.services.call(exportPageRpc, { principal, assetId, treeSize: first.treeSize, fromLeafIndex }, request.id);
     const fileName = `${first.assetId}-${first.treeSize}.${format === 'epcis' ? 'jsonld' : format}`;
