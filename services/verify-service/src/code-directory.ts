@@ -1,34 +1,84 @@
 import type { Bus } from '@hallmark/bus';
 import { type CodeLookup, type Environment, findCodesRpc, HallmarkError, rpcSubject } from '@hallmark/contracts';
+import type { SqlExecutor } from '@hallmark/sql';
+import { findProjectedCodes } from './code-projection.ts';
+import type { GtinSigners } from './gtin-signers.ts';
 
-/** An item's codes as code-service answers them: only its signer's (the GTIN's owner, or the operator). */
+/** An item's codes: only its signer's (the GTIN's owner, or the operator). */
 export interface ItemCodes {
   signerAccountId: string | null;
   codes: CodeLookup[];
 }
 
+export interface CodeDirectoryOptions {
+  timeoutMs: number;
+  cacheMs?: number;
+  missCacheMs?: number;
+  /** Told when code-service could not be asked and the read model answered alone. */
+  onFallback?(error: HallmarkError): void;
+  /** Told when the read model could not be read (code-service is asked instead). */
+  onReadModelError?(error: unknown): void;
+}
+
 /**
- * The codes of an item, asked of code-service once and kept: a code never changes after it is
- * made. An item with no code is remembered only briefly, since it may be generated any moment.
+ * The codes of an item, kept in memory once found: a code never changes after it is made. An
+ * item with no code is remembered only briefly, since it may be generated any moment. A cached
+ * item costs no round trip at all (the hot path, docs/PERFORMANCE.md).
+ *
+ * Uncached, it asks verify-service's own read model first (`code_directory`, written by the code
+ * projection from the event store) and the GTIN's signer (the accounts tables); only when the read
+ * model has none of the signer's codes of the item (the projection lags a fresh code by ~100 ms)
+ * is code-service asked (`findCodes`). When code-service is unavailable, the read model's answer
+ * stands: verification keeps working, and only a code younger than the projection's lag is
+ * unknown (checked under the signer's own keys, so it reads as COUNTERFEIT) until code-service is
+ * back or the projection has it.
+ *
  * `forgetAll` runs when GTIN ownership changes (broadcast), since that changes whose codes count.
  */
-export function createCodeDirectory(bus: Bus, options: { timeoutMs: number; cacheMs?: number; missCacheMs?: number }) {
+export function createCodeDirectory(bus: Bus, store: { db: SqlExecutor; signers: GtinSigners }, options: CodeDirectoryOptions) {
   const cacheMs = options.cacheMs ?? 300_000;
   const missCacheMs = options.missCacheMs ?? 2_000;
   const cache = new Map<string, { item: ItemCodes; until: number }>();
-  const findItem = async (environment: Environment, gtin: string, serial: string, requestId: string): Promise<ItemCodes> => {
-    const key = `${environment}\n${gtin}\n${serial}`;
-    const cached = cache.get(key);
-    if (cached && cached.until > Date.now()) return cached.item;
+
+  const askCodeService = async (environment: Environment, gtin: string, serial: string, requestId: string) => {
     const answer = await bus.request<ItemCodes>(
       rpcSubject(findCodesRpc),
       { environment, gtin, serial },
       { timeoutMs: options.timeoutMs, requestId },
     );
-    if (!answer.ok) throw HallmarkError.fromData(answer.error);
+    return answer.ok ? answer.value : HallmarkError.fromData(answer.error);
+  };
+
+  const lookUp = async (environment: Environment, gtin: string, serial: string, requestId: string): Promise<ItemCodes> => {
+    let local: ItemCodes | undefined;
+    try {
+      const [signerAccountId, projected] = await Promise.all([
+        store.signers.signerOf(environment, gtin),
+        findProjectedCodes(store.db, environment, gtin, serial),
+      ]);
+      local = { signerAccountId, codes: projected.filter((code) => code.accountId === signerAccountId) };
+      if (local.codes.length > 0) return local;
+    } catch (error) {
+      // The database is away from this process: code-service may still answer.
+      options.onReadModelError?.(error);
+    }
+    const answer = await askCodeService(environment, gtin, serial, requestId);
+    if (!(answer instanceof HallmarkError)) return answer;
+    if (answer.code === 'SERVICE_UNAVAILABLE' && local) {
+      options.onFallback?.(answer);
+      return local;
+    }
+    throw answer;
+  };
+
+  const findItem = async (environment: Environment, gtin: string, serial: string, requestId: string): Promise<ItemCodes> => {
+    const key = `${environment}\n${gtin}\n${serial}`;
+    const cached = cache.get(key);
+    if (cached && cached.until > Date.now()) return cached.item;
+    const item = await lookUp(environment, gtin, serial, requestId);
     if (cache.size > 100_000) cache.clear();
-    cache.set(key, { item: answer.value, until: Date.now() + (answer.value.codes.length > 0 ? cacheMs : missCacheMs) });
-    return answer.value;
+    cache.set(key, { item, until: Date.now() + (item.codes.length > 0 ? cacheMs : missCacheMs) });
+    return item;
   };
   return {
     findItem,
@@ -38,6 +88,7 @@ export function createCodeDirectory(bus: Bus, options: { timeoutMs: number; cach
     },
     forgetAll(): void {
       cache.clear();
+      store.signers.forgetAll();
     },
   };
 }

@@ -14,6 +14,8 @@ import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
 import { loadMigrations, runMigrations } from '@hallmark/sql';
 import { Type } from '@sinclair/typebox';
 import { createCodeDirectory } from './code-directory.ts';
+import { createCodeProjection, ProjectionMovedOn, runCodeProjection } from './code-projection.ts';
+import { createGtinSigners } from './gtin-signers.ts';
 import { createCodeBlocks, decideCodeReport, listCodeReports, publicReport, reportCode } from './handlers/report-code.ts';
 import { resolveScan } from './handlers/resolve.ts';
 import { verifyCode } from './handlers/verify-code.ts';
@@ -40,7 +42,26 @@ export const verifyService = defineService({
     const rules = createRiskRulesSource(configs, log);
     const blocks = createCodeBlocks(infra.db, { log });
     const scans = createScanPublisher(infra.bus, log);
-    const codes = createCodeDirectory(infra.bus, { timeoutMs: base.HALLMARK_REQUEST_TIMEOUT_MS });
+    // Codes from verify-service's own read model (fed from the event store), code-service only for
+    // what the projection has not reached yet, so verification goes on while code-service is down.
+    let lastFallbackLog = 0;
+    const codes = createCodeDirectory(
+      infra.bus,
+      { db: infra.db, signers: createGtinSigners(infra.db) },
+      {
+        timeoutMs: base.HALLMARK_REQUEST_TIMEOUT_MS,
+        onFallback: (error) => {
+          if (Date.now() - lastFallbackLog < 10_000) return;
+          lastFallbackLog = Date.now();
+          log.warn({ code: error.code }, 'code-service unavailable; verifying from the read model alone');
+        },
+        onReadModelError: (error) => log.warn({ err: error }, 'code read model unavailable; asking code-service'),
+      },
+    );
+    const codeProjection = runCodeProjection(infra.eventStore, createCodeProjection(infra.db), (error) => {
+      if (error instanceof ProjectionMovedOn) log.debug(error.message);
+      else log.error({ err: error }, 'code directory projection failed; retrying');
+    });
     const deps = {
       db: infra.db,
       codes,
@@ -59,6 +80,7 @@ export const verifyService = defineService({
       await configs.start(),
       await blocks.start(infra.bus),
       await projectScanHistory(infra.bus, infra.db),
+      codeProjection,
       scans, // after the verifications that record scans stop: stopping publishes what is queued
       await servePing('verify-service', context),
       await serveRpc(infra.bus, log, verifyCodeRpc, async (request, { requestId }) => verifyCode(deps, request, requestId)),

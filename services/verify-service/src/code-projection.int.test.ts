@@ -1,0 +1,349 @@
+import { fileURLToPath } from 'node:url';
+import { ensureOperator, insertGtinClaim, migrateAccounts, provisionAccount } from '@hallmark/accounts';
+import { createInProcessBus } from '@hallmark/bus';
+import { type CodeLookup, type Environment, findCodesRpc, type Principal, rpcSubject } from '@hallmark/contracts';
+import { createSqlEventStore, type EventStore, type StoredEvent } from '@hallmark/event-store';
+import { formatDigitalLink } from '@hallmark/gs1';
+import { startAssetHistory } from '@hallmark/provenance';
+import { createPostgresDatabase, createTestDatabase, loadMigrations, runMigrations, type SqlDatabase } from '@hallmark/sql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCodeDirectory } from './code-directory.ts';
+import {
+  codeDirectoryProjectionName,
+  createCodeProjection,
+  findProjectedCodes,
+  ProjectionMovedOn,
+  runCodeProjection,
+} from './code-projection.ts';
+import { createGtinSigners } from './gtin-signers.ts';
+
+let db: SqlDatabase;
+let drop: () => Promise<void>;
+let store: EventStore;
+let brand: Principal;
+let rival: Principal;
+const gtin = '09506000134369';
+const at = '2026-11-25T10:00:00.000Z';
+
+let counter = 0;
+/** A code's first event as code-service writes it (generate-code.ts). */
+function codeStream(
+  owner: Principal,
+  serial: string,
+  extra: { batch?: string; expiry?: string; name?: string; environment?: Environment } = {},
+) {
+  counter += 1;
+  const assetId = `code_0196${String(counter).padStart(28, '0')}`;
+  const url = formatDigitalLink({
+    origin: 'https://id.example',
+    gtin,
+    serial,
+    ...(extra.batch ? { batch: extra.batch } : {}),
+    ...(extra.expiry ? { expiry: extra.expiry } : {}),
+    signature: `sig${counter}`,
+  });
+  const data = {
+    url,
+    gtin,
+    serial,
+    ...(extra.batch ? { batch: extra.batch } : {}),
+    ...(extra.expiry ? { expiryDate: '2031-06-30' } : {}),
+    signature: `sig${counter}`,
+    keyId: `kid-${owner.accountId}`,
+    assetId,
+    createdAt: at,
+    expiresAt: extra.expiry ? '2031-06-30T23:59:59.999Z' : null,
+    metadata: extra.name ? { name: extra.name, colour: 'red' } : {},
+  };
+  return {
+    assetId,
+    stream: startAssetHistory({ assetId, owner }, [{ type: 'code.generated', data, metadata: { requestId: 'r' } }], at),
+  };
+}
+
+async function rows() {
+  return db.query<Record<string, unknown>>(
+    `SELECT asset_id, account_id, environment, gtin, serial, batch, expiry, kid, product_name,
+            to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS') AS expires_at,
+            to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS') AS created_at
+     FROM code_directory ORDER BY asset_id`,
+  );
+}
+
+async function waitForRows(count: number) {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const found = await rows();
+    if (found.length >= count) return found;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`the projection never reached ${count} rows`);
+}
+
+async function checkpoint() {
+  const found = await db.query<{ cursor: string }>('SELECT cursor FROM verify_projection_checkpoints WHERE name = $1', [
+    codeDirectoryProjectionName,
+  ]);
+  return found[0]?.cursor;
+}
+
+async function reset() {
+  await db.query('DELETE FROM code_directory');
+  await db.query('DELETE FROM verify_projection_checkpoints');
+}
+
+beforeAll(async () => {
+  const test = await createTestDatabase('verify_codes');
+  db = createPostgresDatabase({ connectionString: test.url, applicationName: 'test-verify-code-projection' });
+  drop = async () => {
+    await db.close();
+    await test.drop();
+  };
+  store = await createSqlEventStore(db, { pollIntervalMs: 20 });
+  await migrateAccounts(db);
+  await runMigrations(db, await loadMigrations('verify-service', fileURLToPath(new URL('../migrations', import.meta.url))));
+  const now = new Date(at);
+  brand = {
+    accountId: (await provisionAccount(db, { name: 'Brand', tier: 'enterprise', environment: 'live' }, now)).account.id,
+    environment: 'live',
+  };
+  rival = {
+    accountId: (await provisionAccount(db, { name: 'Rival', tier: 'enterprise', environment: 'live' }, now)).account.id,
+    environment: 'live',
+  };
+});
+
+afterAll(async () => {
+  await drop?.();
+});
+
+describe('the code directory projection (event store → code_directory, PostgreSQL)', () => {
+  it('writes a row per code.generated event with what verification needs, and nothing for other events', async () => {
+    await reset();
+    const first = codeStream(brand, 'P-1', { batch: 'LOT1', expiry: '310630', name: 'Tonic' });
+    const second = codeStream({ ...brand, environment: 'test' }, 'P-2');
+    await store.startStreams([first.stream, second.stream]);
+    // Not codes: an auction object's history, an account's event, a later event of a code.
+    await store.startStreams([
+      startAssetHistory({ assetId: 'obj_1', owner: brand }, [{ type: 'registered', data: { gtin, serial: 'X' } }], at),
+    ]);
+    await store.append(`account-${brand.accountId}-live`, [{ type: 'code.generated', data: { gtin, serial: 'Y' } }], {
+      expectedVersion: 'any',
+    });
+    await store.append(`asset-${first.assetId}`, [{ type: 'code.report-confirmed', data: { reportId: 'r1' } }], {
+      expectedVersion: 1,
+    });
+    const projection = runCodeProjection(store, createCodeProjection(db), (error) => {
+      throw error;
+    });
+    try {
+      expect(await waitForRows(2)).toEqual([
+        {
+          asset_id: first.assetId,
+          account_id: brand.accountId,
+          environment: 'live',
+          gtin,
+          serial: 'P-1',
+          batch: 'LOT1',
+          expiry: '310630',
+          kid: `kid-${brand.accountId}`,
+          product_name: 'Tonic',
+          expires_at: '2031-06-30T23:59:59.999',
+          created_at: '2026-11-25T10:00:00.000',
+        },
+        {
+          asset_id: second.assetId,
+          account_id: brand.accountId,
+          environment: 'test',
+          gtin,
+          serial: 'P-2',
+          batch: null,
+          expiry: null,
+          kid: `kid-${brand.accountId}`,
+          product_name: null,
+          expires_at: null,
+          created_at: '2026-11-25T10:00:00.000',
+        },
+      ]);
+      // The checkpoint is past every event, so a restart reads nothing again.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const page = await store.readAll({ after: (await checkpoint()) as string });
+      expect(page.events).toEqual([]);
+    } finally {
+      await projection.stop();
+    }
+    expect(await findProjectedCodes(db, 'live', gtin, 'P-1')).toEqual([
+      {
+        assetId: first.assetId,
+        accountId: brand.accountId,
+        kid: `kid-${brand.accountId}`,
+        batch: 'LOT1',
+        expiry: '310630',
+        expiresAt: '2031-06-30T23:59:59.999Z',
+        createdAt: at,
+        metadata: { name: 'Tonic' },
+      },
+    ]);
+    expect(await findProjectedCodes(db, 'live', gtin, 'P-2')).toEqual([]);
+  });
+
+  it('is idempotent on replay: a batch handled twice, or the whole log again from no checkpoint, gives the same rows', async () => {
+    await reset();
+    const codes = Array.from({ length: 30 }, (_, i) => codeStream(brand, `R-${i}`, { name: `N${i}` }));
+    await store.startStreams(codes.map((code) => code.stream));
+    const all = await store.readAll({ limit: 10_000 });
+    const projection = createCodeProjection(db);
+    await projection.checkpoints.load(codeDirectoryProjectionName);
+    await projection.handle(all.events, all.cursor);
+    const once = await rows();
+    // The same events again, after the checkpoint moved (a crash between commit and acknowledgement).
+    const replay = createCodeProjection(db);
+    await replay.checkpoints.load(codeDirectoryProjectionName);
+    await replay.handle(all.events, all.cursor);
+    // And a batch holding one code's event twice.
+    const doubled = all.events.filter((event) => event.type === 'code.generated').slice(0, 2);
+    await replay.handle([...doubled, ...doubled], all.cursor);
+    expect(await rows()).toEqual(once);
+
+    // From scratch (no checkpoint): every code of the log, once.
+    await reset();
+    const fresh = runCodeProjection(store, createCodeProjection(db), () => {});
+    try {
+      const codeEvents = all.events.filter(
+        (event) => event.type === 'code.generated' && event.streamId.startsWith('asset-code_'),
+      );
+      const rebuilt = await waitForRows(codeEvents.length);
+      expect(rebuilt.filter((row) => String(row.serial).startsWith('R-'))).toEqual(
+        once.filter((row) => String(row.serial).startsWith('R-')),
+      );
+      expect(new Set(rebuilt.map((row) => row.asset_id)).size).toBe(rebuilt.length);
+    } finally {
+      await fresh.stop();
+    }
+  });
+
+  it('commits rows and checkpoint together: a batch refused for a moved checkpoint writes no row (exactly once)', async () => {
+    await reset();
+    const code = codeStream(brand, 'X-1');
+    await store.startStreams([code.stream]);
+    const page = await store.readAll({ limit: 10_000 });
+    const mine = page.events.filter((event: StoredEvent) => event.streamId === `asset-${code.assetId}`);
+    const stale = createCodeProjection(db);
+    await stale.checkpoints.load(codeDirectoryProjectionName);
+    // Another replica projects first and moves the checkpoint.
+    const other = createCodeProjection(db);
+    await other.checkpoints.load(codeDirectoryProjectionName);
+    await other.handle([], page.cursor);
+    await expect(stale.handle(mine, 'elsewhere')).rejects.toBeInstanceOf(ProjectionMovedOn);
+    expect(await rows()).toEqual([]);
+    expect(await checkpoint()).toBe(page.cursor);
+
+    // A crash between the rows and the checkpoint: neither is kept, so the batch is projected again.
+    await reset();
+    const crashing: SqlDatabase = {
+      ...db,
+      transaction: (work) =>
+        db.transaction((tx) =>
+          work({
+            ...tx,
+            query: (text, params) =>
+              text.includes('INSERT INTO verify_projection_checkpoints')
+                ? Promise.reject(new Error('crash'))
+                : tx.query(text, params),
+          }),
+        ),
+    };
+    const crashed = createCodeProjection(crashing);
+    await crashed.checkpoints.load(codeDirectoryProjectionName);
+    await expect(crashed.handle(mine, page.cursor)).rejects.toThrow('crash');
+    expect(await rows()).toEqual([]);
+    expect(await checkpoint()).toBeUndefined();
+  });
+
+  it('projects every code once with two replicas running, while codes are being written', async () => {
+    await reset();
+    const replicas = [0, 1].map(() => runCodeProjection(store, createCodeProjection(db), () => {}));
+    try {
+      const codes = Array.from({ length: 200 }, (_, i) => codeStream(brand, `C-${i}`));
+      for (let i = 0; i < codes.length; i += 20) await store.startStreams(codes.slice(i, i + 20).map((code) => code.stream));
+      const before = (await store.readAll({ limit: 100_000 })).events.filter(
+        (event) => event.type === 'code.generated' && event.streamId.startsWith('asset-code_'),
+      ).length;
+      const projected = await waitForRows(before);
+      expect(projected.length).toBe(before);
+      expect(projected.filter((row) => String(row.serial).startsWith('C-')).length).toBe(200);
+    } finally {
+      await Promise.all(replicas.map((replica) => replica.stop()));
+    }
+  });
+});
+
+describe('the code directory (read model first, code-service for a miss and as long as it answers)', () => {
+  const item = (assetId: string, accountId: string): CodeLookup => ({
+    assetId,
+    accountId,
+    kid: 'kid-from-code-service',
+    batch: null,
+    expiry: null,
+    expiresAt: null,
+    createdAt: at,
+    metadata: { name: 'From code-service' },
+  });
+
+  it('answers the signer’s projected codes without code-service, asks it for a miss, and falls back to the read model when it is down', async () => {
+    await reset();
+    await ensureOperator(db, `svc_live_${'a'.repeat(64)}`, new Date(at));
+    await insertGtinClaim(db, {
+      accountId: brand.accountId,
+      environment: 'live',
+      target: { kind: 'gtin', value: gtin },
+      source: 'granted',
+      createdBy: 'test',
+    });
+    const ownCode = codeStream(brand, 'D-1', { name: 'Tonic' });
+    const rivalCode = codeStream(rival, 'D-1', { name: 'Fake tonic' });
+    const rivalOnly = codeStream(rival, 'D-2');
+    const all = [ownCode, rivalCode, rivalOnly];
+    await store.startStreams(all.map((code) => code.stream));
+    const projection = createCodeProjection(db);
+    await projection.checkpoints.load(codeDirectoryProjectionName);
+    const page = await store.readAll({ limit: 100_000 });
+    await projection.handle(page.events, page.cursor);
+
+    const bus = createInProcessBus();
+    const asked: string[] = [];
+    const fallbacks: string[] = [];
+    const directory = createCodeDirectory(
+      bus,
+      { db, signers: createGtinSigners(db) },
+      { timeoutMs: 1_000, missCacheMs: 0, onFallback: (error) => fallbacks.push(error.code) },
+    );
+
+    // code-service is not running at all: the projected code of the GTIN's owner is found, the rival's is not.
+    expect(await directory.findItem('live', gtin, 'D-1', 'r1')).toEqual({
+      signerAccountId: brand.accountId,
+      codes: [expect.objectContaining({ assetId: ownCode.assetId, accountId: brand.accountId, metadata: { name: 'Tonic' } })],
+    });
+    expect(fallbacks).toEqual([]);
+    // An item only the rival has codes for: a miss; code-service is down, so the read model answers: none.
+    expect(await directory.findItem('live', gtin, 'D-2', 'r2')).toEqual({ signerAccountId: brand.accountId, codes: [] });
+    expect(fallbacks).toEqual(['SERVICE_UNAVAILABLE']);
+
+    // With code-service up, a miss (a code the projection has not reached yet) is asked of it.
+    const served = await bus.serve(rpcSubject(findCodesRpc), { queue: 'code-service' }, async (payload) => {
+      asked.push((payload as { serial: string }).serial);
+      return { signerAccountId: brand.accountId, codes: [item('code_fresh', brand.accountId)] };
+    });
+    try {
+      expect(await directory.findItem('live', gtin, 'D-3', 'r3')).toEqual({
+        signerAccountId: brand.accountId,
+        codes: [item('code_fresh', brand.accountId)],
+      });
+      // A projected code is not asked of code-service; a cached one costs nothing.
+      await directory.findItem('live', gtin, 'D-1', 'r4');
+      expect(asked).toEqual(['D-3']);
+    } finally {
+      await served.stop();
+    }
+  });
+});

@@ -1,0 +1,187 @@
+import type { CodeLookup, Environment } from '@hallmark/contracts';
+import type { CheckpointStore, EventStore, EventSubscription, StoredEvent } from '@hallmark/event-store';
+import { parseDigitalLink } from '@hallmark/gs1';
+import { assetIdOfStream, chainedRecordOf } from '@hallmark/provenance';
+import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
+
+export const codeDirectoryProjectionName = 'verify-code-directory';
+
+/** A row of `code_directory`: what verification needs of one code, nothing more. */
+export interface CodeDirectoryRow {
+  asset_id: string;
+  account_id: string;
+  environment: Environment;
+  gtin: string;
+  serial: string;
+  batch: string | null;
+  expiry: string | null;
+  kid: string;
+  product_name: string | null;
+  expires_at: string | null;
+  created_at: string;
+}
+
+const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+
+/**
+ * The row a `code.generated` event makes, or undefined for any other event. The owner and the
+ * environment are the chain's (`metadata.provenance`, packages/provenance), the rest the event's data;
+ * the expiry is read from the signed link itself (its YYMMDD, as the signature covers it).
+ */
+export function codeRowOf(event: StoredEvent): CodeDirectoryRow | undefined {
+  if (event.type !== 'code.generated') return undefined;
+  const assetId = assetIdOfStream(event.streamId);
+  const record = chainedRecordOf(event);
+  if (!assetId?.startsWith('code_') || !record) return undefined;
+  const { data } = event;
+  const gtin = text(data.gtin);
+  const serial = text(data.serial);
+  const kid = text(data.keyId);
+  const createdAt = text(data.createdAt) ?? record.occurredAt;
+  if (!gtin || !serial || !kid) return undefined;
+  const url = text(data.url);
+  const parsed = url ? parseDigitalLink(url) : undefined;
+  const metadata = data.metadata as Record<string, unknown> | undefined;
+  return {
+    asset_id: assetId,
+    account_id: record.accountId,
+    environment: record.environment,
+    gtin,
+    serial,
+    batch: text(data.batch) ?? null,
+    expiry: parsed?.ok ? (parsed.link.expiry ?? null) : null,
+    kid,
+    product_name: text(metadata?.name) ?? null,
+    expires_at: text(data.expiresAt) ?? null,
+    created_at: createdAt,
+  };
+}
+
+/** Writes the codes of a batch of events, one statement; a replayed event rewrites the same row. */
+export async function projectCodes(tx: SqlExecutor, events: readonly StoredEvent[]): Promise<number> {
+  // One row per asset (ON CONFLICT may not touch a row twice in one statement).
+  const rows = new Map<string, CodeDirectoryRow>();
+  for (const event of events) {
+    const row = codeRowOf(event);
+    if (row) rows.set(row.asset_id, row);
+  }
+  if (rows.size === 0) return 0;
+  await tx.query(
+    `INSERT INTO code_directory (asset_id, account_id, environment, gtin, serial, batch, expiry, kid, product_name, expires_at, created_at)
+     SELECT r.asset_id, r.account_id, r.environment, r.gtin, r.serial, r.batch, r.expiry, r.kid, r.product_name, r.expires_at, r.created_at
+     FROM jsonb_to_recordset($1::jsonb) AS r(asset_id text, account_id text, environment text, gtin text, serial text, batch text,
+       expiry text, kid text, product_name text, expires_at timestamptz, created_at timestamptz)
+     ON CONFLICT (asset_id) DO UPDATE SET account_id = EXCLUDED.account_id, environment = EXCLUDED.environment,
+       gtin = EXCLUDED.gtin, serial = EXCLUDED.serial, batch = EXCLUDED.batch, expiry = EXCLUDED.expiry, kid = EXCLUDED.kid,
+       product_name = EXCLUDED.product_name, expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at`,
+    [JSON.stringify([...rows.values()])],
+  );
+  return rows.size;
+}
+
+/** Raised when another replica projected the batch first; the subscription continues from the stored checkpoint. */
+export class ProjectionMovedOn extends Error {
+  override name = 'ProjectionMovedOn';
+}
+
+/**
+ * The code directory projection as a subscription handler: the rows and the checkpoint commit in
+ * one transaction (exactly once). Every verify-service replica may run it: a transaction-scoped
+ * advisory lock lets one write at a time, and a batch whose starting checkpoint has moved (another
+ * replica wrote it) is refused, after which the subscription goes on from the stored checkpoint.
+ */
+export function createCodeProjection(db: SqlDatabase, name = codeDirectoryProjectionName) {
+  let expected: string | undefined;
+  const readCheckpoint = async (sql: SqlExecutor, lock: boolean) => {
+    const rows = await sql.query<{ cursor: string }>(
+      `SELECT cursor FROM verify_projection_checkpoints WHERE name = $1${lock ? ' FOR UPDATE' : ''}`,
+      [name],
+    );
+    return rows[0]?.cursor;
+  };
+  const checkpoints: CheckpointStore = {
+    async load() {
+      expected = await readCheckpoint(db, false);
+      return expected;
+    },
+    // Saved with the rows, in `handle`.
+    async save() {},
+  };
+  return {
+    name,
+    checkpoints,
+    async handle(events: StoredEvent[], cursor: string): Promise<void> {
+      await db.transaction(async (tx) => {
+        // Rows and checkpoint commit together and replay harmlessly: a commit lost in a crash is
+        // projected again from the older checkpoint, so it need not wait for the WAL flush.
+        await tx.query('SET LOCAL synchronous_commit = off');
+        await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`hallmark:projection:${name}`]);
+        const stored = await readCheckpoint(tx, true);
+        if (stored !== expected)
+          throw new ProjectionMovedOn(`Projection ${name} moved on elsewhere; continuing from its checkpoint`);
+        await projectCodes(tx, events);
+        await tx.query(
+          `INSERT INTO verify_projection_checkpoints (name, cursor) VALUES ($1, $2)
+           ON CONFLICT (name) DO UPDATE SET cursor = EXCLUDED.cursor`,
+          [name, cursor],
+        );
+      });
+      expected = cursor;
+    },
+  };
+}
+export type CodeProjection = ReturnType<typeof createCodeProjection>;
+
+/**
+ * Follows the event store from the projection's checkpoint. A fresh code is in the directory
+ * about 100 ms after its event is stored (the linger below, plus the store's wake-up).
+ */
+export function runCodeProjection(
+  eventStore: EventStore,
+  projection: CodeProjection,
+  onError: (error: unknown) => void,
+): EventSubscription {
+  return eventStore.subscribe({
+    name: projection.name,
+    checkpoints: projection.checkpoints,
+    handle: projection.handle,
+    onError,
+    batchSize: 2_000,
+    lingerMs: 100,
+  });
+}
+
+/** The projected codes of an item in one environment, every account's (the caller keeps the signer's). */
+export async function findProjectedCodes(
+  sql: SqlExecutor,
+  environment: Environment,
+  gtin: string,
+  serial: string,
+): Promise<CodeLookup[]> {
+  const rows = await sql.query<{
+    asset_id: string;
+    account_id: string;
+    kid: string;
+    batch: string | null;
+    expiry: string | null;
+    product_name: string | null;
+    expires_at: Date | string | null;
+    created_at: Date | string;
+  }>(
+    `SELECT asset_id, account_id, kid, batch, expiry, product_name, expires_at, created_at
+     FROM code_directory WHERE environment = $1 AND gtin = $2 AND serial = $3`,
+    [environment, gtin, serial],
+  );
+  const iso = (value: Date | string) => new Date(value).toISOString();
+  return rows.map((row) => ({
+    assetId: row.asset_id,
+    accountId: row.account_id,
+    kid: row.kid,
+    batch: row.batch,
+    expiry: row.expiry,
+    expiresAt: row.expires_at === null ? null : iso(row.expires_at),
+    createdAt: iso(row.created_at),
+    // Only what the resolver's page shows; the full metadata stays code-service's.
+    metadata: row.product_name === null ? {} : { name: row.product_name },
+  }));
+}
