@@ -30,8 +30,8 @@ export interface CodeDirectoryOptions {
  * model has none of the signer's codes of the item (the projection lags a fresh code by ~100 ms)
  * is code-service asked (`findCodes`). When code-service is unavailable, the read model's answer
  * stands: verification keeps working, and only a code younger than the projection's lag is
- * unknown (checked under the signer's own keys, so it reads as COUNTERFEIT) until code-service is
- * back or the projection has it.
+ * unknown (verify-code.ts checks it under the signer's own keys, as a code made elsewhere; the
+ * resolver finds no issued code) until code-service is back or the projection has it.
  *
  * `forgetAll` runs when GTIN ownership changes (broadcast), since that changes whose codes count.
  */
