@@ -55,6 +55,8 @@ export interface RedisCacheOptions {
   keyPrefix?: string;
   /** PEM file of the authorities trusted for a `rediss://` server's certificate, instead of the system's. */
   tlsCaFile?: string;
+  /** CLIENT SETNAME on every (re)connection, so an operator (or the fault suite) can find this deployment's connections. */
+  connectionName?: string;
 }
 
 /**
@@ -70,6 +72,7 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
     // Commands issued in the same tick (many requests' counters at once under load) leave in one
     // write instead of a write each.
     enableAutoPipelining: true,
+    ...(options.connectionName ? { connectionName: options.connectionName } : {}),
     ...(options.tlsCaFile && /^rediss:/i.test(options.url) ? { tls: { ca: readFileSync(options.tlsCaFile) } } : {}),
   }) as ScriptedRedis;
   // Errors surface on the commands that meet them; without a listener ioredis would also print them.

@@ -59,6 +59,7 @@ export async function connectDistributed(config: DistributedConfig, service: str
   const cache = createRedisCache({
     url: config.HALLMARK_REDIS_URL,
     keyPrefix: `${config.HALLMARK_NAMESPACE}:`,
+    connectionName: `${config.HALLMARK_NAMESPACE}:${service}`,
     ...(config.HALLMARK_TLS_CA_FILE ? { tlsCaFile: config.HALLMARK_TLS_CA_FILE } : {}),
   });
   return {
