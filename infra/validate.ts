@@ -4,6 +4,15 @@ import { fileURLToPath } from 'node:url';
 import { CodeServiceConfig } from '@hallmark/code-service';
 import { GatewayConfig } from '@hallmark/gateway';
 import { DistributedConfig } from '@hallmark/runtime';
+import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import { Ingress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import { Namespace } from 'kubernetes-models/v1/Namespace';
+import { Secret } from 'kubernetes-models/v1/Secret';
+import { Service } from 'kubernetes-models/v1/Service';
 import { parseAllDocuments } from 'yaml';
 
 // Docker cannot run here, so CI checks the deployment files against the code instead:
@@ -38,6 +47,52 @@ const carriesCredentials = (url: unknown) => /^[a-z]+:\/\/[^@/]*:[^@]+@[^@]+$/.t
 // biome-ignore lint/suspicious/noExplicitAny: parsed YAML is untyped; every access below is checked.
 type Doc = Record<string, any>;
 
+/**
+ * The Kubernetes API's JSON schemas, by apiVersion and kind, as the kubernetes-models package ships
+ * them (nothing is fetched): wrong types, missing required fields and bad enum values fail. Unknown
+ * fields pass (its schemas do not forbid them); the checks below cover the fields that matter here.
+ */
+const schemas: Record<string, new (data: never) => { validate(): void }> = {
+  'apps/v1 Deployment': Deployment,
+  'autoscaling/v2 HorizontalPodAutoscaler': HorizontalPodAutoscaler,
+  'networking.k8s.io/v1 Ingress': Ingress,
+  'networking.k8s.io/v1 NetworkPolicy': NetworkPolicy,
+  'policy/v1 PodDisruptionBudget': PodDisruptionBudget,
+  'v1 ConfigMap': ConfigMap,
+  'v1 Namespace': Namespace,
+  'v1 Secret': Secret,
+  'v1 Service': Service,
+};
+
+function schemaProblem(doc: Doc): string | undefined {
+  const Model = schemas[`${doc.apiVersion} ${doc.kind}`];
+  if (!Model) return `no schema for ${doc.apiVersion} ${doc.kind} (add the kind to infra/validate.ts)`;
+  try {
+    new Model(structuredClone(doc) as never).validate();
+    return undefined;
+  } catch (error) {
+    return `does not match the Kubernetes schema: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
+/** Whether a label selector (matchLabels, matchExpressions with In/NotIn/Exists) selects pods with these labels. */
+function selects(selector: Doc | undefined, labels: Record<string, string>): boolean {
+  if (!selector) return false;
+  const matchLabels = Object.entries(selector.matchLabels ?? {}).every(([key, value]) => labels[key] === value);
+  const matchExpressions = (selector.matchExpressions ?? []).every((expression: Doc) => {
+    const value = labels[expression.key];
+    if (expression.operator === 'In') return value !== undefined && expression.values?.includes(value);
+    if (expression.operator === 'NotIn') return value === undefined || !expression.values?.includes(value);
+    if (expression.operator === 'Exists') return value !== undefined;
+    return value === undefined;
+  });
+  return matchLabels && matchExpressions;
+}
+
+/** Ports the services may open connections to: DNS, NATS, PostgreSQL, Redis; HTTPS for the photo bucket. */
+const allowedEgressPorts = new Set([53, 4222, 5432, 6379]);
+const photoServices = ['gateway', 'auction-service'];
+
 function documentsOf(file: string): Doc[] {
   // merge: Compose files share settings through YAML merge keys (<<).
   const documents = parseAllDocuments(readFileSync(file, 'utf8'), { merge: true });
@@ -47,16 +102,25 @@ function documentsOf(file: string): Doc[] {
   return documents.map((document) => document.toJS() as Doc).filter(Boolean);
 }
 
+/** Production runs the build's output (dist/<x>.js, compiled from src/<x>.ts), never TypeScript through a loader. */
 function checkCommand(where: string, workingDir: unknown, command: unknown, problems: string[]): void {
   const dir = String(workingDir ?? '').replace(/^\/app\//, '');
-  const entry = Array.isArray(command) ? command.at(-1) : undefined;
-  if (!dir || typeof entry !== 'string' || !existsSync(join(root, dir, entry))) {
-    problems.push(`${where}: command ${JSON.stringify(command)} in ${workingDir} does not name a file of this repository`);
+  const args = Array.isArray(command) ? command.map(String) : [];
+  const entry = args.at(-1) ?? '';
+  const source = /^dist\/.+\.js$/.test(entry) ? entry.replace(/^dist\/(.+)\.js$/, 'src/$1.ts') : undefined;
+  if (!dir || !source || !existsSync(join(root, dir, source))) {
+    problems.push(
+      `${where}: command ${JSON.stringify(command)} in ${workingDir} does not run a compiled file of this repository (dist/….js, built from src/….ts)`,
+    );
   }
+  if (!args.includes('--conditions=hallmark-compiled'))
+    problems.push(`${where}: command must pass --conditions=hallmark-compiled, else @hallmark/* resolve to TypeScript sources`);
+  if (args.some((arg) => arg.includes('tsx')))
+    problems.push(`${where}: command runs a TypeScript loader; production runs pnpm build's output`);
 }
 
 /** Returns every problem found; an empty list means the files agree with the code. */
-export function validateInfra(options: { k8sFolder?: string; composeFile?: string } = {}): string[] {
+export function validateInfra(options: { k8sFolder?: string; composeFile?: string; dockerfile?: string } = {}): string[] {
   const problems: string[] = [];
   const k8sFolder = options.k8sFolder ?? join(root, 'infra/k8s');
   const composeFile = options.composeFile ?? join(root, 'docker-compose.yml');
@@ -73,6 +137,9 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
   for (const doc of docs) {
     const where = `infra/k8s/${doc.file} ${doc.kind}/${doc.metadata?.name}`;
     if (!doc.apiVersion || !doc.kind || !doc.metadata?.name) problems.push(`${where}: needs apiVersion, kind and metadata.name`);
+    const { file: _file, ...manifest } = doc;
+    const schema = schemaProblem(manifest);
+    if (schema) problems.push(`${where}: ${schema}`);
   }
   const configMap = docs.find((doc) => doc.kind === 'ConfigMap')?.data ?? {};
   const secret = docs.find((doc) => doc.kind === 'Secret')?.stringData ?? {};
@@ -121,7 +188,14 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
     if (!serviceDoc) problems.push(`infra/k8s: no Service for ${service}`);
     else if (serviceDoc.spec?.selector?.['app.kubernetes.io/name'] !== service)
       problems.push(`Service/${service}: selector does not select its pods`);
+    checkPodSecurity(where, deployment.spec?.template?.spec ?? {}, problems);
+    const budget = docs.find((doc) => doc.kind === 'PodDisruptionBudget' && selects(doc.spec?.selector, labels));
+    if (!budget) problems.push(`${where}: no PodDisruptionBudget selects its pods`);
+    else if (budget.spec?.minAvailable === undefined && budget.spec?.maxUnavailable === undefined)
+      problems.push(`PodDisruptionBudget/${budget.metadata?.name}: needs minAvailable or maxUnavailable`);
+    checkNetworkPolicies(where, service, labels, docs, problems);
   }
+  checkIngress(docs, configMap, problems);
   for (const target of autoscaled) {
     const hpa = docs.find((doc) => doc.kind === 'HorizontalPodAutoscaler' && doc.spec?.scaleTargetRef?.name === target);
     if (!hpa) problems.push(`infra/k8s: no HorizontalPodAutoscaler for ${target}`);
@@ -166,7 +240,116 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
   const dockerfile = compose.services?.gateway?.build?.dockerfile;
   if (!dockerfile || !existsSync(join(root, dockerfile)))
     problems.push(`docker-compose.yml: build.dockerfile ${dockerfile} does not exist`);
+  else checkDockerfile(options.dockerfile ?? join(root, dockerfile), problems);
   return problems;
+}
+
+/** Every container: a fixed non-root uid, no privilege escalation, no capabilities, RuntimeDefault seccomp, a read-only root with /tmp an emptyDir. */
+function checkPodSecurity(where: string, pod: Doc, problems: string[]): void {
+  if (pod.automountServiceAccountToken !== false) problems.push(`${where}: automountServiceAccountToken must be false`);
+  const emptyDirs = new Set((pod.volumes ?? []).filter((volume: Doc) => volume.emptyDir).map((volume: Doc) => volume.name));
+  for (const container of pod.containers ?? []) {
+    const own: Doc = container.securityContext ?? {};
+    const effective: Doc = { ...(pod.securityContext ?? {}), ...own };
+    const at = `${where} container ${container.name}`;
+    if (effective.runAsNonRoot !== true) problems.push(`${at}: runAsNonRoot must be true`);
+    if (!Number.isInteger(effective.runAsUser) || effective.runAsUser <= 0)
+      problems.push(`${at}: runAsUser must be a fixed non-root uid`);
+    if (effective.seccompProfile?.type !== 'RuntimeDefault') problems.push(`${at}: seccompProfile must be RuntimeDefault`);
+    if (own.allowPrivilegeEscalation !== false) problems.push(`${at}: allowPrivilegeEscalation must be false`);
+    if (own.readOnlyRootFilesystem !== true) problems.push(`${at}: readOnlyRootFilesystem must be true`);
+    if (!(own.capabilities?.drop ?? []).includes('ALL')) problems.push(`${at}: capabilities must drop ALL`);
+    const tmp = (container.volumeMounts ?? []).find((mount: Doc) => mount.mountPath === '/tmp');
+    if (!tmp || !emptyDirs.has(tmp.name)) problems.push(`${at}: /tmp must be an emptyDir (the root filesystem is read-only)`);
+  }
+}
+
+/**
+ * NetworkPolicies: everything denied by default, DNS allowed, traffic in only to the gateway, and
+ * out only to DNS, NATS, PostgreSQL and Redis (plus HTTPS for the photo bucket from the gateway and auction-service).
+ */
+function checkNetworkPolicies(
+  where: string,
+  service: string,
+  labels: Record<string, string>,
+  docs: Doc[],
+  problems: string[],
+): void {
+  const policies = docs.filter((doc) => doc.kind === 'NetworkPolicy' && selects(doc.spec?.podSelector, labels));
+  const types = (policy: Doc) => (policy.spec?.policyTypes ?? []) as string[];
+  if (
+    !policies.some(
+      (policy) =>
+        types(policy).includes('Ingress') && types(policy).includes('Egress') && !policy.spec?.ingress && !policy.spec?.egress,
+    )
+  )
+    problems.push(`${where}: no default-deny NetworkPolicy (policyTypes Ingress and Egress, no rules) selects its pods`);
+  const egress: Doc[] = policies.flatMap((policy) => policy.spec?.egress ?? []);
+  if (!egress.some((rule) => (rule.ports ?? []).some((port: Doc) => port.port === 53 && (port.protocol ?? 'TCP') === 'UDP')))
+    problems.push(`${where}: no NetworkPolicy lets its pods reach DNS (UDP 53)`);
+  const allowed = new Set([...allowedEgressPorts, ...(photoServices.includes(service) ? [443] : [])]);
+  for (const rule of egress) {
+    const ports = (rule.ports ?? []) as Doc[];
+    if (ports.length === 0 || ports.some((port) => !allowed.has(port.port)))
+      problems.push(
+        `${where}: a NetworkPolicy lets its pods reach ports ${ports.length === 0 ? 'all' : ports.map((port) => port.port).join(', ')}; allowed: ${[...allowed].join(', ')}`,
+      );
+  }
+  const ingress: Doc[] = policies.flatMap((policy) => policy.spec?.ingress ?? []);
+  if (service !== 'gateway' && ingress.length > 0)
+    problems.push(`${where}: a NetworkPolicy admits traffic to its pods; only the gateway takes any`);
+}
+
+/** The gateway's Ingress: the only way in, TLS for its host, and the host the gateway's links name. */
+function checkIngress(docs: Doc[], configMap: Doc, problems: string[]): void {
+  for (const doc of docs.filter((candidate) => candidate.kind === 'Service')) {
+    if (doc.spec?.type === 'LoadBalancer' || doc.spec?.type === 'NodePort')
+      problems.push(
+        `Service/${doc.metadata?.name}: type ${doc.spec.type} opens it outside the cluster; only the gateway's Ingress may`,
+      );
+  }
+  const ingresses = docs.filter((doc) => doc.kind === 'Ingress');
+  if (ingresses.length === 0) problems.push('infra/k8s: no Ingress for the gateway');
+  for (const ingress of ingresses) {
+    const where = `Ingress/${ingress.metadata?.name}`;
+    const rules: Doc[] = ingress.spec?.rules ?? [];
+    const backends = rules.flatMap((rule) => (rule.http?.paths ?? []).map((path: Doc) => path.backend?.service?.name));
+    if (backends.length === 0 || backends.some((name) => name !== 'gateway'))
+      problems.push(`${where}: routes to ${backends.join(', ')}; only the gateway is public`);
+    const tlsHosts = new Set((ingress.spec?.tls ?? []).flatMap((tls: Doc) => tls.hosts ?? []));
+    for (const rule of rules) {
+      if (!rule.host) problems.push(`${where}: a rule without a host`);
+      else if (!tlsHosts.has(rule.host)) problems.push(`${where}: ${rule.host} is served without TLS`);
+    }
+    const host = rules[0]?.host;
+    for (const name of ['HALLMARK_PUBLIC_URL', 'HALLMARK_RESOLVER_URL']) {
+      if (host && configMap[name] !== `https://${host}`)
+        problems.push(`infra/k8s: ${name} is ${configMap[name]}, but the Ingress serves https://${host}`);
+    }
+    if (['off', undefined].includes(configMap.HALLMARK_TRUST_PROXY))
+      problems.push(
+        "infra/k8s: HALLMARK_TRUST_PROXY is off behind the Ingress: every client would share the proxy's rate limits",
+      );
+  }
+}
+
+/** The image: built in a stage of its own, run as a non-root user from the compiled output. */
+function checkDockerfile(file: string, problems: string[]): void {
+  const text = readFileSync(file, 'utf8');
+  const stages = text.split(/^FROM /m).slice(1);
+  const runtime = stages.at(-1) ?? '';
+  if (stages.length < 2 || !/pnpm@[\d.]+ build/.test(text)) problems.push('Dockerfile: needs a build stage running pnpm build');
+  if (/pnpm@[\d.]+ build/.test(runtime) || /typescript|tsx/.test(runtime))
+    problems.push('Dockerfile: the runtime stage must not build or carry a TypeScript loader');
+  const user = runtime.match(/^USER\s+(\S+)/m)?.[1];
+  if (!user || /^(root|0)(:|$)/.test(user)) problems.push('Dockerfile: the runtime stage must run as a non-root USER');
+  const command = runtime.match(/^CMD\s+(\[.*\])/m)?.[1];
+  checkCommand(
+    'Dockerfile CMD',
+    runtime.match(/^WORKDIR\s+(\S+)\s*$(?![\s\S]*^WORKDIR)/m)?.[1],
+    command ? JSON.parse(command) : undefined,
+    problems,
+  );
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

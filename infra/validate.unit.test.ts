@@ -83,4 +83,67 @@ describe('deployment files', () => {
       ]),
     );
   });
+
+  it('hold the manifests to the Kubernetes schemas, the pod hardening, disruption budgets, network policies and the Ingress', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'k8s-'));
+    cpSync(join(root, 'infra/k8s'), folder, { recursive: true });
+    const edit = (file: string, ...replacements: Array<[string | RegExp, string]>) => {
+      let text = readFileSync(join(folder, file), 'utf8');
+      for (const [from, to] of replacements) {
+        const next = text.replace(from, to);
+        expect(next, `${file}: ${from}`).not.toBe(text);
+        text = next;
+      }
+      writeFileSync(join(folder, file), text);
+    };
+    // A wrong field type only the Kubernetes schema knows about.
+    edit('gateway.yaml', ['replicas: 2', 'replicas: two']);
+    edit('verify-service.yaml', ['- { name: probes, containerPort: 9090 }', '- { name: probes, containerPort: "9090" }']);
+    // A container that may write its root filesystem and keeps its capabilities, run through tsx.
+    edit(
+      'code-service.yaml',
+      ['readOnlyRootFilesystem: true', 'readOnlyRootFilesystem: false'],
+      ['            capabilities: { drop: [ALL] }\n', ''],
+      ['"--conditions=hallmark-compiled", "--enable-source-maps", "dist/main.js"', '"--import", "tsx", "src/main.ts"'],
+    );
+    rmSync(join(folder, 'disruption-budgets.yaml'));
+    // Ingress opened to every pod, DNS closed.
+    edit(
+      'network-policies.yaml',
+      [
+        /name: gateway-from-ingress\n(.*\n)*? {2}podSelector:\n {4}matchLabels: \{ app.kubernetes.io\/name: gateway \}/,
+        'name: gateway-from-ingress\n  namespace: hallmark\nspec:\n  podSelector: {}',
+      ],
+      ['- { protocol: UDP, port: 53 }', '- { protocol: UDP, port: 5353 }'],
+    );
+    // The Ingress serves another host than the gateway's links name.
+    edit('ingress.yaml', ['    - host: id.example.com', '    - host: api.example.com']);
+    const dockerfile = join(folder, 'Dockerfile');
+    writeFileSync(dockerfile, readFileSync(join(root, 'infra/docker/Dockerfile'), 'utf8').replace('USER 1000:1000', 'USER root'));
+
+    const problems = validateInfra({ k8sFolder: folder, dockerfile });
+    rmSync(folder, { recursive: true, force: true });
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          /^infra\/k8s\/gateway.yaml Deployment\/gateway: does not match the Kubernetes schema: .*replicas must be integer/,
+        ),
+        expect.stringMatching(
+          /Deployment\/verify-service: does not match the Kubernetes schema: .*containerPort must be integer/,
+        ),
+        'Deployment/code-service container code-service: readOnlyRootFilesystem must be true',
+        'Deployment/code-service container code-service: capabilities must drop ALL',
+        expect.stringContaining('Deployment/code-service: command must pass --conditions=hallmark-compiled'),
+        "Deployment/code-service: command runs a TypeScript loader; production runs pnpm build's output",
+        'kustomization.yaml lists missing disruption-budgets.yaml',
+        'Deployment/verify-service: no PodDisruptionBudget selects its pods',
+        'Deployment/compliance-service: a NetworkPolicy admits traffic to its pods; only the gateway takes any',
+        'Deployment/gateway: no NetworkPolicy lets its pods reach DNS (UDP 53)',
+        expect.stringContaining('Deployment/code-service: a NetworkPolicy lets its pods reach ports 5353'),
+        'Ingress/gateway: api.example.com is served without TLS',
+        'infra/k8s: HALLMARK_PUBLIC_URL is https://id.example.com, but the Ingress serves https://api.example.com',
+        'Dockerfile: the runtime stage must run as a non-root USER',
+      ]),
+    );
+  });
 });
