@@ -24,3 +24,4 @@ export {
   stopAll,
 } from './service.ts';
 export { exitOnConfigError, runService, stopOnSignal } from './service-host.ts';
+export { createWorkSlots, type WorkSlots } from './work-slots.ts';

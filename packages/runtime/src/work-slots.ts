@@ -1,6 +1,6 @@
 import { HallmarkError } from '@hallmark/contracts';
 
-export interface DecodeSlots {
+export interface WorkSlots {
   /**
    * Runs `work` when one of the slots is free, waiting in a short queue for one; fails with
    * SERVICE_UNAVAILABLE (`details.retryAfterSeconds`) when the queue is full too.
@@ -9,11 +9,16 @@ export interface DecodeSlots {
 }
 
 /**
- * A bound on the images this process decodes at once: each decode holds up to the pixel limit's
- * worth of memory and a libvips thread, so a burst of uploads waits in a short queue or is told to
- * come back, instead of exhausting the process.
+ * A bound on costly work a process does at once (decoding photos, holding uploads in memory): a
+ * burst waits in a short queue or is told to come back (`busy` names what is busy), instead of
+ * exhausting the process.
  */
-export function createDecodeSlots(limits: { running: number; waiting: number; retryAfterSeconds: number }): DecodeSlots {
+export function createWorkSlots(limits: {
+  running: number;
+  waiting: number;
+  retryAfterSeconds: number;
+  busy: string;
+}): WorkSlots {
   let running = 0;
   const waiting: Array<() => void> = [];
   const release = () => {
@@ -25,7 +30,7 @@ export function createDecodeSlots(limits: { running: number; waiting: number; re
     async run(work) {
       if (running >= limits.running) {
         if (waiting.length >= limits.waiting) {
-          throw new HallmarkError('SERVICE_UNAVAILABLE', 'Too many photos are being decoded; retry in a moment.', {
+          throw new HallmarkError('SERVICE_UNAVAILABLE', `${limits.busy}; retry in a moment.`, {
             retryAfterSeconds: limits.retryAfterSeconds,
           });
         }

@@ -1,6 +1,6 @@
 import { HallmarkError } from '@hallmark/contracts';
 import { describe, expect, it } from 'vitest';
-import { createDecodeSlots } from './decode-slots.ts';
+import { createWorkSlots } from './work-slots.ts';
 
 function gate() {
   let open!: () => void;
@@ -12,7 +12,7 @@ function gate() {
 
 describe('decode slots', () => {
   it('runs two at once, queues two, refuses the fifth with 503 and a retry delay, and serves again once free', async () => {
-    const slots = createDecodeSlots({ running: 2, waiting: 2, retryAfterSeconds: 1 });
+    const slots = createWorkSlots({ running: 2, waiting: 2, retryAfterSeconds: 1, busy: 'Too many photos are being decoded' });
     const gates = Array.from({ length: 4 }, gate);
     const started: number[] = [];
     const runs = gates.map((g, i) =>
@@ -37,7 +37,7 @@ describe('decode slots', () => {
   });
 
   it('frees the slot when the work fails', async () => {
-    const slots = createDecodeSlots({ running: 1, waiting: 0, retryAfterSeconds: 1 });
+    const slots = createWorkSlots({ running: 1, waiting: 0, retryAfterSeconds: 1, busy: 'Too many photos are being decoded' });
     await expect(
       slots.run(async () => {
         throw new Error('bad image');

@@ -14,9 +14,8 @@ import {
   registerObjectRpc,
 } from '@hallmark/contracts';
 import { parseMasterKey } from '@hallmark/crypto';
-import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
+import { createWorkSlots, defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
 import { AuctionServiceConfig } from './config.ts';
-import { createDecodeSlots } from './decode-slots.ts';
 import { bindPhoto } from './handlers/bind-photo.ts';
 import { dashboard } from './handlers/dashboard.ts';
 import { provenanceHistory } from './handlers/provenance-history.ts';
@@ -39,7 +38,7 @@ export const auctionService = defineService({
     if (backfilled > 0)
       log.info({ photos: backfilled }, 'recorded the SHA-256 of photos bound before refused uploads were removed');
     // Two images decoded at once, four waiting; more is 503 with Retry-After (docs/AUCTION.md, Photos).
-    const decoding = createDecodeSlots({ running: 2, waiting: 4, retryAfterSeconds: 2 });
+    const decoding = createWorkSlots({ running: 2, waiting: 4, retryAfterSeconds: 2, busy: 'Too many photos are being decoded' });
     const masterKey = parseMasterKey(config.HALLMARK_MASTER_KEY);
     const keyring = createSigningKeyring(infra.db, masterKey, {
       onNewKey: (kid, owner) => infra.bus.broadcast(broadcasts.signingKeyAdded, { kid, ...owner }),

@@ -5,7 +5,7 @@ import type { BlobStore } from '@hallmark/blob-store';
 import type { Bus } from '@hallmark/bus';
 import type { Cache } from '@hallmark/cache';
 import { broadcasts, HallmarkError, routerPathOf, routes } from '@hallmark/contracts';
-import type { Logger, ReadinessChecks } from '@hallmark/runtime';
+import { createWorkSlots, type Logger, type ReadinessChecks } from '@hallmark/runtime';
 import type { SqlDatabase } from '@hallmark/sql';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -210,7 +210,14 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   registerGtinRoutes(app, { services });
   registerSchemaRoutes(app, { services });
   registerComplianceRoutes(app, { services, clock: deps.clock });
-  registerAuctionRoutes(app, { services, blobs: deps.blobs, idempotency });
+  // Each upload is held in memory while it is stored: a bounded number at once, a short queue, then 503.
+  const uploads = createWorkSlots({
+    running: deps.config.HALLMARK_UPLOADS_AT_ONCE,
+    waiting: deps.config.HALLMARK_UPLOADS_AT_ONCE,
+    retryAfterSeconds: 1,
+    busy: 'Too many photos are being uploaded',
+  });
+  registerAuctionRoutes(app, { services, blobs: deps.blobs, idempotency, uploads });
   registerResolverRoutes(app, {
     publicOrigin,
     services,

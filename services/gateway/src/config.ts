@@ -18,6 +18,13 @@ export const GatewayConfig = Type.Object({
     default: 20 * 1024 * 1024,
     description: 'largest uploaded file accepted, in bytes',
   }),
+  HALLMARK_UPLOADS_AT_ONCE: Type.Integer({
+    minimum: 1,
+    maximum: 256,
+    default: 4,
+    description:
+      'photo uploads a gateway holds in memory at once (each up to HALLMARK_UPLOAD_LIMIT_BYTES); as many more wait, beyond that 503 with Retry-After',
+  }),
   HALLMARK_HTTP_HEADERS_TIMEOUT_MS: Type.Integer({
     minimum: 1_000,
     maximum: 600_000,

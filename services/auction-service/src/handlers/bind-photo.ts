@@ -1,6 +1,6 @@
 import type { BlobStore } from '@hallmark/blob-store';
 import { categoryAngles, HallmarkError, type PhotoUploaded, type Principal } from '@hallmark/contracts';
-import type { DecodeSlots } from '../decode-slots.ts';
+import type { WorkSlots } from '@hallmark/runtime';
 import { securityFigures } from '../object-history.ts';
 import { changeObject, type ObjectRepositoryDeps } from '../object-repository.ts';
 import { analysePhoto } from '../photo-analysis.ts';
@@ -8,7 +8,7 @@ import { findSameImage, sameImageMaxDistance } from '../photo-similarity.ts';
 import { isPhotoBlob, recordPhotoBlob } from '../store/photo-blobs.ts';
 import { objectView } from './register-object.ts';
 
-export type BindPhotoDeps = ObjectRepositoryDeps & { blobs: BlobStore; decoding: DecodeSlots };
+export type BindPhotoDeps = ObjectRepositoryDeps & { blobs: BlobStore; decoding: WorkSlots };
 
 /**
  * POST /auction/objects/{objectId}/photos, after the gateway stored the bytes: check the angle

@@ -23,7 +23,8 @@ import {
   registerObjectRpc,
   uploadPhotoRoute,
 } from '@hallmark/contracts';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { WorkSlots } from '@hallmark/runtime';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/request-auth.ts';
 import type { Idempotency } from '../idempotency.ts';
 import { registerRoute } from '../route-registry.ts';
@@ -81,7 +82,7 @@ async function readPhotoUpload(request: FastifyRequest): Promise<{ bytes: Buffer
 /** /auction/objects/register, …/{objectId}/photos, /auction/provenance/events, /auction/public/verify/{serial}, …/provenance, /auction/transfers/…, /auction/dashboard/objects. */
 export function registerAuctionRoutes(
   app: FastifyInstance,
-  deps: { services: ServiceCaller; blobs: BlobStore; idempotency: Idempotency },
+  deps: { services: ServiceCaller; blobs: BlobStore; idempotency: Idempotency; uploads: WorkSlots },
 ): void {
   registerRoute(app, registerObjectRoute, async (request, reply) => {
     const registered = await deps.services.call(
@@ -93,7 +94,11 @@ export function registerAuctionRoutes(
     return registered;
   });
 
-  registerRoute(app, uploadPhotoRoute, async (request, reply) => {
+  registerRoute(app, uploadPhotoRoute, (request, reply) =>
+    withRetryAfter(reply, () => deps.uploads.run(() => uploadPhoto(request, reply))),
+  );
+
+  async function uploadPhoto(request: FastifyRequest, reply: FastifyReply) {
     const { bytes, angle } = await readPhotoUpload(request);
     // The request is known only now: a retry with the same Idempotency-Key, angle and file gets the first answer.
     const photoSha256 = createHash('sha256').update(bytes).digest('hex');
@@ -109,7 +114,7 @@ export function registerAuctionRoutes(
     );
     reply.status(201);
     return bound;
-  });
+  }
 
   registerRoute(app, recordProvenanceEventRoute, async (request, reply) => {
     const recorded = await deps.services.call(
