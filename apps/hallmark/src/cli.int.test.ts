@@ -1,9 +1,15 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { access, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { findApiKeyByHash, hashApiKeySecret } from '@hallmark/accounts';
 import { createPostgresDatabase, createTestDatabase, type TestDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startTestProduct, type TestProduct } from '../../../test/support/embedded.ts';
+import { DataDirInUseError } from './data-dir-lock.ts';
+import { startEmbedded } from './embedded.ts';
 
 const run = promisify(execFile);
 const bin = fileURLToPath(new URL('../bin/hallmark.js', import.meta.url));
@@ -87,5 +93,179 @@ describe('hallmark CLI against the configured database', () => {
     const refused = await hallmark('keys', 'create', '--account', accountId!, '--name', 'x', '--scopes', 'accounts:write');
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('accounts:write');
+  });
+});
+
+/** The CLI on an embedded data folder (no HALLMARK_DATABASE_URL), with `env` added. */
+async function hallmarkOn(
+  dataDir: string,
+  env: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [bin, ...args], {
+      env: { PATH: process.env.PATH ?? '', HALLMARK_DATA_DIR: dataDir, ...env },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+/** The pid of a process that has exited: what a crashed server leaves in its lock file. */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', '']);
+  await new Promise((resolve) => child.once('exit', resolve));
+  return child.pid as number;
+}
+
+describe('hallmark CLI while the embedded server runs on the data folder', () => {
+  let t: TestProduct;
+  beforeAll(async () => {
+    t = await startTestProduct();
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it('goes through the server’s API: a key it creates works at once, a key it revokes stops at once', async () => {
+    const lock = JSON.parse(await readFile(join(t.dataDir, 'hallmark.lock'), 'utf8'));
+    expect(lock).toMatchObject({ pid: process.pid, holder: 'server', url: t.url });
+
+    // The operator key from <data dir>/operator-key.
+    const account = await hallmarkOn(t.dataDir, {}, 'accounts', 'create', '--name', 'Running tenant', '--tier', 'starter');
+    expect(account.code, account.stderr).toBe(0);
+    const accountId = /account (acc_[0-9a-f]+)/.exec(account.stdout)?.[1] as string;
+    const tenantKey = /(svc_live_[0-9a-f]{64})/.exec(account.stdout)?.[1] as string;
+    expect((await call(t.url, 'GET', '/api/v1/keys', { key: tenantKey })).status).toBe(200);
+
+    // The tenant's keys, with the tenant's key.
+    const created = await hallmarkOn(
+      t.dataDir,
+      {},
+      'keys',
+      'create',
+      '--account',
+      accountId,
+      '--name',
+      'ci',
+      '--scopes',
+      'keys:read',
+      '--key',
+      tenantKey,
+    );
+    expect(created.code, created.stderr).toBe(0);
+    const secret = /(svc_live_[0-9a-f]{64})/.exec(created.stdout)?.[1] as string;
+    const keyId = /API key (key_[0-9a-f]+)/.exec(created.stdout)?.[1] as string;
+    const listedByApi = await call<{ accountId: string; keys: { id: string }[] }>(t.url, 'GET', '/api/v1/keys', { key: secret });
+    expect(listedByApi.status).toBe(200);
+    expect(listedByApi.body.accountId).toBe(accountId);
+    expect(listedByApi.body.keys.map((key) => key.id)).toContain(keyId);
+
+    const listed = await hallmarkOn(t.dataDir, {}, 'keys', 'list', '--account', accountId, '--key', tenantKey);
+    expect(listed.stdout).toMatch(new RegExp(`${keyId}\\tlive\\tactive\\t`));
+    expect(listed.stdout).not.toContain(secret);
+    const revoked = await hallmarkOn(t.dataDir, {}, 'keys', 'revoke', '--account', accountId, '--id', keyId, '--key', tenantKey);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect((await call(t.url, 'GET', '/api/v1/keys', { key: secret })).status).toBe(401);
+
+    // The operator key manages its own account's keys only; another account's, not under its name.
+    const refused = await hallmarkOn(
+      t.dataDir,
+      {},
+      'keys',
+      'create',
+      '--account',
+      accountId,
+      '--name',
+      'x',
+      '--scopes',
+      'keys:read',
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('own account');
+
+    // GTIN grants go through POST /accounts/{id}/gtins.
+    const granted = await hallmarkOn(t.dataDir, {}, 'gtins', 'grant', '--account', accountId, '--gtin', '09506000134376');
+    expect(granted.code, granted.stderr).toBe(0);
+    const grants = await call<{ claims: { value: string }[] }>(t.url, 'GET', `/api/v1/accounts/${accountId}/gtins`, {
+      key: t.product.generatedOperatorKey as string,
+    });
+    expect(grants.body.claims.map((claim) => claim.value)).toEqual(['09506000134376']);
+    const gtinList = await hallmarkOn(t.dataDir, {}, 'gtins', 'list', '--account', accountId);
+    expect(gtinList.stdout).toContain('09506000134376');
+  });
+
+  it('refuses what cannot go through the API, and says how to proceed without the operator key', async () => {
+    for (const command of [
+      ['projections', 'rebuild'],
+      ['gtins', 'conflicts'],
+    ]) {
+      const refused = await hallmarkOn(t.dataDir, {}, ...command);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('a Hallmark server');
+      expect(refused.stderr).toContain('stop the server first');
+    }
+    const keyFile = join(t.dataDir, 'operator-key');
+    await rename(keyFile, `${keyFile}.away`);
+    try {
+      const noKey = await hallmarkOn(t.dataDir, {}, 'accounts', 'create', '--name', 'No key', '--tier', 'free');
+      expect(noKey.code).toBe(1);
+      expect(noKey.stderr).toContain('is running');
+      expect(noKey.stderr).toContain('HALLMARK_OPERATOR_KEY');
+      const withEnv = await hallmarkOn(
+        t.dataDir,
+        { HALLMARK_OPERATOR_KEY: t.product.generatedOperatorKey as string },
+        'accounts',
+        'create',
+        '--name',
+        'Env key',
+        '--tier',
+        'free',
+      );
+      expect(withEnv.code, withEnv.stderr).toBe(0);
+    } finally {
+      await rename(`${keyFile}.away`, keyFile);
+    }
+  });
+
+  it('refuses a second server on the same data folder', async () => {
+    await expect(startEmbedded({ PORT: '0', HALLMARK_DATA_DIR: t.dataDir, HALLMARK_LOG_LEVEL: 'silent' })).rejects.toThrow(
+      DataDirInUseError,
+    );
+  });
+});
+
+describe('the data folder lock', () => {
+  it('a stale lock file (its process dead) is taken over, by the CLI and by the server', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'hallmark-lock-'));
+    try {
+      const lockFile = join(dataDir, 'hallmark.lock');
+      const stale = async (holder: string) =>
+        writeFile(
+          lockFile,
+          JSON.stringify({ pid: await deadPid(), holder, url: 'http://localhost:1', startedAt: new Date().toISOString() }),
+        );
+      await stale('server');
+      const account = await hallmarkOn(dataDir, {}, 'accounts', 'create', '--name', 'After a crash', '--tier', 'free');
+      expect(account.code, account.stderr).toBe(0);
+      await expect(access(lockFile)).rejects.toThrow(); // released when the command ended
+
+      await stale('server');
+      const product = await startEmbedded({ PORT: '0', HALLMARK_DATA_DIR: dataDir, HALLMARK_LOG_LEVEL: 'silent' });
+      try {
+        expect(JSON.parse(await readFile(lockFile, 'utf8'))).toMatchObject({
+          pid: process.pid,
+          holder: 'server',
+          url: product.url,
+        });
+      } finally {
+        await product.stop();
+      }
+      await expect(access(lockFile)).rejects.toThrow(); // removed on stop
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -2,11 +2,13 @@ import { HallmarkError } from '@hallmark/contracts';
 import { exitOnConfigError, stopOnSignal } from '@hallmark/runtime';
 import { accountsCommand, accountsUsage } from './commands/accounts.ts';
 import { auditCommand, auditUsage } from './commands/audit.ts';
+import { CommandError } from './commands/command-error.ts';
 import { gtinsCommand, gtinsUsage } from './commands/gtins.ts';
 import { keysCommand, keysUsage } from './commands/keys.ts';
 import { projectionsCommand, projectionsUsage } from './commands/projections.ts';
 import { UsageError } from './commands/usage-error.ts';
 import { verifyCommand, verifyUsage } from './commands/verify.ts';
+import { DataDirInUseError } from './data-dir-lock.ts';
 import { startEmbedded } from './embedded.ts';
 
 const usage = `Usage: hallmark <command>
@@ -21,7 +23,9 @@ const usage = `Usage: hallmark <command>
   ${projectionsUsage}
 
 The account, key and projection commands work on HALLMARK_DATABASE_URL, or else on the embedded database
-under HALLMARK_DATA_DIR (stop "hallmark start" first). See the README for every setting.`;
+under HALLMARK_DATA_DIR. While "hallmark start" runs there, accounts, keys and gtins grant/list/revoke go
+through its API (with --key, HALLMARK_OPERATOR_KEY or <data dir>/operator-key); projections rebuild and
+gtins conflicts need it stopped. See the README for every setting.`;
 
 const write = (text: string) => process.stdout.write(text);
 
@@ -82,7 +86,7 @@ try {
     process.stderr.write(`hallmark: ${error.message}\n\n${usage}\n`);
     process.exit(64); // EX_USAGE
   }
-  if (error instanceof HallmarkError) {
+  if (error instanceof HallmarkError || error instanceof CommandError || error instanceof DataDirInUseError) {
     process.stderr.write(`hallmark: ${error.message}\n`);
     process.exit(1);
   }

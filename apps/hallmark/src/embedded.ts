@@ -17,6 +17,7 @@ import {
 import type { SqlDatabase } from '@hallmark/sql';
 import { verifyService } from '@hallmark/verify-service';
 import type pino from 'pino';
+import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.ts';
 import { loadOrCreateMasterKey } from './master-key-file.ts';
 import { preparePrivateDataDir, writeOperatorKeyFile } from './private-files.ts';
 
@@ -50,7 +51,9 @@ export interface EmbeddedProduct {
 
 /**
  * The embedded form: all five services in this process, PGlite under HALLMARK_DATA_DIR, the
- * in-process bus and the memory cache. Needs nothing installed but Node.
+ * in-process bus and the memory cache (written behind into PGlite). Needs nothing installed but Node.
+ * Holds the data folder (`<data dir>/hallmark.lock`, with this pid and, once listening, the URL)
+ * until stopped; rejects with DataDirInUseError when another live process holds it.
  */
 export async function startEmbedded(
   env: NodeJS.ProcessEnv = process.env,
@@ -59,6 +62,22 @@ export async function startEmbedded(
   const base = readConfig(EmbeddedConfig, env);
   const dataDir = resolve(base.HALLMARK_DATA_DIR);
   await preparePrivateDataDir(dataDir);
+  const lock = await acquireDataDirLock(dataDir, 'server');
+  try {
+    return await startHoldingLock(env, options, base, dataDir, lock);
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
+}
+
+async function startHoldingLock(
+  env: NodeJS.ProcessEnv,
+  options: EmbeddedOptions,
+  base: EmbeddedConfig,
+  dataDir: string,
+  lock: DataDirLock,
+): Promise<EmbeddedProduct> {
   const port = env.PORT || '8080';
   const serviceEnv = {
     ...env,
@@ -104,6 +123,8 @@ export async function startEmbedded(
   const operatorKeyFile = generatedOperatorKey ? await writeOperatorKeyFile(dataDir, generatedOperatorKey) : undefined;
   const url = new URL(running.at(-1)?.address ?? `http://localhost:${gatewayConfig.PORT}`);
   url.hostname = 'localhost';
+  // The hallmark command finds the server here and talks to it over the API instead of the files.
+  await lock.setUrl(url.origin);
   return {
     url: url.origin,
     log,
@@ -113,6 +134,7 @@ export async function startEmbedded(
     async stop() {
       for (const service of running.reverse()) await service.stop();
       await infra.close();
+      await lock.release();
       log.flush();
     },
   };

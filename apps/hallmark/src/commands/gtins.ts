@@ -5,7 +5,8 @@ import { broadcasts, type GtinClaimView } from '@hallmark/contracts';
 import { createSqlEventStore } from '@hallmark/event-store';
 import { checkGtin14 } from '@hallmark/gs1';
 import { accountStream } from '@hallmark/provenance';
-import { connectOperatorDatabase, type OperatorConnection } from './operator-database.ts';
+import type { OperatorApi } from './operator-api.ts';
+import { connectOperator, connectOperatorDatabase, type OperatorConnection } from './operator-database.ts';
 import { UsageError } from './usage-error.ts';
 
 export const gtinsUsage = `hallmark gtins grant --account <id> (--gtin <14 digits> | --prefix <4-12 digits>) [--env live|test]
@@ -15,7 +16,9 @@ export const gtinsUsage = `hallmark gtins grant --account <id> (--gtin <14 digit
   hallmark gtins revoke --id <claim id>
     Takes a GTIN or prefix away; codes signed under it stop verifying as authentic.
   hallmark gtins conflicts
-    GTINs that had codes of several accounts when ownership came in: owned by nobody until granted.`;
+    GTINs that had codes of several accounts when ownership came in: owned by nobody until granted.
+    While "hallmark start" runs on HALLMARK_DATA_DIR, grant, list and revoke go through its API (with --key,
+    HALLMARK_OPERATOR_KEY or <data dir>/operator-key); conflicts needs the server stopped.`;
 
 const options = {
   account: { type: 'string' },
@@ -23,6 +26,7 @@ const options = {
   prefix: { type: 'string' },
   env: { type: 'string' },
   id: { type: 'string' },
+  key: { type: 'string' },
 } as const;
 
 const describe = (claim: GtinClaimView) =>
@@ -46,7 +50,14 @@ async function record(connection: OperatorConnection, type: 'gtin.granted' | 'gt
 export async function gtinsCommand(args: string[], env: NodeJS.ProcessEnv, out: (text: string) => void): Promise<void> {
   const [action, ...rest] = args;
   const { values } = parseArgs({ args: rest, options });
-  const connection = await connectOperatorDatabase(env);
+  let connection: OperatorConnection;
+  if (action === 'conflicts') connection = await connectOperatorDatabase(env, 'gtins conflicts');
+  else {
+    // grant, list and revoke have API routes: while a server holds the embedded folder, they go through it.
+    const target = await connectOperator(env, values.key);
+    if (target.kind === 'server') return gtinsOverApi(target.api, action, values, out);
+    connection = target.connection;
+  }
   try {
     switch (action) {
       case 'grant': {
@@ -101,5 +112,45 @@ export async function gtinsCommand(args: string[], env: NodeJS.ProcessEnv, out: 
     }
   } finally {
     await connection.close();
+  }
+}
+
+type GtinsOptions = { account?: string; gtin?: string; prefix?: string; env?: string; id?: string };
+
+/** grant, list and revoke through the running server's API (POST/GET /accounts/{id}/gtins, POST /gtins/{id}/revoke). */
+async function gtinsOverApi(api: OperatorApi, action: string | undefined, values: GtinsOptions, out: (text: string) => void) {
+  switch (action) {
+    case 'grant': {
+      if (!values.account) throw new UsageError('--account is required');
+      if ((values.gtin === undefined) === (values.prefix === undefined))
+        throw new UsageError('give exactly one of --gtin and --prefix');
+      const claim = await api.request<GtinClaimView>('POST', `/accounts/${encodeURIComponent(values.account)}/gtins`, {
+        ...(values.gtin !== undefined ? { gtin: values.gtin } : { prefix: values.prefix }),
+        environment: values.env ?? 'live',
+      });
+      out(`${describe(claim)}\n`);
+      return;
+    }
+    case 'list': {
+      if (!values.account) throw new UsageError('--account is required');
+      let cursor: string | null = null;
+      do {
+        const page: { claims: GtinClaimView[]; pagination: { nextCursor: string | null } } = await api.request(
+          'GET',
+          `/accounts/${encodeURIComponent(values.account)}/gtins?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        );
+        for (const claim of page.claims) out(`${describe(claim)}\n`);
+        cursor = page.pagination.nextCursor;
+      } while (cursor);
+      return;
+    }
+    case 'revoke': {
+      if (!values.id) throw new UsageError('--id is required');
+      const claim = await api.request<GtinClaimView>('POST', `/gtins/${encodeURIComponent(values.id)}/revoke`);
+      out(`${describe(claim)}\n`);
+      return;
+    }
+    default:
+      throw new UsageError(`unknown gtins action "${action ?? ''}"`);
   }
 }

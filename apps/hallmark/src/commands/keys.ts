@@ -1,7 +1,9 @@
 import { parseArgs } from 'node:util';
 import { apiKeyView, issueApiKey, listApiKeysOfAccount, revokeApiKey } from '@hallmark/accounts';
-import { broadcasts, type Environment, environments, isScope, type Scope } from '@hallmark/contracts';
-import { connectOperatorDatabase } from './operator-database.ts';
+import { type ApiKeyView, broadcasts, type Environment, environments, isScope, type Scope } from '@hallmark/contracts';
+import { CommandError } from './command-error.ts';
+import type { OperatorApi } from './operator-api.ts';
+import { connectOperator } from './operator-database.ts';
 import { UsageError } from './usage-error.ts';
 
 export const keysUsage = `hallmark keys create --account <id> --name <name> --scopes <a,b,…> [--env live|test] [--expires-in 90d]
@@ -9,7 +11,9 @@ export const keysUsage = `hallmark keys create --account <id> --name <name> --sc
   hallmark keys list --account <id>
     Lists the account's API keys (never a secret).
   hallmark keys revoke --account <id> --id <key id> [--env live|test]
-    Revokes a key; with HALLMARK_NATS_URL set, running gateways drop it at once.`;
+    Revokes a key; with HALLMARK_NATS_URL set, running gateways drop it at once.
+    While "hallmark start" runs on HALLMARK_DATA_DIR, the keys commands go through its API with
+    --key <key>, HALLMARK_OPERATOR_KEY or <data dir>/operator-key, for that key's own account.`;
 
 const options = {
   account: { type: 'string' },
@@ -18,6 +22,7 @@ const options = {
   env: { type: 'string' },
   'expires-in': { type: 'string' },
   id: { type: 'string' },
+  key: { type: 'string' },
 } as const;
 
 function environmentOf(value: string | undefined): Environment {
@@ -31,7 +36,9 @@ export async function keysCommand(args: string[], env: NodeJS.ProcessEnv, out: (
   const { values } = parseArgs({ args: rest, options });
   if (!values.account) throw new UsageError('--account is required');
   const accountId = values.account;
-  const connection = await connectOperatorDatabase(env);
+  const target = await connectOperator(env, values.key);
+  if (target.kind === 'server') return keysOverApi(target.api, action, values, out);
+  const { connection } = target;
   const now = new Date();
   try {
     switch (action) {
@@ -77,5 +84,64 @@ export async function keysCommand(args: string[], env: NodeJS.ProcessEnv, out: (
     }
   } finally {
     await connection.close();
+  }
+}
+
+type KeysOptions = { account?: string; name?: string; scopes?: string; env?: string; 'expires-in'?: string; id?: string };
+
+const describeKey = (key: Pick<ApiKeyView, 'id' | 'environment' | 'status' | 'prefix' | 'name' | 'scopes'>) =>
+  `${key.id}\t${key.environment}\t${key.status}\t${key.prefix}\t${key.name}\t${key.scopes.join(',')}\n`;
+
+/**
+ * The keys commands through a running server's API, which manages the keys of the calling key's
+ * own account: --account must be that account (another account's keys need that account's key, or
+ * the server stopped).
+ */
+async function keysOverApi(api: OperatorApi, action: string | undefined, values: KeysOptions, out: (text: string) => void) {
+  if (action !== 'create' && action !== 'list' && action !== 'revoke')
+    throw new UsageError(`unknown keys command "${action ?? ''}"`);
+  const own = await api.request<{ accountId: string; environment: Environment }>('GET', '/keys?limit=1&type=api');
+  if (own.accountId !== values.account) {
+    throw new CommandError(
+      `the server at ${api.url} is running, and its API manages only the keys of the calling key's own account (${own.accountId}), ` +
+        `not ${values.account}: pass that account's key with --key, or stop the server and run the command again.`,
+    );
+  }
+  switch (action) {
+    case 'create': {
+      if (!values.name) throw new UsageError('--name is required');
+      const scopes = (values.scopes ?? '').split(',').filter(Boolean);
+      const unknown = scopes.filter((scope) => !isScope(scope));
+      if (scopes.length === 0 || unknown.length > 0)
+        throw new UsageError(`--scopes: unknown or missing scopes ${unknown.join(', ')}`);
+      const key = await api.request<ApiKeyView & { secret: string }>('POST', '/keys', {
+        name: values.name,
+        scopes,
+        environment: environmentOf(values.env),
+        ...(values['expires-in'] ? { expiresIn: values['expires-in'] } : {}),
+      });
+      out(
+        `API key ${key.id} (${key.scopes.join(', ')}, ${key.environment}, expires ${key.expiresAt ?? 'never'}); shown this once:\n${key.secret}\n`,
+      );
+      return;
+    }
+    case 'list': {
+      let cursor: string | null = null;
+      do {
+        const page: { keys: ApiKeyView[]; pagination: { nextCursor: string | null } } = await api.request(
+          'GET',
+          `/keys?limit=100&type=api${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        );
+        for (const key of page.keys) out(describeKey(key));
+        cursor = page.pagination.nextCursor;
+      } while (cursor);
+      return;
+    }
+    case 'revoke': {
+      if (!values.id) throw new UsageError('--id is required');
+      const revoked = await api.request<{ revokedAt: string }>('POST', `/keys/${encodeURIComponent(values.id)}/revoke`);
+      out(`revoked ${values.id} at ${revoked.revokedAt}\n`);
+      return;
+    }
   }
 }

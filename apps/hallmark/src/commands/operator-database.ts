@@ -1,7 +1,11 @@
+import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { migrateAccounts } from '@hallmark/accounts';
 import { type Bus, createNatsBus } from '@hallmark/bus';
 import { createPgliteDatabase, createPostgresDatabase, type SqlDatabase } from '@hallmark/sql';
+import { acquireDataDirLock, DataDirInUseError, type DataDirLock } from '../data-dir-lock.ts';
+import { CommandError } from './command-error.ts';
+import { connectOperatorApi, type OperatorApi } from './operator-api.ts';
 
 export interface OperatorConnection {
   db: SqlDatabase;
@@ -10,15 +14,69 @@ export interface OperatorConnection {
   close(): Promise<void>;
 }
 
+/** Where an operator command goes: the database itself, or the API of the server that holds it. */
+export type OperatorTarget = { kind: 'database'; connection: OperatorConnection } | { kind: 'server'; api: OperatorApi };
+
+const embeddedDataDir = (env: NodeJS.ProcessEnv) => resolve(env.HALLMARK_DATA_DIR || './.hallmark');
+
+/**
+ * For the commands that have API routes (accounts, keys, gtins grant/list/revoke): the database
+ * when nothing holds it (HALLMARK_DATABASE_URL, or the embedded folder with no server running),
+ * else the running embedded server's API, with `keyOption` or the operator key.
+ * Rejects with CommandError when the server's API cannot be used (no key, still starting).
+ */
+export async function connectOperator(env: NodeJS.ProcessEnv, keyOption: string | undefined): Promise<OperatorTarget> {
+  try {
+    return { kind: 'database', connection: await openOperatorDatabase(env) };
+  } catch (error) {
+    if (!(error instanceof DataDirInUseError) || error.holder.holder !== 'server') throw inUse(error);
+    return { kind: 'server', api: await connectOperatorApi(embeddedDataDir(env), error.holder, keyOption, env) };
+  }
+}
+
 /**
  * The database the operator commands work on: HALLMARK_DATABASE_URL when set (the distributed
  * form), else the embedded form's PGlite under HALLMARK_DATA_DIR, which only one process may
- * open at a time: stop `hallmark start` first.
+ * open at a time: the command holds `<data dir>/hallmark.lock` while it works. For the commands
+ * that cannot go through the API (`command` names it in the refusal): rejects with CommandError
+ * when a server or another command holds the folder.
  */
-export async function connectOperatorDatabase(env: NodeJS.ProcessEnv): Promise<OperatorConnection> {
-  const db = env.HALLMARK_DATABASE_URL
-    ? createPostgresDatabase({ connectionString: env.HALLMARK_DATABASE_URL, applicationName: 'hallmark-cli', maxConnections: 2 })
-    : await createPgliteDatabase(join(resolve(env.HALLMARK_DATA_DIR || './.hallmark'), 'pglite'));
+export async function connectOperatorDatabase(env: NodeJS.ProcessEnv, command: string): Promise<OperatorConnection> {
+  try {
+    return await openOperatorDatabase(env);
+  } catch (error) {
+    if (error instanceof DataDirInUseError && error.holder.holder === 'server') {
+      throw new CommandError(
+        `${error.message}. "hallmark ${command}" works on the database itself, which only one process may open: ` +
+          `stop the server first (Ctrl-C, or kill ${error.holder.pid}), then run it again.`,
+      );
+    }
+    throw inUse(error);
+  }
+}
+
+const inUse = (error: unknown) => (error instanceof DataDirInUseError ? new CommandError(error.message) : error);
+
+async function openOperatorDatabase(env: NodeJS.ProcessEnv): Promise<OperatorConnection> {
+  let lock: DataDirLock | undefined;
+  let db: SqlDatabase;
+  if (env.HALLMARK_DATABASE_URL) {
+    db = createPostgresDatabase({
+      connectionString: env.HALLMARK_DATABASE_URL,
+      applicationName: 'hallmark-cli',
+      maxConnections: 2,
+    });
+  } else {
+    const dataDir = embeddedDataDir(env);
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    lock = await acquireDataDirLock(dataDir, 'cli');
+    try {
+      db = await createPgliteDatabase(join(dataDir, 'pglite'));
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
+  }
   await migrateAccounts(db);
   const bus = env.HALLMARK_NATS_URL
     ? await createNatsBus({
@@ -34,6 +92,7 @@ export async function connectOperatorDatabase(env: NodeJS.ProcessEnv): Promise<O
     async close() {
       await bus?.drain();
       await db.close();
+      await lock?.release();
     },
   };
 }

@@ -9,7 +9,7 @@ export const projectionsUsage = `hallmark projections rebuild
 export async function projectionsCommand(args: string[], env: NodeJS.ProcessEnv, out: (text: string) => void): Promise<void> {
   const [action, ...rest] = args;
   if (action !== 'rebuild' || rest.length > 0) throw new UsageError('the projections command takes one action: rebuild');
-  const connection = await connectOperatorDatabase(env);
+  const connection = await connectOperatorDatabase(env, 'projections rebuild');
   // The events live in KurrentDB when HALLMARK_ESDB_URL is set, as in the running services.
   const eventStore = env.HALLMARK_ESDB_URL
     ? createKurrentEventStore(env.HALLMARK_ESDB_URL)

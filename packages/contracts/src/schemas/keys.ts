@@ -94,7 +94,13 @@ export const ListKeysQuery = Type.Object(
 );
 export type ListKeysQuery = Static<typeof ListKeysQuery>;
 
-export const KeyList = Type.Object({ keys: Type.Array(KeyView), pagination: Pagination });
+export const KeyList = Type.Object({
+  keys: Type.Array(KeyView),
+  pagination: Pagination,
+  /** Whose keys these are: the calling key's account and environment (the hallmark command checks --account against it). */
+  accountId: Type.String({ description: 'the account of the calling key, whose keys these are' }),
+  environment: EnvironmentSchema,
+});
 
 export const KeyIdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 

@@ -44,7 +44,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
   registerRoute(app, listKeysRoute, async (request) => {
     const key = requireApiKey(request);
     const query = request.query as ListKeysQuery;
-    return listKeys(
+    const page = await listKeys(
       deps.db,
       key,
       {
@@ -54,6 +54,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
       },
       deps.clock(),
     );
+    return { ...page, accountId: key.accountId, environment: key.environment };
   });
 
   registerRoute(app, revokeKeyRoute, async (request) => {
