@@ -119,8 +119,11 @@ async function provenanceRound(product: Product, house: string, objects: number,
   return wrong;
 }
 
-/** Generates `codes` codes; right after each 201 reads its root (one leaf: the code's first event). */
-async function codeRound(product: Product, brand: string, codes: number, label: string) {
+/**
+ * Generates `codes` codes; right after each 201 reads its root (one leaf: the code’s first event),
+ * and every tenth also its export and a stranger’s read.
+ */
+async function codeRound(product: Product, brand: string, codes: number, label: string, stranger: string) {
   const api = client(product);
   const wrong = mismatches();
   for (let n = 0; n < codes; n += 1) {
@@ -135,6 +138,9 @@ async function codeRound(product: Product, brand: string, codes: number, label: 
       wrong.note(`root of new code ${assetId}: ${root.status} treeSize ${root.body.treeSize}`);
     }
     if (n % 10 === 9) {
+      // Another account's fresh asset is still just unknown to a stranger: 404, not 503, at once.
+      const foreign = await api('GET', `/compliance/${assetId}/merkle/root`, { key: stranger });
+      if (foreign.status !== 404) wrong.note(`a stranger's read of new code ${assetId}: ${foreign.status}`);
       const exported = await api('GET', `/compliance/${assetId}/export?format=json`, { key: brand });
       if (exported.status !== 200 || exported.body.events?.length !== 1) {
         wrong.note(`export of new code ${assetId}: ${exported.status}`);
@@ -162,7 +168,7 @@ describe('read your writes, embedded', () => {
   }, 600_000);
 
   it('generated codes, each followed at once by its root', async () => {
-    const wrong = await codeRound(product, keys.brand, 300, 'embedded');
+    const wrong = await codeRound(product, keys.brand, 300, 'embedded', keys.house);
     expect(wrong.count, wrong.sample).toBe(0);
   }, 300_000);
 });
@@ -171,7 +177,8 @@ describe('read your writes, distributed', () => {
   let product: Product;
   let keys: { house: string; brand: string };
   beforeAll(async () => {
-    product = await startDistributedProduct();
+    // Two compliance-service replicas: both run the projection, and a read may reach the one that did not project.
+    product = await startDistributedProduct({}, { replicas: { 'compliance-service': 2 } });
     keys = await tenants(product);
   });
   afterAll(async () => {
@@ -180,7 +187,7 @@ describe('read your writes, distributed', () => {
 
   it('200 writes (events and codes), each followed at once by reads that include it', async () => {
     const events = await provenanceRound(product, keys.house, 2, 150, 25);
-    const codes = await codeRound(product, keys.brand, 50, 'distributed');
+    const codes = await codeRound(product, keys.brand, 50, 'distributed', keys.house);
     expect(events.count + codes.count, `${events.sample}\n${codes.sample}`).toBe(0);
   }, 600_000);
 });

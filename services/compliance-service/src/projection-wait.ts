@@ -65,13 +65,13 @@ export function createProjectionWait(deps: ProjectionWaitDeps): ProjectionWait {
       const target = assetId === idOrAlias ? namedVersion : await deps.eventStore.streamVersion(assetStream(assetId));
       // No stream of that name: an unknown asset, answered as such by the handler.
       if (target === 0) return value;
-      const caughtUp = async (seen: T) => {
-        const tree = treeOf(seen);
-        // Not the caller's asset, or not projected yet: how far the projection is, whoever owns it.
-        return (tree ? tree.treeSize : await projectedTreeSize(deps.db, assetId)) >= target;
-      };
       const deadline = Date.now() + deps.timeoutMs;
-      while (!(await caughtUp(value))) {
+      for (;;) {
+        const tree = treeOf(value);
+        if (tree && tree.treeSize >= target) return value;
+        // Not found for the caller: another owner's asset, or not projected when `read` ran. Once the
+        // projection holds it (it may have meanwhile), a new read gives the answer: the tree or none.
+        if (!tree && (await projectedTreeSize(deps.db, assetId)) >= target) return read();
         const left = deadline - Date.now();
         if (left <= 0) {
           throw new HallmarkError(
@@ -84,7 +84,6 @@ export function createProjectionWait(deps: ProjectionWaitDeps): ProjectionWait {
         await nextBatch(Math.min(pollMs, left));
         value = await read();
       }
-      return value;
     },
 
     projected() {
