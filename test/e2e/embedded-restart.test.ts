@@ -100,28 +100,29 @@ describe('the embedded form after a restart on the same data folder', () => {
     for (let i = 0; i < authFailuresPerMinute - 1; i++) expect((await api('GET', '/keys', { key: unknownKey })).status).toBe(401);
 
     t = await restartTestProduct(t);
+    // Soft: each of the kept states is reported on its own when it is not kept.
 
     const after = [];
     for (const key of scannersAfter) after.push(await verify(key, { url: counted.url }));
     const last = after.at(-1);
-    expect(last?.body.metadata).toMatchObject({ totalScans: 21, firstSeen });
-    expect(last?.body.riskIndicators).toContain('EXCESSIVE_SCANS');
+    expect.soft(last?.body.metadata).toMatchObject({ totalScans: 21, firstSeen });
+    expect.soft(last?.body.riskIndicators).toContain('EXCESSIVE_SCANS');
 
     const newYork = await verify(retailer, { url: travelling.url, location: { latitude: 40.7128, longitude: -74.006 } });
-    expect(newYork.body).toMatchObject({ verdict: 'SUSPICIOUS', riskIndicators: ['GEOGRAPHIC_IMPOSSIBILITY'] });
+    expect.soft(newYork.body).toMatchObject({ verdict: 'SUSPICIOUS', riskIndicators: ['GEOGRAPHIC_IMPOSSIBILITY'] });
 
     const next = await verify(sandbox, { url: sandboxCode.url });
-    expect(next.status).toBe(200);
-    expect(Number(next.headers.get('x-ratelimit-remaining'))).toBe(59);
+    expect.soft(next.status).toBe(200);
+    expect.soft(Number(next.headers.get('x-ratelimit-remaining'))).toBe(59);
 
     const third = await api('POST', '/code/report', { key: retailer, body: { url: counted.url, reason: 'third' } });
-    expect(third.status, JSON.stringify(third.body)).toBe(201);
+    expect.soft(third.status, JSON.stringify(third.body)).toBe(201);
     const fourth = await api('POST', '/code/report', { key: retailer, body: { url: counted.url, reason: 'fourth' } });
-    expect(fourth.status, JSON.stringify(fourth.body)).toBe(429);
+    expect.soft(fourth.status, JSON.stringify(fourth.body)).toBe(429);
 
-    expect((await api('GET', '/keys', { key: unknownKey })).status).toBe(401);
+    expect.soft((await api('GET', '/keys', { key: unknownKey })).status).toBe(401);
     const throttled = await api('GET', '/keys', { key: unknownKey });
-    expect(throttled.status).toBe(429);
-    expect(throttled.body.error?.code).toBe('RATE_LIMITED');
+    expect.soft(throttled.status).toBe(429);
+    expect.soft(throttled.body.error?.code).toBe('RATE_LIMITED');
   });
 });
