@@ -54,7 +54,11 @@ export async function changeObject(
       });
       // Appended at the version decided on: the history is the events read plus these.
       const after = foldObjectHistory([...events, ...appended]) as ObjectState;
-      await saveObject(deps.db, after, deps.clock());
+      // The change is stored once appended: a read model that cannot be refreshed now (a lost
+      // connection) must not turn it into an error, or the client's retry would append it again
+      // (issue #17: duplicate events under faults). The next change of the object refreshes it
+      // (saveObject writes the whole state), and transfer commands repair it from the stream.
+      await saveObject(deps.db, after, deps.clock()).catch(() => {});
       return { state: after, appended };
     } catch (error) {
       // Only a version conflict is retried: a refusal decided on the state is an answer.
