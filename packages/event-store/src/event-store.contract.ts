@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import type { SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventStore, StoredEvent } from './event-store.ts';
 import { isVersionConflict } from './version-conflict.ts';
 
 export interface EventStoreFixture {
   store: EventStore;
+  /** A database for read models; `sharesTransaction` when the store commits them with its events. */
+  readModels: { db: SqlDatabase; sharesTransaction: boolean };
   teardown(): Promise<void>;
 }
 
@@ -283,6 +286,99 @@ export function describeEventStoreContract(
       for (const [stream, versions] of seen) {
         expect(versions, stream).toEqual(Array.from({ length: versions.length }, (_, index) => index + 1));
       }
+    });
+
+    describe('read models written with the events', () => {
+      const table = `read_model_${randomUUID().replaceAll('-', '')}`;
+      beforeAll(async () => {
+        await fixture.readModels.db.query(`CREATE TABLE ${table} (stream_id text PRIMARY KEY, version integer NOT NULL)`);
+      });
+      const rowOf = async (stream: string) =>
+        (
+          await fixture.readModels.db.query<{ version: number }>(`SELECT version FROM ${table} WHERE stream_id = $1`, [stream])
+        )[0];
+
+      it('writes them with an append, seeing what was appended', async () => {
+        const stream = streamOf('read-model');
+        await store.append(
+          stream,
+          [
+            { type: 'a', data: {} },
+            { type: 'b', data: {} },
+          ],
+          {
+            expectedVersion: 0,
+            readModels: {
+              db: fixture.readModels.db,
+              write: async (sql, appended) => {
+                await sql.query(`INSERT INTO ${table} (stream_id, version) VALUES ($1, $2)`, [
+                  stream,
+                  appended.nextExpectedVersion,
+                ]);
+              },
+            },
+          },
+        );
+        expect(await rowOf(stream)).toEqual({ version: 2 });
+      });
+
+      it('stores no event when the read model refuses, where they share a transaction', async () => {
+        if (!fixture.readModels.sharesTransaction) return;
+        const stream = streamOf('read-model-refused');
+        await store.append(stream, [{ type: 'a', data: {} }], { expectedVersion: 0 });
+        await fixture.readModels.db.query(`INSERT INTO ${table} (stream_id, version) VALUES ($1, 1)`, [stream]);
+        const refused = store.append(stream, [{ type: 'b', data: {} }], {
+          expectedVersion: 1,
+          readModels: {
+            db: fixture.readModels.db,
+            // A stale version of the read model: the guarded update finds no row, and the append must not stand.
+            write: async (sql) => {
+              const updated = await sql.query(
+                `UPDATE ${table} SET version = 2 WHERE stream_id = $1 AND version = 0 RETURNING 1`,
+                [stream],
+              );
+              if (updated.length === 0) throw new Error('the read model moved');
+            },
+          },
+        });
+        await expect(refused).rejects.toThrow('the read model moved');
+        expect((await store.readStream(stream)).map((event) => event.type)).toEqual(['a']);
+        expect(await store.streamVersion(stream)).toBe(1);
+        // And the stream takes the next append at the version it really has.
+        await store.append(stream, [{ type: 'c', data: {} }], { expectedVersion: 1 });
+      });
+
+      it('starts streams with their read models, or neither, where they share a transaction', async () => {
+        const streams = [streamOf('started-1'), streamOf('started-2')];
+        await store.startStreams(
+          streams.map((streamId) => ({ streamId, events: [{ type: 'born', data: {} }] })),
+          {
+            readModels: {
+              db: fixture.readModels.db,
+              write: async (sql) => {
+                for (const stream of streams)
+                  await sql.query(`INSERT INTO ${table} (stream_id, version) VALUES ($1, 1)`, [stream]);
+              },
+            },
+          },
+        );
+        for (const stream of streams) expect(await rowOf(stream)).toEqual({ version: 1 });
+        if (!fixture.readModels.sharesTransaction) return;
+        const refusedStream = streamOf('started-refused');
+        await expect(
+          store.startStreams([{ streamId: refusedStream, events: [{ type: 'born', data: {} }] }], {
+            readModels: {
+              db: fixture.readModels.db,
+              // A unique constraint of the read model (a serial taken meanwhile) refuses the whole start.
+              write: async (sql) => {
+                await sql.query(`INSERT INTO ${table} (stream_id, version) VALUES ($1, 1)`, [streams[0]]);
+              },
+            },
+          }),
+        ).rejects.toThrow();
+        expect(await store.readStream(refusedStream)).toEqual([]);
+        expect(await store.streamVersion(refusedStream)).toBe(0);
+      });
     });
   });
 }

@@ -1,3 +1,5 @@
+import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
+
 export type JsonObject = Record<string, unknown>;
 
 export interface NewEvent {
@@ -28,6 +30,23 @@ export interface AppendResult {
   /** The stream's version after the append: pass it as the next expectedVersion. */
   nextExpectedVersion: number;
   events: StoredEvent[];
+}
+
+/**
+ * Read models written with an append (Emmett's before-commit hook). The SQL store runs `write` in
+ * the append's own transaction when `db` is its database: events and read models commit together or
+ * not at all, and a `write` that throws (a unique constraint, a stale read-model version) stores no
+ * event. A store that cannot share a transaction with `db` (KurrentDB) runs it in a transaction of
+ * `db` just after the append; there a subscription is the repair path (docs/ARCHITECTURE.md).
+ */
+export interface ReadModelWrite {
+  db: SqlDatabase;
+  write(sql: SqlExecutor, appended: AppendResult): Promise<void>;
+}
+
+export interface AppendOptions {
+  expectedVersion: ExpectedVersion;
+  readModels?: ReadModelWrite;
 }
 
 export interface EventPage {
@@ -81,12 +100,15 @@ export interface EventSubscription {
  */
 export interface EventStore {
   /** Fails with CONFLICT (details: streamId, expectedVersion, actualVersion) when the stream has moved. */
-  append(streamId: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult>;
+  append(streamId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult>;
   /**
    * Starts many new streams in one atomic write (a batch of new assets). Fails with CONFLICT and
    * stores nothing when any of them already exists.
    */
-  startStreams(streams: ReadonlyArray<{ streamId: string; events: readonly NewEvent[] }>): Promise<void>;
+  startStreams(
+    streams: ReadonlyArray<{ streamId: string; events: readonly NewEvent[] }>,
+    options?: { readModels?: { db: SqlDatabase; write(sql: SqlExecutor): Promise<void> } },
+  ): Promise<void>;
   readStream(streamId: string, options?: { afterVersion?: number; limit?: number }): Promise<StoredEvent[]>;
   /** The stream's newest event, or undefined when the stream does not exist. */
   readLastEvent(streamId: string): Promise<StoredEvent | undefined>;

@@ -1,4 +1,5 @@
 export type {
+  AppendOptions,
   AppendResult,
   CheckpointStore,
   EventPage,
@@ -7,6 +8,7 @@ export type {
   ExpectedVersion,
   JsonObject,
   NewEvent,
+  ReadModelWrite,
   StoredEvent,
   SubscribeOptions,
 } from './event-store.ts';

@@ -1,3 +1,4 @@
+import { createPgliteDatabase } from '@hallmark/sql';
 import { describe } from 'vitest';
 import { describeEventStoreContract } from './event-store.contract.ts';
 import { createKurrentEventStore } from './kurrent-event-store.ts';
@@ -7,7 +8,16 @@ const url = process.env.HALLMARK_ESDB_URL;
 if (url) {
   describeEventStoreContract('KurrentDB', async () => {
     const store = createKurrentEventStore(url);
-    return { store, teardown: () => store.close() };
+    // KurrentDB cannot share a transaction with SQL: read models go to a PGlite database of the test's own.
+    const db = await createPgliteDatabase();
+    return {
+      store,
+      readModels: { db, sharesTransaction: false },
+      teardown: async () => {
+        await store.close();
+        await db.close();
+      },
+    };
   });
 } else {
   // Reported, not faked: vitest lists this suite as skipped with the reason in its name.

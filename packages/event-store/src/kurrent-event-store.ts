@@ -82,7 +82,7 @@ export function createKurrentEventStore(connectionString: string): EventStore {
   };
 
   return {
-    async append(streamId, events, { expectedVersion }) {
+    async append(streamId, events, { expectedVersion, readModels }) {
       const streamState = expectedVersion === 'any' ? ANY : expectedVersion === 0 ? NO_STREAM : BigInt(expectedVersion - 1);
       const data = events.map((event) =>
         jsonEvent({
@@ -96,7 +96,10 @@ export function createKurrentEventStore(connectionString: string): EventStore {
         const result = await client.appendToStream(streamId, data, { streamState });
         const nextExpectedVersion = Number(result.nextExpectedRevision) + 1;
         const stored = await this.readStream(streamId, { afterVersion: nextExpectedVersion - events.length });
-        return { nextExpectedVersion, events: stored };
+        const appended = { nextExpectedVersion, events: stored };
+        // KurrentDB cannot share a transaction with SQL: the read models follow the append.
+        if (readModels) await readModels.db.transaction((tx) => readModels.write(tx, appended));
+        return appended;
       } catch (error) {
         if (error instanceof WrongExpectedVersionError) {
           const actual = typeof error.actualState === 'bigint' ? Number(error.actualState) + 1 : 0;
@@ -106,10 +109,11 @@ export function createKurrentEventStore(connectionString: string): EventStore {
       }
     },
 
-    async startStreams(streams) {
+    async startStreams(streams, { readModels } = {}) {
       // KurrentDB appends to one stream per call; each new stream is checked with NO_STREAM.
       // Not atomic across streams: a failure part-way leaves the earlier ones started.
       for (const { streamId, events } of streams) await this.append(streamId, events, { expectedVersion: 0 });
+      if (readModels) await readModels.db.transaction((tx) => readModels.write(tx));
     },
 
     async readStream(streamId, { afterVersion = 0, limit = 10_000 } = {}) {

@@ -7,6 +7,7 @@ describeEventStoreContract('PGlite', async () => {
   const store = await createSqlEventStore(db, { pollIntervalMs: 50 });
   return {
     store,
+    readModels: { db, sharesTransaction: true },
     async teardown() {
       await store.close();
       await db.close();

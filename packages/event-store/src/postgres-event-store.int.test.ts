@@ -10,6 +10,7 @@ describeEventStoreContract('PostgreSQL', async () => {
   const store = await createSqlEventStore(database.db, { pollIntervalMs: 50 });
   return {
     store,
+    readModels: { db: database.db, sharesTransaction: true },
     async teardown() {
       await store.close();
       await database.drop();

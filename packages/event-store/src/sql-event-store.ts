@@ -112,9 +112,9 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
   };
 
   return {
-    async append(streamId, events, { expectedVersion }) {
+    async append(streamId, events, { expectedVersion, readModels }) {
       if (events.length === 0) throw new Error('append needs at least one event');
-      return db.transaction(async (tx) => {
+      const appended = await db.transaction(async (tx) => {
         await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [streamId]);
         const current = await tx.query<{ version: string }>('SELECT version FROM event_streams WHERE stream_id = $1', [streamId]);
         const actualVersion = Number(current[0]?.version ?? 0);
@@ -146,15 +146,20 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
            ON CONFLICT (stream_id) DO UPDATE SET version = EXCLUDED.version`,
           [streamId, nextExpectedVersion],
         );
-        await tx.query('SELECT pg_notify($1, $2)', [notifyChannel, streamId]);
-        return {
+        const result = {
           nextExpectedVersion,
           events: inserted.map(toStoredEvent).sort((a, b) => a.streamVersion - b.streamVersion),
         };
+        // Read models of the same database commit with the events, or neither does.
+        if (readModels?.db === db) await readModels.write(tx, result);
+        await tx.query('SELECT pg_notify($1, $2)', [notifyChannel, streamId]);
+        return result;
       });
+      if (readModels && readModels.db !== db) await readModels.db.transaction((tx) => readModels.write(tx, appended));
+      return appended;
     },
 
-    async startStreams(streams) {
+    async startStreams(streams, { readModels } = {}) {
       if (streams.length === 0) return;
       const rows = streams.flatMap(({ streamId, events }) =>
         events.map((event, index) => ({
@@ -194,8 +199,10 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
           .catch((error: unknown) => {
             throw isUniqueViolation(error) ? duplicateEventId(streams[0]?.streamId ?? '', error) : error;
           });
+        if (readModels?.db === db) await readModels.write(tx);
         await tx.query('SELECT pg_notify($1, $2)', [notifyChannel, '*']);
       });
+      if (readModels && readModels.db !== db) await readModels.db.transaction((tx) => readModels.write(tx));
     },
 
     async readStream(streamId, { afterVersion = 0, limit = 10_000 } = {}) {
