@@ -29,6 +29,22 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
+/** The distributed form, with its processes by name (`gateway-1`, `code-service-1`, …) to kill and restart. */
+export interface DistributedProduct extends RunningProduct {
+  form: 'distributed';
+  gatewayUrls: string[];
+  databaseUrl: string;
+  /** Prefix of NATS subjects, the JetStream stream and Redis keys (HALLMARK_NAMESPACE). */
+  namespace: string;
+  processNames(): string[];
+  /** The process running under that name now (a restart replaces it). */
+  process(name: string): ServiceProcess;
+  /** Sends the signal (default SIGKILL: kill -9) and waits for the exit. */
+  kill(name: string, signal?: NodeJS.Signals): Promise<number | null>;
+  /** Kills the process if it still runs and starts a new one under the same name and settings. */
+  restart(name: string): Promise<ServiceProcess>;
+}
+
 /**
  * The distributed form for a test: one OS process per service (one replica each) on this
  * machine's NATS, PostgreSQL and Redis, with a database, a NATS namespace and a blob folder of its
@@ -41,8 +57,9 @@ export async function startDistributedProduct(
     /** Gateway replicas, each on a port of its own (1). */
     gateways?: number;
   } = {},
-): Promise<RunningProduct> {
-  const natsUrl = process.env.HALLMARK_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
+): Promise<DistributedProduct> {
+  // A NATS server of the caller's own (the fault suite restarts it) comes in extraEnv.
+  const natsUrl = extraEnv.HALLMARK_NATS_URL ?? process.env.HALLMARK_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
   const namespace = `e2e_${randomUUID().slice(0, 8)}`;
   const database = await createTestDatabase('e2e');
   const blobDir = await mkdtemp(join(tmpdir(), 'hallmark-e2e-blobs-'));
@@ -62,14 +79,18 @@ export async function startDistributedProduct(
     HALLMARK_BUS_SECRET: randomBytes(32).toString('hex'),
     ...extraEnv,
   };
+  // How each process was started, by name, so `restart` can start it again alike.
+  const launches = new Map<string, { service: string; env: Record<string, string> }>();
+  const launch = (service: string, serviceEnv: Record<string, string>, name: string) => {
+    launches.set(name, { service, env: serviceEnv });
+    return startServiceProcess(service, serviceEnv, name);
+  };
   const processes: ServiceProcess[] = [
     ...ports.map((port, replica) =>
-      startServiceProcess('gateway', { ...env, PORT: String(port), HALLMARK_HOST: '127.0.0.1' }, `gateway-${replica + 1}`),
+      launch('gateway', { ...env, PORT: String(port), HALLMARK_HOST: '127.0.0.1' }, `gateway-${replica + 1}`),
     ),
     ...(['code-service', 'verify-service', 'auction-service', 'compliance-service'] as const).flatMap((service) =>
-      Array.from({ length: options.replicas?.[service] ?? 1 }, (_, replica) =>
-        startServiceProcess(service, env, `${service}-${replica + 1}`),
-      ),
+      Array.from({ length: options.replicas?.[service] ?? 1 }, (_, replica) => launch(service, env, `${service}-${replica + 1}`)),
     ),
   ];
   const gatewayUrls = ports.map((port) => `http://127.0.0.1:${port}`);
@@ -99,7 +120,31 @@ export async function startDistributedProduct(
     await stop();
     throw error;
   }
-  return { form: 'distributed', url, operatorKey, gatewayUrls, databaseUrl: database.url, stop };
+  const indexOf = (name: string) => {
+    const found = processes.findIndex((started) => started.name === name);
+    if (found < 0) throw new Error(`no process named ${name}: ${processes.map((started) => started.name).join(', ')}`);
+    return found;
+  };
+  return {
+    form: 'distributed',
+    url,
+    operatorKey,
+    gatewayUrls,
+    databaseUrl: env.HALLMARK_DATABASE_URL,
+    stop,
+    namespace,
+    processNames: () => processes.map((started) => started.name),
+    process: (name) => processes[indexOf(name)] as ServiceProcess,
+    kill: (name, signal = 'SIGKILL') => (processes[indexOf(name)] as ServiceProcess).stop(signal),
+    async restart(name) {
+      const index = indexOf(name);
+      await (processes[index] as ServiceProcess).stop('SIGKILL');
+      const { service, env: serviceEnv } = launches.get(name) as { service: string; env: Record<string, string> };
+      const started = startServiceProcess(service, serviceEnv, name);
+      processes[index] = started;
+      return started;
+    },
+  };
 
   async function ready() {
     for (const gatewayUrl of gatewayUrls) {
