@@ -75,7 +75,8 @@ async function exportDocument(assetId: string): Promise<ComplianceExportDocument
 
 const jwks = async () => {
   const key = await keyring.activeSigningKey(owner);
-  return { keys: [ed25519Jwk(key.publicKey, key.kid)] };
+  // As /.well-known/jwks.json publishes it: whose key it is (an audit accepts only the asset's account's).
+  return { keys: [{ ...ed25519Jwk(key.publicKey, key.kid), hallmark_account: owner.accountId }] };
 };
 
 beforeAll(async () => {
