@@ -43,20 +43,35 @@ export async function loadMigrations(module: string, folder: string): Promise<Mi
 export async function runMigrations(db: SqlDatabase, set: MigrationSet): Promise<number[]> {
   return db.transaction(async (tx) => {
     await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('hallmark:migrations', 0))`);
-    await tx.execScript(`
-      CREATE TABLE IF NOT EXISTS schema_migrations (
-        module text NOT NULL,
-        version integer NOT NULL,
-        name text NOT NULL,
-        applied_at timestamptz NOT NULL DEFAULT now(),
-        PRIMARY KEY (module, version)
-      )`);
+    // Created only when missing: a service's own role (infra/postgres/roles.sql) may not create
+    // anything in the schema, and PostgreSQL refuses it CREATE TABLE IF NOT EXISTS even for a table that exists.
+    const [table] = await tx.query<{ name: string | null }>(`SELECT to_regclass('schema_migrations')::text AS name`);
+    if (!table?.name) {
+      await tx.execScript(`
+        CREATE TABLE schema_migrations (
+          module text NOT NULL,
+          version integer NOT NULL,
+          name text NOT NULL,
+          applied_at timestamptz NOT NULL DEFAULT now(),
+          PRIMARY KEY (module, version)
+        )`);
+    }
     const rows = await tx.query<{ version: number }>('SELECT version FROM schema_migrations WHERE module = $1', [set.module]);
     const applied = new Set(rows.map((row) => Number(row.version)));
     const newlyApplied: number[] = [];
     for (const migration of set.migrations) {
       if (applied.has(migration.version)) continue;
-      await tx.execScript(migration.sql);
+      try {
+        await tx.execScript(migration.sql);
+      } catch (error) {
+        if ((error as { code?: string }).code !== '42501') throw error;
+        throw new Error(
+          `Migration ${set.module} ${migration.version} (${migration.name}) was refused: permission denied. ` +
+            "A service role cannot change the schema: apply migrations with the tables' owner (its URL as " +
+            'HALLMARK_DATABASE_URL, once), then run infra/postgres/roles.sql again.',
+          { cause: error },
+        );
+      }
       await tx.query('INSERT INTO schema_migrations (module, version, name) VALUES ($1, $2, $3)', [
         set.module,
         migration.version,

@@ -1,0 +1,92 @@
+-- One PostgreSQL role per service: each may touch only its own tables, the event store and what it
+-- needs of the accounts tables (docs/ARCHITECTURE.md, "PostgreSQL roles"). Apply it with psql as the
+-- owner of the tables (the role that ran the migrations), after the migrations and again after any
+-- release that adds a table:
+--
+--   psql "$OWNER_DATABASE_URL" -v ON_ERROR_STOP=1 -f infra/postgres/roles.sql
+--   psql "$OWNER_DATABASE_URL" -c "ALTER ROLE hallmark_gateway PASSWORD '…'"   -- and so for each role
+--
+-- then give each service its own HALLMARK_DATABASE_URL (postgres://hallmark_gateway:…@host/hallmark).
+-- The services read schema_migrations at start and apply nothing when every migration is there; a
+-- release with a new migration must be migrated with the owner's URL first (a service role cannot
+-- create tables). infra/postgres/roles.int.test.ts applies this file to a database of its own and
+-- checks that each role is refused another service's tables, and that every table of the
+-- migrations is granted here.
+--
+-- Who needs what (from each module's migrations and the queries in its code):
+--   event store (events, event_streams, event_checkpoints; packages/event-store): code-, verify-,
+--     auction- and compliance-service append and subscribe; the gateway does not use it.
+--   accounts (accounts, api_keys, verification_keys, gtin_claims; packages/accounts):
+--     gateway       authentication and /accounts, /keys, the JWKS: reads and writes accounts and
+--                   api_keys, registers and revokes public keys, reads GTIN claims.
+--     code-service  makes and rotates signing keys (verification_keys), owns the GTIN claims' writes.
+--     auction-service signs with the account's key (made on first use), claims an object's GTIN.
+--     compliance-service signs checkpoints with the account's key (made on first use).
+--     verify-service reads keys and claims only.
+--   idempotent_requests (accounts migrations): the gateway's idempotency records.
+--   code-service: codes, metadata_schemas, metadata_schema_versions, gtin_ownership_conflicts.
+--   verify-service: code_reports, scans, code_directory, verify_projection_checkpoints.
+--   auction-service: auction_objects, auction_transfers, auction_photo_blobs, auction_photo_blobs_backfill.
+--   compliance-service: merkle_nodes, provenance_events, provenance_assets, projection_checkpoints,
+--     compliance_configs (a rebuild truncates the first three).
+-- Not narrowed: verification_keys is granted by table, so the gateway and verify-service can read
+-- the sealed private keys (sealed under HALLMARK_MASTER_KEY, which they do not hold): the key store
+-- selects whole rows (SELECT *), which column grants would refuse.
+
+DO $$
+DECLARE
+  role_name text;
+BEGIN
+  FOREACH role_name IN ARRAY ARRAY['hallmark_gateway', 'hallmark_code_service', 'hallmark_verify_service',
+                                   'hallmark_auction_service', 'hallmark_compliance_service'] LOOP
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = role_name) THEN
+      EXECUTE format('CREATE ROLE %I LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT', role_name);
+    END IF;
+    EXECUTE format('GRANT CONNECT ON DATABASE %I TO %I', current_database(), role_name);
+  END LOOP;
+END
+$$;
+
+-- Nobody but the owner creates objects or reads a table by default.
+REVOKE CREATE ON SCHEMA public FROM PUBLIC;
+REVOKE ALL ON ALL TABLES IN SCHEMA public FROM PUBLIC;
+GRANT USAGE ON SCHEMA public
+  TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
+
+-- Every service checks at start that its migrations are applied.
+GRANT SELECT ON schema_migrations
+  TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
+
+-- The event store: appends (events, stream versions) and subscriptions' checkpoints. Events are
+-- never updated or deleted.
+GRANT SELECT, INSERT ON events
+  TO hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
+GRANT USAGE ON SEQUENCE events_global_position_seq
+  TO hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
+GRANT SELECT, INSERT, UPDATE ON event_streams, event_checkpoints
+  TO hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
+
+-- Accounts.
+GRANT SELECT ON accounts
+  TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
+GRANT INSERT, UPDATE ON accounts TO hallmark_gateway;
+GRANT SELECT, INSERT, UPDATE ON api_keys TO hallmark_gateway;
+GRANT SELECT ON verification_keys
+  TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
+GRANT INSERT, UPDATE ON verification_keys
+  TO hallmark_gateway, hallmark_code_service, hallmark_auction_service, hallmark_compliance_service;
+GRANT SELECT ON gtin_claims
+  TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
+GRANT INSERT, UPDATE ON gtin_claims TO hallmark_code_service, hallmark_auction_service;
+GRANT SELECT, INSERT, UPDATE, DELETE ON idempotent_requests TO hallmark_gateway;
+
+-- Each service's own tables.
+GRANT SELECT, INSERT, UPDATE, DELETE ON codes, metadata_schemas, metadata_schema_versions, gtin_ownership_conflicts
+  TO hallmark_code_service;
+GRANT SELECT, INSERT, UPDATE, DELETE ON code_reports, scans, code_directory, verify_projection_checkpoints
+  TO hallmark_verify_service;
+GRANT SELECT, INSERT, UPDATE, DELETE ON auction_objects, auction_transfers, auction_photo_blobs, auction_photo_blobs_backfill
+  TO hallmark_auction_service;
+GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE
+  ON merkle_nodes, provenance_events, provenance_assets, projection_checkpoints, compliance_configs
+  TO hallmark_compliance_service;
