@@ -167,7 +167,7 @@ describe('infra/postgres/roles.sql', () => {
         HALLMARK_BLOB_DIR: blobDir,
       };
       for (const service of services) {
-        const extra = service === 'gateway' ? { PORT: String(port), HALLMARK_HOST: '127.0.0.1' } : {};
+        const extra: Record<string, string> = service === 'gateway' ? { PORT: String(port), HALLMARK_HOST: '127.0.0.1' } : {};
         processes.push(startServiceProcess(service, { ...env, ...extra, HALLMARK_DATABASE_URL: urlOf(service) }));
       }
       url = `http://127.0.0.1:${port}`;
