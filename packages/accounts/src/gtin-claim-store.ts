@@ -7,7 +7,7 @@ import {
   HallmarkError,
 } from '@hallmark/contracts';
 import { randomHex } from '@hallmark/crypto';
-import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
+import type { SqlExecutor } from '@hallmark/sql';
 import { claimValuesCovering, type GtinClaimTarget } from './gtin-ownership.ts';
 
 interface GtinClaimRow {
@@ -56,75 +56,90 @@ export async function findGtinSigner(
   return owner ? { accountId: owner.account_id, owned: owner.owned } : undefined;
 }
 
-/**
- * Stores a claim unless another account holds an overlapping one in an overlapping environment
- * (CONFLICT), or this account already holds exactly this one (CONFLICT naming it). Claims are made
- * one at a time under an advisory lock: overlap of prefixes is not a constraint SQL can express.
- */
-export async function insertGtinClaim(
-  db: SqlDatabase,
+/** A claim as it will be stored and recorded: its id and time are made here, before its event is written. */
+export function newGtinClaim(
   claim: {
     accountId: string;
     environment: Environment;
     target: GtinClaimTarget;
     source: 'granted' | 'claimed' | 'registered';
-    createdBy: string;
   },
-): Promise<GtinClaimView> {
-  return db.transaction(async (tx) => {
-    await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('hallmark:gtin-claims', 0))`);
-    const { kind, value } = claim.target;
-    const overlapping = await tx.query<GtinClaimRow>(
-      `SELECT * FROM gtin_claims
-       WHERE revoked_at IS NULL
-         AND (environment = 'live' OR $1 = 'live' OR environment = $1)
-         AND CASE WHEN $2 = 'gtin'
-               THEN (kind = 'gtin' AND value = $3) OR (kind = 'prefix' AND substr($3, 2) LIKE value || '%')
-               ELSE (kind = 'gtin' AND substr(value, 2) LIKE $3 || '%') OR (kind = 'prefix' AND ($3 LIKE value || '%' OR value LIKE $3 || '%'))
-             END
-       ORDER BY created_at`,
-      [claim.environment, kind, value],
-    );
-    const others = overlapping.filter((row) => row.account_id !== claim.accountId);
-    if (others.length > 0) {
-      throw new HallmarkError('CONFLICT', `Another account owns ${kind === 'gtin' ? 'this GTIN' : 'GTINs under this prefix'}.`, {
-        [kind]: value,
-        conflictsWith: others.map((row) => ({ kind: row.kind, value: row.value, environment: row.environment })),
-      });
-    }
-    const same = overlapping.find((row) => row.kind === kind && row.value === value && row.environment === claim.environment);
-    if (same) throw new HallmarkError('CONFLICT', 'This account already holds this claim.', { id: same.id });
-    const rows = await tx.query<GtinClaimRow>(
-      `INSERT INTO gtin_claims (id, account_id, environment, kind, value, source, created_by)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
-      [`gtc_${randomHex(10)}`, claim.accountId, claim.environment, kind, value, claim.source, claim.createdBy],
-    );
-    return gtinClaimView(rows[0] as GtinClaimRow);
-  });
+  now: Date,
+): GtinClaimView {
+  return {
+    id: `gtc_${randomHex(10)}`,
+    accountId: claim.accountId,
+    kind: claim.target.kind,
+    value: claim.target.value,
+    environment: claim.environment,
+    source: claim.source,
+    status: 'active',
+    createdAt: now.toISOString(),
+    revokedAt: null,
+  };
 }
 
 /**
- * Revokes a claim (of `accountId`, or of anyone's when undefined). `changed` is false when it was
- * revoked already (the first revocation stands); undefined when there is no such claim.
+ * Stores a claim unless another account holds an overlapping one in an overlapping environment
+ * (CONFLICT), or this account already holds exactly this one (CONFLICT naming it). Run it in a
+ * transaction (the claim's event's, where it has one): claims are made one at a time under an
+ * advisory lock, since overlap of prefixes is not a constraint SQL can express.
  */
-export async function revokeGtinClaim(
+export async function insertGtinClaim(sql: SqlExecutor, claim: GtinClaimView, createdBy: string): Promise<void> {
+  await sql.query(`SELECT pg_advisory_xact_lock(hashtextextended('hallmark:gtin-claims', 0))`);
+  const { kind, value } = claim;
+  const overlapping = await sql.query<GtinClaimRow>(
+    `SELECT * FROM gtin_claims
+     WHERE revoked_at IS NULL
+       AND (environment = 'live' OR $1 = 'live' OR environment = $1)
+       AND CASE WHEN $2 = 'gtin'
+             THEN (kind = 'gtin' AND value = $3) OR (kind = 'prefix' AND substr($3, 2) LIKE value || '%')
+             ELSE (kind = 'gtin' AND substr(value, 2) LIKE $3 || '%') OR (kind = 'prefix' AND ($3 LIKE value || '%' OR value LIKE $3 || '%'))
+           END
+     ORDER BY created_at`,
+    [claim.environment, kind, value],
+  );
+  const others = overlapping.filter((row) => row.account_id !== claim.accountId);
+  if (others.length > 0) {
+    throw new HallmarkError('CONFLICT', `Another account owns ${kind === 'gtin' ? 'this GTIN' : 'GTINs under this prefix'}.`, {
+      [kind]: value,
+      conflictsWith: others.map((row) => ({ kind: row.kind, value: row.value, environment: row.environment })),
+    });
+  }
+  const same = overlapping.find((row) => row.kind === kind && row.value === value && row.environment === claim.environment);
+  if (same) throw new HallmarkError('CONFLICT', 'This account already holds this claim.', { id: same.id });
+  await sql.query(
+    `INSERT INTO gtin_claims (id, account_id, environment, kind, value, source, created_by, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [claim.id, claim.accountId, claim.environment, kind, value, claim.source, createdBy, claim.createdAt],
+  );
+}
+
+/** A claim (of `accountId`, or of anyone's when undefined); undefined when there is none. */
+export async function findGtinClaim(
   sql: SqlExecutor,
   claimId: string,
   accountId: string | undefined,
-  at: Date,
-  by: string,
-): Promise<{ claim: GtinClaimView; changed: boolean } | undefined> {
-  const revoked = await sql.query<GtinClaimRow>(
-    `UPDATE gtin_claims SET revoked_at = $3, revoked_by = $4
-     WHERE id = $1 AND ($2::text IS NULL OR account_id = $2) AND revoked_at IS NULL RETURNING *`,
-    [claimId, accountId ?? null, at, by],
-  );
-  if (revoked[0]) return { claim: gtinClaimView(revoked[0]), changed: true };
-  const existing = await sql.query<GtinClaimRow>(
+): Promise<GtinClaimView | undefined> {
+  const rows = await sql.query<GtinClaimRow>(
     'SELECT * FROM gtin_claims WHERE id = $1 AND ($2::text IS NULL OR account_id = $2)',
     [claimId, accountId ?? null],
   );
-  return existing[0] ? { claim: gtinClaimView(existing[0]), changed: false } : undefined;
+  return rows[0] ? gtinClaimView(rows[0]) : undefined;
+}
+
+/** Revokes an active claim; undefined when it is not active (any more). */
+export async function revokeGtinClaim(
+  sql: SqlExecutor,
+  claimId: string,
+  at: Date,
+  by: string,
+): Promise<GtinClaimView | undefined> {
+  const revoked = await sql.query<GtinClaimRow>(
+    `UPDATE gtin_claims SET revoked_at = $2, revoked_by = $3 WHERE id = $1 AND revoked_at IS NULL RETURNING *`,
+    [claimId, at, by],
+  );
+  return revoked[0] ? gtinClaimView(revoked[0]) : undefined;
 }
 
 /** An account's claims, newest first, with cursor paging. */

@@ -11,11 +11,13 @@ export { apiKeyStatus, apiKeyView, assertWellFormedSecret, createApiKey, environ
 export type { AuthenticatedKey } from './authenticated-key.ts';
 export { parseExpiresIn } from './expires-in.ts';
 export {
+  findGtinClaim,
   findGtinSigner,
   gtinClaimView,
   insertGtinClaim,
   listActiveGtinClaims,
   listGtinClaims,
+  newGtinClaim,
   revokeGtinClaim,
 } from './gtin-claim-store.ts';
 export { claimCovers, claimsOverlap, claimValuesCovering, environmentsCovered, type GtinClaimTarget } from './gtin-ownership.ts';

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { ensureOperator, insertGtinClaim, migrateAccounts, provisionAccount } from '@hallmark/accounts';
+import { ensureOperator, insertGtinClaim, migrateAccounts, newGtinClaim, provisionAccount } from '@hallmark/accounts';
 import { createInProcessBus } from '@hallmark/bus';
 import { type CodeLookup, type Environment, findCodesRpc, type Principal, rpcSubject } from '@hallmark/contracts';
 import { createSqlEventStore, type EventStore, type StoredEvent } from '@hallmark/event-store';
@@ -293,13 +293,11 @@ describe('the code directory (read model first, code-service for a miss and as l
   it('answers the signer’s projected codes without code-service, asks it for a miss, and falls back to the read model when it is down', async () => {
     await reset();
     await ensureOperator(db, `svc_live_${'a'.repeat(64)}`, new Date(at));
-    await insertGtinClaim(db, {
-      accountId: brand.accountId,
-      environment: 'live',
-      target: { kind: 'gtin', value: gtin },
-      source: 'granted',
-      createdBy: 'test',
-    });
+    const claim = newGtinClaim(
+      { accountId: brand.accountId, environment: 'live', target: { kind: 'gtin', value: gtin }, source: 'granted' },
+      new Date(at),
+    );
+    await db.transaction((sql) => insertGtinClaim(sql, claim, 'test'));
     const ownCode = codeStream(brand, 'D-1', { name: 'Tonic' });
     const rivalCode = codeStream(rival, 'D-1', { name: 'Fake tonic' });
     const rivalOnly = codeStream(rival, 'D-2');

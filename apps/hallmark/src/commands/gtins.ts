@@ -1,10 +1,9 @@
 import { parseArgs } from 'node:util';
-import { insertGtinClaim, listGtinClaims, revokeGtinClaim } from '@hallmark/accounts';
-import { listOwnershipConflicts, migrateCodes } from '@hallmark/code-service';
+import { listGtinClaims } from '@hallmark/accounts';
+import { listOwnershipConflicts, migrateCodes, recordGtinClaim, recordGtinRevocation } from '@hallmark/code-service';
 import { broadcasts, type GtinClaimView } from '@hallmark/contracts';
-import { createSqlEventStore } from '@hallmark/event-store';
+import { createSqlEventStore, type EventStore } from '@hallmark/event-store';
 import { checkGtin14 } from '@hallmark/gs1';
-import { accountStream } from '@hallmark/provenance';
 import type { OperatorApi } from './operator-api.ts';
 import { connectOperator, connectOperatorDatabase, type OperatorConnection } from './operator-database.ts';
 import { UsageError } from './usage-error.ts';
@@ -32,19 +31,22 @@ const options = {
 const describe = (claim: GtinClaimView) =>
   `${claim.id}  ${claim.kind.padEnd(6)} ${claim.value.padEnd(14)} ${claim.environment.padEnd(4)}  ${claim.status.padEnd(7)} ${claim.source}  ${claim.accountId}`;
 
-/** The grant or revocation is an event in the account's stream, as when the API makes it, and running services hear of it. */
-async function record(connection: OperatorConnection, type: 'gtin.granted' | 'gtin.revoked', claim: GtinClaimView) {
+/**
+ * The grant or revocation as the API makes it: an event in the account's stream with its row, in
+ * one transaction (code-service's gtin-claim-log.ts); running services hear of it over the bus.
+ */
+async function withClaimLog<T extends GtinClaimView | undefined>(
+  connection: OperatorConnection,
+  change: (deps: { db: OperatorConnection['db']; eventStore: EventStore }) => Promise<{ claim: T; changed: boolean }>,
+): Promise<T> {
   const eventStore = await createSqlEventStore(connection.db);
   try {
-    await eventStore.append(
-      accountStream({ accountId: claim.accountId, environment: claim.environment }),
-      [{ type, data: { ...claim, by: 'hallmark-cli' } }],
-      { expectedVersion: 'any' },
-    );
+    const { claim, changed } = await change({ db: connection.db, eventStore });
+    if (claim && changed) await connection.bus?.broadcast(broadcasts.gtinOwnershipChanged, { [claim.kind]: claim.value });
+    return claim;
   } finally {
     await eventStore.close();
   }
-  await connection.bus?.broadcast(broadcasts.gtinOwnershipChanged, { [claim.kind]: claim.value });
 }
 
 export async function gtinsCommand(args: string[], env: NodeJS.ProcessEnv, out: (text: string) => void): Promise<void> {
@@ -70,15 +72,19 @@ export async function gtinsCommand(args: string[], env: NodeJS.ProcessEnv, out: 
           throw new UsageError('--prefix must be 4 to 12 digits');
         const environment = values.env ?? 'live';
         if (environment !== 'live' && environment !== 'test') throw new UsageError('--env must be live or test');
-        const claim = await insertGtinClaim(connection.db, {
-          accountId: values.account,
-          environment,
-          target:
-            values.gtin !== undefined ? { kind: 'gtin', value: values.gtin } : { kind: 'prefix', value: values.prefix as string },
-          source: 'granted',
-          createdBy: 'hallmark-cli',
-        });
-        await record(connection, 'gtin.granted', claim);
+        const target =
+          values.gtin !== undefined
+            ? { kind: 'gtin' as const, value: values.gtin }
+            : { kind: 'prefix' as const, value: values.prefix as string };
+        const claim = await withClaimLog(connection, async (deps) => ({
+          claim: await recordGtinClaim(
+            deps,
+            { accountId: values.account as string, environment, target, source: 'granted' },
+            'hallmark-cli',
+            new Date(),
+          ),
+          changed: true,
+        }));
         out(`${describe(claim)}\n`);
         return;
       }
@@ -94,10 +100,12 @@ export async function gtinsCommand(args: string[], env: NodeJS.ProcessEnv, out: 
       }
       case 'revoke': {
         if (!values.id) throw new UsageError('--id is required');
-        const revoked = await revokeGtinClaim(connection.db, values.id, undefined, new Date(), 'hallmark-cli');
+        const revoked = await withClaimLog(connection, async (deps) => {
+          const outcome = await recordGtinRevocation(deps, values.id as string, undefined, 'hallmark-cli', new Date());
+          return { claim: outcome?.claim, changed: outcome?.changed ?? false };
+        });
         if (!revoked) throw new UsageError(`there is no GTIN claim ${values.id}`);
-        if (revoked.changed) await record(connection, 'gtin.revoked', revoked.claim);
-        out(`${describe(revoked.claim)}\n`);
+        out(`${describe(revoked)}\n`);
         return;
       }
       case 'conflicts': {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { insertGtinClaim, type SigningKeyring } from '@hallmark/accounts';
+import { insertGtinClaim, newGtinClaim, type SigningKeyring } from '@hallmark/accounts';
 import type { Bus } from '@hallmark/bus';
 import { signedMessage } from '@hallmark/codes';
 import {
@@ -14,8 +14,8 @@ import {
 import { randomHex } from '@hallmark/crypto';
 import { formatDigitalLink, gs1CheckDigit } from '@hallmark/gs1';
 import { startAssetHistory } from '@hallmark/provenance';
-import { type ObjectState, securityFigures } from '../object-history.ts';
-import { loadObject, type ObjectRepositoryDeps } from '../object-repository.ts';
+import { foldObjectHistory, type ObjectState, securityFigures } from '../object-history.ts';
+import type { ObjectRepositoryDeps } from '../object-repository.ts';
 import { newServiceSerial } from '../service-serial.ts';
 import { saveObject } from '../store/object-store.ts';
 
@@ -69,41 +69,56 @@ export async function registerObject(deps: RegisterDeps, owner: Principal, body:
   const id = `obj_${randomHex(10)}`;
   const serial = newServiceSerial();
   const gtin = objectGtin(serial);
-  // The object's GTIN is the registering account's, like a brand's own: verification online and
-  // offline (the JWKS lists it under the account's keys) takes no other account's signature for it.
-  await insertGtinClaim(deps.db, {
-    accountId: owner.accountId,
-    environment: owner.environment,
-    target: { kind: 'gtin', value: gtin },
-    source: 'registered',
-    createdBy: owner.accountId,
-  });
-  await deps.bus.broadcast(broadcasts.gtinOwnershipChanged, { gtin });
   const key = await deps.keyring.activeSigningKey(owner);
   const signature = key.sign(signedMessage({ kid: key.kid, gtin, serial, batch: category })).toString('base64url');
   const url = formatDigitalLink({ origin: deps.resolverUrl, gtin, serial, batch: category, signature }, 'spec');
   const now = deps.clock();
-  await deps.eventStore.startStreams([
-    startAssetHistory(
-      { assetId: id, owner },
-      [
-        {
-          type: 'registered',
-          data: {
-            serviceSerial: serial,
-            title: body.title,
-            category,
-            ...(body.description !== undefined ? { description: body.description } : {}),
-            ...(body.estimated_value ? { estimatedValue: body.estimated_value } : {}),
-            ownerId: body.ownerId ?? owner.accountId,
-            link: { url, gtin, kid: key.kid, signature },
-          },
+  const history = startAssetHistory(
+    { assetId: id, owner },
+    [
+      {
+        type: 'registered',
+        data: {
+          serviceSerial: serial,
+          title: body.title,
+          category,
+          ...(body.description !== undefined ? { description: body.description } : {}),
+          ...(body.estimated_value ? { estimatedValue: body.estimated_value } : {}),
+          ownerId: body.ownerId ?? owner.accountId,
+          link: { url, gtin, kid: key.kid, signature },
         },
-      ],
-      now.toISOString(),
-    ),
-  ]);
-  const state = (await loadObject(deps, id)) as ObjectState;
-  await saveObject(deps.db, state, now);
+      },
+    ],
+    now.toISOString(),
+  );
+  // The object as its first event makes it, for the read model written in that event's transaction.
+  const state = foldObjectHistory(
+    history.events.map((event, index) => ({
+      eventId: event.eventId ?? '',
+      streamId: history.streamId,
+      streamVersion: index + 1,
+      globalPosition: 0,
+      type: event.type,
+      data: event.data,
+      metadata: event.metadata ?? {},
+      recordedAt: now.toISOString(),
+    })),
+  ) as ObjectState;
+  // The object's GTIN is the registering account's, like a brand's own: verification online and
+  // offline (the JWKS lists it under the account's keys) takes no other account's signature for it.
+  const claim = newGtinClaim(
+    { accountId: owner.accountId, environment: owner.environment, target: { kind: 'gtin', value: gtin }, source: 'registered' },
+    now,
+  );
+  await deps.eventStore.startStreams([history], {
+    readModels: {
+      db: deps.db,
+      async write(sql) {
+        await insertGtinClaim(sql, claim, owner.accountId);
+        await saveObject(sql, state, now);
+      },
+    },
+  });
+  await deps.bus.broadcast(broadcasts.gtinOwnershipChanged, { gtin });
   return { object: objectView(state), qr_data: { gs1DigitalLink: url, serial } };
 }

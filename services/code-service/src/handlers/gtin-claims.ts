@@ -1,4 +1,4 @@
-import { findAccount, type GtinClaimTarget, insertGtinClaim, listGtinClaims, revokeGtinClaim } from '@hallmark/accounts';
+import { findAccount, type GtinClaimTarget, listGtinClaims } from '@hallmark/accounts';
 import type { Bus } from '@hallmark/bus';
 import {
   broadcasts,
@@ -11,8 +11,8 @@ import {
 } from '@hallmark/contracts';
 import type { EventStore } from '@hallmark/event-store';
 import { checkGtin14 } from '@hallmark/gs1';
-import { accountStream } from '@hallmark/provenance';
 import type { SqlDatabase } from '@hallmark/sql';
+import { recordGtinClaim, recordGtinRevocation } from '../gtin-claim-log.ts';
 
 export interface GtinClaimDeps {
   db: SqlDatabase;
@@ -47,18 +47,12 @@ function targetOf(input: GtinClaimInput): GtinClaimTarget {
 
 /**
  * Grants, claims and revocations of GTINs and company prefixes (docs/SIGNING.md, "Who may sign").
- * Each is recorded as an event in the account's stream and broadcast, so every replica's caches of
- * who may sign what are dropped at once.
+ * Each is an event in the account's stream with its row in the same transaction
+ * (gtin-claim-log.ts), then broadcast, so every replica's caches of who may sign what are dropped
+ * at once.
  */
 export function createGtinClaims(deps: GtinClaimDeps) {
-  const record = async (type: 'gtin.granted' | 'gtin.claimed' | 'gtin.revoked', claim: GtinClaimView, by: Principal) => {
-    await deps.eventStore.append(
-      accountStream({ accountId: claim.accountId, environment: claim.environment }),
-      [{ type, data: { ...claim, by: by.accountId } }],
-      { expectedVersion: 'any' },
-    );
-    await deps.bus.broadcast(broadcasts.gtinOwnershipChanged, { [claim.kind]: claim.value });
-  };
+  const changed = (claim: GtinClaimView) => deps.bus.broadcast(broadcasts.gtinOwnershipChanged, { [claim.kind]: claim.value });
 
   const store = async (
     accountId: string,
@@ -67,14 +61,8 @@ export function createGtinClaims(deps: GtinClaimDeps) {
     source: 'granted' | 'claimed',
     by: Principal,
   ) => {
-    const claim = await insertGtinClaim(deps.db, { accountId, environment, target, source, createdBy: by.accountId });
-    try {
-      await record(source === 'granted' ? 'gtin.granted' : 'gtin.claimed', claim, by);
-    } catch (error) {
-      // A claim with no audit record would be ownership nobody can account for: take it back.
-      await revokeGtinClaim(deps.db, claim.id, undefined, deps.clock(), 'audit-failed');
-      throw error;
-    }
+    const claim = await recordGtinClaim(deps, { accountId, environment, target, source }, by.accountId, deps.clock());
+    await changed(claim);
     return claim;
   };
 
@@ -107,15 +95,15 @@ export function createGtinClaims(deps: GtinClaimDeps) {
 
     /** The owner gives a claim up, or the operator takes it away. Another account's claim is NOT_FOUND. */
     async revoke(principal: Principal, claimId: string, asOperator: boolean): Promise<GtinClaimView> {
-      const revoked = await revokeGtinClaim(
-        deps.db,
+      const revoked = await recordGtinRevocation(
+        deps,
         claimId,
         asOperator ? undefined : principal.accountId,
-        deps.clock(),
         principal.accountId,
+        deps.clock(),
       );
       if (!revoked) throw new HallmarkError('NOT_FOUND', 'There is no GTIN claim with this id.', { claimId });
-      if (revoked.changed) await record('gtin.revoked', revoked.claim, principal);
+      if (revoked.changed) await changed(revoked.claim);
       return revoked.claim;
     },
   };

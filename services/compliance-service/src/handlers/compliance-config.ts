@@ -50,44 +50,42 @@ export function createComplianceConfigs(deps: { db: SqlDatabase; eventStore: Eve
     get: (owner: Principal) => readConfig(deps.db, owner),
 
     /**
-     * Merges the patch (already checked against its schema), writes it if nobody changed the config
-     * meanwhile, and records a `compliance.config-updated` event in the account's stream. If the
-     * event cannot be written the change is taken back, so no change goes unrecorded.
+     * Merges the patch (already checked against its schema) and records a `compliance.config-updated`
+     * event in the account's stream; the config row is written in the event's transaction, guarded
+     * by the version it was read at, so a change is stored with its event or not at all, and a
+     * concurrent change is a CONFLICT that stores nothing.
      */
     async update(owner: Principal, patch: ComplianceConfigPatch): Promise<ComplianceConfigView> {
       const current = await readConfig(deps.db, owner);
       const config = merge(current.config, patch);
       const updatedAt = deps.clock();
       const version = current.version + 1;
-      const written = await deps.db.query(
-        `INSERT INTO compliance_configs (account_id, environment, config, version, updated_at) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (account_id, environment) DO UPDATE SET config = EXCLUDED.config, version = EXCLUDED.version,
-           updated_at = EXCLUDED.updated_at
-         WHERE compliance_configs.version = $6
-         RETURNING version`,
-        [owner.accountId, owner.environment, JSON.stringify(config), version, updatedAt, current.version],
+      await deps.eventStore.append(
+        accountStream(owner),
+        [{ type: 'compliance.config-updated', data: { version, changes: patch, config } }],
+        {
+          expectedVersion: 'any',
+          readModels: {
+            db: deps.db,
+            async write(sql) {
+              const written = await sql.query(
+                `INSERT INTO compliance_configs (account_id, environment, config, version, updated_at) VALUES ($1, $2, $3, $4, $5)
+               ON CONFLICT (account_id, environment) DO UPDATE SET config = EXCLUDED.config, version = EXCLUDED.version,
+                 updated_at = EXCLUDED.updated_at
+               WHERE compliance_configs.version = $6
+               RETURNING version`,
+                [owner.accountId, owner.environment, JSON.stringify(config), version, updatedAt, current.version],
+              );
+              if (written.length === 0) {
+                throw new HallmarkError(
+                  'CONFLICT',
+                  'The compliance config changed while this request was applied; send it again.',
+                );
+              }
+            },
+          },
+        },
       );
-      if (written.length === 0) {
-        throw new HallmarkError('CONFLICT', 'The compliance config changed while this request was applied; send it again.');
-      }
-      try {
-        await deps.eventStore.append(
-          accountStream(owner),
-          [{ type: 'compliance.config-updated', data: { version, changes: patch, config } }],
-          { expectedVersion: 'any' },
-        );
-      } catch (error) {
-        await deps.db.query(
-          current.version === 0
-            ? 'DELETE FROM compliance_configs WHERE account_id = $1 AND environment = $2 AND version = $3'
-            : `UPDATE compliance_configs SET config = $4, version = $5, updated_at = $6
-               WHERE account_id = $1 AND environment = $2 AND version = $3`,
-          current.version === 0
-            ? [owner.accountId, owner.environment, version]
-            : [owner.accountId, owner.environment, version, JSON.stringify(current.config), current.version, current.updatedAt],
-        );
-        throw error;
-      }
       await deps.bus.broadcast(broadcasts.complianceConfigChanged, owner);
       return { config, version, updatedAt: updatedAt.toISOString() };
     },
