@@ -67,3 +67,33 @@ describe('a write whose read model could not be refreshed', () => {
     expect(listed.body.objects.map((entry: Json) => entry.serial)).toContain(registered.body.object.service_serial);
   });
 });
+
+describe('a write whose answer was lost after it was stored', () => {
+  it('finds the provenance event its first attempt stored, however the retry comes (#17: duplicates under faults)', async () => {
+    const registered = await api('POST', '/auction/objects/register', {
+      key: house,
+      body: { title: 'Lot with a lost answer', category: 'watch' },
+    });
+    const objectId = registered.body.object.id as string;
+    const body = { objectId, eventType: 'listed', actorRole: 'auction_house', description: 'answered once' };
+    const headers = { 'idempotency-key': 'lost-answer-1' };
+    const first = await api('POST', '/auction/provenance/events', { key: house, body, headers });
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    // What a gateway killed (or a request timed out) after the service stored the event leaves: no
+    // stored answer for the key, so the client's retry runs again.
+    await t.product.db.query('DELETE FROM idempotent_requests');
+    const retried = await api('POST', '/auction/provenance/events', { key: house, body, headers });
+    expect(retried.status, JSON.stringify(retried.body)).toBe(201);
+    expect(retried.body).toEqual(first.body);
+
+    const history = await api('GET', `/auction/objects/${registered.body.object.service_serial}/provenance`, { key: house });
+    expect(history.body.events.filter((event: Json) => event.details?.description === 'answered once')).toHaveLength(1);
+    // A `listed` retried on a listed object is the first answer, not a CONFLICT; another key is a new event (and here a refusal).
+    const another = await api('POST', '/auction/provenance/events', {
+      key: house,
+      body,
+      headers: { 'idempotency-key': 'lost-answer-2' },
+    });
+    expect(another.body.error?.code).toBe('CONFLICT');
+  });
+});

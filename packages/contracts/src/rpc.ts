@@ -346,7 +346,16 @@ export const bindPhotoRpc = {
 export const recordProvenanceEventRpc = {
   service: 'auction-service',
   operation: 'recordProvenanceEvent',
-  request: Type.Object({ principal: PrincipalSchema, body: ProvenanceEventBody }),
+  request: Type.Object({
+    principal: PrincipalSchema,
+    body: ProvenanceEventBody,
+    /**
+     * The request's Idempotency-Key, as the gateway scopes it (a hash of account, environment,
+     * operation and key): the event's id is derived from it, so a retry whose first answer was lost
+     * after the event was stored finds that event instead of storing another.
+     */
+    requestKey: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+  }),
   response: RecordedProvenanceEvent,
 } satisfies RpcDefinition;
 

@@ -8,6 +8,7 @@ export {
   ResolverUrlSetting,
   readConfig,
 } from './config.ts';
+export { isDependencyOutage, outageAsUnavailable } from './dependency-outage.ts';
 export { connectDistributed, createEmbedded, type Infrastructure } from './infrastructure.ts';
 export { createLogger, type Logger, type LoggerOptions } from './logger.ts';
 export { refuseTrivialMasterKey } from './master-key-strength.ts';

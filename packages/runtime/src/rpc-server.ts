@@ -2,6 +2,7 @@ import type { Bus, Subscription } from '@hallmark/bus';
 import { HallmarkError, type RpcDefinition, type RpcRequest, type RpcResponse, rpcSubject } from '@hallmark/contracts';
 import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { isDependencyOutage, outageAsUnavailable } from './dependency-outage.ts';
 import type { Logger } from './logger.ts';
 
 export interface RpcContext {
@@ -33,12 +34,19 @@ export async function serveRpc<D extends RpcDefinition<TSchema, TSchema>>(
       return requestLog;
     };
     const started = performance.now();
-    const result = await handler(payload as RpcRequest<D>, {
-      requestId,
-      get log() {
-        return logOfRequest();
-      },
-    });
+    let result: RpcResponse<D>;
+    try {
+      result = await handler(payload as RpcRequest<D>, {
+        requestId,
+        get log() {
+          return logOfRequest();
+        },
+      });
+    } catch (error) {
+      // A lost database or Redis connection is an outage to retry (503), not a fault of ours (500).
+      if (isDependencyOutage(error)) logOfRequest().warn({ err: error }, 'rpc failed: a store is unreachable');
+      throw outageAsUnavailable(error);
+    }
     if (log.isLevelEnabled('debug')) logOfRequest().debug({ ms: Math.round(performance.now() - started) }, 'rpc answered');
     return result;
   });

@@ -66,8 +66,8 @@ export const auctionService = defineService({
       await serveRpc(infra.bus, log, bindPhotoRpc, async ({ principal, ...request }) =>
         bindPhoto({ ...repository, blobs: infra.blobs, decoding }, principal, request),
       ),
-      await serveRpc(infra.bus, log, recordProvenanceEventRpc, async ({ principal, body }) =>
-        recordProvenanceEvent({ ...repository, evidenceRequiredFor }, principal, body),
+      await serveRpc(infra.bus, log, recordProvenanceEventRpc, async ({ principal, body, requestKey }) =>
+        recordProvenanceEvent({ ...repository, evidenceRequiredFor }, principal, body, requestKey),
       ),
       await serveRpc(infra.bus, log, publicVerifyObjectRpc, async ({ serial, presentedSignature }) =>
         publicVerify({ ...repository, keys, blobs: infra.blobs }, serial, presentedSignature),

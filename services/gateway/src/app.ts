@@ -5,7 +5,7 @@ import type { BlobStore } from '@hallmark/blob-store';
 import type { Bus } from '@hallmark/bus';
 import type { Cache } from '@hallmark/cache';
 import { broadcasts, HallmarkError, routerPathOf, routes } from '@hallmark/contracts';
-import { createWorkSlots, type Logger, type ReadinessChecks } from '@hallmark/runtime';
+import { createWorkSlots, isDependencyOutage, type Logger, outageAsUnavailable, type ReadinessChecks } from '@hallmark/runtime';
 import type { SqlDatabase } from '@hallmark/sql';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -137,9 +137,16 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   });
 
   app.setErrorHandler((error, request, reply) => {
-    const apiError = toApiError(error);
+    // The gateway's own stores (keys, idempotency) unreachable: an outage to retry, not a 500.
+    if (isDependencyOutage(error)) request.log.warn({ err: error }, 'a store is unreachable');
+    const apiError = toApiError(outageAsUnavailable(error));
     if (apiError.code === 'INTERNAL_ERROR') request.log.error({ err: error }, 'internal error');
     if (apiError.code === 'RATE_LIMITED' || apiError.status >= 500) reply.header('cache-control', 'no-store');
+    // A service that says when to come back (busy, or a store unreachable): tell the client too.
+    const retryAfter = apiError.details?.retryAfterSeconds;
+    if (apiError.code === 'SERVICE_UNAVAILABLE' && typeof retryAfter === 'number' && !reply.hasHeader('retry-after')) {
+      reply.header('retry-after', String(Math.max(1, Math.ceil(retryAfter))));
+    }
     // The resolver's visitors are people with browsers: they get a page, not JSON.
     if (request.routeOptions.config?.route?.tags.includes('resolver') && prefersHtml(request)) {
       return reply

@@ -306,3 +306,14 @@ export function installIdempotency(
     },
   };
 }
+
+/**
+ * The request's Idempotency-Key as its scope makes it unique (account, environment, operation and
+ * the key's hash), hashed: what a service may derive ids from, so a retry whose first answer was
+ * lost after the service acted finds what it made instead of making it again. Undefined without a key.
+ */
+export function requestKeyOf(request: FastifyRequest): string | undefined {
+  const scope = request.idempotentAttempt?.scope;
+  if (!scope) return undefined;
+  return createHash('sha256').update(scopeParams(scope).join('\n')).digest('hex');
+}

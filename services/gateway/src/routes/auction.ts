@@ -26,7 +26,7 @@ import {
 import type { WorkSlots } from '@hallmark/runtime';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/request-auth.ts';
-import type { Idempotency } from '../idempotency.ts';
+import { type Idempotency, requestKeyOf } from '../idempotency.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
 import { withRetryAfter } from './retry-after.ts';
@@ -119,7 +119,11 @@ export function registerAuctionRoutes(
   registerRoute(app, recordProvenanceEventRoute, async (request, reply) => {
     const recorded = await deps.services.call(
       recordProvenanceEventRpc,
-      { principal: principalOf(request), body: request.body as ProvenanceEventBody },
+      {
+        principal: principalOf(request),
+        body: request.body as ProvenanceEventBody,
+        ...(requestKeyOf(request) ? { requestKey: requestKeyOf(request) } : {}),
+      },
       request.id,
     );
     reply.status(201);
