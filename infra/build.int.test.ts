@@ -1,10 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { deleteEventStream } from '@hallmark/bus';
 import { createTestDatabase, type TestDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -106,6 +107,12 @@ describe('the production build', () => {
         HALLMARK_BOOTSTRAP_KEY: operatorKey,
         HALLMARK_BLOB_DIR: blobDir,
       };
+      // The compiled CLI migrates first (its migrations found beside each package's dist/).
+      const migrated = await promisify(execFile)(process.execPath, [...nodeArgs, 'apps/hallmark/dist/cli.js', 'migrate'], {
+        cwd: root,
+        env: { PATH: process.env.PATH ?? '', NODE_OPTIONS: '', HALLMARK_DATABASE_URL: database.url },
+      });
+      expect(migrated.stdout).toMatch(/^compliance-service: applied 1, 2, 3/m);
       processes.push(startCompiled('gateway', { ...env, PORT: String(port), HALLMARK_HOST: '127.0.0.1' }));
       processes.push(startCompiled('code-service', { ...env, HALLMARK_PROBE_PORT: String(probePort) }));
       url = `http://127.0.0.1:${port}`;

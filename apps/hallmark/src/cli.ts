@@ -5,6 +5,7 @@ import { auditCommand, auditUsage } from './commands/audit.ts';
 import { CommandError } from './commands/command-error.ts';
 import { gtinsCommand, gtinsUsage } from './commands/gtins.ts';
 import { keysCommand, keysUsage } from './commands/keys.ts';
+import { migrateCommand, migrateUsage } from './commands/migrate.ts';
 import { projectionsCommand, projectionsUsage } from './commands/projections.ts';
 import { UsageError } from './commands/usage-error.ts';
 import { verifyCommand, verifyUsage } from './commands/verify.ts';
@@ -21,6 +22,7 @@ const usage = `Usage: hallmark <command>
   ${verifyUsage}
   ${auditUsage}
   ${projectionsUsage}
+  ${migrateUsage}
 
 The account, key and projection commands work on HALLMARK_DATABASE_URL, or else on the embedded database
 under HALLMARK_DATA_DIR. While "hallmark start" runs there, accounts, keys and gtins grant/list/revoke go
@@ -67,6 +69,9 @@ async function main(argv: string[]): Promise<number | undefined> {
       return auditCommand(rest, write);
     case 'projections':
       await projectionsCommand(rest, process.env, write);
+      return 0;
+    case 'migrate':
+      await migrateCommand(rest, process.env, write);
       return 0;
     case undefined:
     case 'help':
