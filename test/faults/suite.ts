@@ -198,7 +198,7 @@ export async function runFaultSuite(env: FaultEnvironment, options: SuiteOptions
   const api = async (method: string, path: string, key: string, body?: unknown, headers?: Record<string, string>) => {
     const answer = await request(url, method, path, key, body, headers);
     requests += 1;
-    const route = `${method} ${path.replace(/\/(obj|tr|code)_[^/]+|[0-9a-f-]{36}/g, '/:id')}`;
+    const route = `${method} ${path.replace(/\/(obj|trf|code)_[^/]+|[0-9a-f-]{36}/g, '/:id')}`;
     const label = `${answer.status} ${route}`;
     byStatus[label] = (byStatus[label] ?? 0) + 1;
     if (answer.status >= 500 && answer.status !== 503)
