@@ -6,6 +6,7 @@ import { GatewayConfig } from '@hallmark/gateway';
 import { DistributedConfig } from '@hallmark/runtime';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import { Job } from 'kubernetes-models/batch/v1/Job';
 import { Ingress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
@@ -55,6 +56,7 @@ type Doc = Record<string, any>;
 const schemas: Record<string, new (data: never) => { validate(): void }> = {
   'apps/v1 Deployment': Deployment,
   'autoscaling/v2 HorizontalPodAutoscaler': HorizontalPodAutoscaler,
+  'batch/v1 Job': Job,
   'networking.k8s.io/v1 Ingress': Ingress,
   'networking.k8s.io/v1 NetworkPolicy': NetworkPolicy,
   'policy/v1 PodDisruptionBudget': PodDisruptionBudget,
@@ -106,7 +108,7 @@ function documentsOf(file: string): Doc[] {
 function checkCommand(where: string, workingDir: unknown, command: unknown, problems: string[]): void {
   const dir = String(workingDir ?? '').replace(/^\/app\//, '');
   const args = Array.isArray(command) ? command.map(String) : [];
-  const entry = args.at(-1) ?? '';
+  const entry = args.find((arg) => arg.endsWith('.js')) ?? args.at(-1) ?? '';
   const source = /^dist\/.+\.js$/.test(entry) ? entry.replace(/^dist\/(.+)\.js$/, 'src/$1.ts') : undefined;
   if (!dir || !source || !existsSync(join(root, dir, source))) {
     problems.push(
@@ -189,6 +191,20 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
     else if (serviceDoc.spec?.selector?.['app.kubernetes.io/name'] !== service)
       problems.push(`Service/${service}: selector does not select its pods`);
     checkPodSecurity(where, deployment.spec?.template?.spec ?? {}, problems);
+    // Each service on its own PostgreSQL role (infra/postgres/roles.sql), never the owner's URL.
+    const databaseUrl = (container?.env ?? []).find((variable: Doc) => variable.name === 'HALLMARK_DATABASE_URL');
+    const roleRef = databaseUrl?.valueFrom?.secretKeyRef;
+    if (!roleRef || roleRef.name === 'hallmark-secrets' || roleRef.key !== service)
+      problems.push(
+        `${where}: HALLMARK_DATABASE_URL must come from its own role's entry (secretKeyRef key ${service}), not the owner's URL`,
+      );
+    else {
+      const url = docs.find((doc) => doc.kind === 'Secret' && doc.metadata?.name === roleRef.name)?.stringData?.[service];
+      const user = URL.canParse(String(url)) ? new URL(String(url)).username : undefined;
+      const expected = `hallmark_${service.replaceAll('-', '_')}`;
+      if (user !== expected)
+        problems.push(`Secret/${roleRef.name}: ${service} must connect as ${expected} (infra/postgres/roles.sql), not ${user}`);
+    }
     const budget = docs.find((doc) => doc.kind === 'PodDisruptionBudget' && selects(doc.spec?.selector, labels));
     if (!budget) problems.push(`${where}: no PodDisruptionBudget selects its pods`);
     else if (budget.spec?.minAvailable === undefined && budget.spec?.maxUnavailable === undefined)
@@ -196,6 +212,16 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
     checkNetworkPolicies(where, service, labels, docs, problems);
   }
   checkIngress(docs, configMap, problems);
+  const migrate = docs.find((doc) => doc.kind === 'Job' && doc.metadata?.name === 'hallmark-migrate');
+  if (!migrate) problems.push("infra/k8s: no Job hallmark-migrate (the services' roles cannot apply migrations)");
+  else {
+    const pod = migrate.spec?.template?.spec ?? {};
+    const container = pod.containers?.[0];
+    checkPodSecurity('Job/hallmark-migrate', pod, problems);
+    checkCommand('Job/hallmark-migrate', container?.workingDir, container?.command, problems);
+    if (container?.command?.at(-1) !== 'migrate') problems.push('Job/hallmark-migrate: must run hallmark migrate');
+    if (container?.image !== image) problems.push(`Job/hallmark-migrate: image should be ${image}`);
+  }
   for (const target of autoscaled) {
     const hpa = docs.find((doc) => doc.kind === 'HorizontalPodAutoscaler' && doc.spec?.scaleTargetRef?.name === target);
     if (!hpa) problems.push(`infra/k8s: no HorizontalPodAutoscaler for ${target}`);

@@ -116,6 +116,15 @@ describe('deployment files', () => {
       ],
       ['- { protocol: UDP, port: 53 }', '- { protocol: UDP, port: 5353 }'],
     );
+    // A service on another's database role, one on the owner's URL, and no migration Job.
+    edit('compliance-service.yaml', ['key: compliance-service', 'key: code-service']);
+    edit('auction-service.yaml', [
+      'name: hallmark-database-roles, key: auction-service',
+      'name: hallmark-secrets, key: HALLMARK_DATABASE_URL',
+    ]);
+    edit('config.yaml', ['postgres://hallmark_gateway:', 'postgres://hallmark:']);
+    edit('kustomization.yaml', ['  - migrate-job.yaml\n', '']);
+    rmSync(join(folder, 'migrate-job.yaml'));
     // The Ingress serves another host than the gateway's links name.
     edit('ingress.yaml', ['    - host: id.example.com', '    - host: api.example.com']);
     const dockerfile = join(folder, 'Dockerfile');
@@ -143,6 +152,10 @@ describe('deployment files', () => {
         'Ingress/gateway: api.example.com is served without TLS',
         'infra/k8s: HALLMARK_PUBLIC_URL is https://id.example.com, but the Ingress serves https://api.example.com',
         'Dockerfile: the runtime stage must run as a non-root USER',
+        expect.stringContaining('Deployment/compliance-service: HALLMARK_DATABASE_URL must come from its own role'),
+        expect.stringContaining('Deployment/auction-service: HALLMARK_DATABASE_URL must come from its own role'),
+        'Secret/hallmark-database-roles: gateway must connect as hallmark_gateway (infra/postgres/roles.sql), not hallmark',
+        "infra/k8s: no Job hallmark-migrate (the services' roles cannot apply migrations)",
       ]),
     );
   });
