@@ -3,6 +3,7 @@
 -- owner of the tables (the role that ran the migrations), after the migrations and again after any
 -- release that adds a table:
 --
+--   HALLMARK_DATABASE_URL="$OWNER_DATABASE_URL" hallmark migrate       (Kubernetes: the Job hallmark-migrate)
 --   psql "$OWNER_DATABASE_URL" -v ON_ERROR_STOP=1 -f infra/postgres/roles.sql
 --   psql "$OWNER_DATABASE_URL" -c "ALTER ROLE hallmark_gateway PASSWORD '…'"   -- and so for each role
 --
