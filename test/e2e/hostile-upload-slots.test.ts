@@ -1,40 +1,19 @@
 // Uploads a gateway holds in memory at once are bounded (issue #16, item 5): each photo is read into
 // memory before it is stored, so a burst of large uploads from a script could exhaust the process.
 // Beyond HALLMARK_UPLOADS_AT_ONCE running and as many waiting, the answer is 503 with Retry-After.
+// In both forms: the bound is the gateway's, whichever form it runs in.
 import { request } from 'node:http';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startTestProduct, type TestProduct } from '../support/embedded.ts';
-
-let t: TestProduct;
-let house: string;
-let objectId: string;
-
-beforeAll(async () => {
-  t = await startTestProduct({ HALLMARK_UPLOADS_AT_ONCE: '1' });
-  const operator = t.product.generatedOperatorKey as string;
-  house = (
-    await call<{ apiKey: { secret: string } }>(t.url, 'POST', '/api/v1/accounts', {
-      key: operator,
-      body: { name: 'Auction house', tier: 'enterprise' },
-    })
-  ).body.apiKey.secret;
-  const registered = await call<{ object: { id: string } }>(t.url, 'POST', '/api/v1/auction/objects/register', {
-    key: house,
-    body: { title: 'Clock', category: 'watch' },
-  });
-  objectId = registered.body.object.id;
-});
-
-afterAll(async () => {
-  await t?.stop();
-});
+import { type RunningProduct, startDistributedProduct } from '../support/distributed-product.ts';
+import { call, startEmbeddedProduct } from '../support/embedded.ts';
 
 const boundary = 'slotsboundary';
+const settings = { HALLMARK_UPLOADS_AT_ONCE: '1' };
 
 /** An upload whose body is sent only up to the file's first bytes and then held open, until `finish`. */
-function heldUpload(): { finish(rest: Buffer): Promise<number>; answered: Promise<number> } {
-  const url = new URL(`${t.url}/api/v1/auction/objects/${objectId}/photos`);
+function heldUpload(target: string, key: string): { finish(rest: Buffer): Promise<number>; answered: Promise<number> } {
+  const url = new URL(target);
   let resolveAnswer: (status: number) => void = () => {};
   const answered = new Promise<number>((resolve) => {
     resolveAnswer = resolve;
@@ -46,7 +25,7 @@ function heldUpload(): { finish(rest: Buffer): Promise<number>; answered: Promis
       path: url.pathname,
       method: 'POST',
       headers: {
-        'x-api-key': house,
+        'x-api-key': key,
         'content-type': `multipart/form-data; boundary=${boundary}`,
         'transfer-encoding': 'chunked',
       },
@@ -69,25 +48,47 @@ function heldUpload(): { finish(rest: Buffer): Promise<number>; answered: Promis
   };
 }
 
-describe('photo uploads held in memory at once', () => {
+describe.each([
+  ['embedded', () => startEmbeddedProduct(settings)],
+  ['distributed', () => startDistributedProduct(settings)],
+])('photo uploads held in memory at once (%s form)', (_form, start) => {
+  let product: RunningProduct;
+  let house: string;
+  let photos: string;
+
+  beforeAll(async () => {
+    product = await start();
+    house = (
+      await call<{ apiKey: { secret: string } }>(product.url, 'POST', '/api/v1/accounts', {
+        key: product.operatorKey,
+        body: { name: 'Auction house', tier: 'enterprise' },
+      })
+    ).body.apiKey.secret;
+    const registered = await call<{ object: { id: string } }>(product.url, 'POST', '/api/v1/auction/objects/register', {
+      key: house,
+      body: { title: 'Clock', category: 'watch' },
+    });
+    photos = `${product.url}/api/v1/auction/objects/${registered.body.object.id}/photos`;
+  });
+
+  afterAll(async () => {
+    await product?.stop();
+  });
+
   it('lets one run and one wait, answers the next 503 with Retry-After at once, and serves the held ones', async () => {
     const jpeg = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#8a6' } })
       .jpeg()
       .toBuffer();
-    const running = heldUpload();
+    const running = heldUpload(photos, house);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const waiting = heldUpload();
+    const waiting = heldUpload(photos, house);
     await new Promise((resolve) => setTimeout(resolve, 200));
 
     const startedAt = Date.now();
     const form = new FormData();
     form.append('angle', 'movement');
     form.append('photo', new Blob([jpeg], { type: 'image/jpeg' }), 'b.jpg');
-    const refused = await fetch(`${t.url}/api/v1/auction/objects/${objectId}/photos`, {
-      method: 'POST',
-      headers: { 'x-api-key': house },
-      body: form,
-    });
+    const refused = await fetch(photos, { method: 'POST', headers: { 'x-api-key': house }, body: form });
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('1');
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('SERVICE_UNAVAILABLE');

@@ -54,8 +54,13 @@ export async function startDistributedProduct(
   extraEnv: Record<string, string> = {},
   options: {
     replicas?: Partial<Record<'code-service' | 'verify-service' | 'auction-service' | 'compliance-service', number>>;
-    /** Gateway replicas, each on a port of its own (1). */
+    /** Gateway replicas, each on a port of its own (1, or as many as gatewayEnv names). */
     gateways?: number;
+    /**
+     * Settings of each gateway replica beyond extraEnv, by index (`gateway-1` first): one back end
+     * behind gateways configured differently (rate limits, proxies, HTTP timeouts).
+     */
+    gatewayEnv?: Array<Record<string, string>>;
   } = {},
 ): Promise<DistributedProduct> {
   // A NATS server of the caller's own (the fault suite restarts it) comes in extraEnv.
@@ -64,7 +69,7 @@ export async function startDistributedProduct(
   const database = await createTestDatabase('e2e');
   const blobDir = await mkdtemp(join(tmpdir(), 'hallmark-e2e-blobs-'));
   const ports = [await freePort()];
-  while (ports.length < (options.gateways ?? 1)) ports.push(await freePort());
+  while (ports.length < Math.max(options.gateways ?? 1, options.gatewayEnv?.length ?? 0)) ports.push(await freePort());
   const operatorKey = `svc_live_${randomUUID().replaceAll('-', '')}${randomUUID().replaceAll('-', '')}`;
   const env = {
     HALLMARK_NATS_URL: natsUrl,
@@ -87,7 +92,11 @@ export async function startDistributedProduct(
   };
   const processes: ServiceProcess[] = [
     ...ports.map((port, replica) =>
-      launch('gateway', { ...env, PORT: String(port), HALLMARK_HOST: '127.0.0.1' }, `gateway-${replica + 1}`),
+      launch(
+        'gateway',
+        { ...env, ...options.gatewayEnv?.[replica], PORT: String(port), HALLMARK_HOST: '127.0.0.1' },
+        `gateway-${replica + 1}`,
+      ),
     ),
     ...(['code-service', 'verify-service', 'auction-service', 'compliance-service'] as const).flatMap((service) =>
       Array.from({ length: options.replicas?.[service] ?? 1 }, (_, replica) => launch(service, env, `${service}-${replica + 1}`)),

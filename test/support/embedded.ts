@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EmbeddedProduct, startEmbedded } from '@hallmark/app';
+import type { RunningProduct } from './distributed-product.ts';
 
 export interface TestProduct {
   product: EmbeddedProduct;
@@ -35,6 +36,27 @@ export async function startTestProduct(env: Record<string, string> = {}): Promis
     now,
   };
   return startOnDataDir(dataDir, env, clock, []);
+}
+
+/** The embedded form as a `RunningProduct`, with its test handle (clock, logs, PGlite database) beside. */
+export interface EmbeddedRunningProduct extends RunningProduct {
+  form: 'embedded';
+  test: TestProduct;
+}
+
+/**
+ * `startTestProduct` for suites that run in both forms (`describe.each` over a starter returning a
+ * `RunningProduct`; the distributed one is `startDistributedProduct`).
+ */
+export async function startEmbeddedProduct(env: Record<string, string> = {}): Promise<EmbeddedRunningProduct> {
+  const test = await startTestProduct(env);
+  return {
+    form: 'embedded',
+    url: test.url,
+    operatorKey: test.product.generatedOperatorKey as string,
+    test,
+    stop: () => test.stop(),
+  };
 }
 
 /**

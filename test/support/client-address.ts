@@ -1,0 +1,96 @@
+import { request } from 'node:http';
+import type { ApiResponse } from './embedded.ts';
+
+// Per-address limits (public routes, failed authentications, reports, the resolver's reload
+// window) count by the client's address. The embedded form's tests move its clock to a fresh
+// window; the distributed form's clock is the machine's, so a test there sends from a loopback
+// address of its own instead (Linux routes all of 127.0.0.0/8 to lo: a socket bound to
+// 127.0.0.N reaches the product on 127.0.0.1 and the product sees 127.0.0.N).
+
+let last = 1;
+
+/** A loopback address (127.0.0.2, .3, …) this test file has not sent from before. */
+export function newClientAddress(): string {
+  last += 1;
+  if (last > 254) throw new Error('out of loopback client addresses (127.0.0.2-254)');
+  return `127.0.0.${last}`;
+}
+
+export interface AddressedResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+/** `fetch` from the given local address (node:http, as fetch cannot bind one). */
+export function fetchFrom(
+  localAddress: string,
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<AddressedResponse> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const outgoing = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: `${target.pathname}${target.search}`,
+        method: init.method ?? 'GET',
+        headers: init.headers,
+        localAddress,
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('error', reject);
+        response.on('end', () => {
+          const headers = new Headers();
+          for (const [name, value] of Object.entries(response.headers)) {
+            if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+          }
+          resolve({ status: response.statusCode ?? 0, headers, text: Buffer.concat(chunks).toString('utf8') });
+        });
+      },
+    );
+    outgoing.on('error', reject);
+    outgoing.end(init.body);
+  });
+}
+
+/** `call` (a JSON request to the API; `key` goes in x-api-key) from the given local address. */
+export async function callFrom<T = Record<string, unknown>>(
+  localAddress: string,
+  url: string,
+  method: string,
+  path: string,
+  options: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<ApiResponse<T>> {
+  const response = await fetchFrom(localAddress, `${url}${path}`, {
+    method,
+    headers: {
+      ...(options.key ? { 'x-api-key': options.key } : {}),
+      ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...options.headers,
+    },
+    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+  });
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: (response.text ? JSON.parse(response.text) : {}) as ApiResponse<T>['body'],
+  };
+}
+
+/**
+ * Waits until a fixed window of `windowMs` (a rate limit's second, minute or day) has at least
+ * `neededMs` left, and then until `startMs` into it, so a test whose requests must fall in one
+ * window starts early in it. Answers the window's number (floor(now / windowMs)).
+ */
+export async function earlyInWindow(windowMs: number, neededMs: number, startMs = 20): Promise<number> {
+  const into = Date.now() % windowMs;
+  if (into < startMs) await sleep(startMs - into);
+  else if (windowMs - into < neededMs) await sleep(windowMs - into + startMs);
+  return Math.floor(Date.now() / windowMs);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
