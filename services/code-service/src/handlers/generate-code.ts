@@ -1,5 +1,5 @@
 import type { SigningKeyring } from '@hallmark/accounts';
-import { signedMessage, type ValidGenerateRequest, validateGenerateRequest, yymmddToIsoDate } from '@hallmark/codes';
+import { signedMessage, validateGenerateRequest, yymmddToIsoDate } from '@hallmark/codes';
 import {
   type BatchItemResult,
   type ErrorData,
@@ -14,8 +14,18 @@ import { formatDigitalLink } from '@hallmark/gs1';
 import { startAssetHistory } from '@hallmark/provenance';
 import type { SqlDatabase } from '@hallmark/sql';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import {
+  type DecidedCode,
+  type DomainError,
+  decide,
+  duplicateSerial,
+  evolve,
+  initialCodeBatch,
+  isDomainError,
+  type SchemaFact,
+} from '../domain/code-generation.ts';
 import type { GtinSigners } from '../gtin-signers.ts';
-import { deleteCodes, insertCodes, type NewCode } from '../store/code-store.ts';
+import { insertCodes, type NewCode } from '../store/code-store.ts';
 import type { SchemaCatalog } from './schemas.ts';
 
 export interface GenerateDeps {
@@ -45,11 +55,24 @@ function schemaError(item: unknown): ErrorData | undefined {
   };
 }
 
+/** A code's row refused by the unique constraint inside the write: the transaction rolls back, the batch is sent again without it. */
+class SerialsTaken extends Error {
+  constructor(readonly assetIds: ReadonlySet<string>) {
+    super('Some serials of this batch were taken meanwhile.');
+  }
+}
+
+const itemError = ({ code, message, details }: DomainError): ErrorData => ({ code, message, details });
+
 /**
- * Generates codes: each item is checked on its own (spec codes: MISSING_REQUIRED_FIELD,
- * INVALID_GTIN, DUPLICATE_SERIAL, else VALIDATION_ERROR), the valid ones signed with the account's
- * active key, stored in one statement and their `code.generated` events written in one more.
- * Results come back in the items' order, numbered from `firstIndex`.
+ * Generates codes: each item is checked on its own at the boundary (spec codes:
+ * MISSING_REQUIRED_FIELD, INVALID_GTIN, else VALIDATION_ERROR), then decided by the code decider
+ * (domain/code-generation.ts: GTIN_NOT_OWNED, the schema's VALIDATION_ERROR, DUPLICATE_SERIAL within
+ * the batch) on the facts the shell found (who may sign the GTIN, what the schema says). The valid
+ * ones are signed with the account's active key and their `code.generated` events and `codes` rows
+ * written in one transaction. A serial some other request took is refused by the rows' unique
+ * constraint: that transaction stores nothing, and the batch is written again without those items,
+ * which are answered DUPLICATE_SERIAL. Results come back in the items' order, numbered from `firstIndex`.
  */
 export async function generateCodes(
   deps: GenerateDeps,
@@ -62,12 +85,8 @@ export async function generateCodes(
   const nowMs = now.getTime();
   // One slot per item, in order; accepted items' slots are filled once they are signed.
   const results: Array<BatchItemResult | undefined> = [];
-  const accepted: Array<{
-    position: number;
-    request: ValidGenerateRequest;
-    schema?: { schemaId: string; schemaVersion: number };
-  }> = [];
-  const seen = new Set<string>();
+  const accepted: Array<{ position: number; code: DecidedCode }> = [];
+  let batch = initialCodeBatch(principal);
 
   for (const [offset, item] of items.entries()) {
     const index = firstIndex + offset;
@@ -81,47 +100,40 @@ export async function generateCodes(
       results.push({ index, error: checked.problem });
       continue;
     }
-    const { gtin, serial, metadata } = checked.request;
+    const { gtin, serial, batch: lot, expiry, metadata } = checked.request;
     // Only the GTIN's owner signs its codes (the operator, for a GTIN nobody owns): docs/SIGNING.md.
     const signer = await deps.signers.signerOf(principal.environment, gtin);
-    if (signer?.accountId !== principal.accountId) {
-      results.push({ index, error: gtinNotOwned(gtin) });
-      continue;
-    }
     const { schemaId, schemaVersion } = item as GenerateCodeBody;
-    let usedSchema: { schemaId: string; schemaVersion: number } | undefined;
-    if (schemaId !== undefined) {
+    let schema: SchemaFact | undefined;
+    // The schema is asked only when the decision can reach it (the signer's own items).
+    if (schemaId !== undefined && signer?.accountId === principal.accountId) {
       const outcome = await deps.schemas.validateForGeneration(principal, schemaId, schemaVersion, metadata);
-      if (outcome.missing) {
-        results.push({
-          index,
-          error: {
-            code: 'VALIDATION_ERROR',
-            message: `There is no schema ${schemaId}${schemaVersion ? ` version ${schemaVersion}` : ''}.`,
-            details: { fields: [{ field: 'schemaId', in: 'body', message: 'is not a schema of this account (or was deleted)' }] },
-          },
-        });
-        continue;
-      }
-      if (!outcome.isValid) {
-        results.push({
-          index,
-          error: {
-            code: 'VALIDATION_ERROR',
-            message: `metadata does not match schema ${outcome.schemaId} version ${outcome.version}.`,
-            details: { schemaId: outcome.schemaId, schemaVersion: outcome.version, errors: outcome.errors },
-          },
-        });
-        continue;
-      }
-      usedSchema = { schemaId: outcome.schemaId, schemaVersion: outcome.version };
+      schema = outcome.missing
+        ? { found: false, schemaId, schemaVersion }
+        : { found: true, schemaId: outcome.schemaId, version: outcome.version, isValid: outcome.isValid, errors: outcome.errors };
     }
-    if (seen.has(`${gtin}\n${serial}`)) {
-      results.push({ index, error: duplicateSerial(gtin, serial) });
+    const decision = decide(
+      {
+        type: 'GenerateCode',
+        now,
+        // Time-ordered, so the tables keyed by asset id take new codes at the end of their indexes.
+        assetId: `code_${uuidV7(nowMs).replaceAll('-', '')}`,
+        gtin,
+        serial,
+        batch: lot,
+        expiry,
+        metadata,
+        signerAccountId: signer?.accountId,
+        schema,
+      },
+      batch,
+    );
+    if (isDomainError(decision)) {
+      results.push({ index, error: itemError(decision) });
       continue;
     }
-    seen.add(`${gtin}\n${serial}`);
-    accepted.push({ position: results.length, request: checked.request, ...(usedSchema ? { schema: usedSchema } : {}) });
+    batch = decision.reduce(evolve, batch);
+    for (const event of decision) accepted.push({ position: results.length, code: event.data });
     results.push(undefined);
   }
   if (accepted.length === 0) return filled(results);
@@ -129,19 +141,17 @@ export async function generateCodes(
   // All signatures at once, in the thread pool: a batch's signing (~60 µs a code) spreads over every core.
   const key = await deps.keyring.activeSigningKey(principal);
   const signatures = await Promise.all(
-    accepted.map(({ request: { gtin, serial, batch, expiry } }) =>
+    accepted.map(({ code: { gtin, serial, batch, expiry } }) =>
       key.signInThreadPool(signedMessage({ kid: key.kid, gtin, serial, batch, expiry })),
     ),
   );
-  const pending = accepted.map(({ position, request, schema }, offset) => {
-    const { gtin, serial, batch, expiry, metadata, expiresAt } = request;
+  let pending = accepted.map(({ position, code: decided }, offset) => {
+    const { assetId, gtin, serial, batch, expiry, metadata, expiresAt, schemaId, schemaVersion } = decided;
     const signature = (signatures[offset] as Buffer).toString('base64url');
     const url = formatDigitalLink(
       { origin: deps.resolverUrl, gtin, serial, ...(batch ? { batch } : {}), ...(expiry ? { expiry } : {}), signature },
       deps.linkOrder,
     );
-    // Time-ordered, so the tables keyed by asset id take new codes at the end of their indexes.
-    const assetId = `code_${uuidV7(nowMs).replaceAll('-', '')}`;
     const generated: GeneratedCode = {
       url,
       gtin,
@@ -151,8 +161,8 @@ export async function generateCodes(
       signature,
       keyId: key.kid,
       assetId,
-      createdAt: now.toISOString(),
-      expiresAt: expiresAt?.toISOString() ?? null,
+      createdAt: decided.createdAt,
+      expiresAt,
     };
     const code: NewCode = {
       assetId,
@@ -163,50 +173,51 @@ export async function generateCodes(
       signature,
       url,
       metadata,
-      expiresAt,
+      expiresAt: expiresAt === null ? null : new Date(expiresAt),
     };
     results[position] = { index: firstIndex + position, code: generated };
-    return { position, code, generated, metadata, ...(schema ? { schema } : {}) };
+    const event = { ...generated, metadata, ...(schemaId !== undefined ? { schemaId, schemaVersion } : {}) };
+    return { position, code, event };
   });
 
-  const stored = await insertCodes(
-    deps.db,
-    principal,
-    { kid: key.kid, createdAt: now },
-    pending.map((entry) => entry.code),
-  );
-  const fresh = pending.filter((entry) => stored.has(entry.code.assetId));
-  for (const entry of pending) {
-    if (!stored.has(entry.code.assetId)) {
-      results[entry.position] = {
-        index: firstIndex + entry.position,
-        error: duplicateSerial(entry.code.gtin, entry.code.serial),
-      };
-    }
-  }
-  try {
-    await deps.eventStore.startStreams(
-      fresh.map((entry) =>
-        startAssetHistory(
-          { assetId: entry.code.assetId, owner: principal },
-          [
-            {
-              type: 'code.generated',
-              data: { ...entry.generated, metadata: entry.metadata, ...(entry.schema ?? {}) },
-              metadata: { requestId },
-            },
-          ],
-          now.toISOString(),
+  // Each pass that meets a taken serial stores nothing and drops at least one item, so this ends.
+  while (pending.length > 0) {
+    const batchOfCodes = pending;
+    try {
+      await deps.eventStore.startStreams(
+        batchOfCodes.map((entry) =>
+          startAssetHistory(
+            { assetId: entry.code.assetId, owner: principal },
+            [{ type: 'code.generated', data: entry.event, metadata: { requestId } }],
+            now.toISOString(),
+          ),
         ),
-      ),
-    );
-  } catch (error) {
-    // Without their events the codes would have no history: take them back so a retry can succeed.
-    await deleteCodes(
-      deps.db,
-      fresh.map((entry) => entry.code.assetId),
-    );
-    throw error;
+        {
+          readModels: {
+            db: deps.db,
+            async write(sql) {
+              const codes = batchOfCodes.map((entry) => entry.code);
+              const stored = await insertCodes(sql, principal, { kid: key.kid, createdAt: now }, codes);
+              if (stored.size !== codes.length) {
+                throw new SerialsTaken(new Set(codes.filter((code) => !stored.has(code.assetId)).map((code) => code.assetId)));
+              }
+            },
+          },
+        },
+      );
+      break;
+    } catch (error) {
+      if (!(error instanceof SerialsTaken)) throw error;
+      for (const entry of batchOfCodes) {
+        if (error.assetIds.has(entry.code.assetId)) {
+          results[entry.position] = {
+            index: firstIndex + entry.position,
+            error: itemError(duplicateSerial(entry.code.gtin, entry.code.serial)),
+          };
+        }
+      }
+      pending = batchOfCodes.filter((entry) => !error.assetIds.has(entry.code.assetId));
+    }
   }
   return filled(results);
 }
@@ -216,22 +227,6 @@ function filled(results: ReadonlyArray<BatchItemResult | undefined>): BatchItemR
     if (!result) throw new Error(`generateCodes left item ${position} without a result`);
     return result;
   });
-}
-
-function gtinNotOwned(gtin: string): ErrorData {
-  return {
-    code: 'GTIN_NOT_OWNED',
-    message: `This account may not sign codes for GTIN ${gtin}: the operator grants GTINs and company prefixes (POST /api/v1/accounts/{accountId}/gtins).`,
-    details: { gtin },
-  };
-}
-
-function duplicateSerial(gtin: string, serial: string): ErrorData {
-  return {
-    code: 'DUPLICATE_SERIAL',
-    message: `This account already has a code for GTIN ${gtin} with serial ${serial}.`,
-    details: { gtin, serial },
-  };
 }
 
 /** POST /code/generate: a batch of one, whose error is the answer. */

@@ -101,8 +101,9 @@ export interface NewCode {
 }
 
 /**
- * Stores the codes of one owner, signed by one key, in one statement. A code whose GTIN and serial
- * the owner already has is left out. Resolves with the asset ids that were stored.
+ * Stores the codes of one owner, signed by one key, in one statement (in their events' transaction).
+ * A code whose GTIN and serial the owner already has is left out. Resolves with the asset ids that
+ * were stored.
  */
 export async function insertCodes(
   sql: SqlExecutor,
@@ -125,10 +126,6 @@ export async function insertCodes(
     ],
   );
   return new Set(rows.map((row) => row.asset_id));
-}
-
-export async function deleteCodes(sql: SqlExecutor, assetIds: readonly string[]): Promise<void> {
-  await sql.query('DELETE FROM codes WHERE asset_id = ANY($1::text[])', [assetIds]);
 }
 
 /** Every account's code for this item in this environment (usually one). */
