@@ -80,7 +80,7 @@ export const DistributedConfig = Type.Composite([
     HALLMARK_TLS_CA_FILE: Type.Optional(
       Type.String({
         description:
-          'PEM file of the certificate authorities trusted for TLS to NATS (tls://) and Redis (rediss://), instead of the system ones',
+          'PEM file of the certificate authorities trusted for TLS to NATS (tls://), Redis (rediss://) and PostgreSQL (a URL with sslmode=verify-full and no sslrootcert of its own), instead of the system ones',
       }),
     ),
     HALLMARK_PROBE_PORT: Type.Optional(

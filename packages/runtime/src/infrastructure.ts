@@ -54,7 +54,11 @@ export async function connectDistributed(config: DistributedConfig, service: str
     signer: createRequestSigner(parseBusSecret(config.HALLMARK_BUS_SECRET)),
     onRefusedRequest: refusalLogger(log),
   });
-  const db = createPostgresDatabase({ connectionString: config.HALLMARK_DATABASE_URL, applicationName: service });
+  const db = createPostgresDatabase({
+    connectionString: config.HALLMARK_DATABASE_URL,
+    applicationName: service,
+    ...(config.HALLMARK_TLS_CA_FILE ? { tlsCaFile: config.HALLMARK_TLS_CA_FILE } : {}),
+  });
   const eventStore = config.HALLMARK_ESDB_URL ? createKurrentEventStore(config.HALLMARK_ESDB_URL) : await createSqlEventStore(db);
   const cache = createRedisCache({
     url: config.HALLMARK_REDIS_URL,

@@ -1,23 +1,25 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect as connectTcp, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createNatsBus, deleteEventStream } from '@hallmark/bus';
 import { createRedisCache } from '@hallmark/cache';
-import { createTestDatabase, type TestDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type OwnedPostgres, startOwnPostgres } from '../../../test/faults/servers.ts';
+import { makeTestCertificates } from '../../../test/support/test-ca.ts';
 import { DistributedConfig, readConfig } from './config.ts';
 import { connectDistributed } from './infrastructure.ts';
 import { createLogger } from './logger.ts';
 
-// NATS and Redis over TLS with credentials, as a deployment that sets tls://, rediss:// and
-// HALLMARK_TLS_CA_FILE has them. This machine's servers run without TLS, so the test starts its
-// own nats-server and redis-server on free loopback ports, with a certificate of a CA made here,
-// and stops them afterwards. (PostgreSQL's sslmode is not exercised: a private cluster is too
-// heavy for a test; see docs/ARCHITECTURE.md.)
+// NATS, Redis and PostgreSQL over TLS, as a deployment that sets tls://, rediss://, sslmode=verify-full
+// and HALLMARK_TLS_CA_FILE has them. This machine's servers run without TLS, so the test starts its
+// own nats-server, redis-server and PostgreSQL cluster (test/faults/servers.ts; TCP only with TLS)
+// on free loopback ports, with a certificate of a CA made here, and stops them afterwards.
+// PostgreSQL's own refusals (no TLS, another CA, another host name) are in packages/sql's
+// postgres-tls.int.test.ts.
 
 const folder = mkdtempSync(join(tmpdir(), 'hallmark-tls-'));
 const file = (name: string) => join(folder, name);
@@ -27,71 +29,6 @@ const children: ChildProcess[] = [];
 let natsPort: number;
 let redisPort: number;
 let plainNatsPort: number;
-
-function makeCertificates(): void {
-  const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
-  openssl(
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-days',
-    '1',
-    '-subj',
-    '/CN=Hallmark test CA',
-    '-keyout',
-    file('ca.key'),
-    '-out',
-    file('ca.pem'),
-  );
-  openssl(
-    'req',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-subj',
-    '/CN=127.0.0.1',
-    '-keyout',
-    file('server.key'),
-    '-out',
-    file('server.csr'),
-  );
-  writeFileSync(file('san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
-  openssl(
-    'x509',
-    '-req',
-    '-in',
-    file('server.csr'),
-    '-CA',
-    file('ca.pem'),
-    '-CAkey',
-    file('ca.key'),
-    '-CAcreateserial',
-    '-days',
-    '1',
-    '-extfile',
-    file('san.ext'),
-    '-out',
-    file('server.pem'),
-  );
-  // A second CA that signed nothing here: trusting it must not be enough.
-  openssl(
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-days',
-    '1',
-    '-subj',
-    '/CN=Other CA',
-    '-keyout',
-    file('other.key'),
-    '-out',
-    file('other.pem'),
-  );
-}
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -123,10 +60,10 @@ function run(command: string, args: string[]): void {
   children.push(child);
 }
 
-let database: TestDatabase;
+let postgres: OwnedPostgres;
 
 beforeAll(async () => {
-  makeCertificates();
+  const certificates = makeTestCertificates(folder);
   [natsPort, redisPort, plainNatsPort] = [await freePort(), await freePort(), await freePort()];
   run('nats-server', [
     '-a',
@@ -171,23 +108,31 @@ beforeAll(async () => {
     'no',
   ]);
   await Promise.all([listening(natsPort), listening(redisPort), listening(plainNatsPort)]);
-  database = await createTestDatabase('tls');
-}, 30_000);
+  postgres = await startOwnPostgres({
+    tls: { certFile: certificates.serverCertFile, keyFile: certificates.serverKeyFile, caFile: certificates.caFile },
+  });
+}, 90_000);
 
 afterAll(async () => {
   for (const child of children) child.kill('SIGTERM');
   await Promise.all(
     children.map((child) => new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve(null)))),
   );
-  await database?.drop();
+  await postgres?.stop();
   rmSync(folder, { recursive: true, force: true });
-});
+}, 90_000);
 
 const natsUrl = (password = natsPassword) => `tls://hallmark:${password}@127.0.0.1:${natsPort}`;
 const redisUrl = (password = redisPassword) => `rediss://:${password}@127.0.0.1:${redisPort}`;
+/** TLS with the certificate and host name checked, against the authorities HALLMARK_TLS_CA_FILE names. */
+const databaseUrl = () => {
+  const url = new URL(postgres.url);
+  url.search = '?sslmode=verify-full';
+  return url.toString();
+};
 
 describe('the distributed form over TLS, with credentials', () => {
-  it('connects to NATS (tls://user:password@) and Redis (rediss://:password@) trusting HALLMARK_TLS_CA_FILE, and is ready', async () => {
+  it('connects to NATS (tls://user:password@), Redis (rediss://:password@) and PostgreSQL (sslmode=verify-full) trusting HALLMARK_TLS_CA_FILE, and is ready', async () => {
     const lines: string[] = [];
     const log = createLogger({
       instance: 'tls-test',
@@ -203,7 +148,7 @@ describe('the distributed form over TLS, with credentials', () => {
     const config = readConfig(DistributedConfig, {
       HALLMARK_NATS_URL: natsUrl(),
       HALLMARK_REDIS_URL: redisUrl(),
-      HALLMARK_DATABASE_URL: database.url,
+      HALLMARK_DATABASE_URL: databaseUrl(),
       HALLMARK_TLS_CA_FILE: file('ca.pem'),
       HALLMARK_BUS_SECRET: randomBytes(32).toString('hex'),
       HALLMARK_NAMESPACE: namespace,
@@ -212,6 +157,8 @@ describe('the distributed form over TLS, with credentials', () => {
     try {
       await infra.readiness.nats?.();
       await infra.readiness.redis?.();
+      await infra.readiness.postgres?.();
+      expect(await infra.db.query('SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()')).toEqual([{ ssl: true }]);
       await infra.cache.set('tls-check', 'over TLS', { ttlMs: 10_000 });
       expect(await infra.cache.get('tls-check')).toBe('over TLS');
       await infra.bus.serve('rpc.tls.echo', { queue: 'tls' }, async (payload) => payload);

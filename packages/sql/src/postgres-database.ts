@@ -1,8 +1,15 @@
 import pg from 'pg';
+import { withTrustedCaFile } from './postgres-url.ts';
 import type { SqlDatabase, SqlExecutor } from './sql-database.ts';
 
 export interface PostgresOptions {
+  /** A PostgreSQL URL; for TLS `?sslmode=verify-full` (and `sslrootcert=<PEM file>` for a private CA). */
   connectionString: string;
+  /**
+   * PEM file of the authorities trusted for the server's certificate when the URL asks for TLS and
+   * names no `sslrootcert` (HALLMARK_TLS_CA_FILE); it does not turn TLS on (postgres-url.ts).
+   */
+  tlsCaFile?: string;
   /** Pool size; the default suits one service replica. */
   maxConnections?: number;
   applicationName?: string;
@@ -47,8 +54,9 @@ const maxListenRetryDelayMs = 5_000;
  */
 export function createPostgresDatabase(options: PostgresOptions): SqlDatabase {
   const applicationName = options.applicationName ?? 'hallmark';
+  const connectionString = withTrustedCaFile(options.connectionString, options.tlsCaFile);
   const pool = new pg.Pool({
-    connectionString: options.connectionString,
+    connectionString,
     max: options.maxConnections ?? 10,
     application_name: applicationName,
     connectionTimeoutMillis: 5_000,
@@ -187,7 +195,7 @@ export function createPostgresDatabase(options: PostgresOptions): SqlDatabase {
 
       const connect = async (): Promise<void> => {
         const client = new pg.Client({
-          connectionString: options.connectionString,
+          connectionString,
           application_name: applicationName,
           connectionTimeoutMillis: 5_000,
         });
