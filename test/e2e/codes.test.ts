@@ -55,10 +55,12 @@ beforeAll(async () => {
   t = await startTestProduct();
   const operator = t.product.generatedOperatorKey as string;
   const account = async (name: string, environment = 'live') =>
-    (await api<{ account: { id: string }; apiKey: { secret: string } }>('POST', '/accounts', {
-      key: operator,
-      body: { name, tier: 'enterprise', environment },
-    })).body;
+    (
+      await api<{ account: { id: string }; apiKey: { secret: string } }>('POST', '/accounts', {
+        key: operator,
+        body: { name, tier: 'enterprise', environment },
+      })
+    ).body;
   const brandAccount = await account('Brand');
   brand = brandAccount.apiKey.secret;
   // Only the GTIN's owner signs its codes: the operator grants it to the brand (docs/SIGNING.md).
@@ -66,8 +68,9 @@ beforeAll(async () => {
   expect(grant.status, JSON.stringify(grant.body)).toBe(201);
   retailer = (await account('Retailer')).apiKey.secret;
   // The brand's own sandbox: a test key of the same account (a live grant covers both environments).
-  sandbox = (await api<{ secret: string }>('POST', '/keys', { key: brand, body: { name: 'sandbox', scopes: ['*'], environment: 'test' } }))
-    .body.secret;
+  sandbox = (
+    await api<{ secret: string }>('POST', '/keys', { key: brand, body: { name: 'sandbox', scopes: ['*'], environment: 'test' } })
+  ).body.secret;
 });
 
 afterAll(async () => {
@@ -348,7 +351,10 @@ describe('POST /code/verify', () => {
     expectError(await verify(retailer, { url: `https://x.y/01/${gtin}/21/S` }), 400, 'MISSING_SIGNATURE');
     // A GTIN whose owner has no key yet: nothing could have signed it.
     const operator = t.product.generatedOperatorKey as string;
-    const newcomer = await api<{ account: { id: string } }>('POST', '/accounts', { key: operator, body: { name: 'New', tier: 'free' } });
+    const newcomer = await api<{ account: { id: string } }>('POST', '/accounts', {
+      key: operator,
+      body: { name: 'New', tier: 'free' },
+    });
     const unsignedGtin = '09506000134369';
     await api('POST', `/accounts/${newcomer.body.account.id}/gtins`, { key: operator, body: { gtin: unsignedGtin } });
     expectError(

@@ -15,11 +15,11 @@ export { err, ok, type Result } from './result.ts';
 export {
   apiPrefix,
   auctionDashboardRoute,
+  claimGtinRoute,
   codeQrRoute,
   complianceExportRoute,
   confirmCodeReportRoute,
   confirmTransferRoute,
-  claimGtinRoute,
   createAccountRoute,
   createKeyRoute,
   createSchemaRoute,
@@ -29,8 +29,8 @@ export {
   generateCodeRoute,
   getComplianceConfigRoute,
   getSchemaRoute,
-  gs1ResolverDescriptionRoute,
   grantGtinRoute,
+  gs1ResolverDescriptionRoute,
   healthRoute,
   initiateTransferRoute,
   jwksRoute,
@@ -68,8 +68,8 @@ export {
   auctionDashboardRpc,
   bindPhotoRpc,
   ClientSchema,
-  claimGtinRpc,
   CodeLookup,
+  claimGtinRpc,
   confirmTransferRpc,
   createSchemaRpc,
   decideCodeReportRpc,
@@ -78,13 +78,12 @@ export {
   findCodesRpc,
   generateCodeRpc,
   generateCodesRpc,
-  grantGtinRpc,
-  listGtinClaimsRpc,
-  revokeGtinClaimRpc,
   getComplianceConfigRpc,
   getSchemaRpc,
+  grantGtinRpc,
   initiateTransferRpc,
   listCodeReportsRpc,
+  listGtinClaimsRpc,
   listSchemasRpc,
   merkleConsistencyRpc,
   merkleProofRpc,
@@ -102,6 +101,7 @@ export {
   renderQrRpc,
   reportCodeRpc,
   resolveScanRpc,
+  revokeGtinClaimRpc,
   rotateSigningKeyRpc,
   rpcSubject,
   updateComplianceConfigRpc,
@@ -171,6 +171,14 @@ export {
   RiskThresholds,
 } from './schemas/compliance.ts';
 export {
+  AccountIdParam,
+  GtinClaimIdParam,
+  GtinClaimInput,
+  GtinClaimList,
+  GtinClaimView,
+  ListGtinClaimsQuery,
+} from './schemas/gtins.ts';
+export {
   AccountView,
   ApiKeyView,
   CreateAccountBody,
@@ -220,11 +228,3 @@ export {
   tiers,
 } from './scopes.ts';
 export { allServices, type BackendService, backendServices, broadcasts, isBackendService, type ServiceName } from './services.ts';
-export {
-  AccountIdParam,
-  GtinClaimIdParam,
-  GtinClaimInput,
-  GtinClaimList,
-  GtinClaimView,
-  ListGtinClaimsQuery,
-} from './schemas/gtins.ts';

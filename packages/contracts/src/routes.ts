@@ -51,6 +51,14 @@ import {
   MerkleRoot,
 } from './schemas/compliance.ts';
 import {
+  AccountIdParam,
+  GtinClaimIdParam,
+  GtinClaimInput,
+  GtinClaimList,
+  GtinClaimView,
+  ListGtinClaimsQuery,
+} from './schemas/gtins.ts';
+import {
   CreateAccountBody,
   CreatedAccount,
   CreatedKey,
@@ -73,7 +81,6 @@ import {
   ValidateMetadataBody,
   ValidationOutcome,
 } from './schemas/metadata-schemas.ts';
-import { AccountIdParam, GtinClaimIdParam, GtinClaimInput, GtinClaimList, GtinClaimView, ListGtinClaimsQuery } from './schemas/gtins.ts';
 import { HtmlPage, ResolverLinkParam, ResolverQuery, ResolverReportForm } from './schemas/resolver.ts';
 import { HealthResponse, PingRequest, PingResponse, ReadyResponse, ServiceNameParam } from './schemas/system.ts';
 
