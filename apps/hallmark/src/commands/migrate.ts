@@ -28,7 +28,12 @@ export async function migrateCommand(args: string[], env: NodeJS.ProcessEnv, out
   if (args.length > 0) throw new UsageError('the migrate command takes no arguments');
   const url = env.HALLMARK_DATABASE_URL;
   if (!url) throw new UsageError('hallmark migrate needs HALLMARK_DATABASE_URL (the embedded form migrates itself at start)');
-  const db = createPostgresDatabase({ connectionString: url, applicationName: 'hallmark-migrate', maxConnections: 1 });
+  const db = createPostgresDatabase({
+    connectionString: url,
+    ...(env.HALLMARK_TLS_CA_FILE ? { tlsCaFile: env.HALLMARK_TLS_CA_FILE } : {}),
+    applicationName: 'hallmark-migrate',
+    maxConnections: 1,
+  });
   try {
     for (const [module, entry] of modules) {
       const applied = await runMigrations(db, await loadMigrations(module, migrationsFolderOf(entry)));

@@ -63,6 +63,7 @@ async function openOperatorDatabase(env: NodeJS.ProcessEnv): Promise<OperatorCon
   if (env.HALLMARK_DATABASE_URL) {
     db = createPostgresDatabase({
       connectionString: env.HALLMARK_DATABASE_URL,
+      ...(env.HALLMARK_TLS_CA_FILE ? { tlsCaFile: env.HALLMARK_TLS_CA_FILE } : {}),
       applicationName: 'hallmark-cli',
       maxConnections: 2,
     });
