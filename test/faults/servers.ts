@@ -153,8 +153,12 @@ export async function startOwnPostgres(options: OwnPostgresOptions = {}): Promis
   } catch (error) {
     // pg_ctl may give up waiting while the server still comes up: stop whatever runs there.
     await stopNow('immediate').catch(() => {});
+    // The server's own words (a bad certificate, a taken port) are in its log, which goes with the folder.
+    const log = await readFile(join(dir, 'log'), 'utf8').catch(() => '');
     await rm(dir, { recursive: true, force: true });
-    throw error;
+    throw new Error(`PostgreSQL did not start: ${log.trim().split('\n').slice(-3).join(' | ') || 'see cause'}`, {
+      cause: error,
+    });
   }
   const url = `postgres://postgres@127.0.0.1:${port}/postgres${query}`;
   const admin = async <T>(work: (client: SqlDatabase) => Promise<T>) => {
