@@ -37,7 +37,9 @@ beforeAll(async () => {
   brand = brandAccount.key;
   // The brand owns the GTIN it signs for (docs/SIGNING.md).
   await api('POST', `/accounts/${brandAccount.id}/gtins`, { key: operator, body: { gtin: '09506000134352' } });
-  other = (await account('Other brand')).key;
+  const otherAccount = await account('Other brand');
+  other = otherAccount.key;
+  await api('POST', `/accounts/${otherAccount.id}/gtins`, { key: operator, body: { gtin: '09506000134369' } });
 });
 
 afterAll(async () => {
@@ -196,7 +198,8 @@ describe('metadata schemas', () => {
     expectError(
       await api('POST', '/code/generate', {
         key: other,
-        body: { ...body, serialNumber: 'OTHER-1', metadata: { name: 'x', volumeMl: 50 } },
+        // Its own GTIN: another account's schema is not there for it.
+        body: { ...body, gtin: '09506000134369', serialNumber: 'OTHER-1', metadata: { name: 'x', volumeMl: 50 } },
       }),
       400,
       'VALIDATION_ERROR',

@@ -1,3 +1,4 @@
+import { migrateAccounts } from '@hallmark/accounts';
 import { createSqlEventStore } from '@hallmark/event-store';
 import { accountStream } from '@hallmark/provenance';
 import { createPgliteDatabase } from '@hallmark/sql';
@@ -8,6 +9,7 @@ import { createSchemaCatalog } from './schemas.ts';
 describe('schema changes', () => {
   it('are events in the account’s stream, with each version’s definition', async () => {
     const db = await createPgliteDatabase();
+    await migrateAccounts(db); // code-service's migrations read the accounts' tables
     await migrateCodes(db);
     const eventStore = await createSqlEventStore(db);
     const catalog = createSchemaCatalog({ db, eventStore, clock: () => new Date() });

@@ -13,23 +13,17 @@ import {
 import { randomHex } from '@hallmark/crypto';
 import type { EventStore } from '@hallmark/event-store';
 import { accountStream } from '@hallmark/provenance';
-import {
-  checkDefinition,
-  compileMetadataSchema,
-  type FieldDefinition,
-  type MetadataValidator,
-  type SchemaDefinition,
-  schemaTemplates,
-} from '@hallmark/schemas';
+import { compileMetadataSchema, type FieldDefinition, type MetadataValidator, schemaTemplates } from '@hallmark/schemas';
 import type { SqlDatabase } from '@hallmark/sql';
+import { decide, isDomainError, type SchemaCommand, type SchemaContent } from '../domain/metadata-schema.ts';
 import {
-  deleteSchema,
   findSchema,
-  insertSchema,
   listSchemas,
+  loadSchemaState,
+  SchemaMoved,
   type StoredSchema,
   schemaView,
-  updateSchema,
+  writeSchemaEvent,
 } from '../store/schema-store.ts';
 
 export interface SchemaDeps {
@@ -53,18 +47,6 @@ const templates = new Map(
   ]),
 );
 
-function definitionProblem(definition: SchemaDefinition): HallmarkError | undefined {
-  const problems = checkDefinition(definition);
-  if (problems.length === 0) return undefined;
-  return new HallmarkError('VALIDATION_ERROR', `Invalid schema: check ${problems.map((problem) => problem.field).join(', ')}.`, {
-    fields: problems.map((problem) => ({
-      field: `fields.${problem.field}`.replace('fields.fields', 'fields'),
-      in: 'body',
-      message: problem.message,
-    })),
-  });
-}
-
 const notFound = (id: string) => new HallmarkError('NOT_FOUND', `There is no schema ${id}.`, { id });
 
 /** Validators are compiled once per schema version and kept (a version never changes). */
@@ -78,8 +60,41 @@ export function createSchemaCatalog(deps: SchemaDeps) {
     for (const key of found.keys()) if (key.startsWith(`${owner.accountId}|${owner.environment}|${id}|`)) found.delete(key);
   };
 
-  const record = async (owner: Principal, type: string, data: Record<string, unknown>) => {
-    await deps.eventStore.append(accountStream(owner), [{ type, data }], { expectedVersion: 'any' });
+  /**
+   * Load, decide, append, answer: the schema's rows are written in its event's transaction, guarded
+   * by the version the decision was made at; a change that lost a race to another is decided again
+   * on the new state (two updates both land, one after the other, as before).
+   */
+  const change = async (owner: Principal, command: SchemaCommand): Promise<StoredSchema | undefined> => {
+    for (let attempt = 1; ; attempt += 1) {
+      const state = await loadSchemaState(deps.db, owner, command.schemaId);
+      const decision = decide(command, state);
+      if (isDomainError(decision)) throw new HallmarkError(decision.code, decision.message, decision.details);
+      const decidedAt = state.status === 'absent' ? 0 : state.version;
+      let written: StoredSchema | undefined;
+      try {
+        await deps.eventStore.append(
+          accountStream(owner),
+          decision.map((event) => ({ type: event.type, data: event.data })),
+          {
+            expectedVersion: 'any',
+            readModels: {
+              db: deps.db,
+              async write(sql) {
+                for (const event of decision) written = await writeSchemaEvent(sql, owner, event, decidedAt);
+              },
+            },
+          },
+        );
+        return written;
+      } catch (error) {
+        if (!(error instanceof SchemaMoved)) throw error;
+        if (attempt >= 20)
+          throw new HallmarkError('CONFLICT', 'The schema changed while this request was applied; send it again.', {
+            id: command.schemaId,
+          });
+      }
+    }
   };
 
   /** A schema the owner may read: its own, or a template. */
@@ -112,7 +127,7 @@ export function createSchemaCatalog(deps: SchemaDeps) {
 
   return {
     async create(owner: Principal, body: CreateSchemaBody): Promise<SchemaView> {
-      let definition: { name: string; vertical: string; fields: FieldDefinition[]; additionalProperties: boolean };
+      let definition: SchemaContent;
       if (body.copyFrom !== undefined) {
         const template = templates.get(body.copyFrom);
         if (!template)
@@ -143,15 +158,9 @@ export function createSchemaCatalog(deps: SchemaDeps) {
           additionalProperties: body.additionalProperties ?? false,
         };
       }
-      const problem = definitionProblem(definition);
-      if (problem) throw problem;
-      const schema = await insertSchema(deps.db, owner, { id: `sch_${randomHex(10)}`, ...definition });
-      await record(owner, 'schema.created', {
-        schemaId: schema.id,
-        version: 1,
-        ...definition,
-        ...(body.copyFrom ? { copiedFrom: body.copyFrom } : {}),
-      });
+      const schemaId = `sch_${randomHex(10)}`;
+      const schema = await change(owner, { type: 'CreateSchema', schemaId, content: definition, copiedFrom: body.copyFrom });
+      if (!schema) throw new Error(`schema ${schemaId} was created but not found`);
       return schemaView(schema);
     },
 
@@ -184,38 +193,25 @@ export function createSchemaCatalog(deps: SchemaDeps) {
     async update(owner: Principal, id: string, body: UpdateSchemaBody): Promise<SchemaView> {
       if (templates.has(id))
         throw new HallmarkError('CONFLICT', 'Templates are read-only; copy one with POST /schemas { copyFrom }.', { id });
-      let problem: HallmarkError | undefined;
-      const updated = await updateSchema(deps.db, owner, id, (current) => {
-        const next = {
-          name: body.name ?? current.name,
-          vertical: body.vertical ?? current.vertical,
-          fields: (body.fields as FieldDefinition[] | undefined) ?? current.fields,
-          additionalProperties: body.additionalProperties ?? current.additionalProperties,
-        };
-        problem = definitionProblem(next);
-        if (problem) throw problem;
-        return next;
-      }).catch((error: unknown) => {
-        throw problem ?? error;
+      const updated = await change(owner, {
+        type: 'UpdateSchema',
+        schemaId: id,
+        change: {
+          ...(body.name !== undefined ? { name: body.name } : {}),
+          ...(body.vertical !== undefined ? { vertical: body.vertical } : {}),
+          ...(body.fields !== undefined ? { fields: body.fields as FieldDefinition[] } : {}),
+          ...(body.additionalProperties !== undefined ? { additionalProperties: body.additionalProperties } : {}),
+        },
       });
       if (!updated) throw notFound(id);
       forget(owner, id);
-      await record(owner, 'schema.updated', {
-        schemaId: id,
-        version: updated.version,
-        name: updated.name,
-        vertical: updated.vertical,
-        fields: updated.fields,
-        additionalProperties: updated.additionalProperties,
-      });
       return schemaView(updated);
     },
 
     async remove(owner: Principal, id: string): Promise<void> {
       if (templates.has(id)) throw new HallmarkError('CONFLICT', 'Templates are read-only.', { id });
-      if (!(await deleteSchema(deps.db, owner, id))) throw notFound(id);
+      await change(owner, { type: 'DeleteSchema', schemaId: id });
       forget(owner, id);
-      await record(owner, 'schema.deleted', { schemaId: id });
     },
 
     async validate(owner: Principal, id: string, version: number | undefined, data: unknown): Promise<ValidationOutcome> {

@@ -1,6 +1,7 @@
 import type { Principal, SchemaView } from '@hallmark/contracts';
 import type { SchemaDefinition } from '@hallmark/schemas';
-import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
+import type { SqlExecutor } from '@hallmark/sql';
+import type { SchemaContent, SchemaEvent, SchemaState } from '../domain/metadata-schema.ts';
 
 export interface StoredSchema extends SchemaDefinition {
   id: string;
@@ -52,24 +53,6 @@ export function schemaView(schema: StoredSchema, template = false): SchemaView {
 const selectVersion = `SELECT s.id, v.name, v.vertical, v.version, v.fields, v.additional_properties, s.created_at, v.created_at AS updated_at
   FROM metadata_schemas s JOIN metadata_schema_versions v ON v.schema_id = s.id`;
 
-export async function insertSchema(
-  db: SqlDatabase,
-  owner: Principal,
-  schema: { id: string; name: string; vertical: string; fields: SchemaDefinition['fields']; additionalProperties: boolean },
-): Promise<StoredSchema> {
-  return db.transaction(async (tx) => {
-    await tx.query(
-      `INSERT INTO metadata_schemas (id, account_id, environment, name, vertical, current_version) VALUES ($1, $2, $3, $4, $5, 1)`,
-      [schema.id, owner.accountId, owner.environment, schema.name, schema.vertical],
-    );
-    await tx.query(
-      `INSERT INTO metadata_schema_versions (schema_id, version, name, vertical, fields, additional_properties) VALUES ($1, 1, $2, $3, $4, $5)`,
-      [schema.id, schema.name, schema.vertical, JSON.stringify(schema.fields), schema.additionalProperties],
-    );
-    return (await findSchema(tx, owner, schema.id)) as StoredSchema;
-  });
-}
-
 /** A live schema of this owner, at `version` or its current one. */
 export async function findSchema(
   sql: SqlExecutor,
@@ -86,45 +69,85 @@ export async function findSchema(
   return rows[0] ? toStored(rows[0]) : undefined;
 }
 
-/** Writes a new version from the current one changed by `change`; undefined when there is no such schema. */
-export async function updateSchema(
-  db: SqlDatabase,
-  owner: Principal,
-  id: string,
-  change: (current: StoredSchema) => {
-    name: string;
-    vertical: string;
-    fields: SchemaDefinition['fields'];
-    additionalProperties: boolean;
-  },
-): Promise<StoredSchema | undefined> {
-  return db.transaction(async (tx) => {
-    const locked = await tx.query<{ current_version: number }>(
-      `SELECT current_version FROM metadata_schemas WHERE id = $1 AND account_id = $2 AND environment = $3 AND deleted_at IS NULL FOR UPDATE`,
-      [id, owner.accountId, owner.environment],
-    );
-    if (!locked[0]) return undefined;
-    const current = (await findSchema(tx, owner, id)) as StoredSchema;
-    const next = change(current);
-    const version = Number(locked[0].current_version) + 1;
-    await tx.query(
-      `INSERT INTO metadata_schema_versions (schema_id, version, name, vertical, fields, additional_properties) VALUES ($1, $2, $3, $4, $5, $6)`,
-      [id, version, next.name, next.vertical, JSON.stringify(next.fields), next.additionalProperties],
-    );
-    await tx.query(
-      `UPDATE metadata_schemas SET current_version = $2, name = $3, vertical = $4, updated_at = clock_timestamp() WHERE id = $1`,
-      [id, version, next.name, next.vertical],
-    );
-    return findSchema(tx, owner, id);
-  });
-}
-
-export async function deleteSchema(sql: SqlExecutor, owner: Principal, id: string): Promise<boolean> {
-  const rows = await sql.query(
-    `UPDATE metadata_schemas SET deleted_at = clock_timestamp() WHERE id = $1 AND account_id = $2 AND environment = $3 AND deleted_at IS NULL RETURNING id`,
+/** The schema's state for the decider: absent (none of this owner's), live or deleted, with its current version. */
+export async function loadSchemaState(sql: SqlExecutor, owner: Principal, id: string): Promise<SchemaState> {
+  const rows = await sql.query<Row & { deleted: boolean }>(
+    `SELECT s.id, v.name, v.vertical, v.version, v.fields, v.additional_properties, s.created_at, v.created_at AS updated_at,
+            s.deleted_at IS NOT NULL AS deleted
+       FROM metadata_schemas s JOIN metadata_schema_versions v ON v.schema_id = s.id AND v.version = s.current_version
+      WHERE s.id = $1 AND s.account_id = $2 AND s.environment = $3`,
     [id, owner.accountId, owner.environment],
   );
-  return rows.length === 1;
+  const row = rows[0];
+  if (!row) return { status: 'absent' };
+  return {
+    status: row.deleted ? 'deleted' : 'live',
+    schemaId: row.id,
+    version: Number(row.version),
+    content: {
+      name: row.name,
+      vertical: row.vertical,
+      fields: row.fields as SchemaContent['fields'],
+      additionalProperties: row.additional_properties,
+    },
+  };
+}
+
+/** The schema changed while the change was decided: nothing is stored, decide again. */
+export class SchemaMoved extends Error {
+  constructor(readonly schemaId: string) {
+    super(`Schema ${schemaId} changed while this change was decided.`);
+  }
+}
+
+/**
+ * Writes one schema event to the rows, in the event's transaction, guarded by the version the
+ * decision was made at (`decidedAt`: SchemaMoved when the schema moved since). Resolves with the
+ * schema as it now is (undefined after a deletion).
+ */
+export async function writeSchemaEvent(
+  sql: SqlExecutor,
+  owner: Principal,
+  event: SchemaEvent,
+  decidedAt: number,
+): Promise<StoredSchema | undefined> {
+  const id = event.data.schemaId;
+  const insertVersion = (version: number, content: SchemaContent) =>
+    sql.query(
+      `INSERT INTO metadata_schema_versions (schema_id, version, name, vertical, fields, additional_properties) VALUES ($1, $2, $3, $4, $5, $6)`,
+      [id, version, content.name, content.vertical, JSON.stringify(content.fields), content.additionalProperties],
+    );
+  switch (event.type) {
+    case 'schema.created': {
+      await sql.query(
+        `INSERT INTO metadata_schemas (id, account_id, environment, name, vertical, current_version) VALUES ($1, $2, $3, $4, $5, 1)`,
+        [id, owner.accountId, owner.environment, event.data.name, event.data.vertical],
+      );
+      await insertVersion(1, event.data);
+      return findSchema(sql, owner, id);
+    }
+    case 'schema.updated': {
+      const moved = await sql.query(
+        `UPDATE metadata_schemas SET current_version = $4, name = $5, vertical = $6, updated_at = clock_timestamp()
+          WHERE id = $1 AND account_id = $2 AND environment = $3 AND deleted_at IS NULL AND current_version = $7 RETURNING id`,
+        [id, owner.accountId, owner.environment, event.data.version, event.data.name, event.data.vertical, decidedAt],
+      );
+      if (moved.length === 0) throw new SchemaMoved(id);
+      await insertVersion(event.data.version, event.data);
+      return findSchema(sql, owner, id);
+    }
+    case 'schema.deleted': {
+      const moved = await sql.query(
+        `UPDATE metadata_schemas SET deleted_at = clock_timestamp()
+          WHERE id = $1 AND account_id = $2 AND environment = $3 AND deleted_at IS NULL AND current_version = $4 RETURNING id`,
+        [id, owner.accountId, owner.environment, decidedAt],
+      );
+      if (moved.length === 0) throw new SchemaMoved(id);
+      return undefined;
+    }
+    default:
+      return event satisfies never;
+  }
 }
 
 /** Newest first; the cursor is the last row's creation time in microseconds and id. */

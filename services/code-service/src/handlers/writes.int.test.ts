@@ -1,0 +1,203 @@
+import { randomBytes } from 'node:crypto';
+import { createSigningKeyring, migrateAccounts, provisionAccount } from '@hallmark/accounts';
+import type { BatchItemResult, Principal } from '@hallmark/contracts';
+import { createSqlEventStore, type EventStore } from '@hallmark/event-store';
+import { connectTestDatabase, type SqlDatabase } from '@hallmark/sql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordGtinClaim } from '../gtin-claim-log.ts';
+import { createGtinSigners } from '../gtin-signers.ts';
+import { migrateCodes } from '../store/code-store.ts';
+import { type GenerateDeps, generateCodes } from './generate-code.ts';
+import { createSchemaCatalog, type SchemaCatalog } from './schemas.ts';
+
+// Codes and schemas are stored with their events in one transaction (#17: no hand-written undo).
+// A process killed between the row and its event used to leave the row without its event; here
+// the event's insert is refused by a trigger and the undo that used to follow is refused too (what
+// a kill does: it never runs), and neither rows nor events may stay.
+describe('code-service writes and their events, against PostgreSQL', () => {
+  let database: { db: SqlDatabase; drop(): Promise<void> };
+  let eventStore: EventStore;
+  let deps: GenerateDeps;
+  let schemas: SchemaCatalog;
+  let brand: Principal;
+  const now = new Date('2026-11-25T10:00:00Z');
+  const gtin = '09506000134352';
+
+  beforeAll(async () => {
+    database = await connectTestDatabase('code_writes');
+    const { db } = database;
+    await migrateAccounts(db);
+    await migrateCodes(db);
+    eventStore = await createSqlEventStore(db);
+    const account = (await provisionAccount(db, { name: 'Brand', tier: 'enterprise', environment: 'live' }, now)).account;
+    brand = { accountId: account.id, environment: 'live' };
+    await recordGtinClaim(
+      { db, eventStore },
+      { accountId: account.id, environment: 'live', target: { kind: 'prefix', value: '9506000' }, source: 'granted' },
+      'operator',
+      now,
+    );
+    schemas = createSchemaCatalog({ db, eventStore, clock: () => now });
+    deps = {
+      schemas,
+      signers: createGtinSigners(db),
+      db,
+      eventStore,
+      keyring: createSigningKeyring(db, randomBytes(32)),
+      resolverUrl: 'https://id.example.test',
+      linkOrder: 'spec',
+      clock: () => now,
+    };
+  });
+
+  afterAll(async () => {
+    await eventStore?.close();
+    await database?.drop();
+  });
+
+  /** Refuses events of `type` (and, with `undo`, the hand-written undo on `undo.table`) until dropped. */
+  async function refuse(type: string, undo?: { table: string; on: 'DELETE' | 'UPDATE' }) {
+    const { db } = database;
+    await db.query(`CREATE OR REPLACE FUNCTION refuse_write() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'refused by the test'; END $$`);
+    await db.query(
+      `CREATE TRIGGER refuse_event BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.event_type = '${type}') EXECUTE FUNCTION refuse_write()`,
+    );
+    if (undo) {
+      await db.query(
+        `CREATE TRIGGER refuse_undo BEFORE ${undo.on} ON ${undo.table} FOR EACH ROW EXECUTE FUNCTION refuse_write()`,
+      );
+    }
+    return async () => {
+      await db.query('DROP TRIGGER refuse_event ON events');
+      if (undo) await db.query(`DROP TRIGGER refuse_undo ON ${undo.table}`);
+    };
+  }
+
+  const codeRows = async (serialPrefix: string) =>
+    Number(
+      (
+        await database.db.query<{ n: string }>('SELECT count(*)::text AS n FROM codes WHERE account_id = $1 AND serial LIKE $2', [
+          brand.accountId,
+          `${serialPrefix}%`,
+        ])
+      )[0]?.n,
+    );
+  const codeEvents = async (serialPrefix: string) =>
+    Number(
+      (
+        await database.db.query<{ n: string }>(
+          `SELECT count(*)::text AS n FROM events WHERE event_type = 'code.generated' AND data->>'serial' LIKE $1`,
+          [`${serialPrefix}%`],
+        )
+      )[0]?.n,
+    );
+  const errorCodes = (results: BatchItemResult[]) => results.map((result) => ('error' in result ? result.error.code : 'ok'));
+
+  it('stores no code when its event cannot be written, even if the process dies before any undo', async () => {
+    const drop = await refuse('code.generated', { table: 'codes', on: 'DELETE' });
+    try {
+      await expect(
+        generateCodes(
+          deps,
+          brand,
+          [
+            { gtin, serialNumber: 'CUT-1' },
+            { gtin, serialNumber: 'CUT-2' },
+          ],
+          0,
+          'req-cut',
+        ),
+      ).rejects.toThrow();
+    } finally {
+      await drop();
+    }
+    expect(await codeRows('CUT-')).toBe(0);
+    expect(await codeEvents('CUT-')).toBe(0);
+    // Nothing half-stored stands in the way of the retry.
+    const retried = await generateCodes(deps, brand, [{ gtin, serialNumber: 'CUT-1' }], 0, 'req-cut-2');
+    expect(errorCodes(retried)).toEqual(['ok']);
+    expect(await codeRows('CUT-')).toBe(1);
+    expect(await codeEvents('CUT-')).toBe(1);
+  });
+
+  it('answers DUPLICATE_SERIAL per item in a batch where only some serials are taken, and stores the rest with their events', async () => {
+    const taken = Array.from({ length: 100 }, (_, i) => ({ gtin, serialNumber: `MIX-${i * 5}` }));
+    expect(errorCodes(await generateCodes(deps, brand, taken, 0, 'req-mix-1')).every((code) => code === 'ok')).toBe(true);
+    const batch = Array.from({ length: 500 }, (_, i) => ({ gtin, serialNumber: `MIX-${i}` }));
+    batch.push({ gtin, serialNumber: 'MIX-1' }); // twice in this batch
+    const results = await generateCodes(deps, brand, batch, 0, 'req-mix-2');
+    expect(results.map((result) => result.index)).toEqual(batch.map((_, i) => i));
+    const expected = batch.map((_, i) => (i === 500 || (i < 500 && i % 5 === 0) ? 'DUPLICATE_SERIAL' : 'ok'));
+    expect(errorCodes(results)).toEqual(expected);
+    expect(await codeRows('MIX-')).toBe(500);
+    expect(await codeEvents('MIX-')).toBe(500);
+  });
+
+  it('gives one of 20 parallel generates of one serial the code, the others DUPLICATE_SERIAL, and records one event', async () => {
+    const outcomes = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => generateCodes(deps, brand, [{ gtin, serialNumber: 'RACE-1' }], 0, `req-race-${i}`)),
+    );
+    const codes = outcomes.flatMap(errorCodes).sort();
+    expect(codes).toEqual(['ok', ...Array.from({ length: 19 }, () => 'DUPLICATE_SERIAL')].sort());
+    expect(await codeRows('RACE-')).toBe(1);
+    expect(await codeEvents('RACE-')).toBe(1);
+  });
+
+  it('stores no schema, version or deletion whose event cannot be written', async () => {
+    const schemaRows = async () =>
+      (
+        await database.db.query<{ id: string; current_version: number; deleted: boolean }>(
+          'SELECT id, current_version, deleted_at IS NOT NULL AS deleted FROM metadata_schemas WHERE account_id = $1',
+          [brand.accountId],
+        )
+      ).map((row) => [row.id, Number(row.current_version), row.deleted]);
+    const schemaEvents = async (type: string) =>
+      Number(
+        (await database.db.query<{ n: string }>('SELECT count(*)::text AS n FROM events WHERE event_type = $1', [type]))[0]?.n,
+      );
+
+    let drop = await refuse('schema.created');
+    await expect(schemas.create(brand, { copyFrom: 'tpl_luxury_goods' })).rejects.toThrow();
+    await drop();
+    expect(await schemaRows()).toEqual([]);
+
+    const created = await schemas.create(brand, { copyFrom: 'tpl_luxury_goods' });
+    drop = await refuse('schema.updated');
+    await expect(schemas.update(brand, created.id, { name: 'Renamed' })).rejects.toThrow();
+    await drop();
+    expect(await schemaRows()).toEqual([[created.id, 1, false]]);
+    expect((await schemas.get(brand, created.id)).name).toBe(created.name);
+    expect(await schemaEvents('schema.updated')).toBe(0);
+
+    drop = await refuse('schema.deleted');
+    await expect(schemas.remove(brand, created.id)).rejects.toThrow();
+    await drop();
+    expect(await schemaRows()).toEqual([[created.id, 1, false]]);
+    expect(await schemaEvents('schema.deleted')).toBe(0);
+
+    await schemas.update(brand, created.id, { name: 'Renamed' });
+    await schemas.remove(brand, created.id);
+    expect(await schemaRows()).toEqual([[created.id, 2, true]]);
+    expect([
+      await schemaEvents('schema.created'),
+      await schemaEvents('schema.updated'),
+      await schemaEvents('schema.deleted'),
+    ]).toEqual([1, 1, 1]);
+  });
+
+  it('lands racing updates of a schema one after the other, each version with its event', async () => {
+    const created = await schemas.create(brand, { copyFrom: 'tpl_luxury_goods' });
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => schemas.update(brand, created.id, { name: `Racer ${i}` })),
+    );
+    expect(answers.map((answer) => answer.version).sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
+    const events = await database.db.query<{ version: number }>(
+      `SELECT (data->>'version')::int AS version FROM events WHERE event_type = 'schema.updated' AND data->>'schemaId' = $1
+       ORDER BY global_position`,
+      [created.id],
+    );
+    expect(events.map((event) => event.version)).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
+    expect((await schemas.get(brand, created.id)).version).toBe(9);
+  });
+});
