@@ -194,6 +194,16 @@ export function describeCacheContract(name: string, create: () => Promise<Cache>
       expect(muchLater).toMatchObject({ total: 5, scansInWindow: 1 });
     });
 
+    it('counts every scan when the repeat window is 0 (a tenant’s repeatWindowSeconds: 0), never failing', async () => {
+      // Redis refused SET PX 0, so every verification of that tenant's codes answered 500.
+      const subject = key('no-repeat-window');
+      const t0 = 1_800_000_000_000;
+      const first = await cache.recordScan({ ...scan(subject, t0, 'a'), repeatWindowMs: 0 });
+      const again = await cache.recordScan({ ...scan(subject, t0 + 1, 'a'), repeatWindowMs: 0 });
+      expect(first).toMatchObject({ total: 1, repeat: false, scansInWindow: 1 });
+      expect(again).toMatchObject({ total: 2, repeat: false, scansInWindow: 2 });
+    });
+
     it('estimates the sliding window from the previous fixed window', async () => {
       const subject = key('slide');
       const start = 1_800_000_000_000; // the start of a 60 s window

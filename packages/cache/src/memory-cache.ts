@@ -148,8 +148,9 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): MemoryCache
       entry.total += 1;
       if (entry.total === 1) entry.firstSeenMs = scan.atMs;
       entry.lastSeenMs = scan.atMs;
-      const repeat = live(`scan-repeat:${scan.subject}:${scan.client}`) !== undefined;
-      if (!repeat) {
+      // A repeat window of 0 (repeatWindowSeconds: 0) counts every scan, as in Redis.
+      const repeat = scan.repeatWindowMs > 0 && live(`scan-repeat:${scan.subject}:${scan.client}`) !== undefined;
+      if (!repeat && scan.repeatWindowMs > 0) {
         entries.set(`scan-repeat:${scan.subject}:${scan.client}`, { value: '1', expiresAtMs: scan.atMs + scan.repeatWindowMs });
         changed?.('entry', `scan-repeat:${scan.subject}:${scan.client}`);
       }

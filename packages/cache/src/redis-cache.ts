@@ -20,7 +20,8 @@ local windowMs = tonumber(ARGV[3])
 local total = redis.call('HINCRBY', KEYS[1], 'total', 1)
 redis.call('HSETNX', KEYS[1], 'first', ARGV[1])
 local repeatScan = 1
-if redis.call('SET', KEYS[3], '1', 'PX', ARGV[2], 'NX') then repeatScan = 0 end
+-- A repeat window of 0 (repeatWindowSeconds: 0) counts every scan; SET refuses PX 0.
+if tonumber(ARGV[2]) <= 0 or redis.call('SET', KEYS[3], '1', 'PX', ARGV[2], 'NX') then repeatScan = 0 end
 local index = math.floor(at / windowMs)
 local fields = redis.call('HMGET', KEYS[1], 'win', 'cur', 'prev')
 local win = tonumber(fields[1] or '-1')
