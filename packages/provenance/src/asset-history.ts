@@ -4,6 +4,7 @@ import {
   isVersionConflict,
   type JsonObject,
   type NewEvent,
+  type ReadModelWrite,
   type StoredEvent,
   versionConflict,
 } from '@hallmark/event-store';
@@ -78,12 +79,13 @@ const maxAttempts = 100;
  * concurrency, never by a local lock: read the head, chain after it, append at the head's version;
  * when another writer got there first, read the new head and try again. With `expectedVersion` the
  * caller decided on that version of the history, so a moved stream is a CONFLICT instead.
+ * `readModels` are written in the append's transaction (and again on each retry's).
  */
 export async function appendToAssetHistory(
   store: EventStore,
   asset: AssetRef,
   inputs: readonly ProvenanceEventInput[],
-  options: { now: () => Date; expectedVersion?: number },
+  options: { now: () => Date; expectedVersion?: number; readModels?: ReadModelWrite },
 ): Promise<StoredEvent[]> {
   const streamId = assetStream(asset.assetId);
   for (let attempt = 1; ; attempt += 1) {
@@ -99,7 +101,10 @@ export async function appendToAssetHistory(
     }
     const { events } = chainEvents(asset, head, inputs, options.now().toISOString());
     try {
-      const result = await store.append(streamId, events, { expectedVersion: last.streamVersion });
+      const result = await store.append(streamId, events, {
+        expectedVersion: last.streamVersion,
+        ...(options.readModels ? { readModels: options.readModels } : {}),
+      });
       return result.events;
     } catch (error) {
       if (!isVersionConflict(error) || options.expectedVersion !== undefined || attempt >= maxAttempts) throw error;

@@ -232,16 +232,19 @@ export async function listCodeReports(db: SqlDatabase, owner: Principal, query: 
 }
 
 const notFound = (reportId: string) => new HallmarkError('NOT_FOUND', `Report ${reportId} was not found.`, { reportId });
+const alreadyDecided = (reportId: string, status: string) =>
+  new HallmarkError('CONFLICT', `Report ${reportId} is already ${status}.`, { reportId, status });
 
 /**
  * POST /code/reports/{reportId}/confirm and …/dismiss, by the code's owner only (another account's
- * report is NOT_FOUND, as an unknown one). Only a pending report can be decided (else CONFLICT); a
- * conditional update lets one of two racing decisions win. The decision is appended to the code's
- * asset history (`code.report-confirmed` / `code.report-dismissed`); if that append fails, the
- * report is pending again. Confirming blocks the code on every verify-service replica.
+ * report is NOT_FOUND, as an unknown one). Only a pending report can be decided (else CONFLICT). The
+ * decision is appended to the code's asset history (`code.report-confirmed` / `code.report-dismissed`)
+ * with the report's row written in that append's transaction by a conditional update: the decision
+ * is stored with its event or not at all, and of two racing decisions one wins (the other is a
+ * CONFLICT that stores nothing). Confirming blocks the code on every verify-service replica.
  */
 export async function decideCodeReport(
-  deps: ReportDeps,
+  deps: Pick<ReportDeps, 'db' | 'eventStore' | 'blocks' | 'bus' | 'clock'>,
   request: {
     principal: Principal;
     client: { keyId: string; address: string };
@@ -255,53 +258,56 @@ export async function decideCodeReport(
   const status = decision === 'confirm' ? 'confirmed' : 'dismissed';
   const now = deps.clock();
   const reason = request.body.reason ?? null;
-  const [row] = await deps.db.query<ReportRow>(
-    `UPDATE code_reports SET status = $4, decided_at = $5, decided_by_key = $6, decision_reason = $7
-      WHERE report_id = $1 AND owner_account_id = $2 AND environment = $3 AND status = 'pending'
-      RETURNING ${reportColumns}`,
-    [reportId, principal.accountId, principal.environment, status, now, request.client.keyId, reason],
+  const [report] = await deps.db.query<ReportRow>(
+    `SELECT ${reportColumns} FROM code_reports WHERE report_id = $1 AND owner_account_id = $2 AND environment = $3`,
+    [reportId, principal.accountId, principal.environment],
   );
-  if (!row) {
-    const [existing] = await deps.db.query<{ status: string }>(
-      'SELECT status FROM code_reports WHERE report_id = $1 AND owner_account_id = $2 AND environment = $3',
-      [reportId, principal.accountId, principal.environment],
-    );
-    if (!existing) throw notFound(reportId);
-    throw new HallmarkError('CONFLICT', `Report ${reportId} is already ${existing.status}.`, {
-      reportId,
-      status: existing.status,
-    });
-  }
-  const view = viewOf(row);
-  try {
-    await appendToAssetHistory(
-      deps.eventStore,
-      { assetId: row.asset_id, owner: principal },
-      [
-        {
-          type: decision === 'confirm' ? 'code.report-confirmed' : 'code.report-dismissed',
-          data: {
-            reportId,
-            gtin: row.gtin,
-            serial: row.serial,
-            source: row.source,
-            reportReason: row.reason,
-            reason: decision === 'confirm' ? view.blockReason : reason,
-            decidedBy: request.client.keyId,
-          },
-          metadata: { requestId },
+  if (!report) throw notFound(reportId);
+  if (report.status !== 'pending') throw alreadyDecided(reportId, report.status);
+  let row: ReportRow | undefined;
+  const blockReason = decision === 'confirm' ? (reason ?? report.reason) : null;
+  await appendToAssetHistory(
+    deps.eventStore,
+    { assetId: report.asset_id, owner: principal },
+    [
+      {
+        type: decision === 'confirm' ? 'code.report-confirmed' : 'code.report-dismissed',
+        data: {
+          reportId,
+          gtin: report.gtin,
+          serial: report.serial,
+          source: report.source,
+          reportReason: report.reason,
+          reason: decision === 'confirm' ? blockReason : reason,
+          decidedBy: request.client.keyId,
         },
-      ],
-      { now: () => now },
-    );
-  } catch (error) {
-    await deps.db.query(
-      `UPDATE code_reports SET status = 'pending', decided_at = NULL, decided_by_key = NULL, decision_reason = NULL
-        WHERE report_id = $1 AND status = $2`,
-      [reportId, status],
-    );
-    throw error;
-  }
+        metadata: { requestId },
+      },
+    ],
+    {
+      now: () => now,
+      // The decision is stored with its event or not at all; of two racing decisions one wins.
+      readModels: {
+        db: deps.db,
+        async write(sql) {
+          [row] = await sql.query<ReportRow>(
+            `UPDATE code_reports SET status = $4, decided_at = $5, decided_by_key = $6, decision_reason = $7
+              WHERE report_id = $1 AND owner_account_id = $2 AND environment = $3 AND status = 'pending'
+              RETURNING ${reportColumns}`,
+            [reportId, principal.accountId, principal.environment, status, now, request.client.keyId, reason],
+          );
+          if (!row) {
+            const [decided] = await sql.query<{ status: string }>('SELECT status FROM code_reports WHERE report_id = $1', [
+              reportId,
+            ]);
+            throw alreadyDecided(reportId, decided?.status ?? 'decided');
+          }
+        },
+      },
+    },
+  );
+  if (!row) throw new Error(`report ${reportId} was decided without its row`);
+  const view = viewOf(row);
   if (decision === 'confirm') {
     const block: BlockedCode = {
       environment: principal.environment,

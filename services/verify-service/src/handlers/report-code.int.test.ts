@@ -1,0 +1,128 @@
+import { fileURLToPath } from 'node:url';
+import { createInProcessBus } from '@hallmark/bus';
+import type { Principal } from '@hallmark/contracts';
+import { createSqlEventStore, type EventStore } from '@hallmark/event-store';
+import { assetStream, startAssetHistory } from '@hallmark/provenance';
+import { connectTestDatabase, loadMigrations, runMigrations, type SqlDatabase } from '@hallmark/sql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCodeBlocks, decideCodeReport } from './report-code.ts';
+
+// A report's decision is stored with its event in the code's history, or not at all (#17: no
+// hand-written undo). The event's insert is refused by a trigger, and so is the undo that used to
+// set the report back to pending (what a process killed in between does: the undo never runs).
+describe('report decisions and their events, against PostgreSQL', () => {
+  let database: { db: SqlDatabase; drop(): Promise<void> };
+  let eventStore: EventStore;
+  const owner: Principal = { accountId: 'acc_reports_brand', environment: 'live' };
+  const now = new Date('2026-11-25T10:00:00Z');
+  const client = { keyId: 'key_brand', address: '127.0.0.1' };
+  let deps: Parameters<typeof decideCodeReport>[0];
+
+  beforeAll(async () => {
+    database = await connectTestDatabase('report_writes');
+    await runMigrations(
+      database.db,
+      await loadMigrations('verify-service', fileURLToPath(new URL('../../migrations', import.meta.url))),
+    );
+    eventStore = await createSqlEventStore(database.db);
+    deps = { db: database.db, eventStore, blocks: createCodeBlocks(database.db), bus: createInProcessBus(), clock: () => now };
+  });
+
+  afterAll(async () => {
+    await eventStore?.close();
+    await database?.drop();
+  });
+
+  /** A code with its history, and a pending report of it. */
+  async function reported(name: string): Promise<{ reportId: string; assetId: string }> {
+    const assetId = `code_${name}`;
+    await eventStore.startStreams([
+      startAssetHistory(
+        { assetId, owner },
+        [{ type: 'code.generated', data: { gtin: '09506000134352', serial: name } }],
+        now.toISOString(),
+      ),
+    ]);
+    const reportId = `rep_${name}`;
+    await database.db.query(
+      `INSERT INTO code_reports (report_id, owner_account_id, environment, gtin, serial, asset_id, reason, source,
+                                 reporter_account_id, reported_by_key, reported_at, status)
+       VALUES ($1, $2, 'live', '09506000134352', $3, $4, 'looks fake', 'api', 'acc_retailer', 'key_retailer', $5, 'pending')`,
+      [reportId, owner.accountId, name, assetId, now],
+    );
+    return { reportId, assetId };
+  }
+
+  const statusOf = async (reportId: string) =>
+    (await database.db.query<{ status: string }>('SELECT status FROM code_reports WHERE report_id = $1', [reportId]))[0]?.status;
+  const decisionsIn = async (assetId: string) =>
+    (await eventStore.readStream(assetStream(assetId))).map((event) => event.type).filter((type) => type !== 'code.generated');
+
+  it('stores no decision whose event cannot be written, even if the process dies before any undo', async () => {
+    const { reportId, assetId } = await reported('CUT1');
+    const { db } = database;
+    await db.query(`CREATE OR REPLACE FUNCTION refuse_write() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'refused by the test'; END $$`);
+    await db.query(
+      `CREATE TRIGGER refuse_event BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.event_type = 'code.report-dismissed')
+       EXECUTE FUNCTION refuse_write()`,
+    );
+    await db.query(
+      `CREATE TRIGGER refuse_undo BEFORE UPDATE ON code_reports FOR EACH ROW WHEN (NEW.status = 'pending')
+       EXECUTE FUNCTION refuse_write()`,
+    );
+    try {
+      await expect(
+        decideCodeReport(deps, { principal: owner, client, reportId, decision: 'dismiss', body: {} }, 'req-cut'),
+      ).rejects.toThrow();
+    } finally {
+      await db.query('DROP TRIGGER refuse_event ON events');
+      await db.query('DROP TRIGGER refuse_undo ON code_reports');
+    }
+    expect(await statusOf(reportId)).toBe('pending');
+    expect(await decisionsIn(assetId)).toEqual([]);
+
+    const decided = await decideCodeReport(deps, { principal: owner, client, reportId, decision: 'dismiss', body: {} }, 'req');
+    expect(decided.status).toBe('dismissed');
+    expect(await decisionsIn(assetId)).toEqual(['code.report-dismissed']);
+  });
+
+  it('lets one of two racing decisions win, and records only that one', async () => {
+    const { reportId, assetId } = await reported('RACE1');
+    const outcomes = await Promise.allSettled(
+      (['confirm', 'dismiss', 'confirm', 'dismiss'] as const).map((decision, i) =>
+        decideCodeReport(deps, { principal: owner, client, reportId, decision, body: { reason: 'fake' } }, `req-${i}`),
+      ),
+    );
+    const won = outcomes.filter((outcome) => outcome.status === 'fulfilled');
+    expect(won).toHaveLength(1);
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') expect(outcome.reason).toMatchObject({ code: 'CONFLICT' });
+    }
+    const status = await statusOf(reportId);
+    expect(await decisionsIn(assetId)).toEqual([status === 'confirmed' ? 'code.report-confirmed' : 'code.report-dismissed']);
+  });
+
+  it('answers NOT_FOUND for another account’s report, and CONFLICT for a decided one', async () => {
+    const { reportId } = await reported('OWN1');
+    await expect(
+      decideCodeReport(
+        deps,
+        { principal: { accountId: 'acc_other', environment: 'live' }, client, reportId, decision: 'confirm', body: {} },
+        'r',
+      ),
+    ).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    const confirmed = await decideCodeReport(
+      deps,
+      { principal: owner, client, reportId, decision: 'confirm', body: { reason: 'counterfeit seen in market' } },
+      'r',
+    );
+    expect(confirmed).toMatchObject({ status: 'confirmed', blockReason: 'counterfeit seen in market' });
+    expect(deps.blocks.find('live', '09506000134352', 'OWN1', owner.accountId)).toMatchObject({
+      reason: 'counterfeit seen in market',
+    });
+    await expect(
+      decideCodeReport(deps, { principal: owner, client, reportId, decision: 'dismiss', body: {} }, 'r'),
+    ).rejects.toMatchObject({ code: 'CONFLICT', details: { status: 'confirmed' } });
+  });
+});
