@@ -1,5 +1,4 @@
 import type { Bus } from '@hallmark/bus';
-import { defaultRiskRules } from '@hallmark/codes';
 import {
   broadcasts,
   type ComplianceConfig,
@@ -11,14 +10,7 @@ import {
 import type { EventStore } from '@hallmark/event-store';
 import { accountStream } from '@hallmark/provenance';
 import type { SqlDatabase } from '@hallmark/sql';
-
-/** What an account has before it changes anything (docs/COMPLIANCE.md). */
-const defaultComplianceConfig: ComplianceConfig = {
-  riskThresholds: { ...defaultRiskRules },
-  retention: { scanHistoryDays: 400 },
-  evidenceRequiredFor: ['authenticated', 'condition_report'],
-  defaultExportFormat: 'json',
-};
+import { decide, defaultComplianceConfig } from '../domain/compliance-config.ts';
 
 interface ConfigRow {
   config: ComplianceConfig;
@@ -36,33 +28,27 @@ async function readConfig(db: SqlDatabase, owner: Principal): Promise<Compliance
   return { config: row.config, version: row.version, updatedAt: new Date(row.updated_at).toISOString() };
 }
 
-function merge(config: ComplianceConfig, patch: ComplianceConfigPatch): ComplianceConfig {
-  return {
-    riskThresholds: { ...config.riskThresholds, ...patch.riskThresholds },
-    retention: { ...config.retention, ...patch.retention },
-    evidenceRequiredFor: patch.evidenceRequiredFor ?? config.evidenceRequiredFor,
-    defaultExportFormat: patch.defaultExportFormat ?? config.defaultExportFormat,
-  };
-}
-
 export function createComplianceConfigs(deps: { db: SqlDatabase; eventStore: EventStore; bus: Bus; clock: () => Date }) {
   return {
     get: (owner: Principal) => readConfig(deps.db, owner),
 
     /**
-     * Merges the patch (already checked against its schema) and records a `compliance.config-updated`
-     * event in the account's stream; the config row is written in the event's transaction, guarded
-     * by the version it was read at, so a change is stored with its event or not at all, and a
-     * concurrent change is a CONFLICT that stores nothing.
+     * Load, decide, append, answer: the patch (already checked against its schema) is decided by
+     * domain/compliance-config.ts into a `compliance.config-updated` event in the account's stream;
+     * the config row is written in the event's transaction, guarded by the version it was read at,
+     * so a change is stored with its event or not at all, and a concurrent change is a CONFLICT that
+     * stores nothing.
      */
     async update(owner: Principal, patch: ComplianceConfigPatch): Promise<ComplianceConfigView> {
       const current = await readConfig(deps.db, owner);
-      const config = merge(current.config, patch);
+      const events = decide({ type: 'UpdateComplianceConfig', patch }, current);
+      const last = events.at(-1);
+      if (!last) throw new Error('a compliance config change decided no event');
+      const { config, version } = last.data;
       const updatedAt = deps.clock();
-      const version = current.version + 1;
       await deps.eventStore.append(
         accountStream(owner),
-        [{ type: 'compliance.config-updated', data: { version, changes: patch, config } }],
+        events.map((event) => ({ type: event.type, data: event.data })),
         {
           expectedVersion: 'any',
           readModels: {
