@@ -144,6 +144,21 @@ describe('code-service writes and their events, against PostgreSQL', () => {
     expect(await codeEvents('RACE-')).toBe(1);
   });
 
+  it('answers every item of batches racing over the same serials in opposite orders (no deadlock)', async () => {
+    for (let round = 0; round < 5; round += 1) {
+      const serials = Array.from({ length: 300 }, (_, i) => ({ gtin, serialNumber: `ORDER-${round}-${i}` }));
+      const outcomes = await Promise.all([
+        generateCodes(deps, brand, serials, 0, `req-order-${round}-a`),
+        generateCodes(deps, brand, [...serials].reverse(), 0, `req-order-${round}-b`),
+      ]);
+      const codes = outcomes.flatMap(errorCodes);
+      expect(codes.filter((code) => code === 'ok')).toHaveLength(300);
+      expect(codes.filter((code) => code === 'DUPLICATE_SERIAL')).toHaveLength(300);
+    }
+    expect(await codeRows('ORDER-')).toBe(1500);
+    expect(await codeEvents('ORDER-')).toBe(1500);
+  });
+
   it('stores no schema, version or deletion whose event cannot be written', async () => {
     const schemaRows = async () =>
       (

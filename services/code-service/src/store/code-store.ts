@@ -102,8 +102,9 @@ export interface NewCode {
 
 /**
  * Stores the codes of one owner, signed by one key, in one statement (in their events' transaction).
- * A code whose GTIN and serial the owner already has is left out. Resolves with the asset ids that
- * were stored.
+ * A code whose GTIN and serial the owner already has is left out. Rows go in in (gtin, serial)
+ * order, so two batches racing over the same serials wait for each other instead of deadlocking.
+ * Resolves with the asset ids that were stored.
  */
 export async function insertCodes(
   sql: SqlExecutor,
@@ -116,6 +117,7 @@ export async function insertCodes(
      SELECT r.asset_id, $1, $2, r.gtin, r.serial, r.batch, r.expiry, $3, r.signature, r.url, r.metadata, $4, r.expires_at
      FROM jsonb_to_recordset($5::jsonb)
        AS r(asset_id text, gtin text, serial text, batch text, expiry text, signature text, url text, metadata jsonb, expires_at timestamptz)
+     ORDER BY r.gtin, r.serial
      ON CONFLICT (account_id, environment, gtin, serial) DO NOTHING RETURNING asset_id`,
     [
       owner.accountId,
