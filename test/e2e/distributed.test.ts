@@ -1,6 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deleteEventStream } from '@hallmark/bus';
@@ -8,6 +7,7 @@ import { auditExport, type ComplianceExportDocument, type JsonWebKeySet } from '
 import { createPostgresDatabase, createTestDatabase, type TestDatabase } from '@hallmark/sql';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/distributed-product.ts';
 import { call as callApi } from '../support/embedded.ts';
 import { type ServiceProcess, startServiceProcess } from '../support/service-process.ts';
 import { waitFor } from '../support/wait.ts';
@@ -32,15 +32,6 @@ const operatorKey = `svc_live_${randomUUID().replaceAll('-', '')}${randomUUID().
 let env: Record<string, string>;
 let blobDir: string;
 const processes: ServiceProcess[] = [];
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (typeof address !== 'object' || !address) throw new Error('no port');
-  return address.port;
-}
 
 function start(service: string, name = service, extraEnv: Record<string, string> = {}): ServiceProcess {
   const started = startServiceProcess(service, { ...env, ...extraEnv }, name);

@@ -1,9 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { deleteEventStream } from '@hallmark/bus';
 import { createPostgresDatabase, createTestDatabase, type TestDatabase } from '@hallmark/sql';
 import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/distributed-product.ts';
 import { call as callApi } from '../support/embedded.ts';
 import { type ServiceProcess, startServiceProcess } from '../support/service-process.ts';
 import { waitFor } from '../support/wait.ts';
@@ -36,15 +36,6 @@ let database: TestDatabase;
 let gatewayUrl: string;
 let insider: NatsConnection;
 const processes: ServiceProcess[] = [];
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (typeof address !== 'object' || !address) throw new Error('no port');
-  return address.port;
-}
 
 /** A tenant with a key of its own, granted a GTIN of its own by the operator. */
 async function tenant(name: string): Promise<{ accountId: string; environment: string; key: string; gtin: string }> {

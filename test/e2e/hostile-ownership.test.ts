@@ -3,18 +3,13 @@ import { signCode } from '@hallmark/codes';
 import { ed25519PrivateKeyObject, ed25519Thumbprint, generateEd25519KeyPair } from '@hallmark/crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningProduct, startDistributedProduct } from '../support/distributed-product.ts';
-import { type ApiResponse, call, startTestProduct } from '../support/embedded.ts';
+import { type ApiResponse, call, startEmbeddedProduct } from '../support/embedded.ts';
 
 // Account B (a counterfeiter who opened an account) against account A (the brand), over real HTTP,
 // in both forms: nobody but a GTIN's owner can make one of its codes verify.
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
 type Json = Record<string, any>;
-
-async function startEmbeddedProduct(env: Record<string, string> = {}): Promise<RunningProduct> {
-  const t = await startTestProduct(env);
-  return { form: 'embedded', url: t.url, operatorKey: t.product.generatedOperatorKey as string, stop: () => t.stop() };
-}
 
 function expectError(response: ApiResponse, status: number, code: string) {
   expect(response.status, JSON.stringify(response.body)).toBe(status);

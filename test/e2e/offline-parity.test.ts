@@ -3,7 +3,7 @@ import { signCode } from '@hallmark/codes';
 import { ed25519PrivateKeyObject, ed25519Thumbprint, generateEd25519KeyPair } from '@hallmark/crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningProduct, startDistributedProduct } from '../support/distributed-product.ts';
-import { call, startTestProduct } from '../support/embedded.ts';
+import { call, startEmbeddedProduct } from '../support/embedded.ts';
 
 // Online and offline verification give the same answer on the same input: for every case of the
 // verify suite, POST /code/verify's signature check passes exactly when `verifyOffline` (the
@@ -20,13 +20,8 @@ interface Case {
   genuine: boolean;
 }
 
-async function startEmbeddedProduct(): Promise<RunningProduct> {
-  const t = await startTestProduct();
-  return { form: 'embedded', url: t.url, operatorKey: t.product.generatedOperatorKey as string, stop: () => t.stop() };
-}
-
 describe.each([
-  ['embedded', startEmbeddedProduct],
+  ['embedded', () => startEmbeddedProduct()],
   ['distributed', () => startDistributedProduct()],
 ])('online and offline verification agree (%s form)', (_form, start) => {
   let product: RunningProduct;
