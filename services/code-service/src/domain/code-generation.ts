@@ -149,6 +149,21 @@ export function decide(command: GenerateCodeCommand, state: CodeBatchState): Cod
   ];
 }
 
+/**
+ * Decides a whole batch, item after item, each on the state the earlier ones left: the same as
+ * folding `decide` and `evolve` over the commands, without copying the taken set per item (a
+ * batch of 500 would copy it 500 times on the hottest write path).
+ */
+export function decideBatch(commands: readonly GenerateCodeCommand[], state: CodeBatchState): Array<CodeEvent[] | DomainError> {
+  const taken = new Set(state.taken);
+  const running: CodeBatchState = { owner: state.owner, taken };
+  return commands.map((command) => {
+    const decision = decide(command, running);
+    if (!isDomainError(decision)) for (const event of decision) taken.add(itemKey(event.data.gtin, event.data.serial));
+    return decision;
+  });
+}
+
 /** Applies one event to the batch (a new state; the old one is left as it was). */
 export function evolve(state: CodeBatchState, event: CodeEvent): CodeBatchState {
   switch (event.type) {

@@ -4,6 +4,7 @@ import {
   type CodeOwner,
   type DomainError,
   decide,
+  decideBatch,
   evolve,
   type GenerateCodeCommand,
   initialCodeBatch,
@@ -147,4 +148,37 @@ describe('when a code expires', () => {
     given([], test)
       .when(generate('A', { expiry: '261125' }))
       .then([generated('A', { expiry: '261125', expiresAt: '2026-11-26T00:00:00.000Z' })]));
+});
+
+describe('a whole batch at once', () => {
+  it('decides as folding decide and evolve item after item would', () => {
+    const commands = [
+      generate('A'),
+      generate('B', { signerAccountId: 'acc_rival' }),
+      generate('A', { assetId: 'code_A2' }),
+      generate('B', { assetId: 'code_B2' }),
+      generate('B', { assetId: 'code_B3' }),
+    ];
+    let state = initialCodeBatch(brand);
+    const folded = commands.map((command) => {
+      const decision = decide(command, state);
+      if (!isDomainError(decision)) state = decision.reduce(evolve, state);
+      return decision;
+    });
+    const batch = decideBatch(commands, initialCodeBatch(brand));
+    expect(batch).toEqual(folded);
+    expect(batch.map((decision) => (isDomainError(decision) ? decision.code : 'ok'))).toEqual([
+      'ok',
+      'GTIN_NOT_OWNED',
+      'DUPLICATE_SERIAL',
+      'ok',
+      'DUPLICATE_SERIAL',
+    ]);
+  });
+
+  it('leaves the state it was given as it was', () => {
+    const state = initialCodeBatch(brand);
+    decideBatch([generate('A')], state);
+    expect(state.taken.size).toBe(0);
+  });
 });

@@ -15,11 +15,12 @@ import { startAssetHistory } from '@hallmark/provenance';
 import type { SqlDatabase } from '@hallmark/sql';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import {
+  type CodeEvent,
   type DecidedCode,
   type DomainError,
-  decide,
+  decideBatch,
   duplicateSerial,
-  evolve,
+  type GenerateCodeCommand,
   initialCodeBatch,
   isDomainError,
   type SchemaFact,
@@ -85,8 +86,7 @@ export async function generateCodes(
   const nowMs = now.getTime();
   // One slot per item, in order; accepted items' slots are filled once they are signed.
   const results: Array<BatchItemResult | undefined> = [];
-  const accepted: Array<{ position: number; code: DecidedCode }> = [];
-  let batch = initialCodeBatch(principal);
+  const asked: Array<{ position: number; command: GenerateCodeCommand }> = [];
 
   for (const [offset, item] of items.entries()) {
     const index = firstIndex + offset;
@@ -112,8 +112,9 @@ export async function generateCodes(
         ? { found: false, schemaId, schemaVersion }
         : { found: true, schemaId: outcome.schemaId, version: outcome.version, isValid: outcome.isValid, errors: outcome.errors };
     }
-    const decision = decide(
-      {
+    asked.push({
+      position: results.length,
+      command: {
         type: 'GenerateCode',
         now,
         // Time-ordered, so the tables keyed by asset id take new codes at the end of their indexes.
@@ -126,15 +127,19 @@ export async function generateCodes(
         signerAccountId: signer?.accountId,
         schema,
       },
-      batch,
-    );
-    if (isDomainError(decision)) {
-      results.push({ index, error: itemError(decision) });
-      continue;
-    }
-    batch = decision.reduce(evolve, batch);
-    for (const event of decision) accepted.push({ position: results.length, code: event.data });
+    });
     results.push(undefined);
+  }
+  // Decide, on the facts gathered: each item on the batch the earlier items left.
+  const decisions = decideBatch(
+    asked.map(({ command }) => command),
+    initialCodeBatch(principal),
+  );
+  const accepted: Array<{ position: number; code: DecidedCode }> = [];
+  for (const [offset, { position }] of asked.entries()) {
+    const decision = decisions[offset] as CodeEvent[] | DomainError;
+    if (isDomainError(decision)) results[position] = { index: firstIndex + position, error: itemError(decision) };
+    else for (const event of decision) accepted.push({ position, code: event.data });
   }
   if (accepted.length === 0) return filled(results);
 
