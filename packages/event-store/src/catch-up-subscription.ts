@@ -7,6 +7,8 @@ export interface PollingSource {
 }
 
 const retryDelayMs = 1_000;
+/** Quick looks after an empty read that followed a wake-up: 50, 100, … 1,600 ms, about 3 s in all. */
+const maxHorizonRetries = 6;
 
 /**
  * Catch up from the checkpoint, then follow live: read a page, hand it over, save the checkpoint,
@@ -25,20 +27,21 @@ export function startCatchUpSubscription(
   let wake: (() => void) | undefined;
   let pendingWake = false;
 
+  /** Resolves true when woken (a notification, a reader, stop), false when the time ran out. */
   const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
+    new Promise<boolean>((resolve) => {
       if (pendingWake || stopping) {
         pendingWake = false;
-        resolve();
+        resolve(true);
         return;
       }
-      const timer = setTimeout(done, ms);
-      function done() {
+      const timer = setTimeout(() => done(false), ms);
+      function done(woken: boolean) {
         clearTimeout(timer);
         wake = undefined;
-        resolve();
+        resolve(woken);
       }
-      wake = done;
+      wake = () => done(true);
     });
 
   const signal = () => {
@@ -71,6 +74,11 @@ export function startCatchUpSubscription(
     let unwatch: (() => Promise<void>) | undefined;
     let cursor: string | undefined;
     let loaded = false;
+    // Woken for events that a read then did not find: a transaction older than theirs (in any
+    // database of the server) was still in flight, holding the readable horizon back. Look again
+    // soon, a few times with growing pauses, rather than only at the poll interval.
+    let woken = false;
+    let horizonRetries = 0;
     try {
       while (!stopping) {
         try {
@@ -83,9 +91,14 @@ export function startCatchUpSubscription(
           urgent = false;
           const page = await source.readAll(cursor === undefined ? { limit: batchSize } : { after: cursor, limit: batchSize });
           if (page.events.length === 0) {
-            await sleep(options.pollIntervalMs);
+            const soon: boolean = woken && horizonRetries < maxHorizonRetries;
+            horizonRetries = soon ? horizonRetries + 1 : 0;
+            const pause: number = soon ? Math.min(options.pollIntervalMs, 25 * 2 ** horizonRetries) : options.pollIntervalMs;
+            woken = (await sleep(pause)) || soon;
             continue;
           }
+          woken = false;
+          horizonRetries = 0;
           await options.handle(page.events, page.cursor);
           await checkpoints.save(options.name, page.cursor);
           cursor = page.cursor;

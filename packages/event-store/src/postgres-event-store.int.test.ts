@@ -72,3 +72,54 @@ describe('PostgreSQL event store: a transaction that commits late', () => {
     expect(seen.map((event) => event.type)).toEqual(['early', 'late']);
   });
 });
+
+describe('PostgreSQL event store: a notification that finds its event held back by an older transaction', () => {
+  let database: { db: SqlDatabase; drop(): Promise<void> };
+  let store: EventStore;
+  beforeAll(async () => {
+    database = await connectTestDatabase('event_store_horizon');
+    // A poll far longer than the test: only the wake-up and the quick looks after it can deliver.
+    store = await createSqlEventStore(database.db, { pollIntervalMs: 120_000 });
+  });
+  afterAll(async () => {
+    await store.close();
+    await database.drop();
+  });
+
+  it('looks again soon after the older transaction ends, without waiting for the poll', async () => {
+    const stream = `horizon-${randomUUID()}`;
+    const seen: StoredEvent[] = [];
+    const subscription = store.subscribe({
+      name: `horizon-${randomUUID()}`,
+      async handle(events) {
+        seen.push(...events.filter((event) => event.streamId === stream));
+      },
+    });
+    // Any transaction with an id that is still open (here one that wrote nothing to the events)
+    // holds the readable horizon back, as another database's work on the same server does.
+    let commitOlder!: () => void;
+    const olderMayCommit = new Promise<void>((resolve) => {
+      commitOlder = resolve;
+    });
+    let olderStarted!: () => void;
+    const olderHasStarted = new Promise<void>((resolve) => {
+      olderStarted = resolve;
+    });
+    const older = database.db.transaction(async (tx) => {
+      await tx.query('SELECT pg_current_xact_id()');
+      olderStarted();
+      await olderMayCommit;
+    });
+    await olderHasStarted;
+    await store.append(stream, [{ type: 'held', data: {} }], { expectedVersion: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(seen).toEqual([]);
+
+    commitOlder();
+    await older;
+    const deadline = Date.now() + 5_000;
+    while (seen.length < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await subscription.stop();
+    expect(seen.map((event) => event.type)).toEqual(['held']);
+  });
+});
