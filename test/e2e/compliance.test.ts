@@ -295,7 +295,8 @@ describe('an export audited against keys of the wrong account', () => {
   it('refuses a checkpoint of A’s asset re-signed by a key of another account, whose key it names', async () => {
     const assetId = await generate('AUDIT-FOREIGN');
     await rootOf(assetId);
-    const exported = (await api('GET', `/compliance/${assetId}/export?format=json`, { key: brand })).body as unknown as ComplianceExportDocument;
+    const exported = (await api('GET', `/compliance/${assetId}/export?format=json`, { key: brand }))
+      .body as unknown as ComplianceExportDocument;
     // The other brand holds the private half of a key it registered: it signs A's (true) tree with it.
     const pair = generateEd25519KeyPair();
     const registered = await api('POST', '/keys', {
@@ -309,7 +310,11 @@ describe('an export audited against keys of the wrong account', () => {
     const privateKey = ed25519PrivateKeyObject(pair);
     const note = signCheckpoint(
       { origin: origin as string, treeSize: Number(size), rootHash: Buffer.from(root as string, 'base64') },
-      { name: `${signedName.slice(0, signedName.lastIndexOf('/keys/'))}/keys/${kid}`, publicKey: pair.publicKey, sign: (m) => signEd25519(privateKey, m) },
+      {
+        name: `${signedName.slice(0, signedName.lastIndexOf('/keys/'))}/keys/${kid}`,
+        publicKey: pair.publicKey,
+        sign: (m) => signEd25519(privateKey, m),
+      },
     );
     const jwks = (await call(t.url, 'GET', '/.well-known/jwks.json')).body as unknown as JsonWebKeySet;
     expect(auditExport(exported, jwks)).toMatchObject({ valid: true });
