@@ -14,4 +14,5 @@ export type {
 } from './event-store.ts';
 export { createKurrentEventStore } from './kurrent-event-store.ts';
 export { createSqlEventStore, type SqlEventStoreOptions } from './sql-event-store.ts';
+export { createSqlProjection, ProjectionMovedOn, type SqlProjection } from './sql-projection.ts';
 export { isVersionConflict, versionConflict } from './version-conflict.ts';

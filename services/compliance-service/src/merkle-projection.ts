@@ -1,4 +1,4 @@
-import type { CheckpointStore, EventStore, StoredEvent } from '@hallmark/event-store';
+import { createSqlProjection, type EventStore, type StoredEvent } from '@hallmark/event-store';
 import {
   appendLeaves,
   frontierOf,
@@ -139,51 +139,18 @@ export async function projectEvents(tx: SqlExecutor, events: readonly StoredEven
 }
 
 /**
- * The Merkle projection as a subscription handler. Rows and checkpoint commit in one transaction.
- * Replicas may all run it: a transaction-scoped advisory lock lets one write at a time, and a
- * batch whose starting checkpoint has moved (another replica projected it) is refused, after
- * which the subscription continues from the stored checkpoint.
+ * The Merkle projection as a subscription handler: rows and checkpoint in one transaction, exactly
+ * once, any replica may run it (createSqlProjection); `onProjected` after each batch.
  */
 export function createMerkleProjection(db: SqlDatabase, name = merkleProjectionName, options: { onProjected?: () => void } = {}) {
-  let expected: string | undefined;
-  const readCheckpoint = async (sql: SqlExecutor, lock: boolean) => {
-    const rows = await sql.query<{ cursor: string }>(
-      `SELECT cursor FROM projection_checkpoints WHERE name = $1${lock ? ' FOR UPDATE' : ''}`,
-      [name],
-    );
-    return rows[0]?.cursor;
-  };
-  const checkpoints: CheckpointStore = {
-    async load() {
-      expected = await readCheckpoint(db, false);
-      return expected;
-    },
-    // Saved with the rows, in `handle`.
-    async save() {},
-  };
-  return {
+  return createSqlProjection({
+    db,
     name,
-    checkpoints,
-    async handle(events: StoredEvent[], cursor: string): Promise<void> {
-      await db.transaction(async (tx) => {
-        // The rows and their checkpoint commit together, and the projection can be replayed: a commit
-        // lost in a crash is projected again from the older checkpoint, so it need not wait for the WAL flush.
-        await tx.query('SET LOCAL synchronous_commit = off');
-        await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`hallmark:projection:${name}`]);
-        const stored = await readCheckpoint(tx, true);
-        if (stored !== expected) throw new Error(`Projection ${name} moved on elsewhere; continuing from its checkpoint`);
-        await projectEvents(tx, events);
-        await tx.query(
-          `INSERT INTO projection_checkpoints (name, cursor) VALUES ($1, $2)
-           ON CONFLICT (name) DO UPDATE SET cursor = EXCLUDED.cursor`,
-          [name, cursor],
-        );
-      });
-      expected = cursor;
-      // Readers waiting for these events look again now rather than at their next poll.
-      options.onProjected?.();
-    },
-  };
+    checkpointTable: 'projection_checkpoints',
+    project: projectEvents,
+    // Readers waiting for these events look again now rather than at their next poll.
+    ...(options.onProjected ? { onProjected: options.onProjected } : {}),
+  });
 }
 export type MerkleProjection = ReturnType<typeof createMerkleProjection>;
 

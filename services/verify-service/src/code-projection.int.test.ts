@@ -2,19 +2,13 @@ import { fileURLToPath } from 'node:url';
 import { ensureOperator, insertGtinClaim, migrateAccounts, newGtinClaim, provisionAccount } from '@hallmark/accounts';
 import { createInProcessBus } from '@hallmark/bus';
 import { type CodeLookup, type Environment, findCodesRpc, type Principal, rpcSubject } from '@hallmark/contracts';
-import { createSqlEventStore, type EventStore, type StoredEvent } from '@hallmark/event-store';
+import { createSqlEventStore, type EventStore, ProjectionMovedOn, type StoredEvent } from '@hallmark/event-store';
 import { formatDigitalLink } from '@hallmark/gs1';
 import { startAssetHistory } from '@hallmark/provenance';
 import { createPostgresDatabase, createTestDatabase, loadMigrations, runMigrations, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCodeDirectory } from './code-directory.ts';
-import {
-  codeDirectoryProjectionName,
-  createCodeProjection,
-  findProjectedCodes,
-  ProjectionMovedOn,
-  runCodeProjection,
-} from './code-projection.ts';
+import { codeDirectoryProjectionName, createCodeProjection, findProjectedCodes, runCodeProjection } from './code-projection.ts';
 import { createGtinSigners } from './gtin-signers.ts';
 
 let db: SqlDatabase;

@@ -1,5 +1,5 @@
 import type { CodeLookup, Environment } from '@hallmark/contracts';
-import type { CheckpointStore, EventStore, EventSubscription, StoredEvent } from '@hallmark/event-store';
+import { createSqlProjection, type EventStore, type EventSubscription, type StoredEvent } from '@hallmark/event-store';
 import { parseDigitalLink } from '@hallmark/gs1';
 import { assetIdOfStream, chainedRecordOf } from '@hallmark/provenance';
 import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
@@ -79,56 +79,12 @@ export async function projectCodes(tx: SqlExecutor, events: readonly StoredEvent
   return rows.size;
 }
 
-/** Raised when another replica projected the batch first; the subscription continues from the stored checkpoint. */
-export class ProjectionMovedOn extends Error {
-  override name = 'ProjectionMovedOn';
-}
-
 /**
- * The code directory projection as a subscription handler: the rows and the checkpoint commit in
- * one transaction (exactly once). Every verify-service replica may run it: a transaction-scoped
- * advisory lock lets one write at a time, and a batch whose starting checkpoint has moved (another
- * replica wrote it) is refused, after which the subscription goes on from the stored checkpoint.
+ * The code directory projection as a subscription handler: rows and checkpoint in one transaction,
+ * exactly once, any replica may run it (createSqlProjection).
  */
 export function createCodeProjection(db: SqlDatabase, name = codeDirectoryProjectionName) {
-  let expected: string | undefined;
-  const readCheckpoint = async (sql: SqlExecutor, lock: boolean) => {
-    const rows = await sql.query<{ cursor: string }>(
-      `SELECT cursor FROM verify_projection_checkpoints WHERE name = $1${lock ? ' FOR UPDATE' : ''}`,
-      [name],
-    );
-    return rows[0]?.cursor;
-  };
-  const checkpoints: CheckpointStore = {
-    async load() {
-      expected = await readCheckpoint(db, false);
-      return expected;
-    },
-    // Saved with the rows, in `handle`.
-    async save() {},
-  };
-  return {
-    name,
-    checkpoints,
-    async handle(events: StoredEvent[], cursor: string): Promise<void> {
-      await db.transaction(async (tx) => {
-        // Rows and checkpoint commit together and replay harmlessly: a commit lost in a crash is
-        // projected again from the older checkpoint, so it need not wait for the WAL flush.
-        await tx.query('SET LOCAL synchronous_commit = off');
-        await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`hallmark:projection:${name}`]);
-        const stored = await readCheckpoint(tx, true);
-        if (stored !== expected)
-          throw new ProjectionMovedOn(`Projection ${name} moved on elsewhere; continuing from its checkpoint`);
-        await projectCodes(tx, events);
-        await tx.query(
-          `INSERT INTO verify_projection_checkpoints (name, cursor) VALUES ($1, $2)
-           ON CONFLICT (name) DO UPDATE SET cursor = EXCLUDED.cursor`,
-          [name, cursor],
-        );
-      });
-      expected = cursor;
-    },
-  };
+  return createSqlProjection({ db, name, checkpointTable: 'verify_projection_checkpoints', project: projectCodes });
 }
 export type CodeProjection = ReturnType<typeof createCodeProjection>;
 

@@ -10,11 +10,12 @@ import {
   resolveScanRpc,
   verifyCodeRpc,
 } from '@hallmark/contracts';
+import { ProjectionMovedOn } from '@hallmark/event-store';
 import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
 import { loadMigrations, runMigrations } from '@hallmark/sql';
 import { Type } from '@sinclair/typebox';
 import { createCodeDirectory } from './code-directory.ts';
-import { createCodeProjection, ProjectionMovedOn, runCodeProjection } from './code-projection.ts';
+import { createCodeProjection, runCodeProjection } from './code-projection.ts';
 import { createGtinSigners } from './gtin-signers.ts';
 import { createCodeBlocks, decideCodeReport, listCodeReports, publicReport, reportCode } from './handlers/report-code.ts';
 import { resolveScan } from './handlers/resolve.ts';
