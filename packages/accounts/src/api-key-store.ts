@@ -1,6 +1,6 @@
 import { type Environment, HallmarkError, type Scope, type Tier } from '@hallmark/contracts';
 import type { SqlExecutor } from '@hallmark/sql';
-import { scopesBeyond } from './scope-rules.ts';
+import { accountKeysOf, decide, isDomainError } from './domain/api-keys.ts';
 
 export interface ApiKeyRecord {
   id: string;
@@ -82,43 +82,54 @@ export async function findApiKeyByHash(sql: SqlExecutor, keyHash: string): Promi
 }
 
 /**
- * Revokes a key of this account and environment. Resolves with the key (its first revocation time
- * when it was already revoked), or undefined when the account has no such key. With `by` (the API
- * key asking), only a key whose scopes are all within the asker's may be revoked: else it fails
- * with INSUFFICIENT_SCOPE (details: required, the scopes the asker lacks; granted, its own), so a
- * narrow `keys:write` key cannot switch off the account's stronger keys. Without `by` (the
- * operator's CLI) any key of the account may be revoked.
+ * Revokes a key of this account and environment, deciding through the account's keys decider.
+ * Resolves with the key (its first revocation time when it was already revoked), or undefined when
+ * the account has no such key. With `by` (the API key asking), only a key whose scopes are all
+ * within the asker's may be revoked: else it fails with INSUFFICIENT_SCOPE (details: required, the
+ * scopes the asker lacks; granted, its own), so a narrow `keys:write` key cannot switch off the
+ * account's stronger keys. Without `by` (the operator's CLI) any key of the account may be revoked.
  */
 export async function revokeApiKey(
   sql: SqlExecutor,
   owner: { accountId: string; environment: Environment },
   id: string,
   at: Date,
-  options: { by?: { scopes: readonly Scope[]; isOperator: boolean } } = {},
+  options: { by?: { keyId: string; scopes: readonly Scope[]; isOperator: boolean } } = {},
 ): Promise<ApiKeyRecord | undefined> {
   const { by } = options;
-  if (by) {
-    // A key's scopes never change, so checking before the update leaves no race.
-    const [target] = await sql.query<{ scopes: Scope[] }>(
-      'SELECT scopes FROM api_keys WHERE id = $1 AND account_id = $2 AND environment = $3',
-      [id, owner.accountId, owner.environment],
-    );
-    if (!target) return undefined;
-    const beyond = scopesBeyond(by.scopes, by.isOperator, target.scopes);
-    if (beyond.length > 0) {
-      throw new HallmarkError(
-        'INSUFFICIENT_SCOPE',
-        `A key can revoke only keys whose scopes it holds itself; this one lacks ${beyond.join(', ')}.`,
-        { required: beyond, granted: [...by.scopes] },
-      );
-    }
-  }
+  // The state the decision needs: the target key of this account, with the account's operator flag.
+  // A key's scopes never change, and the write keeps the first revokedAt, so deciding before the
+  // update leaves no race.
   const rows = await sql.query<ApiKeyRow>(
+    `SELECT k.*, a.is_operator FROM api_keys k JOIN accounts a ON a.id = k.account_id
+     WHERE k.id = $1 AND k.account_id = $2 AND k.environment = $3`,
+    [id, owner.accountId, owner.environment],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  const target = toApiKeyRecord(row);
+  const decision = decide(
+    {
+      type: 'RevokeKey',
+      keyId: id,
+      environment: owner.environment,
+      by: by ? { keyId: by.keyId, scopes: by.scopes } : null,
+      now: at,
+    },
+    accountKeysOf({ id: owner.accountId, isOperator: by?.isOperator ?? Boolean(row.is_operator) }, [target]),
+  );
+  if (isDomainError(decision)) {
+    if (decision.code === 'NOT_FOUND') return undefined;
+    throw new HallmarkError(decision.code, decision.message, decision.details);
+  }
+  const revoked = decision.find((event) => event.type === 'KeyRevoked');
+  if (!revoked) return target;
+  const updated = await sql.query<ApiKeyRow>(
     `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $4)
      WHERE id = $1 AND account_id = $2 AND environment = $3 RETURNING *`,
-    [id, owner.accountId, owner.environment, at],
+    [id, owner.accountId, owner.environment, new Date(revoked.data.revokedAt)],
   );
-  return rows[0] ? toApiKeyRecord(rows[0]) : undefined;
+  return updated[0] ? toApiKeyRecord(updated[0]) : undefined;
 }
 
 export async function listApiKeysOfAccount(sql: SqlExecutor, accountId: string): Promise<ApiKeyRecord[]> {

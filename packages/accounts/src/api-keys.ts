@@ -11,9 +11,18 @@ import { findAccount } from './account-store.ts';
 import { environmentOfSecret, hashApiKeySecret, newApiKeySecret, secretPrefix } from './api-key-secret.ts';
 import { type ApiKeyRecord, insertApiKey } from './api-key-store.ts';
 import type { AuthenticatedKey } from './authenticated-key.ts';
-import { parseExpiresIn } from './expires-in.ts';
+import {
+  type ApiKeyCommand,
+  type ApiKeyEvent,
+  type DomainError,
+  decide,
+  decideEnvironment,
+  initialAccountKeys,
+  isDomainError,
+} from './domain/api-keys.ts';
 import { newId } from './ids.ts';
-import { scopesBeyond } from './scope-rules.ts';
+
+type KeyIssued = Extract<ApiKeyEvent, { type: 'KeyIssued' }>;
 
 export function apiKeyStatus(key: Pick<ApiKeyRecord, 'expiresAt' | 'revokedAt'>, now: Date): ApiKeyView['status'] {
   if (key.revokedAt) return 'revoked';
@@ -36,49 +45,55 @@ export function apiKeyView(key: ApiKeyRecord, now: Date): ApiKeyView {
   };
 }
 
+/** Throws a decider's refusal as the HTTP error of the same code. */
+export function throwRefusal(refusal: DomainError): never {
+  throw new HallmarkError(refusal.code, refusal.message, refusal.details);
+}
+
 /**
  * The environment a key may create or register keys in: its own by default; a live key may also
  * act in test, but a test key never in live (403 INSUFFICIENT_SCOPE).
  */
 export function environmentFor(creator: AuthenticatedKey, requested: Environment | undefined, action: string): Environment {
-  const environment = requested ?? creator.environment;
-  if (creator.environment === 'test' && environment === 'live') {
-    throw new HallmarkError('INSUFFICIENT_SCOPE', `A test key cannot ${action} live keys; use a live key.`, {
-      required: 'environment:live',
-      granted: 'environment:test',
-    });
-  }
-  return environment;
+  const decided = decideEnvironment(creator.environment, requested, action);
+  return typeof decided === 'string' ? decided : throwRefusal(decided);
 }
 
-/** Stores a key and answers it with its secret, the one time the secret is shown. */
-export async function storeNewApiKey(
-  sql: SqlExecutor,
-  input: {
-    accountId: string;
-    environment: Environment;
-    name: string;
-    scopes: readonly Scope[];
-    expiresAt: Date | null;
-    createdBy: string | null;
-    /** Given by the operator at bootstrap; otherwise a new one is made. */
-    secret?: string;
-  },
-  now: Date,
-): Promise<CreatedApiKey> {
-  const secret = input.secret ?? newApiKeySecret(input.environment);
+/** Writes the row a KeyIssued event describes, with the secret's hash, and answers the secret, the one time it is shown. */
+async function writeKeyIssued(sql: SqlExecutor, event: KeyIssued, secret: string, now: Date): Promise<CreatedApiKey> {
+  const { data } = event;
   const record = await insertApiKey(sql, {
-    id: newId('key'),
-    accountId: input.accountId,
-    environment: input.environment,
-    name: input.name,
+    id: data.keyId,
+    accountId: data.accountId,
+    environment: data.environment,
+    name: data.name,
     keyHash: hashApiKeySecret(secret),
     prefix: secretPrefix(secret),
-    scopes: input.scopes,
-    createdBy: input.createdBy,
-    expiresAt: input.expiresAt,
+    scopes: data.scopes,
+    createdBy: data.createdBy,
+    expiresAt: data.expiresAt === null ? null : new Date(data.expiresAt),
   });
   return { ...apiKeyView(record, now), secret };
+}
+
+/**
+ * Issues a key through the decider and writes it: throws the decider's refusal (INSUFFICIENT_SCOPE,
+ * VALIDATION_ERROR) as a HallmarkError. `secret` is given by the operator at bootstrap; otherwise one is made.
+ */
+export async function issueKey(
+  sql: SqlExecutor,
+  account: { id: string; isOperator: boolean },
+  command: Omit<Extract<ApiKeyCommand, { type: 'IssueKey' }>, 'type' | 'keyId'>,
+  secret?: string,
+): Promise<CreatedApiKey> {
+  const decision = decide(
+    { type: 'IssueKey', keyId: newId('key'), ...command },
+    initialAccountKeys(account.id, account.isOperator),
+  );
+  if (isDomainError(decision)) throwRefusal(decision);
+  const [event] = decision;
+  if (event?.type !== 'KeyIssued') throw new Error('IssueKey decided no KeyIssued event.');
+  return writeKeyIssued(sql, event, secret ?? newApiKeySecret(event.data.environment), command.now);
 }
 
 /**
@@ -91,33 +106,17 @@ export async function createApiKey(
   body: CreateApiKeyBody,
   now: Date,
 ): Promise<CreatedApiKey> {
-  const environment = environmentFor(creator, body.environment, 'create');
-  const beyond = scopesBeyond(creator.scopes, creator.isOperator, body.scopes);
-  if (beyond.length > 0) {
-    throw new HallmarkError(
-      'INSUFFICIENT_SCOPE',
-      `A key can grant only scopes it holds itself; this one lacks ${beyond.join(', ')}.`,
-      {
-        required: beyond,
-        granted: [...creator.scopes],
-      },
-    );
-  }
-  let expiresAt: Date | null = null;
-  if (body.expiresIn !== undefined) {
-    const parsed = parseExpiresIn(body.expiresIn);
-    if (!parsed.ok) {
-      throw new HallmarkError('VALIDATION_ERROR', `Invalid request: expiresIn ${parsed.message}.`, {
-        fields: [{ field: 'expiresIn', in: 'body', message: parsed.message }],
-      });
-    }
-    expiresAt = new Date(now.getTime() + parsed.milliseconds);
-  }
-  if (creator.expiresAt && (expiresAt === null || expiresAt > creator.expiresAt)) expiresAt = creator.expiresAt;
-  return storeNewApiKey(
+  return issueKey(
     sql,
-    { accountId: creator.accountId, environment, name: body.name, scopes: body.scopes, expiresAt, createdBy: creator.keyId },
-    now,
+    { id: creator.accountId, isOperator: creator.isOperator },
+    {
+      name: body.name,
+      scopes: body.scopes,
+      ...(body.environment ? { environment: body.environment } : {}),
+      ...(body.expiresIn !== undefined ? { expiresIn: body.expiresIn } : {}),
+      creator: { keyId: creator.keyId, environment: creator.environment, scopes: creator.scopes, expiresAt: creator.expiresAt },
+      now,
+    },
   );
 }
 
@@ -132,24 +131,14 @@ export async function issueApiKey(
 ): Promise<CreatedApiKey> {
   const account = await findAccount(sql, input.accountId);
   if (!account) throw new HallmarkError('NOT_FOUND', `There is no account ${input.accountId}.`);
-  const beyond = scopesBeyond(['*'], account.isOperator, input.scopes);
-  if (beyond.length > 0) {
-    throw new HallmarkError('INSUFFICIENT_SCOPE', `Account ${account.id} cannot hold ${beyond.join(', ')}.`, {
-      required: beyond,
-      granted: ['*'],
-    });
-  }
-  let expiresAt: Date | null = null;
-  if (input.expiresIn !== undefined) {
-    const parsed = parseExpiresIn(input.expiresIn);
-    if (!parsed.ok) throw new HallmarkError('VALIDATION_ERROR', `expiresIn ${parsed.message}.`);
-    expiresAt = new Date(now.getTime() + parsed.milliseconds);
-  }
-  return storeNewApiKey(
-    sql,
-    { accountId: account.id, environment: input.environment, name: input.name, scopes: input.scopes, expiresAt, createdBy: null },
+  return issueKey(sql, account, {
+    name: input.name,
+    scopes: input.scopes,
+    environment: input.environment,
+    ...(input.expiresIn !== undefined ? { expiresIn: input.expiresIn } : {}),
+    creator: null,
     now,
-  );
+  });
 }
 
 /** Checks an operator-supplied secret (bootstrap, CLI) and names what is wrong with it. */

@@ -7,8 +7,23 @@ export {
   listApiKeysOfAccount,
   revokeApiKey,
 } from './api-key-store.ts';
-export { apiKeyStatus, apiKeyView, assertWellFormedSecret, createApiKey, environmentFor, issueApiKey } from './api-keys.ts';
+export {
+  apiKeyStatus,
+  apiKeyView,
+  assertWellFormedSecret,
+  createApiKey,
+  environmentFor,
+  issueApiKey,
+  throwRefusal,
+} from './api-keys.ts';
 export type { AuthenticatedKey } from './authenticated-key.ts';
+export {
+  type AccountKeys,
+  type ApiKeyCommand,
+  type ApiKeyEvent,
+  type DomainError as KeyRefusal,
+  decideSigningKeyRotation,
+} from './domain/api-keys.ts';
 export { parseExpiresIn } from './expires-in.ts';
 export {
   findGtinClaim,

@@ -3,7 +3,7 @@ import type { SqlDatabase } from '@hallmark/sql';
 import { type Account, findOperatorAccount, insertAccount } from './account-store.ts';
 import { hashApiKeySecret } from './api-key-secret.ts';
 import { findApiKeyByHash } from './api-key-store.ts';
-import { assertWellFormedSecret, storeNewApiKey } from './api-keys.ts';
+import { assertWellFormedSecret, issueKey } from './api-keys.ts';
 
 export function accountView(account: Account): AccountView {
   return { id: account.id, name: account.name, tier: account.tier, createdAt: account.createdAt.toISOString() };
@@ -17,18 +17,11 @@ export async function provisionAccount(
 ): Promise<CreatedAccount> {
   return db.transaction(async (tx) => {
     const account = await insertAccount(tx, { name: input.name, tier: input.tier, isOperator: input.isOperator ?? false });
-    const apiKey = await storeNewApiKey(
+    const apiKey = await issueKey(
       tx,
-      {
-        accountId: account.id,
-        environment: input.environment,
-        name: 'first key',
-        scopes: ['*'],
-        expiresAt: null,
-        createdBy: null,
-        ...(input.secret ? { secret: input.secret } : {}),
-      },
-      now,
+      account,
+      { name: 'first key', scopes: ['*'], environment: input.environment, creator: null, now },
+      input.secret,
     );
     return { account: accountView(account), apiKey };
   });
@@ -54,21 +47,13 @@ export async function ensureOperator(db: SqlDatabase, secret: string | undefined
       if (existing) return { kind: 'existing', accountId: existing.accountId };
       const operator =
         (await findOperatorAccount(tx)) ?? (await insertAccount(tx, { name: 'operator', tier: 'enterprise', isOperator: true }));
-      await storeNewApiKey(
-        tx,
-        { accountId: operator.id, environment, name: 'bootstrap key', scopes: ['*'], expiresAt: null, createdBy: null, secret },
-        now,
-      );
+      await issueKey(tx, operator, { name: 'bootstrap key', scopes: ['*'], environment, creator: null, now }, secret);
       return { kind: 'added', accountId: operator.id };
     }
     const operator = await findOperatorAccount(tx);
     if (operator) return { kind: 'existing', accountId: operator.id };
     const account = await insertAccount(tx, { name: 'operator', tier: 'enterprise', isOperator: true });
-    const key = await storeNewApiKey(
-      tx,
-      { accountId: account.id, environment: 'live', name: 'bootstrap key', scopes: ['*'], expiresAt: null, createdBy: null },
-      now,
-    );
+    const key = await issueKey(tx, account, { name: 'bootstrap key', scopes: ['*'], environment: 'live', creator: null, now });
     return { kind: 'generated', accountId: account.id, secret: key.secret };
   });
 }

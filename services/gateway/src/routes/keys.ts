@@ -1,4 +1,12 @@
-import { createApiKey, environmentFor, holdsScope, listKeys, revokeApiKey, type VerificationKeys } from '@hallmark/accounts';
+import {
+  createApiKey,
+  decideSigningKeyRotation,
+  environmentFor,
+  listKeys,
+  revokeApiKey,
+  throwRefusal,
+  type VerificationKeys,
+} from '@hallmark/accounts';
 import type { Bus } from '@hallmark/bus';
 import {
   broadcasts,
@@ -83,12 +91,8 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
     // The signing key signs for the whole account (codes, objects, checkpoints), so it counts as a
     // key holding `*`: like any key, it may be replaced only by a key whose scopes include its own.
     const key = requireApiKey(request);
-    if (!holdsScope(key.scopes, key.isOperator, '*')) {
-      throw new HallmarkError('INSUFFICIENT_SCOPE', 'Rotating the signing key needs a key holding *.', {
-        required: ['*'],
-        granted: [...key.scopes],
-      });
-    }
+    const refusal = decideSigningKeyRotation(key);
+    if (refusal) throwRefusal(refusal);
     reply.status(201);
     return deps.services.call(rotateSigningKeyRpc, { principal: principalOf(request) }, request.id);
   });
