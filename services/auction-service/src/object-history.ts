@@ -1,21 +1,20 @@
 import { type Category, categoryAngles, type ObjectStatus, type Principal } from '@hallmark/contracts';
 import type { StoredEvent } from '@hallmark/event-store';
 import { type ChainedRecord, chainedRecordOf } from '@hallmark/provenance';
-import { evolve as evolveTransfer, type TransferEvent, type TransferFacts, transferEventTypes } from './domain/transfer.ts';
+import {
+  type AuctionEvent,
+  type BoundPhoto,
+  evolve,
+  initialObjectFacts,
+  type ObjectFacts,
+  type SignedLink,
+} from './domain/object.ts';
+
+export type { BoundPhoto, SignedLink } from './domain/object.ts';
+export { nextStatus } from './domain/object.ts';
 
 /** The private-owner label the public view shows instead of any owner (DECISIONS.md). */
 export const privateOwnerLabel = 'Private Collector';
-
-export interface BoundPhoto {
-  angle: string;
-  sha256: string;
-  perceptualHash: string;
-  width: number;
-  height: number;
-  anchors: number;
-  entropyBits: number;
-  spatialRelations: number;
-}
 
 export interface CustodyEntry {
   from: string | null;
@@ -24,15 +23,8 @@ export interface CustodyEntry {
   timestamp: string;
 }
 
-export interface SignedLink {
-  url: string;
-  gtin: string;
-  kid: string;
-  signature: string;
-}
-
 /** An auction object as its history says it is: a fold over the events of `asset-<id>`. */
-export interface ObjectState extends TransferFacts {
+export interface ObjectState extends ObjectFacts {
   id: string;
   serial: string;
   owner: Principal;
@@ -42,7 +34,7 @@ export interface ObjectState extends TransferFacts {
   ownerId: string;
   registeredAt: string;
   link: SignedLink;
-  photos: Map<string, BoundPhoto>;
+  photos: ReadonlyMap<string, BoundPhoto>;
   custody: CustodyEntry[];
   records: Array<ChainedRecord & { eventId: string }>;
   /** The stream's version: append the next change at it. */
@@ -77,17 +69,22 @@ export function securityFigures(state: Pick<ObjectState, 'category' | 'photos'>)
   };
 }
 
-/** Folds an object's stored events; undefined when the stream does not start with `registered`. */
+/**
+ * Folds an object's stored events; undefined when the stream does not start with `registered`.
+ * The rules' state comes from the decider's `evolve` (domain/object.ts); what only the shell shows
+ * (serial, title, link, custody with its times, the chained records, the stream version) is added here.
+ */
 export function foldObjectHistory(events: readonly StoredEvent[]): ObjectState | undefined {
   let state: ObjectState | undefined;
   for (const event of events) {
     const record = chainedRecordOf(event);
     if (!record) continue;
-    // biome-ignore lint/suspicious/noExplicitAny: the data of events this service wrote itself, in the shapes above
+    // biome-ignore lint/suspicious/noExplicitAny: the data of events this service wrote itself, in the shapes of domain/object.ts
     const data = event.data as any;
     if (!state) {
       if (event.type !== 'registered') return undefined;
       state = {
+        ...initialObjectFacts(record.assetId),
         id: record.assetId,
         serial: data.serviceSerial,
         owner: { accountId: record.accountId, environment: record.environment },
@@ -101,34 +98,13 @@ export function foldObjectHistory(events: readonly StoredEvent[]): ObjectState |
         custody: [{ from: null, to: data.ownerId, transfer_type: 'registration', timestamp: record.occurredAt }],
         records: [],
         version: 0,
-        transfers: new Map(),
-        openTransferId: undefined,
       };
-    } else if (event.type === 'photographed' && typeof data.sha256 === 'string') {
-      state.photos.set(data.angle, data as unknown as BoundPhoto);
-    } else if (event.type === 'listed') {
-      state.status = 'listed';
-    } else if (event.type === 'withdrawn') {
-      state.status = 'consigned';
-    } else if (event.type === 'sold') {
-      state.status = 'sold';
     } else if (event.type === 'transferred') {
       state.custody.push({ from: data.fromOwnerId, to: data.toOwnerId, transfer_type: 'sale', timestamp: record.occurredAt });
-      state.ownerId = data.toOwnerId;
     }
-    // Which transfer is open, and how each ended: the transfer decider's own fold (domain/transfer.ts).
-    if ((transferEventTypes as readonly string[]).includes(event.type)) {
-      state = evolveTransfer(state, { type: event.type, data } as TransferEvent);
-    }
+    state = evolve(state, { type: event.type, data, eventId: event.eventId } as AuctionEvent);
     state.records.push({ ...record, eventId: event.eventId });
     state.version = event.streamVersion;
   }
   return state;
-}
-
-/** Which client-recorded event types each status allows, and where they lead (docs/AUCTION.md, "States"). */
-export function nextStatus(status: ObjectStatus, eventType: string): ObjectStatus | undefined {
-  if (eventType === 'listed') return status === 'consigned' ? 'listed' : undefined;
-  if (eventType === 'withdrawn') return status === 'listed' ? 'consigned' : undefined;
-  return status;
 }

@@ -36,7 +36,7 @@ export async function requireOwnedObject(deps: ObjectRepositoryDeps, owner: Prin
 /**
  * Decides on the current state and appends what `decide` returns at that state's version; when
  * another replica changed the object first, reloads and decides again (a few times). Then
- * refreshes the read model. `decide` throws to refuse.
+ * refreshes the read model. `decide` throws to refuse; no events is no change.
  */
 export async function changeObject(
   deps: ObjectRepositoryDeps,
@@ -47,6 +47,8 @@ export async function changeObject(
   for (let attempt = 1; ; attempt += 1) {
     const { state: before, events } = await requireOwnedHistory(deps, owner, idOrSerial);
     const inputs = await decide(before);
+    // Nothing to record (an Idempotency-Key's event stored already): the state as it is.
+    if (inputs.length === 0) return { state: before, appended: [] };
     try {
       const appended = await appendToAssetHistory(deps.eventStore, { assetId: before.id, owner }, inputs, {
         now: deps.clock,

@@ -1,12 +1,14 @@
 import type { BlobStore } from '@hallmark/blob-store';
-import { categoryAngles, HallmarkError, type PhotoUploaded, type Principal } from '@hallmark/contracts';
+import { HallmarkError, type PhotoUploaded, type Principal } from '@hallmark/contracts';
 import type { WorkSlots } from '@hallmark/runtime';
+import { checkAngle, type DomainError, decide, isPhotoBinding, isRefusal, type PhotoBoundData } from '../domain/object.ts';
 import { securityFigures } from '../object-history.ts';
 import { changeObject, type ObjectRepositoryDeps } from '../object-repository.ts';
-import { analysePhoto } from '../photo-analysis.ts';
-import { findSameImage, sameImageMaxDistance } from '../photo-similarity.ts';
+import { analysePhoto, type PhotoCheck } from '../photo-analysis.ts';
 import { isPhotoBlob, recordPhotoBlob } from '../store/photo-blobs.ts';
 import { objectView } from './register-object.ts';
+
+const toHallmarkError = (refusal: DomainError) => new HallmarkError(refusal.code, refusal.message, refusal.details);
 
 export type BindPhotoDeps = ObjectRepositoryDeps & { blobs: BlobStore; decoding: WorkSlots };
 
@@ -44,55 +46,33 @@ async function bind(
   request: { objectId: string; angle: string; sha256: string },
   bytes: Buffer,
 ): Promise<PhotoUploaded> {
-  let replaced = false;
-  let analysis: Awaited<ReturnType<typeof analysePhoto>> | undefined;
+  let analysis: PhotoCheck | undefined;
+  let bound: PhotoBoundData | undefined;
   const { state } = await changeObject(deps, owner, request.objectId, async (current) => {
-    const angles = categoryAngles[current.category] as readonly string[];
-    if (!angles.includes(request.angle)) {
-      throw new HallmarkError(
-        'VALIDATION_ERROR',
-        `Invalid request: a ${current.category} takes the angles ${angles.join(', ')}.`,
-        {
-          fields: [{ field: 'angle', in: 'body', message: `must be one of ${angles.join(', ')}` }],
-          allowed: angles,
-        },
-      );
-    }
+    // The angle first: a wrong one is refused without decoding the photo.
+    const wrongAngle = checkAngle(current.category, request.angle);
+    if (wrongAngle) throw toHallmarkError(wrongAngle);
     analysis ??= await deps.decoding.run(() => analysePhoto(bytes));
-    if (!analysis.ok) {
-      throw new HallmarkError('VALIDATION_ERROR', `Invalid request: ${analysis.problem}`, {
-        fields: [{ field: 'photo', in: 'body', message: analysis.problem }],
-      });
-    }
-    const same = findSameImage(analysis.analysis.perceptualHash, request.angle, current.photos);
-    if (same) {
-      throw new HallmarkError(
-        'CONFLICT',
-        `This photo is the picture bound at ${same.angle} (perceptual hashes ${same.distance} of 64 bits apart; ` +
-          `${sameImageMaxDistance} or fewer is the same picture): each angle needs a photo of its own.`,
-        { angle: request.angle, similarTo: same.angle, distance: same.distance, threshold: sameImageMaxDistance },
-      );
-    }
-    const previous = current.photos.get(request.angle);
-    replaced = previous !== undefined;
+    const decision = decide(
+      {
+        type: 'BindPhoto',
+        objectId: request.objectId,
+        angle: request.angle,
+        sha256: request.sha256,
+        size: bytes.length,
+        analysis,
+      },
+      current,
+    );
+    if (isRefusal(decision)) throw toHallmarkError(decision);
+    const [event] = decision;
+    bound = event && isPhotoBinding(event) ? event.data : undefined;
     // Before the event: a crash in between leaves a record that only keeps the blob, never a photo without its blob.
     await recordPhotoBlob(deps.db, request.sha256, deps.clock());
-    return [
-      {
-        type: 'photographed',
-        data: {
-          angle: request.angle,
-          sha256: request.sha256,
-          size: bytes.length,
-          ...analysis.analysis,
-          replaced,
-          ...(previous ? { replacedSha256: previous.sha256 } : {}),
-        },
-      },
-    ];
+    return decision;
   });
   const photo = state.photos.get(request.angle);
-  if (!photo || !analysis?.ok) throw new Error('The photo was recorded but is not in the object’s history.');
+  if (!photo || !bound) throw new Error('The photo was recorded but is not in the object’s history.');
   return {
     objectId: state.id,
     angle: request.angle,
@@ -100,7 +80,7 @@ async function bind(
     perceptualHash: photo.perceptualHash,
     width: photo.width,
     height: photo.height,
-    replaced,
+    replaced: bound.replaced,
     photo_status: securityFigures(state).photo_status,
     object: objectView(state),
   };

@@ -1,19 +1,17 @@
 import { createHash } from 'node:crypto';
-import { clientEventTypes, HallmarkError, type Principal, type ProvenanceEventBody } from '@hallmark/contracts';
+import { HallmarkError, type Principal, type ProvenanceEventBody } from '@hallmark/contracts';
 import type { ChainedRecord } from '@hallmark/provenance';
-import { nextStatus, type ObjectState } from '../object-history.ts';
+import { checkProvenanceEvent, type DomainError, decide, isRefusal, type ObjectCommand } from '../domain/object.ts';
+import type { ObjectState } from '../object-history.ts';
 import { changeObject, type ObjectRepositoryDeps, requireOwnedHistory } from '../object-repository.ts';
 
-const recordedElsewhere: Record<string, string> = {
-  registered: 'it is recorded by POST /auction/objects/register',
-  sold: 'it is recorded by a confirmed transfer',
-  transferred: 'it is recorded by a confirmed transfer',
-};
+const toHallmarkError = (refusal: DomainError) => new HallmarkError(refusal.code, refusal.message, refusal.details);
 
 /**
- * POST /auction/provenance/events. The type must be one a client records (docs/AUCTION.md); types
- * the account's compliance config lists need evidence; `listed` and `withdrawn` move the status
- * and are a CONFLICT where the state does not allow them.
+ * POST /auction/provenance/events: load the object's stream, decide (domain/object.ts: the type
+ * must be one a client records, types the account's compliance config lists need evidence,
+ * `listed` and `withdrawn` move the status and are a CONFLICT where the state does not allow
+ * them), append at the version decided on, answer.
  */
 export async function recordProvenanceEvent(
   deps: ObjectRepositoryDeps & { evidenceRequiredFor: (owner: Principal) => Promise<readonly string[]> },
@@ -25,60 +23,31 @@ export async function recordProvenanceEvent(
   // attempt stored (its answer lost to a crash or a timeout) and answers it, storing nothing more.
   const eventId = requestKey ? eventIdOfRequest(requestKey) : undefined;
   if (eventId) {
+    // Answered before the compliance config is asked: a retry needs nothing but its stored event.
     const { state } = await requireOwnedHistory(deps, owner, body.objectId);
-    if (state.records.some((record) => record.eventId === eventId)) return recordedEvent(state, eventId);
+    if (state.eventIds.has(eventId)) return recordedEvent(state, eventId);
   }
-  const type = body.eventType;
-  if (!(clientEventTypes as readonly string[]).includes(type)) {
-    const reason = recordedElsewhere[type] ?? `it must be one of ${clientEventTypes.join(', ')}`;
-    throw new HallmarkError(
-      'VALIDATION_ERROR',
-      `Invalid request: eventType ${JSON.stringify(type)} is not accepted here: ${reason}.`,
-      {
-        fields: [{ field: 'eventType', in: 'body', message: reason }],
-        allowed: clientEventTypes,
-      },
-    );
-  }
-  const evidence = body.evidence ?? {};
-  if (Object.keys(evidence).length === 0 && (await deps.evidenceRequiredFor(owner)).includes(type)) {
-    throw new HallmarkError('VALIDATION_ERROR', `Invalid request: ${type} events need evidence (compliance config).`, {
-      fields: [{ field: 'evidence', in: 'body', message: `is required for ${type} by the compliance config` }],
-    });
-  }
+  const command: Extract<ObjectCommand, { type: 'RecordProvenanceEvent' }> = {
+    type: 'RecordProvenanceEvent',
+    objectId: body.objectId,
+    eventType: body.eventType,
+    ...(body.actorRole ? { actorRole: body.actorRole } : {}),
+    ...(body.actorName ? { actorName: body.actorName } : {}),
+    ...(body.description !== undefined ? { description: body.description } : {}),
+    evidence: body.evidence ?? {},
+    evidenceRequired: await deps.evidenceRequiredFor(owner),
+    ...(eventId ? { eventId } : {}),
+  };
+  // A request no object could take is refused before (without a key) the object is looked up.
+  const invalid = checkProvenanceEvent(command);
+  if (invalid) throw toHallmarkError(invalid);
   const changed = await changeObject(deps, owner, body.objectId, (current) => {
-    if (eventId && current.records.some((record) => record.eventId === eventId)) throw new AlreadyRecorded(current);
-    if (nextStatus(current.status, type) === undefined) {
-      throw new HallmarkError('CONFLICT', `The object is ${current.status}: a ${type} event is not allowed in that state.`, {
-        status: current.status,
-        eventType: type,
-      });
-    }
-    return [
-      {
-        type,
-        ...(eventId ? { eventId } : {}),
-        data: {
-          ...(body.actorRole ? { actorRole: body.actorRole } : {}),
-          ...(body.actorName ? { actorName: body.actorName } : {}),
-          ...(body.description !== undefined ? { description: body.description } : {}),
-          evidence,
-        },
-      },
-    ];
-  }).catch((error: unknown) => {
-    // A retry racing its first attempt, which stored the event meanwhile.
-    if (error instanceof AlreadyRecorded) return { state: error.state, appended: [] };
-    throw error;
+    const decision = decide(command, current);
+    if (isRefusal(decision)) throw toHallmarkError(decision);
+    return decision;
   });
+  // No event appended: the key's event was stored meanwhile (by this request's first attempt, racing it).
   return recordedEvent(changed.state, eventId ?? changed.appended[0]?.eventId);
-}
-
-/** Refusal of a decision whose event is already stored (an Idempotency-Key's retry). */
-class AlreadyRecorded extends Error {
-  constructor(readonly state: ObjectState) {
-    super('already recorded');
-  }
 }
 
 /** A UUID (version 8, RFC 9562) from the request's key: the same key always names the same event. */

@@ -5,7 +5,6 @@ import { signedMessage } from '@hallmark/codes';
 import {
   broadcasts,
   type Category,
-  categories,
   HallmarkError,
   type Principal,
   type RegisteredObject,
@@ -14,10 +13,13 @@ import {
 import { randomHex } from '@hallmark/crypto';
 import { formatDigitalLink, gs1CheckDigit } from '@hallmark/gs1';
 import { startAssetHistory } from '@hallmark/provenance';
+import { type DomainError, decide, isRefusal, type ObjectCommand, type SignedLink } from '../domain/object.ts';
 import { foldObjectHistory, type ObjectState, securityFigures } from '../object-history.ts';
 import type { ObjectRepositoryDeps } from '../object-repository.ts';
 import { newServiceSerial } from '../service-serial.ts';
 import { saveObject } from '../store/object-store.ts';
+
+const toHallmarkError = (refusal: DomainError) => new HallmarkError(refusal.code, refusal.message, refusal.details);
 
 export interface RegisterDeps extends ObjectRepositoryDeps {
   bus: Bus;
@@ -54,43 +56,31 @@ export function objectView(state: ObjectState) {
 
 /** POST /auction/objects/register: status consigned, a signed link, the `registered` event and first custody entry. */
 export async function registerObject(deps: RegisterDeps, owner: Principal, body: RegisterObjectBody): Promise<RegisteredObject> {
-  if (!(categories as string[]).includes(body.category)) {
-    throw new HallmarkError('VALIDATION_ERROR', `Invalid request: category must be one of ${categories.join(', ')}.`, {
-      fields: [{ field: 'category', in: 'body', message: `must be one of ${categories.join(', ')}` }],
-      allowed: categories,
-    });
-  }
-  if (body.estimated_value && body.estimated_value.min > body.estimated_value.max) {
-    throw new HallmarkError('VALIDATION_ERROR', 'Invalid request: estimated_value.min is above max.', {
-      fields: [{ field: 'estimated_value.min', in: 'body', message: 'must not exceed max' }],
-    });
-  }
-  const category = body.category as Category;
   const id = `obj_${randomHex(10)}`;
   const serial = newServiceSerial();
   const gtin = objectGtin(serial);
+  const command = (link: SignedLink): ObjectCommand => ({
+    type: 'RegisterObject',
+    objectId: id,
+    serial,
+    link,
+    title: body.title,
+    category: body.category,
+    ...(body.description !== undefined ? { description: body.description } : {}),
+    ...(body.estimated_value ? { estimatedValue: body.estimated_value } : {}),
+    ownerId: body.ownerId ?? owner.accountId,
+  });
+  // Decided once before anything is signed (the rules need no link), once with the signed link.
+  const unsigned = decide(command({ url: '', gtin, kid: '', signature: '' }), undefined);
+  if (isRefusal(unsigned)) throw toHallmarkError(unsigned);
+  const category = body.category as Category;
   const key = await deps.keyring.activeSigningKey(owner);
   const signature = key.sign(signedMessage({ kid: key.kid, gtin, serial, batch: category })).toString('base64url');
   const url = formatDigitalLink({ origin: deps.resolverUrl, gtin, serial, batch: category, signature }, 'spec');
+  const decision = decide(command({ url, gtin, kid: key.kid, signature }), undefined);
+  if (isRefusal(decision)) throw toHallmarkError(decision);
   const now = deps.clock();
-  const history = startAssetHistory(
-    { assetId: id, owner },
-    [
-      {
-        type: 'registered',
-        data: {
-          serviceSerial: serial,
-          title: body.title,
-          category,
-          ...(body.description !== undefined ? { description: body.description } : {}),
-          ...(body.estimated_value ? { estimatedValue: body.estimated_value } : {}),
-          ownerId: body.ownerId ?? owner.accountId,
-          link: { url, gtin, kid: key.kid, signature },
-        },
-      },
-    ],
-    now.toISOString(),
-  );
+  const history = startAssetHistory({ assetId: id, owner }, decision, now.toISOString());
   // The object as its first event makes it, for the read model written in that event's transaction.
   const state = foldObjectHistory(
     history.events.map((event, index) => ({
