@@ -1,6 +1,6 @@
 import { type Environment, HallmarkError, type Scope, type Tier } from '@hallmark/contracts';
 import type { SqlExecutor } from '@hallmark/sql';
-import { accountKeysOf, decide, isDomainError } from './domain/api-keys.ts';
+import { type ApiKeyEvent, accountKeysOf, decide, isDomainError } from './domain/api-keys.ts';
 
 export interface ApiKeyRecord {
   id: string;
@@ -81,22 +81,24 @@ export async function findApiKeyByHash(sql: SqlExecutor, keyHash: string): Promi
   return row ? { ...toApiKeyRecord(row), tier: row.tier as Tier, isOperator: Boolean(row.is_operator) } : undefined;
 }
 
+export type KeyRevoked = Extract<ApiKeyEvent, { type: 'KeyRevoked' }>;
+
 /**
- * Revokes a key of this account and environment, deciding through the account's keys decider.
- * Resolves with the key (its first revocation time when it was already revoked), or undefined when
- * the account has no such key. With `by` (the API key asking), only a key whose scopes are all
- * within the asker's may be revoked: else it fails with INSUFFICIENT_SCOPE (details: required, the
- * scopes the asker lacks; granted, its own), so a narrow `keys:write` key cannot switch off the
- * account's stronger keys. Without `by` (the operator's CLI) any key of the account may be revoked.
+ * Decides revoking a key of this account and environment through the account's keys decider,
+ * without writing: undefined when the account has no such key in this environment; else the key
+ * and the KeyRevoked event to write (none when it was revoked already: the first revocation
+ * stands). With `by` (the API key asking), only a key whose scopes are all within the asker's may
+ * be revoked: else it fails with INSUFFICIENT_SCOPE (details: required, the scopes the asker lacks;
+ * granted, its own), so a narrow `keys:write` key cannot switch off the account's stronger keys.
+ * Without `by` (the operator's CLI) any key of the account may be revoked.
  */
-export async function revokeApiKey(
+export async function decideApiKeyRevocation(
   sql: SqlExecutor,
   owner: { accountId: string; environment: Environment },
   id: string,
   at: Date,
-  options: { by?: { keyId: string; scopes: readonly Scope[]; isOperator: boolean } } = {},
-): Promise<ApiKeyRecord | undefined> {
-  const { by } = options;
+  by: { keyId: string; scopes: readonly Scope[]; isOperator: boolean } | undefined,
+): Promise<{ key: ApiKeyRecord; event: KeyRevoked | undefined } | undefined> {
   // The state the decision needs: the target key of this account, with the account's operator flag.
   // A key's scopes never change, and the write keeps the first revokedAt, so deciding before the
   // update leaves no race.
@@ -107,7 +109,7 @@ export async function revokeApiKey(
   );
   const row = rows[0];
   if (!row) return undefined;
-  const target = toApiKeyRecord(row);
+  const key = toApiKeyRecord(row);
   const decision = decide(
     {
       type: 'RevokeKey',
@@ -116,20 +118,44 @@ export async function revokeApiKey(
       by: by ? { keyId: by.keyId, scopes: by.scopes } : null,
       now: at,
     },
-    accountKeysOf({ id: owner.accountId, isOperator: by?.isOperator ?? Boolean(row.is_operator) }, [target]),
+    accountKeysOf({ id: owner.accountId, isOperator: by?.isOperator ?? Boolean(row.is_operator) }, [key]),
   );
   if (isDomainError(decision)) {
     if (decision.code === 'NOT_FOUND') return undefined;
     throw new HallmarkError(decision.code, decision.message, decision.details);
   }
-  const revoked = decision.find((event) => event.type === 'KeyRevoked');
-  if (!revoked) return target;
+  return { key, event: decision.find((event): event is KeyRevoked => event.type === 'KeyRevoked') };
+}
+
+/** Writes a KeyRevoked event's row; the first revokedAt stands. Undefined when the key is gone. */
+export async function writeKeyRevoked(
+  sql: SqlExecutor,
+  owner: { accountId: string; environment: Environment },
+  event: KeyRevoked,
+): Promise<ApiKeyRecord | undefined> {
   const updated = await sql.query<ApiKeyRow>(
     `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $4)
      WHERE id = $1 AND account_id = $2 AND environment = $3 RETURNING *`,
-    [id, owner.accountId, owner.environment, new Date(revoked.data.revokedAt)],
+    [event.data.keyId, owner.accountId, owner.environment, new Date(event.data.revokedAt)],
   );
   return updated[0] ? toApiKeyRecord(updated[0]) : undefined;
+}
+
+/**
+ * Revokes a key of this account and environment (decideApiKeyRevocation, then writeKeyRevoked).
+ * Resolves with the key (its first revocation time when it was already revoked), or undefined when
+ * the account has no such key; INSUFFICIENT_SCOPE as decideApiKeyRevocation says.
+ */
+export async function revokeApiKey(
+  sql: SqlExecutor,
+  owner: { accountId: string; environment: Environment },
+  id: string,
+  at: Date,
+  options: { by?: { keyId: string; scopes: readonly Scope[]; isOperator: boolean } } = {},
+): Promise<ApiKeyRecord | undefined> {
+  const decided = await decideApiKeyRevocation(sql, owner, id, at, options.by);
+  if (!decided) return undefined;
+  return decided.event ? writeKeyRevoked(sql, owner, decided.event) : decided.key;
 }
 
 export async function listApiKeysOfAccount(sql: SqlExecutor, accountId: string): Promise<ApiKeyRecord[]> {

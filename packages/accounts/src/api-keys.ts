@@ -22,7 +22,7 @@ import {
 } from './domain/api-keys.ts';
 import { newId } from './ids.ts';
 
-type KeyIssued = Extract<ApiKeyEvent, { type: 'KeyIssued' }>;
+export type KeyIssued = Extract<ApiKeyEvent, { type: 'KeyIssued' }>;
 
 export function apiKeyStatus(key: Pick<ApiKeyRecord, 'expiresAt' | 'revokedAt'>, now: Date): ApiKeyView['status'] {
   if (key.revokedAt) return 'revoked';
@@ -60,7 +60,7 @@ export function environmentFor(creator: AuthenticatedKey, requested: Environment
 }
 
 /** Writes the row a KeyIssued event describes, with the secret's hash, and answers the secret, the one time it is shown. */
-async function writeKeyIssued(sql: SqlExecutor, event: KeyIssued, secret: string, now: Date): Promise<CreatedApiKey> {
+export async function writeKeyIssued(sql: SqlExecutor, event: KeyIssued, secret: string, now: Date): Promise<CreatedApiKey> {
   const { data } = event;
   const record = await insertApiKey(sql, {
     id: data.keyId,
@@ -96,6 +96,33 @@ export async function issueKey(
   return writeKeyIssued(sql, event, secret ?? newApiKeySecret(event.data.environment), command.now);
 }
 
+/** The IssueKey command of POST /keys: the creator's facts, the body and the time. */
+function issueCommandOf(creator: AuthenticatedKey, body: CreateApiKeyBody, now: Date) {
+  return {
+    name: body.name,
+    scopes: body.scopes,
+    ...(body.environment ? { environment: body.environment } : {}),
+    ...(body.expiresIn !== undefined ? { expiresIn: body.expiresIn } : {}),
+    creator: { keyId: creator.keyId, environment: creator.environment, scopes: creator.scopes, expiresAt: creator.expiresAt },
+    now,
+  };
+}
+
+/**
+ * Decides POST /keys for an API key without writing: the KeyIssued event (the shell writes its row
+ * with writeKeyIssued), or the refusal thrown as a HallmarkError.
+ */
+export function decideApiKeyCreation(creator: AuthenticatedKey, body: CreateApiKeyBody, now: Date): KeyIssued {
+  const decision = decide(
+    { type: 'IssueKey', keyId: newId('key'), ...issueCommandOf(creator, body, now) },
+    initialAccountKeys(creator.accountId, creator.isOperator),
+  );
+  if (isDomainError(decision)) throwRefusal(decision);
+  const [event] = decision;
+  if (event?.type !== 'KeyIssued') throw new Error('IssueKey decided no KeyIssued event.');
+  return event;
+}
+
 /**
  * POST /keys for an API key: the creator may grant only scopes it holds, only in its own
  * environment or (from a live key) the test one, and never beyond its own expiry.
@@ -106,18 +133,7 @@ export async function createApiKey(
   body: CreateApiKeyBody,
   now: Date,
 ): Promise<CreatedApiKey> {
-  return issueKey(
-    sql,
-    { id: creator.accountId, isOperator: creator.isOperator },
-    {
-      name: body.name,
-      scopes: body.scopes,
-      ...(body.environment ? { environment: body.environment } : {}),
-      ...(body.expiresIn !== undefined ? { expiresIn: body.expiresIn } : {}),
-      creator: { keyId: creator.keyId, environment: creator.environment, scopes: creator.scopes, expiresAt: creator.expiresAt },
-      now,
-    },
-  );
+  return issueKey(sql, { id: creator.accountId, isOperator: creator.isOperator }, issueCommandOf(creator, body, now));
 }
 
 /**

@@ -3,18 +3,24 @@ export { environmentOfSecret, hashApiKeySecret, isWellFormedSecret, newApiKeySec
 export {
   type ApiKeyRecord,
   type ApiKeyWithAccount,
+  decideApiKeyRevocation,
   findApiKeyByHash,
+  type KeyRevoked,
   listApiKeysOfAccount,
   revokeApiKey,
+  writeKeyRevoked,
 } from './api-key-store.ts';
 export {
   apiKeyStatus,
   apiKeyView,
   assertWellFormedSecret,
   createApiKey,
+  decideApiKeyCreation,
   environmentFor,
   issueApiKey,
+  type KeyIssued,
   throwRefusal,
+  writeKeyIssued,
 } from './api-keys.ts';
 export type { AuthenticatedKey } from './authenticated-key.ts';
 export {

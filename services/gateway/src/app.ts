@@ -5,6 +5,7 @@ import type { BlobStore } from '@hallmark/blob-store';
 import type { Bus } from '@hallmark/bus';
 import type { Cache } from '@hallmark/cache';
 import { broadcasts, HallmarkError, routerPathOf, routes } from '@hallmark/contracts';
+import type { EventStore } from '@hallmark/event-store';
 import { createWorkSlots, isDependencyOutage, type Logger, outageAsUnavailable, type ReadinessChecks } from '@hallmark/runtime';
 import type { SqlDatabase } from '@hallmark/sql';
 import { Ajv } from 'ajv';
@@ -42,6 +43,8 @@ export interface GatewayDependencies {
   readiness: ReadinessChecks;
   requestTimeoutMs: number;
   clock: () => Date;
+  /** Records API keys issued and revoked in the account's stream (the service passes infra.eventStore). */
+  eventStore?: EventStore;
   /**
    * Measurement only: every request acts as this key, with no authentication, scope check or
    * limits, so bench/auth.ts can compare one route with and without them. Nothing in the product's
@@ -233,6 +236,14 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     reloadWindowMs: deps.config.HALLMARK_RESOLVER_RELOAD_SECONDS * 1000,
     reportLimits,
   });
-  registerKeyRoutes(app, { db: deps.db, bus: deps.bus, services, authenticator, verificationKeys, clock: deps.clock });
+  registerKeyRoutes(app, {
+    db: deps.db,
+    bus: deps.bus,
+    services,
+    authenticator,
+    verificationKeys,
+    clock: deps.clock,
+    ...(deps.eventStore ? { eventStore: deps.eventStore } : {}),
+  });
   return app;
 }

@@ -17,6 +17,7 @@ export const gatewayService = defineService({
       config,
       bus: infra.bus,
       db: infra.db,
+      eventStore: infra.eventStore,
       cache: infra.cache,
       blobs: infra.blobs,
       log,

@@ -20,15 +20,19 @@ import {
   rotateSigningKeyRoute,
   rotateSigningKeyRpc,
 } from '@hallmark/contracts';
+import type { EventStore } from '@hallmark/event-store';
 import type { SqlDatabase } from '@hallmark/sql';
 import type { FastifyInstance } from 'fastify';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { principalOf, requireApiKey } from '../auth/request-auth.ts';
+import { recordApiKeyCreation, recordApiKeyRevocation } from '../key-log.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
 
 export interface KeyRouteDeps {
   db: SqlDatabase;
+  /** Where API keys issued and revoked are recorded (the account's stream), with their rows in the event's transaction; without it, rows alone. */
+  eventStore?: EventStore;
   bus: Bus;
   services: ServiceCaller;
   authenticator: Authenticator;
@@ -46,7 +50,10 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
       const environment = environmentFor(key, body.environment, 'register');
       return deps.verificationKeys.register({ accountId: key.accountId, environment }, body);
     }
-    return createApiKey(deps.db, key, body, deps.clock());
+    const { eventStore } = deps;
+    return eventStore
+      ? recordApiKeyCreation({ db: deps.db, eventStore }, key, body, deps.clock())
+      : createApiKey(deps.db, key, body, deps.clock());
   });
 
   registerRoute(app, listKeysRoute, async (request) => {
@@ -69,7 +76,10 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
     const key = requireApiKey(request);
     const { id } = request.params as { id: string };
     const now = deps.clock();
-    const apiKey = await revokeApiKey(deps.db, key, id, now, { by: key });
+    const { eventStore } = deps;
+    const apiKey = eventStore
+      ? await recordApiKeyRevocation({ db: deps.db, eventStore }, key, id, now)
+      : await revokeApiKey(deps.db, key, id, now, { by: key });
     if (apiKey) {
       deps.authenticator.forget(id);
       await deps.bus.broadcast(broadcasts.apiKeyRevoked, { keyId: id });
