@@ -1,4 +1,5 @@
 export { decodeCursor, encodeCursor } from './cursor.ts';
+export { type DomainError, isDomainError, refuse } from './domain-error.ts';
 export { type ErrorCode, errorCodes, errorStatus, isErrorCode } from './error-codes.ts';
 export { type ErrorData, HallmarkError, isErrorData, toHallmarkError } from './hallmark-error.ts';
 export {

@@ -2,7 +2,13 @@
 // The shell makes the secret and its hash, decides, writes the row the event describes, and
 // answers; the secret, its hash and its prefix never enter an event.
 
-import type { Environment, Scope } from '@hallmark/contracts';
+import {
+  type DomainError as ContractsDomainError,
+  type Environment,
+  isDomainError as isRefusedDecision,
+  refuse,
+  type Scope,
+} from '@hallmark/contracts';
 import { parseExpiresIn } from '../expires-in.ts';
 import { holdsScope, scopesBeyond } from '../scope-rules.ts';
 
@@ -70,23 +76,11 @@ export type ApiKeyCommand =
       now: Date;
     };
 
-/** A refusal, as a value; the shell turns it into the HTTP error of the same code. */
-export interface DomainError {
-  type: 'DomainError';
-  code: 'INSUFFICIENT_SCOPE' | 'NOT_FOUND' | 'VALIDATION_ERROR';
-  message: string;
-  details: Record<string, unknown>;
-}
+/** A refusal, as a value; the shell answers it with the same code. */
+export type DomainError = ContractsDomainError<'INSUFFICIENT_SCOPE' | 'NOT_FOUND' | 'VALIDATION_ERROR'>;
 
-const refuse = (code: DomainError['code'], message: string, details: Record<string, unknown>): DomainError => ({
-  type: 'DomainError',
-  code,
-  message,
-  details,
-});
-
-export const isDomainError = (decision: ApiKeyEvent[] | DomainError): decision is DomainError =>
-  !Array.isArray(decision) && decision.type === 'DomainError';
+export const isDomainError = (decision: readonly ApiKeyEvent[] | DomainError): decision is DomainError =>
+  isRefusedDecision(decision);
 
 export const initialAccountKeys = (accountId: string, isOperator: boolean): AccountKeys => ({
   accountId,

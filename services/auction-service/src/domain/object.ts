@@ -9,8 +9,10 @@ import {
   categories,
   categoryAngles,
   clientEventTypes,
+  isDomainError,
   type ObjectStatus,
   type RegisterObjectBody,
+  refuse,
 } from '@hallmark/contracts';
 import type { PhotoCheck } from '../photo-analysis.ts';
 import { findSameImage, sameImageMaxDistance } from '../photo-similarity.ts';
@@ -146,15 +148,7 @@ export type ObjectCommand =
       analysis: PhotoCheck;
     };
 
-const refuse = (code: DomainError['code'], message: string, details: Record<string, unknown>): DomainError => ({
-  type: 'DomainError',
-  code,
-  message,
-  details,
-});
-
-export const isRefusal = (decision: readonly ObjectEvent[] | DomainError): decision is DomainError =>
-  !Array.isArray(decision) && (decision as DomainError).type === 'DomainError';
+export const isRefusal = (decision: readonly ObjectEvent[] | DomainError): decision is DomainError => isDomainError(decision);
 
 const notFound = (idOrSerial: string) => refuse('NOT_FOUND', `Object ${idOrSerial} was not found.`, { objectId: idOrSerial });
 

@@ -3,6 +3,8 @@
 // object's stream `asset-<id>`, except `transfer_code_rejected`: wrong attempts are private and the
 // shell keeps them in the `auction_transfers` row, never in the public provenance history.
 
+import { type DomainError as ContractsDomainError, isDomainError as isRefusedDecision, refuse } from '@hallmark/contracts';
+
 /** How long a transfer code lives. */
 export const transferLifetimeMs = 72 * 3_600_000;
 /** Wrong codes a transfer takes; the last of them locks it. */
@@ -58,23 +60,11 @@ export type TransferCommand =
   | ({ type: 'StartTransfer'; now: Date } & TransferTerms)
   | { type: 'ConfirmTransfer'; transferId: string; codeMatches: boolean; now: Date };
 
-/** A refusal, as a value; the shell turns it into the HTTP error of the same code. */
-export interface DomainError {
-  type: 'DomainError';
-  code: 'CONFLICT' | 'GONE' | 'NOT_FOUND' | 'VALIDATION_ERROR';
-  message: string;
-  details: Record<string, unknown>;
-}
+/** A refusal, as a value; the shell answers it with the same code. */
+export type DomainError = ContractsDomainError<'CONFLICT' | 'GONE' | 'NOT_FOUND' | 'VALIDATION_ERROR'>;
 
-const refuse = (code: DomainError['code'], message: string, details: Record<string, unknown>): DomainError => ({
-  type: 'DomainError',
-  code,
-  message,
-  details,
-});
-
-export const isDomainError = (decision: TransferEvent[] | DomainError): decision is DomainError =>
-  !Array.isArray(decision) && decision.type === 'DomainError';
+export const isDomainError = (decision: readonly TransferEvent[] | DomainError): decision is DomainError =>
+  isRefusedDecision(decision);
 
 /** The facts of a just-registered object. */
 export const initialTransferFacts = (objectId: string, ownerId: string): TransferFacts => ({

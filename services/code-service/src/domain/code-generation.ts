@@ -9,7 +9,11 @@
 // rule left to the database's unique constraint on (account_id, environment, gtin, serial).
 
 import { endOfYymmdd } from '@hallmark/codes';
-import type { Environment } from '@hallmark/contracts';
+import {
+  type DomainError as ContractsDomainError,
+  type Environment,
+  isDomainError as isRefusedDecision,
+} from '@hallmark/contracts';
 
 /** How long a code made with a test key verifies. */
 export const testCodeLifetimeMs = 24 * 3_600_000;
@@ -64,16 +68,11 @@ export interface CodeBatchState {
   taken: ReadonlySet<string>;
 }
 
-/** A refusal, as a value; the shell answers it as the item's error (same code). */
-export interface DomainError {
-  type: 'DomainError';
-  code: 'GTIN_NOT_OWNED' | 'DUPLICATE_SERIAL' | 'VALIDATION_ERROR';
-  message: string;
-  details: Record<string, unknown>;
-}
+/** A refusal, as a value; the shell answers it with the same code. */
+export type DomainError = ContractsDomainError<'GTIN_NOT_OWNED' | 'DUPLICATE_SERIAL' | 'VALIDATION_ERROR'>;
 
-export const isDomainError = (decision: CodeEvent[] | DomainError): decision is DomainError =>
-  !Array.isArray(decision) && decision.type === 'DomainError';
+export const isDomainError = (decision: readonly CodeEvent[] | DomainError): decision is DomainError =>
+  isRefusedDecision(decision);
 
 export const initialCodeBatch = (owner: CodeOwner): CodeBatchState => ({ owner, taken: new Set() });
 

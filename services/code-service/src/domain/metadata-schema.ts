@@ -5,6 +5,7 @@
 // with the rows guarded by the version it loaded: a change that lost a race is decided again.
 // Templates are not aggregates: they are read-only, and the shell refuses changes to them.
 
+import { type DomainError as ContractsDomainError, isDomainError as isRefusedDecision, refuse } from '@hallmark/contracts';
 import { checkDefinition, type FieldDefinition } from '@hallmark/schemas';
 
 export type SchemaContent = {
@@ -28,23 +29,11 @@ export type SchemaEvent =
   | { type: 'schema.updated'; data: { schemaId: string; version: number } & SchemaContent }
   | { type: 'schema.deleted'; data: { schemaId: string } };
 
-/** A refusal, as a value; the shell turns it into the HTTP error of the same code. */
-export interface DomainError {
-  type: 'DomainError';
-  code: 'CONFLICT' | 'NOT_FOUND' | 'VALIDATION_ERROR';
-  message: string;
-  details: Record<string, unknown>;
-}
+/** A refusal, as a value; the shell answers it with the same code. */
+export type DomainError = ContractsDomainError<'CONFLICT' | 'NOT_FOUND' | 'VALIDATION_ERROR'>;
 
-const refuse = (code: DomainError['code'], message: string, details: Record<string, unknown>): DomainError => ({
-  type: 'DomainError',
-  code,
-  message,
-  details,
-});
-
-export const isDomainError = (decision: SchemaEvent[] | DomainError): decision is DomainError =>
-  !Array.isArray(decision) && decision.type === 'DomainError';
+export const isDomainError = (decision: readonly SchemaEvent[] | DomainError): decision is DomainError =>
+  isRefusedDecision(decision);
 
 export const initialSchemaState: SchemaState = { status: 'absent' };
 
