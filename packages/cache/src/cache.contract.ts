@@ -66,6 +66,20 @@ export function describeCacheContract(name: string, create: () => Promise<Cache>
       expect(refused).toMatchObject({ refusedIndex: 0, counters: [{ used: 100, remaining: 0, limit: 100, resetAtMs }] });
     });
 
+    it('gives back quota spent on refused work, never below zero and never making a counter', async () => {
+      const { daily } = taggedKeys();
+      const resetAtMs = Date.now() + 60_000;
+      await cache.consumeQuotas([counter(daily, 5, 10, resetAtMs)]);
+      await cache.refundQuotas([{ key: daily, cost: 2 }]);
+      expect((await cache.consumeQuotas([counter(daily, 1, 10, resetAtMs)])).counters[0]).toMatchObject({ used: 4, resetAtMs });
+      await cache.refundQuotas([{ key: daily, cost: 50 }]);
+      expect((await cache.consumeQuotas([counter(daily, 1, 10, resetAtMs)])).counters[0]?.used).toBe(1);
+      // Refunding a counter that does not exist (its window over) makes none.
+      const gone = key('quota-gone');
+      await cache.refundQuotas([{ key: gone, cost: 3 }]);
+      expect((await cache.consumeQuotas([counter(gone, 1, 10)])).counters[0]?.used).toBe(1);
+    });
+
     // Keys that share a hash tag are one account's counters in one environment, spent by all its
     // API keys; Redis spends them in batches.
     const taggedKeys = () => {

@@ -64,6 +64,11 @@ export interface ScanRecord {
   reported: boolean;
 }
 
+export interface QuotaRefund {
+  key: string;
+  cost: number;
+}
+
 export interface QuotaDecision {
   /** True when every counter had room and all were spent; false when none was. */
   allowed: boolean;
@@ -90,6 +95,11 @@ export interface Cache {
    * without a promise: on the per-request path a promise's continuation costs more than the spending.
    */
   consumeQuotas(counters: readonly QuotaCounter[]): QuotaDecision | Promise<QuotaDecision>;
+  /**
+   * Gives back what was spent on counters for work that was then refused (quota is spent only for
+   * accepted work): never below zero, never making a counter that is gone, its window unchanged.
+   */
+  refundQuotas(refunds: readonly QuotaRefund[]): Promise<void>;
   /** Records one scan and answers the subject's history and risk counters. One round trip. */
   recordScan(scan: ScanInput): Promise<ScanRecord>;
   /** Marks a subject as reported counterfeit; later scans answer `reported: true`. */

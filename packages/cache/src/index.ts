@@ -1,4 +1,4 @@
-export type { Cache, CounterState, QuotaCounter, QuotaDecision, ScanInput, ScanRecord } from './cache.ts';
+export type { Cache, CounterState, QuotaCounter, QuotaDecision, QuotaRefund, ScanInput, ScanRecord } from './cache.ts';
 export { createJournaledCache, type JournaledCache, type JournaledCacheOptions } from './journaled-cache.ts';
 export {
   type CacheStateKind,

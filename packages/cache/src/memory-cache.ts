@@ -143,6 +143,15 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): MemoryCache
       });
       return { allowed, refusedIndex: allowed ? undefined : refusedIndex, counters: states };
     },
+    async refundQuotas(refunds) {
+      const nowMs = now();
+      for (const refund of refunds) {
+        const quota = quotas.get(refund.key);
+        if (!quota || quota.resetAtMs <= nowMs || quota.used === 0) continue;
+        quota.used = Math.max(0, quota.used - refund.cost);
+        changed?.('quota', refund.key);
+      }
+    },
     async recordScan(scan): Promise<ScanRecord> {
       const entry = history(scan.subject, scan.atMs);
       entry.total += 1;

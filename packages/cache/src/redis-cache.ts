@@ -43,7 +43,14 @@ for i = 1, 2 do redis.call('PEXPIRE', KEYS[i], ARGV[7]) end
 return {total, redis.call('HGET', KEYS[1], 'first'), repeatScan, inWindow, redis.call('ZCARD', KEYS[2]),
   previous, redis.call('HGET', KEYS[1], 'reported') or ''}`;
 
+// DECRBY by at most the counter's value, and only when it exists: its window (TTL) stays as it is.
+const refundQuotaScript = `
+local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+if used > 0 then redis.call('DECRBY', KEYS[1], math.min(used, tonumber(ARGV[1]))) end
+return used`;
+
 type ScriptedRedis = Redis & {
+  hallmarkRefundQuota(key: string, cost: number): Promise<number>;
   hallmarkRecordScan(...keysThenArgs: Array<string | number>): Promise<[number, string, number, number, number, string, string]>;
   hallmarkIncrement(key: string, by: number, ttlMs: number): Promise<number>;
   hallmarkConsumeQuotaBatch(numberOfKeys: number, ...keysThenArgs: Array<string | number>): Promise<number[]>;
@@ -79,6 +86,7 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
   // Errors surface on the commands that meet them; without a listener ioredis would also print them.
   redis.on('error', () => {});
   redis.defineCommand('hallmarkIncrement', { numberOfKeys: 1, lua: incrementScript });
+  redis.defineCommand('hallmarkRefundQuota', { numberOfKeys: 1, lua: refundQuotaScript });
   redis.defineCommand('hallmarkConsumeQuotaBatch', { lua: consumeQuotaBatchScript });
   const consumeQuotas = createQuotaBatches((keys, args) => redis.hallmarkConsumeQuotaBatch(keys.length, ...keys, ...args));
   redis.defineCommand('hallmarkRecordScan', { numberOfKeys: 3, lua: recordScanScript });
@@ -99,6 +107,9 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
     },
     increment: (key, by, ttlMs) => redis.hallmarkIncrement(key, by, ttlMs),
     consumeQuotas,
+    async refundQuotas(refunds) {
+      await Promise.all(refunds.map((refund) => redis.hallmarkRefundQuota(refund.key, refund.cost)));
+    },
     async recordScan(scan): Promise<ScanRecord> {
       // The {subject} hash tag keeps an item's keys in one Redis Cluster slot.
       const base = `scan:{${scan.subject}}`;

@@ -1,5 +1,5 @@
 import { type AuthenticatedKey, testKeyRequestsPerDay, tierLimits } from '@hallmark/accounts';
-import type { Cache, CounterState, QuotaCounter, QuotaDecision } from '@hallmark/cache';
+import type { Cache, CounterState, QuotaCounter, QuotaDecision, QuotaRefund } from '@hallmark/cache';
 import type { QuotaRule } from '@hallmark/contracts';
 
 export interface RateLimitOutcome {
@@ -10,6 +10,8 @@ export interface RateLimitOutcome {
   retryAfterSeconds?: number;
   /** Which limit refused the request. */
   refusedBy?: CounterName;
+  /** The route's daily quota as spent, when allowed: given back for work that is then refused. */
+  quotaSpent?: QuotaRefund;
 }
 
 type CounterName =
@@ -66,7 +68,9 @@ function failureOutcomeOf(decision: QuotaDecision, nowMs: number): RateLimitOutc
  * Per account and environment limits (every key of the account in that environment spends on the
  * same counters), in one atomic call per request: the tier's burst per second, the test
  * environment's 100 requests a day, and the tier's daily generate or verify quota (a batch spends
- * one per item). Daily windows end at 00:00 UTC. All or nothing: a refused request spends nothing.
+ * one per item). Daily windows end at 00:00 UTC. All or nothing: a refused request spends nothing,
+ * and the daily quota of work the service then refuses (a 4xx or 5xx, a batch's refused items) is
+ * given back (`refund`, from request-auth's onSend).
  */
 export function createRateLimiter(options: {
   cache: Cache;
@@ -139,10 +143,19 @@ export function createRateLimiter(options: {
         });
       }
       const decision = options.cache.consumeQuotas(counters);
-      // In memory the decision is here already: no promise, and no closure made for it.
+      // The route's quota (the last counter) is what a refused request gets back (`refund`).
+      const quota = rule && routeLimit !== null ? (counters.at(-1) as QuotaCounter) : undefined;
+      const withQuota = (outcome: RateLimitOutcome): RateLimitOutcome =>
+        outcome.allowed && quota ? { ...outcome, quotaSpent: { key: quota.key, cost: quota.cost } } : outcome;
+      // In memory the decision is here already: no promise.
       return decision instanceof Promise
-        ? decision.then((settled) => outcomeOf(settled, names, nowMs))
-        : outcomeOf(decision, names, nowMs);
+        ? decision.then((settled) => withQuota(outcomeOf(settled, names, nowMs)))
+        : withQuota(outcomeOf(decision, names, nowMs));
+    },
+
+    /** Gives back quota spent on work that was refused: quota is spent only for accepted work. */
+    refund(refunds: readonly QuotaRefund[]): Promise<void> {
+      return options.cache.refundQuotas(refunds);
     },
   };
 }

@@ -1,4 +1,5 @@
 import { type AuthenticatedKey, holdsScope } from '@hallmark/accounts';
+import type { QuotaRefund } from '@hallmark/cache';
 import { HallmarkError, type Principal, type RouteDefinition } from '@hallmark/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Authenticator } from './authenticator.ts';
@@ -8,6 +9,10 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The key the request was made with; null on public routes. */
     apiKey: AuthenticatedKey | null;
+    /** The route's daily quota as this request spent it; given back for refused work (onSend). */
+    quotaSpent: QuotaRefund | undefined;
+    /** Items of a batch the service refused: their quota is given back. */
+    refusedItems: number | undefined;
   }
   interface FastifyContextConfig {
     /** The contract this route was registered from. */
@@ -53,6 +58,8 @@ function itemCount(body: unknown): number {
  */
 export function installRequestAuth(app: FastifyInstance, deps: { authenticator: Authenticator; rateLimiter: RateLimiter }): void {
   app.decorateRequest('apiKey', null);
+  app.decorateRequest('quotaSpent', undefined);
+  app.decorateRequest('refusedItems', undefined);
 
   const applyOutcome = (reply: FastifyReply, outcome: RateLimitOutcome) => {
     reply.header('x-ratelimit-limit', outcome.reported.limit);
@@ -70,6 +77,7 @@ export function installRequestAuth(app: FastifyInstance, deps: { authenticator: 
   const continueWith = (reply: FastifyReply, outcome: RateLimitOutcome, done: HookHandlerDoneFunction): void => {
     try {
       applyOutcome(reply, outcome);
+      if (outcome.quotaSpent) reply.request.quotaSpent = outcome.quotaSpent;
       done();
     } catch (error) {
       done(error as Error);
@@ -189,6 +197,25 @@ export function installRequestAuth(app: FastifyInstance, deps: { authenticator: 
     const route = request.routeOptions.config?.route;
     if (route && spendsAfterBody(request, route)) spend(request, reply, route, done);
     else done();
+  });
+
+  // Quota is spent only for accepted work: a refused request (4xx, or a 5xx that did nothing) and a
+  // batch's refused items get their daily quota back before the answer leaves.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const spent = request.quotaSpent;
+    if (!spent) return done(null, payload);
+    // A batch counts what it refused item by item, whatever its status; any other request, all or nothing.
+    const refused =
+      request.refusedItems !== undefined ? Math.min(spent.cost, request.refusedItems) : reply.statusCode >= 400 ? spent.cost : 0;
+    if (refused === 0) return done(null, payload);
+    request.quotaSpent = undefined;
+    deps.rateLimiter.refund([{ key: spent.key, cost: refused }]).then(
+      () => done(null, payload),
+      (error: unknown) => {
+        request.log.warn({ err: error }, 'quota of refused work could not be given back');
+        done(null, payload);
+      },
+    );
   });
 }
 

@@ -66,9 +66,16 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
           request.id,
         );
         results[chunk] = answer.results;
+        accepted += answer.results.filter((result) => 'code' in result).length;
       }
     };
-    await Promise.all(Array.from({ length: Math.min(batchConcurrency, chunks.length) }, worker));
+    // Quota is spent only for accepted work: the items refused, or never answered (a chunk failed), get theirs back.
+    let accepted = 0;
+    try {
+      await Promise.all(Array.from({ length: Math.min(batchConcurrency, chunks.length) }, worker));
+    } finally {
+      request.refusedItems = items.length - accepted;
+    }
     return { results: results.flat() };
   });
 
