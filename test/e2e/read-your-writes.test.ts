@@ -185,9 +185,9 @@ describe('read your writes, distributed', () => {
     await product?.stop();
   });
 
-  it('200 writes (events and codes), each followed at once by reads that include it', async () => {
-    const events = await provenanceRound(product, keys.house, 2, 150, 25);
-    const codes = await codeRound(product, keys.brand, 50, 'distributed', keys.house);
+  it('1,000 writes (events and codes), each followed at once by reads that include it', async () => {
+    const events = await provenanceRound(product, keys.house, 4, 800, 50);
+    const codes = await codeRound(product, keys.brand, 200, 'distributed', keys.house);
     expect(events.count + codes.count, `${events.sample}\n${codes.sample}`).toBe(0);
   }, 600_000);
 });
