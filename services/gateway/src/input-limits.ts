@@ -119,9 +119,12 @@ function answerFrameworkError(error: FastifyError, request: FastifyRequest, repl
       : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
         ? 'A part of the URL path is longer than this API accepts.'
         : 'The request could not be routed.';
+  // Answered before the route's hooks run, so the headers every answer carries are set here too.
   reply
     .status(400)
     .header('x-request-id', request.id)
+    .header('x-content-type-options', 'nosniff')
+    .header('cache-control', 'no-store')
     .send(errorEnvelope(new HallmarkError('VALIDATION_ERROR', message), request.id));
 }
 
