@@ -216,9 +216,12 @@ describe('POST /code/generate/batch', () => {
 
   it('spends one unit of the generate quota per item', async () => {
     const operator = t.product.generatedOperatorKey as string;
-    const free = (await api('POST', '/accounts', { key: operator, body: { name: 'Free brand', tier: 'free' } })).body.apiKey
-      .secret as string;
-    const items = Array.from({ length: 60 }, () => ({ gtin, serialNumber: nextSerial() }));
+    const created = await api('POST', '/accounts', { key: operator, body: { name: 'Free brand', tier: 'free' } });
+    const free = created.body.apiKey.secret as string;
+    // Its own GTIN, so its items are accepted: refused items would get their quota back.
+    const ownGtin = '09506000134376';
+    await api('POST', `/accounts/${created.body.account.id}/gtins`, { key: operator, body: { gtin: ownGtin } });
+    const items = Array.from({ length: 60 }, () => ({ gtin: ownGtin, serialNumber: nextSerial() }));
     const first = await api('POST', '/code/generate/batch', { key: free, body: { items } });
     expect(first.status).toBe(200);
     expect(first.headers.get('x-ratelimit-remaining')).toBe('40');
