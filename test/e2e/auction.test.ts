@@ -4,6 +4,7 @@ import { parseDigitalLink } from '@hallmark/gs1';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
+import { picture } from '../support/pictures.ts';
 import { waitFor } from '../support/wait.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
@@ -24,27 +25,8 @@ function expectError(response: ApiResponse, status: number, code: string) {
   expect(response.body.error?.code).toBe(code);
 }
 
-/** A photo with detail in a few places (like a dial on a plain ground), different per seed. */
-async function photo(seed: number, side = 320): Promise<Buffer> {
-  const pixels = Buffer.alloc(side * side * 3, 180);
-  let state = seed * 7919 + 1;
-  const random = () => {
-    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return state / 2_147_483_648;
-  };
-  const boxes = Array.from({ length: 3 }, () => [random() * 0.7, random() * 0.7, 0.1 + random() * 0.2] as const);
-  for (let y = 0; y < side; y += 1) {
-    for (let x = 0; x < side; x += 1) {
-      const inside = boxes.some(
-        ([bx, by, size]) => x / side > bx && x / side < bx + size && y / side > by && y / side < by + size,
-      );
-      if (inside) pixels.fill(Math.floor(random() * 255), (y * side + x) * 3, (y * side + x) * 3 + 3);
-    }
-  }
-  return sharp(pixels, { raw: { width: side, height: side, channels: 3 } })
-    .png()
-    .toBuffer();
-}
+/** A photo with detail in a few places (test/support/pictures.ts), as a PNG. */
+const photo = (seed: number, side?: number) => picture(seed, { ...(side ? { side } : {}), format: 'png' });
 
 async function upload(key: string, objectId: string, angle: string | undefined, bytes: Buffer, filename = 'photo.png') {
   const form = new FormData();

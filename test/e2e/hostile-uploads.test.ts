@@ -11,6 +11,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { call, startEmbeddedProduct } from '../support/embedded.ts';
+import { picture } from '../support/pictures.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
 type Json = Record<string, any>;
@@ -30,28 +31,6 @@ function expectError(response: { status: number; body: Json }, status: number, c
   expect(response.status, JSON.stringify(response.body)).toBe(status);
   expect(response.body.error?.code, JSON.stringify(response.body)).toBe(code);
   expect(response.body.meta?.requestId).toEqual(expect.any(String));
-}
-
-/** A picture with detail in a few places (like a dial on a plain ground), different per seed. */
-async function picture(seed: number, side = 320): Promise<Buffer> {
-  const pixels = Buffer.alloc(side * side * 3, 180);
-  let state = seed * 7919 + 1;
-  const random = () => {
-    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return state / 2_147_483_648;
-  };
-  const boxes = Array.from({ length: 3 }, () => [random() * 0.7, random() * 0.7, 0.1 + random() * 0.2] as const);
-  for (let y = 0; y < side; y += 1) {
-    for (let x = 0; x < side; x += 1) {
-      const inside = boxes.some(
-        ([bx, by, size]) => x / side > bx && x / side < bx + size && y / side > by && y / side < by + size,
-      );
-      if (inside) pixels.fill(Math.floor(random() * 255), (y * side + x) * 3, (y * side + x) * 3 + 3);
-    }
-  }
-  return sharp(pixels, { raw: { width: side, height: side, channels: 3 } })
-    .jpeg({ quality: 90 })
-    .toBuffer();
 }
 
 const crcTable = Array.from({ length: 256 }, (_, n) => {

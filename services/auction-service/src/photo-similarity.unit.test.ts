@@ -1,5 +1,6 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
+import { picture } from '../../../test/support/pictures.ts';
 import { analysePhoto } from './photo-analysis.ts';
 import { findSameImage, hammingDistance, sameImageMaxDistance } from './photo-similarity.ts';
 
@@ -61,28 +62,6 @@ describe('findSameImage', () => {
     expect(findSameImage(dial, 'dial', [])).toBeUndefined();
   });
 });
-
-/** A picture with detail in a few places, different per seed (as the end-to-end tests make them). */
-async function picture(seed: number, side = 320): Promise<Buffer> {
-  const pixels = Buffer.alloc(side * side * 3, 180);
-  let state = seed * 7919 + 1;
-  const random = () => {
-    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return state / 2_147_483_648;
-  };
-  const boxes = Array.from({ length: 3 }, () => [random() * 0.7, random() * 0.7, 0.1 + random() * 0.2] as const);
-  for (let y = 0; y < side; y += 1) {
-    for (let x = 0; x < side; x += 1) {
-      const inside = boxes.some(
-        ([bx, by, size]) => x / side > bx && x / side < bx + size && y / side > by && y / side < by + size,
-      );
-      if (inside) pixels.fill(Math.floor(random() * 255), (y * side + x) * 3, (y * side + x) * 3 + 3);
-    }
-  }
-  return sharp(pixels, { raw: { width: side, height: side, channels: 3 } })
-    .jpeg({ quality: 90 })
-    .toBuffer();
-}
 
 const hashOf = async (bytes: Buffer) => {
   const analysed = await analysePhoto(bytes);
