@@ -1,7 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +8,7 @@ import { promisify } from 'node:util';
 import { deleteEventStream } from '@hallmark/bus';
 import { createTestDatabase, type TestDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../test/support/distributed-product.ts';
 import { build } from './build.ts';
 
 // The production build, run as production runs it: compiled JavaScript under plain node, no
@@ -35,15 +35,6 @@ function startCompiled(service: string, env: Record<string, string>): Started {
   child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, output, exited };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (typeof address !== 'object' || !address) throw new Error('no port');
-  return address.port;
 }
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, processes: Started[]): Promise<T> {

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect as connectTcp, createServer } from 'node:net';
+import { connect as connectTcp } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -9,6 +9,7 @@ import { createNatsBus, deleteEventStream } from '@hallmark/bus';
 import { createRedisCache } from '@hallmark/cache';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type OwnedPostgres, startOwnPostgres } from '../../../test/faults/servers.ts';
+import { freePort } from '../../../test/support/distributed-product.ts';
 import { makeTestCertificates } from '../../../test/support/test-ca.ts';
 import { DistributedConfig, readConfig } from './config.ts';
 import { connectDistributed } from './infrastructure.ts';
@@ -29,15 +30,6 @@ const children: ChildProcess[] = [];
 let natsPort: number;
 let redisPort: number;
 let plainNatsPort: number;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (typeof address !== 'object' || !address) throw new Error('no port');
-  return address.port;
-}
 
 async function listening(port: number, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -31,6 +31,15 @@ function environmentOf(value: string | undefined): Environment {
   return environment;
 }
 
+/** `--scopes a,b,…`: known scopes, at least one. */
+function scopesOption(value: string | undefined): Scope[] {
+  const scopes = (value ?? '').split(',').filter(Boolean);
+  const unknown = scopes.filter((scope) => !isScope(scope));
+  if (scopes.length === 0 || unknown.length > 0)
+    throw new UsageError(`--scopes: unknown or missing scopes ${unknown.join(', ')}`);
+  return scopes as Scope[];
+}
+
 export async function keysCommand(args: string[], env: NodeJS.ProcessEnv, out: (text: string) => void): Promise<void> {
   const [action, ...rest] = args;
   const { values } = parseArgs({ args: rest, options });
@@ -44,17 +53,14 @@ export async function keysCommand(args: string[], env: NodeJS.ProcessEnv, out: (
     switch (action) {
       case 'create': {
         if (!values.name) throw new UsageError('--name is required');
-        const scopes = (values.scopes ?? '').split(',').filter(Boolean);
-        const unknown = scopes.filter((scope) => !isScope(scope));
-        if (scopes.length === 0 || unknown.length > 0)
-          throw new UsageError(`--scopes: unknown or missing scopes ${unknown.join(', ')}`);
+        const scopes = scopesOption(values.scopes);
         const key = await issueApiKey(
           connection.db,
           {
             accountId,
             environment: environmentOf(values.env),
             name: values.name,
-            scopes: scopes as Scope[],
+            scopes,
             ...(values['expires-in'] ? { expiresIn: values['expires-in'] } : {}),
           },
           now,
@@ -110,10 +116,7 @@ async function keysOverApi(api: OperatorApi, action: string | undefined, values:
   switch (action) {
     case 'create': {
       if (!values.name) throw new UsageError('--name is required');
-      const scopes = (values.scopes ?? '').split(',').filter(Boolean);
-      const unknown = scopes.filter((scope) => !isScope(scope));
-      if (scopes.length === 0 || unknown.length > 0)
-        throw new UsageError(`--scopes: unknown or missing scopes ${unknown.join(', ')}`);
+      const scopes = scopesOption(values.scopes);
       const key = await api.request<ApiKeyView & { secret: string }>('POST', '/keys', {
         name: values.name,
         scopes,
