@@ -1,4 +1,11 @@
 export { type Account, findAccount, findOperatorAccount } from './account-store.ts';
+export {
+  type CachedTable,
+  type CacheEpochs,
+  defaultEpochPollMs,
+  fixedCacheEpochs,
+  watchCacheEpochs,
+} from './cache-epochs.ts';
 export { environmentOfSecret, hashApiKeySecret, isWellFormedSecret, newApiKeySecret } from './api-key-secret.ts';
 export {
   type ApiKeyRecord,

@@ -13,6 +13,7 @@ import {
   signEd25519InThreadPool,
 } from '@hallmark/crypto';
 import type { SqlDatabase } from '@hallmark/sql';
+import { type CacheEpochs, fixedCacheEpochs } from './cache-epochs.ts';
 import { listActiveGtinClaims } from './gtin-claim-store.ts';
 import { environmentsCovered } from './gtin-ownership.ts';
 import {
@@ -56,12 +57,13 @@ export interface PublicKeyEntry {
 export function createSigningKeyring(
   db: SqlDatabase,
   masterKey: Uint8Array,
-  options: { cacheMs?: number; onNewKey?: (kid: string, owner: Principal) => Promise<void> | void } = {},
+  options: { cacheMs?: number; epochs?: CacheEpochs; onNewKey?: (kid: string, owner: Principal) => Promise<void> | void } = {},
 ) {
-  // Replicas hear of a rotation over the bus (`forgetActive`) at once; the short cache is the floor
-  // for a broadcast that was lost.
+  // Replicas hear of a rotation over the bus (`forgetActive`) at once, and through the
+  // `verification_keys` epoch (checked on use) within a second when the broadcast was lost.
   const cacheMs = options.cacheMs ?? 5_000;
-  const active = new Map<string, { key: SigningKey; until: number }>();
+  const epochs = options.epochs ?? fixedCacheEpochs;
+  const active = new Map<string, { key: SigningKey; until: number; epoch: number }>();
   const ownerKey = (owner: Principal) => `${owner.accountId}/${owner.environment}`;
 
   const unseal = (row: VerificationKeyRow): SigningKey => {
@@ -90,7 +92,8 @@ export function createSigningKeyring(
     /** The key new codes are signed with; made when the account has none. Cached for `cacheMs`. */
     async activeSigningKey(owner: Principal): Promise<SigningKey> {
       const cached = active.get(ownerKey(owner));
-      if (cached && cached.until > Date.now()) return cached.key;
+      const epoch = epochs.current('verification_keys');
+      if (cached && cached.until > Date.now() && cached.epoch >= epoch) return cached.key;
       let row = await findActiveSigningKey(db, owner);
       if (!row) {
         // Two replicas may race to make the first key; the unique index lets one win and both read it.
@@ -100,7 +103,7 @@ export function createSigningKeyring(
         if (!row) throw new Error('The active signing key vanished while it was being created.');
       }
       const key = unseal(row);
-      active.set(ownerKey(owner), { key, until: Date.now() + cacheMs });
+      active.set(ownerKey(owner), { key, until: Date.now() + cacheMs, epoch });
       return key;
     },
 
@@ -139,15 +142,18 @@ export type SigningKeyring = ReturnType<typeof createSigningKeyring>;
  * Public keys by kid, for verification and publication. KeyObjects are built once (through JWK)
  * and kept; a revoked public key is forgotten by `forget`, which revocation broadcasts call.
  */
-export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: number } = {}) {
+export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: number; epochs?: CacheEpochs } = {}) {
   const cacheMs = options.cacheMs ?? 60_000;
-  const byKid = new Map<string, { entry: PublicKeyEntry | undefined; until: number }>();
-  let published: { jwks: Jwks; until: number } | undefined;
+  const epochs = options.epochs ?? fixedCacheEpochs;
+  const byKid = new Map<string, { entry: PublicKeyEntry | undefined; until: number; epoch: number }>();
+  // The published set also says who may sign which GTINs, so it is as old as the older of its two epochs.
+  let published: { jwks: Jwks; until: number; keysEpoch: number; claimsEpoch: number } | undefined;
 
   return {
     async find(kid: string): Promise<PublicKeyEntry | undefined> {
       const cached = byKid.get(kid);
-      if (cached && cached.until > Date.now()) return cached.entry;
+      const epoch = epochs.current('verification_keys');
+      if (cached && cached.until > Date.now() && cached.epoch >= epoch) return cached.entry;
       const row = await findVerificationKey(db, kid);
       const entry = row
         ? {
@@ -159,7 +165,7 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
             keyObject: ed25519PublicKeyObject(Buffer.from(row.public_key, 'base64url')),
           }
         : undefined;
-      byKid.set(kid, { entry, until: Date.now() + (entry ? cacheMs : 5_000) });
+      byKid.set(kid, { entry, until: Date.now() + (entry ? cacheMs : 5_000), epoch });
       return entry;
     },
 
@@ -205,7 +211,11 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
 
     /** Every key a code may have been signed with, as RFC 8037 JWKs. Cached for a minute. */
     async jwks(): Promise<Jwks> {
-      if (published && published.until > Date.now()) return published.jwks;
+      const keysEpoch = epochs.current('verification_keys');
+      const claimsEpoch = epochs.current('gtin_claims');
+      if (published && published.until > Date.now() && published.keysEpoch >= keysEpoch && published.claimsEpoch >= claimsEpoch) {
+        return published.jwks;
+      }
       const [rows, claims] = await Promise.all([listPublishableKeys(db), listActiveGtinClaims(db)]);
       const jwks: Jwks = {
         keys: rows.map((row) => {
@@ -223,7 +233,7 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
           };
         }),
       };
-      published = { jwks, until: Date.now() + cacheMs };
+      published = { jwks, until: Date.now() + cacheMs, keysEpoch, claimsEpoch };
       return jwks;
     },
   };

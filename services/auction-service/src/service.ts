@@ -1,5 +1,5 @@
 import { hkdfSync } from 'node:crypto';
-import { createSigningKeyring, createVerificationKeys, migrateAccounts } from '@hallmark/accounts';
+import { createSigningKeyring, createVerificationKeys, migrateAccounts, watchCacheEpochs } from '@hallmark/accounts';
 import { createComplianceConfigCache } from '@hallmark/compliance-client';
 import {
   auctionDashboardRpc,
@@ -40,10 +40,14 @@ export const auctionService = defineService({
     // Two images decoded at once, four waiting; more is 503 with Retry-After (docs/AUCTION.md, Photos).
     const decoding = createWorkSlots({ running: 2, waiting: 4, retryAfterSeconds: 2, busy: 'Too many photos are being decoded' });
     const masterKey = parseMasterKey(config.HALLMARK_MASTER_KEY);
+    const epochs = await watchCacheEpochs(infra.db, {
+      onError: (error) => log.warn({ err: error }, 'cache epochs unreadable; keeping the last ones'),
+    });
     const keyring = createSigningKeyring(infra.db, masterKey, {
+      epochs,
       onNewKey: (kid, owner) => infra.bus.broadcast(broadcasts.signingKeyAdded, { kid, ...owner }),
     });
-    const keys = createVerificationKeys(infra.db);
+    const keys = createVerificationKeys(infra.db, { epochs });
     const repository = { db: infra.db, eventStore: infra.eventStore, clock };
     const codeKey = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'hallmark:transfer-codes', 32));
     const configs = createComplianceConfigCache(infra.bus, {
@@ -53,6 +57,7 @@ export const auctionService = defineService({
     /** The event types the owner's compliance config says need evidence (fails closed when it cannot be read). */
     const evidenceRequiredFor = async (owner: Principal) => (await configs.configFor(owner)).evidenceRequiredFor;
     const subscriptions = [
+      epochs,
       await servePing('auction-service', context),
       // A key rotated on another replica is the one to sign with from now on.
       await infra.bus.onBroadcast(broadcasts.signingKeyAdded, (payload) => keyring.onSigningKeyAdded(payload)),

@@ -1,4 +1,4 @@
-import { findGtinSigner } from '@hallmark/accounts';
+import { type CacheEpochs, findGtinSigner, fixedCacheEpochs } from '@hallmark/accounts';
 import type { Environment } from '@hallmark/contracts';
 import type { SqlExecutor } from '@hallmark/sql';
 
@@ -13,17 +13,19 @@ export interface GtinSigner {
  * asks the database a few times, not 10,000. `forgetAll` runs when ownership changes anywhere
  * (broadcast), so a grant or a revocation takes effect on every replica within a bus round trip.
  */
-export function createGtinSigners(db: SqlExecutor, options: { cacheMs?: number } = {}) {
+export function createGtinSigners(db: SqlExecutor, options: { cacheMs?: number; epochs?: CacheEpochs } = {}) {
   const cacheMs = options.cacheMs ?? 5_000;
-  const cache = new Map<string, { signer: GtinSigner | undefined; until: number }>();
+  const epochs = options.epochs ?? fixedCacheEpochs;
+  const cache = new Map<string, { signer: GtinSigner | undefined; until: number; epoch: number }>();
   return {
     async signerOf(environment: Environment, gtin: string): Promise<GtinSigner | undefined> {
       const key = `${environment}:${gtin}`;
       const cached = cache.get(key);
-      if (cached && cached.until > Date.now()) return cached.signer;
+      const epoch = epochs.current('gtin_claims');
+      if (cached && cached.until > Date.now() && cached.epoch >= epoch) return cached.signer;
       const signer = await findGtinSigner(db, environment, gtin);
       if (cache.size > 50_000) cache.clear();
-      cache.set(key, { signer, until: Date.now() + cacheMs });
+      cache.set(key, { signer, until: Date.now() + cacheMs, epoch });
       return signer;
     },
     forgetAll(): void {

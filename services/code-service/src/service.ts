@@ -1,4 +1,4 @@
-import { createSigningKeyring, migrateAccounts } from '@hallmark/accounts';
+import { createSigningKeyring, migrateAccounts, watchCacheEpochs } from '@hallmark/accounts';
 import {
   broadcasts,
   claimGtinRpc,
@@ -38,7 +38,10 @@ export const codeService = defineService({
     await migrateAccounts(infra.db);
     await migrateCodes(infra.db);
     await reportOwnershipConflicts(infra.db, log);
-    const signers = createGtinSigners(infra.db);
+    const epochs = await watchCacheEpochs(infra.db, {
+      onError: (error) => log.warn({ err: error }, 'cache epochs unreadable; keeping the last ones'),
+    });
+    const signers = createGtinSigners(infra.db, { epochs });
     const gtinClaims = createGtinClaims({
       db: infra.db,
       eventStore: infra.eventStore,
@@ -47,6 +50,7 @@ export const codeService = defineService({
       selfServiceTestClaims: config.HALLMARK_SELF_SERVICE_TEST_CLAIMS,
     });
     const keyring = createSigningKeyring(infra.db, parseMasterKey(config.HALLMARK_MASTER_KEY), {
+      epochs,
       onNewKey: (kid, owner) => infra.bus.broadcast(broadcasts.signingKeyAdded, { kid, ...owner }),
     });
     const schemas = createSchemaCatalog({ db: infra.db, eventStore: infra.eventStore, clock });
@@ -62,6 +66,7 @@ export const codeService = defineService({
       clock,
     };
     const subscriptions = [
+      epochs,
       await servePing('code-service', context),
       // A key rotated on another replica is the one to sign with from now on.
       await infra.bus.onBroadcast(broadcasts.signingKeyAdded, (payload) => keyring.onSigningKeyAdded(payload)),

@@ -1,4 +1,4 @@
-import { createSigningKeyring, migrateAccounts } from '@hallmark/accounts';
+import { createSigningKeyring, migrateAccounts, watchCacheEpochs } from '@hallmark/accounts';
 import {
   broadcasts,
   exportPageRpc,
@@ -29,7 +29,10 @@ export const complianceService = defineService({
     const { infra, log, config, clock } = context;
     await migrateAccounts(infra.db);
     await migrateCompliance(infra.db);
-    const keyring = createSigningKeyring(infra.db, parseMasterKey(config.HALLMARK_MASTER_KEY));
+    const epochs = await watchCacheEpochs(infra.db, {
+      onError: (error) => log.warn({ err: error }, 'cache epochs unreadable; keeping the last ones'),
+    });
+    const keyring = createSigningKeyring(infra.db, parseMasterKey(config.HALLMARK_MASTER_KEY), { epochs });
     const configs = createComplianceConfigs({ db: infra.db, eventStore: infra.eventStore, bus: infra.bus, clock });
     // Read your writes: a read waits until the projection holds every event stored before it.
     const projectionWait = createProjectionWait({
@@ -49,6 +52,7 @@ export const complianceService = defineService({
       projectionWait,
     };
     const subscriptions = [
+      epochs,
       { stop: () => projection.stop() },
       await servePing('compliance-service', context),
       // A key rotated on another replica is the one to sign with from now on.

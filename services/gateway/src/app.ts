@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import multipart from '@fastify/multipart';
-import { type AuthenticatedKey, createVerificationKeys } from '@hallmark/accounts';
+import { type AuthenticatedKey, createVerificationKeys, watchCacheEpochs } from '@hallmark/accounts';
 import type { BlobStore } from '@hallmark/blob-store';
 import type { Bus } from '@hallmark/bus';
 import type { Cache } from '@hallmark/cache';
@@ -176,8 +176,13 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     log: deps.log,
   });
 
-  const authenticator = createAuthenticator({ db: deps.db, clock: deps.clock });
-  const verificationKeys = createVerificationKeys(deps.db);
+  // Key and claim changes made anywhere (another replica, the CLI) reach the caches within a second.
+  const epochs = await watchCacheEpochs(deps.db, {
+    onError: (error) => deps.log.warn({ err: error }, 'cache epochs unreadable; keeping the last ones'),
+  });
+  app.addHook('onClose', async () => epochs.stop());
+  const authenticator = createAuthenticator({ db: deps.db, clock: deps.clock, epochs });
+  const verificationKeys = createVerificationKeys(deps.db, { epochs });
   if (deps.uncheckedKey) {
     installUncheckedKey(app, deps.uncheckedKey);
   } else {

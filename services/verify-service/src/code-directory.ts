@@ -1,3 +1,4 @@
+import { type CacheEpochs, fixedCacheEpochs } from '@hallmark/accounts';
 import type { Bus } from '@hallmark/bus';
 import { type CodeLookup, type Environment, findCodesRpc, HallmarkError, rpcSubject } from '@hallmark/contracts';
 import type { SqlExecutor } from '@hallmark/sql';
@@ -35,10 +36,16 @@ export interface CodeDirectoryOptions {
  *
  * `forgetAll` runs when GTIN ownership changes (broadcast), since that changes whose codes count.
  */
-export function createCodeDirectory(bus: Bus, store: { db: SqlExecutor; signers: GtinSigners }, options: CodeDirectoryOptions) {
+export function createCodeDirectory(
+  bus: Bus,
+  store: { db: SqlExecutor; signers: GtinSigners; epochs?: CacheEpochs },
+  options: CodeDirectoryOptions,
+) {
   const cacheMs = options.cacheMs ?? 300_000;
   const missCacheMs = options.missCacheMs ?? 2_000;
-  const cache = new Map<string, { item: ItemCodes; until: number }>();
+  // An item's codes count for its GTIN's signer: an entry from before an ownership change is gone.
+  const epochs = store.epochs ?? fixedCacheEpochs;
+  const cache = new Map<string, { item: ItemCodes; until: number; epoch: number }>();
 
   const askCodeService = async (environment: Environment, gtin: string, serial: string, requestId: string) => {
     const answer = await bus.request<ItemCodes>(
@@ -74,10 +81,11 @@ export function createCodeDirectory(bus: Bus, store: { db: SqlExecutor; signers:
   const findItem = async (environment: Environment, gtin: string, serial: string, requestId: string): Promise<ItemCodes> => {
     const key = `${environment}\n${gtin}\n${serial}`;
     const cached = cache.get(key);
-    if (cached && cached.until > Date.now()) return cached.item;
+    const epoch = epochs.current('gtin_claims');
+    if (cached && cached.until > Date.now() && cached.epoch >= epoch) return cached.item;
     const item = await lookUp(environment, gtin, serial, requestId);
     if (cache.size > 100_000) cache.clear();
-    cache.set(key, { item, until: Date.now() + (item.codes.length > 0 ? cacheMs : missCacheMs) });
+    cache.set(key, { item, until: Date.now() + (item.codes.length > 0 ? cacheMs : missCacheMs), epoch });
     return item;
   };
   return {

@@ -1,4 +1,4 @@
-import { findGtinSigner } from '@hallmark/accounts';
+import { type CacheEpochs, findGtinSigner, fixedCacheEpochs } from '@hallmark/accounts';
 import type { Environment } from '@hallmark/contracts';
 import type { SqlExecutor } from '@hallmark/sql';
 
@@ -9,18 +9,20 @@ import type { SqlExecutor } from '@hallmark/sql';
  * `gtins.ownership-changed` broadcast, so a grant or a revocation counts at once, and the 5 s
  * bound a lost broadcast. The same rule as code-service's `gtin-signers.ts`.
  */
-export function createGtinSigners(db: SqlExecutor, options: { cacheMs?: number } = {}) {
+export function createGtinSigners(db: SqlExecutor, options: { cacheMs?: number; epochs?: CacheEpochs } = {}) {
   const cacheMs = options.cacheMs ?? 5_000;
-  const cache = new Map<string, { accountId: string | null; until: number }>();
+  const epochs = options.epochs ?? fixedCacheEpochs;
+  const cache = new Map<string, { accountId: string | null; until: number; epoch: number }>();
   return {
     /** The signer's account id, or null when there is neither an owner nor an operator. */
     async signerOf(environment: Environment, gtin: string): Promise<string | null> {
       const key = `${environment}:${gtin}`;
       const cached = cache.get(key);
-      if (cached && cached.until > Date.now()) return cached.accountId;
+      const epoch = epochs.current('gtin_claims');
+      if (cached && cached.until > Date.now() && cached.epoch >= epoch) return cached.accountId;
       const signer = await findGtinSigner(db, environment, gtin);
       if (cache.size > 50_000) cache.clear();
-      cache.set(key, { accountId: signer?.accountId ?? null, until: Date.now() + cacheMs });
+      cache.set(key, { accountId: signer?.accountId ?? null, until: Date.now() + cacheMs, epoch });
       return signer?.accountId ?? null;
     },
     forgetAll(): void {

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { createVerificationKeys, migrateAccounts } from '@hallmark/accounts';
+import { createVerificationKeys, migrateAccounts, watchCacheEpochs } from '@hallmark/accounts';
 import { createComplianceConfigCache } from '@hallmark/compliance-client';
 import {
   broadcasts,
@@ -35,7 +35,10 @@ export const verifyService = defineService({
     // It reads the keys tables, and may start before the services that own them.
     await migrateAccounts(infra.db);
     await runMigrations(infra.db, await loadMigrations('verify-service', migrations));
-    const keys = createVerificationKeys(infra.db);
+    const epochs = await watchCacheEpochs(infra.db, {
+      onError: (error) => log.warn({ err: error }, 'cache epochs unreadable; keeping the last ones'),
+    });
+    const keys = createVerificationKeys(infra.db, { epochs });
     const configs = createComplianceConfigCache(infra.bus, {
       timeoutMs: base.HALLMARK_REQUEST_TIMEOUT_MS,
       onStale: (error) => log.warn({ code: error.code }, 'compliance config unavailable; using the last copy'),
@@ -48,7 +51,7 @@ export const verifyService = defineService({
     let lastFallbackLog = 0;
     const codes = createCodeDirectory(
       infra.bus,
-      { db: infra.db, signers: createGtinSigners(infra.db) },
+      { db: infra.db, signers: createGtinSigners(infra.db, { epochs }), epochs },
       {
         timeoutMs: base.HALLMARK_REQUEST_TIMEOUT_MS,
         onFallback: (error) => {
@@ -76,6 +79,7 @@ export const verifyService = defineService({
     const reportDeps = { db: infra.db, codes: deps.codes, keys, blocks, eventStore: infra.eventStore, bus: infra.bus, clock };
     const forgetKid = (payload: unknown) => keys.forget(String((payload as { kid: unknown }).kid));
     const subscriptions = [
+      epochs,
       await infra.bus.onBroadcast(broadcasts.publicKeyRevoked, forgetKid),
       await infra.bus.onBroadcast(broadcasts.gtinOwnershipChanged, () => codes.forgetAll()),
       await configs.start(),

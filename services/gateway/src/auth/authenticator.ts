@@ -1,7 +1,9 @@
 import {
   type ApiKeyWithAccount,
   type AuthenticatedKey,
+  type CacheEpochs,
   findApiKeyByHash,
+  fixedCacheEpochs,
   hashApiKeySecret,
   isWellFormedSecret,
 } from '@hallmark/accounts';
@@ -25,6 +27,8 @@ interface CacheEntry {
   /** What requests receive: built once per cache fill, frozen, shared by every request. */
   authenticated: AuthenticatedKey | undefined;
   until: number;
+  /** The `api_keys` epoch when the look-up began: an entry older than the current epoch is gone. */
+  epoch: number;
 }
 
 const maxEntries = 50_000;
@@ -43,11 +47,18 @@ function toAuthenticatedKey(key: ApiKeyWithAccount): AuthenticatedKey {
 
 /**
  * Keys are cached by hash so most requests cost a SHA-256 and a map lookup. A revocation reaches
- * every replica by broadcast (`forget`); the TTL bounds the damage if a broadcast is ever lost.
- * Unknown hashes are remembered briefly, so guessing does not become a database load.
+ * every replica by broadcast (`forget`) at once, and by the `api_keys` cache epoch (polled, checked
+ * on every use) within a second if the broadcast was lost. Unknown hashes are remembered briefly,
+ * so guessing does not become a database load.
  */
-export function createAuthenticator(options: { db: SqlExecutor; clock: () => Date; cacheMs?: number }): Authenticator {
+export function createAuthenticator(options: {
+  db: SqlExecutor;
+  clock: () => Date;
+  cacheMs?: number;
+  epochs?: CacheEpochs;
+}): Authenticator {
   const cacheMs = options.cacheMs ?? 30_000;
+  const epochs = options.epochs ?? fixedCacheEpochs;
   const byHash = new Map<string, CacheEntry>();
   const hashById = new Map<string, string>();
   // One look-up per hash at a time: when a busy key's entry expires, the requests that arrive
@@ -61,6 +72,7 @@ export function createAuthenticator(options: { db: SqlExecutor; clock: () => Dat
 
   const fill = async (hash: string): Promise<CacheEntry> => {
     const forgetsAtStart = forgets;
+    const epoch = epochs.current('api_keys');
     const record = await findApiKeyByHash(options.db, hash);
     if (byHash.size >= maxEntries) {
       const oldest = byHash.keys().next().value;
@@ -70,6 +82,7 @@ export function createAuthenticator(options: { db: SqlExecutor; clock: () => Dat
       record,
       authenticated: record && toAuthenticatedKey(record),
       until: Date.now() + (record ? cacheMs : 5_000),
+      epoch,
     };
     if (forgets !== forgetsAtStart) return entry;
     byHash.set(hash, entry);
@@ -102,7 +115,7 @@ export function createAuthenticator(options: { db: SqlExecutor; clock: () => Dat
       }
       const hash = hashApiKeySecret(header);
       const cached = byHash.get(hash);
-      if (cached && cached.until > Date.now()) return check(cached);
+      if (cached && cached.until > Date.now() && cached.epoch >= epochs.current('api_keys')) return check(cached);
       let pending = filling.get(hash);
       if (!pending) {
         pending = fill(hash).finally(() => filling.delete(hash));

@@ -1,0 +1,98 @@
+import { connectTestDatabase, createPgliteDatabase, type SqlDatabase } from '@hallmark/sql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashApiKeySecret } from './api-key-secret.ts';
+import { findApiKeyByHash } from './api-key-store.ts';
+import { type CacheEpochs, watchCacheEpochs } from './cache-epochs.ts';
+import { createVerificationKeys } from './keyring.ts';
+import { migrateAccounts } from './migrate.ts';
+import { provisionAccount } from './provisioning.ts';
+
+// The cache epochs (#17, "the cache's version checked on use"): a change to a key or a claim made by
+// any writer, here plain SQL as an operator or the CLI would, bumps its table's epoch in the same
+// transaction, and a replica's cache stops serving what it loaded before within one poll.
+
+const now = new Date('2026-11-25T12:00:00Z');
+
+async function waitFor(condition: () => boolean | Promise<boolean>, withinMs: number): Promise<number> {
+  const started = Date.now();
+  while (!(await condition())) {
+    if (Date.now() - started > withinMs) throw new Error(`not within ${withinMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return Date.now() - started;
+}
+
+for (const kind of ['postgresql', 'pglite'] as const) {
+  describe(`cache epochs (${kind})`, () => {
+    let db: SqlDatabase;
+    let drop: () => Promise<void>;
+    let epochs: CacheEpochs;
+
+    beforeAll(async () => {
+      if (kind === 'postgresql') {
+        const database = await connectTestDatabase('cache_epochs');
+        db = database.db;
+        drop = () => database.drop();
+      } else {
+        db = await createPgliteDatabase();
+        drop = () => db.close();
+      }
+      await migrateAccounts(db);
+      epochs = await watchCacheEpochs(db, { pollMs: 100 });
+    });
+    afterAll(async () => {
+      await epochs?.stop();
+      await drop?.();
+    });
+
+    it('bumps only the changed table’s epoch, in the changing statement’s transaction', async () => {
+      const before = { keys: epochs.current('api_keys'), claims: epochs.current('gtin_claims') };
+      const created = await provisionAccount(db, { name: 'epoch brand', tier: 'starter', environment: 'live' }, now);
+      await epochs.refresh();
+      // A new key needs no bump: nobody can have cached it.
+      expect(epochs.current('api_keys')).toBe(before.keys);
+
+      await db
+        .transaction(async (tx) => {
+          await tx.query('UPDATE api_keys SET revoked_at = $2 WHERE id = $1', [created.apiKey.id, now]);
+          throw new Error('rolled back');
+        })
+        .catch(() => {});
+      await epochs.refresh();
+      expect(epochs.current('api_keys')).toBe(before.keys);
+
+      await db.query('UPDATE api_keys SET revoked_at = $2 WHERE id = $1', [created.apiKey.id, now]);
+      await epochs.refresh();
+      expect(epochs.current('api_keys')).toBe(before.keys + 1);
+      expect(epochs.current('gtin_claims')).toBe(before.claims);
+      expect(await findApiKeyByHash(db, hashApiKeySecret(created.apiKey.secret))).toMatchObject({ revokedAt: now });
+    });
+
+    it('a public key revoked by plain SQL (no broadcast) stops verifying from the cache within one poll', async () => {
+      const keys = createVerificationKeys(db, { epochs, cacheMs: 60_000 });
+      const created = await provisionAccount(db, { name: 'epoch signer', tier: 'starter', environment: 'live' }, now);
+      const owner = { accountId: created.account.id, environment: 'live' as const };
+      const publicKey = Buffer.alloc(32, 7).toString('base64url');
+      const registered = await keys.register(owner, { name: 'external', publicKey });
+      expect((await keys.find(registered.id))?.status).toBe('active');
+
+      await db.query(`UPDATE verification_keys SET status = 'revoked', revoked_at = $2 WHERE id = $1`, [registered.id, now]);
+      const tookMs = await waitFor(async () => (await keys.find(registered.id))?.status === 'revoked', 1_000);
+      expect(tookMs).toBeLessThan(1_000);
+    });
+
+    it('keeps the last epochs when a poll fails, and says so', async () => {
+      const errors: unknown[] = [];
+      const failing = await watchCacheEpochs(db, { pollMs: 50, onError: (error) => errors.push(error) });
+      const seen = failing.current('api_keys');
+      await db.query('ALTER TABLE cache_epochs RENAME TO cache_epochs_away');
+      try {
+        await waitFor(() => errors.length > 0, 2_000);
+        expect(failing.current('api_keys')).toBe(seen);
+      } finally {
+        await db.query('ALTER TABLE cache_epochs_away RENAME TO cache_epochs');
+        await failing.stop();
+      }
+    });
+  });
+}
