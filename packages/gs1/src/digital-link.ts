@@ -1,4 +1,4 @@
-import { checkAi82Value } from './ai82.ts';
+import { parseDlUri } from './dl-syntax.ts';
 import { checkGtin14 } from './gtin.ts';
 
 /** The parts of a GS1 Digital Link URI that Hallmark reads and writes. */
@@ -38,87 +38,73 @@ export function isValidYymmdd(text: string): boolean {
   return day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
 }
 
-function decodeSegment(segment: string): string | undefined {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Reads a GS1 Digital Link URI or the text of a QR code holding one (surrounding white space is
- * ignored). Accepts any http(s) host, a path prefix before `/01/`, the qualifiers 22, 10 and 21 in
- * the spec's order (21 before 10) or GS1's (22, 10, 21), percent-encoding, AI 17 in the query, and
- * the signature in `sig` or AI `8030`. Every refusal says what was wrong.
+ * ignored). The URI must pass GS1's syntax as the GS1 Barcode Syntax Engine checks it
+ * (`parseDlUri`: keys and qualifiers in the path in GS1's order, data attributes in the query, no AI
+ * twice, numeric query keys only if they are AIs, every value's length, characters and check digit),
+ * with one difference kept on purpose (docs/SIGNING.md): `/21/` may come before `/10/`, the order
+ * of the interface spec that printed codes carry. Hallmark then reads GTIN links only: the key is
+ * `/01/`, the qualifiers 22, 10 and 21, the expiry AI 17, and the signature `sig` or AI `8030`.
+ * Every refusal says what was wrong.
  */
 export function parseDigitalLink(input: string): ParseResult {
   const text = input.trim();
   if (text.length === 0) return invalid('The link is empty.');
   if (text.length > 2048) return invalid('The link is longer than 2048 characters.');
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return invalid('Not a URL: a GS1 Digital Link starts with https:// (or http://).');
+  const syntax = parseDlUri(text, { permitSerialBeforeBatch: true });
+  if (!syntax.ok) {
+    const { message, ai, value } = syntax.error;
+    if (ai === '01' && value !== undefined) {
+      const check = checkGtin14(value);
+      if (!check.ok && check.reason === 'check-digit') {
+        return invalid(`The GTIN is not valid: ${check.message}.`, { ai, provided: value, expected: check.expected });
+      }
+    }
+    return invalid(message, { ...(ai !== undefined ? { ai } : {}), ...(value !== undefined ? { provided: value } : {}) });
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    return invalid(`A GS1 Digital Link uses http or https, not ${url.protocol.replace(':', '')}.`);
-  }
-  const segments = url.pathname.split('/').filter(Boolean);
-  const start = segments.indexOf('01');
-  if (start === -1) return invalid('The path has no /01/<GTIN> segment.');
-  const pairs = segments.slice(start);
-  if (pairs.length % 2 !== 0) return invalid('The path after /01/ must alternate application identifiers and values.');
-
-  const gtin = decodeSegment(pairs[1] ?? '') ?? '';
-  const gtinCheck = checkGtin14(gtin);
-  if (!gtinCheck.ok) {
-    return invalid(`The GTIN is not valid: ${gtinCheck.message}.`, {
-      provided: gtin,
-      ...(gtinCheck.reason === 'check-digit'
-        ? { expected: gtinCheck.expected }
-        : { expected: '14 digits with a GS1 check digit' }),
+  const { ais, otherParams } = syntax.dl;
+  const [key, ...rest] = ais;
+  if (key?.ai !== '01') {
+    return invalid(`This is a GS1 Digital Link for AI ${key?.ai}, not a GTIN: Hallmark's codes start /01/<GTIN>.`, {
+      ai: key?.ai,
     });
   }
-  const link: DigitalLink = { origin: url.origin, gtin };
-  const seen: Qualifier[] = [];
-  for (let i = 2; i < pairs.length; i += 2) {
-    const ai = pairs[i] as string;
-    if (!(ai in qualifiers)) return invalid(`/${ai}/ is not a qualifier of /01/ that this service reads (22, 10 or 21).`);
-    const qualifier = ai as Qualifier;
-    if (seen.includes(qualifier)) return invalid(`/${ai}/ appears twice.`);
-    seen.push(qualifier);
-    const value = decodeSegment(pairs[i + 1] ?? '');
-    if (value === undefined) return invalid(`The value after /${ai}/ has a broken percent-encoding.`);
-    const problem = checkAi82Value(qualifiers[qualifier], value);
-    if (problem) return invalid(`The ${problem}.`, { ai, provided: value });
-    link[qualifiers[qualifier]] = value;
+  const link: DigitalLink = { origin: originOf(text), gtin: key.value };
+  for (const { ai, value, pathIndex } of rest) {
+    if (pathIndex === undefined) continue;
+    if (!(ai in qualifiers))
+      return invalid(`/${ai}/ is valid GS1 but not a qualifier of /01/ that Hallmark reads (22, 10 or 21).`, { ai });
+    link[qualifiers[ai as Qualifier]] = value;
   }
-  const order = seen.join(',');
-  const accepted = ['', '22', '10', '21', '22,10', '22,21', '21,10', '10,21', '22,21,10', '22,10,21'];
-  if (!accepted.includes(order)) {
-    return invalid('Qualifiers must follow /01/ as /22/, then /21/ and /10/ in either order.', { order: seen });
-  }
+  const expiry = ais.find((a) => a.ai === '17');
+  if (expiry) link.expiry = expiry.value;
 
-  const expiry = url.searchParams.getAll('17');
-  if (expiry.length > 1) return invalid('AI 17 (expiry) appears twice.');
-  if (expiry[0] !== undefined) {
-    if (!isValidYymmdd(expiry[0])) return invalid('AI 17 (expiry) must be a real date as YYMMDD.', { provided: expiry[0] });
-    link.expiry = expiry[0];
-  }
-  const signatures = [...url.searchParams.getAll('sig'), ...url.searchParams.getAll('8030')];
+  const signatures = [
+    ...otherParams.filter((p) => p.key === 'sig').map((p) => p.value ?? ''),
+    ...ais.filter((a) => a.ai === '8030').map((a) => a.value),
+  ];
   if (signatures.length === 0) {
     return {
       ok: false,
       problem: { code: 'MISSING_SIGNATURE', message: 'The link has no signature (query parameter sig or 8030).' },
     };
   }
-  if (signatures.length > 1) return invalid('The link carries more than one signature.');
+  if (signatures.length > 1) return invalid('The link carries more than one signature (sig and 8030 together, or sig twice).');
   const signature = signatures[0] as string;
   if (!/^[A-Za-z0-9_-]{1,200}$/.test(signature)) return invalid('The signature is not base64url (A–Z a–z 0–9 - _, no padding).');
   link.signature = signature;
   return { ok: true, link };
+}
+
+/** Scheme and host as a browser would write them, or as given when no URL parser reads the host. */
+function originOf(text: string): string {
+  try {
+    return new URL(text).origin;
+  } catch {
+    const match = /^([A-Za-z]+):\/\/([^/?#]*)/.exec(text);
+    return `${match?.[1]?.toLowerCase() ?? 'https'}://${match?.[2]?.toLowerCase() ?? ''}`;
+  }
 }
 
 const encode = (value: string) =>

@@ -8,4 +8,17 @@ export {
   type ParseResult,
   parseDigitalLink,
 } from './digital-link.ts';
+export {
+  AI_TABLE,
+  type AiEntry,
+  checkAiValue,
+  type DlAiValue,
+  type DlSyntax,
+  type DlSyntaxError,
+  type DlSyntaxOptions,
+  type DlSyntaxResult,
+  isValidPathSequence,
+  lookupAi,
+  parseDlUri,
+} from './dl-syntax.ts';
 export { checkGtin14, type GtinCheck, gs1CheckDigit } from './gtin.ts';
