@@ -229,3 +229,26 @@ export {
   tiers,
 } from './scopes.ts';
 export { allServices, type BackendService, backendServices, broadcasts, isBackendService, type ServiceName } from './services.ts';
+export {
+  createLinkRoute,
+  deleteLinkRoute,
+  linkRoutes,
+  listLinksRoute,
+  resolveCompressedOptionsRoute,
+  resolveCompressedRoute,
+  updateLinkRoute,
+  verificationPageOptionsRoute,
+  verificationPageRoute,
+} from './link-routes.ts';
+export { createLinkRpc, deleteLinkRpc, itemLinksRpc, listLinksRpc, updateLinkRpc } from './link-rpc.ts';
+export {
+  CreateLinkBody,
+  gs1LinkTypes,
+  gs1VocabularyNamespace,
+  ItemLinks,
+  LinkList,
+  LinkView,
+  ListLinksQuery,
+  linkTypeCurie,
+  UpdateLinkBody,
+} from './schemas/links.ts';

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from './http-route.ts';
+import { linkRoutes } from './link-routes.ts';
 import {
   ConfirmTransferBody,
   DashboardList,
@@ -729,16 +730,18 @@ export const resolverPageRoute = defineRoute({
   catchAll: true,
   params: ResolverLinkParam,
   summary:
-    'The page a shopper sees after scanning a code: the verdict, product, scan count and time (HTML); with Accept: application/json the verification result; with ?linkType=linkset or Accept: application/linkset+json an RFC 9264 linkset. Every view but the linkset is a scan.',
+    'The GS1-conformant resolver (docs/RESOLVER.md): a 307 redirect to the item’s default link (the verification page /verify/01/…, unless the brand set another), or with ?linkType=<GS1 link type> to that link (404 when the item has none); ?linkType=linkset (or all) or Accept: application/linkset+json answers the RFC 9264 linkset; Accept: application/json the verification result (a scan). The query string is passed on to the target.',
   tags: ['resolver'],
   auth: 'public',
   publicRateLimit: true,
   querystring: ResolverQuery,
   responses: {
-    200: htmlPage('The verification page (or JSON / linkset by content negotiation)'),
+    200: htmlPage('The linkset (application/linkset+json) or the verification result (application/json)'),
+    307: { description: 'To the default link, or to the link of the requested linkType' },
     400: htmlPage('A readable page saying what is wrong with the link'),
+    404: htmlPage('The item has no link of the requested linkType'),
   },
-  errors: ['RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
+  errors: ['NOT_FOUND', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
 });
 
 export const resolverOptionsRoute = defineRoute({
@@ -772,7 +775,8 @@ export const gs1ResolverDescriptionRoute = defineRoute({
   operationId: 'getGs1ResolverDescription',
   method: 'GET',
   path: '/.well-known/gs1resolver',
-  summary: 'The GS1 resolver description: name, root, supported primary keys and link types.',
+  summary:
+    'The GS1 resolver description file (valid against GS1’s description-file schema 1.2.0): name, root, primary keys by AI, link types.',
   tags: ['resolver'],
   auth: 'public',
   responses: { 200: { description: 'The description', schema: Type.Object({}, { additionalProperties: true }) } },
@@ -829,4 +833,5 @@ export const routes = [
   resolverOptionsRoute,
   resolverReportRoute,
   gs1ResolverDescriptionRoute,
+  ...linkRoutes,
 ] as const;

@@ -2,18 +2,23 @@ import { createSigningKeyring, migrateAccounts, watchCacheEpochs } from '@hallma
 import {
   broadcasts,
   claimGtinRpc,
+  createLinkRpc,
   createSchemaRpc,
+  deleteLinkRpc,
   deleteSchemaRpc,
   findCodesRpc,
   generateCodeRpc,
   generateCodesRpc,
   getSchemaRpc,
   grantGtinRpc,
+  itemLinksRpc,
   listGtinClaimsRpc,
+  listLinksRpc,
   listSchemasRpc,
   renderQrRpc,
   revokeGtinClaimRpc,
   rotateSigningKeyRpc,
+  updateLinkRpc,
   updateSchemaRpc,
   validateMetadataRpc,
 } from '@hallmark/contracts';
@@ -24,6 +29,7 @@ import { createGtinSigners } from './gtin-signers.ts';
 import { findCodes } from './handlers/find-codes.ts';
 import { generateCode, generateCodes } from './handlers/generate-code.ts';
 import { createGtinClaims } from './handlers/gtin-claims.ts';
+import { createLinks } from './handlers/links.ts';
 import { createQrRenderers } from './handlers/qr-renderers.ts';
 import { renderQr } from './handlers/render-qr.ts';
 import { createSchemaCatalog } from './handlers/schemas.ts';
@@ -54,6 +60,7 @@ export const codeService = defineService({
       onNewKey: (kid, owner) => infra.bus.broadcast(broadcasts.signingKeyAdded, { kid, ...owner }),
     });
     const schemas = createSchemaCatalog({ db: infra.db, eventStore: infra.eventStore, clock });
+    const links = createLinks({ db: infra.db, eventStore: infra.eventStore, clock });
     const qrRenderers = createQrRenderers();
     const generate = {
       schemas,
@@ -99,6 +106,14 @@ export const codeService = defineService({
         await schemas.remove(principal, id);
         return { deleted: true as const };
       }),
+      await serveRpc(infra.bus, log, createLinkRpc, async ({ principal, body }) => links.create(principal, body)),
+      await serveRpc(infra.bus, log, listLinksRpc, async ({ principal, query }) => links.list(principal, query)),
+      await serveRpc(infra.bus, log, updateLinkRpc, async ({ principal, id, body }) => links.update(principal, id, body)),
+      await serveRpc(infra.bus, log, deleteLinkRpc, async ({ principal, id }) => {
+        await links.remove(principal, id);
+        return { deleted: true as const };
+      }),
+      await serveRpc(infra.bus, log, itemLinksRpc, async (item) => links.forItem(item)),
       await serveRpc(infra.bus, log, validateMetadataRpc, async ({ principal, id, version, data }) =>
         schemas.validate(principal, id, version, data),
       ),

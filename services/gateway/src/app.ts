@@ -29,6 +29,7 @@ import { registerGtinRoutes } from './routes/gtins.ts';
 import { registerKeyRoutes } from './routes/keys.ts';
 import { registerSchemaRoutes } from './routes/schemas.ts';
 import { registerSystemRoutes } from './routes/system.ts';
+import { registerLinkRoutes } from './routes/links.ts';
 import { registerWellKnownRoutes } from './routes/well-known.ts';
 import { createServiceCaller } from './service-call.ts';
 import { trustProxyOf } from './trust-proxy.ts';
@@ -225,6 +226,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   registerGtinRoutes(app, { services });
   registerSchemaRoutes(app, { services });
   registerComplianceRoutes(app, { services, clock: deps.clock });
+  registerLinkRoutes(app, { services });
   // Each upload is held in memory while it is stored: a bounded number at once, a short queue, then 503.
   const uploads = createWorkSlots({
     running: deps.config.HALLMARK_UPLOADS_AT_ONCE,

@@ -5,20 +5,26 @@ import {
   categories,
   gs1ResolverDescriptionRoute,
   HallmarkError,
+  itemLinksRpc,
+  linkTypeCurie,
   publicReportRpc,
   publicVerifyObjectRpc,
   type ResolvedScan,
+  resolveCompressedOptionsRoute,
+  resolveCompressedRoute,
   resolverOptionsRoute,
   resolverPageRoute,
   resolverReportRoute,
   resolveScanRpc,
+  verificationPageOptionsRoute,
+  verificationPageRoute,
 } from '@hallmark/contracts';
-import { parseDigitalLink } from '@hallmark/gs1';
+import { decompressDigitalLink, looksCompressed, parseDigitalLink } from '@hallmark/gs1';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ReportLimits } from '../auth/report-limits.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
-import { linksetOf, resolverDescription } from './linkset.ts';
+import { jsonLdContext, linksetOf, resolveLinks, resolverDescription } from './linkset.ts';
 import {
   contentSecurityPolicy,
   dateFormatterFor,
@@ -55,6 +61,19 @@ function secure(reply: FastifyReply): FastifyReply {
 const html = (reply: FastifyReply, status: number, page: string) =>
   secure(reply).status(status).type('text/html; charset=utf-8').send(page);
 
+/** The path and the query string (without `?`) of a request URL. */
+function splitUrl(url: string): { path: string; query: string } {
+  const at = url.indexOf('?');
+  return at === -1 ? { path: url, query: '' } : { path: url.slice(0, at), query: url.slice(at + 1) };
+}
+
+/** The request's query string passed on to a link's target (GS1: by default, every key=value pair). */
+const withQuery = (href: string, query: string) => (query ? `${href}${href.includes('?') ? '&' : '?'}${query}` : href);
+
+const redirect = (reply: FastifyReply, location: string) => reply.status(307).header('location', location).send();
+
+const noLinkTitle = 'No such link for this product';
+
 /** Whether an error on a resolver route is answered as a page (browsers) rather than JSON. */
 export function prefersHtml(request: FastifyRequest): boolean {
   return wanted(request) === 'html';
@@ -86,6 +105,11 @@ export function registerResolverRoutes(
   },
 ): void {
   const { reloadWindowMs } = deps;
+  // Every answer of a resolver route is readable from any origin, errors raised before or in a handler too.
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.routeOptions.config?.route?.tags.includes('resolver')) reply.header('access-control-allow-origin', '*');
+    return payload;
+  });
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string', bodyLimit: 16_384 },
@@ -95,10 +119,94 @@ export function registerResolverRoutes(
   );
 
   registerRoute(app, resolverPageRoute, async (request, reply) => {
-    const scannedUrl = `${deps.publicOrigin()}${request.url}`;
-    const dates = dateFormatterFor(request.headers['accept-language']);
+    const { path, query } = splitUrl(request.url);
+    return resolveItem(request, reply, path, query);
+  });
+
+  registerRoute(app, resolveCompressedRoute, async (request, reply) => {
+    const { path, query } = splitUrl(request.url);
+    const segment = path.slice(1);
+    if (!looksCompressed(segment)) throw new HallmarkError('NOT_FOUND', `There is no ${request.method} ${path}.`);
+    const decompressed = decompressDigitalLink(`${deps.publicOrigin()}${path}${query ? `?${query}` : ''}`);
+    if (!decompressed.ok) {
+      const message = `The compressed GS1 Digital Link does not decompress: ${decompressed.message}`;
+      if (wanted(request) !== 'html') throw new HallmarkError('INVALID_URL', message);
+      return html(reply, 400, renderMessagePage(english.error.badLinkTitle, message, english.error.tryAgain));
+    }
+    const uncompressed = splitUrl(decompressed.uncompressed.slice(deps.publicOrigin().length));
+    return resolveItem(request, reply, uncompressed.path, uncompressed.query, decompressed.uncompressed);
+  });
+
+  /**
+   * A scanned item at the resolver (docs/RESOLVER.md, "What the resolver answers"): the linkset, a
+   * 307 to the requested link type or to the default link, or the verification result as JSON. A
+   * trailing slash is ignored; the `Link` header names the linkset on every answer; only a JSON GET
+   * is a scan (a redirect is not: the page it leads to counts).
+   */
+  async function resolveItem(request: FastifyRequest, reply: FastifyReply, rawPath: string, query: string, sameAs?: string) {
+    const origin = deps.publicOrigin();
+    const path = rawPath.length > 1 && rawPath.endsWith('/') ? rawPath.slice(0, -1) : rawPath;
+    const printedUrl = `${origin}${path}${query ? `?${query}` : ''}`;
     const form = wanted(request);
+    const parsed = parseDigitalLink(printedUrl);
+    if (!parsed.ok) {
+      secure(reply);
+      if (form !== 'html') throw new HallmarkError(parsed.problem.code, parsed.problem.message, parsed.problem.details);
+      return html(reply, 400, renderMessagePage(english.error.badLinkTitle, parsed.problem.message, english.error.tryAgain));
+    }
+    const link = parsed.link;
+    const headerLinks = [`<${origin}${path}?linkType=linkset>; rel="linkset"; type="application/linkset+json"`];
+    if (sameAs) headerLinks.push(`<${sameAs}>; rel="owl:sameAs"`);
+    reply.header('link', headerLinks.join(', '));
+    secure(reply);
+
+    const params = new URLSearchParams(query);
+    const linkType = params.get('linkType') ?? undefined;
+    params.delete('linkType');
+    const passedOn = params.toString();
+    const pageUrl = `${origin}/verify${path}${passedOn ? `?${passedOn}` : ''}`;
+    const brandLinks = (
+      await deps.services.call(
+        itemLinksRpc,
+        {
+          gtin: link.gtin,
+          ...(link.batch !== undefined ? { lot: link.batch } : {}),
+          ...(link.serial !== undefined ? { serial: link.serial } : {}),
+        },
+        request.id,
+      )
+    ).links;
+    const resolved = resolveLinks(brandLinks, pageUrl);
+
+    if (form === 'linkset') {
+      reply.header(
+        'link',
+        [...headerLinks, `<${jsonLdContext}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`].join(', '),
+      );
+      return reply.type('application/linkset+json').send(linksetOf(origin, link, resolved));
+    }
+    if (linkType === undefined || linkTypeCurie(linkType) === 'gs1:defaultLink') {
+      if (form === 'json') return reply.redirect(`${pageUrl}`, 307);
+      return redirect(reply, withQuery(resolved.defaultLink.href, resolved.defaultIsOurs ? '' : passedOn));
+    }
+    const curie = linkTypeCurie(linkType);
+    const target = curie ? resolved.byType.get(curie)?.[0] : undefined;
+    if (!target) {
+      const available = ['gs1:defaultLink', ...resolved.byType.keys()];
+      const message = `This item has no link of type ${linkType}. Its link types: ${available.join(', ')}; or ask for linkType=linkset.`;
+      if (form === 'html') return html(reply, 404, renderMessagePage(noLinkTitle, message));
+      throw new HallmarkError('NOT_FOUND', message, { linkType, available });
+    }
+    return redirect(reply, withQuery(target.href, target.ours ? '' : passedOn));
+  }
+
+  registerRoute(app, verificationPageRoute, async (request, reply) => {
+    const printedPath = request.url.slice('/verify'.length);
+    const scannedUrl = `${deps.publicOrigin()}${printedPath}`;
+    const dates = dateFormatterFor(request.headers['accept-language']);
+    const form = wanted(request) === 'json' ? 'json' : 'html';
     const parsed = parseDigitalLink(scannedUrl);
+    secure(reply);
     if (!parsed.ok) {
       if (form !== 'html') throw new HallmarkError(parsed.problem.code, parsed.problem.message, parsed.problem.details);
       return html(reply, 400, renderMessagePage(english.error.badLinkTitle, parsed.problem.message, english.error.tryAgain));
@@ -106,15 +214,14 @@ export function registerResolverRoutes(
     const link = parsed.link;
     reply.header(
       'link',
-      `<${deps.publicOrigin()}${request.url.split('?')[0]}?linkType=linkset>; rel="linkset"; type="application/linkset+json"`,
+      `<${deps.publicOrigin()}${printedPath.split('?')[0]}?linkType=linkset>; rel="linkset"; type="application/linkset+json"`,
     );
-    if (form === 'linkset') {
-      const pageUrl = new URL(scannedUrl);
-      pageUrl.searchParams.delete('linkType');
-      return secure(reply)
-        .type('application/linkset+json')
-        .send(linksetOf(deps.publicOrigin(), link, pageUrl.toString()));
-    }
+    // HEAD is not a scan: a phone's prefetch or a link checker counts nothing.
+    if (request.method === 'HEAD')
+      return reply
+        .status(200)
+        .type(form === 'json' ? 'application/json' : 'text/html; charset=utf-8')
+        .send();
     if (link.serial === undefined || link.signature === undefined) {
       const problem = link.serial === undefined ? 'The code has no serial number (/21/).' : 'The code carries no signature.';
       if (form !== 'html') throw new HallmarkError(link.serial === undefined ? 'INVALID_URL' : 'MISSING_SIGNATURE', problem);
@@ -148,6 +255,7 @@ export function registerResolverRoutes(
               latestEvent: object.provenance.latest_event,
               currentOwner: object.provenance.current_owner,
               photoBinding: object.cryptographic_identity.photo_binding,
+              referencePhotos: object.cryptographic_identity.reference_photos,
               verifiedAt,
             },
             dates,
@@ -199,21 +307,24 @@ export function registerResolverRoutes(
           confirmedReport: result?.confirmedReport,
           testCode: scan.environment === 'test',
           link: scannedUrl,
+          issuer: scan.issuer,
         },
         dates,
       ),
     );
   });
 
-  registerRoute(app, resolverOptionsRoute, async (_request, reply) =>
+  const preflight = async (_request: FastifyRequest, reply: FastifyReply) =>
     secure(reply)
       .status(204)
       .header('access-control-allow-methods', 'GET, HEAD, OPTIONS')
       .header('access-control-allow-headers', 'Accept, Accept-Language, Content-Type')
       .header('access-control-max-age', '86400')
       .header('allow', 'GET, HEAD, OPTIONS')
-      .send(),
-  );
+      .send();
+  registerRoute(app, resolverOptionsRoute, preflight);
+  registerRoute(app, verificationPageOptionsRoute, preflight);
+  registerRoute(app, resolveCompressedOptionsRoute, preflight);
 
   registerRoute(app, resolverReportRoute, async (request, reply) => {
     const body = (request.body ?? {}) as { link?: unknown; reason?: unknown };

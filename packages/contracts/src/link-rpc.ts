@@ -1,0 +1,47 @@
+import { Type } from '@sinclair/typebox';
+import { PrincipalSchema, type RpcDefinition } from './rpc.ts';
+import { CreateLinkBody, ItemLinks, LinkList, LinkView, ListLinksQuery, UpdateLinkBody } from './schemas/links.ts';
+
+/** The brand's links (code-service, services/code-service/src/handlers/links.ts). */
+export const createLinkRpc = {
+  service: 'code-service',
+  operation: 'createLink',
+  request: Type.Object({ principal: PrincipalSchema, body: CreateLinkBody }),
+  response: LinkView,
+} satisfies RpcDefinition;
+
+export const listLinksRpc = {
+  service: 'code-service',
+  operation: 'listLinks',
+  request: Type.Object({ principal: PrincipalSchema, query: ListLinksQuery }),
+  response: LinkList,
+} satisfies RpcDefinition;
+
+export const updateLinkRpc = {
+  service: 'code-service',
+  operation: 'updateLink',
+  request: Type.Object({ principal: PrincipalSchema, id: Type.String(), body: UpdateLinkBody }),
+  response: LinkView,
+} satisfies RpcDefinition;
+
+export const deleteLinkRpc = {
+  service: 'code-service',
+  operation: 'deleteLink',
+  request: Type.Object({ principal: PrincipalSchema, id: Type.String() }),
+  response: Type.Object({ deleted: Type.Literal(true) }),
+} satisfies RpcDefinition;
+
+/**
+ * The links of a scanned item for the public resolver: those of the account that owns the GTIN in
+ * the live environment, that apply to the item (GTIN-wide, its lot, its serial), most specific first.
+ */
+export const itemLinksRpc = {
+  service: 'code-service',
+  operation: 'itemLinks',
+  request: Type.Object({
+    gtin: Type.String(),
+    lot: Type.Optional(Type.String()),
+    serial: Type.Optional(Type.String()),
+  }),
+  response: ItemLinks,
+} satisfies RpcDefinition;

@@ -1,0 +1,334 @@
+import { findGtinSigner } from '@hallmark/accounts';
+import {
+  type CreateLinkBody,
+  decodeCursor,
+  encodeCursor,
+  gs1LinkTypes,
+  HallmarkError,
+  type ItemLinks,
+  type LinkList,
+  type LinkView,
+  type ListLinksQuery,
+  linkTypeCurie,
+  type Principal,
+  type UpdateLinkBody,
+} from '@hallmark/contracts';
+import { randomHex } from '@hallmark/crypto';
+import type { EventStore } from '@hallmark/event-store';
+import { checkAi82Value, checkGtin14 } from '@hallmark/gs1';
+import { accountStream } from '@hallmark/provenance';
+import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
+
+export interface LinkDeps {
+  db: SqlDatabase;
+  eventStore: EventStore;
+  clock: () => Date;
+}
+
+interface Row {
+  id: string;
+  account_id: string;
+  environment: string;
+  gtin: string;
+  lot: string | null;
+  serial: string | null;
+  link_type: string;
+  href: string;
+  title: string;
+  media_type: string;
+  hreflang: string[] | string;
+  is_default: boolean;
+  created_at: Date | string;
+  updated_at: Date | string;
+  created_us?: string;
+}
+
+const iso = (value: Date | string) => new Date(value).toISOString();
+
+function viewOf(row: Row): LinkView {
+  return {
+    id: row.id,
+    gtin: row.gtin,
+    lot: row.lot,
+    serial: row.serial,
+    linkType: row.link_type,
+    href: row.href,
+    title: row.title,
+    type: row.media_type,
+    hreflang: typeof row.hreflang === 'string' ? (JSON.parse(row.hreflang) as string[]) : row.hreflang,
+    default: row.is_default,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+  };
+}
+
+const invalid = (field: string, message: string, value?: unknown) =>
+  new HallmarkError('VALIDATION_ERROR', `Invalid request: ${field} ${message}.`, {
+    fields: [{ field, in: 'body', message, ...(value !== undefined ? { value } : {}) }],
+  });
+
+const allowedTypes = new Set<string>(gs1LinkTypes.map((type) => `gs1:${type}`));
+
+/** A GS1 link type a brand may set, as its CURIE; anything else is refused with the reason. */
+function checkLinkType(value: string): string {
+  const curie = linkTypeCurie(value);
+  if (curie === 'gs1:defaultLink') {
+    throw invalid('linkType', 'cannot be gs1:defaultLink: give the link its own type and `default: true`', value);
+  }
+  if (curie === 'gs1:verificationService') {
+    throw invalid('linkType', 'cannot be gs1:verificationService: that is Hallmark’s verification page of every item', value);
+  }
+  if (curie === undefined || !allowedTypes.has(curie)) {
+    throw invalid(
+      'linkType',
+      'must be a GS1 link type, e.g. gs1:pip or https://gs1.org/voc/pip (GET /.well-known/gs1resolver)',
+      value,
+    );
+  }
+  return curie;
+}
+
+/** Only absolute http(s) URLs without credentials: no javascript:, data:, file: or relative links. */
+function checkHref(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw invalid('href', 'must be an absolute http or https URL', value);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw invalid('href', `must be an http or https URL, not ${url.protocol.replace(':', '')}`, value);
+  }
+  if (url.username !== '' || url.password !== '') throw invalid('href', 'must not carry a user name or password', value);
+  return url.toString();
+}
+
+function checkItemPart(field: 'lot' | 'serial', value: string | undefined): string | null {
+  if (value === undefined) return null;
+  const problem = checkAi82Value(field, value);
+  if (problem) throw invalid(field, problem.replace(`${field} `, ''), value);
+  return value;
+}
+
+const isUniqueViolation = (error: unknown) =>
+  typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';
+
+const defaultTaken = (link: { gtin: string; lot: string | null; serial: string | null }) =>
+  new HallmarkError(
+    'CONFLICT',
+    'This item already has a default link: set `default: false` on it first (PATCH /links/{id}), or give this link `default: false`.',
+    { gtin: link.gtin, lot: link.lot, serial: link.serial },
+  );
+
+async function otherDefault(
+  sql: SqlExecutor,
+  owner: Principal,
+  link: { id: string; gtin: string; lot: string | null; serial: string | null },
+): Promise<string | undefined> {
+  const rows = await sql.query<{ id: string }>(
+    `SELECT id FROM item_links WHERE account_id = $1 AND environment = $2 AND gtin = $3
+       AND coalesce(lot, '') = coalesce($4, '') AND coalesce(serial, '') = coalesce($5, '') AND is_default AND id <> $6`,
+    [owner.accountId, owner.environment, link.gtin, link.lot, link.serial, link.id],
+  );
+  return rows[0]?.id;
+}
+
+/**
+ * The brand's links per GTIN, lot or serial (docs/RESOLVER.md, "Links"). Each change is an event in
+ * the account's stream (`link.created`, `link.updated`, `link.deleted`) with the row written in its
+ * transaction; a refusal stores nothing.
+ */
+export function createLinks(deps: LinkDeps) {
+  const requireOwned = async (owner: Principal, gtin: string) => {
+    const signer = await findGtinSigner(deps.db, owner.environment, gtin);
+    if (!signer?.owned || signer.accountId !== owner.accountId) {
+      throw new HallmarkError(
+        'GTIN_NOT_OWNED',
+        'This account does not own the GTIN: links can be set only for GTINs the account was granted (GET /api/v1/gtins).',
+        { gtin },
+      );
+    }
+  };
+
+  const find = async (owner: Principal, id: string): Promise<Row> => {
+    const rows = await deps.db.query<Row>('SELECT * FROM item_links WHERE id = $1 AND account_id = $2 AND environment = $3', [
+      id,
+      owner.accountId,
+      owner.environment,
+    ]);
+    const row = rows[0];
+    if (!row) throw new HallmarkError('NOT_FOUND', 'There is no link with this id.', { id });
+    return row;
+  };
+
+  const record = async (
+    owner: Principal,
+    type: string,
+    data: Record<string, unknown>,
+    write: (sql: SqlExecutor) => Promise<void>,
+  ) => {
+    try {
+      await deps.eventStore.append(accountStream(owner), [{ type, data }], {
+        expectedVersion: 'any',
+        readModels: { db: deps.db, write },
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) {
+        const link = data as { gtin: string; lot: string | null; serial: string | null };
+        throw defaultTaken(link);
+      }
+      throw error;
+    }
+  };
+
+  return {
+    async create(owner: Principal, body: CreateLinkBody): Promise<LinkView> {
+      const gtinCheck = checkGtin14(body.gtin);
+      if (!gtinCheck.ok) {
+        throw new HallmarkError('INVALID_GTIN', `Invalid GTIN: ${gtinCheck.message}.`, {
+          provided: body.gtin,
+          expected: gtinCheck.reason === 'check-digit' ? gtinCheck.expected : '14 digits with a valid GS1 check digit',
+        });
+      }
+      const linkType = checkLinkType(body.linkType);
+      const href = checkHref(body.href);
+      const lot = checkItemPart('lot', body.lot);
+      const serial = checkItemPart('serial', body.serial);
+      await requireOwned(owner, body.gtin);
+      const now = deps.clock().toISOString();
+      const view: LinkView = {
+        id: `lnk_${randomHex(10)}`,
+        gtin: body.gtin,
+        lot,
+        serial,
+        linkType,
+        href,
+        title: body.title,
+        type: body.type,
+        hreflang: body.hreflang ?? [],
+        default: body.default ?? false,
+        createdAt: now,
+        updatedAt: now,
+      };
+      await record(owner, 'link.created', { ...view }, async (sql) => {
+        if (view.default && (await otherDefault(sql, owner, view))) throw defaultTaken(view);
+        await sql.query(
+          `INSERT INTO item_links (id, account_id, environment, gtin, lot, serial, link_type, href, title, media_type, hreflang, is_default, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $13)`,
+          [
+            view.id,
+            owner.accountId,
+            owner.environment,
+            view.gtin,
+            lot,
+            serial,
+            linkType,
+            href,
+            view.title,
+            view.type,
+            JSON.stringify(view.hreflang),
+            view.default,
+            now,
+          ],
+        );
+      });
+      return view;
+    },
+
+    async list(owner: Principal, query: ListLinksQuery): Promise<LinkList> {
+      const limit = query.limit ?? 20;
+      const [afterUs, afterId] = query.cursor ? decodeCursor(query.cursor, [/^\d{1,20}$/, /^.{1,100}$/]) : [];
+      const rows = await deps.db.query<Row>(
+        `SELECT l.*, t.created_us FROM item_links l
+         CROSS JOIN LATERAL (SELECT (extract(epoch FROM l.created_at) * 1000000)::bigint::text AS created_us) AS t
+         WHERE l.account_id = $1 AND l.environment = $2
+           AND ($3::text IS NULL OR l.gtin = $3) AND ($4::text IS NULL OR l.lot = $4) AND ($5::text IS NULL OR l.serial = $5)
+           AND ($6::bigint IS NULL OR (t.created_us::bigint, l.id) < ($6::bigint, $7::text))
+         ORDER BY t.created_us::bigint DESC, l.id DESC
+         LIMIT $8`,
+        [
+          owner.accountId,
+          owner.environment,
+          query.gtin ?? null,
+          query.lot ?? null,
+          query.serial ?? null,
+          afterUs ?? null,
+          afterId ?? null,
+          limit + 1,
+        ],
+      );
+      const hasMore = rows.length > limit;
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return {
+        links: page.map(viewOf),
+        pagination: { limit, hasMore, nextCursor: hasMore && last ? encodeCursor([last.created_us ?? '0', last.id]) : null },
+      };
+    },
+
+    async update(owner: Principal, id: string, body: UpdateLinkBody): Promise<LinkView> {
+      const existing = viewOf(await find(owner, id));
+      // A GTIN the account gave up (or had taken away) is no longer its to link.
+      await requireOwned(owner, existing.gtin);
+      const changed: LinkView = {
+        ...existing,
+        ...(body.linkType !== undefined ? { linkType: checkLinkType(body.linkType) } : {}),
+        ...(body.href !== undefined ? { href: checkHref(body.href) } : {}),
+        ...(body.title !== undefined ? { title: body.title } : {}),
+        ...(body.type !== undefined ? { type: body.type } : {}),
+        ...(body.hreflang !== undefined ? { hreflang: body.hreflang } : {}),
+        ...(body.default !== undefined ? { default: body.default } : {}),
+        updatedAt: deps.clock().toISOString(),
+      };
+      await record(owner, 'link.updated', { ...changed, changes: Object.keys(body) }, async (sql) => {
+        if (changed.default && (await otherDefault(sql, owner, changed))) throw defaultTaken(changed);
+        const updated = await sql.query(
+          `UPDATE item_links SET link_type = $3, href = $4, title = $5, media_type = $6, hreflang = $7::jsonb, is_default = $8, updated_at = $9
+           WHERE id = $1 AND account_id = $2 RETURNING id`,
+          [
+            id,
+            owner.accountId,
+            changed.linkType,
+            changed.href,
+            changed.title,
+            changed.type,
+            JSON.stringify(changed.hreflang),
+            changed.default,
+            changed.updatedAt,
+          ],
+        );
+        if (updated.length === 0) throw new HallmarkError('NOT_FOUND', 'There is no link with this id.', { id });
+      });
+      return changed;
+    },
+
+    async remove(owner: Principal, id: string): Promise<void> {
+      const existing = viewOf(await find(owner, id));
+      await record(owner, 'link.deleted', { ...existing, deletedAt: deps.clock().toISOString() }, async (sql) => {
+        const deleted = await sql.query('DELETE FROM item_links WHERE id = $1 AND account_id = $2 RETURNING id', [
+          id,
+          owner.accountId,
+        ]);
+        if (deleted.length === 0) throw new HallmarkError('NOT_FOUND', 'There is no link with this id.', { id });
+      });
+    },
+
+    /**
+     * The live links of the GTIN's owner that apply to a scanned item: GTIN-wide ones, those of its
+     * lot, those of its serial (with its lot or none); most specific first, then oldest first.
+     */
+    async forItem(item: { gtin: string; lot?: string | undefined; serial?: string | undefined }): Promise<ItemLinks> {
+      const signer = await findGtinSigner(deps.db, 'live', item.gtin);
+      if (!signer?.owned) return { links: [] };
+      const rows = await deps.db.query<Row>(
+        `SELECT * FROM item_links
+         WHERE environment = 'live' AND gtin = $1 AND account_id = $2
+           AND (lot IS NULL OR lot = $3) AND (serial IS NULL OR serial = $4)
+         ORDER BY (CASE WHEN serial IS NOT NULL THEN 2 ELSE 0 END + CASE WHEN lot IS NOT NULL THEN 1 ELSE 0 END) DESC, created_at, id`,
+        [item.gtin, signer.accountId, item.lot ?? null, item.serial ?? null],
+      );
+      return { links: rows.map(viewOf) };
+    },
+  };
+}
+export type Links = ReturnType<typeof createLinks>;

@@ -1,0 +1,49 @@
+import {
+  type CreateLinkBody,
+  createLinkRoute,
+  createLinkRpc,
+  deleteLinkRoute,
+  deleteLinkRpc,
+  type ListLinksQuery,
+  listLinksRoute,
+  listLinksRpc,
+  type UpdateLinkBody,
+  updateLinkRoute,
+  updateLinkRpc,
+} from '@hallmark/contracts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { principalOf } from '../auth/request-auth.ts';
+import { registerRoute } from '../route-registry.ts';
+import type { ServiceCaller } from '../service-call.ts';
+
+const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
+
+/** POST/GET /links, PATCH/DELETE /links/{id}: the brand's links the resolver serves (docs/RESOLVER.md, "Links"). */
+export function registerLinkRoutes(app: FastifyInstance, deps: { services: ServiceCaller }): void {
+  registerRoute(app, createLinkRoute, async (request, reply) => {
+    const link = await deps.services.call(
+      createLinkRpc,
+      { principal: principalOf(request), body: request.body as CreateLinkBody },
+      request.id,
+    );
+    reply.status(201);
+    return link;
+  });
+
+  registerRoute(app, listLinksRoute, async (request) =>
+    deps.services.call(listLinksRpc, { principal: principalOf(request), query: request.query as ListLinksQuery }, request.id),
+  );
+
+  registerRoute(app, updateLinkRoute, async (request) =>
+    deps.services.call(
+      updateLinkRpc,
+      { principal: principalOf(request), id: idOf(request), body: request.body as UpdateLinkBody },
+      request.id,
+    ),
+  );
+
+  registerRoute(app, deleteLinkRoute, async (request, reply) => {
+    await deps.services.call(deleteLinkRpc, { principal: principalOf(request), id: idOf(request) }, request.id);
+    return reply.status(204).send();
+  });
+}
