@@ -109,9 +109,12 @@ export async function startEmbeddedProduct(
 
 /**
  * The distributed form: the gateway and the four services as five processes on NATS, PostgreSQL and Redis.
- * `gatewayEnv` adds settings of the gateway's own.
+ * `gatewayEnv` adds settings of the gateway's own; `everyEnv` settings of every process (the gateway's too).
  */
-export async function startDistributedProduct(gatewayEnv: Record<string, string> = {}): Promise<RunningProduct> {
+export async function startDistributedProduct(
+  gatewayEnv: Record<string, string> = {},
+  everyEnv: Record<string, string> = {},
+): Promise<RunningProduct> {
   const database = await createTestDatabase('bench');
   const namespace = `bench_${randomUUID().slice(0, 8)}`;
   const port = randomPort(18_900);
@@ -128,6 +131,7 @@ export async function startDistributedProduct(gatewayEnv: Record<string, string>
     // Signs the requests services accept over NATS (every process holds the same one).
     HALLMARK_BUS_SECRET: randomBytes(32).toString('hex'),
     HALLMARK_BOOTSTRAP_KEY: operatorKey,
+    ...everyEnv,
   };
   const processes = [
     startServiceProcess('gateway', { ...env, ...gatewayEnv, PORT: String(port), HALLMARK_HOST: '127.0.0.1' }),
@@ -147,6 +151,29 @@ export async function startDistributedProduct(gatewayEnv: Record<string, string>
       await deleteEventStream(nats, namespace);
     },
   };
+}
+
+const benchGtin = '09506000134352';
+
+async function post(url: string, path: string, key: string, body: unknown) {
+  const response = await fetch(`${url}/api/v1${path}`, {
+    method: 'POST',
+    headers: { 'x-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+  // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
+  return (await response.json()) as Record<string, any>;
+}
+
+/** A brand (enterprise tier) with a key, the GTIN 09506000134352 it signs, and one code of it. */
+export async function brandWithCode(product: RunningProduct): Promise<{ key: string; gtin: string; url: string }> {
+  const brand = await post(product.url, '/accounts', operatorKey, { name: 'Bench brand', tier: 'enterprise' });
+  const key = brand.apiKey.secret as string;
+  // The brand signs only GTINs it owns (docs/SIGNING.md).
+  await post(product.url, `/accounts/${brand.account.id}/gtins`, operatorKey, { gtin: benchGtin });
+  const code = await post(product.url, '/code/generate', key, { gtin: benchGtin, serialNumber: 'BENCH-1', batchNumber: 'L1' });
+  return { key, gtin: benchGtin, url: code.url as string };
 }
 
 export interface LoadResult {

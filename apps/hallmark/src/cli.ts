@@ -1,5 +1,5 @@
 import { HallmarkError } from '@hallmark/contracts';
-import { exitOnConfigError, stopOnSignal } from '@hallmark/runtime';
+import { exitOnConfigError, reportEventLoopOnSignal, stopOnSignal } from '@hallmark/runtime';
 import { accountsCommand, accountsUsage } from './commands/accounts.ts';
 import { auditCommand, auditUsage } from './commands/audit.ts';
 import { CommandError } from './commands/command-error.ts';
@@ -33,6 +33,7 @@ const write = (text: string) => process.stdout.write(text);
 
 async function start(): Promise<void> {
   const started = Date.now();
+  reportEventLoopOnSignal();
   const product = await startEmbedded();
   write(`Hallmark is running at ${product.url} (API: ${product.url}/api/v1, started in ${Date.now() - started} ms)\n`);
   if (product.operatorKeyFile) {

@@ -1,4 +1,5 @@
 import { ConfigError, DistributedConfig, readConfig } from './config.ts';
+import { reportEventLoopOnSignal } from './event-loop-report.ts';
 import { connectDistributed } from './infrastructure.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { refuseTrivialMasterKey } from './master-key-strength.ts';
@@ -62,6 +63,7 @@ export async function runService(definition: ServiceDefinition): Promise<void> {
   } catch (error) {
     exitOnConfigError(error, definition.name);
   }
+  reportEventLoopOnSignal();
   const instance = instanceName();
   const log = createLogger({ service: definition.name, instance, level: config.HALLMARK_LOG_LEVEL });
   try {
