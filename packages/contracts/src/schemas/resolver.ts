@@ -14,11 +14,16 @@ export const ResolverReportForm = Type.Object({
 
 export const HtmlPage = Type.String({ description: 'An HTML page' });
 
+const linkParam = (description: string) =>
+  Type.Union([Type.String({ maxLength: 2048 }), Type.Array(Type.String({ maxLength: 2048 }), { maxItems: 8 })], { description });
+
 export const ResolverQuery = Type.Object(
   {
-    sig: Type.Optional(Type.String({ maxLength: 200 })),
-    '8030': Type.Optional(Type.String({ maxLength: 200 })),
-    '17': Type.Optional(Type.String({ maxLength: 20 })),
+    // Strings or repeated: the link's own syntax check (packages/gs1, parseDigitalLink) answers a
+    // repeated or malformed AI with 400 INVALID_URL and its reason, as it does at every other reader.
+    sig: Type.Optional(linkParam('The signature (base64url)')),
+    '8030': Type.Optional(linkParam('GS1 AI 8030: the signature, as GS1 names it')),
+    '17': Type.Optional(linkParam('GS1 AI 17: expiry date YYMMDD')),
     linkType: Type.Optional(Type.String({ maxLength: 100, description: '`linkset` for the RFC 9264 linkset' })),
   },
   { additionalProperties: true },
