@@ -322,7 +322,7 @@ export function parseDlUri(uri: string, options: DlSyntaxOptions = {}): DlSyntax
     return fail(`The link contains ${JSON.stringify(bad)}, which a URI cannot carry unencoded.`);
   }
   const scheme = /^(https?|HTTPS?):\/\//.exec(uri)?.[0];
-  if (!scheme) return fail('A GS1 Digital Link starts with https:// or http://.');
+  if (!scheme) return fail('Not a GS1 Digital Link URL: it must start with https:// or http://.');
   const afterScheme = uri.slice(scheme.length);
   const slash = afterScheme.indexOf('/');
   const domain = slash === -1 ? afterScheme : afterScheme.slice(0, slash);
