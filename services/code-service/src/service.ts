@@ -27,7 +27,7 @@ import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
 import { CodeServiceConfig } from './config.ts';
 import { createGtinSigners } from './gtin-signers.ts';
 import { findCodes } from './handlers/find-codes.ts';
-import { generateCode, generateCodes } from './handlers/generate-code.ts';
+import { createGroupCommit, generateCode, generateCodes } from './handlers/generate-code.ts';
 import { createGtinClaims } from './handlers/gtin-claims.ts';
 import { createLinks } from './handlers/links.ts';
 import { createQrRenderers } from './handlers/qr-renderers.ts';
@@ -71,6 +71,8 @@ export const codeService = defineService({
       resolverUrl: config.HALLMARK_RESOLVER_URL,
       linkOrder: config.HALLMARK_LINK_ORDER,
       clock,
+      // Concurrent single generates share a transaction (one commit for many codes and events).
+      groupCommit: createGroupCommit({ db: infra.db, eventStore: infra.eventStore }),
     };
     const subscriptions = [
       epochs,

@@ -26,7 +26,7 @@ import {
   type SchemaFact,
 } from '../domain/code-generation.ts';
 import type { GtinSigners } from '../gtin-signers.ts';
-import { insertCodes, type NewCode } from '../store/code-store.ts';
+import { insertCodes, type NewCode, type StoredCode } from '../store/code-store.ts';
 import type { SchemaCatalog } from './schemas.ts';
 
 export interface GenerateDeps {
@@ -38,6 +38,8 @@ export interface GenerateDeps {
   resolverUrl: string;
   linkOrder: 'spec' | 'gs1';
   clock: () => Date;
+  /** Small writes share transactions through it (group commit); without it each request writes its own. */
+  groupCommit?: GroupCommit;
 }
 
 const itemSchema = TypeCompiler.Compile(GenerateCodeBody);
@@ -150,7 +152,7 @@ export async function generateCodes(
       key.signInThreadPool(signedMessage({ kid: key.kid, gtin, serial, batch, expiry })),
     ),
   );
-  let pending = accepted.map(({ position, code: decided }, offset) => {
+  const pending = accepted.map(({ position, code: decided }, offset) => {
     const { assetId, gtin, serial, batch, expiry, metadata, expiresAt, schemaId, schemaVersion } = decided;
     const signature = (signatures[offset] as Buffer).toString('base64url');
     const url = formatDigitalLink(
@@ -185,24 +187,73 @@ export async function generateCodes(
     return { position, code, event };
   });
 
-  // Each pass that meets a taken serial stores nothing and drops at least one item, so this ends.
+  const write: CodeWrite = {
+    owner: principal,
+    kid: key.kid,
+    now,
+    requestId,
+    entries: pending.map(({ code, event }) => ({ code, event })),
+  };
+  const taken =
+    deps.groupCommit && pending.length <= groupCommitMaxCodesPerRequest
+      ? await deps.groupCommit.write(write)
+      : await writeCodes(deps, [write]).then((refused) => refused[0] ?? new Set<string>());
+  for (const entry of pending) {
+    if (taken.has(entry.code.assetId)) {
+      results[entry.position] = {
+        index: firstIndex + entry.position,
+        error: itemError(duplicateSerial(entry.code.gtin, entry.code.serial)),
+      };
+    }
+  }
+  return filled(results);
+}
+
+/** One request's accepted codes, signed, to be stored with their events. */
+export interface CodeWrite {
+  owner: Principal;
+  kid: string;
+  now: Date;
+  requestId: string;
+  entries: ReadonlyArray<{ code: NewCode; event: Record<string, unknown> }>;
+}
+
+/**
+ * Stores the codes of these writes and their `code.generated` events in one transaction. A serial
+ * some other request (or an earlier code of this transaction) took is refused by the rows' unique
+ * constraint: that transaction stores nothing, and it is written again without those codes. Resolves,
+ * once everything else is durable, with each write's asset ids refused that way (DUPLICATE_SERIAL);
+ * rejects with nothing stored.
+ */
+export async function writeCodes(
+  deps: Pick<GenerateDeps, 'db' | 'eventStore'>,
+  writes: readonly CodeWrite[],
+): Promise<Array<Set<string>>> {
+  const refused = writes.map(() => new Set<string>());
+  let pending = writes.flatMap((write, index) => write.entries.map((entry) => ({ index, write, entry })));
+  // Each pass that meets a taken serial stores nothing and drops at least one code, so this ends.
   while (pending.length > 0) {
-    const batchOfCodes = pending;
+    const group = pending;
     try {
       await deps.eventStore.startStreams(
-        batchOfCodes.map((entry) =>
+        group.map(({ write, entry }) =>
           startAssetHistory(
-            { assetId: entry.code.assetId, owner: principal },
-            [{ type: 'code.generated', data: entry.event, metadata: { requestId } }],
-            now.toISOString(),
+            { assetId: entry.code.assetId, owner: write.owner },
+            [{ type: 'code.generated', data: entry.event, metadata: { requestId: write.requestId } }],
+            write.now.toISOString(),
           ),
         ),
         {
           readModels: {
             db: deps.db,
             async write(sql) {
-              const codes = batchOfCodes.map((entry) => entry.code);
-              const stored = await insertCodes(sql, principal, { kid: key.kid, createdAt: now }, codes);
+              const codes: StoredCode[] = group.map(({ write, entry }) => ({
+                ...entry.code,
+                owner: write.owner,
+                kid: write.kid,
+                createdAt: write.now,
+              }));
+              const stored = await insertCodes(sql, codes);
               if (stored.size !== codes.length) {
                 throw new SerialsTaken(new Set(codes.filter((code) => !stored.has(code.assetId)).map((code) => code.assetId)));
               }
@@ -210,21 +261,85 @@ export async function generateCodes(
           },
         },
       );
-      break;
+      return refused;
     } catch (error) {
       if (!(error instanceof SerialsTaken)) throw error;
-      for (const entry of batchOfCodes) {
-        if (error.assetIds.has(entry.code.assetId)) {
-          results[entry.position] = {
-            index: firstIndex + entry.position,
-            error: itemError(duplicateSerial(entry.code.gtin, entry.code.serial)),
-          };
-        }
-      }
-      pending = batchOfCodes.filter((entry) => !error.assetIds.has(entry.code.assetId));
+      for (const { index, entry } of group) if (error.assetIds.has(entry.code.assetId)) refused[index]?.add(entry.code.assetId);
+      pending = group.filter(({ entry }) => !error.assetIds.has(entry.code.assetId));
     }
   }
-  return filled(results);
+  return refused;
+}
+
+/** Requests of at most this many codes go through the group commit; larger ones (batch chunks) are a transaction of their own. */
+export const groupCommitMaxCodesPerRequest = 100;
+
+/** Writes of concurrent requests sharing transactions: see createGroupCommit. */
+export interface GroupCommit {
+  /** Resolves, once the write's codes and events are durable, with its asset ids refused as taken serials. */
+  write(write: CodeWrite): Promise<Set<string>>;
+}
+
+/**
+ * Group commit: a write waits while the previous transaction commits, and every write that
+ * arrived meanwhile goes into the next one (up to `maxCodes` codes), so under load one commit
+ * (one WAL flush) carries many requests' codes and events instead of one. An idle writer starts at
+ * once: a lone request waits for nothing. Each write's promise settles only after the transaction
+ * holding its codes has committed. A taken serial refuses only its own code (see writeCodes); when
+ * a shared transaction fails otherwise, each write of it is tried again alone, so one request's
+ * failure is its own.
+ */
+export function createGroupCommit(
+  deps: Pick<GenerateDeps, 'db' | 'eventStore'>,
+  options: { maxCodes?: number } = {},
+): GroupCommit {
+  const maxCodes = options.maxCodes ?? 500;
+  const queue: Array<{ write: CodeWrite; resolve: (refused: Set<string>) => void; reject: (error: unknown) => void }> = [];
+  let writing = false;
+
+  const writeAlone = async (waiting: (typeof queue)[number]) => {
+    try {
+      waiting.resolve((await writeCodes(deps, [waiting.write]))[0] ?? new Set());
+    } catch (error) {
+      waiting.reject(error);
+    }
+  };
+
+  const drain = async () => {
+    writing = true;
+    while (queue.length > 0) {
+      let codes = 0;
+      let count = 0;
+      while (count < queue.length && (count === 0 || codes + (queue[count]?.write.entries.length ?? 0) <= maxCodes)) {
+        codes += queue[count]?.write.entries.length ?? 0;
+        count += 1;
+      }
+      const group = queue.splice(0, count);
+      if (group.length === 1) {
+        await writeAlone(group[0] as (typeof queue)[number]);
+        continue;
+      }
+      try {
+        const refused = await writeCodes(
+          deps,
+          group.map((waiting) => waiting.write),
+        );
+        for (const [index, waiting] of group.entries()) waiting.resolve(refused[index] ?? new Set());
+      } catch {
+        for (const waiting of group) await writeAlone(waiting);
+      }
+    }
+    writing = false;
+  };
+
+  return {
+    write(write) {
+      return new Promise((resolve, reject) => {
+        queue.push({ write, resolve, reject });
+        if (!writing) void drain();
+      });
+    },
+  };
 }
 
 function filled(results: ReadonlyArray<BatchItemResult | undefined>): BatchItemResult[] {

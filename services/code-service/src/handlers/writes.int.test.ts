@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordGtinClaim } from '../gtin-claim-log.ts';
 import { createGtinSigners } from '../gtin-signers.ts';
 import { migrateCodes } from '../store/code-store.ts';
-import { type GenerateDeps, generateCodes } from './generate-code.ts';
+import { createGroupCommit, type GenerateDeps, generateCodes } from './generate-code.ts';
 import { createSchemaCatalog, type SchemaCatalog } from './schemas.ts';
 
 // Codes and schemas are stored with their events in one transaction (#17: no hand-written undo).
@@ -29,7 +29,8 @@ describe('code-service writes and their events, against PostgreSQL', () => {
     await migrateAccounts(db);
     await migrateCodes(db);
     eventStore = await createSqlEventStore(db);
-    const account = (await provisionAccount(db, { name: 'Brand', tier: 'enterprise', environment: 'live' }, now)).account;
+    const account = (await provisionAccount({ db, eventStore }, { name: 'Brand', tier: 'enterprise', environment: 'live' }, now))
+      .account;
     brand = { accountId: account.id, environment: 'live' };
     await recordGtinClaim(
       { db, eventStore },
@@ -157,6 +158,82 @@ describe('code-service writes and their events, against PostgreSQL', () => {
     }
     expect(await codeRows('ORDER-')).toBe(1500);
     expect(await codeEvents('ORDER-')).toBe(1500);
+  });
+
+  describe('group commit (concurrent small generates share transactions)', () => {
+    const grouped = () => ({ ...deps, groupCommit: createGroupCommit(deps) });
+    const transactionsOf = async (serialPrefix: string) =>
+      Number(
+        (
+          await database.db.query<{ n: string }>(
+            `SELECT count(DISTINCT transaction_id)::text AS n FROM events WHERE event_type = 'code.generated' AND data->>'serial' LIKE $1`,
+            [`${serialPrefix}%`],
+          )
+        )[0]?.n,
+      );
+
+    it('stores 60 concurrent generates, each code with its event and request id, in fewer transactions than requests', async () => {
+      const withGroups = grouped();
+      const outcomes = await Promise.all(
+        Array.from({ length: 60 }, (_, i) =>
+          generateCodes(withGroups, brand, [{ gtin, serialNumber: `GROUP-${i}` }], 0, `req-group-${i}`),
+        ),
+      );
+      expect(outcomes.flatMap(errorCodes).every((code) => code === 'ok')).toBe(true);
+      expect(await codeRows('GROUP-')).toBe(60);
+      expect(await codeEvents('GROUP-')).toBe(60);
+      expect(await transactionsOf('GROUP-')).toBeLessThan(60);
+      const requestIds = await database.db.query<{ serial: string; request_id: string }>(
+        `SELECT data->>'serial' AS serial, metadata->>'requestId' AS request_id FROM events
+         WHERE event_type = 'code.generated' AND data->>'serial' LIKE 'GROUP-%'`,
+      );
+      for (const row of requestIds) expect(row.request_id).toBe(`req-group-${row.serial.slice('GROUP-'.length)}`);
+    });
+
+    it('gives one of 20 grouped generates of one serial the code and the others DUPLICATE_SERIAL, with one event', async () => {
+      const withGroups = grouped();
+      const outcomes = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          generateCodes(withGroups, brand, [{ gtin, serialNumber: i % 2 ? 'GRACE-1' : `GRACE-FREE-${i}` }], 0, `req-grace-${i}`),
+        ),
+      );
+      const codes = outcomes.map((outcome, i) => [i % 2 ? 'taken' : 'free', errorCodes(outcome)[0]]);
+      expect(codes.filter(([kind]) => kind === 'free').every(([, code]) => code === 'ok')).toBe(true);
+      expect(
+        codes
+          .filter(([kind]) => kind === 'taken')
+          .map(([, code]) => code)
+          .sort(),
+      ).toEqual(['ok', ...Array.from({ length: 9 }, () => 'DUPLICATE_SERIAL')].sort());
+      expect(await codeRows('GRACE-1')).toBe(1);
+      expect(await codeEvents('GRACE-1')).toBe(1);
+      expect(await codeRows('GRACE-FREE-')).toBe(10);
+    });
+
+    it('fails only the request whose write fails, not the others sharing its transaction', async () => {
+      const { db } = database;
+      await db.query(`CREATE OR REPLACE FUNCTION refuse_write() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'refused by the test'; END $$`);
+      await db.query(
+        `CREATE TRIGGER refuse_bad BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.data->>'serial' = 'GBAD-7') EXECUTE FUNCTION refuse_write()`,
+      );
+      try {
+        const withGroups = grouped();
+        const outcomes = await Promise.allSettled(
+          Array.from({ length: 30 }, (_, i) =>
+            generateCodes(withGroups, brand, [{ gtin, serialNumber: `GBAD-${i}` }], 0, `req-gbad-${i}`),
+          ),
+        );
+        expect(outcomes.map((outcome) => outcome.status)).toEqual(
+          Array.from({ length: 30 }, (_, i) => (i === 7 ? 'rejected' : 'fulfilled')),
+        );
+        for (const outcome of outcomes) if (outcome.status === 'fulfilled') expect(errorCodes(outcome.value)).toEqual(['ok']);
+      } finally {
+        await db.query('DROP TRIGGER refuse_bad ON events');
+      }
+      expect(await codeRows('GBAD-')).toBe(29);
+      expect(await codeEvents('GBAD-')).toBe(29);
+    });
   });
 
   it('stores no schema, version or deletion whose event cannot be written', async () => {

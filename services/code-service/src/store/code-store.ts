@@ -100,31 +100,40 @@ export interface NewCode {
   expiresAt: Date | null;
 }
 
+/** A code row to store: the code, its owner, the key that signed it and when it was made. */
+export interface StoredCode extends NewCode {
+  owner: Principal;
+  kid: string;
+  createdAt: Date;
+}
+
 /**
- * Stores the codes of one owner, signed by one key, in one statement (in their events' transaction).
- * A code whose GTIN and serial the owner already has is left out. Rows go in in (gtin, serial)
- * order, so two batches racing over the same serials wait for each other instead of deadlocking.
- * Resolves with the asset ids that were stored.
+ * Stores codes in one statement (in their events' transaction); the codes of several requests,
+ * owners and keys may share it (group commit). A code whose GTIN and serial its owner already has
+ * is left out, and so is the second of two such codes in one statement. Rows go in in (account,
+ * environment, gtin, serial) order, so two statements racing over the same serials wait for each
+ * other instead of deadlocking. Resolves with the asset ids that were stored.
  */
-export async function insertCodes(
-  sql: SqlExecutor,
-  owner: Principal,
-  common: { kid: string; createdAt: Date },
-  codes: readonly NewCode[],
-): Promise<Set<string>> {
+export async function insertCodes(sql: SqlExecutor, codes: readonly StoredCode[]): Promise<Set<string>> {
   const rows = await sql.query<{ asset_id: string }>(
     `INSERT INTO codes (asset_id, account_id, environment, gtin, serial, batch, expiry, kid, signature, url, metadata, created_at, expires_at)
-     SELECT r.asset_id, $1, $2, r.gtin, r.serial, r.batch, r.expiry, $3, r.signature, r.url, r.metadata, $4, r.expires_at
-     FROM jsonb_to_recordset($5::jsonb)
-       AS r(asset_id text, gtin text, serial text, batch text, expiry text, signature text, url text, metadata jsonb, expires_at timestamptz)
-     ORDER BY r.gtin, r.serial
+     SELECT r.asset_id, r.account_id, r.environment, r.gtin, r.serial, r.batch, r.expiry, r.kid, r.signature, r.url, r.metadata, r.created_at, r.expires_at
+     FROM jsonb_to_recordset($1::jsonb)
+       AS r(asset_id text, account_id text, environment text, gtin text, serial text, batch text, expiry text, kid text, signature text,
+            url text, metadata jsonb, created_at timestamptz, expires_at timestamptz)
+     ORDER BY r.account_id, r.environment, r.gtin, r.serial
      ON CONFLICT (account_id, environment, gtin, serial) DO NOTHING RETURNING asset_id`,
     [
-      owner.accountId,
-      owner.environment,
-      common.kid,
-      common.createdAt,
-      JSON.stringify(codes.map(({ assetId, expiresAt, ...rest }) => ({ ...rest, asset_id: assetId, expires_at: expiresAt }))),
+      JSON.stringify(
+        codes.map(({ assetId, expiresAt, owner, createdAt, ...rest }) => ({
+          ...rest,
+          asset_id: assetId,
+          account_id: owner.accountId,
+          environment: owner.environment,
+          created_at: createdAt,
+          expires_at: expiresAt,
+        })),
+      ),
     ],
   );
   return new Set(rows.map((row) => row.asset_id));
