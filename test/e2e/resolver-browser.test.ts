@@ -127,7 +127,7 @@ const expected: Record<keyof typeof links, RegExp[]> = {
     /30 June 2031/,
     /Times scanned\s*1/,
     /UTC/,
-    /Safe to use/,
+    /The code is genuine/,
   ],
   suspicious: [
     /Suspicious: check before you use it/,

@@ -1,11 +1,4 @@
 export { type Account, findAccount, findOperatorAccount } from './account-store.ts';
-export {
-  type CachedTable,
-  type CacheEpochs,
-  defaultEpochPollMs,
-  fixedCacheEpochs,
-  watchCacheEpochs,
-} from './cache-epochs.ts';
 export { environmentOfSecret, hashApiKeySecret, isWellFormedSecret, newApiKeySecret } from './api-key-secret.ts';
 export {
   type ApiKeyRecord,
@@ -30,6 +23,27 @@ export {
   writeKeyIssued,
 } from './api-keys.ts';
 export type { AuthenticatedKey } from './authenticated-key.ts';
+export {
+  type BrandingChange,
+  bandColours,
+  brandingView,
+  contrastRatio,
+  defaultTextColour,
+  findBranding,
+  findGtinIssuer,
+  findLogo,
+  findStoredColours,
+  minimumContrast,
+  relativeLuminance,
+  writeBranding,
+} from './branding.ts';
+export {
+  type CachedTable,
+  type CacheEpochs,
+  defaultEpochPollMs,
+  fixedCacheEpochs,
+  watchCacheEpochs,
+} from './cache-epochs.ts';
 export {
   type AccountKeys,
   type ApiKeyCommand,

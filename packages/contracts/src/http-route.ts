@@ -44,7 +44,7 @@ export interface RouteDefinition {
   /** Largest body accepted, in bytes, when this route takes more than the gateway's default. */
   bodyLimit?: number;
   /** A body that is not JSON (a multipart upload, a form): documented in OpenAPI, parsed by the handler. */
-  formBody?: { contentType: 'multipart/form-data' | 'application/x-www-form-urlencoded'; schema: TSchema };
+  formBody?: { contentType: 'multipart/form-data' | 'application/x-www-form-urlencoded' | 'image/png'; schema: TSchema };
   /** A POST whose body may be left out entirely; it is then taken as `{}`. */
   bodyOptional?: boolean;
   /**

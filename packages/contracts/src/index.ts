@@ -16,6 +16,8 @@ export { err, ok, type Result } from './result.ts';
 export {
   apiPrefix,
   auctionDashboardRoute,
+  brandLogoRoute,
+  brandThemeRoute,
   claimGtinRoute,
   codeQrRoute,
   complianceExportRoute,
@@ -28,6 +30,7 @@ export {
   dismissCodeReportRoute,
   generateCodeBatchRoute,
   generateCodeRoute,
+  getBrandingRoute,
   getComplianceConfigRoute,
   getSchemaRoute,
   grantGtinRoute,
@@ -58,8 +61,10 @@ export {
   revokeKeyRoute,
   rotateSigningKeyRoute,
   routes,
+  updateBrandingRoute,
   updateComplianceConfigRoute,
   updateSchemaRoute,
+  uploadBrandingLogoRoute,
   uploadPhotoRoute,
   validateMetadataRoute,
   verifyChainRoute,
@@ -129,6 +134,14 @@ export {
   RegisteredObject,
   RegisterObjectBody,
 } from './schemas/auction.ts';
+export {
+  BrandingInput,
+  BrandingView,
+  BrandLogoParam,
+  BrandThemeParam,
+  HexColour,
+  ResolvedIssuer,
+} from './schemas/branding.ts';
 export {
   BatchItemResult,
   CodeReport,

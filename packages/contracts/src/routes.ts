@@ -20,6 +20,7 @@ import {
   TransferIdParam,
   TransferInitiated,
 } from './schemas/auction.ts';
+import { BrandingInput, BrandingView, BrandLogoParam, BrandThemeParam } from './schemas/branding.ts';
 import {
   CodeReport,
   CodeReportList,
@@ -783,6 +784,82 @@ export const gs1ResolverDescriptionRoute = defineRoute({
   errors: [],
 });
 
+export const getBrandingRoute = defineRoute({
+  operationId: 'getBranding',
+  method: 'GET',
+  path: `${apiPrefix}/account/branding`,
+  summary: 'The brand’s name, colours and logo as the resolver page shows them, for the caller’s account and environment.',
+  tags: ['account'],
+  auth: 'api-key',
+  scope: 'assets:read',
+  responses: { 200: { description: 'The branding (fields null when unset)', schema: BrandingView } },
+  errors: [],
+});
+
+export const updateBrandingRoute = defineRoute({
+  operationId: 'updateBranding',
+  method: 'PUT',
+  path: `${apiPrefix}/account/branding`,
+  summary:
+    'Set the brand’s display name and colours (#rrggbb; text on the band needs a WCAG contrast of 4.5:1, else 400). ' +
+    'Fields left out keep their value, null clears one. Needs scope *; recorded as an audit event.',
+  tags: ['account'],
+  auth: 'api-key',
+  scope: '*',
+  body: BrandingInput,
+  responses: { 200: { description: 'The branding now', schema: BrandingView } },
+  errors: ['VALIDATION_ERROR'],
+});
+
+export const uploadBrandingLogoRoute = defineRoute({
+  operationId: 'uploadBrandingLogo',
+  method: 'PUT',
+  path: `${apiPrefix}/account/branding/logo`,
+  summary:
+    'Set the logo: the body is the image itself, Content-Type image/png or image/jpeg (SVG and anything else 415), ' +
+    'at most 512 KiB (413) and 2048 pixels a side, decoded and stored re-encoded as PNG, served from this origin. ' +
+    'DELETE-free: send another to replace it. Needs scope *; recorded as an audit event.',
+  tags: ['account'],
+  auth: 'api-key',
+  scope: '*',
+  bodyLimit: 524_288,
+  formBody: {
+    contentType: 'image/png',
+    schema: Type.String({ contentEncoding: 'binary', description: 'the PNG or JPEG bytes (image/png or image/jpeg)' }),
+  },
+  responses: { 200: { description: 'The branding with its new logo', schema: BrandingView } },
+  errors: ['VALIDATION_ERROR', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'SERVICE_UNAVAILABLE'],
+});
+
+export const brandLogoRoute = defineRoute({
+  operationId: 'getBrandLogo',
+  method: 'GET',
+  path: '/resolver/logos/{file}',
+  summary:
+    'A brand’s logo for the resolver page: a PNG this service re-encoded, by its SHA-256; immutable. Limited per client address.',
+  tags: ['resolver'],
+  auth: 'public',
+  publicRateLimit: true,
+  params: BrandLogoParam,
+  responses: {
+    200: { description: 'The logo', schema: Type.String({ contentEncoding: 'binary' }), contentType: 'image/png' },
+  },
+  errors: ['NOT_FOUND', 'RATE_LIMITED'],
+});
+
+export const brandThemeRoute = defineRoute({
+  operationId: 'getBrandTheme',
+  method: 'GET',
+  path: '/resolver/themes/{file}',
+  summary:
+    'The stylesheet of a brand’s band on the resolver page: background and text colour from the name; a pair under 4.5:1 contrast is 404. Immutable.',
+  tags: ['resolver'],
+  auth: 'public',
+  params: BrandThemeParam,
+  responses: { 200: { description: 'The stylesheet', schema: Type.String(), contentType: 'text/css' } },
+  errors: ['NOT_FOUND'],
+});
+
 /** Every HTTP route of the product. A route that is not here is not served. */
 export const routes = [
   healthRoute,
@@ -834,4 +911,9 @@ export const routes = [
   resolverReportRoute,
   gs1ResolverDescriptionRoute,
   ...linkRoutes,
+  getBrandingRoute,
+  updateBrandingRoute,
+  uploadBrandingLogoRoute,
+  brandLogoRoute,
+  brandThemeRoute,
 ] as const;

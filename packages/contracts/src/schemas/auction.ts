@@ -141,6 +141,11 @@ export const PublicVerification = Type.Object({
     signature_valid: Type.Boolean(),
     photo_binding: Type.String(),
     tag_status: Type.String(),
+    /** Not in the spec's table: how many of the category's required angles have a photo bound and held. */
+    reference_photos: Type.Object(
+      { bound: Type.Integer(), required: Type.Integer() },
+      { description: 'required angles with a photo bound (and still held), and how many the category requires' },
+    ),
   }),
   provenance: Type.Object({
     event_count: Type.Integer(),

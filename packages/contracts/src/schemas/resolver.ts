@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { ResolvedIssuer } from './branding.ts';
 import { VerificationResult } from './codes.ts';
 
 export const ResolverLinkParam = Type.Object({
@@ -36,5 +37,10 @@ export const ResolvedScan = Type.Object({
   environment: Type.Union([Type.Literal('live'), Type.Literal('test'), Type.Null()]),
   productName: Type.Union([Type.String(), Type.Null()]),
   result: Type.Union([VerificationResult, Type.Null()]),
+  /**
+   * The account that owns the code's GTIN, with its branding: null when no account owns it (the
+   * operator signed it) or no code was found. Optional so an older verify-service's answer still reads.
+   */
+  issuer: Type.Optional(Type.Union([ResolvedIssuer, Type.Null()])),
 });
 export type ResolvedScan = Static<typeof ResolvedScan>;

@@ -8,11 +8,15 @@ import { loadObject, type ObjectRepositoryDeps } from '../object-repository.ts';
 import { isValidServiceSerial } from '../service-serial.ts';
 import { findObjectIdBySerial } from '../store/object-store.ts';
 
-const tierLabels = {
-  basic: 'Basic: no reference photos yet',
-  standard: 'Standard: photo-bound',
-  enhanced: 'Enhanced: fully photo-bound',
-};
+/**
+ * Words that claim no more than was checked: photo-bound only when every required angle has a photo
+ * that is still held (docs/AUCTION.md, "Security figures"); otherwise how many of them do.
+ */
+function tierLabel(tier: 'basic' | 'standard' | 'enhanced', held: number, required: number): string {
+  if (held === 0) return 'Basic: no reference photos held';
+  if (held < required) return `${tier === 'basic' ? 'Basic' : 'Standard'}: reference photos at ${held} of ${required} angles`;
+  return tier === 'enhanced' ? 'Enhanced: photo-bound at every required angle' : 'Standard: photo-bound at every required angle';
+}
 
 /**
  * GET /auction/public/verify/{serial}, for anyone: the link's signature under the published key,
@@ -43,6 +47,7 @@ export async function publicVerify(
   const chain = verifyChain(state.records);
   const figures = securityFigures(state);
   const held = await Promise.all([...state.photos.values()].map((photo) => deps.blobs.has(photo.sha256)));
+  const heldCount = held.filter(Boolean).length;
   const photoBinding = held.includes(false) ? 'invalid' : figures.photo_status.binding_status;
   const authentic = signatureValid && chain.isValid && photoBinding !== 'invalid';
   return {
@@ -59,6 +64,7 @@ export async function publicVerify(
       signature_valid: signatureValid,
       photo_binding: photoBinding,
       tag_status: signatureValid ? 'verified' : 'invalid',
+      reference_photos: { bound: heldCount, required: figures.photo_status.required },
     },
     provenance: {
       event_count: state.records.length,
@@ -69,7 +75,7 @@ export async function publicVerify(
     security: {
       spatial_relations: figures.spatial_relations,
       entropy_bits: figures.entropy_bits,
-      tier_label: tierLabels[figures.security_tier],
+      tier_label: tierLabel(figures.security_tier, heldCount, figures.photo_status.required),
     },
   };
 }

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { bandColours } from '@hallmark/accounts';
+import type { ResolvedIssuer } from '@hallmark/contracts';
 import { english } from './texts.ts';
 
 export type PageVerdict = 'authentic' | 'suspicious' | 'counterfeit';
@@ -34,10 +36,38 @@ button{margin-top:.75rem;font:inherit;font-weight:600;padding:.625rem 1rem;borde
 button:focus-visible,textarea:focus-visible{outline:3px solid #1f3a8a;outline-offset:2px}
 .note{color:#4a4a4a;font-size:.875rem}
 footer{font-size:.8125rem;color:#4a4a4a;margin:1.5rem 0}
+.brand{display:flex;gap:.75rem;align-items:center;margin:0 -1rem 1rem;padding:.75rem 1rem;background:#fff;color:#1a1a1a;border-bottom:1px solid #d4d4d0}
+.brand img{flex:none;max-height:3rem;max-width:8rem;width:auto;height:auto}
+.brand p{margin:0;font-size:.875rem}
+.brand strong{display:block;font-size:1.125rem;overflow-wrap:anywhere}
 `.trim();
 
-/** The Content-Security-Policy of every resolver page: nothing from anywhere but this inline style. */
-export const contentSecurityPolicy = `default-src 'none'; style-src 'sha256-${createHash('sha256').update(style).digest('base64')}'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
+/**
+ * The Content-Security-Policy of every resolver page: this inline style, and from this origin only a
+ * brand's band stylesheet (/resolver/themes/…) and logo (/resolver/logos/…); nothing from anywhere else.
+ */
+export const contentSecurityPolicy = `default-src 'none'; style-src 'self' 'sha256-${createHash('sha256').update(style).digest('base64')}'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
+
+/** `/resolver/themes/<background>-<text>.css`: the band's colours, served by brand-assets.ts. */
+export const themePath = (primary: string, text: string) => `/resolver/themes/${primary.slice(1)}-${text.slice(1)}.css`;
+export const logoPath = (sha256: string) => `/resolver/logos/${sha256}.png`;
+
+/**
+ * The brand's band at the top of a code's page: logo, name and what the name is to this code. The
+ * brand's colours are for this band only, never for the verdict, which keeps its own colours, icon
+ * and words whatever the brand chose.
+ */
+function brandBand(issuer: ResolvedIssuer, role: string): string {
+  const logo = issuer.logo
+    ? `<img src="${logoPath(issuer.logo.sha256)}" width="${issuer.logo.width}" height="${issuer.logo.height}" alt="${escapeHtml(english.labels.logo(issuer.name))}">`
+    : '';
+  return `<div class="brand">${logo}<p>${escapeHtml(role)}<strong>${escapeHtml(issuer.name)}</strong></p></div>`;
+}
+
+function themeLink(issuer: ResolvedIssuer | null | undefined): string {
+  const band = issuer ? bandColours(issuer.primaryColor, issuer.textColor) : null;
+  return band ? `<link rel="stylesheet" href="${themePath(band.primary, band.text)}">` : '';
+}
 
 const icons: Record<PageVerdict, string> = {
   authentic:
@@ -48,7 +78,7 @@ const icons: Record<PageVerdict, string> = {
     '<svg viewBox="0 0 48 48" aria-hidden="true"><circle cx="24" cy="24" r="22" fill="#b3261e"/><path d="M16 16l16 16M32 16L16 32" stroke="#fff" stroke-width="5" stroke-linecap="round"/></svg>',
 };
 
-function layout(title: string, lang: string, body: string): string {
+function layout(title: string, lang: string, body: string, head = ''): string {
   return `<!doctype html>
 <html lang="${escapeHtml(lang)}">
 <head>
@@ -56,7 +86,7 @@ function layout(title: string, lang: string, body: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${escapeHtml(title)} – ${escapeHtml(english.siteName)}</title>
-<style>${style}</style>
+<style>${style}</style>${head}
 </head>
 <body>
 <main>
@@ -126,13 +156,33 @@ export interface CodePage {
   testCode: boolean;
   /** The scanned link, for the report form. */
   link: string;
+  /**
+   * The account that owns the code's GTIN, with its branding (verify-service's answer); null when
+   * no account owns it (the operator signed the code). Undefined: not known, nothing is claimed.
+   */
+  issuer?: ResolvedIssuer | null | undefined;
 }
 
 export function renderCodePage(page: CodePage, dates: DateFormatter): string {
   const words = english.verdict[page.verdict];
-  const summary = page.codeFound ? words.summary : `${words.summary} ${english.notIssued}`;
+  // Only a signature that checks out (authentic or suspicious) says who issued the code, and only the
+  // GTIN's owner is ever named as issuer; a counterfeit names the GTIN's owner as that, nothing more.
+  const signed = page.codeFound && page.verdict !== 'counterfeit';
+  const summary = !page.codeFound
+    ? `${words.summary} ${english.notIssued}`
+    : !signed || page.issuer === undefined
+      ? words.summary
+      : page.issuer === null
+        ? english.issuedByOperator
+        : english.issuedBy(page.issuer.name);
+  const issuer = page.issuer ?? undefined;
+  const band = issuer ? brandBand(issuer, signed ? english.labels.issuedBy : english.labels.gtinOwner) : '';
   const facts = details([
     [english.labels.product, page.productName ?? (page.codeFound ? english.labels.unnamedProduct : undefined)],
+    [
+      english.labels.issuedBy,
+      signed && page.issuer !== undefined ? (page.issuer === null ? english.labels.noBrand : page.issuer.name) : undefined,
+    ],
     [english.labels.serial, page.serial],
     [english.labels.batch, page.batch],
     [english.labels.expiry, page.expiry ? dates.date(page.expiry) : undefined],
@@ -158,11 +208,12 @@ export function renderCodePage(page: CodePage, dates: DateFormatter): string {
   return layout(
     words.headline,
     'en',
-    `${verdictPanel(page.verdict, summary)}
+    `${band}${verdictPanel(page.verdict, summary)}
 ${page.testCode ? `<p class="note">${escapeHtml(english.labels.testCode)}</p>` : ''}
 <section><h2>${escapeHtml(english.labels.product)}</h2>${facts}</section>
 <section><h2>${escapeHtml(english.labels.whatToDo)}</h2><p>${escapeHtml(words.action)}</p></section>
 ${warning}${report}`,
+    issuer ? themeLink(issuer) : '',
   );
 }
 
@@ -178,6 +229,8 @@ export interface AuctionPage {
   latestEvent: string;
   currentOwner: string;
   photoBinding: string;
+  /** Required angles with a photo held, and how many the category requires (auction-service's answer). */
+  referencePhotos?: { bound: number; required: number } | undefined;
   verifiedAt: Date;
 }
 
@@ -190,6 +243,7 @@ export function renderAuctionPage(page: AuctionPage, dates: DateFormatter): stri
     [english.auction.registered, dates.date(page.registeredAt)],
     [english.labels.verifiedAt, dates.dateTime(page.verifiedAt)],
   ]);
+  const photos = english.auction.photos(page.photoBinding, page.referencePhotos);
   const history = details([
     [english.auction.recorded, english.auction.events(page.eventCount)],
     [english.auction.latestEvent, page.latestEvent.replaceAll('_', ' ')],
@@ -198,11 +252,11 @@ export function renderAuctionPage(page: AuctionPage, dates: DateFormatter): stri
   return layout(
     `${page.title}: ${words.headline}`,
     'en',
-    `${verdictPanel(page.verdict, words.summary)}
+    `${verdictPanel(page.verdict, english.auction.summary[page.verdict] ?? words.summary)}
 <section><p class="note">${escapeHtml(english.auction.kicker)}</p><h2>${escapeHtml(page.title)}</h2>${facts}</section>
 <section><h2>${escapeHtml(english.auction.history)}</h2>${history}
 <p>${escapeHtml(page.chainIntact ? english.auction.chainIntact : english.auction.chainBroken)}</p>
-<p>${escapeHtml(english.auction.photos[page.photoBinding] ?? page.photoBinding)}</p></section>
+<p>${escapeHtml(photos)}</p></section>
 <section><h2>${escapeHtml(english.labels.whatToDo)}</h2><p>${escapeHtml(words.action)}</p></section>`,
   );
 }

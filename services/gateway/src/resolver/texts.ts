@@ -8,8 +8,9 @@ export const english = {
   verdict: {
     authentic: {
       headline: 'Authentic product',
-      summary: 'This code was issued by the brand and its signature checks out.',
-      action: 'Safe to use. Nothing more to do.',
+      summary: 'This code’s signature checks out.',
+      action:
+        'The code is genuine. A label can be copied, so if the product, its packaging or the seller looks wrong, buy elsewhere and tell the brand.',
     },
     suspicious: {
       headline: 'Suspicious: check before you use it',
@@ -19,11 +20,16 @@ export const english = {
     },
     counterfeit: {
       headline: 'Counterfeit: do not use',
-      summary: 'This code was not issued by the brand, or its signature does not match.',
+      summary: 'Its signature does not match a code issued here.',
       action: 'Do not use or sell this product. Keep it, its packaging and your receipt, tell the seller, and report it below.',
     },
   },
   notIssued: 'No code with this number was ever issued.',
+  /** Who issued a code whose signature checks out: only ever the account that owns its GTIN. */
+  issuedBy: (name: string) => `This code was issued by ${name}, who owns its GTIN, and its signature checks out.`,
+  /** A code the operator signed because no account owns its GTIN: no brand is named. */
+  issuedByOperator:
+    'This code’s signature checks out, but no brand has registered its GTIN here: it was signed by the operator of this service, not by a brand.',
   labels: {
     product: 'Product',
     serial: 'Serial number',
@@ -37,6 +43,10 @@ export const english = {
     unnamedProduct: 'Unnamed product',
     testCode: 'This is a test code: it is not a real product.',
     brandConfirmed: 'The brand confirmed a report that this code is on counterfeit goods',
+    issuedBy: 'Issued by',
+    gtinOwner: 'GTIN registered to',
+    noBrand: 'No brand (signed by the service operator)',
+    logo: (name: string) => `${name} logo`,
   },
   risk: {
     EXCESSIVE_SCANS: 'This code has been scanned far more often than a single product would be.',
@@ -69,10 +79,21 @@ export const english = {
     chainBroken: 'History altered: the records no longer link up.',
     latestEvent: 'Latest event',
     owner: 'Current owner',
-    photos: {
-      valid: 'Reference photos bound',
-      pending: 'Reference photos incomplete',
-      invalid: 'Reference photos missing',
+    /** What the photos are, never more: photo-bound only when every required angle has a photo held. */
+    photos: (binding: string, counts?: { bound: number; required: number }): string => {
+      const of = counts ? ` ${counts.bound} of ${counts.required} angles` : '';
+      if (binding === 'invalid') return `A bound reference photo is no longer held${of ? `:${of}` : ''}; not photo-bound.`;
+      if (binding === 'valid' && (!counts || counts.bound >= counts.required)) {
+        return `Photo-bound: a reference photo at each${counts ? ` of the ${counts.required}` : ''} required angle${counts ? 's' : ''}.`;
+      }
+      if (counts?.bound === 0) return `No reference photos yet (0 of ${counts.required} angles); not photo-bound.`;
+      return `Reference photos:${of || ' incomplete'}; not photo-bound until every required angle has one.`;
+    },
+    photosLabel: 'Reference photos',
+    summary: {
+      authentic: 'The tag’s signature checks out and its recorded history is intact.',
+      suspicious: 'The tag’s signature checks out, but something below does not hold.',
+      counterfeit: 'The tag’s signature does not match the one issued for this object.',
     } as Record<string, string>,
     unknown: 'No object with this serial is registered.',
   },
@@ -85,7 +106,7 @@ export const english = {
     unavailableTitle: 'Verification is unavailable right now',
     unavailable: 'Please try again in a minute.',
   },
-  footer: 'Checked by Hallmark with the brand’s published Ed25519 key.',
+  footer: 'Checked by Hallmark against the Ed25519 signing keys it publishes at /.well-known/jwks.json.',
 } as const;
 
 export type Texts = typeof english;

@@ -1,4 +1,5 @@
-import type { CodeLookup, Environment, ResolvedScan, VerificationResult } from '@hallmark/contracts';
+import { findGtinIssuer } from '@hallmark/accounts';
+import type { CodeLookup, Environment, ResolvedIssuer, ResolvedScan, VerificationResult } from '@hallmark/contracts';
 import { readLink } from './read-link.ts';
 import { type VerifyDeps, verifyCode } from './verify-code.ts';
 
@@ -30,16 +31,41 @@ export async function resolveScan(
   const issued = await findIssued(deps, link.gtin, link.serial, requestId);
   if (!issued) return { codeFound: false, environment: null, productName: null, result: null };
   const owner = issued.codes[0] as CodeLookup;
-  const result = (await verifyCode(
-    deps,
-    {
-      principal: { accountId: owner.accountId, environment: issued.environment },
-      client: { keyId: 'resolver', address: request.client.address },
-      body: { url: request.url },
-      view: 'full',
-    },
-    requestId,
-  )) as VerificationResult;
+  const [issuer, result] = await Promise.all([
+    issuerOf(deps, issued.environment, link.gtin, owner.accountId),
+    verifyCode(
+      deps,
+      {
+        principal: { accountId: owner.accountId, environment: issued.environment },
+        client: { keyId: 'resolver', address: request.client.address },
+        body: { url: request.url },
+        view: 'full',
+      },
+      requestId,
+    ) as Promise<VerificationResult>,
+  ]);
   const name = owner.metadata.name;
-  return { codeFound: true, environment: issued.environment, productName: typeof name === 'string' ? name : null, result };
+  return {
+    codeFound: true,
+    environment: issued.environment,
+    productName: typeof name === 'string' ? name : null,
+    result,
+    ...(issuer !== undefined ? { issuer } : {}),
+  };
+}
+
+/**
+ * Who the page may name as the code's issuer: the account that owns the GTIN (its claim), with its
+ * branding; null when no account owns it (the operator signed the code). Undefined, so the page names
+ * nobody, when the owner is not the account whose code this is (a claim that changed meanwhile).
+ */
+async function issuerOf(
+  deps: VerifyDeps,
+  environment: Environment,
+  gtin: string,
+  codeOwner: string,
+): Promise<ResolvedIssuer | null | undefined> {
+  const issuer = await findGtinIssuer(deps.db, environment, gtin);
+  if (!issuer) return null;
+  return issuer.accountId === codeOwner ? issuer : undefined;
 }
