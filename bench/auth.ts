@@ -18,6 +18,7 @@ import { ensureOperator, migrateAccounts } from '@hallmark/accounts';
 import { createFilesystemBlobStore } from '@hallmark/blob-store';
 import { createInProcessBus } from '@hallmark/bus';
 import { createMemoryCache, createRedisCache } from '@hallmark/cache';
+import { createSqlEventStore } from '@hallmark/event-store';
 import { buildGatewayApp, GatewayConfig } from '@hallmark/gateway';
 import { createLogger, readConfig, servePing } from '@hallmark/runtime';
 import { createPgliteDatabase } from '@hallmark/sql';
@@ -45,7 +46,7 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 async function inProcessCost(): Promise<string[]> {
   const db = await createPgliteDatabase();
   await migrateAccounts(db);
-  await ensureOperator(db, operatorKey, new Date());
+  await ensureOperator({ db, eventStore: await createSqlEventStore(db) }, operatorKey, new Date());
   const clock = () => new Date();
   const authenticator = createAuthenticator({ db, clock });
   const redis = createRedisCache({ url: process.env.HALLMARK_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', keyPrefix: 'bench:' });
@@ -80,6 +81,7 @@ async function inProcessCost(): Promise<string[]> {
     config: readConfig(GatewayConfig, { HALLMARK_PUBLIC_RATE_LIMIT: '100000' }),
     bus,
     db,
+    eventStore: await createSqlEventStore(db),
     cache: createMemoryCache(),
     blobs: createFilesystemBlobStore(join(tmpdir(), 'hallmark-bench-blobs')),
     log,

@@ -41,7 +41,11 @@ try {
   const store = await createSqlEventStore(db);
   await migrateAccounts(db);
   await migrateCompliance(db);
-  const account = await provisionAccount(db, { name: 'bench', tier: 'enterprise', environment: 'live' }, now());
+  const account = await provisionAccount(
+    { db, eventStore: store },
+    { name: 'bench', tier: 'enterprise', environment: 'live' },
+    now(),
+  );
   const owner: Principal = { accountId: account.account.id, environment: 'live' };
   const keyring = createSigningKeyring(db, randomBytes(32));
   const deps = { db, signCheckpoint: createCheckpointSigner(keyring, 'hallmark') };

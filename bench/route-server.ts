@@ -42,7 +42,7 @@ for (const definition of backendServices) {
   );
 }
 await migrateAccounts(infra.db);
-await ensureOperator(infra.db, operatorKey, clock());
+await ensureOperator({ db: infra.db, eventStore: infra.eventStore }, operatorKey, clock());
 const uncheckedKey =
   process.env.BENCH_UNCHECKED_KEY === '1'
     ? await createAuthenticator({ db: infra.db, clock }).authenticate(operatorKey)
@@ -51,6 +51,7 @@ const app = await buildGatewayApp({
   config: gatewayConfig,
   bus: infra.bus,
   db: infra.db,
+  eventStore: infra.eventStore,
   cache: infra.cache,
   blobs: infra.blobs,
   log: log.child({ service: 'gateway' }),

@@ -16,7 +16,8 @@
 --
 -- Who needs what (from each module's migrations and the queries in its code):
 --   event store (events, event_streams, event_checkpoints; packages/event-store): code-, verify-,
---     auction- and compliance-service append and subscribe; the gateway does not use it.
+--     auction- and compliance-service append and subscribe; the gateway appends the accounts' and
+--     keys' events (account.created, key.issued, key.revoked) and subscribes to nothing.
 --   accounts (accounts, api_keys, verification_keys, gtin_claims; packages/accounts):
 --     gateway       authentication and /accounts, /keys, the JWKS: reads and writes accounts and
 --                   api_keys, registers and revokes public keys, reads GTIN claims.
@@ -25,7 +26,6 @@
 --     compliance-service signs checkpoints with the account's key (made on first use).
 --     verify-service reads keys and claims only.
 --   idempotent_requests (accounts migrations): the gateway's idempotency records.
---   account_branding (accounts migrations): written by the gateway (/account/branding), read by verify-service.
 --   cache_epochs (accounts migrations): read by every service, bumped by triggers (packages/accounts/src/cache-epochs.ts).
 --   code-service: codes, metadata_schemas, metadata_schema_versions, gtin_ownership_conflicts.
 --   verify-service: code_reports, scans, code_directory, verify_projection_checkpoints.
@@ -63,11 +63,11 @@ GRANT SELECT ON schema_migrations
 -- The event store: appends (events, stream versions) and subscriptions' checkpoints. Events are
 -- never updated or deleted.
 GRANT SELECT, INSERT ON events
-  TO hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
+  TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
 GRANT USAGE ON SEQUENCE events_global_position_seq
-  TO hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
+  TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
 GRANT SELECT, INSERT, UPDATE ON event_streams, event_checkpoints
-  TO hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
+  TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
 
 -- Accounts.
 GRANT SELECT ON accounts
@@ -82,9 +82,6 @@ GRANT SELECT ON gtin_claims
   TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
 GRANT INSERT, UPDATE ON gtin_claims TO hallmark_code_service, hallmark_auction_service;
 GRANT SELECT, INSERT, UPDATE, DELETE ON idempotent_requests TO hallmark_gateway;
--- The brand on the resolver page: set through the gateway, read by verify-service with a scan.
-GRANT SELECT, INSERT, UPDATE ON account_branding TO hallmark_gateway;
-GRANT SELECT ON account_branding TO hallmark_verify_service;
 -- Bumped by a SECURITY DEFINER trigger on the three tables above; every replica polls them.
 GRANT SELECT ON cache_epochs
   TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;

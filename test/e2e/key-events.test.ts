@@ -60,6 +60,23 @@ describe('API keys as events in the account’s stream', () => {
     const live = await eventsOf(accountId, 'live');
     expect(live).toEqual([
       {
+        type: 'account.created',
+        data: { accountId, name: 'Maison Events', tier: 'starter', isOperator: false, createdAt: expect.any(String) },
+      },
+      {
+        type: 'key.issued',
+        data: {
+          keyId: root.id,
+          accountId,
+          environment: 'live',
+          name: 'first key',
+          scopes: ['*'],
+          createdBy: null,
+          createdAt: expect.any(String),
+          expiresAt: null,
+        },
+      },
+      {
         type: 'key.issued',
         data: {
           keyId: created.body.id,
@@ -78,7 +95,7 @@ describe('API keys as events in the account’s stream', () => {
     expect(test).toMatchObject([{ type: 'key.issued', data: { keyId: sandbox.body.id, environment: 'test' } }]);
 
     const everything = JSON.stringify([live, test]);
-    for (const secret of [created.body.secret, sandbox.body.secret]) {
+    for (const secret of [root.secret, created.body.secret, sandbox.body.secret]) {
       expect(everything).not.toContain(secret);
       expect(everything).not.toContain(secret.slice(9, 30));
     }
@@ -104,6 +121,27 @@ describe('API keys as events in the account’s stream', () => {
     expect(revokeRoot.status).toBe(403);
 
     expect(await eventsOf(accountId, 'live')).toEqual(before);
-    expect(before).toHaveLength(1);
+    expect(before.map((event) => event.type)).toEqual(['account.created', 'key.issued', 'key.issued']);
+  });
+
+  it('records the operator’s account and its bootstrap key, made at the first start', async () => {
+    const own = await api<{ accountId: string; keys: { id: string; name: string }[] }>('GET', '/keys?type=api', {
+      key: operator,
+    });
+    const bootstrap = own.body.keys.find((key) => key.name === 'bootstrap key');
+    expect(bootstrap).toBeDefined();
+    expect(await eventsOf(own.body.accountId, 'live')).toEqual([
+      {
+        type: 'account.created',
+        data: {
+          accountId: own.body.accountId,
+          name: 'operator',
+          tier: 'enterprise',
+          isOperator: true,
+          createdAt: expect.any(String),
+        },
+      },
+      expect.objectContaining({ type: 'key.issued', data: expect.objectContaining({ keyId: bootstrap?.id, scopes: ['*'] }) }),
+    ]);
   });
 });

@@ -77,6 +77,25 @@ describe('hallmark CLI against the configured database', () => {
     const revoked = await hallmark('keys', 'revoke', '--account', accountId!, '--id', keyId!);
     expect(revoked.code).toBe(0);
     expect((await hallmark('keys', 'list', '--account', accountId!)).stdout).toMatch(new RegExp(`${keyId}\\tlive\\trevoked`));
+
+    // What the CLI changed is in the account's stream, as if done through the API (#17).
+    const events = createPostgresDatabase({ connectionString: database.url });
+    try {
+      const rows = await events.query<{ event_type: string; data: { keyId?: string; createdBy?: string | null } }>(
+        'SELECT event_type, data FROM events WHERE stream_id = $1 ORDER BY stream_version',
+        [`account-${accountId}-live`],
+      );
+      expect(rows.map((row) => [row.event_type, row.data.keyId ?? null])).toEqual([
+        ['account.created', null],
+        ['key.issued', expect.stringMatching(/^key_/)],
+        ['key.issued', keyId],
+        ['key.revoked', keyId],
+      ]);
+      expect(rows[2]?.data.createdBy).toBeNull();
+      expect(JSON.stringify(rows)).not.toContain(secret!.slice(9, 40));
+    } finally {
+      await events.close();
+    }
   });
 
   it('refuses bad command lines with a usage message and exit code 64', async () => {

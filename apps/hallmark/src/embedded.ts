@@ -118,7 +118,9 @@ async function startHoldingLock(
       }),
     );
   }
-  const operator = gatewayConfig.HALLMARK_BOOTSTRAP_KEY ? undefined : await ensureOperator(infra.db, undefined, clock());
+  const operator = gatewayConfig.HALLMARK_BOOTSTRAP_KEY
+    ? undefined
+    : await ensureOperator({ db: infra.db, eventStore: infra.eventStore }, undefined, clock());
   const generatedOperatorKey = operator?.kind === 'generated' ? operator.secret : undefined;
   const operatorKeyFile = generatedOperatorKey ? await writeOperatorKeyFile(dataDir, generatedOperatorKey) : undefined;
   const url = new URL(running.at(-1)?.address ?? `http://localhost:${gatewayConfig.PORT}`);

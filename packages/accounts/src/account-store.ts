@@ -28,11 +28,11 @@ const toAccount = (row: AccountRow): Account => ({
 
 export async function insertAccount(
   sql: SqlExecutor,
-  input: { name: string; tier: Tier; isOperator: boolean },
+  input: { id?: string; name: string; tier: Tier; isOperator: boolean },
 ): Promise<Account> {
   const rows = await sql.query<AccountRow>(
     'INSERT INTO accounts (id, name, tier, is_operator) VALUES ($1, $2, $3, $4) RETURNING *',
-    [newId('acc'), input.name, input.tier, input.isOperator],
+    [input.id ?? newId('acc'), input.name, input.tier, input.isOperator],
   );
   return toAccount(rows[0] as AccountRow);
 }

@@ -1,17 +1,24 @@
 import { ed25519PublicKeyObject, generateEd25519KeyPair, verifyEd25519 } from '@hallmark/crypto';
+import { createSqlEventStore } from '@hallmark/event-store';
 import { connectTestDatabase, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type AccountLogDeps,
+  ensureOperator,
+  provisionAccount,
+  recordApiKeyCreation,
+  recordApiKeyRevocation,
+} from './account-log.ts';
 import { hashApiKeySecret } from './api-key-secret.ts';
-import { findApiKeyByHash, revokeApiKey } from './api-key-store.ts';
-import { createApiKey } from './api-keys.ts';
+import { findApiKeyByHash } from './api-key-store.ts';
 import type { AuthenticatedKey } from './authenticated-key.ts';
 import { listKeys } from './key-listing.ts';
 import { createSigningKeyring, createVerificationKeys } from './keyring.ts';
 import { migrateAccounts } from './migrate.ts';
-import { ensureOperator, provisionAccount } from './provisioning.ts';
 
 let database: { db: SqlDatabase; drop(): Promise<void> };
 let db: SqlDatabase;
+let log: AccountLogDeps;
 const now = new Date('2026-11-21T12:00:00Z');
 const masterKey = Buffer.alloc(32, 9);
 
@@ -19,13 +26,14 @@ beforeAll(async () => {
   database = await connectTestDatabase('accounts');
   db = database.db;
   await migrateAccounts(db);
+  log = { db, eventStore: await createSqlEventStore(db) };
 });
 afterAll(async () => {
   await database.drop();
 });
 
 async function tenant(name: string) {
-  const created = await provisionAccount(db, { name, tier: 'starter', environment: 'live' }, now);
+  const created = await provisionAccount(log, { name, tier: 'starter', environment: 'live' }, now);
   const record = await findApiKeyByHash(db, hashApiKeySecret(created.apiKey.secret));
   if (!record) throw new Error('key not stored');
   const key: AuthenticatedKey = {
@@ -52,55 +60,59 @@ describe('accounts and API keys', () => {
 
   it('refuses to grant scopes the creator lacks, and live keys to a test key', async () => {
     const { key } = await tenant('Maison B');
-    const reader = await createApiKey(db, key, { name: 'reader', scopes: ['assets:read', 'keys:write'] }, now);
+    const reader = await recordApiKeyCreation(log, key, { name: 'reader', scopes: ['assets:read', 'keys:write'] }, now);
     const readerKey = { ...key, keyId: reader.id, scopes: reader.scopes as AuthenticatedKey['scopes'] };
-    await expect(createApiKey(db, readerKey, { name: 'escalate', scopes: ['assets:create'] }, now)).rejects.toMatchObject({
+    await expect(
+      recordApiKeyCreation(log, readerKey, { name: 'escalate', scopes: ['assets:create'] }, now),
+    ).rejects.toMatchObject({
       code: 'INSUFFICIENT_SCOPE',
       details: { required: ['assets:create'], granted: ['assets:read', 'keys:write'] },
     });
-    await expect(createApiKey(db, readerKey, { name: 'star', scopes: ['*'] }, now)).rejects.toMatchObject({
+    await expect(recordApiKeyCreation(log, readerKey, { name: 'star', scopes: ['*'] }, now)).rejects.toMatchObject({
       code: 'INSUFFICIENT_SCOPE',
     });
-    await expect(createApiKey(db, key, { name: 'operator', scopes: ['accounts:write'] }, now)).rejects.toMatchObject({
+    await expect(recordApiKeyCreation(log, key, { name: 'operator', scopes: ['accounts:write'] }, now)).rejects.toMatchObject({
       code: 'INSUFFICIENT_SCOPE',
     });
     const testKey = { ...key, environment: 'test' as const };
     await expect(
-      createApiKey(db, testKey, { name: 'live', scopes: ['assets:read'], environment: 'live' }, now),
+      recordApiKeyCreation(log, testKey, { name: 'live', scopes: ['assets:read'], environment: 'live' }, now),
     ).rejects.toMatchObject({
       code: 'INSUFFICIENT_SCOPE',
     });
     expect(
-      (await createApiKey(db, key, { name: 'sandbox', scopes: ['assets:read'], environment: 'test' }, now)).environment,
+      (await recordApiKeyCreation(log, key, { name: 'sandbox', scopes: ['assets:read'], environment: 'test' }, now)).environment,
     ).toBe('test');
   });
 
   it('sets expiry from expiresIn, refuses a bad one, and never past the creator’s own', async () => {
     const { key } = await tenant('Maison C');
-    const ninety = await createApiKey(db, key, { name: 'q', scopes: ['assets:read'], expiresIn: '90d' }, now);
+    const ninety = await recordApiKeyCreation(log, key, { name: 'q', scopes: ['assets:read'], expiresIn: '90d' }, now);
     expect(ninety.expiresAt).toBe(new Date(now.getTime() + 90 * 86_400_000).toISOString());
-    await expect(createApiKey(db, key, { name: 'q', scopes: ['assets:read'], expiresIn: '90 days' }, now)).rejects.toMatchObject({
+    await expect(
+      recordApiKeyCreation(log, key, { name: 'q', scopes: ['assets:read'], expiresIn: '90 days' }, now),
+    ).rejects.toMatchObject({
       code: 'VALIDATION_ERROR',
       details: { fields: [expect.objectContaining({ field: 'expiresIn' })] },
     });
     const shortLived = { ...key, expiresAt: new Date(now.getTime() + 3_600_000) };
-    const child = await createApiKey(db, shortLived, { name: 'child', scopes: ['assets:read'] }, now);
+    const child = await recordApiKeyCreation(log, shortLived, { name: 'child', scopes: ['assets:read'] }, now);
     expect(child.expiresAt).toBe(shortLived.expiresAt.toISOString());
   });
 
   it('revokes only its own account’s keys', async () => {
     const a = await tenant('Maison D');
     const b = await tenant('Maison E');
-    expect(await revokeApiKey(db, b.key, a.created.apiKey.id, now)).toBeUndefined();
-    const revoked = await revokeApiKey(db, a.key, a.created.apiKey.id, now);
+    expect(await recordApiKeyRevocation(log, b.key, a.created.apiKey.id, now, b.key)).toBeUndefined();
+    const revoked = await recordApiKeyRevocation(log, a.key, a.created.apiKey.id, now, a.key);
     expect(revoked?.revokedAt?.toISOString()).toBe(now.toISOString());
-    const again = await revokeApiKey(db, a.key, a.created.apiKey.id, new Date(now.getTime() + 1000));
+    const again = await recordApiKeyRevocation(log, a.key, a.created.apiKey.id, new Date(now.getTime() + 1000), a.key);
     expect(again?.revokedAt?.toISOString()).toBe(now.toISOString());
   });
 
   it('lists keys newest first in pages, with no secret, and only the caller’s', async () => {
     const { key } = await tenant('Maison F');
-    for (let i = 0; i < 12; i++) await createApiKey(db, key, { name: `k${i}`, scopes: ['assets:read'] }, now);
+    for (let i = 0; i < 12; i++) await recordApiKeyCreation(log, key, { name: `k${i}`, scopes: ['assets:read'] }, now);
     await tenant('Maison G');
     const seen: string[] = [];
     let cursor: string | undefined;
@@ -117,15 +129,15 @@ describe('accounts and API keys', () => {
   });
 
   it('bootstraps one operator, idempotently, even when replicas start together', async () => {
-    const outcomes = await Promise.all(Array.from({ length: 4 }, () => ensureOperator(db, undefined, now)));
+    const outcomes = await Promise.all(Array.from({ length: 4 }, () => ensureOperator(log, undefined, now)));
     expect(outcomes.filter((outcome) => outcome.kind === 'generated')).toHaveLength(1);
     expect(new Set(outcomes.map((outcome) => outcome.accountId)).size).toBe(1);
     const secret = `svc_live_${'ab'.repeat(32)}`;
-    expect(await ensureOperator(db, secret, now)).toMatchObject({ kind: 'added' });
-    expect(await ensureOperator(db, secret, now)).toMatchObject({ kind: 'existing' });
+    expect(await ensureOperator(log, secret, now)).toMatchObject({ kind: 'added' });
+    expect(await ensureOperator(log, secret, now)).toMatchObject({ kind: 'existing' });
     const operatorKey = await findApiKeyByHash(db, hashApiKeySecret(secret));
     expect(operatorKey).toMatchObject({ isOperator: true, tier: 'enterprise', scopes: ['*'] });
-    await expect(ensureOperator(db, 'svc_live_nothex', now)).rejects.toThrow(/HALLMARK_BOOTSTRAP_KEY/);
+    await expect(ensureOperator(log, 'svc_live_nothex', now)).rejects.toThrow(/HALLMARK_BOOTSTRAP_KEY/);
   });
 });
 

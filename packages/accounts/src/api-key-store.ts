@@ -141,23 +141,6 @@ export async function writeKeyRevoked(
   return updated[0] ? toApiKeyRecord(updated[0]) : undefined;
 }
 
-/**
- * Revokes a key of this account and environment (decideApiKeyRevocation, then writeKeyRevoked).
- * Resolves with the key (its first revocation time when it was already revoked), or undefined when
- * the account has no such key; INSUFFICIENT_SCOPE as decideApiKeyRevocation says.
- */
-export async function revokeApiKey(
-  sql: SqlExecutor,
-  owner: { accountId: string; environment: Environment },
-  id: string,
-  at: Date,
-  options: { by?: { keyId: string; scopes: readonly Scope[]; isOperator: boolean } } = {},
-): Promise<ApiKeyRecord | undefined> {
-  const decided = await decideApiKeyRevocation(sql, owner, id, at, options.by);
-  if (!decided) return undefined;
-  return decided.event ? writeKeyRevoked(sql, owner, decided.event) : decided.key;
-}
-
 export async function listApiKeysOfAccount(sql: SqlExecutor, accountId: string): Promise<ApiKeyRecord[]> {
   const rows = await sql.query<ApiKeyRow>('SELECT * FROM api_keys WHERE account_id = $1 ORDER BY created_at DESC, id DESC', [
     accountId,

@@ -77,23 +77,32 @@ export async function writeKeyIssued(sql: SqlExecutor, event: KeyIssued, secret:
 }
 
 /**
- * Issues a key through the decider and writes it: throws the decider's refusal (INSUFFICIENT_SCOPE,
- * VALIDATION_ERROR) as a HallmarkError. `secret` is given by the operator at bootstrap; otherwise one is made.
+ * Decides an API key made by the operator's tools (provisioning, bootstrap, the CLI), with no
+ * creating key: any scopes but `accounts:write`, which only the operator's own account may hold.
+ * Throws the decider's refusal (INSUFFICIENT_SCOPE, VALIDATION_ERROR) as a HallmarkError.
  */
-export async function issueKey(
-  sql: SqlExecutor,
+export function decideOperatorKeyIssue(
   account: { id: string; isOperator: boolean },
-  command: Omit<Extract<ApiKeyCommand, { type: 'IssueKey' }>, 'type' | 'keyId'>,
-  secret?: string,
-): Promise<CreatedApiKey> {
+  input: { name: string; scopes: readonly Scope[]; environment: Environment; expiresIn?: string },
+  now: Date,
+): KeyIssued {
   const decision = decide(
-    { type: 'IssueKey', keyId: newId('key'), ...command },
+    {
+      type: 'IssueKey',
+      keyId: newId('key'),
+      name: input.name,
+      scopes: input.scopes,
+      environment: input.environment,
+      ...(input.expiresIn !== undefined ? { expiresIn: input.expiresIn } : {}),
+      creator: null,
+      now,
+    },
     initialAccountKeys(account.id, account.isOperator),
   );
   if (isDomainError(decision)) throwRefusal(decision);
   const [event] = decision;
   if (event?.type !== 'KeyIssued') throw new Error('IssueKey decided no KeyIssued event.');
-  return writeKeyIssued(sql, event, secret ?? newApiKeySecret(event.data.environment), command.now);
+  return event;
 }
 
 /** The IssueKey command of POST /keys: the creator's facts, the body and the time. */
@@ -121,40 +130,6 @@ export function decideApiKeyCreation(creator: AuthenticatedKey, body: CreateApiK
   const [event] = decision;
   if (event?.type !== 'KeyIssued') throw new Error('IssueKey decided no KeyIssued event.');
   return event;
-}
-
-/**
- * POST /keys for an API key: the creator may grant only scopes it holds, only in its own
- * environment or (from a live key) the test one, and never beyond its own expiry.
- */
-export async function createApiKey(
-  sql: SqlExecutor,
-  creator: AuthenticatedKey,
-  body: CreateApiKeyBody,
-  now: Date,
-): Promise<CreatedApiKey> {
-  return issueKey(sql, { id: creator.accountId, isOperator: creator.isOperator }, issueCommandOf(creator, body, now));
-}
-
-/**
- * An API key made by the operator's tools (the CLI), with no creating key to inherit from:
- * any scopes but `accounts:write`, which only the operator's own account may hold.
- */
-export async function issueApiKey(
-  sql: SqlExecutor,
-  input: { accountId: string; environment: Environment; name: string; scopes: readonly Scope[]; expiresIn?: string },
-  now: Date,
-): Promise<CreatedApiKey> {
-  const account = await findAccount(sql, input.accountId);
-  if (!account) throw new HallmarkError('NOT_FOUND', `There is no account ${input.accountId}.`);
-  return issueKey(sql, account, {
-    name: input.name,
-    scopes: input.scopes,
-    environment: input.environment,
-    ...(input.expiresIn !== undefined ? { expiresIn: input.expiresIn } : {}),
-    creator: null,
-    now,
-  });
 }
 
 /** Checks an operator-supplied secret (bootstrap, CLI) and names what is wrong with it. */

@@ -1,11 +1,12 @@
+import { createSqlEventStore } from '@hallmark/event-store';
 import { connectTestDatabase, createPgliteDatabase, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { provisionAccount } from './account-log.ts';
 import { hashApiKeySecret } from './api-key-secret.ts';
 import { findApiKeyByHash } from './api-key-store.ts';
 import { type CacheEpochs, watchCacheEpochs } from './cache-epochs.ts';
 import { createVerificationKeys } from './keyring.ts';
 import { migrateAccounts } from './migrate.ts';
-import { provisionAccount } from './provisioning.ts';
 
 // The cache epochs (#17, "the cache's version checked on use"): a change to a key or a claim made by
 // any writer, here plain SQL as an operator or the CLI would, bumps its table's epoch in the same
@@ -47,7 +48,11 @@ for (const kind of ['postgresql', 'pglite'] as const) {
 
     it('bumps only the changed table’s epoch, in the changing statement’s transaction', async () => {
       const before = { keys: epochs.current('api_keys'), claims: epochs.current('gtin_claims') };
-      const created = await provisionAccount(db, { name: 'epoch brand', tier: 'starter', environment: 'live' }, now);
+      const created = await provisionAccount(
+        { db, eventStore: await createSqlEventStore(db) },
+        { name: 'epoch brand', tier: 'starter', environment: 'live' },
+        now,
+      );
       await epochs.refresh();
       // A new key needs no bump: nobody can have cached it.
       expect(epochs.current('api_keys')).toBe(before.keys);
@@ -70,7 +75,11 @@ for (const kind of ['postgresql', 'pglite'] as const) {
 
     it('a public key revoked by plain SQL (no broadcast) stops verifying from the cache within one poll', async () => {
       const keys = createVerificationKeys(db, { epochs, cacheMs: 60_000 });
-      const created = await provisionAccount(db, { name: 'epoch signer', tier: 'starter', environment: 'live' }, now);
+      const created = await provisionAccount(
+        { db, eventStore: await createSqlEventStore(db) },
+        { name: 'epoch signer', tier: 'starter', environment: 'live' },
+        now,
+      );
       const owner = { accountId: created.account.id, environment: 'live' as const };
       const publicKey = Buffer.alloc(32, 7).toString('base64url');
       const registered = await keys.register(owner, { name: 'external', publicKey });

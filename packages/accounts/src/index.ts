@@ -1,4 +1,11 @@
 export { type Account, findAccount, findOperatorAccount } from './account-store.ts';
+export {
+  type CachedTable,
+  type CacheEpochs,
+  defaultEpochPollMs,
+  fixedCacheEpochs,
+  watchCacheEpochs,
+} from './cache-epochs.ts';
 export { environmentOfSecret, hashApiKeySecret, isWellFormedSecret, newApiKeySecret } from './api-key-secret.ts';
 export {
   type ApiKeyRecord,
@@ -7,43 +14,20 @@ export {
   findApiKeyByHash,
   type KeyRevoked,
   listApiKeysOfAccount,
-  revokeApiKey,
   writeKeyRevoked,
 } from './api-key-store.ts';
 export {
   apiKeyStatus,
   apiKeyView,
   assertWellFormedSecret,
-  createApiKey,
   decideApiKeyCreation,
+  decideOperatorKeyIssue,
   environmentFor,
-  issueApiKey,
   type KeyIssued,
   throwRefusal,
   writeKeyIssued,
 } from './api-keys.ts';
 export type { AuthenticatedKey } from './authenticated-key.ts';
-export {
-  type BrandingChange,
-  bandColours,
-  brandingView,
-  contrastRatio,
-  defaultTextColour,
-  findBranding,
-  findGtinIssuer,
-  findLogo,
-  findStoredColours,
-  minimumContrast,
-  relativeLuminance,
-  writeBranding,
-} from './branding.ts';
-export {
-  type CachedTable,
-  type CacheEpochs,
-  defaultEpochPollMs,
-  fixedCacheEpochs,
-  watchCacheEpochs,
-} from './cache-epochs.ts';
 export {
   type AccountKeys,
   type ApiKeyCommand,
@@ -73,6 +57,15 @@ export {
   type VerificationKeys,
 } from './keyring.ts';
 export { migrateAccounts } from './migrate.ts';
-export { accountView, type BootstrapOutcome, ensureOperator, provisionAccount } from './provisioning.ts';
+export {
+  type AccountLogDeps,
+  accountView,
+  type BootstrapOutcome,
+  ensureOperator,
+  provisionAccount,
+  recordApiKeyCreation,
+  recordApiKeyRevocation,
+  recordOperatorKeyIssue,
+} from './account-log.ts';
 export { effectiveScopes, holdsScope, scopesBeyond } from './scope-rules.ts';
 export { type TierLimits, testKeyRequestsPerDay, tierLimits } from './tiers.ts';

@@ -90,7 +90,11 @@ beforeAll(async () => {
   store = await createSqlEventStore(db, { pollIntervalMs: 20 });
   await migrateAccounts(db);
   await migrateCompliance(db);
-  const account = await provisionAccount(db, { name: 'Auditor test', tier: 'enterprise', environment: 'live' }, now());
+  const account = await provisionAccount(
+    { db, eventStore: store },
+    { name: 'Auditor test', tier: 'enterprise', environment: 'live' },
+    now(),
+  );
   owner = { accountId: account.account.id, environment: 'live' };
   keyring = createSigningKeyring(db, randomBytes(32));
   deps = { db, signCheckpoint: createCheckpointSigner(keyring, 'hallmark') };

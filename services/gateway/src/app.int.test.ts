@@ -1,19 +1,29 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { migrateAccounts } from '@hallmark/accounts';
 import { createFilesystemBlobStore } from '@hallmark/blob-store';
 import { createInProcessBus } from '@hallmark/bus';
 import { createMemoryCache } from '@hallmark/cache';
 import { routerPathOf, routes } from '@hallmark/contracts';
 import { createLogger, readConfig } from '@hallmark/runtime';
-import { describe, expect, it } from 'vitest';
+import { createPgliteDatabase, type SqlDatabase } from '@hallmark/sql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildGatewayApp } from './app.ts';
 import { GatewayConfig } from './config.ts';
+
+// The gateway reads the cache epochs as it starts; routes read nothing until a request, and these tests send none.
+let db: SqlDatabase;
+beforeAll(async () => {
+  db = await createPgliteDatabase();
+  await migrateAccounts(db);
+});
+afterAll(() => db?.close());
 
 const deps = () => ({
   config: readConfig(GatewayConfig, {}),
   bus: createInProcessBus(),
-  // Route registration reads neither; a request would, and these tests send none.
-  db: undefined as never,
+  db,
+  eventStore: undefined as never,
   cache: createMemoryCache(),
   blobs: createFilesystemBlobStore(join(tmpdir(), 'hallmark-test-blobs')),
   clock: () => new Date(),

@@ -19,19 +19,17 @@ import type { GatewayConfig } from './config.ts';
 import { errorEnvelope, toApiError } from './error-envelope.ts';
 import { installIdempotency } from './idempotency.ts';
 import { hostileClientOptions, installInputLimits } from './input-limits.ts';
-import { registerBrandAssetRoutes } from './resolver/brand-assets.ts';
 import { contentSecurityPolicy } from './resolver/page.ts';
 import { prefersHtml, registerResolverRoutes, resolverErrorPage } from './resolver/routes.ts';
-import { registerAccountSettingsRoutes } from './routes/account.ts';
 import { registerAccountRoutes } from './routes/accounts.ts';
 import { registerAuctionRoutes } from './routes/auction.ts';
 import { registerCodeRoutes } from './routes/code.ts';
 import { registerComplianceRoutes } from './routes/compliance.ts';
 import { registerGtinRoutes } from './routes/gtins.ts';
 import { registerKeyRoutes } from './routes/keys.ts';
-import { registerLinkRoutes } from './routes/links.ts';
 import { registerSchemaRoutes } from './routes/schemas.ts';
 import { registerSystemRoutes } from './routes/system.ts';
+import { registerLinkRoutes } from './routes/links.ts';
 import { registerWellKnownRoutes } from './routes/well-known.ts';
 import { createServiceCaller } from './service-call.ts';
 import { trustProxyOf } from './trust-proxy.ts';
@@ -46,8 +44,8 @@ export interface GatewayDependencies {
   readiness: ReadinessChecks;
   requestTimeoutMs: number;
   clock: () => Date;
-  /** Records API keys issued and revoked in the account's stream (the service passes infra.eventStore). */
-  eventStore?: EventStore;
+  /** Where accounts and API keys are recorded as events (the account's stream), with their rows in the event's transaction. */
+  eventStore: EventStore;
   /**
    * Measurement only: every request acts as this key, with no authentication, scope check or
    * limits, so bench/auth.ts can compare one route with and without them. Nothing in the product's
@@ -217,7 +215,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   const services = createServiceCaller(deps.bus, deps.requestTimeoutMs);
   registerSystemRoutes(app, { services, readiness: deps.readiness });
   registerWellKnownRoutes(app, { verificationKeys });
-  registerAccountRoutes(app, { db: deps.db, clock: deps.clock });
+  registerAccountRoutes(app, { db: deps.db, eventStore: deps.eventStore, clock: deps.clock });
   const reportLimits = createReportLimits({
     cache: deps.cache,
     clock: deps.clock,
@@ -237,14 +235,6 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     busy: 'Too many photos are being uploaded',
   });
   registerAuctionRoutes(app, { services, blobs: deps.blobs, idempotency, uploads });
-  // A brand logo is an upload too: it shares the photos' slots.
-  registerAccountSettingsRoutes(app, {
-    db: deps.db,
-    clock: deps.clock,
-    uploads,
-    ...(deps.eventStore ? { eventStore: deps.eventStore } : {}),
-  });
-  registerBrandAssetRoutes(app, { db: deps.db });
   registerResolverRoutes(app, {
     publicOrigin,
     services,
@@ -260,7 +250,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     authenticator,
     verificationKeys,
     clock: deps.clock,
-    ...(deps.eventStore ? { eventStore: deps.eventStore } : {}),
+    eventStore: deps.eventStore,
   });
   return app;
 }

@@ -10,7 +10,11 @@ export const gatewayService = defineService({
   async start({ config, base, log, infra, clock }) {
     await migrateAccounts(infra.db);
     if (config.HALLMARK_BOOTSTRAP_KEY) {
-      const outcome = await ensureOperator(infra.db, config.HALLMARK_BOOTSTRAP_KEY, clock());
+      const outcome = await ensureOperator(
+        { db: infra.db, eventStore: infra.eventStore },
+        config.HALLMARK_BOOTSTRAP_KEY,
+        clock(),
+      );
       log.info({ outcome: outcome.kind, accountId: outcome.accountId }, 'operator key ensured');
     }
     const app = await buildGatewayApp({

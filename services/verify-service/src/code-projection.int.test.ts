@@ -98,11 +98,15 @@ beforeAll(async () => {
   await runMigrations(db, await loadMigrations('verify-service', fileURLToPath(new URL('../migrations', import.meta.url))));
   const now = new Date(at);
   brand = {
-    accountId: (await provisionAccount(db, { name: 'Brand', tier: 'enterprise', environment: 'live' }, now)).account.id,
+    accountId: (
+      await provisionAccount({ db, eventStore: store }, { name: 'Brand', tier: 'enterprise', environment: 'live' }, now)
+    ).account.id,
     environment: 'live',
   };
   rival = {
-    accountId: (await provisionAccount(db, { name: 'Rival', tier: 'enterprise', environment: 'live' }, now)).account.id,
+    accountId: (
+      await provisionAccount({ db, eventStore: store }, { name: 'Rival', tier: 'enterprise', environment: 'live' }, now)
+    ).account.id,
     environment: 'live',
   };
 });
@@ -286,7 +290,7 @@ describe('the code directory (read model first, code-service for a miss and as l
 
   it('answers the signer’s projected codes without code-service, asks it for a miss, and falls back to the read model when it is down', async () => {
     await reset();
-    await ensureOperator(db, `svc_live_${'a'.repeat(64)}`, new Date(at));
+    await ensureOperator({ db, eventStore: store }, `svc_live_${'a'.repeat(64)}`, new Date(at));
     const claim = newGtinClaim(
       { accountId: brand.accountId, environment: 'live', target: { kind: 'gtin', value: gtin }, source: 'granted' },
       new Date(at),

@@ -32,11 +32,7 @@ export async function accountsCommand(args: string[], env: NodeJS.ProcessEnv, ou
   }
   const { connection } = target;
   try {
-    const created = await provisionAccount(
-      connection.db,
-      { name: values.name, tier: values.tier as Tier, environment },
-      new Date(),
-    );
+    const created = await provisionAccount(connection, { name: values.name, tier: values.tier as Tier, environment }, new Date());
     out(`account ${created.account.id} (${created.account.name}, ${created.account.tier})\n`);
     out(`API key ${created.apiKey.id}, scope *, ${environment}; shown this once:\n${created.apiKey.secret}\n`);
   } finally {

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { listGtinClaims } from '@hallmark/accounts';
 import { listOwnershipConflicts, migrateCodes, recordGtinClaim, recordGtinRevocation } from '@hallmark/code-service';
 import { broadcasts, type GtinClaimView } from '@hallmark/contracts';
-import { createSqlEventStore, type EventStore } from '@hallmark/event-store';
+import type { EventStore } from '@hallmark/event-store';
 import { checkGtin14 } from '@hallmark/gs1';
 import type { OperatorApi } from './operator-api.ts';
 import { connectOperator, connectOperatorDatabase, type OperatorConnection } from './operator-database.ts';
@@ -39,14 +39,9 @@ async function withClaimLog<T extends GtinClaimView | undefined>(
   connection: OperatorConnection,
   change: (deps: { db: OperatorConnection['db']; eventStore: EventStore }) => Promise<{ claim: T; changed: boolean }>,
 ): Promise<T> {
-  const eventStore = await createSqlEventStore(connection.db);
-  try {
-    const { claim, changed } = await change({ db: connection.db, eventStore });
-    if (claim && changed) await connection.bus?.broadcast(broadcasts.gtinOwnershipChanged, { [claim.kind]: claim.value });
-    return claim;
-  } finally {
-    await eventStore.close();
-  }
+  const { claim, changed } = await change({ db: connection.db, eventStore: connection.eventStore });
+  if (claim && changed) await connection.bus?.broadcast(broadcasts.gtinOwnershipChanged, { [claim.kind]: claim.value });
+  return claim;
 }
 
 export async function gtinsCommand(args: string[], env: NodeJS.ProcessEnv, out: (text: string) => void): Promise<void> {

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { apiKeyView, issueApiKey, listApiKeysOfAccount, revokeApiKey } from '@hallmark/accounts';
+import { apiKeyView, listApiKeysOfAccount, recordApiKeyRevocation, recordOperatorKeyIssue } from '@hallmark/accounts';
 import { type ApiKeyView, broadcasts, type Environment, environments, isScope, type Scope } from '@hallmark/contracts';
 import { CommandError } from './command-error.ts';
 import type { OperatorApi } from './operator-api.ts';
@@ -54,8 +54,8 @@ export async function keysCommand(args: string[], env: NodeJS.ProcessEnv, out: (
       case 'create': {
         if (!values.name) throw new UsageError('--name is required');
         const scopes = scopesOption(values.scopes);
-        const key = await issueApiKey(
-          connection.db,
+        const key = await recordOperatorKeyIssue(
+          connection,
           {
             accountId,
             environment: environmentOf(values.env),
@@ -79,7 +79,8 @@ export async function keysCommand(args: string[], env: NodeJS.ProcessEnv, out: (
       }
       case 'revoke': {
         if (!values.id) throw new UsageError('--id is required');
-        const revoked = await revokeApiKey(connection.db, { accountId, environment: environmentOf(values.env) }, values.id, now);
+        const owner = { accountId, environment: environmentOf(values.env) };
+        const revoked = await recordApiKeyRevocation(connection, owner, values.id, now);
         if (!revoked) throw new UsageError(`account ${accountId} has no ${environmentOf(values.env)} key ${values.id}`);
         await connection.bus?.broadcast(broadcasts.apiKeyRevoked, { keyId: values.id });
         out(`revoked ${values.id} at ${revoked.revokedAt?.toISOString()}\n`);

@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { migrateAccounts } from '@hallmark/accounts';
 import { type Bus, createNatsBus } from '@hallmark/bus';
+import { createKurrentEventStore, createSqlEventStore, type EventStore } from '@hallmark/event-store';
 import { createPgliteDatabase, createPostgresDatabase, type SqlDatabase } from '@hallmark/sql';
 import { acquireDataDirLock, DataDirInUseError, type DataDirLock } from '../data-dir-lock.ts';
 import { CommandError } from './command-error.ts';
@@ -9,6 +10,11 @@ import { connectOperatorApi, type OperatorApi } from './operator-api.ts';
 
 export interface OperatorConnection {
   db: SqlDatabase;
+  /**
+   * Where the commands record what they change (accounts, keys, GTIN claims): KurrentDB when
+   * HALLMARK_ESDB_URL is set, as in the running services, else the database's own event store.
+   */
+  eventStore: EventStore;
   /** Set when HALLMARK_NATS_URL is: revocations are then broadcast to running gateways. */
   bus: Bus | undefined;
   close(): Promise<void>;
@@ -79,6 +85,7 @@ async function openOperatorDatabase(env: NodeJS.ProcessEnv): Promise<OperatorCon
     }
   }
   await migrateAccounts(db);
+  const eventStore = env.HALLMARK_ESDB_URL ? createKurrentEventStore(env.HALLMARK_ESDB_URL) : await createSqlEventStore(db);
   const bus = env.HALLMARK_NATS_URL
     ? await createNatsBus({
         servers: env.HALLMARK_NATS_URL,
@@ -89,9 +96,11 @@ async function openOperatorDatabase(env: NodeJS.ProcessEnv): Promise<OperatorCon
     : undefined;
   return {
     db,
+    eventStore,
     bus,
     async close() {
       await bus?.drain();
+      await eventStore.close();
       await db.close();
       await lock?.release();
     },

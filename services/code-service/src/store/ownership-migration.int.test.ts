@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import { ensureOperator, listGtinClaims, migrateAccounts, provisionAccount } from '@hallmark/accounts';
+import { type AccountLogDeps, ensureOperator, listGtinClaims, migrateAccounts, provisionAccount } from '@hallmark/accounts';
+import { createSqlEventStore } from '@hallmark/event-store';
 import { connectTestDatabase, loadMigrations, runMigrations, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGtinSigners } from '../gtin-signers.ts';
@@ -11,6 +12,7 @@ describe('the GTIN ownership migration, on a database that already has codes', (
   let database: { db: SqlDatabase; drop(): Promise<void> };
   const folder = fileURLToPath(new URL('../../migrations', import.meta.url));
   const at = new Date('2026-11-20T10:00:00Z');
+  let accountLog: AccountLogDeps;
   let operator: string;
   let brand: string;
   let rival: string;
@@ -26,13 +28,14 @@ describe('the GTIN ownership migration, on a database that already has codes', (
   beforeAll(async () => {
     database = await connectTestDatabase('ownership_migration');
     await migrateAccounts(database.db);
+    accountLog = { db: database.db, eventStore: await createSqlEventStore(database.db) };
     const all = await loadMigrations('code-service', folder);
     // The database as it was before ownership: code-service's migrations up to 0003.
     await runMigrations(database.db, { ...all, migrations: all.migrations.filter((migration) => migration.version <= 3) });
-    operator = (await ensureOperator(database.db, `svc_live_${'b'.repeat(64)}`, at)).accountId;
-    brand = (await provisionAccount(database.db, { name: 'Brand', tier: 'enterprise', environment: 'live' }, at)).account.id;
-    rival = (await provisionAccount(database.db, { name: 'Rival', tier: 'free', environment: 'live' }, at)).account.id;
-    sandbox = (await provisionAccount(database.db, { name: 'Sandbox', tier: 'free', environment: 'test' }, at)).account.id;
+    operator = (await ensureOperator(accountLog, `svc_live_${'b'.repeat(64)}`, at)).accountId;
+    brand = (await provisionAccount(accountLog, { name: 'Brand', tier: 'enterprise', environment: 'live' }, at)).account.id;
+    rival = (await provisionAccount(accountLog, { name: 'Rival', tier: 'free', environment: 'live' }, at)).account.id;
+    sandbox = (await provisionAccount(accountLog, { name: 'Sandbox', tier: 'free', environment: 'test' }, at)).account.id;
     await code(brand, 'live', '09506000134352', 'A');
     await code(brand, 'test', '09506000134352', 'B');
     await code(sandbox, 'test', '04006381333931', 'C');

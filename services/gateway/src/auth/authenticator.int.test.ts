@@ -1,4 +1,5 @@
 import { ensureOperator, migrateAccounts } from '@hallmark/accounts';
+import { createSqlEventStore } from '@hallmark/event-store';
 import { connectTestDatabase, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthenticator } from './authenticator.ts';
@@ -23,7 +24,7 @@ describe('authenticator cache (PostgreSQL)', () => {
   beforeAll(async () => {
     test = await connectTestDatabase('authenticator');
     await migrateAccounts(test.db);
-    await ensureOperator(test.db, secret, new Date());
+    await ensureOperator({ db: test.db, eventStore: await createSqlEventStore(test.db) }, secret, new Date());
   });
   afterAll(async () => {
     await test.drop();

@@ -1,9 +1,9 @@
 import {
-  createApiKey,
   decideSigningKeyRotation,
   environmentFor,
   listKeys,
-  revokeApiKey,
+  recordApiKeyCreation,
+  recordApiKeyRevocation,
   throwRefusal,
   type VerificationKeys,
 } from '@hallmark/accounts';
@@ -25,14 +25,13 @@ import type { SqlDatabase } from '@hallmark/sql';
 import type { FastifyInstance } from 'fastify';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { principalOf, requireApiKey } from '../auth/request-auth.ts';
-import { recordApiKeyCreation, recordApiKeyRevocation } from '../key-log.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
 
 export interface KeyRouteDeps {
   db: SqlDatabase;
-  /** Where API keys issued and revoked are recorded (the account's stream), with their rows in the event's transaction; without it, rows alone. */
-  eventStore?: EventStore;
+  /** Where API keys issued and revoked are recorded (the account's stream), with their rows in the event's transaction. */
+  eventStore: EventStore;
   bus: Bus;
   services: ServiceCaller;
   authenticator: Authenticator;
@@ -50,10 +49,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
       const environment = environmentFor(key, body.environment, 'register');
       return deps.verificationKeys.register({ accountId: key.accountId, environment }, body);
     }
-    const { eventStore } = deps;
-    return eventStore
-      ? recordApiKeyCreation({ db: deps.db, eventStore }, key, body, deps.clock())
-      : createApiKey(deps.db, key, body, deps.clock());
+    return recordApiKeyCreation({ db: deps.db, eventStore: deps.eventStore }, key, body, deps.clock());
   });
 
   registerRoute(app, listKeysRoute, async (request) => {
@@ -76,10 +72,8 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
     const key = requireApiKey(request);
     const { id } = request.params as { id: string };
     const now = deps.clock();
-    const { eventStore } = deps;
-    const apiKey = eventStore
-      ? await recordApiKeyRevocation({ db: deps.db, eventStore }, key, id, now)
-      : await revokeApiKey(deps.db, key, id, now, { by: key });
+    const owner = { accountId: key.accountId, environment: key.environment };
+    const apiKey = await recordApiKeyRevocation({ db: deps.db, eventStore: deps.eventStore }, owner, id, now, key);
     if (apiKey) {
       deps.authenticator.forget(id);
       await deps.bus.broadcast(broadcasts.apiKeyRevoked, { keyId: id });
