@@ -89,6 +89,9 @@ const redirect = (reply: FastifyReply, location: string) => reply.status(307).he
 
 const noLinkTitle = 'No such link for this product';
 
+/** Link types the resolver answers without the brand's links. */
+const ourLinkTypes = new Set(['gs1:defaultLink', 'gs1:verificationService']);
+
 /** Whether an error on a resolver route is answered as a page (browsers) rather than JSON. */
 export function prefersHtml(request: FastifyRequest): boolean {
   return wanted(request) === 'html';
@@ -175,13 +178,18 @@ export function registerResolverRoutes(
     reply.header('link', headerLinks.join(', '));
     secure(reply);
 
-    const params = new URLSearchParams(query);
-    const linkType = params.get('linkType') ?? undefined;
-    params.delete('linkType');
-    const passedOn = params.toString();
+    const linkType = new URLSearchParams(query).get('linkType') ?? undefined;
+    // Every key=value pair but linkType goes on to the target, byte for byte.
+    const passedOn = query
+      .split('&')
+      .filter((pair) => pair !== '' && !/^linkType(=|$)/.test(pair))
+      .join('&');
     const pageUrl = `${origin}/verify${path}${passedOn ? `?${passedOn}` : ''}`;
-    const brandLinks = (
-      await deps.services.call(
+    // Without code-service (the brand's links), a scan still reaches the verification page, the
+    // default of every item; what needs the brand's links (the linkset, another link type) waits for it.
+    const needsBrandLinks = form === 'linkset' || (linkType !== undefined && !ourLinkTypes.has(linkTypeCurie(linkType) ?? ''));
+    const brandLinks = await deps.services
+      .call(
         itemLinksRpc,
         {
           gtin: link.gtin,
@@ -190,7 +198,12 @@ export function registerResolverRoutes(
         },
         request.id,
       )
-    ).links;
+      .then((answer) => answer.links)
+      .catch((error: unknown) => {
+        if (needsBrandLinks) throw error;
+        request.log.warn({ err: error }, 'the brand’s links are unavailable; the scan goes to the verification page');
+        return [];
+      });
     const resolved = resolveLinks(brandLinks, pageUrl);
 
     if (form === 'linkset') {
@@ -201,7 +214,7 @@ export function registerResolverRoutes(
       return reply.type('application/linkset+json').send(linksetOf(origin, link, resolved));
     }
     if (linkType === undefined || linkTypeCurie(linkType) === 'gs1:defaultLink') {
-      if (form === 'json') return reply.redirect(`${pageUrl}`, 307);
+      if (form === 'json') return redirect(reply, pageUrl);
       return redirect(reply, withQuery(resolved.defaultLink.href, resolved.defaultIsOurs ? '' : passedOn));
     }
     const curie = linkTypeCurie(linkType);
