@@ -203,4 +203,62 @@ describe('resolver pages in Chromium', () => {
       await close();
     }
   });
+
+  it('on a phone, the printed link reaches the verdict in one redirect, counted once; link types redirect too', async () => {
+    const fresh = (
+      await api('POST', '/code/generate', {
+        key: brand,
+        body: {
+          gtin: '09506000134352',
+          serialNumber: 'PEN-0100',
+          batchNumber: 'LOT-2031',
+          metadata: { name: 'Silver Pen Fountain 1904' },
+        },
+      })
+    ).body.url as string;
+    const created = await api('POST', '/links', {
+      key: brand,
+      body: {
+        gtin: '09506000134352',
+        linkType: 'gs1:pip',
+        href: `${t.url}/.well-known/gs1resolver?from=pip`,
+        title: 'About',
+        type: 'application/json',
+      },
+    });
+    expect(created.status).toBe(201);
+    const context = await browser.newContext({ viewport: viewports.phone, javaScriptEnabled: false, locale: 'en-GB' });
+    try {
+      const page = await context.newPage();
+      const response = await page.goto(`${t.url}${pathOf(fresh)}`);
+      expect(response?.status()).toBe(200);
+      // One redirect: the printed link → the verification page, the signature passed on.
+      const first = response?.request().redirectedFrom();
+      expect(first?.url()).toBe(`${t.url}${pathOf(fresh)}`);
+      expect(first?.redirectedFrom()).toBeNull();
+      expect(page.url()).toBe(`${t.url}/verify${pathOf(fresh)}`);
+      // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText is the text a person sees
+      expect(await page.locator('body').innerText()).toMatch(/Times scanned\s*1/);
+      await page.screenshot({ path: join(artifacts, 'redirected-phone.png'), fullPage: true });
+      await page.reload();
+      // biome-ignore lint/performance/useDomNodeTextContent: as above
+      expect(await page.locator('body').innerText()).toMatch(/Times scanned\s*1/);
+
+      const pip = await page.goto(`${t.url}${pathOf(fresh)}&linkType=gs1:pip`);
+      expect(pip?.status()).toBe(200);
+      expect(page.url()).toBe(`${t.url}/.well-known/gs1resolver?from=pip&${new URL(fresh).search.slice(1)}`);
+
+      const missing = await page.goto(`${t.url}${pathOf(fresh)}&linkType=gs1:recipeInfo`);
+      expect(missing?.status()).toBe(404);
+      // biome-ignore lint/performance/useDomNodeTextContent: as above
+      expect(await page.locator('body').innerText()).toMatch(/gs1:verificationService/);
+      const overflow = (await page.evaluate(
+        'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+      )) as number;
+      expect(overflow).toBeLessThanOrEqual(0);
+    } finally {
+      await context.close();
+      await api('DELETE', `/links/${created.body.id}`, { key: brand });
+    }
+  });
 });
