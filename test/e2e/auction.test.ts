@@ -266,9 +266,18 @@ describe('public verification', () => {
         security_tier: expect.stringMatching(/^(standard|enhanced)$/),
         registered_at: expect.any(String),
       },
-      cryptographic_identity: { signature_valid: true, photo_binding: 'valid', tag_status: 'verified' },
+      cryptographic_identity: {
+        signature_valid: true,
+        photo_binding: 'valid',
+        tag_status: 'verified',
+        reference_photos: { bound: 4, required: 4 },
+      },
       provenance: { event_count: 6, chain_intact: true, current_owner: 'Private Collector', latest_event: 'authenticated' },
-      security: { spatial_relations: expect.any(Number), entropy_bits: expect.any(Number), tier_label: expect.any(String) },
+      security: {
+        spatial_relations: expect.any(Number),
+        entropy_bits: expect.any(Number),
+        tier_label: expect.stringMatching(/: photo-bound at every required angle$/),
+      },
     });
     for (const secret of [object.id, accountId, 'jane', 'Jane', 'example.com', 'client-', 'acc_', 'obj_', 'key_', '@']) {
       expect(text).not.toContain(secret);
