@@ -5,6 +5,7 @@
 // (src/dl-syntax.ts, src/linters.ts) is Hallmark's own.
 //
 //   node packages/gs1/scripts/generate-ai-table.mjs <checkout of gs1-syntax-engine> <commit>
+//   npx biome check --write packages/gs1/src/ai-table.ts
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

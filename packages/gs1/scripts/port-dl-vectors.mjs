@@ -3,6 +3,7 @@
 // fixture: the inputs and expected outcomes only, read out of the engine's unit tests.
 //
 //   node packages/gs1/scripts/port-dl-vectors.mjs <checkout of gs1-syntax-engine> <commit>
+//   npx biome check --write packages/gs1/src/fixtures/gs1-syntax-engine-dl-vectors.json
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
