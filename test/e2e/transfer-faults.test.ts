@@ -89,6 +89,40 @@ describe('transfers under faults', () => {
     expect(history.chain_of_custody.at(-1)).toMatchObject({ from: 'client-jane', to: 'buyer-2', transfer_type: 'sale' });
   });
 
+  it('an initiate whose answer was lost after it acted is answered again on retry: same transfer, same code', async () => {
+    const object = await register('Lost answer lot');
+    const headers = { 'idempotency-key': `lost-${object.id}` };
+    const send = () =>
+      api('POST', '/auction/transfers/initiate', {
+        key: house,
+        headers,
+        body: { objectId: object.id, fromOwnerId: 'client-jane', toOwnerId: 'buyer-1', salePrice: 900, saleCurrency: 'EUR' },
+      });
+    const first = await send();
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    // The gateway died after auction-service acted and before it stored the answer: its
+    // idempotency record is gone (as after an expired lease), the transfer is in the stream.
+    await t.product.db.query('DELETE FROM idempotent_requests');
+    const retried = await send();
+    expect(retried.status, JSON.stringify(retried.body)).toBe(201);
+    expect(retried.body).toEqual(first.body);
+    // Without the key, it is another transfer, which the pending one refuses.
+    expectError(await initiate(object.id), 409, 'CONFLICT');
+
+    const done = await confirm(retried.body.transferId, retried.body.transferCode);
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    const history = await historyOf(object.id);
+    expect(history.events.map((entry: { type: string }) => entry.type)).toEqual([
+      'registered',
+      'transfer_initiated',
+      'sold',
+      'transferred',
+    ]);
+    // Once the transfer is done, the same key cannot start it again.
+    await t.product.db.query('DELETE FROM idempotent_requests');
+    expectError(await send(), 409, 'CONFLICT');
+  });
+
   it('a confirm expired on its own (no one started a new one) frees the object too', async () => {
     const object = await register('Forgotten lot');
     const first = await initiate(object.id);

@@ -379,7 +379,12 @@ export const provenanceHistoryRpc = {
 export const initiateTransferRpc = {
   service: 'auction-service',
   operation: 'initiateTransfer',
-  request: Type.Object({ principal: PrincipalSchema, body: InitiateTransferBody }),
+  request: Type.Object({
+    principal: PrincipalSchema,
+    body: InitiateTransferBody,
+    /** The request's Idempotency-Key as the gateway scopes it: the transfer's id is derived from it (see recordProvenanceEventRpc). */
+    requestKey: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+  }),
   response: TransferInitiated,
 } satisfies RpcDefinition;
 

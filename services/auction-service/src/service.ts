@@ -80,8 +80,8 @@ export const auctionService = defineService({
       await serveRpc(infra.bus, log, provenanceHistoryRpc, async ({ principal, serial }) =>
         provenanceHistory(repository, principal, serial),
       ),
-      await serveRpc(infra.bus, log, initiateTransferRpc, async ({ principal, body }) =>
-        initiateTransfer({ ...repository, codeKey }, principal, body),
+      await serveRpc(infra.bus, log, initiateTransferRpc, async ({ principal, body, requestKey }) =>
+        initiateTransfer({ ...repository, codeKey }, principal, body, requestKey),
       ),
       await serveRpc(infra.bus, log, confirmTransferRpc, async ({ principal, transferId, transferCode }) =>
         confirmTransfer({ ...repository, codeKey }, principal, transferId, transferCode),

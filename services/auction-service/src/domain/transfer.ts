@@ -76,6 +76,12 @@ export const initialTransferFacts = (objectId: string, ownerId: string): Transfe
 
 const hasExpired = (transfer: TransferState, now: Date) => now.getTime() >= Date.parse(transfer.expiresAt);
 
+const sameTerms = (a: TransferTerms, b: TransferTerms) =>
+  a.fromOwnerId === b.fromOwnerId &&
+  a.toOwnerId === b.toOwnerId &&
+  a.salePrice === b.salePrice &&
+  a.saleCurrency === b.saleCurrency;
+
 /**
  * Decides a transfer command on the object's folded state: the events to record, or a refusal.
  * An open transfer that has expired (or whose lock was not recorded) no longer holds the object:
@@ -92,7 +98,10 @@ export function decide(command: TransferCommand, state: TransferFacts): Transfer
       if (state.ownerId !== command.fromOwnerId) {
         return refuse('CONFLICT', 'fromOwnerId is not the object’s current owner.', { field: 'fromOwnerId' });
       }
-      if (state.transfers.has(command.transferId)) {
+      const existing = state.transfers.get(command.transferId);
+      if (existing) {
+        // The same start again (a retry whose answer was lost): nothing new to record while it stands.
+        if (existing.status === 'pending' && !hasExpired(existing, command.now) && sameTerms(existing, command)) return [];
         return refuse('CONFLICT', `Transfer ${command.transferId} exists already.`, { transferId: command.transferId });
       }
       const ended: TransferEvent[] = [];

@@ -115,6 +115,29 @@ describe('starting a transfer', () => {
       .when(start(at(1)))
       .then([locked(), started('trf_2', at(1))]));
 
+  it('the same start again (a retry whose answer was lost) records nothing, so the shell answers the same transfer', () =>
+    given([started('trf_1', T0)])
+      .when(start(at(60_000), 'trf_1'))
+      .then([]));
+
+  it('the same transfer id with other terms is a conflict', () => {
+    given([started('trf_1', T0)])
+      .when({ ...start(at(60_000), 'trf_1'), salePrice: 999 })
+      .thenRefused('CONFLICT', { transferId: 'trf_1' });
+    given([started('trf_1', T0)])
+      .when(start(at(60_000), 'trf_1', 'jane', 'someone-else'))
+      .thenRefused('CONFLICT', { transferId: 'trf_1' });
+  });
+
+  it('a repeated start of a transfer that has ended is a conflict, not a new transfer', () => {
+    given([started('trf_1', T0), expired('trf_1', T0)])
+      .when(start(at(1), 'trf_1'))
+      .thenRefused('CONFLICT', { transferId: 'trf_1' });
+    given([started('trf_1', T0)])
+      .when(start(at(transferLifetimeMs), 'trf_1'))
+      .thenRefused('CONFLICT', { transferId: 'trf_1' });
+  });
+
   it('after a completed sale only the new owner can start one', () => {
     given([started(), ...completion()])
       .when(start(at(1)))

@@ -1,8 +1,9 @@
-import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { HallmarkError, type InitiateTransferBody, type Principal } from '@hallmark/contracts';
 import { randomHex } from '@hallmark/crypto';
 import { isVersionConflict, type StoredEvent } from '@hallmark/event-store';
 import { appendToAssetHistory } from '@hallmark/provenance';
+import type { SqlExecutor } from '@hallmark/sql';
 import {
   type DomainError,
   decide,
@@ -17,7 +18,6 @@ import { foldObjectHistory, type ObjectState } from '../object-history.ts';
 import { type ObjectRepositoryDeps, requireOwnedHistory } from '../object-repository.ts';
 import { saveObject } from '../store/object-store.ts';
 import {
-  deleteTransferSecret,
   findTransfer,
   insertTransferSecret,
   recordAttempts,
@@ -32,6 +32,22 @@ export interface TransferDeps extends ObjectRepositoryDeps {
 
 const codeHash = (key: Buffer, transferId: string, code: string) =>
   createHmac('sha256', key).update(`${transferId}:${code}`).digest('hex');
+
+/**
+ * A transfer's 6-digit code: a MAC of its id under the code key, so the code is as unguessable as
+ * a random one to anyone without the master key, and the same every time it is worked out: a
+ * retried initiation whose first answer was lost answers the code the transfer already has.
+ */
+export function transferCodeOf(key: Buffer, transferId: string): string {
+  const mac = createHmac('sha256', key).update(`hallmark:transfer-code:${transferId}`).digest();
+  return (mac.readUIntBE(0, 6) % 1_000_000).toString().padStart(6, '0');
+}
+
+/** With an Idempotency-Key, the transfer's id comes from it, so a retry finds the transfer it made. */
+export function transferIdOf(requestKey: string | undefined): string {
+  if (!requestKey) return `trf_${randomHex(10)}`;
+  return `trf_${createHash('sha256').update(`hallmark:transfer:${requestKey}`).digest('hex').slice(0, 20)}`;
+}
 
 const toHallmarkError = (refusal: DomainError) => new HallmarkError(refusal.code, refusal.message, refusal.details);
 
@@ -59,31 +75,31 @@ async function loadTransfers(deps: TransferDeps, owner: Principal, idOrSerial: s
 }
 
 /** The read models from the folded state; version-guarded, so replays and late writers are harmless. */
-async function saveReadModels(deps: TransferDeps, state: ObjectState): Promise<void> {
-  const now = deps.clock();
-  await saveObject(deps.db, state, now);
-  for (const transfer of state.transfers.values()) await saveTransferStatus(deps.db, transfer, now);
+async function saveReadModels(sql: SqlExecutor, state: ObjectState, now: Date): Promise<void> {
+  await saveObject(sql, state, now);
+  for (const transfer of state.transfers.values()) await saveTransferStatus(sql, transfer, now);
 }
 
 /**
  * Load, decide, record, update the read models. Private events (wrong attempts) go to the transfer
  * row with a compare-and-set; the rest are appended to the object's stream at the version decided
- * on. Either write losing a race means another request changed the transfer: decide again (a few
- * times, then 409). A refusal is an answer; the read models are repaired on the way (a change that
- * was cut off after its append shows up there).
+ * on, with the read models (and `alsoWrite`, e.g. a new transfer's secret row) in the append's
+ * transaction. Either write losing a race means another request changed the transfer: decide again
+ * (a few times, then 409). A refusal is an answer; the read models are repaired on the way (from
+ * rows written before read models moved into the append's transaction).
  */
 async function settle(
   deps: TransferDeps,
   owner: Principal,
   idOrSerial: string,
   command: TransferCommand,
-  beforeAppend?: (state: ObjectState, events: readonly TransferEvent[]) => Promise<void>,
+  alsoWrite?: (sql: SqlExecutor, state: ObjectState, events: readonly TransferEvent[]) => Promise<void>,
 ): Promise<{ events: TransferEvent[]; state: ObjectState }> {
   for (let attempt = 1; ; attempt += 1) {
     const { state, events: history } = await loadTransfers(deps, owner, idOrSerial);
     const decision = decide(command, state);
     if (isDomainError(decision)) {
-      await saveReadModels(deps, state);
+      await saveReadModels(deps.db, state, deps.clock());
       throw toHallmarkError(decision);
     }
     try {
@@ -93,19 +109,25 @@ async function settle(
         if (!(await recordAttempts(deps.db, event.data.transferId, seen, event.data.attempts))) throw new AttemptCountMoved();
       }
       const inputs = decision.filter((event) => !isPrivateTransferEvent(event));
-      await beforeAppend?.(state, decision);
-      const appended =
-        inputs.length === 0
-          ? []
-          : await appendToAssetHistory(deps.eventStore, { assetId: state.id, owner }, inputs, {
-              now: deps.clock,
-              expectedVersion: state.version,
-            });
-      const after = decision
-        .filter(isPrivateTransferEvent)
-        .reduce(evolve, foldObjectHistory([...history, ...appended]) as ObjectState);
-      await saveReadModels(deps, after);
-      return { events: decision, state: after };
+      const afterAppending = (appended: readonly StoredEvent[]) =>
+        decision.filter(isPrivateTransferEvent).reduce(evolve, foldObjectHistory([...history, ...appended]) as ObjectState);
+      if (inputs.length === 0) {
+        const after = afterAppending([]);
+        await saveReadModels(deps.db, after, deps.clock());
+        return { events: decision, state: after };
+      }
+      const appended = await appendToAssetHistory(deps.eventStore, { assetId: state.id, owner }, inputs, {
+        now: deps.clock,
+        expectedVersion: state.version,
+        readModels: {
+          db: deps.db,
+          async write(sql, result) {
+            await alsoWrite?.(sql, state, decision);
+            await saveReadModels(sql, afterAppending(result.events), deps.clock());
+          },
+        },
+      });
+      return { events: decision, state: afterAppending(appended) };
     } catch (error) {
       const lostRace = isVersionConflict(error) || error instanceof AttemptCountMoved;
       if (!lostRace) throw error;
@@ -116,59 +138,48 @@ async function settle(
 }
 
 /**
- * POST /auction/transfers/initiate: 201 with a 6-digit code from the CSPRNG, shown once, valid 72
- * hours. An open transfer that has expired no longer holds the object: it is recorded as expired
- * and the new one starts.
+ * POST /auction/transfers/initiate: 201 with a 6-digit code, valid 72 hours. An open transfer that
+ * has expired no longer holds the object: it is recorded as expired and the new one starts. The
+ * code's HMAC is stored in the start's transaction, so no started transfer lacks one. With an
+ * Idempotency-Key (`requestKey`) the transfer's id is derived from it: a retry whose first answer
+ * was lost finds its transfer still pending with the same terms and answers it again, code and all.
  */
-export async function initiateTransfer(deps: TransferDeps, owner: Principal, body: InitiateTransferBody) {
-  const transferId = `trf_${randomHex(10)}`;
-  const transferCode = randomInt(0, 1_000_000).toString().padStart(6, '0');
+export async function initiateTransfer(deps: TransferDeps, owner: Principal, body: InitiateTransferBody, requestKey?: string) {
+  const transferId = transferIdOf(requestKey);
+  const transferCode = transferCodeOf(deps.codeKey, transferId);
   const now = deps.clock();
-  let secretStored = false;
-  try {
-    const { events } = await settle(
-      deps,
-      owner,
-      body.objectId,
-      {
-        type: 'StartTransfer',
-        now,
-        transferId,
+  const { state } = await settle(
+    deps,
+    owner,
+    body.objectId,
+    {
+      type: 'StartTransfer',
+      now,
+      transferId,
+      fromOwnerId: body.fromOwnerId,
+      toOwnerId: body.toOwnerId,
+      salePrice: body.salePrice,
+      saleCurrency: body.saleCurrency,
+    },
+    async (sql, object, decided) => {
+      const started = decided.find((event) => event.type === 'transfer_initiated');
+      if (!started) return;
+      await insertTransferSecret(sql, owner, {
+        id: transferId,
+        objectId: object.id,
         fromOwnerId: body.fromOwnerId,
         toOwnerId: body.toOwnerId,
         salePrice: body.salePrice,
         saleCurrency: body.saleCurrency,
-      },
-      async (state, decided) => {
-        const started = decided.find((event) => event.type === 'transfer_initiated');
-        // The code's hash exists before the transfer does, so no started transfer lacks one.
-        if (started && !secretStored) {
-          await insertTransferSecret(deps.db, owner, {
-            id: transferId,
-            objectId: state.id,
-            fromOwnerId: body.fromOwnerId,
-            toOwnerId: body.toOwnerId,
-            salePrice: body.salePrice,
-            saleCurrency: body.saleCurrency,
-            codeHash: codeHash(deps.codeKey, transferId, transferCode),
-            expiresAt: started.data.expiresAt,
-            createdAt: now,
-          });
-          secretStored = true;
-        }
-      },
-    );
-    const started = events.find((event) => event.type === 'transfer_initiated');
-    return { transferId, transferCode, expiresAt: started?.data.expiresAt ?? '', status: 'pending' as const };
-  } catch (error) {
-    // A refusal or a lost race means the start never reached the stream: its row names nothing.
-    // Anything else (a lost connection) may have come after the append, so the row stays; a
-    // left-over row is harmless, as confirms look the transfer up in the stream.
-    if (secretStored && error instanceof HallmarkError) {
-      await deleteTransferSecret(deps.db, transferId).catch(() => {});
-    }
-    throw error;
-  }
+        codeHash: codeHash(deps.codeKey, transferId, transferCode),
+        expiresAt: started.data.expiresAt,
+        createdAt: now,
+      });
+    },
+  );
+  const transfer = state.transfers.get(transferId);
+  if (!transfer) throw new Error(`Transfer ${transferId} was decided but is not in the object's state.`);
+  return { transferId, transferCode, expiresAt: transfer.expiresAt, status: 'pending' as const };
 }
 
 /**

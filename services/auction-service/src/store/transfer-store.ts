@@ -15,7 +15,7 @@ export interface TransferRow {
   status: string;
 }
 
-/** Stores a transfer's code hash before its start is appended; nothing when the id is taken. */
+/** Stores a transfer's code hash, in the transaction that appends its start; nothing when the id is taken. */
 export async function insertTransferSecret(
   sql: SqlExecutor,
   owner: Principal,
@@ -50,11 +50,6 @@ export async function insertTransferSecret(
       transfer.createdAt,
     ],
   );
-}
-
-/** Removes the row of a transfer whose start was never appended. */
-export async function deleteTransferSecret(sql: SqlExecutor, id: string): Promise<void> {
-  await sql.query('DELETE FROM auction_transfers WHERE id = $1', [id]);
 }
 
 /** The owner's transfer row; undefined for anyone else's. */

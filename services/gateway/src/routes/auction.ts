@@ -141,7 +141,11 @@ export function registerAuctionRoutes(
   registerRoute(app, initiateTransferRoute, async (request, reply) => {
     const initiated = await deps.services.call(
       initiateTransferRpc,
-      { principal: principalOf(request), body: request.body as InitiateTransferBody },
+      {
+        principal: principalOf(request),
+        body: request.body as InitiateTransferBody,
+        ...(requestKeyOf(request) ? { requestKey: requestKeyOf(request) } : {}),
+      },
       request.id,
     );
     reply.status(201);
