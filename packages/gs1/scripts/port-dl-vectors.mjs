@@ -99,4 +99,24 @@ const fixture = {
 };
 const target = join(dirname(fileURLToPath(import.meta.url)), '../src/fixtures/gs1-syntax-engine-dl-vectors.json');
 writeFileSync(target, `${JSON.stringify(fixture, null, 2)}\n`);
+
+// The linters' own tests (src/c-lib/syntax/lint_*.c): data given as a C string literal, pass or fail.
+// The coupon linters are left out: Hallmark does not check coupon structure (docs/SIGNING.md).
+const { readdirSync } = await import('node:fs');
+const linters = {};
+for (const file of readdirSync(join(root, 'src/c-lib/syntax')).filter((f) => /^lint_[a-z0-9]+\.c$/.test(f)).sort()) {
+  // Tests that need a custom lookup compiled in (GS1_LINTER_CUSTOM_*) are not the default engine's.
+  const source = readFileSync(join(root, 'src/c-lib/syntax', file), 'utf8').replace(/#if[^\n]*CUSTOM[\s\S]*?#endif/g, '');
+  for (const m of source.matchAll(/UNIT_TEST_(PASS|FAIL)\(gs1_lint_([a-z0-9]+),\s*((?:"(?:[^"\\]|\\.)*"\s*)+)/g)) {
+    if (m[2].startsWith('coupon')) continue;
+    const data = [...m[3].matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((l) => cString(l[1])).join('');
+    (linters[m[2]] ??= { pass: [], fail: [] })[m[1] === 'PASS' ? 'pass' : 'fail'].push(data);
+  }
+}
+const linterTarget = join(dirname(fileURLToPath(import.meta.url)), '../src/fixtures/gs1-syntax-engine-linter-vectors.json');
+writeFileSync(
+  linterTarget,
+  `${JSON.stringify({ source: { ...fixture.source, files: ['src/c-lib/syntax/lint_*.c (UNIT_TESTS sections; couponcode and couponposoffer left out)'] }, linters }, null, 1)}\n`,
+);
+console.log(`linters ${Object.keys(linters).length}, vectors ${Object.values(linters).reduce((n, l) => n + l.pass.length + l.fail.length, 0)}`);
 console.log(`parse ${parse.length}, setDataStr ${setDataStr.length}, pathSequences ${pathSequences.length}, generated ${generated.length}, unescape ${unescape.length}, escape ${escape.length}`);

@@ -9,7 +9,8 @@ import {
   unescapeUriComponent,
 } from './dl-syntax.ts';
 import vectors from './fixtures/gs1-syntax-engine-dl-vectors.json' with { type: 'json' };
-import { LINTERS } from './linters.ts';
+import linterVectors from './fixtures/gs1-syntax-engine-linter-vectors.json' with { type: 'json' };
+import { CSET_LINTERS, LINTERS } from './linters.ts';
 
 // The GS1 Barcode Syntax Engine's own Digital Link test vectors (fixture header: source, commit,
 // licence), each run under the engine options it names. Every one must pass: docs/SIGNING.md.
@@ -133,5 +134,27 @@ describe('parseDlUri reasons', () => {
         stem: 'https://x.y',
       },
     });
+  });
+});
+
+describe('GS1 syntax engine vectors: the linters', () => {
+  const csets: Record<string, keyof typeof CSET_LINTERS> = { csetnumeric: 'N', cset82: 'X', cset39: 'Y', cset64: 'Z' };
+  const linterOf = (name: string) => (name in csets ? CSET_LINTERS[csets[name] as keyof typeof CSET_LINTERS] : LINTERS[name]);
+  it.each(Object.entries(linterVectors.linters))('%s', (name, { pass, fail }) => {
+    const linter = linterOf(name);
+    expect(linter, name).toBeDefined();
+    expect(pass.filter((value) => linter?.(value) !== undefined)).toEqual([]);
+    expect(fail.filter((value) => linter?.(value) === undefined)).toEqual([]);
+  });
+});
+
+describe('the GS1 Company Prefix position checks (the engine builds these cases in loops)', () => {
+  it.each([
+    ['gcppos1', ['01234', '0123', '0123A'], ['012', '01', '0', '', '012AA', '01AAA', '0AAAA', 'AAAAA']],
+    ['gcppos2', ['I01234', 'I0123', 'I0123A', '001234'], ['I012', 'I', '', 'I012AA', 'I01AAA', 'I0AAAA', 'IAAAAA']],
+  ] as const)('%s', (name, pass, fail) => {
+    const linter = LINTERS[name] as (value: string) => string | undefined;
+    expect(pass.filter((value) => linter(value) !== undefined)).toEqual([]);
+    expect(fail.filter((value) => linter(value) === undefined)).toEqual([]);
   });
 });
