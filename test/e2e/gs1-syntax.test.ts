@@ -1,5 +1,5 @@
 // Issue #18, item 1: every reader of a link (POST /code/verify by url and by QR content, the
-// resolver's page and JSON, POST /code/report, GET /code/qr) refuses a GS1 Digital Link that the
+// resolver's page and JSON, its public report form, POST /code/report, GET /code/qr) refuses a GS1 Digital Link that the
 // GS1 Barcode Syntax Engine refuses, with 400 INVALID_URL and a reason that names what is wrong;
 // a code Hallmark generated still verifies. One embedded product for the file.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,6 +70,18 @@ describe('links that GS1 syntax refuses', () => {
       expect(page.status, what).toBe(400);
       expect(page.headers.get('content-type')).toMatch(/^text\/html/);
       expect(await page.text(), what).toMatch(new RegExp(reason.source.replace(/\\\//g, '/')));
+    }
+  });
+
+  it("the resolver's public report form answers 400 with a page that says what is wrong", async () => {
+    for (const [what, path, reason] of rejected()) {
+      const response = await fetch(`${t.url}/resolver/report`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ link: `${t.url}${path}`, reason: 'looks fake' }).toString(),
+      });
+      expect(response.status, what).toBe(400);
+      expect(await response.text(), what).toMatch(new RegExp(reason.source.replace(/\\\//g, '/')));
     }
   });
 

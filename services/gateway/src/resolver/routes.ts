@@ -358,8 +358,10 @@ export function registerResolverRoutes(
     const body = (request.body ?? {}) as { link?: unknown; reason?: unknown };
     const link = typeof body.link === 'string' ? body.link : '';
     const reason = typeof body.reason === 'string' && body.reason.trim() !== '' ? body.reason.trim().slice(0, 1000) : undefined;
-    if (!parseDigitalLink(link).ok) {
-      return html(reply, 400, renderMessagePage(english.error.badLinkTitle, english.error.badLink, english.error.tryAgain));
+    const parsed = parseDigitalLink(link);
+    if (!parsed.ok) {
+      // The page says what is wrong with the link, as every other reader of a link does.
+      return html(reply, 400, renderMessagePage(english.error.badLinkTitle, parsed.problem.message, english.error.tryAgain));
     }
     await deps.reportLimits.forAddress(reply, request.ip);
     const outcome = await deps.services.call(publicReportRpc, { url: link, ...(reason ? { reason } : {}) }, request.id);
