@@ -356,4 +356,22 @@ describe('the page a shopper sees', () => {
       await browser.close();
     }
   });
+
+  it('drops the logo on DELETE: the page shows the name alone and the old logo URL is gone', async () => {
+    const before = (await api('GET', '/account/branding', { key: brand })).body;
+    expectError(await api('DELETE', '/account/branding/logo', { key: brandReadOnly }), 403, 'INSUFFICIENT_SCOPE');
+    const removed = await api('DELETE', '/account/branding/logo', { key: brand });
+    expect(removed.status).toBe(200);
+    expect(removed.body).toMatchObject({ displayName: 'Acme', logo: null });
+    expect((await fetch(`${t.url}${before.logo.url}`)).status).toBe(404);
+    const { html } = await page(await generate(brand));
+    expect(html).toContain('Issued by<strong>Acme</strong>');
+    expect(html).not.toContain('<img');
+    expect((await api('DELETE', '/account/branding/logo', { key: brand })).status).toBe(200);
+    const events = await t.product.db.query<{ event_type: string }>(
+      `SELECT event_type FROM events WHERE stream_id = $1 AND event_type = 'branding.logo-removed'`,
+      [`account-${brandAccountId}-live`],
+    );
+    expect(events).toHaveLength(1);
+  });
 });

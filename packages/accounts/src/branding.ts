@@ -100,7 +100,8 @@ export interface BrandingChange {
   displayName?: string | null;
   primaryColor?: string | null;
   textColor?: string | null;
-  logo?: { sha256: string; png: Buffer; width: number; height: number };
+  /** A new logo, or null to remove it. */
+  logo?: { sha256: string; png: Buffer; width: number; height: number } | null;
 }
 
 /**

@@ -11,6 +11,18 @@ export {
   routerPathOf,
   toRouterPath,
 } from './http-route.ts';
+export {
+  createLinkRoute,
+  deleteLinkRoute,
+  linkRoutes,
+  listLinksRoute,
+  resolveCompressedOptionsRoute,
+  resolveCompressedRoute,
+  updateLinkRoute,
+  verificationPageOptionsRoute,
+  verificationPageRoute,
+} from './link-routes.ts';
+export { createLinkRpc, deleteLinkRpc, itemLinksRpc, listLinksRpc, updateLinkRpc } from './link-rpc.ts';
 export { buildOpenApiDocument, type OpenApiInfo } from './openapi.ts';
 export { err, ok, type Result } from './result.ts';
 export {
@@ -26,6 +38,7 @@ export {
   createAccountRoute,
   createKeyRoute,
   createSchemaRoute,
+  deleteBrandingLogoRoute,
   deleteSchemaRoute,
   dismissCodeReportRoute,
   generateCodeBatchRoute,
@@ -214,6 +227,17 @@ export {
   VerificationKeyView,
 } from './schemas/keys.ts';
 export {
+  CreateLinkBody,
+  gs1LinkTypes,
+  gs1VocabularyNamespace,
+  ItemLinks,
+  LinkList,
+  LinkView,
+  ListLinksQuery,
+  linkTypeCurie,
+  UpdateLinkBody,
+} from './schemas/links.ts';
+export {
   CreateSchemaBody,
   ListSchemasQuery,
   SchemaField,
@@ -242,26 +266,3 @@ export {
   tiers,
 } from './scopes.ts';
 export { allServices, type BackendService, backendServices, broadcasts, isBackendService, type ServiceName } from './services.ts';
-export {
-  createLinkRoute,
-  deleteLinkRoute,
-  linkRoutes,
-  listLinksRoute,
-  resolveCompressedOptionsRoute,
-  resolveCompressedRoute,
-  updateLinkRoute,
-  verificationPageOptionsRoute,
-  verificationPageRoute,
-} from './link-routes.ts';
-export { createLinkRpc, deleteLinkRpc, itemLinksRpc, listLinksRpc, updateLinkRpc } from './link-rpc.ts';
-export {
-  CreateLinkBody,
-  gs1LinkTypes,
-  gs1VocabularyNamespace,
-  ItemLinks,
-  LinkList,
-  LinkView,
-  ListLinksQuery,
-  linkTypeCurie,
-  UpdateLinkBody,
-} from './schemas/links.ts';

@@ -818,7 +818,7 @@ export const uploadBrandingLogoRoute = defineRoute({
   summary:
     'Set the logo: the body is the image itself, Content-Type image/png or image/jpeg (SVG and anything else 415), ' +
     'at most 512 KiB (413) and 2048 pixels a side, decoded and stored re-encoded as PNG, served from this origin. ' +
-    'DELETE-free: send another to replace it. Needs scope *; recorded as an audit event.',
+    'Another upload replaces it; DELETE removes it. Needs scope *; recorded as an audit event.',
   tags: ['account'],
   auth: 'api-key',
   scope: '*',
@@ -829,6 +829,18 @@ export const uploadBrandingLogoRoute = defineRoute({
   },
   responses: { 200: { description: 'The branding with its new logo', schema: BrandingView } },
   errors: ['VALIDATION_ERROR', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'SERVICE_UNAVAILABLE'],
+});
+
+export const deleteBrandingLogoRoute = defineRoute({
+  operationId: 'deleteBrandingLogo',
+  method: 'DELETE',
+  path: `${apiPrefix}/account/branding/logo`,
+  summary: 'Remove the logo (the page then shows the name alone). Needs scope *; recorded as an audit event.',
+  tags: ['account'],
+  auth: 'api-key',
+  scope: '*',
+  responses: { 200: { description: 'The branding without a logo (also when it had none)', schema: BrandingView } },
+  errors: [],
 });
 
 export const brandLogoRoute = defineRoute({
@@ -914,6 +926,7 @@ export const routes = [
   getBrandingRoute,
   updateBrandingRoute,
   uploadBrandingLogoRoute,
+  deleteBrandingLogoRoute,
   brandLogoRoute,
   brandThemeRoute,
 ] as const;

@@ -9,6 +9,7 @@ import {
 import {
   type BrandingInput,
   type BrandingView,
+  deleteBrandingLogoRoute,
   getBrandingRoute,
   HallmarkError,
   type Principal,
@@ -42,7 +43,7 @@ const unsafeNameCharacters = /[\p{Cc}\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
 async function recordBrandingChange(
   deps: { db: SqlDatabase; eventStore?: EventStore; clock: () => Date },
   owner: Principal,
-  type: 'branding.updated' | 'branding.logo-set',
+  type: 'branding.updated' | 'branding.logo-set' | 'branding.logo-removed',
   data: Record<string, unknown>,
   change: BrandingChange,
 ): Promise<BrandingView> {
@@ -154,4 +155,12 @@ export function registerAccountSettingsRoutes(
       }),
     ),
   );
+
+  registerRoute(app, deleteBrandingLogoRoute, async (request) => {
+    const owner = principalOf(request);
+    const current = await findBranding(deps.db, owner);
+    // Nothing to remove: nothing to record.
+    if (current && current.logo === null) return current;
+    return recordBrandingChange(deps, owner, 'branding.logo-removed', { sha256: current?.logo?.sha256 ?? null }, { logo: null });
+  });
 }
