@@ -20,6 +20,9 @@ export interface RunningProduct {
   pid: number;
   /** Every process of the product (the embedded one, or the distributed form's five). */
   processes: Array<{ name: string; pid: number }>;
+  /** The distributed form's PostgreSQL database; the embedded form's data folder. */
+  databaseUrl?: string;
+  dataDir?: string;
   stop(): Promise<void>;
 }
 
@@ -99,6 +102,7 @@ export async function startEmbeddedProduct(
     url,
     pid: child.pid as number,
     processes: [{ name: 'embedded', pid: child.pid as number }],
+    dataDir,
     async stop() {
       child.kill('SIGTERM');
       await new Promise((resolve) => child.once('exit', resolve));
@@ -145,6 +149,7 @@ export async function startDistributedProduct(
     url,
     pid: processes[0]?.child.pid as number,
     processes: processes.map((service) => ({ name: service.name, pid: service.child.pid as number })),
+    databaseUrl: database.url,
     async stop() {
       await Promise.all(processes.map((service) => service.stop()));
       await database.drop();

@@ -283,8 +283,8 @@ export interface GroupCommit {
 /**
  * Group commit: a write waits while the previous transaction commits, and every write that
  * arrived meanwhile goes into the next one (up to `maxCodes` codes), so under load one commit
- * (one WAL flush) carries many requests' codes and events instead of one. An idle writer starts at
- * once: a lone request waits for nothing. Each write's promise settles only after the transaction
+ * (one WAL flush) carries many requests' codes and events instead of one. An idle writer starts
+ * after the current turn of the event loop: a lone request waits for nothing else. Each write's promise settles only after the transaction
  * holding its codes has committed. A taken serial refuses only its own code (see writeCodes); when
  * a shared transaction fails otherwise, each write of it is tried again alone, so one request's
  * failure is its own.
@@ -306,7 +306,6 @@ export function createGroupCommit(
   };
 
   const drain = async () => {
-    writing = true;
     while (queue.length > 0) {
       let codes = 0;
       let count = 0;
@@ -336,7 +335,13 @@ export function createGroupCommit(
     write(write) {
       return new Promise((resolve, reject) => {
         queue.push({ write, resolve, reject });
-        if (!writing) void drain();
+        // An idle writer starts after this turn of the event loop, with every write that arrived in
+        // it: PGlite runs a whole transaction in microtasks, so without the wait each write of the
+        // embedded form would commit alone before the next request's callback ran.
+        if (!writing) {
+          writing = true;
+          setImmediate(drain);
+        }
       });
     },
   };
