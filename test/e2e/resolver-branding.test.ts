@@ -4,12 +4,18 @@
 // photo-bound only when every required angle is. One embedded product for the file, real HTTP, and
 // one headless Chromium look at a phone-sized screen.
 import { createHash } from 'node:crypto';
+import { mkdir, readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { chromium } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
 import { picture } from '../support/pictures.ts';
+
+const artifacts = join(process.cwd(), 'test-artifacts', 'resolver');
+const axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let t: TestProduct;
 let operator: string;
@@ -316,6 +322,7 @@ describe('the page a shopper sees', () => {
 
   it('renders the brand on a phone-sized screen in Chromium, loading nothing from anywhere else', async () => {
     const link = await generate(brand);
+    await mkdir(artifacts, { recursive: true });
     const browser = await chromium.launch({
       executablePath: '/usr/bin/chromium',
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
@@ -351,7 +358,20 @@ describe('the page a shopper sees', () => {
       expect(requests.every((url) => url.startsWith(t.url))).toBe(true);
       expect(requests.some((url) => url.includes('/resolver/logos/'))).toBe(true);
       expect(requests.some((url) => url.includes('/resolver/themes/'))).toBe(true);
+      await tab.screenshot({ path: join(artifacts, 'branded-phone.png'), fullPage: true });
       await context.close();
+      // axe-core on the branded page (as resolver-browser.test.ts does: its script needs the CSP bypassed).
+      const scan = await browser.newContext({ viewport: { width: 390, height: 844 }, bypassCSP: true });
+      const scanned = await scan.newPage();
+      await scanned.goto(`${t.url}${pathOf(link)}`);
+      await scanned.addScriptTag({ content: axeSource });
+      const results = (await scanned.evaluate(
+        `axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] } })`,
+      )) as { violations: Array<{ id: string; impact: string }>; passes: unknown[] };
+      const serious = results.violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
+      expect(serious.map((violation) => violation.id)).toEqual([]);
+      expect(results.passes.length).toBeGreaterThan(5);
+      await scan.close();
     } finally {
       await browser.close();
     }
