@@ -38,8 +38,8 @@ function outside(value: string, allowed: RegExp): string | undefined {
 const csetLinter =
   (set: RegExp, name: string): Linter =>
   (value) => {
-    const bad = outside(value, set);
-    return bad === undefined ? undefined : `contains ${JSON.stringify(bad)}, which is not in ${name}`;
+    if (set.test(value)) return undefined;
+    return `contains ${JSON.stringify(outside(value, set))}, which is not in ${name}`;
   };
 
 /** GS1 date YYMMDD; the century is the one that puts the year within 49 years back and 50 ahead. */
