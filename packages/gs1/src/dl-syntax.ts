@@ -403,7 +403,11 @@ export function parseDlUri(uri: string, options: DlSyntaxOptions = {}): DlSyntax
       continue;
     }
     const entry = lookupAi(key, options.permitUnknownAIs);
-    if (!entry) return fail(`The query key ${key} is numeric but not a GS1 AI.`, key);
+    if (!entry)
+      return fail(
+        key === '' ? 'A query parameter has no name before "=".' : `The query key ${key} is numeric but not a GS1 AI.`,
+        key,
+      );
     if (raw === '') return fail(`${describe(entry)} in the query has an empty value.`, key);
     const decoded = unescapeUriComponent(raw, true);
     if (decoded === undefined) return fail(`The value of ${describe(entry)} decodes to a NUL character.`, key);

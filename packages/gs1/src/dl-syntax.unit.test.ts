@@ -106,6 +106,7 @@ describe('parseDlUri reasons', () => {
     [`https://x.y/01/${gtin}/17/261231`, /not a valid key and qualifiers/],
     [`https://x.y/01/${gtin}?999=x`, /query key 999 is numeric but not a GS1 AI/],
     [`https://x.y/01/${gtin}?8200=x`, /cannot be a Digital Link data attribute/],
+    [`https://x.y/01/${gtin}?=x`, /no name before "="/],
     [`https://x.y/01/${gtin}?17=261340`, /AI 17 .*month 13/],
     [`https://x.y/01/09506000134353`, /AI 01 .*check digit 3.*call for 2/],
     [`https://x.y/01//${gtin}`, /primary key/],
