@@ -44,7 +44,12 @@ export interface RouteDefinition {
   /** Largest body accepted, in bytes, when this route takes more than the gateway's default. */
   bodyLimit?: number;
   /** A body that is not JSON (a multipart upload, a form): documented in OpenAPI, parsed by the handler. */
-  formBody?: { contentType: 'multipart/form-data' | 'application/x-www-form-urlencoded' | 'image/png'; schema: TSchema };
+  formBody?: {
+    contentType: 'multipart/form-data' | 'application/x-www-form-urlencoded' | 'image/png';
+    /** Other media types the same body may be sent as (a logo: image/jpeg besides image/png). */
+    alsoAs?: readonly string[];
+    schema: TSchema;
+  };
   /** A POST whose body may be left out entirely; it is then taken as `{}`. */
   bodyOptional?: boolean;
   /**

@@ -56,7 +56,12 @@ function operationOf(route: RouteDefinition): JsonObject {
   } else if (route.formBody) {
     operation.requestBody = {
       required: true,
-      content: { [route.formBody.contentType]: { schema: plainSchema(route.formBody.schema) } },
+      content: Object.fromEntries(
+        [route.formBody.contentType, ...(route.formBody.alsoAs ?? [])].map((type) => [
+          type,
+          { schema: plainSchema(route.formBody?.schema as TSchema) },
+        ]),
+      ),
     };
   }
   return operation;

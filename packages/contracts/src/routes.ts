@@ -825,6 +825,7 @@ export const uploadBrandingLogoRoute = defineRoute({
   bodyLimit: 524_288,
   formBody: {
     contentType: 'image/png',
+    alsoAs: ['image/jpeg'],
     schema: Type.String({ contentEncoding: 'binary', description: 'the PNG or JPEG bytes (image/png or image/jpeg)' }),
   },
   responses: { 200: { description: 'The branding with its new logo', schema: BrandingView } },
