@@ -320,6 +320,31 @@ describe('Idempotency-Key, embedded', () => {
     expect((first.body.results as Json[]).every((result) => result.code)).toBe(true);
   });
 
+  it('answers a generate and a batch whose answers were lost after their codes were stored with those codes', async () => {
+    const idempotencyKey = `lost-${randomUUID()}`;
+    const body = { gtin, serialNumber: nextSerial() };
+    const first = await api('POST', '/code/generate', { key: house.key, idempotencyKey, body });
+    expect(first.status).toBe(201);
+    // The gateway died after code-service stored the code and before it stored the answer.
+    await t.product.db.query('DELETE FROM idempotent_requests');
+    const retried = await api('POST', '/code/generate', { key: house.key, idempotencyKey, body });
+    expect(retried.status, JSON.stringify(retried.body)).toBe(201);
+    expect(retried.body).toEqual(first.body);
+
+    const batchKey = `lost-${randomUUID()}`;
+    const items = [{ gtin, serialNumber: nextSerial() }, { gtin: 'not a gtin' }, { gtin, serialNumber: nextSerial() }];
+    const batch = await api('POST', '/code/generate/batch', { key: house.key, idempotencyKey: batchKey, body: { items } });
+    expect(batch.status).toBe(200);
+    await t.product.db.query('DELETE FROM idempotent_requests');
+    const batchRetried = await api('POST', '/code/generate/batch', { key: house.key, idempotencyKey: batchKey, body: { items } });
+    expect(batchRetried.body).toEqual(batch.body);
+    const stored = await t.product.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM codes WHERE serial = ANY($1::text[])',
+      [[body.serialNumber, items[0]?.serialNumber, items[2]?.serialNumber]],
+    );
+    expect(stored[0]?.n).toBe(3);
+  });
+
   it('creates one schema for a schema sent twice', async () => {
     const schemas = async () => ((await api('GET', '/schemas?limit=100', { key: house.key })).body.schemas as unknown[]).length;
     await expectIdempotent(

@@ -81,7 +81,12 @@ export const ClientSchema = Type.Object({ keyId: Type.String(), address: Type.St
 export const generateCodeRpc = {
   service: 'code-service',
   operation: 'generateCode',
-  request: Type.Object({ principal: PrincipalSchema, body: GenerateCodeBody }),
+  request: Type.Object({
+    principal: PrincipalSchema,
+    body: GenerateCodeBody,
+    /** The request's Idempotency-Key as the gateway scopes it: the codes' asset ids are derived from it, so a retry whose first answer was lost finds its codes. */
+    requestKey: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+  }),
   response: GeneratedCode,
 } satisfies RpcDefinition;
 
@@ -149,6 +154,8 @@ export const generateCodesRpc = {
     principal: PrincipalSchema,
     items: Type.Array(Type.Unknown(), { maxItems: 500 }),
     firstIndex: Type.Integer({ minimum: 0 }),
+    /** The request's Idempotency-Key as the gateway scopes it: the codes' asset ids are derived from it, so a retry whose first answer was lost finds its codes. */
+    requestKey: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
   }),
   response: GenerateBatchResult,
 } satisfies RpcDefinition;

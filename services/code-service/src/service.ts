@@ -89,11 +89,11 @@ export const codeService = defineService({
         gtinClaims.revoke(principal, claimId, asOperator),
       ),
       // Idempotency-Key is the gateway's (services/gateway/src/idempotency.ts), for every route alike.
-      await serveRpc(infra.bus, log, generateCodeRpc, async ({ principal, body }, { requestId }) =>
-        generateCode(generate, principal, body, requestId),
+      await serveRpc(infra.bus, log, generateCodeRpc, async ({ principal, body, requestKey }, { requestId }) =>
+        generateCode(generate, principal, body, requestId, requestKey),
       ),
-      await serveRpc(infra.bus, log, generateCodesRpc, async ({ principal, items, firstIndex }, { requestId }) => ({
-        results: await generateCodes(generate, principal, items, firstIndex, requestId),
+      await serveRpc(infra.bus, log, generateCodesRpc, async ({ principal, items, firstIndex, requestKey }, { requestId }) => ({
+        results: await generateCodes(generate, principal, items, firstIndex, requestId, requestKey),
       })),
       await serveRpc(infra.bus, log, findCodesRpc, async ({ environment, gtin, serial }) =>
         findCodes(infra.db, signers, environment, gtin, serial),

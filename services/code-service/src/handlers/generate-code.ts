@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { SigningKeyring } from '@hallmark/accounts';
 import { signedMessage, validateGenerateRequest, yymmddToIsoDate } from '@hallmark/codes';
 import {
@@ -26,7 +27,7 @@ import {
   type SchemaFact,
 } from '../domain/code-generation.ts';
 import type { GtinSigners } from '../gtin-signers.ts';
-import { insertCodes, type NewCode, type StoredCode } from '../store/code-store.ts';
+import { type CodeRecord, findOwnCodesByAssetId, insertCodes, type NewCode, type StoredCode } from '../store/code-store.ts';
 import type { SchemaCatalog } from './schemas.ts';
 
 export interface GenerateDeps {
@@ -83,6 +84,7 @@ export async function generateCodes(
   items: readonly unknown[],
   firstIndex: number,
   requestId: string,
+  requestKey?: string,
 ): Promise<BatchItemResult[]> {
   const now = deps.clock();
   const nowMs = now.getTime();
@@ -120,7 +122,8 @@ export async function generateCodes(
         type: 'GenerateCode',
         now,
         // Time-ordered, so the tables keyed by asset id take new codes at the end of their indexes.
-        assetId: `code_${uuidV7(nowMs).replaceAll('-', '')}`,
+        // With an Idempotency-Key, derived from it instead: a retry finds what its first attempt stored.
+        assetId: requestKey ? codeAssetIdOf(requestKey, index, gtin, serial) : `code_${uuidV7(nowMs).replaceAll('-', '')}`,
         gtin,
         serial,
         batch: lot,
@@ -137,12 +140,25 @@ export async function generateCodes(
     asked.map(({ command }) => command),
     initialCodeBatch(principal),
   );
-  const accepted: Array<{ position: number; code: DecidedCode }> = [];
+  const decided: Array<{ position: number; code: DecidedCode }> = [];
   for (const [offset, { position }] of asked.entries()) {
     const decision = decisions[offset] as CodeEvent[] | DomainError;
     if (isDomainError(decision)) results[position] = { index: firstIndex + position, error: itemError(decision) };
-    else for (const event of decision) accepted.push({ position, code: event.data });
+    else for (const event of decision) decided.push({ position, code: event.data });
   }
+  // A retry of a request whose codes were stored (its answer was lost): answer those, write nothing again.
+  const madeBefore = requestKey
+    ? await findOwnCodesByAssetId(
+        deps.db,
+        principal,
+        decided.map(({ code }) => code.assetId),
+      )
+    : new Map<string, CodeRecord>();
+  const accepted = decided.filter(({ position, code }) => {
+    const stored = madeBefore.get(code.assetId);
+    if (stored) results[position] = { index: firstIndex + position, code: generatedCodeOf(stored) };
+    return !stored;
+  });
   if (accepted.length === 0) return filled(results);
 
   // All signatures at once, in the thread pool: a batch's signing (~60 µs a code) spreads over every core.
@@ -354,14 +370,39 @@ function filled(results: ReadonlyArray<BatchItemResult | undefined>): BatchItemR
   });
 }
 
+/**
+ * The asset id of an item of a request with an Idempotency-Key (the gateway's scoped hash of it):
+ * the same on every retry of that request, and another for another item, GTIN or serial.
+ */
+export function codeAssetIdOf(requestKey: string, index: number, gtin: string, serial: string): string {
+  return `code_${createHash('sha256').update(`hallmark:code:${requestKey}:${index}:${gtin}:${serial}`).digest('hex').slice(0, 32)}`;
+}
+
+/** A stored code as POST /code/generate answered it. */
+function generatedCodeOf(stored: CodeRecord): GeneratedCode {
+  return {
+    url: stored.url,
+    gtin: stored.gtin,
+    serial: stored.serial,
+    ...(stored.batch ? { batch: stored.batch } : {}),
+    ...(stored.expiry ? { expiryDate: yymmddToIsoDate(stored.expiry) } : {}),
+    signature: stored.signature,
+    keyId: stored.kid,
+    assetId: stored.assetId,
+    createdAt: stored.createdAt.toISOString(),
+    expiresAt: stored.expiresAt?.toISOString() ?? null,
+  };
+}
+
 /** POST /code/generate: a batch of one, whose error is the answer. */
 export async function generateCode(
   deps: GenerateDeps,
   principal: Principal,
   body: GenerateCodeBody,
   requestId: string,
+  requestKey?: string,
 ): Promise<GeneratedCode> {
-  const [result] = await generateCodes(deps, principal, [body], 0, requestId);
+  const [result] = await generateCodes(deps, principal, [body], 0, requestId, requestKey);
   if (!result) throw new Error('generateCodes answered no result for one item');
   if ('error' in result) throw HallmarkError.fromData(result.error as ErrorData);
   return result.code;

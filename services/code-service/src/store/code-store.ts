@@ -139,6 +139,20 @@ export async function insertCodes(sql: SqlExecutor, codes: readonly StoredCode[]
   return new Set(rows.map((row) => row.asset_id));
 }
 
+/** The owner's codes with these asset ids, by asset id. */
+export async function findOwnCodesByAssetId(
+  sql: SqlExecutor,
+  owner: Principal,
+  assetIds: readonly string[],
+): Promise<Map<string, CodeRecord>> {
+  if (assetIds.length === 0) return new Map();
+  const rows = await sql.query<CodeRow>(
+    'SELECT * FROM codes WHERE asset_id = ANY($1::text[]) AND account_id = $2 AND environment = $3',
+    [assetIds, owner.accountId, owner.environment],
+  );
+  return new Map(rows.map((row) => [row.asset_id, toRecord(row)]));
+}
+
 /** Every account's code for this item in this environment (usually one). */
 export async function findCodesByItem(
   sql: SqlExecutor,

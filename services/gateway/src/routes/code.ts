@@ -26,6 +26,7 @@ import {
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ReportLimits } from '../auth/report-limits.ts';
 import { principalOf, requireApiKey } from '../auth/request-auth.ts';
+import { requestKeyOf } from '../idempotency.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
 import { withRetryAfter } from './retry-after.ts';
@@ -42,7 +43,11 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
     // An Idempotency-Key is handled before this runs (idempotency.ts), as on every route that creates something.
     const generated = await deps.services.call(
       generateCodeRpc,
-      { principal: principalOf(request), body: request.body as GenerateCodeBody },
+      {
+        principal: principalOf(request),
+        body: request.body as GenerateCodeBody,
+        ...(requestKeyOf(request) ? { requestKey: requestKeyOf(request) } : {}),
+      },
       request.id,
     );
     reply.status(201);
@@ -52,6 +57,7 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
   registerRoute(app, generateCodeBatchRoute, async (request) => {
     const { items } = request.body as GenerateBatchBody;
     const principal = principalOf(request);
+    const requestKey = requestKeyOf(request);
     const chunks = Array.from({ length: Math.ceil(items.length / batchChunk) }, (_, i) => i * batchChunk);
     const results: BatchItemResult[][] = new Array(chunks.length);
     // A few chunks at a time: replicas of code-service share them, and no message passes NATS's 1 MB.
@@ -62,7 +68,12 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
         const firstIndex = chunks[chunk] as number;
         const answer = await deps.services.call(
           generateCodesRpc,
-          { principal, items: items.slice(firstIndex, firstIndex + batchChunk), firstIndex },
+          {
+            principal,
+            items: items.slice(firstIndex, firstIndex + batchChunk),
+            firstIndex,
+            ...(requestKey ? { requestKey } : {}),
+          },
           request.id,
         );
         results[chunk] = answer.results;
