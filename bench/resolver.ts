@@ -1,8 +1,10 @@
 // The public resolver (issue #8) next to POST /code/verify, in one run of the embedded form:
 // requests per second and p99 of the HTML page when every view is a scan (reload window 0), of
-// the page when one client reloads (the scan is shown again, not counted), and of the API verify.
+// the page when one client reloads (the scan is shown again, not counted), and of the API verify;
+// and (issue #18) the 307 redirect from the printed link to the page, which a scan pays on top.
 //
 //   pnpm bench:resolver
+import autocannon from 'autocannon';
 import { machineLine, measure, operatorKey, startEmbeddedProduct } from './support.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -27,7 +29,10 @@ async function run(reloadSeconds: string) {
     });
     const { url } = (await created.json()) as { url: string };
     const path = url.slice(new URL(url).origin.length);
-    const page = await measure({ url: `${product.url}${path}`, connections: 20, seconds, pid: product.pid });
+    // The page itself (where the printed link's 307 leads), then the redirect alone.
+    const page = await measure({ url: `${product.url}/verify${path}`, connections: 20, seconds, pid: product.pid });
+    const redirect = await autocannon({ url: `${product.url}${path}`, connections: 20, duration: seconds });
+    const redirects = redirect['3xx'];
     const verify = await measure({
       url: `${product.url}/api/v1/code/verify`,
       method: 'POST',
@@ -37,7 +42,17 @@ async function run(reloadSeconds: string) {
       seconds,
       pid: product.pid,
     });
-    return { page, verify };
+    return {
+      page,
+      verify,
+      redirect: {
+        requestsPerSecond: Math.round(redirect.requests.average),
+        p50: redirect.latency.p50,
+        p99: redirect.latency.p99,
+        // Anything but the 307 is an error here.
+        errors: redirect.errors + redirect.requests.total - redirects,
+      },
+    };
   } finally {
     await product.stop();
   }
@@ -46,6 +61,9 @@ async function run(reloadSeconds: string) {
 const scans = await run('0');
 rows.push(
   `| resolver page, every view a scan | ${scans.page.requestsPerSecond} | ${scans.page.p50} | ${scans.page.p99} | ${scans.page.cpuMicrosPerRequest} | ${scans.page.errors} |`,
+);
+rows.push(
+  `| printed link → 307 to the page (the redirect alone, not a scan) | ${scans.redirect.requestsPerSecond} | ${scans.redirect.p50} | ${scans.redirect.p99} | – | ${scans.redirect.errors} |`,
 );
 rows.push(
   `| POST /code/verify (same run) | ${scans.verify.requestsPerSecond} | ${scans.verify.p50} | ${scans.verify.p99} | ${scans.verify.cpuMicrosPerRequest} | ${scans.verify.errors} |`,

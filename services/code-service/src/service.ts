@@ -60,7 +60,7 @@ export const codeService = defineService({
       onNewKey: (kid, owner) => infra.bus.broadcast(broadcasts.signingKeyAdded, { kid, ...owner }),
     });
     const schemas = createSchemaCatalog({ db: infra.db, eventStore: infra.eventStore, clock });
-    const links = createLinks({ db: infra.db, eventStore: infra.eventStore, clock });
+    const links = createLinks({ db: infra.db, eventStore: infra.eventStore, clock, signers });
     const qrRenderers = createQrRenderers();
     const generate = {
       schemas,

@@ -18,11 +18,16 @@ import type { EventStore } from '@hallmark/event-store';
 import { checkAi82Value, checkGtin14 } from '@hallmark/gs1';
 import { accountStream } from '@hallmark/provenance';
 import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
+import type { GtinSigners } from '../gtin-signers.ts';
 
 export interface LinkDeps {
   db: SqlDatabase;
   eventStore: EventStore;
   clock: () => Date;
+  /** Who owns a GTIN, cached and dropped on every ownership change (gtin-signers.ts). */
+  signers: GtinSigners;
+  /** How long the resolver's answer for an item is kept (default 2 s); a change on this replica drops it at once. */
+  itemCacheMs?: number;
 }
 
 interface Row {
@@ -139,6 +144,9 @@ async function otherDefault(
  * transaction; a refusal stores nothing.
  */
 export function createLinks(deps: LinkDeps) {
+  // Every scan asks for its item's links (the resolver's redirect): kept briefly, per item.
+  const itemCacheMs = deps.itemCacheMs ?? 2_000;
+  const itemCache = new Map<string, { links: ItemLinks; until: number }>();
   const requireOwned = async (owner: Principal, gtin: string) => {
     const signer = await findGtinSigner(deps.db, owner.environment, gtin);
     if (!signer?.owned || signer.accountId !== owner.accountId) {
@@ -172,6 +180,8 @@ export function createLinks(deps: LinkDeps) {
         expectedVersion: 'any',
         readModels: { db: deps.db, write },
       });
+      // The resolver's kept answers are dropped once the change is stored (other replicas' within itemCacheMs).
+      itemCache.clear();
     } catch (error) {
       if (isUniqueViolation(error)) {
         const link = data as { gtin: string; lot: string | null; serial: string | null };
@@ -318,7 +328,17 @@ export function createLinks(deps: LinkDeps) {
      * lot, those of its serial (with its lot or none); most specific first, then oldest first.
      */
     async forItem(item: { gtin: string; lot?: string | undefined; serial?: string | undefined }): Promise<ItemLinks> {
-      const signer = await findGtinSigner(deps.db, 'live', item.gtin);
+      const key = JSON.stringify([item.gtin, item.lot ?? null, item.serial ?? null]);
+      const cached = itemCache.get(key);
+      if (cached && cached.until > Date.now()) return cached.links;
+      const links = await this.readForItem(item);
+      if (itemCache.size > 50_000) itemCache.clear();
+      itemCache.set(key, { links, until: Date.now() + itemCacheMs });
+      return links;
+    },
+
+    async readForItem(item: { gtin: string; lot?: string | undefined; serial?: string | undefined }): Promise<ItemLinks> {
+      const signer = await deps.signers.signerOf('live', item.gtin);
       if (!signer?.owned) return { links: [] };
       const rows = await deps.db.query<Row>(
         `SELECT * FROM item_links
