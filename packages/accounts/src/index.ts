@@ -1,11 +1,14 @@
-export { type Account, findAccount, findOperatorAccount } from './account-store.ts';
 export {
-  type CachedTable,
-  type CacheEpochs,
-  defaultEpochPollMs,
-  fixedCacheEpochs,
-  watchCacheEpochs,
-} from './cache-epochs.ts';
+  type AccountLogDeps,
+  accountView,
+  type BootstrapOutcome,
+  ensureOperator,
+  provisionAccount,
+  recordApiKeyCreation,
+  recordApiKeyRevocation,
+  recordOperatorKeyIssue,
+} from './account-log.ts';
+export { type Account, findAccount, findOperatorAccount } from './account-store.ts';
 export { environmentOfSecret, hashApiKeySecret, isWellFormedSecret, newApiKeySecret } from './api-key-secret.ts';
 export {
   type ApiKeyRecord,
@@ -28,6 +31,27 @@ export {
   writeKeyIssued,
 } from './api-keys.ts';
 export type { AuthenticatedKey } from './authenticated-key.ts';
+export {
+  type BrandingChange,
+  bandColours,
+  brandingView,
+  contrastRatio,
+  defaultTextColour,
+  findBranding,
+  findGtinIssuer,
+  findLogo,
+  findStoredColours,
+  minimumContrast,
+  relativeLuminance,
+  writeBranding,
+} from './branding.ts';
+export {
+  type CachedTable,
+  type CacheEpochs,
+  defaultEpochPollMs,
+  fixedCacheEpochs,
+  watchCacheEpochs,
+} from './cache-epochs.ts';
 export {
   type AccountKeys,
   type ApiKeyCommand,
@@ -57,15 +81,5 @@ export {
   type VerificationKeys,
 } from './keyring.ts';
 export { migrateAccounts } from './migrate.ts';
-export {
-  type AccountLogDeps,
-  accountView,
-  type BootstrapOutcome,
-  ensureOperator,
-  provisionAccount,
-  recordApiKeyCreation,
-  recordApiKeyRevocation,
-  recordOperatorKeyIssue,
-} from './account-log.ts';
 export { effectiveScopes, holdsScope, scopesBeyond } from './scope-rules.ts';
 export { type TierLimits, testKeyRequestsPerDay, tierLimits } from './tiers.ts';

@@ -19,17 +19,19 @@ import type { GatewayConfig } from './config.ts';
 import { errorEnvelope, toApiError } from './error-envelope.ts';
 import { installIdempotency } from './idempotency.ts';
 import { hostileClientOptions, installInputLimits } from './input-limits.ts';
+import { registerBrandAssetRoutes } from './resolver/brand-assets.ts';
 import { contentSecurityPolicy } from './resolver/page.ts';
 import { prefersHtml, registerResolverRoutes, resolverErrorPage } from './resolver/routes.ts';
+import { registerAccountSettingsRoutes } from './routes/account.ts';
 import { registerAccountRoutes } from './routes/accounts.ts';
 import { registerAuctionRoutes } from './routes/auction.ts';
 import { registerCodeRoutes } from './routes/code.ts';
 import { registerComplianceRoutes } from './routes/compliance.ts';
 import { registerGtinRoutes } from './routes/gtins.ts';
 import { registerKeyRoutes } from './routes/keys.ts';
+import { registerLinkRoutes } from './routes/links.ts';
 import { registerSchemaRoutes } from './routes/schemas.ts';
 import { registerSystemRoutes } from './routes/system.ts';
-import { registerLinkRoutes } from './routes/links.ts';
 import { registerWellKnownRoutes } from './routes/well-known.ts';
 import { createServiceCaller } from './service-call.ts';
 import { trustProxyOf } from './trust-proxy.ts';
@@ -224,9 +226,9 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   });
   registerCodeRoutes(app, { services, reportLimits });
   registerGtinRoutes(app, { services });
+  registerLinkRoutes(app, { services });
   registerSchemaRoutes(app, { services });
   registerComplianceRoutes(app, { services, clock: deps.clock });
-  registerLinkRoutes(app, { services });
   // Each upload is held in memory while it is stored: a bounded number at once, a short queue, then 503.
   const uploads = createWorkSlots({
     running: deps.config.HALLMARK_UPLOADS_AT_ONCE,
@@ -235,6 +237,14 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     busy: 'Too many photos are being uploaded',
   });
   registerAuctionRoutes(app, { services, blobs: deps.blobs, idempotency, uploads });
+  // A brand logo is an upload too: it shares the photos' slots.
+  registerAccountSettingsRoutes(app, {
+    db: deps.db,
+    clock: deps.clock,
+    uploads,
+    ...(deps.eventStore ? { eventStore: deps.eventStore } : {}),
+  });
+  registerBrandAssetRoutes(app, { db: deps.db });
   registerResolverRoutes(app, {
     publicOrigin,
     services,
