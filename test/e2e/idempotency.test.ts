@@ -213,6 +213,21 @@ describe('Idempotency-Key, embedded', () => {
     );
   });
 
+  it('answers a registration whose answer was lost after the object was stored with that object, not a second one', async () => {
+    const idempotencyKey = `lost-${randomUUID()}`;
+    const body = { title: `Lost answer ${randomUUID()}`, category: 'watch', ownerId: 'client-jane' };
+    const first = await api('POST', '/auction/objects/register', { key: house.key, idempotencyKey, body });
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    await t.product.db.query('DELETE FROM idempotent_requests');
+    const retried = await api('POST', '/auction/objects/register', { key: house.key, idempotencyKey, body });
+    expect(retried.status, JSON.stringify(retried.body)).toBe(201);
+    expect(retried.body).toEqual(first.body);
+    const stored = await t.product.db.query<{ n: number }>('SELECT count(*)::int AS n FROM auction_objects WHERE title = $1', [
+      body.title,
+    ]);
+    expect(stored[0]?.n).toBe(1);
+  });
+
   it('records one provenance event for an event sent twice', async () => {
     const object = await register('Lot for events');
     await expectIdempotent(

@@ -338,7 +338,12 @@ export const updateComplianceConfigRpc = {
 export const registerObjectRpc = {
   service: 'auction-service',
   operation: 'registerObject',
-  request: Type.Object({ principal: PrincipalSchema, body: RegisterObjectBody }),
+  request: Type.Object({
+    principal: PrincipalSchema,
+    body: RegisterObjectBody,
+    /** The request's Idempotency-Key as the gateway scopes it: the object's id and serial are derived from it. */
+    requestKey: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+  }),
   response: RegisteredObject,
 } satisfies RpcDefinition;
 

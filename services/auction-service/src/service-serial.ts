@@ -11,8 +11,7 @@ const base = alphabet.length;
  * mod 32) catches every mistyped character and most swaps of neighbours. Every character is safe in
  * a URL path and in GS1's AI 82 set.
  */
-export function newServiceSerial(): string {
-  const bytes = randomBytes(10);
+export function newServiceSerial(bytes: Uint8Array = randomBytes(10)): string {
   let bits = 0n;
   for (const byte of bytes) bits = (bits << 8n) | BigInt(byte);
   let body = '';

@@ -65,8 +65,13 @@ export const auctionService = defineService({
       await infra.bus.onBroadcast(broadcasts.publicKeyRevoked, (payload) =>
         keys.forget(String((payload as { kid: unknown }).kid)),
       ),
-      await serveRpc(infra.bus, log, registerObjectRpc, async ({ principal, body }) =>
-        registerObject({ ...repository, bus: infra.bus, keyring, resolverUrl: config.HALLMARK_RESOLVER_URL }, principal, body),
+      await serveRpc(infra.bus, log, registerObjectRpc, async ({ principal, body, requestKey }) =>
+        registerObject(
+          { ...repository, bus: infra.bus, keyring, resolverUrl: config.HALLMARK_RESOLVER_URL },
+          principal,
+          body,
+          requestKey,
+        ),
       ),
       await serveRpc(infra.bus, log, bindPhotoRpc, async ({ principal, ...request }) =>
         bindPhoto({ ...repository, blobs: infra.blobs, decoding }, principal, request),

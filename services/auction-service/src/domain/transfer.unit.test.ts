@@ -41,7 +41,12 @@ const completion = (transferId = 'trf_1', from = 'jane', to = 'buyer'): Transfer
   { type: 'transferred', data: { transferId, fromOwnerId: from, toOwnerId: to } },
 ];
 
-const start = (now: Date, transferId = 'trf_2', from = 'jane', to = 'buyer'): TransferCommand => ({
+const start = (
+  now: Date,
+  transferId = 'trf_2',
+  from = 'jane',
+  to = 'buyer',
+): Extract<TransferCommand, { type: 'StartTransfer' }> => ({
   type: 'StartTransfer',
   now,
   ...terms(transferId, from, to),

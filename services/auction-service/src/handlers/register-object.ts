@@ -15,7 +15,7 @@ import { formatDigitalLink, gs1CheckDigit } from '@hallmark/gs1';
 import { startAssetHistory } from '@hallmark/provenance';
 import { type DomainError, decide, isRefusal, type ObjectCommand, type SignedLink } from '../domain/object.ts';
 import { foldObjectHistory, type ObjectState, securityFigures } from '../object-history.ts';
-import type { ObjectRepositoryDeps } from '../object-repository.ts';
+import { type ObjectRepositoryDeps, requireOwnedObject } from '../object-repository.ts';
 import { newServiceSerial } from '../service-serial.ts';
 import { saveObject } from '../store/object-store.ts';
 
@@ -54,10 +54,28 @@ export function objectView(state: ObjectState) {
   };
 }
 
-/** POST /auction/objects/register: status consigned, a signed link, the `registered` event and first custody entry. */
-export async function registerObject(deps: RegisterDeps, owner: Principal, body: RegisterObjectBody): Promise<RegisteredObject> {
-  const id = `obj_${randomHex(10)}`;
-  const serial = newServiceSerial();
+/**
+ * POST /auction/objects/register: status consigned, a signed link, the `registered` event and first
+ * custody entry. With an Idempotency-Key (`requestKey`) the object's id and service serial are
+ * derived from it: a retry whose first answer was lost after the object was stored (the gateway
+ * died, its lease lapsed) finds that object and answers it, instead of registering a second one.
+ */
+export async function registerObject(
+  deps: RegisterDeps,
+  owner: Principal,
+  body: RegisterObjectBody,
+  requestKey?: string,
+): Promise<RegisteredObject> {
+  const derived = requestKey ? createHash('sha256').update(`hallmark:object:${requestKey}`).digest() : undefined;
+  const id = derived ? `obj_${derived.subarray(0, 10).toString('hex')}` : `obj_${randomHex(10)}`;
+  if (derived) {
+    const stored = await requireOwnedObject(deps, owner, id).catch((error: unknown) => {
+      if (error instanceof HallmarkError && error.code === 'NOT_FOUND') return undefined;
+      throw error;
+    });
+    if (stored) return { object: objectView(stored), qr_data: { gs1DigitalLink: stored.link.url, serial: stored.serial } };
+  }
+  const serial = newServiceSerial(derived?.subarray(10, 20));
   const gtin = objectGtin(serial);
   const command = (link: SignedLink): ObjectCommand => ({
     type: 'RegisterObject',

@@ -87,7 +87,11 @@ export function registerAuctionRoutes(
   registerRoute(app, registerObjectRoute, async (request, reply) => {
     const registered = await deps.services.call(
       registerObjectRpc,
-      { principal: principalOf(request), body: request.body as RegisterObjectBody },
+      {
+        principal: principalOf(request),
+        body: request.body as RegisterObjectBody,
+        ...(requestKeyOf(request) ? { requestKey: requestKeyOf(request) } : {}),
+      },
       request.id,
     );
     reply.status(201);
