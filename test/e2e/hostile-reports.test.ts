@@ -120,8 +120,11 @@ const verify = (key: string, url: string, extra: Record<string, unknown> = {}) =
   api('POST', '/code/verify', { key, body: { url, ...extra } });
 /** The resolver's page as JSON, for the client at `from` (127.0.0.1 unless given). */
 const pageJson = async (url: string, from = '127.0.0.1') =>
-  JSON.parse((await fetchFrom(from, `${form.url}${pathOf(url)}`, { headers: { accept: 'application/json' } })).text) as Json;
-const pageHtml = async (url: string, from = '127.0.0.1') => (await fetchFrom(from, `${form.url}${pathOf(url)}`)).text;
+  JSON.parse(
+    (await fetchFrom(from, `${form.url}${pathOf(url)}`, { headers: { accept: 'application/json' }, follow: true })).text,
+  ) as Json;
+const pageHtml = async (url: string, from = '127.0.0.1') =>
+  (await fetchFrom(from, `${form.url}${pathOf(url)}`, { follow: true })).text;
 const publicReport = (link: string, reason: string, from = '127.0.0.1') =>
   fetchFrom(from, `${form.url}/resolver/report`, {
     method: 'POST',

@@ -22,11 +22,28 @@ export interface AddressedResponse {
   text: string;
 }
 
-/** `fetch` from the given local address (node:http, as fetch cannot bind one). */
-export function fetchFrom(
+/**
+ * `fetch` from the given local address (node:http, as fetch cannot bind one). With `follow`, a
+ * redirect is followed from the same address, as a phone follows the printed link's 307 (at most 5).
+ */
+export async function fetchFrom(
   localAddress: string,
   url: string,
-  init: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
+  init: { method?: string; headers?: Record<string, string>; body?: string | Buffer; follow?: boolean } = {},
+): Promise<AddressedResponse> {
+  let response = await fetchOnce(localAddress, url, init);
+  for (let hops = 0; init.follow && hops < 5 && response.status >= 301 && response.status <= 308; hops++) {
+    const location = response.headers.get('location');
+    if (!location) break;
+    response = await fetchOnce(localAddress, new URL(location, url).toString(), init);
+  }
+  return response;
+}
+
+function fetchOnce(
+  localAddress: string,
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string | Buffer },
 ): Promise<AddressedResponse> {
   const target = new URL(url);
   return new Promise((resolve, reject) => {
