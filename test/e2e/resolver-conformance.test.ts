@@ -95,7 +95,12 @@ describe('GS1-Conformant Resolver 1.2, criterion by criterion', () => {
       manual('/AAAAAAAAAA'),
     ]);
     expect(answers.map((answer) => answer.status)).toEqual([307, 200, 400, 400, 404, 200, 200, 400]);
-    for (const answer of answers) expect(answer.headers.get('access-control-allow-origin')).toBe('*');
+    for (const answer of answers) {
+      expect(answer.headers.get('access-control-allow-origin')).toBe('*');
+      // GS1's suite reads the methods on the GET's answer itself.
+      expect(answer.headers.get('access-control-allow-methods')).toBe('GET, HEAD, OPTIONS');
+      expect(answer.headers.get('access-control-expose-headers')).toBe('Link, Location');
+    }
   });
 
   it('SHALL extract and validate the URI and report errors with 400, never 200', async () => {

@@ -125,7 +125,14 @@ export function registerResolverRoutes(
   const { reloadWindowMs } = deps;
   // Every answer of a resolver route is readable from any origin, errors raised before or in a handler too.
   app.addHook('onSend', async (request, reply, payload) => {
-    if (request.routeOptions.config?.route?.tags.includes('resolver')) reply.header('access-control-allow-origin', '*');
+    if (request.routeOptions.config?.route?.tags.includes('resolver')) {
+      // GS1's resolver test suite reads the allowed methods on a GET's answer, not only on a preflight;
+      // a script elsewhere may read the Link header (the linkset) and where a redirect goes.
+      reply
+        .header('access-control-allow-origin', '*')
+        .header('access-control-allow-methods', 'GET, HEAD, OPTIONS')
+        .header('access-control-expose-headers', 'Link, Location');
+    }
     return payload;
   });
   app.addContentTypeParser(
