@@ -28,7 +28,8 @@
 --   idempotent_requests (accounts migrations): the gateway's idempotency records.
 --   account_branding (accounts migrations): written by the gateway (/account/branding), read by verify-service.
 --   cache_epochs (accounts migrations): read by every service, bumped by triggers (packages/accounts/src/cache-epochs.ts).
---   code-service: codes, metadata_schemas, metadata_schema_versions, gtin_ownership_conflicts.
+--   code-service: codes, metadata_schemas, metadata_schema_versions, gtin_ownership_conflicts,
+--     item_links (the brand's links the resolver serves).
 --   verify-service: code_reports, scans, code_directory, verify_projection_checkpoints.
 --   auction-service: auction_objects, auction_transfers, auction_photo_blobs, auction_photo_blobs_backfill.
 --   compliance-service: merkle_nodes, provenance_events, provenance_assets, projection_checkpoints,
@@ -91,7 +92,7 @@ GRANT SELECT ON cache_epochs
   TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
 
 -- Each service's own tables.
-GRANT SELECT, INSERT, UPDATE, DELETE ON codes, metadata_schemas, metadata_schema_versions, gtin_ownership_conflicts
+GRANT SELECT, INSERT, UPDATE, DELETE ON codes, metadata_schemas, metadata_schema_versions, gtin_ownership_conflicts, item_links
   TO hallmark_code_service;
 GRANT SELECT, INSERT, UPDATE, DELETE ON code_reports, scans, code_directory, verify_projection_checkpoints
   TO hallmark_verify_service;
