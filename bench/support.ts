@@ -97,17 +97,25 @@ export async function startEmbeddedProduct(
     stdio: 'ignore',
   });
   const url = `http://127.0.0.1:${port}`;
-  await untilPingAnswers(url);
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  try {
+    await untilPingAnswers(url);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
   return {
     url,
     pid: child.pid as number,
     processes: [{ name: 'embedded', pid: child.pid as number }],
     dataDir,
-    async stop() {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
-      await rm(dataDir, { recursive: true, force: true });
-    },
+    stop,
   };
 }
 
@@ -144,17 +152,24 @@ export async function startDistributedProduct(
     ),
   ];
   const url = `http://127.0.0.1:${port}`;
-  await untilPingAnswers(url);
+  const stopAll = async () => {
+    await Promise.all(processes.map((service) => service.stop()));
+    await database.drop();
+    await deleteEventStream(nats, namespace);
+  };
+  try {
+    await untilPingAnswers(url);
+  } catch (error) {
+    // A product that did not come up (a port taken, say) leaves no process behind.
+    await stopAll();
+    throw error;
+  }
   return {
     url,
     pid: processes[0]?.child.pid as number,
     processes: processes.map((service) => ({ name: service.name, pid: service.child.pid as number })),
     databaseUrl: database.url,
-    async stop() {
-      await Promise.all(processes.map((service) => service.stop()));
-      await database.drop();
-      await deleteEventStream(nats, namespace);
-    },
+    stop: stopAll,
   };
 }
 

@@ -297,23 +297,29 @@ export interface GroupCommit {
 }
 
 /**
- * Group commit: a write waits while the previous transaction commits, and every write that
- * arrived meanwhile goes into the next one (up to `maxCodes` codes), so under load one commit
- * (one WAL flush) carries many requests' codes and events instead of one. An idle writer starts
- * after the current turn of the event loop: a lone request waits for nothing else. Each write's promise settles only after the transaction
- * holding its codes has committed. A taken serial refuses only its own code (see writeCodes); when
- * a shared transaction fails otherwise, each write of it is tried again alone, so one request's
- * failure is its own.
+ * Group commit: while `concurrency` transactions are in flight, writes wait, and every write that
+ * arrived meanwhile goes into the next transaction (up to `maxCodes` codes), so under load one
+ * commit (one WAL flush) carries many requests' codes and events instead of one. A new transaction
+ * starts after the current turn of the event loop, with every write that arrived in it: PGlite runs
+ * a whole transaction in microtasks, so without that wait each write of the embedded form would
+ * commit alone before the next request's callback ran. A lone request waits for nothing else.
+ * Each write's promise settles only after the transaction holding its codes has committed. A
+ * taken serial refuses only its own code (see writeCodes); when a shared transaction fails
+ * otherwise, each write of it is tried again alone, so one request's failure is its own.
+ * `concurrency`: 1 for PGlite (one connection), 4 for PostgreSQL (whose commits overlap), by default.
  */
 export function createGroupCommit(
   deps: Pick<GenerateDeps, 'db' | 'eventStore'>,
-  options: { maxCodes?: number } = {},
+  options: { maxCodes?: number; concurrency?: number } = {},
 ): GroupCommit {
   const maxCodes = options.maxCodes ?? 500;
-  const queue: Array<{ write: CodeWrite; resolve: (refused: Set<string>) => void; reject: (error: unknown) => void }> = [];
-  let writing = false;
+  const concurrency = options.concurrency ?? (deps.db.engine === 'pglite' ? 1 : 4);
+  type Waiting = { write: CodeWrite; resolve: (refused: Set<string>) => void; reject: (error: unknown) => void };
+  const queue: Waiting[] = [];
+  let running = 0;
+  let scheduled = false;
 
-  const writeAlone = async (waiting: (typeof queue)[number]) => {
+  const writeAlone = async (waiting: Waiting) => {
     try {
       waiting.resolve((await writeCodes(deps, [waiting.write]))[0] ?? new Set());
     } catch (error) {
@@ -321,43 +327,46 @@ export function createGroupCommit(
     }
   };
 
-  const drain = async () => {
-    while (queue.length > 0) {
+  const writeGroup = async (group: Waiting[]) => {
+    if (group.length === 1) return writeAlone(group[0] as Waiting);
+    try {
+      const refused = await writeCodes(
+        deps,
+        group.map((waiting) => waiting.write),
+      );
+      for (const [index, waiting] of group.entries()) waiting.resolve(refused[index] ?? new Set());
+    } catch {
+      for (const waiting of group) await writeAlone(waiting);
+    }
+  };
+
+  const startTransactions = () => {
+    scheduled = false;
+    while (running < concurrency && queue.length > 0) {
       let codes = 0;
       let count = 0;
       while (count < queue.length && (count === 0 || codes + (queue[count]?.write.entries.length ?? 0) <= maxCodes)) {
         codes += queue[count]?.write.entries.length ?? 0;
         count += 1;
       }
-      const group = queue.splice(0, count);
-      if (group.length === 1) {
-        await writeAlone(group[0] as (typeof queue)[number]);
-        continue;
-      }
-      try {
-        const refused = await writeCodes(
-          deps,
-          group.map((waiting) => waiting.write),
-        );
-        for (const [index, waiting] of group.entries()) waiting.resolve(refused[index] ?? new Set());
-      } catch {
-        for (const waiting of group) await writeAlone(waiting);
-      }
+      running += 1;
+      void writeGroup(queue.splice(0, count)).finally(() => {
+        running -= 1;
+        if (queue.length > 0) schedule();
+      });
     }
-    writing = false;
+  };
+  const schedule = () => {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(startTransactions);
   };
 
   return {
     write(write) {
       return new Promise((resolve, reject) => {
         queue.push({ write, resolve, reject });
-        // An idle writer starts after this turn of the event loop, with every write that arrived in
-        // it: PGlite runs a whole transaction in microtasks, so without the wait each write of the
-        // embedded form would commit alone before the next request's callback ran.
-        if (!writing) {
-          writing = true;
-          setImmediate(drain);
-        }
+        if (running < concurrency) schedule();
       });
     },
   };
