@@ -16,6 +16,8 @@ let brandAccountId: string;
 let other: string;
 let scannedPath: string;
 let itemPath: string;
+/** Where printed links point (HALLMARK_RESOLVER_URL), as generated codes carry it. */
+let resolverOrigin: string;
 
 const gtin = '09506000134352';
 const otherGtin = '09506000134376';
@@ -42,6 +44,7 @@ async function generate(extra: Json = {}): Promise<string> {
   });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
   const url = new URL(created.body.url as string);
+  resolverOrigin = url.origin;
   return url.pathname + url.search;
 }
 
@@ -344,6 +347,8 @@ describe('the /links API', () => {
       'ftp://brand.example/x',
       '/relative',
       'https://user:pw@brand.example/',
+      `${resolverOrigin}/01/${gtin}`,
+      `${resolverOrigin}/ARHKVAdpQg`,
     ]) {
       const refused = await createLink({ linkType: 'gs1:pip', href });
       expect(refused.status, href).toBe(400);

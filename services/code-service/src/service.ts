@@ -60,7 +60,13 @@ export const codeService = defineService({
       onNewKey: (kid, owner) => infra.bus.broadcast(broadcasts.signingKeyAdded, { kid, ...owner }),
     });
     const schemas = createSchemaCatalog({ db: infra.db, eventStore: infra.eventStore, clock });
-    const links = createLinks({ db: infra.db, eventStore: infra.eventStore, clock, signers });
+    const links = createLinks({
+      db: infra.db,
+      eventStore: infra.eventStore,
+      clock,
+      signers,
+      resolverUrl: config.HALLMARK_RESOLVER_URL,
+    });
     const qrRenderers = createQrRenderers();
     const generate = {
       schemas,

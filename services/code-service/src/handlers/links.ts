@@ -26,6 +26,8 @@ export interface LinkDeps {
   clock: () => Date;
   /** Who owns a GTIN, cached and dropped on every ownership change (gtin-signers.ts). */
   signers: GtinSigners;
+  /** The resolver's address (HALLMARK_RESOLVER_URL): a link back into it would loop. */
+  resolverUrl?: string;
   /** How long the resolver's answer for an item is kept (default 2 s); a change on this replica drops it at once. */
   itemCacheMs?: number;
 }
@@ -93,8 +95,11 @@ function checkLinkType(value: string): string {
   return curie;
 }
 
-/** Only absolute http(s) URLs without credentials: no javascript:, data:, file: or relative links. */
-function checkHref(value: string): string {
+/**
+ * Only absolute http(s) URLs without credentials: no javascript:, data:, file: or relative links;
+ * and none back into this resolver's item paths (`/01/…`, a compressed link), where a scan would loop.
+ */
+function checkHref(value: string, resolverUrl?: string): string {
   let url: URL;
   try {
     url = new URL(value);
@@ -105,6 +110,9 @@ function checkHref(value: string): string {
     throw invalid('href', `must be an http or https URL, not ${url.protocol.replace(':', '')}`, value);
   }
   if (url.username !== '' || url.password !== '') throw invalid('href', 'must not carry a user name or password', value);
+  if (resolverUrl !== undefined && url.origin === new URL(resolverUrl).origin && /^\/(01\/|[A-Za-z0-9_-]+$)/.test(url.pathname)) {
+    throw invalid('href', 'must not lead back to this resolver’s item links (a scan would go round in circles)', value);
+  }
   return url.toString();
 }
 
@@ -201,7 +209,7 @@ export function createLinks(deps: LinkDeps) {
         });
       }
       const linkType = checkLinkType(body.linkType);
-      const href = checkHref(body.href);
+      const href = checkHref(body.href, deps.resolverUrl);
       const lot = checkItemPart('lot', body.lot);
       const serial = checkItemPart('serial', body.serial);
       await requireOwned(owner, body.gtin);
@@ -283,7 +291,7 @@ export function createLinks(deps: LinkDeps) {
       const changed: LinkView = {
         ...existing,
         ...(body.linkType !== undefined ? { linkType: checkLinkType(body.linkType) } : {}),
-        ...(body.href !== undefined ? { href: checkHref(body.href) } : {}),
+        ...(body.href !== undefined ? { href: checkHref(body.href, deps.resolverUrl) } : {}),
         ...(body.title !== undefined ? { title: body.title } : {}),
         ...(body.type !== undefined ? { type: body.type } : {}),
         ...(body.hreflang !== undefined ? { hreflang: body.hreflang } : {}),
