@@ -304,6 +304,22 @@ describe('the /links API', () => {
     expect(events.map((event) => event.event_type)).toEqual(['link.created', 'link.updated', 'link.deleted']);
   });
 
+  it('of several links of a type, redirects to the one in the reader’s language', async () => {
+    await createLink({ linkType: 'gs1:tutorial', href: 'https://brand.example/tutorial/en', hreflang: ['en'] });
+    await createLink({ linkType: 'gs1:tutorial', href: 'https://brand.example/tutorial/de', hreflang: ['de'] });
+    const location = async (acceptLanguage?: string) =>
+      (
+        await manual(
+          `${itemPath}?linkType=gs1:tutorial`,
+          acceptLanguage ? { headers: { 'accept-language': acceptLanguage } } : {},
+        )
+      ).headers.get('location');
+    expect(await location('de-CH,de;q=0.9,en;q=0.5')).toBe('https://brand.example/tutorial/de');
+    expect(await location('fr, en;q=0.8, de;q=0.7')).toBe('https://brand.example/tutorial/en');
+    expect(await location('fr')).toBe('https://brand.example/tutorial/en');
+    expect(await location()).toBe('https://brand.example/tutorial/en');
+  });
+
   it('uses the most specific link of a type: serial over lot over GTIN', async () => {
     await createLink({ linkType: 'gs1:certificationInfo', href: 'https://brand.example/cert/gtin' });
     await createLink({ linkType: 'gs1:certificationInfo', lot: 'LOT1', href: 'https://brand.example/cert/lot' });

@@ -50,6 +50,39 @@ export function resolveLinks(brandLinks: readonly LinkView[], pageUrl: string): 
     : { defaultLink: { href: page.href, title: page.title }, defaultIsOurs: true, byType };
 }
 
+/**
+ * Of several links of one type, the one in the reader's language (`Accept-Language`, by its q
+ * values; a link for `de` serves `de-CH` and the other way round), else the first.
+ */
+export function inLanguage<T extends { hreflang: string[] }>(
+  links: readonly T[],
+  acceptLanguage: string | undefined,
+): T | undefined {
+  if (links.length <= 1 || !acceptLanguage) return links[0];
+  const wanted = acceptLanguage
+    .split(',')
+    .map((part, index) => {
+      const [tag = '', ...params] = part.trim().split(';');
+      const q = Number(
+        params
+          .find((param) => param.trim().startsWith('q='))
+          ?.trim()
+          .slice(2) ?? '1',
+      );
+      return { tag: tag.toLowerCase(), q: Number.isFinite(q) ? q : 0, index };
+    })
+    .filter((entry) => entry.tag !== '' && entry.tag !== '*' && entry.q > 0)
+    .sort((a, b) => b.q - a.q || a.index - b.index);
+  const primary = (tag: string) => tag.split('-')[0];
+  for (const { tag } of wanted) {
+    const exact = links.find((link) => link.hreflang.some((lang) => lang.toLowerCase() === tag));
+    if (exact) return exact;
+    const near = links.find((link) => link.hreflang.some((lang) => primary(lang.toLowerCase()) === primary(tag)));
+    if (near) return near;
+  }
+  return links[0];
+}
+
 /** The item's identity URI without signature, qualifiers in GS1's order (22, 10, 21). */
 export function anchorOf(origin: string, link: DigitalLink): string {
   let path = `/01/${link.gtin}`;

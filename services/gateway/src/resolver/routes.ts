@@ -24,7 +24,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ReportLimits } from '../auth/report-limits.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
-import { jsonLdContext, linksetOf, resolveLinks, resolverDescription } from './linkset.ts';
+import { inLanguage, jsonLdContext, linksetOf, resolveLinks, resolverDescription } from './linkset.ts';
 import {
   contentSecurityPolicy,
   dateFormatterFor,
@@ -225,7 +225,7 @@ export function registerResolverRoutes(
       return redirect(reply, withQuery(resolved.defaultLink.href, resolved.defaultIsOurs ? '' : passedOn));
     }
     const curie = linkTypeCurie(linkType);
-    const target = curie ? resolved.byType.get(curie)?.[0] : undefined;
+    const target = curie ? inLanguage(resolved.byType.get(curie) ?? [], request.headers['accept-language']) : undefined;
     if (!target) {
       const available = ['gs1:defaultLink', ...resolved.byType.keys()];
       const message = `This item has no link of type ${linkType}. Its link types: ${available.join(', ')}; or ask for linkType=linkset.`;
