@@ -105,9 +105,10 @@ export function resolverErrorPage(error: HallmarkError): string {
 }
 
 /**
- * The public resolver at the root (docs/RESOLVER.md): `GET /01/…` renders the verification page of
- * a scanned code (or JSON, or a linkset), `OPTIONS` answers CORS, `POST /resolver/report` takes the
- * page's report form, `/.well-known/gs1resolver` describes the resolver.
+ * The public resolver at the root (docs/RESOLVER.md): `GET /01/…` (and a compressed link) redirects
+ * to the item's default link or the requested link type, or answers its linkset; `GET /verify/01/…`
+ * renders the verification page of a scanned code (or JSON); `OPTIONS` answers CORS; `POST
+ * /resolver/report` takes the page's report form; `/.well-known/gs1resolver` describes the resolver.
  */
 export function registerResolverRoutes(
   app: FastifyInstance,
@@ -163,10 +164,10 @@ export function registerResolverRoutes(
   });
 
   /**
-   * A scanned item at the resolver (docs/RESOLVER.md, "What the resolver answers"): the linkset, a
-   * 307 to the requested link type or to the default link, or the verification result as JSON. A
-   * trailing slash is ignored; the `Link` header names the linkset on every answer; only a JSON GET
-   * is a scan (a redirect is not: the page it leads to counts).
+   * A scanned item at the resolver (docs/RESOLVER.md, "What the resolver answers"): the linkset, or
+   * a 307 to the requested link type or to the default link (JSON readers to the verification page,
+   * which answers JSON). A trailing slash is ignored; the `Link` header names the linkset on every
+   * answer. Nothing here is a scan: the page the redirect leads to counts it.
    */
   async function resolveItem(request: FastifyRequest, reply: FastifyReply, rawPath: string, query: string, sameAs?: string) {
     const origin = deps.publicOrigin();
