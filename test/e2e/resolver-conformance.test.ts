@@ -182,6 +182,7 @@ describe('GS1-Conformant Resolver 1.2, criterion by criterion', () => {
   it('a link type the item does not have is 404, with the types it has', async () => {
     const json = await manual(`${itemPath}?linkType=gs1:smpc`, { headers: { accept: 'application/json' } });
     expect(json.status).toBe(404);
+    expect(linksetLink(json)).toBe(`${t.url}${itemPath}?linkType=linkset`);
     const body = (await json.json()) as Json;
     expect(body.error).toMatchObject({ code: 'NOT_FOUND', details: { linkType: 'gs1:smpc' } });
     expect(body.error.details.available).toContain('gs1:verificationService');
