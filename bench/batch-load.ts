@@ -1,7 +1,10 @@
 // Batch generation (issue #4, target d): POST /code/generate/batch with 10,000 items per request,
 // two in flight, and the server's memory watched. Used by bench/batch.ts and bench/codes.ts.
 import { readFileSync } from 'node:fs';
-import { operatorKey, type RunningProduct } from './support.ts';
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createPostgresDatabase } from '@hallmark/sql';
+import { operatorKey, type RunningProduct, untilQuiet } from './support.ts';
 
 export const perBatch = 10_000;
 export const inFlight = 2;
@@ -21,6 +24,61 @@ export interface BatchRun {
   failed: number;
   /** Each server process's resident memory after the first batch, half way and at the end, and its peak, in MiB. */
   memory: Array<{ name: string; afterFirst: number; halfWay: number; end: number; peak: number }>;
+  /** What the codes added to the database, once every projection had caught up (see storageOf). */
+  storage: Storage;
+}
+
+/** Bytes the product stores, in all and per table (PostgreSQL) or in its data folder (embedded). */
+export interface Storage {
+  bytes: number;
+  tables: Array<{ name: string; bytes: number }>;
+}
+
+/** Disk space (allocated blocks) of every file under a folder. */
+async function folderBytes(folder: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir(folder, { withFileTypes: true })) {
+    const path = join(folder, entry.name);
+    if (entry.isDirectory()) total += await folderBytes(path);
+    else if (entry.isFile()) total += (await stat(path)).blocks * 512;
+  }
+  return total;
+}
+
+/**
+ * What the product stores now: in the distributed form pg_total_relation_size (heap, indexes,
+ * TOAST) of every table of its database, summed and per table; in the embedded form the disk space
+ * of its whole data folder (PGlite's files, WAL included, the blob folder, the lock).
+ */
+export async function storageOf(product: RunningProduct): Promise<Storage> {
+  if (product.databaseUrl) {
+    const db = createPostgresDatabase({ connectionString: product.databaseUrl, maxConnections: 1 });
+    try {
+      const rows = await db.query<{ name: string; bytes: string }>(
+        `SELECT c.relname AS name, pg_total_relation_size(c.oid)::text AS bytes FROM pg_class c
+         JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE c.relkind IN ('r', 'p', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema') ORDER BY 2 DESC`,
+      );
+      const tables = rows.map((row) => ({ name: row.name, bytes: Number(row.bytes) }));
+      return { bytes: tables.reduce((sum, table) => sum + table.bytes, 0), tables };
+    } finally {
+      await db.close();
+    }
+  }
+  // The data folder, with PGlite's own folders (base, pg_wal, …) and the product's others by name.
+  const dataDir = product.dataDir as string;
+  const parts: Array<{ name: string; bytes: number }> = [];
+  for (const entry of await readdir(dataDir, { withFileTypes: true })) {
+    if (!entry.isDirectory()) continue;
+    if (entry.name !== 'pglite') parts.push({ name: entry.name, bytes: await folderBytes(join(dataDir, entry.name)) });
+    else {
+      for (const inner of await readdir(join(dataDir, 'pglite'), { withFileTypes: true })) {
+        if (inner.isDirectory())
+          parts.push({ name: `pglite/${inner.name}`, bytes: await folderBytes(join(dataDir, 'pglite', inner.name)) });
+      }
+    }
+  }
+  return { bytes: await folderBytes(dataDir), tables: parts };
 }
 
 /**
@@ -43,6 +101,8 @@ export async function runBatches(start: () => Promise<RunningProduct>, total: nu
       headers: { 'x-api-key': operatorKey, 'content-type': 'application/json' },
       body: JSON.stringify({ gtin }),
     });
+    await untilQuiet([product]);
+    const storedBefore = await storageOf(product);
     const batches = Math.ceil(total / perBatch);
     let nextBatch = 0;
     let generated = 0;
@@ -69,13 +129,25 @@ export async function runBatches(start: () => Promise<RunningProduct>, total: nu
     };
     await Promise.all(Array.from({ length: inFlight }, worker));
     const seconds = (performance.now() - started) / 1000;
+    const memoryAtEnd = product.processes.map(({ pid }) => memoryMiB(pid));
+    // The projections (code directory, Merkle trees) catch up before the storage is measured.
+    await untilQuiet([product]);
+    const storedAfter = await storageOf(product);
+    const tableBefore = new Map(storedBefore.tables.map((table) => [table.name, table.bytes]));
     return {
       codes: generated,
       seconds,
       codesPerSecond: Math.round(generated / seconds),
       failed,
-      memory: product.processes.map(({ name, pid }, index) => {
-        const end = memoryMiB(pid);
+      storage: {
+        bytes: storedAfter.bytes - storedBefore.bytes,
+        tables: storedAfter.tables
+          .map((table) => ({ name: table.name, bytes: table.bytes - (tableBefore.get(table.name) ?? 0) }))
+          .filter((table) => table.bytes > 0)
+          .sort((a, b) => b.bytes - a.bytes),
+      },
+      memory: product.processes.map(({ name }, index) => {
+        const end = memoryAtEnd[index] ?? { rss: 0, peak: 0 };
         return {
           name,
           afterFirst: memoryAfterFirst[index] ?? 0,
@@ -95,4 +167,14 @@ export function memoryText(run: BatchRun): string {
   return run.memory
     .map((process) => `${process.name} ${process.afterFirst} → ${process.halfWay} → ${process.end} MiB (peak ${process.peak})`)
     .join('; ');
+}
+
+/** "1,234 B per code (events 600, codes 300, …)": what the run's codes added, per code. */
+export function storageText(run: BatchRun): string {
+  const perCode = (bytes: number) => Math.round(bytes / Math.max(1, run.codes));
+  const tables = run.storage.tables
+    .filter((table) => perCode(table.bytes) > 0)
+    .map((table) => `${table.name} ${perCode(table.bytes)}`)
+    .join(', ');
+  return `${perCode(run.storage.bytes).toLocaleString('en')} B per code${tables ? ` (${tables})` : ''}`;
 }
