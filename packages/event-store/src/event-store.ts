@@ -99,6 +99,11 @@ export interface EventSubscription {
  * first catching up from its checkpoint and then following live.
  */
 export interface EventStore {
+  /**
+   * True when `readModels` are written in the append's own transaction (the SQL stores): an append
+   * and its rows are stored together or not at all. False for KurrentDB, where they follow it.
+   */
+  readonly atomicReadModels: boolean;
   /** Fails with CONFLICT (details: streamId, expectedVersion, actualVersion) when the stream has moved. */
   append(streamId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult>;
   /**

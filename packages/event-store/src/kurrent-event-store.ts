@@ -82,6 +82,8 @@ export function createKurrentEventStore(connectionString: string): EventStore {
   };
 
   return {
+    // KurrentDB cannot share a transaction with SQL: read models follow the append.
+    atomicReadModels: false,
     async append(streamId, events, { expectedVersion, readModels }) {
       const streamState = expectedVersion === 'any' ? ANY : expectedVersion === 0 ? NO_STREAM : BigInt(expectedVersion - 1);
       const data = events.map((event) =>

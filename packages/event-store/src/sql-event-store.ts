@@ -112,6 +112,7 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
   };
 
   return {
+    atomicReadModels: true,
     async append(streamId, events, { expectedVersion, readModels }) {
       if (events.length === 0) throw new Error('append needs at least one event');
       const appended = await db.transaction(async (tx) => {

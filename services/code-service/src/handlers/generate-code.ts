@@ -312,6 +312,9 @@ export function createGroupCommit(
   deps: Pick<GenerateDeps, 'db' | 'eventStore'>,
   options: { maxCodes?: number; concurrency?: number } = {},
 ): GroupCommit {
+  // Grouping relies on a failed transaction storing nothing, so that the group can be written again
+  // without a taken serial; where events are not stored with their rows (KurrentDB), each write is its own.
+  if (!deps.eventStore.atomicReadModels) return { write: async (write) => (await writeCodes(deps, [write]))[0] ?? new Set() };
   const maxCodes = options.maxCodes ?? 500;
   const concurrency = options.concurrency ?? (deps.db.engine === 'pglite' ? 1 : 4);
   type Waiting = { write: CodeWrite; resolve: (refused: Set<string>) => void; reject: (error: unknown) => void };
