@@ -21,6 +21,8 @@ export const errorStatus = {
   GTIN_NOT_OWNED: 403,
   GTIN_CLAIM_NOT_ALLOWED: 403,
   NOT_FOUND: 404,
+  /** The path exists, the method does not: the answer's Allow header lists the ones that do. */
+  METHOD_NOT_ALLOWED: 405,
   CONFLICT: 409,
   GONE: 410,
   /** The Idempotency-Key was used before with another request (another body, route or path). */

@@ -45,7 +45,7 @@ export interface RouteDefinition {
   bodyLimit?: number;
   /** A body that is not JSON (a multipart upload, a form): documented in OpenAPI, parsed by the handler. */
   formBody?: {
-    contentType: 'multipart/form-data' | 'application/x-www-form-urlencoded' | 'image/png';
+    contentType: 'multipart/form-data' | 'application/x-www-form-urlencoded' | 'image/png' | 'text/csv';
     /** Other media types the same body may be sent as (a logo: image/jpeg besides image/png). */
     alsoAs?: readonly string[];
     schema: TSchema;
@@ -60,6 +60,11 @@ export interface RouteDefinition {
   responses: Readonly<Record<number, ResponseDefinition>>;
   /** Error codes this operation may answer with, besides the generic ones every route has. */
   errors: readonly ErrorCode[];
+  /**
+   * Examples for the OpenAPI document where the ones made from the schemas (schema-example.ts)
+   * would not read well: the request body, and response bodies by status.
+   */
+  examples?: { body?: unknown; responses?: Readonly<Record<number, unknown>> };
 }
 
 export interface QuotaRule {

@@ -23,7 +23,7 @@ export {
   verificationPageRoute,
 } from './link-routes.ts';
 export { createLinkRpc, deleteLinkRpc, itemLinksRpc, listLinksRpc, updateLinkRpc } from './link-rpc.ts';
-export { buildOpenApiDocument, type OpenApiInfo } from './openapi.ts';
+export { buildOpenApiDocument, hallmarkOpenApiDocument, type OpenApiInfo, openApiTags } from './openapi.ts';
 export { err, ok, type Result } from './result.ts';
 export {
   apiPrefix,
@@ -45,12 +45,14 @@ export {
   generateCodeRoute,
   getBrandingRoute,
   getComplianceConfigRoute,
+  getMyAccountRoute,
   getSchemaRoute,
   grantGtinRoute,
   gs1ResolverDescriptionRoute,
   healthRoute,
   initiateTransferRoute,
   jwksRoute,
+  landingRoute,
   listAccountGtinsRoute,
   listCodeReportsRoute,
   listGtinsRoute,
@@ -129,6 +131,7 @@ export {
   verifyChainRpc,
   verifyCodeRpc,
 } from './rpc.ts';
+export { exampleOf, NoExampleError } from './schema-example.ts';
 export {
   AuctionObjectView,
   type Category,
@@ -237,6 +240,7 @@ export {
   linkTypeCurie,
   UpdateLinkBody,
 } from './schemas/links.ts';
+export { MyAccount } from './schemas/me.ts';
 export {
   CreateSchemaBody,
   ListSchemasQuery,
@@ -249,6 +253,7 @@ export {
 export { ResolvedScan, ResolverQuery } from './schemas/resolver.ts';
 export {
   HealthResponse,
+  Landing,
   PingRequest,
   PingResponse,
   ReadyResponse,

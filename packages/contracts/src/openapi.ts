@@ -1,6 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { type ErrorCode, errorStatus } from './error-codes.ts';
 import type { RouteDefinition } from './http-route.ts';
+import { exampleOf } from './schema-example.ts';
 import { ErrorEnvelope } from './schemas/common.ts';
 
 /** Errors any route can answer with, whatever it does. */
@@ -11,21 +12,71 @@ export interface OpenApiInfo {
   title: string;
   version: string;
   description?: string;
+  license?: { name: string; identifier?: string; url?: string };
+  contact?: { name?: string; url?: string; email?: string };
+}
+
+export interface OpenApiOptions {
+  /** Where the API is reached; the first is the default a client library uses. */
+  servers?: readonly { url: string; description?: string }[];
+}
+
+/** What every tag of the document groups; a route with a tag not here fails openapi.unit.test.ts. */
+export const openApiTags: Readonly<Record<string, string>> = {
+  system: 'Health, readiness, this document and the service round trip.',
+  accounts: 'Tenant accounts: the caller’s own (`/accounts/me`) and, for the operator, provisioning and GTIN grants.',
+  account: 'The caller’s account settings: resolver page branding.',
+  keys: 'API keys, registered public keys, service signing keys and the public key set.',
+  codes: 'Signed GS1 Digital Link codes: generate, verify, report, QR images, GTIN claims.',
+  schemas: 'Metadata schemas a code’s metadata is validated against.',
+  compliance: 'Hash chains, Merkle roots and proofs, and compliance exports.',
+  auction: 'Auction objects: registration, photos, provenance and transfers.',
+  links: 'GS1 Digital Link resolver links per GTIN.',
+  scans: 'Scan analytics of the caller’s codes (list, CSV export, aggregates) and the blocklist.',
+  resolver: 'The public resolver: pages and linksets for scanned codes, scan reports, brand assets.',
+};
+
+/**
+ * The document as a gateway serves it: info with licence and contact, and the gateway's public origin
+ * (HALLMARK_PUBLIC_URL, else where it listens) as the server; the contact is its landing page at `/`.
+ */
+export function hallmarkOpenApiDocument(routes: readonly RouteDefinition[], origin: string): JsonObject {
+  return buildOpenApiDocument(
+    routes,
+    {
+      title: 'Hallmark API',
+      version: '1.0.0',
+      description:
+        'Signed GS1 Digital Link codes, verification, provenance and compliance. Every error answers with the ' +
+        '`ErrorEnvelope`; every answer carries `X-Request-Id`. The choices the API makes are in docs/API.md.',
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Hallmark-Proprietary' },
+      contact: { name: 'Hallmark API', url: `${origin}/` },
+    },
+    { servers: [{ url: origin, description: 'This gateway' }] },
+  );
 }
 
 type JsonObject = Record<string, unknown>;
 
 /** Builds the OpenAPI 3.1 document from route definitions. Pure: same routes, same document. */
-export function buildOpenApiDocument(routes: readonly RouteDefinition[], info: OpenApiInfo): JsonObject {
+export function buildOpenApiDocument(
+  routes: readonly RouteDefinition[],
+  info: OpenApiInfo,
+  options: OpenApiOptions = {},
+): JsonObject {
   const paths: Record<string, JsonObject> = {};
+  const tags = new Set<string>();
   for (const route of routes) {
     const entry = paths[route.path] ?? {};
     entry[route.method.toLowerCase()] = operationOf(route);
     paths[route.path] = entry;
+    for (const tag of route.tags) tags.add(tag);
   }
   return {
     openapi: '3.1.0',
     info,
+    ...(options.servers ? { servers: options.servers.map((server) => ({ ...server })) } : {}),
+    tags: [...tags].sort().map((name) => ({ name, description: openApiTags[name] ?? name })),
     paths,
     components: {
       schemas: { ErrorEnvelope: plainSchema(ErrorEnvelope) },
@@ -51,7 +102,9 @@ function operationOf(route: RouteDefinition): JsonObject {
   if (route.body) {
     operation.requestBody = {
       required: !route.bodyOptional,
-      content: { 'application/json': { schema: plainSchema(route.body) } },
+      content: {
+        'application/json': { schema: plainSchema(route.body), example: route.examples?.body ?? exampleOf(route.body) },
+      },
     };
   } else if (route.formBody) {
     operation.requestBody = {
@@ -59,7 +112,7 @@ function operationOf(route: RouteDefinition): JsonObject {
       content: Object.fromEntries(
         [route.formBody.contentType, ...(route.formBody.alsoAs ?? [])].map((type) => [
           type,
-          { schema: plainSchema(route.formBody?.schema as TSchema) },
+          withExample(plainSchema(route.formBody?.schema as TSchema), route.examples?.body),
         ]),
       ),
     };
@@ -98,7 +151,12 @@ function responsesOf(route: RouteDefinition): JsonObject {
     responses[status] = response.schema
       ? {
           description: response.description,
-          content: { [response.contentType ?? 'application/json']: { schema: plainSchema(response.schema) } },
+          content: {
+            [response.contentType ?? 'application/json']: withExample(
+              plainSchema(response.schema),
+              route.examples?.responses?.[Number(status)],
+            ),
+          },
         }
       : { description: response.description };
   }
@@ -122,10 +180,36 @@ function responsesOf(route: RouteDefinition): JsonObject {
   for (const [status, codes] of [...codesByStatus].sort(([a], [b]) => a - b)) {
     responses[String(status)] = {
       description: `Error: ${codes.join(', ')}`,
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
+      content: {
+        'application/json': {
+          schema: { $ref: '#/components/schemas/ErrorEnvelope' },
+          example: errorExample(codes[0] as ErrorCode),
+        },
+      },
     };
   }
   return responses;
+}
+
+/**
+ * A media type with its schema and one example: the route's own, else one made from the schema.
+ * Binary bodies (images, uploads' files) have none: no JSON value stands for their bytes.
+ */
+function withExample(schema: JsonObject, given: unknown): JsonObject {
+  if (given !== undefined) return { schema, example: given };
+  if (schema.contentEncoding === 'binary') return { schema };
+  return { schema, example: exampleOf(schema) };
+}
+
+function errorExample(code: ErrorCode): JsonObject {
+  return {
+    error: {
+      code,
+      message: code === 'VALIDATION_ERROR' ? 'Invalid request: check name.' : `An example ${code} answer.`,
+      ...(code === 'VALIDATION_ERROR' ? { details: { fields: [{ field: 'name', in: 'body', message: 'is required' }] } } : {}),
+    },
+    meta: { requestId: '0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e', timestamp: '2026-01-15T09:30:00.000Z' },
+  };
 }
 
 /** TypeBox schemas carry symbol-keyed metadata; OpenAPI wants plain JSON Schema. */

@@ -72,6 +72,7 @@ import {
   RevokedKey,
   VerificationKeyView,
 } from './schemas/keys.ts';
+import { MyAccount } from './schemas/me.ts';
 import {
   CreateSchemaBody,
   ListSchemasQuery,
@@ -84,7 +85,7 @@ import {
   ValidationOutcome,
 } from './schemas/metadata-schemas.ts';
 import { HtmlPage, ResolverLinkParam, ResolverQuery, ResolverReportForm } from './schemas/resolver.ts';
-import { HealthResponse, PingRequest, PingResponse, ReadyResponse, ServiceNameParam } from './schemas/system.ts';
+import { HealthResponse, Landing, PingRequest, PingResponse, ReadyResponse, ServiceNameParam } from './schemas/system.ts';
 
 export const apiPrefix = '/api/v1';
 
@@ -96,6 +97,17 @@ export const healthRoute = defineRoute({
   tags: ['system'],
   auth: 'public',
   responses: { 200: { description: 'Alive', schema: HealthResponse } },
+  errors: [],
+});
+
+export const landingRoute = defineRoute({
+  operationId: 'getLanding',
+  method: 'GET',
+  path: '/',
+  summary: 'Where to find the OpenAPI document, the docs and the console (the resolver has the paths below /).',
+  tags: ['system'],
+  auth: 'public',
+  responses: { 200: { description: 'Pointers to the rest', schema: Landing } },
   errors: [],
 });
 
@@ -160,6 +172,17 @@ export const createAccountRoute = defineRoute({
   body: CreateAccountBody,
   responses: { 201: { description: 'The account and its first key; the secret is shown once', schema: CreatedAccount } },
   errors: ['VALIDATION_ERROR'],
+});
+
+export const getMyAccountRoute = defineRoute({
+  operationId: 'getMyAccount',
+  method: 'GET',
+  path: `${apiPrefix}/accounts/me`,
+  summary: 'The account the calling key belongs to, and that key: its id, environment, scopes and expiry (any scope).',
+  tags: ['accounts'],
+  auth: 'api-key',
+  responses: { 200: { description: 'The caller’s account and key', schema: MyAccount } },
+  errors: [],
 });
 
 export const grantGtinRoute = defineRoute({
@@ -875,12 +898,14 @@ export const brandThemeRoute = defineRoute({
 
 /** Every HTTP route of the product. A route that is not here is not served. */
 export const routes = [
+  landingRoute,
   healthRoute,
   readyRoute,
   openApiRoute,
   pingServiceRoute,
   jwksRoute,
   createAccountRoute,
+  getMyAccountRoute,
   grantGtinRoute,
   listAccountGtinsRoute,
   claimGtinRoute,

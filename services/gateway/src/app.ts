@@ -11,6 +11,7 @@ import type { SqlDatabase } from '@hallmark/sql';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import { createAllowedMethods } from './allowed-methods.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
 import { createRateLimiter } from './auth/rate-limiter.ts';
 import { createReportLimits } from './auth/report-limits.ts';
@@ -61,7 +62,8 @@ const acceptableRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
 
 function createAjv(coerceTypes: boolean): Ajv {
   // Bodies are JSON and must carry the right types; query strings and path parameters are text.
-  const ajv = new Ajv({ allErrors: true, coerceTypes, useDefaults: true, removeAdditional: false, strict: false });
+  // verbose: a refusal carries its schema, whose description makes the message (error-envelope.ts).
+  const ajv = new Ajv({ allErrors: true, coerceTypes, useDefaults: true, removeAdditional: false, strict: false, verbose: true });
   addFormats.default(ajv);
   return ajv;
 }
@@ -163,7 +165,18 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     }
     return reply.status(apiError.status).send(errorEnvelope(apiError, request.id));
   });
+  const allowedMethods = createAllowedMethods(routes);
   app.setNotFoundHandler((request, reply) => {
+    // A known path asked with another method: 405 and what it does take (RFC 9110 §15.5.6).
+    const allow = allowedMethods(request.url.split('?')[0] ?? '');
+    if (allow.length > 0) {
+      const refused = new HallmarkError(
+        'METHOD_NOT_ALLOWED',
+        `${request.method} is not served on this path; use ${allow.join(', ')}.`,
+        { allowed: allow },
+      );
+      return reply.status(405).header('allow', allow.join(', ')).send(errorEnvelope(refused, request.id));
+    }
     const notFound = new HallmarkError('NOT_FOUND', `There is no ${request.method} ${request.url.split('?')[0]}.`);
     return reply.status(404).send(errorEnvelope(notFound, request.id));
   });
@@ -215,7 +228,12 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   });
 
   const services = createServiceCaller(deps.bus, deps.requestTimeoutMs);
-  registerSystemRoutes(app, { services, readiness: deps.readiness });
+  registerSystemRoutes(app, {
+    services,
+    readiness: deps.readiness,
+    publicOrigin,
+    consoleUrl: deps.config.HALLMARK_CONSOLE_URL,
+  });
   registerWellKnownRoutes(app, { verificationKeys });
   registerAccountRoutes(app, { db: deps.db, eventStore: deps.eventStore, clock: deps.clock });
   const reportLimits = createReportLimits({

@@ -69,6 +69,9 @@ export const GatewayConfig = Type.Object({
       'scheme and host clients reach the gateway at, without a path (e.g. https://id.brand.com); absolute links in answers use it, never the Host header',
     ),
   ),
+  HALLMARK_CONSOLE_URL: Type.Optional(
+    Type.String({ pattern: '^https?://[^\\s]+$', description: 'where the web console is deployed; GET / points to it' }),
+  ),
   // Shared with code- and auction-service: the public URL defaults to it.
   HALLMARK_RESOLVER_URL: Type.Optional(publicUrl('scheme and host of the resolver in generated links, without a path')),
   HALLMARK_REPORT_LIMIT_PER_ACCOUNT: Type.Integer({

@@ -10,22 +10,142 @@ interface AjvError {
   keyword: string;
   message?: string;
   params: Record<string, unknown>;
+  /** With ajv's `verbose`: the schema that refused the value (for its description). */
+  parentSchema?: { description?: unknown };
 }
 
-/** One entry per bad field: where it is, and what is wrong with it. */
-function fieldsOf(errors: readonly AjvError[], location: string | undefined) {
-  return errors.map((error) => {
-    const path = error.instancePath.replace(/^\//, '').replaceAll('/', '.');
+export interface FieldProblem {
+  /** Where the value is, from the top of its part: `items.0.gtin`; the part itself when it is the value. */
+  field: string;
+  /** body, querystring, params or headers. */
+  in: string;
+  /** For a person: "is required", "must be one of: test, live". */
+  message: string;
+}
+
+/** Errors that only say "a branch failed": the branches' own errors say what. */
+const wrapperKeywords = new Set(['anyOf', 'oneOf', 'if', 'not', 'allOf']);
+
+const formatNames: Record<string, string> = {
+  'date-time': 'an ISO 8601 date-time, e.g. 2026-01-15T09:30:00Z',
+  date: 'a date as YYYY-MM-DD',
+  uri: 'an absolute URL',
+  url: 'an absolute URL',
+  email: 'an email address',
+  uuid: 'a UUID',
+};
+
+const typeNames: Record<string, string> = {
+  string: 'a string',
+  integer: 'a whole number',
+  number: 'a number',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'an array',
+  null: 'null',
+};
+
+const plural = (count: number, one: string) => `${count} ${one}${count === 1 ? '' : 's'}`;
+
+/** One keyword's refusal, said for a person. */
+function messageOf(error: AjvError): string {
+  const p = error.params;
+  switch (error.keyword) {
+    case 'required':
+      return 'is required';
+    case 'additionalProperties':
+      return 'is not an accepted field';
+    case 'type':
+      return `must be ${String(p.type)
+        .split(',')
+        .map((type) => typeNames[type] ?? type)
+        .join(' or ')}`;
+    case 'minLength':
+      return Number(p.limit) === 1 ? 'must not be empty' : `must be at least ${plural(Number(p.limit), 'character')} long`;
+    case 'maxLength':
+      return `must be at most ${plural(Number(p.limit), 'character')} long`;
+    case 'minimum':
+      return `must be at least ${String(p.limit)}`;
+    case 'maximum':
+      return `must be at most ${String(p.limit)}`;
+    case 'exclusiveMinimum':
+      return `must be greater than ${String(p.limit)}`;
+    case 'exclusiveMaximum':
+      return `must be less than ${String(p.limit)}`;
+    case 'multipleOf':
+      return `must be a multiple of ${String(p.multipleOf)}`;
+    case 'minItems':
+      return `must have at least ${plural(Number(p.limit), 'item')}`;
+    case 'maxItems':
+      return `must have at most ${plural(Number(p.limit), 'item')}`;
+    case 'uniqueItems':
+      return `must not repeat an item (items ${String(p.j)} and ${String(p.i)} are the same)`;
+    case 'minProperties':
+      return `must have at least ${plural(Number(p.limit), 'field')}`;
+    case 'maxProperties':
+      return `must have at most ${plural(Number(p.limit), 'field')}`;
+    case 'format':
+      return `must be ${formatNames[String(p.format)] ?? `in the ${String(p.format)} format`}`;
+    case 'pattern': {
+      const description = error.parentSchema?.description;
+      return `must match the pattern ${String(p.pattern)}${typeof description === 'string' ? ` (${description})` : ''}`;
+    }
+    case 'propertyNames':
+      return 'has a field name that is not accepted';
+    default:
+      return error.message ?? 'is invalid';
+  }
+}
+
+/**
+ * One entry per bad field, written for people: where it is and what is wrong, the allowed values of
+ * an enum (or a union of literals) listed once, instead of one raw validator line per schema branch.
+ */
+export function fieldsOf(errors: readonly AjvError[], location: string | undefined): FieldProblem[] {
+  const where = location ?? 'body';
+  const byField = new Map<string, AjvError[]>();
+  // "must match a schema in anyOf" and the like only say a branch failed; the branches' own errors,
+  // wherever they are, say what. Kept only when they are all there is.
+  const explained = errors.some((error) => !wrapperKeywords.has(error.keyword));
+  for (const error of errors) {
+    if (explained && wrapperKeywords.has(error.keyword)) continue;
+    const path = error.instancePath.replace(/^\//, '').replaceAll('/', '.').replaceAll('~1', '/').replaceAll('~0', '~');
     const child = (error.params.missingProperty ?? error.params.additionalProperty) as string | undefined;
-    const field = [path, child].filter(Boolean).join('.') || location || 'body';
-    const message =
-      error.keyword === 'required'
-        ? 'is required'
-        : error.keyword === 'additionalProperties'
-          ? 'is not an accepted field'
-          : (error.message ?? 'is invalid');
-    return { field, in: location ?? 'body', message };
-  });
+    const field = [path, child].filter(Boolean).join('.') || where;
+    byField.set(field, [...(byField.get(field) ?? []), error]);
+  }
+  const problems: FieldProblem[] = [];
+  for (const [field, all] of byField) {
+    const fieldErrors = all;
+    // A union of literals fails once per literal: say the allowed values, once.
+    const allowed = fieldErrors.flatMap((error) =>
+      error.keyword === 'const'
+        ? [error.params.allowedValue]
+        : error.keyword === 'enum'
+          ? (error.params.allowedValues as unknown[])
+          : [],
+    );
+    let message: string;
+    if (allowed.length > 0) {
+      const values = [...new Set(allowed.map((value) => (typeof value === 'string' ? value : JSON.stringify(value))))];
+      message = values.length === 1 ? `must be ${values[0]}` : `must be one of: ${values.join(', ')}`;
+    } else if (fieldErrors.every((error) => error.keyword === 'type')) {
+      // A union of types (a nullable field) fails once per branch: one "must be a string or null".
+      const types = [...new Set(fieldErrors.flatMap((error) => String(error.params.type).split(',')))];
+      message = `must be ${types.map((type) => typeNames[type] ?? type).join(' or ')}`;
+    } else {
+      // Branches that wanted different things: each of them, once.
+      message = [...new Set(fieldErrors.map(messageOf))].join(', or ');
+    }
+    problems.push({ field, in: where, message });
+  }
+  return problems;
+}
+
+/** The envelope's message for a refused request: the fields and what is wrong with each. */
+function validationMessage(fields: readonly FieldProblem[]): string {
+  if (fields.length === 1) return `Invalid request: ${fields[0]?.field} ${fields[0]?.message}.`;
+  return `Invalid request: ${fields.length} fields: ${fields.map((field) => `${field.field} ${field.message}`).join('; ')}.`;
 }
 
 /** Maps what fastify and its plugins throw to the API's codes. Everything unknown is INTERNAL_ERROR. */
@@ -34,8 +154,7 @@ export function toApiError(error: unknown): HallmarkError {
   const fastifyError = error as Partial<FastifyError> & { validation?: AjvError[]; validationContext?: string };
   if (fastifyError.validation) {
     const fields = fieldsOf(fastifyError.validation, fastifyError.validationContext);
-    const names = fields.map((field) => field.field).join(', ');
-    return new HallmarkError('VALIDATION_ERROR', `Invalid request: check ${names}.`, { fields });
+    return new HallmarkError('VALIDATION_ERROR', validationMessage(fields), { fields });
   }
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':

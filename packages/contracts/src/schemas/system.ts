@@ -36,3 +36,22 @@ export const PingResponse = Type.Object({
   receivedAt: Type.String({ format: 'date-time' }),
 });
 export type PingResponse = Static<typeof PingResponse>;
+
+/** GET /: where a person or a client finds the rest. */
+export const Landing = Type.Object({
+  name: Type.Literal('Hallmark API'),
+  openapi: Type.String({ description: 'the OpenAPI 3.1 document', examples: ['https://id.example.com/api/v1/openapi.json'] }),
+  docs: Type.String({
+    description: 'where the API is described for people',
+    examples: ['docs/API.md in the Hallmark repository; every operation is in the OpenAPI document'],
+  }),
+  console: Type.Union([Type.String({ format: 'uri' }), Type.Null()], {
+    description: 'the web console, where one is deployed (HALLMARK_CONSOLE_URL); null otherwise',
+  }),
+  jwks: Type.String({
+    description: 'the public keys, for offline verification',
+    examples: ['https://id.example.com/.well-known/jwks.json'],
+  }),
+  health: Type.String({ examples: ['https://id.example.com/health'] }),
+});
+export type Landing = Static<typeof Landing>;

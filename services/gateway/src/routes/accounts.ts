@@ -1,11 +1,19 @@
-import { provisionAccount } from '@hallmark/accounts';
-import { type CreateAccountBody, createAccountRoute } from '@hallmark/contracts';
+import { findAccount, provisionAccount } from '@hallmark/accounts';
+import {
+  type CreateAccountBody,
+  createAccountRoute,
+  getMyAccountRoute,
+  HallmarkError,
+  type MyAccount,
+} from '@hallmark/contracts';
 import type { EventStore } from '@hallmark/event-store';
 import type { SqlDatabase } from '@hallmark/sql';
 import type { FastifyInstance } from 'fastify';
+import { requireApiKey } from '../auth/request-auth.ts';
 import { registerRoute } from '../route-registry.ts';
 
 /**
+ * GET /accounts/me: any valid key finds its own account and what it may do there.
  * POST /accounts: the operator provisions a tenant and receives its first key, once; both are
  * events in the new account's stream (`account.created`, `key.issued`).
  */
@@ -13,6 +21,28 @@ export function registerAccountRoutes(
   app: FastifyInstance,
   deps: { db: SqlDatabase; eventStore: EventStore; clock: () => Date },
 ): void {
+  registerRoute(app, getMyAccountRoute, async (request): Promise<MyAccount> => {
+    const key = requireApiKey(request);
+    const account = await findAccount(deps.db, key.accountId);
+    // A key outlives its account only if rows were removed by hand: say so rather than answer half.
+    if (!account) throw new HallmarkError('NOT_FOUND', 'The account of this key no longer exists.');
+    return {
+      account: {
+        id: account.id,
+        name: account.name,
+        tier: account.tier,
+        isOperator: account.isOperator,
+        createdAt: account.createdAt.toISOString(),
+      },
+      key: {
+        id: key.keyId,
+        environment: key.environment,
+        scopes: [...key.scopes],
+        expiresAt: key.expiresAt?.toISOString() ?? null,
+      },
+    };
+  });
+
   registerRoute(app, createAccountRoute, async (request, reply) => {
     const body = request.body as CreateAccountBody;
     reply.status(201);

@@ -1,8 +1,10 @@
 import {
   type BackendService,
-  buildOpenApiDocument,
   HallmarkError,
+  hallmarkOpenApiDocument,
   healthRoute,
+  type Landing,
+  landingRoute,
   openApiRoute,
   type PingRequest,
   pingRpc,
@@ -15,14 +17,32 @@ import type { FastifyInstance } from 'fastify';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
 
-const openApiDocument = buildOpenApiDocument(routes, {
-  title: 'Hallmark API',
-  version: '1.0.0',
-  description: 'Signed GS1 Digital Link codes, verification, provenance and compliance.',
-});
+/** GET /, GET /health, GET /ready, GET /api/v1/openapi.json, POST /api/v1/system/ping/{service}. */
+export function registerSystemRoutes(
+  app: FastifyInstance,
+  deps: {
+    services: ServiceCaller;
+    readiness: ReadinessChecks;
+    /** The gateway's public origin: the document's server, and the landing answer's links. */
+    publicOrigin: () => string;
+    consoleUrl?: string | undefined;
+  },
+): void {
+  // Built once, on the first request: the origin is known only once the gateway listens (PORT=0).
+  let openApiDocument: object | undefined;
 
-/** GET /health, GET /ready, GET /api/v1/openapi.json, POST /api/v1/system/ping/{service}. */
-export function registerSystemRoutes(app: FastifyInstance, deps: { services: ServiceCaller; readiness: ReadinessChecks }): void {
+  registerRoute(app, landingRoute, async (): Promise<Landing> => {
+    const origin = deps.publicOrigin();
+    return {
+      name: 'Hallmark API',
+      openapi: `${origin}${openApiRoute.path}`,
+      docs: `${origin}${openApiRoute.path} lists every operation; docs/API.md in the Hallmark repository explains the choices`,
+      console: deps.consoleUrl ?? null,
+      jwks: `${origin}/.well-known/jwks.json`,
+      health: `${origin}/health`,
+    };
+  });
+
   registerRoute(app, healthRoute, async () => ({ status: 'ok' }));
 
   registerRoute(app, readyRoute, async () => {
@@ -33,7 +53,10 @@ export function registerSystemRoutes(app: FastifyInstance, deps: { services: Ser
     return { status: 'ready', checks: report.checks };
   });
 
-  registerRoute(app, openApiRoute, async () => openApiDocument);
+  registerRoute(app, openApiRoute, async () => {
+    openApiDocument ??= hallmarkOpenApiDocument(routes, deps.publicOrigin());
+    return openApiDocument;
+  });
 
   registerRoute(app, pingServiceRoute, async (request) => {
     const { service } = request.params as { service: BackendService };
