@@ -131,6 +131,8 @@ export {
   verifyChainRpc,
   verifyCodeRpc,
 } from './rpc.ts';
+export * from './scan-routes.ts';
+export * from './scan-rpc.ts';
 export { exampleOf, NoExampleError } from './schema-example.ts';
 export {
   AuctionObjectView,
@@ -160,6 +162,7 @@ export {
 } from './schemas/branding.ts';
 export {
   BatchItemResult,
+  BlockedCode,
   CodeReport,
   CodeReportList,
   CodeReportView,
@@ -251,6 +254,7 @@ export {
   ValidationOutcome,
 } from './schemas/metadata-schemas.ts';
 export { ResolvedScan, ResolverQuery } from './schemas/resolver.ts';
+export * from './schemas/scans.ts';
 export {
   HealthResponse,
   Landing,

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from './http-route.ts';
 import { linkRoutes } from './link-routes.ts';
+import { scanRoutes } from './scan-routes.ts';
 import {
   ConfirmTransferBody,
   DashboardList,
@@ -949,6 +950,7 @@ export const routes = [
   resolverReportRoute,
   gs1ResolverDescriptionRoute,
   ...linkRoutes,
+  ...scanRoutes,
   getBrandingRoute,
   updateBrandingRoute,
   uploadBrandingLogoRoute,

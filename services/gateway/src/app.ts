@@ -31,6 +31,7 @@ import { registerComplianceRoutes } from './routes/compliance.ts';
 import { registerGtinRoutes } from './routes/gtins.ts';
 import { registerKeyRoutes } from './routes/keys.ts';
 import { registerLinkRoutes } from './routes/links.ts';
+import { registerScanRoutes } from './routes/scans.ts';
 import { registerSchemaRoutes } from './routes/schemas.ts';
 import { registerSystemRoutes } from './routes/system.ts';
 import { registerWellKnownRoutes } from './routes/well-known.ts';
@@ -245,6 +246,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   registerCodeRoutes(app, { services, reportLimits });
   registerGtinRoutes(app, { services });
   registerLinkRoutes(app, { services });
+  registerScanRoutes(app, { services });
   registerSchemaRoutes(app, { services });
   registerComplianceRoutes(app, { services, clock: deps.clock });
   // Each upload is held in memory while it is stored: a bounded number at once, a short queue, then 503.

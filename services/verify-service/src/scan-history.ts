@@ -12,6 +12,11 @@ export interface ScanRecorded {
   scanNumber: number;
   at: string;
   verifiedBy: string;
+  /** The account whose code (or GTIN) was scanned: whose scans API lists it. Absent when nobody's. */
+  accountId?: string;
+  batch?: string;
+  /** ISO 3166-1 alpha-2, as the client sent it with the location (never derived from coordinates). */
+  country?: string;
   location?: { latitude: number; longitude: number };
 }
 
@@ -50,6 +55,9 @@ export async function projectScanHistory(bus: Bus, db: SqlExecutor): Promise<Sub
           verified_by: scan.verifiedBy,
           latitude: scan.location?.latitude ?? null,
           longitude: scan.location?.longitude ?? null,
+          account_id: scan.accountId ?? null,
+          batch: scan.batch ?? null,
+          country: scan.country ?? null,
         })),
       );
       // At most 200 rows a statement, with a turn of the event loop between statements: in the
@@ -65,14 +73,50 @@ export async function projectScanHistory(bus: Bus, db: SqlExecutor): Promise<Sub
 
 const maxRowsPerStatement = 200;
 
+/**
+ * Inserts the scans and, from the rows actually inserted (a redelivered scan is not counted twice),
+ * adds them to the rollups the aggregates read (migrations/0005): counts per hour by verdict, by
+ * flag and by country, and suspicious/counterfeit scans per code and day. One statement, so the
+ * rollups move with the rows or not at all.
+ */
 async function insertScans(db: SqlExecutor, rows: readonly object[]): Promise<void> {
   await db.query(
-    `INSERT INTO scans (scan_id, environment, gtin, serial, verdict, risk_indicators, scan_number, scanned_at, verified_by, latitude, longitude)
+    `WITH inserted AS (
+       INSERT INTO scans (scan_id, environment, gtin, serial, verdict, risk_indicators, scan_number, scanned_at, verified_by,
+                          latitude, longitude, account_id, batch, country)
          SELECT r.scan_id, r.environment, r.gtin, r.serial, r.verdict,
-                ARRAY(SELECT jsonb_array_elements_text(r.risk_indicators)), r.scan_number, r.scanned_at, r.verified_by, r.latitude, r.longitude
+                ARRAY(SELECT jsonb_array_elements_text(r.risk_indicators)), r.scan_number, r.scanned_at, r.verified_by, r.latitude, r.longitude,
+                r.account_id, r.batch, r.country
          FROM jsonb_to_recordset($1::jsonb) AS r(scan_id uuid, environment text, gtin text, serial text, verdict text, risk_indicators jsonb,
-           scan_number integer, scanned_at timestamptz, verified_by text, latitude double precision, longitude double precision)
-         ON CONFLICT (scan_id) DO NOTHING`,
+           scan_number integer, scanned_at timestamptz, verified_by text, latitude double precision, longitude double precision,
+           account_id text, batch text, country text)
+         ON CONFLICT (scan_id) DO NOTHING
+         RETURNING account_id, environment, gtin, serial, verdict, risk_indicators, scanned_at, country
+     ),
+     counted AS (
+       SELECT account_id, environment, 'verdict' AS dimension, date_trunc('hour', scanned_at) AS hour, verdict AS value FROM inserted
+        WHERE account_id IS NOT NULL
+       UNION ALL
+       SELECT account_id, environment, 'flag', date_trunc('hour', scanned_at), flag FROM inserted, unnest(risk_indicators) AS flag
+        WHERE account_id IS NOT NULL
+       UNION ALL
+       SELECT account_id, environment, 'country', date_trunc('hour', scanned_at), country FROM inserted
+        WHERE account_id IS NOT NULL AND country IS NOT NULL
+     ),
+     hourly AS (
+       INSERT INTO scan_counts_hourly AS t (account_id, environment, dimension, hour, value, count)
+         SELECT account_id, environment, dimension, hour, value, count(*) FROM counted
+          GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
+         ON CONFLICT (account_id, environment, dimension, hour, value) DO UPDATE SET count = t.count + excluded.count
+     )
+     INSERT INTO scan_code_days AS d (account_id, environment, day, gtin, serial, suspicious, counterfeit, last_scanned_at)
+       SELECT account_id, environment, (scanned_at AT TIME ZONE 'UTC')::date, gtin, serial,
+              count(*) FILTER (WHERE verdict = 'SUSPICIOUS'), count(*) FILTER (WHERE verdict = 'COUNTERFEIT'), max(scanned_at)
+         FROM inserted WHERE account_id IS NOT NULL AND verdict <> 'AUTHENTIC'
+        GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
+       ON CONFLICT (account_id, environment, day, gtin, serial) DO UPDATE
+         SET suspicious = d.suspicious + excluded.suspicious, counterfeit = d.counterfeit + excluded.counterfeit,
+             last_scanned_at = greatest(d.last_scanned_at, excluded.last_scanned_at)`,
     [JSON.stringify(rows)],
   );
 }

@@ -3,11 +3,18 @@ import { createVerificationKeys, migrateAccounts, watchCacheEpochs } from '@hall
 import { createComplianceConfigCache } from '@hallmark/compliance-client';
 import {
   broadcasts,
+  createBlocksRpc,
   decideCodeReportRpc,
+  deleteBlockRpc,
+  listBlocksRpc,
   listCodeReportsRpc,
+  listScansRpc,
   publicReportRpc,
   reportCodeRpc,
   resolveScanRpc,
+  scanAggregatesRpc,
+  scanCountriesRpc,
+  topScannedCodesRpc,
   verifyCodeRpc,
 } from '@hallmark/contracts';
 import { ProjectionMovedOn } from '@hallmark/event-store';
@@ -17,8 +24,10 @@ import { Type } from '@sinclair/typebox';
 import { createCodeDirectory } from './code-directory.ts';
 import { createCodeProjection, runCodeProjection } from './code-projection.ts';
 import { createGtinSigners } from './gtin-signers.ts';
+import { createBlocks, deleteBlock, listBlocks } from './handlers/blocklist.ts';
 import { createCodeBlocks, decideCodeReport, listCodeReports, publicReport, reportCode } from './handlers/report-code.ts';
 import { resolveScan } from './handlers/resolve.ts';
+import { listScans, scanAggregates, scanCountries, topScannedCodes } from './handlers/scans.ts';
 import { verifyCode } from './handlers/verify-code.ts';
 import { createRiskRulesSource } from './risk-rules-source.ts';
 import { projectScanHistory } from './scan-history.ts';
@@ -77,6 +86,7 @@ export const verifyService = defineService({
       clock,
     };
     const reportDeps = { db: infra.db, codes: deps.codes, keys, blocks, eventStore: infra.eventStore, bus: infra.bus, clock };
+    const blocklistDeps = { db: infra.db, eventStore: infra.eventStore, bus: infra.bus, reload: blocks.reloadListed, clock };
     const forgetKid = (payload: unknown) => keys.forget(String((payload as { kid: unknown }).kid));
     const subscriptions = [
       epochs,
@@ -97,6 +107,19 @@ export const verifyService = defineService({
       await serveRpc(infra.bus, log, listCodeReportsRpc, async (request) =>
         listCodeReports(infra.db, request.principal, request.query),
       ),
+      await serveRpc(infra.bus, log, listScansRpc, async (request) => listScans(infra.db, request.principal, request.query)),
+      await serveRpc(infra.bus, log, scanAggregatesRpc, async (request) =>
+        scanAggregates(infra.db, request.principal, request.query, clock()),
+      ),
+      await serveRpc(infra.bus, log, topScannedCodesRpc, async (request) =>
+        topScannedCodes(infra.db, request.principal, request.query, clock()),
+      ),
+      await serveRpc(infra.bus, log, scanCountriesRpc, async (request) =>
+        scanCountries(infra.db, request.principal, request.query, clock()),
+      ),
+      await serveRpc(infra.bus, log, createBlocksRpc, async (request) => createBlocks(blocklistDeps, request)),
+      await serveRpc(infra.bus, log, listBlocksRpc, async (request) => listBlocks(infra.db, request.principal, request.query)),
+      await serveRpc(infra.bus, log, deleteBlockRpc, async (request) => deleteBlock(blocklistDeps, request)),
       await serveRpc(infra.bus, log, decideCodeReportRpc, async (request, { requestId }) =>
         decideCodeReport(reportDeps, request, requestId),
       ),

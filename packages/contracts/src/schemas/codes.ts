@@ -74,6 +74,12 @@ export const Location = Type.Object(
   {
     latitude: Type.Number({ minimum: -90, maximum: 90 }),
     longitude: Type.Number({ minimum: -180, maximum: 180 }),
+    country: Type.Optional(
+      Type.String({
+        pattern: '^[A-Z]{2}$',
+        description: 'ISO 3166-1 alpha-2 where the scan happened, if the client knows it (scan analytics)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -124,6 +130,15 @@ export const ConfirmedReport = Type.Object({
 });
 export type ConfirmedReport = Static<typeof ConfirmedReport>;
 
+/** The code is on its owner's blocklist (POST /blocklist): counterfeit answers COUNTERFEIT, withdrawn SUSPICIOUS. */
+export const BlockedCode = Type.Object({
+  blockId: Type.String(),
+  kind: Type.Union([Type.Literal('counterfeit'), Type.Literal('withdrawn')]),
+  reason: Type.Union([Type.String(), Type.Null()]),
+  blockedAt: Timestamp,
+});
+export type BlockedCode = Static<typeof BlockedCode>;
+
 /** The fields both views of a verification share. */
 const verdictFields = {
   verdict: Verdict,
@@ -132,6 +147,7 @@ const verdictFields = {
   serial: Type.String(),
   batch: Type.Optional(Type.String()),
   confirmedReport: Type.Optional(ConfirmedReport),
+  blocked: Type.Optional(BlockedCode),
 };
 
 export const VerificationResult = Type.Object({

@@ -23,6 +23,7 @@ import { appendToAssetHistory } from '@hallmark/provenance';
 import type { Logger } from '@hallmark/runtime';
 import type { SqlDatabase } from '@hallmark/sql';
 import type { CodeDirectory } from '../code-directory.ts';
+import { createBlocklistCache } from './blocklist.ts';
 import { readLink } from './read-link.ts';
 
 // Reports (issue #16): anyone may report a code, but only the code's owner decides. A report is
@@ -340,13 +341,15 @@ const blockKey = (environment: string, gtin: string, serial: string, ownerAccoun
  * looks them up without a round trip: loaded at start from the confirmed reports (the record),
  * added to at once on the `codes.code-blocked` broadcast, and topped up from the table every
  * `refreshMs` in case a broadcast was missed. Blocks are rare (a person confirms each), so the
- * set stays small. There is no unblocking yet.
+ * set stays small. Confirmed reports are not undone. The blocklist's entries (handlers/blocklist.ts),
+ * which can be removed, are held beside them and read again whole on each change and each refresh.
  */
 export function createCodeBlocks(db: SqlDatabase, options: { refreshMs?: number; log?: Logger } = {}) {
   const refreshMs = options.refreshMs ?? 30_000;
   const blocks = new Map<string, ConfirmedReport>();
   let loadedUpTo: Date | undefined;
   let timer: NodeJS.Timeout | undefined;
+  const listed = createBlocklistCache(db);
 
   const add = (block: BlockedCode) => {
     const key = blockKey(block.environment, block.gtin, block.serial, block.ownerAccountId);
@@ -391,19 +394,29 @@ export function createCodeBlocks(db: SqlDatabase, options: { refreshMs?: number;
     find(environment: Environment, gtin: string, serial: string, ownerAccountId: string): ConfirmedReport | undefined {
       return blocks.size === 0 ? undefined : blocks.get(blockKey(environment, gtin, serial, ownerAccountId));
     },
+    /** The owner's active blocklist entry covering the code, if any (synchronous too). */
+    findListed: listed.find,
+    /** Reads the blocklist again (after a change made here). */
+    reloadListed: listed.reload,
     add,
     /** Loads the blocks, follows the broadcast and starts the periodic top-up; `stop` ends both. */
     async start(bus: Bus) {
-      await load();
+      await Promise.all([load(), listed.reload()]);
       const subscription = await bus.onBroadcast(broadcasts.codeBlocked, (payload) => add(payload as BlockedCode));
+      const listedSubscription = await bus.onBroadcast(broadcasts.blocklistChanged, () => {
+        listed.reload().catch((error: unknown) => options.log?.warn({ err: error }, 'could not reload the blocklist'));
+      });
       timer = setInterval(() => {
-        load().catch((error: unknown) => options.log?.warn({ err: error }, 'could not refresh the blocked codes'));
+        Promise.all([load(), listed.reload()]).catch((error: unknown) =>
+          options.log?.warn({ err: error }, 'could not refresh the blocked codes'),
+        );
       }, refreshMs);
       timer.unref();
       return {
         async stop() {
           if (timer) clearInterval(timer);
           await subscription.stop();
+          await listedSubscription.stop();
         },
       };
     },

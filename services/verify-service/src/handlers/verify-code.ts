@@ -98,13 +98,22 @@ export async function verifyCode(
     repeatWindowMs: rules.repeatWindowSeconds * 1000,
     windowMs: rules.scanWindowMinutes * 60_000,
     clientWindowMs: rules.clonedLabelWindowMinutes * 60_000,
-    location: request.body.location,
+    location: request.body.location
+      ? { latitude: request.body.location.latitude, longitude: request.body.location.longitude }
+      : undefined,
     retentionMs,
   });
   const code = codes.find((candidate) => candidate.kid === matchedKid);
   // Blocked by its owner's confirmed report (an in-memory lookup). The cache's `reported` flag is not
   // read: flags set before reports needed the owner's review block nothing.
   const block = code ? deps.blocks.find(principal.environment, link.gtin, link.serial, code.accountId) : undefined;
+  // On its owner's blocklist (handlers/blocklist.ts; in memory too): counterfeit answers COUNTERFEIT,
+  // withdrawn SUSPICIOUS, both with KNOWN_COUNTERFEIT_PATTERN and the reason.
+  const owningAccount = code?.accountId ?? signerAccountId;
+  const listed =
+    matchedKid !== undefined && owningAccount
+      ? deps.blocks.findListed(principal.environment, link.gtin, link.serial, owningAccount)
+      : undefined;
   const expiresAt = code?.expiresAt ? Date.parse(code.expiresAt) : link.expiry ? endOfYymmdd(link.expiry).getTime() : null;
   const assessment = assessScan(
     {
@@ -113,24 +122,32 @@ export async function verifyCode(
       expiresAtMs: expiresAt,
       scansInWindow: scan.scansInWindow,
       clientsInWindow: scan.clientsInWindow,
-      reported: block !== undefined,
+      reported: block !== undefined || listed !== undefined,
       location: request.body.location,
       previousLocation: scan.previousLocation,
     },
     rules,
   );
+  if (listed?.kind === 'counterfeit') {
+    assessment.verdict = 'COUNTERFEIT';
+    assessment.confidence = 0.99;
+  }
   // The scan event is for history and analytics; the answer does not wait for it.
+  const { country, ...coordinates } = request.body.location ?? {};
   const scanRecorded: ScanRecorded = {
     scanId: randomUUID(),
     environment: principal.environment,
     gtin: link.gtin,
     serial: link.serial,
+    ...(owningAccount ? { accountId: owningAccount } : {}),
+    ...(link.batch !== undefined ? { batch: link.batch } : {}),
+    ...(country ? { country } : {}),
     verdict: assessment.verdict,
     riskIndicators: assessment.riskIndicators,
     scanNumber: scan.total,
     at: now.toISOString(),
     verifiedBy: principal.accountId,
-    ...(request.body.location ? { location: request.body.location } : {}),
+    ...(request.body.location ? { location: coordinates as { latitude: number; longitude: number } } : {}),
   };
   deps.scans.record(scanRecorded);
 
@@ -145,6 +162,7 @@ export async function verifyCode(
     serial: link.serial,
     ...(link.batch !== undefined ? { batch: link.batch } : {}),
     ...(block ? { confirmedReport: block } : {}),
+    ...(listed ? { blocked: listed } : {}),
   };
   const firstSeen = new Date(scan.firstSeenMs).toISOString();
   if (request.view === 'quickstart') {

@@ -1,0 +1,82 @@
+import { Type } from '@sinclair/typebox';
+import { PrincipalSchema, type RpcDefinition } from './rpc.ts';
+import {
+  BlockList,
+  BlockView,
+  CreateBlockBody,
+  ListBlocksQuery,
+  ListScansQuery,
+  ScanAggregates,
+  ScanAggregatesQuery,
+  ScanCountries,
+  ScanCountriesQuery,
+  ScanList,
+  TopCodes,
+  TopCodesQuery,
+} from './schemas/scans.ts';
+
+// The scans API and the blocklist (verify-service, services/verify-service/src/handlers/scans.ts and blocklist.ts).
+
+export const listScansRpc = {
+  service: 'verify-service',
+  operation: 'listScans',
+  request: Type.Object({ principal: PrincipalSchema, query: ListScansQuery }),
+  response: ScanList,
+} satisfies RpcDefinition;
+
+export const scanAggregatesRpc = {
+  service: 'verify-service',
+  operation: 'scanAggregates',
+  request: Type.Object({ principal: PrincipalSchema, query: ScanAggregatesQuery }),
+  response: ScanAggregates,
+} satisfies RpcDefinition;
+
+export const topScannedCodesRpc = {
+  service: 'verify-service',
+  operation: 'topScannedCodes',
+  request: Type.Object({ principal: PrincipalSchema, query: TopCodesQuery }),
+  response: TopCodes,
+} satisfies RpcDefinition;
+
+export const scanCountriesRpc = {
+  service: 'verify-service',
+  operation: 'scanCountries',
+  request: Type.Object({ principal: PrincipalSchema, query: ScanCountriesQuery }),
+  response: ScanCountries,
+} satisfies RpcDefinition;
+
+const client = Type.Object({ keyId: Type.String(), address: Type.String() });
+
+export const createBlocksRpc = {
+  service: 'verify-service',
+  operation: 'createBlocks',
+  request: Type.Object({ principal: PrincipalSchema, client, blocks: Type.Array(CreateBlockBody) }),
+  response: Type.Object({
+    results: Type.Array(
+      Type.Union([
+        Type.Object({ block: BlockView }),
+        Type.Object({
+          error: Type.Object({
+            code: Type.String(),
+            message: Type.String(),
+            details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+          }),
+        }),
+      ]),
+    ),
+  }),
+} satisfies RpcDefinition;
+
+export const listBlocksRpc = {
+  service: 'verify-service',
+  operation: 'listBlocks',
+  request: Type.Object({ principal: PrincipalSchema, query: ListBlocksQuery }),
+  response: BlockList,
+} satisfies RpcDefinition;
+
+export const deleteBlockRpc = {
+  service: 'verify-service',
+  operation: 'deleteBlock',
+  request: Type.Object({ principal: PrincipalSchema, client, blockId: Type.String() }),
+  response: BlockView,
+} satisfies RpcDefinition;

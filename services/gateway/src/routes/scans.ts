@@ -1,0 +1,247 @@
+import { Readable } from 'node:stream';
+import {
+  bulkBlockRoute,
+  type CreateBlockBody,
+  CreateBlockBody as CreateBlockBodySchema,
+  createBlockRoute,
+  createBlocksRpc,
+  deleteBlockRoute,
+  deleteBlockRpc,
+  type ErrorCode,
+  HallmarkError,
+  type ListBlocksQuery,
+  type ListScansQuery,
+  listBlocksRoute,
+  listBlocksRpc,
+  listScansRoute,
+  listScansRpc,
+  maxScansPageSize,
+  type ScanAggregatesQuery,
+  type ScanCountriesQuery,
+  type ScanList,
+  type ScanView,
+  scanAggregatesRoute,
+  scanAggregatesRpc,
+  scanCountriesRoute,
+  scanCountriesRpc,
+  type TopCodesQuery,
+  topScannedCodesRoute,
+  topScannedCodesRpc,
+} from '@hallmark/contracts';
+import { Value } from '@sinclair/typebox/value';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { principalOf, requireApiKey } from '../auth/request-auth.ts';
+import { registerRoute } from '../route-registry.ts';
+import type { ServiceCaller } from '../service-call.ts';
+
+// The scans API and the blocklist (docs/API.md, "Scans" and "Blocklist"); verify-service answers
+// (services/verify-service/src/handlers/scans.ts and blocklist.ts).
+
+const clientOf = (request: FastifyRequest) => ({ keyId: requireApiKey(request).keyId, address: request.ip });
+
+/** A CSV cell (RFC 4180). Text a spreadsheet would run as a formula (= + - @, tab, CR) gets a leading quote. */
+export function csvCell(value: string, text = true): string {
+  const safe = text && /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
+}
+
+export const scanCsvHeader =
+  'scanId,scannedAt,gtin,serial,batch,verdict,riskIndicators,scanNumber,latitude,longitude,country,reported\r\n';
+
+function scanCsvRow(scan: ScanView): string {
+  return `${[
+    scan.scanId,
+    scan.scannedAt,
+    csvCell(scan.gtin),
+    csvCell(scan.serial),
+    csvCell(scan.batch ?? ''),
+    scan.verdict,
+    scan.riskIndicators.join(';'),
+    String(scan.scanNumber),
+    scan.location ? String(scan.location.latitude) : '',
+    scan.location ? String(scan.location.longitude) : '',
+    csvCell(scan.country ?? ''),
+    String(scan.reported),
+  ].join(',')}\r\n`;
+}
+
+const wantsCsv = (request: FastifyRequest, query: ListScansQuery) =>
+  query.format === 'csv' || (query.format === undefined && /(^|[\s,])text\/csv\b/i.test(request.headers.accept ?? ''));
+
+/**
+ * Every matching scan as CSV: keyset pages of 1,000 asked of verify-service one after another (the
+ * next asked for while the current one is written), each written out as it comes, so the gateway
+ * holds two pages at most whatever the export's size; the stream's backpressure paces the asking.
+ */
+function scanCsv(services: ServiceCaller, request: FastifyRequest, query: ListScansQuery): Readable {
+  const { cursor: _cursor, limit: _limit, format: _format, ...filters } = query;
+  const principal = principalOf(request);
+  const page = (cursor: string | undefined) =>
+    services.call(
+      listScansRpc,
+      { principal, query: { ...filters, limit: maxScansPageSize, ...(cursor ? { cursor } : {}) } },
+      request.id,
+    );
+  async function* lines() {
+    yield scanCsvHeader;
+    let next: ReturnType<typeof page> | undefined = page(undefined);
+    while (next) {
+      const current: ScanList = await next;
+      next = current.pagination.nextCursor ? page(current.pagination.nextCursor) : undefined;
+      next?.catch(() => {});
+      yield current.scans.map(scanCsvRow).join('');
+    }
+  }
+  return Readable.from(lines(), { objectMode: false });
+}
+
+/** The fields of a CSV line (RFC 4180: quoted fields may hold commas, quotes doubled, line breaks). */
+export function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let cell = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i] as string;
+    if (quoted) {
+      if (char === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (char === '"') quoted = false;
+      else cell += char;
+    } else if (char === '"' && cell === '') quoted = true;
+    else if (char === ',') {
+      row.push(cell);
+      cell = '';
+    } else if (char === '\n' || char === '\r') {
+      if (char === '\r' && text[i + 1] === '\n') i++;
+      row.push(cell);
+      rows.push(row);
+      row = [];
+      cell = '';
+    } else cell += char;
+  }
+  if (quoted) throw new HallmarkError('VALIDATION_ERROR', 'The CSV ends inside a quoted field.');
+  if (cell !== '' || row.length > 0) {
+    row.push(cell);
+    rows.push(row);
+  }
+  return rows.filter((fields) => fields.some((field) => field !== ''));
+}
+
+const bulkColumns = ['gtin', 'serial', 'serialFrom', 'serialTo', 'kind', 'reason'] as const;
+const maxBulkLines = 10_000;
+const bulkChunk = 500;
+
+type BulkResult = { line: number; block: unknown } | { line: number; error: { code: string; message: string } };
+
+/** GET /scans (JSON or CSV), the aggregates, POST/GET /blocklist, POST /blocklist/bulk, DELETE /blocklist/{blockId}. */
+export function registerScanRoutes(app: FastifyInstance, deps: { services: ServiceCaller }): void {
+  const { services } = deps;
+  app.addContentTypeParser('text/csv', { parseAs: 'string', bodyLimit: bulkBlockRoute.bodyLimit }, (_request, body, done) => {
+    done(null, body);
+  });
+
+  registerRoute(app, listScansRoute, async (request, reply) => {
+    const query = request.query as ListScansQuery;
+    if (!wantsCsv(request, query)) return services.call(listScansRpc, { principal: principalOf(request), query }, request.id);
+    reply
+      .type('text/csv; charset=utf-8')
+      .header('content-disposition', 'attachment; filename="scans.csv"')
+      .header('cache-control', 'private, no-store');
+    return reply.send(scanCsv(services, request, query));
+  });
+  registerRoute(app, scanAggregatesRoute, async (request) =>
+    services.call(
+      scanAggregatesRpc,
+      { principal: principalOf(request), query: request.query as ScanAggregatesQuery },
+      request.id,
+    ),
+  );
+  registerRoute(app, topScannedCodesRoute, async (request) =>
+    services.call(topScannedCodesRpc, { principal: principalOf(request), query: request.query as TopCodesQuery }, request.id),
+  );
+  registerRoute(app, scanCountriesRoute, async (request) =>
+    services.call(scanCountriesRpc, { principal: principalOf(request), query: request.query as ScanCountriesQuery }, request.id),
+  );
+
+  registerRoute(app, createBlockRoute, async (request, reply) => {
+    const { results } = await services.call(
+      createBlocksRpc,
+      { principal: principalOf(request), client: clientOf(request), blocks: [request.body as CreateBlockBody] },
+      request.id,
+    );
+    const [result] = results;
+    if (!result) throw new Error('no result for the block');
+    if ('error' in result) throw new HallmarkError(result.error.code as ErrorCode, result.error.message, result.error.details);
+    reply.status(201);
+    return result.block;
+  });
+
+  registerRoute(app, bulkBlockRoute, async (request) => {
+    if (!/^text\/csv\b/i.test(request.headers['content-type'] ?? '') || typeof request.body !== 'string') {
+      throw new HallmarkError('UNSUPPORTED_MEDIA_TYPE', 'Send the blocklist as the body, with Content-Type text/csv.');
+    }
+    const [header, ...lines] = parseCsv(request.body);
+    const names = (header ?? []).map((name) => name.trim());
+    const unknown = names.filter((name) => !(bulkColumns as readonly string[]).includes(name));
+    if (!names.includes('gtin') || !names.includes('kind') || unknown.length > 0) {
+      throw new HallmarkError(
+        'VALIDATION_ERROR',
+        `The first line must name the columns, of ${bulkColumns.join(', ')}; gtin and kind are required.`,
+        {
+          ...(unknown.length > 0 ? { unknownColumns: unknown } : {}),
+        },
+      );
+    }
+    if (lines.length === 0 || lines.length > maxBulkLines) {
+      throw new HallmarkError('VALIDATION_ERROR', `Send 1 to ${maxBulkLines} lines after the header.`, { lines: lines.length });
+    }
+    const results: BulkResult[] = [];
+    const valid: { line: number; body: CreateBlockBody }[] = [];
+    lines.forEach((fields, index) => {
+      const line = index + 2;
+      const body: Record<string, string> = {};
+      names.forEach((name, column) => {
+        const value = fields[column]?.trim() ?? '';
+        if (value !== '') body[name] = value;
+      });
+      if (Value.Check(CreateBlockBodySchema, body)) valid.push({ line, body: body as CreateBlockBody });
+      else {
+        const first = [...Value.Errors(CreateBlockBodySchema, body)][0];
+        results.push({
+          line,
+          error: { code: 'VALIDATION_ERROR', message: `${first?.path || 'line'}: ${first?.message ?? 'invalid'}` },
+        });
+      }
+    });
+    for (let start = 0; start < valid.length; start += bulkChunk) {
+      const chunk = valid.slice(start, start + bulkChunk);
+      const answer = await services.call(
+        createBlocksRpc,
+        { principal: principalOf(request), client: clientOf(request), blocks: chunk.map(({ body }) => body) },
+        request.id,
+      );
+      answer.results.forEach((result, index) => {
+        const line = (chunk[index] as { line: number }).line;
+        results.push(
+          'block' in result
+            ? { line, block: result.block }
+            : { line, error: { code: result.error.code, message: result.error.message } },
+        );
+      });
+    }
+    return { results: results.sort((a, b) => a.line - b.line) };
+  });
+
+  registerRoute(app, listBlocksRoute, async (request) =>
+    services.call(listBlocksRpc, { principal: principalOf(request), query: request.query as ListBlocksQuery }, request.id),
+  );
+  registerRoute(app, deleteBlockRoute, async (request) =>
+    services.call(
+      deleteBlockRpc,
+      { principal: principalOf(request), client: clientOf(request), blockId: (request.params as { blockId: string }).blockId },
+      request.id,
+    ),
+  );
+}

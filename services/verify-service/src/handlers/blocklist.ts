@@ -1,0 +1,324 @@
+import { findGtinSigner } from '@hallmark/accounts';
+import type { Bus } from '@hallmark/bus';
+import {
+  type BlockedCode,
+  type BlockKind,
+  type BlockList,
+  type BlockView,
+  broadcasts,
+  type CreateBlockBody,
+  decodeCursor,
+  type Environment,
+  encodeCursor,
+  HallmarkError,
+  type ListBlocksQuery,
+  type Principal,
+} from '@hallmark/contracts';
+import { uuidV7 } from '@hallmark/crypto';
+import type { EventStore } from '@hallmark/event-store';
+import { checkAi82Value, checkGtin14 } from '@hallmark/gs1';
+import { accountStream } from '@hallmark/provenance';
+import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
+
+// The blocklist (issue #21; docs/API.md, "Blocklist"): a code, or a serial range of a GTIN, its
+// owner marked as known counterfeit or withdrawn. Each change is an event in the account's stream
+// (`code.blocked`, `code.unblocked`) with the row written in the event's transaction. Verification
+// reads the active blocks from memory (BlocklistCache below, part of report-code.ts's CodeBlocks).
+
+export interface BlocklistDeps {
+  db: SqlDatabase;
+  eventStore: EventStore;
+  bus: Bus;
+  /** The local copy, reloaded at once after a change here (other replicas follow the broadcast). */
+  reload: () => Promise<void>;
+  clock: () => Date;
+}
+
+interface BlockRow {
+  block_id: string;
+  account_id: string;
+  environment: Environment;
+  gtin: string;
+  serial_from: string;
+  serial_to: string;
+  kind: BlockKind;
+  reason: string | null;
+  created_at: Date | string;
+  removed_at: Date | string | null;
+  created_text?: string;
+}
+
+const iso = (value: Date | string) => new Date(value).toISOString();
+
+const viewOf = (row: BlockRow): BlockView => ({
+  blockId: row.block_id,
+  gtin: row.gtin,
+  serialFrom: row.serial_from,
+  serialTo: row.serial_to,
+  kind: row.kind,
+  reason: row.reason,
+  status: row.removed_at === null ? 'active' : 'removed',
+  createdAt: iso(row.created_at),
+  removedAt: row.removed_at === null ? null : iso(row.removed_at),
+});
+
+/** The range a body asks for: `serial` alone, or `serialFrom` and `serialTo` of one length, in order. */
+function rangeOf(body: CreateBlockBody): { from: string; to: string } {
+  const gtinCheck = checkGtin14(body.gtin);
+  if (!gtinCheck.ok) {
+    throw new HallmarkError('INVALID_GTIN', `Invalid GTIN: ${gtinCheck.message}.`, {
+      provided: body.gtin,
+      expected: gtinCheck.reason === 'check-digit' ? gtinCheck.expected : '14 digits with a valid GS1 check digit',
+    });
+  }
+  const single = body.serial !== undefined;
+  const ranged = body.serialFrom !== undefined || body.serialTo !== undefined;
+  if (single === ranged || (ranged && (body.serialFrom === undefined || body.serialTo === undefined))) {
+    throw new HallmarkError('VALIDATION_ERROR', 'Give either serial, or serialFrom and serialTo.', {});
+  }
+  const from = (body.serial ?? body.serialFrom) as string;
+  const to = (body.serial ?? body.serialTo) as string;
+  for (const [name, value] of [
+    ['serial', from],
+    ['serial', to],
+  ] as const) {
+    const problem = checkAi82Value(name, value);
+    if (problem) throw new HallmarkError('VALIDATION_ERROR', problem, { field: name, value });
+  }
+  if (from.length !== to.length || from > to) {
+    throw new HallmarkError('VALIDATION_ERROR', 'serialFrom and serialTo must be of one length, serialFrom not after serialTo.', {
+      serialFrom: from,
+      serialTo: to,
+    });
+  }
+  if ((body.reason?.length ?? 0) > 1000)
+    throw new HallmarkError('VALIDATION_ERROR', 'The reason is longer than 1000 characters.', {});
+  return { from, to };
+}
+
+async function requireOwned(db: SqlDatabase, owner: Principal, gtin: string): Promise<void> {
+  const signer = await findGtinSigner(db, owner.environment, gtin);
+  if (!signer?.owned || signer.accountId !== owner.accountId) {
+    throw new HallmarkError('GTIN_NOT_OWNED', 'Only the account that owns the GTIN may block its codes (GET /api/v1/gtins).', {
+      gtin,
+    });
+  }
+}
+
+const columns = 'block_id, account_id, environment, gtin, serial_from, serial_to, kind, reason, created_at, removed_at';
+
+type BlockError = { code: string; message: string; details?: Record<string, unknown> };
+
+/**
+ * POST /blocklist and its CSV form: each block validated, owned, recorded with its event, or its
+ * refusal given in its place; one reload after.
+ */
+export async function createBlocks(
+  deps: BlocklistDeps,
+  request: { principal: Principal; client: { keyId: string }; blocks: CreateBlockBody[] },
+): Promise<{ results: ({ block: BlockView } | { error: BlockError })[] }> {
+  const { principal } = request;
+  const owned = new Map<string, Promise<void>>();
+  const results: ({ block: BlockView } | { error: BlockError })[] = [];
+  for (const body of request.blocks) {
+    try {
+      const { from, to } = rangeOf(body);
+      let ownership = owned.get(body.gtin);
+      if (!ownership) {
+        ownership = requireOwned(deps.db, principal, body.gtin);
+        ownership.catch(() => {});
+        owned.set(body.gtin, ownership);
+      }
+      await ownership;
+      const row: BlockRow = {
+        block_id: `blk_${uuidV7().replaceAll('-', '')}`,
+        account_id: principal.accountId,
+        environment: principal.environment,
+        gtin: body.gtin,
+        serial_from: from,
+        serial_to: to,
+        kind: body.kind,
+        reason: body.reason ?? null,
+        created_at: deps.clock(),
+        removed_at: null,
+      };
+      const view = viewOf(row);
+      await deps.eventStore.append(
+        accountStream(principal),
+        [{ type: 'code.blocked', data: { ...view, by: request.client.keyId } }],
+        {
+          expectedVersion: 'any',
+          readModels: {
+            db: deps.db,
+            write: async (sql: SqlExecutor) => {
+              await sql.query(
+                `INSERT INTO code_blocklist (block_id, account_id, environment, gtin, serial_from, serial_to, kind, reason, created_at, created_by_key)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+                [
+                  row.block_id,
+                  row.account_id,
+                  row.environment,
+                  row.gtin,
+                  from,
+                  to,
+                  row.kind,
+                  row.reason,
+                  row.created_at,
+                  request.client.keyId,
+                ],
+              );
+            },
+          },
+        },
+      );
+      results.push({ block: view });
+    } catch (error) {
+      if (!(error instanceof HallmarkError)) throw error;
+      results.push({ error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } });
+    }
+  }
+  if (results.some((result) => 'block' in result)) await changed(deps, principal);
+  return { results };
+}
+
+async function changed(deps: BlocklistDeps, principal: Principal): Promise<void> {
+  await deps.reload();
+  await deps.bus.broadcast(broadcasts.blocklistChanged, { accountId: principal.accountId, environment: principal.environment });
+}
+
+/** DELETE /blocklist/{blockId}: the block is kept as removed; removing it again changes nothing. */
+export async function deleteBlock(
+  deps: BlocklistDeps,
+  request: { principal: Principal; client: { keyId: string }; blockId: string },
+): Promise<BlockView> {
+  const { principal, blockId } = request;
+  const [row] = await deps.db.query<BlockRow>(
+    `SELECT ${columns} FROM code_blocklist WHERE block_id = $1 AND account_id = $2 AND environment = $3`,
+    [blockId, principal.accountId, principal.environment],
+  );
+  if (!row) throw new HallmarkError('NOT_FOUND', 'There is no block with this id.', { blockId });
+  if (row.removed_at !== null) return viewOf(row);
+  const now = deps.clock();
+  const removed = viewOf({ ...row, removed_at: now });
+  await deps.eventStore.append(
+    accountStream(principal),
+    [{ type: 'code.unblocked', data: { ...removed, by: request.client.keyId } }],
+    {
+      expectedVersion: 'any',
+      readModels: {
+        db: deps.db,
+        write: async (sql: SqlExecutor) => {
+          await sql.query(
+            'UPDATE code_blocklist SET removed_at = $2, removed_by_key = $3 WHERE block_id = $1 AND removed_at IS NULL',
+            [blockId, now, request.client.keyId],
+          );
+        },
+      },
+    },
+  );
+  await changed(deps, principal);
+  return removed;
+}
+
+/** GET /blocklist: newest first, keyset-paged. */
+export async function listBlocks(db: SqlDatabase, owner: Principal, query: ListBlocksQuery): Promise<BlockList> {
+  const limit = Math.min(query.limit ?? 20, 100);
+  const params: unknown[] = [owner.accountId, owner.environment];
+  let filter = '';
+  if (query.gtin) {
+    params.push(query.gtin);
+    filter += ` AND gtin = $${params.length}`;
+  }
+  if (query.status) filter += query.status === 'active' ? ' AND removed_at IS NULL' : ' AND removed_at IS NOT NULL';
+  if (query.cursor) {
+    const [at, id] = decodeCursor(query.cursor, [/^[0-9 :.+-]{10,40}$/, /^blk_[0-9a-f]{1,40}$/]);
+    params.push(at, id);
+    filter += ` AND (created_at, block_id) < ($${params.length - 1}::timestamptz, $${params.length})`;
+  }
+  params.push(limit + 1);
+  const rows = await db.query<BlockRow>(
+    `SELECT ${columns}, created_at::text AS created_text FROM code_blocklist WHERE account_id = $1 AND environment = $2${filter}
+      ORDER BY created_at DESC, block_id DESC LIMIT $${params.length}`,
+    params,
+  );
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  const hasMore = rows.length > limit;
+  return {
+    blocks: page.map(viewOf),
+    pagination: {
+      limit,
+      hasMore,
+      nextCursor: hasMore && last?.created_text ? encodeCursor([last.created_text, last.block_id]) : null,
+    },
+  };
+}
+
+interface ListedBlock {
+  accountId: string;
+  from: string;
+  to: string;
+  view: BlockedCode;
+}
+
+/**
+ * The active blocks of every account, in memory by environment and GTIN: verification looks a code
+ * up without a query. The whole set is read again when a block changes (here at once, on other
+ * replicas on the `codes.blocklist-changed` broadcast) and on CodeBlocks' periodic refresh.
+ */
+export function createBlocklistCache(db: SqlDatabase) {
+  let byGtin = new Map<string, ListedBlock[]>();
+  let loading: Promise<void> | undefined;
+  let again = false;
+  const load = async () => {
+    const rows = await db.query<BlockRow>(`SELECT ${columns} FROM code_blocklist WHERE removed_at IS NULL`);
+    const next = new Map<string, ListedBlock[]>();
+    for (const row of rows) {
+      const key = `${row.environment}\n${row.gtin}`;
+      const list = next.get(key) ?? [];
+      list.push({
+        accountId: row.account_id,
+        from: row.serial_from,
+        to: row.serial_to,
+        view: { blockId: row.block_id, kind: row.kind, reason: row.reason, blockedAt: iso(row.created_at) },
+      });
+      next.set(key, list);
+    }
+    // A counterfeit block wins over a withdrawal of the same code.
+    for (const list of next.values())
+      list.sort((a, b) => (a.view.kind === b.view.kind ? 0 : a.view.kind === 'counterfeit' ? -1 : 1));
+    byGtin = next;
+  };
+  return {
+    /** Reads the set again; calls made while a read runs share one more read after it. */
+    async reload(): Promise<void> {
+      if (loading) {
+        again = true;
+        return loading;
+      }
+      loading = (async () => {
+        try {
+          do {
+            again = false;
+            await load();
+          } while (again);
+        } finally {
+          loading = undefined;
+        }
+      })();
+      return loading;
+    },
+    /** The owner's active block of the code, if any. Synchronous: this is on every verification. */
+    find(environment: Environment, gtin: string, serial: string, ownerAccountId: string): BlockedCode | undefined {
+      if (byGtin.size === 0) return undefined;
+      const list = byGtin.get(`${environment}\n${gtin}`);
+      if (!list) return undefined;
+      for (const block of list) {
+        if (block.accountId !== ownerAccountId || serial.length !== block.from.length) continue;
+        if (serial >= block.from && serial <= block.to) return block.view;
+      }
+      return undefined;
+    },
+  };
+}
+export type BlocklistCache = ReturnType<typeof createBlocklistCache>;

@@ -1,0 +1,210 @@
+import {
+  decodeCursor,
+  encodeCursor,
+  HallmarkError,
+  type ListScansQuery,
+  maxScansPageSize,
+  type Principal,
+  type RiskIndicator,
+  type ScanAggregates,
+  type ScanAggregatesQuery,
+  type ScanCountries,
+  type ScanCountriesQuery,
+  type ScanList,
+  type ScanView,
+  type TopCodes,
+  type TopCodesQuery,
+  type Verdict,
+} from '@hallmark/contracts';
+import type { SqlDatabase } from '@hallmark/sql';
+
+// The scans API (issue #21; docs/API.md, "Scans"). A scan belongs to the account whose code (or
+// GTIN) was scanned, in the environment of the key that verified it. The list reads `scans` by
+// the index scans_by_account (keyset on scanned_at, scan_id); the aggregates read the rollups the
+// scan-history projection keeps (scan_counts_hourly, scan_code_days), never the raw rows.
+
+const hourMs = 3_600_000;
+const dayMs = 24 * hourMs;
+
+interface ScanRow {
+  scan_id: string;
+  scanned_at: Date | string;
+  at_text: string;
+  gtin: string;
+  serial: string;
+  batch: string | null;
+  verdict: Verdict;
+  risk_indicators: RiskIndicator[] | string;
+  scan_number: number;
+  latitude: number | null;
+  longitude: number | null;
+  country: string | null;
+  reported: boolean;
+}
+
+/** Postgres text arrays arrive as arrays from node-postgres, as `{a,b}` text from some drivers. */
+const arrayOf = (value: RiskIndicator[] | string): RiskIndicator[] =>
+  Array.isArray(value) ? value : value === '{}' ? [] : (value.slice(1, -1).split(',') as RiskIndicator[]);
+
+const viewOf = (row: ScanRow): ScanView => ({
+  scanId: row.scan_id,
+  scannedAt: new Date(row.scanned_at).toISOString(),
+  gtin: row.gtin,
+  serial: row.serial,
+  batch: row.batch,
+  verdict: row.verdict,
+  riskIndicators: arrayOf(row.risk_indicators),
+  scanNumber: row.scan_number,
+  location: row.latitude === null || row.longitude === null ? null : { latitude: row.latitude, longitude: row.longitude },
+  country: row.country,
+  reported: row.reported,
+});
+
+const invalid = (message: string, details: Record<string, unknown>) => new HallmarkError('VALIDATION_ERROR', message, details);
+
+const isoDateTime = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/i;
+
+function instant(name: string, value: string | undefined): Date | undefined {
+  if (value === undefined) return undefined;
+  const date = new Date(value);
+  if (!isoDateTime.test(value) || Number.isNaN(date.getTime())) throw invalid(`${name} is not a date-time.`, { [name]: value });
+  return date;
+}
+
+/** GET /scans: newest first, keyset-paged; `limit` above the page size is taken as the page size. */
+export async function listScans(db: SqlDatabase, owner: Principal, query: ListScansQuery): Promise<ScanList> {
+  const limit = Math.min(query.limit ?? 50, maxScansPageSize);
+  const params: unknown[] = [owner.accountId, owner.environment];
+  const where: string[] = ['s.account_id = $1', 's.environment = $2'];
+  const add = (clause: (ref: string) => string, value: unknown) => {
+    params.push(value);
+    where.push(clause(`$${params.length}`));
+  };
+  const from = instant('from', query.from);
+  const to = instant('to', query.to);
+  if (from && to && from >= to) throw invalid('from must be before to.', { from: query.from, to: query.to });
+  if (from) add((p) => `s.scanned_at >= ${p}`, from);
+  if (to) add((p) => `s.scanned_at < ${p}`, to);
+  if (query.verdict) add((p) => `s.verdict = ${p}`, query.verdict);
+  if (query.flag) add((p) => `${p} = ANY(s.risk_indicators)`, query.flag);
+  if (query.gtin) add((p) => `s.gtin = ${p}`, query.gtin);
+  if (query.serial) add((p) => `s.serial = ${p}`, query.serial);
+  if (query.batch) add((p) => `s.batch = ${p}`, query.batch);
+  if (query.country) add((p) => `s.country = ${p}`, query.country);
+  const reported = `EXISTS (SELECT 1 FROM code_reports r WHERE r.environment = s.environment AND r.gtin = s.gtin
+                      AND r.serial = s.serial AND r.owner_account_id = s.account_id)`;
+  if (query.reported !== undefined) where.push(query.reported ? reported : `NOT ${reported}`);
+  if (query.cursor) {
+    const [at, id] = decodeCursor(query.cursor, [/^[0-9 :.+-]{10,40}$/, /^[0-9a-f-]{36}$/]);
+    params.push(at, id);
+    where.push(`(s.scanned_at, s.scan_id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
+  }
+  params.push(limit + 1);
+  const rows = await db.query<ScanRow>(
+    `SELECT s.scan_id, s.scanned_at, s.scanned_at::text AS at_text, s.gtin, s.serial, s.batch, s.verdict, s.risk_indicators,
+            s.scan_number, s.latitude, s.longitude, s.country, ${reported} AS reported
+       FROM scans s WHERE ${where.join(' AND ')}
+      ORDER BY s.scanned_at DESC, s.scan_id DESC LIMIT $${params.length}`,
+    params,
+  );
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  const hasMore = rows.length > limit;
+  return {
+    scans: page.map(viewOf),
+    pagination: { limit, hasMore, nextCursor: hasMore && last ? encodeCursor([last.at_text, last.scan_id]) : null },
+  };
+}
+
+/** [from, to) of an analytics query: whole units of `unitMs`, defaulting to the last `defaultMs`, at most `maxMs`. */
+function rangeOf(query: { from?: string; to?: string }, unitMs: number, defaultMs: number, maxMs: number, now: Date) {
+  const ceil = (ms: number) => Math.ceil(ms / unitMs) * unitMs;
+  const floor = (ms: number) => Math.floor(ms / unitMs) * unitMs;
+  const to = ceil((instant('to', query.to) ?? now).getTime());
+  const from = floor(instant('from', query.from)?.getTime() ?? to - defaultMs);
+  if (from >= to) throw invalid('from must be before to.', { from: query.from, to: query.to });
+  if (to - from > maxMs) {
+    throw invalid(`The range is longer than ${maxMs / dayMs} days.`, { from: query.from, to: query.to, maxDays: maxMs / dayMs });
+  }
+  return { from: new Date(from), to: new Date(to) };
+}
+
+/** GET /scans/aggregates: counts per hour or day by verdict, flag or country, from the hourly rollup. */
+export async function scanAggregates(
+  db: SqlDatabase,
+  owner: Principal,
+  query: ScanAggregatesQuery,
+  now: Date,
+): Promise<ScanAggregates> {
+  const bucket = query.bucket ?? 'day';
+  const { from, to } =
+    bucket === 'hour' ? rangeOf(query, hourMs, dayMs, 31 * dayMs, now) : rangeOf(query, dayMs, 30 * dayMs, 366 * dayMs, now);
+  const start = bucket === 'hour' ? 'hour' : `date_trunc('day', hour AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`;
+  const rows = await db.query<{ start: Date | string; value: string; count: string | number }>(
+    `SELECT ${start} AS start, value, sum(count)::bigint AS count FROM scan_counts_hourly
+      WHERE account_id = $1 AND environment = $2 AND dimension = $3 AND hour >= $4 AND hour < $5
+      GROUP BY 1, 2 ORDER BY 1, 2`,
+    [owner.accountId, owner.environment, query.groupBy, from, to],
+  );
+  const buckets: ScanAggregates['buckets'] = [];
+  for (const row of rows) {
+    const at = new Date(row.start).toISOString();
+    let current = buckets.at(-1);
+    if (current?.start !== at) {
+      current = { start: at, counts: {} };
+      buckets.push(current);
+    }
+    current.counts[row.value] = Number(row.count);
+  }
+  return { groupBy: query.groupBy, bucket, from: from.toISOString(), to: to.toISOString(), buckets };
+}
+
+/** GET /scans/top-codes: most suspicious and counterfeit scans over whole UTC days, from scan_code_days. */
+export async function topScannedCodes(db: SqlDatabase, owner: Principal, query: TopCodesQuery, now: Date): Promise<TopCodes> {
+  const { from, to } = rangeOf(query, dayMs, 30 * dayMs, 366 * dayMs, now);
+  const limit = Math.min(query.limit ?? 10, 100);
+  const rows = await db.query<{
+    gtin: string;
+    serial: string;
+    suspicious: string | number;
+    counterfeit: string | number;
+    last_scanned_at: Date | string;
+  }>(
+    `SELECT gtin, serial, sum(suspicious)::bigint AS suspicious, sum(counterfeit)::bigint AS counterfeit, max(last_scanned_at) AS last_scanned_at
+       FROM scan_code_days WHERE account_id = $1 AND environment = $2 AND day >= $3::date AND day < $4::date
+      GROUP BY gtin, serial ORDER BY sum(suspicious) + sum(counterfeit) DESC, gtin, serial LIMIT $5`,
+    [owner.accountId, owner.environment, from.toISOString().slice(0, 10), to.toISOString().slice(0, 10), limit],
+  );
+  return {
+    from: from.toISOString(),
+    to: to.toISOString(),
+    codes: rows.map((row) => ({
+      gtin: row.gtin,
+      serial: row.serial,
+      suspicious: Number(row.suspicious),
+      counterfeit: Number(row.counterfeit),
+      lastScannedAt: new Date(row.last_scanned_at).toISOString(),
+    })),
+  };
+}
+
+/** GET /scans/countries: scans per country (those whose client sent one), from the hourly rollup. */
+export async function scanCountries(
+  db: SqlDatabase,
+  owner: Principal,
+  query: ScanCountriesQuery,
+  now: Date,
+): Promise<ScanCountries> {
+  const { from, to } = rangeOf(query, hourMs, 30 * dayMs, 366 * dayMs, now);
+  const rows = await db.query<{ value: string; count: string | number }>(
+    `SELECT value, sum(count)::bigint AS count FROM scan_counts_hourly
+      WHERE account_id = $1 AND environment = $2 AND dimension = 'country' AND hour >= $3 AND hour < $4
+      GROUP BY value ORDER BY 2 DESC, 1`,
+    [owner.accountId, owner.environment, from, to],
+  );
+  return {
+    from: from.toISOString(),
+    to: to.toISOString(),
+    countries: rows.map((row) => ({ country: row.value, scans: Number(row.count) })),
+  };
+}
