@@ -86,11 +86,12 @@ export async function listScans(db: SqlDatabase, owner: Principal, query: ListSc
   if (from) add((p) => `s.scanned_at >= ${p}`, from);
   if (to) add((p) => `s.scanned_at < ${p}`, to);
   if (query.verdict) add((p) => `s.verdict = ${p}`, query.verdict);
-  if (query.flag) add((p) => `${p} = ANY(s.risk_indicators)`, query.flag);
+  // `<> '{}'` lets the planner walk the partial index of flagged scans (migration 0005).
+  if (query.flag) add((p) => `${p} = ANY(s.risk_indicators) AND s.risk_indicators <> '{}'`, query.flag);
   if (query.gtin) add((p) => `s.gtin = ${p}`, query.gtin);
   if (query.serial) add((p) => `s.serial = ${p}`, query.serial);
-  if (query.batch) add((p) => `s.batch = ${p}`, query.batch);
-  if (query.country) add((p) => `s.country = ${p}`, query.country);
+  if (query.batch) add((p) => `s.batch = ${p} AND s.batch IS NOT NULL`, query.batch);
+  if (query.country) add((p) => `s.country = ${p} AND s.country IS NOT NULL`, query.country);
   const reported = `EXISTS (SELECT 1 FROM code_reports r WHERE r.environment = s.environment AND r.gtin = s.gtin
                       AND r.serial = s.serial AND r.owner_account_id = s.account_id)`;
   if (query.reported !== undefined) where.push(query.reported ? reported : `NOT ${reported}`);
