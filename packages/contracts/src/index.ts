@@ -133,6 +133,9 @@ export {
 } from './rpc.ts';
 export * from './scan-routes.ts';
 export * from './scan-rpc.ts';
+export * from './webhook-routes.ts';
+export * from './webhook-rpc.ts';
+export * from './schemas/webhooks.ts';
 export { exampleOf, NoExampleError } from './schema-example.ts';
 export {
   AuctionObjectView,

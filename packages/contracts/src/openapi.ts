@@ -3,6 +3,7 @@ import { type ErrorCode, errorStatus } from './error-codes.ts';
 import type { RouteDefinition } from './http-route.ts';
 import { exampleOf } from './schema-example.ts';
 import { ErrorEnvelope } from './schemas/common.ts';
+import { webhookEventPayloads } from './schemas/webhooks.ts';
 
 /** Errors any route can answer with, whatever it does. */
 const genericErrors: readonly ErrorCode[] = ['NOT_FOUND', 'INTERNAL_ERROR'];
@@ -19,6 +20,8 @@ export interface OpenApiInfo {
 export interface OpenApiOptions {
   /** Where the API is reached; the first is the default a client library uses. */
   servers?: readonly { url: string; description?: string }[];
+  /** OpenAPI 3.1 `webhooks`: the requests this API sends, by event type (docs/WEBHOOKS.md). */
+  webhooks?: Readonly<Record<string, { summary: string; schema: TSchema }>>;
 }
 
 /** What every tag of the document groups; a route with a tag not here fails openapi.unit.test.ts. */
@@ -33,6 +36,7 @@ export const openApiTags: Readonly<Record<string, string>> = {
   auction: 'Auction objects: registration, photos, provenance and transfers.',
   links: 'GS1 Digital Link resolver links per GTIN.',
   scans: 'Scan analytics of the caller’s codes (list, CSV export, aggregates) and the blocklist.',
+  webhooks: 'Standard Webhooks: endpoints, their messages and delivery attempts (docs/WEBHOOKS.md).',
   resolver: 'The public resolver: pages and linksets for scanned codes, scan reports, brand assets.',
 };
 
@@ -52,7 +56,7 @@ export function hallmarkOpenApiDocument(routes: readonly RouteDefinition[], orig
       license: { name: 'Proprietary', identifier: 'LicenseRef-Hallmark-Proprietary' },
       contact: { name: 'Hallmark API', url: `${origin}/` },
     },
-    { servers: [{ url: origin, description: 'This gateway' }] },
+    { servers: [{ url: origin, description: 'This gateway' }], webhooks: webhookEventPayloads },
   );
 }
 
@@ -78,11 +82,46 @@ export function buildOpenApiDocument(
     ...(options.servers ? { servers: options.servers.map((server) => ({ ...server })) } : {}),
     tags: [...tags].sort().map((name) => ({ name, description: openApiTags[name] ?? name })),
     paths,
+    ...(options.webhooks ? { webhooks: webhooksOf(options.webhooks) } : {}),
     components: {
       schemas: { ErrorEnvelope: plainSchema(ErrorEnvelope) },
       securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
     },
   };
+}
+
+/**
+ * Each event as the POST this API sends to an endpoint: the Standard Webhooks headers and the
+ * message body's JSON Schema. Answering 2xx acknowledges it; anything else is retried.
+ */
+function webhooksOf(webhooks: NonNullable<OpenApiOptions['webhooks']>): JsonObject {
+  const header = (description: string) => ({ required: true, description, schema: { type: 'string' } });
+  return Object.fromEntries(
+    Object.entries(webhooks).map(([type, { summary, schema }]) => [
+      type,
+      {
+        post: {
+          operationId: `webhook_${type.replace(/\W/g, '_')}`,
+          summary,
+          tags: ['webhooks'],
+          parameters: [
+            { name: 'webhook-id', in: 'header', ...header('The message id, the same on every attempt: the idempotency key') },
+            { name: 'webhook-timestamp', in: 'header', ...header('Unix seconds when this attempt was signed') },
+            {
+              name: 'webhook-signature',
+              in: 'header',
+              ...header('Space-separated `v1,<base64 HMAC-SHA256>` (one per live secret) and `v1a,<base64 Ed25519>`'),
+            },
+          ],
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: plainSchema(schema), example: exampleOf(schema) } },
+          },
+          responses: { '200': { description: 'Any 2xx acknowledges the message; anything else is retried (docs/WEBHOOKS.md)' } },
+        },
+      },
+    ]),
+  );
 }
 
 function operationOf(route: RouteDefinition): JsonObject {

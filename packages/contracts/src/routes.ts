@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { defineRoute } from './http-route.ts';
 import { linkRoutes } from './link-routes.ts';
 import { scanRoutes } from './scan-routes.ts';
+import { webhookRoutes } from './webhook-routes.ts';
 import {
   ConfirmTransferBody,
   DashboardList,
@@ -951,6 +952,7 @@ export const routes = [
   gs1ResolverDescriptionRoute,
   ...linkRoutes,
   ...scanRoutes,
+  ...webhookRoutes,
   getBrandingRoute,
   updateBrandingRoute,
   uploadBrandingLogoRoute,

@@ -34,6 +34,7 @@ import { registerLinkRoutes } from './routes/links.ts';
 import { registerScanRoutes } from './routes/scans.ts';
 import { registerSchemaRoutes } from './routes/schemas.ts';
 import { registerSystemRoutes } from './routes/system.ts';
+import { registerWebhookRoutes } from './routes/webhooks.ts';
 import { registerWellKnownRoutes } from './routes/well-known.ts';
 import { createServiceCaller } from './service-call.ts';
 import { trustProxyOf } from './trust-proxy.ts';
@@ -246,6 +247,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   registerCodeRoutes(app, { services, reportLimits });
   registerGtinRoutes(app, { services });
   registerLinkRoutes(app, { services });
+  registerWebhookRoutes(app, { services });
   registerScanRoutes(app, { services });
   registerSchemaRoutes(app, { services });
   registerComplianceRoutes(app, { services, clock: deps.clock });

@@ -1,0 +1,98 @@
+import { Type } from '@sinclair/typebox';
+import { PrincipalSchema, type RpcDefinition } from './rpc.ts';
+import {
+  CreatedWebhookEndpoint,
+  CreateWebhookEndpointBody,
+  ListWebhookEndpointsQuery,
+  ListWebhookMessagesQuery,
+  ReplayedWebhookMessages,
+  ReplayWebhookMessagesBody,
+  RotatedWebhookSecret,
+  UpdateWebhookEndpointBody,
+  WebhookAttemptList,
+  WebhookEndpointList,
+  WebhookEndpointView,
+  WebhookMessageList,
+  WebhookMessageView,
+} from './schemas/webhooks.ts';
+
+const service = 'compliance-service';
+const Id = Type.String();
+
+/** Webhook endpoints and their messages (compliance-service, src/webhooks/endpoints.ts). */
+export const createWebhookEndpointRpc = {
+  service,
+  operation: 'createWebhookEndpoint',
+  request: Type.Object({ principal: PrincipalSchema, body: CreateWebhookEndpointBody }),
+  response: CreatedWebhookEndpoint,
+} satisfies RpcDefinition;
+
+export const listWebhookEndpointsRpc = {
+  service,
+  operation: 'listWebhookEndpoints',
+  request: Type.Object({ principal: PrincipalSchema, query: ListWebhookEndpointsQuery }),
+  response: WebhookEndpointList,
+} satisfies RpcDefinition;
+
+export const getWebhookEndpointRpc = {
+  service,
+  operation: 'getWebhookEndpoint',
+  request: Type.Object({ principal: PrincipalSchema, id: Id }),
+  response: WebhookEndpointView,
+} satisfies RpcDefinition;
+
+export const updateWebhookEndpointRpc = {
+  service,
+  operation: 'updateWebhookEndpoint',
+  request: Type.Object({ principal: PrincipalSchema, id: Id, body: UpdateWebhookEndpointBody }),
+  response: WebhookEndpointView,
+} satisfies RpcDefinition;
+
+export const deleteWebhookEndpointRpc = {
+  service,
+  operation: 'deleteWebhookEndpoint',
+  request: Type.Object({ principal: PrincipalSchema, id: Id }),
+  response: Type.Object({ deleted: Type.Literal(true) }),
+} satisfies RpcDefinition;
+
+export const rotateWebhookSecretRpc = {
+  service,
+  operation: 'rotateWebhookSecret',
+  request: Type.Object({ principal: PrincipalSchema, id: Id }),
+  response: RotatedWebhookSecret,
+} satisfies RpcDefinition;
+
+export const testWebhookEndpointRpc = {
+  service,
+  operation: 'testWebhookEndpoint',
+  request: Type.Object({ principal: PrincipalSchema, id: Id }),
+  response: WebhookMessageView,
+} satisfies RpcDefinition;
+
+export const listWebhookMessagesRpc = {
+  service,
+  operation: 'listWebhookMessages',
+  request: Type.Object({ principal: PrincipalSchema, id: Id, query: ListWebhookMessagesQuery }),
+  response: WebhookMessageList,
+} satisfies RpcDefinition;
+
+export const listWebhookAttemptsRpc = {
+  service,
+  operation: 'listWebhookAttempts',
+  request: Type.Object({ principal: PrincipalSchema, id: Id, messageId: Id }),
+  response: WebhookAttemptList,
+} satisfies RpcDefinition;
+
+export const replayWebhookMessageRpc = {
+  service,
+  operation: 'replayWebhookMessage',
+  request: Type.Object({ principal: PrincipalSchema, id: Id, messageId: Id }),
+  response: WebhookMessageView,
+} satisfies RpcDefinition;
+
+export const replayFailedWebhookMessagesRpc = {
+  service,
+  operation: 'replayFailedWebhookMessages',
+  request: Type.Object({ principal: PrincipalSchema, id: Id, body: ReplayWebhookMessagesBody }),
+  response: ReplayedWebhookMessages,
+} satisfies RpcDefinition;
