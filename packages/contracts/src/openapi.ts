@@ -104,6 +104,8 @@ function webhooksOf(webhooks: NonNullable<OpenApiOptions['webhooks']>): JsonObje
           operationId: `webhook_${type.replace(/\W/g, '_')}`,
           summary,
           tags: ['webhooks'],
+          // We send these: no API key; the receiver checks the webhook-signature header instead.
+          security: [],
           parameters: [
             { name: 'webhook-id', in: 'header', ...header('The message id, the same on every attempt: the idempotency key') },
             { name: 'webhook-timestamp', in: 'header', ...header('Unix seconds when this attempt was signed') },
