@@ -49,7 +49,7 @@ describe('GET /', () => {
   });
 });
 
-describe('GET /api/v1/accounts/me', () => {
+describe('GET /api/v1/accounts/me and GET /api/v1/accounts', () => {
   it('tells a key its account, environment, scopes and own id', async () => {
     const created = await call<{ account: { id: string }; apiKey: { id: string; secret: string } }>(
       t.url,
@@ -72,6 +72,19 @@ describe('GET /api/v1/accounts/me', () => {
     });
     const operatorMe = await call<{ account: { isOperator: boolean } }>(t.url, 'GET', '/api/v1/accounts/me', { key: operator });
     expect(operatorMe.body.account.isOperator).toBe(true);
+
+    // The operator's listing shows it, newest first; a tenant's key may not list accounts.
+    const listed = await call<{ accounts: Array<{ id: string }>; pagination: { hasMore: boolean } }>(
+      t.url,
+      'GET',
+      '/api/v1/accounts?limit=1',
+      { key: operator },
+    );
+    expect(listed.status).toBe(200);
+    expect(listed.body.accounts.map((account) => account.id)).toEqual([created.body.account.id]);
+    expect(listed.body.pagination.hasMore).toBe(true);
+    const refused = await call(t.url, 'GET', '/api/v1/accounts', { key: created.body.apiKey.secret });
+    expect([refused.status, refused.body.error?.code]).toEqual([403, 'INSUFFICIENT_SCOPE']);
   });
 
   it('answers 401 without a key', async () => {

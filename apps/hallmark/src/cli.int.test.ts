@@ -98,12 +98,78 @@ describe('hallmark CLI against the configured database', () => {
     }
   });
 
-  it('refuses bad command lines with a usage message and exit code 64', async () => {
+  it('refuses bad command lines with one line, a hint and exit code 64; no usage dump, no stack', async () => {
     expect((await hallmark('accounts', 'create', '--name', 'X', '--tier', 'gold')).code).toBe(64);
     expect((await hallmark('keys', 'create', '--account', 'acc_x', '--name', 'n', '--scopes', 'assets:fly')).code).toBe(64);
     const unknown = await hallmark('frobnicate');
-    expect(unknown.code).toBe(64);
-    expect(unknown.stderr).toContain('Usage: hallmark');
+    expect(unknown).toEqual({
+      code: 64,
+      stdout: '',
+      stderr: 'hallmark: unknown command "frobnicate"\nRun "hallmark --help" for usage.\n',
+    });
+    expect((await hallmark('kyes', 'list')).stderr).toContain('unknown command "kyes" (did you mean "keys"?)');
+    const option = await hallmark('keys', 'list', '--account', 'acc_x', '--colour', 'red');
+    expect(option).toEqual({
+      code: 64,
+      stdout: '',
+      stderr: 'hallmark: unknown option --colour\nRun "hallmark keys --help" for its usage.\n',
+    });
+    const missing = await hallmark('accounts', 'create', '--name');
+    expect([missing.code, missing.stderr.split('\n')[0]]).toEqual([64, 'hallmark: --name needs a value']);
+  });
+
+  it('answers --version, and --help on every command with its usage and the exit codes', async () => {
+    const version = await hallmark('--version');
+    const manifest = JSON.parse(await readFile(fileURLToPath(new URL('../package.json', import.meta.url)), 'utf8'));
+    expect(version).toEqual({ code: 0, stdout: `hallmark ${manifest.version}\n`, stderr: '' });
+    const general = await hallmark('--help');
+    expect(general.code).toBe(0);
+    expect(general.stdout).toMatch(/Exit codes:\n {2}0 .*\n {2}1 .*\n {2}64 .*\n {2}70 .*\n {2}78 /);
+    // Every command, --help or -h (each process starts tsx: two at a time, one flag each, to stay quick).
+    const commands = ['start', 'accounts', 'keys', 'gtins', 'verify', 'audit', 'projections', 'migrate'];
+    for (let index = 0; index < commands.length; index += 2) {
+      await Promise.all(
+        commands.slice(index, index + 2).map(async (command, offset) => {
+          const flag = offset === 0 ? '--help' : '-h';
+          const help = await hallmark(command, flag);
+          expect(help.code, `${command} ${flag}`).toBe(0);
+          expect(help.stdout, `${command} ${flag}`).toMatch(new RegExp(`^Usage:\n {2}hallmark ${command}`));
+          expect(help.stdout).toContain('Exit codes:');
+        }),
+      );
+    }
+    // Help wins over whatever else is on the line, even an incomplete one.
+    expect((await hallmark('keys', 'create', '--help')).stdout).toContain('hallmark keys create');
+    expect((await hallmark('help', 'gtins')).stdout).toContain('hallmark gtins grant');
+  }, 60_000);
+
+  it('lists accounts and keys, as text or as one JSON object per line', async () => {
+    const account = await hallmark('accounts', 'create', '--name', 'Listed', '--tier', 'enterprise', '--env', 'test');
+    const accountId = /account (acc_[0-9a-f]+)/.exec(account.stdout)?.[1] as string;
+    const text = await hallmark('accounts', 'list');
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(new RegExp(`^${accountId}\tenterprise\t\\S+\tListed$`, 'm'));
+    const json = await hallmark('accounts', 'list', '--json');
+    const accounts = json.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    // Newest first: the account just made leads.
+    expect(accounts[0]).toEqual({
+      id: accountId,
+      name: 'Listed',
+      tier: 'enterprise',
+      isOperator: false,
+      createdAt: expect.any(String),
+    });
+    expect(accounts.length).toBeGreaterThan(1);
+    const keys = await hallmark('keys', 'list', '--account', accountId, '--json');
+    const [key] = keys.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(key).toMatchObject({ type: 'api', environment: 'test', status: 'active', scopes: ['*'] });
+    expect(key.secret).toBeUndefined();
   });
 
   it('refuses accounts:write for a tenant account', async () => {
@@ -214,6 +280,22 @@ describe('hallmark CLI while the embedded server runs on the data folder', () =>
     expect(grants.body.claims.map((claim) => claim.value)).toEqual(['09506000134376']);
     const gtinList = await hallmarkOn(t.dataDir, {}, 'gtins', 'list', '--account', accountId);
     expect(gtinList.stdout).toContain('09506000134376');
+  });
+
+  it('lists accounts through the server’s GET /accounts', async () => {
+    const created = await call<{ account: { id: string } }>(t.url, 'POST', '/api/v1/accounts', {
+      key: t.product.generatedOperatorKey as string,
+      body: { name: 'Listed over the API', tier: 'free' },
+    });
+    expect(created.status).toBe(201);
+    const listed = await hallmarkOn(t.dataDir, {}, 'accounts', 'list', '--json');
+    expect(listed.code, listed.stderr).toBe(0);
+    const accounts = listed.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(accounts[0]).toMatchObject({ id: created.body.account.id, name: 'Listed over the API', isOperator: false });
+    expect(accounts.filter((account) => account.isOperator)).toHaveLength(1);
   });
 
   it('refuses what cannot go through the API, and says how to proceed without the operator key', async () => {

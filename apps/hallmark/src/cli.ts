@@ -1,21 +1,30 @@
-import { HallmarkError } from '@hallmark/contracts';
-import { exitOnConfigError, reportEventLoopOnSignal, stopOnSignal } from '@hallmark/runtime';
-import { accountsCommand, accountsUsage } from './commands/accounts.ts';
-import { auditCommand, auditUsage } from './commands/audit.ts';
+import { readFileSync } from 'node:fs';
 import { CommandError } from './commands/command-error.ts';
-import { gtinsCommand, gtinsUsage } from './commands/gtins.ts';
-import { keysCommand, keysUsage } from './commands/keys.ts';
-import { migrateCommand, migrateUsage } from './commands/migrate.ts';
-import { projectionsCommand, projectionsUsage } from './commands/projections.ts';
 import { UsageError } from './commands/usage-error.ts';
-import { verifyCommand, verifyUsage } from './commands/verify.ts';
+import {
+  accountsUsage,
+  auditUsage,
+  gtinsUsage,
+  keysUsage,
+  migrateUsage,
+  projectionsUsage,
+  verifyUsage,
+} from './commands/usages.ts';
 import { DataDirInUseError } from './data-dir-lock.ts';
-import { startEmbedded } from './embedded.ts';
 
-const usage = `Usage: hallmark <command>
+const exitCodes = `Exit codes:
+  0   done (verify, audit: the code or export is valid)
+  1   refused or failed: the API or the database said no (the message says why); verify, audit: not valid
+  64  the command line is wrong (an unknown command or option, a missing or bad value)
+  70  an unexpected error (HALLMARK_DEBUG=1 prints its stack)
+  78  a setting in the environment is wrong`;
 
-  hallmark start
-    Starts the whole product in this process (embedded form): API under /api/v1.
+const startUsage = `hallmark start
+    Starts the whole product in this process (embedded form): API under /api/v1.`;
+
+const usage = `Usage: hallmark <command> [options]      hallmark <command> --help      hallmark --version
+
+  ${startUsage}
   ${accountsUsage}
   ${keysUsage}
   ${gtinsUsage}
@@ -27,13 +36,32 @@ const usage = `Usage: hallmark <command>
 The account, key and projection commands work on HALLMARK_DATABASE_URL, or else on the embedded database
 under HALLMARK_DATA_DIR. While "hallmark start" runs there, accounts, keys and gtins grant/list/revoke go
 through its API (with --key, HALLMARK_OPERATOR_KEY or <data dir>/operator-key); projections rebuild and
-gtins conflicts need it stopped. See the README for every setting.`;
+gtins conflicts need it stopped. List commands take --json for one JSON object per line. See the README
+for every setting.
+
+${exitCodes}`;
+
+/** Each command's own help, for `hallmark <command> --help`. */
+const commandUsages: Record<string, string> = {
+  start: startUsage,
+  accounts: accountsUsage,
+  keys: keysUsage,
+  gtins: gtinsUsage,
+  verify: verifyUsage,
+  audit: auditUsage,
+  projections: projectionsUsage,
+  migrate: migrateUsage,
+};
+
+const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 const write = (text: string) => process.stdout.write(text);
 
 async function start(): Promise<void> {
   const started = Date.now();
+  const { reportEventLoopOnSignal, stopOnSignal } = await import('@hallmark/runtime');
   reportEventLoopOnSignal();
+  const { startEmbedded } = await import('./embedded.ts');
   const product = await startEmbedded();
   write(`Hallmark is running at ${product.url} (API: ${product.url}/api/v1, started in ${Date.now() - started} ms)\n`);
   if (product.operatorKeyFile) {
@@ -51,50 +79,126 @@ async function start(): Promise<void> {
 /** Resolves with the exit code, or undefined when the command keeps running (start). */
 async function main(argv: string[]): Promise<number | undefined> {
   const [command, ...rest] = argv;
+  if (command === '--version' || command === '-V' || command === 'version') {
+    write(`hallmark ${version}\n`);
+    return 0;
+  }
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    const about = rest[0] !== undefined ? commandUsages[rest[0]] : undefined;
+    if (rest[0] !== undefined && !about) throw new UsageError(unknownCommand(rest[0]));
+    write(`${about ? `Usage:\n  ${about}\n\n${exitCodes}` : usage}\n`);
+    return 0;
+  }
+  const own = commandUsages[command];
+  // -h or --help anywhere before a "--" asks for the command's help, whatever else is there.
+  const options = rest.indexOf('--') >= 0 ? rest.slice(0, rest.indexOf('--')) : rest;
+  if (own && options.some((arg) => arg === '--help' || arg === '-h')) {
+    write(`Usage:\n  ${own}\n\n${exitCodes}\n`);
+    return 0;
+  }
   switch (command) {
     case 'start':
       await start();
       return undefined;
     case 'accounts':
-      await accountsCommand(rest, process.env, write);
+      await (await import('./commands/accounts.ts')).accountsCommand(rest, process.env, write);
       return 0;
     case 'keys':
-      await keysCommand(rest, process.env, write);
+      await (await import('./commands/keys.ts')).keysCommand(rest, process.env, write);
       return 0;
     case 'gtins':
-      await gtinsCommand(rest, process.env, write);
+      await (await import('./commands/gtins.ts')).gtinsCommand(rest, process.env, write);
       return 0;
     case 'verify':
-      return verifyCommand(rest, write);
+      return (await import('./commands/verify.ts')).verifyCommand(rest, write);
     case 'audit':
-      return auditCommand(rest, write);
+      return (await import('./commands/audit.ts')).auditCommand(rest, write);
     case 'projections':
-      await projectionsCommand(rest, process.env, write);
+      await (await import('./commands/projections.ts')).projectionsCommand(rest, process.env, write);
       return 0;
     case 'migrate':
-      await migrateCommand(rest, process.env, write);
-      return 0;
-    case undefined:
-    case 'help':
-    case '--help':
-      write(`${usage}\n`);
+      await (await import('./commands/migrate.ts')).migrateCommand(rest, process.env, write);
       return 0;
     default:
-      throw new UsageError(`unknown command "${command}"`);
+      throw new UsageError(unknownCommand(command));
   }
 }
 
+/** `unknown command "kyes" (did you mean "keys"?)`: the closest command when one is near. */
+function unknownCommand(command: string): string {
+  const near = Object.keys(commandUsages).find((name) => editDistance(name, command) <= 2);
+  return `unknown command "${command}"${near ? ` (did you mean "${near}"?)` : ''}`;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(
+        (previous[j] ?? 0) + 1,
+        (current[j - 1] ?? 0) + 1,
+        (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+/** node:util parseArgs' refusals, said in one line ("unknown option --colour"). */
+function parseArgsProblem(error: unknown): string | undefined {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code !== 'string' || !code.startsWith('ERR_PARSE_ARGS')) return undefined;
+  const message = (error as Error).message;
+  const named = /'(-{1,2}[^' ]+)/.exec(message)?.[1];
+  switch (code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return `unknown option ${named ?? message}`;
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      return named ? `${named} ${message.includes('argument missing') ? 'needs a value' : 'takes no value'}` : message;
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      return `unexpected argument ${/'([^']*)'/.exec(message)?.[1] ?? ''}`.trim();
+    default:
+      return message.split('. ')[0];
+  }
+}
+
+/** The hint after a usage error: the help of the command that was given, else the general one. */
+function helpHint(argv: readonly string[]): string {
+  const command = argv[0];
+  return command && commandUsages[command]
+    ? `Run "hallmark ${command} --help" for its usage.`
+    : 'Run "hallmark --help" for usage.';
+}
+
+const argv = process.argv.slice(2);
 try {
-  const code = await main(process.argv.slice(2));
+  const code = await main(argv);
   if (code !== undefined) process.exit(code);
 } catch (error) {
-  if (error instanceof UsageError) {
-    process.stderr.write(`hallmark: ${error.message}\n\n${usage}\n`);
+  // A wrong command line: one line saying what, and where the usage is; not the whole usage.
+  const usageProblem = error instanceof UsageError ? error.message : parseArgsProblem(error);
+  if (usageProblem !== undefined) {
+    process.stderr.write(`hallmark: ${usageProblem}\n${helpHint(argv)}\n`);
     process.exit(64); // EX_USAGE
   }
+  // Loaded only now: help and version answer without the product's code.
+  const { HallmarkError } = await import('@hallmark/contracts');
+  const { exitOnConfigError } = await import('@hallmark/runtime');
   if (error instanceof HallmarkError || error instanceof CommandError || error instanceof DataDirInUseError) {
     process.stderr.write(`hallmark: ${error.message}\n`);
     process.exit(1);
   }
-  exitOnConfigError(error, 'hallmark');
+  try {
+    exitOnConfigError(error, 'hallmark');
+  } catch {
+    // Anything else is a fault of ours or of the machine: one line, the stack only when asked for.
+    process.stderr.write(
+      process.env.HALLMARK_DEBUG
+        ? `hallmark: ${(error as Error)?.stack ?? String(error)}\n`
+        : `hallmark: ${(error as Error)?.message ?? String(error)} (HALLMARK_DEBUG=1 shows where)\n`,
+    );
+    process.exit(70); // EX_SOFTWARE
+  }
 }

@@ -1,4 +1,4 @@
-import type { Tier } from '@hallmark/contracts';
+import { decodeCursor, encodeCursor, type Pagination, type Tier } from '@hallmark/contracts';
 import type { SqlExecutor } from '@hallmark/sql';
 import { newId } from './ids.ts';
 
@@ -45,4 +45,27 @@ export async function findAccount(sql: SqlExecutor, id: string): Promise<Account
 export async function findOperatorAccount(sql: SqlExecutor): Promise<Account | undefined> {
   const rows = await sql.query<AccountRow>('SELECT * FROM accounts WHERE is_operator ORDER BY created_at LIMIT 1');
   return rows[0] ? toAccount(rows[0]) : undefined;
+}
+
+/** Every account, newest first, with cursor paging (the operator's `GET /accounts`, `hallmark accounts list`). */
+export async function listAccounts(
+  sql: SqlExecutor,
+  options: { limit: number; cursor?: string | undefined },
+): Promise<{ accounts: Account[]; pagination: Pagination }> {
+  const [afterUs, afterId] = options.cursor ? decodeCursor(options.cursor, [/^\d{1,20}$/, /^.{1,100}$/]) : [];
+  const rows = await sql.query<AccountRow & { created_us: string }>(
+    `SELECT a.*, t.created_us::text AS created_us FROM accounts a
+     CROSS JOIN LATERAL (SELECT (extract(epoch FROM a.created_at) * 1000000)::bigint AS created_us) AS t
+     WHERE $1::bigint IS NULL OR (t.created_us, a.id) < ($1::bigint, $2::text)
+     ORDER BY t.created_us DESC, a.id DESC
+     LIMIT $3`,
+    [afterUs ?? null, afterId ?? null, options.limit + 1],
+  );
+  const page = rows.slice(0, options.limit);
+  const last = page.at(-1);
+  const hasMore = rows.length > options.limit;
+  return {
+    accounts: page.map(toAccount),
+    pagination: { limit: options.limit, hasMore, nextCursor: hasMore && last ? encodeCursor([last.created_us, last.id]) : null },
+  };
 }

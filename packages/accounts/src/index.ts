@@ -8,7 +8,7 @@ export {
   recordApiKeyRevocation,
   recordOperatorKeyIssue,
 } from './account-log.ts';
-export { type Account, findAccount, findOperatorAccount } from './account-store.ts';
+export { type Account, findAccount, findOperatorAccount, listAccounts } from './account-store.ts';
 export { environmentOfSecret, hashApiKeySecret, isWellFormedSecret, newApiKeySecret } from './api-key-secret.ts';
 export {
   type ApiKeyRecord,

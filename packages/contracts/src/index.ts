@@ -54,6 +54,7 @@ export {
   jwksRoute,
   landingRoute,
   listAccountGtinsRoute,
+  listAccountsRoute,
   listCodeReportsRoute,
   listGtinsRoute,
   listKeysRoute,
@@ -246,7 +247,7 @@ export {
   linkTypeCurie,
   UpdateLinkBody,
 } from './schemas/links.ts';
-export { MyAccount } from './schemas/me.ts';
+export { AccountList, ListAccountsQuery, ListedAccount, MyAccount } from './schemas/me.ts';
 export {
   CreateSchemaBody,
   ListSchemasQuery,

@@ -74,7 +74,7 @@ import {
   RevokedKey,
   VerificationKeyView,
 } from './schemas/keys.ts';
-import { MyAccount } from './schemas/me.ts';
+import { AccountList, ListAccountsQuery, MyAccount } from './schemas/me.ts';
 import {
   CreateSchemaBody,
   ListSchemasQuery,
@@ -185,6 +185,19 @@ export const getMyAccountRoute = defineRoute({
   auth: 'api-key',
   responses: { 200: { description: 'The caller’s account and key', schema: MyAccount } },
   errors: [],
+});
+
+export const listAccountsRoute = defineRoute({
+  operationId: 'listAccounts',
+  method: 'GET',
+  path: `${apiPrefix}/accounts`,
+  summary: 'Every account, newest first, with cursor paging (operator only).',
+  tags: ['accounts'],
+  auth: 'api-key',
+  scope: 'accounts:write',
+  querystring: ListAccountsQuery,
+  responses: { 200: { description: 'A page of accounts', schema: AccountList } },
+  errors: ['VALIDATION_ERROR'],
 });
 
 export const grantGtinRoute = defineRoute({
@@ -908,6 +921,7 @@ export const routes = [
   jwksRoute,
   createAccountRoute,
   getMyAccountRoute,
+  listAccountsRoute,
   grantGtinRoute,
   listAccountGtinsRoute,
   claimGtinRoute,

@@ -1,16 +1,19 @@
 import { parseArgs } from 'node:util';
-import { provisionAccount } from '@hallmark/accounts';
-import { type Environment, environments, type Tier, tiers } from '@hallmark/contracts';
+import { listAccounts, provisionAccount } from '@hallmark/accounts';
+import { type AccountList, type Environment, environments, type ListedAccount, type Tier, tiers } from '@hallmark/contracts';
 import { connectOperator } from './operator-database.ts';
 import { UsageError } from './usage-error.ts';
 
-export const accountsUsage = `hallmark accounts create --name <name> --tier free|starter|enterprise [--env live|test]
-    Creates an account and its first API key (scope *); prints the key once. While "hallmark start"
-    runs on HALLMARK_DATA_DIR, goes through its API with --key, HALLMARK_OPERATOR_KEY or <data dir>/operator-key.`;
+/** A line of `accounts list`: tab-separated for people and cut, or the account's JSON with --json. */
+const describeAccount = (account: ListedAccount, json: boolean | undefined) =>
+  json
+    ? `${JSON.stringify(account)}\n`
+    : `${account.id}\t${account.tier}\t${account.createdAt}\t${account.name}${account.isOperator ? '\t(operator)' : ''}\n`;
 
 export async function accountsCommand(args: string[], env: NodeJS.ProcessEnv, out: (text: string) => void): Promise<void> {
   const [action, ...rest] = args;
-  if (action !== 'create') throw new UsageError(`unknown accounts command "${action ?? ''}"`);
+  if (action === 'list') return listAccountsCommand(rest, env, out);
+  if (action !== 'create') throw new UsageError(`unknown accounts command "${action ?? ''}" (accounts create or accounts list)`);
   const { values } = parseArgs({
     args: rest,
     options: { name: { type: 'string' }, tier: { type: 'string' }, env: { type: 'string' }, key: { type: 'string' } },
@@ -35,6 +38,37 @@ export async function accountsCommand(args: string[], env: NodeJS.ProcessEnv, ou
     const created = await provisionAccount(connection, { name: values.name, tier: values.tier as Tier, environment }, new Date());
     out(`account ${created.account.id} (${created.account.name}, ${created.account.tier})\n`);
     out(`API key ${created.apiKey.id}, scope *, ${environment}; shown this once:\n${created.apiKey.secret}\n`);
+  } finally {
+    await connection.close();
+  }
+}
+
+/** Every account, page by page: the running server's GET /accounts, or the database. */
+async function listAccountsCommand(args: string[], env: NodeJS.ProcessEnv, out: (text: string) => void): Promise<void> {
+  const { values } = parseArgs({ args, options: { json: { type: 'boolean' }, key: { type: 'string' } } });
+  const target = await connectOperator(env, values.key);
+  let cursor: string | null = null;
+  if (target.kind === 'server') {
+    do {
+      const page: AccountList = await target.api.request(
+        'GET',
+        `/accounts?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
+      for (const account of page.accounts) out(describeAccount(account, values.json));
+      cursor = page.pagination.nextCursor;
+    } while (cursor);
+    return;
+  }
+  const { connection } = target;
+  try {
+    do {
+      const page = await listAccounts(connection.db, { limit: 100, cursor: cursor ?? undefined });
+      for (const account of page.accounts) {
+        const { id, name, tier, isOperator } = account;
+        out(describeAccount({ id, name, tier, isOperator, createdAt: account.createdAt.toISOString() }, values.json));
+      }
+      cursor = page.pagination.nextCursor;
+    } while (cursor);
   } finally {
     await connection.close();
   }

@@ -3,11 +3,6 @@ import { parseArgs } from 'node:util';
 import { auditExport, type ComplianceExportDocument, type JsonWebKeySet } from '@hallmark/client';
 import { UsageError } from './usage-error.ts';
 
-export const auditUsage = `hallmark audit <export-file> --jwks <file>
-    Verifies a compliance export (GET /compliance/{assetId}/export) with no server: the checkpoint
-    signature, every event's hash and link, every inclusion proof, the root.
-    Exit code 0: valid; 1: not valid.`;
-
 async function readJson<T>(path: string, what: string): Promise<T> {
   try {
     return JSON.parse(await readFile(path, 'utf8')) as T;

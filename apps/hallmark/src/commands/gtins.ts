@@ -8,17 +8,6 @@ import type { OperatorApi } from './operator-api.ts';
 import { connectOperator, connectOperatorDatabase, type OperatorConnection } from './operator-database.ts';
 import { UsageError } from './usage-error.ts';
 
-export const gtinsUsage = `hallmark gtins grant --account <id> (--gtin <14 digits> | --prefix <4-12 digits>) [--env live|test]
-    Lets the account sign codes for a GTIN or a GS1 Company Prefix (live covers both environments).
-  hallmark gtins list --account <id>
-    Lists the account's GTINs and prefixes.
-  hallmark gtins revoke --id <claim id>
-    Takes a GTIN or prefix away; codes signed under it stop verifying as authentic.
-  hallmark gtins conflicts
-    GTINs that had codes of several accounts when ownership came in: owned by nobody until granted.
-    While "hallmark start" runs on HALLMARK_DATA_DIR, grant, list and revoke go through its API (with --key,
-    HALLMARK_OPERATOR_KEY or <data dir>/operator-key); conflicts needs the server stopped.`;
-
 const options = {
   account: { type: 'string' },
   gtin: { type: 'string' },
@@ -26,6 +15,7 @@ const options = {
   env: { type: 'string' },
   id: { type: 'string' },
   key: { type: 'string' },
+  json: { type: 'boolean' },
 } as const;
 
 const describe = (claim: GtinClaimView) =>
@@ -88,7 +78,7 @@ export async function gtinsCommand(args: string[], env: NodeJS.ProcessEnv, out: 
         let cursor: string | undefined;
         do {
           const page = await listGtinClaims(connection.db, values.account, { limit: 100, cursor });
-          for (const claim of page.claims) out(`${describe(claim)}\n`);
+          for (const claim of page.claims) out(values.json ? `${JSON.stringify(claim)}\n` : `${describe(claim)}\n`);
           cursor = page.pagination.nextCursor ?? undefined;
         } while (cursor);
         return;
@@ -118,7 +108,7 @@ export async function gtinsCommand(args: string[], env: NodeJS.ProcessEnv, out: 
   }
 }
 
-type GtinsOptions = { account?: string; gtin?: string; prefix?: string; env?: string; id?: string };
+type GtinsOptions = { account?: string; gtin?: string; prefix?: string; env?: string; id?: string; json?: boolean };
 
 /** grant, list and revoke through the running server's API (POST/GET /accounts/{id}/gtins, POST /gtins/{id}/revoke). */
 async function gtinsOverApi(api: OperatorApi, action: string | undefined, values: GtinsOptions, out: (text: string) => void) {
@@ -142,7 +132,7 @@ async function gtinsOverApi(api: OperatorApi, action: string | undefined, values
           'GET',
           `/accounts/${encodeURIComponent(values.account)}/gtins?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
         );
-        for (const claim of page.claims) out(`${describe(claim)}\n`);
+        for (const claim of page.claims) out(values.json ? `${JSON.stringify(claim)}\n` : `${describe(claim)}\n`);
         cursor = page.pagination.nextCursor;
       } while (cursor);
       return;

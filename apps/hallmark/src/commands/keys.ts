@@ -6,15 +6,6 @@ import type { OperatorApi } from './operator-api.ts';
 import { connectOperator } from './operator-database.ts';
 import { UsageError } from './usage-error.ts';
 
-export const keysUsage = `hallmark keys create --account <id> --name <name> --scopes <a,b,…> [--env live|test] [--expires-in 90d]
-    Creates an API key; prints it once.
-  hallmark keys list --account <id>
-    Lists the account's API keys (never a secret).
-  hallmark keys revoke --account <id> --id <key id> [--env live|test]
-    Revokes a key; with HALLMARK_NATS_URL set, running gateways drop it at once.
-    While "hallmark start" runs on HALLMARK_DATA_DIR, the keys commands go through its API with
-    --key <key>, HALLMARK_OPERATOR_KEY or <data dir>/operator-key, for that key's own account.`;
-
 const options = {
   account: { type: 'string' },
   name: { type: 'string' },
@@ -23,6 +14,7 @@ const options = {
   'expires-in': { type: 'string' },
   id: { type: 'string' },
   key: { type: 'string' },
+  json: { type: 'boolean' },
 } as const;
 
 function environmentOf(value: string | undefined): Environment {
@@ -72,9 +64,7 @@ export async function keysCommand(args: string[], env: NodeJS.ProcessEnv, out: (
       }
       case 'list': {
         const keys = await listApiKeysOfAccount(connection.db, accountId);
-        for (const key of keys.map((record) => apiKeyView(record, now))) {
-          out(`${key.id}\t${key.environment}\t${key.status}\t${key.prefix}\t${key.name}\t${key.scopes.join(',')}\n`);
-        }
+        for (const key of keys.map((record) => apiKeyView(record, now))) out(describeKey(key, values.json));
         return;
       }
       case 'revoke': {
@@ -94,10 +84,21 @@ export async function keysCommand(args: string[], env: NodeJS.ProcessEnv, out: (
   }
 }
 
-type KeysOptions = { account?: string; name?: string; scopes?: string; env?: string; 'expires-in'?: string; id?: string };
+type KeysOptions = {
+  account?: string;
+  name?: string;
+  scopes?: string;
+  env?: string;
+  'expires-in'?: string;
+  id?: string;
+  json?: boolean;
+};
 
-const describeKey = (key: Pick<ApiKeyView, 'id' | 'environment' | 'status' | 'prefix' | 'name' | 'scopes'>) =>
-  `${key.id}\t${key.environment}\t${key.status}\t${key.prefix}\t${key.name}\t${key.scopes.join(',')}\n`;
+/** A line of `keys list`: tab-separated for people and cut, or the key's JSON with --json. */
+const describeKey = (key: ApiKeyView, json: boolean | undefined) =>
+  json
+    ? `${JSON.stringify(key)}\n`
+    : `${key.id}\t${key.environment}\t${key.status}\t${key.prefix}\t${key.name}\t${key.scopes.join(',')}\n`;
 
 /**
  * The keys commands through a running server's API, which manages the keys of the calling key's
@@ -136,7 +137,7 @@ async function keysOverApi(api: OperatorApi, action: string | undefined, values:
           'GET',
           `/keys?limit=100&type=api${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
         );
-        for (const key of page.keys) out(describeKey(key));
+        for (const key of page.keys) out(describeKey(key, values.json));
         cursor = page.pagination.nextCursor;
       } while (cursor);
       return;

@@ -2,11 +2,6 @@ import { fileURLToPath } from 'node:url';
 import { createPostgresDatabase, loadMigrations, runMigrations } from '@hallmark/sql';
 import { UsageError } from './usage-error.ts';
 
-export const migrateUsage = `hallmark migrate
-    Applies every pending migration of the distributed form to HALLMARK_DATABASE_URL and exits. Run it
-    with the tables' owner before services that use roles of their own (infra/postgres/roles.sql), which
-    cannot change the schema.`;
-
 /**
  * The distributed form's migrations, in the order the services need them (code-service's copy
  * GTIN claims into the accounts tables). Each folder is found beside its package's entry point, so

@@ -2,9 +2,6 @@ import { migrateCompliance, rebuildMerkleProjection } from '@hallmark/compliance
 import { connectOperatorDatabase } from './operator-database.ts';
 import { UsageError } from './usage-error.ts';
 
-export const projectionsUsage = `hallmark projections rebuild
-    Drops the Merkle projection and replays every event into it; the roots come out identical.`;
-
 export async function projectionsCommand(args: string[], env: NodeJS.ProcessEnv, out: (text: string) => void): Promise<void> {
   const [action, ...rest] = args;
   if (action !== 'rebuild' || rest.length > 0) throw new UsageError('the projections command takes one action: rebuild');

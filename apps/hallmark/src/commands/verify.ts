@@ -3,11 +3,6 @@ import { parseArgs } from 'node:util';
 import { type JsonWebKeySet, verifyOffline } from '@hallmark/client';
 import { UsageError } from './usage-error.ts';
 
-export const verifyUsage = `hallmark verify --offline --jwks <file> [--env live|test] <url>
-    Checks a code's signature against a saved key set (GET /.well-known/jwks.json), with no server:
-    only keys of the account that owns the GTIN count (the operator's, for a GTIN nobody owns), and
-    only keys of the environment (live unless said). Exit code 0: valid; 1: not valid.`;
-
 /** Resolves with the exit code. */
 export async function verifyCommand(args: string[], out: (text: string) => void): Promise<number> {
   const { values, positionals } = parseArgs({

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { Pagination } from './common.ts';
 import { AccountView, EnvironmentSchema, ScopeSchema } from './keys.ts';
 
 /** GET /accounts/me: the account the calling key belongs to, and the key itself (never its secret). */
@@ -15,3 +16,20 @@ export const MyAccount = Type.Object({
   }),
 });
 export type MyAccount = Static<typeof MyAccount>;
+
+/** An account as the operator's listing shows it. */
+export const ListedAccount = Type.Composite([AccountView, Type.Object({ isOperator: Type.Boolean() })]);
+export type ListedAccount = Static<typeof ListedAccount>;
+
+/** GET /accounts: every account, newest first (operator only). */
+export const AccountList = Type.Object({ accounts: Type.Array(ListedAccount), pagination: Pagination });
+export type AccountList = Static<typeof AccountList>;
+
+export const ListAccountsQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+export type ListAccountsQuery = Static<typeof ListAccountsQuery>;

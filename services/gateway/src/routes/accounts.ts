@@ -1,9 +1,12 @@
-import { findAccount, provisionAccount } from '@hallmark/accounts';
+import { findAccount, listAccounts, provisionAccount } from '@hallmark/accounts';
 import {
+  type AccountList,
   type CreateAccountBody,
   createAccountRoute,
   getMyAccountRoute,
   HallmarkError,
+  type ListAccountsQuery,
+  listAccountsRoute,
   type MyAccount,
 } from '@hallmark/contracts';
 import type { EventStore } from '@hallmark/event-store';
@@ -14,6 +17,7 @@ import { registerRoute } from '../route-registry.ts';
 
 /**
  * GET /accounts/me: any valid key finds its own account and what it may do there.
+ * GET /accounts: the operator's listing of every account, newest first.
  * POST /accounts: the operator provisions a tenant and receives its first key, once; both are
  * events in the new account's stream (`account.created`, `key.issued`).
  */
@@ -40,6 +44,21 @@ export function registerAccountRoutes(
         scopes: [...key.scopes],
         expiresAt: key.expiresAt?.toISOString() ?? null,
       },
+    };
+  });
+
+  registerRoute(app, listAccountsRoute, async (request): Promise<AccountList> => {
+    const query = request.query as ListAccountsQuery;
+    const page = await listAccounts(deps.db, { limit: query.limit ?? 20, cursor: query.cursor });
+    return {
+      accounts: page.accounts.map((account) => ({
+        id: account.id,
+        name: account.name,
+        tier: account.tier,
+        isOperator: account.isOperator,
+        createdAt: account.createdAt.toISOString(),
+      })),
+      pagination: page.pagination,
     };
   });
 
