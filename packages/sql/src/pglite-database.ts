@@ -2,12 +2,26 @@ import { mkdir } from 'node:fs/promises';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import type { SqlDatabase, SqlExecutor } from './sql-database.ts';
 
+export interface PgliteOptions {
+  /** A CHECKPOINT once this much WAL was written since the last one (default 64 MiB); on-disk databases only. */
+  checkpointAfterWalBytes?: number;
+  /** How often the WAL written since the last checkpoint is looked at (default 10 s). */
+  walCheckIntervalMs?: number;
+}
+
 /**
  * SqlDatabase over PGlite: PostgreSQL compiled to WebAssembly, in this process.
  * `dataDir` keeps the data on disk; without it the database lives in memory.
  * PGlite has one connection, so its transactions run one at a time.
+ *
+ * PGlite runs PostgreSQL in single-user mode, which has no checkpointer: nothing checkpoints
+ * before close, so its WAL grows without bound (3.9 GB after a million codes, more than the
+ * tables) and a crash would replay all of it at the next start. On disk, every `walCheckIntervalMs`
+ * a cheap look at the WAL written since the last checkpoint runs a CHECKPOINT once it passes
+ * `checkpointAfterWalBytes`, after which PostgreSQL recycles the older segments as it would with
+ * its checkpointer (max_wal_size).
  */
-export async function createPgliteDatabase(dataDir?: string): Promise<SqlDatabase> {
+export async function createPgliteDatabase(dataDir?: string, options: PgliteOptions = {}): Promise<SqlDatabase> {
   if (dataDir) await mkdir(dataDir, { recursive: true });
   const db = dataDir ? await PGlite.create(dataDir) : await PGlite.create();
 
@@ -21,6 +35,8 @@ export async function createPgliteDatabase(dataDir?: string): Promise<SqlDatabas
     },
   });
 
+  const checkpoints = dataDir ? checkpointWhenWalGrows(db, options) : undefined;
+
   return {
     engine: 'pglite',
     ...executorOf(db),
@@ -32,6 +48,36 @@ export async function createPgliteDatabase(dataDir?: string): Promise<SqlDatabas
     async ping() {
       await db.query('SELECT 1');
     },
-    close: () => db.close(),
+    async close() {
+      await checkpoints?.stop();
+      await db.close();
+    },
+  };
+}
+
+function checkpointWhenWalGrows(db: PGlite, options: PgliteOptions): { stop(): Promise<void> } {
+  const limit = options.checkpointAfterWalBytes ?? 64 * 1024 * 1024;
+  let running: Promise<void> | undefined;
+  const look = async () => {
+    try {
+      const rows = await db.query<{ bytes: string }>(
+        'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), redo_lsn)::text AS bytes FROM pg_control_checkpoint()',
+      );
+      if (Number(rows.rows[0]?.bytes ?? 0) > limit) await db.query('CHECKPOINT');
+    } catch {
+      // A failed look is tried again at the next interval; the database's own errors reach its callers.
+    }
+  };
+  const timer = setInterval(() => {
+    running ??= look().finally(() => {
+      running = undefined;
+    });
+  }, options.walCheckIntervalMs ?? 10_000);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
   };
 }
