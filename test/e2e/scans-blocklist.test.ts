@@ -301,6 +301,10 @@ describe.each([
       const filtered = parse((await csv(analyst.key, '?format=csv&country=FR')).text);
       expect(filtered).toHaveLength(4);
       refused(await api('GET', '/scans?format=xml', { key: analyst.key }), 400, 'VALIDATION_ERROR');
+      // A query verify-service refuses is refused before any CSV is sent.
+      const badRange = await csv(analyst.key, '?format=csv&from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00Z');
+      expect(badRange.status).toBe(400);
+      expect(JSON.parse(badRange.text).error.code).toBe('VALIDATION_ERROR');
     });
 
     it('streams every row of a set larger than a page, in order', async () => {

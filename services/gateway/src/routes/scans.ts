@@ -73,7 +73,7 @@ const wantsCsv = (request: FastifyRequest, query: ListScansQuery) =>
  * next asked for while the current one is written), each written out as it comes, so the gateway
  * holds two pages at most whatever the export's size; the stream's backpressure paces the asking.
  */
-function scanCsv(services: ServiceCaller, request: FastifyRequest, query: ListScansQuery): Readable {
+async function scanCsv(services: ServiceCaller, request: FastifyRequest, query: ListScansQuery): Promise<Readable> {
   const { cursor: _cursor, limit: _limit, format: _format, ...filters } = query;
   const principal = principalOf(request);
   const page = (cursor: string | undefined) =>
@@ -82,9 +82,11 @@ function scanCsv(services: ServiceCaller, request: FastifyRequest, query: ListSc
       { principal, query: { ...filters, limit: maxScansPageSize, ...(cursor ? { cursor } : {}) } },
       request.id,
     );
+  // The first page is awaited before anything is sent, so a refused query still answers its error envelope.
+  const first = await page(undefined);
   async function* lines() {
     yield scanCsvHeader;
-    let next: ReturnType<typeof page> | undefined = page(undefined);
+    let next: ReturnType<typeof page> | undefined = Promise.resolve(first);
     while (next) {
       const current: ScanList = await next;
       next = current.pagination.nextCursor ? page(current.pagination.nextCursor) : undefined;
@@ -145,11 +147,12 @@ export function registerScanRoutes(app: FastifyInstance, deps: { services: Servi
   registerRoute(app, listScansRoute, async (request, reply) => {
     const query = request.query as ListScansQuery;
     if (!wantsCsv(request, query)) return services.call(listScansRpc, { principal: principalOf(request), query }, request.id);
+    const body = await scanCsv(services, request, query);
     reply
       .type('text/csv; charset=utf-8')
       .header('content-disposition', 'attachment; filename="scans.csv"')
       .header('cache-control', 'private, no-store');
-    return reply.send(scanCsv(services, request, query));
+    return reply.send(body);
   });
   registerRoute(app, scanAggregatesRoute, async (request) =>
     services.call(

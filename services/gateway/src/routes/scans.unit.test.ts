@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { csvCell, parseCsv } from './scans.ts';
+
+describe('CSV cells', () => {
+  it('prefixes a quote to text a spreadsheet would run as a formula', () => {
+    for (const lead of ['=', '+', '-', '@', '\t', '\r']) expect(csvCell(`${lead}1+1`).includes(`'${lead}`)).toBe(true);
+    expect(csvCell('SA-1')).toBe('SA-1');
+    expect(csvCell('-3.5', false)).toBe('-3.5');
+  });
+
+  it('quotes commas, quotes and line breaks (RFC 4180)', () => {
+    expect(csvCell('a,b')).toBe('"a,b"');
+    expect(csvCell('say "hi"')).toBe('"say ""hi"""');
+    expect(csvCell('two\nlines')).toBe('"two\nlines"');
+    expect(csvCell('=HYPER("x",1)')).toBe(`"'=HYPER(""x"",1)"`);
+  });
+});
+
+describe('the bulk blocklist CSV', () => {
+  it('reads quoted fields, doubled quotes, CRLF and LF, and skips blank lines', () => {
+    expect(parseCsv('gtin,reason\r\n1,"a, ""b"""\n\n2,c\n')).toEqual([
+      ['gtin', 'reason'],
+      ['1', 'a, "b"'],
+      ['2', 'c'],
+    ]);
+    expect(parseCsv('a,b\n1,"two\nlines"')).toEqual([
+      ['a', 'b'],
+      ['1', 'two\nlines'],
+    ]);
+  });
+
+  it('refuses a quoted field left open', () => {
+    expect(() => parseCsv('a\n"open')).toThrow(/quoted/);
+  });
+});
