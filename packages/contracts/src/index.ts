@@ -134,9 +134,6 @@ export {
 } from './rpc.ts';
 export * from './scan-routes.ts';
 export * from './scan-rpc.ts';
-export * from './webhook-routes.ts';
-export * from './webhook-rpc.ts';
-export * from './schemas/webhooks.ts';
 export { exampleOf, NoExampleError } from './schema-example.ts';
 export {
   AuctionObjectView,
@@ -267,6 +264,7 @@ export {
   ReadyResponse,
   ServiceNameParam,
 } from './schemas/system.ts';
+export * from './schemas/webhooks.ts';
 export {
   type Environment,
   environments,
@@ -279,3 +277,5 @@ export {
   tiers,
 } from './scopes.ts';
 export { allServices, type BackendService, backendServices, broadcasts, isBackendService, type ServiceName } from './services.ts';
+export * from './webhook-routes.ts';
+export * from './webhook-rpc.ts';

@@ -2,7 +2,6 @@ import { Type } from '@sinclair/typebox';
 import { defineRoute } from './http-route.ts';
 import { linkRoutes } from './link-routes.ts';
 import { scanRoutes } from './scan-routes.ts';
-import { webhookRoutes } from './webhook-routes.ts';
 import {
   ConfirmTransferBody,
   DashboardList,
@@ -88,6 +87,7 @@ import {
 } from './schemas/metadata-schemas.ts';
 import { HtmlPage, ResolverLinkParam, ResolverQuery, ResolverReportForm } from './schemas/resolver.ts';
 import { HealthResponse, Landing, PingRequest, PingResponse, ReadyResponse, ServiceNameParam } from './schemas/system.ts';
+import { webhookRoutes } from './webhook-routes.ts';
 
 export const apiPrefix = '/api/v1';
 
