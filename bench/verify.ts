@@ -154,8 +154,8 @@ process.stdout.write(
     '',
     'Event-loop delay of each server process over the measured seconds, at full speed and held at half (monitorEventLoopDelay: how late a 10 ms timer ran, ms; target 4: embedded max ≤ 20 ms)',
     '',
-    '| form | process | load | p50 | p99 | p99.9 | max |',
-    '|---|---|---|---|---|---|---|',
+    '| form | process | load | p50 | p99 | p99.9 | max | GCs (longest pause) | major GCs (longest) |',
+    '|---|---|---|---|---|---|---|---|---|',
     ...results.flatMap((r) =>
       [
         ['full speed', r.loops],
@@ -163,7 +163,7 @@ process.stdout.write(
       ].flatMap(([load, loops]) =>
         (loops as FormResult['loops']).map(
           ({ name, report }) =>
-            `| ${r.form} | ${name} | ${load} | ${report.p50Ms} | ${report.p99Ms} | ${report.p999Ms} | ${report.maxMs} |`,
+            `| ${r.form} | ${name} | ${load} | ${report.p50Ms} | ${report.p99Ms} | ${report.p999Ms} | ${report.maxMs} | ${report.gcCount} (${report.gcMaxMs}) | ${report.majorGcCount} (${report.majorGcMaxMs}) |`,
         ),
       ),
     ),
