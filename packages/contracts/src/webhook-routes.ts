@@ -121,13 +121,14 @@ export const testWebhookEndpointRoute = defineRoute({
   operationId: 'testWebhookEndpoint',
   method: 'POST',
   path: `${base}/{id}/test`,
-  summary: 'Queue a `test` message to the endpoint now (whatever event types it takes); delivered as any other message.',
+  summary:
+    'Queue a `test` message to the endpoint now (whatever event types it takes); delivered as any other message. CONFLICT when the endpoint is disabled.',
   tags,
   auth: 'api-key',
   scope: 'keys:write',
   params: WebhookEndpointIdParam,
   responses: { 202: { description: 'The queued message', schema: WebhookMessageView } },
-  errors: [...errors, 'NOT_FOUND'],
+  errors: [...errors, 'NOT_FOUND', 'CONFLICT'],
 });
 
 export const listWebhookMessagesRoute = defineRoute({

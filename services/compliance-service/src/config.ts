@@ -16,5 +16,43 @@ export const ComplianceServiceConfig = Type.Object({
     description:
       'how long a compliance read waits for the Merkle projection to hold every event already stored before it answers 503 with Retry-After',
   }),
+  HALLMARK_WEBHOOKS_ALLOW_PRIVATE: Type.Boolean({
+    default: false,
+    description:
+      'deliver webhooks to private, loopback, link-local and other reserved addresses too (SSRF guard off; tests and closed networks only)',
+  }),
+  HALLMARK_WEBHOOK_RETRY_SCHEDULE_MS: Type.String({
+    pattern: '^\\d+(,\\d+)*$',
+    default: '5000,300000,1800000,7200000,18000000,36000000,36000000',
+    description: 'delays (ms) after each failed webhook attempt; past the last the message fails (Standard Webhooks schedule)',
+  }),
+  HALLMARK_WEBHOOK_TIMEOUT_MS: Type.Integer({
+    minimum: 100,
+    maximum: 60_000,
+    default: 15_000,
+    description: 'one webhook attempt at most',
+  }),
+  HALLMARK_WEBHOOK_POLL_MS: Type.Integer({
+    minimum: 10,
+    maximum: 60_000,
+    default: 250,
+    description: 'how often each delivery worker looks for due messages (messages written on the same replica wake it at once)',
+  }),
+  HALLMARK_WEBHOOK_DISABLE_AFTER_MS: Type.Integer({
+    minimum: 0,
+    default: 432_000_000,
+    description: 'an endpoint failing every attempt this long (5 days) is disabled and endpoint.disabled is sent',
+  }),
+  HALLMARK_WEBHOOK_SECRET_GRACE_MS: Type.Integer({
+    minimum: 0,
+    default: 86_400_000,
+    description: 'how long the secret before a rotation still signs messages (v1), so receivers can switch',
+  }),
+  HALLMARK_WEBHOOK_CHECK_MS: Type.Integer({
+    minimum: 100,
+    default: 60_000,
+    description:
+      'how often key expiry is checked for key.expiring, and code reports are read for code.reported (at most every 1 s)',
+  }),
 });
 export type ComplianceServiceConfig = Static<typeof ComplianceServiceConfig>;

@@ -20,6 +20,7 @@ import { verifyChain } from './handlers/verify-chain.ts';
 import { createMerkleProjection, runMerkleProjection } from './merkle-projection.ts';
 import { createProjectionWait } from './projection-wait.ts';
 import { migrateCompliance } from './store/merkle-store.ts';
+import { startWebhooks } from './webhooks/module.ts';
 
 /** Compliance: chain checks, the Merkle projection and its proofs, signed checkpoints, exports, config. */
 export const complianceService = defineService({
@@ -32,7 +33,8 @@ export const complianceService = defineService({
     const epochs = await watchCacheEpochs(infra.db, {
       onError: (error) => log.warn({ err: error }, 'cache epochs unreadable; keeping the last ones'),
     });
-    const keyring = createSigningKeyring(infra.db, parseMasterKey(config.HALLMARK_MASTER_KEY), { epochs });
+    const masterKey = parseMasterKey(config.HALLMARK_MASTER_KEY);
+    const keyring = createSigningKeyring(infra.db, masterKey, { epochs });
     const configs = createComplianceConfigs({ db: infra.db, eventStore: infra.eventStore, bus: infra.bus, clock });
     // Read your writes: a read waits until the projection holds every event stored before it.
     const projectionWait = createProjectionWait({
@@ -72,6 +74,16 @@ export const complianceService = defineService({
       ),
       await serveRpc(infra.bus, log, getComplianceConfigRpc, async ({ principal }) => configs.get(principal)),
       await serveRpc(infra.bus, log, updateComplianceConfigRpc, async ({ principal, patch }) => configs.update(principal, patch)),
+      ...(await startWebhooks({
+        db: infra.db,
+        bus: infra.bus,
+        eventStore: infra.eventStore,
+        log,
+        clock,
+        masterKey,
+        keyring,
+        config,
+      })),
     ];
     return { stop: () => stopAll(subscriptions) };
   },

@@ -1,0 +1,333 @@
+import {
+  type CreatedWebhookEndpoint,
+  type CreateWebhookEndpointBody,
+  decodeCursor,
+  encodeCursor,
+  HallmarkError,
+  type ListWebhookEndpointsQuery,
+  type ListWebhookMessagesQuery,
+  type Principal,
+  type ReplayWebhookMessagesBody,
+  type RotatedWebhookSecret,
+  type UpdateWebhookEndpointBody,
+  type WebhookAttemptList,
+  type WebhookEndpointList,
+  type WebhookEndpointView,
+  type WebhookEventType,
+  type WebhookMessageList,
+  type WebhookMessageView,
+} from '@hallmark/contracts';
+import { open, seal, uuidV7 } from '@hallmark/crypto';
+import type { SqlDatabase } from '@hallmark/sql';
+import { enqueueMessages, messageIdOf } from './outbox.ts';
+import { newWebhookSecret } from './signing.ts';
+import { parseWebhookUrl, RefusedTarget } from './ssrf.ts';
+
+export interface EndpointRow {
+  endpoint_id: string;
+  account_id: string;
+  environment: 'test' | 'live';
+  url: string;
+  description: string;
+  event_types: string[];
+  status: 'enabled' | 'disabled';
+  disabled_reason: string | null;
+  secret_sealed: Uint8Array;
+  previous_secret_sealed: Uint8Array | null;
+  previous_secret_expires_at: Date | string | null;
+  failing_since: Date | string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+interface MessageRow {
+  endpoint_id: string;
+  message_id: string;
+  event_type: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  next_attempt_at: Date | string | null;
+  last_response_code: number | null;
+  created_at: Date | string;
+  delivered_at: Date | string | null;
+  payload: Record<string, unknown>;
+}
+
+const iso = (value: Date | string) => new Date(value).toISOString();
+const isoOrNull = (value: Date | string | null) => (value === null ? null : iso(value));
+const sealContext = (endpointId: string) => `hallmark:webhook-secret:${endpointId}`;
+
+export function viewOfEndpoint(row: EndpointRow): WebhookEndpointView {
+  return {
+    id: row.endpoint_id,
+    url: row.url,
+    description: row.description,
+    eventTypes: row.event_types as WebhookEventType[],
+    status: row.status,
+    disabledReason: row.disabled_reason,
+    failingSince: isoOrNull(row.failing_since),
+    previousSecretExpiresAt: isoOrNull(row.previous_secret_expires_at),
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+  };
+}
+
+export function viewOfMessage(row: MessageRow): WebhookMessageView {
+  return {
+    id: row.message_id,
+    eventType: row.event_type as WebhookEventType,
+    status: row.status,
+    attempts: row.attempts,
+    nextAttemptAt: row.status === 'pending' ? isoOrNull(row.next_attempt_at) : null,
+    lastResponseCode: row.last_response_code,
+    createdAt: iso(row.created_at),
+    deliveredAt: isoOrNull(row.delivered_at),
+    payload: row.payload,
+  };
+}
+
+/** The live secrets of an endpoint: the current one, and the one before a rotation until its grace ends. */
+export function secretsOf(row: EndpointRow, masterKey: Uint8Array, now: Date): string[] {
+  const secrets = [open(masterKey, row.secret_sealed, sealContext(row.endpoint_id)).toString()];
+  if (row.previous_secret_sealed && row.previous_secret_expires_at && new Date(row.previous_secret_expires_at) > now) {
+    secrets.push(open(masterKey, row.previous_secret_sealed, sealContext(row.endpoint_id)).toString());
+  }
+  return secrets;
+}
+
+function checkUrl(url: string): void {
+  try {
+    parseWebhookUrl(url);
+  } catch (error) {
+    if (error instanceof RefusedTarget) {
+      throw new HallmarkError('VALIDATION_ERROR', `url: ${error.message}`, { field: 'url' });
+    }
+    throw error;
+  }
+}
+
+export interface EndpointDeps {
+  db: SqlDatabase;
+  masterKey: Uint8Array;
+  clock: () => Date;
+  /** The grace period of a rotated secret. */
+  rotationGraceMs: number;
+  /** New messages are waiting: deliver now rather than at the next poll. */
+  wake: () => void;
+}
+
+const notFound = () => new HallmarkError('NOT_FOUND', 'No such webhook endpoint.');
+
+/** The RPC handlers behind /webhooks/endpoints (docs/WEBHOOKS.md). Every query is scoped by the principal. */
+export function createWebhookEndpoints(deps: EndpointDeps) {
+  const { db } = deps;
+  const load = async (principal: Principal, id: string): Promise<EndpointRow> => {
+    const rows = await db.query<EndpointRow>(
+      'SELECT * FROM webhook_endpoints WHERE endpoint_id = $1 AND account_id = $2 AND environment = $3',
+      [id, principal.accountId, principal.environment],
+    );
+    const row = rows[0];
+    if (!row) throw notFound();
+    return row;
+  };
+  const loadMessage = async (principal: Principal, id: string, messageId: string): Promise<MessageRow> => {
+    await load(principal, id);
+    const rows = await db.query<MessageRow>('SELECT * FROM webhook_messages WHERE endpoint_id = $1 AND message_id = $2', [
+      id,
+      messageId,
+    ]);
+    if (!rows[0]) throw new HallmarkError('NOT_FOUND', 'No such message of this endpoint.');
+    return rows[0];
+  };
+
+  return {
+    async create(principal: Principal, body: CreateWebhookEndpointBody): Promise<CreatedWebhookEndpoint> {
+      checkUrl(body.url);
+      const id = `whep_${uuidV7().replaceAll('-', '')}`;
+      const secret = newWebhookSecret();
+      const now = deps.clock();
+      const rows = await db.query<EndpointRow>(
+        `INSERT INTO webhook_endpoints (endpoint_id, account_id, environment, url, description, event_types, secret_sealed, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING *`,
+        [
+          id,
+          principal.accountId,
+          principal.environment,
+          body.url,
+          body.description ?? '',
+          body.eventTypes,
+          seal(deps.masterKey, Buffer.from(secret), sealContext(id)),
+          now,
+        ],
+      );
+      return { ...viewOfEndpoint(rows[0] as EndpointRow), secret };
+    },
+
+    async list(principal: Principal, query: ListWebhookEndpointsQuery): Promise<WebhookEndpointList> {
+      const limit = query.limit ?? 20;
+      const after = query.cursor ? decodeCursor(query.cursor, [/^\d{4}-\d\d-\d\dT[\d:.]+Z$/, /^whep_[0-9a-f]+$/]) : undefined;
+      const rows = await db.query<EndpointRow>(
+        `SELECT * FROM webhook_endpoints WHERE account_id = $1 AND environment = $2
+           AND ($3::timestamptz IS NULL OR (created_at, endpoint_id) > ($3::timestamptz, $4::text))
+         ORDER BY created_at, endpoint_id LIMIT $5`,
+        [principal.accountId, principal.environment, after?.[0] ?? null, after?.[1] ?? null, limit + 1],
+      );
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      const hasMore = rows.length > limit;
+      return {
+        endpoints: page.map(viewOfEndpoint),
+        pagination: {
+          limit,
+          hasMore,
+          nextCursor: hasMore && last ? encodeCursor([iso(last.created_at), last.endpoint_id]) : null,
+        },
+      };
+    },
+
+    async get(principal: Principal, id: string): Promise<WebhookEndpointView> {
+      return viewOfEndpoint(await load(principal, id));
+    },
+
+    async update(principal: Principal, id: string, body: UpdateWebhookEndpointBody): Promise<WebhookEndpointView> {
+      await load(principal, id);
+      if (body.url !== undefined) checkUrl(body.url);
+      const enabled = body.enabled;
+      const rows = await db.query<EndpointRow>(
+        `UPDATE webhook_endpoints SET
+           url = coalesce($2, url),
+           event_types = coalesce($3, event_types),
+           description = coalesce($4, description),
+           status = CASE WHEN $5::boolean IS NULL THEN status WHEN $5 THEN 'enabled' ELSE 'disabled' END,
+           disabled_reason = CASE WHEN $5::boolean IS NULL THEN disabled_reason WHEN $5 THEN NULL ELSE 'disabled' END,
+           failing_since = CASE WHEN $5::boolean THEN NULL ELSE failing_since END,
+           updated_at = $6
+         WHERE endpoint_id = $1 RETURNING *`,
+        [id, body.url ?? null, body.eventTypes ?? null, body.description ?? null, enabled ?? null, deps.clock()],
+      );
+      if (enabled) deps.wake();
+      return viewOfEndpoint(rows[0] as EndpointRow);
+    },
+
+    async remove(principal: Principal, id: string): Promise<{ deleted: true }> {
+      await load(principal, id);
+      await db.query('DELETE FROM webhook_endpoints WHERE endpoint_id = $1', [id]);
+      return { deleted: true };
+    },
+
+    async rotate(principal: Principal, id: string): Promise<RotatedWebhookSecret> {
+      const row = await load(principal, id);
+      const secret = newWebhookSecret();
+      const now = deps.clock();
+      const expires = new Date(now.getTime() + deps.rotationGraceMs);
+      // The secret in use now stays valid for the grace period; a second rotation within it drops
+      // the oldest (only two are ever sent).
+      await db.query(
+        `UPDATE webhook_endpoints SET previous_secret_sealed = secret_sealed, previous_secret_expires_at = $3,
+           secret_sealed = $2, updated_at = $4 WHERE endpoint_id = $1`,
+        [row.endpoint_id, seal(deps.masterKey, Buffer.from(secret), sealContext(row.endpoint_id)), expires, now],
+      );
+      return { secret, previousSecretExpiresAt: expires.toISOString() };
+    },
+
+    async test(principal: Principal, id: string): Promise<WebhookMessageView> {
+      const row = await load(principal, id);
+      const cause = `test:${uuidV7()}`;
+      const at = deps.clock();
+      await db.transaction(async (tx) => {
+        // A test goes to this endpoint whatever event types it takes.
+        const n = await enqueueMessages(
+          tx,
+          [
+            {
+              accountId: principal.accountId,
+              environment: principal.environment,
+              type: 'test',
+              cause,
+              data: { endpointId: id, message: 'A test message from Hallmark.' },
+              at,
+            },
+          ],
+          { endpointId: id },
+        );
+        if (n === 0) throw new HallmarkError('CONFLICT', 'The endpoint is disabled; enable it to send a test.');
+      });
+      deps.wake();
+      return viewOfMessage(await loadMessage(principal, row.endpoint_id, messageIdOf(cause)));
+    },
+
+    async messages(principal: Principal, id: string, query: ListWebhookMessagesQuery): Promise<WebhookMessageList> {
+      await load(principal, id);
+      const limit = query.limit ?? 20;
+      const after = query.cursor ? decodeCursor(query.cursor, [/^\d{4}-\d\d-\d\dT[\d:.]+Z$/, /^msg_[0-9a-f]+$/]) : undefined;
+      const rows = await db.query<MessageRow>(
+        `SELECT * FROM webhook_messages WHERE endpoint_id = $1 AND ($2::text IS NULL OR status = $2)
+           AND ($3::timestamptz IS NULL OR (created_at, message_id) < ($3::timestamptz, $4::text))
+         ORDER BY created_at DESC, message_id DESC LIMIT $5`,
+        [id, query.status ?? null, after?.[0] ?? null, after?.[1] ?? null, limit + 1],
+      );
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      const hasMore = rows.length > limit;
+      return {
+        messages: page.map(viewOfMessage),
+        pagination: {
+          limit,
+          hasMore,
+          nextCursor: hasMore && last ? encodeCursor([iso(last.created_at), last.message_id]) : null,
+        },
+      };
+    },
+
+    async attempts(principal: Principal, id: string, messageId: string): Promise<WebhookAttemptList> {
+      await loadMessage(principal, id, messageId);
+      const rows = await db.query<{
+        attempt_id: string;
+        attempted_at: Date | string;
+        status: 'succeeded' | 'failed';
+        response_code: number | null;
+        error: string | null;
+        duration_ms: number;
+      }>('SELECT * FROM webhook_attempts WHERE endpoint_id = $1 AND message_id = $2 ORDER BY attempted_at, attempt_id', [
+        id,
+        messageId,
+      ]);
+      return {
+        attempts: rows.map((row) => ({
+          id: row.attempt_id,
+          attemptedAt: iso(row.attempted_at),
+          status: row.status,
+          responseCode: row.response_code,
+          error: row.error,
+          durationMs: row.duration_ms,
+        })),
+      };
+    },
+
+    async replay(principal: Principal, id: string, messageId: string): Promise<WebhookMessageView> {
+      await loadMessage(principal, id, messageId);
+      const rows = await db.query<MessageRow>(
+        `UPDATE webhook_messages SET status = 'pending', attempts = 0, next_attempt_at = $3, lease_token = NULL, lease_until = NULL
+         WHERE endpoint_id = $1 AND message_id = $2 RETURNING *`,
+        [id, messageId, deps.clock()],
+      );
+      deps.wake();
+      return viewOfMessage(rows[0] as MessageRow);
+    },
+
+    async replayFailed(principal: Principal, id: string, body: ReplayWebhookMessagesBody): Promise<{ replayed: number }> {
+      await load(principal, id);
+      const now = deps.clock();
+      const rows = await db.query<{ n: string | number }>(
+        `WITH replayed AS (
+           UPDATE webhook_messages SET status = 'pending', attempts = 0, next_attempt_at = $4, lease_token = NULL, lease_until = NULL
+           WHERE endpoint_id = $1 AND status = 'failed' AND created_at >= $2 AND created_at < $3 RETURNING 1)
+         SELECT count(*) AS n FROM replayed`,
+        [id, new Date(body.since), body.until ? new Date(body.until) : now, now],
+      );
+      deps.wake();
+      return { replayed: Number(rows[0]?.n ?? 0) };
+    },
+  };
+}
+export type WebhookEndpoints = ReturnType<typeof createWebhookEndpoints>;

@@ -1,0 +1,80 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import type { DeliveryTarget } from './ssrf.ts';
+
+export interface SendResult {
+  /** The answer's status, or undefined when none came (refused, reset, timed out). */
+  status?: number;
+  retryAfterSeconds?: number;
+  error?: string;
+}
+
+/** Sends one request; never rejects. Tests replace it to see that nothing connects. */
+export type Send = (
+  target: DeliveryTarget,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+) => Promise<SendResult>;
+
+/** How many bytes of an answer are read (then dropped): receivers need not be read whole. */
+const maxAnswerBytes = 64 * 1024;
+
+/**
+ * POSTs to the checked address: the socket's `lookup` answers with it, so Node never resolves the
+ * host again, while the Host header and TLS's server name (SNI and the certificate check) stay the
+ * URL's host. No redirects are followed (a 3xx is a failed attempt). `timeoutMs` covers the whole
+ * exchange.
+ */
+export const sendHttp: Send = (target, headers, body, timeoutMs) =>
+  new Promise((resolve) => {
+    const pinned: LookupFunction = (_hostname, options, callback) => {
+      if ((options as { all?: boolean }).all) callback(null, [{ address: target.address, family: target.family }]);
+      else callback(null, target.address, target.family);
+    };
+    const client = target.url.protocol === 'https:' ? https : http;
+    let settled = false;
+    const finish = (result: SendResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(result);
+    };
+    const request = client.request(
+      target.url,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        lookup: pinned,
+        agent: false,
+      },
+      (response) => {
+        let read = 0;
+        response.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > maxAnswerBytes) response.destroy();
+        });
+        const done = () =>
+          finish({ status: response.statusCode ?? 0, retryAfterSeconds: parseRetryAfter(response.headers['retry-after']) });
+        response.on('end', done);
+        response.on('close', done);
+        response.on('error', done);
+      },
+    );
+    const timer = setTimeout(() => {
+      request.destroy();
+      finish({ error: `timed out after ${timeoutMs} ms` });
+    }, timeoutMs);
+    request.on('error', (error: NodeJS.ErrnoException) => finish({ error: error.code ?? error.message }));
+    request.end(body);
+  });
+
+/** Retry-After as seconds (delta-seconds or an HTTP date); undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (!text) return undefined;
+  if (/^\d+$/.test(text.trim())) return Number(text.trim());
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
+}

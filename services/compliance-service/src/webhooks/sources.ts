@@ -1,0 +1,264 @@
+import type { Bus, Subscription } from '@hallmark/bus';
+import type { Environment } from '@hallmark/contracts';
+import { createSqlProjection, type EventStore, type StoredEvent } from '@hallmark/event-store';
+import { chainedRecordOf } from '@hallmark/provenance';
+import type { Logger } from '@hallmark/runtime';
+import type { SqlDatabase } from '@hallmark/sql';
+import { enqueueMessages, type OutboxMessage } from './outbox.ts';
+
+/** A scan as verify-service publishes it on `scans.recorded` (services/verify-service/src/scan-history.ts). */
+interface PublishedScan {
+  scanId: string;
+  environment: Environment;
+  gtin: string;
+  serial: string;
+  verdict: string;
+  riskIndicators: string[];
+  scanNumber: number;
+  at: string;
+  accountId?: string;
+  batch?: string;
+  country?: string;
+  location?: { latitude: number; longitude: number };
+}
+
+const scansOf = (payload: unknown): PublishedScan[] =>
+  payload && typeof payload === 'object' && 'scans' in payload
+    ? (payload as { scans: PublishedScan[] }).scans
+    : [payload as PublishedScan];
+
+/** scan.suspicious and scan.counterfeit for the scans of the account's codes and GTINs. */
+export function scanMessages(scans: readonly PublishedScan[]): OutboxMessage[] {
+  const messages: OutboxMessage[] = [];
+  for (const scan of scans) {
+    if (!scan.accountId) continue;
+    const type =
+      scan.verdict === 'SUSPICIOUS' ? 'scan.suspicious' : scan.verdict === 'COUNTERFEIT' ? 'scan.counterfeit' : undefined;
+    if (!type) continue;
+    messages.push({
+      accountId: scan.accountId,
+      environment: scan.environment,
+      type,
+      cause: `scan:${scan.scanId}`,
+      at: new Date(scan.at),
+      data: {
+        scanId: scan.scanId,
+        gtin: scan.gtin,
+        serial: scan.serial,
+        ...(scan.batch ? { batch: scan.batch } : {}),
+        verdict: scan.verdict,
+        riskIndicators: scan.riskIndicators,
+        scanNumber: scan.scanNumber,
+        scannedAt: scan.at,
+        ...(scan.country ? { country: scan.country } : {}),
+        ...(scan.location ? { location: scan.location } : {}),
+      },
+    });
+  }
+  return messages;
+}
+
+/**
+ * A durable JetStream consumer of the scan events (explicit acks: a batch is acknowledged only once
+ * its messages are in the outbox, so a crash in between redelivers it, and the messages' ids, made
+ * from the scan ids, write each once).
+ */
+export function consumeScans(bus: Bus, db: SqlDatabase, onWritten: () => void): Promise<Subscription> {
+  return bus.consumeEvents({
+    durable: 'compliance-service-webhook-scans',
+    subject: 'scans.recorded',
+    maxBatch: 64,
+    async handleBatch(events) {
+      const messages = scanMessages(events.flatMap((event) => scansOf(event.payload)));
+      if (messages.length === 0) return;
+      if ((await enqueueMessages(db, messages)) > 0) onWritten();
+    },
+  });
+}
+
+const accountStreamPattern = /^account-(.+)-(test|live)$/;
+
+/** The webhook messages an event of the store causes: transfers and blocked codes. */
+export function eventMessages(event: StoredEvent): OutboxMessage[] {
+  const record = chainedRecordOf(event);
+  const data = event.data as Record<string, unknown>;
+  const cause = `event:${event.eventId}`;
+  const at = new Date(event.recordedAt);
+  if (record) {
+    const owner = { accountId: record.accountId, environment: record.environment };
+    if (event.type === 'sold' || event.type === 'transferred') {
+      return [{ ...owner, type: 'transfer.completed', cause, at, data: { assetId: record.assetId, kind: event.type, ...data } }];
+    }
+    if (event.type === 'transfer_locked') {
+      return [{ ...owner, type: 'transfer.locked', cause, at, data: { assetId: record.assetId, ...data } }];
+    }
+    if (event.type === 'code.report-confirmed') {
+      return [
+        {
+          ...owner,
+          type: 'code.blocked',
+          cause,
+          at,
+          data: {
+            source: 'report',
+            assetId: record.assetId,
+            reportId: data.reportId,
+            gtin: data.gtin,
+            serial: data.serial,
+            reason: data.reason,
+          },
+        },
+      ];
+    }
+    return [];
+  }
+  const account = accountStreamPattern.exec(event.streamId);
+  if (account && event.type === 'code.blocked') {
+    const { by: _by, ...block } = data;
+    return [
+      {
+        accountId: account[1] as string,
+        environment: account[2] as Environment,
+        type: 'code.blocked',
+        cause,
+        at,
+        data: { source: 'blocklist', ...block },
+      },
+    ];
+  }
+  return [];
+}
+
+export const webhookProjectionName = 'compliance-webhooks';
+
+/**
+ * Derives webhook messages from the event store with a tracked position: the outbox rows and the
+ * checkpoint commit in one transaction (createSqlProjection), so each event is turned into its
+ * messages exactly once, on whichever replica holds the projection's lock.
+ */
+export function projectEventsToOutbox(eventStore: EventStore, db: SqlDatabase, log: Logger, onWritten: () => void) {
+  const projection = createSqlProjection({
+    db,
+    name: webhookProjectionName,
+    checkpointTable: 'webhook_checkpoints',
+    project: async (tx, events) => enqueueMessages(tx, events.flatMap(eventMessages)),
+    onProjected: onWritten,
+  });
+  return eventStore.subscribe({
+    name: projection.name,
+    checkpoints: projection.checkpoints,
+    handle: projection.handle,
+    onError: (error) => log.warn({ err: error }, 'webhook projection batch failed; retrying'),
+    batchSize: 1_000,
+    lingerMs: 20,
+  });
+}
+
+/**
+ * code.reported: reports are rows of verify-service's `code_reports`, not events. Polled by their
+ * filing time with a window of overlap (a row committed up to `overlapMs` after its timestamp is
+ * still seen); the message id comes from the report id, so a row seen twice is written once.
+ */
+export function pollReports(
+  db: SqlDatabase,
+  log: Logger,
+  options: { intervalMs: number; overlapMs: number; onWritten: () => void },
+) {
+  let since: Date | undefined;
+  const tick = async () => {
+    const rows = await db.query<{
+      report_id: string;
+      account_id: string;
+      environment: Environment;
+      gtin: string;
+      serial: string;
+      asset_id: string | null;
+      reason: string | null;
+      reported_at: Date | string;
+    }>(
+      `SELECT report_id, owner_account_id AS account_id, environment, gtin, serial, asset_id, reason, reported_at
+         FROM code_reports WHERE owner_account_id IS NOT NULL AND reported_at >= $1 ORDER BY reported_at LIMIT 1000`,
+      [since ? new Date(since.getTime() - options.overlapMs) : new Date(Date.now() - options.overlapMs)],
+    );
+    const messages: OutboxMessage[] = rows.map((row) => ({
+      accountId: row.account_id,
+      environment: row.environment,
+      type: 'code.reported',
+      cause: `report:${row.report_id}`,
+      at: new Date(row.reported_at),
+      data: { reportId: row.report_id, assetId: row.asset_id, gtin: row.gtin, serial: row.serial, reason: row.reason },
+    }));
+    const last = rows.at(-1);
+    if (last) since = new Date(last.reported_at);
+    if ((await enqueueMessages(db, messages)) > 0) options.onWritten();
+  };
+  return every(options.intervalMs, tick, (error) => log.debug({ err: error }, 'code reports not read for webhooks'));
+}
+
+/**
+ * key.expiring: API keys expiring within 7 days, then within 1 day, each announced once (the
+ * threshold row and the messages commit together).
+ */
+export function checkKeyExpiry(
+  db: SqlDatabase,
+  log: Logger,
+  options: { intervalMs: number; clock: () => Date; onWritten: () => void },
+) {
+  const tick = async () => {
+    const now = options.clock();
+    let written = 0;
+    for (const daysLeft of [7, 1] as const) {
+      written += await db.transaction(async (tx) => {
+        const keys = await tx.query<{
+          id: string;
+          account_id: string;
+          environment: Environment;
+          name: string;
+          expires_at: Date | string;
+        }>(
+          `WITH due AS (
+             SELECT id, account_id, environment, name, expires_at FROM api_keys
+              WHERE revoked_at IS NULL AND expires_at > $1 AND expires_at <= $1 + make_interval(days => $2::int)),
+           recorded AS (
+             INSERT INTO webhook_thresholds (account_id, environment, threshold, recorded_at)
+             SELECT account_id, environment, 'key.expiring:' || id || ':' || $2::int, $1 FROM due
+             ON CONFLICT DO NOTHING RETURNING threshold)
+           SELECT due.* FROM due JOIN recorded ON recorded.threshold = 'key.expiring:' || due.id || ':' || $2::int`,
+          [now, daysLeft],
+        );
+        return enqueueMessages(
+          tx,
+          keys.map((key) => ({
+            accountId: key.account_id,
+            environment: key.environment,
+            type: 'key.expiring' as const,
+            cause: `key.expiring:${key.id}:${daysLeft}`,
+            at: now,
+            data: { keyId: key.id, name: key.name, expiresAt: new Date(key.expires_at).toISOString(), daysLeft },
+          })),
+        );
+      });
+    }
+    if (written > 0) options.onWritten();
+  };
+  return every(options.intervalMs, tick, (error) => log.warn({ err: error }, 'key expiry check failed'));
+}
+
+function every(intervalMs: number, tick: () => Promise<void>, onError: (error: unknown) => void): Subscription {
+  let running: Promise<void> | undefined;
+  const run = () => {
+    running ??= tick()
+      .catch(onError)
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  const timer = setInterval(run, intervalMs);
+  run();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

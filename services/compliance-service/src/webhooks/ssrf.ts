@@ -1,0 +1,105 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { BlockList, isIP } from 'node:net';
+
+/** Where a delivery may go: a URL and the address checked for it, which the connection must use. */
+export interface DeliveryTarget {
+  url: URL;
+  address: string;
+  family: 4 | 6;
+}
+
+export type Lookup = (hostname: string) => Promise<Array<{ address: string; family: number }>>;
+
+export const systemLookup: Lookup = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+
+/**
+ * Addresses a webhook must not reach unless the operator allows private ones: unspecified, loopback,
+ * private (RFC 1918, CGNAT), link-local (cloud metadata at 169.254.169.254), unique-local, multicast,
+ * reserved and documentation ranges, and IPv4 mapped into IPv6.
+ */
+// Two lists: Node's BlockList matches IPv4 addresses against IPv4-mapped IPv6 rules, so one list
+// holding ::ffff:0:0/96 would refuse every IPv4 address.
+const refusedV4 = new BlockList();
+const refusedV6 = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
+  refusedV4.addSubnet(network, prefix, 'ipv4');
+}
+for (const [network, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['::ffff:0:0', 96],
+  ['64:ff9b::', 96],
+  ['100::', 64],
+  ['2001:db8::', 32],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const) {
+  refusedV6.addSubnet(network, prefix, 'ipv6');
+}
+
+/** True when the address is one a webhook may not reach (see the lists above; any other IPv4-mapped form too). */
+export function isRefusedAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return refusedV4.check(address, 'ipv4');
+  if (family === 6) {
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+    if (mapped?.[1]) return refusedV4.check(mapped[1], 'ipv4');
+    return refusedV6.check(address, 'ipv6');
+  }
+  return true;
+}
+
+export class RefusedTarget extends Error {}
+
+/** Only http(s) URLs without credentials; `RefusedTarget` otherwise. */
+export function parseWebhookUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new RefusedTarget('not a URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RefusedTarget('only http and https URLs');
+  if (url.username || url.password) throw new RefusedTarget('no credentials in the URL');
+  return url;
+}
+
+/**
+ * Resolves the URL's host now, at delivery, and checks every address it resolves to; the delivery
+ * then connects to the address checked here (never resolving again, so a DNS answer that changes
+ * between the check and the connection cannot send it elsewhere).
+ */
+export async function resolveTarget(text: string, options: { allowPrivate: boolean; lookup: Lookup }): Promise<DeliveryTarget> {
+  const url = parseWebhookUrl(text);
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const literal = isIP(host);
+  const addresses = literal
+    ? [{ address: host, family: literal }]
+    : await options.lookup(host).catch((error: unknown) => {
+        throw new RefusedTarget(`DNS lookup failed: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+      });
+  if (addresses.length === 0) throw new RefusedTarget('the host has no address');
+  if (!options.allowPrivate) {
+    const bad = addresses.find((entry) => isRefusedAddress(entry.address));
+    if (bad) throw new RefusedTarget(`refused address ${bad.address} (private, loopback, link-local or reserved)`);
+  }
+  const first = addresses[0] as { address: string; family: number };
+  return { url, address: first.address, family: first.family === 6 ? 6 : 4 };
+}

@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import type { Send } from './http-sender.ts';
+import { nextDelayMs, standardRetryScheduleMs } from './schedule.ts';
+import { isRefusedAddress, type Lookup, RefusedTarget, resolveTarget } from './ssrf.ts';
+
+/** A connection that fails the test if anything tries to make it. */
+const neverConnect: Send = () => {
+  throw new Error('SSRF test: a connection was attempted');
+};
+
+const lookupTo =
+  (...addresses: string[]): Lookup =>
+  async () =>
+    addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+
+async function deliverVia(url: string, lookup: Lookup, allowPrivate = false) {
+  // What the worker does: resolve and check, then connect to the checked address only.
+  const target = await resolveTarget(url, { allowPrivate, lookup });
+  return neverConnect(target, {}, '', 1_000);
+}
+
+describe('SSRF guard', () => {
+  it.each([
+    '127.0.0.1',
+    '10.1.2.3',
+    '172.16.0.1',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '224.0.0.1',
+    '255.255.255.255',
+    '::1',
+    '::',
+    'fe80::1',
+    'fd00::1',
+    'ff02::1',
+    '::ffff:127.0.0.1',
+    '::ffff:10.0.0.1',
+  ])('refuses %s after DNS resolution, before any connection', async (address) => {
+    expect(isRefusedAddress(address)).toBe(true);
+    await expect(deliverVia('https://hooks.example.com/x', lookupTo(address))).rejects.toBeInstanceOf(RefusedTarget);
+  });
+
+  it('refuses a name whose answers include one private address (rebinding with several records)', async () => {
+    await expect(deliverVia('https://hooks.example.com/x', lookupTo('93.184.216.34', '10.0.0.5'))).rejects.toThrow(/10\.0\.0\.5/);
+  });
+
+  it('refuses literal private addresses in the URL without asking DNS', async () => {
+    const lookup: Lookup = async () => {
+      throw new Error('DNS asked for a literal');
+    };
+    await expect(deliverVia('http://127.0.0.1:8080/x', lookup)).rejects.toBeInstanceOf(RefusedTarget);
+    await expect(deliverVia('http://[::1]/x', lookup)).rejects.toBeInstanceOf(RefusedTarget);
+  });
+
+  it('refuses other schemes and credentials in the URL', async () => {
+    for (const url of ['ftp://example.com/x', 'file:///etc/passwd', 'gopher://example.com', 'https://user:pw@example.com/']) {
+      await expect(resolveTarget(url, { allowPrivate: true, lookup: lookupTo('93.184.216.34') })).rejects.toBeInstanceOf(
+        RefusedTarget,
+      );
+    }
+  });
+
+  it('allows a public address, pinned to the address checked; private ones only when the operator allows', async () => {
+    const target = await resolveTarget('https://hooks.example.com/x', { allowPrivate: false, lookup: lookupTo('93.184.216.34') });
+    expect(target).toMatchObject({ address: '93.184.216.34', family: 4 });
+    expect(target.url.hostname).toBe('hooks.example.com');
+    expect(isRefusedAddress('2606:4700::1111')).toBe(false);
+    const allowed = await resolveTarget('http://internal.example/x', { allowPrivate: true, lookup: lookupTo('10.0.0.7') });
+    expect(allowed.address).toBe('10.0.0.7');
+  });
+});
+
+describe('retry schedule', () => {
+  it('follows Standard Webhooks: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then gives up', () => {
+    const delays = [1, 2, 3, 4, 5, 6, 7].map((n) => nextDelayMs(standardRetryScheduleMs, n));
+    expect(delays).toEqual([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
+    expect(nextDelayMs(standardRetryScheduleMs, 8)).toBeUndefined();
+  });
+
+  it('waits at least what Retry-After asks, up to 10 h', () => {
+    expect(nextDelayMs(standardRetryScheduleMs, 1, 60)).toBe(60_000);
+    expect(nextDelayMs(standardRetryScheduleMs, 2, 1)).toBe(300_000);
+    expect(nextDelayMs(standardRetryScheduleMs, 1, 999_999)).toBe(36_000_000);
+  });
+});

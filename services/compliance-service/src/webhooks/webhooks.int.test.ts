@@ -1,0 +1,285 @@
+import { createPublicKey, randomBytes, verify as verifySignature } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createSigningKeyring, migrateAccounts, provisionAccount } from '@hallmark/accounts';
+import type { Principal } from '@hallmark/contracts';
+import { ed25519Jwk } from '@hallmark/crypto';
+import { createSqlEventStore } from '@hallmark/event-store';
+import { createLogger } from '@hallmark/runtime';
+import { createPostgresDatabase, createTestDatabase, type SqlDatabase } from '@hallmark/sql';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrateCompliance } from '../store/merkle-store.ts';
+import { createWebhookEndpoints, type WebhookEndpoints } from './endpoints.ts';
+import { sendHttp } from './http-sender.ts';
+import { enqueueMessages } from './outbox.ts';
+import { type DeliverySettings, startDeliveryWorker } from './worker.ts';
+
+let db: SqlDatabase;
+let drop: () => Promise<void>;
+let owner: Principal;
+let keyring: ReturnType<typeof createSigningKeyring>;
+let endpoints: WebhookEndpoints;
+const masterKey = randomBytes(32);
+const log = createLogger({ service: 'webhooks-test', level: 'silent' });
+let wakeAll = () => {};
+
+interface Received {
+  headers: IncomingMessage['headers'];
+  body: string;
+  at: number;
+}
+
+/** A loopback receiver whose answer each test decides. */
+async function receiver(answer: (request: Received, n: number, response: ServerResponse) => void) {
+  const received: Received[] = [];
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const entry = { headers: request.headers, body: Buffer.concat(chunks).toString(), at: Date.now() };
+      received.push(entry);
+      answer(entry, received.length, response);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  return {
+    url,
+    received,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+const settings: DeliverySettings = {
+  scheduleMs: [50, 50, 50],
+  timeoutMs: 300,
+  leaseMs: 2_000,
+  pollMs: 20,
+  concurrency: 8,
+  disableAfterMs: 5 * 86_400_000,
+  allowPrivate: true,
+};
+
+function worker(overrides: Partial<DeliverySettings> = {}, clock = () => new Date()) {
+  return startDeliveryWorker({
+    db,
+    masterKey,
+    clock,
+    log,
+    settings: { ...settings, ...overrides },
+    signerOf: async (principal) => {
+      const key = await keyring.activeSigningKey(principal);
+      return { kid: key.kid, sign: (content) => key.sign(content) };
+    },
+    lookup: async () => {
+      throw new Error('no DNS in this test');
+    },
+    send: sendHttp,
+  });
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+let causes = 0;
+async function emit(type: 'scan.suspicious' | 'transfer.completed' = 'scan.suspicious') {
+  causes += 1;
+  await enqueueMessages(db, [
+    { ...owner, type, cause: `test-cause-${causes}-${randomBytes(4).toString('hex')}`, at: new Date(), data: { n: causes } },
+  ]);
+  wakeAll();
+}
+
+beforeAll(async () => {
+  const test = await createTestDatabase('webhooks');
+  db = createPostgresDatabase({ connectionString: test.url, applicationName: 'test-webhooks' });
+  drop = async () => {
+    await db.close();
+    await test.drop();
+  };
+  const store = await createSqlEventStore(db, { pollIntervalMs: 20 });
+  await migrateAccounts(db);
+  await migrateCompliance(db);
+  const account = await provisionAccount(
+    { db, eventStore: store },
+    { name: 'Hooks', tier: 'enterprise', environment: 'live' },
+    new Date(),
+  );
+  owner = { accountId: account.account.id, environment: 'live' };
+  keyring = createSigningKeyring(db, masterKey);
+  endpoints = createWebhookEndpoints({ db, masterKey, clock: () => new Date(), rotationGraceMs: 60_000, wake: () => wakeAll() });
+});
+
+afterAll(async () => {
+  await drop?.();
+});
+
+describe('webhook delivery on PostgreSQL', () => {
+  it('signs v1 so the standardwebhooks library verifies it, and v1a under the account key; both secrets during a rotation', async () => {
+    const hook = await receiver((_request, _n, response) => response.writeHead(204).end());
+    const endpoint = await endpoints.create(owner, { url: hook.url, eventTypes: ['scan.suspicious'], description: 'sig' });
+    expect(endpoint.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
+    expect(JSON.stringify(await endpoints.get(owner, endpoint.id))).not.toContain(endpoint.secret);
+    const running = worker();
+    wakeAll = () => running.wake();
+    try {
+      await emit();
+      const first = await until('a delivery', () => hook.received[0]);
+      const payload = new Webhook(endpoint.secret).verify(first.body, first.headers as Record<string, string>);
+      expect(payload).toMatchObject({ type: 'scan.suspicious', environment: 'live' });
+      expect(() =>
+        new Webhook(`whsec_${randomBytes(32).toString('base64')}`).verify(first.body, first.headers as Record<string, string>),
+      ).toThrow();
+      // v1a: Ed25519 over the same content, under the key published in the JWKS (by kid).
+      const key = await keyring.activeSigningKey(owner);
+      expect(first.headers['webhook-key-id']).toBe(key.kid);
+      const v1a = String(first.headers['webhook-signature'])
+        .split(' ')
+        .find((part) => part.startsWith('v1a,'))
+        ?.slice(4);
+      const content = `${first.headers['webhook-id']}.${first.headers['webhook-timestamp']}.${first.body}`;
+      const publicKey = createPublicKey({ key: ed25519Jwk(key.publicKey, key.kid), format: 'jwk' });
+      expect(verifySignature(null, Buffer.from(content), publicKey, Buffer.from(v1a ?? '', 'base64'))).toBe(true);
+      expect(verifySignature(null, Buffer.from(`${content}x`), publicKey, Buffer.from(v1a ?? '', 'base64'))).toBe(false);
+
+      const rotated = await endpoints.rotate(owner, endpoint.id);
+      await emit();
+      const second = await until('a delivery after rotation', () => hook.received[1]);
+      expect(
+        String(second.headers['webhook-signature'])
+          .split(' ')
+          .filter((part) => part.startsWith('v1,')),
+      ).toHaveLength(2);
+      new Webhook(rotated.secret).verify(second.body, second.headers as Record<string, string>);
+      new Webhook(endpoint.secret).verify(second.body, second.headers as Record<string, string>);
+    } finally {
+      await running.stop();
+      await endpoints.remove(owner, endpoint.id);
+      await hook.close();
+    }
+  });
+
+  it('retries a failing and a timing-out receiver on the schedule with the same webhook-id, listing every attempt', async () => {
+    const hook = await receiver((_request, n, response) => {
+      if (n === 1) response.writeHead(500).end('no');
+      else if (n === 2)
+        setTimeout(() => response.writeHead(200).end(), 1_000); // past the 300 ms timeout
+      else response.writeHead(200).end();
+    });
+    const endpoint = await endpoints.create(owner, { url: hook.url, eventTypes: ['scan.suspicious'] });
+    const running = worker();
+    wakeAll = () => running.wake();
+    try {
+      await emit();
+      const [message] = (await until('delivered', async () => {
+        const page = await endpoints.messages(owner, endpoint.id, { status: 'delivered' });
+        return page.messages.length > 0 ? page.messages : undefined;
+      })) as [{ id: string; attempts: number; lastResponseCode: number | null }];
+      expect(message.attempts).toBe(3);
+      expect(message.lastResponseCode).toBe(200);
+      expect(new Set(hook.received.map((request) => request.headers['webhook-id']))).toEqual(new Set([message.id]));
+      const { attempts } = await endpoints.attempts(owner, endpoint.id, message.id);
+      expect(attempts.map((attempt) => [attempt.status, attempt.responseCode])).toEqual([
+        ['failed', 500],
+        ['failed', null],
+        ['succeeded', 200],
+      ]);
+      expect(attempts[1]?.error).toMatch(/timed out/);
+    } finally {
+      await running.stop();
+      await endpoints.remove(owner, endpoint.id);
+      await hook.close();
+    }
+  });
+
+  it('waits out a 429’s Retry-After; a 410 disables the endpoint and tells the owner’s other endpoint', async () => {
+    const limited = await receiver((_request, n, response) => {
+      if (n === 1) response.writeHead(429, { 'retry-after': '1' }).end();
+      else response.writeHead(200).end();
+    });
+    const gone = await receiver((_request, _n, response) => response.writeHead(410).end());
+    const watcher = await receiver((_request, _n, response) => response.writeHead(200).end());
+    const a = await endpoints.create(owner, { url: limited.url, eventTypes: ['transfer.completed'] });
+    const b = await endpoints.create(owner, { url: gone.url, eventTypes: ['transfer.completed'] });
+    const c = await endpoints.create(owner, { url: watcher.url, eventTypes: ['endpoint.disabled'] });
+    const running = worker();
+    wakeAll = () => running.wake();
+    try {
+      await emit('transfer.completed');
+      await until('the retry after 429', () => limited.received[1]);
+      const gap = (limited.received[1]?.at ?? 0) - (limited.received[0]?.at ?? 0);
+      expect(gap).toBeGreaterThanOrEqual(950); // not the 50 ms schedule: Retry-After says 1 s
+      const notice = await until('endpoint.disabled', () => watcher.received[0]);
+      expect(JSON.parse(notice.body)).toMatchObject({ type: 'endpoint.disabled', data: { endpointId: b.id, reason: 'gone' } });
+      expect(await endpoints.get(owner, b.id)).toMatchObject({ status: 'disabled', disabledReason: 'gone' });
+      expect(gone.received).toHaveLength(1);
+    } finally {
+      await running.stop();
+      for (const endpoint of [a, b, c]) await endpoints.remove(owner, endpoint.id);
+      await Promise.all([limited.close(), gone.close(), watcher.close()]);
+    }
+  });
+
+  it('disables an endpoint failing for the configured time, and replays its failed messages on request', async () => {
+    const hook = await receiver((_request, _n, response) => response.writeHead(503).end());
+    const endpoint = await endpoints.create(owner, { url: hook.url, eventTypes: ['scan.suspicious'] });
+    const running = worker({ scheduleMs: [20], disableAfterMs: 100_000 });
+    wakeAll = () => running.wake();
+    try {
+      await emit();
+      await until('failed', async () => {
+        const page = await endpoints.messages(owner, endpoint.id, { status: 'failed' });
+        return page.messages[0];
+      });
+      expect((await endpoints.get(owner, endpoint.id)).status).toBe('enabled');
+      const replayed = await endpoints.replayFailed(owner, endpoint.id, { since: new Date(Date.now() - 60_000).toISOString() });
+      expect(replayed.replayed).toBe(1);
+      await until('two more attempts', () => hook.received[3]);
+      await running.stop();
+      // Five days later (the clock moved), the next failure disables it.
+      const later = worker({ scheduleMs: [20], disableAfterMs: 100_000 }, () => new Date(Date.now() + 200_000));
+      wakeAll = () => later.wake();
+      await emit();
+      await until('disabled', async () => ((await endpoints.get(owner, endpoint.id)).status === 'disabled' ? true : undefined));
+      expect((await endpoints.get(owner, endpoint.id)).disabledReason).toBe('failing');
+      await later.stop();
+    } finally {
+      await running.stop();
+      await endpoints.remove(owner, endpoint.id);
+      await hook.close();
+    }
+  });
+
+  it('two workers deliver 40 messages once each (row claims with SKIP LOCKED)', async () => {
+    const hook = await receiver((_request, _n, response) => response.writeHead(200).end());
+    const endpoint = await endpoints.create(owner, { url: hook.url, eventTypes: ['scan.suspicious'] });
+    const workers = [worker(), worker()];
+    wakeAll = () => {
+      for (const each of workers) each.wake();
+    };
+    try {
+      for (let i = 0; i < 40; i += 1) await emit();
+      await until('40 deliveries', () => (hook.received.length >= 40 ? true : undefined));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const ids = hook.received.map((request) => request.headers['webhook-id']);
+      expect(ids).toHaveLength(40);
+      expect(new Set(ids).size).toBe(40);
+    } finally {
+      for (const each of workers) await each.stop();
+      await endpoints.remove(owner, endpoint.id);
+      await hook.close();
+    }
+  });
+});
