@@ -21,7 +21,7 @@ let owner: Principal;
 let keyring: ReturnType<typeof createSigningKeyring>;
 let endpoints: WebhookEndpoints;
 const masterKey = randomBytes(32);
-const log = createLogger({ service: 'webhooks-test', level: 'silent' });
+const log = createLogger({ service: 'webhooks-test', instance: 'test', level: 'silent' });
 let wakeAll = () => {};
 
 interface Received {
@@ -150,7 +150,7 @@ describe('webhook delivery on PostgreSQL', () => {
         .find((part) => part.startsWith('v1a,'))
         ?.slice(4);
       const content = `${first.headers['webhook-id']}.${first.headers['webhook-timestamp']}.${first.body}`;
-      const publicKey = createPublicKey({ key: ed25519Jwk(key.publicKey, key.kid), format: 'jwk' });
+      const publicKey = createPublicKey({ key: { ...ed25519Jwk(key.publicKey, key.kid) }, format: 'jwk' });
       expect(verifySignature(null, Buffer.from(content), publicKey, Buffer.from(v1a ?? '', 'base64'))).toBe(true);
       expect(verifySignature(null, Buffer.from(`${content}x`), publicKey, Buffer.from(v1a ?? '', 'base64'))).toBe(false);
 
@@ -183,10 +183,10 @@ describe('webhook delivery on PostgreSQL', () => {
     wakeAll = () => running.wake();
     try {
       await emit();
-      const [message] = (await until('delivered', async () => {
+      const message = await until('delivered', async () => {
         const page = await endpoints.messages(owner, endpoint.id, { status: 'delivered' });
-        return page.messages.length > 0 ? page.messages : undefined;
-      })) as [{ id: string; attempts: number; lastResponseCode: number | null }];
+        return page.messages[0];
+      });
       expect(message.attempts).toBe(3);
       expect(message.lastResponseCode).toBe(200);
       expect(new Set(hook.received.map((request) => request.headers['webhook-id']))).toEqual(new Set([message.id]));
