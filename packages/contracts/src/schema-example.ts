@@ -81,14 +81,10 @@ export function exampleOf(schema: unknown, at = '#'): unknown {
 
 function objectExample(s: Schema, at: string): Record<string, unknown> {
   const properties = (s.properties ?? {}) as Record<string, Schema>;
-  const required = new Set((s.required as string[] | undefined) ?? []);
   const example: Record<string, unknown> = {};
-  for (const [name, property] of Object.entries(properties)) {
-    // Optional fields are shown too, unless marked otherwise, so a reader sees what can be sent.
-    if (required.has(name) || property['x-example-omit'] !== true) {
-      example[name] = exampleOf(property, `${at}/properties/${name}`);
-    }
-  }
+  // Optional fields are shown too, so a reader sees what can be sent; a schema whose optional
+  // fields exclude each other gives its own `examples`.
+  for (const [name, property] of Object.entries(properties)) example[name] = exampleOf(property, `${at}/properties/${name}`);
   return example;
 }
 
