@@ -114,6 +114,10 @@ describe('hallmark CLI against the configured database', () => {
       stdout: '',
       stderr: 'hallmark: unknown option --colour\nRun "hallmark keys --help" for its usage.\n',
     });
+    const noAction = await hallmark('keys', '--account', 'acc_x');
+    expect(noAction.stderr).toBe(
+      'hallmark: keys needs an action: create, list, revoke\nRun "hallmark keys --help" for its usage.\n',
+    );
     const missing = await hallmark('accounts', 'create', '--name');
     expect([missing.code, missing.stderr.split('\n')[0]]).toEqual([64, 'hallmark: --name needs a value']);
   });

@@ -53,6 +53,14 @@ const commandUsages: Record<string, string> = {
   migrate: migrateUsage,
 };
 
+/** Commands that take an action first (`hallmark keys list`). */
+const commandActions: Record<string, readonly string[]> = {
+  accounts: ['create', 'list'],
+  keys: ['create', 'list', 'revoke'],
+  gtins: ['grant', 'list', 'revoke', 'conflicts'],
+  projections: ['rebuild'],
+};
+
 const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 const write = (text: string) => process.stdout.write(text);
@@ -95,6 +103,10 @@ async function main(argv: string[]): Promise<number | undefined> {
   if (own && options.some((arg) => arg === '--help' || arg === '-h')) {
     write(`Usage:\n  ${own}\n\n${exitCodes}\n`);
     return 0;
+  }
+  const actions = commandActions[command];
+  if (actions && (rest[0] === undefined || rest[0].startsWith('-'))) {
+    throw new UsageError(`${command} needs an action: ${actions.join(', ')}`);
   }
   switch (command) {
     case 'start':
