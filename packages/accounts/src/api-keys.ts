@@ -7,12 +7,10 @@ import {
   type Scope,
 } from '@hallmark/contracts';
 import type { SqlExecutor } from '@hallmark/sql';
-import { findAccount } from './account-store.ts';
-import { environmentOfSecret, hashApiKeySecret, newApiKeySecret, secretPrefix } from './api-key-secret.ts';
+import { environmentOfSecret, hashApiKeySecret, secretPrefix } from './api-key-secret.ts';
 import { type ApiKeyRecord, insertApiKey } from './api-key-store.ts';
 import type { AuthenticatedKey } from './authenticated-key.ts';
 import {
-  type ApiKeyCommand,
   type ApiKeyEvent,
   type DomainError,
   decide,
