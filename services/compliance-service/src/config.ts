@@ -32,6 +32,13 @@ export const ComplianceServiceConfig = Type.Object({
     default: 15_000,
     description: 'one webhook attempt at most',
   }),
+  HALLMARK_WEBHOOK_LEASE_MS: Type.Integer({
+    minimum: 200,
+    maximum: 600_000,
+    default: 30_000,
+    description:
+      'how long a claimed webhook message is one worker’s; must outlast the timeout. A worker that dies mid-delivery leaves it to another after this',
+  }),
   HALLMARK_WEBHOOK_POLL_MS: Type.Integer({
     minimum: 10,
     maximum: 60_000,

@@ -157,14 +157,31 @@ const ScanData = Type.Object({
   location: Type.Optional(Type.Object({ latitude: Type.Number(), longitude: Type.Number() })),
 });
 const ReportData = Type.Object({
-  assetId: Type.String(),
   reportId: Type.String(),
-  gtin: Type.Optional(Type.String()),
-  serial: Type.Optional(Type.String()),
-  reason: Type.Optional(Type.String()),
+  assetId: Type.Union([Type.String(), Type.Null()]),
+  gtin: Type.String(),
+  serial: Type.String(),
+  reason: Type.Union([Type.String(), Type.Null()]),
+});
+const BlockData = Type.Object({
+  source: Type.Union([Type.Literal('blocklist'), Type.Literal('report')], {
+    description: '`blocklist`: POST /blocklist (a code or a serial range); `report`: a confirmed report',
+  }),
+  gtin: Type.String(),
+  serial: Type.Optional(Type.String({ description: 'source report' })),
+  serialFrom: Type.Optional(Type.String({ description: 'source blocklist' })),
+  serialTo: Type.Optional(Type.String({ description: 'source blocklist' })),
+  kind: Type.Optional(Type.String({ description: 'source blocklist: counterfeit or withdrawn' })),
+  blockId: Type.Optional(Type.String()),
+  reportId: Type.Optional(Type.String()),
+  assetId: Type.Optional(Type.String()),
+  reason: Type.Union([Type.String(), Type.Null()]),
 });
 const TransferData = Type.Object({
   assetId: Type.String(),
+  kind: Type.Optional(
+    Type.Union([Type.Literal('sold'), Type.Literal('transferred')], { description: 'transfer.completed only' }),
+  ),
   transferId: Type.String(),
   fromOwnerId: Type.Optional(Type.String()),
   toOwnerId: Type.Optional(Type.String()),
@@ -190,8 +207,8 @@ export const webhookEventPayloads: Readonly<Record<WebhookEventType, { summary: 
   },
   'code.reported': { summary: 'Someone reported one of the account’s codes.', schema: envelope('code.reported', ReportData) },
   'code.blocked': {
-    summary: 'A report was confirmed: the code is blocked and scans of it are COUNTERFEIT.',
-    schema: envelope('code.blocked', ReportData),
+    summary: 'A code or serial range was put on the blocklist, or a report was confirmed: scans of it are no longer AUTHENTIC.',
+    schema: envelope('code.blocked', BlockData),
   },
   'transfer.completed': {
     summary: 'An auction object changed hands (sold, or transferred).',

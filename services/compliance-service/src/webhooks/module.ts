@@ -45,6 +45,9 @@ export interface WebhookModuleDeps {
  */
 export async function startWebhooks(deps: WebhookModuleDeps): Promise<Subscription[]> {
   const { db, bus, log, config } = deps;
+  if (config.HALLMARK_WEBHOOK_LEASE_MS <= config.HALLMARK_WEBHOOK_TIMEOUT_MS) {
+    throw new Error('HALLMARK_WEBHOOK_LEASE_MS must be longer than HALLMARK_WEBHOOK_TIMEOUT_MS');
+  }
   const worker = startDeliveryWorker({
     db,
     masterKey: deps.masterKey,
@@ -59,7 +62,7 @@ export async function startWebhooks(deps: WebhookModuleDeps): Promise<Subscripti
     settings: {
       scheduleMs: parseSchedule(config.HALLMARK_WEBHOOK_RETRY_SCHEDULE_MS),
       timeoutMs: config.HALLMARK_WEBHOOK_TIMEOUT_MS,
-      leaseMs: config.HALLMARK_WEBHOOK_TIMEOUT_MS + 15_000,
+      leaseMs: config.HALLMARK_WEBHOOK_LEASE_MS,
       pollMs: config.HALLMARK_WEBHOOK_POLL_MS,
       concurrency: 16,
       disableAfterMs: config.HALLMARK_WEBHOOK_DISABLE_AFTER_MS,

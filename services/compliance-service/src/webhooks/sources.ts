@@ -84,6 +84,20 @@ export function eventMessages(event: StoredEvent): OutboxMessage[] {
   const data = event.data as Record<string, unknown>;
   const cause = `event:${event.eventId}`;
   const at = new Date(event.recordedAt);
+  const account = accountStreamPattern.exec(event.streamId);
+  if (account && event.type === 'code.blocked') {
+    const { by: _by, ...block } = data;
+    return [
+      {
+        accountId: account[1] as string,
+        environment: account[2] as Environment,
+        type: 'code.blocked',
+        cause,
+        at,
+        data: { source: 'blocklist', ...block },
+      },
+    ];
+  }
   if (record) {
     const owner = { accountId: record.accountId, environment: record.environment };
     if (event.type === 'sold' || event.type === 'transferred') {
@@ -111,20 +125,6 @@ export function eventMessages(event: StoredEvent): OutboxMessage[] {
       ];
     }
     return [];
-  }
-  const account = accountStreamPattern.exec(event.streamId);
-  if (account && event.type === 'code.blocked') {
-    const { by: _by, ...block } = data;
-    return [
-      {
-        accountId: account[1] as string,
-        environment: account[2] as Environment,
-        type: 'code.blocked',
-        cause,
-        at,
-        data: { source: 'blocklist', ...block },
-      },
-    ];
   }
   return [];
 }

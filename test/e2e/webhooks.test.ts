@@ -1,0 +1,189 @@
+// Issue #21, items 3-5: Standard Webhooks over real HTTP in the distributed form. Endpoints by API,
+// a suspicious scan at a loopback receiver within 1 s, both signatures checked (v1 by the
+// unmodified standardwebhooks package, v1a under the key /.well-known/jwks.json publishes), the
+// attempts listed, and a delivery worker killed mid-delivery whose message is still delivered once.
+// Retries and refusals in detail: services/compliance-service/src/webhooks/*.test.ts.
+import { createPublicKey, verify as verifySignature } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
+import { call } from '../support/embedded.ts';
+import { waitFor } from '../support/wait.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
+type Json = Record<string, any>;
+
+interface Delivery {
+  headers: IncomingMessage['headers'];
+  body: string;
+  at: number;
+}
+
+let product: DistributedProduct;
+let key: string;
+let gtin: string;
+let url: string;
+const received: Delivery[] = [];
+/** How the receiver answers the next request; the default acknowledges. */
+let answer: (delivery: Delivery, response: ServerResponse) => void = (_delivery, response) => response.writeHead(204).end();
+const receiver = createServer((request, response) => {
+  const chunks: Buffer[] = [];
+  request.on('data', (chunk: Buffer) => chunks.push(chunk));
+  request.on('end', () => {
+    const delivery = { headers: request.headers, body: Buffer.concat(chunks).toString(), at: Date.now() };
+    received.push(delivery);
+    answer(delivery, response);
+  });
+});
+
+const api = (method: string, path: string, body?: unknown) => call<Json>(product.url, method, `/api/v1${path}`, { key, body });
+function ok(response: { status: number; body: Json }, status = 200) {
+  expect(response.status, JSON.stringify(response.body)).toBe(status);
+  return response.body;
+}
+const ofType = (type: string) => received.filter((delivery) => JSON.parse(delivery.body).type === type);
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+  product = await startDistributedProduct({
+    HALLMARK_WEBHOOKS_ALLOW_PRIVATE: 'true',
+    HALLMARK_WEBHOOK_RETRY_SCHEDULE_MS: '100,100,100',
+    HALLMARK_WEBHOOK_TIMEOUT_MS: '1000',
+    HALLMARK_WEBHOOK_LEASE_MS: '1500',
+    HALLMARK_WEBHOOK_POLL_MS: '50',
+  });
+  const created = ok(
+    await call<Json>(product.url, 'POST', '/api/v1/accounts', {
+      key: product.operatorKey,
+      body: { name: 'Hooks', tier: 'enterprise' },
+    }),
+    201,
+  );
+  key = created.apiKey.secret;
+  gtin = '09506000134352';
+  ok(
+    await call<Json>(product.url, 'POST', `/api/v1/accounts/${created.account.id}/gtins`, {
+      key: product.operatorKey,
+      body: { gtin },
+    }),
+    201,
+  );
+}, 120_000);
+
+afterAll(async () => {
+  receiver.closeAllConnections();
+  receiver.close();
+  await product?.stop();
+});
+
+describe('webhooks (distributed)', () => {
+  let endpoint: Json;
+
+  it('manages endpoints by API: the secret once, http(s) only, scoped to the account', async () => {
+    endpoint = ok(
+      await api('POST', '/webhooks/endpoints', {
+        url,
+        eventTypes: ['scan.suspicious', 'code.blocked', 'test'],
+        description: 'SOC',
+      }),
+      201,
+    );
+    expect(endpoint.secret).toMatch(/^whsec_/);
+    const fetched = ok(await api('GET', `/webhooks/endpoints/${endpoint.id}`));
+    expect(fetched).toMatchObject({ id: endpoint.id, url, status: 'enabled', description: 'SOC' });
+    expect(JSON.stringify(fetched)).not.toContain(endpoint.secret);
+    expect(ok(await api('GET', '/webhooks/endpoints')).endpoints.map((each: Json) => each.id)).toEqual([endpoint.id]);
+    const bad = await api('POST', '/webhooks/endpoints', { url: 'ftp://example.com/x', eventTypes: ['test'] });
+    expect([bad.status, bad.body.error?.code]).toEqual([400, 'VALIDATION_ERROR']);
+    const unknown = await api('POST', '/webhooks/endpoints', { url, eventTypes: ['nope'] });
+    expect(unknown.status).toBe(400);
+    const other = await api('GET', '/webhooks/endpoints/whep_none');
+    expect([other.status, other.body.error?.code]).toEqual([404, 'NOT_FOUND']);
+    const patched = ok(await api('PATCH', `/webhooks/endpoints/${endpoint.id}`, { description: 'Security team' }));
+    expect(patched.description).toBe('Security team');
+  });
+
+  it('sends a test message on demand, signed v1 (standardwebhooks) and v1a (the JWKS key)', async () => {
+    const queued = ok(await api('POST', `/webhooks/endpoints/${endpoint.id}/test`), 202);
+    const delivery = await waitFor(
+      'the test message',
+      async () => received.find((each) => each.headers['webhook-id'] === queued.id),
+      {
+        timeoutMs: 5_000,
+        intervalMs: 10,
+      },
+    );
+    expect(new Webhook(endpoint.secret).verify(delivery.body, delivery.headers as Record<string, string>)).toMatchObject({
+      type: 'test',
+      data: { endpointId: endpoint.id },
+    });
+    const jwks = (await (await fetch(`${product.url}/.well-known/jwks.json`)).json()) as { keys: Json[] };
+    const jwk = jwks.keys.find((each) => each.kid === delivery.headers['webhook-key-id']);
+    expect(jwk).toBeDefined();
+    const v1a = String(delivery.headers['webhook-signature'])
+      .split(' ')
+      .find((part) => part.startsWith('v1a,')) as string;
+    const content = Buffer.from(`${delivery.headers['webhook-id']}.${delivery.headers['webhook-timestamp']}.${delivery.body}`);
+    const publicKey = createPublicKey({ key: { kty: jwk?.kty, crv: jwk?.crv, x: jwk?.x }, format: 'jwk' });
+    expect(verifySignature(null, content, publicKey, Buffer.from(v1a.slice(4), 'base64'))).toBe(true);
+    const attempts = await waitFor(
+      'its attempt listed',
+      async () => {
+        const listed = ok(await api('GET', `/webhooks/endpoints/${endpoint.id}/messages/${queued.id}/attempts`));
+        return listed.attempts.length > 0 ? listed.attempts : undefined;
+      },
+      { timeoutMs: 5_000 },
+    );
+    expect(attempts[0]).toMatchObject({ status: 'succeeded', responseCode: 204 });
+  });
+
+  it('delivers a suspicious scan within 1 s of the verification’s answer, and the block that caused it', async () => {
+    const code = ok(await api('POST', '/code/generate', { gtin, serialNumber: 'WH-1', batchNumber: 'L1' }), 201);
+    ok(await api('POST', '/blocklist', { gtin, serial: 'WH-1', kind: 'withdrawn', reason: 'recalled' }), 201);
+    const verified = ok(await api('POST', '/code/verify', { url: code.url }));
+    const answeredAt = Date.now();
+    expect(verified.verdict).toBe('SUSPICIOUS');
+    const delivery = await waitFor('scan.suspicious', async () => ofType('scan.suspicious')[0], {
+      timeoutMs: 5_000,
+      intervalMs: 10,
+    });
+    expect(delivery.at - answeredAt).toBeLessThan(1_000);
+    expect(JSON.parse(delivery.body).data).toMatchObject({ gtin, serial: 'WH-1', verdict: 'SUSPICIOUS' });
+    const blocked = await waitFor('code.blocked', async () => ofType('code.blocked')[0], { timeoutMs: 5_000 });
+    expect(JSON.parse(blocked.body).data).toMatchObject({ source: 'blocklist', gtin, reason: 'recalled' });
+  });
+
+  it('a delivery worker killed mid-delivery: the message is delivered once after the restart (same webhook-id)', async () => {
+    let held: (() => void) | undefined;
+    const firstArrived = new Promise<void>((resolve) => {
+      held = resolve;
+    });
+    answer = (delivery, response) => {
+      if (JSON.parse(delivery.body).type === 'test' && held) {
+        const arrived = held;
+        held = undefined;
+        arrived(); // never answered: the worker dies waiting
+        return;
+      }
+      response.writeHead(200).end();
+    };
+    const queued = ok(await api('POST', `/webhooks/endpoints/${endpoint.id}/test`), 202);
+    await firstArrived;
+    await product.kill('compliance-service-1');
+    await product.restart('compliance-service-1');
+    const delivered = await waitFor(
+      'delivered after the restart',
+      async () => {
+        const { messages } = ok(await api('GET', `/webhooks/endpoints/${endpoint.id}/messages?status=delivered`));
+        return messages.find((message: Json) => message.id === queued.id);
+      },
+      { timeoutMs: 20_000 },
+    );
+    expect(delivered.attempts).toBe(1); // the killed attempt left no outcome
+    const sent = received.filter((delivery) => delivery.headers['webhook-id'] === queued.id);
+    expect(sent).toHaveLength(2); // the one in flight when the worker died, then the one answered
+  }, 40_000);
+});
