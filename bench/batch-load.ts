@@ -24,6 +24,8 @@ export interface BatchRun {
   failed: number;
   /** Each server process's resident memory after the first batch, half way and at the end, and its peak, in MiB. */
   memory: Array<{ name: string; afterFirst: number; halfWay: number; end: number; peak: number }>;
+  /** Seconds after the last batch until verify-service's and compliance-service's projections held every code (distributed form). */
+  projectedAfterSeconds: number | undefined;
   /** What the codes added to the database, once every projection had caught up (see storageOf). */
   storage: Storage;
 }
@@ -43,6 +45,31 @@ async function folderBytes(folder: string): Promise<number> {
     else if (entry.isFile()) total += (await stat(path)).blocks * 512;
   }
   return total;
+}
+
+/**
+ * Waits (at most 5 minutes) until the distributed form's projections hold at least `codes` codes:
+ * verify-service's code directory and compliance-service's provenance assets. Resolves with the
+ * seconds it waited; undefined for the embedded form, whose database only its process can read.
+ */
+async function untilProjected(product: RunningProduct, codes: number): Promise<number | undefined> {
+  if (!product.databaseUrl) return undefined;
+  const db = createPostgresDatabase({ connectionString: product.databaseUrl, maxConnections: 1 });
+  const started = performance.now();
+  try {
+    const deadline = Date.now() + 300_000;
+    for (;;) {
+      const [row] = await db.query<{ directory: string; assets: string }>(
+        `SELECT (SELECT count(*) FROM code_directory)::text AS directory,
+                (SELECT count(*) FROM provenance_assets WHERE asset_id LIKE 'code_%')::text AS assets`,
+      );
+      if ((Number(row?.directory) >= codes && Number(row?.assets) >= codes) || Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    return (performance.now() - started) / 1000;
+  } finally {
+    await db.close();
+  }
 }
 
 /**
@@ -131,6 +158,7 @@ export async function runBatches(start: () => Promise<RunningProduct>, total: nu
     const seconds = (performance.now() - started) / 1000;
     const memoryAtEnd = product.processes.map(({ pid }) => memoryMiB(pid));
     // The projections (code directory, Merkle trees) catch up before the storage is measured.
+    const projectedAfterSeconds = await untilProjected(product, generated);
     await untilQuiet([product]);
     const storedAfter = await storageOf(product);
     const tableBefore = new Map(storedBefore.tables.map((table) => [table.name, table.bytes]));
@@ -139,6 +167,7 @@ export async function runBatches(start: () => Promise<RunningProduct>, total: nu
       seconds,
       codesPerSecond: Math.round(generated / seconds),
       failed,
+      projectedAfterSeconds,
       storage: {
         bytes: storedAfter.bytes - storedBefore.bytes,
         tables: storedAfter.tables

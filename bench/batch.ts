@@ -1,17 +1,21 @@
-// Batch generation (issue #4, target d): codes per second through POST /code/generate/batch with
-// 10,000 items per request, and a million codes in a row with the server's memory watched.
+// Batch generation (issue #4, target d; issue #19, targets 3 and 5): codes per second through POST
+// /code/generate/batch with 10,000 items per request, the server's memory watched, and the storage
+// the codes took: PostgreSQL's every table (pg_total_relation_size) or the embedded data folder's
+// disk space, after minus before, divided by the codes.
 // (`pnpm bench:codes` runs the same in its one go with the other targets of #4.)
 //
 //   pnpm bench:batch                      (100,000 codes per form)
 //   BENCH_CODES=1000000 pnpm bench:batch  (the million)
-import { inFlight, memoryText, perBatch, runBatches } from './batch-load.ts';
+import { inFlight, memoryText, perBatch, runBatches, storageText } from './batch-load.ts';
 import { machineLine, type RunningProduct, startDistributedProduct, startEmbeddedProduct } from './support.ts';
 
 const total = Number(process.env.BENCH_CODES ?? 100_000);
 
 async function row(start: () => Promise<RunningProduct>, form: string): Promise<string> {
   const run = await runBatches(start, total);
-  return `| ${form} | ${run.codes.toLocaleString('en')} | ${run.seconds.toFixed(1)} s | ${run.codesPerSecond}/s | ${run.failed} | ${memoryText(run)} |`;
+  const projected =
+    run.projectedAfterSeconds === undefined ? '' : ` (projections caught up ${run.projectedAfterSeconds.toFixed(1)} s after)`;
+  return `| ${form} | ${run.codes.toLocaleString('en')} | ${run.seconds.toFixed(1)} s${projected} | ${run.codesPerSecond}/s | ${run.failed} | ${storageText(run)} | ${memoryText(run)} |`;
 }
 
 const forms = (process.env.BENCH_FORMS ?? 'embedded,distributed').split(',');
@@ -23,8 +27,10 @@ process.stdout.write(
   [
     `Batch generation, ${machineLine()}, ${perBatch.toLocaleString('en')} items per request, ${inFlight} requests in flight`,
     '',
-    '| form | codes | time | codes/s | failed | memory of each server process: after the first batch → half way → at the end |',
-    '|---|---|---|---|---|---|',
+    'Targets (#19): 15,000 codes/s distributed, 10,000 embedded; at most 1 KB stored per code in PostgreSQL (every table: heap, indexes, TOAST), the embedded data folder within 1.5 times that',
+    '',
+    '| form | codes | time | codes/s | failed | stored per code (what the codes added, after the projections caught up) | memory of each server process: after the first batch → half way → at the end |',
+    '|---|---|---|---|---|---|---|',
     ...rows,
     '',
   ].join('\n'),
