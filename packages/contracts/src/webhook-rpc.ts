@@ -96,3 +96,21 @@ export const replayFailedWebhookMessagesRpc = {
   request: Type.Object({ principal: PrincipalSchema, id: Id, body: ReplayWebhookMessagesBody }),
   response: ReplayedWebhookMessages,
 } satisfies RpcDefinition;
+
+/**
+ * A daily quota crossed 80% or 100% (the gateway sees it as it spends). compliance-service records
+ * each threshold once per account, quota and UTC day and writes the quota.threshold messages.
+ */
+export const recordQuotaThresholdRpc = {
+  service,
+  operation: 'recordQuotaThreshold',
+  request: Type.Object({
+    principal: PrincipalSchema,
+    quota: Type.Union([Type.Literal('generate'), Type.Literal('verify'), Type.Literal('requests')]),
+    threshold: Type.Union([Type.Literal(80), Type.Literal(100)]),
+    used: Type.Integer(),
+    limit: Type.Integer(),
+    day: Type.String(),
+  }),
+  response: Type.Object({ recorded: Type.Boolean() }),
+} satisfies RpcDefinition;

@@ -4,7 +4,7 @@ import { type AuthenticatedKey, createVerificationKeys, watchCacheEpochs } from 
 import type { BlobStore } from '@hallmark/blob-store';
 import type { Bus } from '@hallmark/bus';
 import type { Cache } from '@hallmark/cache';
-import { broadcasts, HallmarkError, routerPathOf, routes } from '@hallmark/contracts';
+import { broadcasts, HallmarkError, recordQuotaThresholdRpc, routerPathOf, routes } from '@hallmark/contracts';
 import type { EventStore } from '@hallmark/event-store';
 import { createWorkSlots, isDependencyOutage, type Logger, outageAsUnavailable, type ReadinessChecks } from '@hallmark/runtime';
 import type { SqlDatabase } from '@hallmark/sql';
@@ -211,6 +211,11 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
         clock: deps.clock,
         publicPerSecond: deps.config.HALLMARK_PUBLIC_RATE_LIMIT,
         authFailuresPerMinute: deps.config.HALLMARK_AUTH_FAILURES_PER_MINUTE,
+        // Webhooks' quota.threshold: compliance-service records each once (docs/WEBHOOKS.md).
+        onQuotaThreshold: ({ accountId, environment, ...crossed }) =>
+          services
+            .call(recordQuotaThresholdRpc, { principal: { accountId, environment }, ...crossed }, 'quota-threshold')
+            .catch((error: unknown) => deps.log.warn({ err: error, accountId }, 'quota threshold not recorded for webhooks')),
       }),
     });
   }

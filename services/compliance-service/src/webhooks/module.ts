@@ -7,6 +7,7 @@ import {
   listWebhookAttemptsRpc,
   listWebhookEndpointsRpc,
   listWebhookMessagesRpc,
+  recordQuotaThresholdRpc,
   replayFailedWebhookMessagesRpc,
   replayWebhookMessageRpc,
   rotateWebhookSecretRpc,
@@ -20,7 +21,7 @@ import type { ComplianceServiceConfig } from '../config.ts';
 import { createWebhookEndpoints } from './endpoints.ts';
 import { type Send, sendHttp } from './http-sender.ts';
 import { parseSchedule } from './schedule.ts';
-import { checkKeyExpiry, consumeScans, pollReports, projectEventsToOutbox } from './sources.ts';
+import { checkKeyExpiry, consumeScans, pollReports, projectEventsToOutbox, recordQuotaThreshold } from './sources.ts';
 import { type Lookup, systemLookup } from './ssrf.ts';
 import { startDeliveryWorker } from './worker.ts';
 
@@ -103,6 +104,11 @@ export async function startWebhooks(deps: WebhookModuleDeps): Promise<Subscripti
     await serveRpc(bus, log, replayFailedWebhookMessagesRpc, async ({ principal, id, body }) =>
       endpoints.replayFailed(principal, id, body),
     ),
+    await serveRpc(bus, log, recordQuotaThresholdRpc, async ({ principal, ...crossed }) => {
+      const recorded = await recordQuotaThreshold(db, principal, crossed, deps.clock());
+      if (recorded) wake();
+      return { recorded };
+    }),
     // Last, so stopping finishes the deliveries in hand after nothing new is written.
     { stop: () => worker.stop() },
   ];

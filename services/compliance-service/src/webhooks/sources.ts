@@ -244,6 +244,38 @@ export function checkKeyExpiry(
   return every(options.intervalMs, tick, (error) => log.warn({ err: error }, 'key expiry check failed'));
 }
 
+/**
+ * quota.threshold: a daily quota crossed 80% or 100%. Recorded once per account, environment,
+ * quota, threshold and UTC day (the threshold row and the messages commit together); true when this
+ * call recorded it.
+ */
+export async function recordQuotaThreshold(
+  db: SqlDatabase,
+  principal: { accountId: string; environment: Environment },
+  crossed: { quota: string; threshold: 80 | 100; used: number; limit: number; day: string },
+  now: Date,
+): Promise<boolean> {
+  const threshold = `quota:${crossed.quota}:${crossed.day}:${crossed.threshold}`;
+  return db.transaction(async (tx) => {
+    const recorded = await tx.query(
+      `INSERT INTO webhook_thresholds (account_id, environment, threshold, recorded_at) VALUES ($1, $2, $3, $4)
+       ON CONFLICT DO NOTHING RETURNING threshold`,
+      [principal.accountId, principal.environment, threshold, now],
+    );
+    if (recorded.length === 0) return false;
+    await enqueueMessages(tx, [
+      {
+        ...principal,
+        type: 'quota.threshold',
+        cause: threshold + `:${principal.accountId}:${principal.environment}`,
+        at: now,
+        data: crossed,
+      },
+    ]);
+    return true;
+  });
+}
+
 function every(intervalMs: number, tick: () => Promise<void>, onError: (error: unknown) => void): Subscription {
   let running: Promise<void> | undefined;
   const run = () => {

@@ -24,6 +24,24 @@ type CounterName =
 
 const dayMs = 86_400_000;
 
+/** A daily quota an account just took past 80% or 100% (webhooks' quota.threshold). */
+export interface QuotaThresholdCrossed {
+  accountId: string;
+  environment: 'test' | 'live';
+  quota: 'generate' | 'verify' | 'requests';
+  threshold: 80 | 100;
+  used: number;
+  limit: number;
+  /** The UTC day, YYYY-MM-DD. */
+  day: string;
+}
+
+const dailyQuotaOf: Partial<Record<CounterName, QuotaThresholdCrossed['quota']>> = {
+  'test-key-requests-per-day': 'requests',
+  'generate-per-day': 'generate',
+  'verify-per-day': 'verify',
+};
+
 /** An account's decision as the response reports it: the refusing counter, else the tightest daily one, else the burst. */
 function outcomeOf(decision: QuotaDecision, names: readonly CounterName[], nowMs: number): RateLimitOutcome {
   if (!decision.allowed && decision.refusedIndex !== undefined) {
@@ -77,8 +95,41 @@ export function createRateLimiter(options: {
   clock: () => Date;
   publicPerSecond?: number;
   authFailuresPerMinute?: number;
+  /** Told once per account, quota, threshold and day on this replica (compliance-service records it once in all). */
+  onQuotaThreshold?: (crossed: QuotaThresholdCrossed) => void;
 }) {
   const publicPerSecond = options.publicPerSecond ?? 10;
+  // Thresholds this replica already told of, for the current day only (a few per account).
+  let announcedDay = -1;
+  const announced = new Set<string>();
+  const noteThresholds = (key: AuthenticatedKey, decision: QuotaDecision, names: readonly CounterName[], day: number) => {
+    const notify = options.onQuotaThreshold;
+    if (!notify) return;
+    decision.counters.forEach((counter, index) => {
+      const quota = dailyQuotaOf[names[index] as CounterName];
+      if (!quota || counter.limit <= 0) return;
+      const refused = !decision.allowed && decision.refusedIndex === index;
+      for (const threshold of [80, 100] as const) {
+        if (!refused && counter.used * 100 < counter.limit * threshold) continue;
+        if (announcedDay !== day) {
+          announced.clear();
+          announcedDay = day;
+        }
+        const id = `${key.accountId}:${key.environment}:${quota}:${threshold}`;
+        if (announced.has(id)) continue;
+        announced.add(id);
+        notify({
+          accountId: key.accountId,
+          environment: key.environment,
+          quota,
+          threshold,
+          used: refused ? counter.limit : counter.used,
+          limit: counter.limit,
+          day: new Date(day * dayMs).toISOString().slice(0, 10),
+        });
+      }
+    });
+  };
   const authFailuresPerMinute = options.authFailuresPerMinute ?? 20;
   return {
     /**
@@ -148,9 +199,14 @@ export function createRateLimiter(options: {
       const withQuota = (outcome: RateLimitOutcome): RateLimitOutcome =>
         outcome.allowed && quota ? { ...outcome, quotaSpent: { key: quota.key, cost: quota.cost } } : outcome;
       // In memory the decision is here already: no promise.
-      return decision instanceof Promise
-        ? decision.then((settled) => withQuota(outcomeOf(settled, names, nowMs)))
-        : withQuota(outcomeOf(decision, names, nowMs));
+      if (decision instanceof Promise) {
+        return decision.then((settled) => {
+          noteThresholds(key, settled, names, day);
+          return withQuota(outcomeOf(settled, names, nowMs));
+        });
+      }
+      noteThresholds(key, decision, names, day);
+      return withQuota(outcomeOf(decision, names, nowMs));
     },
 
     /** Gives back quota spent on work that was refused: quota is spent only for accepted work. */

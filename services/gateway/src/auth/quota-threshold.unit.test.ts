@@ -1,0 +1,43 @@
+import type { AuthenticatedKey } from '@hallmark/accounts';
+import { createMemoryCache } from '@hallmark/cache';
+import { describe, expect, it } from 'vitest';
+import { createRateLimiter, type QuotaThresholdCrossed } from './rate-limiter.ts';
+
+const key: AuthenticatedKey = {
+  keyId: 'key_1',
+  accountId: 'acc_1',
+  environment: 'live',
+  scopes: ['*'],
+  isOperator: false,
+  tier: 'free',
+  expiresAt: null,
+};
+
+describe('quota thresholds for webhooks', () => {
+  it('tells of 80% and 100% of a daily quota once each per day, and of 100% when a batch is refused short of it', async () => {
+    const crossed: QuotaThresholdCrossed[] = [];
+    let now = new Date('2026-11-25T10:00:00.000Z');
+    const limiter = createRateLimiter({
+      cache: createMemoryCache(),
+      clock: () => now,
+      onQuotaThreshold: (each) => crossed.push(each),
+    });
+    const spend = (items: number) => limiter.spend(key, { kind: 'generate', per: 'item' }, items);
+    // free: 100 generations a day.
+    await spend(79);
+    expect(crossed).toEqual([]);
+    await spend(1);
+    expect(crossed).toEqual([
+      { accountId: 'acc_1', environment: 'live', quota: 'generate', threshold: 80, used: 80, limit: 100, day: '2026-11-25' },
+    ]);
+    await spend(5);
+    expect(crossed).toHaveLength(1);
+    expect((await spend(50)).allowed).toBe(false);
+    expect(crossed.map((each) => each.threshold)).toEqual([80, 100]);
+    await spend(15);
+    expect(crossed).toHaveLength(2);
+    now = new Date('2026-11-26T00:00:01.000Z');
+    await spend(90);
+    expect(crossed.at(-1)).toMatchObject({ threshold: 80, day: '2026-11-26' });
+  });
+});
