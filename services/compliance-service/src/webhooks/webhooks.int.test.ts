@@ -13,6 +13,7 @@ import { migrateCompliance } from '../store/merkle-store.ts';
 import { createWebhookEndpoints, type WebhookEndpoints } from './endpoints.ts';
 import { sendHttp } from './http-sender.ts';
 import { enqueueMessages } from './outbox.ts';
+import { checkKeyExpiry, recordQuotaThreshold } from './sources.ts';
 import { type DeliverySettings, startDeliveryWorker } from './worker.ts';
 
 let db: SqlDatabase;
@@ -278,6 +279,47 @@ describe('webhook delivery on PostgreSQL', () => {
       expect(new Set(ids).size).toBe(40);
     } finally {
       for (const each of workers) await each.stop();
+      await endpoints.remove(owner, endpoint.id);
+      await hook.close();
+    }
+  });
+
+  it('announces each quota threshold and each key expiry (7 days, then 1 day) once', async () => {
+    const hook = await receiver((_request, _n, response) => response.writeHead(200).end());
+    const endpoint = await endpoints.create(owner, { url: hook.url, eventTypes: ['quota.threshold', 'key.expiring'] });
+    const types = async () =>
+      (
+        await db.query<{ event_type: string; payload: { data: Record<string, unknown> } }>(
+          'SELECT event_type, payload FROM webhook_messages WHERE endpoint_id = $1 ORDER BY created_at',
+          [endpoint.id],
+        )
+      ).map((row) => `${row.event_type}:${row.payload.data.threshold ?? row.payload.data.daysLeft}`);
+    try {
+      const crossed = { quota: 'verify', threshold: 80 as const, used: 800, limit: 1000, day: '2026-11-25' };
+      expect(await recordQuotaThreshold(db, owner, crossed, new Date())).toBe(true);
+      expect(await recordQuotaThreshold(db, owner, crossed, new Date())).toBe(false);
+      expect(await recordQuotaThreshold(db, owner, { ...crossed, threshold: 100, used: 1000 }, new Date())).toBe(true);
+      expect(await types()).toEqual(['quota.threshold:80', 'quota.threshold:100']);
+
+      const expiresAt = new Date(Date.now() + 3 * 86_400_000);
+      await db.query(
+        `INSERT INTO api_keys (id, account_id, environment, name, key_hash, prefix, scopes, expires_at)
+         VALUES ('key_expiring', $1, 'live', 'CI', $2, 'svc_live_x', '{*}', $3)`,
+        [owner.accountId, randomBytes(32).toString('hex'), expiresAt],
+      );
+      let now = new Date();
+      const check = async () => {
+        const running = checkKeyExpiry(db, log, { intervalMs: 60_000, clock: () => now, onWritten: () => {} });
+        await running.stop();
+      };
+      await check();
+      await check();
+      expect((await types()).filter((type) => type.startsWith('key.'))).toEqual(['key.expiring:7']);
+      now = new Date(expiresAt.getTime() - 12 * 3_600_000);
+      await check();
+      await check();
+      expect((await types()).filter((type) => type.startsWith('key.'))).toEqual(['key.expiring:7', 'key.expiring:1']);
+    } finally {
       await endpoints.remove(owner, endpoint.id);
       await hook.close();
     }
