@@ -67,9 +67,10 @@ export function consumeScans(bus: Bus, db: SqlDatabase, onWritten: () => void): 
   return bus.consumeEvents({
     durable: 'compliance-service-webhook-scans',
     subject: 'scans.recorded',
-    maxBatch: 64,
-    async handleBatch(events) {
-      const messages = scanMessages(events.flatMap((event) => scansOf(event.payload)));
+    // One event at a time (each already carries the scans of a few milliseconds): a batch handler
+    // would wait for a full batch or the end of a fetch (up to 1 s), which a scan alert must not.
+    async handle(event) {
+      const messages = scanMessages(scansOf(event.payload));
       if (messages.length === 0) return;
       if ((await enqueueMessages(db, messages)) > 0) onWritten();
     },
