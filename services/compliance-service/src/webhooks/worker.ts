@@ -58,7 +58,7 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
   let wakeUp: (() => void) | undefined;
   let woken = false;
 
-  const claim = async (): Promise<ClaimedRow[]> => {
+  const claim = async (limit: number): Promise<ClaimedRow[]> => {
     const now = deps.clock();
     const token = uuidV7();
     return db.query<ClaimedRow>(
@@ -71,7 +71,7 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
        UPDATE webhook_messages m SET lease_token = $3, lease_until = $4
          FROM due WHERE m.endpoint_id = due.endpoint_id AND m.message_id = due.message_id
        RETURNING m.endpoint_id, m.message_id, m.account_id, m.environment, m.payload, m.attempts, m.lease_token`,
-      [now, settings.concurrency, token, new Date(now.getTime() + settings.leaseMs)],
+      [now, limit, token, new Date(now.getTime() + settings.leaseMs)],
     );
   };
 
@@ -201,26 +201,34 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
       wakeUp = done;
     });
 
+  // Up to `concurrency` deliveries at once; a slot that frees claims more at once, so one slow
+  // endpoint (up to the timeout) holds one slot, not the others.
+  const inFlight = new Set<Promise<void>>();
   const loop = (async () => {
     while (!stopped) {
+      const free = settings.concurrency - inFlight.size;
       let claimed: ClaimedRow[] = [];
-      try {
-        claimed = await claim();
-      } catch (error) {
-        log.warn({ err: error }, 'webhook claim failed; retrying');
+      if (free > 0) {
+        try {
+          claimed = await claim(free);
+        } catch (error) {
+          log.warn({ err: error }, 'webhook claim failed; retrying');
+        }
       }
-      if (claimed.length === 0) {
-        await idle();
-        continue;
+      for (const row of claimed) {
+        const running: Promise<void> = deliver(row)
+          .catch((error: unknown) => log.warn({ err: error, messageId: row.message_id }, 'webhook outcome not stored'))
+          .finally(() => {
+            inFlight.delete(running);
+            woken = true;
+            wakeUp?.();
+          });
+        inFlight.add(running);
       }
-      await Promise.all(
-        claimed.map((row) =>
-          deliver(row).catch((error: unknown) =>
-            log.warn({ err: error, messageId: row.message_id }, 'webhook outcome not stored'),
-          ),
-        ),
-      );
+      // A full claim may have left more due: look again at once; else wait for a wake or the poll.
+      if (claimed.length === 0 || claimed.length < free) await idle();
     }
+    await Promise.all(inFlight);
   })();
 
   return {
