@@ -152,7 +152,7 @@ describe('webhooks (distributed)', () => {
     });
     expect(delivery.at - answeredAt).toBeLessThan(1_000);
     expect(JSON.parse(delivery.body).data).toMatchObject({ gtin, serial: 'WH-1', verdict: 'SUSPICIOUS' });
-    const blocked = await waitFor('code.blocked', async () => ofType('code.blocked')[0], { timeoutMs: 5_000 });
+    const blocked = await waitFor('code.blocked', async () => ofType('code.blocked')[0], { timeoutMs: 15_000 });
     expect(JSON.parse(blocked.body).data).toMatchObject({ source: 'blocklist', gtin, reason: 'recalled' });
   });
 
