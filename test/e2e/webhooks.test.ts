@@ -156,6 +156,30 @@ describe('webhooks (distributed)', () => {
     expect(JSON.parse(blocked.body).data).toMatchObject({ source: 'blocklist', gtin, reason: 'recalled' });
   });
 
+  it('sends code.reported for a report, and code.blocked when the owner confirms it', async () => {
+    ok(
+      await api('PATCH', `/webhooks/endpoints/${endpoint.id}`, {
+        eventTypes: ['scan.suspicious', 'code.blocked', 'code.reported', 'test'],
+      }),
+    );
+    const code = ok(await api('POST', '/code/generate', { gtin, serialNumber: 'WH-2', batchNumber: 'L1' }), 201);
+    const report = ok(await api('POST', '/code/report', { url: code.url, reason: 'label peeling' }), 201);
+    const reported = await waitFor('code.reported', async () => ofType('code.reported')[0], { timeoutMs: 15_000 });
+    expect(JSON.parse(reported.body).data).toMatchObject({
+      reportId: report.reportId,
+      gtin,
+      serial: 'WH-2',
+      reason: 'label peeling',
+    });
+    ok(await api('POST', `/code/reports/${report.reportId}/confirm`, { reason: 'confirmed fake' }));
+    const confirmed = await waitFor(
+      'code.blocked from the report',
+      async () => ofType('code.blocked').find((each) => JSON.parse(each.body).data.source === 'report'),
+      { timeoutMs: 15_000 },
+    );
+    expect(JSON.parse(confirmed.body).data).toMatchObject({ reportId: report.reportId, serial: 'WH-2' });
+  });
+
   it('a delivery worker killed mid-delivery: the message is delivered once after the restart (same webhook-id)', async () => {
     let held: (() => void) | undefined;
     const firstArrived = new Promise<void>((resolve) => {
