@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
-import { call } from '../support/embedded.ts';
+import { call, startEmbeddedProduct } from '../support/embedded.ts';
 import { waitFor } from '../support/wait.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
@@ -210,4 +210,29 @@ describe('webhooks (distributed)', () => {
     const sent = received.filter((delivery) => delivery.headers['webhook-id'] === queued.id);
     expect(sent).toHaveLength(2); // the one in flight when the worker died, then the one answered
   }, 40_000);
+});
+
+describe('webhooks (embedded)', () => {
+  it('delivers a suspicious scan from the one-process form too, signed', async () => {
+    const embedded = await startEmbeddedProduct({ HALLMARK_WEBHOOKS_ALLOW_PRIVATE: 'true' });
+    try {
+      const as = (key: string) => (method: string, path: string, body?: unknown) =>
+        call<Json>(embedded.url, method, `/api/v1${path}`, { key, body });
+      const brand = ok(await as(embedded.operatorKey)('POST', '/accounts', { name: 'Hooks embedded', tier: 'enterprise' }), 201);
+      ok(await as(embedded.operatorKey)('POST', `/accounts/${brand.account.id}/gtins`, { gtin }), 201);
+      const api2 = as(brand.apiKey.secret);
+      const hook = ok(await api2('POST', '/webhooks/endpoints', { url, eventTypes: ['scan.suspicious'] }), 201);
+      const code = ok(await api2('POST', '/code/generate', { gtin, serialNumber: 'WH-E', batchNumber: 'L1' }), 201);
+      ok(await api2('POST', '/blocklist', { gtin, serial: 'WH-E', kind: 'withdrawn', reason: 'recalled' }), 201);
+      expect(ok(await api2('POST', '/code/verify', { url: code.url })).verdict).toBe('SUSPICIOUS');
+      const delivery = await waitFor(
+        'the embedded scan.suspicious',
+        async () => ofType('scan.suspicious').find((each) => JSON.parse(each.body).data.serial === 'WH-E'),
+        { timeoutMs: 5_000, intervalMs: 10 },
+      );
+      new Webhook(hook.secret).verify(delivery.body, delivery.headers as Record<string, string>);
+    } finally {
+      await embedded.stop();
+    }
+  }, 60_000);
 });
