@@ -156,10 +156,10 @@ describe('webhooks (distributed)', () => {
     expect(JSON.parse(blocked.body).data).toMatchObject({ source: 'blocklist', gtin, reason: 'recalled' });
   });
 
-  it('sends code.reported for a report, and code.blocked when the owner confirms it', async () => {
+  it('sends code.reported for a report, code.blocked when the owner confirms it, scan.counterfeit for a forged link', async () => {
     ok(
       await api('PATCH', `/webhooks/endpoints/${endpoint.id}`, {
-        eventTypes: ['scan.suspicious', 'code.blocked', 'code.reported', 'test'],
+        eventTypes: ['scan.suspicious', 'scan.counterfeit', 'code.blocked', 'code.reported', 'test'],
       }),
     );
     const code = ok(await api('POST', '/code/generate', { gtin, serialNumber: 'WH-2', batchNumber: 'L1' }), 201);
@@ -178,6 +178,11 @@ describe('webhooks (distributed)', () => {
       { timeoutMs: 15_000 },
     );
     expect(JSON.parse(confirmed.body).data).toMatchObject({ reportId: report.reportId, serial: 'WH-2' });
+    // A forged link of the brand's GTIN: COUNTERFEIT, and the brand hears of it.
+    const forged = code.url.replace(/sig=(.)/, (_: string, c: string) => `sig=${c === 'A' ? 'B' : 'A'}`);
+    expect(ok(await api('POST', '/code/verify', { url: forged })).verdict).toBe('COUNTERFEIT');
+    const counterfeit = await waitFor('scan.counterfeit', async () => ofType('scan.counterfeit')[0], { timeoutMs: 5_000 });
+    expect(JSON.parse(counterfeit.body).data).toMatchObject({ gtin, serial: 'WH-2', verdict: 'COUNTERFEIT' });
   });
 
   it('a delivery worker killed mid-delivery: the message is delivered once after the restart (same webhook-id)', async () => {
