@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { createSigningKeyring, migrateAccounts, provisionAccount } from '@hallmark/accounts';
 import type { Principal } from '@hallmark/contracts';
 import { ed25519Jwk } from '@hallmark/crypto';
-import { createSqlEventStore } from '@hallmark/event-store';
+import { createSqlEventStore, type EventStore } from '@hallmark/event-store';
+import { appendToAssetHistory, startAssetHistory } from '@hallmark/provenance';
 import { createLogger } from '@hallmark/runtime';
 import { createPostgresDatabase, createTestDatabase, type SqlDatabase } from '@hallmark/sql';
 import { Webhook } from 'standardwebhooks';
@@ -13,10 +14,11 @@ import { migrateCompliance } from '../store/merkle-store.ts';
 import { createWebhookEndpoints, type WebhookEndpoints } from './endpoints.ts';
 import { sendHttp } from './http-sender.ts';
 import { enqueueMessages } from './outbox.ts';
-import { checkKeyExpiry, recordQuotaThreshold } from './sources.ts';
+import { checkKeyExpiry, projectEventsToOutbox, recordQuotaThreshold } from './sources.ts';
 import { type DeliverySettings, startDeliveryWorker } from './worker.ts';
 
 let db: SqlDatabase;
+let store: EventStore;
 let drop: () => Promise<void>;
 let owner: Principal;
 let keyring: ReturnType<typeof createSigningKeyring>;
@@ -110,7 +112,7 @@ beforeAll(async () => {
     await db.close();
     await test.drop();
   };
-  const store = await createSqlEventStore(db, { pollIntervalMs: 20 });
+  store = await createSqlEventStore(db, { pollIntervalMs: 20 });
   await migrateAccounts(db);
   await migrateCompliance(db);
   const account = await provisionAccount(
@@ -320,6 +322,46 @@ describe('webhook delivery on PostgreSQL', () => {
       await check();
       expect((await types()).filter((type) => type.startsWith('key.'))).toEqual(['key.expiring:7', 'key.expiring:1']);
     } finally {
+      await endpoints.remove(owner, endpoint.id);
+      await hook.close();
+    }
+  });
+
+  it('derives transfer.completed and transfer.locked from the event store, once each with two projection replicas', async () => {
+    const hook = await receiver((_request, _n, response) => response.writeHead(200).end());
+    const endpoint = await endpoints.create(owner, { url: hook.url, eventTypes: ['transfer.completed', 'transfer.locked'] });
+    const replicas = [0, 1].map(() => projectEventsToOutbox(store, db, log, () => {}));
+    try {
+      const assetId = `obj_${randomBytes(6).toString('hex')}`;
+      await store.startStreams([
+        startAssetHistory(
+          { assetId, owner },
+          [{ type: 'registered', data: { serviceSerial: `S-${assetId}` } }],
+          new Date().toISOString(),
+        ),
+      ]);
+      await appendToAssetHistory(
+        store,
+        { assetId, owner },
+        [{ type: 'sold', data: { transferId: 't1', fromOwnerId: 'a', toOwnerId: 'b', salePrice: 10, saleCurrency: 'EUR' } }],
+        { now: () => new Date() },
+      );
+      await appendToAssetHistory(store, { assetId, owner }, [{ type: 'transfer_locked', data: { transferId: 't2' } }], {
+        now: () => new Date(),
+      });
+      const rows = await until('both messages', async () => {
+        const found = await db.query<{ event_type: string; payload: { data: Record<string, unknown> } }>(
+          'SELECT event_type, payload FROM webhook_messages WHERE endpoint_id = $1 ORDER BY created_at',
+          [endpoint.id],
+        );
+        return found.length >= 2 ? found : undefined;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await endpoints.messages(owner, endpoint.id, {})).messages).toHaveLength(2);
+      expect(rows.map((row) => row.event_type)).toEqual(['transfer.completed', 'transfer.locked']);
+      expect(rows[0]?.payload.data).toMatchObject({ assetId, kind: 'sold', transferId: 't1', salePrice: 10 });
+    } finally {
+      for (const replica of replicas) await replica.stop();
       await endpoints.remove(owner, endpoint.id);
       await hook.close();
     }
