@@ -55,6 +55,11 @@ export const ComplianceServiceConfig = Type.Object({
     default: 86_400_000,
     description: 'how long the secret before a rotation still signs messages (v1), so receivers can switch',
   }),
+  HALLMARK_WEBHOOK_RETENTION_DAYS: Type.Integer({
+    minimum: 1,
+    default: 30,
+    description: 'delivered and failed webhook messages (with their attempts) are deleted this many days after they were made',
+  }),
   HALLMARK_WEBHOOK_CHECK_MS: Type.Integer({
     minimum: 100,
     default: 60_000,

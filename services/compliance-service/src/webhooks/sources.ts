@@ -277,6 +277,33 @@ export async function recordQuotaThreshold(
   });
 }
 
+/**
+ * Deletes delivered and failed messages (their attempts go with them) older than the retention, and
+ * announced thresholds no check can meet again, a few thousand rows a statement.
+ */
+export function sweepWebhooks(
+  db: SqlDatabase,
+  log: Logger,
+  options: { intervalMs: number; retentionDays: number; clock: () => Date },
+) {
+  const tick = async () => {
+    const before = new Date(options.clock().getTime() - options.retentionDays * 86_400_000);
+    for (;;) {
+      const deleted = await db.query(
+        `DELETE FROM webhook_messages WHERE (endpoint_id, message_id) IN (
+           SELECT endpoint_id, message_id FROM webhook_messages
+            WHERE status <> 'pending' AND created_at < $1 LIMIT 5000) RETURNING 1`,
+        [before],
+      );
+      if (deleted.length < 5000) break;
+    }
+    await db.query(`DELETE FROM webhook_thresholds WHERE recorded_at < $1`, [
+      new Date(Math.min(before.getTime(), options.clock().getTime() - 40 * 86_400_000)),
+    ]);
+  };
+  return every(options.intervalMs, tick, (error) => log.warn({ err: error }, 'webhook sweep failed'));
+}
+
 function every(intervalMs: number, tick: () => Promise<void>, onError: (error: unknown) => void): Subscription {
   let running: Promise<void> | undefined;
   const run = () => {

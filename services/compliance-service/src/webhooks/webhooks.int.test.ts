@@ -13,8 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateCompliance } from '../store/merkle-store.ts';
 import { createWebhookEndpoints, type WebhookEndpoints } from './endpoints.ts';
 import { sendHttp } from './http-sender.ts';
-import { enqueueMessages } from './outbox.ts';
-import { checkKeyExpiry, projectEventsToOutbox, recordQuotaThreshold } from './sources.ts';
+import { enqueueMessages, messageIdOf } from './outbox.ts';
+import { checkKeyExpiry, projectEventsToOutbox, recordQuotaThreshold, sweepWebhooks } from './sources.ts';
 import { type DeliverySettings, startDeliveryWorker } from './worker.ts';
 
 let db: SqlDatabase;
@@ -364,6 +364,30 @@ describe('webhook delivery on PostgreSQL', () => {
       for (const replica of replicas) await replica.stop();
       await endpoints.remove(owner, endpoint.id);
       await hook.close();
+    }
+  });
+
+  it('sweeps delivered and failed messages past the retention, never pending ones', async () => {
+    const endpoint = await endpoints.create(owner, { url: 'http://127.0.0.1:9/x', eventTypes: ['scan.counterfeit'] });
+    try {
+      const old = new Date(Date.now() - 31 * 86_400_000);
+      for (const cause of ['old-delivered', 'old-pending', 'new-delivered']) {
+        await enqueueMessages(db, [
+          { ...owner, type: 'scan.counterfeit', cause, at: cause.startsWith('old') ? old : new Date(), data: {} },
+        ]);
+      }
+      await db.query(`UPDATE webhook_messages SET status = 'delivered' WHERE endpoint_id = $1 AND message_id = ANY($2)`, [
+        endpoint.id,
+        [messageIdOf('old-delivered'), messageIdOf('new-delivered')],
+      ]);
+      const sweep = sweepWebhooks(db, log, { intervalMs: 60_000, retentionDays: 30, clock: () => new Date() });
+      await sweep.stop();
+      const left = await db.query<{ message_id: string }>('SELECT message_id FROM webhook_messages WHERE endpoint_id = $1', [
+        endpoint.id,
+      ]);
+      expect(left.map((row) => row.message_id).sort()).toEqual([messageIdOf('old-pending'), messageIdOf('new-delivered')].sort());
+    } finally {
+      await endpoints.remove(owner, endpoint.id);
     }
   });
 });
