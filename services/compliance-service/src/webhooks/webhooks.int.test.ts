@@ -390,4 +390,25 @@ describe('webhook delivery on PostgreSQL', () => {
       await endpoints.remove(owner, endpoint.id);
     }
   });
+
+  it('a receiver that hangs holds one delivery slot, not the others', async () => {
+    const slow = await receiver(() => {}); // never answers: the attempt ends at the timeout
+    const fast = await receiver((_request, _n, response) => response.writeHead(200).end());
+    const a = await endpoints.create(owner, { url: slow.url, eventTypes: ['scan.suspicious'] });
+    const b = await endpoints.create(owner, { url: fast.url, eventTypes: ['transfer.completed'] });
+    const running = worker({ timeoutMs: 3_000, leaseMs: 5_000 });
+    wakeAll = () => running.wake();
+    try {
+      await emit('scan.suspicious');
+      await until('the slow request', () => slow.received[0]);
+      const sentAt = Date.now();
+      await emit('transfer.completed');
+      const delivered = await until('the fast delivery', () => fast.received[0], 2_500);
+      expect(delivered.at - sentAt).toBeLessThan(1_000);
+    } finally {
+      await Promise.all([slow.close(), fast.close()]);
+      await running.stop();
+      for (const endpoint of [a, b]) await endpoints.remove(owner, endpoint.id);
+    }
+  });
 });
