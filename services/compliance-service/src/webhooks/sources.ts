@@ -156,17 +156,21 @@ export function projectEventsToOutbox(eventStore: EventStore, db: SqlDatabase, l
 }
 
 /**
- * code.reported: reports are rows of verify-service's `code_reports`, not events. Polled by their
- * filing time with a window of overlap (a row committed up to `overlapMs` after its timestamp is
- * still seen); the message id comes from the report id, so a row seen twice is written once.
+ * code.reported: reports are rows of verify-service's `code_reports`, not events. Read by filing
+ * time from a position kept in `webhook_checkpoints` (so reports filed while no replica ran are
+ * announced at the next start), with a window of overlap: a row committed up to `overlapMs` after its
+ * timestamp is still seen. The message id comes from the report id, so a row read twice is written once.
  */
 export function pollReports(
   db: SqlDatabase,
   log: Logger,
   options: { intervalMs: number; overlapMs: number; onWritten: () => void },
 ) {
-  let since: Date | undefined;
+  const checkpoint = 'compliance-webhooks-reports';
   const tick = async () => {
+    const saved = await db.query<{ cursor: string }>('SELECT cursor FROM webhook_checkpoints WHERE name = $1', [checkpoint]);
+    // A first start announces what is filed from now on, not the whole table's past.
+    const since = saved[0] ? new Date(saved[0].cursor) : new Date();
     const rows = await db.query<{
       report_id: string;
       account_id: string;
@@ -179,7 +183,7 @@ export function pollReports(
     }>(
       `SELECT report_id, owner_account_id AS account_id, environment, gtin, serial, asset_id, reason, reported_at
          FROM code_reports WHERE owner_account_id IS NOT NULL AND reported_at >= $1 ORDER BY reported_at LIMIT 1000`,
-      [since ? new Date(since.getTime() - options.overlapMs) : new Date(Date.now() - options.overlapMs)],
+      [new Date(since.getTime() - options.overlapMs)],
     );
     const messages: OutboxMessage[] = rows.map((row) => ({
       accountId: row.account_id,
@@ -190,8 +194,19 @@ export function pollReports(
       data: { reportId: row.report_id, assetId: row.asset_id, gtin: row.gtin, serial: row.serial, reason: row.reason },
     }));
     const last = rows.at(-1);
-    if (last) since = new Date(last.reported_at);
-    if ((await enqueueMessages(db, messages)) > 0) options.onWritten();
+    const next = last && new Date(last.reported_at) > since ? new Date(last.reported_at) : since;
+    const written = await db.transaction(async (tx) => {
+      const n = await enqueueMessages(tx, messages);
+      await tx.query(
+        `INSERT INTO webhook_checkpoints (name, cursor) VALUES ($1, $2)
+         ON CONFLICT (name) DO UPDATE SET cursor = CASE
+           WHEN EXCLUDED.cursor::timestamptz > webhook_checkpoints.cursor::timestamptz THEN EXCLUDED.cursor
+           ELSE webhook_checkpoints.cursor END`,
+        [checkpoint, next.toISOString()],
+      );
+      return n;
+    });
+    if (written > 0) options.onWritten();
   };
   return every(options.intervalMs, tick, (error) => log.debug({ err: error }, 'code reports not read for webhooks'));
 }
