@@ -461,6 +461,11 @@ describe.each([
             try {
               answer = await send(route, request);
             } catch (error) {
+              // A request line over Node's 16 KB header limit is answered 431 and the connection closed
+              // at once (input-limits.ts); a client still sending its body may see that close instead
+              // of the answer. That is a refusal, not a hang: only a timeout fails here.
+              const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+              if (!timedOut && request.path.length + request.query.length > 16_384) return;
               throw new Error(`no answer within ${perRequestMs} ms (${String(error)}) to ${describeRequest(request)}`);
             }
             const problem = problemWith(route, answer);
