@@ -36,7 +36,7 @@
 --   compliance-service: merkle_nodes, provenance_events, provenance_assets, projection_checkpoints,
 --     compliance_configs (a rebuild truncates the first three); webhook_endpoints, webhook_messages,
 --     webhook_attempts, webhook_checkpoints, webhook_thresholds (docs/WEBHOOKS.md). For webhooks it
---     also reads some columns of api_keys (key.expiring) and code_reports (code.reported).
+--     also reads some columns of api_keys (key.expiring).
 -- Not narrowed: verification_keys is granted by table, so the gateway and verify-service can read
 -- the sealed private keys (sealed under HALLMARK_MASTER_KEY, which they do not hold): the key store
 -- selects whole rows (SELECT *), which column grants would refuse.
@@ -108,7 +108,5 @@ GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE
 GRANT SELECT, INSERT, UPDATE, DELETE
   ON webhook_endpoints, webhook_messages, webhook_attempts, webhook_checkpoints, webhook_thresholds
   TO hallmark_compliance_service;
--- Webhooks' periodic checks: keys about to expire (never their hashes) and reports filed.
+-- Webhooks' periodic check: keys about to expire (never their hashes).
 GRANT SELECT (id, account_id, environment, name, expires_at, revoked_at) ON api_keys TO hallmark_compliance_service;
-GRANT SELECT (report_id, owner_account_id, environment, gtin, serial, asset_id, reason, reported_at)
-  ON code_reports TO hallmark_compliance_service;

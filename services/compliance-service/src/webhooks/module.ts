@@ -21,14 +21,7 @@ import type { ComplianceServiceConfig } from '../config.ts';
 import { createWebhookEndpoints } from './endpoints.ts';
 import { type Send, sendHttp } from './http-sender.ts';
 import { parseSchedule } from './schedule.ts';
-import {
-  checkKeyExpiry,
-  consumeScans,
-  pollReports,
-  projectEventsToOutbox,
-  recordQuotaThreshold,
-  sweepWebhooks,
-} from './sources.ts';
+import { checkKeyExpiry, consumeScans, projectEventsToOutbox, recordQuotaThreshold, sweepWebhooks } from './sources.ts';
 import { type Lookup, systemLookup } from './ssrf.ts';
 import { startDeliveryWorker } from './worker.ts';
 
@@ -90,7 +83,6 @@ export async function startWebhooks(deps: WebhookModuleDeps): Promise<Subscripti
   return [
     { stop: () => projection.stop() },
     await consumeScans(bus, db, wake),
-    pollReports(db, log, { intervalMs: Math.min(checkMs, 1_000), overlapMs: 5_000, onWritten: wake }),
     checkKeyExpiry(db, log, { intervalMs: checkMs, clock: deps.clock, onWritten: wake }),
     sweepWebhooks(db, log, { intervalMs: 3_600_000, retentionDays: config.HALLMARK_WEBHOOK_RETENTION_DAYS, clock: deps.clock }),
     await serveRpc(bus, log, createWebhookEndpointRpc, async ({ principal, body }) => endpoints.create(principal, body)),

@@ -79,13 +79,27 @@ export function consumeScans(bus: Bus, db: SqlDatabase, onWritten: () => void): 
 
 const accountStreamPattern = /^account-(.+)-(test|live)$/;
 
-/** The webhook messages an event of the store causes: transfers and blocked codes. */
+/** The webhook messages an event of the store causes: transfers, filed reports and blocked codes. */
 export function eventMessages(event: StoredEvent): OutboxMessage[] {
   const record = chainedRecordOf(event);
   const data = event.data as Record<string, unknown>;
   const cause = `event:${event.eventId}`;
   const at = new Date(event.recordedAt);
   const account = accountStreamPattern.exec(event.streamId);
+  // A filed report: verify-service appends it to the code owner's account stream with its row.
+  if (account && event.type === 'code.reported') {
+    const { reportId, assetId, gtin, serial, reason } = data;
+    return [
+      {
+        accountId: account[1] as string,
+        environment: account[2] as Environment,
+        type: 'code.reported',
+        cause: `report:${String(reportId)}`,
+        at,
+        data: { reportId, assetId, gtin, serial, reason },
+      },
+    ];
+  }
   if (account && event.type === 'code.blocked') {
     const { by: _by, ...block } = data;
     return [
@@ -153,62 +167,6 @@ export function projectEventsToOutbox(eventStore: EventStore, db: SqlDatabase, l
     batchSize: 1_000,
     lingerMs: 20,
   });
-}
-
-/**
- * code.reported: reports are rows of verify-service's `code_reports`, not events. Read by filing
- * time from a position kept in `webhook_checkpoints` (so reports filed while no replica ran are
- * announced at the next start), with a window of overlap: a row committed up to `overlapMs` after its
- * timestamp is still seen. The message id comes from the report id, so a row read twice is written once.
- */
-export function pollReports(
-  db: SqlDatabase,
-  log: Logger,
-  options: { intervalMs: number; overlapMs: number; onWritten: () => void },
-) {
-  const checkpoint = 'compliance-webhooks-reports';
-  const tick = async () => {
-    const saved = await db.query<{ cursor: string }>('SELECT cursor FROM webhook_checkpoints WHERE name = $1', [checkpoint]);
-    // A first start announces what is filed from now on, not the whole table's past.
-    const since = saved[0] ? new Date(saved[0].cursor) : new Date();
-    const rows = await db.query<{
-      report_id: string;
-      account_id: string;
-      environment: Environment;
-      gtin: string;
-      serial: string;
-      asset_id: string | null;
-      reason: string | null;
-      reported_at: Date | string;
-    }>(
-      `SELECT report_id, owner_account_id AS account_id, environment, gtin, serial, asset_id, reason, reported_at
-         FROM code_reports WHERE owner_account_id IS NOT NULL AND reported_at >= $1 ORDER BY reported_at LIMIT 1000`,
-      [new Date(since.getTime() - options.overlapMs)],
-    );
-    const messages: OutboxMessage[] = rows.map((row) => ({
-      accountId: row.account_id,
-      environment: row.environment,
-      type: 'code.reported',
-      cause: `report:${row.report_id}`,
-      at: new Date(row.reported_at),
-      data: { reportId: row.report_id, assetId: row.asset_id, gtin: row.gtin, serial: row.serial, reason: row.reason },
-    }));
-    const last = rows.at(-1);
-    const next = last && new Date(last.reported_at) > since ? new Date(last.reported_at) : since;
-    const written = await db.transaction(async (tx) => {
-      const n = await enqueueMessages(tx, messages);
-      await tx.query(
-        `INSERT INTO webhook_checkpoints (name, cursor) VALUES ($1, $2)
-         ON CONFLICT (name) DO UPDATE SET cursor = CASE
-           WHEN EXCLUDED.cursor::timestamptz > webhook_checkpoints.cursor::timestamptz THEN EXCLUDED.cursor
-           ELSE webhook_checkpoints.cursor END`,
-        [checkpoint, next.toISOString()],
-      );
-      return n;
-    });
-    if (written > 0) options.onWritten();
-  };
-  return every(options.intervalMs, tick, (error) => log.debug({ err: error }, 'code reports not read for webhooks'));
 }
 
 /**

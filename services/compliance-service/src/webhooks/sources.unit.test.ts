@@ -47,6 +47,23 @@ describe('webhook messages from their causes', () => {
     expect(blocked[0]?.data).not.toHaveProperty('by');
   });
 
+  it('turns a filed report (code.reported in the owner’s account stream) into code.reported, one message id per report', () => {
+    const reported = eventMessages({
+      ...chained('code.reported', { reportId: 'rep_1', assetId: 'code_1', gtin: 'g', serial: 's', reason: 'odd', source: 'api' }),
+      streamId: 'account-acc_3-live',
+      metadata: {},
+    });
+    expect(reported).toEqual([
+      expect.objectContaining({
+        accountId: 'acc_3',
+        environment: 'live',
+        type: 'code.reported',
+        cause: 'report:rep_1',
+        data: { reportId: 'rep_1', assetId: 'code_1', gtin: 'g', serial: 's', reason: 'odd' },
+      }),
+    ]);
+  });
+
   it('sends suspicious and counterfeit scans of an account’s codes only, with an id made from the scan', () => {
     const base = {
       environment: 'live' as const,

@@ -19,9 +19,9 @@ import {
 } from '@hallmark/contracts';
 import { uuidV7 } from '@hallmark/crypto';
 import type { EventStore } from '@hallmark/event-store';
-import { appendToAssetHistory } from '@hallmark/provenance';
+import { accountStream, appendToAssetHistory } from '@hallmark/provenance';
 import type { Logger } from '@hallmark/runtime';
-import type { SqlDatabase } from '@hallmark/sql';
+import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
 import type { CodeDirectory } from '../code-directory.ts';
 import { createBlocklistCache } from './blocklist.ts';
 import { readLink } from './read-link.ts';
@@ -70,8 +70,12 @@ async function signedCodeOf(
   return undefined;
 }
 
+/**
+ * Files a pending report: `code.reported` in the owner's account stream (what webhooks announce)
+ * with the report's row written in that append's transaction, so neither exists without the other.
+ */
 async function insertReport(
-  db: SqlDatabase,
+  deps: Pick<ReportDeps, 'db' | 'eventStore'>,
   report: {
     reportId: string;
     owner: Principal;
@@ -84,7 +88,26 @@ async function insertReport(
     reportedAt: Date;
   },
 ): Promise<void> {
-  await db.query(
+  const event = {
+    type: 'code.reported',
+    data: {
+      reportId: report.reportId,
+      assetId: report.code.assetId,
+      gtin: report.link.gtin,
+      serial: report.link.serial,
+      reason: report.reason,
+      source: report.source,
+      reportedAt: report.reportedAt.toISOString(),
+    },
+  };
+  await deps.eventStore.append(accountStream(report.owner), [event], {
+    expectedVersion: 'any',
+    readModels: { db: deps.db, write: (sql) => insertReportRow(sql, report) },
+  });
+}
+
+async function insertReportRow(sql: SqlExecutor, report: Parameters<typeof insertReport>[1]): Promise<void> {
+  await sql.query(
     `INSERT INTO code_reports (report_id, owner_account_id, environment, gtin, serial, asset_id, reason, source,
                                reporter_account_id, reported_by_key, reported_at, status)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending')`,
@@ -129,7 +152,7 @@ export async function reportCode(
   }
   const reportId = newReportId();
   const now = deps.clock();
-  await insertReport(deps.db, {
+  await insertReport(deps, {
     reportId,
     owner: { accountId: signed.code.accountId, environment: signed.environment },
     code: signed.code,
@@ -156,7 +179,7 @@ export async function publicReport(
   const link = readLink({ url: request.url });
   const signed = await signedCodeOf(deps, link, ['live', 'test'], requestId);
   if (!signed) return { recorded: false };
-  await insertReport(deps.db, {
+  await insertReport(deps, {
     reportId: newReportId(),
     owner: { accountId: signed.code.accountId, environment: signed.environment },
     code: signed.code,
