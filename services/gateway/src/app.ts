@@ -211,11 +211,23 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
         clock: deps.clock,
         publicPerSecond: deps.config.HALLMARK_PUBLIC_RATE_LIMIT,
         authFailuresPerMinute: deps.config.HALLMARK_AUTH_FAILURES_PER_MINUTE,
-        // Webhooks' quota.threshold: compliance-service records each once (docs/WEBHOOKS.md).
-        onQuotaThreshold: ({ accountId, environment, ...crossed }) =>
-          services
-            .call(recordQuotaThresholdRpc, { principal: { accountId, environment }, ...crossed }, 'quota-threshold')
-            .catch((error: unknown) => deps.log.warn({ err: error, accountId }, 'quota threshold not recorded for webhooks')),
+        // Webhooks' quota.threshold: compliance-service records each once (docs/WEBHOOKS.md); a
+        // failed telling is told again by the next request past the threshold.
+        onQuotaThreshold: async ({ accountId, environment, ...crossed }) => {
+          try {
+            await services.call(
+              recordQuotaThresholdRpc,
+              { principal: { accountId, environment }, ...crossed },
+              'quota-threshold',
+            );
+          } catch (error) {
+            deps.log.warn(
+              { err: error, accountId },
+              'quota threshold not recorded for webhooks yet; the next request tries again',
+            );
+            throw error;
+          }
+        },
       }),
     });
   }

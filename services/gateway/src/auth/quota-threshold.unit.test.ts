@@ -20,7 +20,9 @@ describe('quota thresholds for webhooks', () => {
     const limiter = createRateLimiter({
       cache: createMemoryCache(),
       clock: () => now,
-      onQuotaThreshold: (each) => crossed.push(each),
+      onQuotaThreshold: (each) => {
+        crossed.push(each);
+      },
     });
     const spend = (items: number) => limiter.spend(key, { kind: 'generate', per: 'item' }, items);
     // free: 100 generations a day.
@@ -39,5 +41,29 @@ describe('quota thresholds for webhooks', () => {
     now = new Date('2026-11-26T00:00:01.000Z');
     await spend(90);
     expect(crossed.at(-1)).toMatchObject({ threshold: 80, day: '2026-11-26' });
+  });
+
+  it('tells a threshold again on the next request past it when the telling failed (compliance-service away)', async () => {
+    const told: number[] = [];
+    let away = true;
+    const limiter = createRateLimiter({
+      cache: createMemoryCache(),
+      clock: () => new Date('2026-11-25T10:00:00.000Z'),
+      onQuotaThreshold: async (each) => {
+        if (away) throw new Error('compliance-service unavailable');
+        told.push(each.threshold);
+      },
+    });
+    const spend = (items: number) => limiter.spend(key, { kind: 'generate', per: 'item' }, items);
+    await spend(80);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(told).toEqual([]);
+    away = false;
+    await spend(1);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(told).toEqual([80]);
+    await spend(1);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(told).toEqual([80]);
   });
 });

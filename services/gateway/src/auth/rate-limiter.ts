@@ -95,13 +95,18 @@ export function createRateLimiter(options: {
   clock: () => Date;
   publicPerSecond?: number;
   authFailuresPerMinute?: number;
-  /** Told once per account, quota, threshold and day on this replica (compliance-service records it once in all). */
-  onQuotaThreshold?: (crossed: QuotaThresholdCrossed) => void;
+  /**
+   * Told of each account's quota, threshold and day until a telling succeeds on this replica
+   * (compliance-service records it once in all): a telling that fails, compliance-service being
+   * away, is told again by the next request past the threshold, so none is lost to an outage.
+   */
+  onQuotaThreshold?: (crossed: QuotaThresholdCrossed) => Promise<void> | void;
 }) {
   const publicPerSecond = options.publicPerSecond ?? 10;
-  // Thresholds this replica already told of, for the current day only (a few per account).
+  // Thresholds this replica already told of, for the current day only (a few per account), and those being told.
   let announcedDay = -1;
   const announced = new Set<string>();
+  const telling = new Set<string>();
   const noteThresholds = (key: AuthenticatedKey, decision: QuotaDecision, names: readonly CounterName[], day: number) => {
     const notify = options.onQuotaThreshold;
     if (!notify) return;
@@ -116,9 +121,9 @@ export function createRateLimiter(options: {
           announcedDay = day;
         }
         const id = `${key.accountId}:${key.environment}:${quota}:${threshold}`;
-        if (announced.has(id)) continue;
-        announced.add(id);
-        notify({
+        if (announced.has(id) || telling.has(id)) continue;
+        telling.add(id);
+        const crossed: QuotaThresholdCrossed = {
           accountId: key.accountId,
           environment: key.environment,
           quota,
@@ -126,7 +131,22 @@ export function createRateLimiter(options: {
           used: refused ? counter.limit : counter.used,
           limit: counter.limit,
           day: new Date(day * dayMs).toISOString().slice(0, 10),
-        });
+        };
+        let told: Promise<void> | void;
+        try {
+          told = notify(crossed);
+        } catch {
+          telling.delete(id);
+          continue;
+        }
+        Promise.resolve(told)
+          .then(
+            () => {
+              if (announcedDay === day) announced.add(id);
+            },
+            () => {}, // not told: the next request past the threshold tells it again
+          )
+          .finally(() => telling.delete(id));
       }
     });
   };
