@@ -185,6 +185,43 @@ describe('webhooks (distributed)', () => {
     expect(JSON.parse(counterfeit.body).data).toMatchObject({ gtin, serial: 'WH-2', verdict: 'COUNTERFEIT' });
   });
 
+  it('sends transfer.completed for a sale and transfer.locked after five wrong codes, through the auction API', async () => {
+    ok(await api('PATCH', `/webhooks/endpoints/${endpoint.id}`, { eventTypes: ['transfer.completed', 'transfer.locked'] }));
+    const registered = ok(
+      await api('POST', '/auction/objects/register', { title: 'Hooked lot', category: 'watch', ownerId: 'client-jane' }),
+      201,
+    );
+    const objectId = registered.object.id as string;
+    const sale = { objectId, fromOwnerId: 'client-jane', toOwnerId: 'buyer-1', salePrice: 900, saleCurrency: 'EUR' };
+    const first = ok(await api('POST', '/auction/transfers/initiate', sale), 201);
+    ok(await api('POST', `/auction/transfers/${first.transferId}/confirm`, { transferCode: first.transferCode }));
+    const completed = await waitFor(
+      'transfer.completed',
+      async () => ofType('transfer.completed').find((each) => JSON.parse(each.body).data.transferId === first.transferId),
+      { timeoutMs: 15_000 },
+    );
+    expect(JSON.parse(completed.body).data).toMatchObject({
+      assetId: objectId,
+      transferId: first.transferId,
+      toOwnerId: 'buyer-1',
+    });
+
+    const second = ok(
+      await api('POST', '/auction/transfers/initiate', { ...sale, fromOwnerId: 'buyer-1', toOwnerId: 'buyer-2' }),
+      201,
+    );
+    const wrong = second.transferCode === '000000' ? '000001' : '000000';
+    for (let attempt = 0; attempt < 5; attempt++) {
+      await api('POST', `/auction/transfers/${second.transferId}/confirm`, { transferCode: wrong });
+    }
+    const locked = await waitFor(
+      'transfer.locked',
+      async () => ofType('transfer.locked').find((each) => JSON.parse(each.body).data.transferId === second.transferId),
+      { timeoutMs: 15_000 },
+    );
+    expect(JSON.parse(locked.body).data).toMatchObject({ assetId: objectId, transferId: second.transferId });
+  });
+
   it('a delivery worker killed mid-delivery: the message is delivered once after the restart (same webhook-id)', async () => {
     let held: (() => void) | undefined;
     const firstArrived = new Promise<void>((resolve) => {
