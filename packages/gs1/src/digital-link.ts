@@ -46,9 +46,9 @@ export function isValidYymmdd(text: string): boolean {
  * with one difference kept on purpose (docs/SIGNING.md): `/21/` may come before `/10/`, the order
  * of the interface spec that printed codes carry. Hallmark then reads GTIN links only: the key is
  * `/01/`, the qualifiers 22, 10 and 21, the expiry AI 17, and the signature `sig` or AI `8030`.
- * Every refusal says what was wrong.
+ * Every refusal says what was wrong. With `signature: 'optional'` a link without one is read too.
  */
-export function parseDigitalLink(input: string): ParseResult {
+export function parseDigitalLink(input: string, options: { signature?: 'required' | 'optional' } = {}): ParseResult {
   const text = input.trim();
   if (text.length === 0) return invalid('The link is empty.');
   if (text.length > 2048) return invalid('The link is longer than 2048 characters.');
@@ -85,6 +85,8 @@ export function parseDigitalLink(input: string): ParseResult {
     ...ais.filter((a) => a.ai === '8030').map((a) => a.value),
   ];
   if (signatures.length === 0) {
+    // An item's identity (the resolver's linkset, link types, redirects) needs no signature.
+    if (options.signature === 'optional') return { ok: true, link };
     return {
       ok: false,
       problem: { code: 'MISSING_SIGNATURE', message: 'The link has no signature (query parameter sig or 8030).' },

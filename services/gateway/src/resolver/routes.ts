@@ -19,7 +19,7 @@ import {
   verificationPageOptionsRoute,
   verificationPageRoute,
 } from '@hallmark/contracts';
-import { decompressDigitalLink, looksCompressed, type ParseResult, parseDigitalLink } from '@hallmark/gs1';
+import { decompressDigitalLink, looksCompressed, parseDigitalLink } from '@hallmark/gs1';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ReportLimits } from '../auth/report-limits.ts';
 import { registerRoute } from '../route-registry.ts';
@@ -65,21 +65,6 @@ const html = (reply: FastifyReply, status: number, page: string) =>
 function splitUrl(url: string): { path: string; query: string } {
   const at = url.indexOf('?');
   return at === -1 ? { path: url, query: '' } : { path: url.slice(0, at), query: url.slice(at + 1) };
-}
-
-/**
- * An item's link as the resolver reads it: GS1's syntax, a GTIN key, the signature optional (a
- * linkset, a link type or the description of an item need none; only the page verifies one).
- * parseDigitalLink refuses a link without a signature only after every other check has passed, so
- * the same link with a placeholder signature reads the item's fields exactly.
- */
-function parseItemLink(url: string): ParseResult {
-  const parsed = parseDigitalLink(url);
-  if (parsed.ok || parsed.problem.code !== 'MISSING_SIGNATURE') return parsed;
-  const again = parseDigitalLink(`${url}${url.includes('?') ? '&' : '?'}sig=unsigned`);
-  if (!again.ok) return parsed;
-  const { signature: _placeholder, ...link } = again.link;
-  return { ok: true, link };
 }
 
 /** The request's query string passed on to a link's target (GS1: by default, every key=value pair). */
@@ -174,7 +159,8 @@ export function registerResolverRoutes(
     const path = rawPath.length > 1 && rawPath.endsWith('/') ? rawPath.slice(0, -1) : rawPath;
     const printedUrl = `${origin}${path}${query ? `?${query}` : ''}`;
     const form = wanted(request);
-    const parsed = parseItemLink(printedUrl);
+    // An item's link: a linkset, a link type or the description of an item needs no signature; only the page verifies one.
+    const parsed = parseDigitalLink(printedUrl, { signature: 'optional' });
     if (!parsed.ok) {
       secure(reply);
       if (form !== 'html') throw new HallmarkError(parsed.problem.code, parsed.problem.message, parsed.problem.details);
