@@ -71,6 +71,7 @@ export {
   revokeGtinClaim,
 } from './gtin-claim-store.ts';
 export { claimCovers, claimsOverlap, claimValuesCovering, environmentsCovered, type GtinClaimTarget } from './gtin-ownership.ts';
+export { createGtinSigners, type GtinSigner, type GtinSigners } from './gtin-signers.ts';
 export { listKeys } from './key-listing.ts';
 export {
   createSigningKeyring,

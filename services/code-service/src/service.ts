@@ -1,4 +1,4 @@
-import { createSigningKeyring, migrateAccounts, watchCacheEpochs } from '@hallmark/accounts';
+import { createGtinSigners, createSigningKeyring, migrateAccounts, watchCacheEpochs } from '@hallmark/accounts';
 import {
   broadcasts,
   claimGtinRpc,
@@ -25,7 +25,6 @@ import {
 import { parseMasterKey } from '@hallmark/crypto';
 import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
 import { CodeServiceConfig } from './config.ts';
-import { createGtinSigners } from './gtin-signers.ts';
 import { findCodes } from './handlers/find-codes.ts';
 import { createGroupCommit, generateCode, generateCodes } from './handlers/generate-code.ts';
 import { createGtinClaims } from './handlers/gtin-claims.ts';

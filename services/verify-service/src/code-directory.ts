@@ -1,9 +1,8 @@
-import { type CacheEpochs, fixedCacheEpochs } from '@hallmark/accounts';
+import { type CacheEpochs, fixedCacheEpochs, type GtinSigners } from '@hallmark/accounts';
 import type { Bus } from '@hallmark/bus';
 import { type CodeLookup, type Environment, findCodesRpc, HallmarkError, rpcSubject } from '@hallmark/contracts';
 import type { SqlExecutor } from '@hallmark/sql';
 import { findProjectedCodes } from './code-projection.ts';
-import type { GtinSigners } from './gtin-signers.ts';
 
 /** An item's codes: only its signer's (the GTIN's owner, or the operator). */
 export interface ItemCodes {
@@ -59,10 +58,11 @@ export function createCodeDirectory(
   const lookUp = async (environment: Environment, gtin: string, serial: string, requestId: string): Promise<ItemCodes> => {
     let local: ItemCodes | undefined;
     try {
-      const [signerAccountId, projected] = await Promise.all([
+      const [signer, projected] = await Promise.all([
         store.signers.signerOf(environment, gtin),
         findProjectedCodes(store.db, environment, gtin, serial),
       ]);
+      const signerAccountId = signer?.accountId ?? null;
       local = { signerAccountId, codes: projected.filter((code) => code.accountId === signerAccountId) };
       if (local.codes.length > 0) return local;
     } catch (error) {

@@ -1,5 +1,12 @@
 import { fileURLToPath } from 'node:url';
-import { ensureOperator, insertGtinClaim, migrateAccounts, newGtinClaim, provisionAccount } from '@hallmark/accounts';
+import {
+  createGtinSigners,
+  ensureOperator,
+  insertGtinClaim,
+  migrateAccounts,
+  newGtinClaim,
+  provisionAccount,
+} from '@hallmark/accounts';
 import { createInProcessBus } from '@hallmark/bus';
 import { type CodeLookup, type Environment, findCodesRpc, type Principal, rpcSubject } from '@hallmark/contracts';
 import { createSqlEventStore, type EventStore, ProjectionMovedOn, type StoredEvent } from '@hallmark/event-store';
@@ -9,7 +16,6 @@ import { createPostgresDatabase, createTestDatabase, loadMigrations, runMigratio
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCodeDirectory } from './code-directory.ts';
 import { codeDirectoryProjectionName, createCodeProjection, findProjectedCodes, runCodeProjection } from './code-projection.ts';
-import { createGtinSigners } from './gtin-signers.ts';
 
 let db: SqlDatabase;
 let drop: () => Promise<void>;

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { createVerificationKeys, migrateAccounts, watchCacheEpochs } from '@hallmark/accounts';
+import { createGtinSigners, createVerificationKeys, migrateAccounts, watchCacheEpochs } from '@hallmark/accounts';
 import { createComplianceConfigCache } from '@hallmark/compliance-client';
 import {
   broadcasts,
@@ -23,7 +23,6 @@ import { loadMigrations, runMigrations } from '@hallmark/sql';
 import { Type } from '@sinclair/typebox';
 import { createCodeDirectory } from './code-directory.ts';
 import { createCodeProjection, runCodeProjection } from './code-projection.ts';
-import { createGtinSigners } from './gtin-signers.ts';
 import { createBlocks, deleteBlock, listBlocks } from './handlers/blocklist.ts';
 import { createCodeBlocks, decideCodeReport, listCodeReports, publicReport, reportCode } from './handlers/report-code.ts';
 import { resolveScan } from './handlers/resolve.ts';

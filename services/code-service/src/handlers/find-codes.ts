@@ -1,6 +1,6 @@
+import type { GtinSigners } from '@hallmark/accounts';
 import type { CodeLookup, Environment } from '@hallmark/contracts';
 import type { SqlExecutor } from '@hallmark/sql';
-import type { GtinSigners } from '../gtin-signers.ts';
 import { findCodesByItem } from '../store/code-store.ts';
 
 /**

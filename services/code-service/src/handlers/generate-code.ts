@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { SigningKeyring } from '@hallmark/accounts';
+import type { GtinSigners, SigningKeyring } from '@hallmark/accounts';
 import { signedMessage, validateGenerateRequest, yymmddToIsoDate } from '@hallmark/codes';
 import {
   type BatchItemResult,
@@ -26,7 +26,6 @@ import {
   isDomainError,
   type SchemaFact,
 } from '../domain/code-generation.ts';
-import type { GtinSigners } from '../gtin-signers.ts';
 import { type CodeRecord, findOwnCodesByAssetId, insertCodes, type NewCode, type StoredCode } from '../store/code-store.ts';
 import type { SchemaCatalog } from './schemas.ts';
 

@@ -1,4 +1,4 @@
-import { findGtinSigner } from '@hallmark/accounts';
+import { findGtinSigner, type GtinSigners } from '@hallmark/accounts';
 import {
   type CreateLinkBody,
   decodeCursor,
@@ -18,7 +18,6 @@ import type { EventStore } from '@hallmark/event-store';
 import { checkAi82Value, checkGtin14 } from '@hallmark/gs1';
 import { accountStream } from '@hallmark/provenance';
 import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
-import type { GtinSigners } from '../gtin-signers.ts';
 
 export interface LinkDeps {
   db: SqlDatabase;

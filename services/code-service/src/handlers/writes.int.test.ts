@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { createSigningKeyring, migrateAccounts, provisionAccount } from '@hallmark/accounts';
+import { createGtinSigners, createSigningKeyring, migrateAccounts, provisionAccount } from '@hallmark/accounts';
 import type { BatchItemResult, Principal } from '@hallmark/contracts';
 import { createSqlEventStore, type EventStore } from '@hallmark/event-store';
 import { connectTestDatabase, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordGtinClaim } from '../gtin-claim-log.ts';
-import { createGtinSigners } from '../gtin-signers.ts';
 import { migrateCodes } from '../store/code-store.ts';
 import { createGroupCommit, type GenerateDeps, generateCodes } from './generate-code.ts';
 import { createSchemaCatalog, type SchemaCatalog } from './schemas.ts';

@@ -1,9 +1,15 @@
 import { fileURLToPath } from 'node:url';
-import { type AccountLogDeps, ensureOperator, listGtinClaims, migrateAccounts, provisionAccount } from '@hallmark/accounts';
+import {
+  type AccountLogDeps,
+  createGtinSigners,
+  ensureOperator,
+  listGtinClaims,
+  migrateAccounts,
+  provisionAccount,
+} from '@hallmark/accounts';
 import { createSqlEventStore } from '@hallmark/event-store';
 import { connectTestDatabase, loadMigrations, runMigrations, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGtinSigners } from '../gtin-signers.ts';
 import { listOwnershipConflicts } from './code-store.ts';
 
 // GTIN ownership came after codes (migration 0004 of code-service): existing codes stay valid, and
