@@ -116,18 +116,22 @@ async function settle(
         await saveReadModels(deps.db, after, deps.clock());
         return { events: decision, state: after };
       }
-      const appended = await appendToAssetHistory(deps.eventStore, { assetId: state.id, owner }, inputs, {
+      // The state after the append, folded once, in the append's transaction (the read models' write).
+      let after: ObjectState | undefined;
+      await appendToAssetHistory(deps.eventStore, { assetId: state.id, owner }, inputs, {
         now: deps.clock,
         expectedVersion: state.version,
         readModels: {
           db: deps.db,
           async write(sql, result) {
             await alsoWrite?.(sql, state, decision);
-            await saveReadModels(sql, afterAppending(result.events), deps.clock());
+            after = afterAppending(result.events);
+            await saveReadModels(sql, after, deps.clock());
           },
         },
       });
-      return { events: decision, state: afterAppending(appended) };
+      if (!after) throw new Error('The transfer’s append wrote no read models.');
+      return { events: decision, state: after };
     } catch (error) {
       const lostRace = isVersionConflict(error) || error instanceof AttemptCountMoved;
       if (!lostRace) throw error;
