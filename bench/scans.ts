@@ -1,194 +1,337 @@
-// The scans API at volume (issue #21, item 1), in the distributed form (PostgreSQL):
-//   - seeds BENCH_SCANS stored scans (10 million by default) of one brand straight into verify-service's
-//     `scans` table with generate_series, spread evenly over 90 days: 100,000 codes, 93% AUTHENTIC,
-//     5% SUSPICIOUS, 2% COUNTERFEIT (the non-authentic ones on 500 "cloned" codes), 40% with a country
-//     (independent of the verdict and flags, so filters combine as they would in life);
-//     then fills the rollups from them as the scan-history projection would have (migration 0005's SQL);
-//   - measures, over HTTP, p50/p95 of the aggregates (target p95 < 300 ms) and of the first page of
-//     GET /scans, plain and filtered (target < 100 ms);
-//   - exports BENCH_CSV_ROWS (1 million by default) rows as CSV, sampling the resident memory of the
-//     gateway and verify-service every 250 ms: it should stay flat whatever the export's size.
-// The seeding takes minutes and is never part of CI.
+// The scans API at volume (issue #21, item 1; issue #20's console overview), in either form:
+//   - seeds N stored scans (10 million by default) of one brand straight into verify-service's
+//     tables, by the projection's own statement with generate_series in place of the events
+//     (bench/scans-seed.ts): the `scans` rows, the rollups (scan_counts_hourly, scan_code_days) and
+//     a review queue of 200 reports. Distributed: into PostgreSQL while the product runs. Embedded:
+//     the product is started once (to migrate and to create the brand), stopped, its data folder's
+//     PGlite opened by this process and seeded (a CHECKPOINT after each statement), then started again;
+//   - measures over HTTP, sequentially, p50/p95 (after one discarded warm-up request) of the
+//     aggregates (target p95 < 300 ms), the console overview's calls (issue #20: p95 < 300 ms) and the
+//     first page of GET /scans, plain and filtered (target < 100 ms), with the product's CPU per request;
+//   - exports the newest csvRows/10, then csvRows (1 million by default) scans as CSV, sampling the
+//     memory (RSS and V8 heap, every 100 ms, bench/scans-memory-probe.mjs) of the embedded process,
+//     or of the gateway and verify-service: flat memory peaks alike in both exports.
+// The seeding takes minutes (PGlite: much longer) and is never part of CI.
 //
-//   pnpm bench:scans
-//   BENCH_SCANS=1000000 BENCH_CSV_ROWS=200000 pnpm bench:scans   (a quicker run)
-import { readFileSync } from 'node:fs';
-import { createPostgresDatabase } from '@hallmark/sql';
-import { brandWithCode, machineLine, startDistributedProduct } from './support.ts';
+//   pnpm bench:scans                                   (distributed, 10 million scans)
+//   pnpm bench:scans --form embedded                   (embedded, 10 million scans)
+//   pnpm bench:scans --form embedded,distributed --scans 1000000 --csv-rows 200000   (a quicker run)
+// Settings: --form (or BENCH_FORMS), --scans (BENCH_SCANS), --csv-rows (BENCH_CSV_ROWS), --runs (BENCH_RUNS, 30).
+import { readFileSync, statSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createPgliteDatabase, createPostgresDatabase, type SqlDatabase } from '@hallmark/sql';
+import { seedScans } from './scans-seed.ts';
+import {
+  brandWithCode,
+  cpuMicroseconds,
+  machineLine,
+  type RunningProduct,
+  startDistributedProduct,
+  startEmbeddedProduct,
+} from './support.ts';
 
-const totalScans = Number(process.env.BENCH_SCANS ?? 10_000_000);
-const csvRows = Number(process.env.BENCH_CSV_ROWS ?? 1_000_000);
-const runs = Number(process.env.BENCH_RUNS ?? 30);
+const { values: options } = parseArgs({
+  options: {
+    form: { type: 'string', default: process.env.BENCH_FORMS ?? 'distributed' },
+    scans: { type: 'string', default: process.env.BENCH_SCANS ?? '10000000' },
+    'csv-rows': { type: 'string', default: process.env.BENCH_CSV_ROWS ?? '1000000' },
+    runs: { type: 'string', default: process.env.BENCH_RUNS ?? '30' },
+  },
+});
+const forms = options.form.split(',') as Array<'embedded' | 'distributed'>;
+const totalScans = Number(options.scans);
+const csvRows = Math.min(totalScans, Number(options['csv-rows']));
+const runs = Number(options.runs);
 const days = 90;
-const chunk = 1_000_000;
+const command = `pnpm bench:scans --form ${forms.join(',')} --scans ${totalScans} --csv-rows ${csvRows} --runs ${runs}`;
+const probe = fileURLToPath(new URL('./scans-memory-probe.mjs', import.meta.url));
+const MiB = 1_048_576;
 
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
 };
 
-/** Resident memory of a process in MiB (/proc, Linux). */
-function rssMiB(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Number(match[1]) / 1024 : Number.NaN;
+interface Timing {
+  form: string;
+  group: 'aggregates' | 'overview (#20)' | 'GET /scans';
+  name: string;
+  p50: number;
+  p95: number;
+  /** CPU of the product's processes (not PostgreSQL's) per request, in ms. */
+  cpuMs: number;
+  target: number;
 }
 
-async function timed(url: string, key: string, runsOf = runs): Promise<{ p50: number; p95: number; status: number }> {
+interface Export {
+  form: string;
+  rows: number;
+  seconds: number;
+  mib: number;
+  memory: Array<{ process: string; rss: [number, number]; heap: [number, number] }>;
+}
+
+interface FormRun {
+  form: string;
+  seedSeconds: number;
+  storage: string;
+  timings: Timing[];
+  exports: Export[];
+}
+
+function isoDaysAgo(daysAgo: number): string {
+  return new Date(Date.now() - daysAgo * 86_400_000).toISOString();
+}
+
+/** The product's processes' CPU time, in µs. */
+const productCpu = (product: RunningProduct) => product.processes.reduce((sum, { pid }) => sum + cpuMicroseconds(pid), 0);
+
+async function get(url: string, key: string): Promise<Response> {
+  const response = await fetch(url, { headers: { 'x-api-key': key } });
+  if (response.status !== 200) throw new Error(`${url}: ${response.status} ${await response.text()}`);
+  return response;
+}
+
+async function timed(product: RunningProduct, url: string, key: string): Promise<{ p50: number; p95: number; cpuMs: number }> {
+  await (await get(url, key)).arrayBuffer();
   const times: number[] = [];
-  let status = 0;
-  for (let i = 0; i < runsOf; i++) {
+  const cpuBefore = productCpu(product);
+  for (let i = 0; i < runs; i++) {
     const started = performance.now();
-    const response = await fetch(url, { headers: { 'x-api-key': key } });
-    await response.arrayBuffer();
+    await (await get(url, key)).arrayBuffer();
     times.push(performance.now() - started);
-    status = response.status;
-    if (status !== 200) throw new Error(`${url}: ${status}`);
   }
-  return { p50: percentile(times, 50), p95: percentile(times, 95), status };
+  return { p50: percentile(times, 50), p95: percentile(times, 95), cpuMs: (productCpu(product) - cpuBefore) / 1000 / runs };
 }
 
-async function main() {
-  console.log(machineLine());
-  const product = await startDistributedProduct();
+/** Where each product process writes its memory samples (bench/scans-memory-probe.mjs). */
+const memoryEnv = (folder: string) => ({
+  NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${probe}`.trim(),
+  HALLMARK_BENCH_MEMORY_FILE: join(folder, 'memory-{pid}.jsonl'),
+});
+
+function memorySamples(folder: string, pid: number, from: number, to: number) {
+  return readFileSync(join(folder, `memory-${pid}.jsonl`), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { at: number; rss: number; heapUsed: number })
+    .filter((sample) => sample.at >= from && sample.at <= to);
+}
+
+async function folderBytes(folder: string): Promise<number> {
+  let bytes = 0;
+  for (const entry of await readdir(folder, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile()) bytes += statSync(join(entry.parentPath, entry.name)).size;
+  }
+  return bytes;
+}
+
+async function accountIdOf(product: RunningProduct, key: string): Promise<string> {
+  const me = (await (await get(`${product.url}/api/v1/accounts/me`, key)).json()) as { id?: string; account?: { id: string } };
+  const accountId = me.id ?? me.account?.id;
+  if (!accountId) throw new Error(`no account id in ${JSON.stringify(me)}`);
+  return accountId;
+}
+
+const progress = (started: number) => (seeded: number) =>
+  console.log(`  seeded ${seeded.toLocaleString('en')} scans (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+
+/** The distributed form, seeded in its PostgreSQL database while it runs. */
+async function distributed(memoryFolder: string) {
+  const product = await startDistributedProduct({}, memoryEnv(memoryFolder));
+  const brand = await brandWithCode(product);
+  const accountId = await accountIdOf(product, brand.key);
   const db = createPostgresDatabase({ connectionString: product.databaseUrl as string, maxConnections: 2 });
+  const started = performance.now();
   try {
-    const brand = await brandWithCode(product);
-    const me = (await (await fetch(`${product.url}/api/v1/accounts/me`, { headers: { 'x-api-key': brand.key } })).json()) as {
-      id?: string;
-      account?: { id: string };
-    };
-    const accountId = me.id ?? me.account?.id;
-    if (!accountId) throw new Error(`no account id in ${JSON.stringify(me)}`);
+    await seedScans(db, {
+      accountId,
+      gtin: brand.gtin,
+      total: totalScans,
+      days,
+      chunk: 1_000_000,
+      onProgress: progress(started),
+    });
+    const seedSeconds = (performance.now() - started) / 1000;
+    const [size] = await db.query<{ bytes: string }>(
+      `SELECT sum(pg_total_relation_size(t))::text AS bytes FROM unnest(ARRAY['scans', 'scan_counts_hourly', 'scan_code_days']::regclass[]) AS t`,
+    );
+    const storage = `scans and rollups ${(Number(size?.bytes) / MiB).toFixed(0)} MiB (PostgreSQL, indexes included)`;
+    return { product, brand, seedSeconds, storage, close: () => db.close() };
+  } catch (error) {
+    await db.close();
+    await product.stop();
+    throw error;
+  }
+}
 
-    const seedStarted = performance.now();
-    for (let start = 1; start <= totalScans; start += chunk) {
-      const end = Math.min(totalScans, start + chunk - 1);
-      await db.query(
-        `INSERT INTO scans (scan_id, environment, account_id, gtin, serial, batch, verdict, risk_indicators, scan_number,
-                            scanned_at, verified_by, latitude, longitude, country)
-         SELECT gen_random_uuid(), 'live', $1, $2,
-                'S' || CASE WHEN n % 100 < 7 THEN n % 500 ELSE n % 100000 END,
-                'L' || (n % 50),
-                CASE WHEN n % 100 < 2 THEN 'COUNTERFEIT' WHEN n % 100 < 7 THEN 'SUSPICIOUS' ELSE 'AUTHENTIC' END,
-                CASE WHEN n % 100 BETWEEN 2 AND 4 THEN ARRAY['EXCESSIVE_SCANS']
-                     WHEN n % 100 BETWEEN 5 AND 6 THEN ARRAY['KNOWN_COUNTERFEIT_PATTERN', 'GEOGRAPHIC_IMPOSSIBILITY']
-                     ELSE ARRAY[]::text[] END,
-                1 + n / 100000,
-                now() - (n::double precision / $3) * interval '${days} days',
-                $1,
-                CASE WHEN (n / 100) % 5 < 2 THEN 40 + (n % 20) END,
-                CASE WHEN (n / 100) % 5 < 2 THEN (n % 30) - 5 END,
-                CASE WHEN (n / 100) % 5 < 2 THEN (ARRAY['FR','DE','IT','ES','GB','US','CN','BR','IN','JP'])[1 + (n / 500) % 10] END
-           FROM generate_series($4::bigint, $5::bigint) AS n`,
-        [accountId, brand.gtin, totalScans, start, end],
-      );
-      console.log(`seeded ${end.toLocaleString('en')} scans (${((performance.now() - seedStarted) / 1000).toFixed(0)} s)`);
+/** The embedded form: started to migrate and make the brand, stopped, its PGlite seeded here, started again. */
+async function embedded(memoryFolder: string) {
+  const dataDir = await mkdtemp(join(tmpdir(), 'hallmark-bench-scans-'));
+  const env = { HALLMARK_DATA_DIR: dataDir, ...memoryEnv(memoryFolder) };
+  try {
+    const first = await startEmbeddedProduct(env);
+    let brand: Awaited<ReturnType<typeof brandWithCode>>;
+    let accountId: string;
+    try {
+      brand = await brandWithCode(first);
+      accountId = await accountIdOf(first, brand.key);
+    } finally {
+      await first.stop();
     }
-    // The rollups, as the projection keeps them (migration 0005's backfill).
-    await db.query(
-      `INSERT INTO scan_counts_hourly (account_id, environment, dimension, hour, value, count)
-       SELECT account_id, environment, 'verdict', date_trunc('hour', scanned_at), verdict, count(*) FROM scans WHERE account_id = $1 GROUP BY 1, 2, 4, 5
-       ON CONFLICT (account_id, environment, dimension, hour, value) DO UPDATE SET count = scan_counts_hourly.count + excluded.count`,
-      [accountId],
-    );
-    await db.query(
-      `INSERT INTO scan_counts_hourly (account_id, environment, dimension, hour, value, count)
-       SELECT account_id, environment, 'flag', date_trunc('hour', scanned_at), flag, count(*) FROM scans, unnest(risk_indicators) AS flag
-        WHERE account_id = $1 GROUP BY 1, 2, 4, 5`,
-      [accountId],
-    );
-    await db.query(
-      `INSERT INTO scan_counts_hourly (account_id, environment, dimension, hour, value, count)
-       SELECT account_id, environment, 'country', date_trunc('hour', scanned_at), country, count(*) FROM scans
-        WHERE account_id = $1 AND country IS NOT NULL GROUP BY 1, 2, 4, 5`,
-      [accountId],
-    );
-    await db.query(
-      `INSERT INTO scan_code_days (account_id, environment, day, gtin, serial, suspicious, counterfeit, last_scanned_at)
-       SELECT account_id, environment, (scanned_at AT TIME ZONE 'UTC')::date, gtin, serial,
-              count(*) FILTER (WHERE verdict = 'SUSPICIOUS'), count(*) FILTER (WHERE verdict = 'COUNTERFEIT'), max(scanned_at)
-         FROM scans WHERE account_id = $1 AND verdict <> 'AUTHENTIC' GROUP BY 1, 2, 3, 4, 5
-       ON CONFLICT (account_id, environment, day, gtin, serial) DO UPDATE SET suspicious = excluded.suspicious`,
-      [accountId],
-    );
-    await db.query('ANALYZE scans');
-    await db.query('ANALYZE scan_counts_hourly');
-    await db.query('ANALYZE scan_code_days');
-    console.log(
-      `seeded ${totalScans.toLocaleString('en')} scans and their rollups in ${((performance.now() - seedStarted) / 1000).toFixed(0)} s`,
-    );
+    const started = performance.now();
+    const db: SqlDatabase = await createPgliteDatabase(join(dataDir, 'pglite'));
+    try {
+      await seedScans(db, {
+        accountId,
+        gtin: brand.gtin,
+        total: totalScans,
+        days,
+        chunk: 250_000,
+        afterChunk: async () => {
+          await db.query('CHECKPOINT');
+        },
+        onProgress: progress(started),
+      });
+      await db.query('CHECKPOINT');
+    } finally {
+      await db.close();
+    }
+    const seedSeconds = (performance.now() - started) / 1000;
+    const storage = `data folder ${((await folderBytes(dataDir)) / MiB).toFixed(0)} MiB (PGlite, WAL included)`;
+    const restarted = performance.now();
+    const product = await startEmbeddedProduct(env);
+    console.log(`  restarted on the seeded folder in ${((performance.now() - restarted) / 1000).toFixed(1)} s`);
+    return { product, brand, seedSeconds, storage, close: () => rm(dataDir, { recursive: true, force: true }) };
+  } catch (error) {
+    await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+}
 
+async function measureForm(form: 'embedded' | 'distributed'): Promise<FormRun> {
+  const memoryFolder = await mkdtemp(join(tmpdir(), 'hallmark-bench-memory-'));
+  console.log(`\n${form}: seeding ${totalScans.toLocaleString('en')} scans over ${days} days`);
+  const { product, brand, seedSeconds, storage, close } =
+    form === 'embedded' ? await embedded(memoryFolder) : await distributed(memoryFolder);
+  const timings: Timing[] = [];
+  const exports: Export[] = [];
+  try {
+    console.log(`  seeded in ${seedSeconds.toFixed(0)} s; ${storage}`);
     const api = `${product.url}/api/v1`;
-    const results: Array<[string, { p50: number; p95: number }]> = [];
-    for (const [name, path] of [
-      ['aggregates verdict by day, 90 days', `/scans/aggregates?groupBy=verdict&bucket=day&from=${isoDaysAgo(days)}`],
-      ['aggregates flag by hour, 7 days', `/scans/aggregates?groupBy=flag&bucket=hour&from=${isoDaysAgo(7)}`],
-      ['aggregates verdict by hour, 31 days', `/scans/aggregates?groupBy=verdict&bucket=hour&from=${isoDaysAgo(30)}`],
-      ['countries, 90 days', `/scans/countries?from=${isoDaysAgo(days)}`],
-      ['top codes, 90 days', `/scans/top-codes?from=${isoDaysAgo(days)}&limit=20`],
-      ['GET /scans first page (50)', '/scans'],
-      ['GET /scans first page, verdict=COUNTERFEIT', '/scans?verdict=COUNTERFEIT'],
-      ['GET /scans first page, country=JP&flag=EXCESSIVE_SCANS', '/scans?country=JP&flag=EXCESSIVE_SCANS'],
-      ['GET /scans first page, batch=L7', '/scans?batch=L7'],
-      ['GET /scans first page, country=NZ (none)', '/scans?country=NZ'],
-      // The worst case: two filters that each match hundreds of thousands of scans but never together.
-      [
-        'GET /scans first page, country=JP&verdict=COUNTERFEIT&flag=EXCESSIVE_SCANS (none)',
-        '/scans?country=JP&verdict=COUNTERFEIT&flag=EXCESSIVE_SCANS',
-      ],
-      ['GET /scans first page, serial=S42', `/scans?gtin=${brand.gtin}&serial=S42`],
-      ['GET /scans first page, last week', `/scans?from=${isoDaysAgo(7)}&to=${isoDaysAgo(6)}`],
-    ] as const) {
-      const result = await timed(`${api}${path}`, brand.key);
-      results.push([name, result]);
-      console.log(`${name.padEnd(58)} p50 ${result.p50.toFixed(1).padStart(7)} ms   p95 ${result.p95.toFixed(1).padStart(7)} ms`);
+    const cases: Array<[Timing['group'], string, string]> = [
+      ['aggregates', 'verdict by day, 90 days', `/scans/aggregates?groupBy=verdict&bucket=day&from=${isoDaysAgo(days)}`],
+      ['aggregates', 'verdict by hour, 30 days', `/scans/aggregates?groupBy=verdict&bucket=hour&from=${isoDaysAgo(30)}`],
+      ['aggregates', 'flag by day, 90 days', `/scans/aggregates?groupBy=flag&bucket=day&from=${isoDaysAgo(days)}`],
+      ['aggregates', 'flag by hour, 7 days', `/scans/aggregates?groupBy=flag&bucket=hour&from=${isoDaysAgo(7)}`],
+      ['aggregates', 'country by day, 90 days', `/scans/aggregates?groupBy=country&bucket=day&from=${isoDaysAgo(days)}`],
+      ['aggregates', 'countries, 90 days', `/scans/countries?from=${isoDaysAgo(days)}`],
+      ['aggregates', 'top codes, 90 days (20)', `/scans/top-codes?from=${isoDaysAgo(days)}&limit=20`],
+      ['overview (#20)', 'verdicts by hour, last 24 h', '/scans/aggregates?groupBy=verdict&bucket=hour'],
+      ['overview (#20)', 'verdicts by day, last 7 d', `/scans/aggregates?groupBy=verdict&bucket=day&from=${isoDaysAgo(7)}`],
+      ['overview (#20)', 'verdicts by day, last 30 d', '/scans/aggregates?groupBy=verdict&bucket=day'],
+      ['overview (#20)', 'recent SUSPICIOUS scans (10)', '/scans?verdict=SUSPICIOUS&limit=10'],
+      ['overview (#20)', 'recent COUNTERFEIT scans (10)', '/scans?verdict=COUNTERFEIT&limit=10'],
+      ['overview (#20)', 'reported codes: review queue (20)', '/code/reports?status=pending&limit=20'],
+      ['overview (#20)', 'reported codes: their scans (10)', '/scans?reported=true&limit=10'],
+      ['GET /scans', 'first page (50)', '/scans'],
+      ['GET /scans', 'verdict=COUNTERFEIT', '/scans?verdict=COUNTERFEIT'],
+      ['GET /scans', 'flag=EXCESSIVE_SCANS', '/scans?flag=EXCESSIVE_SCANS'],
+      ['GET /scans', 'country=JP&flag=EXCESSIVE_SCANS', '/scans?country=JP&flag=EXCESSIVE_SCANS'],
+      ['GET /scans', 'batch=L7', '/scans?batch=L7'],
+      ['GET /scans', `gtin&serial=S42`, `/scans?gtin=${brand.gtin}&serial=S42`],
+      ['GET /scans', 'one day a week ago', `/scans?from=${isoDaysAgo(7)}&to=${isoDaysAgo(6)}`],
+      ['GET /scans', 'reported=false', '/scans?reported=false'],
+      ['GET /scans', 'country=NZ (matches none)', '/scans?country=NZ'],
+      // The worst case: filters that each match hundreds of thousands of scans but never together.
+      ['GET /scans', 'JP&COUNTERFEIT&EXCESSIVE_SCANS (none)', '/scans?country=JP&verdict=COUNTERFEIT&flag=EXCESSIVE_SCANS'],
+    ];
+    for (const [group, name, path] of cases) {
+      const result = await timed(product, `${api}${path}`, brand.key);
+      timings.push({ form, group, name, ...result, target: group === 'GET /scans' ? 100 : 300 });
+      console.log(
+        `  ${`${group}: ${name}`.padEnd(54)} p50 ${result.p50.toFixed(1).padStart(7)} ms  p95 ${result.p95.toFixed(1).padStart(7)} ms  CPU ${result.cpuMs.toFixed(1).padStart(6)} ms/req`,
+      );
     }
 
-    // The CSV export of the newest rows (a time range holding about that many): a tenth, then all of
-    // csvRows. Memory that stays flat peaks alike in both, whatever the size.
-    const gateway = product.processes.find((process) => process.name === 'gateway')?.pid as number;
-    const verifier = product.processes.find((process) => process.name.startsWith('verify-service'))?.pid as number;
+    // The CSV export of the newest rows (a time range holding about that many): a tenth, then all of csvRows.
+    const watched = product.processes.filter(
+      ({ name }) => name === 'embedded' || name === 'gateway' || name.startsWith('verify-service'),
+    );
     for (const rowsWanted of [Math.round(csvRows / 10), csvRows]) {
       const fromMs = Date.now() - (rowsWanted / totalScans) * days * 86_400_000;
-      const samples: Array<{ gateway: number; verify: number }> = [];
-      const sample = () => samples.push({ gateway: rssMiB(gateway), verify: rssMiB(verifier) });
-      sample();
-      const timer = setInterval(sample, 250);
       const started = performance.now();
-      const response = await fetch(`${api}/scans?format=csv&from=${new Date(fromMs).toISOString()}`, {
-        headers: { 'x-api-key': brand.key },
-      });
+      const startedAt = Date.now();
+      const response = await get(`${api}/scans?format=csv&from=${new Date(fromMs).toISOString()}`, brand.key);
       let lines = 0;
       let bytes = 0;
       for await (const part of response.body as unknown as AsyncIterable<Uint8Array>) {
         bytes += part.length;
         for (const byte of part) if (byte === 10) lines += 1;
       }
-      clearInterval(timer);
-      sample();
       const seconds = (performance.now() - started) / 1000;
-      const tenth = Math.max(1, Math.floor(samples.length / 10));
-      const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+      // The probe writes every 100 ms: let it write the export's last sample.
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      const memory = watched.map(({ name, pid }) => {
+        const samples = memorySamples(memoryFolder, pid, startedAt, Date.now());
+        const range = (values: number[]): [number, number] => [Math.min(...values) / MiB, Math.max(...values) / MiB];
+        return { process: name, rss: range(samples.map((s) => s.rss)), heap: range(samples.map((s) => s.heapUsed)) };
+      });
+      const done: Export = { form, rows: lines - 1, seconds, mib: bytes / MiB, memory };
+      exports.push(done);
       console.log(
-        `CSV export: ${(lines - 1).toLocaleString('en')} rows, ${(bytes / 1_048_576).toFixed(0)} MiB in ${seconds.toFixed(1)} s ` +
-          `(${Math.round((lines - 1) / seconds).toLocaleString('en')} rows/s)`,
+        `  CSV export: ${done.rows.toLocaleString('en')} rows, ${done.mib.toFixed(0)} MiB in ${seconds.toFixed(1)} s (${Math.round(done.rows / seconds).toLocaleString('en')} rows/s)`,
       );
-      for (const which of ['gateway', 'verify'] as const) {
-        const values = samples.map((s) => s[which]);
+      for (const m of memory) {
         console.log(
-          `  ${which} RSS over ${samples.length} samples: ${Math.min(...values).toFixed(0)}–${Math.max(...values).toFixed(0)} MiB; ` +
-            `first tenth mean ${mean(values.slice(0, tenth)).toFixed(0)} MiB, last tenth mean ${mean(values.slice(-tenth)).toFixed(0)} MiB`,
+          `    ${m.process}: RSS ${m.rss[0].toFixed(0)}–${m.rss[1].toFixed(0)} MiB (max−min ${(m.rss[1] - m.rss[0]).toFixed(0)}), ` +
+            `heap ${m.heap[0].toFixed(0)}–${m.heap[1].toFixed(0)} MiB (max−min ${(m.heap[1] - m.heap[0]).toFixed(0)})`,
         );
       }
     }
+    return { form, seedSeconds, storage, timings, exports };
   } finally {
-    await db.close();
     await product.stop();
+    await close();
+    await rm(memoryFolder, { recursive: true, force: true });
   }
 }
 
-function isoDaysAgo(daysAgo: number): string {
-  return new Date(Date.now() - daysAgo * 86_400_000).toISOString();
+function summary(results: FormRun[]): void {
+  const n = totalScans.toLocaleString('en');
+  console.log(`\n## Summary: ${n} scans; ${machineLine()}\n\n${command}\n`);
+  for (const run of results) console.log(`${run.form}: seeded in ${run.seedSeconds.toFixed(0)} s; ${run.storage}`);
+  console.log('\n| form | group | request | p50 ms | p95 ms | product CPU ms/req | target p95 | met |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const t of results.flatMap((run) => run.timings)) {
+    console.log(
+      `| ${t.form} | ${t.group} | ${t.name} | ${t.p50.toFixed(1)} | ${t.p95.toFixed(1)} | ${t.cpuMs.toFixed(1)} | < ${t.target} | ${t.p95 < t.target ? 'yes' : '**no**'} |`,
+    );
+  }
+  console.log(
+    '\n| form | CSV rows | seconds | rows/s | MiB | process | RSS min–max MiB (max−min) | heap min–max MiB (max−min) |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const e of results.flatMap((run) => run.exports)) {
+    for (const m of e.memory) {
+      console.log(
+        `| ${e.form} | ${e.rows.toLocaleString('en')} | ${e.seconds.toFixed(1)} | ${Math.round(e.rows / e.seconds).toLocaleString('en')} | ${e.mib.toFixed(0)} | ${m.process} | ` +
+          `${m.rss[0].toFixed(0)}–${m.rss[1].toFixed(0)} (${(m.rss[1] - m.rss[0]).toFixed(0)}) | ${m.heap[0].toFixed(0)}–${m.heap[1].toFixed(0)} (${(m.heap[1] - m.heap[0]).toFixed(0)}) |`,
+      );
+    }
+  }
+  console.log(`\nRe-run: ${command}`);
+}
+
+async function main() {
+  console.log(`${machineLine()}\n${command}`);
+  const results: FormRun[] = [];
+  for (const form of forms) results.push(await measureForm(form));
+  summary(results);
 }
 
 await main();
