@@ -113,7 +113,7 @@ const encode = (value: string) =>
   encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 /**
- * Writes a link. `spec` order puts /21/ before /10/ as interface-spec.md shows it; `gs1` order puts
+ * Writes a link. `spec` order puts /21/ before /10/ as the interface spec shows it (docs/INTERFACE.md); `gs1` order puts
  * /10/ before /21/ as GS1's own parsers require. The signature goes in `sig`, the expiry in `17`.
  */
 export function formatDigitalLink(link: DigitalLink, order: 'spec' | 'gs1' = 'spec'): string {
