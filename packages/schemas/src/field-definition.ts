@@ -1,4 +1,4 @@
-/** The field types a metadata schema may use (DECISIONS.md, Schemas). */
+/** The field types a metadata schema may use (docs/INTERFACE.md, Metadata schemas). */
 export const fieldTypes = ['string', 'number', 'integer', 'boolean', 'date', 'array', 'object'] as const;
 export type FieldType = (typeof fieldTypes)[number];
 export type ScalarType = Exclude<FieldType, 'array' | 'object'>;
