@@ -15,7 +15,7 @@ export function generateEd25519KeyPair(): Ed25519KeyPair {
 
 /**
  * A KeyObject from raw public key bytes. Built through JWK, not DER: on OpenSSL 3 a DER import
- * costs about as much as a verification (110 µs against 7 µs, perf-ceilings.md). Cache the result.
+ * costs about as much as a verification (110 µs against 7 µs, docs/ARCHITECTURE.md). Cache the result.
  */
 export function ed25519PublicKeyObject(publicKey: Uint8Array): KeyObject {
   if (publicKey.length !== 32) throw new RangeError('An Ed25519 public key is 32 bytes.');
@@ -47,7 +47,7 @@ export function verifyEd25519(publicKey: KeyObject, message: Uint8Array, signatu
 /**
  * `verifyEd25519` run in libuv's thread pool: the caller's thread stays free for other requests,
  * and verifications spread over every core (about twice the throughput on two cores,
- * perf-ceilings.md). The pool has UV_THREADPOOL_SIZE threads (4 by default).
+ * docs/ARCHITECTURE.md). The pool has UV_THREADPOOL_SIZE threads (4 by default).
  */
 export function verifyEd25519InThreadPool(publicKey: KeyObject, message: Uint8Array, signature: Uint8Array): Promise<boolean> {
   if (signature.length !== 64) return Promise.resolve(false);
