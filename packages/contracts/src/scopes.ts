@@ -1,4 +1,4 @@
-/** Every scope a key can hold (DECISIONS.md), besides `*`. */
+/** Every scope a key can hold (docs/INTERFACE.md, Keys and scopes), besides `*`. */
 export const scopes = [
   'assets:create',
   'assets:read',
