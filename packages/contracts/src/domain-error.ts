@@ -1,7 +1,7 @@
 import type { ErrorCode } from './error-codes.ts';
 
 /**
- * A decider's refusal, as a value (STYLE.md: decide returns events or an error, it does not throw);
+ * A decider's refusal, as a value (our style: decide returns events or an error, it does not throw);
  * the shell answers it as the HTTP error of the same code. `C` narrows the codes a decider uses.
  */
 export interface DomainError<C extends ErrorCode = ErrorCode> {
