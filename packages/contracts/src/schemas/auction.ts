@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Pagination } from './common.ts';
 
-/** Categories and the photo angles each requires (interface-spec.md, "Auction object"). */
+/** Categories and the photo angles each requires (the interface spec; docs/INTERFACE.md, Auction objects). */
 export const categoryAngles = {
   watch: ['dial', 'movement', 'serial_engraving', 'case_back'],
   painting: ['overall', 'detail_1', 'detail_2', 'signature', 'reverse'],
