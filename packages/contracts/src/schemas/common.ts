@@ -15,7 +15,7 @@ export const ErrorEnvelope = Type.Object({
 });
 export type ErrorEnvelope = Static<typeof ErrorEnvelope>;
 
-/** Cursor paging, as DECISIONS.md sets it for every list. */
+/** Cursor paging, as the product decisions set it for every list (docs/INTERFACE.md). */
 export const Pagination = Type.Object({
   limit: Type.Integer(),
   nextCursor: Type.Union([Type.String(), Type.Null()]),
