@@ -13,7 +13,7 @@ import {
 export type { BoundPhoto, SignedLink } from './domain/object.ts';
 export { nextStatus } from './domain/object.ts';
 
-/** The private-owner label the public view shows instead of any owner (DECISIONS.md). */
+/** The private-owner label the public view shows instead of any owner (docs/INTERFACE.md). */
 export const privateOwnerLabel = 'Private Collector';
 
 export interface CustodyEntry {
