@@ -268,7 +268,7 @@ describe.each([
         expect(response.body, what).not.toContain('gopher');
       }
       const description = await raw(t, 'GET', '/.well-known/gs1resolver', forged);
-      // The port it listens on, as http://localhost:<port> (DECISIONS.md); the distributed harness reaches it at 127.0.0.1.
+      // The port it listens on, as http://localhost:<port> (docs/INTERFACE.md); the distributed harness reaches it at 127.0.0.1.
       const listening = new URL(t.url);
       listening.hostname = 'localhost';
       expect(JSON.parse(description.body).resolverRoot).toBe(listening.origin);
