@@ -84,7 +84,7 @@ async function startHoldingLock(
     // One process for one user: reachable from this machine only unless HALLMARK_HOST says otherwise.
     HALLMARK_HOST: env.HALLMARK_HOST || '127.0.0.1',
     HALLMARK_MASTER_KEY: env.HALLMARK_MASTER_KEY || (await loadOrCreateMasterKey(dataDir)),
-    // Links point at this process unless told otherwise (DECISIONS.md: http://localhost:$PORT).
+    // Links point at this process unless told otherwise (docs/INTERFACE.md: http://localhost:$PORT).
     HALLMARK_RESOLVER_URL: env.HALLMARK_RESOLVER_URL || `http://localhost:${port === '0' ? '8080' : port}`,
   };
   // The gateway's public URL: HALLMARK_PUBLIC_URL, else the resolver URL given, else the port it is bound to (PORT=0 too).
