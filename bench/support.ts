@@ -66,7 +66,7 @@ const randomPort = (from: number) => from + Math.floor(Math.random() * 500);
 
 /**
  * Pins this process (the load generator) to one CPU, so that a server pinned to the other does not
- * compete with it; perf-ceilings.md found pinned runs steadier. Linux only (taskset).
+ * compete with it; the machine's ceilings (docs/ARCHITECTURE.md) were steadier pinned. Linux only (taskset).
  */
 export function pinLoadGenerator(cpu: number): void {
   execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(process.pid)], { stdio: 'ignore' });
