@@ -1,0 +1,24 @@
+// Builds the console (apps/console/dist) with Vite. Run by the root's `postinstall` (so the README's
+// `pnpm install && pnpm start` serves it on a fresh clone) and by `pnpm build`. Where Vite is not
+// installed (a production install without dev dependencies), an existing build is kept; the
+// gateway answers /console with how to build it if there is none.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const consoleDirectory = fileURLToPath(new URL('..', import.meta.url));
+const vite = join(consoleDirectory, 'node_modules', 'vite', 'bin', 'vite.js');
+
+if (!existsSync(vite)) {
+  const built = existsSync(join(consoleDirectory, 'dist', 'index.html'));
+  console.log(
+    built
+      ? 'console: Vite is not installed; keeping the existing build in apps/console/dist'
+      : 'console: Vite is not installed, so the console is not built; the gateway answers /console with how to build it',
+  );
+  process.exit(0);
+}
+const result = spawnSync(process.execPath, [vite, 'build', '--logLevel', 'warn'], { cwd: consoleDirectory, stdio: 'inherit' });
+if (result.status === 0) console.log('console: built into apps/console/dist');
+process.exit(result.status ?? 1);
