@@ -14,3 +14,17 @@ describeEventStoreContract('PGlite', async () => {
     },
   };
 });
+
+// The embedded form's: PGlite in a worker thread behind the same port.
+describeEventStoreContract('PGlite in a worker thread', async () => {
+  const db = await createPgliteDatabase(undefined, { thread: 'worker' });
+  const store = await createSqlEventStore(db, { pollIntervalMs: 50 });
+  return {
+    store,
+    readModels: { db, sharesTransaction: true },
+    async teardown() {
+      await store.close();
+      await db.close();
+    },
+  };
+});

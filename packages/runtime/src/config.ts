@@ -100,6 +100,11 @@ export const EmbeddedConfig = Type.Composite([
   BaseConfig,
   Type.Object({
     HALLMARK_DATA_DIR: Type.String({ default: './.hallmark', description: 'folder for the embedded database' }),
+    HALLMARK_PGLITE_THREAD: Type.Union([Type.Literal('worker'), Type.Literal('main')], {
+      default: 'worker',
+      description:
+        'where the embedded PostgreSQL (PGlite) runs: worker (a thread of its own, off the event loop that answers requests) or main (on that event loop)',
+    }),
   }),
 ]);
 export type EmbeddedConfig = Static<typeof EmbeddedConfig>;

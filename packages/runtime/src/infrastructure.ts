@@ -106,7 +106,9 @@ export async function createEmbedded(
     signer: createRequestSigner(randomBytes(32)),
     onRefusedRequest: refusalLogger(log),
   });
-  const db = await createPgliteDatabase(join(resolve(config.HALLMARK_DATA_DIR), 'pglite'));
+  const db = await createPgliteDatabase(join(resolve(config.HALLMARK_DATA_DIR), 'pglite'), {
+    thread: config.HALLMARK_PGLITE_THREAD,
+  });
   const eventStore = await createSqlEventStore(db);
   const cache = await createJournaledCache({
     db,

@@ -5,12 +5,13 @@ import { describe, expect, it } from 'vitest';
 import { createPgliteDatabase } from './pglite-database.ts';
 
 // PGlite has no checkpointer (single-user PostgreSQL): without our CHECKPOINTs its WAL grows for ever.
-describe('PGlite on disk checkpoints once enough WAL was written', () => {
+describe.each(['main', 'worker'] as const)('PGlite on disk (%s thread) checkpoints once enough WAL was written', (thread) => {
   it('moves the checkpoint forward after more WAL than the limit, and not before', async () => {
     const folder = await mkdtemp(join(tmpdir(), 'pglite-checkpoints-'));
     const db = await createPgliteDatabase(join(folder, 'pglite'), {
       checkpointAfterWalBytes: 2 * 1024 * 1024,
       walCheckIntervalMs: 50,
+      thread,
     });
     try {
       const redo = async () =>

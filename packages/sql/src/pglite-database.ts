@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { createPgliteWorkerDatabase } from './pglite-worker-database.ts';
 import type { SqlDatabase, SqlExecutor } from './sql-database.ts';
 
 export interface PgliteOptions {
@@ -7,6 +8,11 @@ export interface PgliteOptions {
   checkpointAfterWalBytes?: number;
   /** How often the WAL written since the last checkpoint is looked at (default 10 s). */
   walCheckIntervalMs?: number;
+  /**
+   * Where PGlite's WebAssembly runs: on this thread ('main', the default), or in a worker thread
+   * ('worker', pglite-worker-database.ts), which keeps its work off this thread's event loop.
+   */
+  thread?: 'main' | 'worker';
 }
 
 /**
@@ -22,6 +28,20 @@ export interface PgliteOptions {
  * its checkpointer (max_wal_size).
  */
 export async function createPgliteDatabase(dataDir?: string, options: PgliteOptions = {}): Promise<SqlDatabase> {
+  const database = options.thread === 'worker' ? await createPgliteWorkerDatabase(dataDir) : await createPgliteHere(dataDir);
+  if (!dataDir) return database;
+  const checkpoints = checkpointWhenWalGrows(database, options);
+  return {
+    ...database,
+    async close() {
+      await checkpoints.stop();
+      await database.close();
+    },
+  };
+}
+
+/** PGlite on this thread. */
+async function createPgliteHere(dataDir: string | undefined): Promise<SqlDatabase> {
   if (dataDir) await mkdir(dataDir, { recursive: true });
   const db = dataDir ? await PGlite.create(dataDir) : await PGlite.create();
 
@@ -35,8 +55,6 @@ export async function createPgliteDatabase(dataDir?: string, options: PgliteOpti
     },
   });
 
-  const checkpoints = dataDir ? checkpointWhenWalGrows(db, options) : undefined;
-
   return {
     engine: 'pglite',
     ...executorOf(db),
@@ -49,13 +67,12 @@ export async function createPgliteDatabase(dataDir?: string, options: PgliteOpti
       await db.query('SELECT 1');
     },
     async close() {
-      await checkpoints?.stop();
       await db.close();
     },
   };
 }
 
-function checkpointWhenWalGrows(db: PGlite, options: PgliteOptions): { stop(): Promise<void> } {
+function checkpointWhenWalGrows(db: SqlDatabase, options: PgliteOptions): { stop(): Promise<void> } {
   const limit = options.checkpointAfterWalBytes ?? 64 * 1024 * 1024;
   let running: Promise<void> | undefined;
   const look = async () => {
@@ -63,7 +80,7 @@ function checkpointWhenWalGrows(db: PGlite, options: PgliteOptions): { stop(): P
       const rows = await db.query<{ bytes: string }>(
         'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), redo_lsn)::text AS bytes FROM pg_control_checkpoint()',
       );
-      if (Number(rows.rows[0]?.bytes ?? 0) > limit) await db.query('CHECKPOINT');
+      if (Number(rows[0]?.bytes ?? 0) > limit) await db.query('CHECKPOINT');
     } catch {
       // A failed look is tried again at the next interval; the database's own errors reach its callers.
     }

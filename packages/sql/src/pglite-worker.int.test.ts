@@ -1,0 +1,127 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPgliteDatabase } from './pglite-database.ts';
+import type { SqlDatabase } from './sql-database.ts';
+
+// The embedded form runs PGlite in a worker thread: everything the product does through the SQL
+// port must behave as it does with PGlite on the calling thread.
+describe('PGlite in a worker thread', () => {
+  let folder: string;
+  let db: SqlDatabase;
+  beforeAll(async () => {
+    folder = await mkdtemp(join(tmpdir(), 'pglite-worker-'));
+    db = await createPgliteDatabase(join(folder, 'pglite'), { thread: 'worker' });
+    await db.execScript(
+      'CREATE TABLE things (id int PRIMARY KEY, bytes bytea, doc jsonb, at timestamptz, big int8); CREATE TABLE other (id int)',
+    );
+  });
+  afterAll(async () => {
+    await db.close();
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  it('passes parameters and returns rows with the types PGlite parses', async () => {
+    await db.query('INSERT INTO things VALUES ($1, $2, $3, $4, $5)', [
+      1,
+      Buffer.from('hi'),
+      { a: [1, 'b'] },
+      new Date(0),
+      2n ** 40n,
+    ]);
+    const [row] = await db.query('SELECT * FROM things WHERE id = $1', [1]);
+    expect(row).toEqual({ id: 1, bytes: new Uint8Array([104, 105]), doc: { a: [1, 'b'] }, at: new Date(0), big: 2 ** 40 });
+  });
+
+  it("rejects with PostgreSQL's error fields, as PGlite on the main thread does", async () => {
+    const error = await db.query('INSERT INTO things (id) VALUES (1)').catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(Error);
+    expect(error).toMatchObject({ code: '23505', constraint: 'things_pkey', message: expect.stringMatching(/duplicate key/) });
+  });
+
+  it('commits a transaction whose work resolves, with its result', async () => {
+    const result = await db.transaction(async (tx) => {
+      await tx.query('INSERT INTO things (id) VALUES (2)');
+      return (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM things'))[0]?.n;
+    });
+    expect(result).toBe(2);
+    expect(await db.query('SELECT id FROM things WHERE id = 2')).toEqual([{ id: 2 }]);
+  });
+
+  it("rolls back a transaction whose work rejects, with the work's error", async () => {
+    const work = db.transaction(async (tx) => {
+      await tx.query('INSERT INTO things (id) VALUES (3)');
+      throw new Error('changed my mind');
+    });
+    await expect(work).rejects.toThrow('changed my mind');
+    expect(await db.query('SELECT id FROM things WHERE id = 3')).toEqual([]);
+  });
+
+  it('rolls back a transaction after a failed statement, and the database stays usable', async () => {
+    const work = db.transaction(async (tx) => {
+      await tx.query('INSERT INTO other (id) VALUES (1)');
+      await tx.query('INSERT INTO things (id) VALUES (1)');
+    });
+    await expect(work).rejects.toMatchObject({ code: '23505' });
+    expect(await db.query('SELECT * FROM other')).toEqual([]);
+    expect(await db.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+  });
+
+  it('runs transactions one at a time, and statements outside wait for the open one', async () => {
+    const order: string[] = [];
+    const first = db.transaction(async (tx) => {
+      await tx.query('INSERT INTO other (id) VALUES (10)');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      order.push('first');
+      await tx.query('INSERT INTO other (id) VALUES (11)');
+    });
+    const second = db.transaction(async (tx) => {
+      order.push('second');
+      return (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM other WHERE id >= 10'))[0]?.n;
+    });
+    const outside = db.query<{ n: number }>('SELECT count(*)::int AS n FROM other WHERE id >= 10');
+    await first;
+    expect(await second).toBe(2);
+    expect((await outside)[0]?.n).toBe(2);
+    expect(order).toEqual(['first', 'second']);
+  });
+
+  it('runs scripts, in and out of transactions', async () => {
+    await db.execScript('INSERT INTO other (id) VALUES (20); INSERT INTO other (id) VALUES (21)');
+    await db.transaction((tx) => tx.execScript('INSERT INTO other (id) VALUES (22)'));
+    expect(await db.query('SELECT id FROM other WHERE id >= 20 ORDER BY id')).toEqual([{ id: 20 }, { id: 21 }, { id: 22 }]);
+  });
+
+  it('delivers notifications to every listener of a channel until each stops', async () => {
+    const first: string[] = [];
+    const second: string[] = [];
+    const stopFirst = await db.listen('changes', (payload) => first.push(payload));
+    const stopSecond = await db.listen('changes', (payload) => second.push(payload));
+    await db.transaction((tx) => tx.query(`NOTIFY changes, 'one'`));
+    await expect.poll(() => second).toEqual(['one']);
+    await stopFirst();
+    await db.query(`NOTIFY changes, 'two'`);
+    await expect.poll(() => second).toEqual(['one', 'two']);
+    expect(first).toEqual(['one']);
+    await stopSecond();
+  });
+});
+
+describe('PGlite in a worker thread, on disk', () => {
+  it('keeps its data across a close and a new start, and refuses statements once closed', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'pglite-worker-'));
+    try {
+      const first = await createPgliteDatabase(join(folder, 'pglite'), { thread: 'worker' });
+      await first.execScript('CREATE TABLE kept (id int)');
+      await first.query('INSERT INTO kept VALUES (7)');
+      await first.close();
+      await expect(first.query('SELECT 1')).rejects.toThrow(/closed/);
+      const second = await createPgliteDatabase(join(folder, 'pglite'), { thread: 'worker' });
+      expect(await second.query('SELECT id FROM kept')).toEqual([{ id: 7 }]);
+      await second.close();
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+});

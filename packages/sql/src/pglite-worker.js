@@ -1,0 +1,154 @@
+// PGlite in a worker thread (createPgliteDatabase with `thread: 'worker'`, pglite-worker-client.ts).
+// PostgreSQL compiled to WebAssembly runs synchronously on whichever thread calls it: here, so the
+// calling process's event loop only posts statements and receives rows.
+//
+// Plain JavaScript because Node starts a worker from a file it can run as it is: the product runs
+// its TypeScript through tsx's loader, which a worker thread does not inherit, and the build copies
+// this file beside the compiled pglite-database.js (allowJs), so one URL finds it from src/ and dist/.
+//
+// Messages in (each with an `id`, answered once with `{ id, rows }`, `{ id, tx }`, `{ id }` or `{ id, error }`):
+//   { kind: 'query', text, params, tx? }   one statement, in transaction `tx` when given
+//   { kind: 'exec', sql, tx? }             a script without parameters
+//   { kind: 'begin' }                      opens a transaction; answered with its `tx` number once BEGIN ran
+//   { kind: 'end', tx, commit }            commits (or rolls back) that transaction; answered once done
+//   { kind: 'listen', channel } / { kind: 'unlisten', channel }
+//   { kind: 'close' }
+// Messages out without an id: { kind: 'notify', channel, payload }.
+// PGlite has one connection and runs one transaction at a time; a statement outside a transaction
+// waits for the open one to end (PGlite's own mutex), as it does when PGlite runs on the main thread.
+import { mkdir } from 'node:fs/promises';
+import { parentPort, workerData } from 'node:worker_threads';
+import { PGlite } from '@electric-sql/pglite';
+
+const { dataDir } = workerData;
+if (dataDir) await mkdir(dataDir, { recursive: true });
+const db = dataDir ? await PGlite.create(dataDir) : await PGlite.create();
+
+/** Open transactions by number: PGlite's transaction handle and how to end it. */
+const transactions = new Map();
+/** Channels listened to: the function that stops listening. */
+const listening = new Map();
+let nextTransaction = 1;
+/** Thrown inside PGlite's transaction callback to make it roll back. */
+const rollback = Symbol('rollback');
+
+/** A PostgreSQL error as a plain object: structured cloning keeps only an Error's message and name. */
+function plainError(error) {
+  const fields = {};
+  if (error && typeof error === 'object') {
+    for (const [key, value] of Object.entries(error)) {
+      if (value === null || ['string', 'number', 'boolean'].includes(typeof value)) fields[key] = value;
+    }
+  }
+  return { message: error instanceof Error ? error.message : String(error), fields };
+}
+
+function answer(id, outcome) {
+  outcome.then(
+    (result) => parentPort.postMessage({ id, ...result }),
+    (error) => parentPort.postMessage({ id, error: plainError(error) }),
+  );
+}
+
+function clientOf(tx) {
+  if (tx === undefined) return db;
+  const open = transactions.get(tx);
+  if (!open) throw new Error(`transaction ${tx} is not open in the PGlite worker`);
+  return open.client;
+}
+
+/** Starts PGlite's transaction and holds it open (after BEGIN) until an `end` message settles it. */
+function begin() {
+  const tx = nextTransaction++;
+  const ending = {};
+  const ended = new Promise((commit, abandon) => Object.assign(ending, { commit, abandon }));
+  return new Promise((opened, failed) => {
+    let began = false;
+    let settled;
+    const done = db.transaction(async (client) => {
+      began = true;
+      transactions.set(tx, { client, ...ending, settled });
+      opened({ tx });
+      await ended;
+    });
+    // Committed, rolled back on request, or a COMMIT that failed: the answer to the `end` message.
+    settled = done
+      .then(
+        () => ({}),
+        (error) => {
+          if (error === rollback) return {};
+          throw error;
+        },
+      )
+      .finally(() => transactions.delete(tx));
+    settled.catch((error) => {
+      if (!began) failed(error);
+    });
+  });
+}
+
+async function end(tx, commit) {
+  const open = transactions.get(tx);
+  if (!open) throw new Error(`transaction ${tx} is not open in the PGlite worker`);
+  if (commit) open.commit();
+  else open.abandon(rollback);
+  return open.settled;
+}
+
+async function listen(channel) {
+  if (!listening.has(channel)) {
+    const stop = await db.listen(channel, (payload) => parentPort.postMessage({ kind: 'notify', channel, payload }));
+    listening.set(channel, stop);
+  }
+  return {};
+}
+
+async function unlisten(channel) {
+  const stop = listening.get(channel);
+  listening.delete(channel);
+  await stop?.();
+  return {};
+}
+
+parentPort.on('message', (message) => {
+  const { id, kind } = message;
+  switch (kind) {
+    case 'query':
+      answer(id, (async () => ({ rows: (await clientOf(message.tx).query(message.text, message.params)).rows }))());
+      return;
+    case 'exec':
+      answer(
+        id,
+        (async () => {
+          await clientOf(message.tx).exec(message.sql);
+          return {};
+        })(),
+      );
+      return;
+    case 'begin':
+      answer(id, begin());
+      return;
+    case 'end':
+      answer(id, end(message.tx, message.commit));
+      return;
+    case 'listen':
+      answer(id, listen(message.channel));
+      return;
+    case 'unlisten':
+      answer(id, unlisten(message.channel));
+      return;
+    case 'close':
+      answer(
+        id,
+        (async () => {
+          await db.close();
+          return {};
+        })(),
+      );
+      return;
+    default:
+      parentPort.postMessage({ id, error: { message: `unknown message ${kind} to the PGlite worker`, fields: {} } });
+  }
+});
+
+parentPort.postMessage({ kind: 'ready' });
