@@ -81,6 +81,16 @@ export async function findApiKeyByHash(sql: SqlExecutor, keyHash: string): Promi
   return row ? { ...toApiKeyRecord(row), tier: row.tier as Tier, isOperator: Boolean(row.is_operator) } : undefined;
 }
 
+/** The key with this id, with its account; undefined when there is none (console sessions hold the id, not the secret). */
+export async function findApiKeyById(sql: SqlExecutor, id: string): Promise<ApiKeyWithAccount | undefined> {
+  const rows = await sql.query<ApiKeyRow>(
+    `SELECT k.*, a.tier, a.is_operator FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.id = $1`,
+    [id],
+  );
+  const row = rows[0];
+  return row ? { ...toApiKeyRecord(row), tier: row.tier as Tier, isOperator: Boolean(row.is_operator) } : undefined;
+}
+
 export type KeyRevoked = Extract<ApiKeyEvent, { type: 'KeyRevoked' }>;
 
 /**

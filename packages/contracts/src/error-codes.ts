@@ -20,6 +20,8 @@ export const errorStatus = {
   INSUFFICIENT_SCOPE: 403,
   GTIN_NOT_OWNED: 403,
   GTIN_CLAIM_NOT_ALLOWED: 403,
+  /** A request made with the console's session cookie without the console's header, or from another origin. */
+  CSRF_REJECTED: 403,
   NOT_FOUND: 404,
   /** The path exists, the method does not: the answer's Allow header lists the ones that do. */
   METHOD_NOT_ALLOWED: 405,

@@ -25,8 +25,11 @@ export interface RouteDefinition {
   /**
    * `api-key`: a valid key holding `scope` is required. `public`: no key is read.
    * `optional-key`: public, but a key that is sent is checked and rate-limited like any other.
+   * The console's session cookie counts as a key on `api-key` and `optional-key` routes.
+   * `session`: the console's own session routes (`/sessions/current`): the handler reads the
+   * session cookie itself; only the CSRF rule is applied before it.
    */
-  auth: 'public' | 'api-key' | 'optional-key';
+  auth: 'public' | 'api-key' | 'optional-key' | 'session';
   /** The last path parameter takes the rest of the path, slashes included (a resolver's `/01/…`). */
   catchAll?: boolean;
   /**

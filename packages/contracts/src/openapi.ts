@@ -37,6 +37,7 @@ export const openApiTags: Readonly<Record<string, string>> = {
   links: 'GS1 Digital Link resolver links per GTIN.',
   scans: 'Scan analytics of the caller’s codes (list, CSV export, aggregates) and the blocklist.',
   webhooks: 'Standard Webhooks: endpoints, their messages and delivery attempts (docs/WEBHOOKS.md).',
+  sessions: 'The web console’s sign-in: a session cookie made from an API key, which the browser never keeps.',
   resolver: 'The public resolver: pages and linksets for scanned codes, scan reports, brand assets.',
 };
 
@@ -85,7 +86,17 @@ export function buildOpenApiDocument(
     ...(options.webhooks ? { webhooks: webhooksOf(options.webhooks) } : {}),
     components: {
       schemas: { ErrorEnvelope: plainSchema(ErrorEnvelope) },
-      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+        consoleSession: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'hallmark_session',
+          description:
+            'The web console’s session (POST /api/v1/sessions). Requests other than GET, HEAD and OPTIONS made with it must ' +
+            'also send `X-Hallmark-Console: 1`, and an `Origin` (when sent) of the gateway itself; else 403 CSRF_REJECTED.',
+        },
+      },
     },
   };
 }
@@ -126,12 +137,29 @@ function webhooksOf(webhooks: NonNullable<OpenApiOptions['webhooks']>): JsonObje
   );
 }
 
+/** An API key in x-api-key, or the console's session cookie in its place (docs/SECURITY.md, "Console sessions"). */
+function securityOf(route: RouteDefinition): JsonObject[] {
+  switch (route.auth) {
+    case 'api-key':
+      return [{ apiKey: [] }, { consoleSession: [] }];
+    case 'optional-key':
+      return [{}, { apiKey: [] }, { consoleSession: [] }];
+    case 'session':
+      return [{ consoleSession: [] }];
+    default:
+      return [];
+  }
+}
+
+/** Methods a cookie-authenticated request may use without the console's CSRF header. */
+const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 function operationOf(route: RouteDefinition): JsonObject {
   const operation: JsonObject = {
     operationId: route.operationId,
     summary: route.summary,
     tags: [...route.tags],
-    security: route.auth === 'api-key' ? [{ apiKey: [] }] : route.auth === 'optional-key' ? [{}, { apiKey: [] }] : [],
+    security: securityOf(route),
     ...(route.scope ? { 'x-required-scope': route.scope } : {}),
     parameters: [
       ...parametersOf(route.params, 'path'),
@@ -206,7 +234,8 @@ function responsesOf(route: RouteDefinition): JsonObject {
     const authErrors = ['INVALID_API_KEY', 'EXPIRED_API_KEY', 'REVOKED_API_KEY', 'RATE_LIMITED'] as const;
     for (const code of authErrors) errors.add(code);
   }
-  if (route.auth === 'api-key') errors.add('MISSING_API_KEY');
+  if (route.auth === 'api-key' || route.auth === 'session') errors.add('MISSING_API_KEY');
+  if (route.auth !== 'public' && !safeMethods.has(route.method)) errors.add('CSRF_REJECTED');
   if (route.scope) errors.add('INSUFFICIENT_SCOPE');
   if (route.idempotent) {
     errors.add('IDEMPOTENCY_KEY_REUSED');

@@ -3,6 +3,7 @@ import {
   type AuthenticatedKey,
   type CacheEpochs,
   findApiKeyByHash,
+  findApiKeyById,
   fixedCacheEpochs,
   hashApiKeySecret,
   isWellFormedSecret,
@@ -17,6 +18,13 @@ export interface Authenticator {
    * A cached key is answered at once, without a promise.
    */
   authenticate(header: string | string[] | undefined): AuthenticatedKey | Promise<AuthenticatedKey>;
+  /**
+   * The same checks for a key known by its id (a console session holds the id, never the secret):
+   * INVALID_API_KEY when it no longer exists, REVOKED_API_KEY, EXPIRED_API_KEY. Cached like keys by
+   * hash, and dropped alike by `forget` and the `api_keys` cache epoch, so a key revoked anywhere
+   * (by the API, the CLI or plain SQL) ends its sessions within a second.
+   */
+  authenticateKeyId(keyId: string): AuthenticatedKey | Promise<AuthenticatedKey>;
   /** Drops a key from the cache; called on every replica when a key is revoked anywhere. */
   forget(keyId: string): void;
 }
@@ -65,6 +73,9 @@ export function createAuthenticator(options: {
   // during its refill wait for that one query instead of each starting its own (a stampede that
   // stalled the event loop for tens of milliseconds at 10,000 requests/s in the embedded form).
   const filling = new Map<string, Promise<CacheEntry>>();
+  // Keys by id, for console sessions: few (one per signed-in key), with the same rules.
+  const byId = new Map<string, CacheEntry>();
+  const fillingById = new Map<string, Promise<CacheEntry>>();
 
   // Bumped by every `forget`: a look-up that began before a revocation may have read the key as it
   // was, so its answer serves the requests that waited for it but is not kept.
@@ -87,6 +98,24 @@ export function createAuthenticator(options: {
     if (forgets !== forgetsAtStart) return entry;
     byHash.set(hash, entry);
     if (record) hashById.set(record.id, hash);
+    return entry;
+  };
+
+  const fillById = async (keyId: string): Promise<CacheEntry> => {
+    const forgetsAtStart = forgets;
+    const epoch = epochs.current('api_keys');
+    const record = await findApiKeyById(options.db, keyId);
+    if (byId.size >= maxEntries) {
+      const oldest = byId.keys().next().value;
+      if (oldest !== undefined) byId.delete(oldest);
+    }
+    const entry: CacheEntry = {
+      record,
+      authenticated: record && toAuthenticatedKey(record),
+      until: Date.now() + (record ? cacheMs : 5_000),
+      epoch,
+    };
+    if (forgets === forgetsAtStart) byId.set(keyId, entry);
     return entry;
   };
 
@@ -123,8 +152,19 @@ export function createAuthenticator(options: {
       }
       return pending.then(check);
     },
+    authenticateKeyId(keyId) {
+      const cached = byId.get(keyId);
+      if (cached && cached.until > Date.now() && cached.epoch >= epochs.current('api_keys')) return check(cached);
+      let pending = fillingById.get(keyId);
+      if (!pending) {
+        pending = fillById(keyId).finally(() => fillingById.delete(keyId));
+        fillingById.set(keyId, pending);
+      }
+      return pending.then(check);
+    },
     forget(keyId) {
       forgets += 1;
+      byId.delete(keyId);
       const hash = hashById.get(keyId);
       if (hash) byHash.delete(hash);
       hashById.delete(keyId);
