@@ -1,9 +1,9 @@
 /**
  * Every error code the API answers with, and its HTTP status.
- * The spec's codes come first; the rest are from DECISIONS.md.
+ * The interface spec's codes come first; the rest are ours (both listed in docs/INTERFACE.md).
  */
 export const errorStatus = {
-  // interface-spec.md
+  // the interface spec
   INVALID_GTIN: 400,
   DUPLICATE_SERIAL: 409,
   MISSING_REQUIRED_FIELD: 400,
@@ -15,7 +15,7 @@ export const errorStatus = {
   INVALID_API_KEY: 401,
   EXPIRED_API_KEY: 401,
   REVOKED_API_KEY: 401,
-  // DECISIONS.md
+  // ours
   VALIDATION_ERROR: 400,
   INSUFFICIENT_SCOPE: 403,
   GTIN_NOT_OWNED: 403,
