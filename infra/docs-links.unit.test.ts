@@ -3,6 +3,7 @@
 // (the interface spec and the product decisions are described in docs/INTERFACE.md).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { errorCodes } from '@hallmark/contracts';
 import { describe, expect, it } from 'vitest';
 
 const root = resolve(import.meta.dirname, '..');
@@ -88,6 +89,11 @@ describe('docs stand on their own', () => {
         ),
     );
     expect(outside).toEqual([]);
+  });
+
+  it('describes every error code the API answers with in docs/INTERFACE.md', () => {
+    const interfacePage = readFileSync(join(root, 'docs/INTERFACE.md'), 'utf8');
+    expect(errorCodes.filter((code) => !interfacePage.includes(`\`${code}\``))).toEqual([]);
   });
 
   it('catches what it is meant to catch', () => {
