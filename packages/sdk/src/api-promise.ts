@@ -1,0 +1,85 @@
+/** What a method returns: awaitable for the answer's data, with the raw response when asked, and paging for lists. */
+
+/** The answer's data with the HTTP response it came in (its body already read). */
+export interface WithResponse<T> {
+  data: T;
+  response: Response;
+  /** The answer's X-Request-Id. */
+  requestId: string | undefined;
+}
+
+/**
+ * A call in flight. `await` it for the data; `.withResponse()` for the data with the `Response`
+ * (status, headers such as `X-RateLimit-Remaining` or `Idempotent-Replayed`).
+ */
+export class APIPromise<T> implements PromiseLike<T> {
+  readonly #answer: Promise<WithResponse<T>>;
+  #data: Promise<T> | undefined;
+
+  constructor(answer: Promise<WithResponse<T>>) {
+    this.#answer = answer;
+  }
+
+  /** The data and the response it came in. */
+  withResponse(): Promise<WithResponse<T>> {
+    return this.#answer;
+  }
+
+  #dataPromise(): Promise<T> {
+    this.#data ??= this.#answer.then((answer) => answer.data);
+    return this.#data;
+  }
+
+  // biome-ignore lint/suspicious/noThenProperty: an APIPromise is awaited like the Promise it stands for
+  then<R1 = T, R2 = never>(
+    onFulfilled?: ((value: T) => R1 | PromiseLike<R1>) | null,
+    onRejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null,
+  ): Promise<R1 | R2> {
+    return this.#dataPromise().then(onFulfilled, onRejected);
+  }
+
+  catch<R = never>(onRejected?: ((reason: unknown) => R | PromiseLike<R>) | null): Promise<T | R> {
+    return this.#dataPromise().catch(onRejected);
+  }
+
+  finally(onFinally?: (() => void) | null): Promise<T> {
+    return this.#dataPromise().finally(onFinally);
+  }
+}
+
+/**
+ * A cursor-paged list. `await` it for the first page; `for await (const item of …)` for every item of
+ * every page, fetching the next page (`pagination.nextCursor`) as the loop reaches it; `.pages()` for
+ * the pages themselves.
+ */
+export class PagePromise<Page extends { pagination: { nextCursor: string | null; hasMore?: boolean } }, Item>
+  extends APIPromise<Page>
+  implements AsyncIterable<Item>
+{
+  readonly #itemsField: string;
+  readonly #nextPage: (cursor: string) => APIPromise<Page>;
+
+  constructor(first: Promise<WithResponse<Page>>, itemsField: string, nextPage: (cursor: string) => APIPromise<Page>) {
+    super(first);
+    this.#itemsField = itemsField;
+    this.#nextPage = nextPage;
+  }
+
+  /** Every page, the first included, until one says there is no next. */
+  async *pages(): AsyncGenerator<Page, void, undefined> {
+    let page: Page = await this;
+    for (;;) {
+      yield page;
+      const cursor = page.pagination.nextCursor;
+      if (cursor === null || cursor === undefined || page.pagination.hasMore === false) return;
+      page = await this.#nextPage(cursor);
+    }
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<Item, void, undefined> {
+    for await (const page of this.pages()) {
+      const items = (page as unknown as Record<string, unknown>)[this.#itemsField];
+      if (Array.isArray(items)) yield* items as Item[];
+    }
+  }
+}

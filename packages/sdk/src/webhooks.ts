@@ -1,0 +1,143 @@
+/**
+ * Checks a webhook message the API sent (docs/WEBHOOKS.md; Standard Webhooks): the
+ * `webhook-signature` header holds `v1,<base64 HMAC-SHA256>` under each live `whsec_` secret and
+ * `v1a,<base64 Ed25519>` under the account's signing key (`webhook-key-id` names it in
+ * /.well-known/jwks.json); both sign `<webhook-id>.<webhook-timestamp>.<body>`. WebCrypto only, so it
+ * runs in Node 20 and in browsers and workers alike.
+ */
+import { HallmarkError } from './errors.ts';
+
+export class WebhookVerificationError extends HallmarkError {
+  override name = 'WebhookVerificationError';
+}
+
+/** A published key as /.well-known/jwks.json lists it (the members this check reads). */
+export interface WebhookPublicKey {
+  kid?: string;
+  kty?: string;
+  crv?: string;
+  x?: string;
+  hallmark_account?: string;
+}
+
+export interface WebhookVerificationOptions {
+  /** The endpoint's `whsec_` secret, or several during a rotation: checks the `v1` signatures. */
+  secret?: string | readonly string[];
+  /** The API's key set (`hallmark.keys.jwks()`): checks the `v1a` signature of the key `webhook-key-id` names. */
+  jwks?: { keys: readonly WebhookPublicKey[] };
+  /** With `jwks`: the account whose key must have signed (the key's `hallmark_account`). */
+  accountId?: string;
+  /** How far `webhook-timestamp` may be from now, in seconds. Default 300. */
+  toleranceSeconds?: number;
+  /** Milliseconds since the epoch (tests). */
+  now?: number;
+}
+
+/** The message as sent: `{ type, timestamp, environment, data }` (docs/WEBHOOKS.md has each type's data). */
+export interface WebhookMessage {
+  type: string;
+  timestamp: string;
+  environment?: string;
+  data: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+type HeaderSource = Headers | Readonly<Record<string, string | readonly string[] | undefined>>;
+
+function header(headers: HeaderSource, name: string): string | undefined {
+  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
+  const record = headers as Readonly<Record<string, string | readonly string[] | undefined>>;
+  const key = Object.keys(record).find((candidate) => candidate.toLowerCase() === name);
+  const value = key === undefined ? undefined : record[key];
+  return Array.isArray(value) ? value.join(' ') : (value as string | undefined);
+}
+
+const encoder = new TextEncoder();
+
+function fromBase64(text: string): Uint8Array<ArrayBuffer> | undefined {
+  try {
+    const binary = atob(text);
+    const bytes = new Uint8Array(binary.length);
+    for (let index = 0; index < binary.length; index++) bytes[index] = binary.charCodeAt(index);
+    return bytes;
+  } catch {
+    return undefined;
+  }
+}
+
+async function hmacMatches(secret: string, content: Uint8Array<ArrayBuffer>, signature: Uint8Array<ArrayBuffer>) {
+  const keyBytes = fromBase64(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret);
+  if (!keyBytes) throw new WebhookVerificationError('The secret is not a whsec_ secret (base64 after the prefix).');
+  const key = await crypto.subtle.importKey('raw', keyBytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+  // subtle.verify compares in constant time.
+  return crypto.subtle.verify('HMAC', key, signature, content);
+}
+
+async function ed25519Matches(publicKey: WebhookPublicKey, content: Uint8Array<ArrayBuffer>, signature: Uint8Array<ArrayBuffer>) {
+  if (publicKey.kty !== 'OKP' || publicKey.crv !== 'Ed25519' || typeof publicKey.x !== 'string') return false;
+  const key = await crypto.subtle.importKey('jwk', { kty: 'OKP', crv: 'Ed25519', x: publicKey.x }, { name: 'Ed25519' }, false, [
+    'verify',
+  ]);
+  return crypto.subtle.verify({ name: 'Ed25519' }, key, signature, content);
+}
+
+/**
+ * Checks a message's signature and timestamp and returns the parsed message. `payload` is the body
+ * exactly as received (the raw text or bytes, not re-serialised JSON). Passes when one signature
+ * checks out with what `options` holds (a `v1` under one of the secrets, or the `v1a` under the
+ * named key of `jwks`). Throws `WebhookVerificationError` otherwise, or when the timestamp is
+ * further than the tolerance from now.
+ */
+export async function verifyWebhook(
+  payload: string | Uint8Array,
+  headers: HeaderSource,
+  options: WebhookVerificationOptions,
+): Promise<WebhookMessage> {
+  const secrets = options.secret === undefined ? [] : typeof options.secret === 'string' ? [options.secret] : options.secret;
+  if (secrets.length === 0 && !options.jwks) {
+    throw new WebhookVerificationError('verifyWebhook needs the endpoint’s secret, the key set (jwks), or both.');
+  }
+  const id = header(headers, 'webhook-id');
+  const timestamp = header(headers, 'webhook-timestamp');
+  const signatures = header(headers, 'webhook-signature');
+  if (!id || !timestamp || !signatures) {
+    throw new WebhookVerificationError('Missing webhook-id, webhook-timestamp or webhook-signature.');
+  }
+  const seconds = Number(timestamp);
+  if (!/^\d+$/.test(timestamp) || !Number.isSafeInteger(seconds)) {
+    throw new WebhookVerificationError('webhook-timestamp is not Unix seconds.');
+  }
+  const toleranceSeconds = options.toleranceSeconds ?? 300;
+  const nowSeconds = Math.floor((options.now ?? Date.now()) / 1000);
+  if (Math.abs(nowSeconds - seconds) > toleranceSeconds) {
+    throw new WebhookVerificationError(`webhook-timestamp is more than ${toleranceSeconds} s from now.`);
+  }
+  const body = typeof payload === 'string' ? payload : new TextDecoder().decode(payload);
+  const content = encoder.encode(`${id}.${timestamp}.${body}`);
+  const keyId = header(headers, 'webhook-key-id');
+  const publicKey = options.jwks?.keys.find(
+    (key) => key.kid === keyId && (options.accountId === undefined || key.hallmark_account === options.accountId),
+  );
+  for (const entry of signatures.split(' ')) {
+    const comma = entry.indexOf(',');
+    const version = entry.slice(0, comma);
+    const signature = comma > 0 ? fromBase64(entry.slice(comma + 1)) : undefined;
+    if (!signature) continue;
+    if (version === 'v1') {
+      for (const secret of secrets) if (await hmacMatches(secret, content, signature)) return parsed(body);
+    } else if (version === 'v1a' && publicKey) {
+      if (await ed25519Matches(publicKey, content, signature)) return parsed(body);
+    }
+  }
+  throw new WebhookVerificationError(
+    'No signature matches: the message was not sent by this API with these keys, or was changed.',
+  );
+}
+
+function parsed(body: string): WebhookMessage {
+  try {
+    return JSON.parse(body) as WebhookMessage;
+  } catch (cause) {
+    throw new WebhookVerificationError('The signed body is not JSON.', { cause });
+  }
+}
