@@ -7,11 +7,14 @@ import { errorCodes } from '@hallmark/contracts';
 import { describe, expect, it } from 'vitest';
 
 const root = resolve(import.meta.dirname, '..');
-const skippedFolders = new Set(['node_modules', '.git', 'dist', 'coverage', 'test-artifacts', '.hallmark']);
+const skippedFolders = new Set(['node_modules', 'dist', 'coverage', 'test-artifacts', '__pycache__']);
 
 function markdownFiles(folder: string): string[] {
   return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
-    if (entry.isDirectory()) return skippedFolders.has(entry.name) ? [] : markdownFiles(join(folder, entry.name));
+    if (entry.isDirectory()) {
+      // Hidden folders are tools' caches (.git, .pytest_cache, .hallmark), not docs.
+      return skippedFolders.has(entry.name) || entry.name.startsWith('.') ? [] : markdownFiles(join(folder, entry.name));
+    }
     return entry.name.endsWith('.md') ? [join(folder, entry.name)] : [];
   });
 }
