@@ -1,3 +1,4 @@
+export { consoleFileRoute, consolePageRoute, consoleRoutes } from './console-routes.ts';
 export { decodeCursor, encodeCursor } from './cursor.ts';
 export { type DomainError, isDomainError, refuse } from './domain-error.ts';
 export { type ErrorCode, errorCodes, errorStatus, isErrorCode } from './error-codes.ts';
@@ -11,6 +12,7 @@ export {
   routerPathOf,
   toRouterPath,
 } from './http-route.ts';
+export * from './key-rotation-routes.ts';
 export {
   createLinkRoute,
   deleteLinkRoute,
@@ -229,6 +231,8 @@ export {
   ListKeysQuery,
   RegisterPublicKeyBody,
   RevokedKey,
+  RotateApiKeyBody,
+  RotatedApiKey,
   ScopeSchema,
   TierSchema,
   VerificationKeyView,
@@ -256,6 +260,7 @@ export {
 } from './schemas/metadata-schemas.ts';
 export { ResolvedScan, ResolverQuery } from './schemas/resolver.ts';
 export * from './schemas/scans.ts';
+export * from './schemas/sessions.ts';
 export {
   HealthResponse,
   Landing,
@@ -277,5 +282,6 @@ export {
   tiers,
 } from './scopes.ts';
 export { allServices, type BackendService, backendServices, broadcasts, isBackendService, type ServiceName } from './services.ts';
+export * from './session-routes.ts';
 export * from './webhook-routes.ts';
 export * from './webhook-rpc.ts';

@@ -1,5 +1,7 @@
 import { Type } from '@sinclair/typebox';
+import { consoleRoutes } from './console-routes.ts';
 import { defineRoute } from './http-route.ts';
+import { keyRotationRoutes } from './key-rotation-routes.ts';
 import { linkRoutes } from './link-routes.ts';
 import { scanRoutes } from './scan-routes.ts';
 import {
@@ -87,6 +89,7 @@ import {
 } from './schemas/metadata-schemas.ts';
 import { HtmlPage, ResolverLinkParam, ResolverQuery, ResolverReportForm } from './schemas/resolver.ts';
 import { HealthResponse, Landing, PingRequest, PingResponse, ReadyResponse, ServiceNameParam } from './schemas/system.ts';
+import { sessionRoutes } from './session-routes.ts';
 import { webhookRoutes } from './webhook-routes.ts';
 
 export const apiPrefix = '/api/v1';
@@ -931,6 +934,7 @@ export const routes = [
   listKeysRoute,
   revokeKeyRoute,
   rotateSigningKeyRoute,
+  ...keyRotationRoutes,
   generateCodeRoute,
   generateCodeBatchRoute,
   verifyCodeRoute,
@@ -966,7 +970,9 @@ export const routes = [
   gs1ResolverDescriptionRoute,
   ...linkRoutes,
   ...scanRoutes,
+  ...sessionRoutes,
   ...webhookRoutes,
+  ...consoleRoutes,
   getBrandingRoute,
   updateBrandingRoute,
   uploadBrandingLogoRoute,
