@@ -1,0 +1,91 @@
+// Every call the console makes goes through here: the public /api/v1 API, same-origin, with the
+// session cookie (never an API key: the browser does not hold one). A change (any method but GET)
+// carries X-Hallmark-Console: 1, which the gateway requires of cookie-authenticated changes (CSRF).
+
+/** A failed call, as the API's error envelope said it ({ error: { code, message, details } }). */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export type Query = Record<string, string | number | boolean | null | undefined>;
+
+/** `/keys` + { limit: 20, cursor: undefined } → `/keys?limit=20`: empty values are left out. */
+export function withQuery(path: string, query: Query = {}): string {
+  const parameters = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) {
+    if (value === undefined || value === null || value === '') continue;
+    parameters.set(name, String(value));
+  }
+  const text = parameters.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+/** The API's own address of a path (for links and images: QR codes, the JWKS). */
+export const apiUrl = (path: string, query?: Query) => withQuery(`/api/v1${path}`, query);
+
+let onSessionEnded: (error: ApiError) => void = () => {};
+
+/** Called when any call answers 401: the session ended (signed out elsewhere, expired, or its key revoked). */
+export function whenSessionEnds(handler: (error: ApiError) => void): void {
+  onSessionEnded = handler;
+}
+
+interface CallOptions {
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** The sign-in call: its 401 is a wrong key, not an ended session. */
+  signingIn?: boolean;
+}
+
+async function call<T>(method: string, path: string, options: CallOptions = {}): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+  if (method !== 'GET' && method !== 'HEAD') headers['x-hallmark-console'] = '1';
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  let response: Response;
+  try {
+    response = await fetch(`/api/v1${path}`, {
+      method,
+      headers,
+      credentials: 'same-origin',
+      ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+    });
+  } catch {
+    throw new ApiError(0, 'NETWORK_ERROR', 'The API could not be reached. Check the connection and try again.');
+  }
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (!response.ok) {
+    const envelope = (parsed as { error?: { code?: string; message?: string; details?: Record<string, unknown> } } | undefined)
+      ?.error;
+    const error = new ApiError(
+      response.status,
+      envelope?.code ?? `HTTP_${response.status}`,
+      envelope?.message ?? `The API answered ${response.status} ${response.statusText}.`,
+      envelope?.details ?? {},
+    );
+    if (response.status === 401 && !options.signingIn) onSessionEnded(error);
+    throw error;
+  }
+  return parsed as T;
+}
+
+export const api = {
+  get: <T>(path: string, query?: Query) => call<T>('GET', withQuery(path, query)),
+  post: <T>(path: string, body?: unknown, options: Omit<CallOptions, 'body'> = {}) =>
+    call<T>('POST', path, { ...options, body: body ?? {} }),
+  patch: <T>(path: string, body: unknown) => call<T>('PATCH', path, { body }),
+  delete: <T>(path: string) => call<T>('DELETE', path),
+};

@@ -1,0 +1,270 @@
+import { useEffect, useState } from 'preact/hooks';
+import { type ApiError, whenSessionEnds } from './api.ts';
+import { ErrorMessage, HiddenByScope, Loading } from './components/states.tsx';
+import { CodePage } from './pages/code.tsx';
+import { CodesPage } from './pages/codes.tsx';
+import { GenerateBatchPage } from './pages/generate-batch.tsx';
+import { GenerateCodePage } from './pages/generate-code.tsx';
+import { KeysPage } from './pages/keys.tsx';
+import { OverviewPage } from './pages/overview.tsx';
+import { SignInPage } from './pages/sign-in.tsx';
+import { UsagePage } from './pages/usage.tsx';
+import { Link, type Location, navigate, useLocation } from './router.tsx';
+import { holds } from './scopes.ts';
+import { currentSession, signOut, switchEnvironment } from './session.ts';
+import type { Environment, SessionView } from './types.ts';
+import { asApiError } from './use-load.ts';
+
+interface NavItem {
+  to: string;
+  label: string;
+  /** The scope the page needs; none: any key. */
+  scope?: string;
+}
+
+const navItems: NavItem[] = [
+  { to: '/', label: 'Overview', scope: 'assets:read' },
+  { to: '/codes', label: 'Codes', scope: 'assets:read' },
+  { to: '/keys', label: 'API keys', scope: 'keys:read' },
+  { to: '/usage', label: 'Usage' },
+];
+
+/** The page for a location, and the scope it needs. */
+function route(location: Location, session: SessionView): { title: string; scope?: string; view: () => preact.JSX.Element } {
+  const { path } = location;
+  if (path === '/') return { title: 'Overview', scope: 'assets:read', view: () => <OverviewPage /> };
+  if (path === '/codes')
+    return { title: 'Codes', scope: 'assets:read', view: () => <CodesPage session={session} location={location} /> };
+  if (path === '/codes/new') return { title: 'Generate a code', scope: 'assets:create', view: () => <GenerateCodePage /> };
+  if (path === '/codes/batch') return { title: 'Generate a batch', scope: 'assets:create', view: () => <GenerateBatchPage /> };
+  if (path.startsWith('/codes/')) {
+    const assetId = decodeURIComponent(path.slice('/codes/'.length));
+    return { title: 'Code', scope: 'assets:read', view: () => <CodePage assetId={assetId} session={session} /> };
+  }
+  if (path === '/keys') return { title: 'API keys', scope: 'keys:read', view: () => <KeysPage session={session} /> };
+  if (path === '/usage') return { title: 'Usage', view: () => <UsagePage /> };
+  return {
+    title: 'Page not found',
+    view: () => (
+      <>
+        <h1>Page not found</h1>
+        <p>
+          The console has no page at this address. <Link to="/">Go to the overview</Link>.
+        </p>
+      </>
+    ),
+  };
+}
+
+type SessionState =
+  | { state: 'checking' }
+  | { state: 'signed-out'; notice?: string }
+  | { state: 'failed'; error: ApiError }
+  | { state: 'signed-in'; session: SessionView; generation: number };
+
+export function App() {
+  const [current, setCurrent] = useState<SessionState>({ state: 'checking' });
+  const location = useLocation();
+
+  const check = () => {
+    setCurrent({ state: 'checking' });
+    currentSession().then(
+      (session) => setCurrent({ state: 'signed-in', session, generation: 0 }),
+      (error: unknown) => {
+        const failure = asApiError(error);
+        setCurrent(failure.status === 401 ? { state: 'signed-out' } : { state: 'failed', error: failure });
+      },
+    );
+  };
+  useEffect(() => {
+    // Any 401 (signed out elsewhere, idle or absolute expiry, the key revoked) ends the session here too.
+    whenSessionEnds((error) =>
+      setCurrent((previous) =>
+        previous.state === 'signed-in' ? { state: 'signed-out', notice: `Your session ended: ${error.message}` } : previous,
+      ),
+    );
+    check();
+  }, []);
+
+  if (current.state === 'checking')
+    return (
+      <main id="main" class="sign-in">
+        <Loading what="your session" />
+      </main>
+    );
+  if (current.state === 'failed')
+    return (
+      <main id="main" class="sign-in">
+        <h1>The console could not start</h1>
+        <ErrorMessage error={current.error} retry={check} />
+      </main>
+    );
+  if (current.state === 'signed-out')
+    return (
+      <SignInPage
+        {...(current.notice ? { notice: current.notice } : {})}
+        onSignedIn={(session) => setCurrent({ state: 'signed-in', session, generation: 0 })}
+      />
+    );
+  return (
+    <SignedIn
+      key={current.session.session.id}
+      session={current.session}
+      generation={current.generation}
+      location={location}
+      onSession={(session) =>
+        setCurrent((previous) => ({
+          state: 'signed-in',
+          session,
+          generation: previous.state === 'signed-in' ? previous.generation + 1 : 0,
+        }))
+      }
+      onSignedOut={() => setCurrent({ state: 'signed-out', notice: 'You are signed out.' })}
+    />
+  );
+}
+
+function SignedIn({
+  session,
+  generation,
+  location,
+  onSession,
+  onSignedOut,
+}: {
+  session: SessionView;
+  generation: number;
+  location: Location;
+  onSession: (session: SessionView) => void;
+  onSignedOut: () => void;
+}) {
+  const [problem, setProblem] = useState<ApiError | undefined>();
+  const [busy, setBusy] = useState(false);
+  const environment = session.session.environment;
+  const page = route(location, session);
+
+  useEffect(() => {
+    document.title = `${page.title} · Hallmark console (${environment})`;
+  }, [page.title, environment]);
+
+  const leave = async () => {
+    setBusy(true);
+    try {
+      await signOut();
+      onSignedOut();
+    } catch (error) {
+      setProblem(asApiError(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const switchTo = async (next: Environment) => {
+    if (next === environment) return;
+    setBusy(true);
+    setProblem(undefined);
+    try {
+      // Every page is loaded anew in the other environment (SignedIn's children are keyed by it):
+      // nothing of the one stays on screen in the other.
+      onSession(await switchEnvironment(next));
+      if (location.path.startsWith('/codes/') && location.path !== '/codes/new' && location.path !== '/codes/batch')
+        navigate('/codes', { replace: true });
+    } catch (error) {
+      setProblem(asApiError(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const hidden = navItems.filter((item) => item.scope && !holds(session, item.scope));
+  return (
+    <div class={`layout env-${environment}`}>
+      <a class="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <div class="top-row">
+          <p class="brand">
+            Hallmark <span class="brand-sub">console</span>
+          </p>
+          <p class="who">
+            <span class="account">{session.account.name}</span>
+            <span class="key-name">
+              key <span class="code">{session.key.name}</span>
+            </span>
+          </p>
+          <div class="top-actions">
+            {session.environments.length > 1 ? (
+              <fieldset class="env-switch">
+                <legend>Environment</legend>
+                {session.environments.map((option) => (
+                  <label key={option} class={option === environment ? 'env-option selected' : 'env-option'}>
+                    <input
+                      type="radio"
+                      name="environment"
+                      value={option}
+                      checked={option === environment}
+                      disabled={busy}
+                      onChange={() => void switchTo(option)}
+                    />
+                    {option === 'live' ? 'Live' : 'Test'}
+                  </label>
+                ))}
+              </fieldset>
+            ) : (
+              <p class="env-only">
+                Environment: <strong>{environment === 'live' ? 'Live' : 'Test'}</strong>
+              </p>
+            )}
+            <button type="button" class="button secondary" onClick={leave} disabled={busy}>
+              Sign out
+            </button>
+          </div>
+        </div>
+        {environment === 'test' && (
+          <p class="env-banner" role="note">
+            Test environment: you are seeing test data only.
+          </p>
+        )}
+        {problem && <ErrorMessage error={problem} />}
+        <nav class="main-nav" aria-label="Console">
+          <ul>
+            {navItems
+              .filter((item) => !item.scope || holds(session, item.scope))
+              .map((item) => {
+                const active = item.to === '/' ? location.path === '/' : location.path.startsWith(item.to);
+                return (
+                  <li key={item.to}>
+                    <Link to={item.to} aria-current={active ? 'page' : undefined}>
+                      {item.label}
+                    </Link>
+                  </li>
+                );
+              })}
+          </ul>
+          {hidden.length > 0 && (
+            <p class="nav-hidden">
+              Not shown for this key:{' '}
+              {hidden.map((item, index) => (
+                <span key={item.to}>
+                  {index > 0 && ', '}
+                  {item.label} (needs <span class="code">{item.scope}</span>)
+                </span>
+              ))}
+              .
+            </p>
+          )}
+        </nav>
+      </header>
+      <main id="main" tabIndex={-1} key={`${environment}-${generation}`}>
+        {page.scope && !holds(session, page.scope) ? (
+          <>
+            <h1>{page.title}</h1>
+            <HiddenByScope what="This page" scope={page.scope} />
+          </>
+        ) : (
+          page.view()
+        )}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,60 @@
+import type { ComponentChildren } from 'preact';
+import type { ApiError } from '../api.ts';
+import type { Loaded } from '../use-load.ts';
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <p class="state state-loading" role="status">
+      Loading {what}…
+    </p>
+  );
+}
+
+export function Empty({ children }: { children: ComponentChildren }) {
+  return <p class="state state-empty">{children}</p>;
+}
+
+/** A failed call: the API's own message and code, and a way to try again. */
+export function ErrorMessage({ error, retry }: { error: ApiError; retry?: () => void }) {
+  return (
+    <div class="state state-error" role="alert">
+      <p>
+        <strong>Failed:</strong> {error.message} <span class="code">({error.code})</span>
+      </p>
+      {retry && (
+        <button type="button" class="button secondary" onClick={retry}>
+          Try again
+        </button>
+      )}
+    </div>
+  );
+}
+
+/** Loading, error, empty or the content: the four states every list and page has. */
+export function LoadedView<T>({
+  loaded,
+  what,
+  isEmpty,
+  empty,
+  children,
+}: {
+  loaded: Loaded<T> & { reload(): void };
+  what: string;
+  isEmpty?: (data: T) => boolean;
+  empty?: ComponentChildren;
+  children: (data: T) => ComponentChildren;
+}) {
+  if (loaded.state === 'loading') return <Loading what={what} />;
+  if (loaded.state === 'error') return <ErrorMessage error={loaded.error} retry={loaded.reload} />;
+  if (isEmpty?.(loaded.data)) return <Empty>{empty ?? `No ${what} yet.`}</Empty>;
+  return <>{children(loaded.data)}</>;
+}
+
+/** Where the signed-in key's scopes hide something: say what and why, instead of a silent gap. */
+export function HiddenByScope({ what, scope }: { what: string; scope: string }) {
+  return (
+    <p class="state state-hidden">
+      {what} is hidden: the key you signed in with does not hold the <span class="code">{scope}</span> scope.
+    </p>
+  );
+}

@@ -1,0 +1,110 @@
+// CSV in (RFC 4180: quoted fields, doubled quotes, CRLF or LF) and out, for batch generation.
+
+/** The rows of a CSV text, each a list of fields; blank lines are left out. */
+export function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  const input = text.replace(/^\uFEFF/, '');
+  for (let index = 0; index < input.length; index += 1) {
+    const character = input[index]!;
+    if (quoted) {
+      if (character === '"' && input[index + 1] === '"') {
+        field += '"';
+        index += 1;
+      } else if (character === '"') quoted = false;
+      else field += character;
+    } else if (character === '"') quoted = true;
+    else if (character === ',') {
+      row.push(field);
+      field = '';
+    } else if (character === '\n' || character === '\r') {
+      if (character === '\r' && input[index + 1] === '\n') index += 1;
+      row.push(field);
+      if (row.some((value) => value.trim() !== '')) rows.push(row);
+      row = [];
+      field = '';
+    } else field += character;
+  }
+  row.push(field);
+  if (row.some((value) => value.trim() !== '')) rows.push(row);
+  return rows;
+}
+
+const needsQuotes = /[",\r\n]/;
+
+/** One CSV line; a field that starts like a formula is prefixed with ' so a spreadsheet does not run it. */
+export function csvLine(fields: ReadonlyArray<string | number | null | undefined>): string {
+  return fields
+    .map((value) => {
+      let text = value === null || value === undefined ? '' : String(value);
+      if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+      return needsQuotes.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+    })
+    .join(',');
+}
+
+/** Column names the batch takes, and the generate body's field each fills. */
+const columns: Readonly<Record<string, 'gtin' | 'serialNumber' | 'batchNumber' | 'expiryDate'>> = {
+  gtin: 'gtin',
+  serial: 'serialNumber',
+  serialnumber: 'serialNumber',
+  batch: 'batchNumber',
+  batchnumber: 'batchNumber',
+  lot: 'batchNumber',
+  expiry: 'expiryDate',
+  expirydate: 'expiryDate',
+};
+
+export interface BatchRow {
+  /** The line of the CSV the row is on (the header is line 1). */
+  line: number;
+  body: Record<string, unknown>;
+}
+
+export interface ParsedBatch {
+  rows: BatchRow[];
+  /** Rows refused before sending (no GTIN or serial), by line. */
+  problems: Array<{ line: number; message: string }>;
+  /** What is wrong with the file as a whole (no header with gtin and serial). */
+  fileError?: string;
+}
+
+/**
+ * A CSV with a header (gtin, serial or serialNumber, and optionally batch, expiry; any other column is
+ * metadata, e.g. name) as generate bodies, one per data row.
+ */
+export function batchFromCsv(text: string): ParsedBatch {
+  const [header, ...data] = parseCsv(text);
+  if (!header) return { rows: [], problems: [], fileError: 'The file is empty.' };
+  const names = header.map((name) => name.trim());
+  const fields = names.map((name) => columns[name.toLowerCase().replace(/[\s_-]/g, '')]);
+  if (!fields.includes('gtin') || !fields.includes('serialNumber')) {
+    return {
+      rows: [],
+      problems: [],
+      fileError:
+        'The first line must name the columns, with at least “gtin” and “serial” (optionally “batch”, “expiry”, and metadata such as “name”).',
+    };
+  }
+  const rows: BatchRow[] = [];
+  const problems: ParsedBatch['problems'] = [];
+  data.forEach((values, index) => {
+    const line = index + 2;
+    const body: Record<string, unknown> = {};
+    const metadata: Record<string, string> = {};
+    names.forEach((name, column) => {
+      const value = (values[column] ?? '').trim();
+      if (!value) return;
+      const field = fields[column];
+      if (field) body[field] = value;
+      else if (name) metadata[name] = value;
+    });
+    if (Object.keys(metadata).length > 0) body.metadata = metadata;
+    const missing = ['gtin', 'serialNumber'].filter((field) => !body[field]);
+    if (missing.length > 0) problems.push({ line, message: `${missing.join(' and ')} missing` });
+    else rows.push({ line, body });
+  });
+  return { rows, problems };
+}

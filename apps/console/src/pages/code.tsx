@@ -1,0 +1,245 @@
+import { useState } from 'preact/hooks';
+import { type ApiError, api, apiUrl } from '../api.ts';
+import { Badge } from '../components/badge.tsx';
+import { CopyButton } from '../components/copy-button.tsx';
+import { describedBy, Field } from '../components/field.tsx';
+import { Pager, useCursorPages } from '../components/pager.tsx';
+import { HiddenByScope, LoadedView } from '../components/states.tsx';
+import { TableScroll } from '../components/table-scroll.tsx';
+import { flagInWords, formatCount, formatTime, verdictWords } from '../format.ts';
+import { Link } from '../router.tsx';
+import { holds } from '../scopes.ts';
+import type { CodeDetail, ScanView, SessionView } from '../types.ts';
+import { asApiError, useLoad } from '../use-load.ts';
+
+/** Print size of the PNG download: 25 mm wide at 300 dpi (about 295 pixels), recorded in the file. */
+const printMm = 25;
+const printDpi = 300;
+
+export function CodePage({ assetId, session }: { assetId: string; session: SessionView }) {
+  const code = useLoad(() => api.get<CodeDetail>(`/codes/${encodeURIComponent(assetId)}`), [assetId]);
+  return (
+    <>
+      <p class="breadcrumb">
+        <Link to="/codes">Codes</Link> › this code
+      </p>
+      <LoadedView loaded={code} what="the code">
+        {(data) => <CodeDetails code={data} session={session} onChanged={code.reload} />}
+      </LoadedView>
+    </>
+  );
+}
+
+function CodeDetails({ code, session, onChanged }: { code: CodeDetail; session: SessionView; onChanged: () => void }) {
+  const metadata = Object.entries(code.metadata ?? {});
+  const qr = (format: 'svg' | 'png') =>
+    apiUrl('/code/qr', format === 'svg' ? { url: code.url, format } : { url: code.url, format, mm: printMm, dpi: printDpi });
+  const fileName = `${code.gtin}-${code.serialNumber}`.replace(/[^A-Za-z0-9._-]/g, '_');
+  return (
+    <>
+      <h1>
+        Code <span class="code">{code.gtin}</span> / <span class="code">{code.serialNumber}</span>
+      </h1>
+      <div class="code-grid">
+        <section aria-labelledby="link-heading" class="panel">
+          <h2 id="link-heading">Link and QR code</h2>
+          <p class="break">
+            <a href={code.url} class="code">
+              {code.url}
+            </a>
+          </p>
+          <CopyButton text={code.url} label="Copy link" />
+          <img class="qr" src={qr('svg')} alt={`QR code of ${code.url}`} width={200} height={200} />
+          <p class="actions-row">
+            <a class="button secondary" href={qr('svg')} download={`${fileName}.svg`}>
+              Download SVG
+            </a>
+            <a class="button secondary" href={qr('png')} download={`${fileName}.png`}>
+              Download PNG ({printMm} mm at {printDpi} dpi)
+            </a>
+          </p>
+        </section>
+        <section aria-labelledby="facts-heading" class="panel">
+          <h2 id="facts-heading">Details</h2>
+          <dl class="facts">
+            <dt>GTIN</dt>
+            <dd class="code">{code.gtin}</dd>
+            <dt>Serial</dt>
+            <dd class="code">{code.serialNumber}</dd>
+            <dt>Batch</dt>
+            <dd>{code.batchNumber ?? '—'}</dd>
+            <dt>Expiry</dt>
+            <dd>{code.expiryDate ?? '—'}</dd>
+            <dt>Created</dt>
+            <dd>{formatTime(code.createdAt)}</dd>
+            <dt>Scans</dt>
+            <dd>
+              {formatCount(code.scans.count)}
+              {code.scans.firstAt && ` (first ${formatTime(code.scans.firstAt)}, last ${formatTime(code.scans.lastAt)})`}
+            </dd>
+            <dt>Risk flags</dt>
+            <dd>{code.scans.flags.length > 0 ? code.scans.flags.map(flagInWords).join('; ') : 'None'}</dd>
+            <dt>Reported</dt>
+            <dd>{code.reported ? <Badge tone="warning">Reported</Badge> : 'No'}</dd>
+            <dt>Blocked</dt>
+            <dd>
+              {code.blocked && code.blocked.status === 'active' ? (
+                <Badge tone="bad">{`Blocked${code.blocked.reason ? `: ${code.blocked.reason}` : ''}`}</Badge>
+              ) : (
+                'No'
+              )}
+            </dd>
+          </dl>
+          <h3>Metadata</h3>
+          {metadata.length === 0 ? (
+            <p class="state state-empty">No metadata.</p>
+          ) : (
+            <dl class="facts">
+              {metadata.map(([name, value]) => (
+                <div key={name} class="fact">
+                  <dt>{name}</dt>
+                  <dd>{typeof value === 'string' ? value : JSON.stringify(value)}</dd>
+                </div>
+              ))}
+            </dl>
+          )}
+        </section>
+      </div>
+      {holds(session, 'assets:create') ? (
+        <BlockControl code={code} onChanged={onChanged} />
+      ) : (
+        <HiddenByScope what="Blocking and unblocking" scope="assets:create" />
+      )}
+      <ScanHistory gtin={code.gtin} serial={code.serialNumber} />
+    </>
+  );
+}
+
+/** Block the code (verifications answer COUNTERFEIT or SUSPICIOUS from now on) or lift its block (issue #21). */
+function BlockControl({ code, onChanged }: { code: CodeDetail; onChanged: () => void }) {
+  const [kind, setKind] = useState<'counterfeit' | 'withdrawn'>('counterfeit');
+  const [reason, setReason] = useState('');
+  const [error, setError] = useState<ApiError | undefined>();
+  const [busy, setBusy] = useState(false);
+  const blocked = code.blocked && code.blocked.status === 'active' ? code.blocked : null;
+  const act = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      if (blocked) await api.delete(`/blocklist/${encodeURIComponent(blocked.blockId)}`);
+      else
+        await api.post('/blocklist', {
+          gtin: code.gtin,
+          serial: code.serialNumber,
+          kind,
+          ...(reason.trim() ? { reason: reason.trim() } : {}),
+        });
+      setReason('');
+      onChanged();
+    } catch (caught) {
+      setError(asApiError(caught));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section aria-labelledby="block-heading" class="panel">
+      <h2 id="block-heading">{blocked ? 'Blocked' : 'Block this code'}</h2>
+      <form class="form" onSubmit={act} noValidate>
+        {blocked ? (
+          <p>
+            Verifications of this code answer with the block{blocked.reason ? ` (“${blocked.reason}”)` : ''}. Unblocking keeps the
+            block in the record as removed.
+          </p>
+        ) : (
+          <>
+            <fieldset class="field">
+              <legend>Verifications will answer</legend>
+              <label class="block-label">
+                <input type="radio" name="block-kind" checked={kind === 'counterfeit'} onChange={() => setKind('counterfeit')} />
+                Counterfeit (the code is known to be on fakes)
+              </label>
+              <label class="block-label">
+                <input type="radio" name="block-kind" checked={kind === 'withdrawn'} onChange={() => setKind('withdrawn')} />
+                Suspicious (withdrawn)
+              </label>
+            </fieldset>
+            <Field id="block-reason" label="Reason (optional)" hint="Shown on verifications and the public page.">
+              <input
+                {...describedBy('block-reason', true, undefined)}
+                maxLength={1000}
+                value={reason}
+                onInput={(event) => setReason(event.currentTarget.value)}
+              />
+            </Field>
+          </>
+        )}
+        {error && (
+          <p class="form-error" role="alert">
+            {error.message} <span class="code">({error.code})</span>
+          </p>
+        )}
+        <button type="submit" class={blocked ? 'button secondary' : 'button danger'} disabled={busy}>
+          {blocked ? 'Unblock' : 'Block code'}
+        </button>
+      </form>
+    </section>
+  );
+}
+
+function ScanHistory({ gtin, serial }: { gtin: string; serial: string }) {
+  const pages = useCursorPages();
+  const scans = useLoad(
+    () =>
+      api.get<{ scans: ScanView[]; pagination: { nextCursor: string | null } }>('/scans', {
+        gtin,
+        serial,
+        limit: 20,
+        cursor: pages.cursor,
+      }),
+    [gtin, serial, pages.cursor],
+  );
+  return (
+    <section aria-labelledby="history-heading" class="panel">
+      <h2 id="history-heading">Scan history</h2>
+      <LoadedView loaded={scans} what="scans" isEmpty={(data) => data.scans.length === 0} empty="This code was never scanned.">
+        {(data) => (
+          <>
+            <TableScroll labelledBy="history-heading">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">When</th>
+                    <th scope="col">Verdict</th>
+                    <th scope="col">Scan no.</th>
+                    <th scope="col">Risk flags</th>
+                    <th scope="col">Country</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.scans.map((scan) => (
+                    <tr key={scan.scanId}>
+                      <td>{formatTime(scan.scannedAt)}</td>
+                      <td>{verdictWords[scan.verdict] ?? scan.verdict}</td>
+                      <td>{formatCount(scan.scanNumber)}</td>
+                      <td>{scan.riskIndicators.length > 0 ? scan.riskIndicators.map(flagInWords).join('; ') : '—'}</td>
+                      <td>{scan.country ?? '—'}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableScroll>
+            <Pager
+              label="Scans"
+              page={pages.page}
+              nextCursor={data.pagination.nextCursor}
+              onNext={pages.next}
+              onPrevious={pages.previous}
+            />
+          </>
+        )}
+      </LoadedView>
+    </section>
+  );
+}

@@ -1,0 +1,172 @@
+import { useState } from 'preact/hooks';
+import { api } from '../api.ts';
+import { describedBy, Field } from '../components/field.tsx';
+import { Pager, useCursorPages } from '../components/pager.tsx';
+import { LoadedView } from '../components/states.tsx';
+import { TableScroll } from '../components/table-scroll.tsx';
+import { formatTime } from '../format.ts';
+import { Link, type Location, navigate } from '../router.tsx';
+import { holds } from '../scopes.ts';
+import type { CodeSummary, DataPage, SessionView } from '../types.ts';
+import { useLoad } from '../use-load.ts';
+
+interface Search {
+  gtin: string;
+  serial: string;
+  batch: string;
+}
+
+const searchOf = (query: URLSearchParams): Search => ({
+  gtin: query.get('gtin') ?? '',
+  serial: query.get('serial') ?? '',
+  batch: query.get('batch') ?? '',
+});
+
+/** Codes, newest first, searched by GTIN, serial and batch on the server (GET /codes pages with a cursor). */
+export function CodesPage({ session, location }: { session: SessionView; location: Location }) {
+  const search = searchOf(location.query);
+  const [form, setForm] = useState<Search>(search);
+  const [gtinError, setGtinError] = useState<string | undefined>();
+  const pages = useCursorPages();
+  const key = `${search.gtin}|${search.serial}|${search.batch}`;
+  const codes = useLoad(
+    () =>
+      api.get<DataPage<CodeSummary>>('/codes', {
+        gtin: search.gtin,
+        serial: search.serial,
+        batch: search.batch,
+        limit: 20,
+        cursor: pages.cursor,
+      }),
+    [key, pages.cursor],
+  );
+
+  const submit = (event: Event) => {
+    event.preventDefault();
+    const gtin = form.gtin.trim();
+    if (gtin && !/^\d{8,14}$/.test(gtin)) {
+      setGtinError('A GTIN is 8 to 14 digits.');
+      return;
+    }
+    setGtinError(undefined);
+    pages.reset();
+    const query = new URLSearchParams();
+    if (gtin) query.set('gtin', gtin.padStart(14, '0'));
+    if (form.serial.trim()) query.set('serial', form.serial.trim());
+    if (form.batch.trim()) query.set('batch', form.batch.trim());
+    const text = query.toString();
+    navigate(text ? `/codes?${text}` : '/codes');
+  };
+  const searching = Boolean(search.gtin || search.serial || search.batch);
+
+  return (
+    <>
+      <h1>Codes</h1>
+      {holds(session, 'assets:create') ? (
+        <p class="actions-row">
+          <Link to="/codes/new" class="button">
+            Generate a code
+          </Link>
+          <Link to="/codes/batch" class="button secondary">
+            Generate a batch from CSV
+          </Link>
+        </p>
+      ) : (
+        <p class="state state-hidden">
+          Generating codes is hidden: the key you signed in with does not hold the <span class="code">assets:create</span> scope.
+        </p>
+      )}
+      <form class="form search-form" aria-label="Search codes" onSubmit={submit} noValidate>
+        <Field id="search-gtin" label="GTIN" error={gtinError}>
+          <input
+            {...describedBy('search-gtin', false, gtinError)}
+            inputMode="numeric"
+            value={form.gtin}
+            onInput={(event) => setForm({ ...form, gtin: event.currentTarget.value })}
+          />
+        </Field>
+        <Field id="search-serial" label="Serial">
+          <input
+            id="search-serial"
+            value={form.serial}
+            onInput={(event) => setForm({ ...form, serial: event.currentTarget.value })}
+          />
+        </Field>
+        <Field id="search-batch" label="Batch">
+          <input
+            id="search-batch"
+            value={form.batch}
+            onInput={(event) => setForm({ ...form, batch: event.currentTarget.value })}
+          />
+        </Field>
+        <div class="form-buttons">
+          <button type="submit" class="button">
+            Search
+          </button>
+          {searching && (
+            <button
+              type="button"
+              class="button secondary"
+              onClick={() => {
+                setForm({ gtin: '', serial: '', batch: '' });
+                pages.reset();
+                navigate('/codes');
+              }}
+            >
+              Clear
+            </button>
+          )}
+        </div>
+      </form>
+      <section aria-labelledby="codes-heading" class="panel">
+        <h2 id="codes-heading">{searching ? 'Codes found' : 'Newest codes'}</h2>
+        <LoadedView
+          loaded={codes}
+          what="codes"
+          isEmpty={(data) => data.data.length === 0}
+          empty={searching ? 'No code matches this search.' : 'No codes yet in this environment.'}
+        >
+          {(data) => (
+            <>
+              <TableScroll labelledBy="codes-heading">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">GTIN</th>
+                      <th scope="col">Serial</th>
+                      <th scope="col">Batch</th>
+                      <th scope="col">Expiry</th>
+                      <th scope="col">Created</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {data.data.map((code) => (
+                      <tr key={code.assetId}>
+                        <td class="code">{code.gtin}</td>
+                        <th scope="row">
+                          <Link to={`/codes/${encodeURIComponent(code.assetId)}`}>
+                            <span class="code">{code.serialNumber}</span>
+                          </Link>
+                        </th>
+                        <td>{code.batchNumber ?? '—'}</td>
+                        <td>{code.expiryDate ?? '—'}</td>
+                        <td>{formatTime(code.createdAt)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </TableScroll>
+              <Pager
+                label="Codes"
+                page={pages.page}
+                nextCursor={data.nextCursor}
+                onNext={pages.next}
+                onPrevious={pages.previous}
+              />
+            </>
+          )}
+        </LoadedView>
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,122 @@
+import { useState } from 'preact/hooks';
+import { type ApiError, api } from '../api.ts';
+import { describedBy, Field } from '../components/field.tsx';
+import { fieldErrorsOf } from '../field-errors.ts';
+import { Link } from '../router.tsx';
+import type { GeneratedCode } from '../types.ts';
+import { asApiError } from '../use-load.ts';
+
+interface Form {
+  gtin: string;
+  serialNumber: string;
+  batchNumber: string;
+  expiryDate: string;
+  name: string;
+}
+
+const empty: Form = { gtin: '', serialNumber: '', batchNumber: '', expiryDate: '', name: '' };
+
+/** One code: POST /code/generate, its errors shown at their fields. */
+export function GenerateCodePage() {
+  const [form, setForm] = useState<Form>(empty);
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [failure, setFailure] = useState<ApiError | undefined>();
+  const [created, setCreated] = useState<GeneratedCode | undefined>();
+  const [busy, setBusy] = useState(false);
+  const set = (name: keyof Form) => (event: { currentTarget: HTMLInputElement }) =>
+    setForm({ ...form, [name]: event.currentTarget.value });
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const found: Record<string, string> = {};
+    if (!form.gtin.trim()) found.gtin = 'Enter the GTIN (8 to 14 digits).';
+    if (!form.serialNumber.trim()) found.serialNumber = 'Enter a serial number.';
+    setErrors(found);
+    setFailure(undefined);
+    if (Object.keys(found).length > 0) return;
+    setBusy(true);
+    try {
+      const code = await api.post<GeneratedCode>('/code/generate', {
+        gtin: form.gtin.trim(),
+        serialNumber: form.serialNumber.trim(),
+        ...(form.batchNumber.trim() ? { batchNumber: form.batchNumber.trim() } : {}),
+        ...(form.expiryDate ? { expiryDate: form.expiryDate } : {}),
+        ...(form.name.trim() ? { metadata: { name: form.name.trim() } } : {}),
+      });
+      setCreated(code);
+      setForm({ ...empty, gtin: form.gtin, batchNumber: form.batchNumber, expiryDate: form.expiryDate, name: form.name });
+    } catch (caught) {
+      const error = asApiError(caught);
+      const byField = fieldErrorsOf(error);
+      setErrors(byField);
+      if (Object.keys(byField).length === 0) setFailure(error);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <>
+      <p class="breadcrumb">
+        <Link to="/codes">Codes</Link> › generate a code
+      </p>
+      <h1>Generate a code</h1>
+      {created && (
+        <div class="notice success" role="status">
+          <p>
+            Code generated:{' '}
+            <a href={created.url} class="code break">
+              {created.url}
+            </a>
+          </p>
+          <p>
+            <Link to={`/codes/${encodeURIComponent(created.assetId)}`}>Open the code’s page</Link> (QR code downloads, scans).
+          </p>
+        </div>
+      )}
+      <form class="form" onSubmit={submit} noValidate>
+        <Field id="code-gtin" label="GTIN" hint="8 to 14 digits with a valid check digit." error={errors.gtin}>
+          <input {...describedBy('code-gtin', true, errors.gtin)} inputMode="numeric" value={form.gtin} onInput={set('gtin')} />
+        </Field>
+        <Field id="code-serial" label="Serial number" hint="1 to 20 characters, unique for the GTIN." error={errors.serialNumber}>
+          <input
+            {...describedBy('code-serial', true, errors.serialNumber)}
+            value={form.serialNumber}
+            onInput={set('serialNumber')}
+          />
+        </Field>
+        <Field id="code-batch" label="Batch (optional)" error={errors.batchNumber}>
+          <input
+            {...describedBy('code-batch', false, errors.batchNumber)}
+            value={form.batchNumber}
+            onInput={set('batchNumber')}
+          />
+        </Field>
+        <Field id="code-expiry" label="Expiry date (optional)" error={errors.expiryDate}>
+          <input
+            {...describedBy('code-expiry', false, errors.expiryDate)}
+            type="date"
+            value={form.expiryDate}
+            onInput={set('expiryDate')}
+          />
+        </Field>
+        <Field
+          id="code-name"
+          label="Product name (optional)"
+          hint="Stored as the code’s metadata “name”."
+          error={errors.metadata}
+        >
+          <input {...describedBy('code-name', true, errors.metadata)} value={form.name} onInput={set('name')} />
+        </Field>
+        {failure && (
+          <p class="form-error" role="alert">
+            {failure.message} <span class="code">({failure.code})</span>
+          </p>
+        )}
+        <button type="submit" class="button" disabled={busy}>
+          {busy ? 'Generating…' : 'Generate code'}
+        </button>
+      </form>
+    </>
+  );
+}

@@ -1,0 +1,139 @@
+// What the console reads from the API (packages/contracts holds the schemas; these are the fields used).
+
+export type Environment = 'live' | 'test';
+export type Verdict = 'AUTHENTIC' | 'SUSPICIOUS' | 'COUNTERFEIT';
+
+export interface SessionView {
+  session: { id: string; environment: Environment; createdAt: string; expiresAt: string; idleExpiresAt: string };
+  key: { id: string; name: string; environment: Environment; scopes: string[]; isOperator: boolean };
+  account: { id: string; name: string; tier: string };
+  environments: Environment[];
+}
+
+export interface Pagination {
+  limit: number;
+  nextCursor: string | null;
+  hasMore: boolean;
+}
+
+export interface ApiKeyView {
+  id: string;
+  type: 'api';
+  name: string;
+  environment: Environment;
+  scopes: string[];
+  prefix: string;
+  status: 'active' | 'expired' | 'revoked';
+  createdAt: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  lastUsedAt?: string | null;
+}
+
+export interface CreatedApiKey extends ApiKeyView {
+  secret: string;
+  replaced?: { id: string; expiresAt: string };
+}
+
+export interface VerificationKeyView {
+  id: string;
+  type: 'public' | 'signing';
+  name: string | null;
+  environment: Environment;
+  algorithm: 'Ed25519';
+  publicKey: string;
+  status: 'active' | 'retired' | 'revoked';
+  createdAt: string;
+  retiredAt: string | null;
+  revokedAt: string | null;
+}
+
+export interface KeyList<K> {
+  keys: K[];
+  pagination: Pagination;
+}
+
+export interface ScanView {
+  scanId: string;
+  scannedAt: string;
+  gtin: string;
+  serial: string;
+  batch: string | null;
+  verdict: Verdict;
+  riskIndicators: string[];
+  scanNumber: number;
+  country: string | null;
+  reported: boolean;
+}
+
+export interface ScanAggregates {
+  from: string;
+  to: string;
+  buckets: Array<{ start: string; counts: Record<string, number> }>;
+}
+
+export interface CodeReportView {
+  reportId: string;
+  status: 'pending' | 'confirmed' | 'dismissed';
+  source: 'api' | 'resolver';
+  gtin: string;
+  serial: string;
+  assetId: string;
+  reason: string | null;
+  reportedAt: string;
+}
+
+export interface CodeSummary {
+  assetId: string;
+  gtin: string;
+  serialNumber: string;
+  batchNumber: string | null;
+  expiryDate: string | null;
+  url: string;
+  createdAt: string;
+  metadata: Record<string, unknown> | null;
+}
+
+export interface CodeDetail extends CodeSummary {
+  scans: { count: number; firstAt: string | null; lastAt: string | null; flags: string[] };
+  reported: boolean;
+  blocked: { blockId: string; status: string; reason: string | null; kind?: string } | null;
+}
+
+/** The lists added for the console page with `{ data, nextCursor }`. */
+export interface DataPage<T> {
+  data: T[];
+  nextCursor: string | null;
+}
+
+export interface GeneratedCode {
+  url: string;
+  gtin: string;
+  serial: string;
+  batch?: string;
+  expiryDate?: string;
+  assetId: string;
+  createdAt: string;
+}
+
+export type BatchItemResult =
+  | { index: number; code: GeneratedCode }
+  | { index: number; error: { code: string; message: string; details?: Record<string, unknown> } };
+
+export interface Usage {
+  accountId: string;
+  environment: Environment;
+  tier: string;
+  day: string;
+  resetsAt: string;
+  quotas: Array<{ name: string; used: number; limit: number | null }>;
+  rateLimit: { limit: number; windowSeconds: number };
+}
+
+export interface KeyUsage {
+  keyId: string;
+  name: string;
+  requestsToday: number;
+  requestsThisMinute: number;
+  lastUsedAt: string | null;
+}
