@@ -27,6 +27,7 @@
 --     verify-service reads keys and claims only.
 --   idempotent_requests (accounts migrations): the gateway's idempotency records.
 --   console_sessions (accounts migrations): the gateway's console sessions (docs/SECURITY.md).
+--   api_key_last_used (accounts migrations): the gateway's record of each key's last use.
 --   account_branding (accounts migrations): written by the gateway (/account/branding), read by verify-service.
 --   cache_epochs (accounts migrations): read by every service, bumped by triggers (packages/accounts/src/cache-epochs.ts).
 --   code-service: codes, metadata_schemas, metadata_schema_versions, gtin_ownership_conflicts,
@@ -90,6 +91,8 @@ GRANT INSERT, UPDATE ON gtin_claims TO hallmark_code_service, hallmark_auction_s
 GRANT SELECT, INSERT, UPDATE, DELETE ON idempotent_requests TO hallmark_gateway;
 -- The web console's sessions (token hashes): the gateway signs in, checks, touches and signs out.
 GRANT SELECT, INSERT, UPDATE, DELETE ON console_sessions TO hallmark_gateway;
+-- When each API key was last used: written in batches by the gateways, read with the key listing.
+GRANT SELECT, INSERT, UPDATE ON api_key_last_used TO hallmark_gateway;
 -- The brand on the resolver page: set through the gateway, read by verify-service with a scan.
 GRANT SELECT, INSERT, UPDATE ON account_branding TO hallmark_gateway;
 GRANT SELECT ON account_branding TO hallmark_verify_service;

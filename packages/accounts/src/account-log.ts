@@ -5,6 +5,7 @@
 //   account.created  POST /accounts, the operator's account at bootstrap
 //   key.issued       POST /keys, an account's first key, the bootstrap key, `hallmark keys create`
 //   key.revoked      POST /keys/{id}/revoke, `hallmark keys revoke`
+//   key.rotated      POST /keys/{id}/rotate (with the new key's key.issued, which names the key it `replaces`)
 
 import type { CreateApiKeyBody, CreatedAccount, CreatedApiKey, Environment, Principal, Scope, Tier } from '@hallmark/contracts';
 import { HallmarkError } from '@hallmark/contracts';
@@ -13,7 +14,7 @@ import { accountStream } from '@hallmark/provenance';
 import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
 import { type Account, findAccount, findOperatorAccount, insertAccount } from './account-store.ts';
 import { hashApiKeySecret, newApiKeySecret } from './api-key-secret.ts';
-import { type ApiKeyRecord, decideApiKeyRevocation, findApiKeyByHash, writeKeyRevoked } from './api-key-store.ts';
+import { type ApiKeyRecord, decideApiKeyRevocation, findApiKeyByHash, findApiKeyById, writeKeyRevoked } from './api-key-store.ts';
 import {
   assertWellFormedSecret,
   decideApiKeyCreation,
@@ -22,6 +23,7 @@ import {
   writeKeyIssued,
 } from './api-keys.ts';
 import type { AuthenticatedKey } from './authenticated-key.ts';
+import { decideKeyRotation, type RotationGraceSeconds } from './domain/key-rotation.ts';
 import { newId } from './ids.ts';
 
 export interface AccountLogDeps {
@@ -220,4 +222,69 @@ export async function recordApiKeyRevocation(
     if (!(error instanceof RevokedMeanwhile)) throw error;
   }
   return revoked;
+}
+
+/** The key changed between the decision and the write (revoked, rotated, or its expiry changed). */
+class ChangedMeanwhile extends Error {}
+
+/**
+ * POST /keys/{id}/rotate: decides (domain/key-rotation.ts), then appends `key.issued` (the new key,
+ * with `replaces`) and `key.rotated` (the old key's new expiry) to the account's stream, with the new
+ * key's row and the old key's expiry written in the append's transaction. The old key's update is
+ * guarded by the expiry the decision read, so of two rotations racing over one key, one wins and
+ * the other is CONFLICT. The changed expiry moves the `api_keys` cache epoch: every gateway sees it
+ * within a second (the caller also drops it from its own cache and broadcasts).
+ */
+export async function recordApiKeyRotation(
+  deps: AccountLogDeps,
+  owner: Principal,
+  id: string,
+  graceSeconds: RotationGraceSeconds,
+  now: Date,
+  by: AuthenticatedKey,
+): Promise<{ created: CreatedApiKey; replaced: { id: string; expiresAt: string } }> {
+  const target = await findApiKeyById(deps.db, id);
+  const decision = decideKeyRotation(target && target.accountId === owner.accountId ? target : undefined, {
+    type: 'RotateKey',
+    newKeyId: newId('key'),
+    graceSeconds,
+    by: { keyId: by.keyId, environment: owner.environment, scopes: by.scopes, expiresAt: by.expiresAt },
+    accountIsOperator: by.isOperator,
+    now,
+  });
+  if (!Array.isArray(decision)) throw new HallmarkError(decision.code, decision.message, decision.details);
+  const [issued, rotated] = decision;
+  const secret = newApiKeySecret(issued.data.environment);
+  let created: CreatedApiKey | undefined;
+  try {
+    await deps.eventStore.append(
+      accountStream(owner),
+      [
+        { type: 'key.issued', data: { ...issued.data } },
+        { type: 'key.rotated', data: { ...rotated.data } },
+      ],
+      {
+        expectedVersion: 'any',
+        readModels: {
+          db: deps.db,
+          async write(sql) {
+            const shortened = await sql.query(
+              `UPDATE api_keys SET expires_at = $2
+               WHERE id = $1 AND revoked_at IS NULL AND expires_at IS NOT DISTINCT FROM $3 RETURNING id`,
+              [id, new Date(rotated.data.expiresAt), target?.expiresAt ?? null],
+            );
+            if (shortened.length !== 1) throw new ChangedMeanwhile();
+            created = await writeKeyIssued(sql, issued, secret, now);
+          },
+        },
+      },
+    );
+  } catch (error) {
+    if (error instanceof ChangedMeanwhile) {
+      throw new HallmarkError('CONFLICT', 'The key was revoked or rotated meanwhile; list the keys and try again.', { id });
+    }
+    throw error;
+  }
+  if (!created) throw new Error('The key.rotated append wrote no key row.');
+  return { created, replaced: { id, expiresAt: rotated.data.expiresAt } };
 }

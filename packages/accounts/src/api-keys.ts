@@ -28,7 +28,8 @@ export function apiKeyStatus(key: Pick<ApiKeyRecord, 'expiresAt' | 'revokedAt'>,
   return 'active';
 }
 
-export function apiKeyView(key: ApiKeyRecord, now: Date): ApiKeyView {
+/** A key as the API shows it; `lastUsedAt` from api_key_last_used (null: never used, or not written yet). */
+export function apiKeyView(key: ApiKeyRecord, now: Date, lastUsedAt: Date | null = null): ApiKeyView {
   return {
     id: key.id,
     type: 'api',
@@ -40,6 +41,7 @@ export function apiKeyView(key: ApiKeyRecord, now: Date): ApiKeyView {
     createdAt: key.createdAt.toISOString(),
     expiresAt: key.expiresAt?.toISOString() ?? null,
     revokedAt: key.revokedAt?.toISOString() ?? null,
+    lastUsedAt: lastUsedAt?.toISOString() ?? null,
   };
 }
 

@@ -6,6 +6,7 @@ export {
   provisionAccount,
   recordApiKeyCreation,
   recordApiKeyRevocation,
+  recordApiKeyRotation,
   recordOperatorKeyIssue,
 } from './account-log.ts';
 export { type Account, findAccount, findOperatorAccount, listAccounts } from './account-store.ts';
@@ -80,6 +81,12 @@ export {
   type DomainError as KeyRefusal,
   decideSigningKeyRotation,
 } from './domain/api-keys.ts';
+export {
+  decideKeyRotation,
+  type KeyRotationEvent,
+  type RotationGraceSeconds,
+  rotationGraceSeconds,
+} from './domain/key-rotation.ts';
 export { parseExpiresIn } from './expires-in.ts';
 export {
   findGtinClaim,
@@ -93,6 +100,7 @@ export {
 } from './gtin-claim-store.ts';
 export { claimCovers, claimsOverlap, claimValuesCovering, environmentsCovered, type GtinClaimTarget } from './gtin-ownership.ts';
 export { createGtinSigners, type GtinSigner, type GtinSigners } from './gtin-signers.ts';
+export { findKeysLastUsed, writeKeysLastUsed } from './key-last-used.ts';
 export { listKeys } from './key-listing.ts';
 export {
   createSigningKeyring,

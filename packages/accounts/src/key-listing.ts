@@ -20,11 +20,12 @@ export async function listKeys(
   const rows = await sql.query<Row>(
     `SELECT all_keys.*, t.created_us::text AS created_us FROM (
        SELECT 'api' AS kind, id, account_id, environment, name, prefix, scopes, created_at, expires_at, revoked_at,
-              NULL::text AS type, NULL::text AS public_key, NULL::text AS status, NULL::timestamptz AS retired_at
+              NULL::text AS type, NULL::text AS public_key, NULL::text AS status, NULL::timestamptz AS retired_at,
+              (SELECT u.last_used_at FROM api_key_last_used u WHERE u.key_id = api_keys.id) AS last_used_at
          FROM api_keys WHERE account_id = $1 AND environment = $2 AND ($3::text IS NULL OR $3 = 'api')
        UNION ALL
        SELECT 'verification', id, account_id, environment, name, NULL::text, NULL::text[], created_at, NULL::timestamptz, revoked_at,
-              type, public_key, status, retired_at
+              type, public_key, status, retired_at, NULL::timestamptz
          FROM verification_keys WHERE account_id = $1 AND environment = $2 AND ($3::text IS NULL OR $3 = type)
      ) AS all_keys
      CROSS JOIN LATERAL (SELECT (extract(epoch FROM created_at) * 1000000)::bigint AS created_us) AS t
@@ -36,7 +37,7 @@ export async function listKeys(
   const page = rows.slice(0, options.limit);
   const keys = page.map((row) =>
     row.kind === 'api'
-      ? apiKeyView(toApiKeyRecord(row as never), now)
+      ? apiKeyView(toApiKeyRecord(row as never), now, row.last_used_at ? new Date(row.last_used_at as string | Date) : null)
       : toVerificationKeyView(row as unknown as VerificationKeyRow),
   );
   const last = page.at(-1);

@@ -13,10 +13,13 @@ import addFormats from 'ajv-formats';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { createAllowedMethods } from './allowed-methods.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
+import { createConsoleSessions } from './auth/console-sessions.ts';
+import { createKeyLastUsed } from './auth/key-last-used.ts';
 import { createRateLimiter } from './auth/rate-limiter.ts';
 import { createReportLimits } from './auth/report-limits.ts';
 import { installRequestAuth, installUncheckedKey } from './auth/request-auth.ts';
 import type { GatewayConfig } from './config.ts';
+import { registerConsoleRoutes } from './console/routes.ts';
 import { errorEnvelope, toApiError } from './error-envelope.ts';
 import { installIdempotency } from './idempotency.ts';
 import { hostileClientOptions, installInputLimits } from './input-limits.ts';
@@ -33,6 +36,7 @@ import { registerKeyRoutes } from './routes/keys.ts';
 import { registerLinkRoutes } from './routes/links.ts';
 import { registerScanRoutes } from './routes/scans.ts';
 import { registerSchemaRoutes } from './routes/schemas.ts';
+import { registerSessionRoutes } from './routes/sessions.ts';
 import { registerSystemRoutes } from './routes/system.ts';
 import { registerWebhookRoutes } from './routes/webhooks.ts';
 import { registerWellKnownRoutes } from './routes/well-known.ts';
@@ -201,34 +205,38 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   app.addHook('onClose', async () => epochs.stop());
   const authenticator = createAuthenticator({ db: deps.db, clock: deps.clock, epochs });
   const verificationKeys = createVerificationKeys(deps.db, { epochs });
+  // The web console's sessions (docs/SECURITY.md, "Console sessions"): their cookie stands in for x-api-key.
+  const sessions = createConsoleSessions({ db: deps.db, authenticator, clock: deps.clock, log: deps.log });
+  app.addHook('onClose', async () => sessions.stop());
+  // lastUsedAt of API keys: noted per request in memory, written in batches (auth/key-last-used.ts).
+  const keyLastUsed = createKeyLastUsed({ db: deps.db, clock: deps.clock, log: deps.log });
+  app.addHook('onClose', async () => keyLastUsed.stop());
+  const rateLimiter = createRateLimiter({
+    cache: deps.cache,
+    clock: deps.clock,
+    publicPerSecond: deps.config.HALLMARK_PUBLIC_RATE_LIMIT,
+    authFailuresPerMinute: deps.config.HALLMARK_AUTH_FAILURES_PER_MINUTE,
+    // Webhooks' quota.threshold: compliance-service records each once (docs/WEBHOOKS.md); a
+    // failed telling is told again by the next request past the threshold.
+    onQuotaThreshold: async ({ accountId, environment, ...crossed }) => {
+      try {
+        await services.call(recordQuotaThresholdRpc, { principal: { accountId, environment }, ...crossed }, 'quota-threshold');
+      } catch (error) {
+        deps.log.warn({ err: error, accountId }, 'quota threshold not recorded for webhooks yet; the next request tries again');
+        throw error;
+      }
+    },
+  });
   if (deps.uncheckedKey) {
     installUncheckedKey(app, deps.uncheckedKey);
   } else {
     installRequestAuth(app, {
       authenticator,
-      rateLimiter: createRateLimiter({
-        cache: deps.cache,
-        clock: deps.clock,
-        publicPerSecond: deps.config.HALLMARK_PUBLIC_RATE_LIMIT,
-        authFailuresPerMinute: deps.config.HALLMARK_AUTH_FAILURES_PER_MINUTE,
-        // Webhooks' quota.threshold: compliance-service records each once (docs/WEBHOOKS.md); a
-        // failed telling is told again by the next request past the threshold.
-        onQuotaThreshold: async ({ accountId, environment, ...crossed }) => {
-          try {
-            await services.call(
-              recordQuotaThresholdRpc,
-              { principal: { accountId, environment }, ...crossed },
-              'quota-threshold',
-            );
-          } catch (error) {
-            deps.log.warn(
-              { err: error, accountId },
-              'quota threshold not recorded for webhooks yet; the next request tries again',
-            );
-            throw error;
-          }
-        },
-      }),
+      rateLimiter,
+      sessions,
+      // A cookie-authenticated change must come from the gateway's own origin (auth/csrf.ts).
+      ownOrigins: (request) => [publicOrigin(), `${request.protocol}://${request.host}`],
+      keyLastUsed,
     });
   }
   // A key revoked or added on any replica reaches this one's caches within a bus round trip.
@@ -254,6 +262,8 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     consoleUrl: deps.config.HALLMARK_CONSOLE_URL,
   });
   registerWellKnownRoutes(app, { verificationKeys });
+  // The web console's built files at /console (docs/CONSOLE.md).
+  registerConsoleRoutes(app);
   registerAccountRoutes(app, { db: deps.db, eventStore: deps.eventStore, clock: deps.clock });
   const reportLimits = createReportLimits({
     cache: deps.cache,
@@ -292,6 +302,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     reloadWindowMs: deps.config.HALLMARK_RESOLVER_RELOAD_SECONDS * 1000,
     reportLimits,
   });
+  registerSessionRoutes(app, { db: deps.db, sessions, authenticator, rateLimiter });
   registerKeyRoutes(app, {
     db: deps.db,
     bus: deps.bus,

@@ -59,6 +59,10 @@ export const ApiKeyView = Type.Object({
   createdAt: Timestamp,
   expiresAt: NullableTimestamp,
   revokedAt: NullableTimestamp,
+  lastUsedAt: Type.Union([Timestamp, Type.Null()], {
+    description:
+      'when the key last authenticated a request (x-api-key or a console session), written by the gateways every 2 s: up to a few seconds behind; null if never',
+  }),
 });
 export type ApiKeyView = Static<typeof ApiKeyView>;
 
@@ -103,6 +107,31 @@ export const KeyList = Type.Object({
 });
 
 export const KeyIdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+
+export const RotateApiKeyBody = Type.Object(
+  {
+    graceSeconds: Type.Union([Type.Literal(0), Type.Literal(900), Type.Literal(3600), Type.Literal(86400)], {
+      description: 'how long the old key keeps working: 0 (stops at once), 900 (15 min), 3600 (1 h) or 86400 (1 day)',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type RotateApiKeyBody = Static<typeof RotateApiKeyBody>;
+
+/** POST /keys/{id}/rotate: the new key with its secret, and the old key's new expiry. */
+export const RotatedApiKey = Type.Composite([
+  CreatedApiKey,
+  Type.Object({
+    replaced: Type.Object({
+      id: Type.String(),
+      expiresAt: Type.String({
+        format: 'date-time',
+        description: 'the old key stops working then (now + graceSeconds, or sooner if it expired sooner)',
+      }),
+    }),
+  }),
+]);
+export type RotatedApiKey = Static<typeof RotatedApiKey>;
 
 export const RevokedKey = Type.Object({
   id: Type.String(),

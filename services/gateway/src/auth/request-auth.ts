@@ -3,12 +3,18 @@ import type { QuotaRefund } from '@hallmark/cache';
 import { HallmarkError, type Principal, type RouteDefinition } from '@hallmark/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Authenticator } from './authenticator.ts';
+import type { ConsoleSessions } from './console-sessions.ts';
+import { csrfRefusal } from './csrf.ts';
+import type { KeyLastUsed } from './key-last-used.ts';
 import type { RateLimiter, RateLimitOutcome } from './rate-limiter.ts';
+import { sessionTokenOf } from './session-cookie.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The key the request was made with; null on public routes. */
     apiKey: AuthenticatedKey | null;
+    /** The console session the request was made with (its cookie in place of x-api-key); null otherwise. */
+    consoleSessionId: string | null;
     /** The route's daily quota as this request spent it; given back for refused work (onSend). */
     quotaSpent: QuotaRefund | undefined;
     /** Items of a batch the service refused: their quota is given back. */
@@ -56,8 +62,21 @@ function itemCount(body: unknown): number {
  * Limits are spent as soon as the request is authorised, or, for routes that count items and
  * requests with an Idempotency-Key, once the body is read. Either way: one counter call per request.
  */
-export function installRequestAuth(app: FastifyInstance, deps: { authenticator: Authenticator; rateLimiter: RateLimiter }): void {
+export function installRequestAuth(
+  app: FastifyInstance,
+  deps: {
+    authenticator: Authenticator;
+    rateLimiter: RateLimiter;
+    /** The console's sessions: their cookie stands in for x-api-key on every api-key route. */
+    sessions: ConsoleSessions;
+    /** The gateway's own origins, which a cookie-authenticated request's Origin must be (csrf.ts). */
+    ownOrigins: (request: FastifyRequest) => readonly string[];
+    /** Notes each authorised request's key for lastUsedAt (written in batches, never per request). */
+    keyLastUsed: KeyLastUsed;
+  },
+): void {
   app.decorateRequest('apiKey', null);
+  app.decorateRequest('consoleSessionId', null);
   app.decorateRequest('quotaSpent', undefined);
   app.decorateRequest('refusedItems', undefined);
 
@@ -151,6 +170,7 @@ export function installRequestAuth(app: FastifyInstance, deps: { authenticator: 
       });
     }
     request.apiKey = key;
+    deps.keyLastUsed.note(key.keyId);
     if (spendsAfterBody(request, route)) done();
     else spend(request, reply, route, done);
   };
@@ -166,7 +186,31 @@ export function installRequestAuth(app: FastifyInstance, deps: { authenticator: 
       return settle(reply, deps.rateLimiter.spendForAddress(request.ip), done);
     }
     if (route.auth === 'public') return done();
+    // The console's own session routes read the cookie themselves; only the CSRF rule comes first.
+    if (route.auth === 'session') {
+      reply.header('cache-control', 'no-store');
+      return done(csrfRefusal(request, deps.ownOrigins(request)));
+    }
     if (route.auth === 'optional-key' && header === undefined) return done();
+    // No x-api-key: the console's session cookie stands in for it (x-api-key wins when both are sent).
+    const sessionToken = header === undefined ? sessionTokenOf(request.headers.cookie) : undefined;
+    if (sessionToken !== undefined) {
+      reply.header('cache-control', 'no-store');
+      const forged = csrfRefusal(request, deps.ownOrigins(request));
+      if (forged) return done(forged);
+      deps.sessions.authenticate(sessionToken).then(
+        ({ session, key: acting }) => {
+          request.consoleSessionId = session.id;
+          try {
+            authorise(request, reply, route, acting, done);
+          } catch (error) {
+            done(error as Error);
+          }
+        },
+        (error: Error) => done(error),
+      );
+      return;
+    }
     let key: AuthenticatedKey | Promise<AuthenticatedKey>;
     try {
       key = deps.authenticator.authenticate(header);

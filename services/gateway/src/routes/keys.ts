@@ -4,6 +4,7 @@ import {
   listKeys,
   recordApiKeyCreation,
   recordApiKeyRevocation,
+  recordApiKeyRotation,
   throwRefusal,
   type VerificationKeys,
 } from '@hallmark/accounts';
@@ -16,7 +17,9 @@ import {
   type ListKeysQuery,
   listKeysRoute,
   type RegisterPublicKeyBody,
+  type RotateApiKeyBody,
   revokeKeyRoute,
+  rotateApiKeyRoute,
   rotateSigningKeyRoute,
   rotateSigningKeyRpc,
 } from '@hallmark/contracts';
@@ -39,7 +42,7 @@ export interface KeyRouteDeps {
   clock: () => Date;
 }
 
-/** POST /keys, GET /keys, POST /keys/{id}/revoke, POST /keys/signing/rotate. */
+/** POST /keys, GET /keys, POST /keys/{id}/revoke, POST /keys/{id}/rotate, POST /keys/signing/rotate. */
 export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
   registerRoute(app, createKeyRoute, async (request, reply) => {
     const key = requireApiKey(request);
@@ -89,6 +92,26 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
       throw new HallmarkError('CONFLICT', 'Signing keys are rotated, not revoked: POST /api/v1/keys/signing/rotate.', { id });
     }
     throw new HallmarkError('NOT_FOUND', 'There is no key with this id.', { id });
+  });
+
+  registerRoute(app, rotateApiKeyRoute, async (request, reply) => {
+    const key = requireApiKey(request);
+    const { id } = request.params as { id: string };
+    const { graceSeconds } = request.body as RotateApiKeyBody;
+    const rotated = await recordApiKeyRotation(
+      { db: deps.db, eventStore: deps.eventStore },
+      principalOf(request),
+      id,
+      graceSeconds,
+      deps.clock(),
+      key,
+    );
+    // The old key's expiry changed: this replica drops it at once, the others on the broadcast (or,
+    // if that is lost, on the api_keys cache epoch the update moved, within a second).
+    deps.authenticator.forget(id);
+    await deps.bus.broadcast(broadcasts.apiKeyRevoked, { keyId: id });
+    reply.status(201);
+    return { ...rotated.created, replaced: rotated.replaced };
   });
 
   registerRoute(app, rotateSigningKeyRoute, async (request, reply) => {

@@ -1,0 +1,132 @@
+// Rotating an API key, as a decider (no I/O, no clock): a new key with the old one's name,
+// environment, scopes and lifetime, and the old key's expiry brought forward to the end of a grace
+// period, so clients can move to the new secret before the old one stops working. The shell writes
+// the new key's row and the old key's expiry in the transaction of the two events.
+
+import { type DomainError as ContractsDomainError, type Environment, refuse, type Scope } from '@hallmark/contracts';
+import { scopesBeyond } from '../scope-rules.ts';
+
+/** The grace periods a rotation may leave the old key, in seconds: none, 15 min, 1 h, 1 day. */
+export const rotationGraceSeconds = [0, 900, 3600, 86400] as const;
+export type RotationGraceSeconds = (typeof rotationGraceSeconds)[number];
+
+/** The key being rotated, as stored. */
+export interface RotatedKeyFacts {
+  id: string;
+  accountId: string;
+  environment: Environment;
+  name: string;
+  scopes: readonly Scope[];
+  createdAt: Date;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export interface RotateKey {
+  type: 'RotateKey';
+  /** The new key's id, made by the shell. */
+  newKeyId: string;
+  graceSeconds: RotationGraceSeconds;
+  /** The key asking (its scopes, in the environment it acts in); null for the operator's tools. */
+  by: { keyId: string; environment: Environment; scopes: readonly Scope[]; expiresAt: Date | null } | null;
+  /** Whether the account is the operator's (the only one whose keys may hold accounts:write). */
+  accountIsOperator: boolean;
+  now: Date;
+}
+
+export type KeyRotationEvent =
+  | {
+      type: 'KeyIssued';
+      data: {
+        keyId: string;
+        accountId: string;
+        environment: Environment;
+        name: string;
+        scopes: Scope[];
+        createdBy: string | null;
+        createdAt: string;
+        expiresAt: string | null;
+        /** The key this one replaces. */
+        replaces: string;
+      };
+    }
+  | {
+      type: 'KeyRotated';
+      data: {
+        keyId: string;
+        replacedBy: string;
+        graceSeconds: RotationGraceSeconds;
+        /** The old key's expiry now: the end of the grace period, or its own expiry if sooner. */
+        expiresAt: string;
+        rotatedBy: string | null;
+        rotatedAt: string;
+      };
+    };
+
+export type RotationRefusal = ContractsDomainError<'INSUFFICIENT_SCOPE' | 'NOT_FOUND' | 'CONFLICT'>;
+
+/**
+ * Decides rotating `target` (undefined: no such key of the asker's account and environment):
+ * NOT_FOUND; CONFLICT for a revoked or expired key (make a new one instead); INSUFFICIENT_SCOPE
+ * when the asker lacks one of the key's scopes (a narrow key may neither revoke nor mint a stronger
+ * one). Else the new key (same name, environment, scopes; the same lifetime from now, never past
+ * the asker's own expiry) and the old key's new expiry, now + grace, or its own if sooner.
+ */
+export function decideKeyRotation(
+  target: RotatedKeyFacts | undefined,
+  cmd: RotateKey,
+): [Extract<KeyRotationEvent, { type: 'KeyIssued' }>, Extract<KeyRotationEvent, { type: 'KeyRotated' }>] | RotationRefusal {
+  if (!target || (cmd.by && target.environment !== cmd.by.environment)) {
+    return refuse('NOT_FOUND', 'There is no API key with this id.', {});
+  }
+  if (target.revokedAt) {
+    return refuse('CONFLICT', 'A revoked key cannot be rotated; create a new key.', { id: target.id });
+  }
+  const nowMs = cmd.now.getTime();
+  if (target.expiresAt && target.expiresAt.getTime() <= nowMs) {
+    return refuse('CONFLICT', 'An expired key cannot be rotated; create a new key.', { id: target.id });
+  }
+  if (cmd.by) {
+    const beyond = scopesBeyond(cmd.by.scopes, cmd.accountIsOperator, target.scopes);
+    if (beyond.length > 0) {
+      return refuse(
+        'INSUFFICIENT_SCOPE',
+        `A key can rotate only keys whose scopes it holds itself; this one lacks ${beyond.join(', ')}.`,
+        { required: beyond, granted: [...cmd.by.scopes] },
+      );
+    }
+  }
+  // The same lifetime as the old key, from now; never past the asking key's own expiry.
+  let newExpiresMs = target.expiresAt ? nowMs + (target.expiresAt.getTime() - target.createdAt.getTime()) : null;
+  const askerExpiresMs = cmd.by?.expiresAt?.getTime() ?? null;
+  if (askerExpiresMs !== null && (newExpiresMs === null || newExpiresMs > askerExpiresMs)) newExpiresMs = askerExpiresMs;
+  const graceEndMs = nowMs + cmd.graceSeconds * 1000;
+  const oldExpiresMs = target.expiresAt ? Math.min(target.expiresAt.getTime(), graceEndMs) : graceEndMs;
+  return [
+    {
+      type: 'KeyIssued',
+      data: {
+        keyId: cmd.newKeyId,
+        accountId: target.accountId,
+        environment: target.environment,
+        name: target.name,
+        scopes: [...target.scopes],
+        createdBy: cmd.by?.keyId ?? null,
+        createdAt: cmd.now.toISOString(),
+        expiresAt: newExpiresMs === null ? null : new Date(newExpiresMs).toISOString(),
+        replaces: target.id,
+      },
+    },
+    {
+      type: 'KeyRotated',
+      data: {
+        keyId: target.id,
+        replacedBy: cmd.newKeyId,
+        graceSeconds: cmd.graceSeconds,
+        expiresAt: new Date(oldExpiresMs).toISOString(),
+        rotatedBy: cmd.by?.keyId ?? null,
+        rotatedAt: cmd.now.toISOString(),
+      },
+    },
+  ];
+}

@@ -1,0 +1,126 @@
+import { type AuthenticatedKey, type ConsoleSession, findAccount, findApiKeyById } from '@hallmark/accounts';
+import {
+  type CreateSessionBody,
+  createSessionRoute,
+  deleteSessionRoute,
+  getSessionRoute,
+  HallmarkError,
+  type SessionView,
+  type UpdateSessionBody,
+  updateSessionRoute,
+} from '@hallmark/contracts';
+import type { SqlExecutor } from '@hallmark/sql';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Authenticator } from '../auth/authenticator.ts';
+import { type ConsoleSessions, noSession } from '../auth/console-sessions.ts';
+import type { RateLimiter } from '../auth/rate-limiter.ts';
+import { clearedSessionCookie, sessionCookie, sessionTokenOf } from '../auth/session-cookie.ts';
+import { registerRoute } from '../route-registry.ts';
+
+export interface SessionRouteDeps {
+  db: SqlExecutor;
+  sessions: ConsoleSessions;
+  authenticator: Authenticator;
+  rateLimiter: RateLimiter;
+}
+
+const isHttps = (request: FastifyRequest) => request.protocol === 'https';
+
+/** What the session routes answer: the session, its key (its own environment), the account and where it may act. */
+async function sessionViewOf(db: SqlExecutor, session: ConsoleSession): Promise<SessionView> {
+  const [key, account] = await Promise.all([findApiKeyById(db, session.keyId), findAccount(db, session.accountId)]);
+  if (!key || !account) throw noSession('its key is gone');
+  return {
+    session: {
+      id: session.id,
+      environment: session.environment,
+      createdAt: session.createdAt.toISOString(),
+      expiresAt: session.expiresAt.toISOString(),
+      idleExpiresAt: session.idleExpiresAt.toISOString(),
+    },
+    key: { id: key.id, name: key.name, environment: key.environment, scopes: [...key.scopes], isOperator: key.isOperator },
+    account: { id: account.id, name: account.name, tier: account.tier },
+    environments: key.environment === 'live' ? ['live', 'test'] : ['test'],
+  };
+}
+
+/** The cookie's session, or 401 MISSING_API_KEY (and the cookie cleared) when there is none or it ended. */
+async function currentSession(deps: SessionRouteDeps, request: FastifyRequest, reply: FastifyReply) {
+  const token = sessionTokenOf(request.headers.cookie);
+  if (token === undefined) throw noSession('no session cookie was sent');
+  try {
+    return await deps.sessions.authenticate(token);
+  } catch (error) {
+    if (error instanceof HallmarkError && error.status === 401)
+      reply.header('set-cookie', clearedSessionCookie(isHttps(request)));
+    throw error;
+  }
+}
+
+/**
+ * A key that failed sign-in counts against the client address as a bad x-api-key does (the
+ * failed-authentication limit per minute); past it, 429 with Retry-After instead of the 401.
+ */
+async function refuseSignIn(
+  deps: SessionRouteDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  error: unknown,
+): Promise<never> {
+  if (!(error instanceof HallmarkError)) throw error;
+  const outcome = await deps.rateLimiter.spendFailedAuthentication(request.ip);
+  if (outcome.allowed) throw error;
+  reply.header('retry-after', outcome.retryAfterSeconds);
+  throw new HallmarkError(
+    'RATE_LIMITED',
+    `Too many failed authentications from this address; retry after ${outcome.retryAfterSeconds} s.`,
+    { limit: outcome.refusedBy, retryAfterSeconds: outcome.retryAfterSeconds },
+  );
+}
+
+/** POST /sessions, GET|PATCH|DELETE /sessions/current: the web console's sign-in (docs/SECURITY.md, "Console sessions"). */
+export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): void {
+  registerRoute(app, createSessionRoute, async (request, reply) => {
+    const { apiKey } = request.body as CreateSessionBody;
+    let key: AuthenticatedKey;
+    try {
+      key = await deps.authenticator.authenticate(apiKey);
+    } catch (error) {
+      return refuseSignIn(deps, request, reply, error);
+    }
+    const { session, token } = await deps.sessions.start(key);
+    reply
+      .status(201)
+      .header('set-cookie', sessionCookie(token, isHttps(request)))
+      .header('cache-control', 'no-store');
+    return sessionViewOf(deps.db, session);
+  });
+
+  registerRoute(app, getSessionRoute, async (request, reply) => {
+    const { session } = await currentSession(deps, request, reply);
+    return sessionViewOf(deps.db, session);
+  });
+
+  registerRoute(app, updateSessionRoute, async (request, reply) => {
+    const { environment } = request.body as UpdateSessionBody;
+    const { session } = await currentSession(deps, request, reply);
+    const key = await findApiKeyById(deps.db, session.keyId);
+    if (!key) throw noSession('its key is gone');
+    // A live key may act in test (as it may make test keys); a test key never in live.
+    if (key.environment === 'test' && environment === 'live') {
+      throw new HallmarkError('INSUFFICIENT_SCOPE', 'A test key’s session cannot act in live; sign in with a live key.', {
+        required: 'environment:live',
+        granted: 'environment:test',
+      });
+    }
+    const switched = await deps.sessions.switchEnvironment(session, environment);
+    return sessionViewOf(deps.db, switched);
+  });
+
+  registerRoute(app, deleteSessionRoute, async (request, reply) => {
+    const token = sessionTokenOf(request.headers.cookie);
+    if (token !== undefined) await deps.sessions.end(token);
+    reply.status(204).header('set-cookie', clearedSessionCookie(isHttps(request)));
+    return undefined;
+  });
+}
