@@ -23,6 +23,15 @@ export function CodePage({ assetId, session }: { assetId: string; session: Sessi
       <p class="breadcrumb">
         <Link to="/codes">Codes</Link> › this code
       </p>
+      <h1>
+        {code.state === 'ready' ? (
+          <>
+            Code <span class="code">{code.data.gtin}</span> / <span class="code">{code.data.serialNumber}</span>
+          </>
+        ) : (
+          'Code'
+        )}
+      </h1>
       <LoadedView loaded={code} what="the code">
         {(data) => <CodeDetails code={data} session={session} onChanged={code.reload} />}
       </LoadedView>
@@ -37,9 +46,6 @@ function CodeDetails({ code, session, onChanged }: { code: CodeDetail; session: 
   const fileName = `${code.gtin}-${code.serialNumber}`.replace(/[^A-Za-z0-9._-]/g, '_');
   return (
     <>
-      <h1>
-        Code <span class="code">{code.gtin}</span> / <span class="code">{code.serialNumber}</span>
-      </h1>
       <div class="code-grid">
         <section aria-labelledby="link-heading" class="panel">
           <h2 id="link-heading">Link and QR code</h2>
