@@ -23,13 +23,13 @@ const verdicts = [
  * numbers are in the table beside it, which is what a screen reader reads.
  */
 export function VerdictChart({ periods }: { periods: VerdictPeriod[] }) {
-  const width = 600;
-  const height = 240;
+  const width = 420;
+  const height = 220;
   const top = 24;
   const bottom = 40;
   const left = 8;
   const groupWidth = (width - left * 2) / periods.length;
-  const barWidth = Math.min(48, (groupWidth - 24) / verdicts.length);
+  const barWidth = Math.min(40, (groupWidth - 16) / verdicts.length);
   const largest = Math.max(1, ...periods.flatMap((period) => verdicts.map((verdict) => period.counts[verdict.key])));
   const scale = (count: number) => (count / largest) * (height - top - bottom);
   return (
