@@ -113,17 +113,23 @@ export function operationsOf(document: Json): Record<string, OperationInfo> {
 /**
  * The document as the generator reads it: a schema written as `if`/`then`/`else` (the key creation's
  * body: a public key when `publicKey` is given, else an API key) becomes `anyOf: [then, else]`,
- * which openapi-typescript types as the union it is (it types `if` as an empty object).
+ * which openapi-typescript types as the union it is (it types `if` as an empty object). Examples are
+ * left out: they would triple the file, and the document itself shows them.
  */
-export function typingView(value: unknown): unknown {
+export function typingView(value: unknown, parentKey = ''): unknown {
   if (Array.isArray(value)) return value.map((item) => typingView(item));
   if (typeof value !== 'object' || value === null) return value;
-  const { if: condition, then, else: otherwise, ...rest } = value as Json;
-  const walked: Json = Object.fromEntries(Object.entries(rest).map(([key, item]) => [key, typingView(item)]));
-  if (condition === undefined || then === undefined || otherwise === undefined) {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, typingView(item)]));
-  }
-  return { ...walked, anyOf: [typingView(then), typingView(otherwise)] };
+  // Under `properties` the keys are field names (a field may be called `example`); elsewhere they are keywords.
+  const keepAll = parentKey === 'properties' || parentKey === 'patternProperties';
+  const walked: Json = Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => keepAll || (key !== 'example' && key !== 'examples'))
+      .map(([key, item]) => [key, typingView(item, key)]),
+  );
+  if (keepAll) return walked;
+  const { if: condition, then, else: otherwise, ...rest } = walked;
+  if (condition === undefined || then === undefined || otherwise === undefined) return walked;
+  return { ...rest, anyOf: [then, otherwise] };
 }
 
 /** Formats TypeScript as `biome check --write` would (the repository's style), so generated files pass `pnpm lint`. */

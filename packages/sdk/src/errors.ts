@@ -21,6 +21,7 @@ export const errorStatus = {
   REVOKED_API_KEY: 401,
   VALIDATION_ERROR: 400,
   INSUFFICIENT_SCOPE: 403,
+  CSRF_REJECTED: 403,
   GTIN_NOT_OWNED: 403,
   GTIN_CLAIM_NOT_ALLOWED: 403,
   NOT_FOUND: 404,
@@ -115,6 +116,10 @@ export class ValidationError extends APIError {
 export class InsufficientScopeError extends APIError {
   override name = 'InsufficientScopeError';
 }
+/** A console session's unsafe request without its CSRF token (browser sessions only). */
+export class CsrfRejectedError extends APIError {
+  override name = 'CsrfRejectedError';
+}
 export class GtinNotOwnedError extends APIError {
   override name = 'GtinNotOwnedError';
 }
@@ -170,6 +175,7 @@ export const errorClasses: Readonly<Record<ErrorCode, typeof APIError>> = {
   REVOKED_API_KEY: RevokedApiKeyError,
   VALIDATION_ERROR: ValidationError,
   INSUFFICIENT_SCOPE: InsufficientScopeError,
+  CSRF_REJECTED: CsrfRejectedError,
   GTIN_NOT_OWNED: GtinNotOwnedError,
   GTIN_CLAIM_NOT_ALLOWED: GtinClaimNotAllowedError,
   NOT_FOUND: NotFoundError,

@@ -6,6 +6,7 @@ export {
   APITimeoutError,
   APIUserAbortError,
   ConflictError,
+  CsrfRejectedError,
   DuplicateSerialError,
   type ErrorCode,
   ExpiredApiKeyError,

@@ -33,6 +33,7 @@ export const operationNames = {
     create: 'createKey',
     list: 'listKeys',
     revoke: 'revokeKey',
+    rotate: 'rotateApiKey',
     jwks: 'getJwks',
     signing: { rotate: 'rotateSigningKey' },
   },
@@ -91,6 +92,12 @@ export const operationNames = {
     },
     messages: { list: 'listWebhookMessages', attempts: 'listWebhookAttempts', replay: 'replayWebhookMessage' },
   },
+  usage: { get: 'getUsage', keys: 'listKeyUsage' },
+  sessions: {
+    create: 'createSession',
+    current: { get: 'getCurrentSession', update: 'updateCurrentSession', delete: 'deleteCurrentSession' },
+  },
+  console: { page: 'getConsole', file: 'getConsoleFile' },
   resolver: {
     resolve: 'resolveCode',
     resolveOptions: 'resolverOptions',

@@ -7,11 +7,19 @@ import type { OperationInfo } from './operation-info.ts';
 
 type ParamValue = unknown;
 
-/** A path parameter: each `/`-separated part percent-encoded, and `.`/`..` parts kept from moving the path. */
-function encodePathValue(value: ParamValue): string {
+/**
+ * A path parameter, each `/`-separated part percent-encoded (a resolver's link path keeps its
+ * slashes). A `.` or `..` part is refused: URLs resolve them (even as %2E), so they would move the
+ * request to another path.
+ */
+function encodePathValue(name: string, value: ParamValue): string {
   return String(value)
     .split('/')
-    .map((segment) => (/^\.+$/.test(segment) ? segment.replaceAll('.', '%2E') : encodeURIComponent(segment)))
+    .map((segment) => {
+      if (segment === '.' || segment === '..')
+        throw new TypeError(`The path parameter "${name}" may not hold a "${segment}" segment.`);
+      return encodeURIComponent(segment);
+    })
     .join('/');
 }
 
@@ -32,7 +40,7 @@ export function requestUrl(baseUrl: string, info: OperationInfo, params: Record<
     if (value === undefined || value === null || value === '') {
       throw new TypeError(`Missing path parameter "${name}" for ${info.method} ${info.path}.`);
     }
-    path = path.replace(`{${name}}`, encodePathValue(value));
+    path = path.replace(`{${name}}`, encodePathValue(name, value));
   }
   const search = new URLSearchParams();
   for (const name of info.queryParams) appendQuery(search, name, params[name]);

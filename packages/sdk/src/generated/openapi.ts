@@ -245,6 +245,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/keys/{id}/rotate': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Replace an API key: a new key with the same name, environment, scopes and lifetime (its secret shown once), while the old one keeps working for `graceSeconds` (0, 900, 3600 or 86400) and then answers EXPIRED_API_KEY. Recorded as `key.issued` and `key.rotated` in the account’s stream. A revoked or expired key cannot be rotated (CONFLICT). */
+    post: operations['rotateApiKey'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/code/generate': {
     parameters: {
       query?: never;
@@ -954,6 +971,40 @@ export interface paths {
     patch: operations['updateCurrentSession'];
     trace?: never;
   };
+  '/api/v1/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The caller’s account in its environment today (UTC): codes generated, verifications and requests against the tier’s daily quotas, and the per-second rate limit. */
+    get: operations['getUsage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/usage/keys': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Each API key of the caller’s account and environment (newest first, cursor-paged) with its requests today and in the current minute, and when it was last used. */
+    get: operations['listKeyUsage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/webhooks/endpoints': {
     parameters: {
       query?: never;
@@ -1427,37 +1478,17 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "name": "Hallmark API",
-           *       "openapi": "https://id.example.com/api/v1/openapi.json",
-           *       "docs": "docs/API.md in the Hallmark repository; every operation is in the OpenAPI document",
-           *       "console": "https://id.example.com/01/09506000134352",
-           *       "jwks": "https://id.example.com/.well-known/jwks.json",
-           *       "health": "https://id.example.com/health"
-           *     }
-           */
           'application/json': {
             /** @constant */
             name: 'Hallmark API';
-            /**
-             * @description the OpenAPI 3.1 document
-             * @example https://id.example.com/api/v1/openapi.json
-             */
+            /** @description the OpenAPI 3.1 document */
             openapi: string;
-            /**
-             * @description where the API is described for people
-             * @example docs/API.md in the Hallmark repository; every operation is in the OpenAPI document
-             */
+            /** @description where the API is described for people */
             docs: string;
             /** @description the web console, where one is deployed (HALLMARK_CONSOLE_URL); null otherwise */
             console: string | null;
-            /**
-             * @description the public keys, for offline verification
-             * @example https://id.example.com/.well-known/jwks.json
-             */
+            /** @description the public keys, for offline verification */
             jwks: string;
-            /** @example https://id.example.com/health */
             health: string;
           };
         };
@@ -1468,18 +1499,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -1489,18 +1508,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -1521,11 +1528,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "status": "ok"
-           *     }
-           */
           'application/json': {
             /** @constant */
             status: 'ok';
@@ -1538,18 +1540,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -1559,18 +1549,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -1591,12 +1569,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "status": "ready",
-           *       "checks": {}
-           *     }
-           */
           'application/json': {
             /** @constant */
             status: 'ready';
@@ -1616,18 +1588,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -1637,18 +1597,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -1658,18 +1606,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -1690,7 +1626,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /** @example {} */
           'application/json': {
             [key: string]: unknown;
           };
@@ -1702,18 +1637,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -1723,18 +1646,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -1751,11 +1662,6 @@ export interface operations {
     };
     requestBody?: {
       content: {
-        /**
-         * @example {
-         *       "delayMs": 1
-         *     }
-         */
         'application/json': {
           delayMs?: number;
         };
@@ -1768,14 +1674,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "service": "example",
-           *       "instance": "example",
-           *       "requestId": "example",
-           *       "receivedAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
             service: string;
             instance: string;
@@ -1791,27 +1689,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -1821,18 +1698,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -1842,18 +1707,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -1863,18 +1716,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -1884,18 +1725,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -1905,18 +1734,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -1926,18 +1743,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -1947,18 +1752,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -1968,18 +1761,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2000,29 +1781,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "keys": [
-           *         {
-           *           "kty": "OKP",
-           *           "crv": "Ed25519",
-           *           "x": "example",
-           *           "kid": "example",
-           *           "alg": "EdDSA",
-           *           "use": "sig",
-           *           "hallmark_environment": "test",
-           *           "hallmark_account": "example",
-           *           "hallmark_gtins": [
-           *             "example"
-           *           ],
-           *           "hallmark_gtin_prefixes": [
-           *             "example"
-           *           ],
-           *           "hallmark_signs_unowned": true
-           *         }
-           *       ]
-           *     }
-           */
           'application/json': {
             keys: {
               /** @constant */
@@ -2057,18 +1815,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2078,18 +1824,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2113,24 +1847,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "accounts": [
-           *         {
-           *           "id": "example",
-           *           "name": "example",
-           *           "tier": "free",
-           *           "createdAt": "2026-01-15T09:30:00.000Z",
-           *           "isOperator": true
-           *         }
-           *       ],
-           *       "pagination": {
-           *         "limit": 1,
-           *         "nextCursor": "example",
-           *         "hasMore": true
-           *       }
-           *     }
-           */
           'application/json': {
             accounts: {
               id: string;
@@ -2154,27 +1870,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2184,18 +1879,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2205,18 +1888,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2226,18 +1897,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2247,18 +1906,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2268,18 +1915,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2297,13 +1932,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "name": "example",
-         *       "tier": "free",
-         *       "environment": "test"
-         *     }
-         */
         'application/json': {
           /** @description shown in listings (the console calls it a description) */
           name: string;
@@ -2319,31 +1947,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "account": {
-           *         "id": "example",
-           *         "name": "example",
-           *         "tier": "free",
-           *         "createdAt": "2026-01-15T09:30:00.000Z"
-           *       },
-           *       "apiKey": {
-           *         "id": "example",
-           *         "type": "api",
-           *         "name": "example",
-           *         "environment": "test",
-           *         "scopes": [
-           *           "example"
-           *         ],
-           *         "prefix": "example",
-           *         "status": "active",
-           *         "createdAt": "2026-01-15T09:30:00.000Z",
-           *         "expiresAt": "2026-01-15T09:30:00.000Z",
-           *         "revokedAt": "2026-01-15T09:30:00.000Z",
-           *         "secret": "example"
-           *       }
-           *     }
-           */
           'application/json': {
             account: {
               id: string;
@@ -2365,6 +1968,8 @@ export interface operations {
               createdAt: string;
               expiresAt: string | null;
               revokedAt: string | null;
+              /** @description when the key last authenticated a request (x-api-key or a console session), written by the gateways every 2 s: up to a few seconds behind; null if never */
+              lastUsedAt: string | null;
               /** @description shown once */
               secret: string;
             };
@@ -2377,27 +1982,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2407,18 +1991,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2428,18 +2000,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2449,18 +2009,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2470,18 +2018,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CONFLICT",
-           *         "message": "An example CONFLICT answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2491,18 +2027,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2512,18 +2036,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2533,18 +2045,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "IDEMPOTENCY_KEY_REUSED",
-           *         "message": "An example IDEMPOTENCY_KEY_REUSED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2554,18 +2054,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2575,18 +2063,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2607,25 +2083,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "account": {
-           *         "id": "example",
-           *         "name": "example",
-           *         "tier": "free",
-           *         "createdAt": "2026-01-15T09:30:00.000Z",
-           *         "isOperator": true
-           *       },
-           *       "key": {
-           *         "id": "key_01JD3X6V4Q8ZK2N5R7T9W1Y3A5",
-           *         "environment": "test",
-           *         "scopes": [
-           *           "*"
-           *         ],
-           *         "expiresAt": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': {
             account: {
               id: string;
@@ -2637,7 +2094,6 @@ export interface operations {
               isOperator: boolean;
             };
             key: {
-              /** @example key_01JD3X6V4Q8ZK2N5R7T9W1Y3A5 */
               id: string;
               environment: 'test' | 'live';
               /** @description as granted; `*` is every scope of the account */
@@ -2666,18 +2122,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2687,18 +2131,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2708,18 +2140,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2729,18 +2149,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2767,28 +2175,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "claims": [
-           *         {
-           *           "id": "example",
-           *           "accountId": "example",
-           *           "kind": "gtin",
-           *           "value": "example",
-           *           "environment": "test",
-           *           "source": "granted",
-           *           "status": "active",
-           *           "createdAt": "2026-01-15T09:30:00.000Z",
-           *           "revokedAt": "2026-01-15T09:30:00.000Z"
-           *         }
-           *       ],
-           *       "pagination": {
-           *         "limit": 1,
-           *         "nextCursor": "example",
-           *         "hasMore": true
-           *       }
-           *     }
-           */
           'application/json': {
             claims: {
               id: string;
@@ -2816,27 +2202,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2846,18 +2211,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2867,18 +2220,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2888,18 +2229,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2909,18 +2238,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2930,18 +2247,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2951,18 +2256,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -2982,13 +2275,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "gtin": "00000000000000",
-         *       "prefix": "0000",
-         *       "environment": "live"
-         *     }
-         */
         'application/json': {
           /** @description one GTIN-14 (with a valid check digit) */
           gtin?: string;
@@ -3006,19 +2292,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "id": "example",
-           *       "accountId": "example",
-           *       "kind": "gtin",
-           *       "value": "example",
-           *       "environment": "test",
-           *       "source": "granted",
-           *       "status": "active",
-           *       "createdAt": "2026-01-15T09:30:00.000Z",
-           *       "revokedAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
             id: string;
             accountId: string;
@@ -3039,27 +2312,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3069,18 +2321,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3090,18 +2330,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3111,18 +2339,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3132,18 +2348,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CONFLICT",
-           *         "message": "An example CONFLICT answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3153,18 +2357,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3174,18 +2366,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3195,18 +2375,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "IDEMPOTENCY_KEY_REUSED",
-           *         "message": "An example IDEMPOTENCY_KEY_REUSED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3216,18 +2384,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3237,18 +2393,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3258,18 +2402,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3294,28 +2426,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "claims": [
-           *         {
-           *           "id": "example",
-           *           "accountId": "example",
-           *           "kind": "gtin",
-           *           "value": "example",
-           *           "environment": "test",
-           *           "source": "granted",
-           *           "status": "active",
-           *           "createdAt": "2026-01-15T09:30:00.000Z",
-           *           "revokedAt": "2026-01-15T09:30:00.000Z"
-           *         }
-           *       ],
-           *       "pagination": {
-           *         "limit": 1,
-           *         "nextCursor": "example",
-           *         "hasMore": true
-           *       }
-           *     }
-           */
           'application/json': {
             claims: {
               id: string;
@@ -3343,27 +2453,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3373,18 +2462,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3394,18 +2471,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3415,18 +2480,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3436,18 +2489,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3457,18 +2498,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3478,18 +2507,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3507,13 +2524,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "gtin": "00000000000000",
-         *       "prefix": "0000",
-         *       "environment": "live"
-         *     }
-         */
         'application/json': {
           /** @description one GTIN-14 (with a valid check digit) */
           gtin?: string;
@@ -3531,19 +2541,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "id": "example",
-           *       "accountId": "example",
-           *       "kind": "gtin",
-           *       "value": "example",
-           *       "environment": "test",
-           *       "source": "granted",
-           *       "status": "active",
-           *       "createdAt": "2026-01-15T09:30:00.000Z",
-           *       "revokedAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
             id: string;
             accountId: string;
@@ -3564,27 +2561,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3594,18 +2570,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3615,18 +2579,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "GTIN_CLAIM_NOT_ALLOWED",
-           *         "message": "An example GTIN_CLAIM_NOT_ALLOWED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3636,18 +2588,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3657,18 +2597,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CONFLICT",
-           *         "message": "An example CONFLICT answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3678,18 +2606,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3699,18 +2615,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3720,18 +2624,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "IDEMPOTENCY_KEY_REUSED",
-           *         "message": "An example IDEMPOTENCY_KEY_REUSED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3741,18 +2633,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3762,18 +2642,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3783,18 +2651,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3817,19 +2673,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "id": "example",
-           *       "accountId": "example",
-           *       "kind": "gtin",
-           *       "value": "example",
-           *       "environment": "test",
-           *       "source": "granted",
-           *       "status": "active",
-           *       "createdAt": "2026-01-15T09:30:00.000Z",
-           *       "revokedAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
             id: string;
             accountId: string;
@@ -3850,18 +2693,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3871,18 +2702,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3892,18 +2711,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3913,18 +2720,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3934,18 +2729,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3955,18 +2738,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -3991,33 +2762,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "keys": [
-           *         {
-           *           "id": "example",
-           *           "type": "api",
-           *           "name": "example",
-           *           "environment": "test",
-           *           "scopes": [
-           *             "example"
-           *           ],
-           *           "prefix": "example",
-           *           "status": "active",
-           *           "createdAt": "2026-01-15T09:30:00.000Z",
-           *           "expiresAt": "2026-01-15T09:30:00.000Z",
-           *           "revokedAt": "2026-01-15T09:30:00.000Z"
-           *         }
-           *       ],
-           *       "pagination": {
-           *         "limit": 1,
-           *         "nextCursor": "example",
-           *         "hasMore": true
-           *       },
-           *       "accountId": "example",
-           *       "environment": "test"
-           *     }
-           */
           'application/json': {
             keys: (
               | {
@@ -4033,6 +2777,8 @@ export interface operations {
                   createdAt: string;
                   expiresAt: string | null;
                   revokedAt: string | null;
+                  /** @description when the key last authenticated a request (x-api-key or a console session), written by the gateways every 2 s: up to a few seconds behind; null if never */
+                  lastUsedAt: string | null;
                 }
               | {
                   /** @description the key id (kid): its RFC 7638 thumbprint */
@@ -4068,27 +2814,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4098,18 +2823,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4119,18 +2832,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4140,18 +2841,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4161,18 +2850,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4182,18 +2859,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4211,16 +2876,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "name": "example",
-         *       "scopes": [
-         *         "*"
-         *       ],
-         *       "expiresIn": "example",
-         *       "environment": "test"
-         *     }
-         */
         'application/json':
           | {
               /** @description shown in listings (the console calls it a description) */
@@ -4261,23 +2916,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "id": "example",
-           *       "type": "api",
-           *       "name": "example",
-           *       "environment": "test",
-           *       "scopes": [
-           *         "example"
-           *       ],
-           *       "prefix": "example",
-           *       "status": "active",
-           *       "createdAt": "2026-01-15T09:30:00.000Z",
-           *       "expiresAt": "2026-01-15T09:30:00.000Z",
-           *       "revokedAt": "2026-01-15T09:30:00.000Z",
-           *       "secret": "example"
-           *     }
-           */
           'application/json':
             | {
                 id: string;
@@ -4292,6 +2930,8 @@ export interface operations {
                 createdAt: string;
                 expiresAt: string | null;
                 revokedAt: string | null;
+                /** @description when the key last authenticated a request (x-api-key or a console session), written by the gateways every 2 s: up to a few seconds behind; null if never */
+                lastUsedAt: string | null;
                 /** @description shown once */
                 secret: string;
               }
@@ -4319,27 +2959,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4349,18 +2968,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4370,18 +2977,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4391,18 +2986,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4412,18 +2995,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CONFLICT",
-           *         "message": "An example CONFLICT answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4433,18 +3004,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4454,18 +3013,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4475,18 +3022,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "IDEMPOTENCY_KEY_REUSED",
-           *         "message": "An example IDEMPOTENCY_KEY_REUSED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4496,18 +3031,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4517,18 +3040,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4551,14 +3062,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "id": "example",
-           *       "type": "api",
-           *       "status": "revoked",
-           *       "revokedAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
             id: string;
             type: 'api' | 'public';
@@ -4575,18 +3078,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4596,18 +3087,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4617,18 +3096,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4638,18 +3105,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CONFLICT",
-           *         "message": "An example CONFLICT answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4659,18 +3114,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4680,18 +3123,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4715,20 +3146,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "id": "example",
-           *       "type": "public",
-           *       "name": "example",
-           *       "environment": "test",
-           *       "algorithm": "Ed25519",
-           *       "publicKey": "example",
-           *       "status": "active",
-           *       "createdAt": "2026-01-15T09:30:00.000Z",
-           *       "retiredAt": "2026-01-15T09:30:00.000Z",
-           *       "revokedAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
             /** @description the key id (kid): its RFC 7638 thumbprint */
             id: string;
@@ -4753,27 +3170,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4783,18 +3179,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4804,18 +3188,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4825,18 +3197,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4846,18 +3206,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CONFLICT",
-           *         "message": "An example CONFLICT answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4867,18 +3215,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "IDEMPOTENCY_KEY_REUSED",
-           *         "message": "An example IDEMPOTENCY_KEY_REUSED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4888,18 +3224,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4909,18 +3233,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4930,18 +3242,153 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  rotateApiKey: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: a retry with the same key and the same request within 24 h gets the first 2xx answer again (with Idempotent-Replayed: true) instead of running twice; the same key with another request is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 CONFLICT with Retry-After. Keys are per account, environment and operation. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description how long the old key keeps working: 0 (stops at once), 900 (15 min), 3600 (1 h) or 86400 (1 day) */
+          graceSeconds: 0 | 900 | 3600 | 86400;
+        };
+      };
+    };
+    responses: {
+      /** @description The new key, and when the old one stops */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            id: string;
+            /** @constant */
+            type: 'api';
+            name: string;
+            environment: 'test' | 'live';
+            scopes: string[];
+            prefix: string;
+            status: 'active' | 'expired' | 'revoked';
+            /** Format: date-time */
+            createdAt: string;
+            expiresAt: string | null;
+            revokedAt: string | null;
+            /** @description when the key last authenticated a request (x-api-key or a console session), written by the gateways every 2 s: up to a few seconds behind; null if never */
+            lastUsedAt: string | null;
+            /** @description shown once */
+            secret: string;
+            replaced: {
+              id: string;
+              /**
+               * Format: date-time
+               * @description the old key stops working then (now + graceSeconds, or sooner if it expired sooner)
+               */
+              expiresAt: string;
+            };
+          };
+        };
+      };
+      /** @description Error: VALIDATION_ERROR */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: INVALID_API_KEY, EXPIRED_API_KEY, REVOKED_API_KEY, MISSING_API_KEY */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: CONFLICT */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: PAYLOAD_TOO_LARGE */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: IDEMPOTENCY_KEY_REUSED */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: RATE_LIMITED */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: INTERNAL_ERROR */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -4959,17 +3406,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "gtin": "example",
-         *       "serialNumber": "example",
-         *       "batchNumber": "example",
-         *       "expiryDate": "example",
-         *       "metadata": {},
-         *       "schemaId": "example",
-         *       "schemaVersion": 1
-         *     }
-         */
         'application/json': {
           /** @description GTIN-14: 14 digits with a valid GS1 check digit (required) */
           gtin?: string;
@@ -4997,20 +3433,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "url": "example",
-           *       "gtin": "example",
-           *       "serial": "example",
-           *       "batch": "example",
-           *       "expiryDate": "example",
-           *       "signature": "example",
-           *       "keyId": "example",
-           *       "assetId": "example",
-           *       "createdAt": "2026-01-15T09:30:00.000Z",
-           *       "expiresAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
             url: string;
             gtin: string;
@@ -5036,18 +3458,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_GTIN",
-           *         "message": "An example INVALID_GTIN answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5057,18 +3467,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5078,18 +3476,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5099,18 +3485,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5120,18 +3494,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "DUPLICATE_SERIAL",
-           *         "message": "An example DUPLICATE_SERIAL answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5141,18 +3503,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5162,18 +3512,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5183,18 +3521,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "IDEMPOTENCY_KEY_REUSED",
-           *         "message": "An example IDEMPOTENCY_KEY_REUSED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5204,18 +3530,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5225,18 +3539,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5246,18 +3548,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5275,13 +3565,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "items": [
-         *         {}
-         *       ]
-         *     }
-         */
         'application/json': {
           items: unknown[];
         };
@@ -5294,27 +3577,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "results": [
-           *         {
-           *           "index": 1,
-           *           "code": {
-           *             "url": "example",
-           *             "gtin": "example",
-           *             "serial": "example",
-           *             "batch": "example",
-           *             "expiryDate": "example",
-           *             "signature": "example",
-           *             "keyId": "example",
-           *             "assetId": "example",
-           *             "createdAt": "2026-01-15T09:30:00.000Z",
-           *             "expiresAt": "2026-01-15T09:30:00.000Z"
-           *           }
-           *         }
-           *       ]
-           *     }
-           */
           'application/json': {
             results: (
               | {
@@ -5357,27 +3619,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5387,18 +3628,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5408,18 +3637,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5429,18 +3646,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5450,18 +3655,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CONFLICT",
-           *         "message": "An example CONFLICT answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5471,18 +3664,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5492,18 +3673,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5513,18 +3682,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "IDEMPOTENCY_KEY_REUSED",
-           *         "message": "An example IDEMPOTENCY_KEY_REUSED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5534,18 +3691,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5555,18 +3700,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5576,18 +3709,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5604,17 +3725,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "url": "example",
-         *       "content": "example",
-         *       "location": {
-         *         "latitude": 1,
-         *         "longitude": 1,
-         *         "country": "AA"
-         *       }
-         *     }
-         */
         'application/json': {
           /** @description the complete GS1 Digital Link URL */
           url?: string;
@@ -5636,49 +3746,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "verdict": "AUTHENTIC",
-           *       "confidence": 1,
-           *       "gtin": "example",
-           *       "serial": "example",
-           *       "batch": "example",
-           *       "confirmedReport": {
-           *         "reason": "example",
-           *         "confirmedAt": "2026-01-15T09:30:00.000Z"
-           *       },
-           *       "blocked": {
-           *         "blockId": "example",
-           *         "kind": "counterfeit",
-           *         "reason": "example",
-           *         "blockedAt": "2026-01-15T09:30:00.000Z"
-           *       },
-           *       "checks": {
-           *         "signature": {
-           *           "passed": true,
-           *           "keyId": "example",
-           *           "algorithm": "Ed25519"
-           *         },
-           *         "format": {
-           *           "passed": true,
-           *           "standard": "GS1_DIGITAL_LINK"
-           *         },
-           *         "scanPattern": {
-           *           "passed": true,
-           *           "scanNumber": 1,
-           *           "riskLevel": "low"
-           *         }
-           *       },
-           *       "metadata": {
-           *         "firstSeen": "2026-01-15T09:30:00.000Z",
-           *         "lastSeen": "2026-01-15T09:30:00.000Z",
-           *         "totalScans": 1
-           *       },
-           *       "riskIndicators": [
-           *         "EXCESSIVE_SCANS"
-           *       ]
-           *     }
-           */
           'application/json':
             | {
                 verdict: 'AUTHENTIC' | 'COUNTERFEIT' | 'SUSPICIOUS';
@@ -5771,18 +3838,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_URL",
-           *         "message": "An example INVALID_URL answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5792,18 +3847,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5813,18 +3856,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5834,18 +3865,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "KEY_NOT_FOUND",
-           *         "message": "An example KEY_NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5855,18 +3874,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5876,18 +3883,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5897,18 +3892,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5918,18 +3901,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5939,18 +3910,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -5968,13 +3927,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "url": "example",
-         *       "content": "example",
-         *       "reason": "example"
-         *     }
-         */
         'application/json': {
           url?: string;
           content?: string;
@@ -5990,15 +3942,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "reportId": "example",
-           *       "gtin": "example",
-           *       "serial": "example",
-           *       "status": "pending",
-           *       "reportedAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
             reportId: string;
             gtin: string;
@@ -6019,18 +3962,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_URL",
-           *         "message": "An example INVALID_URL answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6040,18 +3971,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6061,18 +3980,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6082,18 +3989,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6103,18 +3998,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CONFLICT",
-           *         "message": "An example CONFLICT answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6124,18 +4007,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6145,18 +4016,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6166,18 +4025,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "IDEMPOTENCY_KEY_REUSED",
-           *         "message": "An example IDEMPOTENCY_KEY_REUSED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6187,18 +4034,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6208,18 +4043,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6229,18 +4052,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6265,29 +4076,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "reports": [
-           *         {
-           *           "reportId": "example",
-           *           "status": "pending",
-           *           "source": "api",
-           *           "gtin": "example",
-           *           "serial": "example",
-           *           "assetId": "example",
-           *           "reason": "example",
-           *           "reportedAt": "2026-01-15T09:30:00.000Z",
-           *           "decidedAt": "2026-01-15T09:30:00.000Z",
-           *           "blockReason": "example"
-           *         }
-           *       ],
-           *       "pagination": {
-           *         "limit": 1,
-           *         "nextCursor": "example",
-           *         "hasMore": true
-           *       }
-           *     }
-           */
           'application/json': {
             reports: {
               reportId: string;
@@ -6320,27 +4108,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6350,18 +4117,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6371,18 +4126,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6392,18 +4135,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6413,18 +4144,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6434,18 +4153,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6455,18 +4162,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6483,11 +4178,6 @@ export interface operations {
     };
     requestBody?: {
       content: {
-        /**
-         * @example {
-         *       "reason": "example"
-         *     }
-         */
         'application/json': {
           /** @description confirm: shown on verifications and the public page instead of the reporter’s words; dismiss: kept in the record */
           reason?: string;
@@ -6501,20 +4191,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "reportId": "example",
-           *       "status": "pending",
-           *       "source": "api",
-           *       "gtin": "example",
-           *       "serial": "example",
-           *       "assetId": "example",
-           *       "reason": "example",
-           *       "reportedAt": "2026-01-15T09:30:00.000Z",
-           *       "decidedAt": "2026-01-15T09:30:00.000Z",
-           *       "blockReason": "example"
-           *     }
-           */
           'application/json': {
             reportId: string;
             status: 'pending' | 'confirmed' | 'dismissed';
@@ -6540,27 +4216,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6570,18 +4225,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6591,18 +4234,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6612,18 +4243,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6633,18 +4252,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CONFLICT",
-           *         "message": "An example CONFLICT answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6654,18 +4261,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6675,18 +4270,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6696,18 +4279,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6717,18 +4288,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6738,18 +4297,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6766,11 +4313,6 @@ export interface operations {
     };
     requestBody?: {
       content: {
-        /**
-         * @example {
-         *       "reason": "example"
-         *     }
-         */
         'application/json': {
           /** @description confirm: shown on verifications and the public page instead of the reporter’s words; dismiss: kept in the record */
           reason?: string;
@@ -6784,20 +4326,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "reportId": "example",
-           *       "status": "pending",
-           *       "source": "api",
-           *       "gtin": "example",
-           *       "serial": "example",
-           *       "assetId": "example",
-           *       "reason": "example",
-           *       "reportedAt": "2026-01-15T09:30:00.000Z",
-           *       "decidedAt": "2026-01-15T09:30:00.000Z",
-           *       "blockReason": "example"
-           *     }
-           */
           'application/json': {
             reportId: string;
             status: 'pending' | 'confirmed' | 'dismissed';
@@ -6823,27 +4351,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6853,18 +4360,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6874,18 +4369,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6895,18 +4378,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6916,18 +4387,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CONFLICT",
-           *         "message": "An example CONFLICT answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6937,18 +4396,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6958,18 +4405,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -6979,18 +4414,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7000,18 +4423,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7021,18 +4432,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7068,18 +4467,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_URL",
-           *         "message": "An example INVALID_URL answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7089,18 +4476,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7110,18 +4485,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7131,18 +4494,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7152,18 +4503,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7173,18 +4512,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7194,18 +4521,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7231,30 +4546,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "schemas": [
-           *         {
-           *           "id": "example",
-           *           "name": "example",
-           *           "vertical": "example",
-           *           "version": 1,
-           *           "fields": [
-           *             {}
-           *           ],
-           *           "additionalProperties": true,
-           *           "template": true,
-           *           "createdAt": "2026-01-15T09:30:00.000Z",
-           *           "updatedAt": "2026-01-15T09:30:00.000Z"
-           *         }
-           *       ],
-           *       "pagination": {
-           *         "limit": 1,
-           *         "nextCursor": "example",
-           *         "hasMore": true
-           *       }
-           *     }
-           */
           'application/json': {
             schemas: {
               id: string;
@@ -7284,27 +4575,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7314,18 +4584,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7335,18 +4593,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7356,18 +4602,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7377,18 +4611,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7398,18 +4620,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7419,18 +4629,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7448,26 +4646,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "name": "example",
-         *       "vertical": "a",
-         *       "fields": [
-         *         {
-         *           "name": "example",
-         *           "type": "example",
-         *           "required": true,
-         *           "items": "example",
-         *           "fields": [
-         *             {}
-         *           ],
-         *           "description": "example"
-         *         }
-         *       ],
-         *       "additionalProperties": true,
-         *       "copyFrom": "example"
-         *     }
-         */
         'application/json': {
           name?: string;
           /** @description e.g. pharmaceuticals, luxury, wine-spirits */
@@ -7497,21 +4675,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "id": "example",
-           *       "name": "example",
-           *       "vertical": "example",
-           *       "version": 1,
-           *       "fields": [
-           *         {}
-           *       ],
-           *       "additionalProperties": true,
-           *       "template": true,
-           *       "createdAt": "2026-01-15T09:30:00.000Z",
-           *       "updatedAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
             id: string;
             name: string;
@@ -7534,27 +4697,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7564,18 +4706,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7585,18 +4715,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7606,18 +4724,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7627,18 +4733,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CONFLICT",
-           *         "message": "An example CONFLICT answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7648,18 +4742,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7669,18 +4751,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7690,18 +4760,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "IDEMPOTENCY_KEY_REUSED",
-           *         "message": "An example IDEMPOTENCY_KEY_REUSED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7711,18 +4769,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7732,18 +4778,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7753,18 +4787,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7789,21 +4811,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "id": "example",
-           *       "name": "example",
-           *       "vertical": "example",
-           *       "version": 1,
-           *       "fields": [
-           *         {}
-           *       ],
-           *       "additionalProperties": true,
-           *       "template": true,
-           *       "createdAt": "2026-01-15T09:30:00.000Z",
-           *       "updatedAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
             id: string;
             name: string;
@@ -7826,27 +4833,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7856,18 +4842,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7877,18 +4851,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7898,18 +4860,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7919,18 +4869,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7940,18 +4878,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -7961,18 +4887,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8002,27 +4916,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8032,18 +4925,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8053,18 +4934,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8074,18 +4943,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8095,18 +4952,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CONFLICT",
-           *         "message": "An example CONFLICT answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8116,18 +4961,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8137,18 +4970,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8158,18 +4979,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8186,25 +4995,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "name": "example",
-         *       "vertical": "a",
-         *       "fields": [
-         *         {
-         *           "name": "example",
-         *           "type": "example",
-         *           "required": true,
-         *           "items": "example",
-         *           "fields": [
-         *             {}
-         *           ],
-         *           "description": "example"
-         *         }
-         *       ],
-         *       "additionalProperties": true
-         *     }
-         */
         'application/json': {
           name?: string;
           /** @description e.g. pharmaceuticals, luxury, wine-spirits */
@@ -8231,21 +5021,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "id": "example",
-           *       "name": "example",
-           *       "vertical": "example",
-           *       "version": 1,
-           *       "fields": [
-           *         {}
-           *       ],
-           *       "additionalProperties": true,
-           *       "template": true,
-           *       "createdAt": "2026-01-15T09:30:00.000Z",
-           *       "updatedAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
             id: string;
             name: string;
@@ -8268,27 +5043,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8298,18 +5052,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8319,18 +5061,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8340,18 +5070,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8361,18 +5079,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CONFLICT",
-           *         "message": "An example CONFLICT answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8382,18 +5088,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8403,18 +5097,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8424,18 +5106,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8445,18 +5115,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8466,18 +5124,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8496,7 +5142,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /** @example {} */
         'application/json': {
           [key: string]: unknown;
         };
@@ -8509,19 +5154,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "isValid": true,
-           *       "errors": [
-           *         {
-           *           "field": "example",
-           *           "message": "example"
-           *         }
-           *       ],
-           *       "schemaId": "example",
-           *       "version": 1
-           *     }
-           */
           'application/json': {
             isValid: boolean;
             errors: {
@@ -8539,27 +5171,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8569,18 +5180,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8590,18 +5189,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8611,18 +5198,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8632,18 +5207,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8653,18 +5216,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8674,18 +5225,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8695,18 +5234,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8716,18 +5243,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8750,21 +5265,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "assetId": "example",
-           *       "isValid": true,
-           *       "eventCount": 1,
-           *       "headHash": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-           *       "checkedAt": "2026-01-15T09:30:00.000Z",
-           *       "brokenAt": {
-           *         "sequence": 1,
-           *         "eventId": "example",
-           *         "reason": "example",
-           *         "message": "example"
-           *       }
-           *     }
-           */
           'application/json': {
             assetId: string;
             isValid: boolean;
@@ -8789,27 +5289,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8819,18 +5298,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8840,18 +5307,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8861,18 +5316,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8882,18 +5325,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8903,18 +5334,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8924,18 +5343,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -8958,19 +5365,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "assetId": "example",
-           *       "treeSize": 1,
-           *       "rootHash": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-           *       "algorithm": "RFC9162_SHA256",
-           *       "checkpoint": {
-           *         "note": "example",
-           *         "keyId": "example",
-           *         "origin": "example"
-           *       }
-           *     }
-           */
           'application/json': {
             assetId: string;
             treeSize: number;
@@ -8995,27 +5389,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9025,18 +5398,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9046,18 +5407,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9067,18 +5416,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9088,18 +5425,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9109,18 +5434,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9130,18 +5443,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9166,25 +5467,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "assetId": "example",
-           *       "eventId": "example",
-           *       "leafIndex": 1,
-           *       "treeSize": 1,
-           *       "leafHash": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-           *       "rootHash": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-           *       "auditPath": [
-           *         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-           *       ],
-           *       "algorithm": "RFC9162_SHA256",
-           *       "checkpoint": {
-           *         "note": "example",
-           *         "keyId": "example",
-           *         "origin": "example"
-           *       }
-           *     }
-           */
           'application/json': {
             assetId: string;
             eventId: string;
@@ -9215,27 +5497,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9245,18 +5506,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9266,18 +5515,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9287,18 +5524,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9308,18 +5533,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9329,18 +5542,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9350,18 +5551,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9387,24 +5576,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "assetId": "example",
-           *       "fromSize": 1,
-           *       "toSize": 1,
-           *       "fromRootHash": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-           *       "toRootHash": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-           *       "proof": [
-           *         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-           *       ],
-           *       "algorithm": "RFC9162_SHA256",
-           *       "checkpoint": {
-           *         "note": "example",
-           *         "keyId": "example",
-           *         "origin": "example"
-           *       }
-           *     }
-           */
           'application/json': {
             assetId: string;
             fromSize: number;
@@ -9434,27 +5605,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9464,18 +5614,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9485,18 +5623,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9506,18 +5632,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9527,18 +5641,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9548,18 +5650,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9569,18 +5659,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9605,41 +5683,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "format": "hallmark.compliance-export/1",
-           *       "assetId": "example",
-           *       "owner": {
-           *         "accountId": "example",
-           *         "environment": "example"
-           *       },
-           *       "exportedAt": "2026-01-15T09:30:00.000Z",
-           *       "treeSize": 1,
-           *       "rootHash": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-           *       "algorithm": "RFC9162_SHA256",
-           *       "checkpoint": {
-           *         "note": "example",
-           *         "keyId": "example",
-           *         "origin": "example"
-           *       },
-           *       "events": [
-           *         {
-           *           "eventId": "example",
-           *           "sequence": 1,
-           *           "type": "example",
-           *           "occurredAt": "example",
-           *           "data": {},
-           *           "prevHash": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-           *           "hash": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-           *           "leafIndex": 1,
-           *           "leafHash": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-           *           "auditPath": [
-           *             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-           *           ]
-           *         }
-           *       ]
-           *     }
-           */
           'application/json': {
             /** @constant */
             format: 'hallmark.compliance-export/1';
@@ -9688,27 +5731,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9718,18 +5740,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9739,18 +5749,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9760,18 +5758,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9781,18 +5767,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9802,18 +5776,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9823,18 +5785,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9855,29 +5805,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "config": {
-           *         "riskThresholds": {
-           *           "maxScansPerWindow": 1,
-           *           "scanWindowMinutes": 1,
-           *           "repeatWindowSeconds": 1,
-           *           "maxTravelKmh": 1,
-           *           "clonedLabelClients": 2,
-           *           "clonedLabelWindowMinutes": 1
-           *         },
-           *         "retention": {
-           *           "scanHistoryDays": 1
-           *         },
-           *         "evidenceRequiredFor": [
-           *           "a"
-           *         ],
-           *         "defaultExportFormat": "json"
-           *       },
-           *       "version": 1,
-           *       "updatedAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
             config: {
               riskThresholds: {
@@ -9908,18 +5835,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9929,18 +5844,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9950,18 +5853,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9971,18 +5862,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -9992,18 +5871,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10013,18 +5880,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10039,25 +5894,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "riskThresholds": {
-         *         "maxScansPerWindow": 1,
-         *         "scanWindowMinutes": 1,
-         *         "repeatWindowSeconds": 1,
-         *         "maxTravelKmh": 1,
-         *         "clonedLabelClients": 2,
-         *         "clonedLabelWindowMinutes": 1
-         *       },
-         *       "retention": {
-         *         "scanHistoryDays": 1
-         *       },
-         *       "evidenceRequiredFor": [
-         *         "a"
-         *       ],
-         *       "defaultExportFormat": "json"
-         *     }
-         */
         'application/json': {
           riskThresholds?: {
             maxScansPerWindow?: number;
@@ -10084,29 +5920,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "config": {
-           *         "riskThresholds": {
-           *           "maxScansPerWindow": 1,
-           *           "scanWindowMinutes": 1,
-           *           "repeatWindowSeconds": 1,
-           *           "maxTravelKmh": 1,
-           *           "clonedLabelClients": 2,
-           *           "clonedLabelWindowMinutes": 1
-           *         },
-           *         "retention": {
-           *           "scanHistoryDays": 1
-           *         },
-           *         "evidenceRequiredFor": [
-           *           "a"
-           *         ],
-           *         "defaultExportFormat": "json"
-           *       },
-           *       "version": 1,
-           *       "updatedAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
             config: {
               riskThresholds: {
@@ -10137,27 +5950,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10167,18 +5959,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10188,18 +5968,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10209,18 +5977,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10230,18 +5986,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10251,18 +5995,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10272,18 +6004,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10293,18 +6013,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10314,18 +6022,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10343,19 +6039,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "title": "example",
-         *       "category": "example",
-         *       "description": "example",
-         *       "estimated_value": {
-         *         "min": 1,
-         *         "max": 1,
-         *         "currency": "AAA"
-         *       },
-         *       "ownerId": "example"
-         *     }
-         */
         'application/json': {
           title: string;
           /** @description watch, painting or bottle */
@@ -10379,24 +6062,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "object": {
-           *         "id": "example",
-           *         "service_serial": "example",
-           *         "title": "example",
-           *         "category": "example",
-           *         "status": "example",
-           *         "security_tier": "example",
-           *         "anchor_count": 1,
-           *         "entropy_bits": 1
-           *       },
-           *       "qr_data": {
-           *         "gs1DigitalLink": "example",
-           *         "serial": "example"
-           *       }
-           *     }
-           */
           'application/json': {
             object: {
               id: string;
@@ -10422,27 +6087,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10452,18 +6096,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10473,18 +6105,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10494,18 +6114,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10515,18 +6123,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CONFLICT",
-           *         "message": "An example CONFLICT answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10536,18 +6132,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10557,18 +6141,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10578,18 +6150,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "IDEMPOTENCY_KEY_REUSED",
-           *         "message": "An example IDEMPOTENCY_KEY_REUSED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10599,18 +6159,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10620,18 +6168,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10641,18 +6177,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10672,12 +6196,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "photo": "<binary>",
-         *       "angle": "example"
-         *     }
-         */
         'multipart/form-data': {
           /** @description JPEG, PNG or WebP, at least 64×64 and at most 40 megapixels; not the picture bound at another angle */
           photo: string;
@@ -10693,32 +6211,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "objectId": "example",
-           *       "angle": "example",
-           *       "sha256": "example",
-           *       "perceptualHash": "example",
-           *       "width": 1,
-           *       "height": 1,
-           *       "replaced": true,
-           *       "photo_status": {
-           *         "count": 1,
-           *         "required": 1,
-           *         "binding_status": "example"
-           *       },
-           *       "object": {
-           *         "id": "example",
-           *         "service_serial": "example",
-           *         "title": "example",
-           *         "category": "example",
-           *         "status": "example",
-           *         "security_tier": "example",
-           *         "anchor_count": 1,
-           *         "entropy_bits": 1
-           *       }
-           *     }
-           */
           'application/json': {
             objectId: string;
             angle: string;
@@ -10754,27 +6246,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10784,18 +6255,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10805,18 +6264,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10826,18 +6273,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10847,18 +6282,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CONFLICT",
-           *         "message": "An example CONFLICT answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10868,18 +6291,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10889,18 +6300,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10910,18 +6309,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "IDEMPOTENCY_KEY_REUSED",
-           *         "message": "An example IDEMPOTENCY_KEY_REUSED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10931,18 +6318,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10952,18 +6327,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -10973,18 +6336,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11002,16 +6353,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "objectId": "example",
-         *       "eventType": "example",
-         *       "actorRole": "example",
-         *       "actorName": "example",
-         *       "description": "example",
-         *       "evidence": {}
-         *     }
-         */
         'application/json': {
           /** @description The object’s id or service_serial */
           objectId: string;
@@ -11032,18 +6373,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "eventId": "example",
-           *       "objectId": "example",
-           *       "type": "example",
-           *       "timestamp": "2026-01-15T09:30:00.000Z",
-           *       "position": 1,
-           *       "prevHash": "example",
-           *       "hash": "example",
-           *       "status": "example"
-           *     }
-           */
           'application/json': {
             eventId: string;
             objectId: string;
@@ -11065,27 +6394,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11095,18 +6403,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11116,18 +6412,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11137,18 +6421,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11158,18 +6430,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CONFLICT",
-           *         "message": "An example CONFLICT answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11179,18 +6439,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11200,18 +6448,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11221,18 +6457,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "IDEMPOTENCY_KEY_REUSED",
-           *         "message": "An example IDEMPOTENCY_KEY_REUSED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11242,18 +6466,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11263,18 +6475,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11284,18 +6484,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11318,39 +6506,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "status": "example",
-           *       "confidence": 1,
-           *       "object": {
-           *         "title": "example",
-           *         "category": "example",
-           *         "serial": "example",
-           *         "security_tier": "example",
-           *         "registered_at": "2026-01-15T09:30:00.000Z"
-           *       },
-           *       "cryptographic_identity": {
-           *         "signature_valid": true,
-           *         "photo_binding": "example",
-           *         "tag_status": "example",
-           *         "reference_photos": {
-           *           "bound": 1,
-           *           "required": 1
-           *         }
-           *       },
-           *       "provenance": {
-           *         "event_count": 1,
-           *         "chain_intact": true,
-           *         "current_owner": "example",
-           *         "latest_event": "example"
-           *       },
-           *       "security": {
-           *         "spatial_relations": 1,
-           *         "entropy_bits": 1,
-           *         "tier_label": "example"
-           *       }
-           *     }
-           */
           'application/json': {
             /** @description authentic, or suspicious when the signature, chain or photos do not hold */
             status: string;
@@ -11393,18 +6548,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11414,18 +6557,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11435,18 +6566,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11456,18 +6575,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11490,34 +6597,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "object": {
-           *         "serial": "example",
-           *         "title": "example"
-           *       },
-           *       "chain_valid": true,
-           *       "events": [
-           *         {
-           *           "type": "example",
-           *           "timestamp": "example",
-           *           "actor": {
-           *             "type": "example",
-           *             "name": "example"
-           *           },
-           *           "details": {}
-           *         }
-           *       ],
-           *       "chain_of_custody": [
-           *         {
-           *           "from": "example",
-           *           "to": "example",
-           *           "transfer_type": "example",
-           *           "timestamp": "example"
-           *         }
-           *       ]
-           *     }
-           */
           'application/json': {
             object: {
               serial: string;
@@ -11550,27 +6629,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11580,18 +6638,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11601,18 +6647,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11622,18 +6656,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11643,18 +6665,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11664,18 +6674,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11685,18 +6683,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11714,15 +6700,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "objectId": "example",
-         *       "fromOwnerId": "example",
-         *       "toOwnerId": "example",
-         *       "salePrice": 1,
-         *       "saleCurrency": "AAA"
-         *     }
-         */
         'application/json': {
           objectId: string;
           /** @description Your identifier of an owner (a client id); default: the account */
@@ -11741,14 +6718,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "transferId": "example",
-           *       "transferCode": "example",
-           *       "expiresAt": "2026-01-15T09:30:00.000Z",
-           *       "status": "pending"
-           *     }
-           */
           'application/json': {
             transferId: string;
             /** @description 6 digits, shown once; only a keyed hash is stored */
@@ -11766,27 +6735,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11796,18 +6744,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11817,18 +6753,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11838,18 +6762,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11859,18 +6771,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CONFLICT",
-           *         "message": "An example CONFLICT answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11880,18 +6780,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11901,18 +6789,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11922,18 +6798,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "IDEMPOTENCY_KEY_REUSED",
-           *         "message": "An example IDEMPOTENCY_KEY_REUSED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11943,18 +6807,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11964,18 +6816,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -11985,18 +6825,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12013,11 +6841,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "transferCode": "000000"
-         *     }
-         */
         'application/json': {
           /** @description 6 digits */
           transferCode: string;
@@ -12031,16 +6854,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "transferId": "example",
-           *       "status": "completed",
-           *       "objectId": "example",
-           *       "serial": "example",
-           *       "objectStatus": "example",
-           *       "completedAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
             transferId: string;
             /** @constant */
@@ -12059,27 +6872,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12089,18 +6881,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12110,18 +6890,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12131,18 +6899,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12152,18 +6908,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CONFLICT",
-           *         "message": "An example CONFLICT answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12173,18 +6917,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "GONE",
-           *         "message": "An example GONE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12194,18 +6926,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12215,18 +6935,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12236,18 +6944,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12257,18 +6953,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12278,18 +6962,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12314,27 +6986,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "objects": [
-           *         {
-           *           "serial": "example",
-           *           "title": "example",
-           *           "status": "example",
-           *           "photo_status": {
-           *             "count": 1,
-           *             "required": 1,
-           *             "binding_status": "example"
-           *           }
-           *         }
-           *       ],
-           *       "pagination": {
-           *         "limit": 1,
-           *         "nextCursor": "example",
-           *         "hasMore": true
-           *       }
-           *     }
-           */
           'application/json': {
             objects: {
               serial: string;
@@ -12361,27 +7012,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12391,18 +7021,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12412,18 +7030,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12433,18 +7039,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12454,18 +7048,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12475,18 +7057,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12496,18 +7066,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12535,7 +7093,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /** @example example */
           'text/html': string;
         };
       };
@@ -12552,7 +7109,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /** @example example */
           'text/html': string;
         };
       };
@@ -12562,18 +7118,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12583,18 +7127,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12604,18 +7136,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12625,18 +7145,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12666,18 +7174,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12687,18 +7183,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12713,12 +7197,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "link": "example",
-         *       "reason": "example"
-         *     }
-         */
         'application/x-www-form-urlencoded': {
           /** @description the scanned link, as the page put it in the form */
           link: string;
@@ -12733,7 +7211,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /** @example example */
           'text/html': string;
         };
       };
@@ -12743,7 +7220,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /** @example example */
           'text/html': string;
         };
       };
@@ -12753,18 +7229,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12774,18 +7238,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12795,18 +7247,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12816,18 +7256,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12848,7 +7276,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /** @example {} */
           'application/json': {
             [key: string]: unknown;
           };
@@ -12860,18 +7287,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12881,18 +7296,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -12919,33 +7322,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "links": [
-           *         {
-           *           "id": "example",
-           *           "gtin": "example",
-           *           "lot": "example",
-           *           "serial": "example",
-           *           "linkType": "example",
-           *           "href": "example",
-           *           "title": "example",
-           *           "type": "example",
-           *           "hreflang": [
-           *             "example"
-           *           ],
-           *           "default": true,
-           *           "createdAt": "2026-01-15T09:30:00.000Z",
-           *           "updatedAt": "2026-01-15T09:30:00.000Z"
-           *         }
-           *       ],
-           *       "pagination": {
-           *         "limit": 1,
-           *         "nextCursor": "example",
-           *         "hasMore": true
-           *       }
-           *     }
-           */
           'application/json': {
             links: {
               id: string;
@@ -12978,27 +7354,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13008,18 +7363,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13029,18 +7372,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13050,18 +7381,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13071,18 +7390,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13092,18 +7399,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13113,18 +7408,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13142,21 +7425,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "gtin": "00000000000000",
-         *       "lot": "example",
-         *       "serial": "example",
-         *       "linkType": "example",
-         *       "href": "example",
-         *       "title": "example",
-         *       "type": "a/a",
-         *       "hreflang": [
-         *         "aa"
-         *       ],
-         *       "default": true
-         *     }
-         */
         'application/json': {
           /** @description the GTIN-14 (AI 01) the link is for */
           gtin: string;
@@ -13186,24 +7454,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "id": "example",
-           *       "gtin": "example",
-           *       "lot": "example",
-           *       "serial": "example",
-           *       "linkType": "example",
-           *       "href": "example",
-           *       "title": "example",
-           *       "type": "example",
-           *       "hreflang": [
-           *         "example"
-           *       ],
-           *       "default": true,
-           *       "createdAt": "2026-01-15T09:30:00.000Z",
-           *       "updatedAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
             id: string;
             gtin: string;
@@ -13229,27 +7479,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13259,18 +7488,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13280,18 +7497,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "GTIN_NOT_OWNED",
-           *         "message": "An example GTIN_NOT_OWNED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13301,18 +7506,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13322,18 +7515,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CONFLICT",
-           *         "message": "An example CONFLICT answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13343,18 +7524,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13364,18 +7533,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13385,18 +7542,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "IDEMPOTENCY_KEY_REUSED",
-           *         "message": "An example IDEMPOTENCY_KEY_REUSED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13406,18 +7551,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13427,18 +7560,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13448,18 +7569,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13489,27 +7598,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13519,18 +7607,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13540,18 +7616,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13561,18 +7625,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13582,18 +7634,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13603,18 +7643,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13624,18 +7652,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13652,18 +7668,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "linkType": "example",
-         *       "href": "example",
-         *       "title": "example",
-         *       "type": "a/a",
-         *       "hreflang": [
-         *         "aa"
-         *       ],
-         *       "default": true
-         *     }
-         */
         'application/json': {
           /** @description a GS1 link type, as a CURIE (gs1:pip) or URI (https://gs1.org/voc/pip); stored as the CURIE */
           linkType?: string;
@@ -13687,24 +7691,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "id": "example",
-           *       "gtin": "example",
-           *       "lot": "example",
-           *       "serial": "example",
-           *       "linkType": "example",
-           *       "href": "example",
-           *       "title": "example",
-           *       "type": "example",
-           *       "hreflang": [
-           *         "example"
-           *       ],
-           *       "default": true,
-           *       "createdAt": "2026-01-15T09:30:00.000Z",
-           *       "updatedAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
             id: string;
             gtin: string;
@@ -13730,27 +7716,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13760,18 +7725,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13781,18 +7734,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "GTIN_NOT_OWNED",
-           *         "message": "An example GTIN_NOT_OWNED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13802,18 +7743,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13823,18 +7752,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CONFLICT",
-           *         "message": "An example CONFLICT answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13844,18 +7761,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13865,18 +7770,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13886,18 +7779,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13907,18 +7788,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13928,18 +7797,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -13967,7 +7824,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /** @example example */
           'text/html': string;
         };
       };
@@ -13977,7 +7833,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /** @example example */
           'text/html': string;
         };
       };
@@ -13987,18 +7842,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14008,18 +7851,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14029,18 +7860,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14050,18 +7869,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14091,18 +7898,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14112,18 +7907,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14158,7 +7941,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /** @example example */
           'text/html': string;
         };
       };
@@ -14168,18 +7950,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14189,18 +7959,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14210,18 +7968,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14231,18 +7977,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14272,18 +8006,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14293,18 +8015,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14338,35 +8048,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "scans": [
-           *         {
-           *           "scanId": "example",
-           *           "scannedAt": "2026-01-15T09:30:00.000Z",
-           *           "gtin": "example",
-           *           "serial": "example",
-           *           "batch": "example",
-           *           "verdict": "AUTHENTIC",
-           *           "riskIndicators": [
-           *             "EXCESSIVE_SCANS"
-           *           ],
-           *           "scanNumber": 1,
-           *           "location": {
-           *             "latitude": 1,
-           *             "longitude": 1
-           *           },
-           *           "country": "AA",
-           *           "reported": true
-           *         }
-           *       ],
-           *       "pagination": {
-           *         "limit": 1,
-           *         "nextCursor": "example",
-           *         "hasMore": true
-           *       }
-           *     }
-           */
           'application/json': {
             scans: {
               scanId: string;
@@ -14400,27 +8081,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14430,18 +8090,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14451,18 +8099,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14472,18 +8108,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14493,18 +8117,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14514,18 +8126,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14535,18 +8135,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14572,20 +8160,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "groupBy": "example",
-           *       "bucket": "example",
-           *       "from": "2026-01-15T09:30:00.000Z",
-           *       "to": "2026-01-15T09:30:00.000Z",
-           *       "buckets": [
-           *         {
-           *           "start": "2026-01-15T09:30:00.000Z",
-           *           "counts": {}
-           *         }
-           *       ]
-           *     }
-           */
           'application/json': {
             groupBy: string;
             bucket: string;
@@ -14611,27 +8185,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14641,18 +8194,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14662,18 +8203,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14683,18 +8212,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14704,18 +8221,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14725,18 +8230,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14746,18 +8239,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14782,21 +8263,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "from": "2026-01-15T09:30:00.000Z",
-           *       "to": "2026-01-15T09:30:00.000Z",
-           *       "codes": [
-           *         {
-           *           "gtin": "example",
-           *           "serial": "example",
-           *           "suspicious": 1,
-           *           "counterfeit": 1,
-           *           "lastScannedAt": "2026-01-15T09:30:00.000Z"
-           *         }
-           *       ]
-           *     }
-           */
           'application/json': {
             /** Format: date-time */
             from: string;
@@ -14819,27 +8285,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14849,18 +8294,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14870,18 +8303,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14891,18 +8312,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14912,18 +8321,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14933,18 +8330,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14954,18 +8339,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -14989,18 +8362,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "from": "2026-01-15T09:30:00.000Z",
-           *       "to": "2026-01-15T09:30:00.000Z",
-           *       "countries": [
-           *         {
-           *           "country": "AA",
-           *           "scans": 1
-           *         }
-           *       ]
-           *     }
-           */
           'application/json': {
             /** Format: date-time */
             from: string;
@@ -15021,27 +8382,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15051,18 +8391,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15072,18 +8400,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15093,18 +8409,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15114,18 +8418,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15135,18 +8427,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15156,18 +8436,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15193,28 +8461,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "blocks": [
-           *         {
-           *           "blockId": "example",
-           *           "gtin": "example",
-           *           "serialFrom": "example",
-           *           "serialTo": "example",
-           *           "kind": "counterfeit",
-           *           "reason": "example",
-           *           "status": "active",
-           *           "createdAt": "2026-01-15T09:30:00.000Z",
-           *           "removedAt": "2026-01-15T09:30:00.000Z"
-           *         }
-           *       ],
-           *       "pagination": {
-           *         "limit": 1,
-           *         "nextCursor": "example",
-           *         "hasMore": true
-           *       }
-           *     }
-           */
           'application/json': {
             blocks: {
               blockId: string;
@@ -15243,27 +8489,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15273,18 +8498,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15294,18 +8507,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15315,18 +8516,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15336,18 +8525,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15357,18 +8534,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15378,18 +8543,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15407,16 +8560,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "gtin": "00000000000000",
-         *       "serial": "example",
-         *       "serialFrom": "example",
-         *       "serialTo": "example",
-         *       "kind": "counterfeit",
-         *       "reason": "example"
-         *     }
-         */
         'application/json': {
           /** @description a GTIN-14 (AI 01) */
           gtin: string;
@@ -15439,19 +8582,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "blockId": "example",
-           *       "gtin": "example",
-           *       "serialFrom": "example",
-           *       "serialTo": "example",
-           *       "kind": "counterfeit",
-           *       "reason": "example",
-           *       "status": "active",
-           *       "createdAt": "2026-01-15T09:30:00.000Z",
-           *       "removedAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
             blockId: string;
             gtin: string;
@@ -15473,27 +8603,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15503,18 +8612,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15524,18 +8621,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "GTIN_NOT_OWNED",
-           *         "message": "An example GTIN_NOT_OWNED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15545,18 +8630,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15566,18 +8639,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CONFLICT",
-           *         "message": "An example CONFLICT answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15587,18 +8648,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15608,18 +8657,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15629,18 +8666,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "IDEMPOTENCY_KEY_REUSED",
-           *         "message": "An example IDEMPOTENCY_KEY_REUSED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15650,18 +8675,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15671,18 +8684,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15692,18 +8693,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15718,7 +8707,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /** @example example */
         'text/csv': string;
       };
     };
@@ -15729,26 +8717,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "results": [
-           *         {
-           *           "line": 1,
-           *           "block": {
-           *             "blockId": "example",
-           *             "gtin": "example",
-           *             "serialFrom": "example",
-           *             "serialTo": "example",
-           *             "kind": "counterfeit",
-           *             "reason": "example",
-           *             "status": "active",
-           *             "createdAt": "2026-01-15T09:30:00.000Z",
-           *             "removedAt": "2026-01-15T09:30:00.000Z"
-           *           }
-           *         }
-           *       ]
-           *     }
-           */
           'application/json': {
             /** @description one per data line of the CSV, in order; `line` counts from 1 at the header */
             results: (
@@ -15785,27 +8753,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15815,18 +8762,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15836,18 +8771,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15857,18 +8780,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15878,18 +8789,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15899,18 +8798,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15920,18 +8807,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15941,18 +8816,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -15975,19 +8838,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "blockId": "example",
-           *       "gtin": "example",
-           *       "serialFrom": "example",
-           *       "serialTo": "example",
-           *       "kind": "counterfeit",
-           *       "reason": "example",
-           *       "status": "active",
-           *       "createdAt": "2026-01-15T09:30:00.000Z",
-           *       "removedAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
             blockId: string;
             gtin: string;
@@ -16009,27 +8859,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16039,18 +8868,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16060,18 +8877,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16081,18 +8886,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16102,18 +8895,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16123,18 +8904,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16144,18 +8913,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16170,11 +8927,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "apiKey": "svc_live_0000000000000000000000000000000000000000000000000000000000000000"
-         *     }
-         */
         'application/json': {
           /** @description the API key to sign in with (svc_live_… or svc_test_…); the browser never keeps it */
           apiKey: string;
@@ -16188,35 +8940,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "session": {
-           *         "id": "ses_3f1c2a9b8e7d6c5b4a39",
-           *         "environment": "live",
-           *         "createdAt": "2026-01-15T09:30:00.000Z",
-           *         "expiresAt": "2026-01-15T21:30:00.000Z",
-           *         "idleExpiresAt": "2026-01-15T10:00:00.000Z"
-           *       },
-           *       "key": {
-           *         "id": "key_8a7b6c5d4e3f2a1b0c9d",
-           *         "name": "console",
-           *         "environment": "live",
-           *         "scopes": [
-           *           "*"
-           *         ],
-           *         "isOperator": false
-           *       },
-           *       "account": {
-           *         "id": "acc_1a2b3c4d5e6f7a8b9c0d",
-           *         "name": "Acme",
-           *         "tier": "starter"
-           *       },
-           *       "environments": [
-           *         "live",
-           *         "test"
-           *       ]
-           *     }
-           */
           'application/json': {
             session: {
               id: string;
@@ -16257,27 +8980,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16287,18 +8989,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16308,18 +8998,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16329,18 +9007,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16350,18 +9016,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16371,18 +9025,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16392,18 +9034,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16424,35 +9054,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "session": {
-           *         "id": "ses_3f1c2a9b8e7d6c5b4a39",
-           *         "environment": "live",
-           *         "createdAt": "2026-01-15T09:30:00.000Z",
-           *         "expiresAt": "2026-01-15T21:30:00.000Z",
-           *         "idleExpiresAt": "2026-01-15T10:00:00.000Z"
-           *       },
-           *       "key": {
-           *         "id": "key_8a7b6c5d4e3f2a1b0c9d",
-           *         "name": "console",
-           *         "environment": "live",
-           *         "scopes": [
-           *           "*"
-           *         ],
-           *         "isOperator": false
-           *       },
-           *       "account": {
-           *         "id": "acc_1a2b3c4d5e6f7a8b9c0d",
-           *         "name": "Acme",
-           *         "tier": "starter"
-           *       },
-           *       "environments": [
-           *         "live",
-           *         "test"
-           *       ]
-           *     }
-           */
           'application/json': {
             session: {
               id: string;
@@ -16493,18 +9094,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16514,18 +9103,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16535,18 +9112,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16556,18 +9121,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16595,18 +9148,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16616,18 +9157,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16637,18 +9166,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16658,18 +9175,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16679,18 +9184,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16705,11 +9198,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "environment": "test"
-         *     }
-         */
         'application/json': {
           environment: 'test' | 'live';
         };
@@ -16722,35 +9210,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "session": {
-           *         "id": "ses_3f1c2a9b8e7d6c5b4a39",
-           *         "environment": "test",
-           *         "createdAt": "2026-01-15T09:30:00.000Z",
-           *         "expiresAt": "2026-01-15T21:30:00.000Z",
-           *         "idleExpiresAt": "2026-01-15T10:00:00.000Z"
-           *       },
-           *       "key": {
-           *         "id": "key_8a7b6c5d4e3f2a1b0c9d",
-           *         "name": "console",
-           *         "environment": "live",
-           *         "scopes": [
-           *           "*"
-           *         ],
-           *         "isOperator": false
-           *       },
-           *       "account": {
-           *         "id": "acc_1a2b3c4d5e6f7a8b9c0d",
-           *         "name": "Acme",
-           *         "tier": "starter"
-           *       },
-           *       "environments": [
-           *         "live",
-           *         "test"
-           *       ]
-           *     }
-           */
           'application/json': {
             session: {
               id: string;
@@ -16791,27 +9250,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16821,18 +9259,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16842,18 +9268,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16863,18 +9277,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16884,18 +9286,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16905,18 +9295,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16926,18 +9304,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16947,18 +9313,169 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  getUsage: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Today’s usage */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            accountId: string;
+            environment: 'test' | 'live';
+            tier: 'free' | 'starter' | 'enterprise';
+            /** @description the UTC day counted */
+            day: string;
+            /**
+             * Format: date-time
+             * @description when the daily counts start again (00:00 UTC)
+             */
+            resetsAt: string;
+            /** @description generate: codes made (a batch counts each); verify: verifications; requests: every request */
+            quotas: {
+              name: 'generate' | 'verify' | 'requests';
+              used: number;
+              /** @description null: not limited (the tier has no such quota) */
+              limit: number | null;
+            }[];
+            rateLimit: {
+              /** @description requests per window, every route */
+              limit: number;
+              windowSeconds: number;
+            };
+          };
+        };
+      };
+      /** @description Error: INVALID_API_KEY, EXPIRED_API_KEY, REVOKED_API_KEY, MISSING_API_KEY */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: RATE_LIMITED */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: INTERNAL_ERROR */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  listKeyUsage: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of keys with their requests */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: {
+              keyId: string;
+              name: string;
+              /** @description requests the key made since 00:00 UTC (refused by a limit: not counted) */
+              requestsToday: number;
+              /** @description requests the key made in the current clock minute (UTC) */
+              requestsThisMinute: number;
+              lastUsedAt: string | null;
+            }[];
+            nextCursor: string | null;
+            pagination: {
+              limit: number;
+              nextCursor: string | null;
+              hasMore: boolean;
+            };
+          };
+        };
+      };
+      /** @description Error: VALIDATION_ERROR */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: INVALID_API_KEY, EXPIRED_API_KEY, REVOKED_API_KEY, MISSING_API_KEY */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: RATE_LIMITED */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: INTERNAL_ERROR */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -16982,34 +9499,8 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "endpoints": [
-           *         {
-           *           "id": "whep_0192f1c2a3b47c8d9e0f112233445566",
-           *           "url": "example",
-           *           "description": "example",
-           *           "eventTypes": [
-           *             "scan.suspicious"
-           *           ],
-           *           "status": "enabled",
-           *           "disabledReason": "example",
-           *           "failingSince": "2026-01-15T09:30:00.000Z",
-           *           "previousSecretExpiresAt": "2026-01-15T09:30:00.000Z",
-           *           "createdAt": "2026-01-15T09:30:00.000Z",
-           *           "updatedAt": "2026-01-15T09:30:00.000Z"
-           *         }
-           *       ],
-           *       "pagination": {
-           *         "limit": 1,
-           *         "nextCursor": "example",
-           *         "hasMore": true
-           *       }
-           *     }
-           */
           'application/json': {
             endpoints: {
-              /** @example whep_0192f1c2a3b47c8d9e0f112233445566 */
               id: string;
               url: string;
               description: string;
@@ -17050,27 +9541,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17080,18 +9550,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17101,18 +9559,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17122,18 +9568,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17143,18 +9577,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17164,18 +9586,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17185,18 +9595,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17214,20 +9612,8 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "url": "https://hooks.example.com/hallmark",
-         *       "eventTypes": [
-         *         "scan.suspicious"
-         *       ],
-         *       "description": "example"
-         *     }
-         */
         'application/json': {
-          /**
-           * @description An http(s) URL. Private, loopback and link-local addresses are refused at delivery (docs/WEBHOOKS.md, SSRF).
-           * @example https://hooks.example.com/hallmark
-           */
+          /** @description An http(s) URL. Private, loopback and link-local addresses are refused at delivery (docs/WEBHOOKS.md, SSRF). */
           url: string;
           eventTypes: (
             | 'scan.suspicious'
@@ -17252,25 +9638,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "id": "whep_0192f1c2a3b47c8d9e0f112233445566",
-           *       "url": "example",
-           *       "description": "example",
-           *       "eventTypes": [
-           *         "scan.suspicious"
-           *       ],
-           *       "status": "enabled",
-           *       "disabledReason": "example",
-           *       "failingSince": "2026-01-15T09:30:00.000Z",
-           *       "previousSecretExpiresAt": "2026-01-15T09:30:00.000Z",
-           *       "createdAt": "2026-01-15T09:30:00.000Z",
-           *       "updatedAt": "2026-01-15T09:30:00.000Z",
-           *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
-           *     }
-           */
           'application/json': {
-            /** @example whep_0192f1c2a3b47c8d9e0f112233445566 */
             id: string;
             url: string;
             description: string;
@@ -17296,10 +9664,7 @@ export interface operations {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
-            /**
-             * @description The signing secret (Standard Webhooks: whsec_ and base64 of 32 random bytes). Shown only in this answer.
-             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
-             */
+            /** @description The signing secret (Standard Webhooks: whsec_ and base64 of 32 random bytes). Shown only in this answer. */
             secret: string;
           };
         };
@@ -17310,27 +9675,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17340,18 +9684,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17361,18 +9693,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17382,18 +9702,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17403,18 +9711,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CONFLICT",
-           *         "message": "An example CONFLICT answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17424,18 +9720,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17445,18 +9729,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17466,18 +9738,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "IDEMPOTENCY_KEY_REUSED",
-           *         "message": "An example IDEMPOTENCY_KEY_REUSED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17487,18 +9747,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17508,18 +9756,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17529,18 +9765,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17563,24 +9787,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "id": "whep_0192f1c2a3b47c8d9e0f112233445566",
-           *       "url": "example",
-           *       "description": "example",
-           *       "eventTypes": [
-           *         "scan.suspicious"
-           *       ],
-           *       "status": "enabled",
-           *       "disabledReason": "example",
-           *       "failingSince": "2026-01-15T09:30:00.000Z",
-           *       "previousSecretExpiresAt": "2026-01-15T09:30:00.000Z",
-           *       "createdAt": "2026-01-15T09:30:00.000Z",
-           *       "updatedAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
-            /** @example whep_0192f1c2a3b47c8d9e0f112233445566 */
             id: string;
             url: string;
             description: string;
@@ -17615,27 +9822,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17645,18 +9831,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17666,18 +9840,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17687,18 +9849,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17708,18 +9858,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17729,18 +9867,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17750,18 +9876,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17791,27 +9905,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17821,18 +9914,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17842,18 +9923,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17863,18 +9932,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17884,18 +9941,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17905,18 +9950,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17926,18 +9959,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -17954,21 +9975,8 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "url": "https://hooks.example.com/hallmark",
-         *       "eventTypes": [
-         *         "scan.suspicious"
-         *       ],
-         *       "description": "example",
-         *       "enabled": true
-         *     }
-         */
         'application/json': {
-          /**
-           * @description An http(s) URL. Private, loopback and link-local addresses are refused at delivery (docs/WEBHOOKS.md, SSRF).
-           * @example https://hooks.example.com/hallmark
-           */
+          /** @description An http(s) URL. Private, loopback and link-local addresses are refused at delivery (docs/WEBHOOKS.md, SSRF). */
           url?: string;
           eventTypes?: (
             | 'scan.suspicious'
@@ -17995,24 +10003,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "id": "whep_0192f1c2a3b47c8d9e0f112233445566",
-           *       "url": "example",
-           *       "description": "example",
-           *       "eventTypes": [
-           *         "scan.suspicious"
-           *       ],
-           *       "status": "enabled",
-           *       "disabledReason": "example",
-           *       "failingSince": "2026-01-15T09:30:00.000Z",
-           *       "previousSecretExpiresAt": "2026-01-15T09:30:00.000Z",
-           *       "createdAt": "2026-01-15T09:30:00.000Z",
-           *       "updatedAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
-            /** @example whep_0192f1c2a3b47c8d9e0f112233445566 */
             id: string;
             url: string;
             description: string;
@@ -18047,27 +10038,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18077,18 +10047,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18098,18 +10056,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18119,18 +10065,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18140,18 +10074,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18161,18 +10083,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18182,18 +10092,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18203,18 +10101,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18224,18 +10110,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18258,24 +10132,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "id": "whep_0192f1c2a3b47c8d9e0f112233445566",
-           *       "url": "example",
-           *       "description": "example",
-           *       "eventTypes": [
-           *         "scan.suspicious"
-           *       ],
-           *       "status": "enabled",
-           *       "disabledReason": "example",
-           *       "failingSince": "2026-01-15T09:30:00.000Z",
-           *       "previousSecretExpiresAt": "2026-01-15T09:30:00.000Z",
-           *       "createdAt": "2026-01-15T09:30:00.000Z",
-           *       "updatedAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
-            /** @example whep_0192f1c2a3b47c8d9e0f112233445566 */
             id: string;
             url: string;
             description: string;
@@ -18310,27 +10167,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18340,18 +10176,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18361,18 +10185,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18382,18 +10194,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18403,18 +10203,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18424,18 +10212,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18445,18 +10221,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18479,17 +10243,8 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
-           *       "previousSecretExpiresAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
-            /**
-             * @description The signing secret (Standard Webhooks: whsec_ and base64 of 32 random bytes). Shown only in this answer.
-             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
-             */
+            /** @description The signing secret (Standard Webhooks: whsec_ and base64 of 32 random bytes). Shown only in this answer. */
             secret: string;
             /** Format: date-time */
             previousSecretExpiresAt: string;
@@ -18502,27 +10257,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18532,18 +10266,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18553,18 +10275,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18574,18 +10284,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18595,18 +10293,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18616,18 +10302,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18637,18 +10311,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18671,24 +10333,8 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "id": "msg_6f1c…",
-           *       "eventType": "scan.suspicious",
-           *       "status": "pending",
-           *       "attempts": 1,
-           *       "nextAttemptAt": "2026-01-15T09:30:00.000Z",
-           *       "lastResponseCode": 1,
-           *       "createdAt": "2026-01-15T09:30:00.000Z",
-           *       "deliveredAt": "2026-01-15T09:30:00.000Z",
-           *       "payload": {}
-           *     }
-           */
           'application/json': {
-            /**
-             * @description The webhook-id header: the same on every attempt
-             * @example msg_6f1c…
-             */
+            /** @description The webhook-id header: the same on every attempt */
             id: string;
             /** @description An event type of the catalogue (docs/WEBHOOKS.md) */
             eventType:
@@ -18722,27 +10368,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18752,18 +10377,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18773,18 +10386,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18794,18 +10395,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18815,18 +10404,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CONFLICT",
-           *         "message": "An example CONFLICT answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18836,18 +10413,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18857,18 +10422,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18878,18 +10431,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -18916,34 +10457,9 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "messages": [
-           *         {
-           *           "id": "msg_6f1c…",
-           *           "eventType": "scan.suspicious",
-           *           "status": "pending",
-           *           "attempts": 1,
-           *           "nextAttemptAt": "2026-01-15T09:30:00.000Z",
-           *           "lastResponseCode": 1,
-           *           "createdAt": "2026-01-15T09:30:00.000Z",
-           *           "deliveredAt": "2026-01-15T09:30:00.000Z",
-           *           "payload": {}
-           *         }
-           *       ],
-           *       "pagination": {
-           *         "limit": 1,
-           *         "nextCursor": "example",
-           *         "hasMore": true
-           *       }
-           *     }
-           */
           'application/json': {
             messages: {
-              /**
-               * @description The webhook-id header: the same on every attempt
-               * @example msg_6f1c…
-               */
+              /** @description The webhook-id header: the same on every attempt */
               id: string;
               /** @description An event type of the catalogue (docs/WEBHOOKS.md) */
               eventType:
@@ -18983,27 +10499,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19013,18 +10508,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19034,18 +10517,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19055,18 +10526,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19076,18 +10535,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19097,18 +10544,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19118,18 +10553,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19153,20 +10576,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "attempts": [
-           *         {
-           *           "id": "example",
-           *           "attemptedAt": "2026-01-15T09:30:00.000Z",
-           *           "status": "succeeded",
-           *           "responseCode": 1,
-           *           "error": "example",
-           *           "durationMs": 1
-           *         }
-           *       ]
-           *     }
-           */
           'application/json': {
             attempts: {
               id: string;
@@ -19187,27 +10596,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19217,18 +10605,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19238,18 +10614,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19259,18 +10623,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19280,18 +10632,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19301,18 +10641,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19322,18 +10650,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19357,24 +10673,8 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "id": "msg_6f1c…",
-           *       "eventType": "scan.suspicious",
-           *       "status": "pending",
-           *       "attempts": 1,
-           *       "nextAttemptAt": "2026-01-15T09:30:00.000Z",
-           *       "lastResponseCode": 1,
-           *       "createdAt": "2026-01-15T09:30:00.000Z",
-           *       "deliveredAt": "2026-01-15T09:30:00.000Z",
-           *       "payload": {}
-           *     }
-           */
           'application/json': {
-            /**
-             * @description The webhook-id header: the same on every attempt
-             * @example msg_6f1c…
-             */
+            /** @description The webhook-id header: the same on every attempt */
             id: string;
             /** @description An event type of the catalogue (docs/WEBHOOKS.md) */
             eventType:
@@ -19408,27 +10708,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19438,18 +10717,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19459,18 +10726,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19480,18 +10735,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19501,18 +10744,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19522,18 +10753,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19543,18 +10762,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19571,12 +10778,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "since": "2026-01-15T09:30:00.000Z",
-         *       "until": "2026-01-15T09:30:00.000Z"
-         *     }
-         */
         'application/json': {
           /**
            * Format: date-time
@@ -19598,11 +10799,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "replayed": 1
-           *     }
-           */
           'application/json': {
             replayed: number;
           };
@@ -19614,27 +10810,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19644,18 +10819,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19665,18 +10828,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19686,18 +10837,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19707,18 +10846,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19728,18 +10855,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19749,18 +10864,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19770,18 +10873,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19791,18 +10882,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19823,7 +10902,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /** @example example */
           'text/html': string;
         };
       };
@@ -19833,18 +10911,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19854,18 +10920,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19875,7 +10929,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /** @example example */
           'text/html': string;
         };
       };
@@ -19898,7 +10951,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /** @example example */
           'text/html': string;
         };
       };
@@ -19908,18 +10960,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19929,18 +10969,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -19950,7 +10978,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /** @example example */
           'text/html': string;
         };
       };
@@ -19971,23 +10998,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "displayName": "example",
-           *       "shownName": "example",
-           *       "primaryColor": "example",
-           *       "textColor": "example",
-           *       "contrastRatio": 1,
-           *       "logo": {
-           *         "url": "example",
-           *         "sha256": "example",
-           *         "width": 1,
-           *         "height": 1,
-           *         "bytes": 1
-           *       },
-           *       "updatedAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
             displayName: string | null;
             /** @description the name the page shows: displayName, else the account’s name */
@@ -20017,18 +11027,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20038,18 +11036,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INSUFFICIENT_SCOPE",
-           *         "message": "An example INSUFFICIENT_SCOPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20059,18 +11045,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20080,18 +11054,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20101,18 +11063,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20127,13 +11077,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "displayName": "example",
-         *       "primaryColor": "#aaaaaa",
-         *       "textColor": "#aaaaaa"
-         *     }
-         */
         'application/json': {
           /** @description the brand’s name on the page; default: the account’s name */
           displayName?: string | null;
@@ -20151,23 +11094,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "displayName": "example",
-           *       "shownName": "example",
-           *       "primaryColor": "example",
-           *       "textColor": "example",
-           *       "contrastRatio": 1,
-           *       "logo": {
-           *         "url": "example",
-           *         "sha256": "example",
-           *         "width": 1,
-           *         "height": 1,
-           *         "bytes": 1
-           *       },
-           *       "updatedAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
             displayName: string | null;
             /** @description the name the page shows: displayName, else the account’s name */
@@ -20197,27 +11123,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20227,18 +11132,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20248,18 +11141,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20269,18 +11150,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20290,18 +11159,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20311,18 +11168,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20332,18 +11177,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20353,18 +11186,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20390,23 +11211,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "displayName": "example",
-           *       "shownName": "example",
-           *       "primaryColor": "example",
-           *       "textColor": "example",
-           *       "contrastRatio": 1,
-           *       "logo": {
-           *         "url": "example",
-           *         "sha256": "example",
-           *         "width": 1,
-           *         "height": 1,
-           *         "bytes": 1
-           *       },
-           *       "updatedAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
             displayName: string | null;
             /** @description the name the page shows: displayName, else the account’s name */
@@ -20436,27 +11240,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "VALIDATION_ERROR",
-           *         "message": "Invalid request: check name.",
-           *         "details": {
-           *           "fields": [
-           *             {
-           *               "field": "name",
-           *               "in": "body",
-           *               "message": "is required"
-           *             }
-           *           ]
-           *         }
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20466,18 +11249,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20487,18 +11258,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20508,18 +11267,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20529,18 +11276,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "An example PAYLOAD_TOO_LARGE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20550,18 +11285,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "An example UNSUPPORTED_MEDIA_TYPE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20571,18 +11294,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20592,18 +11303,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20613,18 +11312,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "SERVICE_UNAVAILABLE",
-           *         "message": "An example SERVICE_UNAVAILABLE answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20645,23 +11332,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "displayName": "example",
-           *       "shownName": "example",
-           *       "primaryColor": "example",
-           *       "textColor": "example",
-           *       "contrastRatio": 1,
-           *       "logo": {
-           *         "url": "example",
-           *         "sha256": "example",
-           *         "width": 1,
-           *         "height": 1,
-           *         "bytes": 1
-           *       },
-           *       "updatedAt": "2026-01-15T09:30:00.000Z"
-           *     }
-           */
           'application/json': {
             displayName: string | null;
             /** @description the name the page shows: displayName, else the account’s name */
@@ -20691,18 +11361,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INVALID_API_KEY",
-           *         "message": "An example INVALID_API_KEY answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20712,18 +11370,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "CSRF_REJECTED",
-           *         "message": "An example CSRF_REJECTED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20733,18 +11379,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20754,18 +11388,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20775,18 +11397,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20818,18 +11428,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20839,18 +11437,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "RATE_LIMITED",
-           *         "message": "An example RATE_LIMITED answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20860,18 +11446,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20894,7 +11468,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /** @example example */
           'text/css': string;
         };
       };
@@ -20904,18 +11477,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "NOT_FOUND",
-           *         "message": "An example NOT_FOUND answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20925,18 +11486,6 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "INTERNAL_ERROR",
-           *         "message": "An example INTERNAL_ERROR answer."
-           *       },
-           *       "meta": {
-           *         "requestId": "0b6f4a52-3c1e-4d8a-9f27-5e1a2b3c4d5e",
-           *         "timestamp": "2026-01-15T09:30:00.000Z"
-           *       }
-           *     }
-           */
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
@@ -20958,30 +11507,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "type": "scan.suspicious",
-         *       "timestamp": "2026-01-15T09:30:00.000Z",
-         *       "environment": "test",
-         *       "data": {
-         *         "scanId": "example",
-         *         "gtin": "example",
-         *         "serial": "example",
-         *         "batch": "example",
-         *         "verdict": "example",
-         *         "riskIndicators": [
-         *           "example"
-         *         ],
-         *         "scanNumber": 1,
-         *         "scannedAt": "2026-01-15T09:30:00.000Z",
-         *         "country": "example",
-         *         "location": {
-         *           "latitude": 1,
-         *           "longitude": 1
-         *         }
-         *       }
-         *     }
-         */
         'application/json': {
           /** @constant */
           type: 'scan.suspicious';
@@ -21033,30 +11558,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "type": "scan.counterfeit",
-         *       "timestamp": "2026-01-15T09:30:00.000Z",
-         *       "environment": "test",
-         *       "data": {
-         *         "scanId": "example",
-         *         "gtin": "example",
-         *         "serial": "example",
-         *         "batch": "example",
-         *         "verdict": "example",
-         *         "riskIndicators": [
-         *           "example"
-         *         ],
-         *         "scanNumber": 1,
-         *         "scannedAt": "2026-01-15T09:30:00.000Z",
-         *         "country": "example",
-         *         "location": {
-         *           "latitude": 1,
-         *           "longitude": 1
-         *         }
-         *       }
-         *     }
-         */
         'application/json': {
           /** @constant */
           type: 'scan.counterfeit';
@@ -21108,20 +11609,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "type": "code.reported",
-         *       "timestamp": "2026-01-15T09:30:00.000Z",
-         *       "environment": "test",
-         *       "data": {
-         *         "reportId": "example",
-         *         "assetId": "example",
-         *         "gtin": "example",
-         *         "serial": "example",
-         *         "reason": "example"
-         *       }
-         *     }
-         */
         'application/json': {
           /** @constant */
           type: 'code.reported';
@@ -21164,25 +11651,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "type": "code.blocked",
-         *       "timestamp": "2026-01-15T09:30:00.000Z",
-         *       "environment": "test",
-         *       "data": {
-         *         "source": "blocklist",
-         *         "gtin": "example",
-         *         "serial": "example",
-         *         "serialFrom": "example",
-         *         "serialTo": "example",
-         *         "kind": "example",
-         *         "blockId": "example",
-         *         "reportId": "example",
-         *         "assetId": "example",
-         *         "reason": "example"
-         *       }
-         *     }
-         */
         'application/json': {
           /** @constant */
           type: 'code.blocked';
@@ -21235,22 +11703,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "type": "transfer.completed",
-         *       "timestamp": "2026-01-15T09:30:00.000Z",
-         *       "environment": "test",
-         *       "data": {
-         *         "assetId": "example",
-         *         "kind": "sold",
-         *         "transferId": "example",
-         *         "fromOwnerId": "example",
-         *         "toOwnerId": "example",
-         *         "salePrice": 1,
-         *         "saleCurrency": "example"
-         *       }
-         *     }
-         */
         'application/json': {
           /** @constant */
           type: 'transfer.completed';
@@ -21296,22 +11748,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "type": "transfer.locked",
-         *       "timestamp": "2026-01-15T09:30:00.000Z",
-         *       "environment": "test",
-         *       "data": {
-         *         "assetId": "example",
-         *         "kind": "sold",
-         *         "transferId": "example",
-         *         "fromOwnerId": "example",
-         *         "toOwnerId": "example",
-         *         "salePrice": 1,
-         *         "saleCurrency": "example"
-         *       }
-         *     }
-         */
         'application/json': {
           /** @constant */
           type: 'transfer.locked';
@@ -21357,20 +11793,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "type": "quota.threshold",
-         *       "timestamp": "2026-01-15T09:30:00.000Z",
-         *       "environment": "test",
-         *       "data": {
-         *         "quota": "generate",
-         *         "threshold": 80,
-         *         "used": 1,
-         *         "limit": 1,
-         *         "day": "2026-01-15"
-         *       }
-         *     }
-         */
         'application/json': {
           /** @constant */
           type: 'quota.threshold';
@@ -21414,19 +11836,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "type": "key.expiring",
-         *       "timestamp": "2026-01-15T09:30:00.000Z",
-         *       "environment": "test",
-         *       "data": {
-         *         "keyId": "example",
-         *         "name": "example",
-         *         "expiresAt": "2026-01-15T09:30:00.000Z",
-         *         "daysLeft": 7
-         *       }
-         *     }
-         */
         'application/json': {
           /** @constant */
           type: 'key.expiring';
@@ -21469,19 +11878,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "type": "endpoint.disabled",
-         *       "timestamp": "2026-01-15T09:30:00.000Z",
-         *       "environment": "test",
-         *       "data": {
-         *         "endpointId": "example",
-         *         "url": "example",
-         *         "reason": "gone",
-         *         "failingSince": "2026-01-15T09:30:00.000Z"
-         *       }
-         *     }
-         */
         'application/json': {
           /** @constant */
           type: 'endpoint.disabled';
@@ -21523,17 +11919,6 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "type": "test",
-         *       "timestamp": "2026-01-15T09:30:00.000Z",
-         *       "environment": "test",
-         *       "data": {
-         *         "endpointId": "example",
-         *         "message": "example"
-         *       }
-         *     }
-         */
         'application/json': {
           /** @constant */
           type: 'test';
