@@ -269,6 +269,7 @@ export {
   ReadyResponse,
   ServiceNameParam,
 } from './schemas/system.ts';
+export * from './schemas/usage.ts';
 export * from './schemas/webhooks.ts';
 export {
   type Environment,
@@ -283,5 +284,6 @@ export {
 } from './scopes.ts';
 export { allServices, type BackendService, backendServices, broadcasts, isBackendService, type ServiceName } from './services.ts';
 export * from './session-routes.ts';
+export * from './usage-routes.ts';
 export * from './webhook-routes.ts';
 export * from './webhook-rpc.ts';

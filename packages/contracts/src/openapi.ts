@@ -37,6 +37,7 @@ export const openApiTags: Readonly<Record<string, string>> = {
   links: 'GS1 Digital Link resolver links per GTIN.',
   scans: 'Scan analytics of the caller’s codes (list, CSV export, aggregates) and the blocklist.',
   webhooks: 'Standard Webhooks: endpoints, their messages and delivery attempts (docs/WEBHOOKS.md).',
+  usage: 'What the caller’s account used today against its quotas, and each key’s requests.',
   sessions: 'The web console’s sign-in: a session cookie made from an API key, which the browser never keeps.',
   resolver: 'The public resolver: pages and linksets for scanned codes, scan reports, brand assets.',
 };

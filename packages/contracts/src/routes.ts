@@ -90,6 +90,7 @@ import {
 import { HtmlPage, ResolverLinkParam, ResolverQuery, ResolverReportForm } from './schemas/resolver.ts';
 import { HealthResponse, Landing, PingRequest, PingResponse, ReadyResponse, ServiceNameParam } from './schemas/system.ts';
 import { sessionRoutes } from './session-routes.ts';
+import { usageRoutes } from './usage-routes.ts';
 import { webhookRoutes } from './webhook-routes.ts';
 
 export const apiPrefix = '/api/v1';
@@ -971,6 +972,7 @@ export const routes = [
   ...linkRoutes,
   ...scanRoutes,
   ...sessionRoutes,
+  ...usageRoutes,
   ...webhookRoutes,
   ...consoleRoutes,
   getBrandingRoute,

@@ -37,6 +37,7 @@ import { registerLinkRoutes } from './routes/links.ts';
 import { registerScanRoutes } from './routes/scans.ts';
 import { registerSchemaRoutes } from './routes/schemas.ts';
 import { registerSessionRoutes } from './routes/sessions.ts';
+import { registerUsageRoutes } from './routes/usage.ts';
 import { registerSystemRoutes } from './routes/system.ts';
 import { registerWebhookRoutes } from './routes/webhooks.ts';
 import { registerWellKnownRoutes } from './routes/well-known.ts';
@@ -303,6 +304,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     reportLimits,
   });
   registerSessionRoutes(app, { db: deps.db, sessions, authenticator, rateLimiter });
+  registerUsageRoutes(app, { db: deps.db, rateLimiter, clock: deps.clock });
   registerKeyRoutes(app, {
     db: deps.db,
     bus: deps.bus,

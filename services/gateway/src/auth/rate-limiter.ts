@@ -1,6 +1,6 @@
 import { type AuthenticatedKey, testKeyRequestsPerDay, tierLimits } from '@hallmark/accounts';
 import type { Cache, CounterState, QuotaCounter, QuotaDecision, QuotaRefund } from '@hallmark/cache';
-import type { QuotaRule } from '@hallmark/contracts';
+import type { Principal, QuotaRule } from '@hallmark/contracts';
 
 export interface RateLimitOutcome {
   allowed: boolean;
@@ -16,6 +16,9 @@ export interface RateLimitOutcome {
 
 type CounterName =
   | 'requests-per-second'
+  | 'requests-per-day'
+  | 'key-requests-per-day'
+  | 'key-requests-per-minute'
   | 'requests-per-second-per-address'
   | 'failed-authentications-per-address'
   | 'test-key-requests-per-day'
@@ -23,6 +26,22 @@ type CounterName =
   | 'verify-per-day';
 
 const dayMs = 86_400_000;
+
+/**
+ * The limit of a counter that only counts (usage: a live account's requests, an unlimited tier's
+ * generate and verify, each key's requests): spent with the limits in the same atomic call, never refusing.
+ */
+export const countedOnly = Number.MAX_SAFE_INTEGER;
+
+/** An account's counts of the current UTC day in one environment. */
+export interface DailyUsage {
+  /** YYYY-MM-DD (UTC). */
+  day: string;
+  resetsAtMs: number;
+  requests: number;
+  generate: number;
+  verify: number;
+}
 
 /** A daily quota an account just took past 80% or 100% (webhooks' quota.threshold). */
 export interface QuotaThresholdCrossed {
@@ -53,12 +72,23 @@ function outcomeOf(decision: QuotaDecision, names: readonly CounterName[], nowMs
       ...(names[decision.refusedIndex] ? { refusedBy: names[decision.refusedIndex] } : {}),
     };
   }
-  let reported = decision.counters[0] as CounterState;
+  // The tightest daily limit, else the burst; counters that only count are not limits.
+  let daily: CounterState | undefined;
   for (let index = 1; index < decision.counters.length; index++) {
-    const daily = decision.counters[index] as CounterState;
-    if (index === 1 || daily.remaining < reported.remaining) reported = daily;
+    const counter = decision.counters[index] as CounterState;
+    if (counter.limit >= countedOnly) continue;
+    if (!daily || counter.remaining < daily.remaining) daily = counter;
   }
-  return { allowed: true, reported };
+  return { allowed: true, reported: daily ?? (decision.counters[0] as CounterState) };
+}
+
+/** A key's own request counter of a day or a minute, under its account's hash tag. */
+function keyRequestsCounter(
+  key: { accountId: string; environment: string; keyId: string },
+  window: 'd' | 'm',
+  index: number,
+): string {
+  return `rl:{${key.accountId}:${key.environment}}:k:${key.keyId}:${window}:${index}`;
 }
 
 /** A per-address decision (public routes): one counter, one second. */
@@ -199,23 +229,37 @@ export function createRateLimiter(options: {
       const counters: QuotaCounter[] = [
         { key: `${prefix}:s:${second}`, cost: 1, limit: limits.requestsPerSecond, resetAtMs: (second + 1) * 1000 },
       ];
-      if (key.environment === 'test') {
-        names.push('test-key-requests-per-day');
-        counters.push({ key: `${prefix}:d:${day}:requests`, cost: 1, limit: testKeyRequestsPerDay, resetAtMs: endOfDayMs });
-      }
-      const routeLimit = rule ? (rule.kind === 'generate' ? limits.generatePerDay : limits.verifyPerDay) : null;
-      if (rule && routeLimit !== null) {
+      // The account's requests of the day: limited in test, only counted in live (GET /usage).
+      names.push(key.environment === 'test' ? 'test-key-requests-per-day' : 'requests-per-day');
+      counters.push({
+        key: `${prefix}:d:${day}:requests`,
+        cost: 1,
+        limit: key.environment === 'test' ? testKeyRequestsPerDay : countedOnly,
+        resetAtMs: endOfDayMs,
+      });
+      // The route's daily quota: limited by the tier, or only counted where the tier has none.
+      let quota: QuotaCounter | undefined;
+      if (rule) {
+        const routeLimit = rule.kind === 'generate' ? limits.generatePerDay : limits.verifyPerDay;
         names.push(rule.kind === 'generate' ? 'generate-per-day' : 'verify-per-day');
-        counters.push({
+        quota = {
           key: `${prefix}:d:${day}:${rule.kind}`,
           cost: rule.per === 'item' ? items : 1,
-          limit: routeLimit,
+          limit: routeLimit ?? countedOnly,
           resetAtMs: endOfDayMs,
-        });
+        };
+        counters.push(quota);
       }
+      // The key's own requests, today and this minute (GET /usage/keys): only counted. Same hash
+      // tag, same script call: no extra round trip and no database write.
+      const minute = Math.floor(nowMs / 60_000);
+      names.push('key-requests-per-day', 'key-requests-per-minute');
+      counters.push(
+        { key: keyRequestsCounter(key, 'd', day), cost: 1, limit: countedOnly, resetAtMs: endOfDayMs },
+        { key: keyRequestsCounter(key, 'm', minute), cost: 1, limit: countedOnly, resetAtMs: (minute + 1) * 60_000 },
+      );
       const decision = options.cache.consumeQuotas(counters);
-      // The route's quota (the last counter) is what a refused request gets back (`refund`).
-      const quota = rule && routeLimit !== null ? (counters.at(-1) as QuotaCounter) : undefined;
+      // The route's quota is what a refused request gets back (`refund`).
       const withQuota = (outcome: RateLimitOutcome): RateLimitOutcome =>
         outcome.allowed && quota ? { ...outcome, quotaSpent: { key: quota.key, cost: quota.cost } } : outcome;
       // In memory the decision is here already: no promise.
@@ -227,6 +271,57 @@ export function createRateLimiter(options: {
       }
       noteThresholds(key, decision, names, day);
       return withQuota(outcomeOf(decision, names, nowMs));
+    },
+
+    /**
+     * The account's counts of the current UTC day in one environment (GET /usage): requests, codes
+     * generated, verifications. Read through the same counters the limits spend (a spend of 0), so
+     * every replica reads the same numbers from Redis.
+     */
+    async readDailyUsage(owner: Principal): Promise<DailyUsage> {
+      const nowMs = options.clock().getTime();
+      const day = Math.floor(nowMs / dayMs);
+      const resetsAtMs = (day + 1) * dayMs;
+      const prefix = `rl:{${owner.accountId}:${owner.environment}}`;
+      const names = ['requests', 'generate', 'verify'] as const;
+      const decision = await options.cache.consumeQuotas(
+        names.map((name) => ({ key: `${prefix}:d:${day}:${name}`, cost: 0, limit: countedOnly, resetAtMs: resetsAtMs })),
+      );
+      const used = (index: number) => decision.counters[index]?.used ?? 0;
+      return {
+        day: new Date(day * dayMs).toISOString().slice(0, 10),
+        resetsAtMs,
+        requests: used(0),
+        generate: used(1),
+        verify: used(2),
+      };
+    },
+
+    /** Each key's requests of the current UTC day and minute (GET /usage/keys): one counter call for all of them. */
+    async readKeyRequests(
+      owner: Principal,
+      keyIds: readonly string[],
+    ): Promise<Map<string, { today: number; thisMinute: number }>> {
+      if (keyIds.length === 0) return new Map();
+      const nowMs = options.clock().getTime();
+      const day = Math.floor(nowMs / dayMs);
+      const minute = Math.floor(nowMs / 60_000);
+      const counters = keyIds.flatMap((keyId) => [
+        { key: keyRequestsCounter({ ...owner, keyId }, 'd', day), cost: 0, limit: countedOnly, resetAtMs: (day + 1) * dayMs },
+        {
+          key: keyRequestsCounter({ ...owner, keyId }, 'm', minute),
+          cost: 0,
+          limit: countedOnly,
+          resetAtMs: (minute + 1) * 60_000,
+        },
+      ]);
+      const decision = await options.cache.consumeQuotas(counters);
+      return new Map(
+        keyIds.map((keyId, index) => [
+          keyId,
+          { today: decision.counters[2 * index]?.used ?? 0, thisMinute: decision.counters[2 * index + 1]?.used ?? 0 },
+        ]),
+      );
     },
 
     /** Gives back quota spent on work that was refused: quota is spent only for accepted work. */

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { decideKeyRotation, type RotatedKeyFacts, type RotateKey } from './key-rotation.ts';
+
+const T0 = new Date('2026-03-01T10:00:00.000Z');
+const at = (ms: number) => new Date(T0.getTime() + ms);
+const hour = 3_600_000;
+const day = 24 * hour;
+
+const key = (facts: Partial<RotatedKeyFacts> = {}): RotatedKeyFacts => ({
+  id: 'key_old',
+  accountId: 'acc_1',
+  environment: 'live',
+  name: 'production server',
+  scopes: ['assets:create', 'assets:read'],
+  createdAt: at(-10 * day),
+  expiresAt: null,
+  revokedAt: null,
+  ...facts,
+});
+const rotate = (cmd: Partial<RotateKey> = {}): RotateKey => ({
+  type: 'RotateKey',
+  newKeyId: 'key_new',
+  graceSeconds: 3600,
+  by: { keyId: 'key_admin', environment: 'live', scopes: ['*'], expiresAt: null },
+  accountIsOperator: false,
+  now: T0,
+  ...cmd,
+});
+
+describe('rotating an API key', () => {
+  it('issues a key with the same name, environment and scopes, and ends the old one after the grace', () => {
+    const decision = decideKeyRotation(key(), rotate());
+    if (!Array.isArray(decision)) throw new Error(decision.message);
+    const [issued, rotated] = decision;
+    expect(issued.data).toEqual({
+      keyId: 'key_new',
+      accountId: 'acc_1',
+      environment: 'live',
+      name: 'production server',
+      scopes: ['assets:create', 'assets:read'],
+      createdBy: 'key_admin',
+      createdAt: T0.toISOString(),
+      expiresAt: null,
+      replaces: 'key_old',
+    });
+    expect(rotated.data).toEqual({
+      keyId: 'key_old',
+      replacedBy: 'key_new',
+      graceSeconds: 3600,
+      expiresAt: at(hour).toISOString(),
+      rotatedBy: 'key_admin',
+      rotatedAt: T0.toISOString(),
+    });
+  });
+
+  it('gives the new key the old one’s lifetime from now, and never past the asker’s expiry', () => {
+    const ninetyDays = key({ createdAt: at(-30 * day), expiresAt: at(60 * day) });
+    const [issued] = decideKeyRotation(ninetyDays, rotate()) as [{ data: { expiresAt: string } }, unknown];
+    expect(issued.data.expiresAt).toBe(at(90 * day).toISOString());
+    const shortLivedAsker = rotate({ by: { keyId: 'key_admin', environment: 'live', scopes: ['*'], expiresAt: at(5 * day) } });
+    const [capped] = decideKeyRotation(ninetyDays, shortLivedAsker) as [{ data: { expiresAt: string } }, unknown];
+    expect(capped.data.expiresAt).toBe(at(5 * day).toISOString());
+  });
+
+  it('ends the old key at once with no grace, and never later than it would have ended anyway', () => {
+    const [, now] = decideKeyRotation(key(), rotate({ graceSeconds: 0 })) as [unknown, { data: { expiresAt: string } }];
+    expect(now.data.expiresAt).toBe(T0.toISOString());
+    const endingSoon = key({ expiresAt: at(10 * 60_000) });
+    const [, sooner] = decideKeyRotation(endingSoon, rotate({ graceSeconds: 86400 })) as [
+      unknown,
+      { data: { expiresAt: string } },
+    ];
+    expect(sooner.data.expiresAt).toBe(at(10 * 60_000).toISOString());
+  });
+
+  it('refuses a key it cannot see, a revoked or expired one, and one with scopes the asker lacks', () => {
+    expect(decideKeyRotation(undefined, rotate())).toMatchObject({ code: 'NOT_FOUND' });
+    expect(decideKeyRotation(key({ environment: 'test' }), rotate())).toMatchObject({ code: 'NOT_FOUND' });
+    expect(decideKeyRotation(key({ revokedAt: at(-hour) }), rotate())).toMatchObject({ code: 'CONFLICT' });
+    expect(decideKeyRotation(key({ expiresAt: T0 }), rotate())).toMatchObject({ code: 'CONFLICT' });
+    const narrow = rotate({
+      by: { keyId: 'key_narrow', environment: 'live', scopes: ['keys:write', 'assets:read'], expiresAt: null },
+    });
+    expect(decideKeyRotation(key(), narrow)).toMatchObject({
+      code: 'INSUFFICIENT_SCOPE',
+      details: { required: ['assets:create'], granted: ['keys:write', 'assets:read'] },
+    });
+  });
+});

@@ -1,0 +1,274 @@
+import { accountStream } from '@hallmark/provenance';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
+
+// What the web console needs beyond sessions, over real HTTP in the embedded form: keys' lastUsedAt
+// and rotation with a grace period, today's usage and each key's requests, and the codes listing
+// with a code's detail.
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
+type Json = Record<string, any>;
+
+let t: TestProduct;
+let operator: string;
+
+const api = (method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
+  call<Json>(t.url, method, `/api/v1${path}`, options);
+
+function expectError(response: ApiResponse, status: number, code: string) {
+  expect(response.status, JSON.stringify(response.body)).toBe(status);
+  expect(response.body.error?.code).toBe(code);
+}
+
+async function newTenant(tier: 'free' | 'starter' | 'enterprise' = 'starter', gtins: string[] = []) {
+  const created = await api('POST', '/accounts', { key: operator, body: { name: `Console API ${Math.random()}`, tier } });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  for (const gtin of gtins) {
+    const grant = await api('POST', `/accounts/${created.body.account.id}/gtins`, { key: operator, body: { gtin } });
+    expect(grant.status, JSON.stringify(grant.body)).toBe(201);
+  }
+  return {
+    accountId: created.body.account.id as string,
+    key: created.body.apiKey.secret as string,
+    keyId: created.body.apiKey.id,
+  };
+}
+
+async function newKey(creator: string, body: Json) {
+  const made = await api('POST', '/keys', { key: creator, body });
+  expect(made.status, JSON.stringify(made.body)).toBe(201);
+  return made.body as { id: string; secret: string; name: string; scopes: string[]; expiresAt: string | null };
+}
+
+async function eventsOf(accountId: string) {
+  const rows = await t.product.db.query<{ event_type: string; data: Json | string }>(
+    'SELECT event_type, data FROM events WHERE stream_id = $1 ORDER BY stream_version',
+    [accountStream({ accountId, environment: 'live' })],
+  );
+  return rows.map((row) => ({ type: row.event_type, data: typeof row.data === 'string' ? JSON.parse(row.data) : row.data }));
+}
+
+async function eventually<T>(ms: number, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() - started > ms) throw new Error(`not within ${ms} ms: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+beforeAll(async () => {
+  t = await startTestProduct();
+  operator = t.product.generatedOperatorKey as string;
+});
+
+afterAll(async () => {
+  await t?.stop();
+});
+
+describe('keys: lastUsedAt', () => {
+  it('appears a few seconds after a key is used, and stays null for a key never used', async () => {
+    const tenant = await newTenant();
+    const used = await newKey(tenant.key, { name: 'used', scopes: ['keys:read'] });
+    const unused = await newKey(tenant.key, { name: 'unused', scopes: ['keys:read'] });
+    const before = await api('GET', '/keys?type=api', { key: tenant.key });
+    expect(before.body.keys.find((key: Json) => key.id === used.id).lastUsedAt).toBeNull();
+    const usedAt = Date.now();
+    expect((await api('GET', '/keys', { key: used.secret })).status).toBe(200);
+    const listed = await eventually(
+      5_000,
+      () => api('GET', '/keys?type=api', { key: tenant.key }),
+      (response) => response.body.keys.find((key: Json) => key.id === used.id).lastUsedAt !== null,
+    );
+    const lastUsedAt = Date.parse(listed.body.keys.find((key: Json) => key.id === used.id).lastUsedAt);
+    expect(lastUsedAt).toBeGreaterThanOrEqual(usedAt - 1_000);
+    expect(lastUsedAt).toBeLessThanOrEqual(Date.now() + 1_000);
+    expect(listed.body.keys.find((key: Json) => key.id === unused.id).lastUsedAt).toBeNull();
+    // Written in batches: the api_keys rows (and their cache epoch) are not touched by use.
+    const epochs = await t.product.db.query<{ value: string }>("SELECT value FROM cache_epochs WHERE name = 'api_keys'");
+    expect((await api('GET', '/keys', { key: used.secret })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const after = await t.product.db.query<{ value: string }>("SELECT value FROM cache_epochs WHERE name = 'api_keys'");
+    expect(after[0]?.value).toBe(epochs[0]?.value);
+  });
+});
+
+describe('keys: rotation', () => {
+  it('issues a key like the old one and lets the old one work until the grace ends, then EXPIRED_API_KEY', async () => {
+    const tenant = await newTenant();
+    const old = await newKey(tenant.key, { name: 'server', scopes: ['keys:read', 'assets:read'], expiresIn: '90d' });
+    expect((await api('GET', '/keys', { key: old.secret })).status).toBe(200);
+    const now = t.clock.now().getTime();
+    const rotated = await api('POST', `/keys/${old.id}/rotate`, { key: tenant.key, body: { graceSeconds: 900 } });
+    expect(rotated.status, JSON.stringify(rotated.body)).toBe(201);
+    expect(rotated.body).toMatchObject({
+      type: 'api',
+      name: 'server',
+      environment: 'live',
+      scopes: ['keys:read', 'assets:read'],
+    });
+    expect(rotated.body.secret).toMatch(/^svc_live_[0-9a-f]{64}$/);
+    expect(rotated.body.id).not.toBe(old.id);
+    expect(rotated.body.lastUsedAt).toBeNull();
+    // The same lifetime (90 days) from now.
+    expect(Date.parse(rotated.body.expiresAt) - now).toBeGreaterThan(90 * 86_400_000 - 60_000);
+    expect(rotated.body.replaced.id).toBe(old.id);
+    const graceEnd = Date.parse(rotated.body.replaced.expiresAt);
+    expect(graceEnd - now).toBeGreaterThan(899_000);
+    expect(graceEnd - now).toBeLessThan(960_000);
+    // Both work during the grace; the old key lists with its new expiry.
+    expect((await api('GET', '/keys', { key: old.secret })).status).toBe(200);
+    expect((await api('GET', '/keys', { key: rotated.body.secret })).status).toBe(200);
+    const listed = await api('GET', '/keys?type=api', { key: tenant.key });
+    expect(listed.body.keys.find((key: Json) => key.id === old.id).expiresAt).toBe(rotated.body.replaced.expiresAt);
+    // After the grace: the old key is expired, the new one works.
+    t.clock.advance(901_000);
+    try {
+      expectError(await api('GET', '/keys', { key: old.secret }), 401, 'EXPIRED_API_KEY');
+      expect((await api('GET', '/keys', { key: rotated.body.secret })).status).toBe(200);
+    } finally {
+      t.clock.advance(-901_000);
+    }
+    // Recorded in the account's stream: the new key (naming what it replaces) and the rotation.
+    const events = await eventsOf(tenant.accountId);
+    expect(events.slice(-2)).toEqual([
+      { type: 'key.issued', data: expect.objectContaining({ keyId: rotated.body.id, replaces: old.id, name: 'server' }) },
+      {
+        type: 'key.rotated',
+        data: expect.objectContaining({
+          keyId: old.id,
+          replacedBy: rotated.body.id,
+          graceSeconds: 900,
+          expiresAt: rotated.body.replaced.expiresAt,
+          rotatedBy: tenant.keyId,
+        }),
+      },
+    ]);
+    expect(JSON.stringify(events)).not.toContain(rotated.body.secret);
+  });
+
+  it('with no grace, refuses the old key at once', async () => {
+    const tenant = await newTenant();
+    const old = await newKey(tenant.key, { name: 'at once', scopes: ['keys:read'] });
+    // Cached by the authenticator before the rotation.
+    expect((await api('GET', '/keys', { key: old.secret })).status).toBe(200);
+    const rotated = await api('POST', `/keys/${old.id}/rotate`, { key: tenant.key, body: { graceSeconds: 0 } });
+    expect(rotated.status).toBe(201);
+    expect(rotated.body.expiresAt).toBeNull();
+    expectError(await api('GET', '/keys', { key: old.secret }), 401, 'EXPIRED_API_KEY');
+    expect((await api('GET', '/keys', { key: rotated.body.secret })).status).toBe(200);
+    // An expired key cannot be rotated again.
+    expectError(await api('POST', `/keys/${old.id}/rotate`, { key: tenant.key, body: { graceSeconds: 0 } }), 409, 'CONFLICT');
+  });
+
+  it('refuses a revoked key, an unknown one, another account’s, a stronger one, and a grace not offered', async () => {
+    const tenant = await newTenant();
+    const other = await newTenant();
+    const revoked = await newKey(tenant.key, { name: 'revoked', scopes: ['keys:read'] });
+    await api('POST', `/keys/${revoked.id}/revoke`, { key: tenant.key });
+    expectError(
+      await api('POST', `/keys/${revoked.id}/rotate`, { key: tenant.key, body: { graceSeconds: 900 } }),
+      409,
+      'CONFLICT',
+    );
+    expectError(await api('POST', '/keys/key_nope/rotate', { key: tenant.key, body: { graceSeconds: 900 } }), 404, 'NOT_FOUND');
+    expectError(
+      await api('POST', `/keys/${other.keyId}/rotate`, { key: tenant.key, body: { graceSeconds: 900 } }),
+      404,
+      'NOT_FOUND',
+    );
+    const narrow = await newKey(tenant.key, { name: 'narrow', scopes: ['keys:write'] });
+    expectError(
+      await api('POST', `/keys/${tenant.keyId}/rotate`, { key: narrow.secret, body: { graceSeconds: 900 } }),
+      403,
+      'INSUFFICIENT_SCOPE',
+    );
+    expectError(
+      await api('POST', `/keys/${narrow.id}/rotate`, { key: tenant.key, body: { graceSeconds: 60 } }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(await api('POST', `/keys/${narrow.id}/rotate`, { key: tenant.key, body: {} }), 400, 'VALIDATION_ERROR');
+    const reader = await newKey(tenant.key, { name: 'reader', scopes: ['keys:read'] });
+    expectError(
+      await api('POST', `/keys/${narrow.id}/rotate`, { key: reader.secret, body: { graceSeconds: 900 } }),
+      403,
+      'INSUFFICIENT_SCOPE',
+    );
+  });
+});
+
+describe('usage', () => {
+  it('counts each key’s requests today and this minute, and the account’s quotas', async () => {
+    const gtin = '09506000134376';
+    const tenant = await newTenant('starter', [gtin]);
+    const a = await newKey(tenant.key, { name: 'a', scopes: ['keys:read', 'assets:create', 'assets:verify'] });
+    const b = await newKey(tenant.key, { name: 'b', scopes: ['keys:read'] });
+    const idle = await newKey(tenant.key, { name: 'idle', scopes: ['keys:read'] });
+    // One clock minute throughout, so "this minute" is the same minute for every request.
+    t.clock.freeze(t.clock.now());
+    try {
+      for (let i = 0; i < 3; i++) expect((await api('GET', '/keys', { key: a.secret })).status).toBe(200);
+      for (let i = 0; i < 2; i++) expect((await api('GET', '/keys', { key: b.secret })).status).toBe(200);
+      const code = await api('POST', '/code/generate', { key: a.secret, body: { gtin, serialNumber: 'USAGE-1' } });
+      expect(code.status, JSON.stringify(code.body)).toBe(201);
+      expect((await api('POST', '/code/verify', { key: a.secret, body: { url: code.body.url } })).status).toBe(200);
+
+      const perKey = await api('GET', '/usage/keys', { key: tenant.key });
+      expect(perKey.status, JSON.stringify(perKey.body)).toBe(200);
+      const byName = Object.fromEntries(perKey.body.data.map((row: Json) => [row.name, row]));
+      expect(byName.a).toMatchObject({ keyId: a.id, requestsToday: 5, requestsThisMinute: 5 });
+      expect(byName.b).toMatchObject({ keyId: b.id, requestsToday: 2, requestsThisMinute: 2 });
+      expect(byName.idle).toMatchObject({ keyId: idle.id, requestsToday: 0, requestsThisMinute: 0, lastUsedAt: null });
+      // The asking key counts its own request.
+      expect(byName['first key'].requestsToday).toBeGreaterThanOrEqual(1);
+      expect(perKey.body.nextCursor).toBeNull();
+
+      // Paged, newest first.
+      const first = await api('GET', '/usage/keys?limit=2', { key: tenant.key });
+      expect(first.body.data.map((row: Json) => row.name)).toEqual(['idle', 'b']);
+      expect(first.body.nextCursor).toEqual(expect.any(String));
+      const second = await api('GET', `/usage/keys?limit=2&cursor=${first.body.nextCursor}`, { key: tenant.key });
+      expect(second.body.data.map((row: Json) => row.name)).toEqual(['a', 'first key']);
+      expect(second.body.nextCursor).toBeNull();
+      expectError(await api('GET', '/usage/keys?cursor=garbage', { key: tenant.key }), 400, 'VALIDATION_ERROR');
+
+      // A minute later, this minute's counts start again; today's stay.
+      t.clock.freeze(new Date(t.clock.now().getTime() + 60_000));
+      const later = await api('GET', '/usage/keys', { key: tenant.key });
+      const laterA = later.body.data.find((row: Json) => row.keyId === a.id);
+      expect(laterA).toMatchObject({ requestsToday: 5, requestsThisMinute: 0 });
+
+      const usage = await api('GET', '/usage', { key: b.secret });
+      expect(usage.status, JSON.stringify(usage.body)).toBe(200);
+      expect(usage.body).toMatchObject({
+        accountId: tenant.accountId,
+        environment: 'live',
+        tier: 'starter',
+        day: t.clock.now().toISOString().slice(0, 10),
+        rateLimit: { limit: 200, windowSeconds: 1 },
+      });
+      expect(Date.parse(usage.body.resetsAt)).toBe(Date.parse(`${usage.body.day}T00:00:00.000Z`) + 86_400_000);
+      const quotas = Object.fromEntries(usage.body.quotas.map((quota: Json) => [quota.name, quota]));
+      expect(quotas.generate).toEqual({ name: 'generate', used: 1, limit: 1000 });
+      expect(quotas.verify).toEqual({ name: 'verify', used: 1, limit: 10000 });
+      expect(quotas.requests.limit).toBeNull();
+      expect(quotas.requests.used).toBeGreaterThanOrEqual(12);
+    } finally {
+      t.clock.freeze(undefined);
+    }
+  });
+
+  it('shows a test environment’s 100 requests a day, and refuses nothing to any scope', async () => {
+    const tenant = await newTenant('free');
+    const sandbox = await newKey(tenant.key, { name: 'sandbox', scopes: ['assets:read'], environment: 'test' });
+    const usage = await api('GET', '/usage', { key: sandbox.secret });
+    expect(usage.status, JSON.stringify(usage.body)).toBe(200);
+    expect(usage.body.environment).toBe('test');
+    const quotas = Object.fromEntries(usage.body.quotas.map((quota: Json) => [quota.name, quota]));
+    expect(quotas.requests).toEqual({ name: 'requests', used: 1, limit: 100 });
+    expect(quotas.generate).toEqual({ name: 'generate', used: 0, limit: 100 });
+    expectError(await api('GET', '/usage'), 401, 'MISSING_API_KEY');
+  });
+});
