@@ -10,6 +10,7 @@ import {
   redeliveryDelayMs,
   type Subscription,
 } from './bus.ts';
+import { jsonCopy } from './json-copy.ts';
 import type { RefusedRequestListener, RequestSigner } from './request-signature.ts';
 import { subjectMatches } from './subject-match.ts';
 
@@ -65,8 +66,8 @@ export async function deliver(options: ConsumeOptions, events: BusEvent[]): Prom
   for (const event of events) await options.handle(event);
 }
 
-/** Payloads cross the bus as JSON, as they would over the network: no shared references. */
-const copy = (value: unknown): unknown => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
+/** Payloads cross the bus as JSON values, as they would over the network: no shared references. */
+const copy = jsonCopy;
 
 /**
  * What the connections of one process share: the servers of each subject, broadcast listeners,
@@ -118,20 +119,22 @@ export function createInProcessHub(options: { maxEvents?: number } = {}): InProc
           const server = pickServer(subject);
           if (!server) return { ok: false, error: serviceUnavailable(subject, 'no-responders', timeoutMs) };
           const context = { subject, requestId: requestOptions.requestId ?? randomUUID() };
-          // The payload crosses as JSON text, as over the network; signed and checked as such.
-          const text = payload === undefined ? '' : JSON.stringify(payload);
+          let received: unknown;
           // A request made through the very signer the server checks with could only pass (same
-          // secret, same clock, same bytes): the HMAC is computed only when the two differ.
+          // secret, same clock, same bytes): the HMAC is computed only when the two differ, over
+          // the payload's JSON text, as over the network. Otherwise the payload is copied as a JSON value.
           if (server.signer && server.signer !== options.signer) {
-            const data = text;
+            const data = payload === undefined ? '' : JSON.stringify(payload);
             const signature = options.signer?.sign({ subject, requestId: context.requestId, data });
             const check = server.signer.verify(signature, { subject, requestId: context.requestId, data });
             if (!check.ok) {
               server.onRefusedRequest?.({ subject, requestId: context.requestId, reason: check.reason });
               return { ok: false, error: refusedRequest(subject) };
             }
+            received = data === '' ? undefined : JSON.parse(data);
+          } else {
+            received = copy(payload);
           }
-          const received = text === '' ? undefined : JSON.parse(text);
           const reply = server.inFlight.track(answer(server.handler, received, context, server.onInternalError));
           let timer: NodeJS.Timeout | undefined;
           const timeout = new Promise<Result<unknown, ErrorData>>((resolve) => {
