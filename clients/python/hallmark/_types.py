@@ -1,0 +1,76 @@
+"""What calls answer: the JSON object with the answer's metadata beside it, and paged lists."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+
+class ApiResult(dict[str, Any]):
+    """The answer's JSON object (a dict), with its HTTP status, headers and request id as attributes."""
+
+    def __init__(self, data: dict[str, Any], *, status: int, headers: dict[str, str], attempts: int = 1) -> None:
+        super().__init__(data)
+        self.status = status
+        self.headers = headers
+        self.attempts = attempts
+
+    @property
+    def request_id(self) -> str | None:
+        return self.headers.get("x-request-id")
+
+    @property
+    def replayed(self) -> bool:
+        """True when the API answered a retried Idempotency-Key with the first attempt's stored answer."""
+        return self.headers.get("idempotent-replayed") == "true"
+
+
+class Page(ApiResult):
+    """One page of a cursor-paged list; `data` is its list member (`keys`, `scans`, ...)."""
+
+    data_key: str = "items"
+
+    @property
+    def data(self) -> list[dict[str, Any]]:
+        items = self.get(self.data_key)
+        return list(items) if isinstance(items, list) else []
+
+    @property
+    def next_cursor(self) -> str | None:
+        pagination = self.get("pagination")
+        if isinstance(pagination, dict) and pagination.get("hasMore") and isinstance(pagination.get("nextCursor"), str):
+            cursor: str = pagination["nextCursor"]
+            return cursor
+        return None
+
+    @property
+    def has_more(self) -> bool:
+        return self.next_cursor is not None
+
+
+class Pager:
+    """Iterates over every item of a paged list, asking for the next page only when it is needed.
+
+    `for key in hallmark.keys.list(): ...` walks all pages; `.pages()` yields the pages themselves;
+    `.first_page()` asks for one.
+    """
+
+    def __init__(self, fetch: Callable[[str | None], Page], cursor: str | None = None) -> None:
+        self._fetch = fetch
+        self._cursor = cursor
+
+    def first_page(self) -> Page:
+        return self._fetch(self._cursor)
+
+    def pages(self) -> Iterator[Page]:
+        cursor = self._cursor
+        while True:
+            page = self._fetch(cursor)
+            yield page
+            cursor = page.next_cursor
+            if cursor is None:
+                return
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for page in self.pages():
+            yield from page.data

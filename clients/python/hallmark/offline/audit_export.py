@@ -1,0 +1,158 @@
+"""Audits a compliance export with no server: the same checks as auditExport in packages/client (docs/COMPLIANCE.md)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .canonical_json import canonical_json
+from .checkpoint import CheckpointError, open_signed_checkpoint
+from .keys import keys_of, public_key_bytes
+from .merkle import leaf_hash, verify_inclusion
+
+_MAX_PROBLEMS = 100
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+@dataclass
+class AuditReport:
+    valid: bool
+    asset_id: str
+    #: From the verified checkpoint only; None when it did not verify.
+    tree_size: int | None = None
+    root_hash: str | None = None
+    signed_by: str | None = None
+    events_checked: int = 0
+    #: Each problem found, with the event it concerns; empty when valid.
+    problems: list[str] = field(default_factory=list)
+
+
+def hash_provenance_record(
+    *,
+    asset_id: str,
+    account_id: str,
+    environment: str,
+    sequence: int,
+    type: str,
+    occurred_at: str,
+    data: Any,
+    prev_hash: str | None,
+) -> str:
+    """SHA-256, hex, of the record's RFC 8785 canonical JSON: what an event's hash covers."""
+    record = {
+        "assetId": asset_id,
+        "accountId": account_id,
+        "environment": environment,
+        "sequence": sequence,
+        "type": type,
+        "occurredAt": occurred_at,
+        "data": data,
+        "prevHash": prev_hash,
+    }
+    return hashlib.sha256(canonical_json(record).encode("utf-8")).hexdigest()
+
+
+def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditReport:
+    """Checks an export (GET /compliance/{assetId}/export): the checkpoint's signature under a key of the
+    asset's own account, then, against the signed size and root (never the unsigned copies), every
+    event's hash, its link to the one before, its leaf and inclusion proof, and that the events are
+    exactly the tree's leaves.
+    """
+    problems: list[str] = []
+
+    def problem(text: str) -> None:
+        if len(problems) < _MAX_PROBLEMS:
+            problems.append(text)
+
+    asset_id = str(document.get("assetId", ""))
+    owner = document.get("owner") if isinstance(document.get("owner"), Mapping) else {}
+    assert isinstance(owner, Mapping)
+    account_id = owner.get("accountId")
+    events_value = document.get("events")
+    events: list[Mapping[str, Any]] = list(events_value) if isinstance(events_value, list) else []
+
+    def report(tree_size: int | None = None, root_hash: str | None = None, signed_by: str | None = None, checked: int = 0) -> AuditReport:
+        return AuditReport(not problems, asset_id, tree_size, root_hash, signed_by, checked, problems)
+
+    if document.get("format") != "hallmark.compliance-export/1":
+        problem(f"Unknown export format {document.get('format')!r}.")
+    checkpoint_value = document.get("checkpoint")
+    note = checkpoint_value.get("note") if isinstance(checkpoint_value, Mapping) else None
+    if not isinstance(note, str) or not note:
+        problem("The export carries no signed checkpoint.")
+        return report()
+
+    foreign: list[tuple[str, Any]] = []
+    keys = keys_of(jwks)
+
+    def key_for(name: str) -> bytes | None:
+        kid = name[name.rfind("/keys/") + len("/keys/") :]
+        jwk = next(
+            (k for k in keys if k.get("kid") == kid and k.get("kty") == "OKP" and k.get("crv") == "Ed25519" and k.get("x")),
+            None,
+        )
+        if jwk is None:
+            return None
+        # Only a key of the asset's own account may sign its checkpoint (the account is in every event's hash).
+        if jwk.get("hallmark_account") != account_id:
+            foreign.append((kid, jwk.get("hallmark_account")))
+            return None
+        return public_key_bytes(jwk)
+
+    try:
+        checkpoint, signed_by = open_signed_checkpoint(note, key_for)
+    except CheckpointError as error:
+        if foreign:
+            kid, account = foreign[0]
+            whose = f"account {account}" if account else "an unnamed account (the key set has no hallmark_account)"
+            problem(f"Checkpoint: signed by key {kid} of {whose}, not by a key of the asset's account {account_id}.")
+        else:
+            problem(f"Checkpoint: {error}")
+        return report()
+
+    tree_size, root_hash = checkpoint.tree_size, checkpoint.root_hash
+    if not checkpoint.origin.endswith(f"/assets/{asset_id}"):
+        problem(f"The checkpoint is for {checkpoint.origin}, not asset {asset_id}.")
+    if document.get("treeSize") != tree_size or document.get("rootHash") != root_hash.hex():
+        problem("The unsigned treeSize or rootHash differs from the signed checkpoint; the checkpoint's values were used.")
+    if len(events) != tree_size:
+        problem(f"The checkpoint covers {tree_size} events; the export holds {len(events)}.")
+
+    previous: str | None = None
+    for index, event in enumerate(events):
+        where = f"Event {index + 1} ({event.get('eventId')})"
+        leaf_index = event.get("leafIndex")
+        if leaf_index != index or event.get("sequence") != index + 1:
+            problem(f"{where}: out of order (leaf {leaf_index}).")
+        try:
+            computed = hash_provenance_record(
+                asset_id=asset_id,
+                account_id=str(account_id),
+                environment=str(owner.get("environment")),
+                sequence=event["sequence"],
+                type=event["type"],
+                occurred_at=event["occurredAt"],
+                data=event["data"],
+                prev_hash=event.get("prevHash"),
+            )
+        except (KeyError, ValueError):
+            computed = None
+        event_hash = event.get("hash")
+        if computed != event_hash:
+            problem(f"{where}: its content does not hash to {event_hash}.")
+        if event.get("prevHash") != previous:
+            problem(f"{where}: prevHash does not match the previous event's hash.")
+        previous = event_hash if isinstance(event_hash, str) else None
+        leaf = leaf_hash(bytes.fromhex(event_hash)) if isinstance(event_hash, str) and _HEX64.match(event_hash) else b""
+        if leaf.hex() != event.get("leafHash"):
+            problem(f"{where}: leafHash is not the leaf of its hash.")
+        try:
+            path = [bytes.fromhex(node) for node in event.get("auditPath", [])]
+        except (TypeError, ValueError):
+            path = []
+        if not isinstance(leaf_index, int) or not verify_inclusion(leaf_index, tree_size, leaf, path, root_hash):
+            problem(f"{where}: its inclusion proof does not lead to the signed root.")
+    return report(tree_size, root_hash.hex(), signed_by, len(events))

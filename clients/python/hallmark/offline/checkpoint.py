@@ -1,0 +1,77 @@
+"""C2SP signed checkpoints (https://c2sp.org/tlog-checkpoint, https://c2sp.org/signed-note) with Ed25519."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .keys import verify_ed25519
+
+_SIGNATURE_PREFIX = "\u2014 "
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    origin: str
+    tree_size: int
+    root_hash: bytes
+
+
+class CheckpointError(ValueError):
+    pass
+
+
+def note_key_hash(name: str, public_key: bytes) -> bytes:
+    """The signed note's 4-byte key hash of an Ed25519 key: SHA-256(name || "\\n" || 0x01 || key)[:4]."""
+    return hashlib.sha256(f"{name}\n".encode() + b"\x01" + public_key).digest()[:4]
+
+
+def _parse_body(body: str) -> Checkpoint | None:
+    lines = body.split("\n")
+    if len(lines) < 3:
+        return None
+    origin, size, root = lines[0], lines[1], lines[2]
+    if not origin or not re.fullmatch(r"\d{1,16}", size):
+        return None
+    try:
+        root_hash = base64.b64decode(root, validate=True)
+    except binascii.Error:
+        return None
+    if len(root_hash) != 32 or base64.b64encode(root_hash).decode() != root:
+        return None
+    return Checkpoint(origin=origin, tree_size=int(size), root_hash=root_hash)
+
+
+def open_signed_checkpoint(note: str, key_for: Callable[[str], bytes | None]) -> tuple[Checkpoint, str]:
+    """Verifies the first signature line whose key `key_for` knows, then reads size and root: (checkpoint, signer)."""
+    split = note.find("\n\n")
+    if split < 0:
+        raise CheckpointError("The checkpoint has no signature block.")
+    body = note[: split + 1]
+    for line in (line for line in note[split + 2 :].split("\n") if line):
+        if not line.startswith(_SIGNATURE_PREFIX):
+            raise CheckpointError("A signature line does not start with an em dash.")
+        parts = line[len(_SIGNATURE_PREFIX) :].split(" ")
+        if len(parts) < 2 or not parts[0] or not parts[1]:
+            raise CheckpointError("A signature line is malformed.")
+        name, blob = parts[0], parts[1]
+        public_key = key_for(name)
+        if public_key is None:
+            continue
+        try:
+            data = base64.b64decode(blob)
+        except binascii.Error:
+            data = b""
+        if len(data) != 68 or data[:4] != note_key_hash(name, public_key):
+            raise CheckpointError(f"The signature by {name} does not match its key.")
+        if not verify_ed25519(public_key, body.encode("utf-8"), data[4:]):
+            raise CheckpointError(f"The signature by {name} does not verify.")
+        checkpoint = _parse_body(body)
+        if checkpoint is None:
+            raise CheckpointError("The checkpoint text is malformed.")
+        return checkpoint, name
+    raise CheckpointError("No signature on the checkpoint is by a known key.")

@@ -1,0 +1,120 @@
+"""Checks a Hallmark code with no server: the same checks as verifyOffline in packages/client (docs/SIGNING.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .digital_link import LinkError, parse_digital_link
+from .keys import (
+    PublishedKey,
+    b64url_decode,
+    is_ed25519,
+    keys_bound_to_gtin,
+    keys_of,
+    public_key_bytes,
+    verify_ed25519,
+)
+
+
+@dataclass(frozen=True)
+class OfflineVerification:
+    valid: bool
+    #: Why it is not valid (None when valid).
+    reason: str | None = None
+    kid: str | None = None
+    #: The account whose key signed: the GTIN's owner, or the operator for a GTIN nobody owns.
+    account: str | None = None
+    environment: str | None = None
+    gtin: str | None = None
+    serial: str | None = None
+    batch: str | None = None
+    expiry: str | None = None
+
+
+def signed_message(*, kid: str, gtin: str, serial: str, batch: str | None, variant: str | None, expiry: str | None) -> bytes:
+    """The bytes a code's signature covers: seven lines, each ending in a line feed (docs/SIGNING.md)."""
+    lines = [
+        "hallmark/code-signature/v1",
+        f"kid={kid}",
+        f"gtin={gtin}",
+        f"serial={serial}",
+        f"batch={batch or ''}",
+        f"variant={variant or ''}",
+        f"expiry={expiry or ''}",
+    ]
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def verify_offline(
+    link: str, jwks: Mapping[str, Any], *, environment: Literal["live", "test"] = "live"
+) -> OfflineVerification:
+    """Verifies a code's signature under the keys bound to its GTIN's owner in a saved key set.
+
+    Fails closed: a key set that does not say whose keys are whose, or a signature by a key of an
+    account that does not own the GTIN, is not valid. Only keys of `environment` count. Says nothing
+    of scan history, reports or blocks: those need the service (``hallmark.codes.verify``).
+    """
+    try:
+        parsed = parse_digital_link(link)
+    except LinkError as error:
+        return OfflineVerification(valid=False, reason=error.message)
+    if parsed.serial is None:
+        return OfflineVerification(valid=False, reason="The link has no serial number (/21/).")
+    serial = parsed.serial
+    candidates = [
+        key for key in keys_of(jwks) if is_ed25519(key) and key.get("hallmark_environment", environment) == environment
+    ]
+    if not candidates:
+        return OfflineVerification(valid=False, reason=f"The key set holds no Ed25519 key of the {environment} environment.")
+    if any(not isinstance(key.get("hallmark_account"), str) for key in candidates):
+        return OfflineVerification(
+            valid=False,
+            reason="The key set does not say whose keys are whose (no hallmark_account); "
+            "fetch a current one from /.well-known/jwks.json.",
+        )
+    signature = b64url_decode(parsed.signature or "")
+
+    def signed_by(key: PublishedKey) -> bool:
+        public_key = public_key_bytes(key)
+        if public_key is None or signature is None:
+            return False
+        message = signed_message(
+            kid=str(key["kid"]),
+            gtin=parsed.gtin,
+            serial=serial,
+            batch=parsed.batch,
+            variant=parsed.variant,
+            expiry=parsed.expiry,
+        )
+        return verify_ed25519(public_key, message, signature)
+
+    bound, owner = keys_bound_to_gtin(candidates, parsed.gtin)
+    signer = next((key for key in bound if signed_by(key)), None)
+    if signer is not None:
+        return OfflineVerification(
+            valid=True,
+            kid=str(signer["kid"]),
+            account=str(signer["hallmark_account"]),
+            environment=signer.get("hallmark_environment"),
+            gtin=parsed.gtin,
+            serial=serial,
+            batch=parsed.batch,
+            expiry=parsed.expiry,
+        )
+    stranger = next((key for key in candidates if not any(key is b for b in bound) and signed_by(key)), None)
+    if stranger is not None:
+        owned = f" (it is owned by account {bound[0].get('hallmark_account')})" if owner == "account" and bound else ""
+        return OfflineVerification(
+            valid=False,
+            reason=f"The signature is by key {stranger['kid']} of account {stranger['hallmark_account']}, "
+            f"which may not sign GTIN {parsed.gtin}{owned}.",
+        )
+    if not bound:
+        return OfflineVerification(valid=False, reason=f"No key of the set may sign GTIN {parsed.gtin}.")
+    whose = "owner" if owner == "account" else "operator"
+    return OfflineVerification(
+        valid=False,
+        reason=f"The signature does not verify under any of the {len(bound)} keys bound to GTIN {parsed.gtin}'s {whose}.",
+    )

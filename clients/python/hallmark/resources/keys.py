@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Literal
+
+from .._types import ApiResult, Pager
+from ._base import Resource, body_of
+
+if TYPE_CHECKING:
+    from .._client import BaseClient
+
+Environment = Literal["live", "test"]
+
+
+class SigningKeys(Resource):
+    def rotate(self, *, idempotency_key: str | None = None) -> ApiResult:
+        """A new signing key for the account (201); the old one retires and keeps verifying what it signed."""
+        return self._client.call("rotateSigningKey", idempotency_key=idempotency_key)
+
+
+class Keys(Resource):
+    """API keys, registered public keys and signing keys (docs/API.md, Authentication and keys)."""
+
+    def __init__(self, client: BaseClient) -> None:
+        super().__init__(client)
+        self.signing = SigningKeys(client)
+
+    def create(
+        self,
+        *,
+        name: str,
+        scopes: Iterable[str],
+        expires_in: str | None = None,
+        environment: Environment | None = None,
+        idempotency_key: str | None = None,
+    ) -> ApiResult:
+        """A new API key; its `secret` is in this answer only."""
+        body = body_of(name=name, scopes=list(scopes), expiresIn=expires_in, environment=environment)
+        return self._client.call("createKey", body=body, idempotency_key=idempotency_key)
+
+    def register_public_key(
+        self,
+        *,
+        name: str,
+        public_key: str,
+        environment: Environment | None = None,
+        idempotency_key: str | None = None,
+    ) -> ApiResult:
+        """Registers an Ed25519 public key (base64url of its 32 bytes, or PEM) that signs codes made elsewhere."""
+        body = body_of(name=name, publicKey=public_key, algorithm="Ed25519", environment=environment)
+        return self._client.call("createKey", body=body, idempotency_key=idempotency_key)
+
+    def list(self, *, type: Literal["api", "public", "signing"] | None = None, limit: int | None = None) -> Pager:
+        return self._client.paged("listKeys", query={"type": type, "limit": limit})
+
+    def rotate(
+        self, key_id: str, *, grace_seconds: Literal[0, 900, 3600, 86400], idempotency_key: str | None = None
+    ) -> ApiResult:
+        """A new key like this one (201, its `secret` shown once); the old one works for `grace_seconds` more."""
+        return self._client.call(
+            "rotateApiKey",
+            path_params={"id": key_id},
+            body={"graceSeconds": grace_seconds},
+            idempotency_key=idempotency_key,
+        )
+
+    def revoke(self, key_id: str) -> ApiResult:
+        return self._client.call("revokeKey", path_params={"id": key_id})
+
+    def jwks(self) -> ApiResult:
+        """The published key set (/.well-known/jwks.json) that offline verification checks against."""
+        return self._client.call("getJwks")

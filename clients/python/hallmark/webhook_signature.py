@@ -1,0 +1,107 @@
+"""Checks a webhook message's Standard Webhooks signatures (docs/WEBHOOKS.md, Verifying a message).
+
+`v1` is HMAC-SHA256 under the endpoint's secret (whsec_...); `v1a` is Ed25519 under the account's
+signing key, which /.well-known/jwks.json publishes (the `webhook-key-id` header names it). Both
+sign `<webhook-id>.<webhook-timestamp>.<body>`, the body exactly as received.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from ._errors import HallmarkError
+from .offline.keys import is_ed25519, keys_of, public_key_bytes, verify_ed25519
+
+DEFAULT_TOLERANCE = 300.0
+
+
+class WebhookVerificationError(HallmarkError):
+    """The message's signature, timestamp or headers do not check out."""
+
+
+def _header(headers: Mapping[str, str], name: str) -> str:
+    for key, value in headers.items():
+        if key.lower() == name:
+            return value
+    raise WebhookVerificationError(f"The {name} header is missing.")
+
+
+def _secret_bytes(secret: str) -> bytes:
+    try:
+        return base64.b64decode(secret.removeprefix("whsec_"), validate=True)
+    except binascii.Error as error:
+        raise ValueError("The webhook secret is not whsec_ followed by base64.") from error
+
+
+def _signatures(header: str, version: str) -> list[bytes]:
+    found: list[bytes] = []
+    for entry in header.split():
+        name, _, value = entry.partition(",")
+        if name == version:
+            try:
+                found.append(base64.b64decode(value, validate=True))
+            except binascii.Error:
+                continue
+    return found
+
+
+def verify_webhook(
+    body: bytes | str,
+    headers: Mapping[str, str],
+    *,
+    secret: str | None = None,
+    jwks: Mapping[str, Any] | None = None,
+    account_id: str | None = None,
+    tolerance: float = DEFAULT_TOLERANCE,
+    now: float | None = None,
+) -> dict[str, Any]:
+    """Verifies a delivery and answers its parsed payload (`type`, `timestamp`, `environment`, `data`).
+
+    Give `secret` to check a `v1` signature, `jwks` (the published key set) to check the `v1a`
+    one, or both (then both must verify). With `account_id`, the v1a key must be that account's.
+    Raises WebhookVerificationError; a timestamp further than `tolerance` seconds from now is refused.
+    """
+    if secret is None and jwks is None:
+        raise ValueError("Give the endpoint's secret, the key set, or both.")
+    raw = body.encode("utf-8") if isinstance(body, str) else bytes(body)
+    message_id = _header(headers, "webhook-id")
+    timestamp = _header(headers, "webhook-timestamp")
+    signature_header = _header(headers, "webhook-signature")
+    try:
+        sent_at = int(timestamp)
+    except ValueError as error:
+        raise WebhookVerificationError("The webhook-timestamp header is not Unix seconds.") from error
+    if abs((time.time() if now is None else now) - sent_at) > tolerance:
+        raise WebhookVerificationError("The message's timestamp is too far from now.")
+    signed = f"{message_id}.{timestamp}.".encode() + raw
+
+    if secret is not None:
+        expected = hmac.new(_secret_bytes(secret), signed, hashlib.sha256).digest()
+        if not any(hmac.compare_digest(expected, candidate) for candidate in _signatures(signature_header, "v1")):
+            raise WebhookVerificationError("No v1 signature matches the secret.")
+    if jwks is not None:
+        kid = _header(headers, "webhook-key-id")
+        key = next((k for k in keys_of(jwks) if is_ed25519(k) and k.get("kid") == kid), None)
+        if key is None:
+            raise WebhookVerificationError(f"The key set has no Ed25519 key {kid}.")
+        if account_id is not None and key.get("hallmark_account") != account_id:
+            raise WebhookVerificationError(f"Key {kid} is not account {account_id}'s.")
+        public_key = public_key_bytes(key)
+        if public_key is None or not any(
+            verify_ed25519(public_key, signed, candidate) for candidate in _signatures(signature_header, "v1a")
+        ):
+            raise WebhookVerificationError(f"No v1a signature verifies under key {kid}.")
+    try:
+        payload = json.loads(raw)
+    except ValueError as error:
+        raise WebhookVerificationError("The body is not JSON.") from error
+    if not isinstance(payload, dict):
+        raise WebhookVerificationError("The body is not a JSON object.")
+    return payload

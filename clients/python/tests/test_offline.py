@@ -1,0 +1,125 @@
+"""Offline verification of a code and audit of an export agree with the server."""
+
+from __future__ import annotations
+
+import copy
+import re
+from urllib.parse import quote
+
+import pytest
+from conftest import REPOSITORY, Brand
+
+from hallmark import Hallmark, audit_export, verify_offline
+from hallmark.offline import canonical_json, parse_digital_link, signed_message
+from hallmark.offline.digital_link import LinkError
+from hallmark.offline.keys import verify_ed25519
+
+
+def test_the_signing_vector_of_docs_signing_md() -> None:
+    text = (REPOSITORY / "docs/SIGNING.md").read_text(encoding="utf-8")
+    block = text[text.index("```text vector") :]
+    vector = dict(re.findall(r"^([a-z ()]+):\s*(.*)$", block[: block.index("```", 5)], re.M))
+    link = parse_digital_link(vector["link"])
+    message = signed_message(
+        kid=vector["kid"], gtin=link.gtin, serial=link.serial or "", batch=link.batch, variant=link.variant, expiry=link.expiry
+    )
+    assert message.hex() == vector["message (hex)"]
+    assert link.signature == vector["signature"]
+    signature = __import__("base64").urlsafe_b64decode(vector["signature"] + "==")
+    assert verify_ed25519(bytes.fromhex(vector["public key (hex)"]), message, signature)
+
+
+def test_canonical_json_writes_what_javascript_writes() -> None:
+    # The expected texts are what packages/provenance's canonicalJson writes (members by UTF-16 code units: € before 😀).
+    assert canonical_json({"b": 1, "a": [True, None, "é\n\u2028"], "\u20ac": 0, "\U0001f600": 1}) == (
+        '{"a":[true,null,"é\\n\u2028"],"b":1,"\u20ac":0,"\U0001f600":1}'
+    )
+    numbers = [1.0, -0.0, 0.1, 1e21, 1e-7, 123456789012345680000.0, 1.5e-6, 2.5e300, 100.25]
+    assert [canonical_json(n) for n in numbers] == [
+        "1", "0", "0.1", "1e+21", "1e-7", "123456789012345680000", "0.0000015", "2.5e+300", "100.25",
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def code(client: Hallmark, brand: Brand) -> dict[str, str]:
+    made = client.codes.generate(gtin=brand.gtin(), serial_number=brand.serial(), batch_number="L/1", expiry_date="2099-12-31")
+    return dict(made)
+
+
+def agree(client: Hallmark, url: str, jwks: dict[str, object]) -> tuple[str, bool]:
+    online = client.codes.verify(url=url)
+    offline = verify_offline(url, jwks)
+    assert (online["verdict"] != "COUNTERFEIT") == offline.valid, f"{url}: online {online['verdict']}, offline {offline}"
+    return online["verdict"], offline.valid
+
+
+def test_a_code_verifies_offline_as_online(client: Hallmark, code: dict[str, str], brand: Brand) -> None:
+    jwks = dict(client.keys.jwks())
+    result = verify_offline(code["url"], jwks)
+    assert result.valid and result.kid == code["keyId"] and result.account == brand.account_id
+    assert (result.serial, result.batch, result.expiry) == (code["serial"], "L/1", "991231")
+    assert agree(client, code["url"], jwks) == ("AUTHENTIC", True)
+
+    gtin, serial, sig = code["gtin"], code["serial"], code["signature"]
+    other_host_gs1_order = f"https://id.other.example/01/{gtin}/10/{quote('L/1', safe='')}/21/{serial}?8030={sig}&17=991231"
+    assert agree(client, other_host_gs1_order, jwks) == ("AUTHENTIC", True)
+    tampered_serial = code["url"].replace(f"/21/{serial}/", f"/21/{serial}X/")
+    assert agree(client, tampered_serial, jwks) == ("COUNTERFEIT", False)
+    forged = re.sub(r"sig=[^&]+", "sig=" + ("B" * 85 + "A"), code["url"])
+    assert agree(client, forged, jwks) == ("COUNTERFEIT", False)
+    live_only = {"keys": [k for k in jwks["keys"] if k.get("hallmark_environment") == "test"]}  # type: ignore[attr-defined]
+    assert not verify_offline(code["url"], live_only).valid
+
+
+def test_a_key_of_another_account_does_not_vouch_offline(client: Hallmark, operator: Hallmark, base_url: str) -> None:
+    # Another brand's genuine signature on this brand's GTIN: the server says COUNTERFEIT, and so does the check offline.
+    mine, theirs = Brand(operator, base_url), Brand(operator, base_url)
+    theirs_code = theirs.client.codes.generate(gtin=theirs.gtin(), serial_number="S-1")
+    mine.client.codes.generate(gtin=mine.gtin(), serial_number="S-0")
+    jwks = dict(client.keys.jwks())
+    moved = theirs_code["url"].replace(f"/01/{theirs_code['gtin']}/", f"/01/{mine.gtin()}/")
+    result = verify_offline(moved, jwks)
+    assert not result.valid and result.reason
+    assert client.codes.verify(url=moved)["verdict"] == "COUNTERFEIT"
+
+
+def test_links_the_server_refuses_are_refused_offline(client: Hallmark, code: dict[str, str]) -> None:
+    base = code["url"].split("?")[0]
+    for link, expected in [
+        (base, "MISSING_SIGNATURE"),
+        (code["url"].replace("/21/", "/99/"), "INVALID_URL"),
+        (code["url"] + "&10=X", "INVALID_URL"),
+        (code["url"] + "&17=991231", "INVALID_URL"),
+        (code["url"].replace(code["gtin"], code["gtin"][:13] + str((int(code["gtin"][13]) + 1) % 10)), "INVALID_URL"),
+        ("ftp://x/01/09506000134352/21/1?sig=abc", "INVALID_URL"),
+    ]:
+        with pytest.raises(LinkError) as offline:
+            parse_digital_link(link)
+        assert offline.value.code == expected, link
+        with pytest.raises(Exception) as online:
+            client.codes.verify(url=link)
+        assert getattr(online.value, "code", None) == expected, link
+
+
+def test_an_export_audits_offline_and_a_changed_one_does_not(client: Hallmark, code: dict[str, str], brand: Brand) -> None:
+    client.codes.verify(url=code["url"])
+    obj = client.auction.objects.register(title="Watch", category="watch")
+    client.auction.provenance.record(
+        object_id=obj["object"]["id"], event_type="authenticated", actor_role="expert", evidence={"grade": 9.5, "notes": "ok €"}
+    )
+    jwks = dict(client.keys.jwks())
+    # Reads wait for the Merkle projection (503 with Retry-After when it lags, as on a loaded machine).
+    patient = client.with_options(max_retries=10)
+    for asset_id in (code["assetId"], obj["object"]["id"]):
+        export = dict(patient.compliance.export(asset_id))
+        report = audit_export(export, jwks)
+        assert report.valid, report.problems
+        assert report.tree_size == len(export["events"]) >= 1 and report.signed_by
+        assert patient.compliance.verify_chain(asset_id)["isValid"] is True
+
+        changed = copy.deepcopy(export)
+        changed["events"][0]["data"]["tampered"] = True
+        assert not audit_export(changed, jwks).valid
+        foreign = {"keys": [{**k, "hallmark_account": "acc_other"} for k in jwks["keys"]]}  # type: ignore[union-attr]
+        refused = audit_export(export, foreign)
+        assert not refused.valid and "not by a key of the asset's account" in refused.problems[0]
