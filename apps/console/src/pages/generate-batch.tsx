@@ -19,6 +19,8 @@ interface RowOutcome {
   error?: string;
 }
 
+const exampleCsv = 'gtin,serial,batch,expiry,name\r\n09506000134352,SN-0001,LOT-1,2031-12-31,Fountain pen\r\n';
+
 const resultHeader = ['line', 'gtin', 'serial', 'batch', 'expiry', 'status', 'url', 'assetId', 'error'];
 
 function resultCsv(outcomes: RowOutcome[]): string {
@@ -130,7 +132,11 @@ export function GenerateBatchPage() {
       <p class="lead">
         The first line names the columns: <span class="code">gtin</span>, <span class="code">serial</span>, and optionally{' '}
         <span class="code">batch</span>, <span class="code">expiry</span> (YYYY-MM-DD); any other column (such as{' '}
-        <span class="code">name</span>) becomes the code’s metadata. Rows are sent {formatCount(batchLimit)} at a time.
+        <span class="code">name</span>) becomes the code’s metadata. Rows are sent {formatCount(batchLimit)} at a time.{' '}
+        <a href={`data:text/csv;charset=utf-8,${encodeURIComponent(exampleCsv)}`} download="example-batch.csv">
+          Download an example CSV
+        </a>
+        .
       </p>
       <form class="form" onSubmit={run} noValidate>
         <Field id="batch-file" label="CSV file" hint="A .csv file, UTF-8." error={fileError}>

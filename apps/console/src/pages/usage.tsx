@@ -54,8 +54,8 @@ export function UsagePage() {
                 })}
               </ul>
               <p>
-                Rate limit: <strong>{formatCount(data.rateLimit.limit)}</strong> requests per {data.rateLimit.windowSeconds}{' '}
-                seconds for each key.
+                Rate limit: <strong>{formatCount(data.rateLimit.limit)}</strong> requests per{' '}
+                {data.rateLimit.windowSeconds === 1 ? 'second' : `${data.rateLimit.windowSeconds} seconds`} for each key.
               </p>
             </>
           )}
