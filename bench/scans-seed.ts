@@ -8,6 +8,8 @@ export interface ScanSeed {
   /** How many scans, spread evenly over `days` up to now, newest first (row n = 1 is the newest). */
   total: number;
   days: number;
+  /** The newest scan's time. */
+  now: Date;
   /** Scans per statement. */
   chunk: number;
   /** Runs between statements (PGlite: a CHECKPOINT, or its WAL grows with every row). */
@@ -74,7 +76,7 @@ INSERT INTO scan_code_days AS d (account_id, environment, day, gtin, serial, sus
 /** Seeds the scans, their rollups and a review queue of reports, then refreshes the planner's statistics. */
 export async function seedScans(db: SqlExecutor, seed: ScanSeed): Promise<void> {
   // One "now" for every chunk, so the chunks meet without a gap or an overlap.
-  const now = new Date();
+  const now = seed.now;
   for (let start = 1; start <= seed.total; start += seed.chunk) {
     const end = Math.min(seed.total, start + seed.chunk - 1);
     await db.query(seedChunkSql(seed.days), [seed.accountId, seed.gtin, seed.total, start, end, now]);

@@ -16,9 +16,10 @@
 //   pnpm bench:scans                                   (distributed, 10 million scans)
 //   pnpm bench:scans --form embedded                   (embedded, 10 million scans)
 //   pnpm bench:scans --form embedded,distributed --scans 1000000 --csv-rows 200000   (a quicker run)
-// Settings: --form (or BENCH_FORMS), --scans (BENCH_SCANS), --csv-rows (BENCH_CSV_ROWS), --runs (BENCH_RUNS, 30).
-import { readFileSync, statSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+// Settings: --form (or BENCH_FORMS), --scans (BENCH_SCANS), --csv-rows (BENCH_CSV_ROWS), --runs (BENCH_RUNS, 30);
+// --data-dir <folder> (embedded): seed into that folder and keep it, or measure a folder seeded so before again.
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +41,8 @@ const { values: options } = parseArgs({
     scans: { type: 'string', default: process.env.BENCH_SCANS ?? '10000000' },
     'csv-rows': { type: 'string', default: process.env.BENCH_CSV_ROWS ?? '1000000' },
     runs: { type: 'string', default: process.env.BENCH_RUNS ?? '30' },
+    // Embedded only: seed into this folder and keep it; a folder seeded so before is measured again without seeding.
+    'data-dir': { type: 'string' },
   },
 });
 const forms = options.form.split(',') as Array<'embedded' | 'distributed'>;
@@ -72,7 +75,7 @@ interface Export {
   rows: number;
   seconds: number;
   mib: number;
-  memory: Array<{ process: string; rss: [number, number]; heap: [number, number] }>;
+  memory: Array<{ process: string; rss: [number, number]; heap: [number, number]; liveHeap: [number, number] | undefined }>;
 }
 
 interface FormRun {
@@ -118,9 +121,11 @@ function memorySamples(folder: string, pid: number, from: number, to: number) {
   return readFileSync(join(folder, `memory-${pid}.jsonl`), 'utf8')
     .split('\n')
     .filter(Boolean)
-    .map((line) => JSON.parse(line) as { at: number; rss: number; heapUsed: number })
+    .map((line) => JSON.parse(line) as { at: number; rss: number; heapUsed: number; afterMajorGc?: boolean })
     .filter((sample) => sample.at >= from && sample.at <= to);
 }
+
+const span = ([min, max]: [number, number]) => `${min.toFixed(0)}–${max.toFixed(0)} (${(max - min).toFixed(0)})`;
 
 async function folderBytes(folder: string): Promise<number> {
   let bytes = 0;
@@ -147,12 +152,14 @@ async function distributed(memoryFolder: string) {
   const accountId = await accountIdOf(product, brand.key);
   const db = createPostgresDatabase({ connectionString: product.databaseUrl as string, maxConnections: 2 });
   const started = performance.now();
+  const newestAt = Date.now();
   try {
     await seedScans(db, {
       accountId,
       gtin: brand.gtin,
       total: totalScans,
       days,
+      now: new Date(newestAt),
       chunk: 1_000_000,
       onProgress: progress(started),
     });
@@ -161,7 +168,7 @@ async function distributed(memoryFolder: string) {
       `SELECT sum(pg_total_relation_size(t))::text AS bytes FROM unnest(ARRAY['scans', 'scan_counts_hourly', 'scan_code_days']::regclass[]) AS t`,
     );
     const storage = `scans and rollups ${(Number(size?.bytes) / MiB).toFixed(0)} MiB (PostgreSQL, indexes included)`;
-    return { product, brand, seedSeconds, storage, close: () => db.close() };
+    return { product, brand, seedSeconds, newestAt, storage, close: () => db.close() };
   } catch (error) {
     await db.close();
     await product.stop();
@@ -169,54 +176,82 @@ async function distributed(memoryFolder: string) {
   }
 }
 
-/** The embedded form: started to migrate and make the brand, stopped, its PGlite seeded here, started again. */
+interface Seeded {
+  total: number;
+  brand: Awaited<ReturnType<typeof brandWithCode>>;
+  seedSeconds: number;
+  /** When the newest scan was made (ms): the CSV export's ranges count back from it. */
+  newestAt: number;
+}
+
+/**
+ * The embedded form: started to migrate and make the brand, stopped, its PGlite seeded here, started
+ * again. With --data-dir the folder is kept, and a folder seeded before is started as it is.
+ */
 async function embedded(memoryFolder: string) {
-  const dataDir = await mkdtemp(join(tmpdir(), 'hallmark-bench-scans-'));
+  const kept = options['data-dir'];
+  const dataDir = kept ?? (await mkdtemp(join(tmpdir(), 'hallmark-bench-scans-')));
+  const seededFile = join(dataDir, 'bench-scans.json');
   const env = { HALLMARK_DATA_DIR: dataDir, ...memoryEnv(memoryFolder) };
+  const close = async () => {
+    if (!kept) await rm(dataDir, { recursive: true, force: true });
+  };
   try {
-    const first = await startEmbeddedProduct(env);
-    let brand: Awaited<ReturnType<typeof brandWithCode>>;
-    let accountId: string;
-    try {
-      brand = await brandWithCode(first);
-      accountId = await accountIdOf(first, brand.key);
-    } finally {
-      await first.stop();
-    }
-    const started = performance.now();
-    const db: SqlDatabase = await createPgliteDatabase(join(dataDir, 'pglite'));
-    try {
-      await seedScans(db, {
-        accountId,
-        gtin: brand.gtin,
-        total: totalScans,
-        days,
-        chunk: 250_000,
-        afterChunk: async () => {
-          await db.query('CHECKPOINT');
-        },
-        onProgress: progress(started),
-      });
-      await db.query('CHECKPOINT');
-    } finally {
-      await db.close();
-    }
-    const seedSeconds = (performance.now() - started) / 1000;
+    let seeded = existsSync(seededFile) ? (JSON.parse(readFileSync(seededFile, 'utf8')) as Seeded) : undefined;
+    if (seeded && seeded.total !== totalScans) throw new Error(`${dataDir} holds ${seeded.total} scans, not ${totalScans}`);
+    if (seeded) console.log(`  ${dataDir} was seeded before: measured as it is`);
+    else seeded = await seedEmbedded(dataDir, env, seededFile);
     const storage = `data folder ${((await folderBytes(dataDir)) / MiB).toFixed(0)} MiB (PGlite, WAL included)`;
     const restarted = performance.now();
     const product = await startEmbeddedProduct(env);
-    console.log(`  restarted on the seeded folder in ${((performance.now() - restarted) / 1000).toFixed(1)} s`);
-    return { product, brand, seedSeconds, storage, close: () => rm(dataDir, { recursive: true, force: true }) };
+    console.log(`  started on the seeded folder in ${((performance.now() - restarted) / 1000).toFixed(1)} s`);
+    return { product, brand: seeded.brand, seedSeconds: seeded.seedSeconds, newestAt: seeded.newestAt, storage, close };
   } catch (error) {
-    await rm(dataDir, { recursive: true, force: true });
+    await close();
     throw error;
   }
+}
+
+async function seedEmbedded(dataDir: string, env: Record<string, string>, seededFile: string): Promise<Seeded> {
+  const first = await startEmbeddedProduct(env);
+  let brand: Seeded['brand'];
+  let accountId: string;
+  try {
+    brand = await brandWithCode(first);
+    accountId = await accountIdOf(first, brand.key);
+  } finally {
+    await first.stop();
+  }
+  const started = performance.now();
+  const newestAt = Date.now();
+  const db: SqlDatabase = await createPgliteDatabase(join(dataDir, 'pglite'));
+  try {
+    await seedScans(db, {
+      accountId,
+      gtin: brand.gtin,
+      total: totalScans,
+      days,
+      now: new Date(newestAt),
+      chunk: 250_000,
+      // PGlite has no checkpointer: without one after each statement its WAL holds every row.
+      afterChunk: async () => {
+        await db.query('CHECKPOINT');
+      },
+      onProgress: progress(started),
+    });
+    await db.query('CHECKPOINT');
+  } finally {
+    await db.close();
+  }
+  const seeded: Seeded = { total: totalScans, brand, seedSeconds: (performance.now() - started) / 1000, newestAt };
+  await writeFile(seededFile, JSON.stringify(seeded));
+  return seeded;
 }
 
 async function measureForm(form: 'embedded' | 'distributed'): Promise<FormRun> {
   const memoryFolder = await mkdtemp(join(tmpdir(), 'hallmark-bench-memory-'));
   console.log(`\n${form}: seeding ${totalScans.toLocaleString('en')} scans over ${days} days`);
-  const { product, brand, seedSeconds, storage, close } =
+  const { product, brand, seedSeconds, newestAt, storage, close } =
     form === 'embedded' ? await embedded(memoryFolder) : await distributed(memoryFolder);
   const timings: Timing[] = [];
   const exports: Export[] = [];
@@ -262,8 +297,9 @@ async function measureForm(form: 'embedded' | 'distributed'): Promise<FormRun> {
     const watched = product.processes.filter(
       ({ name }) => name === 'embedded' || name === 'gateway' || name.startsWith('verify-service'),
     );
-    for (const rowsWanted of [Math.round(csvRows / 10), csvRows]) {
-      const fromMs = Date.now() - (rowsWanted / totalScans) * days * 86_400_000;
+    // Flat memory: the full export peaks as the tenth does, and the same export again adds nothing.
+    for (const rowsWanted of [Math.round(csvRows / 10), csvRows, csvRows]) {
+      const fromMs = newestAt - (rowsWanted / totalScans) * days * 86_400_000;
       const started = performance.now();
       const startedAt = Date.now();
       const response = await get(`${api}/scans?format=csv&from=${new Date(fromMs).toISOString()}`, brand.key);
@@ -279,7 +315,13 @@ async function measureForm(form: 'embedded' | 'distributed'): Promise<FormRun> {
       const memory = watched.map(({ name, pid }) => {
         const samples = memorySamples(memoryFolder, pid, startedAt, Date.now());
         const range = (values: number[]): [number, number] => [Math.min(...values) / MiB, Math.max(...values) / MiB];
-        return { process: name, rss: range(samples.map((s) => s.rss)), heap: range(samples.map((s) => s.heapUsed)) };
+        const afterGc = samples.filter((s) => s.afterMajorGc).map((s) => s.heapUsed);
+        return {
+          process: name,
+          rss: range(samples.map((s) => s.rss)),
+          heap: range(samples.map((s) => s.heapUsed)),
+          liveHeap: afterGc.length > 0 ? range(afterGc) : undefined,
+        };
       });
       const done: Export = { form, rows: lines - 1, seconds, mib: bytes / MiB, memory };
       exports.push(done);
@@ -288,8 +330,8 @@ async function measureForm(form: 'embedded' | 'distributed'): Promise<FormRun> {
       );
       for (const m of memory) {
         console.log(
-          `    ${m.process}: RSS ${m.rss[0].toFixed(0)}–${m.rss[1].toFixed(0)} MiB (max−min ${(m.rss[1] - m.rss[0]).toFixed(0)}), ` +
-            `heap ${m.heap[0].toFixed(0)}–${m.heap[1].toFixed(0)} MiB (max−min ${(m.heap[1] - m.heap[0]).toFixed(0)})`,
+          `    ${m.process}: RSS ${span(m.rss)} MiB, heap ${span(m.heap)} MiB, ` +
+            `live heap after major GCs ${m.liveHeap ? `${span(m.liveHeap)} MiB` : '(no major GC)'}`,
         );
       }
     }
@@ -313,14 +355,14 @@ function summary(results: FormRun[]): void {
     );
   }
   console.log(
-    '\n| form | CSV rows | seconds | rows/s | MiB | process | RSS min–max MiB (max−min) | heap min–max MiB (max−min) |',
+    '\n| form | CSV rows | seconds | rows/s | MiB | process | RSS min–max MiB (max−min) | heap min–max MiB (max−min) | live heap after major GCs, MiB |',
   );
-  console.log('|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|');
   for (const e of results.flatMap((run) => run.exports)) {
     for (const m of e.memory) {
       console.log(
         `| ${e.form} | ${e.rows.toLocaleString('en')} | ${e.seconds.toFixed(1)} | ${Math.round(e.rows / e.seconds).toLocaleString('en')} | ${e.mib.toFixed(0)} | ${m.process} | ` +
-          `${m.rss[0].toFixed(0)}–${m.rss[1].toFixed(0)} (${(m.rss[1] - m.rss[0]).toFixed(0)}) | ${m.heap[0].toFixed(0)}–${m.heap[1].toFixed(0)} (${(m.heap[1] - m.heap[0]).toFixed(0)}) |`,
+          `${span(m.rss)} | ${span(m.heap)} | ${m.liveHeap ? span(m.liveHeap) : 'no major GC'} |`,
       );
     }
   }

@@ -209,6 +209,10 @@ describe.each([
       expect(await count('?verdict=COUNTERFEIT')).toBe(3);
       expect(await count('?verdict=SUSPICIOUS')).toBe(1);
       expect(await count('?flag=KNOWN_COUNTERFEIT_PATTERN')).toBe(2);
+      // A flag beside a filter with an index of its own (the query then leaves the flagged-scans index out).
+      expect(await count('?flag=KNOWN_COUNTERFEIT_PATTERN&verdict=COUNTERFEIT')).toBe(1);
+      expect(await count('?flag=KNOWN_COUNTERFEIT_PATTERN&batch=LOT-B')).toBe(2);
+      expect(await count('?flag=KNOWN_COUNTERFEIT_PATTERN&country=DE')).toBe(0);
       expect(await count(`?gtin=${analyst.gtin}`)).toBe(8);
       expect(await count(`?gtin=${brand.gtin}`)).toBe(0);
       expect(await count('?serial=SA-2')).toBe(2);
