@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 #   "forward-then-503"   pass it on, drop the gateway's answer and answer 503 (an answer lost on the way back)
 #   "503"                answer 503 SERVICE_UNAVAILABLE without passing it on
 #   "429:<seconds>"      answer 429 RATE_LIMITED with that Retry-After, without passing it on
+#   "409:<seconds>"      answer 409 CONFLICT with that Retry-After (an Idempotency-Key whose first attempt still runs)
 #   "reset"              close the connection without an answer
 #   "sleep:<seconds>"    wait, then pass it on
 Action = str
@@ -112,9 +113,11 @@ def _handler(proxy: FaultyProxy) -> Callable[..., BaseHTTPRequestHandler]:
             if action == "503":
                 self._answer(503, _envelope("SERVICE_UNAVAILABLE", "failing on purpose"), json_type)
                 return
-            if action.startswith("429:"):
+            if action.startswith(("429:", "409:")):
+                status = int(action[:3])
                 headers = {**json_type, "retry-after": action.split(":", 1)[1]}
-                self._answer(429, _envelope("RATE_LIMITED", "limited on purpose"), headers)
+                code = "RATE_LIMITED" if status == 429 else "CONFLICT"
+                self._answer(status, _envelope(code, "refused on purpose"), headers)
                 return
             if action.startswith("sleep:"):
                 time.sleep(float(action.split(":", 1)[1]))

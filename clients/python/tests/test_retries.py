@@ -13,6 +13,7 @@ from faulty_proxy import FaultyProxy
 from hallmark import (
     APIConnectionError,
     APITimeoutError,
+    ConflictError,
     DuplicateSerialError,
     Hallmark,
     RateLimitedError,
@@ -79,6 +80,18 @@ def test_429_waits_for_retry_after(proxy: FaultyProxy, brand: Brand) -> None:
     waited = proxy.seen[1].at - proxy.seen[0].at
     assert 2.0 <= waited < 3.0, f"the retry came {waited:.2f} s after the 429, not after Retry-After: 2"
     assert time.monotonic() - started >= 2.0
+
+
+def test_a_409_for_a_key_still_in_use_is_retried_only_with_an_idempotency_key(proxy: FaultyProxy, brand: Brand) -> None:
+    proxy.script = ["409:1"]
+    code = through(proxy, brand).codes.generate(gtin=brand.gtin(), serial_number=brand.serial())
+    assert code.status == 201 and code.attempts == 2
+    assert proxy.seen[0].headers["idempotency-key"] == proxy.seen[1].headers["idempotency-key"]
+    assert proxy.seen[1].at - proxy.seen[0].at >= 1.0
+    proxy.script = ["409:1"]
+    with pytest.raises(ConflictError):
+        through(proxy, brand).codes.verify(url="https://id.example/01/09506000134352/21/X?sig=" + "A" * 86)
+    assert len(proxy.seen) == 3, "a 409 without an Idempotency-Key is an answer, not a retry"
 
 
 def test_a_retry_after_beyond_max_retry_after_is_raised_at_once(proxy: FaultyProxy, brand: Brand) -> None:
