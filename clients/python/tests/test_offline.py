@@ -11,7 +11,7 @@ from conftest import REPOSITORY, Brand
 
 from hallmark import Hallmark, audit_export, verify_offline
 from hallmark.offline import canonical_json, parse_digital_link, signed_message
-from hallmark.offline.digital_link import LinkError
+from hallmark.offline.digital_link import LinkError, gs1_check_digit
 from hallmark.offline.keys import verify_ed25519
 
 
@@ -67,8 +67,8 @@ def test_a_code_verifies_offline_as_online(client: Hallmark, code: dict[str, str
     assert agree(client, tampered_serial, jwks) == ("COUNTERFEIT", False)
     forged = re.sub(r"sig=[^&]+", "sig=" + ("B" * 85 + "A"), code["url"])
     assert agree(client, forged, jwks) == ("COUNTERFEIT", False)
-    live_only = {"keys": [k for k in jwks["keys"] if k.get("hallmark_environment") == "test"]}  # type: ignore[attr-defined]
-    assert not verify_offline(code["url"], live_only).valid
+    test_keys_only = {"keys": [k for k in jwks["keys"] if k.get("hallmark_environment") == "test"]}  # type: ignore[attr-defined]
+    assert not verify_offline(code["url"], test_keys_only).valid, "a live code needs a live key"
 
 
 def test_a_key_of_another_account_does_not_vouch_offline(client: Hallmark, operator: Hallmark, base_url: str) -> None:
@@ -123,3 +123,17 @@ def test_an_export_audits_offline_and_a_changed_one_does_not(client: Hallmark, c
         foreign = {"keys": [{**k, "hallmark_account": "acc_other"} for k in jwks["keys"]]}  # type: ignore[union-attr]
         refused = audit_export(export, foreign)
         assert not refused.valid and "not by a key of the asset's account" in refused.problems[0]
+
+
+def test_a_test_environment_code_verifies_offline_only_for_the_test_environment(operator: Hallmark, base_url: str) -> None:
+    created = operator.accounts.create(name="python-test-env", tier="enterprise", environment="test")
+    sandbox = Hallmark(created["apiKey"]["secret"], base_url=base_url)
+    prefix = Brand.serial()[3:12].translate(str.maketrans("abcdef", "123456"))
+    operator.accounts.gtins.grant(created["account"]["id"], prefix="8" + prefix[:8], environment="test")
+    body = f"08{prefix[:8]}001"
+    gtin = body + str(gs1_check_digit(body))
+    made = sandbox.codes.generate(gtin=gtin, serial_number="T-1")
+    jwks = dict(sandbox.keys.jwks())
+    assert verify_offline(made["url"], jwks, environment="test").valid
+    assert not verify_offline(made["url"], jwks).valid
+    assert sandbox.codes.verify(url=made["url"])["verdict"] == "AUTHENTIC"

@@ -133,7 +133,7 @@ def test_5xx_is_retried_with_backoff_and_raised_when_retries_run_out(proxy: Faul
         through(proxy, brand, max_retries=2).keys.list().first_page()
     assert len(proxy.seen) == 3 and raised.value.status == 503
     gaps = [later.at - earlier.at for earlier, later in zip(proxy.seen, proxy.seen[1:])]
-    assert 0.37 <= gaps[0] <= 0.6 and 0.75 <= gaps[1] <= 1.2, f"backoff 0.5 s then 1 s, less jitter: {gaps}"
+    assert 0.37 <= gaps[0] <= 0.9 and 0.75 <= gaps[1] <= 1.6, f"backoff 0.5 s then 1 s, less jitter: {gaps}"
 
 
 def test_a_connection_cut_without_an_answer_is_retried(proxy: FaultyProxy, brand: Brand) -> None:
