@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { batchFromCsv, csvLine, parseCsv } from './csv.ts';
+
+describe('parseCsv', () => {
+  it('reads quoted fields, doubled quotes, commas and line breaks inside quotes, CRLF and a byte-order mark', () => {
+    expect(parseCsv('\uFEFFa,b\r\n"x, y","say ""hi"""\n"two\nlines",\n\n')).toEqual([
+      ['a', 'b'],
+      ['x, y', 'say "hi"'],
+      ['two\nlines', ''],
+    ]);
+  });
+});
+
+describe('csvLine', () => {
+  it('quotes what needs it and defuses cells a spreadsheet would run as a formula', () => {
+    expect(csvLine(['plain', 'a,b', 'say "hi"', null, 3])).toBe('plain,"a,b","say ""hi""",,3');
+    expect(csvLine(['=HYPERLINK("x")', '+1', '-2', '@sum'])).toBe(`"'=HYPERLINK(""x"")",'+1,'-2,'@sum`);
+  });
+});
+
+describe('batchFromCsv', () => {
+  it('makes generate bodies by column name, other columns as metadata, and names bad rows by their line', () => {
+    const batch = batchFromCsv(
+      'GTIN,Serial Number,lot,Expiry,name\n09506000134352,A-1,L1,2031-01-31,Pen\n09506000134352,,L1,,Cap\n,B-2\n',
+    );
+    expect(batch.fileError).toBeUndefined();
+    expect(batch.rows).toEqual([
+      {
+        line: 2,
+        body: {
+          gtin: '09506000134352',
+          serialNumber: 'A-1',
+          batchNumber: 'L1',
+          expiryDate: '2031-01-31',
+          metadata: { name: 'Pen' },
+        },
+      },
+    ]);
+    expect(batch.problems).toEqual([
+      { line: 3, message: 'serialNumber missing' },
+      { line: 4, message: 'gtin missing' },
+    ]);
+  });
+
+  it('refuses a file without a header naming gtin and serial', () => {
+    expect(batchFromCsv('09506000134352,A-1\n').fileError).toMatch(/first line must name the columns/);
+    expect(batchFromCsv('').fileError).toBe('The file is empty.');
+  });
+});
