@@ -5,7 +5,6 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import socket
 import time
 import uuid
 from collections.abc import Mapping
@@ -126,17 +125,15 @@ class BaseClient:
         while True:
             try:
                 response = self._transport.send(method, target, send_headers, body, wait_for)
-            except (socket.timeout, TimeoutError) as error:
-                if attempt < retries:
-                    self._sleep(retry_delay(None, attempt, max_retry_after=self.max_retry_after))
-                    attempt += 1
-                    continue
-                raise APITimeoutError(f"{method} {path}: no answer within {wait_for} s", cause=error) from error
             except (OSError, http.client.HTTPException) as error:
+                # No answer (refused, cut, timed out): nothing says the API acted, and a creating
+                # call's retry carries the same Idempotency-Key, so it is retried like a 503.
                 if attempt < retries:
                     self._sleep(retry_delay(None, attempt, max_retry_after=self.max_retry_after))
                     attempt += 1
                     continue
+                if isinstance(error, TimeoutError):
+                    raise APITimeoutError(f"{method} {path}: no answer within {wait_for} s", cause=error) from error
                 raise APIConnectionError(f"{method} {path}: {error!r}", cause=error) from error
             if response.status < 400:
                 return RawResponse(response.status, response.headers, response.content, attempts=attempt + 1)
