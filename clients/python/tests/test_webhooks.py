@@ -44,7 +44,7 @@ def test_a_delivered_message_verifies_and_a_changed_one_does_not(
     client = brand.client
     endpoint = client.webhooks.endpoints.create(url=url, event_types=["scan.suspicious"], description="python")
     assert endpoint.status == 201 and endpoint["secret"].startswith("whsec_")
-    endpoint_id = endpoint["endpoint"]["id"] if "endpoint" in endpoint else endpoint["id"]
+    endpoint_id = endpoint["id"]
     assert client.webhooks.endpoints.test(endpoint_id).status == 202
     headers, body = received.get(timeout=20)
 
