@@ -272,3 +272,168 @@ describe('usage', () => {
     expectError(await api('GET', '/usage'), 401, 'MISSING_API_KEY');
   });
 });
+
+describe('codes: listing and detail', () => {
+  const gtin = '09506000134383';
+  const otherGtin = '09506000134390';
+  let brand: Awaited<ReturnType<typeof newTenant>>;
+  let rival: Awaited<ReturnType<typeof newTenant>>;
+  /** asset ids in the order they were made (oldest first). */
+  const made: Json[] = [];
+
+  beforeAll(async () => {
+    brand = await newTenant('enterprise', [gtin]);
+    rival = await newTenant('enterprise', [otherGtin]);
+    const items = Array.from({ length: 7 }, (_, index) => ({
+      gtin,
+      serialNumber: `LIST-${index + 1}`,
+      batchNumber: index < 4 ? 'LOT-A' : 'LOT-B',
+      metadata: { name: `Item ${index + 1}` },
+    }));
+    // One at a time, so each has its own creation time.
+    for (const item of items) {
+      const code = await api('POST', '/code/generate', { key: brand.key, body: item });
+      expect(code.status, JSON.stringify(code.body)).toBe(201);
+      made.push(code.body);
+    }
+    const theirs = await api('POST', '/code/generate', { key: rival.key, body: { gtin: otherGtin, serialNumber: 'LIST-1' } });
+    expect(theirs.status).toBe(201);
+    made.push({ ...theirs.body, rival: true });
+  });
+
+  it('lists the caller’s codes newest first, in pages that neither skip nor repeat', async () => {
+    const ours = made.filter((code) => !code.rival);
+    const all = await api('GET', '/codes', { key: brand.key });
+    expect(all.status, JSON.stringify(all.body)).toBe(200);
+    expect(all.body.data.map((code: Json) => code.assetId)).toEqual(ours.map((code) => code.assetId).reverse());
+    expect(all.body.data[0]).toEqual({
+      assetId: ours[6]?.assetId,
+      gtin,
+      serialNumber: 'LIST-7',
+      batchNumber: 'LOT-B',
+      expiryDate: null,
+      url: ours[6]?.url,
+      createdAt: ours[6]?.createdAt,
+      metadata: expect.objectContaining({ name: 'Item 7' }),
+    });
+    expect(all.body.nextCursor).toBeNull();
+
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page: ApiResponse<Json> = await api('GET', `/codes?limit=3${cursor ? `&cursor=${cursor}` : ''}`, { key: brand.key });
+      expect(page.status).toBe(200);
+      expect(page.body.data.length).toBeLessThanOrEqual(3);
+      expect(page.body.pagination.nextCursor).toBe(page.body.nextCursor);
+      seen.push(...page.body.data.map((code: Json) => code.assetId));
+      cursor = page.body.nextCursor;
+      pages += 1;
+    } while (cursor);
+    expect(pages).toBe(3);
+    expect(seen).toEqual(ours.map((code) => code.assetId).reverse());
+  });
+
+  it('filters by GTIN, serial and batch, and never shows another account’s or environment’s codes', async () => {
+    const names = async (query: string, key = brand.key) => {
+      const response = await api('GET', `/codes${query}`, { key });
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      return response.body.data.map((code: Json) => code.serialNumber);
+    };
+    expect(await names('?batch=LOT-A')).toEqual(['LIST-4', 'LIST-3', 'LIST-2', 'LIST-1']);
+    expect(await names('?batch=LOT-B&limit=2')).toEqual(['LIST-7', 'LIST-6']);
+    expect(await names('?serial=LIST-5')).toEqual(['LIST-5']);
+    expect(await names(`?gtin=${gtin}&serial=LIST-2`)).toEqual(['LIST-2']);
+    expect(await names(`?gtin=${gtin}&batch=LOT-B`)).toEqual(['LIST-7', 'LIST-6', 'LIST-5']);
+    expect(await names(`?gtin=${otherGtin}`)).toEqual([]);
+    expect(await names('?batch=NOPE')).toEqual([]);
+    // The rival's LIST-1 is theirs alone.
+    expect(await names('?serial=LIST-1', rival.key)).toEqual(['LIST-1']);
+    expect((await api('GET', '/codes?serial=LIST-1', { key: rival.key })).body.data[0].gtin).toBe(otherGtin);
+    // The brand's test environment has none of its live codes.
+    const sandbox = await newKey(brand.key, { name: 'sandbox', scopes: ['assets:read'], environment: 'test' });
+    expect(await names('', sandbox.secret)).toEqual([]);
+    // Bad input answers the envelope.
+    expectError(await api('GET', '/codes?gtin=123', { key: brand.key }), 400, 'VALIDATION_ERROR');
+    expectError(await api('GET', '/codes?limit=0', { key: brand.key }), 400, 'VALIDATION_ERROR');
+    expectError(await api('GET', '/codes?cursor=bm9wZQ', { key: brand.key }), 400, 'VALIDATION_ERROR');
+    const reader = await newKey(brand.key, { name: 'no assets', scopes: ['keys:read'] });
+    expectError(await api('GET', '/codes', { key: reader.secret }), 403, 'INSUFFICIENT_SCOPE');
+  });
+
+  it('answers a code with its scans, report and block; another account’s code is NOT_FOUND', async () => {
+    const code = made[2] as Json;
+    const fresh = await api('GET', `/codes/${code.assetId}`, { key: brand.key });
+    expect(fresh.status, JSON.stringify(fresh.body)).toBe(200);
+    expect(fresh.body).toMatchObject({
+      assetId: code.assetId,
+      serialNumber: 'LIST-3',
+      scans: { count: 0, firstAt: null, lastAt: null, flags: [] },
+      reported: false,
+      blocked: null,
+    });
+
+    // Scanned in Paris, then in New York a moment later: an impossible journey.
+    const paris = await api('POST', '/code/verify', {
+      key: brand.key,
+      body: { url: code.url, location: { latitude: 48.85, longitude: 2.35 } },
+    });
+    expect(paris.body.verdict).toBe('AUTHENTIC');
+    const newYork = await api('POST', '/code/verify', {
+      key: brand.key,
+      body: { url: code.url, location: { latitude: 40.71, longitude: -74.0 } },
+    });
+    expect(newYork.body.riskIndicators).toContain('GEOGRAPHIC_IMPOSSIBILITY');
+    const scanned = await eventually(
+      15_000,
+      () => api('GET', `/codes/${code.assetId}`, { key: brand.key }),
+      (response) => response.body.scans?.count === 2,
+    );
+    expect(scanned.body.scans.flags).toEqual(['GEOGRAPHIC_IMPOSSIBILITY']);
+    expect(Date.parse(scanned.body.scans.lastAt)).toBeGreaterThanOrEqual(Date.parse(scanned.body.scans.firstAt));
+
+    // The scans list carries the journey the rule judged.
+    const listed = await api('GET', '/scans?serial=LIST-3', { key: brand.key });
+    const [latest, first] = listed.body.scans as Json[];
+    expect(latest?.riskIndicators).toEqual(['GEOGRAPHIC_IMPOSSIBILITY']);
+    expect(latest?.scanNumber).toBe(2);
+    expect(latest?.travelKm).toBeGreaterThan(5_800);
+    expect(latest?.travelKm).toBeLessThan(5_900);
+    expect(latest?.travelKmh === null || latest?.travelKmh > 900).toBe(true);
+    expect(first?.travelKm).toBeNull();
+    expect(first?.travelKmh).toBeNull();
+
+    // Reported by someone, then blocked and unblocked by the owner.
+    expect(
+      (await api('POST', '/code/report', { key: rival.key, body: { url: code.url, reason: 'seen on a market' } })).status,
+    ).toBe(201);
+    const block = await api('POST', '/blocklist', {
+      key: brand.key,
+      body: { gtin, serial: 'LIST-3', kind: 'withdrawn', reason: 'recall' },
+    });
+    expect(block.status, JSON.stringify(block.body)).toBe(201);
+    const blocked = await api('GET', `/codes/${code.assetId}`, { key: brand.key });
+    expect(blocked.body.reported).toBe(true);
+    expect(blocked.body.blocked).toEqual({ blockId: block.body.blockId, status: 'active', reason: 'recall' });
+    // A range covering it blocks it too; its neighbour of another length is not covered.
+    const range = await api('POST', '/blocklist', {
+      key: brand.key,
+      body: { gtin, serialFrom: 'LIST-1', serialTo: 'LIST-2', kind: 'counterfeit' },
+    });
+    expect(range.status).toBe(201);
+    expect((await api('GET', `/codes/${(made[1] as Json).assetId}`, { key: brand.key })).body.blocked?.blockId).toBe(
+      range.body.blockId,
+    );
+    expect((await api('GET', `/codes/${(made[3] as Json).assetId}`, { key: brand.key })).body.blocked).toBeNull();
+    expect((await api('DELETE', `/blocklist/${block.body.blockId}`, { key: brand.key })).status).toBe(200);
+    expect((await api('GET', `/codes/${code.assetId}`, { key: brand.key })).body.blocked).toBeNull();
+
+    // Another account's code, an unknown one, another environment: NOT_FOUND.
+    const theirs = made.find((entry) => entry.rival) as Json;
+    expectError(await api('GET', `/codes/${theirs.assetId}`, { key: brand.key }), 404, 'NOT_FOUND');
+    expectError(await api('GET', `/codes/${code.assetId}`, { key: rival.key }), 404, 'NOT_FOUND');
+    expectError(await api('GET', '/codes/code_nope', { key: brand.key }), 404, 'NOT_FOUND');
+    const sandbox = await newKey(brand.key, { name: 'sandbox 2', scopes: ['assets:read'], environment: 'test' });
+    expectError(await api('GET', `/codes/${code.assetId}`, { key: sandbox.secret }), 404, 'NOT_FOUND');
+  });
+});

@@ -1,3 +1,5 @@
+export * from './code-listing-routes.ts';
+export * from './code-listing-rpc.ts';
 export { consoleFileRoute, consolePageRoute, consoleRoutes } from './console-routes.ts';
 export { decodeCursor, encodeCursor } from './cursor.ts';
 export { type DomainError, isDomainError, refuse } from './domain-error.ts';
@@ -163,6 +165,7 @@ export {
   HexColour,
   ResolvedIssuer,
 } from './schemas/branding.ts';
+export * from './schemas/code-listing.ts';
 export {
   BatchItemResult,
   BlockedCode,

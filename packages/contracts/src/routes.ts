@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { codeListingRoutes } from './code-listing-routes.ts';
 import { consoleRoutes } from './console-routes.ts';
 import { defineRoute } from './http-route.ts';
 import { keyRotationRoutes } from './key-rotation-routes.ts';
@@ -973,6 +974,7 @@ export const routes = [
   ...scanRoutes,
   ...sessionRoutes,
   ...usageRoutes,
+  ...codeListingRoutes,
   ...webhookRoutes,
   ...consoleRoutes,
   getBrandingRoute,

@@ -9,9 +9,11 @@ import {
   findCodesRpc,
   generateCodeRpc,
   generateCodesRpc,
+  getCodeRpc,
   getSchemaRpc,
   grantGtinRpc,
   itemLinksRpc,
+  listCodesRpc,
   listGtinClaimsRpc,
   listLinksRpc,
   listSchemasRpc,
@@ -32,6 +34,7 @@ import { createLinks } from './handlers/links.ts';
 import { createQrRenderers } from './handlers/qr-renderers.ts';
 import { renderQr } from './handlers/render-qr.ts';
 import { createSchemaCatalog } from './handlers/schemas.ts';
+import { findOwnCode, listOwnCodes } from './store/code-listing.ts';
 import { migrateCodes, reportOwnershipConflicts } from './store/code-store.ts';
 
 /** Signed codes: generation, lookup for verification, and the signing keys behind them. */
@@ -103,6 +106,9 @@ export const codeService = defineService({
       await serveRpc(infra.bus, log, findCodesRpc, async ({ environment, gtin, serial }) =>
         findCodes(infra.db, signers, environment, gtin, serial),
       ),
+      // The console's codes listing (GET /codes, GET /codes/{assetId}).
+      await serveRpc(infra.bus, log, listCodesRpc, async ({ principal, query }) => listOwnCodes(infra.db, principal, query)),
+      await serveRpc(infra.bus, log, getCodeRpc, async ({ principal, assetId }) => findOwnCode(infra.db, principal, assetId)),
       await serveRpc(infra.bus, log, rotateSigningKeyRpc, async ({ principal }) => keyring.rotate(principal)),
       await serveRpc(infra.bus, log, renderQrRpc, async (request) => renderQr(request, qrRenderers)),
       await serveRpc(infra.bus, log, createSchemaRpc, async ({ principal, body }) => schemas.create(principal, body)),

@@ -30,6 +30,7 @@ import { registerAccountSettingsRoutes } from './routes/account.ts';
 import { registerAccountRoutes } from './routes/accounts.ts';
 import { registerAuctionRoutes } from './routes/auction.ts';
 import { registerCodeRoutes } from './routes/code.ts';
+import { registerCodeListingRoutes } from './routes/codes.ts';
 import { registerComplianceRoutes } from './routes/compliance.ts';
 import { registerGtinRoutes } from './routes/gtins.ts';
 import { registerKeyRoutes } from './routes/keys.ts';
@@ -37,8 +38,8 @@ import { registerLinkRoutes } from './routes/links.ts';
 import { registerScanRoutes } from './routes/scans.ts';
 import { registerSchemaRoutes } from './routes/schemas.ts';
 import { registerSessionRoutes } from './routes/sessions.ts';
-import { registerUsageRoutes } from './routes/usage.ts';
 import { registerSystemRoutes } from './routes/system.ts';
+import { registerUsageRoutes } from './routes/usage.ts';
 import { registerWebhookRoutes } from './routes/webhooks.ts';
 import { registerWellKnownRoutes } from './routes/well-known.ts';
 import { createServiceCaller } from './service-call.ts';
@@ -273,6 +274,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     perAddress: deps.config.HALLMARK_REPORT_LIMIT_PER_ADDRESS,
   });
   registerCodeRoutes(app, { services, reportLimits });
+  registerCodeListingRoutes(app, { services });
   registerGtinRoutes(app, { services });
   registerLinkRoutes(app, { services });
   registerWebhookRoutes(app, { services });

@@ -3,6 +3,7 @@ import { createGtinSigners, createVerificationKeys, migrateAccounts, watchCacheE
 import { createComplianceConfigCache } from '@hallmark/compliance-client';
 import {
   broadcasts,
+  codeStatusRpc,
   createBlocksRpc,
   decideCodeReportRpc,
   deleteBlockRpc,
@@ -24,6 +25,7 @@ import { Type } from '@sinclair/typebox';
 import { createCodeDirectory } from './code-directory.ts';
 import { createCodeProjection, runCodeProjection } from './code-projection.ts';
 import { createBlocks, deleteBlock, listBlocks } from './handlers/blocklist.ts';
+import { codeStatus } from './handlers/code-status.ts';
 import { createCodeBlocks, decideCodeReport, listCodeReports, publicReport, reportCode } from './handlers/report-code.ts';
 import { resolveScan } from './handlers/resolve.ts';
 import { listScans, scanAggregates, scanCountries, topScannedCodes } from './handlers/scans.ts';
@@ -107,6 +109,10 @@ export const verifyService = defineService({
         listCodeReports(infra.db, request.principal, request.query),
       ),
       await serveRpc(infra.bus, log, listScansRpc, async (request) => listScans(infra.db, request.principal, request.query)),
+      // A code's scans, reports and block (GET /codes/{assetId}).
+      await serveRpc(infra.bus, log, codeStatusRpc, async ({ principal, gtin, serial }) =>
+        codeStatus(infra.db, principal, gtin, serial),
+      ),
       await serveRpc(infra.bus, log, scanAggregatesRpc, async (request) =>
         scanAggregates(infra.db, request.principal, request.query, clock()),
       ),

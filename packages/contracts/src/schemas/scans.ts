@@ -60,6 +60,13 @@ export const ScanView = Type.Object({
   location: Type.Union([Type.Object({ latitude: Type.Number(), longitude: Type.Number() }), Type.Null()]),
   country: Type.Union([Country, Type.Null()]),
   reported: Type.Boolean({ description: 'the code has a report in its owner’s queue (any status)' }),
+  travelKm: Type.Union([Type.Number(), Type.Null()], {
+    description:
+      'kilometres from the code’s previous scan with a location to this one (what GEOGRAPHIC_IMPOSSIBILITY judges); null when either has none',
+  }),
+  travelKmh: Type.Union([Type.Number(), Type.Null()], {
+    description: 'the speed of that journey in km/h; null without one, or when no time passed between the two scans',
+  }),
 });
 export type ScanView = Static<typeof ScanView>;
 

@@ -1,0 +1,81 @@
+import { yymmddToIsoDate } from '@hallmark/codes';
+import {
+  type CodeList,
+  type CodeListItem,
+  decodeCursor,
+  encodeCursor,
+  HallmarkError,
+  type ListCodesQuery,
+  maxCodesPageSize,
+  type Principal,
+} from '@hallmark/contracts';
+import type { SqlExecutor } from '@hallmark/sql';
+
+// GET /codes and GET /codes/{assetId} (docs/API.md, "Listing codes"): the owner's rows of `codes`,
+// newest first, keyset-paged on (created_at, asset_id) through the indexes of migration 0007.
+
+interface ListedRow {
+  asset_id: string;
+  gtin: string;
+  serial: string;
+  batch: string | null;
+  expiry: string | null;
+  url: string;
+  metadata: Record<string, unknown> | string;
+  created_at: Date | string;
+  at_text: string;
+}
+
+const columns = `asset_id, gtin, serial, batch, expiry, url, metadata, created_at, created_at::text AS at_text`;
+
+const itemOf = (row: ListedRow): CodeListItem => ({
+  assetId: row.asset_id,
+  gtin: row.gtin,
+  serialNumber: row.serial,
+  batchNumber: row.batch,
+  expiryDate: row.expiry ? yymmddToIsoDate(row.expiry) : null,
+  url: row.url,
+  createdAt: new Date(row.created_at).toISOString(),
+  metadata: typeof row.metadata === 'string' ? (JSON.parse(row.metadata) as Record<string, unknown>) : row.metadata,
+});
+
+/** A page of the owner's codes, newest first; VALIDATION_ERROR for a cursor this API did not give out. */
+export async function listOwnCodes(db: SqlExecutor, owner: Principal, query: ListCodesQuery): Promise<CodeList> {
+  const limit = Math.min(query.limit ?? 50, maxCodesPageSize);
+  const params: unknown[] = [owner.accountId, owner.environment];
+  const where = ['account_id = $1', 'environment = $2'];
+  const add = (column: string, value: string) => {
+    params.push(value);
+    where.push(`${column} = $${params.length}`);
+  };
+  if (query.gtin) add('gtin', query.gtin);
+  if (query.serial) add('serial', query.serial);
+  if (query.batch) add('batch', query.batch);
+  if (query.cursor) {
+    const [at, assetId] = decodeCursor(query.cursor, [/^[0-9 :.+-]{10,40}$/, /^code_[0-9a-zA-Z_-]{1,80}$/]);
+    params.push(at, assetId);
+    where.push(`(created_at, asset_id) < ($${params.length - 1}::timestamptz, $${params.length})`);
+  }
+  params.push(limit + 1);
+  const rows = await db.query<ListedRow>(
+    `SELECT ${columns} FROM codes WHERE ${where.join(' AND ')}
+      ORDER BY created_at DESC, asset_id DESC LIMIT $${params.length}`,
+    params,
+  );
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  const hasMore = rows.length > limit;
+  const nextCursor = hasMore && last ? encodeCursor([last.at_text, last.asset_id]) : null;
+  return { data: page.map(itemOf), nextCursor, pagination: { limit, hasMore, nextCursor } };
+}
+
+/** One of the owner's codes; NOT_FOUND for another account's (or environment's) code, as for none. */
+export async function findOwnCode(db: SqlExecutor, owner: Principal, assetId: string): Promise<CodeListItem> {
+  const rows = await db.query<ListedRow>(
+    `SELECT ${columns} FROM codes WHERE asset_id = $1 AND account_id = $2 AND environment = $3`,
+    [assetId, owner.accountId, owner.environment],
+  );
+  const row = rows[0];
+  if (!row) throw new HallmarkError('NOT_FOUND', 'There is no code with this asset id.', { assetId });
+  return itemOf(row);
+}
