@@ -53,6 +53,8 @@ def test_the_main_operations_of_each_area(client: Hallmark, brand: Brand, operat
     verified = client.codes.verify(url=code["url"], location={"latitude": 52.5, "longitude": 13.4, "country": "DE"})
     assert verified["verdict"] == "AUTHENTIC"
     assert client.codes.qr(code["url"]).startswith(b"<")
+    assert [c["assetId"] for c in client.codes.list(gtin=code["gtin"], serial=code["serial"])] == [code["assetId"]]
+    assert client.codes.get(code["assetId"])["assetId"] == code["assetId"]
     batch = client.codes.generate_batch([{"gtin": brand.gtin(), "serialNumber": brand.serial()} for _ in range(3)])
     assert [r["index"] for r in batch["results"] if "code" in r] == [0, 1, 2]
 

@@ -32,6 +32,21 @@ class Codes(Resource):
         super().__init__(client)
         self.reports = Reports(client)
 
+    def list(
+        self,
+        *,
+        gtin: str | None = None,
+        serial: str | None = None,
+        batch: str | None = None,
+        limit: int | None = None,
+    ) -> Pager:
+        """The account's codes, newest first; exact gtin, serial and batch filters."""
+        return self._client.paged("listCodes", query={"gtin": gtin, "serial": serial, "batch": batch, "limit": limit})
+
+    def get(self, asset_id: str) -> ApiResult:
+        """One code by its asset id, with its scan count, flags, reports and any active block."""
+        return self._client.call("getCode", path_params={"assetId": asset_id})
+
     def generate(
         self,
         *,
