@@ -108,6 +108,20 @@ describe('console sessions', () => {
     expect(current.headers.get('cache-control')).toContain('no-store');
   });
 
+  it('refuses a sign-in from another site’s page, and ends the old session when signing in again', async () => {
+    const tenant = await newTenant();
+    expectError(
+      await api('POST', '/sessions', { body: { apiKey: tenant.key }, headers: { origin: 'https://evil.example' } }),
+      403,
+      'CSRF_REJECTED',
+    );
+    const first = await signIn(tenant.key, { origin: t.url });
+    const second = await signIn(tenant.key, { cookie: `hallmark_session=${first.token}` });
+    expect(second.token).not.toBe(first.token);
+    expectError(await withCookie(first.token, 'GET', '/sessions/current'), 401, 'MISSING_API_KEY');
+    expect((await withCookie(second.token, 'GET', '/sessions/current')).status).toBe(200);
+  });
+
   it('sets Secure on the cookie when the request came over HTTPS through a trusted proxy', async () => {
     const tenant = await newTenant();
     const { setCookie } = await signIn(tenant.key, { 'x-forwarded-proto': 'https' });

@@ -24,13 +24,14 @@ export const createSessionRoute = defineRoute({
   path: `${apiPrefix}/sessions`,
   summary:
     'Sign in to the console with an API key: answers the session and sets the `hallmark_session` cookie (HttpOnly, SameSite=Strict, Path=/, Secure over HTTPS). ' +
-    'A wrong, revoked or expired key is 401 with the x-api-key codes and counts toward the address’s failed authentications.',
+    'A wrong, revoked or expired key is 401 with the x-api-key codes and counts toward the address’s failed authentications. ' +
+    'An `Origin` other than the gateway’s own is 403 CSRF_REJECTED; signing in again ends the session the request’s cookie held.',
   tags: ['sessions'],
   auth: 'public',
   publicRateLimit: true,
   body: CreateSessionBody,
   responses: { 201: { description: 'Signed in; the cookie is set', schema: SessionView } },
-  errors: ['INVALID_API_KEY', 'EXPIRED_API_KEY', 'REVOKED_API_KEY', 'RATE_LIMITED'],
+  errors: ['INVALID_API_KEY', 'EXPIRED_API_KEY', 'REVOKED_API_KEY', 'RATE_LIMITED', 'CSRF_REJECTED'],
   examples: { body: { apiKey: `svc_live_${'0'.repeat(64)}` }, responses: { 201: example } },
 });
 

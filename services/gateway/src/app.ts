@@ -10,7 +10,7 @@ import { createWorkSlots, isDependencyOutage, type Logger, outageAsUnavailable, 
 import type { SqlDatabase } from '@hallmark/sql';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, LogController } from 'fastify';
 import { createAllowedMethods } from './allowed-methods.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
 import { createConsoleSessions } from './auth/console-sessions.ts';
@@ -213,6 +213,8 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   // lastUsedAt of API keys: noted per request in memory, written in batches (auth/key-last-used.ts).
   const keyLastUsed = createKeyLastUsed({ db: deps.db, clock: deps.clock, log: deps.log });
   app.addHook('onClose', async () => keyLastUsed.stop());
+  // A cookie-authenticated change, and a sign-in, must come from the gateway's own origin (auth/csrf.ts).
+  const ownOrigins = (request: FastifyRequest) => [publicOrigin(), `${request.protocol}://${request.host}`];
   const rateLimiter = createRateLimiter({
     cache: deps.cache,
     clock: deps.clock,
@@ -236,8 +238,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
       authenticator,
       rateLimiter,
       sessions,
-      // A cookie-authenticated change must come from the gateway's own origin (auth/csrf.ts).
-      ownOrigins: (request) => [publicOrigin(), `${request.protocol}://${request.host}`],
+      ownOrigins,
       keyLastUsed,
     });
   }
@@ -305,7 +306,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     reloadWindowMs: deps.config.HALLMARK_RESOLVER_RELOAD_SECONDS * 1000,
     reportLimits,
   });
-  registerSessionRoutes(app, { db: deps.db, sessions, authenticator, rateLimiter });
+  registerSessionRoutes(app, { db: deps.db, sessions, authenticator, rateLimiter, ownOrigins });
   registerUsageRoutes(app, { db: deps.db, rateLimiter, clock: deps.clock });
   registerKeyRoutes(app, {
     db: deps.db,

@@ -27,16 +27,21 @@ export function csrfRefusal(request: CsrfRequest, ownOrigins: readonly string[])
       header: 'X-Hallmark-Console',
     });
   }
+  return foreignOriginRefusal(request, ownOrigins);
+}
+
+/**
+ * The refusal of a request whose browser said it comes from another origin (`Origin` not one of
+ * ours), or undefined (ours, or no Origin: not a browser's cross-site request). Sign-in checks this
+ * alone, so another site's page cannot sign its visitor in to an account of its choosing.
+ */
+export function foreignOriginRefusal(request: CsrfRequest, ownOrigins: readonly string[]): HallmarkError | undefined {
   const origin = request.headers.origin;
   if (origin === undefined) return undefined;
   if (typeof origin === 'string' && ownOrigins.some((own) => sameOrigin(own, origin))) return undefined;
-  return new HallmarkError(
-    'CSRF_REJECTED',
-    'A request made with the console’s session must come from the console’s own origin.',
-    {
-      origin: typeof origin === 'string' ? origin.slice(0, 200) : null,
-    },
-  );
+  return new HallmarkError('CSRF_REJECTED', 'A request with the console’s session must come from the console’s own origin.', {
+    origin: typeof origin === 'string' ? origin.slice(0, 200) : null,
+  });
 }
 
 /** Origins compared as URLs (scheme, host, port; default ports and case normalised); `null` and garbage never match. */

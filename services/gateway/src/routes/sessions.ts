@@ -13,6 +13,7 @@ import type { SqlExecutor } from '@hallmark/sql';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { type ConsoleSessions, noSession } from '../auth/console-sessions.ts';
+import { foreignOriginRefusal } from '../auth/csrf.ts';
 import type { RateLimiter } from '../auth/rate-limiter.ts';
 import { clearedSessionCookie, sessionCookie, sessionTokenOf } from '../auth/session-cookie.ts';
 import { registerRoute } from '../route-registry.ts';
@@ -22,6 +23,8 @@ export interface SessionRouteDeps {
   sessions: ConsoleSessions;
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
+  /** The gateway's own origins (auth/csrf.ts): a sign-in from another site's page is refused. */
+  ownOrigins: (request: FastifyRequest) => readonly string[];
 }
 
 const isHttps = (request: FastifyRequest) => request.protocol === 'https';
@@ -81,6 +84,8 @@ async function refuseSignIn(
 /** POST /sessions, GET|PATCH|DELETE /sessions/current: the web console's sign-in (docs/SECURITY.md, "Console sessions"). */
 export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): void {
   registerRoute(app, createSessionRoute, async (request, reply) => {
+    const foreign = foreignOriginRefusal(request, deps.ownOrigins(request));
+    if (foreign) throw foreign;
     const { apiKey } = request.body as CreateSessionBody;
     let key: AuthenticatedKey;
     try {
@@ -89,6 +94,9 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
       return refuseSignIn(deps, request, reply, error);
     }
     const { session, token } = await deps.sessions.start(key);
+    // Signing in again replaces the session this browser had: the old token ends here.
+    const previous = sessionTokenOf(request.headers.cookie);
+    if (previous !== undefined) await deps.sessions.end(previous);
     reply
       .status(201)
       .header('set-cookie', sessionCookie(token, isHttps(request)))
