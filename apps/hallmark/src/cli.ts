@@ -1,12 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { CommandError } from './commands/command-error.ts';
+import type { CommandIo } from './commands/command-io.ts';
 import { UsageError } from './commands/usage-error.ts';
 import {
   accountsUsage,
   auditUsage,
+  codesUsage,
+  complianceUsage,
   gtinsUsage,
   keysUsage,
   migrateUsage,
+  productApiUsage,
   projectionsUsage,
   verifyUsage,
 } from './commands/usages.ts';
@@ -14,8 +18,9 @@ import { DataDirInUseError } from './data-dir-lock.ts';
 
 const exitCodes = `Exit codes:
   0   done (verify, audit: the code or export is valid)
-  1   refused or failed: the API or the database said no (the message says why); verify, audit: not valid
-  64  the command line is wrong (an unknown command or option, a missing or bad value)
+  1   refused or failed: the API or the database said no (the message says why); codes generate: a row
+      failed; verify, audit: not valid
+  2   the command line is wrong (an unknown command or option, a missing or bad value, an unreadable file)
   70  an unexpected error (HALLMARK_DEBUG=1 prints its stack)
   78  a setting in the environment is wrong`;
 
@@ -29,15 +34,18 @@ const usage = `Usage: hallmark <command> [options]      hallmark <command> --hel
   ${keysUsage}
   ${gtinsUsage}
   ${verifyUsage}
+  ${codesUsage}
+  ${complianceUsage}
   ${auditUsage}
   ${projectionsUsage}
   ${migrateUsage}
 
-The account, key and projection commands work on HALLMARK_DATABASE_URL, or else on the embedded database
-under HALLMARK_DATA_DIR. While "hallmark start" runs there, accounts, keys and gtins grant/list/revoke go
-through its API (with --key, HALLMARK_OPERATOR_KEY or <data dir>/operator-key); projections rebuild and
-gtins conflicts need it stopped. List commands take --json for one JSON object per line. See the README
-for every setting.
+${productApiUsage}
+accounts, keys and gtins grant/list/revoke go through the API as well with --url, or while "hallmark start"
+runs on HALLMARK_DATA_DIR; else they work on the database itself (HALLMARK_DATABASE_URL, or the embedded
+database under HALLMARK_DATA_DIR), which is how the first account is made. projections rebuild, gtins
+conflicts and migrate work on the database only, with the product stopped. Lists take --json for one JSON
+object per line. Progress bars are drawn on stderr, only when it is a terminal. More: docs/CLI.md.
 
 ${exitCodes}`;
 
@@ -47,6 +55,8 @@ const commandUsages: Record<string, string> = {
   accounts: accountsUsage,
   keys: keysUsage,
   gtins: gtinsUsage,
+  codes: codesUsage,
+  compliance: complianceUsage,
   verify: verifyUsage,
   audit: auditUsage,
   projections: projectionsUsage,
@@ -58,12 +68,15 @@ const commandActions: Record<string, readonly string[]> = {
   accounts: ['create', 'list'],
   keys: ['create', 'list', 'revoke'],
   gtins: ['grant', 'list', 'revoke', 'conflicts'],
+  codes: ['generate'],
+  compliance: ['export'],
   projections: ['rebuild'],
 };
 
 const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 const write = (text: string) => process.stdout.write(text);
+const io: CommandIo = { out: write, err: (text) => process.stderr.write(text), terminal: process.stderr };
 
 async function start(): Promise<void> {
   const started = Date.now();
@@ -110,6 +123,7 @@ async function main(argv: string[]): Promise<number | undefined> {
   }
   switch (command) {
     case 'start':
+      if (rest.length > 0) throw new UsageError(`start takes no arguments (settings come from the environment: see the README)`);
       await start();
       return undefined;
     case 'accounts':
@@ -121,12 +135,16 @@ async function main(argv: string[]): Promise<number | undefined> {
     case 'gtins':
       await (await import('./commands/gtins.ts')).gtinsCommand(rest, process.env, write);
       return 0;
+    case 'codes':
+      return (await import('./commands/codes.ts')).codesCommand(rest, process.env, io);
+    case 'compliance':
+      return (await import('./commands/compliance.ts')).complianceCommand(rest, process.env, io);
     case 'verify':
-      return (await import('./commands/verify.ts')).verifyCommand(rest, write);
+      return (await import('./commands/verify.ts')).verifyCommand(rest, process.env, write);
     case 'audit':
       return (await import('./commands/audit.ts')).auditCommand(rest, write);
     case 'projections':
-      await (await import('./commands/projections.ts')).projectionsCommand(rest, process.env, write);
+      await (await import('./commands/projections.ts')).projectionsCommand(rest, process.env, io);
       return 0;
     case 'migrate':
       await (await import('./commands/migrate.ts')).migrateCommand(rest, process.env, write);
@@ -138,8 +156,28 @@ async function main(argv: string[]): Promise<number | undefined> {
 
 /** `unknown command "kyes" (did you mean "keys"?)`: the closest command when one is near. */
 function unknownCommand(command: string): string {
-  const near = Object.keys(commandUsages).find((name) => editDistance(name, command) <= 2);
+  if (command.startsWith('-')) return `unknown option ${command} (options come after the command)`;
+  const near = nearest(Object.keys(commandUsages), command);
   return `unknown command "${command}"${near ? ` (did you mean "${near}"?)` : ''}`;
+}
+
+/** `(did you mean --json?)` for an unknown option: the nearest of the options the command's usage names. */
+function nearOption(command: string | undefined, option: string): string {
+  const usage = command ? commandUsages[command] : undefined;
+  if (!usage) return '';
+  const known = [...new Set(usage.match(/--[a-z][a-z-]*/g) ?? [])];
+  const near = nearest(known, option);
+  return near ? ` (did you mean ${near}?)` : '';
+}
+
+/** The candidate closest to `given`, if one is within two edits. */
+function nearest(candidates: readonly string[], given: string): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const name of candidates) {
+    const distance = editDistance(name, given);
+    if (distance <= 2 && (!best || distance < best.distance)) best = { name, distance };
+  }
+  return best?.name;
 }
 
 function editDistance(a: string, b: string): number {
@@ -159,14 +197,14 @@ function editDistance(a: string, b: string): number {
 }
 
 /** node:util parseArgs' refusals, said in one line ("unknown option --colour"). */
-function parseArgsProblem(error: unknown): string | undefined {
+function parseArgsProblem(error: unknown, command: string | undefined): string | undefined {
   const code = (error as { code?: unknown }).code;
   if (typeof code !== 'string' || !code.startsWith('ERR_PARSE_ARGS')) return undefined;
   const message = (error as Error).message;
   const named = /'(-{1,2}[^' ]+)/.exec(message)?.[1];
   switch (code) {
     case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
-      return `unknown option ${named ?? message}`;
+      return named ? `unknown option ${named}${nearOption(command, named)}` : message;
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
       return named ? `${named} ${message.includes('argument missing') ? 'needs a value' : 'takes no value'}` : message;
     case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
@@ -190,14 +228,20 @@ try {
   if (code !== undefined) process.exit(code);
 } catch (error) {
   // A wrong command line: one line saying what, and where the usage is; not the whole usage.
-  const usageProblem = error instanceof UsageError ? error.message : parseArgsProblem(error);
+  const usageProblem = error instanceof UsageError ? error.message : parseArgsProblem(error, argv[0]);
   if (usageProblem !== undefined) {
     process.stderr.write(`hallmark: ${usageProblem}\n${helpHint(argv)}\n`);
-    process.exit(64); // EX_USAGE
+    process.exit(2); // a wrong command line, as shells and most tools answer it
   }
   // Loaded only now: help and version answer without the product's code.
   const { HallmarkError } = await import('@hallmark/contracts');
   const { exitOnConfigError } = await import('@hallmark/runtime');
+  const { sdkErrorLine } = await import('./commands/sdk-error-line.ts');
+  const apiProblem = sdkErrorLine(error);
+  if (apiProblem !== undefined) {
+    process.stderr.write(`hallmark: ${apiProblem}\n`);
+    process.exit(1);
+  }
   if (error instanceof HallmarkError || error instanceof CommandError || error instanceof DataDirInUseError) {
     process.stderr.write(`hallmark: ${error.message}\n`);
     process.exit(1);

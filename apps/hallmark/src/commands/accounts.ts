@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { listAccounts, provisionAccount } from '@hallmark/accounts';
-import { type AccountList, type Environment, environments, type ListedAccount, type Tier, tiers } from '@hallmark/contracts';
+import { type Environment, environments, type ListedAccount, type Tier, tiers } from '@hallmark/contracts';
 import { connectOperator } from './operator-database.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -16,19 +16,22 @@ export async function accountsCommand(args: string[], env: NodeJS.ProcessEnv, ou
   if (action !== 'create') throw new UsageError(`unknown accounts command "${action ?? ''}" (accounts create or accounts list)`);
   const { values } = parseArgs({
     args: rest,
-    options: { name: { type: 'string' }, tier: { type: 'string' }, env: { type: 'string' }, key: { type: 'string' } },
+    options: {
+      name: { type: 'string' },
+      tier: { type: 'string' },
+      env: { type: 'string' },
+      key: { type: 'string' },
+      url: { type: 'string' },
+    },
   });
   if (!values.name) throw new UsageError('--name is required');
   if (!tiers.includes(values.tier as Tier)) throw new UsageError(`--tier must be one of ${tiers.join(', ')}`);
   const environment = (values.env ?? 'live') as Environment;
   if (!environments.includes(environment)) throw new UsageError('--env must be live or test');
-  const target = await connectOperator(env, values.key);
+  const target = await connectOperator(env, values);
   if (target.kind === 'server') {
-    // The running server's POST /accounts, with the operator key.
-    const created = await target.api.request<{
-      account: { id: string; name: string; tier: string };
-      apiKey: { id: string; secret: string };
-    }>('POST', '/accounts', { name: values.name, tier: values.tier, environment });
+    // The running product's POST /accounts, with the operator key.
+    const created = await target.api.client.accounts.create({ name: values.name, tier: values.tier as Tier, environment });
     out(`account ${created.account.id} (${created.account.name}, ${created.account.tier})\n`);
     out(`API key ${created.apiKey.id}, scope *, ${environment}; shown this once:\n${created.apiKey.secret}\n`);
     return;
@@ -45,20 +48,16 @@ export async function accountsCommand(args: string[], env: NodeJS.ProcessEnv, ou
 
 /** Every account, page by page: the running server's GET /accounts, or the database. */
 async function listAccountsCommand(args: string[], env: NodeJS.ProcessEnv, out: (text: string) => void): Promise<void> {
-  const { values } = parseArgs({ args, options: { json: { type: 'boolean' }, key: { type: 'string' } } });
-  const target = await connectOperator(env, values.key);
-  let cursor: string | null = null;
+  const { values } = parseArgs({
+    args,
+    options: { json: { type: 'boolean' }, key: { type: 'string' }, url: { type: 'string' } },
+  });
+  const target = await connectOperator(env, values);
   if (target.kind === 'server') {
-    do {
-      const page: AccountList = await target.api.request(
-        'GET',
-        `/accounts?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-      );
-      for (const account of page.accounts) out(describeAccount(account, values.json));
-      cursor = page.pagination.nextCursor;
-    } while (cursor);
+    for await (const account of target.api.client.accounts.list({ limit: 100 })) out(describeAccount(account, values.json));
     return;
   }
+  let cursor: string | null = null;
   const { connection } = target;
   try {
     do {

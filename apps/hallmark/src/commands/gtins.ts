@@ -4,8 +4,8 @@ import { listOwnershipConflicts, migrateCodes, recordGtinClaim, recordGtinRevoca
 import { broadcasts, type GtinClaimView } from '@hallmark/contracts';
 import type { EventStore } from '@hallmark/event-store';
 import { checkGtin14 } from '@hallmark/gs1';
-import type { OperatorApi } from './operator-api.ts';
 import { connectOperator, connectOperatorDatabase, type OperatorConnection } from './operator-database.ts';
+import type { ProductApi } from './product-api.ts';
 import { UsageError } from './usage-error.ts';
 
 const options = {
@@ -15,6 +15,7 @@ const options = {
   env: { type: 'string' },
   id: { type: 'string' },
   key: { type: 'string' },
+  url: { type: 'string' },
   json: { type: 'boolean' },
 } as const;
 
@@ -41,7 +42,7 @@ export async function gtinsCommand(args: string[], env: NodeJS.ProcessEnv, out: 
   if (action === 'conflicts') connection = await connectOperatorDatabase(env, 'gtins conflicts');
   else {
     // grant, list and revoke have API routes: while a server holds the embedded folder, they go through it.
-    const target = await connectOperator(env, values.key);
+    const target = await connectOperator(env, values);
     if (target.kind === 'server') return gtinsOverApi(target.api, action, values, out);
     connection = target.connection;
   }
@@ -110,37 +111,34 @@ export async function gtinsCommand(args: string[], env: NodeJS.ProcessEnv, out: 
 
 type GtinsOptions = { account?: string; gtin?: string; prefix?: string; env?: string; id?: string; json?: boolean };
 
-/** grant, list and revoke through the running server's API (POST/GET /accounts/{id}/gtins, POST /gtins/{id}/revoke). */
-async function gtinsOverApi(api: OperatorApi, action: string | undefined, values: GtinsOptions, out: (text: string) => void) {
+/** grant, list and revoke through the running product's API (the SDK): POST/GET /accounts/{id}/gtins, POST /gtins/{id}/revoke. */
+async function gtinsOverApi(api: ProductApi, action: string | undefined, values: GtinsOptions, out: (text: string) => void) {
   switch (action) {
     case 'grant': {
       if (!values.account) throw new UsageError('--account is required');
       if ((values.gtin === undefined) === (values.prefix === undefined))
         throw new UsageError('give exactly one of --gtin and --prefix');
-      const claim = await api.request<GtinClaimView>('POST', `/accounts/${encodeURIComponent(values.account)}/gtins`, {
-        ...(values.gtin !== undefined ? { gtin: values.gtin } : { prefix: values.prefix }),
-        environment: values.env ?? 'live',
+      const environment = values.env ?? 'live';
+      if (environment !== 'live' && environment !== 'test') throw new UsageError('--env must be live or test');
+      const claim = await api.client.accounts.gtins.grant({
+        accountId: values.account,
+        ...(values.gtin !== undefined ? { gtin: values.gtin } : { prefix: values.prefix as string }),
+        environment,
       });
-      out(`${describe(claim)}\n`);
+      out(`${describe(claim as GtinClaimView)}\n`);
       return;
     }
     case 'list': {
       if (!values.account) throw new UsageError('--account is required');
-      let cursor: string | null = null;
-      do {
-        const page: { claims: GtinClaimView[]; pagination: { nextCursor: string | null } } = await api.request(
-          'GET',
-          `/accounts/${encodeURIComponent(values.account)}/gtins?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-        );
-        for (const claim of page.claims) out(values.json ? `${JSON.stringify(claim)}\n` : `${describe(claim)}\n`);
-        cursor = page.pagination.nextCursor;
-      } while (cursor);
+      for await (const claim of api.client.accounts.gtins.list({ accountId: values.account, limit: 100 })) {
+        out(values.json ? `${JSON.stringify(claim)}\n` : `${describe(claim as GtinClaimView)}\n`);
+      }
       return;
     }
     case 'revoke': {
       if (!values.id) throw new UsageError('--id is required');
-      const claim = await api.request<GtinClaimView>('POST', `/gtins/${encodeURIComponent(values.id)}/revoke`);
-      out(`${describe(claim)}\n`);
+      const claim = await api.client.gtins.revoke({ claimId: values.id });
+      out(`${describe(claim as GtinClaimView)}\n`);
       return;
     }
     default:

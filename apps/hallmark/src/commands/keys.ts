@@ -2,8 +2,8 @@ import { parseArgs } from 'node:util';
 import { apiKeyView, listApiKeysOfAccount, recordApiKeyRevocation, recordOperatorKeyIssue } from '@hallmark/accounts';
 import { type ApiKeyView, broadcasts, type Environment, environments, isScope, type Scope } from '@hallmark/contracts';
 import { CommandError } from './command-error.ts';
-import type { OperatorApi } from './operator-api.ts';
 import { connectOperator } from './operator-database.ts';
+import type { ProductApi } from './product-api.ts';
 import { UsageError } from './usage-error.ts';
 
 const options = {
@@ -14,6 +14,7 @@ const options = {
   'expires-in': { type: 'string' },
   id: { type: 'string' },
   key: { type: 'string' },
+  url: { type: 'string' },
   json: { type: 'boolean' },
 } as const;
 
@@ -37,7 +38,7 @@ export async function keysCommand(args: string[], env: NodeJS.ProcessEnv, out: (
   const { values } = parseArgs({ args: rest, options });
   if (!values.account) throw new UsageError('--account is required');
   const accountId = values.account;
-  const target = await connectOperator(env, values.key);
+  const target = await connectOperator(env, values);
   if (target.kind === 'server') return keysOverApi(target.api, action, values, out);
   const { connection } = target;
   const now = new Date();
@@ -101,17 +102,17 @@ const describeKey = (key: ApiKeyView, json: boolean | undefined) =>
     : `${key.id}\t${key.environment}\t${key.status}\t${key.prefix}\t${key.name}\t${key.scopes.join(',')}\n`;
 
 /**
- * The keys commands through a running server's API, which manages the keys of the calling key's
- * own account: --account must be that account (another account's keys need that account's key, or
- * the server stopped).
+ * The keys commands through a running product's API (the SDK), which manages the keys of the
+ * calling key's own account: --account must be that account (another account's keys need that
+ * account's key, or the server stopped).
  */
-async function keysOverApi(api: OperatorApi, action: string | undefined, values: KeysOptions, out: (text: string) => void) {
+async function keysOverApi(api: ProductApi, action: string | undefined, values: KeysOptions, out: (text: string) => void) {
   if (action !== 'create' && action !== 'list' && action !== 'revoke')
     throw new UsageError(`unknown keys command "${action ?? ''}"`);
-  const own = await api.request<{ accountId: string; environment: Environment }>('GET', '/keys?limit=1&type=api');
-  if (own.accountId !== values.account) {
+  const own = await api.client.accounts.me();
+  if (own.account.id !== values.account) {
     throw new CommandError(
-      `the server at ${api.url} is running, and its API manages only the keys of the calling key's own account (${own.accountId}), ` +
+      `the server at ${api.url} is running, and its API manages only the keys of the calling key's own account (${own.account.id}), ` +
         `not ${values.account}: pass that account's key with --key, or stop the server and run the command again.`,
     );
   }
@@ -119,32 +120,26 @@ async function keysOverApi(api: OperatorApi, action: string | undefined, values:
     case 'create': {
       if (!values.name) throw new UsageError('--name is required');
       const scopes = scopesOption(values.scopes);
-      const key = await api.request<ApiKeyView & { secret: string }>('POST', '/keys', {
+      const key = await api.client.keys.create({
         name: values.name,
         scopes,
         environment: environmentOf(values.env),
         ...(values['expires-in'] ? { expiresIn: values['expires-in'] } : {}),
       });
+      // POST /keys answers a registered public key too; with name and scopes it is an API key.
+      if (!('secret' in key)) throw new CommandError(`the API answered a ${key.type} key where an API key was expected`);
       out(
         `API key ${key.id} (${key.scopes.join(', ')}, ${key.environment}, expires ${key.expiresAt ?? 'never'}); shown this once:\n${key.secret}\n`,
       );
       return;
     }
     case 'list': {
-      let cursor: string | null = null;
-      do {
-        const page: { keys: ApiKeyView[]; pagination: { nextCursor: string | null } } = await api.request(
-          'GET',
-          `/keys?limit=100&type=api${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-        );
-        for (const key of page.keys) out(describeKey(key, values.json));
-        cursor = page.pagination.nextCursor;
-      } while (cursor);
+      for await (const key of api.client.keys.list({ limit: 100, type: 'api' })) out(describeKey(key as ApiKeyView, values.json));
       return;
     }
     case 'revoke': {
       if (!values.id) throw new UsageError('--id is required');
-      const revoked = await api.request<{ revokedAt: string }>('POST', `/keys/${encodeURIComponent(values.id)}/revoke`);
+      const revoked = await api.client.keys.revoke({ id: values.id });
       out(`revoked ${values.id} at ${revoked.revokedAt}\n`);
       return;
     }

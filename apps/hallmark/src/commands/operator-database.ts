@@ -1,12 +1,12 @@
 import { mkdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { migrateAccounts } from '@hallmark/accounts';
 import { type Bus, createNatsBus } from '@hallmark/bus';
 import { createKurrentEventStore, createSqlEventStore, type EventStore } from '@hallmark/event-store';
 import { createPgliteDatabase, createPostgresDatabase, type SqlDatabase } from '@hallmark/sql';
 import { acquireDataDirLock, DataDirInUseError, type DataDirLock } from '../data-dir-lock.ts';
 import { CommandError } from './command-error.ts';
-import { connectOperatorApi, type OperatorApi } from './operator-api.ts';
+import { connectEmbeddedServer, connectProduct, embeddedDataDir, type ProductApi, type ProductOptions } from './product-api.ts';
 
 export interface OperatorConnection {
   db: SqlDatabase;
@@ -21,22 +21,22 @@ export interface OperatorConnection {
 }
 
 /** Where an operator command goes: the database itself, or the API of the server that holds it. */
-export type OperatorTarget = { kind: 'database'; connection: OperatorConnection } | { kind: 'server'; api: OperatorApi };
-
-const embeddedDataDir = (env: NodeJS.ProcessEnv) => resolve(env.HALLMARK_DATA_DIR || './.hallmark');
+export type OperatorTarget = { kind: 'database'; connection: OperatorConnection } | { kind: 'server'; api: ProductApi };
 
 /**
- * For the commands that have API routes (accounts, keys, gtins grant/list/revoke): the database
- * when nothing holds it (HALLMARK_DATABASE_URL, or the embedded folder with no server running),
- * else the running embedded server's API, with `keyOption` or the operator key.
+ * For the commands that have API routes (accounts, keys, gtins grant/list/revoke): the API at
+ * --url when given; else the database when nothing holds it (HALLMARK_DATABASE_URL, or the
+ * embedded folder with no server running), else the running embedded server's API, through the
+ * SDK with --key, HALLMARK_OPERATOR_KEY, HALLMARK_API_KEY or the operator key file.
  * Rejects with CommandError when the server's API cannot be used (no key, still starting).
  */
-export async function connectOperator(env: NodeJS.ProcessEnv, keyOption: string | undefined): Promise<OperatorTarget> {
+export async function connectOperator(env: NodeJS.ProcessEnv, options: ProductOptions): Promise<OperatorTarget> {
+  if (options.url) return { kind: 'server', api: await connectProduct(options, env, 'operator') };
   try {
     return { kind: 'database', connection: await openOperatorDatabase(env) };
   } catch (error) {
     if (!(error instanceof DataDirInUseError) || error.holder.holder !== 'server') throw inUse(error);
-    return { kind: 'server', api: await connectOperatorApi(embeddedDataDir(env), error.holder, keyOption, env) };
+    return { kind: 'server', api: await connectEmbeddedServer(embeddedDataDir(env), error.holder, options, env, 'operator') };
   }
 }
 

@@ -3,12 +3,12 @@
  * `hallmark <command> --help` answer without loading the database, bus and service code.
  */
 
-export const accountsUsage = `hallmark accounts create --name <name> --tier free|starter|enterprise [--env live|test]
+export const accountsUsage = `hallmark accounts create --name <name> --tier free|starter|enterprise [--env live|test] [--url <url>] [--key <key>]
     Creates an account and its first API key (scope *); prints the key once.
-  hallmark accounts list [--json]
+  hallmark accounts list [--json] [--url <url>] [--key <key>]
     Lists every account, newest first (--json: one JSON object per line).
-    While "hallmark start" runs on HALLMARK_DATA_DIR, both go through its API with --key,
-    HALLMARK_OPERATOR_KEY or <data dir>/operator-key.`;
+    With --url, or while "hallmark start" runs on HALLMARK_DATA_DIR, both go through the API with
+    --key, HALLMARK_OPERATOR_KEY or <data dir>/operator-key; else on the database itself.`;
 
 export const keysUsage = `hallmark keys create --account <id> --name <name> --scopes <a,b,…> [--env live|test] [--expires-in 90d]
     Creates an API key; prints it once.
@@ -16,21 +16,26 @@ export const keysUsage = `hallmark keys create --account <id> --name <name> --sc
     Lists the account's API keys, never a secret (--json: one JSON object per line).
   hallmark keys revoke --account <id> --id <key id> [--env live|test]
     Revokes a key; with HALLMARK_NATS_URL set, running gateways drop it at once.
-    While "hallmark start" runs on HALLMARK_DATA_DIR, the keys commands go through its API with
-    --key <key>, HALLMARK_OPERATOR_KEY or <data dir>/operator-key, for that key's own account.`;
+    With --url <url>, or while "hallmark start" runs on HALLMARK_DATA_DIR, the keys commands go
+    through the API with --key <key>, HALLMARK_OPERATOR_KEY or <data dir>/operator-key, for that
+    key's own account; else on the database itself.`;
 
 export const auditUsage = `hallmark audit <export-file> --jwks <file>
     Verifies a compliance export (GET /compliance/{assetId}/export) with no server: the checkpoint
     signature, every event's hash and link, every inclusion proof, the root.
     Exit code 0: valid; 1: not valid.`;
 
-export const verifyUsage = `hallmark verify --offline --jwks <file> [--env live|test] <url>
+export const verifyUsage = `hallmark verify <link> [--url <url>] [--key <key>]
+    Verifies a code through the running product's API (POST /code/verify; it counts as a scan) and
+    prints the result. Exit code 0: AUTHENTIC; 1: any other verdict.
+  hallmark verify --offline --jwks <file> [--env live|test] <link>
     Checks a code's signature against a saved key set (GET /.well-known/jwks.json), with no server:
     only keys of the account that owns the GTIN count (the operator's, for a GTIN nobody owns), and
     only keys of the environment (live unless said). Exit code 0: valid; 1: not valid.`;
 
 export const projectionsUsage = `hallmark projections rebuild
-    Drops the Merkle projection and replays every event into it; the roots come out identical.`;
+    Drops the Merkle projection and replays every event into it; the roots come out identical.
+    Works on the database itself, with the product stopped (a progress bar on a terminal).`;
 
 export const gtinsUsage = `hallmark gtins grant --account <id> (--gtin <14 digits> | --prefix <4-12 digits>) [--env live|test]
     Lets the account sign codes for a GTIN or a GS1 Company Prefix (live covers both environments).
@@ -40,10 +45,28 @@ export const gtinsUsage = `hallmark gtins grant --account <id> (--gtin <14 digit
     Takes a GTIN or prefix away; codes signed under it stop verifying as authentic.
   hallmark gtins conflicts
     GTINs that had codes of several accounts when ownership came in: owned by nobody until granted.
-    While "hallmark start" runs on HALLMARK_DATA_DIR, grant, list and revoke go through its API (with --key,
-    HALLMARK_OPERATOR_KEY or <data dir>/operator-key); conflicts needs the server stopped.`;
+    With --url <url>, or while "hallmark start" runs on HALLMARK_DATA_DIR, grant, list and revoke go
+    through the API (with --key <key>, HALLMARK_OPERATOR_KEY or <data dir>/operator-key); else, and
+    always for conflicts, on the database itself, which needs the server stopped.`;
 
 export const migrateUsage = `hallmark migrate
     Applies every pending migration of the distributed form to HALLMARK_DATABASE_URL and exits. Run it
     with the tables' owner before services that use roles of their own (infra/postgres/roles.sql), which
     cannot change the schema.`;
+
+export const codesUsage = `hallmark codes generate --csv <file> [--out <results.csv>] [--batch-size <n>] [--json] [--url <url>] [--key <key>]
+    Generates a code per row of the CSV (header: gtin, serialNumber, and any of batchNumber,
+    expiryDate, schemaId, schemaVersion, metadata.<name>) through the API, in requests of up to
+    10,000 rows (--batch-size fewer). The results (row, line, status, the link as url, assetId,
+    errorCode, errorMessage) go to --out, or to stdout; failed rows are also named on stderr by row
+    and line. --json: a JSON summary with --out, else one JSON object per row. Exit code 1 when any
+    row failed.`;
+
+export const complianceUsage = `hallmark compliance export <assetId> --out <file> [--format json|csv|epcis] [--json] [--url <url>] [--key <key>]
+    Streams an asset's compliance export to <file> (written whole or not at all); check it with
+    "hallmark audit". --json: a JSON summary.`;
+
+/** Said once in the general help: how the commands that talk to a running product find it. */
+export const productApiUsage = `The codes, compliance and verify (online) commands talk to a running product: --url <url>, else the server
+"hallmark start" runs on HALLMARK_DATA_DIR; with --key <key>, HALLMARK_API_KEY, HALLMARK_OPERATOR_KEY
+or <data dir>/operator-key.`;

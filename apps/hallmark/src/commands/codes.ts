@@ -1,0 +1,292 @@
+import { type FileHandle, open, readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { type BatchItemResult, GenerateBatchBody, type GenerateCodeBody, type GeneratedCode } from '@hallmark/contracts';
+import { type CsvRecord, CsvSyntaxError, csvLine, parseCsv } from '../csv.ts';
+import { createProgress } from '../progress.ts';
+import type { CommandIo } from './command-io.ts';
+import { connectProduct } from './product-api.ts';
+import { UsageError } from './usage-error.ts';
+
+/** The API's own limit of items per POST /code/generate/batch (packages/contracts). */
+export const batchLimit = GenerateBatchBody.properties.items.maxItems ?? 10_000;
+
+/** Row errors printed on stderr before the rest are left to the results file. */
+const printedFailures = 20;
+
+type Field = Exclude<keyof GenerateCodeBody, 'metadata'>;
+
+/** Header names (lower case, without spaces, `_` and `-`) and the request field each one fills. */
+const columnFields: Record<string, Field> = {
+  gtin: 'gtin',
+  serialnumber: 'serialNumber',
+  serial: 'serialNumber',
+  batchnumber: 'batchNumber',
+  batch: 'batchNumber',
+  lot: 'batchNumber',
+  expirydate: 'expiryDate',
+  expiry: 'expiryDate',
+  schemaid: 'schemaId',
+  schemaversion: 'schemaVersion',
+};
+
+/** What a header cell fills: a request field, or `metadata.<name>`. */
+type Column = { field: Field } | { metadata: string };
+
+function columnsOf(header: readonly string[]): Column[] {
+  const columns = header.map((name): Column => {
+    const trimmed = name.trim();
+    if (/^metadata\./i.test(trimmed) && trimmed.length > 'metadata.'.length)
+      return { metadata: trimmed.slice('metadata.'.length) };
+    const field = columnFields[trimmed.toLowerCase().replace(/[\s_-]/g, '')];
+    if (!field) {
+      throw new UsageError(
+        `the CSV's column "${trimmed}" is not known: use gtin, serialNumber, batchNumber, expiryDate, schemaId, schemaVersion or metadata.<name>`,
+      );
+    }
+    return { field };
+  });
+  const fields = columns.flatMap((column) => ('field' in column ? [column.field] : []));
+  for (const required of ['gtin', 'serialNumber'] as const) {
+    if (!fields.includes(required)) throw new UsageError(`the CSV's header needs a ${required} column`);
+  }
+  const repeated = fields.find((field, index) => fields.indexOf(field) !== index);
+  if (repeated) throw new UsageError(`the CSV's header has two ${repeated} columns`);
+  return columns;
+}
+
+interface RowFailure {
+  code: string;
+  message: string;
+}
+
+/** One data row on its way: its request body, then what became of it. */
+interface Row {
+  /** 1-based, counting data rows only (the header is not a row). */
+  row: number;
+  line: number;
+  body: GenerateCodeBody | undefined;
+  outcome: { code: GeneratedCode } | { error: RowFailure } | undefined;
+}
+
+/** A request body from a record; a failure when the row cannot become one (wrong field count, bad schemaVersion). */
+function bodyOf(record: CsvRecord, columns: readonly Column[]): GenerateCodeBody | RowFailure {
+  if (record.fields.length !== columns.length) {
+    return {
+      code: 'VALIDATION_ERROR',
+      message: `the row has ${record.fields.length} field${record.fields.length === 1 ? '' : 's'}, the header ${columns.length}`,
+    };
+  }
+  const body: Record<string, unknown> = {};
+  const metadata: Record<string, string> = {};
+  for (const [index, column] of columns.entries()) {
+    const value = (record.fields[index] ?? '').trim();
+    if (value === '') continue; // an empty cell leaves the field out
+    if ('metadata' in column) metadata[column.metadata] = value;
+    else if (column.field === 'schemaVersion') {
+      if (!/^\d{1,10}$/.test(value))
+        return { code: 'VALIDATION_ERROR', message: `schemaVersion "${value}" is not a whole number` };
+      body.schemaVersion = Number(value);
+    } else body[column.field] = value;
+  }
+  if (Object.keys(metadata).length > 0) body.metadata = metadata;
+  return body as GenerateCodeBody;
+}
+
+const resultColumns = [
+  'row',
+  'line',
+  'status',
+  'gtin',
+  'serialNumber',
+  'batchNumber',
+  'expiryDate',
+  'url',
+  'assetId',
+  'keyId',
+  'createdAt',
+  'errorCode',
+  'errorMessage',
+] as const;
+
+function resultLine(row: Row): string {
+  const outcome = row.outcome;
+  const code = outcome && 'code' in outcome ? outcome.code : undefined;
+  const error = outcome && 'error' in outcome ? outcome.error : undefined;
+  return csvLine([
+    row.row,
+    row.line,
+    code ? 'ok' : 'failed',
+    code?.gtin ?? row.body?.gtin,
+    code?.serial ?? row.body?.serialNumber,
+    code?.batch ?? row.body?.batchNumber,
+    code?.expiryDate ?? row.body?.expiryDate,
+    code?.url,
+    code?.assetId,
+    code?.keyId,
+    code?.createdAt,
+    error?.code,
+    error?.message,
+  ]);
+}
+
+/** `--batch-size`: 1 to the API's limit. */
+function batchSizeOf(value: string | undefined): number {
+  if (value === undefined) return batchLimit;
+  const size = Number(value);
+  if (!Number.isInteger(size) || size < 1 || size > batchLimit) {
+    throw new UsageError(`--batch-size must be a whole number from 1 to ${batchLimit} (the API's limit per request)`);
+  }
+  return size;
+}
+
+async function readCsv(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+}
+
+/** Every record of the text; a CsvSyntaxError becomes a UsageError naming the line. */
+function* recordsOf(text: string, path: string): Generator<CsvRecord> {
+  try {
+    yield* parseCsv(text);
+  } catch (error) {
+    if (error instanceof CsvSyntaxError) throw new UsageError(`${path}: ${error.message}`);
+    throw error;
+  }
+}
+
+/**
+ * `hallmark codes generate --csv <file> [--out <file>]`: one code per data row, through
+ * POST /code/generate/batch in requests of up to the API's limit (each with an Idempotency-Key the
+ * SDK keeps across its retries). Resolves with the exit code: 1 when any row failed.
+ */
+export async function codesCommand(args: string[], env: NodeJS.ProcessEnv, io: CommandIo): Promise<number> {
+  const [action, ...rest] = args;
+  if (action !== 'generate') throw new UsageError(`unknown codes action "${action ?? ''}" (codes generate)`);
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      csv: { type: 'string' },
+      out: { type: 'string' },
+      'batch-size': { type: 'string' },
+      json: { type: 'boolean' },
+      url: { type: 'string' },
+      key: { type: 'string' },
+    },
+  });
+  if (!values.csv) throw new UsageError('--csv <file> is required');
+  const batchSize = batchSizeOf(values['batch-size']);
+  const text = await readCsv(values.csv);
+  const records = recordsOf(text, values.csv);
+  const header = records.next();
+  if (header.done) throw new UsageError(`${values.csv} is empty: it needs a header and a row per code`);
+  const columns = columnsOf(header.value.fields);
+  let total = 0;
+  for (const _ of recordsOf(text, values.csv)) total++;
+  total -= 1; // the header
+  if (total === 0) throw new UsageError(`${values.csv} has a header and no rows`);
+
+  const api = await connectProduct(values, env, 'tenant');
+  const file: FileHandle | undefined = values.out ? await open(values.out, 'w') : undefined;
+  const asJsonLines = values.json === true && file === undefined;
+  const write = async (chunk: string) => (file ? void (await file.write(chunk)) : io.out(chunk));
+  const progress = createProgress({ label: 'generating', unit: 'rows', total, stream: io.terminal });
+  const failures: Array<{ row: number; line: number } & RowFailure> = [];
+  let generated = 0;
+  let requests = 0;
+  let done = 0;
+  let window: Row[] = [];
+
+  /** The row's line of the results, after counting it (and printing it when it failed). */
+  const resultOf = (row: Row): string => {
+    const outcome = row.outcome;
+    if (outcome && 'error' in outcome) {
+      failures.push({ row: row.row, line: row.line, ...outcome.error });
+      if (failures.length <= printedFailures) {
+        io.err(`hallmark: row ${row.row} (line ${row.line}): ${outcome.error.code}: ${outcome.error.message}\n`);
+      }
+    } else generated++;
+    return asJsonLines ? `${JSON.stringify({ row: row.row, line: row.line, ...outcome })}\n` : resultLine(row);
+  };
+
+  /** Sends the window's good rows as one request and writes every row of the window, in order. */
+  const flush = async () => {
+    const sent = window.filter((row) => row.body !== undefined);
+    if (sent.length > 0) {
+      const { results } = await api.client.codes.generateBatch(
+        { items: sent.map((row) => row.body) },
+        { timeout: 300_000 }, // 10,000 codes take a few seconds; a loaded server, longer
+      );
+      requests++;
+      for (const result of results as BatchItemResult[]) {
+        const row = sent[result.index];
+        if (row) row.outcome = 'code' in result ? { code: result.code } : { error: result.error };
+      }
+    }
+    let lines = done === 0 && !asJsonLines ? csvLine(resultColumns) : '';
+    for (const row of window) {
+      row.outcome ??= { error: { code: 'INTERNAL_ERROR', message: 'the API answered nothing for this row' } };
+      lines += resultOf(row);
+    }
+    await write(lines);
+    done += window.length;
+    progress.advance(window.length);
+    window = [];
+  };
+
+  try {
+    let rowNumber = 0;
+    let pending = 0;
+    for (const csvRecord of records) {
+      rowNumber++;
+      const body = bodyOf(csvRecord, columns);
+      const failed = 'message' in body;
+      window.push({
+        row: rowNumber,
+        line: csvRecord.line,
+        body: failed ? undefined : body,
+        outcome: failed ? { error: body } : undefined,
+      });
+      if (!failed) pending++;
+      if (pending === batchSize) {
+        await flush();
+        pending = 0;
+      }
+    }
+    await flush();
+  } catch (error) {
+    progress.finish();
+    if (done > 0) {
+      io.err(`hallmark: stopped after ${done} of ${total} rows${file ? ` (their results are in ${values.out})` : ''}:\n`);
+    }
+    throw error;
+  } finally {
+    progress.finish();
+    await file?.close();
+  }
+
+  if (failures.length > printedFailures) {
+    io.err(`hallmark: … and ${failures.length - printedFailures} more failed rows${file ? ` (see ${values.out})` : ''}\n`);
+  }
+  const summary = {
+    rows: total,
+    generated,
+    failed: failures.length,
+    requests,
+    ...(values.out ? { out: values.out } : {}),
+  };
+  if (values.json && file) io.out(`${JSON.stringify({ ...summary, failures })}\n`);
+  else {
+    const line =
+      `generated ${generated} code${generated === 1 ? '' : 's'} from ${total} row${total === 1 ? '' : 's'} ` +
+      `in ${requests} request${requests === 1 ? '' : 's'}` +
+      `${failures.length > 0 ? `; ${failures.length} row${failures.length === 1 ? '' : 's'} failed` : ''}` +
+      `${values.out ? `; results in ${values.out}` : ''}\n`;
+    // With the results on stdout, the summary goes beside the row errors, so a pipe gets only CSV.
+    if (file) io.out(line);
+    else io.err(line);
+  }
+  return failures.length > 0 ? 1 : 0;
+}
