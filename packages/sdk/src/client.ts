@@ -223,7 +223,10 @@ export class Hallmark {
 async function readData(info: OperationInfo, response: Response): Promise<unknown> {
   if (info.response === 'json') {
     const text = await response.text();
-    return text === '' ? undefined : JSON.parse(text);
+    if (text === '') return undefined;
+    // A list asked for as CSV (`format: 'csv'`) answers text; JSON is parsed.
+    const type = response.headers.get('content-type') ?? 'application/json';
+    return type.includes('json') ? JSON.parse(text) : text;
   }
   if (info.response === 'text') return response.text();
   if (info.response === 'binary') return new Uint8Array(await response.arrayBuffer());

@@ -209,6 +209,20 @@ export class APIUserAbortError extends HallmarkError {
   override name = 'APIUserAbortError';
 }
 
+/**
+ * For an answer outside the envelope (a proxy's or load balancer's 429, 503 or 431): the class of the
+ * one code the API answers with that status, where there is only one.
+ */
+const classByStatus = (() => {
+  const codesByStatus = new Map<number, ErrorCode[]>();
+  for (const code of Object.keys(errorStatus) as ErrorCode[]) {
+    codesByStatus.set(errorStatus[code], [...(codesByStatus.get(errorStatus[code]) ?? []), code]);
+  }
+  const classes = new Map<number, typeof APIError>();
+  for (const [status, codes] of codesByStatus) if (codes.length === 1) classes.set(status, errorClasses[codes[0] as ErrorCode]);
+  return classes;
+})();
+
 function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && Object.hasOwn(errorStatus, value);
 }
@@ -216,7 +230,8 @@ function isErrorCode(value: unknown): value is ErrorCode {
 /**
  * The error an unsuccessful answer stands for, from its body text. The envelope is
  * `{ error: { code, message, details? }, meta: { requestId } }`; anything else (a proxy's HTML page)
- * becomes an `APIError` with code `HTTP_<status>`.
+ * gets code `HTTP_<status>` and the class of the one code the API answers with that status (a
+ * proxy's 429 is a `RateLimitedError`), else `APIError`. A code this SDK does not know is an `APIError`.
  */
 export function errorFromResponse(status: number, headers: Headers, bodyText: string): APIError {
   let envelope: { error?: { code?: unknown; message?: unknown; details?: unknown }; meta?: { requestId?: unknown } } = {};
@@ -233,6 +248,7 @@ export function errorFromResponse(status: number, headers: Headers, bodyText: st
     typeof error?.details === 'object' && error.details !== null ? (error.details as Record<string, unknown>) : undefined;
   const requestId =
     headers.get('x-request-id') ?? (typeof envelope?.meta?.requestId === 'string' ? envelope.meta.requestId : undefined);
-  const ErrorClass = isErrorCode(code) ? errorClasses[code] : APIError;
+  const inEnvelope = typeof error?.code === 'string';
+  const ErrorClass = isErrorCode(code) ? errorClasses[code] : inEnvelope ? APIError : (classByStatus.get(status) ?? APIError);
   return new ErrorClass({ code, status, message: `${status} ${code}: ${message}`, requestId, details, headers });
 }

@@ -53,6 +53,11 @@ describe('errors by code', () => {
     expect(unknown.constructor).toBe(APIError);
     expect(unknown.code).toBe('TEAPOT');
     const html = errorFromResponse(502, new Headers(), '<html>Bad gateway</html>');
+    // A proxy's 429 or 503 outside the envelope is still the class of the one code with that status.
+    const proxied = errorFromResponse(429, new Headers({ 'retry-after': '2' }), 'Too Many Requests');
+    expect(proxied).toBeInstanceOf(RateLimitedError);
+    expect(proxied.code).toBe('HTTP_429');
+    expect(errorFromResponse(400, new Headers(), '').constructor).toBe(APIError);
     expect(html.constructor).toBe(APIError);
     expect(html).toMatchObject({ code: 'HTTP_502', status: 502, details: undefined });
     expect(html.message).toContain('Bad gateway');

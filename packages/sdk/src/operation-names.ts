@@ -38,6 +38,8 @@ export const operationNames = {
     signing: { rotate: 'rotateSigningKey' },
   },
   codes: {
+    list: 'listCodes',
+    get: 'getCode',
     generate: 'generateCode',
     generateBatch: 'generateCodeBatch',
     verify: 'verifyCode',

@@ -944,7 +944,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Sign in to the console with an API key: answers the session and sets the `hallmark_session` cookie (HttpOnly, SameSite=Strict, Path=/, Secure over HTTPS). A wrong, revoked or expired key is 401 with the x-api-key codes and counts toward the address’s failed authentications. */
+    /** Sign in to the console with an API key: answers the session and sets the `hallmark_session` cookie (HttpOnly, SameSite=Strict, Path=/, Secure over HTTPS). A wrong, revoked or expired key is 401 with the x-api-key codes and counts toward the address’s failed authentications. An `Origin` other than the gateway’s own is 403 CSRF_REJECTED; signing in again ends the session the request’s cookie held. */
     post: operations['createSession'];
     delete?: never;
     options?: never;
@@ -997,6 +997,40 @@ export interface paths {
     };
     /** Each API key of the caller’s account and environment (newest first, cursor-paged) with its requests today and in the current minute, and when it was last used. */
     get: operations['listKeyUsage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/codes': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The caller’s codes (its account and environment), newest first, cursor-paged, filtered by GTIN, serial and batch (exact). Every page costs the same however deep. */
+    get: operations['listCodes'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/codes/{assetId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One of the caller’s codes with its scans (count, first and last, the flags raised), whether it was reported, and the block covering it. Another account’s code is NOT_FOUND. */
+    get: operations['getCode'];
     put?: never;
     post?: never;
     delete?: never;
@@ -8066,6 +8100,10 @@ export interface operations {
               country: string | null;
               /** @description the code has a report in its owner’s queue (any status) */
               reported: boolean;
+              /** @description kilometres from the code’s previous scan with a location to this one (what GEOGRAPHIC_IMPOSSIBILITY judges); null when either has none */
+              travelKm: number | null;
+              /** @description the speed of that journey in km/h; null without one, or when no time passed between the two scans */
+              travelKmh: number | null;
             }[];
             pagination: {
               limit: number;
@@ -8992,6 +9030,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
+      /** @description Error: CSRF_REJECTED */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description Error: NOT_FOUND */
       404: {
         headers: {
@@ -9472,6 +9519,223 @@ export interface operations {
       };
       /** @description Error: INTERNAL_ERROR */
       500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  listCodes: {
+    parameters: {
+      query?: {
+        gtin?: string;
+        serial?: string;
+        batch?: string;
+        limit?: number;
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of codes */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: {
+              assetId: string;
+              gtin: string;
+              serialNumber: string;
+              batchNumber: string | null;
+              expiryDate: string | null;
+              /** @description the signed GS1 Digital Link */
+              url: string;
+              /** Format: date-time */
+              createdAt: string;
+              metadata: {
+                [key: string]: unknown;
+              };
+            }[];
+            nextCursor: string | null;
+            pagination: {
+              limit: number;
+              nextCursor: string | null;
+              hasMore: boolean;
+            };
+          };
+        };
+      };
+      /** @description Error: VALIDATION_ERROR */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: INVALID_API_KEY, EXPIRED_API_KEY, REVOKED_API_KEY, MISSING_API_KEY */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: RATE_LIMITED */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: INTERNAL_ERROR */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  getCode: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        assetId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The code */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            assetId: string;
+            gtin: string;
+            serialNumber: string;
+            batchNumber: string | null;
+            expiryDate: string | null;
+            /** @description the signed GS1 Digital Link */
+            url: string;
+            /** Format: date-time */
+            createdAt: string;
+            metadata: {
+              [key: string]: unknown;
+            };
+            scans: {
+              /** @description every recorded scan of the code (forged links of it included) */
+              count: number;
+              firstAt: string | null;
+              lastAt: string | null;
+              /** @description every risk indicator any of its scans raised */
+              flags: ('EXCESSIVE_SCANS' | 'GEOGRAPHIC_IMPOSSIBILITY' | 'KNOWN_COUNTERFEIT_PATTERN' | 'EXPIRED_CODE')[];
+            };
+            /** @description the code has a report in the owner’s queue (any status) */
+            reported: boolean;
+            /** @description the active block covering the code (a blocklist entry or a confirmed report), or null */
+            blocked: {
+              /** @description the blocklist entry, or the confirmed report, that blocks it */
+              blockId: string;
+              /** @constant */
+              status: 'active';
+              reason: string | null;
+            } | null;
+          };
+        };
+      };
+      /** @description Error: INVALID_API_KEY, EXPIRED_API_KEY, REVOKED_API_KEY, MISSING_API_KEY */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: RATE_LIMITED */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: INTERNAL_ERROR */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE */
+      503: {
         headers: {
           [name: string]: unknown;
         };
