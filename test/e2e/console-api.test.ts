@@ -99,6 +99,10 @@ describe('keys: rotation', () => {
     const tenant = await newTenant();
     const old = await newKey(tenant.key, { name: 'server', scopes: ['keys:read', 'assets:read'], expiresIn: '90d' });
     expect((await api('GET', '/keys', { key: old.secret })).status).toBe(200);
+    // A console session of the old key lives as long as the key does.
+    const signedIn = await api('POST', '/sessions', { body: { apiKey: old.secret } });
+    const token = /hallmark_session=([0-9a-f]{64})/.exec(signedIn.headers.get('set-cookie') ?? '')?.[1];
+    const viaSession = () => api('GET', '/keys', { headers: { cookie: `hallmark_session=${token}` } });
     const now = t.clock.now().getTime();
     const rotated = await api('POST', `/keys/${old.id}/rotate`, { key: tenant.key, body: { graceSeconds: 900 } });
     expect(rotated.status, JSON.stringify(rotated.body)).toBe(201);
@@ -122,10 +126,13 @@ describe('keys: rotation', () => {
     expect((await api('GET', '/keys', { key: rotated.body.secret })).status).toBe(200);
     const listed = await api('GET', '/keys?type=api', { key: tenant.key });
     expect(listed.body.keys.find((key: Json) => key.id === old.id).expiresAt).toBe(rotated.body.replaced.expiresAt);
-    // After the grace: the old key is expired, the new one works.
+    expect((await viaSession()).status).toBe(200);
+    // After the grace: the old key is expired (its session too), the new one works.
     t.clock.advance(901_000);
     try {
       expectError(await api('GET', '/keys', { key: old.secret }), 401, 'EXPIRED_API_KEY');
+      expectError(await viaSession(), 401, 'EXPIRED_API_KEY');
+      expectError(await viaSession(), 401, 'MISSING_API_KEY');
       expect((await api('GET', '/keys', { key: rotated.body.secret })).status).toBe(200);
     } finally {
       t.clock.advance(-901_000);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { csrfRefusal } from './csrf.ts';
+import { csrfRefusal, foreignOriginRefusal } from './csrf.ts';
 import { clearedSessionCookie, sessionCookie, sessionTokenOf } from './session-cookie.ts';
 
 describe('the session cookie', () => {
@@ -45,5 +45,16 @@ describe('the CSRF rule for cookie-authenticated requests', () => {
     expect(refused('POST', { ...header, origin: 'https://hallmark.example.evil.example' })).toBe('CSRF_REJECTED');
     expect(refused('POST', { ...header, origin: 'null' })).toBe('CSRF_REJECTED');
     expect(refused('POST', { ...header, origin: 'garbage' })).toBe('CSRF_REJECTED');
+  });
+});
+
+describe('the Origin rule of sign-in', () => {
+  const own = ['https://hallmark.example'];
+  it('refuses only a browser’s request from another origin', () => {
+    expect(foreignOriginRefusal({ method: 'POST', headers: {} }, own)).toBeUndefined();
+    expect(foreignOriginRefusal({ method: 'POST', headers: { origin: 'https://hallmark.example' } }, own)).toBeUndefined();
+    expect(foreignOriginRefusal({ method: 'POST', headers: { origin: 'https://evil.example' } }, own)?.code).toBe(
+      'CSRF_REJECTED',
+    );
   });
 });
