@@ -26,3 +26,12 @@ export const verdictWords: Readonly<Record<string, string>> = {
   SUSPICIOUS: 'Suspicious',
   COUNTERFEIT: 'Counterfeit',
 };
+
+/** Why a scan was flagged, in words: the rules that fired, with the travel speed where one was measured. */
+export function scanReasons(scan: { riskIndicators: string[]; travelKm?: number | null; travelKmh?: number | null }): string[] {
+  return scan.riskIndicators.map((flag) =>
+    flag === 'GEOGRAPHIC_IMPOSSIBILITY' && typeof scan.travelKmh === 'number'
+      ? `${flagInWords(flag)} (${formatCount(Math.round(scan.travelKm ?? 0))} km at ${formatCount(Math.round(scan.travelKmh))} km/h)`
+      : flagInWords(flag),
+  );
+}

@@ -64,6 +64,9 @@ export interface ScanView {
   scanNumber: number;
   country: string | null;
   reported: boolean;
+  /** The journey from the code's previous located scan (added with the console; absent from older gateways). */
+  travelKm?: number | null;
+  travelKmh?: number | null;
 }
 
 export interface ScanAggregates {

@@ -6,7 +6,7 @@ import { describedBy, Field } from '../components/field.tsx';
 import { Pager, useCursorPages } from '../components/pager.tsx';
 import { HiddenByScope, LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
-import { flagInWords, formatCount, formatTime, verdictWords } from '../format.ts';
+import { flagInWords, formatCount, formatTime, scanReasons, verdictWords } from '../format.ts';
 import { Link } from '../router.tsx';
 import { holds } from '../scopes.ts';
 import type { CodeDetail, ScanView, SessionView } from '../types.ts';
@@ -229,7 +229,7 @@ function ScanHistory({ gtin, serial }: { gtin: string; serial: string }) {
                       <td>{formatTime(scan.scannedAt)}</td>
                       <td>{verdictWords[scan.verdict] ?? scan.verdict}</td>
                       <td>{formatCount(scan.scanNumber)}</td>
-                      <td>{scan.riskIndicators.length > 0 ? scan.riskIndicators.map(flagInWords).join('; ') : '—'}</td>
+                      <td>{scan.riskIndicators.length > 0 ? scanReasons(scan).join('; ') : '—'}</td>
                       <td>{scan.country ?? '—'}</td>
                     </tr>
                   ))}

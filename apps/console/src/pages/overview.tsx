@@ -2,7 +2,7 @@ import { api } from '../api.ts';
 import { LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { VerdictChart, type VerdictCounts, type VerdictPeriod } from '../components/verdict-chart.tsx';
-import { flagInWords, formatCount, formatTime, verdictWords } from '../format.ts';
+import { formatCount, formatTime, scanReasons, verdictWords } from '../format.ts';
 import { Link } from '../router.tsx';
 import type { CodeReportView, ScanAggregates, ScanView } from '../types.ts';
 import { useLoad } from '../use-load.ts';
@@ -115,7 +115,7 @@ function RecentScans({ verdict }: { verdict: 'SUSPICIOUS' | 'COUNTERFEIT' }) {
                     </td>
                     <td>
                       {scan.riskIndicators.length > 0
-                        ? scan.riskIndicators.map(flagInWords).join('; ')
+                        ? scanReasons(scan).join('; ')
                         : verdict === 'COUNTERFEIT'
                           ? 'Signature does not match'
                           : '—'}
