@@ -43,9 +43,9 @@ const usage = `Usage: hallmark <command> [options]      hallmark <command> --hel
 ${productApiUsage}
 accounts, keys and gtins grant/list/revoke go through the API as well with --url, or while "hallmark start"
 runs on HALLMARK_DATA_DIR; else they work on the database itself (HALLMARK_DATABASE_URL, or the embedded
-database under HALLMARK_DATA_DIR), which is how the first account is made. projections rebuild, gtins
-conflicts and migrate work on the database only, with the product stopped. Lists take --json for one JSON
-object per line. Progress bars are drawn on stderr, only when it is a terminal. More: docs/CLI.md.
+database under HALLMARK_DATA_DIR), which is how the first account is made. projections rebuild and gtins
+conflicts work on the database only (the embedded product stopped); migrate on HALLMARK_DATABASE_URL.
+Lists take --json for one JSON object per line. Progress bars are drawn on stderr, only when it is a terminal. More: docs/CLI.md.
 
 ${exitCodes}`;
 
@@ -221,6 +221,12 @@ function helpHint(argv: readonly string[]): string {
     ? `Run "hallmark ${command} --help" for its usage.`
     : 'Run "hallmark --help" for usage.';
 }
+
+// A reader that stops early (`hallmark accounts list | head -1`) closes the pipe: that is not an error.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
 
 const argv = process.argv.slice(2);
 try {
