@@ -1,0 +1,125 @@
+// The SDK's overhead on the verify hot path (issue #22, item 5; target under 5% at 50 concurrent
+// calls): `hallmark.codes.verify({ url })` against the same POST /code/verify made with a bare
+// fetch, 50 calls in flight each way, against the embedded product in its own process.
+//
+// The two are measured in alternating rounds (raw, SDK, raw, SDK, …) so that whatever else the
+// machine does falls on both alike, and the report is of ratios: calls per second (SDK / raw),
+// latency, and the client's own CPU time per call (what the SDK adds in this process: building the
+// request, the retry loop, the timeout, parsing). Absolute numbers on a shared machine mean little.
+//
+//   pnpm bench:sdk                          (6 rounds of 5 s each way, about a minute)
+//   BENCH_ROUNDS=10 BENCH_SECONDS=3 pnpm bench:sdk
+import { Hallmark } from '@hallmark/sdk';
+import { brandWithCode, machineLine, startEmbeddedProduct } from './support.ts';
+
+const rounds = Number(process.env.BENCH_ROUNDS ?? 6);
+const secondsPerRound = Number(process.env.BENCH_SECONDS ?? 5);
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 50);
+
+interface Round {
+  calls: number;
+  errors: number;
+  seconds: number;
+  cpuMicros: number;
+  latencies: number[];
+}
+
+/** `concurrency` loops calling `once` back to back for `seconds`; counts, latencies and this process's CPU. */
+async function closedLoop(once: () => Promise<unknown>, seconds: number): Promise<Round> {
+  const latencies: number[] = [];
+  let errors = 0;
+  const deadline = performance.now() + seconds * 1000;
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) {
+        const at = performance.now();
+        try {
+          await once();
+          latencies.push(performance.now() - at);
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  return { calls: latencies.length, errors, seconds: elapsed, cpuMicros: cpu.user + cpu.system, latencies };
+}
+
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+
+function summary(results: Round[]) {
+  const calls = results.reduce((sum, round) => sum + round.calls, 0);
+  const seconds = results.reduce((sum, round) => sum + round.seconds, 0);
+  const latencies = results.flatMap((round) => round.latencies).sort((a, b) => a - b);
+  return {
+    perSecond: calls / seconds,
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+    cpuMicrosPerCall: results.reduce((sum, round) => sum + round.cpuMicros, 0) / Math.max(1, calls),
+    errors: results.reduce((sum, round) => sum + round.errors, 0),
+    calls,
+  };
+}
+
+const product = await startEmbeddedProduct();
+try {
+  const { key, url } = await brandWithCode(product);
+  const verifyUrl = `${product.url}/api/v1/code/verify`;
+  const body = JSON.stringify({ url });
+  const raw = async () => {
+    const response = await fetch(verifyUrl, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json', accept: 'application/json' },
+      body,
+    });
+    const answer = (await response.json()) as { verdict?: string };
+    if (!response.ok || answer.verdict !== 'AUTHENTIC') throw new Error(`raw: ${response.status}`);
+  };
+  const hallmark = new Hallmark({ apiKey: key, baseUrl: product.url });
+  const sdk = async () => {
+    const answer = await hallmark.codes.verify({ url });
+    if (answer.verdict !== 'AUTHENTIC') throw new Error('sdk: not authentic');
+  };
+
+  // Warm both paths (JIT, connections, the product's caches) before measuring.
+  await closedLoop(raw, 2);
+  await closedLoop(sdk, 2);
+  const rawRounds: Round[] = [];
+  const sdkRounds: Round[] = [];
+  for (let round = 0; round < rounds; round++) {
+    // Alternate which goes first, so a trend in the machine's load does not favour one.
+    const order = round % 2 === 0 ? ([raw, sdk] as const) : ([sdk, raw] as const);
+    for (const once of order) (once === raw ? rawRounds : sdkRounds).push(await closedLoop(once, secondsPerRound));
+  }
+  const r = summary(rawRounds);
+  const s = summary(sdkRounds);
+  const perRoundRatios = rawRounds.map((round, index) => {
+    const other = sdkRounds[index] as Round;
+    return other.calls / other.seconds / (round.calls / round.seconds);
+  });
+  const line = (name: string, x: ReturnType<typeof summary>) =>
+    `${name.padEnd(10)} ${x.perSecond.toFixed(0).padStart(6)} calls/s  p50 ${x.p50.toFixed(1).padStart(6)} ms  p99 ${x.p99
+      .toFixed(1)
+      .padStart(6)} ms  client CPU ${x.cpuMicrosPerCall.toFixed(0).padStart(5)} µs/call  errors ${x.errors}  (${x.calls} calls)`;
+  console.log(machineLine());
+  console.log(
+    `verify through the SDK vs a raw fetch: ${concurrency} concurrent, ${rounds} rounds of ${secondsPerRound} s each way`,
+  );
+  console.log(line('raw fetch', r));
+  console.log(line('SDK', s));
+  const overhead = (1 - s.perSecond / r.perSecond) * 100;
+  console.log(
+    `throughput SDK/raw ${(s.perSecond / r.perSecond).toFixed(3)} (overhead ${overhead.toFixed(1)}%; rounds ${perRoundRatios
+      .map((ratio) => ratio.toFixed(2))
+      .join(
+        ' ',
+      )}), p50 ratio ${(s.p50 / r.p50).toFixed(3)}, client CPU per call ratio ${(s.cpuMicrosPerCall / r.cpuMicrosPerCall).toFixed(3)} ` +
+      `(+${(s.cpuMicrosPerCall - r.cpuMicrosPerCall).toFixed(0)} µs). Target: overhead under 5%.`,
+  );
+} finally {
+  await product.stop();
+}
