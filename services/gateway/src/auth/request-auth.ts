@@ -13,8 +13,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The key the request was made with; null on public routes. */
     apiKey: AuthenticatedKey | null;
-    /** The console session the request was made with (its cookie in place of x-api-key); null otherwise. */
-    consoleSessionId: string | null;
     /** The route's daily quota as this request spent it; given back for refused work (onSend). */
     quotaSpent: QuotaRefund | undefined;
     /** Items of a batch the service refused: their quota is given back. */
@@ -76,7 +74,6 @@ export function installRequestAuth(
   },
 ): void {
   app.decorateRequest('apiKey', null);
-  app.decorateRequest('consoleSessionId', null);
   app.decorateRequest('quotaSpent', undefined);
   app.decorateRequest('refusedItems', undefined);
 
@@ -199,8 +196,7 @@ export function installRequestAuth(
       const forged = csrfRefusal(request, deps.ownOrigins(request));
       if (forged) return done(forged);
       deps.sessions.authenticate(sessionToken).then(
-        ({ session, key: acting }) => {
-          request.consoleSessionId = session.id;
+        ({ key: acting }) => {
           try {
             authorise(request, reply, route, acting, done);
           } catch (error) {
