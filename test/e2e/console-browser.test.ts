@@ -210,7 +210,7 @@ describe('the console in Chromium', () => {
 
   it('creates a key, shows its secret once, the key works over HTTP, then revoked the API refuses it', async () => {
     const { page } = main;
-    await open(page, '/keys');
+    await open(page, '/settings/keys');
     // Nothing filled in: the errors stand next to their fields.
     await page.getByRole('button', { name: 'Create key' }).click();
     await page.locator('#key-name-error').waitFor();
@@ -237,7 +237,7 @@ describe('the console in Chromium', () => {
     // Shown once: gone when dismissed, and not on the page again after a reload.
     await page.getByRole('button', { name: 'I have stored it' }).click();
     expect(await page.locator('#new-secret').count()).toBe(0);
-    await open(page, '/keys');
+    await open(page, '/settings/keys');
     expect(await page.content()).not.toContain(secret);
 
     await page
@@ -257,7 +257,7 @@ describe('the console in Chromium', () => {
     const { page } = main;
     const old = await api('POST', '/keys', { key: brand, body: { name: 'Line scanner', scopes: ['assets:read'] } });
     expect(old.status, JSON.stringify(old.body)).toBe(201);
-    await open(page, '/keys');
+    await open(page, '/settings/keys');
     await page
       .locator('tr', { hasText: 'Line scanner' })
       .getByRole('button', { name: /Rotate/ })
@@ -370,7 +370,7 @@ describe('the console in Chromium', () => {
     }
     // The dialogs and the secret panel too.
     await page.setViewportSize(viewports.desktop);
-    await open(page, '/keys');
+    await open(page, '/settings/keys');
     await page
       .locator('tr', { hasText: 'you are signed in with it' })
       .getByRole('button', { name: /Rotate/ })
@@ -450,7 +450,7 @@ describe('the console in Chromium', () => {
 function pages(): Array<[string, string]> {
   return [
     ['overview', '/'],
-    ['keys', '/keys'],
+    ['keys', '/settings/keys'],
     ['usage', '/usage'],
     ['generate-code', '/codes/new'],
     ['generate-batch', '/codes/batch'],
@@ -468,7 +468,7 @@ describe('a session whose key is revoked', () => {
       await signIn(page, made.body.secret);
       await settled(page);
       // A key without keys:write: creating keys is hidden, and the page says so.
-      await open(page, '/keys');
+      await open(page, '/settings/keys');
       expect(await textOf(page, 'main')).toMatch(/does not hold the keys:write scope/);
       await page.screenshot({ path: join(artifacts, 'keys-read-only-phone.png'), fullPage: true });
       expect((await api('POST', `/keys/${made.body.id}/revoke`, { key: brand })).status).toBe(200);

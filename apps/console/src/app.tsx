@@ -25,7 +25,7 @@ interface NavItem {
 const navItems: NavItem[] = [
   { to: '/', label: 'Overview', scope: 'assets:read' },
   { to: '/codes', label: 'Codes', scope: 'assets:read' },
-  { to: '/keys', label: 'API keys', scope: 'keys:read' },
+  { to: '/settings/keys', label: 'Settings: API keys', scope: 'keys:read' },
   { to: '/usage', label: 'Usage' },
 ];
 
@@ -41,7 +41,9 @@ function route(location: Location, session: SessionView): { title: string; scope
     const assetId = decodeURIComponent(path.slice('/codes/'.length));
     return { title: 'Code', scope: 'assets:read', view: () => <CodePage assetId={assetId} session={session} /> };
   }
-  if (path === '/keys') return { title: 'API keys', scope: 'keys:read', view: () => <KeysPage session={session} /> };
+  // Settings → API keys, where the spec puts key management; /keys is kept as a short link to it.
+  if (path === '/settings/keys' || path === '/keys')
+    return { title: 'API keys', scope: 'keys:read', view: () => <KeysPage session={session} /> };
   if (path === '/usage') return { title: 'Usage', view: () => <UsagePage /> };
   return {
     title: 'Page not found',
@@ -190,6 +192,7 @@ function SignedIn({
             <span class="account">{session.account.name}</span>
             <span class="key-name">
               key <span class="code">{session.key.name}</span>
+              {session.key.isOperator && ' (operator)'}
             </span>
           </p>
           <div class="top-actions">

@@ -32,6 +32,7 @@ const graceChoices = [
 export function KeysPage({ session }: { session: SessionView }) {
   return (
     <>
+      <p class="breadcrumb">Settings › API keys</p>
       <h1>API keys</h1>
       <p class="lead">
         Settings for the keys of <strong>{session.account.name}</strong> in the <strong>{session.session.environment}</strong>{' '}
