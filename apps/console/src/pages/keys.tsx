@@ -79,12 +79,12 @@ function ApiKeys({ session }: { session: SessionView }) {
                 <thead>
                   <tr>
                     <th scope="col">Description</th>
+                    <th scope="col">Status</th>
                     <th scope="col">Environment</th>
                     <th scope="col">Scopes</th>
                     <th scope="col">Created</th>
                     <th scope="col">Last used</th>
                     <th scope="col">Expires</th>
-                    <th scope="col">Status</th>
                     {canWrite && <th scope="col">Actions</th>}
                   </tr>
                 </thead>
@@ -99,14 +99,14 @@ function ApiKeys({ session }: { session: SessionView }) {
                           <span class="muted block code">{key.prefix}…</span>
                           {key.id === session.key.id && <span class="muted block">(you are signed in with it)</span>}
                         </th>
+                        <td>
+                          <Badge tone={status.tone}>{status.label}</Badge>
+                        </td>
                         <td>{key.environment}</td>
                         <td>{key.scopes.join(', ')}</td>
                         <td>{formatTime(key.createdAt)}</td>
                         <td>{key.lastUsedAt === undefined ? 'not reported' : formatTime(key.lastUsedAt, 'never')}</td>
                         <td>{formatTime(key.expiresAt, 'never')}</td>
-                        <td>
-                          <Badge tone={status.tone}>{status.label}</Badge>
-                        </td>
                         {canWrite && (
                           <td class="actions">
                             {usable && (
