@@ -28,7 +28,20 @@ export interface RunningProduct {
 
 /** CPU time (user + system) a process has used, in microseconds, from /proc (Linux, 100 ticks/s). */
 export function cpuMicroseconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return cpuOf(`/proc/${pid}/stat`);
+}
+
+/**
+ * CPU time of a process's main thread alone (its event loop, the thread whose id is the process's),
+ * in microseconds: the rest of `cpuMicroseconds` went to libuv's pool, worker threads (the embedded
+ * form's PGlite) and V8's helpers.
+ */
+export function eventLoopCpuMicroseconds(pid: number): number {
+  return cpuOf(`/proc/${pid}/task/${pid}/stat`);
+}
+
+function cpuOf(statFile: string): number {
+  const fields = readFileSync(statFile, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 

@@ -21,6 +21,7 @@ import { ed25519Ceiling, percent } from './ceilings.ts';
 import {
   brandWithCode,
   cpuMicroseconds,
+  eventLoopCpuMicroseconds,
   machineLine,
   measure,
   measurePaced,
@@ -65,7 +66,8 @@ interface FormResult {
   p50: number;
   p99: number;
   errors: number;
-  cpuMicros: Array<{ name: string; micros: number }>;
+  /** Server CPU per verification: the whole process, and its event loop's thread alone. */
+  cpuMicros: Array<{ name: string; micros: number; loopMicros: number }>;
   loops: Array<{ name: string; report: EventLoopReport }>;
   /** Held at half the full-speed rate, evenly paced: latency and event-loop delay below saturation. */
   paced: { rate: number; p50: number; p99: number; errors: number; loops: Array<{ name: string; report: EventLoopReport }> };
@@ -92,9 +94,11 @@ async function verifyLoad(form: 'embedded' | 'distributed'): Promise<FormResult>
     const before = await ed25519Ceiling();
     await eventLoopReports(product, folder);
     const cpuBefore = product.processes.map(({ pid }) => cpuMicroseconds(pid));
+    const loopCpuBefore = product.processes.map(({ pid }) => eventLoopCpuMicroseconds(pid));
     const result = await measure({ ...verify, seconds });
     const loops = await eventLoopReports(product, folder);
     const cpuAfter = product.processes.map(({ pid }) => cpuMicroseconds(pid));
+    const loopCpuAfter = product.processes.map(({ pid }) => eventLoopCpuMicroseconds(pid));
     await untilQuiet([product]);
     // At full speed the loop is never idle (50 requests always wait), so its delay is mostly
     // queueing; held at half that rate, what remains are stalls.
@@ -121,6 +125,7 @@ async function verifyLoad(form: 'embedded' | 'distributed'): Promise<FormResult>
       cpuMicros: product.processes.map(({ name }, index) => ({
         name,
         micros: Math.round(((cpuAfter[index] ?? 0) - (cpuBefore[index] ?? 0)) / Math.max(1, requests)),
+        loopMicros: Math.round(((loopCpuAfter[index] ?? 0) - (loopCpuBefore[index] ?? 0)) / Math.max(1, requests)),
       })),
       loops,
       paced: { rate: pacedRate, p50: held.p50, p99: held.p99, errors: held.errors, loops: pacedLoops },
@@ -139,11 +144,11 @@ process.stdout.write(
     `Verification, ${machineLine()}, 50 connections, ${seconds} s after a 3 s warm-up (autocannon, closed loop)`,
     'Ceiling: raw Ed25519 verifications/s of one process with one worker thread per core verifying at once (node:crypto, cached KeyObject), the mean of a run just before and just after the load',
     '',
-    '| form | verifies/s | ceiling | ratio (target) | p50 ms | p99 ms | errors | server CPU µs per verify |',
+    "| form | verifies/s | ceiling | ratio (target) | p50 ms | p99 ms | errors | server CPU µs per verify (of it, the event loop's thread) |",
     '|---|---|---|---|---|---|---|---|',
     ...results.map(
       (r) =>
-        `| ${r.form} | ${r.rate} | ${r.ceiling.perSecond}/s (${r.ceiling.threads} threads; before, after: ${r.ceiling.runs.join(', ')}) | ${percent(r.rate, r.ceiling.perSecond)} (≥ ${(target[r.form] ?? 0) * 100}%${r.form === 'distributed' ? ', p99 < 25 ms' : ''}) | ${r.p50} | ${r.p99} | ${r.errors} | ${r.cpuMicros.map((c) => `${c.name} ${c.micros}`).join(', ')} |`,
+        `| ${r.form} | ${r.rate} | ${r.ceiling.perSecond}/s (${r.ceiling.threads} threads; before, after: ${r.ceiling.runs.join(', ')}) | ${percent(r.rate, r.ceiling.perSecond)} (≥ ${(target[r.form] ?? 0) * 100}%${r.form === 'distributed' ? ', p99 < 25 ms' : ''}) | ${r.p50} | ${r.p99} | ${r.errors} | ${r.cpuMicros.map((c) => `${c.name} ${c.micros} (${c.loopMicros})`).join(', ')} |`,
     ),
     '',
     'Held at half the full-speed rate, evenly paced over 50 connections, latency from when each request was due (no coordinated omission)',
