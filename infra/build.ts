@@ -35,10 +35,12 @@ export function build(): number {
   if (config.errors.length > 0) throw new Error(ts.formatDiagnostics(config.errors, formatHost));
   const outDir = config.options.outDir ?? join(root, 'dist');
 
+  // Only the dist/ folders this build fills: the console's (apps/console, built by Vite) is left alone.
+  const compiles = (member: string) => config.fileNames.some((file) => file.startsWith(`${member}/src/`));
   for (const group of groups) {
     for (const name of readdirSync(join(root, group))) {
       const dist = join(root, group, name, 'dist');
-      if (existsSync(dist)) rmSync(dist, { recursive: true, force: true });
+      if (existsSync(dist) && compiles(join(root, group, name))) rmSync(dist, { recursive: true, force: true });
     }
   }
 
