@@ -66,8 +66,8 @@ beforeAll(async () => {
   ensureConsoleBuilt();
   await mkdir(artifacts, { recursive: true });
   t = await startTestProduct({ HALLMARK_PUBLIC_RATE_LIMIT: '1000' });
-  // The production build's test (infra/build.int.test.ts) empties every dist/ when it runs beside
-  // this one; the gateway picks up a build made after it started.
+  // Should the build have gone between the check above and the start (a build being remade beside
+  // this test), it is made again: the gateway picks up a build made after it started.
   if ((await fetch(`${t.url}/console`)).status === 503) ensureConsoleBuilt();
   expect((await fetch(`${t.url}/console`)).status).toBe(200);
   const operator = t.product.generatedOperatorKey as string;
