@@ -421,7 +421,7 @@ describe('codes: listing and detail', () => {
     expect(block.status, JSON.stringify(block.body)).toBe(201);
     const blocked = await api('GET', `/codes/${code.assetId}`, { key: brand.key });
     expect(blocked.body.reported).toBe(true);
-    expect(blocked.body.blocked).toEqual({ blockId: block.body.blockId, status: 'active', reason: 'recall' });
+    expect(blocked.body.blocked).toEqual({ blockId: block.body.blockId, status: 'active', kind: 'withdrawn', reason: 'recall' });
     // A range covering it blocks it too; its neighbour of another length is not covered.
     const range = await api('POST', '/blocklist', {
       key: brand.key,
@@ -434,6 +434,24 @@ describe('codes: listing and detail', () => {
     expect((await api('GET', `/codes/${(made[3] as Json).assetId}`, { key: brand.key })).body.blocked).toBeNull();
     expect((await api('DELETE', `/blocklist/${block.body.blockId}`, { key: brand.key })).status).toBe(200);
     expect((await api('GET', `/codes/${code.assetId}`, { key: brand.key })).body.blocked).toBeNull();
+
+    // A confirmed report blocks a code too.
+    const fourth = made[3] as Json;
+    const report = await api('POST', '/code/report', { key: rival.key, body: { url: fourth.url, reason: 'fake seal' } });
+    expect(report.status).toBe(201);
+    const confirmed = await api('POST', `/code/reports/${report.body.reportId}/confirm`, {
+      key: brand.key,
+      body: { reason: 'confirmed fake' },
+    });
+    expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200);
+    const byReport = await api('GET', `/codes/${fourth.assetId}`, { key: brand.key });
+    expect(byReport.body.reported).toBe(true);
+    expect(byReport.body.blocked).toEqual({
+      blockId: report.body.reportId,
+      status: 'active',
+      kind: 'report',
+      reason: 'confirmed fake',
+    });
 
     // Another account's code, an unknown one, another environment: NOT_FOUND.
     const theirs = made.find((entry) => entry.rival) as Json;

@@ -63,6 +63,10 @@ export const CodeStatus = Type.Object({
       Type.Object({
         blockId: Type.String({ description: 'the blocklist entry, or the confirmed report, that blocks it' }),
         status: Type.Literal('active'),
+        kind: Type.Union([Type.Literal('counterfeit'), Type.Literal('withdrawn'), Type.Literal('report')], {
+          description:
+            'counterfeit or withdrawn: a blocklist entry (verifications answer COUNTERFEIT or SUSPICIOUS); report: a confirmed report (SUSPICIOUS)',
+        }),
         reason: Type.Union([Type.String(), Type.Null()]),
       }),
       Type.Null(),
