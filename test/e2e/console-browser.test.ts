@@ -394,6 +394,8 @@ describe('the console in Chromium', () => {
     await page.keyboard.press('Enter');
     await settled(page);
     expect(await textOf(page, 'main h1')).toBe('Codes');
+    // Focus moved to the new page's content, not left on the link.
+    expect(await page.evaluate('document.activeElement?.id')).toBe('main');
     await page.getByLabel('Serial').focus();
     await page.keyboard.type('PEN-A1');
     await page.keyboard.press('Enter');

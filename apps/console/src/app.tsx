@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { type ApiError, whenSessionEnds } from './api.ts';
 import { ErrorMessage, HiddenByScope, Loading } from './components/states.tsx';
 import { CodePage } from './pages/code.tsx';
@@ -147,6 +147,15 @@ function SignedIn({
   useEffect(() => {
     document.title = `${page.title} · Hallmark console (${environment})`;
   }, [page.title, environment]);
+
+  // After moving to another page, focus goes to its content (as a page load would start there), so
+  // keyboard and screen-reader users are not left on the link they followed.
+  const shownPath = useRef(location.path);
+  useEffect(() => {
+    if (shownPath.current === location.path) return;
+    shownPath.current = location.path;
+    document.getElementById('main')?.focus();
+  }, [location.path]);
 
   const leave = async () => {
     setBusy(true);
