@@ -112,8 +112,10 @@ try {
   console.log(line('raw fetch', r));
   console.log(line('SDK', s));
   const overhead = (1 - s.perSecond / r.perSecond) * 100;
+  const sortedRatios = [...perRoundRatios].sort((a, b) => a - b);
+  const medianRatio = quantile(sortedRatios, 0.5);
   console.log(
-    `throughput SDK/raw ${(s.perSecond / r.perSecond).toFixed(3)} (overhead ${overhead.toFixed(1)}%; rounds ${perRoundRatios
+    `throughput SDK/raw ${(s.perSecond / r.perSecond).toFixed(3)} (overhead ${overhead.toFixed(1)}%; median of rounds ${medianRatio.toFixed(3)}; rounds ${perRoundRatios
       .map((ratio) => ratio.toFixed(2))
       .join(
         ' ',

@@ -1,0 +1,79 @@
+import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { describe, expect, it } from 'vitest';
+import { verifyWebhook, WebhookVerificationError } from './webhooks.ts';
+
+// Messages signed as compliance-service signs them (docs/WEBHOOKS.md): v1 by the reference
+// Standard Webhooks library, v1a with Ed25519 over the same content. A real delivery from the
+// product is checked in test/e2e/sdk.test.ts.
+
+const secret = `whsec_${randomBytes(32).toString('base64')}`;
+const oldSecret = `whsec_${randomBytes(32).toString('base64')}`;
+const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+const jwk = publicKey.export({ format: 'jwk' });
+const jwks = { keys: [{ kty: 'OKP', crv: 'Ed25519', x: jwk.x as string, kid: 'kid-1', hallmark_account: 'acc_1' }] };
+const body = JSON.stringify({
+  type: 'scan.suspicious',
+  timestamp: '2026-11-25T08:00:00.000Z',
+  environment: 'live',
+  data: { gtin: '1' },
+});
+const now = Date.parse('2026-11-25T08:00:00Z');
+const seconds = Math.floor(now / 1000);
+
+function headersFor(options: { secrets?: string[]; ed25519?: boolean; timestamp?: number; id?: string } = {}) {
+  const id = options.id ?? 'msg_1';
+  const timestamp = options.timestamp ?? seconds;
+  const signatures = (options.secrets ?? [secret]).map((each) => new Webhook(each).sign(id, new Date(timestamp * 1000), body));
+  if (options.ed25519 ?? true) {
+    const signature = sign(null, Buffer.from(`${id}.${timestamp}.${body}`), privateKey).toString('base64');
+    signatures.push(`v1a,${signature}`);
+  }
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signatures.join(' '),
+    'webhook-key-id': 'kid-1',
+  };
+}
+
+describe('verifyWebhook', () => {
+  it('accepts a v1 signature under the secret, and returns the message', async () => {
+    const message = await verifyWebhook(body, headersFor({ ed25519: false }), { secret, now });
+    expect(message).toMatchObject({ type: 'scan.suspicious', data: { gtin: '1' } });
+  });
+
+  it('accepts the v1a signature under the key the key set publishes, with no secret', async () => {
+    await expect(verifyWebhook(body, headersFor({ secrets: [] }), { jwks, accountId: 'acc_1', now })).resolves.toMatchObject({
+      type: 'scan.suspicious',
+    });
+    await expect(
+      verifyWebhook(Buffer.from(body), new Headers(headersFor({ secrets: [] })), { jwks, now }),
+    ).resolves.toBeDefined();
+  });
+
+  it('accepts either secret during a rotation', async () => {
+    const headers = headersFor({ secrets: [oldSecret, secret], ed25519: false });
+    await expect(verifyWebhook(body, headers, { secret: [secret], now })).resolves.toBeDefined();
+    await expect(verifyWebhook(body, headers, { secret: oldSecret, now })).resolves.toBeDefined();
+  });
+
+  it('refuses a changed body, another secret, another account’s key, a missing header', async () => {
+    const headers = headersFor();
+    const other = `whsec_${randomBytes(32).toString('base64')}`;
+    await expect(verifyWebhook(`${body} `, headers, { secret, jwks, now })).rejects.toBeInstanceOf(WebhookVerificationError);
+    await expect(verifyWebhook(body, headersFor({ ed25519: false }), { secret: other, now })).rejects.toThrow(/No signature/);
+    await expect(verifyWebhook(body, headersFor({ secrets: [] }), { jwks, accountId: 'acc_2', now })).rejects.toThrow(
+      /No signature/,
+    );
+    const { 'webhook-id': _id, ...withoutId } = headers;
+    await expect(verifyWebhook(body, withoutId, { secret, now })).rejects.toThrow(/Missing/);
+    await expect(verifyWebhook(body, headers, {})).rejects.toThrow(/needs/);
+  });
+
+  it('refuses a timestamp more than five minutes away, either way', async () => {
+    await expect(verifyWebhook(body, headersFor({ timestamp: seconds - 301 }), { secret, now })).rejects.toThrow(/from now/);
+    await expect(verifyWebhook(body, headersFor({ timestamp: seconds + 301 }), { secret, now })).rejects.toThrow(/from now/);
+    await expect(verifyWebhook(body, headersFor({ timestamp: seconds - 299 }), { secret, now })).resolves.toBeDefined();
+  });
+});
