@@ -16,11 +16,7 @@ afterAll(async () => {
 
 describe('GET /', () => {
   it('points to the OpenAPI document, the docs and the console; the document names its server, licence and contact', async () => {
-    const landing = await call<{ name: string; openapi: string; docs: string; console: string | null; jwks: string }>(
-      t.url,
-      'GET',
-      '/',
-    );
+    const landing = await call<{ name: string; openapi: string; docs: string; console: string; jwks: string }>(t.url, 'GET', '/');
     expect(landing.status).toBe(200);
     expect(landing.body).toMatchObject({
       name: 'Hallmark API',

@@ -45,8 +45,10 @@ export const Landing = Type.Object({
     description: 'where the API is described for people',
     examples: ['docs/API.md in the Hallmark repository; every operation is in the OpenAPI document'],
   }),
-  console: Type.Union([Type.String({ format: 'uri' }), Type.Null()], {
-    description: 'the web console, where one is deployed (HALLMARK_CONSOLE_URL); null otherwise',
+  console: Type.String({
+    format: 'uri',
+    description: 'the web console: this gateway’s own /console, or HALLMARK_CONSOLE_URL where it is deployed elsewhere',
+    examples: ['https://id.example.com/console'],
   }),
   jwks: Type.String({
     description: 'the public keys, for offline verification',

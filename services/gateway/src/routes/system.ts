@@ -25,6 +25,7 @@ export function registerSystemRoutes(
     readiness: ReadinessChecks;
     /** The gateway's public origin: the document's server, and the landing answer's links. */
     publicOrigin: () => string;
+    /** Where the console is deployed, when not at this gateway's own /console (HALLMARK_CONSOLE_URL). */
     consoleUrl?: string | undefined;
   },
 ): void {
@@ -37,7 +38,7 @@ export function registerSystemRoutes(
       name: 'Hallmark API',
       openapi: `${origin}${openApiRoute.path}`,
       docs: `${origin}${openApiRoute.path} lists every operation; docs/API.md in the Hallmark repository explains the choices`,
-      console: deps.consoleUrl ?? null,
+      console: deps.consoleUrl ?? `${origin}/console`,
       jwks: `${origin}/.well-known/jwks.json`,
       health: `${origin}/health`,
     };
