@@ -1519,8 +1519,11 @@ export interface operations {
             openapi: string;
             /** @description where the API is described for people */
             docs: string;
-            /** @description the web console, where one is deployed (HALLMARK_CONSOLE_URL); null otherwise */
-            console: string | null;
+            /**
+             * Format: uri
+             * @description the web console: this gateway’s own /console, or HALLMARK_CONSOLE_URL where it is deployed elsewhere
+             */
+            console: string;
             /** @description the public keys, for offline verification */
             jwks: string;
             health: string;
@@ -9684,6 +9687,8 @@ export interface operations {
               blockId: string;
               /** @constant */
               status: 'active';
+              /** @description counterfeit or withdrawn: a blocklist entry (verifications answer COUNTERFEIT or SUSPICIOUS); report: a confirmed report (SUSPICIOUS) */
+              kind: 'counterfeit' | 'withdrawn' | 'report';
               reason: string | null;
             } | null;
           };
