@@ -368,6 +368,33 @@ describe('codes: listing and detail', () => {
     expectError(await api('GET', '/codes', { key: reader.secret }), 403, 'INSUFFICIENT_SCOPE');
   });
 
+  it('stops a page of large codes early (one bus message), and pages on without losing any', async () => {
+    const bigGtin = '09506000134413';
+    const big = await newTenant('enterprise', [bigGtin]);
+    const filler = 'x'.repeat(15 * 1024);
+    const items = Array.from({ length: 40 }, (_, index) => ({
+      gtin: bigGtin,
+      serialNumber: `BIG-${index}`,
+      metadata: { filler },
+    }));
+    const batch = await api('POST', '/code/generate/batch', { key: big.key, body: { items } });
+    expect(batch.status, JSON.stringify(batch.body).slice(0, 500)).toBeLessThan(300);
+    const seen = new Set<string>();
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page: ApiResponse<Json> = await api('GET', `/codes?limit=200${cursor ? `&cursor=${cursor}` : ''}`, { key: big.key });
+      expect(page.status).toBe(200);
+      expect(page.body.data.length).toBeGreaterThan(0);
+      expect(page.body.data.length).toBeLessThan(40);
+      for (const code of page.body.data as Json[]) seen.add(code.assetId);
+      cursor = page.body.nextCursor;
+      pages += 1;
+    } while (cursor);
+    expect(pages).toBeGreaterThan(1);
+    expect(seen.size).toBe(40);
+  });
+
   it('answers a code with its scans, report and block; another account’s code is NOT_FOUND', async () => {
     const code = made[2] as Json;
     const fresh = await api('GET', `/codes/${code.assetId}`, { key: brand.key });

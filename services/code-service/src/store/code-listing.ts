@@ -26,6 +26,9 @@ interface ListedRow {
   at_text: string;
 }
 
+/** About half of NATS's 1 MB message: a page of large codes stops early (it says hasMore). */
+const maxPageBytes = 512 * 1024;
+
 const columns = `asset_id, gtin, serial, batch, expiry, url, metadata, created_at, created_at::text AS at_text`;
 
 const itemOf = (row: ListedRow): CodeListItem => ({
@@ -62,11 +65,20 @@ export async function listOwnCodes(db: SqlExecutor, owner: Principal, query: Lis
       ORDER BY created_at DESC, asset_id DESC LIMIT $${params.length}`,
     params,
   );
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  const hasMore = rows.length > limit;
+  // A page must fit in one bus message (NATS: 1 MB): codes carry up to 16 KiB of metadata each, so
+  // a page stops early, its cursor at its last code, once it holds about half a megabyte.
+  const data: CodeListItem[] = [];
+  let bytes = 0;
+  for (const row of rows.slice(0, limit)) {
+    const item = itemOf(row);
+    bytes += Buffer.byteLength(JSON.stringify(item));
+    if (data.length > 0 && bytes > maxPageBytes) break;
+    data.push(item);
+  }
+  const hasMore = rows.length > data.length;
+  const last = rows[data.length - 1];
   const nextCursor = hasMore && last ? encodeCursor([last.at_text, last.asset_id]) : null;
-  return { data: page.map(itemOf), nextCursor, pagination: { limit, hasMore, nextCursor } };
+  return { data, nextCursor, pagination: { limit, hasMore, nextCursor } };
 }
 
 /** One of the owner's codes; NOT_FOUND for another account's (or environment's) code, as for none. */
