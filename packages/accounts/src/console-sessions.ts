@@ -76,11 +76,15 @@ export function isSessionLive(session: Pick<ConsoleSession, 'expiresAt' | 'idleE
 /**
  * The idle expiry a use at `now` moves the session to, or undefined when it need not be written:
  * it moves to `now` + 30 min (never past the absolute expiry), but only once it would move by a
- * minute or more, so a busy session writes at most once a minute.
+ * minute or more, so a busy session writes at most once a minute. Reaching the absolute expiry is
+ * written however little it moves: else a session used every minute ended idle up to a minute
+ * before its 12 hours, its last move to the cap never written.
  */
 export function touchedIdleExpiry(session: Pick<ConsoleSession, 'expiresAt' | 'idleExpiresAt'>, now: Date): Date | undefined {
-  const next = Math.min(now.getTime() + sessionIdleMs, session.expiresAt.getTime());
-  return next - session.idleExpiresAt.getTime() >= sessionTouchIntervalMs ? new Date(next) : undefined;
+  const cap = session.expiresAt.getTime();
+  const next = Math.min(now.getTime() + sessionIdleMs, cap);
+  const moved = next - session.idleExpiresAt.getTime();
+  return moved >= sessionTouchIntervalMs || (next === cap && moved > 0) ? new Date(next) : undefined;
 }
 
 export async function insertConsoleSession(

@@ -27,6 +27,9 @@ describe('console session times', () => {
     const late = { ...signedIn, idleExpiresAt: at('2026-01-15T20:50:00Z') };
     expect(touchedIdleExpiry(late, at('2026-01-15T20:45:00Z'))?.toISOString()).toBe('2026-01-15T21:00:00.000Z');
     expect(touchedIdleExpiry({ ...signedIn, idleExpiresAt: signedIn.expiresAt }, at('2026-01-15T20:59:00Z'))).toBeUndefined();
+    // The last move, to the absolute expiry, is written though it is less than a minute.
+    const nearCap = { ...signedIn, idleExpiresAt: at('2026-01-15T20:59:30Z') };
+    expect(touchedIdleExpiry(nearCap, at('2026-01-15T20:31:00Z'))?.toISOString()).toBe('2026-01-15T21:00:00.000Z');
   });
 });
 
