@@ -6,15 +6,19 @@
 // machine does falls on both alike, and the report is of ratios: calls per second (SDK / raw),
 // latency, and the client's own CPU time per call (what the SDK adds in this process: building the
 // request, the retry loop, the timeout, parsing). Absolute numbers on a shared machine mean little.
+// The product runs on CPU 1 and the client on CPU 0 (taskset), as a client on a machine of its own
+// would: the SDK's own CPU then costs the server nothing, and shows in the client CPU per call.
 //
 //   pnpm bench:sdk                          (6 rounds of 5 s each way, about a minute)
 //   BENCH_ROUNDS=10 BENCH_SECONDS=3 pnpm bench:sdk
 import { Hallmark } from '@hallmark/sdk';
-import { brandWithCode, machineLine, startEmbeddedProduct } from './support.ts';
+import { brandWithCode, machineLine, pinLoadGenerator, startEmbeddedProduct } from './support.ts';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 6);
 const secondsPerRound = Number(process.env.BENCH_SECONDS ?? 5);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 50);
+/** The product on CPU 1 and this process on CPU 0 (BENCH_PIN=0 to let them share): as a client on its own machine. */
+const pinned = process.env.BENCH_PIN !== '0';
 
 interface Round {
   calls: number;
@@ -65,7 +69,8 @@ function summary(results: Round[]) {
   };
 }
 
-const product = await startEmbeddedProduct();
+if (pinned) pinLoadGenerator(0);
+const product = await startEmbeddedProduct({}, pinned ? 1 : undefined);
 try {
   const { key, url } = await brandWithCode(product);
   const verifyUrl = `${product.url}/api/v1/code/verify`;
