@@ -140,6 +140,74 @@ describe('webhooks (distributed)', () => {
     expect(attempts[0]).toMatchObject({ status: 'succeeded', responseCode: 204 });
   });
 
+  it('replays the failed messages of a time range over HTTP: one that failed every attempt is delivered again, same webhook-id', async () => {
+    // A receiver of its own that fails until told otherwise.
+    let failing = true;
+    const ids: string[] = [];
+    const flaky = createServer((request, response) => {
+      ids.push(String(request.headers['webhook-id']));
+      request.resume();
+      request.on('end', () => response.writeHead(failing ? 500 : 204).end());
+    });
+    await new Promise<void>((resolve) => flaky.listen(0, '127.0.0.1', resolve));
+    try {
+      const flakyUrl = `http://127.0.0.1:${(flaky.address() as AddressInfo).port}/flaky`;
+      const target = ok(await api('POST', '/webhooks/endpoints', { url: flakyUrl, eventTypes: ['scan.suspicious'] }), 201);
+      const queued = ok(await api('POST', `/webhooks/endpoints/${target.id}/test`), 202);
+      // The schedule of this product is 100 ms three times: four attempts, then failed.
+      await waitFor(
+        'the message failed',
+        async () => {
+          const listed = ok(await api('GET', `/webhooks/endpoints/${target.id}/messages?status=failed`));
+          return listed.messages.some((message: Json) => message.id === queued.id) || undefined;
+        },
+        { timeoutMs: 10_000 },
+      );
+      expect(ids.filter((id) => id === queued.id)).toHaveLength(4);
+
+      // A range that holds it not, and times that are not RFC 3339, replay nothing.
+      const later = new Date(Date.now() + 60_000).toISOString();
+      expect(ok(await api('POST', `/webhooks/endpoints/${target.id}/replay`, { since: later }), 202)).toEqual({ replayed: 0 });
+      for (const since of ['yesterday', '2026-02-30T00:00:00Z', '2026-11-28T12:00:00']) {
+        const refused = await api('POST', `/webhooks/endpoints/${target.id}/replay`, { since });
+        expect(refused.status, since).toBe(400);
+        expect(refused.body.error?.code).toBe('VALIDATION_ERROR');
+      }
+      // Another account cannot replay this endpoint's messages.
+      const other = ok(
+        await call<Json>(product.url, 'POST', '/api/v1/accounts', {
+          key: product.operatorKey,
+          body: { name: 'Hooks, another', tier: 'enterprise' },
+        }),
+        201,
+      );
+      const foreign = await call<Json>(product.url, 'POST', `/api/v1/webhooks/endpoints/${target.id}/replay`, {
+        key: other.apiKey.secret,
+        body: { since: new Date(Date.now() - 60_000).toISOString() },
+      });
+      expect(foreign.status).toBe(404);
+
+      failing = false;
+      const since = new Date(Date.now() - 60_000).toISOString();
+      expect(ok(await api('POST', `/webhooks/endpoints/${target.id}/replay`, { since }), 202)).toEqual({ replayed: 1 });
+      const attempts = await waitFor(
+        'the replayed delivery',
+        async () => {
+          const listed = ok(await api('GET', `/webhooks/endpoints/${target.id}/messages/${queued.id}/attempts`));
+          return listed.attempts.some((attempt: Json) => attempt.status === 'succeeded') ? listed.attempts : undefined;
+        },
+        { timeoutMs: 5_000 },
+      );
+      expect(attempts.filter((attempt: Json) => attempt.status === 'failed')).toHaveLength(4);
+      expect(ids.filter((id) => id === queued.id)).toHaveLength(5);
+      // Delivered now: replaying the range again finds nothing failed.
+      expect(ok(await api('POST', `/webhooks/endpoints/${target.id}/replay`, { since }), 202)).toEqual({ replayed: 0 });
+    } finally {
+      flaky.closeAllConnections();
+      flaky.close();
+    }
+  });
+
   it('delivers a suspicious scan within 1 s of the verification’s answer, and the block that caused it', async () => {
     const code = ok(await api('POST', '/code/generate', { gtin, serialNumber: 'WH-1', batchNumber: 'L1' }), 201);
     ok(await api('POST', '/blocklist', { gtin, serial: 'WH-1', kind: 'withdrawn', reason: 'recalled' }), 201);

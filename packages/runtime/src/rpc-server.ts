@@ -4,6 +4,9 @@ import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { isDependencyOutage, outageAsUnavailable } from './dependency-outage.ts';
 import type { Logger } from './logger.ts';
+import { registerContractFormats } from './typebox-formats.ts';
+
+registerContractFormats();
 
 export interface RpcContext {
   requestId: string;
