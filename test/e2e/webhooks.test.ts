@@ -6,6 +6,7 @@
 import { createPublicKey, verify as verifySignature } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setEventStreamRefusing } from '@hallmark/bus';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
@@ -288,6 +289,33 @@ describe('webhooks (distributed)', () => {
       { timeoutMs: 15_000 },
     );
     expect(JSON.parse(locked.body).data).toMatchObject({ assetId: objectId, transferId: second.transferId });
+  });
+
+  it('answers no SUSPICIOUS verdict before its scan is stored: a JetStream that refuses events gets 503, and the retry is told', async () => {
+    const code = ok(await api('POST', '/code/generate', { gtin, serialNumber: 'WH-REFUSED', batchNumber: 'L1' }), 201);
+    const genuine = ok(await api('POST', '/code/generate', { gtin, serialNumber: 'WH-FINE', batchNumber: 'L1' }), 201);
+    ok(await api('POST', '/blocklist', { gtin, serial: 'WH-REFUSED', kind: 'withdrawn', reason: 'recalled' }), 201);
+    ok(await api('PATCH', `/webhooks/endpoints/${endpoint.id}`, { eventTypes: ['scan.suspicious'] }));
+    await setEventStreamRefusing(product.natsUrl, product.namespace, true);
+    try {
+      const refused = await api('POST', '/code/verify', { url: code.url });
+      expect(refused.status, JSON.stringify(refused.body)).toBe(503);
+      expect(refused.body.error?.code).toBe('SERVICE_UNAVAILABLE');
+      // An AUTHENTIC answer does not wait for its scan, and is still given.
+      expect(ok(await api('POST', '/code/verify', { url: genuine.url })).verdict).toBe('AUTHENTIC');
+    } finally {
+      await setEventStreamRefusing(product.natsUrl, product.namespace, false);
+    }
+    const before = ofType('scan.suspicious').filter((delivery) => JSON.parse(delivery.body).data.serial === 'WH-REFUSED');
+    expect(before).toEqual([]);
+    const retried = ok(await api('POST', '/code/verify', { url: code.url }));
+    expect(retried.verdict).toBe('SUSPICIOUS');
+    const delivery = await waitFor(
+      'scan.suspicious of the retry',
+      async () => ofType('scan.suspicious').find((each) => JSON.parse(each.body).data.serial === 'WH-REFUSED'),
+      { timeoutMs: 5_000, intervalMs: 10 },
+    );
+    expect(JSON.parse(delivery.body).data).toMatchObject({ gtin, serial: 'WH-REFUSED', verdict: 'SUSPICIOUS' });
   });
 
   it('a delivery worker killed mid-delivery: the message is delivered once after the restart (same webhook-id)', async () => {

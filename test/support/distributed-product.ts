@@ -36,6 +36,8 @@ export interface DistributedProduct extends RunningProduct {
   databaseUrl: string;
   /** Prefix of NATS subjects, the JetStream stream and Redis keys (HALLMARK_NAMESPACE). */
   namespace: string;
+  /** The NATS server the processes use. */
+  natsUrl: string;
   processNames(): string[];
   /** The process running under that name now (a restart replaces it). */
   process(name: string): ServiceProcess;
@@ -142,6 +144,7 @@ export async function startDistributedProduct(
     databaseUrl: env.HALLMARK_DATABASE_URL,
     stop,
     namespace,
+    natsUrl,
     processNames: () => processes.map((started) => started.name),
     process: (name) => processes[indexOf(name)] as ServiceProcess,
     kill: (name, signal = 'SIGKILL') => (processes[indexOf(name)] as ServiceProcess).stop(signal),

@@ -15,7 +15,7 @@ export {
   type InProcessConnectionOptions,
   type InProcessHub,
 } from './in-process-bus.ts';
-export { createNatsBus, deleteEventStream, eventStreamName, type NatsBusOptions } from './nats-bus.ts';
+export { createNatsBus, deleteEventStream, eventStreamName, type NatsBusOptions, setEventStreamRefusing } from './nats-bus.ts';
 export { type NatsConnectionSettings, natsConnectionSettings } from './nats-url.ts';
 export {
   createRequestSigner,

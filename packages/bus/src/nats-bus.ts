@@ -3,6 +3,7 @@ import type { ErrorData, Result } from '@hallmark/contracts';
 import {
   AckPolicy,
   DeliverPolicy,
+  DiscardPolicy,
   JetStreamApiError,
   type JetStreamClient,
   type JetStreamManager,
@@ -353,6 +354,29 @@ export async function deleteEventStream(url: string, prefix: string, tlsCaFile?:
   try {
     const jsm = await jetstreamManager(nc);
     await jsm.streams.delete(eventStreamName(prefix)).catch(() => false);
+  } finally {
+    await nc.close();
+  }
+}
+
+/**
+ * Makes the event stream of a prefix refuse every new event (`refusing`), as a JetStream that has
+ * run out of room does: it keeps what it holds and answers each publish with an error. With
+ * `refusing` false it takes events again. For fault tests; nothing is deleted either way.
+ */
+export async function setEventStreamRefusing(url: string, prefix: string, refusing: boolean, tlsCaFile?: string): Promise<void> {
+  const nc = await connect(natsConnectionSettings(url, tlsCaFile));
+  try {
+    const jsm = await jetstreamManager(nc);
+    const name = eventStreamName(prefix);
+    // Room for nothing more: no more bytes than it holds (at least one, which no message fits in).
+    const held = (await jsm.streams.info(name)).state.bytes;
+    await jsm.streams.update(
+      name,
+      refusing
+        ? { discard: DiscardPolicy.New, max_bytes: Math.max(held, 1) }
+        : { discard: DiscardPolicy.Old, max_bytes: streamLimits.max_bytes },
+    );
   } finally {
     await nc.close();
   }

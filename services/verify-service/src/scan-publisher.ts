@@ -5,6 +5,12 @@ import { type ScanRecorded, scanRecordedSubject } from './scan-history.ts';
 export interface ScanPublisher extends Subscription {
   /** Queues one scan's event; it is published with the others queued within `lingerMs`. */
   record(scan: ScanRecorded): void;
+  /**
+   * Publishes one scan's event at once (with whatever else is queued) and resolves when the bus
+   * has stored it (JetStream's acknowledgement); rejects when it was not stored. For the scans a
+   * webhook is derived from (SUSPICIOUS, COUNTERFEIT), whose answer must not go out before them.
+   */
+  recordDurably(scan: ScanRecorded): Promise<void>;
 }
 
 export interface ScanPublisherOptions {
@@ -18,9 +24,10 @@ export interface ScanPublisherOptions {
  * Publishes scan events several scans at a time: one `scans.recorded` event carries every scan
  * recorded within a few milliseconds, `{ scans: ScanRecorded[] }`. Under load that is one stored
  * JetStream message per batch instead of one acknowledged write per verification (the largest part
- * of the bus's and the broker's work per scan, measured). The answer to a verification never waits
- * for it; a scan still queued when the process dies is lost, as an unpublished single event was.
- * After `stop` every scan is published on its own, at once.
+ * of the bus's and the broker's work per scan, measured). An AUTHENTIC answer does not wait for it: a
+ * scan still queued when the process dies is lost from the history, and nothing is told of it. A
+ * SUSPICIOUS or COUNTERFEIT answer does (`recordDurably`): its scan causes a webhook, so it is stored
+ * before the answer leaves. After `stop` every scan is published on its own, at once.
  */
 export function createScanPublisher(bus: Bus, log: Logger, options: ScanPublisherOptions = {}): ScanPublisher {
   const lingerMs = options.lingerMs ?? 5;
@@ -30,35 +37,46 @@ export function createScanPublisher(bus: Bus, log: Logger, options: ScanPublishe
   let stopped = false;
   const publishing = new Set<Promise<void>>();
 
-  const publish = (scans: ScanRecorded[]) => {
-    const sent = bus
-      .publishEvent(scanRecordedSubject, { scans })
+  /** Publishes one event; the promise is the bus's answer (a caller may wait for it), tracked for `stop`. */
+  const publish = (scans: ScanRecorded[]): Promise<void> => {
+    const sent = bus.publishEvent(scanRecordedSubject, { scans });
+    const settled = sent
       .catch((error: unknown) => log.warn({ err: error, scans: scans.length }, 'scan event not published'))
-      .finally(() => publishing.delete(sent));
-    publishing.add(sent);
+      .finally(() => publishing.delete(settled));
+    publishing.add(settled);
+    return sent;
   };
-  const flush = () => {
+  const flush = (): Promise<void> => {
     if (timer) clearTimeout(timer);
     timer = undefined;
-    if (queued.length === 0) return;
+    if (queued.length === 0) return Promise.resolve();
     const scans = queued;
     queued = [];
-    publish(scans);
+    return publish(scans);
+  };
+  /** A flush nobody waits for: its failure is logged by `publish`. */
+  const flushInBackground = () => {
+    flush().catch(() => undefined);
   };
 
   return {
     record(scan) {
       if (stopped) {
-        publish([scan]);
+        publish([scan]).catch(() => undefined);
         return;
       }
       queued.push(scan);
-      if (queued.length >= maxScans) flush();
-      else timer ??= setTimeout(flush, lingerMs);
+      if (queued.length >= maxScans) flushInBackground();
+      else timer ??= setTimeout(flushInBackground, lingerMs);
+    },
+    recordDurably(scan) {
+      if (stopped) return publish([scan]);
+      queued.push(scan);
+      return flush();
     },
     async stop() {
       stopped = true;
-      flush();
+      flushInBackground();
       await Promise.all(publishing);
     },
   };

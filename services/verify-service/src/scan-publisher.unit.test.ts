@@ -75,3 +75,41 @@ describe('scan publisher', () => {
     await bus.drain();
   });
 });
+
+describe('scan publisher, durable scans', () => {
+  it('publishes a durable scan at once with what is queued, and resolves only once the bus stored it', async () => {
+    const { bus, events, publisher } = await publisherOnBus({ lingerMs: 60_000 });
+    publisher.record(scan(1));
+    let stored = false;
+    const durable = publisher.recordDurably({ ...scan(2), verdict: 'SUSPICIOUS' }).then(() => {
+      stored = true;
+    });
+    expect(stored).toBe(false);
+    await durable;
+    await until(() => events.length === 1);
+    expect(events[0]?.scans.map((recorded) => recorded.scanNumber)).toEqual([1, 2]);
+    await publisher.stop();
+    await bus.drain();
+  });
+
+  it('rejects a durable scan the bus refused, and a refused background batch does not throw', async () => {
+    const bus = createInProcessBus();
+    const refusing = { ...bus, publishEvent: async () => Promise.reject(new Error('stream unavailable')) } as typeof bus;
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const publisher = createScanPublisher(refusing, log, { lingerMs: 1, maxScans: 2 });
+      publisher.record(scan(1));
+      publisher.record(scan(2)); // full: published at once, refused, logged
+      publisher.record(scan(3)); // after the linger, refused, logged
+      await expect(publisher.recordDurably({ ...scan(4), verdict: 'COUNTERFEIT' })).rejects.toThrow('stream unavailable');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await publisher.stop();
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      await bus.drain();
+    }
+  });
+});

@@ -132,7 +132,9 @@ export async function verifyCode(
     assessment.verdict = 'COUNTERFEIT';
     assessment.confidence = 0.99;
   }
-  // The scan event is for history and analytics; the answer does not wait for it.
+  // The scan event feeds the history, the analytics and the webhooks. An AUTHENTIC answer does not
+  // wait for it; a SUSPICIOUS or COUNTERFEIT one does, since the brand's alert (scan.suspicious,
+  // scan.counterfeit) is derived from it: no such verdict leaves before its evidence is stored.
   const { country, ...coordinates } = request.body.location ?? {};
   const scanRecorded: ScanRecorded = {
     scanId: randomUUID(),
@@ -149,7 +151,15 @@ export async function verifyCode(
     verifiedBy: principal.accountId,
     ...(request.body.location ? { location: coordinates as { latitude: number; longitude: number } } : {}),
   };
-  deps.scans.record(scanRecorded);
+  if (assessment.verdict === 'AUTHENTIC') deps.scans.record(scanRecorded);
+  else {
+    try {
+      await deps.scans.recordDurably(scanRecorded);
+    } catch (error) {
+      // Retryable: a retry verifies again and stores its scan; answering now would lose the alert.
+      throw new HallmarkError('SERVICE_UNAVAILABLE', 'The scan could not be recorded; try again.', undefined, { cause: error });
+    }
+  }
 
   const checks = {
     signature: { passed: matchedKid !== undefined, keyId: matchedKid ?? checkedKid, algorithm: 'Ed25519' as const },
