@@ -64,7 +64,7 @@ export const ComplianceServiceConfig = Type.Object({
     minimum: 100,
     default: 60_000,
     description:
-      'how often key expiry is checked for key.expiring, and code reports are read for code.reported (at most every 1 s)',
+      'how often key expiry is checked for key.expiring (code.reported comes from the account streams as the reports are filed)',
   }),
 });
 export type ComplianceServiceConfig = Static<typeof ComplianceServiceConfig>;

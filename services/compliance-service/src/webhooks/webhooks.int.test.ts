@@ -238,6 +238,8 @@ describe('webhook delivery on PostgreSQL', () => {
   it('disables an endpoint failing for the configured time, and replays its failed messages on request', async () => {
     const hook = await receiver((_request, _n, response) => response.writeHead(503).end());
     const endpoint = await endpoints.create(owner, { url: hook.url, eventTypes: ['scan.suspicious'] });
+    const watcher = await receiver((_request, _n, response) => response.writeHead(200).end());
+    const watching = await endpoints.create(owner, { url: watcher.url, eventTypes: ['endpoint.disabled'] });
     const running = worker({ scheduleMs: [20], disableAfterMs: 100_000 });
     wakeAll = () => running.wake();
     try {
@@ -257,11 +259,18 @@ describe('webhook delivery on PostgreSQL', () => {
       await emit();
       await until('disabled', async () => ((await endpoints.get(owner, endpoint.id)).status === 'disabled' ? true : undefined));
       expect((await endpoints.get(owner, endpoint.id)).disabledReason).toBe('failing');
+      // The owner is told, at its endpoint that takes endpoint.disabled.
+      const notice = await until('endpoint.disabled', () => watcher.received[0]);
+      expect(JSON.parse(notice.body)).toMatchObject({
+        type: 'endpoint.disabled',
+        data: { endpointId: endpoint.id, reason: 'failing' },
+      });
       await later.stop();
     } finally {
       await running.stop();
       await endpoints.remove(owner, endpoint.id);
-      await hook.close();
+      await endpoints.remove(owner, watching.id);
+      await Promise.all([hook.close(), watcher.close()]);
     }
   });
 
