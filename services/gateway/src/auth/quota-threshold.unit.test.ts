@@ -13,10 +13,15 @@ const key: AuthenticatedKey = {
   expiresAt: null,
 };
 
+// Days around today: the in-memory cache expires the day's counters by the real clock, so a fixed
+// date in the past would find them gone at once.
+const today = new Date().toISOString().slice(0, 10);
+const tomorrow = new Date(Date.parse(`${today}T00:00:00.000Z`) + 86_400_000).toISOString().slice(0, 10);
+
 describe('quota thresholds for webhooks', () => {
   it('tells of 80% and 100% of a daily quota once each per day, and of 100% when a batch is refused short of it', async () => {
     const crossed: QuotaThresholdCrossed[] = [];
-    let now = new Date('2026-11-25T10:00:00.000Z');
+    let now = new Date(`${today}T10:00:00.000Z`);
     const limiter = createRateLimiter({
       cache: createMemoryCache(),
       clock: () => now,
@@ -30,7 +35,7 @@ describe('quota thresholds for webhooks', () => {
     expect(crossed).toEqual([]);
     await spend(1);
     expect(crossed).toEqual([
-      { accountId: 'acc_1', environment: 'live', quota: 'generate', threshold: 80, used: 80, limit: 100, day: '2026-11-25' },
+      { accountId: 'acc_1', environment: 'live', quota: 'generate', threshold: 80, used: 80, limit: 100, day: today },
     ]);
     await spend(5);
     expect(crossed).toHaveLength(1);
@@ -38,9 +43,9 @@ describe('quota thresholds for webhooks', () => {
     expect(crossed.map((each) => each.threshold)).toEqual([80, 100]);
     await spend(15);
     expect(crossed).toHaveLength(2);
-    now = new Date('2026-11-26T00:00:01.000Z');
+    now = new Date(`${tomorrow}T00:00:01.000Z`);
     await spend(90);
-    expect(crossed.at(-1)).toMatchObject({ threshold: 80, day: '2026-11-26' });
+    expect(crossed.at(-1)).toMatchObject({ threshold: 80, day: tomorrow });
   });
 
   it('tells a threshold again on the next request past it when the telling failed (compliance-service away)', async () => {
@@ -48,7 +53,7 @@ describe('quota thresholds for webhooks', () => {
     let away = true;
     const limiter = createRateLimiter({
       cache: createMemoryCache(),
-      clock: () => new Date('2026-11-25T10:00:00.000Z'),
+      clock: () => new Date(`${today}T10:00:00.000Z`),
       onQuotaThreshold: async (each) => {
         if (away) throw new Error('compliance-service unavailable');
         told.push(each.threshold);
