@@ -242,6 +242,17 @@ ERROR_STATUS: dict[str, int] = {
 }
 
 
+def _classes_by_status() -> dict[int, type[APIError]]:
+    codes_by_status: dict[int, list[str]] = {}
+    for code, status in ERROR_STATUS.items():
+        codes_by_status.setdefault(status, []).append(code)
+    return {status: ERROR_CLASSES[codes[0]] for status, codes in codes_by_status.items() if len(codes) == 1}
+
+
+#: For an answer outside the envelope: the class of the only code with its status.
+_CLASS_BY_STATUS = _classes_by_status()
+
+
 def parse_retry_after(value: str | None) -> float | None:
     """Retry-After in seconds (RFC 9110: delay-seconds or an HTTP date), or None when absent or unreadable."""
     if value is None:
@@ -258,7 +269,11 @@ def parse_retry_after(value: str | None) -> float | None:
 
 
 def error_from_response(status: int, headers: Mapping[str, str], body: Any) -> APIError:
-    """The exception for an error answer: the class of its code, else APIError with the HTTP status."""
+    """The exception for an error answer: the class of its code (APIError for a code this client does not know).
+
+    An answer outside the envelope gets code `HTTP_<status>` and the class of the one code the API
+    answers with that status, else APIError (as the TypeScript SDK does).
+    """
     envelope = body.get("error") if isinstance(body, dict) else None
     meta = body.get("meta") if isinstance(body, dict) else None
     request_id = headers.get("x-request-id")
@@ -268,9 +283,11 @@ def error_from_response(status: int, headers: Mapping[str, str], body: Any) -> A
         code: str = envelope["code"]
         message = str(envelope.get("message", code))
         details = envelope.get("details") if isinstance(envelope.get("details"), dict) else None
+        cls = ERROR_CLASSES.get(code, APIError)
     else:
-        code = "UNKNOWN"
+        # Not the API's own answer (a proxy's or a load balancer's page).
+        code = f"HTTP_{status}"
         message = f"HTTP {status} without Hallmark's error envelope"
         details = None
-    cls = ERROR_CLASSES.get(code, APIError)
+        cls = _CLASS_BY_STATUS.get(status, APIError)
     return cls(message, code=code, status=status, request_id=request_id, details=details, headers=headers, body=body)

@@ -41,7 +41,17 @@ def test_every_code_maps_to_its_own_class(code: str) -> None:
 
 def test_an_answer_without_the_envelope_is_an_api_error_with_its_status() -> None:
     error = error_from_response(502, {"x-request-id": "r"}, None)
-    assert type(error) is APIError and error.status == 502 and error.request_id == "r"
+    assert type(error) is APIError and (error.code, error.status, error.request_id) == ("HTTP_502", 502, "r")
+    # A status only one code has gets that code's class: a proxy's 429 still says how long to wait.
+    limited = error_from_response(429, {"retry-after": "3"}, "<html>Too Many Requests</html>")
+    assert type(limited) is hallmark.RateLimitedError and limited.code == "HTTP_429" and limited.retry_after == 3
+    assert type(error_from_response(503, {}, None)) is hallmark.ServiceUnavailableError
+    # 404 is NOT_FOUND's and KEY_NOT_FOUND's, 409 DUPLICATE_SERIAL's and CONFLICT's: neither class is assumed.
+    assert type(error_from_response(404, {}, None)) is APIError
+    assert type(error_from_response(409, {}, None)) is APIError
+    # A code this client does not know yet is an APIError that keeps it.
+    unknown = error_from_response(418, {}, {"error": {"code": "TEAPOT", "message": "short and stout"}})
+    assert type(unknown) is APIError and unknown.code == "TEAPOT"
 
 
 def _provokers(brand: Brand, operator: Hallmark, base_url: str) -> dict[str, Callable[[], object]]:
