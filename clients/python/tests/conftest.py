@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hallmark import ApiResult, Hallmark  # noqa: E402
+from faulty_proxy import FaultyProxy  # noqa: E402
 from hallmark.offline.digital_link import gs1_check_digit  # noqa: E402
 
 REPOSITORY = Path(__file__).resolve().parents[3]
@@ -78,3 +79,11 @@ def brand(operator: Hallmark, base_url: str) -> Brand:
 @pytest.fixture(scope="session")
 def client(brand: Brand) -> Hallmark:
     return brand.client
+
+
+@pytest.fixture()
+def proxy(base_url: str) -> Iterator[FaultyProxy]:
+    """A proxy in front of the product that records every request and fails the ones a test scripts."""
+    running = FaultyProxy(base_url).start()
+    yield running
+    running.stop()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 from conftest import Brand
@@ -20,13 +19,6 @@ from hallmark import (
     ServiceUnavailableError,
     ValidationError,
 )
-
-
-@pytest.fixture()
-def proxy(base_url: str) -> Iterator[FaultyProxy]:
-    running = FaultyProxy(base_url).start()
-    yield running
-    running.stop()
 
 
 def through(proxy: FaultyProxy, brand: Brand, **options: float) -> Hallmark:
