@@ -7,7 +7,7 @@ import json
 import urllib.request
 from pathlib import Path
 
-from conftest import Brand
+from conftest import REPOSITORY, Brand
 
 from hallmark import Hallmark, NotFoundError
 from hallmark._operations import OPERATIONS
@@ -25,6 +25,20 @@ def test_the_operations_table_is_generated_from_the_served_openapi_document(base
     expected = generator.render(generator.operations_of(document))
     assert (CLIENT / "hallmark/_operations.py").read_text(encoding="utf-8") == expected, (
         "the API changed: run /usr/bin/python3 clients/python/scripts/generate_operations.py <base url>/api/v1/openapi.json"
+    )
+
+
+def test_docs_sdk_md_lists_every_method_with_its_operation() -> None:
+    spec = importlib.util.spec_from_file_location("methods_table", CLIENT / "scripts/methods_table.py")
+    assert spec is not None and spec.loader is not None
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    docs = (REPOSITORY / "docs/SDK.md").read_text(encoding="utf-8")
+    assert table.BEGIN in docs and table.END in docs, "docs/SDK.md has no table of the Python client's methods"
+    written = docs[docs.index(table.BEGIN) : docs.index(table.END) + len(table.END)]
+    assert written == table.render(), (
+        "docs/SDK.md's table of methods is not the client's: put the output of "
+        "/usr/bin/python3 clients/python/scripts/methods_table.py in its place"
     )
 
 
