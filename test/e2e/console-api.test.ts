@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
 
 // What the web console needs beyond sessions, over real HTTP in the embedded form: keys' lastUsedAt
-// and rotation with a grace period, today's usage and each key's requests, and the codes listing
-// with a code's detail.
+// and rotation with a grace period, today's usage and each key's requests (keys:read only), and the
+// codes listing with a code's detail.
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
 type Json = Record<string, any>;
@@ -265,6 +265,32 @@ describe('usage', () => {
     } finally {
       t.clock.freeze(undefined);
     }
+  });
+
+  it('lists the keys’ requests only to a key holding keys:read, as GET /keys: 403 INSUFFICIENT_SCOPE in the error envelope', async () => {
+    const tenant = await newTenant();
+    const verifier = await newKey(tenant.key, { name: 'verifier', scopes: ['assets:verify'] });
+    const reader = await newKey(tenant.key, { name: 'reader', scopes: ['keys:read'] });
+    const refused = await api('GET', '/usage/keys', { key: verifier.secret });
+    expectError(refused, 403, 'INSUFFICIENT_SCOPE');
+    expect(refused.body).toEqual({
+      error: {
+        code: 'INSUFFICIENT_SCOPE',
+        message: expect.stringContaining('keys:read'),
+        details: { required: 'keys:read', granted: ['assets:verify'] },
+      },
+      meta: { requestId: refused.headers.get('x-request-id'), timestamp: expect.any(String) },
+    });
+    // Nothing of the other keys leaks into the refusal.
+    expect(JSON.stringify(refused.body)).not.toContain(reader.id);
+    // The same key still reads its account's usage; a keys:read key reads the list.
+    expect((await api('GET', '/usage', { key: verifier.secret })).status).toBe(200);
+    const listed = await api('GET', '/usage/keys', { key: reader.secret });
+    expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+    expect(listed.body.data.map((row: Json) => row.keyId)).toContain(verifier.id);
+    // The OpenAPI document says so.
+    const openapi = await api('GET', '/openapi.json');
+    expect(openapi.body.paths['/api/v1/usage/keys'].get['x-required-scope']).toBe('keys:read');
   });
 
   it('shows a test environment’s 100 requests a day, and refuses nothing to any scope', async () => {

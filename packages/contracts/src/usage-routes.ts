@@ -40,6 +40,7 @@ export const listKeyUsageRoute = defineRoute({
     'Each API key of the caller’s account and environment (newest first, cursor-paged) with its requests today and in the current minute, and when it was last used.',
   tags: ['usage'],
   auth: 'api-key',
+  scope: 'keys:read',
   querystring: ListKeyUsageQuery,
   responses: { 200: { description: 'A page of keys with their requests', schema: KeyUsageList } },
   errors: ['VALIDATION_ERROR'],
