@@ -284,6 +284,24 @@ describe('console sessions', () => {
     expectError(await withCookie(token, 'GET', '/sessions/current'), 401, 'MISSING_API_KEY');
   });
 
+  it('ends the sessions of a key within a second of the key’s expiry', async () => {
+    const tenant = await newTenant();
+    const other = await api('POST', '/keys', { key: tenant.key, body: { name: 'expiring', scopes: ['keys:read'] } });
+    const { token } = await signIn(other.body.secret);
+    expect((await withCookie(token, 'GET', '/keys')).status).toBe(200);
+    // The key's expiry comes 1.5 s from now (set as an operator would, in the database).
+    const expiresAt = Date.now() + 1_500;
+    await t.product.db.query('UPDATE api_keys SET expires_at = to_timestamp($2::double precision / 1000) WHERE id = $1', [
+      other.body.id,
+      expiresAt,
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect((await withCookie(token, 'GET', '/keys')).status).toBe(200);
+    await within(5_000, async () => (await withCookie(token, 'GET', '/keys')).status === 401);
+    expect(Date.now() - expiresAt).toBeLessThan(1_000);
+    expect((await withCookie(token, 'GET', '/sessions/current')).status).toBe(401);
+  });
+
   it('ends a session 30 minutes after its last use, and moves that at most once a minute', async () => {
     const tenant = await newTenant();
     const { token, body } = await signIn(tenant.key);
