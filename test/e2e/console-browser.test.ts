@@ -1,8 +1,9 @@
 // The web console (apps/console, docs/CONSOLE.md) in real headless Chromium (Debian's, through
 // playwright-core), against the embedded product over HTTP: sign-in with an API key, a key created,
-// its secret shown once, used and revoked; a batch from a CSV with its results downloaded; the
-// overview's counts after real verifications; the environment switch; sign-out; a revoked key's
-// session ending; axe-core on every page; screenshots of every page at phone and desktop size
+// its secret shown once, used and revoked (and one made by keyboard alone); batches from a CSV with
+// their results downloaded, over several requests and with one refused; the overview's counts after
+// real verifications; the environment switch; usage with and without keys:read; sign-out; a revoked
+// key's session ending; axe-core on every page; screenshots of every page at phone and desktop size
 // under test-artifacts/console/.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -152,6 +153,110 @@ async function open(page: Page, path: string): Promise<void> {
 // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText is the text a person sees
 const textOf = (page: Page, selector = 'body') => page.locator(selector).first().innerText();
 
+interface Focused {
+  id: string;
+  name: string | null;
+  value: string | null;
+  type: string | null;
+  checked: boolean;
+  text: string;
+}
+
+/** What has the keyboard focus: enough to tell fields, radios, checkboxes and buttons apart. */
+const focused = async (page: Page) =>
+  (await page.evaluate(`(() => {
+    const element = document.activeElement;
+    return {
+      id: element?.id ?? '',
+      name: element?.getAttribute('name') ?? null,
+      value: element?.getAttribute('value') ?? null,
+      type: element?.getAttribute('type') ?? null,
+      checked: element?.checked === true,
+      text: (element?.textContent ?? '').trim(),
+    };
+  })()`)) as Focused;
+
+/** Presses Tab (Shift+Tab with `back`) until the focused element is the one sought. */
+async function tabTo(page: Page, sought: (element: Focused) => boolean, what: string, back = false): Promise<Focused> {
+  for (let step = 0; step < 200; step += 1) {
+    await page.keyboard.press(back ? 'Shift+Tab' : 'Tab');
+    const element = await focused(page);
+    if (sought(element)) return element;
+  }
+  throw new Error(`${what} was not reached by ${back ? 'Shift+Tab' : 'Tab'}`);
+}
+
+/** Serious or critical axe-core issues (WCAG 2.2 AA) of the page as it is now. */
+async function seriousAxeIssues(page: Page): Promise<unknown[]> {
+  // Injected through the DevTools protocol, which the page's CSP (rightly) does not govern.
+  await page.evaluate(axeSource);
+  const results = (await page.evaluate(
+    `axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] } })`,
+  )) as { violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> };
+  return results.violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map((violation) => [violation.id, violation.nodes.map((node) => node.target)]);
+}
+
+/** A CSV of `count` rows whose metadata is ~15.5 KB of JSON each (the API takes up to 16 KiB a code). */
+function largeRowsCsv(prefix: string, count: number, ofGtin = gtin): string {
+  const notes = 'Provenance notes kept with the code. '.repeat(430).slice(0, 15_400);
+  const lines = ['gtin,serial,batch,name,notes'];
+  for (let row = 1; row <= count; row += 1)
+    lines.push(`${ofGtin},${prefix}-${String(row).padStart(3, '0')},LOT-L,Large pen ${row},${notes}`);
+  return lines.join('\n');
+}
+
+/** Records every value the batch page's progress bar shows, in order (read back with `progressSeen`). */
+const watchProgress = (page: Page) =>
+  page.evaluate(`(() => {
+    const seen = (window.progressSeen = []);
+    new MutationObserver(() => {
+      const value = document.querySelector('#batch-progress')?.getAttribute('value');
+      if (value != null && seen[seen.length - 1] !== value) seen.push(value);
+    }).observe(document.body, { subtree: true, childList: true, attributes: true });
+  })()`);
+const progressSeen = async (page: Page) => ((await page.evaluate('window.progressSeen')) as string[]).map(Number);
+
+const resultColumns = ['line', 'gtin', 'serial', 'batch', 'expiry', 'status', 'url', 'assetId', 'error'] as const;
+type ResultRow = Record<(typeof resultColumns)[number], string>;
+
+/** The fields of one CSV line (RFC 4180 quoting; the results hold no line breaks inside a field). */
+function csvFields(line: string): string[] {
+  const fields: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let index = 0; index < line.length; index += 1) {
+    const character = line[index]!;
+    if (quoted && character === '"' && line[index + 1] === '"') {
+      field += '"';
+      index += 1;
+    } else if (character === '"') quoted = !quoted;
+    else if (character === ',' && !quoted) {
+      fields.push(field);
+      field = '';
+    } else field += character;
+  }
+  fields.push(field);
+  return fields;
+}
+
+/** The results CSV the batch page offers, downloaded, as rows of fields by column name. */
+async function downloadResults(page: Page): Promise<{ name: string; rows: ResultRow[] }> {
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('link', { name: /Download results/ }).click(),
+  ]);
+  const [header, ...lines] = (await readFile(await download.path(), 'utf8')).trim().split(/\r?\n/);
+  expect(header).toBe(resultColumns.join(','));
+  const rows = lines.map((line) => {
+    const fields = csvFields(line);
+    expect(fields, line).toHaveLength(resultColumns.length);
+    return Object.fromEntries(resultColumns.map((column, index) => [column, fields[index] ?? ''])) as ResultRow;
+  });
+  return { name: download.suggestedFilename(), rows };
+}
+
 describe('the console in Chromium', () => {
   let main: Awaited<ReturnType<typeof newPage>>;
 
@@ -183,13 +288,24 @@ describe('the console in Chromium', () => {
     const stored = await page.evaluate('JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage })');
     expect(stored).not.toContain(brand);
     expect(await page.content()).not.toContain(brand);
+    // Nor in any cookie: neither those a script reads nor the HttpOnly ones the browser keeps.
+    expect(await page.evaluate('document.cookie')).not.toContain(brand);
+    const cookies = await context.cookies();
+    expect(cookies.length).toBeGreaterThan(0);
+    for (const held of cookies) expect(`${held.name}=${held.value}`).not.toContain(brand);
+    expect(await page.locator('#api-key').count()).toBe(0);
   });
 
   it('shows on the overview the verdicts the API answered: authentic, tampered (counterfeit) and over-scanned (suspicious)', async () => {
     const { page } = main;
     await open(page, '/');
-    for (const period of ['Last 24 hours', 'Last 7 days', 'Last 30 days']) {
+    for (const [period, label] of [
+      ['24h', 'Last 24 hours (UTC)'],
+      ['7d', 'Last 7 days (UTC)'],
+      ['30d', 'Last 30 days (UTC)'],
+    ]) {
       const row = page.locator(`tr[data-period="${period}"]`);
+      expect(await textOf(page, `tr[data-period="${period}"] th`)).toBe(label);
       for (const verdict of ['AUTHENTIC', 'SUSPICIOUS', 'COUNTERFEIT'] as const) {
         expect(await row.locator(`td[data-verdict="${verdict}"]`).textContent(), `${period} ${verdict}`).toBe(
           String(verdictCounts[verdict]),
@@ -203,6 +319,10 @@ describe('the console in Chromium', () => {
     const counterfeit = await textOf(page, 'section[aria-labelledby="recent-counterfeit"]');
     expect(counterfeit).toContain(tamperedSerial);
     expect(await page.locator('svg.chart-svg rect.bar').count()).toBe(9);
+    // Whole UTC hours and days, and the page says which.
+    expect(await textOf(page, 'section[aria-labelledby="verdicts-heading"]')).toMatch(
+      /the last 24 hours are this hour and the 23 before it .*the last 7 days today and the 6 days before/,
+    );
     const reported = await textOf(page, 'section[aria-labelledby="reported-heading"]');
     expect(reported).toContain('PEN-A1');
     expect(reported).toContain('Seen at a market stall');
@@ -311,20 +431,88 @@ describe('the console in Chromium', () => {
     expect((await verify(link)).verdict).toBe('AUTHENTIC');
   });
 
+  it('sends rows with large metadata in several requests within the byte budget, the progress bar moving with each', async () => {
+    const { page } = main;
+    await open(page, '/codes/batch');
+    const bodies: number[] = [];
+    const onRequest = (request: import('playwright-core').Request) => {
+      if (request.method() === 'POST' && request.url().endsWith('/api/v1/code/generate/batch'))
+        bodies.push(Buffer.byteLength(request.postData() ?? ''));
+    };
+    page.on('request', onRequest);
+    try {
+      const rows = 150;
+      await page
+        .getByLabel('CSV file')
+        .setInputFiles({ name: 'large.csv', mimeType: 'text/csv', buffer: Buffer.from(largeRowsCsv('BIG', rows)) });
+      await page.getByText(`${rows} rows to generate`).waitFor();
+      await watchProgress(page);
+      await page.getByRole('button', { name: 'Generate codes' }).click();
+      await page.getByText(/codes created/).waitFor({ timeout: 90_000 });
+      expect(await textOf(page, '[aria-labelledby="batch-results-heading"]')).toMatch(`${rows} codes created, 0 rows failed`);
+      // At least three requests, none past the 1,000,000-byte budget (the route itself takes 16 MB).
+      expect(bodies.length).toBeGreaterThanOrEqual(3);
+      for (const bytes of bodies) expect(bytes).toBeLessThanOrEqual(1_000_000);
+      // The bar moved once per request answered: 0, then each request's rows added, up to all of them.
+      const seen = await progressSeen(page);
+      expect(seen[0]).toBe(0);
+      expect(seen.at(-1)).toBe(rows);
+      expect(seen).toHaveLength(bodies.length + 1);
+      for (let step = 1; step < seen.length; step += 1) expect(seen[step]!).toBeGreaterThan(seen[step - 1]!);
+      expect(await textOf(page, '.progress label')).toBe(
+        `${rows} of ${rows} rows answered (${bodies.length} of ${bodies.length} requests)`,
+      );
+
+      const results = await downloadResults(page);
+      expect(results.name).toBe('large-results.csv');
+      expect(results.rows).toHaveLength(rows);
+      for (let row = 1; row <= rows; row += 1) {
+        const serial = `BIG-${String(row).padStart(3, '0')}`;
+        const result = results.rows.find((candidate) => candidate.serial === serial);
+        expect(result?.line, serial).toBe(String(row + 1));
+        expect(result?.status, serial).toBe('created');
+        expect(result?.url, serial).toMatch(new RegExp(`/01/${gtin}/21/${serial}/10/LOT-L\\?`));
+      }
+      expect((await verify(results.rows.at(-1)!.url)).verdict).toBe('AUTHENTIC');
+    } finally {
+      page.off('request', onRequest);
+    }
+  });
+
   it('switches between live and test without mixing their data', async () => {
     const { page } = main;
     await open(page, '/');
     await page.getByRole('radio', { name: 'Test' }).click();
     await page.getByText('Test environment: you are seeing test data only.').waitFor();
     await settled(page);
-    const testRow = page.locator('tr[data-period="Last 30 days"]');
+    const testRow = page.locator('tr[data-period="30d"]');
     for (const verdict of ['AUTHENTIC', 'SUSPICIOUS', 'COUNTERFEIT']) {
       expect(await testRow.locator(`td[data-verdict="${verdict}"]`).textContent()).toBe('0');
     }
+    // A session switched to test makes test keys: the form offers the session's environment, not the
+    // live key's (the API refuses a live key from a test session).
+    await open(page, '/settings/keys');
+    const form = page.locator('form.create-key');
+    expect(
+      await form
+        .locator('input[name="key-environment"]')
+        .evaluateAll((radios) => radios.map((radio) => (radio as unknown as { value: string }).value)),
+    ).toEqual(['test']);
+    expect(await form.getByRole('radio', { name: 'Test' }).isChecked()).toBe(true);
+    expect(await textOf(page, 'form.create-key')).toMatch(/This session is in the test environment, so it makes test keys/);
+    await form.getByLabel('Description').fill('Made in test');
+    await form.getByRole('checkbox', { name: 'assets:read' }).check();
+    await form.getByRole('button', { name: 'Create key' }).click();
+    const secret = await page.locator('#new-secret').inputValue();
+    expect(secret).toMatch(/^svc_test_/);
+    expect(await page.locator('tr', { hasText: 'Made in test' }).locator('td').nth(1).textContent()).toBe('test');
+    expect((await api('GET', '/scans', { key: secret })).status).toBe(200);
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    await open(page, '/');
     await page.getByRole('radio', { name: 'Live' }).click();
     await page.getByText('Test environment').waitFor({ state: 'detached' });
     await settled(page);
-    expect(await page.locator('tr[data-period="Last 30 days"] td[data-verdict="AUTHENTIC"]').textContent()).toBe(
+    expect(await page.locator('tr[data-period="30d"] td[data-verdict="AUTHENTIC"]').textContent()).toBe(
       String(verdictCounts.AUTHENTIC),
     );
   });
@@ -396,15 +584,55 @@ describe('the console in Chromium', () => {
     expect(await textOf(page, 'main h1')).toBe('Codes');
     // Focus moved to the new page's content, not left on the link.
     expect(await page.evaluate('document.activeElement?.id')).toBe('main');
-    await page.getByLabel('Serial').focus();
+    await tabTo(page, (element) => element.id === 'search-serial', 'the Serial field');
     await page.keyboard.type('PEN-A1');
     await page.keyboard.press('Enter');
     await page.getByRole('link', { name: 'PEN-A1' }).waitFor();
-    await page.getByRole('link', { name: 'PEN-A1' }).focus();
+    await tabTo(page, (element) => element.text === 'PEN-A1', 'the PEN-A1 link');
     await page.keyboard.press('Enter');
     await settled(page);
     expect(await textOf(page, 'main h1')).toMatch(/PEN-A1/);
     expect(page.url()).toContain(encodeURIComponent(codeAssetId));
+  });
+
+  it('creates a key by keyboard alone: description, environment, a scope, submit', async () => {
+    const { page } = main;
+    await open(page, '/settings/keys');
+    // From the top of the page, by Tab only, to the form's first field.
+    await tabTo(page, (element) => element.id === 'key-name', 'the Description field');
+    await page.keyboard.type('Keyboard-made reader');
+    // The environment: Tab enters the group on the checked radio (the session's, live); the arrow keys choose within it.
+    expect(await tabTo(page, (element) => element.name === 'key-environment', 'the environment')).toMatchObject({
+      value: 'live',
+      checked: true,
+    });
+    await page.keyboard.press('ArrowDown');
+    expect(await focused(page)).toMatchObject({ name: 'key-environment', value: 'test', checked: true });
+    // Tab through the scope checkboxes to assets:read; Space ticks it.
+    await tabTo(page, (element) => element.name === 'scope' && element.value === 'assets:read', 'the assets:read scope');
+    await page.keyboard.press('Space');
+    expect(await focused(page)).toMatchObject({ value: 'assets:read', checked: true });
+    // Shift+Tab goes back to the scope before it, left alone; Tab returns.
+    expect(await tabTo(page, (element) => element.name === 'scope', 'the scope before', true)).toMatchObject({
+      value: 'assets:create',
+      checked: false,
+    });
+    await page.keyboard.press('Tab');
+    expect(await focused(page)).toMatchObject({ value: 'assets:read', checked: true });
+    // On to the button, and Enter submits.
+    await tabTo(page, (element) => element.text === 'Create key', 'the Create key button');
+    await page.keyboard.press('Enter');
+    const secret = await page.locator('#new-secret').inputValue();
+    expect(secret).toMatch(/^svc_test_/);
+    expect(await textOf(page, '.secret-panel')).toMatch(/New key: Keyboard-made reader/);
+    // The key exists and holds what was chosen: it reads test data, and only reads.
+    expect((await api('GET', '/scans', { key: secret })).status).toBe(200);
+    expect((await api('POST', '/code/generate', { key: secret, body: { gtin, serialNumber: 'KB-1' } })).body.error?.code).toBe(
+      'INSUFFICIENT_SCOPE',
+    );
+    await tabTo(page, (element) => element.text === 'I have stored it', 'the I have stored it button');
+    await page.keyboard.press('Enter');
+    await page.locator('#new-secret').waitFor({ state: 'detached' });
   });
 
   it('shows a code: its QR image, a PNG at print size, and blocks and unblocks it (issue #21)', async () => {
@@ -422,6 +650,24 @@ describe('the console in Chromium', () => {
     ]);
     const png = await readFile(await download.path());
     expect(png.subarray(1, 4).toString()).toBe('PNG');
+    // At least the print size the page claims: the IHDR chunk (right after the 8-byte signature) holds
+    // the width and height in pixels.
+    const claim = /Download PNG \((\d+) mm at (\d+) dpi\)/.exec(await textOf(page, 'main'));
+    expect(claim).not.toBeNull();
+    const [mm, dpi] = [Number(claim![1]), Number(claim![2])];
+    // To the nearest whole pixel, as the API sizes it: 25 mm at 300 dpi is 295.3, so 295.
+    const pixels = Math.round((mm / 25.4) * dpi);
+    expect(pixels).toBeGreaterThan(100);
+    expect(png.subarray(12, 16).toString()).toBe('IHDR');
+    const [width, height] = [png.readUInt32BE(16), png.readUInt32BE(20)];
+    expect(width).toBeGreaterThanOrEqual(pixels);
+    expect(height).toBeGreaterThanOrEqual(pixels);
+    // The file records the density (pHYs, pixels per metre), so it prints at the size claimed, within half a pixel.
+    const density = png.indexOf('pHYs');
+    expect(density).toBeGreaterThan(0);
+    const perMetre = png.readUInt32BE(density + 4);
+    expect(Math.round(perMetre * 0.0254)).toBe(dpi);
+    expect((width / perMetre) * 1000).toBeGreaterThanOrEqual(mm - 25.4 / dpi / 2);
 
     await page.getByLabel('Reason (optional)').fill('Seen on fakes in a market');
     await page.getByRole('button', { name: 'Block code' }).click();
@@ -498,6 +744,128 @@ describe('a session whose key is revoked', () => {
         };
         expect(results.violations.filter((violation) => ['serious', 'critical'].includes(violation.impact))).toEqual([]);
       }
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe('a batch whose request is refused partway', () => {
+  it('lists the refused request’s rows and the rows never sent as failed, with the API’s message, on screen and in the download', async () => {
+    // A free account makes 100 codes a day: the first request (about 64 large rows) is served, the
+    // second would pass the quota and is refused whole, the third is never sent.
+    const operator = t.product.generatedOperatorKey as string;
+    const created = await api('POST', '/accounts', { key: operator, body: { name: 'Console Free Brand', tier: 'free' } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    // A GTIN of its own (the other brand's is taken).
+    const freeGtin = '09506000134376';
+    const grant = await api('POST', `/accounts/${created.body.account.id}/gtins`, { key: operator, body: { gtin: freeGtin } });
+    expect(grant.status, JSON.stringify(grant.body)).toBe(201);
+    const { context, page } = await newPage();
+    try {
+      await signIn(page, created.body.apiKey.secret);
+      await open(page, '/codes/batch');
+      const rows = 140;
+      await page
+        .getByLabel('CSV file')
+        .setInputFiles({ name: 'quota.csv', mimeType: 'text/csv', buffer: Buffer.from(largeRowsCsv('QUOTA', rows, freeGtin)) });
+      await page.getByText(`${rows} rows to generate`).waitFor();
+      await page.getByRole('button', { name: 'Generate codes' }).click();
+      await page.getByText(/codes created/).waitFor({ timeout: 60_000 });
+      const alert = await textOf(page, '.state-error');
+      expect(alert).toMatch(/Request 2 of 3 failed: .*\(RATE_LIMITED\)/);
+
+      const results = await downloadResults(page);
+      // Every row is in the download, once, by its line.
+      expect(results.rows.map((row) => Number(row.line))).toEqual(Array.from({ length: rows }, (_, index) => index + 2));
+      const made = results.rows.filter((row) => row.status === 'created');
+      const failed = results.rows.filter((row) => row.status === 'failed');
+      expect(made.length).toBeGreaterThan(0);
+      expect(made.length).toBeLessThanOrEqual(100);
+      expect(made.length + failed.length).toBe(rows);
+      // The first request's rows were made; after them, none.
+      expect(made.map((row) => Number(row.line))).toEqual(Array.from({ length: made.length }, (_, index) => index + 2));
+      const refused = failed.filter((row) => row.error.startsWith('Not generated: its request failed: '));
+      const unsent = failed.filter((row) => row.error.startsWith('Not sent: an earlier request failed: '));
+      expect(refused.length).toBeGreaterThan(0);
+      expect(unsent.length).toBeGreaterThan(0);
+      expect(refused.length + unsent.length).toBe(failed.length);
+      for (const row of failed) {
+        expect(row.error).toMatch(/Limit reached \(generate-per-day\).*\(RATE_LIMITED\)/);
+        expect(row.url).toBe('');
+      }
+      expect(await textOf(page, '[aria-labelledby="batch-results-heading"]')).toMatch(
+        `${made.length} codes created, ${failed.length} rows failed`,
+      );
+      // On screen too: each failed row by its line, with the message.
+      const table = await textOf(page, 'table.batch-errors');
+      for (const row of [failed[0]!, failed.at(-1)!]) {
+        expect(table).toMatch(new RegExp(`${row.line}\\s+${row.serial}\\s+Not (generated|sent):.*RATE_LIMITED`));
+      }
+      expect(await page.locator('table.batch-errors tbody tr').count()).toBe(failed.length);
+      expect(await seriousAxeIssues(page)).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe('usage', () => {
+  it('shows each key’s requests against the limits the keys share: the daily quota, and the most the per-second limit allows a minute', async () => {
+    const { context, page } = await newPage();
+    try {
+      await signIn(page, brand);
+      await open(page, '/usage');
+      const usage = (await api('GET', '/usage', { key: brand })).body;
+      const perMinute = usage.rateLimit.limit * 60;
+      const today = await textOf(page, 'section[aria-labelledby="quotas-heading"]');
+      expect(today).toContain(
+        `Rate limit: ${usage.rateLimit.limit.toLocaleString('en-GB')} requests a second for the account in the live environment, all its keys together: at most ${perMinute.toLocaleString('en-GB')} in a minute.`,
+      );
+      expect(today).toMatch(/there is no separate per-minute limit/);
+      const perKey = await textOf(page, 'section[aria-labelledby="key-usage-heading"]');
+      // Live has no daily request quota (enterprise: no generate or verify quota either).
+      expect(perKey).toMatch(/The live environment has no daily request quota: today’s requests are only counted/);
+      expect(perKey).toContain(
+        `shown against ${perMinute.toLocaleString('en-GB')}: the most the rate limit of ${usage.rateLimit.limit.toLocaleString('en-GB')} a second lets through in a minute`,
+      );
+      const mine = page.locator('tr', { hasText: 'first key' });
+      expect(await mine.locator('td[data-requests="minute"]').textContent()).toMatch(
+        new RegExp(`^[\\d,]+ of ${perMinute.toLocaleString('en-GB')}$`),
+      );
+      expect(await mine.locator('td[data-requests="today"]').textContent()).toMatch(/^[\d,]+$/);
+
+      // In test, today's requests are against the 100 a day the test keys share.
+      await page.getByRole('radio', { name: 'Test' }).click();
+      await page.getByText('Test environment: you are seeing test data only.').waitFor();
+      await settled(page);
+      expect(await textOf(page, 'section[aria-labelledby="key-usage-heading"]')).toMatch(
+        /Today’s requests count toward the daily quota of 100 requests that all keys share/,
+      );
+      for (const cell of await page.locator('td[data-requests="today"]').allTextContents()) expect(cell).toMatch(/^\d+ of 100$/);
+      await page.screenshot({ path: join(artifacts, 'usage-test-desktop.png'), fullPage: true });
+      expect(await seriousAxeIssues(page)).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('hides the keys’ requests from a key without keys:read, and says so', async () => {
+    const made = await api('POST', '/keys', { key: brand, body: { name: 'Verifier only', scopes: ['assets:verify'] } });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const { context, page, requests } = await newPage('phone');
+    try {
+      await signIn(page, made.body.secret);
+      await open(page, '/usage');
+      expect(await textOf(page, 'section[aria-labelledby="quotas-heading"]')).toMatch(/Rate limit:/);
+      expect(await textOf(page, 'section[aria-labelledby="key-usage-heading"]')).toMatch(
+        /The table of each key’s requests is hidden: the key you signed in with does not hold the keys:read scope/,
+      );
+      expect(await page.locator('table.key-usage').count()).toBe(0);
+      // Not asked for at all (the API would refuse it: 403 INSUFFICIENT_SCOPE).
+      expect(requests.filter((url) => url.includes('/api/v1/usage/keys'))).toEqual([]);
+      await page.screenshot({ path: join(artifacts, 'usage-without-keys-read-phone.png'), fullPage: true });
+      expect(await seriousAxeIssues(page)).toEqual([]);
     } finally {
       await context.close();
     }

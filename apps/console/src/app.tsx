@@ -44,7 +44,7 @@ function route(location: Location, session: SessionView): { title: string; scope
   // Settings → API keys, where the spec puts key management; /keys is kept as a short link to it.
   if (path === '/settings/keys' || path === '/keys')
     return { title: 'API keys', scope: 'keys:read', view: () => <KeysPage session={session} /> };
-  if (path === '/usage') return { title: 'Usage', view: () => <UsagePage /> };
+  if (path === '/usage') return { title: 'Usage', view: () => <UsagePage session={session} /> };
   return {
     title: 'Page not found',
     view: () => (

@@ -1,15 +1,13 @@
 import { useEffect, useState } from 'preact/hooks';
 import { type ApiError, api } from '../api.ts';
+import { batchByteBudget, batchItemLimit, chunkRows } from '../batch-chunks.ts';
 import { describedBy, Field } from '../components/field.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
-import { type BatchRow, batchFromCsv, csvLine, type ParsedBatch } from '../csv.ts';
+import { batchFromCsv, csvLine, type ParsedBatch } from '../csv.ts';
 import { formatCount } from '../format.ts';
 import { Link } from '../router.tsx';
 import type { BatchItemResult } from '../types.ts';
 import { asApiError } from '../use-load.ts';
-
-/** Items the API takes in one POST /code/generate/batch (packages/contracts, GenerateBatchBody). */
-export const batchLimit = 10_000;
 
 interface RowOutcome {
   line: number;
@@ -52,9 +50,9 @@ export function GenerateBatchPage() {
   const [fileName, setFileName] = useState('');
   const [parsed, setParsed] = useState<ParsedBatch | undefined>();
   const [fileError, setFileError] = useState<string | undefined>();
-  const [progress, setProgress] = useState<{ done: number; total: number } | undefined>();
+  const [progress, setProgress] = useState<{ done: number; total: number; request: number; requests: number } | undefined>();
   const [outcomes, setOutcomes] = useState<RowOutcome[] | undefined>();
-  const [failure, setFailure] = useState<ApiError | undefined>();
+  const [failure, setFailure] = useState<{ error: ApiError; request: number; requests: number; rows: number } | undefined>();
   const [download, setDownload] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
 
@@ -89,30 +87,55 @@ export function GenerateBatchPage() {
     setBusy(true);
     setFailure(undefined);
     const collected: RowOutcome[] = parsed.problems.map((problem) => ({ line: problem.line, body: {}, error: problem.message }));
-    const chunks: BatchRow[][] = [];
-    for (let start = 0; start < parsed.rows.length; start += batchLimit)
-      chunks.push(parsed.rows.slice(start, start + batchLimit));
-    setProgress({ done: 0, total: parsed.rows.length });
+    const { chunks, tooLarge } = chunkRows(parsed.rows);
+    for (const row of tooLarge) {
+      collected.push({
+        line: row.line,
+        body: row.body,
+        error: `Not sent: the row is larger than a request may be (${formatCount(batchByteBudget)} bytes of JSON); a code’s metadata may be at most 16 KiB.`,
+      });
+    }
+    const total = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+    setProgress(chunks.length > 0 ? { done: 0, total, request: 0, requests: chunks.length } : undefined);
     let done = 0;
+    let sent = 0;
     try {
       for (const chunk of chunks) {
+        sent += 1;
         const answer = await api.post<{ results: BatchItemResult[] }>(
           '/code/generate/batch',
           { items: chunk.map((row) => row.body) },
           { headers: { 'idempotency-key': crypto.randomUUID() } },
         );
+        const answered = new Set<number>();
         for (const result of answer.results) {
           const row = chunk[result.index];
-          if (!row) continue;
+          if (!row || answered.has(result.index)) continue;
+          answered.add(result.index);
           if ('code' in result)
             collected.push({ line: row.line, body: row.body, url: result.code.url, assetId: result.code.assetId });
           else collected.push({ line: row.line, body: row.body, error: `${result.error.message} (${result.error.code})` });
         }
+        // A row the answer left out is failed too, never silently missing.
+        chunk.forEach((row, index) => {
+          if (!answered.has(index))
+            collected.push({ line: row.line, body: row.body, error: 'The API’s answer did not include this row.' });
+        });
         done += chunk.length;
-        setProgress({ done, total: parsed.rows.length });
+        setProgress({ done, total, request: sent, requests: chunks.length });
       }
     } catch (caught) {
-      setFailure(asApiError(caught));
+      // The failed request's rows and every row not sent yet are listed as failed, with the API's message.
+      const error = asApiError(caught);
+      const failedChunk = chunks[sent - 1] ?? [];
+      const because = `${error.message} (${error.code})`;
+      for (const row of failedChunk)
+        collected.push({ line: row.line, body: row.body, error: `Not generated: its request failed: ${because}` });
+      for (const chunk of chunks.slice(sent)) {
+        for (const row of chunk)
+          collected.push({ line: row.line, body: row.body, error: `Not sent: an earlier request failed: ${because}` });
+      }
+      setFailure({ error, request: sent, requests: chunks.length, rows: total - done });
     } finally {
       collected.sort((a, b) => a.line - b.line);
       setOutcomes(collected);
@@ -132,7 +155,8 @@ export function GenerateBatchPage() {
       <p class="lead">
         The first line names the columns: <span class="code">gtin</span>, <span class="code">serial</span>, and optionally{' '}
         <span class="code">batch</span>, <span class="code">expiry</span> (YYYY-MM-DD); any other column (such as{' '}
-        <span class="code">name</span>) becomes the code’s metadata. Rows are sent {formatCount(batchLimit)} at a time.{' '}
+        <span class="code">name</span>) becomes the code’s metadata. Rows are sent in requests of at most{' '}
+        {formatCount(batchItemLimit)} rows and {formatCount(batchByteBudget / 1_000_000)} MB each.{' '}
         <a href={`data:text/csv;charset=utf-8,${encodeURIComponent(exampleCsv)}`} download="example-batch.csv">
           Download an example CSV
         </a>
@@ -155,7 +179,8 @@ export function GenerateBatchPage() {
       {progress && (
         <div class="progress">
           <label for="batch-progress">
-            Generated {formatCount(progress.done)} of {formatCount(progress.total)} rows
+            {formatCount(progress.done)} of {formatCount(progress.total)} rows answered ({formatCount(progress.request)} of{' '}
+            {formatCount(progress.requests)} requests)
           </label>
           <progress id="batch-progress" max={progress.total} value={progress.done}>
             {progress.done} of {progress.total}
@@ -165,8 +190,12 @@ export function GenerateBatchPage() {
       {failure && (
         <div class="state state-error" role="alert">
           <p>
-            <strong>A request failed:</strong> {failure.message} <span class="code">({failure.code})</span>. The rows before it
-            were generated; the download lists them.
+            <strong>
+              Request {formatCount(failure.request)} of {formatCount(failure.requests)} failed:
+            </strong>{' '}
+            {failure.error.message} <span class="code">({failure.error.code})</span>. Its rows and those of the requests after it
+            ({formatCount(failure.rows)} rows) were not generated: they are listed below as failed, with this message, and in the
+            download. The rows of the requests before it were answered.
           </p>
         </div>
       )}

@@ -198,8 +198,10 @@ function CreateKey({ session, onCreated }: { session: SessionView; onCreated: (c
   const [expiresIn, setExpiresIn] = useState('90d');
   const [errors, setErrors] = useState<{ name?: string; scopes?: string; form?: ApiError }>({});
   const [busy, setBusy] = useState(false);
-  // A live key may create test keys; a test key only test keys (the API refuses more).
-  const environments: Environment[] = session.key.environment === 'live' ? ['live', 'test'] : ['test'];
+  // The session's current environment (the switch in the header) decides, not the key's: a session
+  // in live may make live and test keys; one in test only test keys (the API refuses a live one).
+  const current = session.session.environment;
+  const environments: Environment[] = current === 'live' ? ['live', 'test'] : ['test'];
 
   const toggle = (scope: string, on: boolean) =>
     setScopes((current) => (on ? [...current, scope] : current.filter((held) => held !== scope)));
@@ -246,8 +248,15 @@ function CreateKey({ session, onCreated }: { session: SessionView; onCreated: (c
           onInput={(event) => setName(event.currentTarget.value)}
         />
       </Field>
-      <fieldset class="field">
+      <fieldset class="field" aria-describedby="key-environment-hint">
         <legend>Environment</legend>
+        <p class="hint" id="key-environment-hint">
+          {current === 'live'
+            ? 'A test key is listed under Test (the switch in the header), not here.'
+            : session.environments.includes('live')
+              ? 'This session is in the test environment, so it makes test keys; switch to Live in the header for a live key.'
+              : 'A test key makes test keys only.'}
+        </p>
         {environments.map((option) => (
           <label key={option} class="inline">
             <input

@@ -3,25 +3,19 @@ import { LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { VerdictChart, type VerdictCounts, type VerdictPeriod } from '../components/verdict-chart.tsx';
 import { formatCount, formatTime, scanReasons, verdictWords } from '../format.ts';
+import { type Period, periodRange, periods } from '../periods.ts';
 import { Link } from '../router.tsx';
 import type { CodeReportView, ScanAggregates, ScanView } from '../types.ts';
 import { useLoad } from '../use-load.ts';
 
-const hour = 3_600_000;
-const periods = [
-  { label: 'Last 24 hours', span: 24 * hour, bucket: 'hour' },
-  { label: 'Last 7 days', span: 7 * 24 * hour, bucket: 'day' },
-  { label: 'Last 30 days', span: 30 * 24 * hour, bucket: 'day' },
-] as const;
-
 /** Verdict counts of a period, summed from the API's aggregate buckets (never from single scans). */
-async function verdictsOver(span: number, bucket: string): Promise<VerdictCounts> {
-  const now = Date.now();
+async function verdictsOver(period: Period, now: Date): Promise<VerdictCounts> {
+  const { from, to } = periodRange(period, now);
   const aggregates = await api.get<ScanAggregates>('/scans/aggregates', {
     groupBy: 'verdict',
-    bucket,
-    from: new Date(now - span).toISOString(),
-    to: new Date(now + 60_000).toISOString(),
+    bucket: period.bucket,
+    from: from.toISOString(),
+    to: to.toISOString(),
   });
   const counts: VerdictCounts = { AUTHENTIC: 0, SUSPICIOUS: 0, COUNTERFEIT: 0 };
   for (const { counts: inBucket } of aggregates.buckets) {
@@ -30,50 +24,67 @@ async function verdictsOver(span: number, bucket: string): Promise<VerdictCounts
   return counts;
 }
 
+const utcDay = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' });
+const utcHour = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: 'UTC' });
+
+/** What each period covers, in words: whole UTC hours and days, the current one so far included. */
+function periodsInWords(now: Date): string {
+  const start = (id: Period['id']) => periodRange(periods.find((period) => period.id === id)!, now).from;
+  const hours = start('24h');
+  return (
+    `Whole UTC hours and days, the current one so far included: the last 24 hours are this hour and the 23 before it ` +
+    `(from ${utcHour.format(hours)} on ${utcDay.format(hours)}), the last 7 days today and the 6 days before (from ` +
+    `${utcDay.format(start('7d'))}), the last 30 days today and the 29 days before (from ${utcDay.format(start('30d'))}).`
+  );
+}
+
 const codesLink = (gtin: string, serial: string) =>
   `/codes?gtin=${encodeURIComponent(gtin)}&serial=${encodeURIComponent(serial)}`;
 
 export function OverviewPage() {
-  const verdicts = useLoad<VerdictPeriod[]>(
-    () =>
-      Promise.all(
-        periods.map(async (period) => ({ label: period.label, counts: await verdictsOver(period.span, period.bucket) })),
-      ),
-    [],
-  );
+  const verdicts = useLoad<{ now: Date; periods: Array<VerdictPeriod & Period> }>(async () => {
+    const now = new Date();
+    return {
+      now,
+      periods: await Promise.all(periods.map(async (period) => ({ ...period, counts: await verdictsOver(period, now) }))),
+    };
+  }, []);
   return (
     <>
       <h1>Overview</h1>
       <section aria-labelledby="verdicts-heading" class="panel">
         <h2 id="verdicts-heading">Verdicts</h2>
         <LoadedView loaded={verdicts} what="verdict counts">
-          {(data) => (
-            <div class="chart-and-table">
-              <VerdictChart periods={data} />
-              <TableScroll labelledBy="verdict-table-caption">
-                <table class="verdict-table">
-                  <caption id="verdict-table-caption">Scans by verdict</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Period</th>
-                      <th scope="col">Authentic</th>
-                      <th scope="col">Suspicious</th>
-                      <th scope="col">Counterfeit</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {data.map((period) => (
-                      <tr key={period.label} data-period={period.label}>
-                        <th scope="row">{period.label}</th>
-                        <td data-verdict="AUTHENTIC">{formatCount(period.counts.AUTHENTIC)}</td>
-                        <td data-verdict="SUSPICIOUS">{formatCount(period.counts.SUSPICIOUS)}</td>
-                        <td data-verdict="COUNTERFEIT">{formatCount(period.counts.COUNTERFEIT)}</td>
+          {({ now, periods: data }) => (
+            <>
+              <div class="chart-and-table">
+                <VerdictChart periods={data.map((period) => ({ label: period.short, counts: period.counts }))} />
+                <TableScroll labelledBy="verdict-table-caption">
+                  <table class="verdict-table">
+                    <caption id="verdict-table-caption">Scans by verdict</caption>
+                    <thead>
+                      <tr>
+                        <th scope="col">Period</th>
+                        <th scope="col">Authentic</th>
+                        <th scope="col">Suspicious</th>
+                        <th scope="col">Counterfeit</th>
                       </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </TableScroll>
-            </div>
+                    </thead>
+                    <tbody>
+                      {data.map((period) => (
+                        <tr key={period.id} data-period={period.id}>
+                          <th scope="row">{period.label}</th>
+                          <td data-verdict="AUTHENTIC">{formatCount(period.counts.AUTHENTIC)}</td>
+                          <td data-verdict="SUSPICIOUS">{formatCount(period.counts.SUSPICIOUS)}</td>
+                          <td data-verdict="COUNTERFEIT">{formatCount(period.counts.COUNTERFEIT)}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </TableScroll>
+              </div>
+              <p class="hint period-note">{periodsInWords(now)}</p>
+            </>
           )}
         </LoadedView>
       </section>
