@@ -15,7 +15,7 @@ import { createWebhookEndpoints, type WebhookEndpoints } from './endpoints.ts';
 import { sendHttp } from './http-sender.ts';
 import { enqueueMessages, messageIdOf } from './outbox.ts';
 import { checkKeyExpiry, projectEventsToOutbox, recordQuotaThreshold, sweepWebhooks } from './sources.ts';
-import { type DeliverySettings, startDeliveryWorker } from './worker.ts';
+import { type DeliveryDeps, type DeliverySettings, startDeliveryWorker } from './worker.ts';
 
 let db: SqlDatabase;
 let store: EventStore;
@@ -68,7 +68,11 @@ const settings: DeliverySettings = {
   allowPrivate: true,
 };
 
-function worker(overrides: Partial<DeliverySettings> = {}, clock = () => new Date()) {
+function worker(
+  overrides: Partial<DeliverySettings> = {},
+  clock = () => new Date(),
+  network: Partial<Pick<DeliveryDeps, 'lookup' | 'send'>> = {},
+) {
   return startDeliveryWorker({
     db,
     masterKey,
@@ -83,6 +87,7 @@ function worker(overrides: Partial<DeliverySettings> = {}, clock = () => new Dat
       throw new Error('no DNS in this test');
     },
     send: sendHttp,
+    ...network,
   });
 }
 
@@ -271,6 +276,38 @@ describe('webhook delivery on PostgreSQL', () => {
       await endpoints.remove(owner, endpoint.id);
       await endpoints.remove(owner, watching.id);
       await Promise.all([hook.close(), watcher.close()]);
+    }
+  });
+
+  it('the running worker refuses, after DNS, a name that resolves to a private address: no connection, the attempt failed', async () => {
+    const endpoint = await endpoints.create(owner, { url: 'https://hooks.example.com/in', eventTypes: ['scan.suspicious'] });
+    const asked: string[] = [];
+    const running = worker({ allowPrivate: false, scheduleMs: [] }, undefined, {
+      // The name resolves to the cloud metadata address (a DNS answer an attacker controls).
+      lookup: async (hostname) => {
+        asked.push(hostname);
+        return [{ address: '169.254.169.254', family: 4 }];
+      },
+      send: () => {
+        throw new Error('SSRF test: a connection was attempted');
+      },
+    });
+    wakeAll = () => running.wake();
+    try {
+      await emit();
+      const attempt = await until('the refused attempt', async () => {
+        const { messages } = await endpoints.messages(owner, endpoint.id, {});
+        const message = messages[0];
+        if (!message) return undefined;
+        return (await endpoints.attempts(owner, endpoint.id, message.id)).attempts[0];
+      });
+      expect(asked).toContain('hooks.example.com');
+      expect(attempt).toMatchObject({ status: 'failed', responseCode: null });
+      expect(attempt.error).toMatch(/169\.254\.169\.254/);
+      expect(attempt.error).not.toMatch(/a connection was attempted/);
+    } finally {
+      await running.stop();
+      await endpoints.remove(owner, endpoint.id);
     }
   });
 
