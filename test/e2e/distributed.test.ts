@@ -365,6 +365,25 @@ describe('distributed form: codes over NATS, PostgreSQL and Redis', () => {
     expect((await api(secondGatewayUrl, '/code/verify', key, { url: forged })).body.verdict).toBe('COUNTERFEIT');
   });
 
+  it('generates a batch of codes with large metadata: calls to code-service split by size, none over NATS’s 1 MB', async () => {
+    // 120 items of 15 KB of metadata each: 1.8 MB, which one bus message of 500 items could not carry.
+    const prefix = `BIG-${randomUUID().slice(0, 8)}`;
+    const items = Array.from({ length: 120 }, (_, i) => ({
+      gtin,
+      serialNumber: `${prefix}-${i}`,
+      metadata: { name: `Item ${i}`, notes: 'n'.repeat(15_000) },
+    }));
+    const batch = await api(gatewayUrl, '/code/generate/batch', key, { items });
+    expect(batch.status, JSON.stringify(batch.body).slice(0, 500)).toBe(200);
+    expect(batch.body.results).toHaveLength(120);
+    const made = batch.body.results.filter((result: { code?: unknown }) => result.code);
+    expect(made).toHaveLength(120);
+    expect(batch.body.results.map((result: { index: number }) => result.index)).toEqual(items.map((_, i) => i));
+    const last = batch.body.results[119].code;
+    const verified = await api(secondGatewayUrl, '/code/verify', key, { url: last.url });
+    expect(verified.body.verdict).toBe('AUTHENTIC');
+  });
+
   it('counts 200 parallel verifications across both gateways exactly, in Redis', async () => {
     const generated = await api(gatewayUrl, '/code/generate', key, { gtin, serialNumber: `P-${randomUUID().slice(0, 8)}` });
     const responses = await Promise.all(

@@ -29,10 +29,10 @@ import { principalOf, requireApiKey } from '../auth/request-auth.ts';
 import { requestKeyOf } from '../idempotency.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
+import { batchChunkStarts } from './batch-chunks.ts';
 import { withRetryAfter } from './retry-after.ts';
 
-/** Items per call to code-service, and calls in flight, for a batch. */
-const batchChunk = 500;
+/** Calls to code-service in flight for a batch (each of at most 500 items and 384 KB: batch-chunks.ts). */
 const batchConcurrency = 4;
 
 const clientOf = (request: FastifyRequest) => ({ keyId: requireApiKey(request).keyId, address: request.ip });
@@ -58,7 +58,7 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
     const { items } = request.body as GenerateBatchBody;
     const principal = principalOf(request);
     const requestKey = requestKeyOf(request);
-    const chunks = Array.from({ length: Math.ceil(items.length / batchChunk) }, (_, i) => i * batchChunk);
+    const chunks = batchChunkStarts(items);
     const results: BatchItemResult[][] = new Array(chunks.length);
     // A few chunks at a time: replicas of code-service share them, and no message passes NATS's 1 MB.
     let next = 0;
@@ -70,7 +70,7 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
           generateCodesRpc,
           {
             principal,
-            items: items.slice(firstIndex, firstIndex + batchChunk),
+            items: items.slice(firstIndex, chunks[chunk + 1] ?? items.length),
             firstIndex,
             ...(requestKey ? { requestKey } : {}),
           },

@@ -1,0 +1,30 @@
+/**
+ * How a batch of generate items is split into calls to code-service. Each call must fit one bus
+ * message (NATS: 1 MB by default), and an item may carry up to 16 KiB of metadata: so a call holds
+ * at most `maxItems` items and, past its first item, no more than `maxBytes` of them as JSON
+ * (500 items of 16 KiB would be 8 MB). Answers are small (no metadata): about 600 bytes an item.
+ */
+export interface BatchChunkLimits {
+  maxItems: number;
+  maxBytes: number;
+}
+
+export const batchChunkLimits: BatchChunkLimits = { maxItems: 500, maxBytes: 384 * 1024 };
+
+/** The index of each chunk's first item, in order (the first is 0); `items` is not empty. */
+export function batchChunkStarts(items: readonly unknown[], limits: BatchChunkLimits = batchChunkLimits): number[] {
+  const starts: number[] = [];
+  let count = 0;
+  let bytes = 0;
+  items.forEach((item, index) => {
+    const size = Buffer.byteLength(JSON.stringify(item) ?? 'null') + 1;
+    if (index === 0 || count >= limits.maxItems || (count > 0 && bytes + size > limits.maxBytes)) {
+      starts.push(index);
+      count = 0;
+      bytes = 0;
+    }
+    count += 1;
+    bytes += size;
+  });
+  return starts;
+}

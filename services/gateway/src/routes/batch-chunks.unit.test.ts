@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { batchChunkStarts } from './batch-chunks.ts';
+
+const item = (metadataBytes: number) => ({
+  gtin: '09506000134352',
+  serialNumber: 'S',
+  metadata: { note: 'x'.repeat(metadataBytes) },
+});
+
+describe('batch chunks', () => {
+  it('puts up to 500 small items in a call', () => {
+    expect(batchChunkStarts(Array.from({ length: 1_201 }, () => item(10)))).toEqual([0, 500, 1_000]);
+  });
+
+  it('splits items with large metadata so no call holds more than its byte budget', () => {
+    const items = Array.from({ length: 100 }, () => item(16_000));
+    const starts = batchChunkStarts(items);
+    const ends = [...starts.slice(1), items.length];
+    for (const [i, start] of starts.entries()) {
+      const bytes = Buffer.byteLength(JSON.stringify(items.slice(start, ends[i])));
+      expect(bytes).toBeLessThanOrEqual(384 * 1024);
+    }
+    expect(starts.length).toBeGreaterThanOrEqual(5);
+  });
+
+  it('gives an item larger than the budget a call of its own, and loses none', () => {
+    const items = [item(10), item(500_000), item(10), item(10)];
+    expect(batchChunkStarts(items, { maxItems: 500, maxBytes: 1_000 })).toEqual([0, 1, 2]);
+    expect(batchChunkStarts([item(10)])).toEqual([0]);
+  });
+});
