@@ -655,7 +655,7 @@ OPERATIONS: dict[str, Operation] = {
         idempotent=False,
         success=200,
         items='data',
-        scope=None,
+        scope='keys:read',
     ),
     'listKeys': Operation(
         operation_id='listKeys',
