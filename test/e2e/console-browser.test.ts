@@ -871,3 +871,50 @@ describe('usage', () => {
     }
   });
 });
+
+describe('an account with 10,000 keys', () => {
+  it('pages its keys and their usage from the server: 20 a page, the next page on request, never the whole list', async () => {
+    const operator = t.product.generatedOperatorKey as string;
+    const created = await api('POST', '/accounts', { key: operator, body: { name: 'Many Keys', tier: 'enterprise' } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    await t.product.db.query(
+      `INSERT INTO api_keys (id, account_id, environment, name, key_hash, prefix, scopes, created_at)
+       SELECT 'key_' || lpad(to_hex(i), 20, '0'), $1, 'live', 'bulk ' || i, 'seeded-many-' || i, 'svc_live_',
+              ARRAY['assets:verify'], now() - make_interval(secs => i)
+       FROM generate_series(1, 10000) AS i`,
+      [created.body.account.id],
+    );
+    const { context, page, requests } = await newPage();
+    try {
+      await signIn(page, created.body.apiKey.secret);
+      for (const [path, table, selector, api] of [
+        ['/settings/keys', 'API keys', 'table.keys-table', '/api/v1/keys'],
+        ['/usage', 'Key usage', 'table.key-usage', '/api/v1/usage/keys'],
+      ] as const) {
+        const before = requests.length;
+        await open(page, path);
+        const pager = page.getByRole('navigation', { name: `${table} pages` });
+        await expect.poll(() => pager.getByText('Page 1').count()).toBe(1);
+        const rows = page.locator(`${selector} tbody tr`);
+        expect(await rows.count()).toBeLessThanOrEqual(20);
+        const firstPage = await rows.allTextContents();
+        await pager.getByRole('button', { name: 'Next page' }).click();
+        await expect.poll(() => pager.getByText('Page 2').count()).toBe(1);
+        await settled(page);
+        const secondPage = await rows.allTextContents();
+        expect(secondPage.length).toBeGreaterThan(0);
+        expect(secondPage.some((row) => firstPage.includes(row))).toBe(false);
+        // Two pages asked for, each with a limit: the 10,000 keys never came to the browser at once.
+        const asked = requests
+          .slice(before)
+          .filter(
+            (url) => new URL(url).pathname === api && (api !== '/api/v1/keys' || new URL(url).searchParams.get('type') === 'api'),
+          );
+        expect(asked).toHaveLength(2);
+        for (const url of asked) expect(Number(new URL(url).searchParams.get('limit'))).toBeLessThanOrEqual(50);
+      }
+    } finally {
+      await context.close();
+    }
+  });
+});
