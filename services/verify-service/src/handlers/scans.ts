@@ -94,6 +94,24 @@ function instant(name: string, value: string | undefined): Date | undefined {
 }
 
 /** GET /scans: newest first, keyset-paged; `limit` above the page size is taken as the page size. */
+/**
+ * How many scans one page of combined filters looks at, at most, along the index of its first
+ * filter. Filters that rarely or never meet (a country, a verdict and a flag that no scan has
+ * together) would otherwise walk that index to its end: 0.4 s at 10 million scans. Such a page may
+ * hold fewer than `limit` scans, or none, with `hasMore` and a cursor to go on from.
+ */
+export const scansExaminedPerPage = 20_000;
+
+/** The filter whose index (in page order, migration 0005) a page of combined filters walks, as SQL over `$n` references. */
+function walkedFilter(query: ListScansQuery): { sql: (refs: string[]) => string; values: unknown[] } | undefined {
+  if (query.serial && query.gtin)
+    return { sql: ([g, n]) => `s.gtin = ${g} AND s.serial = ${n}`, values: [query.gtin, query.serial] };
+  if (query.batch) return { sql: ([p]) => `s.batch = ${p} AND s.batch IS NOT NULL`, values: [query.batch] };
+  if (query.country) return { sql: ([p]) => `s.country = ${p} AND s.country IS NOT NULL`, values: [query.country] };
+  if (query.verdict) return { sql: ([p]) => `s.verdict = ${p}`, values: [query.verdict] };
+  return undefined;
+}
+
 export async function listScans(db: SqlDatabase, owner: Principal, query: ListScansQuery): Promise<ScanList> {
   const limit = Math.min(query.limit ?? 50, maxScansPageSize);
   const params: unknown[] = [owner.accountId, owner.environment];
@@ -102,6 +120,9 @@ export async function listScans(db: SqlDatabase, owner: Principal, query: ListSc
     params.push(value);
     where.push(clause(`$${params.length}`));
   };
+  const narrowing = [query.verdict, query.flag, query.gtin, query.batch, query.country, query.reported].filter(
+    (value) => value !== undefined,
+  ).length;
   const from = instant('from', query.from);
   const to = instant('to', query.to);
   if (from && to && from >= to) throw invalid('from must be before to.', { from: query.from, to: query.to });
@@ -127,10 +148,37 @@ export async function listScans(db: SqlDatabase, owner: Principal, query: ListSc
   const reported = `EXISTS (SELECT 1 FROM code_reports r WHERE r.environment = s.environment AND r.gtin = s.gtin
                       AND r.serial = s.serial AND r.owner_account_id = s.account_id)`;
   if (query.reported !== undefined) where.push(query.reported ? reported : `NOT ${reported}`);
-  if (query.cursor) {
-    const [at, id] = decodeCursor(query.cursor, [/^[0-9 :.+-]{10,40}$/, /^[0-9a-f-]{36}$/]);
+  const cursor = query.cursor ? decodeCursor(query.cursor, [/^[0-9 :.+-]{10,40}$/, /^[0-9a-f-]{36}$/]) : undefined;
+  if (cursor) {
+    const [at, id] = cursor;
     params.push(at, id);
     where.push(`(s.scanned_at, s.scan_id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
+  }
+  // Filters combined: first find where the walk of one index stops (the scan `scansExaminedPerPage`
+  // deep along it), then look no further than that (docs/API.md, Scans).
+  let walkEnd: { at_text: string; scan_id: string } | undefined;
+  const walked = narrowing >= 2 ? walkedFilter(query) : undefined;
+  if (walked) {
+    const walkParams: unknown[] = [owner.accountId, owner.environment];
+    const walkWhere = ['s.account_id = $1', 's.environment = $2'];
+    const ref = (value: unknown) => {
+      walkParams.push(value);
+      return `$${walkParams.length}`;
+    };
+    if (from) walkWhere.push(`s.scanned_at >= ${ref(from)}`);
+    if (to) walkWhere.push(`s.scanned_at < ${ref(to)}`);
+    if (cursor) walkWhere.push(`(s.scanned_at, s.scan_id) < (${ref(cursor[0])}::timestamptz, ${ref(cursor[1])}::uuid)`);
+    walkWhere.push(walked.sql(walked.values.map(ref)));
+    const [end] = await db.query<{ at_text: string; scan_id: string }>(
+      `SELECT s.scanned_at::text AS at_text, s.scan_id FROM scans s WHERE ${walkWhere.join(' AND ')}
+        ORDER BY s.scanned_at DESC, s.scan_id DESC OFFSET ${ref(scansExaminedPerPage - 1)} LIMIT 1`,
+      walkParams,
+    );
+    if (end) {
+      walkEnd = end;
+      params.push(end.at_text, end.scan_id);
+      where.push(`(s.scanned_at, s.scan_id) >= ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
+    }
   }
   params.push(limit + 1);
   const rows = await db.query<ScanRow>(
@@ -152,11 +200,15 @@ export async function listScans(db: SqlDatabase, owner: Principal, query: ListSc
   );
   const page = rows.slice(0, limit);
   const last = page.at(-1);
-  const hasMore = rows.length > limit;
-  return {
-    scans: page.map(viewOf),
-    pagination: { limit, hasMore, nextCursor: hasMore && last ? encodeCursor([last.at_text, last.scan_id]) : null },
-  };
+  if (rows.length > limit && last) {
+    return {
+      scans: page.map(viewOf),
+      pagination: { limit, hasMore: true, nextCursor: encodeCursor([last.at_text, last.scan_id]) },
+    };
+  }
+  // A walk that stopped short of the index's end: the rest is after where it stopped.
+  const nextCursor = walkEnd ? encodeCursor([walkEnd.at_text, walkEnd.scan_id]) : null;
+  return { scans: page.map(viewOf), pagination: { limit, hasMore: nextCursor !== null, nextCursor } };
 }
 
 /** [from, to) of an analytics query: whole units of `unitMs`, defaulting to the last `defaultMs`, at most `maxMs`. */

@@ -1,0 +1,88 @@
+// GET /scans with filters combined (handlers/scans.ts): a page looks at most scansExaminedPerPage
+// scans along one filter's index, so filters that rarely meet cost the same as any page; paging on
+// still finds every match, once, in order. Against PostgreSQL with verify-service's migrations.
+import { fileURLToPath } from 'node:url';
+import type { ListScansQuery, Principal } from '@hallmark/contracts';
+import { connectTestDatabase, loadMigrations, runMigrations, type SqlDatabase } from '@hallmark/sql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listScans, scansExaminedPerPage } from './scans.ts';
+
+const owner: Principal = { accountId: 'acc_walk', environment: 'live' } as Principal;
+const total = scansExaminedPerPage + 10_000;
+/** Rows (by age, 1 = newest) that are COUNTERFEIT with EXCESSIVE_SCANS; every scan is from JP. */
+const matches = [scansExaminedPerPage + 500, scansExaminedPerPage + 9_000];
+let database: { db: SqlDatabase; drop(): Promise<void> };
+
+beforeAll(async () => {
+  database = await connectTestDatabase('scans_walk');
+  await runMigrations(
+    database.db,
+    await loadMigrations('verify-service', fileURLToPath(new URL('../../migrations', import.meta.url))),
+  );
+  await database.db.query(
+    `INSERT INTO scans (scan_id, environment, gtin, serial, verdict, risk_indicators, scan_number, scanned_at, verified_by,
+                        account_id, batch, country)
+     SELECT gen_random_uuid(), 'live', '09506000134352', 'S' || (i % 100),
+            CASE WHEN i = ANY($2::int[]) THEN 'COUNTERFEIT' ELSE 'AUTHENTIC' END,
+            CASE WHEN i = ANY($2::int[]) THEN ARRAY['EXCESSIVE_SCANS'] ELSE ARRAY[]::text[] END,
+            1, now() - make_interval(secs => i), 'acc_verifier', $1, 'L1', 'JP'
+       FROM generate_series(1, $3::int) AS i`,
+    [owner.accountId, matches, total],
+  );
+  await database.db.query('ANALYZE scans');
+}, 60_000);
+afterAll(async () => {
+  await database?.drop();
+});
+
+async function everyPage(query: ListScansQuery) {
+  const pages: Array<Awaited<ReturnType<typeof listScans>>> = [];
+  let cursor: string | undefined;
+  do {
+    const page = await listScans(database.db, owner, { ...query, ...(cursor ? { cursor } : {}) });
+    pages.push(page);
+    cursor = page.pagination.nextCursor ?? undefined;
+  } while (cursor && pages.length < 20);
+  return pages;
+}
+
+describe('GET /scans with filters combined', () => {
+  it('stops a page after scansExaminedPerPage scans along one index, and paging on finds every match once', async () => {
+    const pages = await everyPage({ country: 'JP', verdict: 'COUNTERFEIT', flag: 'EXCESSIVE_SCANS', limit: 50 });
+    // The first page looked at the newest 20,000 JP scans, none of which match: empty, with a cursor.
+    expect(pages[0]?.scans).toEqual([]);
+    expect(pages[0]?.pagination).toMatchObject({ hasMore: true });
+    expect(pages[0]?.pagination.nextCursor).toEqual(expect.any(String));
+    const found = pages.flatMap((page) => page.scans);
+    expect(found).toHaveLength(2);
+    expect(found.every((scan) => scan.verdict === 'COUNTERFEIT' && scan.country === 'JP')).toBe(true);
+    expect(Date.parse(found[0]?.scannedAt as string)).toBeGreaterThan(Date.parse(found[1]?.scannedAt as string));
+    expect(pages.at(-1)?.pagination).toEqual({ limit: 50, hasMore: false, nextCursor: null });
+  });
+
+  it('leaves a single filter as it was: the matches on the first page, however deep', async () => {
+    const [page] = await everyPage({ verdict: 'COUNTERFEIT', limit: 50 });
+    expect(page?.scans).toHaveLength(2);
+    expect(page?.pagination).toEqual({ limit: 50, hasMore: false, nextCursor: null });
+  });
+
+  it('pages a frequent combination as usual: full pages in order, none skipped or repeated', async () => {
+    const ids: string[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 3; page += 1) {
+      const answer = await listScans(database.db, owner, {
+        country: 'JP',
+        verdict: 'AUTHENTIC',
+        limit: 200,
+        ...(cursor ? { cursor } : {}),
+      });
+      expect(answer.scans).toHaveLength(200);
+      ids.push(...answer.scans.map((scan) => scan.scanId));
+      cursor = answer.pagination.nextCursor ?? undefined;
+    }
+    const expected = await database.db.query<{ scan_id: string }>(
+      `SELECT scan_id FROM scans WHERE verdict = 'AUTHENTIC' ORDER BY scanned_at DESC, scan_id DESC LIMIT 600`,
+    );
+    expect(ids).toEqual(expected.map((row) => row.scan_id));
+  });
+});
