@@ -118,7 +118,12 @@ try {
   console.log(line('SDK', s));
   const overhead = (1 - s.perSecond / r.perSecond) * 100;
   const sortedRatios = [...perRoundRatios].sort((a, b) => a - b);
-  const medianRatio = quantile(sortedRatios, 0.5);
+  // The median of an even count is the mean of the two middle ratios (not the upper one, which would favour the SDK).
+  const middle = sortedRatios.length / 2;
+  const medianRatio =
+    sortedRatios.length % 2 === 0
+      ? ((sortedRatios[middle - 1] ?? 0) + (sortedRatios[middle] ?? 0)) / 2
+      : (sortedRatios[Math.floor(middle)] ?? 0);
   console.log(
     `throughput SDK/raw ${(s.perSecond / r.perSecond).toFixed(3)} (overhead ${overhead.toFixed(1)}%; median of rounds ${medianRatio.toFixed(3)}; rounds ${perRoundRatios
       .map((ratio) => ratio.toFixed(2))
