@@ -60,6 +60,14 @@ describe('GET /scans with filters combined', () => {
     expect(pages.at(-1)?.pagination).toEqual({ limit: 50, hasMore: false, nextCursor: null });
   });
 
+  it('bounds filters with no index in page order too (a GTIN beside reported): along the account’s own scans', async () => {
+    const pages = await everyPage({ gtin: '09506000134352', reported: true, limit: 50 });
+    expect(pages[0]?.scans).toEqual([]);
+    expect(pages[0]?.pagination.hasMore).toBe(true);
+    expect(pages).toHaveLength(2);
+    expect(pages.at(-1)?.pagination).toEqual({ limit: 50, hasMore: false, nextCursor: null });
+  });
+
   it('leaves a single filter as it was: the matches on the first page, however deep', async () => {
     const [page] = await everyPage({ verdict: 'COUNTERFEIT', limit: 50 });
     expect(page?.scans).toHaveLength(2);

@@ -102,14 +102,19 @@ function instant(name: string, value: string | undefined): Date | undefined {
  */
 export const scansExaminedPerPage = 20_000;
 
-/** The filter whose index (in page order, migration 0005) a page of combined filters walks, as SQL over `$n` references. */
-function walkedFilter(query: ListScansQuery): { sql: (refs: string[]) => string; values: unknown[] } | undefined {
+/**
+ * The filter whose index (in page order, migration 0005) a page of combined filters walks, as SQL
+ * over `$n` references: the item, a batch, a country, a verdict, the flagged scans; else the
+ * account's scans themselves (a GTIN alone or `reported` beside a flag).
+ */
+function walkedFilter(query: ListScansQuery): { sql: (refs: string[]) => string; values: unknown[] } {
   if (query.serial && query.gtin)
     return { sql: ([g, n]) => `s.gtin = ${g} AND s.serial = ${n}`, values: [query.gtin, query.serial] };
   if (query.batch) return { sql: ([p]) => `s.batch = ${p} AND s.batch IS NOT NULL`, values: [query.batch] };
   if (query.country) return { sql: ([p]) => `s.country = ${p} AND s.country IS NOT NULL`, values: [query.country] };
   if (query.verdict) return { sql: ([p]) => `s.verdict = ${p}`, values: [query.verdict] };
-  return undefined;
+  if (query.flag) return { sql: () => `s.risk_indicators <> '{}'`, values: [] };
+  return { sql: () => 'true', values: [] };
 }
 
 export async function listScans(db: SqlDatabase, owner: Principal, query: ListScansQuery): Promise<ScanList> {
