@@ -60,7 +60,12 @@ export interface Bus {
   broadcast(subject: string, payload: unknown): Promise<void>;
   onBroadcast(subject: string, handler: (payload: unknown, subject: string) => void): Promise<Subscription>;
   /** Resolves once the event is stored. */
-  publishEvent(subject: string, payload: unknown, options?: { messageId?: string; requestId?: string }): Promise<void>;
+  publishEvent(
+    subject: string,
+    payload: unknown,
+    /** `timeoutMs`: how long to wait for the store's acknowledgement (NATS: 5 s unless given). */
+    options?: { messageId?: string; requestId?: string; timeoutMs?: number },
+  ): Promise<void>;
   consumeEvents(options: ConsumeOptions): Promise<Subscription>;
   ping(): Promise<void>;
   /** Stops taking requests and events, waits for the handlers in flight, then closes. */

@@ -214,6 +214,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
     async publishEvent(subject, payload, publishOptions = {}) {
       await js.publish(eventSubject(subject), encode(payload), {
         ...(publishOptions.messageId ? { msgID: publishOptions.messageId } : {}),
+        ...(publishOptions.timeoutMs ? { timeout: publishOptions.timeoutMs } : {}),
         ...(publishOptions.requestId ? { headers: withRequestId(publishOptions.requestId) } : {}),
       });
     },

@@ -18,6 +18,12 @@ export interface ScanPublisherOptions {
   lingerMs?: number;
   /** Scans per event at most; a full event leaves at once. */
   maxScans?: number;
+  /**
+   * How long a durable scan waits for the store's acknowledgement before it counts as refused (ms):
+   * well under the gateway's request timeout, so the caller hears 503 from us, not a timeout
+   * while the store may still take it.
+   */
+  durableTimeoutMs?: number;
 }
 
 /**
@@ -32,27 +38,33 @@ export interface ScanPublisherOptions {
 export function createScanPublisher(bus: Bus, log: Logger, options: ScanPublisherOptions = {}): ScanPublisher {
   const lingerMs = options.lingerMs ?? 5;
   const maxScans = options.maxScans ?? 256;
+  const durableTimeoutMs = options.durableTimeoutMs ?? 2_000;
   let queued: ScanRecorded[] = [];
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const publishing = new Set<Promise<void>>();
 
   /** Publishes one event; the promise is the bus's answer (a caller may wait for it), tracked for `stop`. */
-  const publish = (scans: ScanRecorded[]): Promise<void> => {
-    const sent = bus.publishEvent(scanRecordedSubject, { scans });
+  const publish = (scans: ScanRecorded[], durable?: ScanRecorded): Promise<void> => {
+    // A durable scan's event is stored once even if a slow acknowledgement made us send it again.
+    const sent = bus.publishEvent(
+      scanRecordedSubject,
+      { scans },
+      durable ? { messageId: `scan-${durable.scanId}`, timeoutMs: durableTimeoutMs } : {},
+    );
     const settled = sent
       .catch((error: unknown) => log.warn({ err: error, scans: scans.length }, 'scan event not published'))
       .finally(() => publishing.delete(settled));
     publishing.add(settled);
     return sent;
   };
-  const flush = (): Promise<void> => {
+  const flush = (durable?: ScanRecorded): Promise<void> => {
     if (timer) clearTimeout(timer);
     timer = undefined;
     if (queued.length === 0) return Promise.resolve();
     const scans = queued;
     queued = [];
-    return publish(scans);
+    return publish(scans, durable);
   };
   /** A flush nobody waits for: its failure is logged by `publish`. */
   const flushInBackground = () => {
@@ -70,9 +82,9 @@ export function createScanPublisher(bus: Bus, log: Logger, options: ScanPublishe
       else timer ??= setTimeout(flushInBackground, lingerMs);
     },
     recordDurably(scan) {
-      if (stopped) return publish([scan]);
+      if (stopped) return publish([scan], scan);
       queued.push(scan);
-      return flush();
+      return flush(scan);
     },
     async stop() {
       stopped = true;
