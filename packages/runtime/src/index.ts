@@ -26,4 +26,5 @@ export {
   stopAll,
 } from './service.ts';
 export { exitOnConfigError, runService, stopOnSignal } from './service-host.ts';
+export { isDateTime, parseDateTime } from './typebox-formats.ts';
 export { createWorkSlots, type WorkSlots } from './work-slots.ts';

@@ -18,6 +18,7 @@ import {
   type WebhookMessageView,
 } from '@hallmark/contracts';
 import { open, seal, uuidV7 } from '@hallmark/crypto';
+import { parseDateTime } from '@hallmark/runtime';
 import type { SqlDatabase } from '@hallmark/sql';
 import { enqueueMessages, messageIdOf } from './outbox.ts';
 import { newWebhookSecret } from './signing.ts';
@@ -117,6 +118,13 @@ export interface EndpointDeps {
 }
 
 const notFound = () => new HallmarkError('NOT_FOUND', 'No such webhook endpoint.');
+
+/** A date-time the contracts' check let through (every form Ajv takes), as the instant it names. */
+function instantOf(value: string): Date {
+  const instant = parseDateTime(value);
+  if (!instant) throw new HallmarkError('VALIDATION_ERROR', `Not a date-time: ${value}`, { value });
+  return instant;
+}
 
 /** The RPC handlers behind /webhooks/endpoints (docs/WEBHOOKS.md). Every query is scoped by the principal. */
 export function createWebhookEndpoints(deps: EndpointDeps) {
@@ -323,7 +331,7 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
            UPDATE webhook_messages SET status = 'pending', attempts = 0, next_attempt_at = $4, lease_token = NULL, lease_until = NULL
            WHERE endpoint_id = $1 AND status = 'failed' AND created_at >= $2 AND created_at < $3 RETURNING 1)
          SELECT count(*) AS n FROM replayed`,
-        [id, new Date(body.since), body.until ? new Date(body.until) : now, now],
+        [id, instantOf(body.since), body.until ? instantOf(body.until) : now, now],
       );
       deps.wake();
       return { replayed: Number(rows[0]?.n ?? 0) };
