@@ -373,13 +373,16 @@ describe('distributed form: codes over NATS, PostgreSQL and Redis', () => {
       serialNumber: `${prefix}-${i}`,
       metadata: { name: `Item ${i}`, notes: 'n'.repeat(15_000) },
     }));
+    // And one item of 2 MB, which no bus message could carry: refused on its own, the rest made.
+    items.splice(60, 0, { gtin, serialNumber: `${prefix}-huge`, metadata: { name: 'Huge', notes: 'h'.repeat(2_000_000) } });
     const batch = await api(gatewayUrl, '/code/generate/batch', key, { items });
     expect(batch.status, JSON.stringify(batch.body).slice(0, 500)).toBe(200);
-    expect(batch.body.results).toHaveLength(120);
+    expect(batch.body.results).toHaveLength(121);
     const made = batch.body.results.filter((result: { code?: unknown }) => result.code);
     expect(made).toHaveLength(120);
+    expect(batch.body.results[60]).toMatchObject({ index: 60, error: { code: 'VALIDATION_ERROR' } });
     expect(batch.body.results.map((result: { index: number }) => result.index)).toEqual(items.map((_, i) => i));
-    const last = batch.body.results[119].code;
+    const last = batch.body.results[120].code;
     const verified = await api(secondGatewayUrl, '/code/verify', key, { url: last.url });
     expect(verified.body.verdict).toBe('AUTHENTIC');
   });

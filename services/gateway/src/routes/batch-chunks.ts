@@ -11,13 +11,23 @@ export interface BatchChunkLimits {
 
 export const batchChunkLimits: BatchChunkLimits = { maxItems: 500, maxBytes: 384 * 1024 };
 
+/**
+ * An item larger than this as JSON cannot be a valid generate body (its metadata may be 16 KiB):
+ * the gateway answers it as refused without sending it, since one that passed the bus's 1 MB would
+ * fail the whole batch.
+ */
+export const maxBatchItemBytes = 64 * 1024;
+
+/** The JSON size of an item, as the split counts it. */
+export const batchItemBytes = (item: unknown): number => Buffer.byteLength(JSON.stringify(item) ?? 'null');
+
 /** The index of each chunk's first item, in order (the first is 0); `items` is not empty. */
 export function batchChunkStarts(items: readonly unknown[], limits: BatchChunkLimits = batchChunkLimits): number[] {
   const starts: number[] = [];
   let count = 0;
   let bytes = 0;
   items.forEach((item, index) => {
-    const size = Buffer.byteLength(JSON.stringify(item) ?? 'null') + 1;
+    const size = batchItemBytes(item) + 1;
     if (index === 0 || count >= limits.maxItems || (count > 0 && bytes + size > limits.maxBytes)) {
       starts.push(index);
       count = 0;

@@ -29,7 +29,7 @@ import { principalOf, requireApiKey } from '../auth/request-auth.ts';
 import { requestKeyOf } from '../idempotency.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
-import { batchChunkStarts } from './batch-chunks.ts';
+import { batchChunkStarts, batchItemBytes, maxBatchItemBytes } from './batch-chunks.ts';
 import { withRetryAfter } from './retry-after.ts';
 
 /** Calls to code-service in flight for a batch (each of at most 500 items and 384 KB: batch-chunks.ts). */
@@ -66,11 +66,26 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
       while (next < chunks.length) {
         const chunk = next++;
         const firstIndex = chunks[chunk] as number;
+        const chunkItems = items.slice(firstIndex, chunks[chunk + 1] ?? items.length);
+        // An item too large to be valid is alone in its chunk (batch-chunks.ts): refused here, unsent.
+        if (chunkItems.length === 1 && batchItemBytes(chunkItems[0]) > maxBatchItemBytes) {
+          results[chunk] = [
+            {
+              index: firstIndex,
+              error: {
+                code: 'VALIDATION_ERROR',
+                message: `The item is larger than ${maxBatchItemBytes / 1024} KiB as JSON (metadata may be 16 KiB).`,
+                details: { fields: [{ field: 'metadata', in: 'body', message: 'is larger than 16 KiB as JSON' }] },
+              },
+            },
+          ];
+          continue;
+        }
         const answer = await deps.services.call(
           generateCodesRpc,
           {
             principal,
-            items: items.slice(firstIndex, chunks[chunk + 1] ?? items.length),
+            items: chunkItems,
             firstIndex,
             ...(requestKey ? { requestKey } : {}),
           },
