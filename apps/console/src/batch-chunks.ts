@@ -7,10 +7,10 @@ import type { BatchRow } from './csv.ts';
 export const batchItemLimit = 10_000;
 
 /**
- * Bytes of JSON body in one request. The route takes 16 MB, but the gateway hands a batch to
- * code-service 500 items per bus message, and NATS carries at most 1 MB in one (its default
- * max_payload, 1,048,576 bytes): a body of at most 1,000,000 bytes cannot make a message past it in
- * either form, whatever the rows' metadata (a code's may be 16 KiB, so 500 such rows are 8 MB).
+ * Bytes of JSON body in one request. The route takes 16 MB, and the gateway splits it for the bus
+ * itself (at most 500 items and 384 KB a message: services/gateway/src/routes/batch-chunks.ts); a
+ * budget of 1,000,000 bytes keeps each request short, so the progress bar moves and a failed request
+ * costs little.
  */
 export const batchByteBudget = 1_000_000;
 
