@@ -3,9 +3,11 @@
 // user's commands go and that this user may write: ~/.local/bin, ~/bin, $PNPM_HOME, /usr/local/bin
 // (in PATH's order). It never replaces a `hallmark` it did not make: a link it made (from this or
 // another checkout, even one since deleted) is pointed here, anything else is left and named.
-// HALLMARK_LINK_COMMAND=0 skips it. Plain JavaScript: it runs before anything is built.
-import { accessSync, constants, lstatSync, readlinkSync, realpathSync, symlinkSync, unlinkSync } from 'node:fs';
-import { delimiter, join, resolve } from 'node:path';
+// HALLMARK_LINK_COMMAND=0 skips it. Run as root, it links only a checkout root owns: a command
+// every user may run must not run files another user can change. Plain JavaScript: it runs before
+// anything is built.
+import { accessSync, constants, lstatSync, readlinkSync, realpathSync, statSync, symlinkSync, unlinkSync } from 'node:fs';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ownTarget = /[\\/]apps[\\/]hallmark[\\/]bin[\\/]hallmark\.js$/;
@@ -42,12 +44,24 @@ function occupant(path) {
   }
 }
 
+/** The user owning the file and every folder above it that is not root's: the first one that is not root's, else 0. */
+function ownerOf(path) {
+  for (let at = path; ; at = dirname(at)) {
+    const owner = statSync(at).uid;
+    if (owner !== 0) return owner;
+    if (dirname(at) === at) return 0;
+  }
+}
+
 /**
  * Links `hallmark` to `target` in the first writable candidate folder. Returns what it did, as a
  * line for the install's output.
  */
-export function linkCommand(target, env = process.env) {
+export function linkCommand(target, env = process.env, uid = process.getuid?.()) {
   if (env.HALLMARK_LINK_COMMAND === '0') return 'hallmark: not linked onto the PATH (HALLMARK_LINK_COMMAND=0)';
+  if (uid === 0 && ownerOf(target) !== 0) {
+    return `hallmark: not linked onto the PATH: installing as root in a checkout another user owns (run ${target})`;
+  }
   const folders = candidateFolders(env).filter(writable);
   for (const folder of folders) {
     const path = join(folder, 'hallmark');

@@ -2,7 +2,17 @@
 // postinstall): run as the install runs it, with a HOME and PATH of the test's own, then the command
 // is called by name from another folder.
 import { spawnSync } from 'node:child_process';
-import { lstatSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chownSync,
+  copyFileSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,6 +63,24 @@ describe('hallmark on the PATH after the install', () => {
     expect(left.status).toBe(0);
     expect(left.stdout).toContain('is not ours; left alone');
     expect(lstatSync(join(bin, 'hallmark')).isSymbolicLink()).toBe(false);
+  });
+
+  it.runIf(process.getuid?.() === 0)('run as root, links no checkout that another user owns', () => {
+    // A checkout of user 1000's: its script and bin, as the install would run them.
+    const checkout = join(home, 'their-clone');
+    mkdirSync(join(checkout, 'apps', 'hallmark', 'bin'), { recursive: true });
+    mkdirSync(join(checkout, 'apps', 'hallmark', 'scripts'), { recursive: true });
+    writeFileSync(join(checkout, 'apps', 'hallmark', 'bin', 'hallmark.js'), '#!/usr/bin/env node\n', { mode: 0o755 });
+    copyFileSync(script, join(checkout, 'apps', 'hallmark', 'scripts', 'link-command.mjs'));
+    for (const path of [checkout, join(checkout, 'apps'), join(checkout, 'apps', 'hallmark')]) chownSync(path, 1000, 1000);
+    const refused = spawnSync(process.execPath, [join(checkout, 'apps', 'hallmark', 'scripts', 'link-command.mjs')], {
+      env: env(),
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(refused.status).toBe(0);
+    expect(refused.stdout).toContain('checkout another user owns');
+    expect(() => lstatSync(join(bin, 'hallmark'))).toThrow();
   });
 
   it('links nothing with HALLMARK_LINK_COMMAND=0, or where no such folder is on the PATH, and never fails the install', () => {
