@@ -6,6 +6,8 @@
 // of it.
 //
 //   pnpm --filter @hallmark/sdk build          (or: tsx packages/sdk/scripts/build.ts [outDir])
+import { existsSync, realpathSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
@@ -47,10 +49,16 @@ export function buildSdk(outDir = `${sdkRoot}dist`): string[] {
   });
   const problems = [...ts.getPreEmitDiagnostics(program), ...result.diagnostics];
   if (problems.length > 0) throw new Error(ts.formatDiagnostics(problems, formatHost));
+  // ESM to Node whatever package.json is beside it (Node 20 before 20.19 reads .js as CommonJS otherwise).
+  const marker = join(outDir, 'package.json');
+  if (!existsSync(marker)) {
+    writeFileSync(marker, '{ "type": "module" }\n');
+    written.push(marker);
+  }
   return written;
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const written = buildSdk(process.argv[2]);
   console.log(`@hallmark/sdk: ${written.length} files in ${process.argv[2] ?? `${sdkRoot}dist`}`);
 }
