@@ -2,14 +2,15 @@
 // calls): `hallmark.codes.verify({ url })` against the same POST /code/verify made with a bare
 // fetch, 50 calls in flight each way, against the embedded product in its own process.
 //
-// The two are measured in alternating rounds (raw, SDK, raw, SDK, …) so that whatever else the
-// machine does falls on both alike, and the report is of ratios: calls per second (SDK / raw),
+// A third way, the bare fetch with the SDK's per-attempt timeout (an AbortSignal), tells what part
+// of the overhead is the timeout itself. The ways are measured in rotating rounds so that whatever
+// else the machine does falls on all alike, and the report is of ratios: calls per second (SDK / raw),
 // latency, and the client's own CPU time per call (what the SDK adds in this process: building the
 // request, the retry loop, the timeout, parsing). Absolute numbers on a shared machine mean little.
 // The product runs on CPU 1 and the client on CPU 0 (taskset), as a client on a machine of its own
 // would: the SDK's own CPU then costs the server nothing, and shows in the client CPU per call.
 //
-//   pnpm bench:sdk                          (6 rounds of 5 s each way, about a minute)
+//   pnpm bench:sdk                          (6 rounds of 5 s each of three ways, about two minutes)
 //   BENCH_ROUNDS=10 BENCH_SECONDS=3 pnpm bench:sdk
 import { Hallmark } from '@hallmark/sdk';
 import { brandWithCode, machineLine, pinLoadGenerator, startEmbeddedProduct } from './support.ts';
@@ -84,6 +85,24 @@ try {
     const answer = (await response.json()) as { verdict?: string };
     if (!response.ok || answer.verdict !== 'AUTHENTIC') throw new Error(`raw: ${response.status}`);
   };
+  // The same bare fetch with a timeout, as the SDK has on every attempt (60 s by default): in Node
+  // 20's fetch (undici) an AbortSignal costs the client CPU a call, whoever passes it.
+  const rawWithTimeout = async () => {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), 60_000);
+    try {
+      const response = await fetch(verifyUrl, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json', accept: 'application/json' },
+        body,
+        signal: controller.signal,
+      });
+      const answer = (await response.json()) as { verdict?: string };
+      if (!response.ok || answer.verdict !== 'AUTHENTIC') throw new Error(`raw with timeout: ${response.status}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   const hallmark = new Hallmark({ apiKey: key, baseUrl: product.url });
   const sdk = async () => {
     const answer = await hallmark.codes.verify({ url });
@@ -93,15 +112,25 @@ try {
   // Warm both paths (JIT, connections, the product's caches) before measuring.
   await closedLoop(raw, 2);
   await closedLoop(sdk, 2);
+  await closedLoop(rawWithTimeout, 2);
   const rawRounds: Round[] = [];
   const sdkRounds: Round[] = [];
+  const timedRounds: Round[] = [];
+  const arms = [
+    { once: raw, rounds: rawRounds },
+    { once: sdk, rounds: sdkRounds },
+    { once: rawWithTimeout, rounds: timedRounds },
+  ];
   for (let round = 0; round < rounds; round++) {
-    // Alternate which goes first, so a trend in the machine's load does not favour one.
-    const order = round % 2 === 0 ? ([raw, sdk] as const) : ([sdk, raw] as const);
-    for (const once of order) (once === raw ? rawRounds : sdkRounds).push(await closedLoop(once, secondsPerRound));
+    // Rotate which goes first, so a trend in the machine's load does not favour one.
+    for (let i = 0; i < arms.length; i++) {
+      const arm = arms[(round + i) % arms.length] as (typeof arms)[number];
+      arm.rounds.push(await closedLoop(arm.once, secondsPerRound));
+    }
   }
   const r = summary(rawRounds);
   const s = summary(sdkRounds);
+  const t = summary(timedRounds);
   const perRoundRatios = rawRounds.map((round, index) => {
     const other = sdkRounds[index] as Round;
     return other.calls / other.seconds / (round.calls / round.seconds);
@@ -116,6 +145,7 @@ try {
   );
   console.log(line('raw fetch', r));
   console.log(line('SDK', s));
+  console.log(line('raw+timer', t));
   const overhead = (1 - s.perSecond / r.perSecond) * 100;
   const sortedRatios = [...perRoundRatios].sort((a, b) => a - b);
   // The median of an even count is the mean of the two middle ratios (not the upper one, which would favour the SDK).
@@ -131,6 +161,11 @@ try {
         ' ',
       )}), p50 ratio ${(s.p50 / r.p50).toFixed(3)}, client CPU per call ratio ${(s.cpuMicrosPerCall / r.cpuMicrosPerCall).toFixed(3)} ` +
       `(+${(s.cpuMicrosPerCall - r.cpuMicrosPerCall).toFixed(0)} µs). Target: overhead under 5%.`,
+  );
+  console.log(
+    `against a bare fetch with the same timeout (an AbortSignal): throughput SDK/raw+timer ${(s.perSecond / t.perSecond).toFixed(3)} ` +
+      `(overhead ${((1 - s.perSecond / t.perSecond) * 100).toFixed(1)}%), client CPU per call ratio ${(s.cpuMicrosPerCall / t.cpuMicrosPerCall).toFixed(3)} ` +
+      `(+${(s.cpuMicrosPerCall - t.cpuMicrosPerCall).toFixed(0)} µs); the timeout's signal alone: raw+timer/raw ${(t.perSecond / r.perSecond).toFixed(3)}.`,
   );
 } finally {
   await product.stop();

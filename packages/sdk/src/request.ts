@@ -42,10 +42,13 @@ export function requestUrl(baseUrl: string, info: OperationInfo, params: Record<
     }
     path = path.replace(`{${name}}`, encodePathValue(name, value));
   }
+  const base = baseUrl.endsWith('/') ? baseUrl.replace(/\/+$/, '') : baseUrl;
+  // Most operations take no query (verify, generate): no URLSearchParams made for them.
+  if (info.queryParams.length === 0) return `${base}${path}`;
   const search = new URLSearchParams();
   for (const name of info.queryParams) appendQuery(search, name, params[name]);
   const query = search.toString();
-  return `${baseUrl.replace(/\/+$/, '')}${path}${query ? `?${query}` : ''}`;
+  return `${base}${path}${query ? `?${query}` : ''}`;
 }
 
 /** The fields of the argument that belong in the body (neither a path nor a query parameter). */
