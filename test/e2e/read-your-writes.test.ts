@@ -53,7 +53,8 @@ async function tenants(product: Product) {
 }
 
 /**
- * Records `events` provenance events round-robin on `objects` new objects; right after each 201,
+ * Records `events` provenance events round-robin on `objects` new objects, one lane per object at
+ * once; right after each 201,
  * reads the object's root and the new event's proof (and, every `fullEvery` events, its export
  * and chain check), and notes each read that does not include the write.
  */
@@ -69,7 +70,12 @@ async function provenanceRound(product: Product, house: string, objects: number,
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     registered.push({ id: created.body.object.id, size: 1 });
   }
-  for (let n = 0; n < events; n += 1) {
+  // One lane per object, all at once: each lane writes its object's events one after another (so the
+  // object's size is known at every read), while the other objects' writes and reads go on beside it.
+  const lane = async (first: number) => {
+    for (let n = first; n < events; n += objects) await oneEvent(n);
+  };
+  const oneEvent = async (n: number) => {
     const object = registered[n % objects] as { id: string; size: number };
     const written = await api('POST', '/auction/provenance/events', {
       key: house,
@@ -115,18 +121,23 @@ async function provenanceRound(product: Product, house: string, objects: number,
         wrong.note(`provenance history after event ${object.size} of ${object.id}: ${history.status}`);
       }
     }
-  }
+  };
+  await Promise.all(registered.map((_, first) => lane(first)));
   return wrong;
 }
 
 /**
- * Generates `codes` codes; right after each 201 reads its root (one leaf: the code’s first event),
+ * Generates `codes` codes, four at a time; right after each 201 reads its root (one leaf: the code’s first event),
  * and every tenth also its export and a stranger’s read.
  */
 async function codeRound(product: Product, brand: string, codes: number, label: string, stranger: string) {
   const api = client(product);
   const wrong = mismatches();
-  for (let n = 0; n < codes; n += 1) {
+  const lanes = 4;
+  const lane = async (first: number) => {
+    for (let n = first; n < codes; n += lanes) await oneCode(n);
+  };
+  const oneCode = async (n: number) => {
     const created = await api('POST', '/code/generate', {
       key: brand,
       body: { gtin, serialNumber: `RYW-${label}-${n}`, batchNumber: 'B1' },
@@ -146,7 +157,9 @@ async function codeRound(product: Product, brand: string, codes: number, label: 
         wrong.note(`export of new code ${assetId}: ${exported.status}`);
       }
     }
-  }
+  };
+  // Four lanes at once, each code followed at once by its own reads.
+  await Promise.all(Array.from({ length: lanes }, (_, first) => lane(first)));
   return wrong;
 }
 
