@@ -16,6 +16,9 @@ export default defineConfig({
           ],
           // Property tests run thousands of cases; on a loaded two-core machine that can pass 5 s.
           testTimeout: 30_000,
+          // Unit and integration files first, two at a time (one a core); then the end-to-end ones alone.
+          sequence: { groupOrder: 0 },
+          maxWorkers: 2,
         },
       },
       {
@@ -29,6 +32,8 @@ export default defineConfig({
           ],
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          sequence: { groupOrder: 0 },
+          maxWorkers: 2,
         },
       },
       {
@@ -39,6 +44,8 @@ export default defineConfig({
           hookTimeout: 120_000,
           // The end-to-end suites start whole process trees; two at once would starve a 2-core machine.
           fileParallelism: false,
+          sequence: { groupOrder: 1 },
+          maxWorkers: 1,
         },
       },
     ],
