@@ -102,38 +102,53 @@ function instant(name: string, value: string | undefined): Date | undefined {
  */
 export const scansExaminedPerPage = 20_000;
 
+/** The SQL of a filter with an index of its own in page order (migration 0005), over a `$n` reference. */
+const indexedFilter = {
+  batch: (p: string) => `s.batch = ${p} AND s.batch IS NOT NULL`,
+  country: (p: string) => `s.country = ${p} AND s.country IS NOT NULL`,
+  verdict: (p: string) => `s.verdict = ${p}`,
+};
+
+/** WHERE clauses and their parameters, numbered as they are added. */
+function clauses(owner: Principal) {
+  const params: unknown[] = [owner.accountId, owner.environment];
+  const where: string[] = ['s.account_id = $1', 's.environment = $2'];
+  const ref = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  return { params, where, ref };
+}
+
 /**
- * The filter whose index (in page order, migration 0005) a page of combined filters walks, as SQL
- * over `$n` references: the item, a batch, a country, a verdict, the flagged scans; else the
- * account's scans themselves (a GTIN alone or `reported` beside a flag).
+ * The filter whose index a page of combined filters walks: the item, a batch, a country, a verdict,
+ * the flagged scans; else the account's scans themselves (a GTIN alone or `reported` beside a flag).
  */
-function walkedFilter(query: ListScansQuery): { sql: (refs: string[]) => string; values: unknown[] } {
-  if (query.serial && query.gtin)
-    return { sql: ([g, n]) => `s.gtin = ${g} AND s.serial = ${n}`, values: [query.gtin, query.serial] };
-  if (query.batch) return { sql: ([p]) => `s.batch = ${p} AND s.batch IS NOT NULL`, values: [query.batch] };
-  if (query.country) return { sql: ([p]) => `s.country = ${p} AND s.country IS NOT NULL`, values: [query.country] };
-  if (query.verdict) return { sql: ([p]) => `s.verdict = ${p}`, values: [query.verdict] };
-  if (query.flag) return { sql: () => `s.risk_indicators <> '{}'`, values: [] };
-  return { sql: () => 'true', values: [] };
+function walkedFilter(query: ListScansQuery, ref: (value: unknown) => string): string {
+  if (query.serial && query.gtin) return `s.gtin = ${ref(query.gtin)} AND s.serial = ${ref(query.serial)}`;
+  if (query.batch) return indexedFilter.batch(ref(query.batch));
+  if (query.country) return indexedFilter.country(ref(query.country));
+  if (query.verdict) return indexedFilter.verdict(ref(query.verdict));
+  if (query.flag) return `s.risk_indicators <> '{}'`;
+  return 'true';
 }
 
 export async function listScans(db: SqlDatabase, owner: Principal, query: ListScansQuery): Promise<ScanList> {
   const limit = Math.min(query.limit ?? 50, maxScansPageSize);
-  const params: unknown[] = [owner.accountId, owner.environment];
-  const where: string[] = ['s.account_id = $1', 's.environment = $2'];
-  const add = (clause: (ref: string) => string, value: unknown) => {
-    params.push(value);
-    where.push(clause(`$${params.length}`));
-  };
-  const narrowing = [query.verdict, query.flag, query.gtin, query.batch, query.country, query.reported].filter(
-    (value) => value !== undefined,
-  ).length;
   const from = instant('from', query.from);
   const to = instant('to', query.to);
   if (from && to && from >= to) throw invalid('from must be before to.', { from: query.from, to: query.to });
-  if (from) add((p) => `s.scanned_at >= ${p}`, from);
-  if (to) add((p) => `s.scanned_at < ${p}`, to);
-  if (query.verdict) add((p) => `s.verdict = ${p}`, query.verdict);
+  const cursor = query.cursor ? decodeCursor(query.cursor, [/^[0-9 :.+-]{10,40}$/, /^[0-9a-f-]{36}$/]) : undefined;
+  /** The account, environment, time range and cursor: what every query of a page shares. */
+  const pageClauses = () => {
+    const c = clauses(owner);
+    if (from) c.where.push(`s.scanned_at >= ${c.ref(from)}`);
+    if (to) c.where.push(`s.scanned_at < ${c.ref(to)}`);
+    if (cursor) c.where.push(`(s.scanned_at, s.scan_id) < (${c.ref(cursor[0])}::timestamptz, ${c.ref(cursor[1])}::uuid)`);
+    return c;
+  };
+  const { params, where, ref } = pageClauses();
+  if (query.verdict) where.push(indexedFilter.verdict(ref(query.verdict)));
   // A flag alone: `<> '{}'` lets the planner walk the partial index of flagged scans (migration
   // 0005). Beside a filter with an index of its own it is left out: the planner would count the
   // flagged share twice (a flag implies `<> '{}'`), expect a few rows, and read every flagged scan
@@ -141,57 +156,40 @@ export async function listScans(db: SqlDatabase, owner: Principal, query: ListSc
   // million) instead of walking the other filter's index newest first to the page's end (ms).
   const ownIndex = query.verdict || query.batch || query.country || query.serial;
   if (query.flag) {
-    add(
-      (p) => (ownIndex ? `${p} = ANY(s.risk_indicators)` : `${p} = ANY(s.risk_indicators) AND s.risk_indicators <> '{}'`),
-      query.flag,
-    );
+    const p = ref(query.flag);
+    where.push(ownIndex ? `${p} = ANY(s.risk_indicators)` : `${p} = ANY(s.risk_indicators) AND s.risk_indicators <> '{}'`);
   }
-  if (query.gtin) add((p) => `s.gtin = ${p}`, query.gtin);
-  if (query.serial) add((p) => `s.serial = ${p}`, query.serial);
-  if (query.batch) add((p) => `s.batch = ${p} AND s.batch IS NOT NULL`, query.batch);
-  if (query.country) add((p) => `s.country = ${p} AND s.country IS NOT NULL`, query.country);
+  if (query.gtin) where.push(`s.gtin = ${ref(query.gtin)}`);
+  if (query.serial) where.push(`s.serial = ${ref(query.serial)}`);
+  if (query.batch) where.push(indexedFilter.batch(ref(query.batch)));
+  if (query.country) where.push(indexedFilter.country(ref(query.country)));
   const reported = `EXISTS (SELECT 1 FROM code_reports r WHERE r.environment = s.environment AND r.gtin = s.gtin
                       AND r.serial = s.serial AND r.owner_account_id = s.account_id)`;
   if (query.reported !== undefined) where.push(query.reported ? reported : `NOT ${reported}`);
-  const cursor = query.cursor ? decodeCursor(query.cursor, [/^[0-9 :.+-]{10,40}$/, /^[0-9a-f-]{36}$/]) : undefined;
-  if (cursor) {
-    const [at, id] = cursor;
-    params.push(at, id);
-    where.push(`(s.scanned_at, s.scan_id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
-  }
+
   // Filters combined: first find where the walk of one index stops (the scan `scansExaminedPerPage`
   // deep along it), then look no further than that (docs/API.md, Scans).
+  const narrowing = [query.verdict, query.flag, query.gtin, query.batch, query.country, query.reported].filter(
+    (value) => value !== undefined,
+  ).length;
   let walkEnd: { at_text: string; scan_id: string } | undefined;
-  const walked = narrowing >= 2 ? walkedFilter(query) : undefined;
-  if (walked) {
-    const walkParams: unknown[] = [owner.accountId, owner.environment];
-    const walkWhere = ['s.account_id = $1', 's.environment = $2'];
-    const ref = (value: unknown) => {
-      walkParams.push(value);
-      return `$${walkParams.length}`;
-    };
-    if (from) walkWhere.push(`s.scanned_at >= ${ref(from)}`);
-    if (to) walkWhere.push(`s.scanned_at < ${ref(to)}`);
-    if (cursor) walkWhere.push(`(s.scanned_at, s.scan_id) < (${ref(cursor[0])}::timestamptz, ${ref(cursor[1])}::uuid)`);
-    walkWhere.push(walked.sql(walked.values.map(ref)));
-    const [end] = await db.query<{ at_text: string; scan_id: string }>(
-      `SELECT s.scanned_at::text AS at_text, s.scan_id FROM scans s WHERE ${walkWhere.join(' AND ')}
-        ORDER BY s.scanned_at DESC, s.scan_id DESC OFFSET ${ref(scansExaminedPerPage - 1)} LIMIT 1`,
-      walkParams,
+  if (narrowing >= 2) {
+    const walk = pageClauses();
+    walk.where.push(walkedFilter(query, walk.ref));
+    [walkEnd] = await db.query<{ at_text: string; scan_id: string }>(
+      `SELECT s.scanned_at::text AS at_text, s.scan_id FROM scans s WHERE ${walk.where.join(' AND ')}
+        ORDER BY s.scanned_at DESC, s.scan_id DESC OFFSET ${walk.ref(scansExaminedPerPage - 1)} LIMIT 1`,
+      walk.params,
     );
-    if (end) {
-      walkEnd = end;
-      params.push(end.at_text, end.scan_id);
-      where.push(`(s.scanned_at, s.scan_id) >= ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
-    }
+    if (walkEnd) where.push(`(s.scanned_at, s.scan_id) >= (${ref(walkEnd.at_text)}::timestamptz, ${ref(walkEnd.scan_id)}::uuid)`);
   }
-  params.push(limit + 1);
+  const limitRef = ref(limit + 1);
   const rows = await db.query<ScanRow>(
     `SELECT s.scan_id, s.scanned_at, s.scanned_at::text AS at_text, s.gtin, s.serial, s.batch, s.verdict, s.risk_indicators,
             s.scan_number, s.latitude, s.longitude, s.country, ${reported} AS reported,
             p.latitude AS previous_latitude, p.longitude AS previous_longitude, p.scanned_at AS previous_at
        FROM (SELECT s.* FROM scans s WHERE ${where.join(' AND ')}
-              ORDER BY s.scanned_at DESC, s.scan_id DESC LIMIT $${params.length}) s
+              ORDER BY s.scanned_at DESC, s.scan_id DESC LIMIT ${limitRef}) s
        -- The page's rows only (at most limit + 1): the code's previous located scan, by scans_by_item.
        LEFT JOIN LATERAL (
          SELECT q.latitude, q.longitude, q.scanned_at FROM scans q
