@@ -2,16 +2,18 @@
 // calls): `hallmark.codes.verify({ url })` against the same POST /code/verify made with a bare
 // fetch, 50 calls in flight each way, against the embedded product in its own process.
 //
-// A third way, the bare fetch with the SDK's per-attempt timeout (an AbortSignal), tells what part
-// of the overhead is the timeout itself. The ways are measured in rotating rounds so that whatever
+// Three more ways say where the difference comes from: the bare fetch with a timeout like the SDK's
+// (an AbortSignal), a bare node:http request (what the SDK uses in Node), and the SDK over fetch (as
+// in a browser) against that fetch with a timeout. The ways are measured in rotating rounds so that whatever
 // else the machine does falls on all alike, and the report is of ratios: calls per second (SDK / raw),
 // latency, and the client's own CPU time per call (what the SDK adds in this process: building the
 // request, the retry loop, the timeout, parsing). Absolute numbers on a shared machine mean little.
 // The product runs on CPU 1 and the client on CPU 0 (taskset), as a client on a machine of its own
 // would: the SDK's own CPU then costs the server nothing, and shows in the client CPU per call.
 //
-//   pnpm bench:sdk                          (6 rounds of 5 s each of three ways, about two minutes)
+//   pnpm bench:sdk                          (6 rounds of 5 s each of five ways, about three minutes)
 //   BENCH_ROUNDS=10 BENCH_SECONDS=3 pnpm bench:sdk
+import http from 'node:http';
 import { Hallmark } from '@hallmark/sdk';
 import { brandWithCode, machineLine, pinLoadGenerator, startEmbeddedProduct } from './support.ts';
 
@@ -103,24 +105,51 @@ try {
       clearTimeout(timer);
     }
   };
+  // The cheapest bare request Node has: node:http with a keep-alive agent, the answer parsed.
+  const agent = new http.Agent({ keepAlive: true });
+  const headers = {
+    'x-api-key': key,
+    'content-type': 'application/json',
+    accept: 'application/json',
+    'content-length': String(Buffer.byteLength(body)),
+  };
+  const rawHttp = () =>
+    new Promise<void>((resolve, reject) => {
+      const request = http.request(verifyUrl, { method: 'POST', headers, agent }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const answer = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { verdict?: string };
+          if (response.statusCode !== 200 || answer.verdict !== 'AUTHENTIC')
+            reject(new Error(`raw http: ${response.statusCode}`));
+          else resolve();
+        });
+        response.on('error', reject);
+      });
+      request.on('error', reject);
+      request.end(body);
+    });
   const hallmark = new Hallmark({ apiKey: key, baseUrl: product.url });
   const sdk = async () => {
     const answer = await hallmark.codes.verify({ url });
     if (answer.verdict !== 'AUTHENTIC') throw new Error('sdk: not authentic');
   };
+  // The SDK as a browser runs it: over fetch (given), with its per-attempt timeout signal.
+  const hallmarkOverFetch = new Hallmark({ apiKey: key, baseUrl: product.url, fetch: (input, init) => fetch(input, init) });
+  const sdkOverFetch = async () => {
+    const answer = await hallmarkOverFetch.codes.verify({ url });
+    if (answer.verdict !== 'AUTHENTIC') throw new Error('sdk over fetch: not authentic');
+  };
 
-  // Warm both paths (JIT, connections, the product's caches) before measuring.
-  await closedLoop(raw, 2);
-  await closedLoop(sdk, 2);
-  await closedLoop(rawWithTimeout, 2);
-  const rawRounds: Round[] = [];
-  const sdkRounds: Round[] = [];
-  const timedRounds: Round[] = [];
   const arms = [
-    { once: raw, rounds: rawRounds },
-    { once: sdk, rounds: sdkRounds },
-    { once: rawWithTimeout, rounds: timedRounds },
+    { name: 'raw fetch', once: raw, rounds: [] as Round[] },
+    { name: 'SDK', once: sdk, rounds: [] as Round[] },
+    { name: 'raw+timer', once: rawWithTimeout, rounds: [] as Round[] },
+    { name: 'raw http', once: rawHttp, rounds: [] as Round[] },
+    { name: 'SDK/fetch', once: sdkOverFetch, rounds: [] as Round[] },
   ];
+  // Warm every path (JIT, connections, the product's caches) before measuring.
+  for (const arm of arms) await closedLoop(arm.once, 2);
   for (let round = 0; round < rounds; round++) {
     // Rotate which goes first, so a trend in the machine's load does not favour one.
     for (let i = 0; i < arms.length; i++) {
@@ -128,9 +157,15 @@ try {
       arm.rounds.push(await closedLoop(arm.once, secondsPerRound));
     }
   }
-  const r = summary(rawRounds);
-  const s = summary(sdkRounds);
-  const t = summary(timedRounds);
+  const [r, s, t, h, f] = arms.map((arm) => summary(arm.rounds)) as [
+    ReturnType<typeof summary>,
+    ReturnType<typeof summary>,
+    ReturnType<typeof summary>,
+    ReturnType<typeof summary>,
+    ReturnType<typeof summary>,
+  ];
+  const rawRounds = arms[0]?.rounds ?? [];
+  const sdkRounds = arms[1]?.rounds ?? [];
   const perRoundRatios = rawRounds.map((round, index) => {
     const other = sdkRounds[index] as Round;
     return other.calls / other.seconds / (round.calls / round.seconds);
@@ -139,14 +174,16 @@ try {
     `${name.padEnd(10)} ${x.perSecond.toFixed(0).padStart(6)} calls/s  p50 ${x.p50.toFixed(1).padStart(6)} ms  p99 ${x.p99
       .toFixed(1)
       .padStart(6)} ms  client CPU ${x.cpuMicrosPerCall.toFixed(0).padStart(5)} µs/call  errors ${x.errors}  (${x.calls} calls)`;
+  const compare = (a: ReturnType<typeof summary>, b: ReturnType<typeof summary>) =>
+    `throughput ${(a.perSecond / b.perSecond).toFixed(3)} (overhead ${((1 - a.perSecond / b.perSecond) * 100).toFixed(1)}%), ` +
+    `client CPU per call ${(a.cpuMicrosPerCall / b.cpuMicrosPerCall).toFixed(3)} (${a.cpuMicrosPerCall >= b.cpuMicrosPerCall ? '+' : ''}${(
+      a.cpuMicrosPerCall - b.cpuMicrosPerCall
+    ).toFixed(0)} µs)`;
   console.log(machineLine());
   console.log(
-    `verify through the SDK vs a raw fetch: ${concurrency} concurrent, ${rounds} rounds of ${secondsPerRound} s each way`,
+    `verify through the SDK vs raw requests: ${concurrency} concurrent, ${rounds} rounds of ${secondsPerRound} s each way`,
   );
-  console.log(line('raw fetch', r));
-  console.log(line('SDK', s));
-  console.log(line('raw+timer', t));
-  const overhead = (1 - s.perSecond / r.perSecond) * 100;
+  for (const [index, arm] of arms.entries()) console.log(line(arm.name, [r, s, t, h, f][index] as ReturnType<typeof summary>));
   const sortedRatios = [...perRoundRatios].sort((a, b) => a - b);
   // The median of an even count is the mean of the two middle ratios (not the upper one, which would favour the SDK).
   const middle = sortedRatios.length / 2;
@@ -155,18 +192,13 @@ try {
       ? ((sortedRatios[middle - 1] ?? 0) + (sortedRatios[middle] ?? 0)) / 2
       : (sortedRatios[Math.floor(middle)] ?? 0);
   console.log(
-    `throughput SDK/raw ${(s.perSecond / r.perSecond).toFixed(3)} (overhead ${overhead.toFixed(1)}%; median of rounds ${medianRatio.toFixed(3)}; rounds ${perRoundRatios
+    `SDK vs raw fetch (the target, overhead under 5%): ${compare(s, r)}; median of rounds ${medianRatio.toFixed(3)} (rounds ${perRoundRatios
       .map((ratio) => ratio.toFixed(2))
-      .join(
-        ' ',
-      )}), p50 ratio ${(s.p50 / r.p50).toFixed(3)}, client CPU per call ratio ${(s.cpuMicrosPerCall / r.cpuMicrosPerCall).toFixed(3)} ` +
-      `(+${(s.cpuMicrosPerCall - r.cpuMicrosPerCall).toFixed(0)} µs). Target: overhead under 5%.`,
+      .join(' ')}), p50 ratio ${(s.p50 / r.p50).toFixed(3)}.`,
   );
-  console.log(
-    `against a bare fetch with the same timeout (an AbortSignal): throughput SDK/raw+timer ${(s.perSecond / t.perSecond).toFixed(3)} ` +
-      `(overhead ${((1 - s.perSecond / t.perSecond) * 100).toFixed(1)}%), client CPU per call ratio ${(s.cpuMicrosPerCall / t.cpuMicrosPerCall).toFixed(3)} ` +
-      `(+${(s.cpuMicrosPerCall - t.cpuMicrosPerCall).toFixed(0)} µs); the timeout's signal alone: raw+timer/raw ${(t.perSecond / r.perSecond).toFixed(3)}.`,
-  );
+  console.log(`SDK vs raw node:http (the SDK's own work above the cheapest bare request): ${compare(s, h)}.`);
+  console.log(`SDK over fetch vs raw fetch with the same timeout (what a browser pays): ${compare(f, t)}.`);
+  console.log(`the timeout's signal alone, raw+timer vs raw fetch: ${compare(t, r)}.`);
 } finally {
   await product.stop();
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   APIConnectionError,
@@ -69,296 +69,405 @@ afterEach(() => {
   handler = (_request, response) => response.end();
 });
 
-const client = (options: Partial<ConstructorParameters<typeof Hallmark>[0]> = {}) =>
-  new Hallmark({ baseUrl, apiKey: 'svc_test_key', maxRetries: 2, ...options });
+// Every behaviour over both transports: node:http (Node's default) and fetch (browsers, or a fetch given).
+const transports: Array<[string, Partial<ConstructorParameters<typeof Hallmark>[0]>]> = [
+  ['node:http (the default in Node)', {}],
+  ['fetch', { fetch: (input, init) => fetch(input, init) }],
+];
 
-const generated = { url: 'https://id.example/01/09506000134352/21/A', gtin: '09506000134352', serial: 'A' };
+describe.each(transports)('over %s', (_name, transportOptions) => {
+  const client = (options: Partial<ConstructorParameters<typeof Hallmark>[0]> = {}) =>
+    new Hallmark({ baseUrl, apiKey: 'svc_test_key', maxRetries: 2, ...transportOptions, ...options });
 
-describe('retries', () => {
-  it('a POST answered 503 twice is retried with the same Idempotency-Key and the same body, then succeeds', async () => {
-    handler = (_request, response, index) =>
-      index < 2 ? answer(response, 503, envelope('SERVICE_UNAVAILABLE')) : answer(response, 201, generated);
-    const started = performance.now();
-    const code = await client().codes.generate({ gtin: '09506000134352', serialNumber: 'A' });
-    expect(code).toEqual(generated);
-    expect(received).toHaveLength(3);
-    const keys = new Set(received.map((request) => request.headers['idempotency-key']));
-    expect(keys.size).toBe(1);
-    expect([...keys][0]).toMatch(/^hallmark-sdk-[0-9a-f-]{36}$/);
-    for (const request of received) {
-      expect(JSON.parse(request.body.toString())).toEqual({ gtin: '09506000134352', serialNumber: 'A' });
-      expect(request.headers['x-api-key']).toBe('svc_test_key');
-    }
-    // Two backoffs: ~0.5 s and ~1 s less up to a quarter each.
-    expect(performance.now() - started).toBeGreaterThan(0.75 * 500 + 0.75 * 1000 - 50);
-  });
+  const generated = { url: 'https://id.example/01/09506000134352/21/A', gtin: '09506000134352', serial: 'A' };
 
-  it('each call has its own Idempotency-Key; a given one is used as is', async () => {
-    handler = (_request, response) => answer(response, 201, generated);
-    const hallmark = client();
-    await hallmark.codes.generate({ gtin: '09506000134352', serialNumber: 'A' });
-    await hallmark.codes.generate({ gtin: '09506000134352', serialNumber: 'A' });
-    await hallmark.codes.generate({ gtin: '09506000134352', serialNumber: 'A' }, { idempotencyKey: 'mine-1' });
-    const keys = received.map((request) => request.headers['idempotency-key']);
-    expect(new Set(keys).size).toBe(3);
-    expect(keys[2]).toBe('mine-1');
-  });
-
-  it('operations that take no Idempotency-Key are sent without one', async () => {
-    handler = (_request, response) => answer(response, 200, { verdict: 'AUTHENTIC' });
-    await client().codes.verify({ url: generated.url });
-    expect(received[0]?.headers['idempotency-key']).toBeUndefined();
-  });
-
-  it('gives up after maxRetries and throws the last answer’s error', async () => {
-    handler = (_request, response) => answer(response, 503, envelope('SERVICE_UNAVAILABLE'));
-    const error = await client({ maxRetries: 1 })
-      .keys.list()
-      .catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(ServiceUnavailableError);
-    expect(error).toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE', requestId: 'req-2' });
-    expect(received).toHaveLength(2);
-  });
-
-  it('waits what Retry-After asks on a 429', async () => {
-    handler = (_request, response, index) =>
-      index === 0
-        ? answer(response, 429, envelope('RATE_LIMITED'), { 'retry-after': '1' })
-        : answer(response, 200, { keys: [], pagination: { limit: 20, nextCursor: null, hasMore: false } });
-    const started = performance.now();
-    await client().keys.list();
-    expect(performance.now() - started).toBeGreaterThanOrEqual(990);
-    expect(received).toHaveLength(2);
-  });
-
-  it('throws a 429 whose Retry-After is over a minute (a spent daily quota) at once', async () => {
-    handler = (_request, response) => answer(response, 429, envelope('RATE_LIMITED'), { 'retry-after': '7200' });
-    const error = await client()
-      .codes.verify({ url: generated.url })
-      .catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(RateLimitedError);
-    expect((error as RateLimitedError).retryAfterSeconds).toBe(7200);
-    expect(received).toHaveLength(1);
-  });
-
-  it('retries a 409 only while the same Idempotency-Key still runs (with Retry-After), not a conflict', async () => {
-    handler = (_request, response, index) =>
-      index === 0 ? answer(response, 409, envelope('CONFLICT'), { 'retry-after': '0' }) : answer(response, 201, generated);
-    await client().codes.generate({ gtin: '09506000134352', serialNumber: 'A' });
-    expect(received).toHaveLength(2);
-
-    received = [];
-    handler = (_request, response) => answer(response, 409, envelope('DUPLICATE_SERIAL'));
-    const duplicate = await client()
-      .codes.generate({ gtin: '09506000134352', serialNumber: 'A' })
-      .catch((caught: unknown) => caught);
-    expect(duplicate).toBeInstanceOf(DuplicateSerialError);
-    expect(received).toHaveLength(1);
-
-    received = [];
-    handler = (_request, response) => answer(response, 409, envelope('CONFLICT'));
-    expect(
-      await client()
-        .keys.create({ name: 'k', publicKey: 'x', algorithm: 'Ed25519' })
-        .catch((caught) => caught),
-    ).toBeInstanceOf(ConflictError);
-    expect(received).toHaveLength(1);
-  });
-
-  it('does not retry other 4xx', async () => {
-    handler = (_request, response) => answer(response, 404, envelope('NOT_FOUND'));
-    await expect(client().schemas.get({ id: 'nope' })).rejects.toBeInstanceOf(NotFoundError);
-    expect(received).toHaveLength(1);
-  });
-
-  it('retries a refused connection and then throws APIConnectionError', async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise((resolve) => closed.close(resolve));
-    let attempts = 0;
-    const counting: typeof fetch = (input, init) => {
-      attempts++;
-      return fetch(input, init);
-    };
-    const error = await new Hallmark({ baseUrl: `http://127.0.0.1:${port}`, maxRetries: 2, fetch: counting }).system
-      .health()
-      .catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(APIConnectionError);
-    expect(error).not.toBeInstanceOf(APITimeoutError);
-    expect(attempts).toBe(3);
-  });
-
-  it('a connection reset mid-answer is retried', async () => {
-    handler = (request, response, index) => {
-      if (index === 0) {
-        request.headers.connection = 'close';
-        response.socket?.destroy();
-        return;
+  describe('retries', () => {
+    it('a POST answered 503 twice is retried with the same Idempotency-Key and the same body, then succeeds', async () => {
+      handler = (_request, response, index) =>
+        index < 2 ? answer(response, 503, envelope('SERVICE_UNAVAILABLE')) : answer(response, 201, generated);
+      const started = performance.now();
+      const code = await client().codes.generate({ gtin: '09506000134352', serialNumber: 'A' });
+      expect(code).toEqual(generated);
+      expect(received).toHaveLength(3);
+      const keys = new Set(received.map((request) => request.headers['idempotency-key']));
+      expect(keys.size).toBe(1);
+      expect([...keys][0]).toMatch(/^hallmark-sdk-[0-9a-f-]{36}$/);
+      for (const request of received) {
+        expect(JSON.parse(request.body.toString())).toEqual({ gtin: '09506000134352', serialNumber: 'A' });
+        expect(request.headers['x-api-key']).toBe('svc_test_key');
       }
-      answer(response, 200, { status: 'ok' });
-    };
-    expect(await client().system.health()).toEqual({ status: 'ok' });
-    expect(received).toHaveLength(2);
-  });
-});
-
-describe('bodies on retry', () => {
-  it('a photo upload sends the same multipart fields and file bytes on every attempt', async () => {
-    const photo = new Uint8Array(64 * 1024).map((_, index) => (index * 31) % 251);
-    handler = (_request, response, index) =>
-      index < 2 ? answer(response, 503, envelope('SERVICE_UNAVAILABLE')) : answer(response, 201, { objectId: 'o' });
-    await client().auction.objects.uploadPhoto({ objectId: 'obj-1', angle: 'front', photo });
-    expect(received).toHaveLength(3);
-    const digest = createHash('sha256').update(photo).digest('hex');
-    for (const request of received) {
-      expect(request.url).toBe('/api/v1/auction/objects/obj-1/photos');
-      const form = await new Response(request.body, {
-        headers: { 'content-type': String(request.headers['content-type']) },
-      }).formData();
-      expect(form.get('angle')).toBe('front');
-      const file = form.get('photo') as File;
-      expect(
-        createHash('sha256')
-          .update(Buffer.from(await file.arrayBuffer()))
-          .digest('hex'),
-      ).toBe(digest);
-    }
-    expect(new Set(received.map((request) => request.headers['idempotency-key'])).size).toBe(1);
-  });
-
-  it('a Blob file is sent whole on every attempt too (a fetch that consumes what it is given)', async () => {
-    // A fetch stub: it reads the body it is handed, as a real one does, so a body object reused
-    // across attempts would arrive empty the second time.
-    const seen: string[] = [];
-    let calls = 0;
-    const consuming: typeof fetch = async (_input, init) => {
-      const request = new Request('http://stub.invalid/', { method: 'POST', body: init?.body ?? null, headers: init?.headers });
-      const form = await request.formData();
-      seen.push(await (form.get('photo') as File).text());
-      calls++;
-      return calls < 3
-        ? new Response(envelope('SERVICE_UNAVAILABLE'), { status: 503 })
-        : new Response(JSON.stringify({ objectId: 'o' }), { status: 201 });
-    };
-    await new Hallmark({ baseUrl, fetch: consuming }).auction.objects.uploadPhoto({
-      objectId: 'o',
-      angle: 'front',
-      photo: new Blob(['the same bytes'], { type: 'image/png' }),
+      // Two backoffs: ~0.5 s and ~1 s less up to a quarter each.
+      expect(performance.now() - started).toBeGreaterThan(0.75 * 500 + 0.75 * 1000 - 50);
     });
-    expect(seen).toEqual(['the same bytes', 'the same bytes', 'the same bytes']);
-  });
 
-  it('CSV text and JSON fields are sent again unchanged', async () => {
-    handler = (_request, response, index) =>
-      index === 0 ? answer(response, 500, envelope('INTERNAL_ERROR')) : answer(response, 200, { results: [] });
-    await client().blocklist.createFromCsv({ body: 'gtin,serial\n09506000134352,A\n' });
-    expect(received.map((request) => request.body.toString())).toEqual([
-      'gtin,serial\n09506000134352,A\n',
-      'gtin,serial\n09506000134352,A\n',
-    ]);
-    expect(received[0]?.headers['content-type']).toBe('text/csv');
-  });
-});
+    it('each call has its own Idempotency-Key; a given one is used as is', async () => {
+      handler = (_request, response) => answer(response, 201, generated);
+      const hallmark = client();
+      await hallmark.codes.generate({ gtin: '09506000134352', serialNumber: 'A' });
+      await hallmark.codes.generate({ gtin: '09506000134352', serialNumber: 'A' });
+      await hallmark.codes.generate({ gtin: '09506000134352', serialNumber: 'A' }, { idempotencyKey: 'mine-1' });
+      const keys = received.map((request) => request.headers['idempotency-key']);
+      expect(new Set(keys).size).toBe(3);
+      expect(keys[2]).toBe('mine-1');
+    });
 
-describe('requests', () => {
-  it('puts path parameters in the path (encoded, no dot segments) and query parameters in the query', async () => {
-    handler = (_request, response) => answer(response, 200, {});
-    await client().schemas.get({ id: 's?1#', version: 3 });
-    await client().webhooks.messages.attempts({ id: 'a b', messageId: 'm/1' });
-    expect(received.map((request) => request.url)).toEqual([
-      '/api/v1/schemas/s%3F1%23?version=3',
-      '/api/v1/webhooks/endpoints/a%20b/messages/m/1/attempts',
-    ]);
-    for (const id of ['..', '../keys', 'a/./b']) await expect(client().schemas.get({ id })).rejects.toThrow(/may not hold/);
-    expect(received).toHaveLength(2);
-  });
+    it('operations that take no Idempotency-Key are sent without one', async () => {
+      handler = (_request, response) => answer(response, 200, { verdict: 'AUTHENTIC' });
+      await client().codes.verify({ url: generated.url });
+      expect(received[0]?.headers['idempotency-key']).toBeUndefined();
+    });
 
-  it('keeps a base URL’s own path', async () => {
-    handler = (_request, response) => answer(response, 200, { status: 'ok' });
-    await new Hallmark({ baseUrl: `${baseUrl}/behind/a/proxy/` }).system.health();
-    expect(received[0]?.url).toBe('/behind/a/proxy/health');
-  });
-});
+    it('gives up after maxRetries and throws the last answer’s error', async () => {
+      handler = (_request, response) => answer(response, 503, envelope('SERVICE_UNAVAILABLE'));
+      const error = await client({ maxRetries: 1 })
+        .keys.list()
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(ServiceUnavailableError);
+      expect(error).toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE', requestId: 'req-2' });
+      expect(received).toHaveLength(2);
+    });
 
-describe('timeouts and abort', () => {
-  it('an attempt past the timeout is an APITimeoutError, after its retries', async () => {
-    handler = () => {
-      // Never answers.
-    };
-    const started = performance.now();
-    const error = await client({ timeout: 200, maxRetries: 1 })
-      .system.health()
-      .catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(APITimeoutError);
-    expect(received).toHaveLength(2);
-    expect(performance.now() - started).toBeLessThan(3000);
-  });
+    it('waits what Retry-After asks on a 429', async () => {
+      handler = (_request, response, index) =>
+        index === 0
+          ? answer(response, 429, envelope('RATE_LIMITED'), { 'retry-after': '1' })
+          : answer(response, 200, { keys: [], pagination: { limit: 20, nextCursor: null, hasMore: false } });
+      const started = performance.now();
+      await client().keys.list();
+      expect(performance.now() - started).toBeGreaterThanOrEqual(990);
+      expect(received).toHaveLength(2);
+    });
 
-  it('a slow body counts against the timeout too', async () => {
-    handler = (_request, response) => {
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.write('{"status":');
-    };
-    await expect(client({ timeout: 300, maxRetries: 0 }).system.health()).rejects.toBeInstanceOf(APITimeoutError);
-  });
+    it('throws a 429 whose Retry-After is over a minute (a spent daily quota) at once', async () => {
+      handler = (_request, response) => answer(response, 429, envelope('RATE_LIMITED'), { 'retry-after': '7200' });
+      const error = await client()
+        .codes.verify({ url: generated.url })
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(RateLimitedError);
+      expect((error as RateLimitedError).retryAfterSeconds).toBe(7200);
+      expect(received).toHaveLength(1);
+    });
 
-  it('the caller’s AbortSignal stops the call and every retry to come', async () => {
-    handler = (_request, response) => answer(response, 503, envelope('SERVICE_UNAVAILABLE'));
-    const controller = new AbortController();
-    const call = client({ maxRetries: 5 }).system.health(undefined, { signal: controller.signal });
-    setTimeout(() => controller.abort(), 100);
-    await expect(call).rejects.toBeInstanceOf(APIUserAbortError);
-    await new Promise((resolve) => setTimeout(resolve, 600));
-    expect(received).toHaveLength(1);
-  });
-});
+    it('retries a 409 only while the same Idempotency-Key still runs (with Retry-After), not a conflict', async () => {
+      handler = (_request, response, index) =>
+        index === 0 ? answer(response, 409, envelope('CONFLICT'), { 'retry-after': '0' }) : answer(response, 201, generated);
+      await client().codes.generate({ gtin: '09506000134352', serialNumber: 'A' });
+      expect(received).toHaveLength(2);
 
-describe('answers', () => {
-  it('withResponse gives the response and the request id beside the data', async () => {
-    handler = (_request, response) => answer(response, 200, { status: 'ok' }, { 'x-ratelimit-remaining': '9' });
-    const { data, response, requestId } = await client().system.health().withResponse();
-    expect(data).toEqual({ status: 'ok' });
-    expect(response.status).toBe(200);
-    expect(response.headers.get('x-ratelimit-remaining')).toBe('9');
-    expect(requestId).toBe('req-1');
-  });
+      received = [];
+      handler = (_request, response) => answer(response, 409, envelope('DUPLICATE_SERIAL'));
+      const duplicate = await client()
+        .codes.generate({ gtin: '09506000134352', serialNumber: 'A' })
+        .catch((caught: unknown) => caught);
+      expect(duplicate).toBeInstanceOf(DuplicateSerialError);
+      expect(received).toHaveLength(1);
 
-  it('204 is undefined, SVG is text, PNG is bytes', async () => {
-    handler = (request, response) => {
-      if (request.method === 'DELETE') return void response.writeHead(204).end();
-      if (request.url.startsWith('/api/v1/code/qr'))
-        return void response.writeHead(200, { 'content-type': 'image/svg+xml' }).end('<svg/>');
-      response.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from([137, 80, 78, 71]));
-    };
-    expect(await client().links.delete({ id: 'l' })).toBeUndefined();
-    expect(await client().codes.qr({ url: generated.url })).toBe('<svg/>');
-    expect(await client().resolver.logo({ file: 'a.png' })).toEqual(new Uint8Array([137, 80, 78, 71]));
-  });
+      received = [];
+      handler = (_request, response) => answer(response, 409, envelope('CONFLICT'));
+      expect(
+        await client()
+          .keys.create({ name: 'k', publicKey: 'x', algorithm: 'Ed25519' })
+          .catch((caught) => caught),
+      ).toBeInstanceOf(ConflictError);
+      expect(received).toHaveLength(1);
+    });
 
-  it('for await walks every page by nextCursor; awaiting gives the first page', async () => {
-    const all = Array.from({ length: 25 }, (_, index) => ({ id: `k${index}` }));
-    handler = (request, response) => {
-      const url = new URL(request.url, 'http://x');
-      const start = Number(url.searchParams.get('cursor') ?? 0);
-      const limit = Number(url.searchParams.get('limit'));
-      const end = Math.min(start + limit, all.length);
-      answer(response, 200, {
-        keys: all.slice(start, end),
-        pagination: { limit, nextCursor: end < all.length ? String(end) : null, hasMore: end < all.length },
+    it('does not retry other 4xx', async () => {
+      handler = (_request, response) => answer(response, 404, envelope('NOT_FOUND'));
+      await expect(client().schemas.get({ id: 'nope' })).rejects.toBeInstanceOf(NotFoundError);
+      expect(received).toHaveLength(1);
+    });
+
+    it('retries a connection closed before any answer, then throws APIConnectionError', async () => {
+      // A port that takes each connection and closes it at once, counting them.
+      let connections = 0;
+      const closing = createNetServer((socket) => {
+        connections++;
+        socket.destroy();
       });
-    };
-    const hallmark = client();
-    const first = await hallmark.keys.list({ limit: 10 });
-    expect(first.keys).toHaveLength(10);
-    received = [];
-    const ids: string[] = [];
-    for await (const key of hallmark.keys.list({ limit: 10, type: 'api' })) ids.push(key.id);
-    expect(ids).toEqual(all.map((key) => key.id));
-    expect(received.map((request) => request.url)).toEqual([
-      '/api/v1/keys?limit=10&type=api',
-      '/api/v1/keys?limit=10&cursor=10&type=api',
-      '/api/v1/keys?limit=10&cursor=20&type=api',
-    ]);
+      await new Promise<void>((resolve) => closing.listen(0, '127.0.0.1', resolve));
+      const port = (closing.address() as AddressInfo).port;
+      try {
+        const error = await client({ baseUrl: `http://127.0.0.1:${port}` })
+          .system.health()
+          .catch((caught: unknown) => caught);
+        expect(error).toBeInstanceOf(APIConnectionError);
+        expect(error).not.toBeInstanceOf(APITimeoutError);
+        expect(connections).toBe(3);
+      } finally {
+        await new Promise((resolve) => closing.close(resolve));
+      }
+    });
+
+    it('a header value HTTP cannot carry fails the call, and nothing fires later', async () => {
+      const error = await client({ apiKey: 'svc_test_a\r\nx-injected: 1', timeout: 100, maxRetries: 0 })
+        .system.health()
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(APIConnectionError);
+      // A timer left behind would fire here (vitest fails the run on an uncaught error).
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(received).toHaveLength(0);
+    });
+
+    it('a refused connection is an APIConnectionError', async () => {
+      const closed = createServer();
+      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+      const port = (closed.address() as AddressInfo).port;
+      await new Promise((resolve) => closed.close(resolve));
+      const error = await client({ baseUrl: `http://127.0.0.1:${port}`, maxRetries: 0 })
+        .system.health()
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(APIConnectionError);
+      expect(String((error as Error).message)).toMatch(/ECONNREFUSED|fetch failed|connect/);
+    });
+
+    it('a connection reset mid-answer is retried', async () => {
+      handler = (request, response, index) => {
+        if (index === 0) {
+          request.headers.connection = 'close';
+          response.socket?.destroy();
+          return;
+        }
+        answer(response, 200, { status: 'ok' });
+      };
+      expect(await client().system.health()).toEqual({ status: 'ok' });
+      expect(received).toHaveLength(2);
+    });
+  });
+
+  describe('bodies on retry', () => {
+    it('a photo upload sends the same multipart fields and file bytes on every attempt', async () => {
+      const photo = new Uint8Array(64 * 1024).map((_, index) => (index * 31) % 251);
+      handler = (_request, response, index) =>
+        index < 2 ? answer(response, 503, envelope('SERVICE_UNAVAILABLE')) : answer(response, 201, { objectId: 'o' });
+      await client().auction.objects.uploadPhoto({ objectId: 'obj-1', angle: 'front', photo });
+      expect(received).toHaveLength(3);
+      const digest = createHash('sha256').update(photo).digest('hex');
+      for (const request of received) {
+        expect(request.url).toBe('/api/v1/auction/objects/obj-1/photos');
+        const form = await new Response(request.body, {
+          headers: { 'content-type': String(request.headers['content-type']) },
+        }).formData();
+        expect(form.get('angle')).toBe('front');
+        const file = form.get('photo') as File;
+        expect(
+          createHash('sha256')
+            .update(Buffer.from(await file.arrayBuffer()))
+            .digest('hex'),
+        ).toBe(digest);
+      }
+      expect(new Set(received.map((request) => request.headers['idempotency-key'])).size).toBe(1);
+    });
+
+    it('a Blob file is sent whole on every attempt too (a fetch that consumes what it is given)', async () => {
+      // A fetch stub: it reads the body it is handed, as a real one does, so a body object reused
+      // across attempts would arrive empty the second time.
+      const seen: string[] = [];
+      let calls = 0;
+      const consuming: typeof fetch = async (_input, init) => {
+        const request = new Request('http://stub.invalid/', { method: 'POST', body: init?.body ?? null, headers: init?.headers });
+        const form = await request.formData();
+        seen.push(await (form.get('photo') as File).text());
+        calls++;
+        return calls < 3
+          ? new Response(envelope('SERVICE_UNAVAILABLE'), { status: 503 })
+          : new Response(JSON.stringify({ objectId: 'o' }), { status: 201 });
+      };
+      await new Hallmark({ baseUrl, fetch: consuming }).auction.objects.uploadPhoto({
+        objectId: 'o',
+        angle: 'front',
+        photo: new Blob(['the same bytes'], { type: 'image/png' }),
+      });
+      expect(seen).toEqual(['the same bytes', 'the same bytes', 'the same bytes']);
+    });
+
+    it('CSV text and JSON fields are sent again unchanged', async () => {
+      handler = (_request, response, index) =>
+        index === 0 ? answer(response, 500, envelope('INTERNAL_ERROR')) : answer(response, 200, { results: [] });
+      await client().blocklist.createFromCsv({ body: 'gtin,serial\n09506000134352,A\n' });
+      expect(received.map((request) => request.body.toString())).toEqual([
+        'gtin,serial\n09506000134352,A\n',
+        'gtin,serial\n09506000134352,A\n',
+      ]);
+      expect(received[0]?.headers['content-type']).toBe('text/csv');
+    });
+  });
+
+  describe('requests', () => {
+    it('puts path parameters in the path (encoded, no dot segments) and query parameters in the query', async () => {
+      handler = (_request, response) => answer(response, 200, {});
+      await client().schemas.get({ id: 's?1#', version: 3 });
+      await client().webhooks.messages.attempts({ id: 'a b', messageId: 'm/1' });
+      expect(received.map((request) => request.url)).toEqual([
+        '/api/v1/schemas/s%3F1%23?version=3',
+        '/api/v1/webhooks/endpoints/a%20b/messages/m/1/attempts',
+      ]);
+      for (const id of ['..', '../keys', 'a/./b']) await expect(client().schemas.get({ id })).rejects.toThrow(/may not hold/);
+      expect(received).toHaveLength(2);
+    });
+
+    it('keeps a base URL’s own path', async () => {
+      handler = (_request, response) => answer(response, 200, { status: 'ok' });
+      await client({ baseUrl: `${baseUrl}/behind/a/proxy/` }).system.health();
+      expect(received[0]?.url).toBe('/behind/a/proxy/health');
+    });
+  });
+
+  describe('timeouts and abort', () => {
+    it('an attempt past the timeout is an APITimeoutError, after its retries', async () => {
+      handler = () => {
+        // Never answers.
+      };
+      const started = performance.now();
+      const error = await client({ timeout: 200, maxRetries: 1 })
+        .system.health()
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(APITimeoutError);
+      expect(received).toHaveLength(2);
+      expect(performance.now() - started).toBeLessThan(3000);
+    });
+
+    it('a slow body counts against the timeout too', async () => {
+      handler = (_request, response) => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.write('{"status":');
+      };
+      await expect(client({ timeout: 300, maxRetries: 0 }).system.health()).rejects.toBeInstanceOf(APITimeoutError);
+    });
+
+    it('a timed-out attempt is cancelled: its connection is closed, not left waiting', async () => {
+      let closedAt: number | undefined;
+      handler = (request, response) => {
+        // Never answers; notes when the client gives the connection up.
+        response.socket?.once('close', () => {
+          closedAt = performance.now();
+        });
+        void request;
+      };
+      const started = performance.now();
+      await expect(client({ timeout: 200, maxRetries: 0 }).system.health()).rejects.toBeInstanceOf(APITimeoutError);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(closedAt).toBeDefined();
+      expect((closedAt ?? 0) - started).toBeLessThan(1_000);
+    });
+
+    it('the caller’s AbortSignal stops the call and every retry to come', async () => {
+      handler = (_request, response) => answer(response, 503, envelope('SERVICE_UNAVAILABLE'));
+      const controller = new AbortController();
+      const call = client({ maxRetries: 5 }).system.health(undefined, { signal: controller.signal });
+      setTimeout(() => controller.abort(), 100);
+      await expect(call).rejects.toBeInstanceOf(APIUserAbortError);
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      expect(received).toHaveLength(1);
+    });
+  });
+
+  describe('answers', () => {
+    it('withResponse gives the response and the request id beside the data', async () => {
+      handler = (_request, response) => answer(response, 200, { status: 'ok' }, { 'x-ratelimit-remaining': '9' });
+      const { data, response, requestId } = await client().system.health().withResponse();
+      expect(data).toEqual({ status: 'ok' });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('x-ratelimit-remaining')).toBe('9');
+      expect(requestId).toBe('req-1');
+    });
+
+    it('withResponse of a 204 and of a 404 error: a Response, and the error’s headers', async () => {
+      handler = (request, response) =>
+        request.method === 'DELETE'
+          ? void response.writeHead(204, { 'x-request-id': 'req-204' }).end()
+          : answer(response, 404, envelope('NOT_FOUND'), { 'x-request-id': 'req-404' });
+      const deleted = await client().links.delete({ id: 'l' }).withResponse();
+      expect(deleted.response.status).toBe(204);
+      expect(deleted.requestId).toBe('req-204');
+      expect(await deleted.response.text()).toBe('');
+      const error = (await client()
+        .schemas.get({ id: 'nope' })
+        .catch((caught: unknown) => caught)) as NotFoundError;
+      expect(error).toBeInstanceOf(NotFoundError);
+      expect(error.headers.get('X-Request-Id')).toBe('req-404');
+      expect(error.requestId).toBe('req-404');
+    });
+
+    it('a header given per call replaces the SDK’s whatever its case', async () => {
+      handler = (_request, response) => answer(response, 200, { status: 'ok' });
+      await client({ defaultHeaders: { 'X-Client': 'default' } }).system.health(undefined, {
+        headers: { Accept: 'application/json; q=1', 'X-Client': 'per-call' },
+      });
+      expect(received[0]?.headers.accept).toBe('application/json; q=1');
+      expect(received[0]?.headers['x-client']).toBe('per-call');
+      expect(received[0]?.headers['x-api-key']).toBe('svc_test_key');
+    });
+
+    it('204 is undefined, SVG is text, PNG is bytes', async () => {
+      handler = (request, response) => {
+        if (request.method === 'DELETE') return void response.writeHead(204).end();
+        if (request.url.startsWith('/api/v1/code/qr'))
+          return void response.writeHead(200, { 'content-type': 'image/svg+xml' }).end('<svg/>');
+        response.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from([137, 80, 78, 71]));
+      };
+      expect(await client().links.delete({ id: 'l' })).toBeUndefined();
+      expect(await client().codes.qr({ url: generated.url })).toBe('<svg/>');
+      expect(await client().resolver.logo({ file: 'a.png' })).toEqual(new Uint8Array([137, 80, 78, 71]));
+    });
+
+    it('for await walks every page by nextCursor; awaiting gives the first page', async () => {
+      const all = Array.from({ length: 25 }, (_, index) => ({ id: `k${index}` }));
+      handler = (request, response) => {
+        const url = new URL(request.url, 'http://x');
+        const start = Number(url.searchParams.get('cursor') ?? 0);
+        const limit = Number(url.searchParams.get('limit'));
+        const end = Math.min(start + limit, all.length);
+        answer(response, 200, {
+          keys: all.slice(start, end),
+          pagination: { limit, nextCursor: end < all.length ? String(end) : null, hasMore: end < all.length },
+        });
+      };
+      const hallmark = client();
+      const first = await hallmark.keys.list({ limit: 10 });
+      expect(first.keys).toHaveLength(10);
+      received = [];
+      const ids: string[] = [];
+      for await (const key of hallmark.keys.list({ limit: 10, type: 'api' })) ids.push(key.id);
+      expect(ids).toEqual(all.map((key) => key.id));
+      expect(received.map((request) => request.url)).toEqual([
+        '/api/v1/keys?limit=10&type=api',
+        '/api/v1/keys?limit=10&cursor=10&type=api',
+        '/api/v1/keys?limit=10&cursor=20&type=api',
+      ]);
+    });
+  });
+});
+
+describe('the transport in Node', () => {
+  it('is node:http by default: no fetch headers, and one keep-alive connection for calls one after another', async () => {
+    let connections = 0;
+    const onConnection = () => connections++;
+    server.on('connection', onConnection);
+    try {
+      handler = (_request, response) => answer(response, 200, { status: 'ok' });
+      const hallmark = new Hallmark({ baseUrl });
+      for (let call = 0; call < 5; call++) await hallmark.system.health();
+      expect(received).toHaveLength(5);
+      // undici's fetch sends sec-fetch-mode on every request; node:http does not.
+      expect(received.every((request) => request.headers['sec-fetch-mode'] === undefined)).toBe(true);
+      expect(connections).toBe(1);
+    } finally {
+      server.off('connection', onConnection);
+    }
+  });
+
+  it('is the given fetch when one is given', async () => {
+    handler = (_request, response) => answer(response, 200, { status: 'ok' });
+    let calls = 0;
+    await new Hallmark({
+      baseUrl,
+      fetch: (input, init) => {
+        calls++;
+        return fetch(input, init);
+      },
+    }).system.health();
+    expect(calls).toBe(1);
+    expect(received[0]?.headers['sec-fetch-mode']).toBe('cors');
   });
 });

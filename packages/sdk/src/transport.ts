@@ -1,0 +1,83 @@
+/**
+ * One HTTP exchange, as the client needs it: the request goes out, the whole answer comes back within
+ * the attempt's timeout, or the exchange fails with an error the client can tell apart (the caller's
+ * abort, the timeout, or anything else: no answer). Two transports: `fetch` (browsers, and any fetch
+ * given to the client) here, and `node:http` (Node, by default) in node-transport.ts.
+ */
+import { APITimeoutError, APIUserAbortError } from './errors.ts';
+
+export interface HttpRequest {
+  url: string;
+  method: string;
+  /** Header names in lower case. */
+  headers: Record<string, string>;
+  body: RequestInit['body'] | undefined;
+  /** `manual`: a 3xx is the answer (a resolver's redirect), not followed. */
+  redirect: 'follow' | 'manual';
+  /** Milliseconds the exchange may take, the answer's body included. */
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
+}
+
+/** An answer with its body read whole. */
+export interface HttpAnswer {
+  readonly status: number;
+  /** One header's value (the name in lower case), or null. */
+  header(name: string): string | null;
+  /** The headers as a fetch `Headers` (made when first asked for). */
+  readonly headers: Headers;
+  readonly body: Uint8Array;
+  /** The answer as a fetch `Response`, its body already read (made when first asked for). */
+  readonly response: Response;
+}
+
+/**
+ * Sends one request. Throws `APIUserAbortError` when the caller's signal aborted it, `APITimeoutError`
+ * when `timeoutMs` passed first, anything else when no answer came (a refused or reset connection).
+ */
+export type Transport = (request: HttpRequest) => Promise<HttpAnswer>;
+
+const timeoutError = (request: HttpRequest, cause?: unknown) =>
+  new APITimeoutError(`No answer within ${request.timeoutMs} ms.`, cause === undefined ? undefined : { cause });
+
+/** Over `fetch`: a signal of its own per exchange, aborted by the timer or by the caller's signal. */
+export function fetchTransport(fetchFunction: typeof fetch): Transport {
+  return async (request) => {
+    const userSignal = request.signal;
+    if (userSignal?.aborted) throw new APIUserAbortError('The call was aborted.');
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, request.timeoutMs);
+    const onUserAbort = () => controller.abort();
+    userSignal?.addEventListener('abort', onUserAbort, { once: true });
+    try {
+      const response = await fetchFunction(request.url, {
+        method: request.method,
+        headers: request.headers,
+        ...(request.body !== undefined ? { body: request.body } : {}),
+        signal: controller.signal,
+        ...(request.redirect === 'manual' ? { redirect: 'manual' as const } : {}),
+      });
+      const body = new Uint8Array(await response.arrayBuffer());
+      return {
+        status: response.status,
+        header: (name) => response.headers.get(name),
+        headers: response.headers,
+        body,
+        response,
+      };
+    } catch (cause) {
+      if (userSignal?.aborted) throw new APIUserAbortError('The call was aborted.', { cause });
+      if (timedOut) throw timeoutError(request, cause);
+      throw cause;
+    } finally {
+      clearTimeout(timer);
+      userSignal?.removeEventListener('abort', onUserAbort);
+    }
+  };
+}
+
+export { timeoutError };
