@@ -24,7 +24,7 @@ interface NodeIncomingMessage {
 interface NodeClientRequest {
   on(event: 'error', listener: (error: Error) => void): this;
   destroy(error?: Error): this;
-  end(body?: Uint8Array): this;
+  end(body?: string): this;
 }
 
 interface NodeHttpModule {
@@ -39,6 +39,7 @@ interface NodeHttpModule {
 interface NodeModules {
   http: NodeHttpModule;
   https: NodeHttpModule;
+  byteLength: (text: string) => number;
 }
 
 const nodeVersion = (globalThis as { process?: { versions?: { node?: unknown } } }).process?.versions?.node;
@@ -53,8 +54,13 @@ let loading: Promise<NodeModules> | undefined;
 /** Once loaded, used without waiting (a request need not wait a turn of the microtask queue). */
 let loadedModules: NodeModules | undefined;
 function nodeModules(): Promise<NodeModules> {
-  loading ??= Promise.all([load('node:http'), load('node:https')]).then(([http, https]) => {
-    loadedModules = { http: http as NodeHttpModule, https: https as NodeHttpModule };
+  loading ??= Promise.all([load('node:http'), load('node:https'), load('node:buffer')]).then(([http, https, buffer]) => {
+    const { Buffer } = buffer as { Buffer: { byteLength(text: string): number } };
+    loadedModules = {
+      http: http as NodeHttpModule,
+      https: https as NodeHttpModule,
+      byteLength: (text) => Buffer.byteLength(text),
+    };
     return loadedModules;
   });
   return loading;
@@ -105,8 +111,6 @@ function answerOf(message: NodeIncomingMessage, body: Uint8Array): HttpAnswer {
   return answer;
 }
 
-const encoder = new TextEncoder();
-
 /**
  * Over `node:http`/`node:https`, one keep-alive agent each for this transport (its idle sockets do not
  * keep the process alive). The timer destroys the request, the answer's body included; so does the
@@ -122,8 +126,10 @@ export function nodeTransport(fallback: Transport): Transport {
     agents ??= { http: new modules.http.Agent({ keepAlive: true }), https: new modules.https.Agent({ keepAlive: true }) };
     const secure = request.url.startsWith('https:');
     const agent = secure ? agents.https : agents.http;
-    const body = request.body === undefined ? undefined : encoder.encode(request.body);
-    const headers = body === undefined ? request.headers : { ...request.headers, 'content-length': String(body.length) };
+    // Text as it is: Node sends a text body in the same write as the headers (bytes take a second one).
+    const body = request.body;
+    const headers =
+      body === undefined ? request.headers : { ...request.headers, 'content-length': String(modules.byteLength(body)) };
     const userSignal = request.signal;
 
     return new Promise<HttpAnswer>((resolve, reject) => {
@@ -150,8 +156,10 @@ export function nodeTransport(fallback: Transport): Transport {
           });
           message.on('end', () => finish(() => resolve(answerOf(message, concat(chunks, length)))));
           message.on('error', fail);
-          // A connection closed mid-answer (after 'end' this does nothing).
-          message.on('close', () => fail(new Error('The connection closed before the answer ended.')));
+          // A connection closed mid-answer ('close' follows every 'end': no Error made for nothing).
+          message.on('close', () => {
+            if (!settled) fail(new Error('The connection closed before the answer ended.'));
+          });
         },
       );
       const stop = (error: Error) => {
