@@ -13,7 +13,7 @@ import hashlib
 import hmac
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._errors import HallmarkError
@@ -56,7 +56,7 @@ def verify_webhook(
     body: bytes | str,
     headers: Mapping[str, str],
     *,
-    secret: str | None = None,
+    secret: str | Sequence[str] | None = None,
     jwks: Mapping[str, Any] | None = None,
     account_id: str | None = None,
     tolerance: float = DEFAULT_TOLERANCE,
@@ -64,11 +64,13 @@ def verify_webhook(
 ) -> dict[str, Any]:
     """Verifies a delivery and answers its parsed payload (`type`, `timestamp`, `environment`, `data`).
 
-    Give `secret` to check a `v1` signature, `jwks` (the published key set) to check the `v1a`
-    one, or both (then both must verify). With `account_id`, the v1a key must be that account's.
+    Give `secret` to check a `v1` signature (or a list of secrets while one is rotated: a signature
+    under any of them will do), `jwks` (the published key set) to check the `v1a` one, or both (then
+    both must verify). With `account_id`, the v1a key must be that account's.
     Raises WebhookVerificationError; a timestamp further than `tolerance` seconds from now is refused.
     """
-    if secret is None and jwks is None:
+    secrets = [] if secret is None else [secret] if isinstance(secret, str) else list(secret)
+    if not secrets and jwks is None:
         raise ValueError("Give the endpoint's secret, the key set, or both.")
     raw = body.encode("utf-8") if isinstance(body, str) else bytes(body)
     message_id = _header(headers, "webhook-id")
@@ -82,9 +84,10 @@ def verify_webhook(
         raise WebhookVerificationError("The message's timestamp is too far from now.")
     signed = f"{message_id}.{timestamp}.".encode() + raw
 
-    if secret is not None:
-        expected = hmac.new(_secret_bytes(secret), signed, hashlib.sha256).digest()
-        if not any(hmac.compare_digest(expected, candidate) for candidate in _signatures(signature_header, "v1")):
+    if secrets:
+        candidates = _signatures(signature_header, "v1")
+        expected = [hmac.new(_secret_bytes(each), signed, hashlib.sha256).digest() for each in secrets]
+        if not any(hmac.compare_digest(mine, theirs) for mine in expected for theirs in candidates):
             raise WebhookVerificationError("No v1 signature matches the secret.")
     if jwks is not None:
         kid = _header(headers, "webhook-key-id")

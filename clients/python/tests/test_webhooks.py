@@ -62,6 +62,13 @@ def test_a_delivered_message_verifies_and_a_changed_one_does_not(
         verify_webhook(body, headers, jwks=jwks, account_id="acc_someone_else")
     with pytest.raises(WebhookVerificationError):
         verify_webhook(body, headers, secret=endpoint["secret"], now=time.time() + 600)
+    # During a rotation: a signature under any of the secrets given will do, and none under none.
+    old_secret = "whsec_" + "A" * 44
+    assert verify_webhook(body, headers, secret=[old_secret, endpoint["secret"]])["type"] == "test"
+    with pytest.raises(WebhookVerificationError):
+        verify_webhook(body, headers, secret=[old_secret, "whsec_" + "B" * 44])
+    with pytest.raises(ValueError):
+        verify_webhook(body, headers, secret=[])
 
     messages = list(client.webhooks.messages.list(endpoint_id))
     assert [m["id"] for m in messages] == [headers["webhook-id"]]
