@@ -23,15 +23,18 @@ export const fixedCacheEpochs: CacheEpochs = { current: () => 0, refresh: async 
 
 export const defaultEpochPollMs = 500;
 
-/**
- * Polls `cache_epochs` every `pollMs` (default 500 ms, so a change is seen within a second with
- * the query's time). A failed poll keeps the last epochs and says so through `onError`; the next
- * poll tries again. The first read happens before this resolves.
- */
-export async function watchCacheEpochs(
-  db: SqlExecutor,
-  options: { pollMs?: number; onError?: (error: unknown) => void } = {},
-): Promise<CacheEpochs> {
+/** One poll per database and interval, shared by every service of the process that watches it. */
+interface SharedPoll {
+  epochs: Record<CachedTable, number>;
+  refresh(): Promise<void>;
+  /** The onError of each watcher still watching (a failed poll is told to each). */
+  watchers: Set<{ onError?: ((error: unknown) => void) | undefined }>;
+  timer: NodeJS.Timeout;
+  reading(): Promise<void> | undefined;
+}
+const sharedPolls = new WeakMap<SqlExecutor, Map<number, SharedPoll>>();
+
+function startPoll(db: SqlExecutor, pollMs: number, polls: Map<number, SharedPoll>): SharedPoll {
   const epochs: Record<CachedTable, number> = { api_keys: 0, verification_keys: 0, gtin_claims: 0 };
   let reading: Promise<void> | undefined;
   const read = async () => {
@@ -47,17 +50,66 @@ export async function watchCacheEpochs(
     });
     return reading;
   };
-  await refresh();
-  const timer = setInterval(() => {
-    refresh().catch((error: unknown) => options.onError?.(error));
-  }, options.pollMs ?? defaultEpochPollMs);
-  timer.unref();
-  return {
-    current: (table) => epochs[table],
+  const poll: SharedPoll = {
+    epochs,
     refresh,
+    watchers: new Set(),
+    timer: setInterval(() => {
+      refresh().catch((error: unknown) => {
+        for (const watcher of poll.watchers) watcher.onError?.(error);
+      });
+    }, pollMs),
+    reading: () => reading,
+  };
+  poll.timer.unref();
+  polls.set(pollMs, poll);
+  return poll;
+}
+
+/**
+ * Polls `cache_epochs` every `pollMs` (default 500 ms, so a change is seen within a second with
+ * the query's time). A failed poll keeps the last epochs and says so through `onError`; the next
+ * poll tries again. The first read happens before this resolves (for every watcher: a later one
+ * reads again). Watchers of the same database object and interval in one process (the embedded
+ * form's five services on its one PGlite) share one poll: the epochs are the database's, so each
+ * sees the same numbers, and PGlite runs one statement where it ran five (issue #19). The poll
+ * stops when its last watcher stops.
+ */
+export async function watchCacheEpochs(
+  db: SqlExecutor,
+  options: { pollMs?: number; onError?: (error: unknown) => void } = {},
+): Promise<CacheEpochs> {
+  const pollMs = options.pollMs ?? defaultEpochPollMs;
+  let polls = sharedPolls.get(db);
+  if (!polls) {
+    polls = new Map();
+    sharedPolls.set(db, polls);
+  }
+  const poll = polls.get(pollMs) ?? startPoll(db, pollMs, polls);
+  const watcher = { onError: options.onError };
+  poll.watchers.add(watcher);
+  try {
+    await poll.refresh();
+  } catch (error) {
+    forget(watcher);
+    throw error;
+  }
+  let stopped = false;
+  function forget(leaving: typeof watcher) {
+    poll.watchers.delete(leaving);
+    if (poll.watchers.size > 0) return;
+    clearInterval(poll.timer);
+    if (polls?.get(pollMs) === poll) polls.delete(pollMs);
+  }
+  return {
+    current: (table) => poll.epochs[table],
+    refresh: poll.refresh,
     async stop() {
-      clearInterval(timer);
-      await reading?.catch(() => {});
+      if (!stopped) {
+        stopped = true;
+        forget(watcher);
+      }
+      await poll.reading()?.catch(() => {});
     },
   };
 }
