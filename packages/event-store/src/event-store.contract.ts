@@ -348,6 +348,75 @@ export function describeEventStoreContract(
         await store.append(stream, [{ type: 'c', data: {} }], { expectedVersion: 1 });
       });
 
+      it('starts in one statement the streams of the rows an insert stored, and none of the rows it left out', async () => {
+        const startStreamsWithRows = store.startStreamsWithRows?.bind(store);
+        // Only a store that writes rows with its events has it.
+        if (!startStreamsWithRows) return expect(store.atomicReadModels).toBe(false);
+        const taken = streamOf('rows-taken');
+        await fixture.readModels.db.query(`INSERT INTO ${table} (stream_id, version) VALUES ($1, 0)`, [taken]);
+        const fresh = [streamOf('rows-1'), streamOf('rows-2')];
+        const insert = (streams: readonly string[]) => ({
+          db: fixture.readModels.db,
+          text: `INSERT INTO ${table} (stream_id, version) SELECT unnest($1::text[]), 1
+                 ON CONFLICT (stream_id) DO NOTHING RETURNING stream_id AS key`,
+          params: [streams],
+        });
+        const stored = await startStreamsWithRows(
+          [fresh[0] as string, taken, fresh[1] as string].map((streamId) => ({
+            key: streamId,
+            streamId,
+            events: [
+              { type: 'born', data: { streamId } },
+              { type: 'grown', data: {} },
+            ],
+          })),
+          insert([fresh[0] as string, taken, fresh[1] as string]),
+        );
+        expect([...stored].sort()).toEqual([...fresh].sort());
+        for (const stream of fresh) {
+          expect(await rowOf(stream)).toEqual({ version: 1 });
+          const events = await store.readStream(stream);
+          expect(events.map((event) => [event.type, event.streamVersion, event.data])).toEqual([
+            ['born', 1, { streamId: stream }],
+            ['grown', 2, {}],
+          ]);
+          expect(await store.streamVersion(stream)).toBe(2);
+          // The stream goes on from there like any other.
+          await store.append(stream, [{ type: 'later', data: {} }], { expectedVersion: 2 });
+        }
+        // The row the insert left out started nothing.
+        expect(await rowOf(taken)).toEqual({ version: 0 });
+        expect(await store.readStream(taken)).toEqual([]);
+        expect(await store.streamVersion(taken)).toBe(0);
+        // Across streams, the events are read in the order they were given.
+        const page = await store.readAll({ limit: 100_000 });
+        const ours = page.events
+          .filter((event) => fresh.includes(event.streamId) && event.type !== 'later')
+          .map((event) => [event.streamId, event.type]);
+        expect(ours).toEqual([
+          [fresh[0], 'born'],
+          [fresh[0], 'grown'],
+          [fresh[1], 'born'],
+          [fresh[1], 'grown'],
+        ]);
+
+        // A stream that exists refuses the whole statement: neither rows nor events of the others.
+        const another = streamOf('rows-3');
+        await expect(
+          startStreamsWithRows(
+            [another, fresh[0] as string].map((streamId) => ({
+              key: `${streamId}-row`,
+              streamId,
+              events: [{ type: 'born', data: {} }],
+            })),
+            insert([`${another}-row`, `${fresh[0]}-row`]),
+          ),
+        ).rejects.toMatchObject({ code: 'CONFLICT', details: { streamId: fresh[0] } });
+        expect(await rowOf(`${another}-row`)).toBeUndefined();
+        expect(await store.readStream(another)).toEqual([]);
+        expect(await store.streamVersion(fresh[0] as string)).toBe(3);
+      });
+
       it('starts streams with their read models, or neither, where they share a transaction', async () => {
         const streams = [streamOf('started-1'), streamOf('started-2')];
         await store.startStreams(

@@ -44,6 +44,13 @@ export interface ReadModelWrite {
   write(sql: SqlExecutor, appended: AppendResult): Promise<void>;
 }
 
+/** Read-model rows for `EventStore.startStreamsWithRows`: an INSERT … RETURNING <text> AS key on `db`. */
+export interface KeyedRowsInsert {
+  db: SqlDatabase;
+  text: string;
+  params: readonly unknown[];
+}
+
 export interface AppendOptions {
   expectedVersion: ExpectedVersion;
   readModels?: ReadModelWrite;
@@ -114,6 +121,21 @@ export interface EventStore {
     streams: ReadonlyArray<{ streamId: string; events: readonly NewEvent[] }>,
     options?: { readModels?: { db: SqlDatabase; write(sql: SqlExecutor): Promise<void> } },
   ): Promise<void>;
+  /**
+   * Inserts read-model rows and starts the new streams that go with the rows it stored, in one
+   * statement of the store's own database: atomic, one round trip, no transaction held open across
+   * round trips (so many writers' rows and events can go in one cheap write: code-service's group
+   * commit). `rows.text` is an INSERT (parameters `$1`…`$n`, `rows.params`) whose RETURNING gives one
+   * text column named `key`; a stream starts only when its `key` came back, so a row the insert left
+   * out (`ON CONFLICT DO NOTHING`: a serial taken) starts nothing and stores no event. Resolves with
+   * the keys stored. Fails with CONFLICT, storing nothing, when a stream to start exists; any other
+   * error of the statement stores nothing either. Only the SQL stores have it (`atomicReadModels`
+   * and the same database); use `startStreams` elsewhere.
+   */
+  startStreamsWithRows?(
+    streams: ReadonlyArray<{ key: string; streamId: string; events: readonly NewEvent[] }>,
+    rows: KeyedRowsInsert,
+  ): Promise<Set<string>>;
   readStream(streamId: string, options?: { afterVersion?: number; limit?: number }): Promise<StoredEvent[]>;
   /** The stream's newest event, or undefined when the stream does not exist. */
   readLastEvent(streamId: string): Promise<StoredEvent | undefined>;

@@ -7,6 +7,7 @@ export type {
   EventSubscription,
   ExpectedVersion,
   JsonObject,
+  KeyedRowsInsert,
   NewEvent,
   ReadModelWrite,
   StoredEvent,

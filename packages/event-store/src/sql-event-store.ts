@@ -206,6 +206,64 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
       if (readModels && readModels.db !== db) await readModels.db.transaction((tx) => readModels.write(tx));
     },
 
+    async startStreamsWithRows(streams, rows) {
+      if (rows.db !== db) throw new Error('startStreamsWithRows writes rows of the event store’s own database only');
+      if (streams.length === 0) return new Set();
+      const events = streams.flatMap(({ key, streamId, events: started }) =>
+        started.map((event, index) => ({
+          key,
+          stream: streamId,
+          version: index + 1,
+          id: event.eventId ?? uuidV7(),
+          type: event.type,
+          data: event.data,
+          metadata: event.metadata ?? {},
+        })),
+      );
+      const eventsParam = rows.params.length + 1;
+      // One statement: the rows first; the streams and events of the rows stored, in the events'
+      // order; a notification when anything was stored. A data-modifying WITH runs each part once
+      // and to the end, and the statement commits or fails as a whole (its own transaction).
+      const stored = await db
+        .query<{ key: string }>(
+          `WITH stored AS (${rows.text}),
+           started AS (
+             SELECT e->>'stream' AS stream_id, (e->>'version')::bigint AS stream_version, (e->>'id')::uuid AS event_id,
+                    e->>'type' AS event_type, e->'data' AS data, e->'metadata' AS metadata, n
+             FROM jsonb_array_elements($${eventsParam}::jsonb) WITH ORDINALITY AS batch(e, n)
+             WHERE e->>'key' IN (SELECT key FROM stored)
+           ),
+           streams AS (
+             INSERT INTO event_streams (stream_id, version)
+             SELECT stream_id, max(stream_version) FROM started GROUP BY stream_id
+           ),
+           appended AS (
+             INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
+             SELECT stream_id, stream_version, event_id, event_type, data, metadata FROM started ORDER BY n
+           )
+           SELECT key, (SELECT pg_notify('${notifyChannel}', '*')) IS NULL AS notified FROM stored`,
+          [...rows.params, JSON.stringify(events)],
+        )
+        .catch((error: unknown) => {
+          if (!isUniqueViolation(error)) throw error;
+          const constraint = (error as { constraint?: unknown }).constraint;
+          if (constraint === 'event_streams_pkey' || constraint === 'events_stream_id_stream_version_key') {
+            // PostgreSQL names the key: "Key (stream_id)=(…) already exists." (or "(stream_id, stream_version)=(…, 1)").
+            const detail = String((error as { detail?: unknown }).detail ?? '');
+            const streamId = /\)=\((.*?)(?:, \d+)?\) already exists/.exec(detail)?.[1] ?? '';
+            throw new HallmarkError(
+              'CONFLICT',
+              `Stream ${streamId} already exists; none of the streams was started.`,
+              { streamId, expectedVersion: 0 },
+              { cause: error },
+            );
+          }
+          if (constraint === 'events_event_id_key') throw duplicateEventId(streams[0]?.streamId ?? '', error);
+          throw error;
+        });
+      return new Set(stored.map((row) => row.key));
+    },
+
     async readStream(streamId, { afterVersion = 0, limit = 10_000 } = {}) {
       const rows = await db.query<EventRow>(
         `SELECT ${eventColumns} FROM events WHERE stream_id = $1 AND stream_version > $2

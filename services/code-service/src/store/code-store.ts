@@ -108,22 +108,23 @@ export interface StoredCode extends NewCode {
 }
 
 /**
- * Stores codes in one statement (in their events' transaction); the codes of several requests,
- * owners and keys may share it (group commit). A code whose GTIN and serial its owner already has
- * is left out, and so is the second of two such codes in one statement. Rows go in in (account,
- * environment, gtin, serial) order, so two statements racing over the same serials wait for each
- * other instead of deadlocking. Resolves with the asset ids that were stored.
+ * The statement that stores codes (in their events' transaction or statement); the codes of several
+ * requests, owners and keys may share it (group commit). A code whose GTIN and serial its owner
+ * already has is left out, and so is the second of two such codes in one statement. Rows go in in
+ * (account, environment, gtin, serial) order, so two statements racing over the same serials wait
+ * for each other instead of deadlocking. It returns the asset id of each code stored, as `key`
+ * (what `EventStore.startStreamsWithRows` reads).
  */
-export async function insertCodes(sql: SqlExecutor, codes: readonly StoredCode[]): Promise<Set<string>> {
-  const rows = await sql.query<{ asset_id: string }>(
-    `INSERT INTO codes (asset_id, account_id, environment, gtin, serial, batch, expiry, kid, signature, url, metadata, created_at, expires_at)
+export function codesInsert(codes: readonly StoredCode[]): { text: string; params: unknown[] } {
+  return {
+    text: `INSERT INTO codes (asset_id, account_id, environment, gtin, serial, batch, expiry, kid, signature, url, metadata, created_at, expires_at)
      SELECT r.asset_id, r.account_id, r.environment, r.gtin, r.serial, r.batch, r.expiry, r.kid, r.signature, r.url, r.metadata, r.created_at, r.expires_at
      FROM jsonb_to_recordset($1::jsonb)
        AS r(asset_id text, account_id text, environment text, gtin text, serial text, batch text, expiry text, kid text, signature text,
             url text, metadata jsonb, created_at timestamptz, expires_at timestamptz)
      ORDER BY r.account_id, r.environment, r.gtin, r.serial
-     ON CONFLICT (account_id, environment, gtin, serial) DO NOTHING RETURNING asset_id`,
-    [
+     ON CONFLICT (account_id, environment, gtin, serial) DO NOTHING RETURNING asset_id AS key`,
+    params: [
       JSON.stringify(
         codes.map(({ assetId, expiresAt, owner, createdAt, ...rest }) => ({
           ...rest,
@@ -135,7 +136,20 @@ export async function insertCodes(sql: SqlExecutor, codes: readonly StoredCode[]
         })),
       ),
     ],
-  );
+  };
+}
+
+/** Stores codes in one statement (codesInsert). Resolves with the asset ids that were stored. */
+export async function insertCodes(sql: SqlExecutor, codes: readonly StoredCode[]): Promise<Set<string>> {
+  const { text, params } = codesInsert(codes);
+  const rows = await sql.query<{ key: string }>(text, params);
+  return new Set(rows.map((row) => row.key));
+}
+
+/** Which of these asset ids are stored as codes (of anyone: asset ids are unique). */
+export async function storedAssetIds(sql: SqlExecutor, assetIds: readonly string[]): Promise<Set<string>> {
+  if (assetIds.length === 0) return new Set();
+  const rows = await sql.query<{ asset_id: string }>('SELECT asset_id FROM codes WHERE asset_id = ANY($1::text[])', [assetIds]);
   return new Set(rows.map((row) => row.asset_id));
 }
 
