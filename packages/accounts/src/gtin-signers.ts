@@ -2,6 +2,7 @@ import type { Environment } from '@hallmark/contracts';
 import type { SqlExecutor } from '@hallmark/sql';
 import { type CacheEpochs, fixedCacheEpochs } from './cache-epochs.ts';
 import { findGtinSigner } from './gtin-claim-store.ts';
+import { createSingleFlight } from './single-flight.ts';
 
 export interface GtinSigner {
   accountId: string;
@@ -21,19 +22,26 @@ export function createGtinSigners(db: SqlExecutor, options: { cacheMs?: number; 
   const cacheMs = options.cacheMs ?? 5_000;
   const epochs = options.epochs ?? fixedCacheEpochs;
   const cache = new Map<string, { signer: GtinSigner | undefined; until: number; epoch: number }>();
+  // Requests that find the entry expired together share one query (per epoch: a grant starts another).
+  const loads = createSingleFlight<GtinSigner | undefined>();
   return {
     async signerOf(environment: Environment, gtin: string): Promise<GtinSigner | undefined> {
       const key = `${environment}:${gtin}`;
       const cached = cache.get(key);
       const epoch = epochs.current('gtin_claims');
       if (cached && cached.until > Date.now() && cached.epoch >= epoch) return cached.signer;
-      const signer = await findGtinSigner(db, environment, gtin);
-      if (cache.size > 50_000) cache.clear();
-      cache.set(key, { signer, until: Date.now() + cacheMs, epoch });
-      return signer;
+      return loads.run(
+        `${key}@${epoch}`,
+        () => findGtinSigner(db, environment, gtin),
+        (signer) => {
+          if (cache.size > 50_000) cache.clear();
+          cache.set(key, { signer, until: Date.now() + cacheMs, epoch });
+        },
+      );
     },
     forgetAll(): void {
       cache.clear();
+      loads.forget();
     },
   };
 }

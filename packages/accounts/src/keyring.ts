@@ -16,6 +16,7 @@ import type { SqlDatabase } from '@hallmark/sql';
 import { type CacheEpochs, fixedCacheEpochs } from './cache-epochs.ts';
 import { listActiveGtinClaims } from './gtin-claim-store.ts';
 import { environmentsCovered } from './gtin-ownership.ts';
+import { createSingleFlight } from './single-flight.ts';
 import {
   findActiveSigningKey,
   findVerificationKey,
@@ -64,6 +65,8 @@ export function createSigningKeyring(
   const cacheMs = options.cacheMs ?? 5_000;
   const epochs = options.epochs ?? fixedCacheEpochs;
   const active = new Map<string, { key: SigningKey; until: number; epoch: number }>();
+  // Requests that find the key expired together share one load (per epoch: a rotation starts another).
+  const activeLoads = createSingleFlight<SigningKey>();
   const ownerKey = (owner: Principal) => `${owner.accountId}/${owner.environment}`;
 
   const unseal = (row: VerificationKeyRow): SigningKey => {
@@ -88,23 +91,29 @@ export function createSigningKeyring(
     };
   };
 
+  const loadActiveSigningKey = async (owner: Principal): Promise<SigningKey> => {
+    let row = await findActiveSigningKey(db, owner);
+    if (!row) {
+      // Two replicas may race to make the first key; the unique index lets one win and both read it.
+      const fresh = newSealedKey();
+      if (await insertActiveSigningKey(db, owner, fresh)) await options.onNewKey?.(fresh.kid, owner);
+      row = await findActiveSigningKey(db, owner);
+      if (!row) throw new Error('The active signing key vanished while it was being created.');
+    }
+    return unseal(row);
+  };
+
   return {
     /** The key new codes are signed with; made when the account has none. Cached for `cacheMs`. */
     async activeSigningKey(owner: Principal): Promise<SigningKey> {
       const cached = active.get(ownerKey(owner));
       const epoch = epochs.current('verification_keys');
       if (cached && cached.until > Date.now() && cached.epoch >= epoch) return cached.key;
-      let row = await findActiveSigningKey(db, owner);
-      if (!row) {
-        // Two replicas may race to make the first key; the unique index lets one win and both read it.
-        const fresh = newSealedKey();
-        if (await insertActiveSigningKey(db, owner, fresh)) await options.onNewKey?.(fresh.kid, owner);
-        row = await findActiveSigningKey(db, owner);
-        if (!row) throw new Error('The active signing key vanished while it was being created.');
-      }
-      const key = unseal(row);
-      active.set(ownerKey(owner), { key, until: Date.now() + cacheMs, epoch });
-      return key;
+      return activeLoads.run(
+        `${ownerKey(owner)}@${epoch}`,
+        () => loadActiveSigningKey(owner),
+        (key) => active.set(ownerKey(owner), { key, until: Date.now() + cacheMs, epoch }),
+      );
     },
 
     /** Retires the active key and makes a new one active. Earlier keys stay published and keep verifying. */
@@ -118,6 +127,7 @@ export function createSigningKeyring(
       });
       if (!created) throw new Error('The new signing key was not stored.');
       active.delete(ownerKey(owner));
+      activeLoads.forget();
       await options.onNewKey?.(created.id, owner);
       return toVerificationKeyView(created);
     },
@@ -125,6 +135,7 @@ export function createSigningKeyring(
     /** Drops the owner's cached active key: another replica made or rotated it (broadcast `signingKeyAdded`). */
     forgetActive(owner: Principal): void {
       active.delete(ownerKey(owner));
+      activeLoads.forget();
     },
 
     /** The handler of the `signingKeyAdded` broadcast: `{ kid, accountId, environment }`. */
@@ -132,6 +143,7 @@ export function createSigningKeyring(
       const { accountId, environment } = (payload ?? {}) as Partial<Principal>;
       if (typeof accountId === 'string' && (environment === 'live' || environment === 'test')) {
         active.delete(ownerKey({ accountId, environment }));
+        activeLoads.forget();
       }
     },
   };
