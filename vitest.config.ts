@@ -2,21 +2,6 @@ import { defineConfig } from 'vitest/config';
 
 // Three kinds of test (see docs/ARCHITECTURE.md): pure unit tests beside the code, integration tests
 // against the real PostgreSQL, Redis and NATS of the machine, and end-to-end tests over HTTP.
-
-/** End-to-end suites that kill processes or assert on time: run one at a time, after the others. */
-const timedEndToEnd = [
-  'test/e2e/faults.test.ts',
-  'test/e2e/write-faults.test.ts',
-  'test/e2e/transfer-faults.test.ts',
-  'test/e2e/embedded-restart.test.ts',
-  'test/e2e/hostile-limits.test.ts',
-  'test/e2e/hostile-upload-slots.test.ts',
-  'test/e2e/key-propagation.test.ts',
-  'test/e2e/console-sessions.test.ts',
-  'test/e2e/webhooks.test.ts',
-  'test/e2e/idempotency.test.ts',
-];
-
 export default defineConfig({
   test: {
     projects: [
@@ -55,25 +40,11 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
-          exclude: timedEndToEnd,
           testTimeout: 120_000,
           hookTimeout: 120_000,
-          // Each suite starts its own product (its own database, NATS namespace, Redis prefix and data
-          // folder), so two run at once; much of their time is waiting on sockets and timers.
-          sequence: { groupOrder: 1 },
-          maxWorkers: 2,
-        },
-      },
-      {
-        test: {
-          name: 'e2e-alone',
-          include: timedEndToEnd,
-          testTimeout: 120_000,
-          hookTimeout: 120_000,
-          // Suites that kill and restart processes or measure time (a second's propagation, a rate
-          // window, a lease, a session's expiry): alone, last, so another suite's load cannot bend them.
+          // The end-to-end suites start whole process trees; two at once would starve a 2-core machine.
           fileParallelism: false,
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 1 },
           maxWorkers: 1,
         },
       },
