@@ -3,7 +3,7 @@ import { HallmarkError } from '@hallmark/contracts';
 import { uuidV7 } from '@hallmark/crypto';
 import { loadMigrations, runMigrations, type SqlDatabase } from '@hallmark/sql';
 import { startCatchUpSubscription } from './catch-up-subscription.ts';
-import type { CheckpointStore, EventStore, JsonObject, StoredEvent } from './event-store.ts';
+import type { CheckpointStore, EventStore, JsonObject, NewEvent, StoredEvent } from './event-store.ts';
 import { versionConflict } from './version-conflict.ts';
 
 const notifyChannel = 'hallmark_events';
@@ -64,6 +64,18 @@ function parseCursor(cursor: string): [string, string] {
 export interface SqlEventStoreOptions {
   /** How often an idle subscription looks again without a notification. */
   pollIntervalMs?: number;
+}
+
+/** The events of a new stream as the statements' JSON rows: versions from 1, an id for each. */
+function newStreamEventRows(streamId: string, events: readonly NewEvent[]) {
+  return events.map((event, index) => ({
+    stream: streamId,
+    version: index + 1,
+    id: event.eventId ?? uuidV7(),
+    type: event.type,
+    data: event.data,
+    metadata: event.metadata ?? {},
+  }));
 }
 
 /**
@@ -162,16 +174,7 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
 
     async startStreams(streams, { readModels } = {}) {
       if (streams.length === 0) return;
-      const rows = streams.flatMap(({ streamId, events }) =>
-        events.map((event, index) => ({
-          stream: streamId,
-          version: index + 1,
-          id: event.eventId ?? uuidV7(),
-          type: event.type,
-          data: event.data,
-          metadata: event.metadata ?? {},
-        })),
-      );
+      const rows = streams.flatMap(({ streamId, events }) => newStreamEventRows(streamId, events));
       const versions = streams.map(({ streamId, events }) => ({ stream: streamId, version: events.length }));
       await db.transaction(async (tx) => {
         // New streams have no earlier events to come after, so no per-stream lock is needed;
@@ -210,15 +213,7 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
       if (rows.db !== db) throw new Error('startStreamsWithRows writes rows of the event store’s own database only');
       if (streams.length === 0) return new Set();
       const events = streams.flatMap(({ key, streamId, events: started }) =>
-        started.map((event, index) => ({
-          key,
-          stream: streamId,
-          version: index + 1,
-          id: event.eventId ?? uuidV7(),
-          type: event.type,
-          data: event.data,
-          metadata: event.metadata ?? {},
-        })),
+        newStreamEventRows(streamId, started).map((row) => ({ key, ...row })),
       );
       const eventsParam = rows.params.length + 1;
       // One statement: the rows first; the streams and events of the rows stored, in the events'

@@ -37,7 +37,8 @@ export interface HttpAnswer {
  */
 export type Transport = (request: HttpRequest) => Promise<HttpAnswer>;
 
-const timeoutError = (request: HttpRequest, cause?: unknown) =>
+/** The error of an exchange that ran past its `timeoutMs`. */
+export const timeoutError = (request: HttpRequest, cause?: unknown) =>
   new APITimeoutError(`No answer within ${request.timeoutMs} ms.`, cause === undefined ? undefined : { cause });
 
 /** Over `fetch`: a signal of its own per exchange, aborted by the timer or by the caller's signal. */
@@ -79,5 +80,3 @@ export function fetchTransport(fetchFunction: typeof fetch): Transport {
     }
   };
 }
-
-export { timeoutError };
