@@ -27,6 +27,9 @@ describe.each(['main', 'worker'] as const)('PGlite on disk (%s thread) checkpoin
       const deadline = Date.now() + 10_000;
       while ((await redo()) === first && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
       expect(await redo()).not.toBe(first);
+      // A checkpoint keeps at most 64 MB of old segments for reuse (PostgreSQL's default: up to 1 GB).
+      expect(await db.query('SHOW max_wal_size')).toEqual([{ max_wal_size: '64MB' }]);
+      expect(await db.query('SHOW min_wal_size')).toEqual([{ min_wal_size: '32MB' }]);
     } finally {
       await db.close();
       await rm(folder, { recursive: true, force: true });

@@ -29,10 +29,16 @@ function errorFrom(answer: NonNullable<WorkerAnswer['error']>): Error {
  * event loop, which only posts statements and receives rows (structured clones: Dates, bigints,
  * Uint8Arrays and parsed JSON arrive as PGlite made them). A transaction is opened in the worker,
  * receives its statements by number, and is committed or rolled back by a last message; PGlite
- * runs one at a time. Rejects when PGlite cannot start (the worker's error).
+ * runs one at a time. Rejects when PGlite cannot start (the worker's error). `startParams`: PGlite's
+ * start parameters (pgliteStartParams).
  */
-export async function createPgliteWorkerDatabase(dataDir: string | undefined): Promise<SqlDatabase> {
-  const worker = new Worker(new URL('./pglite-worker.js', import.meta.url), { workerData: { dataDir } });
+export async function createPgliteWorkerDatabase(
+  dataDir: string | undefined,
+  startParams: readonly string[],
+): Promise<SqlDatabase> {
+  const worker = new Worker(new URL('./pglite-worker.js', import.meta.url), {
+    workerData: { dataDir, startParams: [...startParams] },
+  });
   const pending = new Map<number, { resolve: (answer: WorkerAnswer) => void; reject: (error: Error) => void }>();
   const listeners = new Map<string, { callbacks: Set<(payload: string) => void>; listened: Promise<WorkerAnswer> }>();
   let nextId = 1;

@@ -20,9 +20,9 @@ import { mkdir } from 'node:fs/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 
-const { dataDir } = workerData;
+const { dataDir, startParams } = workerData;
 if (dataDir) await mkdir(dataDir, { recursive: true });
-const db = dataDir ? await PGlite.create(dataDir) : await PGlite.create();
+const db = dataDir ? await PGlite.create(dataDir, { startParams }) : await PGlite.create({ startParams });
 
 /** Open transactions by number: PGlite's transaction handle and how to end it. */
 const transactions = new Map();
