@@ -40,6 +40,9 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
+          // Bundles the services' source once for the run: the distributed form's processes start
+          // from it rather than transpiling under tsx at every start (test/support/build-services.ts).
+          globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
           // The end-to-end suites start whole process trees; two at once would starve a 2-core machine.

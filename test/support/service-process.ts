@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { bundlePath } from './build-services.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -15,11 +16,18 @@ export interface ServiceProcess {
 }
 
 /**
- * Starts `services/<service>/src/main.ts` as its own OS process, as the distributed form runs it:
- * one node process with tsx as its loader (the tsx CLI would put a wrapper process in between).
+ * Starts `services/<service>/src/main.ts` as its own OS process, as the distributed form runs it.
+ * Under vitest, from the bundle of that source that test/support/global-setup.ts built for this
+ * run (HALLMARK_TEST_SERVICE_BUNDLES, see build-services.ts): no transpiling at every start.
+ * Elsewhere (the fault runner, test/faults), one node process with tsx as its loader (the tsx CLI
+ * would put a wrapper process in between).
  */
 export function startServiceProcess(service: string, env: Record<string, string>, name = service): ServiceProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', `services/${service}/src/main.ts`], {
+  const bundles = process.env.HALLMARK_TEST_SERVICE_BUNDLES;
+  const args = bundles
+    ? ['--enable-source-maps', bundlePath(bundles, service)]
+    : ['--import', 'tsx', `services/${service}/src/main.ts`];
+  const child = spawn(process.execPath, args, {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
