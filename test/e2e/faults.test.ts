@@ -15,7 +15,7 @@ import {
 // object can be transferred again, and the product answered again within the bound after each
 // fault. The long run with figures is `pnpm faults` (test/faults/run.ts, docs/RELIABILITY.md).
 
-/** Each fault must be recovered from within this (a service's restart under tsx on 2 loaded cores is most of it). */
+/** Each fault must be recovered from within this (a service process's restart on 2 loaded cores is most of it). */
 const recoverBoundMs = 30_000;
 
 let environment: FaultEnvironment;
