@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createPostgresDatabase } from '@hallmark/sql';
-import { operatorKey, type RunningProduct, untilQuiet } from './support.ts';
+import { cpuMicroseconds, operatorKey, type RunningProduct, untilQuiet } from './support.ts';
 
 export const perBatch = 10_000;
 export const inFlight = 2;
@@ -28,6 +28,11 @@ export interface BatchRun {
   projectedAfterSeconds: number | undefined;
   /** What the codes added to the database, once every projection had caught up (see storageOf). */
   storage: Storage;
+  /**
+   * CPU each server process spent per code, µs, from the first batch until the projections caught up
+   * (so the projections' work is counted); PostgreSQL's own processes are not.
+   */
+  cpuPerCode: Array<{ name: string; micros: number }>;
 }
 
 /** Bytes the product stores, in all and per table (PostgreSQL) or in its data folder (embedded). */
@@ -136,6 +141,7 @@ export async function runBatches(start: () => Promise<RunningProduct>, total: nu
     let failed = 0;
     let memoryAfterFirst: number[] = [];
     let memoryHalfWay: number[] = [];
+    const cpuBefore = product.processes.map(({ pid }) => cpuMicroseconds(pid));
     const started = performance.now();
     const worker = async () => {
       while (nextBatch < batches) {
@@ -159,6 +165,7 @@ export async function runBatches(start: () => Promise<RunningProduct>, total: nu
     const memoryAtEnd = product.processes.map(({ pid }) => memoryMiB(pid));
     // The projections (code directory, Merkle trees) catch up before the storage is measured.
     const projectedAfterSeconds = await untilProjected(product, generated);
+    const cpuAfter = product.processes.map(({ pid }) => cpuMicroseconds(pid));
     await untilQuiet([product]);
     const storedAfter = await storageOf(product);
     const tableBefore = new Map(storedBefore.tables.map((table) => [table.name, table.bytes]));
@@ -168,6 +175,10 @@ export async function runBatches(start: () => Promise<RunningProduct>, total: nu
       codesPerSecond: Math.round(generated / seconds),
       failed,
       projectedAfterSeconds,
+      cpuPerCode: product.processes.map(({ name }, index) => ({
+        name,
+        micros: Math.round(((cpuAfter[index] ?? 0) - (cpuBefore[index] ?? 0)) / Math.max(1, generated)),
+      })),
       storage: {
         bytes: storedAfter.bytes - storedBefore.bytes,
         tables: storedAfter.tables
@@ -196,6 +207,14 @@ export function memoryText(run: BatchRun): string {
   return run.memory
     .map((process) => `${process.name} ${process.afterFirst} → ${process.halfWay} → ${process.end} MiB (peak ${process.peak})`)
     .join('; ');
+}
+
+/** "412 (gateway 46, code-service 150, …)": server CPU µs per code, in all and per process. */
+export function cpuText(run: BatchRun): string {
+  const total = run.cpuPerCode.reduce((sum, process) => sum + process.micros, 0);
+  return run.cpuPerCode.length === 1
+    ? String(total)
+    : `${total} (${run.cpuPerCode.map((process) => `${process.name} ${process.micros}`).join(', ')})`;
 }
 
 /** "1,234 B per code (events 600, codes 300, …)": what the run's codes added, per code. */

@@ -6,7 +6,7 @@
 //
 //   pnpm bench:batch                      (100,000 codes per form)
 //   BENCH_CODES=1000000 pnpm bench:batch  (the million)
-import { inFlight, memoryText, perBatch, runBatches, storageText } from './batch-load.ts';
+import { cpuText, inFlight, memoryText, perBatch, runBatches, storageText } from './batch-load.ts';
 import { machineLine, type RunningProduct, startDistributedProduct, startEmbeddedProduct } from './support.ts';
 
 const total = Number(process.env.BENCH_CODES ?? 100_000);
@@ -15,7 +15,7 @@ async function row(start: () => Promise<RunningProduct>, form: string): Promise<
   const run = await runBatches(start, total);
   const projected =
     run.projectedAfterSeconds === undefined ? '' : ` (projections caught up ${run.projectedAfterSeconds.toFixed(1)} s after)`;
-  return `| ${form} | ${run.codes.toLocaleString('en')} | ${run.seconds.toFixed(1)} s${projected} | ${run.codesPerSecond}/s | ${run.failed} | ${storageText(run)} | ${memoryText(run)} |`;
+  return `| ${form} | ${run.codes.toLocaleString('en')} | ${run.seconds.toFixed(1)} s${projected} | ${run.codesPerSecond}/s | ${run.failed} | ${cpuText(run)} | ${storageText(run)} | ${memoryText(run)} |`;
 }
 
 const forms = (process.env.BENCH_FORMS ?? 'embedded,distributed').split(',');
@@ -29,8 +29,8 @@ process.stdout.write(
     '',
     'Targets (#19): 15,000 codes/s distributed, 10,000 embedded; at most 1 KB stored per code in PostgreSQL (every table: heap, indexes, TOAST), the embedded data folder within 1.5 times that',
     '',
-    '| form | codes | time | codes/s | failed | stored per code (what the codes added, after the projections caught up) | memory of each server process: after the first batch → half way → at the end |',
-    '|---|---|---|---|---|---|---|',
+    '| form | codes | time | codes/s | failed | server CPU µs per code, projections included (PostgreSQL not) | stored per code (what the codes added, after the projections caught up) | memory of each server process: after the first batch → half way → at the end |',
+    '|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
   ].join('\n'),
