@@ -70,14 +70,53 @@ async function rows() {
   );
 }
 
-async function waitForRows(count: number) {
+/** Every code this file has stored, by asset id: what a projection from an empty checkpoint must write. */
+const storedCodes: string[] = [];
+async function storeCodes(codes: readonly { assetId: string; stream: Parameters<EventStore['startStreams']>[0][number] }[]) {
+  await store.startStreams(codes.map((code) => code.stream));
+  storedCodes.push(...codes.map((code) => code.assetId));
+}
+
+const pause = () => new Promise((resolve) => setTimeout(resolve, 25));
+
+/**
+ * The whole log up to and including the last event of `streamId`. readAll stops below the oldest
+ * transaction in flight on the whole server (pg_snapshot_xmin), and under load that is often
+ * another database's (another test file's, or its DROP DATABASE): right after a commit, readAll may
+ * return only a prefix of what is committed, even nothing. So wait until it reaches the event.
+ */
+async function readThrough(streamId: string) {
+  const last = await store.readLastEvent(streamId);
+  if (!last) throw new Error(`no stream ${streamId}`);
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
-    const found = await rows();
-    if (found.length >= count) return found;
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    const page = await store.readAll({ limit: 100_000 });
+    if (page.events.some((event) => event.eventId === last.eventId)) return page;
+    await pause();
   }
-  throw new Error(`the projection never reached ${count} rows`);
+  throw new Error(`readAll never reached the last event of ${streamId}`);
+}
+
+/**
+ * Waits until the projection's checkpoint is at or past the last event of `streamId` (the order
+ * of the SQL store's cursor, `<transaction id>:<global position>`): it has committed every batch
+ * up to there. Waiting for a row count instead returns as soon as enough rows exist, which says
+ * nothing about whether the projection is done.
+ */
+async function waitForCheckpointPast(streamId: string) {
+  const last = await store.readLastEvent(streamId);
+  if (!last) throw new Error(`no stream ${streamId}`);
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const [reached] = await db.query<{ past: boolean }>(
+      `SELECT (split_part(c.cursor, ':', 1)::xid8, split_part(c.cursor, ':', 2)::bigint) >= (e.transaction_id, e.global_position) AS past
+       FROM verify_projection_checkpoints c, events e WHERE c.name = $1 AND e.event_id = $2::uuid`,
+      [codeDirectoryProjectionName, last.eventId],
+    );
+    if (reached?.past) return;
+    await pause();
+  }
+  throw new Error(`the projection's checkpoint never reached the last event of ${streamId}`);
 }
 
 async function checkpoint() {
@@ -126,7 +165,7 @@ describe('the code directory projection (event store → code_directory, Postgre
     await reset();
     const first = codeStream(brand, 'P-1', { batch: 'LOT1', expiry: '310630', name: 'Tonic' });
     const second = codeStream({ ...brand, environment: 'test' }, 'P-2');
-    await store.startStreams([first.stream, second.stream]);
+    await storeCodes([first, second]);
     // Not codes: an auction object's history, an account's event, a later event of a code.
     await store.startStreams([
       startAssetHistory({ assetId: 'obj_1', owner: brand }, [{ type: 'registered', data: { gtin, serial: 'X' } }], at),
@@ -141,7 +180,8 @@ describe('the code directory projection (event store → code_directory, Postgre
       throw error;
     });
     try {
-      expect(await waitForRows(2)).toEqual([
+      await waitForCheckpointPast(`asset-${first.assetId}`);
+      expect(await rows()).toEqual([
         {
           asset_id: first.assetId,
           account_id: brand.accountId,
@@ -169,8 +209,7 @@ describe('the code directory projection (event store → code_directory, Postgre
           created_at: '2026-11-25T10:00:00.000',
         },
       ]);
-      // The checkpoint is past every event, so a restart reads nothing again.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The checkpoint is past every event (the last one written is the report above), so a restart reads nothing again.
       const page = await store.readAll({ after: (await checkpoint()) as string });
       expect(page.events).toEqual([]);
     } finally {
@@ -194,12 +233,14 @@ describe('the code directory projection (event store → code_directory, Postgre
   it('is idempotent on replay: a batch handled twice, or the whole log again from no checkpoint, gives the same rows', async () => {
     await reset();
     const codes = Array.from({ length: 30 }, (_, i) => codeStream(brand, `R-${i}`, { name: `N${i}` }));
-    await store.startStreams(codes.map((code) => code.stream));
-    const all = await store.readAll({ limit: 10_000 });
+    await storeCodes(codes);
+    const lastStream = `asset-${codes.at(-1)?.assetId}`;
+    const all = await readThrough(lastStream);
     const projection = createCodeProjection(db);
     await projection.checkpoints.load(codeDirectoryProjectionName);
     await projection.handle(all.events, all.cursor);
     const once = await rows();
+    expect(once.filter((row) => String(row.serial).startsWith('R-')).length).toBe(30);
     // The same events again, after the checkpoint moved (a crash between commit and acknowledgement).
     const replay = createCodeProjection(db);
     await replay.checkpoints.load(codeDirectoryProjectionName);
@@ -213,10 +254,9 @@ describe('the code directory projection (event store → code_directory, Postgre
     await reset();
     const fresh = runCodeProjection(store, createCodeProjection(db), () => {});
     try {
-      const codeEvents = all.events.filter(
-        (event) => event.type === 'code.generated' && event.streamId.startsWith('asset-code_'),
-      );
-      const rebuilt = await waitForRows(codeEvents.length);
+      await waitForCheckpointPast(lastStream);
+      const rebuilt = await rows();
+      expect(rebuilt.map((row) => row.asset_id)).toEqual([...storedCodes].sort());
       expect(rebuilt.filter((row) => String(row.serial).startsWith('R-'))).toEqual(
         once.filter((row) => String(row.serial).startsWith('R-')),
       );
@@ -229,9 +269,10 @@ describe('the code directory projection (event store → code_directory, Postgre
   it('commits rows and checkpoint together: a batch refused for a moved checkpoint writes no row (exactly once)', async () => {
     await reset();
     const code = codeStream(brand, 'X-1');
-    await store.startStreams([code.stream]);
-    const page = await store.readAll({ limit: 10_000 });
+    await storeCodes([code]);
+    const page = await readThrough(`asset-${code.assetId}`);
     const mine = page.events.filter((event: StoredEvent) => event.streamId === `asset-${code.assetId}`);
+    expect(mine.map((event) => event.type)).toEqual(['code.generated']);
     const stale = createCodeProjection(db);
     await stale.checkpoints.load(codeDirectoryProjectionName);
     // Another replica projects first and moves the checkpoint.
@@ -266,19 +307,42 @@ describe('the code directory projection (event store → code_directory, Postgre
 
   it('projects every code once with two replicas running, while codes are being written', async () => {
     await reset();
-    const replicas = [0, 1].map(() => runCodeProjection(store, createCodeProjection(db), () => {}));
+    // Each replica's committed batches (handle resolved: rows and checkpoint committed), and any
+    // error other than the expected refusal of a batch another replica has already projected.
+    const committed: StoredEvent[][] = [];
+    const errors: unknown[] = [];
+    const replicas = [0, 1].map(() => {
+      const projection = createCodeProjection(db);
+      const handle: typeof projection.handle = async (events, cursor) => {
+        await projection.handle(events, cursor);
+        committed.push(events);
+      };
+      return runCodeProjection(store, { ...projection, handle }, (error) => {
+        if (!(error instanceof ProjectionMovedOn)) errors.push(error);
+      });
+    });
+    const codes = Array.from({ length: 200 }, (_, i) => codeStream(brand, `C-${i}`));
     try {
-      const codes = Array.from({ length: 200 }, (_, i) => codeStream(brand, `C-${i}`));
-      for (let i = 0; i < codes.length; i += 20) await store.startStreams(codes.slice(i, i + 20).map((code) => code.stream));
-      const before = (await store.readAll({ limit: 100_000 })).events.filter(
-        (event) => event.type === 'code.generated' && event.streamId.startsWith('asset-code_'),
-      ).length;
-      const projected = await waitForRows(before);
-      expect(projected.length).toBe(before);
-      expect(projected.filter((row) => String(row.serial).startsWith('C-')).length).toBe(200);
+      for (let i = 0; i < codes.length; i += 20) await storeCodes(codes.slice(i, i + 20));
+      await waitForCheckpointPast(`asset-${codes.at(-1)?.assetId}`);
     } finally {
       await Promise.all(replicas.map((replica) => replica.stop()));
     }
+    expect(errors).toEqual([]);
+    // From the empty checkpoint, every code of the log (this test's 200 and the earlier tests'), no other row.
+    const projected = await rows();
+    expect(projected.map((row) => row.asset_id)).toEqual([...storedCodes].sort());
+    expect(projected.filter((row) => String(row.serial).startsWith('C-')).length).toBe(200);
+    // Exactly once: across both replicas, no event was in two committed batches (rows are upserts by
+    // asset id, so a count of rows could not show a batch projected twice), and every code's was in one.
+    const committedIds = committed.flat().map((event) => event.eventId);
+    expect(committedIds.length).toBe(new Set(committedIds).size);
+    const projectedCodes = committed
+      .flat()
+      .filter((event) => event.type === 'code.generated')
+      .map((event) => event.streamId.replace(/^asset-/, ''))
+      .filter((assetId) => assetId.startsWith('code_'));
+    expect(projectedCodes.sort()).toEqual([...storedCodes].sort());
   });
 });
 
@@ -306,10 +370,10 @@ describe('the code directory (read model first, code-service for a miss and as l
     const rivalCode = codeStream(rival, 'D-1', { name: 'Fake tonic' });
     const rivalOnly = codeStream(rival, 'D-2');
     const all = [ownCode, rivalCode, rivalOnly];
-    await store.startStreams(all.map((code) => code.stream));
+    await storeCodes(all);
     const projection = createCodeProjection(db);
     await projection.checkpoints.load(codeDirectoryProjectionName);
-    const page = await store.readAll({ limit: 100_000 });
+    const page = await readThrough(`asset-${rivalOnly.assetId}`);
     await projection.handle(page.events, page.cursor);
 
     const bus = createInProcessBus();
