@@ -898,12 +898,34 @@ describe('an account with 10,000 keys', () => {
         const rows = page.locator(`${selector} tbody tr`);
         expect(await rows.count()).toBeLessThanOrEqual(20);
         const firstPage = await rows.allTextContents();
+        // Every state the page goes through from the click on: the pager's label and the rows under it.
+        await page.evaluate(
+          ({ selector, table }) => {
+            const seen: Array<{ label: string | null; rows: string[] }> = [];
+            (window as unknown as { pagerStates: typeof seen }).pagerStates = seen;
+            const look = () =>
+              seen.push({
+                label: document.querySelector(`nav[aria-label="${table} pages"] span`)?.textContent ?? null,
+                rows: [...document.querySelectorAll(`${selector} tbody tr`)].map((row) => row.textContent ?? ''),
+              });
+            new MutationObserver(look).observe(document.body, { subtree: true, childList: true, characterData: true });
+          },
+          { selector, table },
+        );
         await pager.getByRole('button', { name: 'Next page' }).click();
         await expect.poll(() => pager.getByText('Page 2').count()).toBe(1);
         await settled(page);
         const secondPage = await rows.allTextContents();
         expect(secondPage.length).toBeGreaterThan(0);
         expect(secondPage.some((row) => firstPage.includes(row))).toBe(false);
+        // Not even for a moment "Page 2" over page 1's rows (the new page is still loading then, and says so).
+        const states = await page.evaluate(
+          () => (window as unknown as { pagerStates: Array<{ label: string | null; rows: string[] }> }).pagerStates,
+        );
+        expect(states.some((state) => state.label === 'Page 2')).toBe(true);
+        expect(states.filter((state) => state.label === 'Page 2' && state.rows.some((row) => firstPage.includes(row)))).toEqual(
+          [],
+        );
         // Two pages asked for, each with a limit: the 10,000 keys never came to the browser at once.
         const asked = requests
           .slice(before)
