@@ -899,19 +899,17 @@ describe('an account with 10,000 keys', () => {
         expect(await rows.count()).toBeLessThanOrEqual(20);
         const firstPage = await rows.allTextContents();
         // Every state the page goes through from the click on: the pager's label and the rows under it.
-        await page.evaluate(
-          ({ selector, table }) => {
-            const seen: Array<{ label: string | null; rows: string[] }> = [];
-            (window as unknown as { pagerStates: typeof seen }).pagerStates = seen;
-            const look = () =>
-              seen.push({
-                label: document.querySelector(`nav[aria-label="${table} pages"] span`)?.textContent ?? null,
-                rows: [...document.querySelectorAll(`${selector} tbody tr`)].map((row) => row.textContent ?? ''),
-              });
-            new MutationObserver(look).observe(document.body, { subtree: true, childList: true, characterData: true });
-          },
-          { selector, table },
-        );
+        // (As a string, like this file's other scripts: the test's TypeScript has no DOM types.)
+        await page.evaluate(`(() => {
+          const seen = [];
+          window.pagerStates = seen;
+          const look = () =>
+            seen.push({
+              label: document.querySelector(${JSON.stringify(`nav[aria-label="${table} pages"] span`)})?.textContent ?? null,
+              rows: [...document.querySelectorAll(${JSON.stringify(`${selector} tbody tr`)})].map((row) => row.textContent ?? ''),
+            });
+          new MutationObserver(look).observe(document.body, { subtree: true, childList: true, characterData: true });
+        })()`);
         await pager.getByRole('button', { name: 'Next page' }).click();
         await expect.poll(() => pager.getByText('Page 2').count()).toBe(1);
         await settled(page);
@@ -919,9 +917,7 @@ describe('an account with 10,000 keys', () => {
         expect(secondPage.length).toBeGreaterThan(0);
         expect(secondPage.some((row) => firstPage.includes(row))).toBe(false);
         // Not even for a moment "Page 2" over page 1's rows (the new page is still loading then, and says so).
-        const states = await page.evaluate(
-          () => (window as unknown as { pagerStates: Array<{ label: string | null; rows: string[] }> }).pagerStates,
-        );
+        const states = (await page.evaluate('window.pagerStates')) as Array<{ label: string | null; rows: string[] }>;
         expect(states.some((state) => state.label === 'Page 2')).toBe(true);
         expect(states.filter((state) => state.label === 'Page 2' && state.rows.some((row) => firstPage.includes(row)))).toEqual(
           [],
