@@ -1,7 +1,11 @@
 import type { CheckpointStore, EventPage, EventSubscription, SubscribeOptions } from './event-store.ts';
 
 export interface PollingSource {
-  readAll(options: { after?: string; limit?: number }): Promise<EventPage>;
+  /**
+   * A page of every event after `after`; with `types`, the events of other types may come without
+   * their data and metadata (the subscription drops them, its cursor moves past them).
+   */
+  readAll(options: { after?: string; limit?: number; types?: readonly string[] }): Promise<EventPage>;
   /** Calls `onAppend` when new events may be readable; resolves with a function that stops it. */
   watch(onAppend: () => void): Promise<() => Promise<void>>;
 }
@@ -23,6 +27,8 @@ export function startCatchUpSubscription(
 ): EventSubscription {
   const checkpoints = options.checkpoints ?? defaultCheckpoints;
   const batchSize = options.batchSize ?? 500;
+  const types = options.eventTypes;
+  const wanted = types ? new Set(types) : undefined;
   let stopping = false;
   let wake: (() => void) | undefined;
   let pendingWake = false;
@@ -89,7 +95,11 @@ export function startCatchUpSubscription(
           }
           // A wake from here on asks for a read after this one.
           urgent = false;
-          const page = await source.readAll(cursor === undefined ? { limit: batchSize } : { after: cursor, limit: batchSize });
+          const page = await source.readAll({
+            ...(cursor === undefined ? {} : { after: cursor }),
+            limit: batchSize,
+            ...(types ? { types } : {}),
+          });
           if (page.events.length === 0) {
             const soon: boolean = woken && horizonRetries < maxHorizonRetries;
             horizonRetries = soon ? horizonRetries + 1 : 0;
@@ -99,7 +109,7 @@ export function startCatchUpSubscription(
           }
           woken = false;
           horizonRetries = 0;
-          await options.handle(page.events, page.cursor);
+          await options.handle(wanted ? page.events.filter((event) => wanted.has(event.type)) : page.events, page.cursor);
           await checkpoints.save(options.name, page.cursor);
           cursor = page.cursor;
           if (options.lingerMs && page.events.length < batchSize && !stopping) await linger(options.lingerMs);

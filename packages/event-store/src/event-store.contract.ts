@@ -229,6 +229,47 @@ export function describeEventStoreContract(
       expect(received).toEqual(['1', '2']);
     });
 
+    it('hands over only the event types asked for, with their data, and resumes past the others', async () => {
+      const stream = streamOf('typed');
+      const name = `typed-${randomUUID()}`;
+      const received: Array<{ type: string; n: unknown; meta: unknown }> = [];
+      const cursors: string[] = [];
+      const handle = async (events: StoredEvent[], cursor: string) => {
+        cursors.push(cursor);
+        for (const event of events) {
+          if (event.streamId === stream) received.push({ type: event.type, n: event.data.n, meta: event.metadata.m });
+        }
+      };
+      await store.append(
+        stream,
+        [
+          { type: 'kept', data: { n: 1 }, metadata: { m: 'a' } },
+          { type: 'skipped', data: { n: 2 } },
+          { type: 'kept', data: { n: 3 }, metadata: { m: 'c' } },
+        ],
+        { expectedVersion: 0 },
+      );
+      const first = store.subscribe({ name, handle, eventTypes: ['kept'] });
+      await eventually(() => received.length === 2, 10_000, 'the two kept events');
+      await first.stop();
+      expect(received).toEqual([
+        { type: 'kept', n: 1, meta: 'a' },
+        { type: 'kept', n: 3, meta: 'c' },
+      ]);
+      // Events of other types alone still move the checkpoint: a batch of none of the kept type is handed over empty.
+      await store.append(stream, [{ type: 'skipped', data: { n: 4 } }], { expectedVersion: 3 });
+      const seenBefore = cursors.length;
+      const second = store.subscribe({ name, handle, eventTypes: ['kept'] });
+      await eventually(() => cursors.length > seenBefore, 10_000, 'a batch for the skipped event');
+      await second.stop();
+      await store.append(stream, [{ type: 'kept', data: { n: 5 } }], { expectedVersion: 4 });
+      const third = store.subscribe({ name, handle, eventTypes: ['kept'] });
+      await eventually(() => received.length === 3, 10_000, 'the next kept event');
+      await third.stop();
+      // Nothing handed over twice after the restarts, nothing of the skipped type.
+      expect(received.map((event) => event.n)).toEqual([1, 3, 5]);
+    });
+
     it(`delivers every event exactly once, in stream order, while ${options.writers} writers append ${options.totalEvents}`, async () => {
       const runId = randomUUID();
       const streamsPerWriter = 5;

@@ -87,6 +87,12 @@ export interface SubscribeOptions {
   lingerMs?: number;
   /** Where checkpoints live; defaults to the store's own. */
   checkpoints?: CheckpointStore;
+  /**
+   * Only events of these types reach `handle`; the checkpoint still moves past the others (a batch
+   * of none of them is handed over empty, so a projection that saves its checkpoint itself saves
+   * it). The SQL adapter does not read the data of the others. Without it, every event.
+   */
+  eventTypes?: readonly string[];
 }
 
 export interface EventSubscription {

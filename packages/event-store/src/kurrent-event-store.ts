@@ -178,12 +178,14 @@ export function createKurrentEventStore(connectionString: string): EventStore {
           fromPosition: from === undefined ? START : parsePosition(from),
           filter: excludeSystemEvents(),
         });
+        const wanted = options.eventTypes ? new Set(options.eventTypes) : undefined;
         for await (const resolved of subscription) {
           const position = resolved.event?.position;
           if (!position || !isUserEvent(resolved)) continue;
+          const event = toStoredEvent(resolved.event, position.commit);
           for (;;) {
             try {
-              await options.handle([toStoredEvent(resolved.event, position.commit)], positionCursor(position));
+              await options.handle(wanted && !wanted.has(event.type) ? [] : [event], positionCursor(position));
               await store.save(options.name, positionCursor(position));
               break;
             } catch (error) {

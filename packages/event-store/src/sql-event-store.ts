@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { HallmarkError } from '@hallmark/contracts';
 import { uuidV7 } from '@hallmark/crypto';
 import { loadMigrations, runMigrations, type SqlDatabase } from '@hallmark/sql';
-import { startCatchUpSubscription } from './catch-up-subscription.ts';
+import { type PollingSource, startCatchUpSubscription } from './catch-up-subscription.ts';
 import type { CheckpointStore, EventStore, JsonObject, NewEvent, StoredEvent } from './event-store.ts';
 import { versionConflict } from './version-conflict.ts';
 
@@ -24,6 +24,10 @@ interface EventRow {
 
 const eventColumns =
   'event_id, stream_id, stream_version, global_position, transaction_id::text AS transaction_text, event_type, data, metadata, recorded_at';
+/** eventColumns where only the types in $4 bring their data and metadata (a subscription's `eventTypes`). */
+const typedEventColumns =
+  'event_id, stream_id, stream_version, global_position, transaction_id::text AS transaction_text, event_type, ' +
+  'CASE WHEN event_type = ANY($4::text[]) THEN data END AS data, CASE WHEN event_type = ANY($4::text[]) THEN metadata END AS metadata, recorded_at';
 
 function toStoredEvent(row: EventRow): StoredEvent {
   return {
@@ -106,15 +110,16 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
     },
   };
 
-  const readAll: EventStore['readAll'] = async ({ after = startCursor, limit = 500 } = {}) => {
+  /** With `types`, the other events come without data and metadata (`null`): PollingSource.readAll. */
+  const readPage = async ({ after = startCursor, limit = 500, types }: Parameters<PollingSource['readAll']>[0] = {}) => {
     const [transactionId, position] = parseCursor(after);
     const rows = await db.query<EventRow>(
-      `SELECT ${eventColumns} FROM events
+      `SELECT ${types ? typedEventColumns : eventColumns} FROM events
        WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
          AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
        ORDER BY transaction_id, global_position
        LIMIT $3`,
-      [transactionId, position, limit],
+      types ? [transactionId, position, limit, types] : [transactionId, position, limit],
     );
     const last = rows.at(-1);
     return {
@@ -122,6 +127,7 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
       cursor: last ? `${last.transaction_text}:${last.global_position}` : after,
     };
   };
+  const readAll: EventStore['readAll'] = (options = {}) => readPage({ ...options, types: undefined });
 
   return {
     atomicReadModels: true,
@@ -287,7 +293,7 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
     readAll,
 
     subscribe(subscribeOptions) {
-      const source = { readAll, watch: (onAppend: () => void) => db.listen(notifyChannel, onAppend) };
+      const source: PollingSource = { readAll: readPage, watch: (onAppend: () => void) => db.listen(notifyChannel, onAppend) };
       return startCatchUpSubscription(source, checkpoints, { ...subscribeOptions, pollIntervalMs });
     },
 
