@@ -271,7 +271,8 @@ describe('the console in Chromium', () => {
   it('signs in with an API key: an HttpOnly session cookie, and the key kept nowhere in the browser', async () => {
     const { page, context } = main;
     await page.goto(`${t.url}/console`);
-    await expect(page.getByRole('heading', { name: 'Sign in to the console' }).isVisible()).resolves.toBe(true);
+    // The console asks the server for a session first, so sign-in shows once that answer is in.
+    await page.getByRole('heading', { name: 'Sign in to the console' }).waitFor();
     // A wrong key: the API's message next to the field.
     await page.getByLabel('API key').fill('svc_live_not-a-real-key');
     await page.getByRole('button', { name: 'Sign in' }).click();
