@@ -22,12 +22,15 @@ interface EventRow {
   recorded_at: Date | string;
 }
 
-const eventColumns =
-  'event_id, stream_id, stream_version, global_position, transaction_id::text AS transaction_text, event_type, data, metadata, recorded_at';
-/** eventColumns where only the types in $4 bring their data and metadata (a subscription's `eventTypes`). */
-const typedEventColumns =
-  'event_id, stream_id, stream_version, global_position, transaction_id::text AS transaction_text, event_type, ' +
-  'CASE WHEN event_type = ANY($4::text[]) THEN data END AS data, CASE WHEN event_type = ANY($4::text[]) THEN metadata END AS metadata, recorded_at';
+/** An event row's columns; with `typesParam`, only the types in that parameter bring their data and metadata. */
+const eventColumnsOf = (typesParam?: string) => {
+  const payload = (column: string) =>
+    typesParam ? `CASE WHEN event_type = ANY(${typesParam}::text[]) THEN ${column} END AS ${column}` : column;
+  return `event_id, stream_id, stream_version, global_position, transaction_id::text AS transaction_text, event_type, ${payload('data')}, ${payload('metadata')}, recorded_at`;
+};
+const eventColumns = eventColumnsOf();
+/** A subscription's `eventTypes` in $4: the other events come without data and metadata. */
+const typedEventColumns = eventColumnsOf('$4');
 
 function toStoredEvent(row: EventRow): StoredEvent {
   return {

@@ -46,7 +46,7 @@ export async function createPgliteDatabase(dataDir?: string, options: PgliteOpti
  * 64 MB (max_wal_size), instead of up to PostgreSQL's default 1 GB, which a checkpoint every 64 MB
  * of WAL would otherwise fill with recycled segments (2.7 KB a code in bench:batch's data folder).
  */
-export const pgliteStartParams: readonly string[] = [
+const pgliteStartParams: readonly string[] = [
   ...PGlite.defaultStartParams,
   '-c',
   'min_wal_size=32MB',
