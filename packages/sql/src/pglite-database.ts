@@ -46,13 +46,7 @@ export async function createPgliteDatabase(dataDir?: string, options: PgliteOpti
  * 64 MB (max_wal_size), instead of up to PostgreSQL's default 1 GB, which a checkpoint every 64 MB
  * of WAL would otherwise fill with recycled segments (2.7 KB a code in bench:batch's data folder).
  */
-const pgliteStartParams: readonly string[] = [
-  ...PGlite.defaultStartParams,
-  '-c',
-  'min_wal_size=32MB',
-  '-c',
-  'max_wal_size=64MB',
-];
+const pgliteStartParams: readonly string[] = [...PGlite.defaultStartParams, '-c', 'min_wal_size=32MB', '-c', 'max_wal_size=64MB'];
 
 /** PGlite on this thread. */
 async function createPgliteHere(dataDir: string | undefined): Promise<SqlDatabase> {
