@@ -85,7 +85,8 @@ const multipartBoundary = /;\s*boundary=(?:"([^"]{1,70})"|([^\s;"]{1,70}))\s*(?:
 /**
  * Checks every request's path parameters, query and parsed body (JSON or form) in preValidation,
  * before the routes' schemas and before any quota is spent; and a multipart request's boundary,
- * which the multipart parser would otherwise throw on as an unexpected error.
+ * which the multipart parser would otherwise throw on as an unexpected error. After the answer, the
+ * unread rest of a body is discarded so that its connection goes on.
  */
 export function installInputLimits(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
@@ -105,6 +106,14 @@ export function installInputLimits(app: FastifyInstance): void {
         fields: [{ field: 'content-type', in: 'headers', message: 'needs a boundary parameter of 1 to 70 characters' }],
       });
     }
+  });
+  // A parser that stops reading a body partway (the multipart one at its limit of files or fields)
+  // leaves the rest unread and the request paused, and Node reads nothing more from that connection:
+  // the next request a client sends on it would wait forever. Once the answer is sent, the rest is
+  // read and discarded, as Node does for a body nobody started to read; the request timeout
+  // (HALLMARK_HTTP_REQUEST_TIMEOUT_MS) still bounds how long that may take.
+  app.addHook('onResponse', async (request) => {
+    if (!request.raw.complete) request.raw.resume();
   });
 }
 
