@@ -811,6 +811,74 @@ describe('a batch whose request is refused partway', () => {
   });
 });
 
+describe('a batch whose answer is lost', () => {
+  /** A CSV of `count` small rows. */
+  const smallRowsCsv = (prefix: string, count: number) =>
+    ['gtin,serial,name', ...Array.from({ length: count }, (_, row) => `${gtin},${prefix}-${row + 1},Pen ${row + 1}`)].join('\n');
+
+  async function generateFromCsv(page: Page, name: string, csv: string): Promise<void> {
+    await open(page, '/codes/batch');
+    await page.getByLabel('CSV file').setInputFiles({ name, mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await page.getByText(/rows to generate/).waitFor();
+    await page.getByRole('button', { name: 'Generate codes' }).click();
+    await page.getByText(/codes created/).waitFor({ timeout: 30_000 });
+  }
+
+  it('sends the request again with the same Idempotency-Key: its codes are made once, and listed as created', async () => {
+    const { context, page } = await newPage();
+    try {
+      await signIn(page, brand);
+      // The API carries out the first two tries, but their answers never reach the page.
+      const sent: Array<{ key: string; replayed: boolean; assetIds: string[] }> = [];
+      await page.route('**/api/v1/code/generate/batch', async (route) => {
+        const response = await route.fetch();
+        const body = (await response.json()) as Json;
+        sent.push({
+          key: route.request().headers()['idempotency-key'] ?? '',
+          replayed: response.headers()['idempotent-replayed'] === 'true',
+          assetIds: (body.results as Json[]).map((result) => result.code?.assetId),
+        });
+        if (sent.length <= 2) await route.abort('connectionreset');
+        else await route.fulfill({ response });
+      });
+      await generateFromCsv(page, 'lost.csv', smallRowsCsv('LOST', 3));
+      expect(sent).toHaveLength(3);
+      expect(new Set(sent.map((attempt) => attempt.key)).size).toBe(1);
+      // Made by the first try; the others were answered with what it made.
+      expect(sent.map((attempt) => attempt.replayed)).toEqual([false, true, true]);
+      const results = await downloadResults(page);
+      expect(results.rows.map((row) => row.status)).toEqual(['created', 'created', 'created']);
+      expect(results.rows.map((row) => row.assetId)).toEqual(sent[0]?.assetIds);
+      expect(await page.locator('.state-error').count()).toBe(0);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('says a request that never got an answer may have made its codes, not that it made none', async () => {
+    const { context, page } = await newPage();
+    try {
+      await signIn(page, brand);
+      let tries = 0;
+      await page.route('**/api/v1/code/generate/batch', async (route) => {
+        tries += 1;
+        await route.abort('connectionreset');
+      });
+      await generateFromCsv(page, 'unknown.csv', smallRowsCsv('UNKNOWN', 2));
+      expect(tries).toBe(4);
+      expect(await textOf(page, '.state-error')).toMatch(
+        /Request 1 of 1 failed: .*\(NETWORK_ERROR\)\. It got no answer after 4 tries: its rows may have been generated/,
+      );
+      const results = await downloadResults(page);
+      expect(results.rows.map((row) => row.status)).toEqual(['failed', 'failed']);
+      for (const row of results.rows)
+        expect(row.error).toMatch(/^Unknown: its request got no answer after 4 tries, and its codes may have been made/);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
 describe('usage', () => {
   it('shows each key’s requests against the limits the keys share: the daily quota, and the most the per-second limit allows a minute', async () => {
     const { context, page } = await newPage();

@@ -4,15 +4,25 @@
 
 /** A failed call, as the API's error envelope said it ({ error: { code, message, details } }). */
 export class ApiError extends Error {
+  /** How many times the request was sent, when it was sent again (retry.ts). */
+  tries = 1;
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
     readonly details: Record<string, unknown> = {},
+    /** The answer's Retry-After, in seconds, when it had one. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'ApiError';
   }
+}
+
+/** Retry-After as seconds (only the delay form; the API never sends a date), or undefined. */
+function retryAfterOf(response: Response): number | undefined {
+  const text = response.headers.get('retry-after');
+  return text !== null && /^\d+$/.test(text.trim()) ? Number(text.trim()) : undefined;
 }
 
 export type Query = Record<string, string | number | boolean | null | undefined>;
@@ -75,6 +85,7 @@ async function call<T>(method: string, path: string, options: CallOptions = {}):
       envelope?.code ?? `HTTP_${response.status}`,
       envelope?.message ?? `The API answered ${response.status} ${response.statusText}.`,
       envelope?.details ?? {},
+      retryAfterOf(response),
     );
     if (response.status === 401 && !options.signingIn) onSessionEnded(error);
     throw error;

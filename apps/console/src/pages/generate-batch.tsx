@@ -5,6 +5,7 @@ import { describedBy, Field } from '../components/field.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { batchFromCsv, csvLine, type ParsedBatch } from '../csv.ts';
 import { formatCount } from '../format.ts';
+import { answerLost, sendWithRetries } from '../retry.ts';
 import { Link } from '../router.tsx';
 import type { BatchItemResult } from '../types.ts';
 import { asApiError } from '../use-load.ts';
@@ -102,10 +103,17 @@ export function GenerateBatchPage() {
     try {
       for (const chunk of chunks) {
         sent += 1;
-        const answer = await api.post<{ results: BatchItemResult[] }>(
-          '/code/generate/batch',
-          { items: chunk.map((row) => row.body) },
-          { headers: { 'idempotency-key': crypto.randomUUID() } },
+        // One key per request, kept across its retries: a request the API carried out but whose
+        // answer was lost is answered again as it was, never carried out twice.
+        const idempotencyKey = crypto.randomUUID();
+        const answer = await sendWithRetries(
+          () =>
+            api.post<{ results: BatchItemResult[] }>(
+              '/code/generate/batch',
+              { items: chunk.map((row) => row.body) },
+              { headers: { 'idempotency-key': idempotencyKey } },
+            ),
+          asApiError,
         );
         const answered = new Set<number>();
         for (const result of answer.results) {
@@ -129,8 +137,11 @@ export function GenerateBatchPage() {
       const error = asApiError(caught);
       const failedChunk = chunks[sent - 1] ?? [];
       const because = `${error.message} (${error.code})`;
-      for (const row of failedChunk)
-        collected.push({ line: row.line, body: row.body, error: `Not generated: its request failed: ${because}` });
+      // A refusal made nothing; a lost answer may have followed codes that were made.
+      const failedRow = answerLost(error)
+        ? `Unknown: its request got no answer after ${error.tries} tries, and its codes may have been made; look the serial up under Codes before sending the row again: ${because}`
+        : `Not generated: its request failed: ${because}`;
+      for (const row of failedChunk) collected.push({ line: row.line, body: row.body, error: failedRow });
       for (const chunk of chunks.slice(sent)) {
         for (const row of chunk)
           collected.push({ line: row.line, body: row.body, error: `Not sent: an earlier request failed: ${because}` });
@@ -193,9 +204,12 @@ export function GenerateBatchPage() {
             <strong>
               Request {formatCount(failure.request)} of {formatCount(failure.requests)} failed:
             </strong>{' '}
-            {failure.error.message} <span class="code">({failure.error.code})</span>. Its rows and those of the requests after it
-            ({formatCount(failure.rows)} rows) were not generated: they are listed below as failed, with this message, and in the
-            download. The rows of the requests before it were answered.
+            {failure.error.message} <span class="code">({failure.error.code})</span>.{' '}
+            {answerLost(failure.error)
+              ? `It got no answer after ${formatCount(failure.error.tries)} tries: its rows may have been generated (look them up under Codes before sending them again), and the rows of the requests after it were not sent.`
+              : 'Its rows and those of the requests after it were not generated.'}{' '}
+            All {formatCount(failure.rows)} of these rows are listed below as failed, with this message, and in the download. The
+            rows of the requests before it were answered.
           </p>
         </div>
       )}
