@@ -13,6 +13,7 @@
 //   pnpm bench:verify                                  (both forms, about two minutes)
 //   BENCH_FORMS=embedded BENCH_SECONDS=20 pnpm bench:verify
 //   BENCH_EMBEDDED_ENV='{"UV_THREADPOOL_SIZE":"4"}' pnpm bench:verify   (settings for the embedded process)
+//   BENCH_DISTRIBUTED_ENV='{"NODE_OPTIONS":"…"}' pnpm bench:verify       (settings for every distributed process)
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,6 +35,7 @@ import {
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const forms = (process.env.BENCH_FORMS ?? 'embedded,distributed').split(',');
 const embeddedEnv = JSON.parse(process.env.BENCH_EMBEDDED_ENV ?? '{}') as Record<string, string>;
+const distributedEnv = JSON.parse(process.env.BENCH_DISTRIBUTED_ENV ?? '{}') as Record<string, string>;
 
 /** Asks every process for its event-loop report (SIGUSR2) and reads them; each starts a new window. */
 async function eventLoopReports(
@@ -80,7 +82,7 @@ async function verifyLoad(form: 'embedded' | 'distributed'): Promise<FormResult>
   const product =
     form === 'embedded'
       ? await startEmbeddedProduct({ ...reportEnv, ...embeddedEnv })
-      : await startDistributedProduct({}, reportEnv);
+      : await startDistributedProduct({}, { ...reportEnv, ...distributedEnv });
   try {
     const { key, url } = await brandWithCode(product);
     const verify = {
