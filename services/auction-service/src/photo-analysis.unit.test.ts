@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { analysePhoto, maxPhotoPixels } from './photo-analysis.ts';
@@ -86,5 +87,59 @@ describe('photo analysis', () => {
       .jpeg()
       .toBuffer();
     expect(await analysePhoto(under)).toMatchObject({ ok: true, analysis: { width: 6_300, height: 6_300 } });
+  });
+});
+
+describe('photo analysis under hostile bytes', () => {
+  // A reference photo is decoded on our servers, whoever uploads it: bytes mutated from real JPEG,
+  // PNG and WebP files reach into the decoders, which random bytes alone would not. Each answer is
+  // an analysis of a real picture or a refusal saying why, within 2 s; never a throw
+  // (HALLMARK_PHOTO_RUNS, HALLMARK_PHOTO_SEED replay).
+  const runs = Number(process.env.HALLMARK_PHOTO_RUNS ?? 300);
+  const seed = Number(process.env.HALLMARK_PHOTO_SEED ?? Date.now() % 2 ** 31);
+
+  it('answers mutated JPEGs, PNGs and WebPs with an analysis or a refusal', async () => {
+    const picture = sharp(await texturedPng(7, 96));
+    const originals = [
+      await picture.clone().jpeg({ quality: 80 }).toBuffer(),
+      await picture.clone().png().toBuffer(),
+      await picture.clone().webp({ quality: 80 }).toBuffer(),
+    ];
+    for (const original of originals) expect((await analysePhoto(original)).ok).toBe(true);
+    const edit = fc.oneof(
+      fc.record({ kind: fc.constant('set' as const), at: fc.nat(), value: fc.integer({ min: 0, max: 255 }) }),
+      fc.record({ kind: fc.constant('cut' as const), at: fc.nat(), length: fc.integer({ min: 1, max: 64 }) }),
+      fc.record({ kind: fc.constant('truncate' as const), at: fc.nat() }),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.nat({ max: originals.length - 1 }),
+        fc.array(edit, { minLength: 1, maxLength: 6 }),
+        async (which, edits) => {
+          let bytes = Buffer.from(originals[which] as Buffer);
+          for (const change of edits) {
+            const at = change.at % Math.max(1, bytes.length);
+            if (change.kind === 'set') bytes[at] = change.value;
+            else if (change.kind === 'cut') bytes = Buffer.concat([bytes.subarray(0, at), bytes.subarray(at + change.length)]);
+            else bytes = bytes.subarray(0, at);
+          }
+          const started = Date.now();
+          const check = await analysePhoto(bytes);
+          expect(Date.now() - started).toBeLessThan(2_000);
+          if (!check.ok) {
+            expect(check.problem.length).toBeGreaterThan(0);
+            return;
+          }
+          const { analysis } = check;
+          expect(['jpeg', 'png', 'webp']).toContain(analysis.format);
+          expect(analysis.width * analysis.height).toBeLessThanOrEqual(maxPhotoPixels);
+          expect(analysis.perceptualHash).toMatch(/^[0-9a-f]{16}$/);
+          expect(Number.isFinite(analysis.entropyBits) && analysis.entropyBits >= 0).toBe(true);
+          expect(analysis.anchors).toBeGreaterThanOrEqual(0);
+          expect(analysis.anchors).toBeLessThanOrEqual(64);
+        },
+      ),
+      { numRuns: runs, seed },
+    );
   });
 });
