@@ -1,4 +1,4 @@
-import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
+import type { OneTripStatement, SqlDatabase, SqlExecutor } from '@hallmark/sql';
 import type { CheckpointStore, StoredEvent } from './event-store.ts';
 
 /** A batch refused because another replica moved the projection's checkpoint meanwhile. */
@@ -18,6 +18,13 @@ export function createSqlProjection(options: {
   name: string;
   checkpointTable: string;
   project: (sql: SqlExecutor, events: StoredEvent[]) => Promise<unknown>;
+  /**
+   * `project` only writes: it reads nothing back from its statements' answers (each is answered with
+   * no rows). Its statements are then collected and sent with the lock and the checkpoint in one
+   * round trip where the database can (`runInOneTrip`: PGlite in its worker thread), so the
+   * transaction holds the database for their work only.
+   */
+  writeOnly?: boolean;
   /** Called after each batch has committed. */
   onProjected?: () => void;
 }) {
@@ -36,32 +43,48 @@ export function createSqlProjection(options: {
     name,
     checkpoints,
     async handle(events: StoredEvent[], cursor: string): Promise<void> {
-      await db.transaction(async (tx) => {
-        // Rows and checkpoint commit together and replay harmlessly: a commit lost in a crash is
-        // projected again from the older checkpoint, so it need not wait for the WAL flush.
-        // (SET LOCAL as set_config, in the lock's statement, and the checkpoint checked where it is
-        // written: two round trips fewer while the transaction holds a connection, in PGlite the only one.)
-        await tx.query(`SELECT set_config('synchronous_commit', 'off', true), pg_advisory_xact_lock(hashtextextended($1, 0))`, [
-          `hallmark:projection:${name}`,
-        ]);
-        await options.project(tx, events);
-        // Under the lock no other replica moves the checkpoint, so checking it here, after the rows,
-        // is checking it before them: a batch refused here rolls its rows back.
-        const written =
-          expected === undefined
-            ? await tx.query(
-                `INSERT INTO ${checkpointTable} (name, cursor) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING 1`,
-                [name, cursor],
-              )
-            : await tx.query(`UPDATE ${checkpointTable} SET cursor = $2 WHERE name = $1 AND cursor = $3 RETURNING 1`, [
-                name,
-                cursor,
-                expected,
-              ]);
-        if (written.length === 0) {
-          throw new ProjectionMovedOn(`Projection ${name} moved on elsewhere; continuing from its checkpoint`);
-        }
-      });
+      // Rows and checkpoint commit together and replay harmlessly: a commit lost in a crash is
+      // projected again from the older checkpoint, so it need not wait for the WAL flush.
+      // (SET LOCAL as set_config, in the lock's statement, and the checkpoint checked where it is
+      // written: two round trips fewer while the transaction holds a connection, in PGlite the only one.)
+      const lock: OneTripStatement = {
+        text: `SELECT set_config('synchronous_commit', 'off', true), pg_advisory_xact_lock(hashtextextended($1, 0))`,
+        params: [`hallmark:projection:${name}`],
+      };
+      // Under the lock no other replica moves the checkpoint, so checking it after the rows is
+      // checking it before them: a batch refused there rolls its rows back.
+      const checkpoint: OneTripStatement =
+        expected === undefined
+          ? {
+              text: `INSERT INTO ${checkpointTable} (name, cursor) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING 1`,
+              params: [name, cursor],
+            }
+          : {
+              text: `UPDATE ${checkpointTable} SET cursor = $2 WHERE name = $1 AND cursor = $3 RETURNING 1`,
+              params: [name, cursor, expected],
+            };
+      const movedOn = () => new ProjectionMovedOn(`Projection ${name} moved on elsewhere; continuing from its checkpoint`);
+      if (options.writeOnly && db.runInOneTrip) {
+        const statements: OneTripStatement[] = [lock];
+        const collect: SqlExecutor = {
+          async query<Row>(text: string, params: readonly unknown[] = []) {
+            statements.push({ text, params });
+            return [] as Row[];
+          },
+          async execScript() {
+            throw new Error(`projection ${name} is write-only: it runs its statements with query`);
+          },
+        };
+        await options.project(collect, events);
+        const outcome = await db.runInOneTrip([...statements, { ...checkpoint, expectRows: true }]);
+        if (!outcome.committed) throw movedOn();
+      } else {
+        await db.transaction(async (tx) => {
+          await tx.query(lock.text, lock.params);
+          await options.project(tx, events);
+          if ((await tx.query(checkpoint.text, checkpoint.params)).length === 0) throw movedOn();
+        });
+      }
       expected = cursor;
       options.onProjected?.();
     },

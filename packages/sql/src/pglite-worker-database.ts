@@ -1,11 +1,12 @@
 import { Worker } from 'node:worker_threads';
-import type { SqlDatabase, SqlExecutor } from './sql-database.ts';
+import type { OneTripOutcome, OneTripStatement, SqlDatabase, SqlExecutor } from './sql-database.ts';
 
 /** What the worker answers to a request (pglite-worker.js). */
 interface WorkerAnswer {
   id: number;
   rows?: unknown[];
   tx?: number;
+  outcome?: OneTripOutcome;
   error?: { message: string; fields: Record<string, unknown> };
 }
 
@@ -13,6 +14,7 @@ type WorkerRequest =
   | { kind: 'query'; text: string; params: readonly unknown[] | undefined; tx: number | undefined }
   | { kind: 'exec'; sql: string; tx: number | undefined }
   | { kind: 'begin' }
+  | { kind: 'script'; statements: readonly OneTripStatement[] }
   | { kind: 'end'; tx: number; commit: boolean }
   | { kind: 'listen'; channel: string }
   | { kind: 'unlisten'; channel: string }
@@ -118,6 +120,9 @@ export async function createPgliteWorkerDatabase(
       }
       await request({ kind: 'end', tx: tx as number, commit: true });
       return result;
+    },
+    async runInOneTrip(statements) {
+      return (await request({ kind: 'script', statements })).outcome as OneTripOutcome;
     },
     async listen(channel, onNotify) {
       let entry = listeners.get(channel);

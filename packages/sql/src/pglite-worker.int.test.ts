@@ -87,6 +87,30 @@ describe('PGlite in a worker thread', () => {
     expect(order).toEqual(['first', 'second']);
   });
 
+  it('runs statements in one trip: all committed with their rows, or none when an expectRows statement returns none', async () => {
+    const runInOneTrip = db.runInOneTrip?.bind(db);
+    if (!runInOneTrip) throw new Error('the worker database runs statements in one trip');
+    const committed = await runInOneTrip([
+      { text: 'INSERT INTO things (id) VALUES ($1), ($2)', params: [30, 31] },
+      { text: 'SELECT id FROM things WHERE id >= $1 ORDER BY id', params: [30], expectRows: true },
+    ]);
+    expect(committed).toEqual({ committed: true, rows: [[], [{ id: 30 }, { id: 31 }]] });
+    // An expectRows statement that returns none rolls back the statements before it.
+    const refused = await runInOneTrip([
+      { text: 'INSERT INTO things (id) VALUES ($1)', params: [32] },
+      { text: 'UPDATE things SET big = 1 WHERE id = $1 RETURNING id', params: [999], expectRows: true },
+      { text: 'INSERT INTO things (id) VALUES ($1)', params: [33] },
+    ]);
+    expect(refused).toEqual({ committed: false, emptyAt: 1 });
+    // A failed statement rolls back and rejects with PostgreSQL's error; the database goes on.
+    const failed = await runInOneTrip([
+      { text: 'INSERT INTO things (id) VALUES ($1)', params: [34] },
+      { text: 'INSERT INTO things (id) VALUES ($1)', params: [30] },
+    ]).catch((caught: unknown) => caught);
+    expect(failed).toMatchObject({ code: '23505', constraint: 'things_pkey' });
+    expect(await db.query('SELECT id FROM things WHERE id >= 30 ORDER BY id')).toEqual([{ id: 30 }, { id: 31 }]);
+  });
+
   it('runs scripts, in and out of transactions', async () => {
     await db.execScript('INSERT INTO other (id) VALUES (20); INSERT INTO other (id) VALUES (21)');
     await db.transaction((tx) => tx.execScript('INSERT INTO other (id) VALUES (22)'));

@@ -10,6 +10,9 @@
 //   { kind: 'query', text, params, tx? }   one statement, in transaction `tx` when given
 //   { kind: 'exec', sql, tx? }             a script without parameters
 //   { kind: 'begin' }                      opens a transaction; answered with its `tx` number once BEGIN ran
+//   { kind: 'script', statements }         statements ({ text, params, expectRows? }) in one transaction, in this
+//                                          one message; answered `{ outcome }`: committed with each one's rows, or
+//                                          rolled back at the first `expectRows` statement that returned none
 //   { kind: 'end', tx, commit }            commits (or rolls back) that transaction; answered once done
 //   { kind: 'listen', channel } / { kind: 'unlisten', channel }
 //   { kind: 'close' }
@@ -87,6 +90,27 @@ function begin() {
   });
 }
 
+/** A transaction of statements sent together: it holds PGlite for their work only, never across the caller's event loop. */
+async function script(statements) {
+  const rows = [];
+  let emptyAt;
+  try {
+    await db.transaction(async (client) => {
+      for (const [index, statement] of statements.entries()) {
+        const result = (await client.query(statement.text, statement.params)).rows;
+        rows.push(result);
+        if (statement.expectRows && result.length === 0) {
+          emptyAt = index;
+          throw rollback;
+        }
+      }
+    });
+  } catch (error) {
+    if (error !== rollback) throw error;
+  }
+  return { outcome: emptyAt === undefined ? { committed: true, rows } : { committed: false, emptyAt } };
+}
+
 async function end(tx, commit) {
   const open = transactions.get(tx);
   if (!open) throw new Error(`transaction ${tx} is not open in the PGlite worker`);
@@ -113,6 +137,9 @@ async function unlisten(channel) {
 parentPort.on('message', (message) => {
   const { id, kind } = message;
   switch (kind) {
+    case 'script':
+      answer(id, script(message.statements));
+      return;
     case 'query':
       answer(id, (async () => ({ rows: (await clientOf(message.tx).query(message.text, message.params)).rows }))());
       return;

@@ -6,6 +6,16 @@ export interface SqlExecutor {
   execScript(sql: string): Promise<void>;
 }
 
+/** A statement of {@link SqlDatabase.runInOneTrip}; `expectRows`: the transaction is rolled back when it returns none. */
+export interface OneTripStatement {
+  text: string;
+  params: readonly unknown[];
+  expectRows?: boolean;
+}
+
+/** What {@link SqlDatabase.runInOneTrip} did: committed with each statement's rows, or rolled back at the first `expectRows` statement that returned none. */
+export type OneTripOutcome = { committed: true; rows: unknown[][] } | { committed: false; emptyAt: number };
+
 /**
  * The PostgreSQL port. Two adapters share it: `pg` against a server (the distributed form)
  * and PGlite in the process (the embedded form). The SQL above it is the same for both.
@@ -14,6 +24,13 @@ export interface SqlDatabase extends SqlExecutor {
   readonly engine: 'postgres' | 'pglite';
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it rejects. */
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /**
+   * Runs statements in one transaction, in one round trip, where that saves holding the database:
+   * PGlite in its worker thread, whose one connection a transaction otherwise holds while the
+   * event loop, busy with requests, gets round to sending each next statement. Absent elsewhere
+   * (use `transaction`). A failed statement rolls back and rejects, as in `transaction`.
+   */
+  runInOneTrip?(statements: readonly OneTripStatement[]): Promise<OneTripOutcome>;
   /**
    * LISTEN on a channel; resolves with a function that stops listening. A lost connection is
    * made again by itself (PostgreSQL); as notifications sent meanwhile are lost, `onNotify` is

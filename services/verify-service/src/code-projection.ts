@@ -84,7 +84,14 @@ export async function projectCodes(tx: SqlExecutor, events: readonly StoredEvent
  * exactly once, any replica may run it (createSqlProjection).
  */
 export function createCodeProjection(db: SqlDatabase, name = codeDirectoryProjectionName) {
-  return createSqlProjection({ db, name, checkpointTable: 'verify_projection_checkpoints', project: projectCodes });
+  // projectCodes writes one statement and reads nothing back.
+  return createSqlProjection({
+    db,
+    name,
+    checkpointTable: 'verify_projection_checkpoints',
+    project: projectCodes,
+    writeOnly: true,
+  });
 }
 export type CodeProjection = ReturnType<typeof createCodeProjection>;
 

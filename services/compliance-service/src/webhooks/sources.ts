@@ -171,6 +171,8 @@ export function projectEventsToOutbox(eventStore: EventStore, db: SqlDatabase, l
     name: webhookProjectionName,
     checkpointTable: 'webhook_checkpoints',
     project: async (tx, events) => enqueueMessages(tx, events.flatMap(eventMessages)),
+    // Its one statement's count is not used here: the lock, the messages and the checkpoint go in one round trip.
+    writeOnly: true,
     onProjected: onWritten,
   });
   return eventStore.subscribe({
