@@ -105,14 +105,10 @@ export function GenerateBatchPage() {
         sent += 1;
         // One key per request, kept across its retries: a request the API carried out but whose
         // answer was lost is answered again as it was, never carried out twice.
-        const idempotencyKey = crypto.randomUUID();
+        const body = { items: chunk.map((row) => row.body) };
+        const headers = { 'idempotency-key': crypto.randomUUID() };
         const answer = await sendWithRetries(
-          () =>
-            api.post<{ results: BatchItemResult[] }>(
-              '/code/generate/batch',
-              { items: chunk.map((row) => row.body) },
-              { headers: { 'idempotency-key': idempotencyKey } },
-            ),
+          () => api.post<{ results: BatchItemResult[] }>('/code/generate/batch', body, { headers }),
           asApiError,
         );
         const answered = new Set<number>();
