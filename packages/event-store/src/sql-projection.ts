@@ -22,9 +22,11 @@ export function createSqlProjection(options: {
    * `project` only writes: it reads nothing back from its statements' answers (each is answered with
    * no rows). Its statements are then collected and sent with the lock and the checkpoint in one
    * round trip where the database can (`runInOneTrip`: PGlite in its worker thread), so the
-   * transaction holds the database for their work only.
+   * transaction holds the database for their work only. A function decides it page by page: a
+   * projection that reads only for some pages (the Merkle trees read a tree's frontier, which a new
+   * asset has not) says which pages it can write without reading.
    */
-  writeOnly?: boolean;
+  writeOnly?: boolean | ((events: readonly StoredEvent[]) => boolean);
   /** Called after each batch has committed. */
   onProjected?: () => void;
 }) {
@@ -64,7 +66,8 @@ export function createSqlProjection(options: {
               params: [name, cursor, expected],
             };
       const movedOn = () => new ProjectionMovedOn(`Projection ${name} moved on elsewhere; continuing from its checkpoint`);
-      if (options.writeOnly && db.runInOneTrip) {
+      const writeOnly = typeof options.writeOnly === 'function' ? options.writeOnly(events) : options.writeOnly;
+      if (writeOnly && db.runInOneTrip) {
         const statements: OneTripStatement[] = [lock];
         const collect: SqlExecutor = {
           async query<Row>(text: string, params: readonly unknown[] = []) {

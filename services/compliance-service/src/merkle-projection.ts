@@ -45,13 +45,32 @@ function groupByAsset(events: readonly StoredEvent[]): Map<string, AssetBatch> {
 }
 
 /**
- * Adds a batch of events to the asset trees: reads each tree's size and frontier, computes the new
- * nodes and roots in memory, and writes them with a few set-based statements.
+ * Whether every asset of a page starts in it: each asset's first event here is its first event at
+ * all (a new code's `code.generated`, a new object's `registered`). Such a page reads no tree: every
+ * tree is empty before it. Were one not (a page projected twice), writing its leaf again breaks
+ * merkle_nodes' key, and the page fails instead of forking a tree.
  */
-export async function projectEvents(tx: SqlExecutor, events: readonly StoredEvent[]): Promise<void> {
-  const batches = groupByAsset(events);
-  if (batches.size === 0) return;
-  const assetIds = [...batches.keys()];
+export function startsEveryAsset(events: readonly StoredEvent[]): boolean {
+  const seen = new Set<string>();
+  for (const event of events) {
+    const assetId = assetIdOfStream(event.streamId);
+    if (!assetId || seen.has(assetId)) continue;
+    const record = chainedRecordOf(event);
+    if (!record) continue;
+    if (record.sequence !== 1) return false;
+    seen.add(assetId);
+  }
+  return true;
+}
+
+interface TreeTops {
+  sizes: Map<string, number>;
+  /** Per asset, the frontier's nodes by nodeKey: all appendLeaves needs of the stored tree. */
+  frontiers: Map<string, Map<string, Hash>>;
+}
+
+/** Each tree's size and frontier, its row locked. */
+async function readTreeTops(tx: SqlExecutor, assetIds: readonly string[]): Promise<TreeTops> {
   const sizeRows = await tx.query<{ asset_id: string; tree_size: string | number }>(
     'SELECT asset_id, tree_size FROM provenance_assets WHERE asset_id = ANY($1::text[]) FOR UPDATE',
     [assetIds],
@@ -68,12 +87,26 @@ export async function projectEvents(tx: SqlExecutor, events: readonly StoredEven
         [wanted.map((w) => w.assetId), wanted.map((w) => w.level), wanted.map((w) => w.index)],
       )
     : [];
-  const known = new Map<string, Map<string, Hash>>();
+  const frontiers = new Map<string, Map<string, Hash>>();
   for (const row of frontierRows) {
-    const nodes = known.get(row.asset_id) ?? new Map<string, Hash>();
+    const nodes = frontiers.get(row.asset_id) ?? new Map<string, Hash>();
     nodes.set(nodeKey({ level: row.level, index: Number(row.idx) }), Buffer.from(row.hash));
-    known.set(row.asset_id, nodes);
+    frontiers.set(row.asset_id, nodes);
   }
+  return { sizes, frontiers };
+}
+
+/**
+ * Adds a batch of events to the asset trees: reads each tree's size and frontier (none when every
+ * asset starts in the batch, see startsEveryAsset), computes the new nodes and roots in memory, and
+ * writes them with a few set-based statements.
+ */
+export async function projectEvents(tx: SqlExecutor, events: readonly StoredEvent[]): Promise<void> {
+  const batches = groupByAsset(events);
+  if (batches.size === 0) return;
+  const { sizes, frontiers: known } = startsEveryAsset(events)
+    ? { sizes: new Map<string, number>(), frontiers: new Map<string, Map<string, Hash>>() }
+    : await readTreeTops(tx, [...batches.keys()]);
 
   const nodeRows: Array<StoredNode & { assetId: string }> = [];
   const eventRows: Array<{ eventId: string; assetId: string; leafIndex: number }> = [];
@@ -148,6 +181,8 @@ export function createMerkleProjection(db: SqlDatabase, name = merkleProjectionN
     name,
     checkpointTable: 'projection_checkpoints',
     project: projectEvents,
+    // A page of new assets only (what generation writes) reads nothing: its statements go in one trip.
+    writeOnly: startsEveryAsset,
     // Readers waiting for these events look again now rather than at their next poll.
     ...(options.onProjected ? { onProjected: options.onProjected } : {}),
   });
