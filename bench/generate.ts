@@ -8,6 +8,7 @@
 //   pnpm bench:generate
 //   BENCH_FORMS=distributed BENCH_SECONDS=20 pnpm bench:generate
 //   BENCH_EMBEDDED_ENV='{"HALLMARK_PGLITE_THREAD":"main"}' pnpm bench:generate   (settings for the embedded process)
+//   BENCH_DISTRIBUTED_ENV='{"NODE_OPTIONS":"…"}' pnpm bench:generate              (settings for every distributed process)
 import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
 import { percent, pgliteInsertCeiling, postgresInsertCeiling } from './ceilings.ts';
@@ -26,6 +27,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const forms = (process.env.BENCH_FORMS ?? 'embedded,distributed').split(',');
 const connections = 50;
 const embeddedEnv = JSON.parse(process.env.BENCH_EMBEDDED_ENV ?? '{}') as Record<string, string>;
+const distributedEnv = JSON.parse(process.env.BENCH_DISTRIBUTED_ENV ?? '{}') as Record<string, string>;
 
 async function generateLoad(product: RunningProduct, key: string, gtin: string, duration: number) {
   const prefix = randomUUID().slice(0, 8);
@@ -66,7 +68,7 @@ interface Row {
 }
 
 async function measureForm(form: 'embedded' | 'distributed'): Promise<Row> {
-  const product = form === 'embedded' ? await startEmbeddedProduct(embeddedEnv) : await startDistributedProduct();
+  const product = form === 'embedded' ? await startEmbeddedProduct(embeddedEnv) : await startDistributedProduct({}, distributedEnv);
   const ceilingOf = () =>
     form === 'embedded' ? pgliteInsertCeiling(connections) : postgresInsertCeiling(product.databaseUrl as string, connections);
   try {

@@ -76,12 +76,55 @@ describe('a write-only SQL projection on PGlite in its worker thread', () => {
     expect(await db.query(`SELECT cursor FROM cps WHERE name = 'q'`)).toEqual([]);
   });
 
+  it('leaves the checkpoint of a batch with no events for a later write, at most idleCheckpointMs', async () => {
+    let projected = 0;
+    const quiet = createSqlProjection({
+      db: watched,
+      name: 'quiet',
+      checkpointTable: 'cps',
+      project: async (sql, events) => {
+        await sql.query('INSERT INTO noted (n) SELECT unnest($1::int[])', [events.map((stored) => stored.data.n)]);
+      },
+      writeOnly: true,
+      idleCheckpointMs: 300,
+      onProjected: () => {
+        projected += 1;
+      },
+    });
+    const stored = async () => (await db.query<{ cursor: string }>(`SELECT cursor FROM cps WHERE name = 'quiet'`))[0]?.cursor;
+    await quiet.checkpoints.load('quiet');
+    // The first checkpoint is written at once, whatever the batch.
+    await quiet.handle([], 'k1');
+    expect(await stored()).toBe('k1');
+    const tripsBefore = trips.length;
+    await quiet.handle([], 'k2');
+    await quiet.handle([], 'k3');
+    expect(trips.length).toBe(tripsBefore);
+    expect(await stored()).toBe('k1');
+    // A batch with events writes its own, later checkpoint (checked against k1, the one stored).
+    await quiet.handle([event(300)], 'k4');
+    expect(await stored()).toBe('k4');
+    expect(projected).toBe(1);
+    // Past idleCheckpointMs an empty batch's checkpoint is written, and wakes no reader.
+    await quiet.handle([], 'k5');
+    expect(await stored()).toBe('k4');
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    await quiet.handle([], 'k6');
+    expect(await stored()).toBe('k6');
+    expect(projected).toBe(1);
+    // Another replica moved the checkpoint while this one skipped: its next write is refused.
+    await quiet.handle([], 'k7');
+    await db.query(`UPDATE cps SET cursor = 'elsewhere' WHERE name = 'quiet'`);
+    await expect(quiet.handle([event(301)], 'k8')).rejects.toBeInstanceOf(ProjectionMovedOn);
+    expect(await db.query('SELECT n FROM noted WHERE n = 301')).toEqual([]);
+  });
+
   it('refuses a write-only projection that runs a script', async () => {
     const scripted = noting('r', async (sql) => {
       await sql.execScript('DELETE FROM noted');
     });
     await scripted.checkpoints.load('r');
     await expect(scripted.handle([event(200)], 'r1')).rejects.toThrow(/write-only/);
-    expect((await db.query('SELECT count(*)::int AS n FROM noted'))[0]).toEqual({ n: 4 });
+    expect((await db.query('SELECT count(*)::int AS n FROM noted'))[0]).toEqual({ n: 5 });
   });
 });

@@ -27,15 +27,26 @@ export function createSqlProjection(options: {
    * asset has not) says which pages it can write without reading.
    */
   writeOnly?: boolean | ((events: readonly StoredEvent[]) => boolean);
-  /** Called after each batch has committed. */
+  /**
+   * A batch with no events (a typed subscription's page of other events) has only its checkpoint to
+   * write: it is written when this long (ms) has passed since the last write, and otherwise left for
+   * a later batch, whose checkpoint is further on anyway. A restart then reads again at most this
+   * span of events that it does not project. Default 5,000; 0 writes every batch.
+   */
+  idleCheckpointMs?: number;
+  /** Called after each batch with events has committed. */
   onProjected?: () => void;
 }) {
   const { db, name, checkpointTable } = options;
+  const idleCheckpointMs = options.idleCheckpointMs ?? 5_000;
   let expected: string | undefined;
+  /** When the checkpoint was last written (or loaded), by performance.now(). */
+  let writtenAt = Number.NEGATIVE_INFINITY;
   const checkpoints: CheckpointStore = {
     async load() {
       const rows = await db.query<{ cursor: string }>(`SELECT cursor FROM ${checkpointTable} WHERE name = $1`, [name]);
       expected = rows[0]?.cursor;
+      writtenAt = performance.now();
       return expected;
     },
     // Saved with the rows, in `handle`.
@@ -45,6 +56,9 @@ export function createSqlProjection(options: {
     name,
     checkpoints,
     async handle(events: StoredEvent[], cursor: string): Promise<void> {
+      // Nothing to project: the subscription moves on in memory, the stored checkpoint later. A
+      // replica that moved it meanwhile is found out by the next write's check, as always.
+      if (events.length === 0 && expected !== undefined && performance.now() - writtenAt < idleCheckpointMs) return;
       // Rows and checkpoint commit together and replay harmlessly: a commit lost in a crash is
       // projected again from the older checkpoint, so it need not wait for the WAL flush.
       // (SET LOCAL as set_config, in the lock's statement, and the checkpoint checked where it is
@@ -89,7 +103,8 @@ export function createSqlProjection(options: {
         });
       }
       expected = cursor;
-      options.onProjected?.();
+      writtenAt = performance.now();
+      if (events.length > 0) options.onProjected?.();
     },
   };
 }
