@@ -13,7 +13,7 @@ export type {
   StoredEvent,
   SubscribeOptions,
 } from './event-store.ts';
-export { createKurrentEventStore } from './kurrent-event-store.ts';
+export { loadKurrentEventStore } from './load-kurrent-event-store.ts';
 export { createSqlEventStore, type SqlEventStoreOptions } from './sql-event-store.ts';
 export { createSqlProjection, ProjectionMovedOn, type SqlProjection } from './sql-projection.ts';
 export { isVersionConflict, versionConflict } from './version-conflict.ts';

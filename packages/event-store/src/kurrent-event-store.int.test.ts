@@ -1,13 +1,14 @@
 import { createPgliteDatabase } from '@hallmark/sql';
 import { describe } from 'vitest';
 import { describeEventStoreContract } from './event-store.contract.ts';
-import { createKurrentEventStore } from './kurrent-event-store.ts';
+import { loadKurrentEventStore } from './load-kurrent-event-store.ts';
 
 const url = process.env.HALLMARK_ESDB_URL;
 
 if (url) {
   describeEventStoreContract('KurrentDB', async () => {
-    const store = createKurrentEventStore(url);
+    // Loaded as the product loads it (its client only when configured).
+    const store = await loadKurrentEventStore(url);
     // KurrentDB cannot share a transaction with SQL: read models go to a PGlite database of the test's own.
     const db = await createPgliteDatabase();
     return {

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { type BlobStore, createFilesystemBlobStore, createS3BlobStore } from '@hallmark/blob-store';
 import { type Bus, createInProcessBus, createNatsBus, createRequestSigner, parseBusSecret } from '@hallmark/bus';
 import { type Cache, createJournaledCache, createRedisCache } from '@hallmark/cache';
-import { createKurrentEventStore, createSqlEventStore, type EventStore } from '@hallmark/event-store';
+import { createSqlEventStore, type EventStore, loadKurrentEventStore } from '@hallmark/event-store';
 import { createPgliteDatabase, createPostgresDatabase, type SqlDatabase } from '@hallmark/sql';
 import { refusalLogger } from './bus-refusal-log.ts';
 import { type BaseConfig, ConfigError, type DistributedConfig, type EmbeddedConfig } from './config.ts';
@@ -59,7 +59,9 @@ export async function connectDistributed(config: DistributedConfig, service: str
     applicationName: service,
     ...(config.HALLMARK_TLS_CA_FILE ? { tlsCaFile: config.HALLMARK_TLS_CA_FILE } : {}),
   });
-  const eventStore = config.HALLMARK_ESDB_URL ? createKurrentEventStore(config.HALLMARK_ESDB_URL) : await createSqlEventStore(db);
+  const eventStore = config.HALLMARK_ESDB_URL
+    ? await loadKurrentEventStore(config.HALLMARK_ESDB_URL)
+    : await createSqlEventStore(db);
   const cache = createRedisCache({
     url: config.HALLMARK_REDIS_URL,
     keyPrefix: `${config.HALLMARK_NAMESPACE}:`,

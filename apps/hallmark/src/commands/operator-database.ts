@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { migrateAccounts } from '@hallmark/accounts';
 import { type Bus, createNatsBus } from '@hallmark/bus';
-import { createKurrentEventStore, createSqlEventStore, type EventStore } from '@hallmark/event-store';
+import { createSqlEventStore, type EventStore, loadKurrentEventStore } from '@hallmark/event-store';
 import { createPgliteDatabase, createPostgresDatabase, type SqlDatabase } from '@hallmark/sql';
 import { acquireDataDirLock, DataDirInUseError, type DataDirLock } from '../data-dir-lock.ts';
 import { CommandError } from './command-error.ts';
@@ -85,7 +85,7 @@ async function openOperatorDatabase(env: NodeJS.ProcessEnv): Promise<OperatorCon
     }
   }
   await migrateAccounts(db);
-  const eventStore = env.HALLMARK_ESDB_URL ? createKurrentEventStore(env.HALLMARK_ESDB_URL) : await createSqlEventStore(db);
+  const eventStore = env.HALLMARK_ESDB_URL ? await loadKurrentEventStore(env.HALLMARK_ESDB_URL) : await createSqlEventStore(db);
   const bus = env.HALLMARK_NATS_URL
     ? await createNatsBus({
         servers: env.HALLMARK_NATS_URL,
