@@ -68,7 +68,8 @@ interface Row {
 }
 
 async function measureForm(form: 'embedded' | 'distributed'): Promise<Row> {
-  const product = form === 'embedded' ? await startEmbeddedProduct(embeddedEnv) : await startDistributedProduct({}, distributedEnv);
+  const product =
+    form === 'embedded' ? await startEmbeddedProduct(embeddedEnv) : await startDistributedProduct({}, distributedEnv);
   const ceilingOf = () =>
     form === 'embedded' ? pgliteInsertCeiling(connections) : postgresInsertCeiling(product.databaseUrl as string, connections);
   try {
