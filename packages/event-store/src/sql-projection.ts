@@ -67,8 +67,8 @@ export function createSqlProjection(options: {
         text: `SELECT set_config('synchronous_commit', 'off', true), pg_advisory_xact_lock(hashtextextended($1, 0))`,
         params: [`hallmark:projection:${name}`],
       };
-      // Under the lock no other replica moves the checkpoint, so checking it after the rows is
-      // checking it before them: a batch refused there rolls its rows back.
+      // Checked (and moved) first, under the lock, before any row: a batch another replica projected
+      // already is refused before its rows could meet that replica's (a Merkle leaf's key, say).
       const checkpoint: OneTripStatement =
         expected === undefined
           ? {
@@ -82,7 +82,7 @@ export function createSqlProjection(options: {
       const movedOn = () => new ProjectionMovedOn(`Projection ${name} moved on elsewhere; continuing from its checkpoint`);
       const writeOnly = typeof options.writeOnly === 'function' ? options.writeOnly(events) : options.writeOnly;
       if (writeOnly && db.runInOneTrip) {
-        const statements: OneTripStatement[] = [lock];
+        const statements: OneTripStatement[] = [lock, { ...checkpoint, expectRows: true }];
         const collect: SqlExecutor = {
           async query<Row>(text: string, params: readonly unknown[] = []) {
             statements.push({ text, params });
@@ -93,13 +93,13 @@ export function createSqlProjection(options: {
           },
         };
         await options.project(collect, events);
-        const outcome = await db.runInOneTrip([...statements, { ...checkpoint, expectRows: true }]);
+        const outcome = await db.runInOneTrip(statements);
         if (!outcome.committed) throw movedOn();
       } else {
         await db.transaction(async (tx) => {
           await tx.query(lock.text, lock.params);
-          await options.project(tx, events);
           if ((await tx.query(checkpoint.text, checkpoint.params)).length === 0) throw movedOn();
+          await options.project(tx, events);
         });
       }
       expected = cursor;

@@ -1,5 +1,5 @@
 import type { Principal } from '@hallmark/contracts';
-import { createSqlEventStore, type EventStore, type StoredEvent } from '@hallmark/event-store';
+import { createSqlEventStore, type EventStore, ProjectionMovedOn, type StoredEvent } from '@hallmark/event-store';
 import { leafHash, referenceRoot } from '@hallmark/merkle';
 import { appendToAssetHistory, leafInputOf, startAssetHistory } from '@hallmark/provenance';
 import { createPgliteDatabase, type SqlDatabase } from '@hallmark/sql';
@@ -93,6 +93,19 @@ describe('the Merkle projection on PGlite in its worker thread', () => {
     await expectReferenceRoot('obj_c');
     await expectReferenceRoot('code_d');
     expect(await findAssetTree(db, owner, 'obj_c')).toMatchObject({ treeSize: 5 });
+  });
+
+  it('refuses, as moved on, a page of new assets another replica projected meanwhile', async () => {
+    const first = createMerkleProjection(watched);
+    const second = createMerkleProjection(watched);
+    await first.checkpoints.load(first.name);
+    await second.checkpoints.load(second.name);
+    await newAsset('code_e', ['code.generated']);
+    const page = await nextPage();
+    await first.handle(page.events, page.cursor);
+    // The second replica is refused at the checkpoint, before its leaves could meet the first's.
+    await expect(second.handle(page.events, page.cursor)).rejects.toBeInstanceOf(ProjectionMovedOn);
+    await expectReferenceRoot('code_e');
   });
 
   it('refuses a page of new assets that were projected already, instead of forking their trees', async () => {
