@@ -11,8 +11,14 @@ export interface PollingSource {
 }
 
 const retryDelayMs = 1_000;
-/** Quick looks after an empty read that followed a wake-up: 50, 100, … 1,600 ms, about 3 s in all. */
-const maxHorizonRetries = 6;
+/**
+ * Quick looks after an empty read that followed a wake-up: after 50, 100, … 1,600 ms, then every
+ * 1,600 ms, for up to 30 s from the first of them (a transaction of another database on the same
+ * server can hold the readable horizon back that long; a wake for events already read costs about
+ * 20 looks).
+ */
+const quickLookMaxPauseMs = 1_600;
+const quickLooksForMs = 30_000;
 
 /**
  * Catch up from the checkpoint, then follow live: read a page, hand it over, save the checkpoint,
@@ -85,6 +91,8 @@ export function startCatchUpSubscription(
     // soon, a few times with growing pauses, rather than only at the poll interval.
     let woken = false;
     let horizonRetries = 0;
+    /** When the quick looks began (the first empty read after a wake-up), by performance.now(). */
+    let lookingSince: number | undefined;
     try {
       while (!stopping) {
         try {
@@ -101,14 +109,20 @@ export function startCatchUpSubscription(
             ...(types ? { types } : {}),
           });
           if (page.events.length === 0) {
-            const soon: boolean = woken && horizonRetries < maxHorizonRetries;
+            const now = performance.now();
+            if (woken) lookingSince ??= now;
+            const soon: boolean = woken && now - (lookingSince ?? now) < quickLooksForMs;
             horizonRetries = soon ? horizonRetries + 1 : 0;
-            const pause: number = soon ? Math.min(options.pollIntervalMs, 25 * 2 ** horizonRetries) : options.pollIntervalMs;
+            if (!soon) lookingSince = undefined;
+            const pause: number = soon
+              ? Math.min(options.pollIntervalMs, quickLookMaxPauseMs, 25 * 2 ** horizonRetries)
+              : options.pollIntervalMs;
             woken = (await sleep(pause)) || soon;
             continue;
           }
           woken = false;
           horizonRetries = 0;
+          lookingSince = undefined;
           await options.handle(wanted ? page.events.filter((event) => wanted.has(event.type)) : page.events, page.cursor);
           await checkpoints.save(options.name, page.cursor);
           cursor = page.cursor;
