@@ -51,15 +51,11 @@ function groupByAsset(events: readonly StoredEvent[]): Map<string, AssetBatch> {
  * merkle_nodes' key, and the page fails instead of forking a tree.
  */
 export function startsEveryAsset(events: readonly StoredEvent[]): boolean {
-  const seen = new Set<string>();
-  for (const event of events) {
-    const assetId = assetIdOfStream(event.streamId);
-    if (!assetId || seen.has(assetId)) continue;
-    const record = chainedRecordOf(event);
-    if (!record) continue;
-    if (record.sequence !== 1) return false;
-    seen.add(assetId);
-  }
+  return startsEvery(groupByAsset(events));
+}
+
+function startsEvery(batches: Map<string, AssetBatch>): boolean {
+  for (const batch of batches.values()) if (batch.first.sequence !== 1) return false;
   return true;
 }
 
@@ -104,7 +100,7 @@ async function readTreeTops(tx: SqlExecutor, assetIds: readonly string[]): Promi
 export async function projectEvents(tx: SqlExecutor, events: readonly StoredEvent[]): Promise<void> {
   const batches = groupByAsset(events);
   if (batches.size === 0) return;
-  const { sizes, frontiers: known } = startsEveryAsset(events)
+  const { sizes, frontiers: known } = startsEvery(batches)
     ? { sizes: new Map<string, number>(), frontiers: new Map<string, Map<string, Hash>>() }
     : await readTreeTops(tx, [...batches.keys()]);
 
