@@ -15,6 +15,7 @@ import { Namespace } from 'kubernetes-models/v1/Namespace';
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
 import { parseAllDocuments } from 'yaml';
+import { createUnknownFieldsCheck, type UnknownFields } from './kubernetes-fields.ts';
 
 // Docker cannot run here, so CI checks the deployment files against the code instead:
 // they parse, carry the fields Kubernetes and Compose need, and name only images, services,
@@ -50,31 +51,44 @@ type Doc = Record<string, any>;
 
 /**
  * The Kubernetes API's JSON schemas, by apiVersion and kind, as the kubernetes-models package ships
- * them (nothing is fetched): wrong types, missing required fields and bad enum values fail. Unknown
- * fields pass (its schemas do not forbid them); the checks below cover the fields that matter here.
+ * them (nothing is fetched): wrong types, missing required fields and bad enum values fail. Its
+ * schemas let unknown fields pass, so those are found from the package's type declarations
+ * (kubernetes-fields.ts), as kubectl's strict field validation would refuse them.
  */
-const schemas: Record<string, new (data: never) => { validate(): void }> = {
-  'apps/v1 Deployment': Deployment,
-  'autoscaling/v2 HorizontalPodAutoscaler': HorizontalPodAutoscaler,
-  'batch/v1 Job': Job,
-  'networking.k8s.io/v1 Ingress': Ingress,
-  'networking.k8s.io/v1 NetworkPolicy': NetworkPolicy,
-  'policy/v1 PodDisruptionBudget': PodDisruptionBudget,
-  'v1 ConfigMap': ConfigMap,
-  'v1 Namespace': Namespace,
-  'v1 Secret': Secret,
-  'v1 Service': Service,
+const kinds: Record<string, { model: new (data: never) => { validate(): void }; module: string }> = {
+  'apps/v1 Deployment': { model: Deployment, module: 'kubernetes-models/apps/v1/Deployment' },
+  'autoscaling/v2 HorizontalPodAutoscaler': {
+    model: HorizontalPodAutoscaler,
+    module: 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler',
+  },
+  'batch/v1 Job': { model: Job, module: 'kubernetes-models/batch/v1/Job' },
+  'networking.k8s.io/v1 Ingress': { model: Ingress, module: 'kubernetes-models/networking.k8s.io/v1/Ingress' },
+  'networking.k8s.io/v1 NetworkPolicy': { model: NetworkPolicy, module: 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy' },
+  'policy/v1 PodDisruptionBudget': { model: PodDisruptionBudget, module: 'kubernetes-models/policy/v1/PodDisruptionBudget' },
+  'v1 ConfigMap': { model: ConfigMap, module: 'kubernetes-models/v1/ConfigMap' },
+  'v1 Namespace': { model: Namespace, module: 'kubernetes-models/v1/Namespace' },
+  'v1 Secret': { model: Secret, module: 'kubernetes-models/v1/Secret' },
+  'v1 Service': { model: Service, module: 'kubernetes-models/v1/Service' },
 };
 
-function schemaProblem(doc: Doc): string | undefined {
-  const Model = schemas[`${doc.apiVersion} ${doc.kind}`];
-  if (!Model) return `no schema for ${doc.apiVersion} ${doc.kind} (add the kind to infra/validate.ts)`;
+let unknownFields: UnknownFields | undefined;
+
+function schemaProblems(doc: Doc): string[] {
+  const kind = kinds[`${doc.apiVersion} ${doc.kind}`];
+  if (!kind) return [`no schema for ${doc.apiVersion} ${doc.kind} (add the kind to infra/validate.ts)`];
+  const problems: string[] = [];
   try {
-    new Model(structuredClone(doc) as never).validate();
-    return undefined;
+    new kind.model(structuredClone(doc) as never).validate();
   } catch (error) {
-    return `does not match the Kubernetes schema: ${error instanceof Error ? error.message : String(error)}`;
+    problems.push(`does not match the Kubernetes schema: ${error instanceof Error ? error.message : String(error)}`);
   }
+  unknownFields ??= createUnknownFieldsCheck(
+    Object.fromEntries(
+      Object.entries(kinds).map(([name, { module }]) => [name, { module, interfaceName: `I${name.split(' ')[1]}` }]),
+    ),
+  );
+  for (const path of unknownFields(doc)) problems.push(`unknown field ${path} (kubectl's strict field validation refuses it)`);
+  return problems;
 }
 
 /** Whether a label selector (matchLabels, matchExpressions with In/NotIn/Exists) selects pods with these labels. */
@@ -140,8 +154,7 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
     const where = `infra/k8s/${doc.file} ${doc.kind}/${doc.metadata?.name}`;
     if (!doc.apiVersion || !doc.kind || !doc.metadata?.name) problems.push(`${where}: needs apiVersion, kind and metadata.name`);
     const { file: _file, ...manifest } = doc;
-    const schema = schemaProblem(manifest);
-    if (schema) problems.push(`${where}: ${schema}`);
+    for (const problem of schemaProblems(manifest)) problems.push(`${where}: ${problem}`);
   }
   const configMap = docs.find((doc) => doc.kind === 'ConfigMap')?.data ?? {};
   const secret = docs.find((doc) => doc.kind === 'Secret')?.stringData ?? {};

@@ -99,6 +99,13 @@ describe('deployment files', () => {
     // A wrong field type only the Kubernetes schema knows about.
     edit('gateway.yaml', ['replicas: 2', 'replicas: two']);
     edit('verify-service.yaml', ['- { name: probes, containerPort: 9090 }', '- { name: probes, containerPort: "9090" }']);
+    // Misspelt fields the schemas let through and kubectl's strict field validation refuses: a
+    // container's, a pod's (one level too deep), and the Service's.
+    edit('gateway.yaml', ['          resources:', '          resouces:'], ['      labels: {', '      lables: {']);
+    edit('verify-service.yaml', [
+      '  selector: { app.kubernetes.io/name: verify-service }\n  ports:',
+      '  selectors: { app.kubernetes.io/name: verify-service }\n  ports:',
+    ]);
     // A container that may write its root filesystem and keeps its capabilities, run through tsx.
     edit(
       'code-service.yaml',
@@ -140,6 +147,9 @@ describe('deployment files', () => {
         expect.stringMatching(
           /Deployment\/verify-service: does not match the Kubernetes schema: .*containerPort must be integer/,
         ),
+        "infra/k8s/gateway.yaml Deployment/gateway: unknown field spec.template.spec.containers[0].resouces (kubectl's strict field validation refuses it)",
+        "infra/k8s/gateway.yaml Deployment/gateway: unknown field spec.template.metadata.lables (kubectl's strict field validation refuses it)",
+        "infra/k8s/verify-service.yaml Service/verify-service: unknown field spec.selectors (kubectl's strict field validation refuses it)",
         'Deployment/code-service container code-service: readOnlyRootFilesystem must be true',
         'Deployment/code-service container code-service: capabilities must drop ALL',
         expect.stringContaining('Deployment/code-service: command must pass --conditions=hallmark-compiled'),
