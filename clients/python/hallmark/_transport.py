@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import heapq
 import http.client
+import itertools
 import json
 import select
+import socket
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +50,60 @@ def _closed_by_peer(connection: http.client.HTTPConnection) -> bool:
     return bool(readable)
 
 
+class _Watchdog:
+    """One daemon thread that shuts down the sockets of attempts still running at their deadline.
+
+    http.client's timeout bounds each socket operation, so a server that sends one byte at a time
+    could hold an attempt for ever; shutting its socket down makes the blocked read fail at once.
+    """
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._deadlines: list[tuple[float, int]] = []
+        self._cuts: dict[int, socket.socket] = {}
+        self._numbers = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, sock: socket.socket, deadline: float) -> int:
+        with self._condition:
+            number = next(self._numbers)
+            self._cuts[number] = sock
+            heapq.heappush(self._deadlines, (deadline, number))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="hallmark-deadlines", daemon=True)
+                self._thread.start()
+            self._condition.notify()
+            return number
+
+    def release(self, number: int) -> bool:
+        """Stops watching; False when the deadline had already passed and the socket was shut down."""
+        with self._condition:
+            return self._cuts.pop(number, None) is not None
+
+    def _run(self) -> None:
+        with self._condition:
+            while True:
+                while self._deadlines and self._deadlines[0][1] not in self._cuts:
+                    heapq.heappop(self._deadlines)
+                if not self._deadlines:
+                    self._condition.wait()
+                    continue
+                deadline, number = self._deadlines[0]
+                left = deadline - time.monotonic()
+                if left > 0:
+                    self._condition.wait(left)
+                    continue
+                heapq.heappop(self._deadlines)
+                sock = self._cuts.pop(number)
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+
+_watchdog = _Watchdog()
+
+
 class Transport:
     def __init__(self, base_url: str) -> None:
         parts = urlsplit(base_url)
@@ -81,16 +139,32 @@ class Transport:
             connection.close()
 
     def send(self, method: str, target: str, headers: Mapping[str, str], body: bytes | None, timeout: float) -> RawResponse:
-        """One attempt. Raises OSError or http.client.HTTPException when no answer came."""
+        """One attempt, the answer read whole within `timeout` seconds from its start.
+
+        Raises OSError (TimeoutError past the deadline) or http.client.HTTPException when no whole
+        answer came.
+        """
+        deadline = time.monotonic() + timeout
         connection = self._connection(timeout)
+        watched: int | None = None
         try:
+            if connection.sock is None:
+                connection.connect()
+            if connection.sock is None:
+                raise ConnectionError("no connection")
+            watched = _watchdog.watch(connection.sock, deadline)
             connection.request(method, self.prefix + target, body=body, headers=dict(headers))
             response = connection.getresponse()
             content = response.read()
-        except BaseException:
+        except BaseException as error:
             self._drop()
+            if watched is not None and not _watchdog.release(watched):
+                raise TimeoutError(f"no whole answer within {timeout} s") from error
             raise
-        if response.will_close:
+        if watched is not None and not _watchdog.release(watched):
+            # The deadline passed as the answer ended: it is whole, but its socket was shut down.
+            self._drop()
+        elif response.will_close:
             self._drop()
         return RawResponse(
             status=response.status,

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 #   "409:<seconds>"      answer 409 CONFLICT with that Retry-After (an Idempotency-Key whose first attempt still runs)
 #   "reset"              close the connection without an answer
 #   "sleep:<seconds>"    wait, then pass it on
+#   "drip:<seconds>"     pass it on, then send the answer's body one byte at a time, that long apart
 Action = str
 
 
@@ -82,6 +83,22 @@ def _handler(proxy: FaultyProxy) -> Callable[..., BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(body)
 
+        def _drip(self, status: int, body: bytes, headers: dict[str, str], pause: float) -> None:
+            self.close_connection = True
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("content-length", str(len(body)))
+            self.send_header("connection", "close")
+            self.end_headers()
+            try:
+                for index in range(len(body)):
+                    self.wfile.write(body[index : index + 1])
+                    self.wfile.flush()
+                    time.sleep(pause)
+            except OSError:
+                pass  # the client gave up and closed the connection
+
         def _forward(self, body: bytes) -> tuple[int, bytes, dict[str, str]]:
             connection = http.client.HTTPConnection(target.hostname or "127.0.0.1", target.port or 80, timeout=30)
             try:
@@ -122,6 +139,9 @@ def _handler(proxy: FaultyProxy) -> Callable[..., BaseHTTPRequestHandler]:
             if action.startswith("sleep:"):
                 time.sleep(float(action.split(":", 1)[1]))
             status, content, headers = self._forward(body)
+            if action.startswith("drip:"):
+                self._drip(status, content, headers, float(action.split(":", 1)[1]))
+                return
             if action == "forward-then-503":
                 self._answer(503, _envelope("SERVICE_UNAVAILABLE", "answer lost on purpose"), json_type)
                 return

@@ -147,6 +147,21 @@ def test_a_slow_answer_times_out_and_is_retried(proxy: FaultyProxy, brand: Brand
     assert through(proxy, brand, timeout=0.5, max_retries=1).keys.list().first_page().attempts == 2
 
 
+def test_an_answer_that_trickles_in_times_out_at_the_call_deadline(proxy: FaultyProxy, brand: Brand) -> None:
+    # Each byte comes well within the timeout, the whole answer far outside it: the timeout bounds
+    # the attempt, not each read, so a server sending a byte at a time cannot hold the call.
+    proxy.script = ["drip:0.05"]
+    started = time.monotonic()
+    with pytest.raises(APITimeoutError):
+        through(proxy, brand, timeout=0.5, max_retries=0).keys.list().first_page()
+    assert time.monotonic() - started < 1.5
+    # A slow answer that ends within the timeout is read whole, and the next call works.
+    proxy.script = ["drip:0.0005"]
+    client = through(proxy, brand, timeout=10, max_retries=0)
+    assert client.keys.list().first_page().data
+    assert client.keys.list().first_page().data
+
+
 def test_a_refusal_is_not_retried(proxy: FaultyProxy, brand: Brand) -> None:
     with pytest.raises(ValidationError) as raised:
         through(proxy, brand).keys.create(name="", scopes=["assets:read"])
