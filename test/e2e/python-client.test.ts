@@ -2,7 +2,7 @@
 // Its pytest suite (clients/python/tests) proves the behaviours over real HTTP: retries through a proxy
 // that fails on purpose (one code for a POST that met 503 twice), Retry-After, paging 2,500 keys,
 // every error code's class, offline verification and export audits that agree with the server, and a
-// delivered webhook's signatures. Then mypy --strict over the package. Debian's python3-pytest,
+// delivered webhook's signatures. Then mypy --strict over the package and its tests. Debian's python3-pytest,
 // python3-cryptography and mypy are required (.ci/run installs them): without them these tests fail.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -120,6 +120,14 @@ describe.each([
 it('passes mypy --strict', async () => {
   const probe = await run(python, ['-c', 'import mypy']);
   expect(probe.code, `${probe.output}\nmypy is missing: apt-get install -y mypy (Debian's package; .ci/run installs it)`).toBe(0);
-  const { code, output } = await run(python, ['-m', 'mypy', '--strict', '--no-incremental', 'clients/python/hallmark']);
+  // The package and its tests: the tests call the package as a user's typed code would.
+  const { code, output } = await run(python, [
+    '-m',
+    'mypy',
+    '--strict',
+    '--no-incremental',
+    'clients/python/hallmark',
+    'clients/python/tests',
+  ]);
   expect(code, output).toBe(0);
 }, 120_000);

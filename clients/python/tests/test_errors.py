@@ -65,7 +65,10 @@ def _provokers(brand: Brand, operator: Hallmark, base_url: str) -> dict[str, Cal
     made = client.codes.generate(gtin=brand.gtin(), serial_number=brand.serial())
     reused_key = f"reuse-{uuid.uuid4()}"
     client.codes.generate(gtin=brand.gtin(), serial_number=brand.serial(), idempotency_key=reused_key)
-    as_key = lambda key: Hallmark(key, base_url=base_url, max_retries=0)  # noqa: E731
+
+    def as_key(key: str) -> Hallmark:
+        return Hallmark(key, base_url=base_url, max_retries=0)
+
     bad_gtin = brand.gtin()[:13] + str((int(brand.gtin()[13]) + 1) % 10)
     return {
         "MISSING_API_KEY": lambda: as_key("").keys.list().first_page(),

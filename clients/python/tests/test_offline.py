@@ -67,7 +67,7 @@ def test_a_code_verifies_offline_as_online(client: Hallmark, code: dict[str, str
     assert agree(client, tampered_serial, jwks) == ("COUNTERFEIT", False)
     forged = re.sub(r"sig=[^&]+", "sig=" + ("B" * 85 + "A"), code["url"])
     assert agree(client, forged, jwks) == ("COUNTERFEIT", False)
-    test_keys_only = {"keys": [k for k in jwks["keys"] if k.get("hallmark_environment") == "test"]}  # type: ignore[attr-defined]
+    test_keys_only = {"keys": [k for k in jwks["keys"] if k.get("hallmark_environment") == "test"]}
     assert not verify_offline(code["url"], test_keys_only).valid, "a live code needs a live key"
 
 
@@ -120,7 +120,7 @@ def test_an_export_audits_offline_and_a_changed_one_does_not(client: Hallmark, c
         changed = copy.deepcopy(export)
         changed["events"][0]["data"]["tampered"] = True
         assert not audit_export(changed, jwks).valid
-        foreign = {"keys": [{**k, "hallmark_account": "acc_other"} for k in jwks["keys"]]}  # type: ignore[union-attr]
+        foreign = {"keys": [{**k, "hallmark_account": "acc_other"} for k in jwks["keys"]]}
         refused = audit_export(export, foreign)
         assert not refused.valid and "not by a key of the asset's account" in refused.problems[0]
 
