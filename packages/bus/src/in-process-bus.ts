@@ -75,11 +75,16 @@ const copy = jsonCopy;
  */
 export interface InProcessHub {
   connect(options?: InProcessConnectionOptions): Bus;
+  /** How many events the hub holds: published, not yet acknowledged by every durable consumer. */
+  keptEvents(): number;
 }
 
 /**
- * Kept events are bounded, like a JetStream stream with a message limit: past `maxEvents` the
- * oldest are dropped, so a process that publishes every scan does not grow without end.
+ * Kept events are those some durable consumer has not acknowledged yet, as in a JetStream stream
+ * with interest retention: once every durable consumer the hub knows (running or stopped) has
+ * acknowledged an event, it is dropped, so a process that publishes every scan holds only the scans
+ * its consumers have not stored yet. Before any durable consumer exists every event is kept, for
+ * the first one to read. Either way at most `maxEvents` are kept, the oldest dropped past it.
  */
 export function createInProcessHub(options: { maxEvents?: number } = {}): InProcessHub {
   const maxEvents = options.maxEvents ?? 100_000;
@@ -106,7 +111,18 @@ export function createInProcessHub(options: { maxEvents?: number } = {}): InProc
     );
   };
 
+  /** Drops the events every durable consumer has acknowledged; none while there is no durable consumer. */
+  const dropAcknowledged = () => {
+    if (durables.size === 0 || events.length === 0) return;
+    let lowest = Number.POSITIVE_INFINITY;
+    for (const durable of durables.values()) lowest = Math.min(lowest, durable.acknowledged);
+    const acknowledgedByAll = firstAfter(events, lowest);
+    if (acknowledgedByAll > 0) events.splice(0, acknowledgedByAll);
+  };
+
   return {
+    keptEvents: () => events.length,
+
     connect(options = {}): Bus {
       const inFlight = new InFlight();
       const served = new Map<Server, string>();
@@ -222,6 +238,7 @@ export function createInProcessHub(options: { maxEvents?: number } = {}): InProc
               if (batch.length === 0) {
                 // Nothing of ours is pending: move past other subjects' events and wait.
                 durable.acknowledged = Math.max(durable.acknowledged, events.at(-1)?.sequence ?? 0);
+                dropAcknowledged();
                 await pause();
                 continue;
               }
@@ -240,6 +257,7 @@ export function createInProcessHub(options: { maxEvents?: number } = {}): InProc
               try {
                 await inFlight.track(deliver(consumeOptions, deliveries));
                 durable.acknowledged = (batch.at(-1) as StoredBusEvent).sequence;
+                dropAcknowledged();
                 attempts = 0;
               } catch {
                 attempts++;

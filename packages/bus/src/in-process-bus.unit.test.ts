@@ -32,4 +32,44 @@ describe('in-process bus retention', () => {
     await consumer.stop();
     expect(seen).toEqual([3, 4, 5]);
   });
+
+  const until = async (done: () => boolean) => {
+    const deadline = Date.now() + 5_000;
+    while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+  };
+
+  it('drops an event once every durable consumer acknowledged it, and keeps it for one that is stopped', async () => {
+    const hub = createInProcessHub();
+    const bus = hub.connect();
+    // No durable consumer yet: everything is kept for the first one.
+    for (let n = 1; n <= 10; n++) await bus.publishEvent('retention.test', { n });
+    expect(hub.keptEvents()).toBe(10);
+    const seen = { a: [] as number[], b: [] as number[] };
+    const consume = (name: 'a' | 'b') =>
+      bus.consumeEvents({
+        durable: `retention-${name}`,
+        subject: 'retention.test',
+        handleBatch: async (events) => void seen[name].push(...events.map((event) => (event.payload as { n: number }).n)),
+      });
+    const a = await consume('a');
+    let b = await consume('b');
+    for (let n = 11; n <= 1_000; n++) await bus.publishEvent('retention.test', { n });
+    await until(() => seen.a.length === 1_000 && seen.b.length === 1_000);
+    expect(seen.a).toEqual(Array.from({ length: 1_000 }, (_, i) => i + 1));
+    expect(seen.b).toEqual(seen.a);
+    await until(() => hub.keptEvents() === 0);
+    expect(hub.keptEvents()).toBe(0);
+
+    // A stopped durable consumer still holds what it has not acknowledged, and gets it when it resumes.
+    await b.stop();
+    for (let n = 1_001; n <= 1_010; n++) await bus.publishEvent('retention.test', { n });
+    await until(() => seen.a.length === 1_010);
+    expect(hub.keptEvents()).toBe(10);
+    b = await consume('b');
+    await until(() => seen.b.length === 1_010);
+    expect(seen.b.slice(1_000)).toEqual(Array.from({ length: 10 }, (_, i) => 1_001 + i));
+    await until(() => hub.keptEvents() === 0);
+    expect(hub.keptEvents()).toBe(0);
+    await Promise.all([a.stop(), b.stop()]);
+  });
 });
