@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import jsQRModule from 'jsqr';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { earlyInWindow } from '../support/client-address.ts';
 import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
 
 // jsqr is CommonJS exporting `default`: depending on the loader the function is the import or its `default`.
@@ -222,6 +223,8 @@ describe('POST /code/generate/batch', () => {
     const ownGtin = '09506000134376';
     await api('POST', `/accounts/${created.body.account.id}/gtins`, { key: operator, body: { gtin: ownGtin } });
     const items = Array.from({ length: 60 }, () => ({ gtin: ownGtin, serialNumber: nextSerial() }));
+    // The quota counts per UTC day (the product's clock is the machine's here): both requests in one day.
+    await earlyInWindow(86_400_000, 30_000);
     const first = await api('POST', '/code/generate/batch', { key: free, body: { items } });
     expect(first.status).toBe(200);
     expect(first.headers.get('x-ratelimit-remaining')).toBe('40');

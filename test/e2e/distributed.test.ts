@@ -7,6 +7,7 @@ import { auditExport, type ComplianceExportDocument, type JsonWebKeySet } from '
 import { createPostgresDatabase, createTestDatabase, type TestDatabase } from '@hallmark/sql';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { earlyInWindow } from '../support/client-address.ts';
 import { freePort } from '../support/distributed-product.ts';
 import { call as callApi } from '../support/embedded.ts';
 import { type ServiceProcess, startServiceProcess } from '../support/service-process.ts';
@@ -290,6 +291,8 @@ describe('distributed form: two gateways share keys and limits', () => {
       expect(key.status).toBe(201);
       sandboxes.push(key.body.secret);
     }
+    // The daily 100 counts per UTC day: all 300 requests in one day.
+    await earlyInWindow(86_400_000, 30_000);
     const responses = await Promise.all(
       Array.from({ length: 300 }, (_, i) =>
         api(i % 2 === 0 ? gatewayUrl : secondGatewayUrl, 'GET', '/keys?limit=1', sandboxes[i % 3] as string),

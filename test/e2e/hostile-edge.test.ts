@@ -2,6 +2,7 @@ import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { generateEd25519KeyPair } from '@hallmark/crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { earlyInWindow } from '../support/client-address.ts';
 import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { type ApiResponse, call, type EmbeddedRunningProduct, startEmbeddedProduct } from '../support/embedded.ts';
 import { startServiceProcess } from '../support/service-process.ts';
@@ -236,9 +237,24 @@ describe.each([
         ),
       );
 
+    /**
+     * The burst from one client address, sent early in a clock second, with the refusals it is owed:
+     * the limit counts per fixed clock second, so each second the burst spanned lets publicLimit
+     * through. Sent again (in a later second: fresh counts) when it spanned more than three.
+     */
+    async function limitedBurst(product: Gateway, forwardedFor: (index: number) => string) {
+      for (let attempt = 1; ; attempt++) {
+        const first = await earlyInWindow(1_000, 1_000, 5);
+        const statuses = await hammer(product, forwardedFor);
+        const spanned = Math.floor(Date.now() / 1_000) - first + 1;
+        if (spanned <= 3) return { statuses, owed: burst - spanned * publicLimit };
+        if (attempt === 5) throw new Error(`five bursts in a row spanned more than 3 s (the last ${spanned} s)`);
+      }
+    }
+
     it('off (the default): a forged X-Forwarded-For does not buy a new bucket on the public routes', async () => {
-      const statuses = await hammer(limited, (index) => `198.51.100.${index + 1}`);
-      expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(burst - 3 * publicLimit);
+      const { statuses, owed } = await limitedBurst(limited, (index) => `198.51.100.${index + 1}`);
+      expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(owed);
       expect(statuses.filter((status) => status !== 429).every((status) => status === 404)).toBe(true);
     });
 
@@ -248,8 +264,8 @@ describe.each([
       expect(distinct.filter((status) => status === 429)).toEqual([]);
       expect(distinct.filter((status) => status === 404).length).toBeGreaterThanOrEqual(burst - 2);
       // The proxy appends the address it saw; what the client wrote before it is not trusted.
-      const oneClient = await hammer(proxied, (index) => `10.9.${index}.1, 192.0.2.77`);
-      expect(oneClient.filter((status) => status === 429).length).toBeGreaterThanOrEqual(burst - 3 * publicLimit);
+      const oneClient = await limitedBurst(proxied, (index) => `10.9.${index}.1, 192.0.2.77`);
+      expect(oneClient.statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(oneClient.owed);
     });
 
     it('one hop: the request log names the forwarded client, not the proxy', async () => {

@@ -24,6 +24,8 @@ interface ReportsForm {
   pastReloadWindow(): string | undefined;
   /** The client whose public reports no earlier test counted (the per-address limit is per hour): as above. */
   freshHour(): string | undefined;
+  /** The product's clock, in ms (the embedded form's moves; the distributed form's is the machine's). */
+  now(): number;
   /** Restarts what holds the codes' blocks: the embedded product on its data folder, or verify-service. */
   restart(): Promise<void>;
   stop(): Promise<void>;
@@ -43,6 +45,7 @@ async function startEmbeddedForm(env: Record<string, string>): Promise<ReportsFo
       test.clock.advance(3_600_000);
       return undefined;
     },
+    now: () => test.clock.now().getTime(),
     async restart() {
       test = await restartTestProduct(test);
       form.url = test.url;
@@ -61,6 +64,7 @@ async function startDistributedForm(env: Record<string, string>): Promise<Report
     query: (text, params) => db.query(text, params),
     pastReloadWindow: newClientAddress,
     freshHour: newClientAddress,
+    now: () => Date.now(),
     async restart() {
       await product.restart('verify-service-1');
       await waitFor(
@@ -86,6 +90,18 @@ let other: string;
 const gtin = '09506000134369';
 const reportsPerAccount = 6;
 const reportsPerAddress = 3;
+const hourMs = 3_600_000;
+
+/**
+ * The report limits count per fixed clock hour (of the product's clock): a test that must have all
+ * its reports in one hour waits, when the hour has less than `neededMs` left, until the next one
+ * has begun. Answers the hour.
+ */
+async function earlyEnoughInHour(neededMs: number): Promise<number> {
+  const left = hourMs - (form.now() % hourMs);
+  if (left < neededMs) await new Promise((resolve) => setTimeout(resolve, left + 20));
+  return Math.floor(form.now() / hourMs);
+}
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
 type Json = Record<string, any>;
@@ -340,6 +356,8 @@ describe.each([
       const client = form.freshHour();
       // An account that has reported nothing yet (the distributed form's hour is the machine's).
       const { key: rival } = await account('Rival reporting too much');
+      // Each limit's reports and its refusal in one hour: an hour's end in between would count afresh.
+      const hour = await earlyEnoughInHour(30_000);
       for (let i = 0; i < reportsPerAccount; i++) {
         const accepted = await api('POST', '/code/report', { key: rival, body: { url: code.url } });
         expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);
@@ -363,6 +381,7 @@ describe.each([
         (report) => report.serial === code.serial && report.source === 'resolver',
       );
       expect(pending).toHaveLength(reportsPerAddress);
+      expect(Math.floor(form.now() / hourMs), 'all the reports in one hour').toBe(hour);
     });
   });
 

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createPostgresDatabase, type SqlDatabase } from '@hallmark/sql';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { earlyInWindow } from '../support/client-address.ts';
 import { type RunningProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { startTestProduct, type TestProduct } from '../support/embedded.ts';
 
@@ -466,6 +467,8 @@ describe('Idempotency-Key, embedded', () => {
     expect((await api('POST', `/accounts/${free.id}/gtins`, { key: operator, body: { prefix: '4006381' } })).status).toBe(201);
     const idempotencyKey = `idem-${randomUUID()}`;
     const body = { gtin: '04006381333931', serialNumber: nextSerial() };
+    // The quota counts per UTC day (the product's clock is the machine's here): both generates in one day.
+    await earlyInWindow(86_400_000, 30_000);
     const first = await api('POST', '/code/generate', { key: free.key, idempotencyKey, body });
     expect(first.status, first.text).toBe(201);
     const remaining = Number(first.headers.get('x-ratelimit-remaining'));

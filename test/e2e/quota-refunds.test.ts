@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { earlyInWindow } from '../support/client-address.ts';
 import { call, startTestProduct, type TestProduct } from '../support/embedded.ts';
 
 // Quota is spent only for accepted work (#17): a batch whose items fail validation, a generate
@@ -29,6 +30,8 @@ afterAll(async () => {
 
 describe('quota spent only for accepted work', () => {
   it('gives back the quota of refused batch items and of refused generates, so the day’s 100 can all be made', async () => {
+    // The quota counts per UTC day (the product's clock is the machine's here): every request in one day.
+    await earlyInWindow(86_400_000, 30_000);
     // 100 items, 60 of them refused (a GTIN with a wrong check digit): 40 spent.
     const items = Array.from({ length: 100 }, (_, i) =>
       i < 40 ? { gtin, serialNumber: `OK-${i}` } : { gtin: '09506000134353', serialNumber: `BAD-${i}` },

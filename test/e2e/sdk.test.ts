@@ -250,6 +250,33 @@ async function rejection(promise: PromiseLike<unknown>): Promise<APIError> {
   throw new Error('expected the call to fail');
 }
 
+/**
+ * The per-second limit counts per fixed clock second (of the product's clock). Runs `run` just after
+ * a second begins and answers its result when the last request it counts on (`run` answers when
+ * that one was answered) was answered within that second; else runs it again in a later second,
+ * whose counts are fresh, up to five times.
+ */
+async function withinOneSecond<T>(run: () => Promise<{ result: T; lastAnsweredAt: number }>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 1000 - (t.clock.now().getTime() % 1000) + 5));
+    const second = Math.floor(t.clock.now().getTime() / 1000);
+    const { result, lastAnsweredAt } = await run();
+    if (Math.floor(lastAnsweredAt / 1000) === second) return result;
+    if (attempt === 5) throw new Error('five runs in a row spilled into the next second: the machine is too slow for this test');
+  }
+}
+
+/** `checkingFetch` that also tells `answered` the product's time each answer (or failure) came back. */
+const timedFetch =
+  (answered: (atMs: number) => void): typeof fetch =>
+  async (input, init) => {
+    try {
+      return await checkingFetch(input, init);
+    } finally {
+      answered(t.clock.now().getTime());
+    }
+  };
+
 const seenErrorCodes = new Set<string>();
 async function expectErrorClass(promise: PromiseLike<unknown>, ErrorClass: typeof APIError, code: string) {
   const error = await rejection(promise);
@@ -334,20 +361,25 @@ describe('retries through a proxy that fails on purpose', () => {
 
   it('429 waits for Retry-After and then succeeds', async () => {
     const { apiKey } = await operator.accounts.create({ name: 'Small shop', tier: 'free', environment: 'live' });
-    const small = client(apiKey.secret);
-    // Spend the free tier's per-second burst (20) at the start of a second, then call once more.
-    await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 5));
-    const burst = await Promise.all(
-      Array.from({ length: 25 }, () => fetch(`${t.url}/api/v1/accounts/me`, { headers: { 'x-api-key': apiKey.secret } })),
-    );
+    const answeredAt: number[] = [];
+    const small = client(apiKey.secret, { fetch: timedFetch((atMs) => answeredAt.push(atMs)) });
+    // Spend the free tier's per-second burst (20) at the start of a second, then call once more: the
+    // call's first attempt has to be counted in the burst's second, so a run that spilled into the
+    // next one is run again.
+    const { burst, me, attempts } = await withinOneSecond(async () => {
+      const burst = await Promise.all(
+        Array.from({ length: 25 }, () => fetch(`${t.url}/api/v1/accounts/me`, { headers: { 'x-api-key': apiKey.secret } })),
+      );
+      const before = forwarded.length;
+      answeredAt.length = 0;
+      const me = await small.accounts.me();
+      return { result: { burst, me, attempts: forwarded.slice(before) }, lastAnsweredAt: answeredAt[0] ?? Number.NaN };
+    });
     const refused = burst.filter((answer) => answer.status === 429);
     expect(refused.length).toBeGreaterThan(0);
     const retryAfter = Number(refused[0]?.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(0);
-    const before = forwarded.length;
-    const me = await small.accounts.me();
     expect(me.account.name).toBe('Small shop');
-    const attempts = forwarded.slice(before);
     expect(attempts.map((entry) => entry.status)).toEqual([429, 200]);
     const waited = (attempts[1]?.at ?? 0) - (attempts[0]?.at ?? 0);
     // It waited what Retry-After asked (less the time the 429 took to come back).
@@ -785,11 +817,23 @@ describe('errors from the running server, each as its class', () => {
       'SERVICE_UNAVAILABLE',
     );
     const { apiKey: tiny } = await operator.accounts.create({ name: 'Tiny', tier: 'free', environment: 'live' });
-    await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 5));
-    await Promise.all(
-      Array.from({ length: 30 }, () => fetch(`${t.url}/api/v1/accounts/me`, { headers: { 'x-api-key': tiny.secret } })),
-    );
-    await expectErrorClass(client(tiny.secret, { maxRetries: 0 }).accounts.me(), RateLimitedError, 'RATE_LIMITED');
+    // Past the free tier's 20 a second, then one call in the same clock second (run again if it spilled into the next).
+    let tinyAnsweredAt = Number.NaN;
+    const tinyClient = client(tiny.secret, { maxRetries: 0, fetch: timedFetch((atMs) => (tinyAnsweredAt = atMs)) });
+    const { limited } = await withinOneSecond(async () => {
+      await Promise.all(
+        Array.from({ length: 30 }, () => fetch(`${t.url}/api/v1/accounts/me`, { headers: { 'x-api-key': tiny.secret } })),
+      );
+      tinyAnsweredAt = Number.NaN;
+      const limited = tinyClient.accounts.me();
+      // Settled here; its outcome is checked below, once it fell in the burst's second.
+      await limited.then(
+        () => undefined,
+        () => undefined,
+      );
+      return { result: { limited }, lastAnsweredAt: tinyAnsweredAt };
+    });
+    await expectErrorClass(limited, RateLimitedError, 'RATE_LIMITED');
 
     // Last, as they move the product's clock: an expired key, and a transfer code past its 72 h.
     const shortLived = await hallmark.keys.create({ name: 'short', scopes: ['assets:verify'], expiresIn: '1h' });
