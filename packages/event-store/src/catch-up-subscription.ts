@@ -88,8 +88,11 @@ export function startCatchUpSubscription(
     let loaded = false;
     // Woken for events that a read then did not find: a transaction older than theirs (in any
     // database of the server) was still in flight, holding the readable horizon back. Look again
-    // soon, a few times with growing pauses, rather than only at the poll interval.
-    let woken = false;
+    // soon, a few times with growing pauses, rather than only at the poll interval. The start counts
+    // as a wake until the first empty read (the end of the catch-up): events appended before the
+    // watch began, and held back then, bring no notification.
+    let woken = true;
+    let caughtUp = false;
     let horizonRetries = 0;
     /** When the quick looks began (the first empty read after a wake-up), by performance.now(). */
     let lookingSince: number | undefined;
@@ -114,13 +117,14 @@ export function startCatchUpSubscription(
             const soon: boolean = woken && now - (lookingSince ?? now) < quickLooksForMs;
             horizonRetries = soon ? horizonRetries + 1 : 0;
             if (!soon) lookingSince = undefined;
+            caughtUp = true;
             const pause: number = soon
               ? Math.min(options.pollIntervalMs, quickLookMaxPauseMs, 25 * 2 ** horizonRetries)
               : options.pollIntervalMs;
             woken = (await sleep(pause)) || soon;
             continue;
           }
-          woken = false;
+          if (caughtUp) woken = false;
           horizonRetries = 0;
           lookingSince = undefined;
           await options.handle(wanted ? page.events.filter((event) => wanted.has(event.type)) : page.events, page.cursor);

@@ -95,6 +95,13 @@ describe('PostgreSQL event store: a notification that finds its event held back 
         seen.push(...events.filter((event) => event.streamId === stream));
       },
     });
+    // A first event seen means the subscription listens for notifications (it starts to before its
+    // first read), so the one below is the notification's to deliver, not the start's quick looks.
+    await store.append(stream, [{ type: 'ready', data: {} }], { expectedVersion: 0 });
+    const listening = Date.now() + 30_000;
+    while (seen.length < 1 && Date.now() < listening) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(seen.map((event) => event.type)).toEqual(['ready']);
+    seen.length = 0;
     // Any transaction with an id that is still open (here one that wrote nothing to the events)
     // holds the readable horizon back, as another database's work on the same server does.
     let commitOlder!: () => void;
@@ -111,7 +118,7 @@ describe('PostgreSQL event store: a notification that finds its event held back 
       await olderMayCommit;
     });
     await olderHasStarted;
-    await store.append(stream, [{ type: 'held', data: {} }], { expectedVersion: 0 });
+    await store.append(stream, [{ type: 'held', data: {} }], { expectedVersion: 1 });
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(seen).toEqual([]);
 
@@ -119,6 +126,41 @@ describe('PostgreSQL event store: a notification that finds its event held back 
     await older;
     // Usually within a second; longer only while another database's transaction on this server
     // holds the horizon back too (the quick looks go on for 30 s; the poll would take 120).
+    const deadline = Date.now() + 30_000;
+    while (seen.length < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await subscription.stop();
+    expect(seen.map((event) => event.type)).toEqual(['held']);
+  });
+
+  it('finds events held back when it started, though they bring it no notification', async () => {
+    const stream = `horizon-${randomUUID()}`;
+    let commitOlder!: () => void;
+    const olderMayCommit = new Promise<void>((resolve) => {
+      commitOlder = resolve;
+    });
+    let olderStarted!: () => void;
+    const olderHasStarted = new Promise<void>((resolve) => {
+      olderStarted = resolve;
+    });
+    const older = database.db.transaction(async (tx) => {
+      await tx.query('SELECT pg_current_xact_id()');
+      olderStarted();
+      await olderMayCommit;
+    });
+    await olderHasStarted;
+    // Appended (and notified) before the subscription exists, and unreadable until the older commits.
+    await store.append(stream, [{ type: 'held', data: {} }], { expectedVersion: 0 });
+    const seen: StoredEvent[] = [];
+    const subscription = store.subscribe({
+      name: `horizon-${randomUUID()}`,
+      async handle(events) {
+        seen.push(...events.filter((event) => event.streamId === stream));
+      },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(seen).toEqual([]);
+    commitOlder();
+    await older;
     const deadline = Date.now() + 30_000;
     while (seen.length < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     await subscription.stop();
