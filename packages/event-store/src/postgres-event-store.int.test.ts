@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { connectTestDatabase, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeEventStoreContract } from './event-store.contract.ts';
-import type { EventStore, StoredEvent } from './event-store.ts';
+import type { EventStore, EventSubscription, StoredEvent } from './event-store.ts';
 import { createSqlEventStore } from './sql-event-store.ts';
 
 describeEventStoreContract('PostgreSQL', async () => {
@@ -86,8 +86,34 @@ describe('PostgreSQL event store: a notification that finds its event held back 
     await database.drop();
   });
 
-  it('looks again soon after the older transaction ends, without waiting for the poll', async () => {
-    const stream = `horizon-${randomUUID()}`;
+  /**
+   * Opens a transaction with an id that stays open (it writes nothing to the events) until the
+   * answer is called: it holds the readable horizon back, as another database's work on the same
+   * server does.
+   */
+  async function holdHorizon(): Promise<() => Promise<void>> {
+    let commit!: () => void;
+    const mayCommit = new Promise<void>((resolve) => {
+      commit = resolve;
+    });
+    let started!: () => void;
+    const hasStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const older = database.db.transaction(async (tx) => {
+      await tx.query('SELECT pg_current_xact_id()');
+      started();
+      await mayCommit;
+    });
+    await hasStarted;
+    return async () => {
+      commit();
+      await older;
+    };
+  }
+
+  /** A subscription that keeps the events of one stream. */
+  function follow(stream: string): { seen: StoredEvent[]; subscription: EventSubscription } {
     const seen: StoredEvent[] = [];
     const subscription = store.subscribe({
       name: `horizon-${randomUUID()}`,
@@ -95,74 +121,45 @@ describe('PostgreSQL event store: a notification that finds its event held back 
         seen.push(...events.filter((event) => event.streamId === stream));
       },
     });
+    return { seen, subscription };
+  }
+
+  /** Waits until `seen` holds `count` events, for up to 30 s: usually under a second; longer only while
+   * another database's transaction on this server holds the horizon back too (the quick looks go on
+   * for 30 s; the poll would take 120). */
+  async function untilSeen(seen: StoredEvent[], count: number): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    while (seen.length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+
+  it('looks again soon after the older transaction ends, without waiting for the poll', async () => {
+    const stream = `horizon-${randomUUID()}`;
+    const { seen, subscription } = follow(stream);
     // A first event seen means the subscription listens for notifications (it starts to before its
     // first read), so the one below is the notification's to deliver, not the start's quick looks.
     await store.append(stream, [{ type: 'ready', data: {} }], { expectedVersion: 0 });
-    const listening = Date.now() + 30_000;
-    while (seen.length < 1 && Date.now() < listening) await new Promise((resolve) => setTimeout(resolve, 20));
+    await untilSeen(seen, 1);
     expect(seen.map((event) => event.type)).toEqual(['ready']);
-    seen.length = 0;
-    // Any transaction with an id that is still open (here one that wrote nothing to the events)
-    // holds the readable horizon back, as another database's work on the same server does.
-    let commitOlder!: () => void;
-    const olderMayCommit = new Promise<void>((resolve) => {
-      commitOlder = resolve;
-    });
-    let olderStarted!: () => void;
-    const olderHasStarted = new Promise<void>((resolve) => {
-      olderStarted = resolve;
-    });
-    const older = database.db.transaction(async (tx) => {
-      await tx.query('SELECT pg_current_xact_id()');
-      olderStarted();
-      await olderMayCommit;
-    });
-    await olderHasStarted;
+    const endOlder = await holdHorizon();
     await store.append(stream, [{ type: 'held', data: {} }], { expectedVersion: 1 });
     await new Promise((resolve) => setTimeout(resolve, 150));
-    expect(seen).toEqual([]);
-
-    commitOlder();
-    await older;
-    // Usually within a second; longer only while another database's transaction on this server
-    // holds the horizon back too (the quick looks go on for 30 s; the poll would take 120).
-    const deadline = Date.now() + 30_000;
-    while (seen.length < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(seen).toHaveLength(1);
+    await endOlder();
+    await untilSeen(seen, 2);
     await subscription.stop();
-    expect(seen.map((event) => event.type)).toEqual(['held']);
+    expect(seen.map((event) => event.type)).toEqual(['ready', 'held']);
   });
 
   it('finds events held back when it started, though they bring it no notification', async () => {
     const stream = `horizon-${randomUUID()}`;
-    let commitOlder!: () => void;
-    const olderMayCommit = new Promise<void>((resolve) => {
-      commitOlder = resolve;
-    });
-    let olderStarted!: () => void;
-    const olderHasStarted = new Promise<void>((resolve) => {
-      olderStarted = resolve;
-    });
-    const older = database.db.transaction(async (tx) => {
-      await tx.query('SELECT pg_current_xact_id()');
-      olderStarted();
-      await olderMayCommit;
-    });
-    await olderHasStarted;
+    const endOlder = await holdHorizon();
     // Appended (and notified) before the subscription exists, and unreadable until the older commits.
     await store.append(stream, [{ type: 'held', data: {} }], { expectedVersion: 0 });
-    const seen: StoredEvent[] = [];
-    const subscription = store.subscribe({
-      name: `horizon-${randomUUID()}`,
-      async handle(events) {
-        seen.push(...events.filter((event) => event.streamId === stream));
-      },
-    });
+    const { seen, subscription } = follow(stream);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(seen).toEqual([]);
-    commitOlder();
-    await older;
-    const deadline = Date.now() + 30_000;
-    while (seen.length < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await endOlder();
+    await untilSeen(seen, 1);
     await subscription.stop();
     expect(seen.map((event) => event.type)).toEqual(['held']);
   });
