@@ -3,7 +3,7 @@
 // both forms.
 import { createPostgresDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchFrom, newClientAddress } from '../support/client-address.ts';
+import { earlyInWindow, fetchFrom, newClientAddress } from '../support/client-address.ts';
 import { startDistributedProduct } from '../support/distributed-product.ts';
 import { type ApiResponse, call, restartTestProduct, startEmbeddedProduct } from '../support/embedded.ts';
 import { waitFor } from '../support/wait.ts';
@@ -91,17 +91,6 @@ const gtin = '09506000134369';
 const reportsPerAccount = 6;
 const reportsPerAddress = 3;
 const hourMs = 3_600_000;
-
-/**
- * The report limits count per fixed clock hour (of the product's clock): a test that must have all
- * its reports in one hour waits, when the hour has less than `neededMs` left, until the next one
- * has begun. Answers the hour.
- */
-async function earlyEnoughInHour(neededMs: number): Promise<number> {
-  const left = hourMs - (form.now() % hourMs);
-  if (left < neededMs) await new Promise((resolve) => setTimeout(resolve, left + 20));
-  return Math.floor(form.now() / hourMs);
-}
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
 type Json = Record<string, any>;
@@ -356,8 +345,9 @@ describe.each([
       const client = form.freshHour();
       // An account that has reported nothing yet (the distributed form's hour is the machine's).
       const { key: rival } = await account('Rival reporting too much');
-      // Each limit's reports and its refusal in one hour: an hour's end in between would count afresh.
-      const hour = await earlyEnoughInHour(30_000);
+      // Each limit's reports and its refusal in one hour of the product's clock: the limits count per
+      // fixed clock hour, so an hour's end in between would count afresh.
+      const hour = await earlyInWindow(hourMs, 30_000, 20, form.now);
       for (let i = 0; i < reportsPerAccount; i++) {
         const accepted = await api('POST', '/code/report', { key: rival, body: { url: code.url } });
         expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);

@@ -44,6 +44,7 @@ import { auditExport, verifyOffline } from '@hallmark/sdk/offline';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { earlyInWindow } from '../support/client-address.ts';
 import { startTestProduct, type TestProduct } from '../support/embedded.ts';
 import { picture } from '../support/pictures.ts';
 import { waitFor } from '../support/wait.ts';
@@ -258,8 +259,7 @@ async function rejection(promise: PromiseLike<unknown>): Promise<APIError> {
  */
 async function withinOneSecond<T>(run: () => Promise<{ result: T; lastAnsweredAt: number }>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
-    await new Promise((resolve) => setTimeout(resolve, 1000 - (t.clock.now().getTime() % 1000) + 5));
-    const second = Math.floor(t.clock.now().getTime() / 1000);
+    const second = await earlyInWindow(1_000, 1_000, 5, () => t.clock.now().getTime());
     const { result, lastAnsweredAt } = await run();
     if (Math.floor(lastAnsweredAt / 1000) === second) return result;
     if (attempt === 5) throw new Error('five runs in a row spilled into the next second: the machine is too slow for this test');

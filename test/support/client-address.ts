@@ -101,13 +101,19 @@ export async function callFrom<T = Record<string, unknown>>(
 /**
  * Waits until a fixed window of `windowMs` (a rate limit's second, minute or day) has at least
  * `neededMs` left, and then until `startMs` into it, so a test whose requests must fall in one
- * window starts early in it. Answers the window's number (floor(now / windowMs)).
+ * window starts early in it. Answers the window's number (floor(now / windowMs)). `now` is the
+ * product's clock in ms (an embedded test product's moves with an offset); the machine's by default.
  */
-export async function earlyInWindow(windowMs: number, neededMs: number, startMs = 20): Promise<number> {
-  const into = Date.now() % windowMs;
+export async function earlyInWindow(
+  windowMs: number,
+  neededMs: number,
+  startMs = 20,
+  now: () => number = Date.now,
+): Promise<number> {
+  const into = now() % windowMs;
   if (into < startMs) await sleep(startMs - into);
   else if (windowMs - into < neededMs) await sleep(windowMs - into + startMs);
-  return Math.floor(Date.now() / windowMs);
+  return Math.floor(now() / windowMs);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
