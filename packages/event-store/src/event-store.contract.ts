@@ -209,11 +209,31 @@ export function describeEventStoreContract(
         store.startStreams([{ streamId: fresh, events: [{ type: 'x', data: {} }] }, streams[3] as never]),
       ).rejects.toMatchObject({
         code: 'CONFLICT',
+        details: { streamId: streams[3]?.streamId },
       });
       expect(await store.readStream(fresh)).toEqual([]);
       expect(await store.append(fresh, [{ type: 'x', data: {} }], { expectedVersion: 0 })).toMatchObject({
         nextExpectedVersion: 1,
       });
+    });
+
+    it('lets either a start or an append of the same new stream win, and tells the other of the stream', async () => {
+      for (let round = 0; round < 20; round++) {
+        const stream = streamOf(`start-or-append-${round}`);
+        const [started, appended] = await Promise.allSettled([
+          store.startStreams([{ streamId: stream, events: [{ type: 'started', data: {} }] }]),
+          store.append(stream, [{ type: 'appended', data: {} }], { expectedVersion: 0 }),
+        ]);
+        expect([started.status, appended.status].sort()).toEqual(['fulfilled', 'rejected']);
+        if (started.status === 'rejected') {
+          expect(started.reason).toMatchObject({ code: 'CONFLICT', details: { streamId: stream } });
+        }
+        if (appended.status === 'rejected') expect(isVersionConflict(appended.reason)).toBe(true);
+        const events = await store.readStream(stream);
+        expect(events.map((event) => [event.type, event.streamVersion])).toEqual([
+          [started.status === 'fulfilled' ? 'started' : 'appended', 1],
+        ]);
+      }
     });
 
     it('reads a stream from a version, and an unknown stream as empty', async () => {

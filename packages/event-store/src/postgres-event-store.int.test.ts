@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeEventStoreContract } from './event-store.contract.ts';
 import type { EventStore, EventSubscription, StoredEvent } from './event-store.ts';
 import { createSqlEventStore } from './sql-event-store.ts';
+import { isVersionConflict } from './version-conflict.ts';
 
 describeEventStoreContract('PostgreSQL', async () => {
   const database = await connectTestDatabase('event_store');
@@ -162,5 +163,38 @@ describe('PostgreSQL event store: a notification that finds its event held back 
     await untilSeen(seen, 1);
     await subscription.stop();
     expect(seen.map((event) => event.type)).toEqual(['held']);
+  });
+});
+
+describe('PostgreSQL event store: a new stream started while an append to it is under way', () => {
+  let database: { db: SqlDatabase; drop(): Promise<void> };
+  let store: EventStore;
+  beforeAll(async () => {
+    database = await connectTestDatabase('event_store_start_race');
+    store = await createSqlEventStore(database.db, { pollIntervalMs: 20 });
+  });
+  afterAll(async () => {
+    await database.drop();
+  });
+
+  it('refuses the append as a version conflict once the start commits, and keeps the start’s event', async () => {
+    const stream = `start-race-${randomUUID()}`;
+    let append!: Promise<unknown>;
+    // The start's transaction holds its uncommitted event while the append reads version 0 (it cannot
+    // see the event yet) and then waits on the events' key for the start to end.
+    await store.startStreams([{ streamId: stream, events: [{ type: 'started', data: {} }] }], {
+      readModels: {
+        db: database.db,
+        async write() {
+          append = store.append(stream, [{ type: 'appended', data: {} }], { expectedVersion: 0 }).catch((error) => error);
+          await new Promise((resolve) => setTimeout(resolve, 300));
+        },
+      },
+    });
+    const refused = await append;
+    expect(isVersionConflict(refused)).toBe(true);
+    expect(refused).toMatchObject({ details: { streamId: stream, expectedVersion: 0 } });
+    expect((await store.readStream(stream)).map((event) => [event.type, event.streamVersion])).toEqual([['started', 1]]);
+    expect(await store.streamVersion(stream)).toBe(1);
   });
 });

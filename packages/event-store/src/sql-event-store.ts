@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { HallmarkError } from '@hallmark/contracts';
 import { uuidV7 } from '@hallmark/crypto';
-import { loadMigrations, runMigrations, type SqlDatabase } from '@hallmark/sql';
+import { loadMigrations, runMigrations, type SqlDatabase, type SqlExecutor } from '@hallmark/sql';
 import { type PollingSource, startCatchUpSubscription } from './catch-up-subscription.ts';
 import type { CheckpointStore, EventStore, JsonObject, NewEvent, StoredEvent } from './event-store.ts';
 import { versionConflict } from './version-conflict.ts';
@@ -58,6 +58,41 @@ function duplicateEventId(streamId: string, cause: unknown): HallmarkError {
     },
     { cause },
   );
+}
+
+/** The events' unique key on (stream_id, stream_version): two writers of one version of a stream. */
+const streamVersionKey = 'events_stream_id_stream_version_key';
+
+function constraintOf(error: unknown): string | undefined {
+  const constraint = (error as { constraint?: unknown }).constraint;
+  return typeof constraint === 'string' ? constraint : undefined;
+}
+
+/** What a failed start of new streams means: one of them exists, or an event id is taken. */
+function startConflict(error: unknown, firstStreamId: string): unknown {
+  if (!isUniqueViolation(error)) return error;
+  if (constraintOf(error) !== streamVersionKey) return duplicateEventId(firstStreamId, error);
+  // PostgreSQL names the key: "Key (stream_id, stream_version)=(…, 1) already exists."
+  const detail = String((error as { detail?: unknown }).detail ?? '');
+  const streamId = /\)=\((.*?), \d+\) already exists/.exec(detail)?.[1] ?? '';
+  return new HallmarkError(
+    'CONFLICT',
+    `Stream ${streamId} already exists; none of the streams was started.`,
+    { streamId, expectedVersion: 0 },
+    { cause: error },
+  );
+}
+
+/**
+ * A stream's version: its last event's, found backwards in the events' (stream_id, stream_version)
+ * index; 0 when it has none. A committed append is counted (it wrote its events in its transaction).
+ */
+async function versionOf(sql: SqlExecutor, streamId: string): Promise<number> {
+  const rows = await sql.query<{ stream_version: string | number }>(
+    'SELECT stream_version FROM events WHERE stream_id = $1 ORDER BY stream_version DESC LIMIT 1',
+    [streamId],
+  );
+  return Number(rows[0]?.stream_version ?? 0);
 }
 
 /** Cursor of the SQL stores: `<transaction id>:<global position>` of the last event read. */
@@ -138,8 +173,7 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
       if (events.length === 0) throw new Error('append needs at least one event');
       const appended = await db.transaction(async (tx) => {
         await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [streamId]);
-        const current = await tx.query<{ version: string }>('SELECT version FROM event_streams WHERE stream_id = $1', [streamId]);
-        const actualVersion = Number(current[0]?.version ?? 0);
+        const actualVersion = await versionOf(tx, streamId);
         if (expectedVersion !== 'any' && expectedVersion !== actualVersion) {
           throw versionConflict(streamId, expectedVersion, actualVersion);
         }
@@ -160,14 +194,12 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
             [streamId, JSON.stringify(rows)],
           )
           .catch((error: unknown) => {
-            throw isUniqueViolation(error) ? duplicateEventId(streamId, error) : error;
+            if (!isUniqueViolation(error)) throw error;
+            // A stream started without the lock (startStreams) took these versions first.
+            if (constraintOf(error) === streamVersionKey) throw versionConflict(streamId, expectedVersion, actualVersion);
+            throw duplicateEventId(streamId, error);
           });
         const nextExpectedVersion = actualVersion + events.length;
-        await tx.query(
-          `INSERT INTO event_streams (stream_id, version) VALUES ($1, $2)
-           ON CONFLICT (stream_id) DO UPDATE SET version = EXCLUDED.version`,
-          [streamId, nextExpectedVersion],
-        );
         const result = {
           nextExpectedVersion,
           events: inserted.map(toStoredEvent).sort((a, b) => a.streamVersion - b.streamVersion),
@@ -184,24 +216,9 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
     async startStreams(streams, { readModels } = {}) {
       if (streams.length === 0) return;
       const rows = streams.flatMap(({ streamId, events }) => newStreamEventRows(streamId, events));
-      const versions = streams.map(({ streamId, events }) => ({ stream: streamId, version: events.length }));
       await db.transaction(async (tx) => {
-        // New streams have no earlier events to come after, so no per-stream lock is needed;
-        // the primary key of event_streams refuses one that exists.
-        const created = await tx.query<{ stream_id: string }>(
-          `INSERT INTO event_streams (stream_id, version)
-           SELECT s->>'stream', (s->>'version')::bigint FROM jsonb_array_elements($1::jsonb) AS s
-           ON CONFLICT (stream_id) DO NOTHING RETURNING stream_id`,
-          [JSON.stringify(versions)],
-        );
-        if (created.length !== streams.length) {
-          const fresh = new Set(created.map((row) => row.stream_id));
-          const existing = streams.find(({ streamId }) => !fresh.has(streamId))?.streamId ?? '';
-          throw new HallmarkError('CONFLICT', `Stream ${existing} already exists; none of the streams was started.`, {
-            streamId: existing,
-            expectedVersion: 0,
-          });
-        }
+        // New streams have no earlier events to come after, so no per-stream lock is needed: the
+        // events' key refuses version 1 of a stream that exists.
         await tx
           .query(
             `INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
@@ -210,7 +227,7 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
             [JSON.stringify(rows)],
           )
           .catch((error: unknown) => {
-            throw isUniqueViolation(error) ? duplicateEventId(streams[0]?.streamId ?? '', error) : error;
+            throw startConflict(error, streams[0]?.streamId ?? '');
           });
         if (readModels?.db === db) await readModels.write(tx);
         await tx.query('SELECT pg_notify($1, $2)', [notifyChannel, '*']);
@@ -225,7 +242,7 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
         newStreamEventRows(streamId, started).map((row) => ({ key, ...row })),
       );
       const eventsParam = rows.params.length + 1;
-      // One statement: the rows first; the streams and events of the rows stored, in the events'
+      // One statement: the rows first; the events of the rows stored, in the events'
       // order; a notification when anything was stored. A data-modifying WITH runs each part once
       // and to the end, and the statement commits or fails as a whole (its own transaction).
       const stored = await db
@@ -237,10 +254,6 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
              FROM jsonb_array_elements($${eventsParam}::jsonb) WITH ORDINALITY AS batch(e, n)
              WHERE e->>'key' IN (SELECT key FROM stored)
            ),
-           streams AS (
-             INSERT INTO event_streams (stream_id, version)
-             SELECT stream_id, max(stream_version) FROM started GROUP BY stream_id
-           ),
            appended AS (
              INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
              SELECT stream_id, stream_version, event_id, event_type, data, metadata FROM started ORDER BY n
@@ -249,21 +262,7 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
           [...rows.params, JSON.stringify(events)],
         )
         .catch((error: unknown) => {
-          if (!isUniqueViolation(error)) throw error;
-          const constraint = (error as { constraint?: unknown }).constraint;
-          if (constraint === 'event_streams_pkey' || constraint === 'events_stream_id_stream_version_key') {
-            // PostgreSQL names the key: "Key (stream_id)=(…) already exists." (or "(stream_id, stream_version)=(…, 1)").
-            const detail = String((error as { detail?: unknown }).detail ?? '');
-            const streamId = /\)=\((.*?)(?:, \d+)?\) already exists/.exec(detail)?.[1] ?? '';
-            throw new HallmarkError(
-              'CONFLICT',
-              `Stream ${streamId} already exists; none of the streams was started.`,
-              { streamId, expectedVersion: 0 },
-              { cause: error },
-            );
-          }
-          if (constraint === 'events_event_id_key') throw duplicateEventId(streams[0]?.streamId ?? '', error);
-          throw error;
+          throw startConflict(error, streams[0]?.streamId ?? '');
         });
       return new Set(stored.map((row) => row.key));
     },
@@ -286,11 +285,7 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
     },
 
     async streamVersion(streamId) {
-      // event_streams is written in the append's transaction: a committed append is counted.
-      const rows = await db.query<{ version: string | number }>('SELECT version FROM event_streams WHERE stream_id = $1', [
-        streamId,
-      ]);
-      return Number(rows[0]?.version ?? 0);
+      return versionOf(db, streamId);
     },
 
     readAll,
