@@ -15,7 +15,7 @@
 -- migrations is granted here.
 --
 -- Who needs what (from each module's migrations and the queries in its code):
---   event store (events, event_streams, event_checkpoints; packages/event-store): code-, verify-,
+--   event store (events, event_checkpoints; packages/event-store): code-, verify-,
 --     auction- and compliance-service append and subscribe; the gateway appends the accounts' and
 --     keys' events (account.created, key.issued, key.revoked) and subscribes to nothing.
 --   accounts (accounts, api_keys, verification_keys, gtin_claims; packages/accounts):
@@ -67,13 +67,13 @@ GRANT USAGE ON SCHEMA public
 GRANT SELECT ON schema_migrations
   TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
 
--- The event store: appends (events, stream versions) and subscriptions' checkpoints. Events are
--- never updated or deleted.
+-- The event store: appends (events; a stream's version is its last event's) and subscriptions'
+-- checkpoints. Events are never updated or deleted.
 GRANT SELECT, INSERT ON events
   TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
 GRANT USAGE ON SEQUENCE events_global_position_seq
   TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
-GRANT SELECT, INSERT, UPDATE ON event_streams, event_checkpoints
+GRANT SELECT, INSERT, UPDATE ON event_checkpoints
   TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
 
 -- Accounts.

@@ -5,12 +5,14 @@ import {
   type Hash,
   leafHash,
   mapLookup,
+  type NodeLookup,
   nodeKey,
   rootFromNodes,
   type StoredNode,
 } from '@hallmark/merkle';
 import { assetIdOfStream, type ChainedRecord, chainedRecordOf, leafInputOf } from '@hallmark/provenance';
 import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
+import { firstLeaf, leafIsRoot } from './store/merkle-store.ts';
 
 export const merkleProjectionName = 'compliance-merkle';
 
@@ -47,8 +49,8 @@ function groupByAsset(events: readonly StoredEvent[]): Map<string, AssetBatch> {
 /**
  * Whether every asset of a page starts in it: each asset's first event here is its first event at
  * all (a new code's `code.generated`, a new object's `registered`). Such a page reads no tree: every
- * tree is empty before it. Were one not (a page projected twice), writing its leaf again breaks
- * merkle_nodes' key, and the page fails instead of forking a tree.
+ * tree is empty before it. Were one not (a page projected twice), inserting its asset row again
+ * breaks provenance_assets' key, and the page fails instead of forking a tree.
  */
 export function startsEveryAsset(events: readonly StoredEvent[]): boolean {
   return startsEvery(groupByAsset(events));
@@ -65,15 +67,26 @@ interface TreeTops {
   frontiers: Map<string, Map<string, Hash>>;
 }
 
-/** Each tree's size and frontier, its row locked. */
+/**
+ * Each tree's size and frontier, its row locked. A one-leaf tree's frontier is its leaf, which it
+ * keeps as its root hash (leafIsRoot); a larger tree's frontier is in merkle_nodes.
+ */
 async function readTreeTops(tx: SqlExecutor, assetIds: readonly string[]): Promise<TreeTops> {
-  const sizeRows = await tx.query<{ asset_id: string; tree_size: string | number }>(
-    'SELECT asset_id, tree_size FROM provenance_assets WHERE asset_id = ANY($1::text[]) FOR UPDATE',
+  const assetRows = await tx.query<{ asset_id: string; tree_size: string | number; root_hash: Uint8Array }>(
+    'SELECT asset_id, tree_size, root_hash FROM provenance_assets WHERE asset_id = ANY($1::text[]) FOR UPDATE',
     [assetIds],
   );
-  const sizes = new Map(sizeRows.map((row) => [row.asset_id, Number(row.tree_size)]));
+  const sizes = new Map(assetRows.map((row) => [row.asset_id, Number(row.tree_size)]));
+  const frontiers = new Map<string, Map<string, Hash>>();
+  for (const row of assetRows) {
+    if (!leafIsRoot(Number(row.tree_size))) continue;
+    frontiers.set(row.asset_id, new Map([[nodeKey(firstLeaf), Buffer.from(row.root_hash)]]));
+  }
 
-  const wanted = assetIds.flatMap((assetId) => frontierOf(sizes.get(assetId) ?? 0).map((node) => ({ assetId, ...node })));
+  const wanted = assetIds.flatMap((assetId) => {
+    const size = sizes.get(assetId) ?? 0;
+    return leafIsRoot(size) ? [] : frontierOf(size).map((node) => ({ assetId, ...node }));
+  });
   const frontierRows = wanted.length
     ? await tx.query<{ asset_id: string; level: number; idx: string | number; hash: Uint8Array }>(
         `SELECT w.asset_id, w.level, w.idx, m.hash FROM unnest($1::text[], $2::smallint[], $3::bigint[]) AS w(asset_id, level, idx)
@@ -83,13 +96,33 @@ async function readTreeTops(tx: SqlExecutor, assetIds: readonly string[]): Promi
         [wanted.map((w) => w.assetId), wanted.map((w) => w.level), wanted.map((w) => w.index)],
       )
     : [];
-  const frontiers = new Map<string, Map<string, Hash>>();
   for (const row of frontierRows) {
     const nodes = frontiers.get(row.asset_id) ?? new Map<string, Hash>();
     nodes.set(nodeKey({ level: row.level, index: Number(row.idx) }), Buffer.from(row.hash));
     frontiers.set(row.asset_id, nodes);
   }
   return { sizes, frontiers };
+}
+
+/**
+ * The merkle_nodes rows of an append from `size` to `treeSize` leaves. A tree left at one leaf has
+ * none: its leaf is its root hash. A tree growing past one leaf stores that first leaf now, with the
+ * nodes the append added.
+ */
+function nodesToStore(size: number, treeSize: number, added: readonly StoredNode[], lookup: NodeLookup): readonly StoredNode[] {
+  if (leafIsRoot(treeSize)) return [];
+  return leafIsRoot(size) ? [{ ...firstLeaf, hash: lookup(firstLeaf) }, ...added] : added;
+}
+
+interface TreeRow {
+  batch: AssetBatch;
+  treeSize: number;
+  rootHash: Hash;
+}
+
+/** Trees the page starts: the asset's first event (leaf 0) goes in its row, not in provenance_events. */
+interface NewTreeRow extends TreeRow {
+  firstEventId: string;
 }
 
 /**
@@ -106,12 +139,14 @@ export async function projectEvents(tx: SqlExecutor, events: readonly StoredEven
 
   const nodeRows: Array<StoredNode & { assetId: string }> = [];
   const eventRows: Array<{ eventId: string; assetId: string; leafIndex: number }> = [];
-  const assetRows: Array<{ batch: AssetBatch; treeSize: number; rootHash: Hash }> = [];
+  const newTrees: NewTreeRow[] = [];
+  const grownTrees: TreeRow[] = [];
   for (const batch of batches.values()) {
     const size = sizes.get(batch.assetId) ?? 0;
     // Replays after a crash between commit and acknowledgement are skipped by sequence.
     const fresh = batch.events.filter((event) => event.record.sequence > size);
-    if (fresh.length === 0) continue;
+    const [firstFresh] = fresh;
+    if (!firstFresh) continue;
     fresh.forEach((event, offset) => {
       if (event.record.sequence !== size + offset + 1) {
         throw new Error(`Asset ${batch.assetId}: event ${event.record.sequence} arrived where ${size + offset + 1} belongs`);
@@ -123,46 +158,76 @@ export async function projectEvents(tx: SqlExecutor, events: readonly StoredEven
       fresh.map((event) => leafHash(leafInputOf(event.record.hash))),
       mapLookup(nodes),
     );
-    for (const node of added) {
-      nodes.set(nodeKey(node), node.hash);
-      nodeRows.push({ ...node, assetId: batch.assetId });
-    }
-    fresh.forEach((event, offset) => {
-      eventRows.push({ eventId: event.eventId, assetId: batch.assetId, leafIndex: size + offset });
-    });
+    for (const node of added) nodes.set(nodeKey(node), node.hash);
     const treeSize = size + fresh.length;
-    assetRows.push({ batch, treeSize, rootHash: rootFromNodes(treeSize, mapLookup(nodes)) });
+    for (const node of nodesToStore(size, treeSize, added, mapLookup(nodes))) nodeRows.push({ ...node, assetId: batch.assetId });
+    fresh.forEach((event, offset) => {
+      if (size + offset > 0) eventRows.push({ eventId: event.eventId, assetId: batch.assetId, leafIndex: size + offset });
+    });
+    const tree = { batch, treeSize, rootHash: rootFromNodes(treeSize, mapLookup(nodes)) };
+    if (size === 0) newTrees.push({ ...tree, firstEventId: firstFresh.eventId });
+    else grownTrees.push(tree);
   }
-  if (assetRows.length === 0) return;
 
+  if (nodeRows.length > 0) await insertNodes(tx, nodeRows);
+  if (eventRows.length > 0) await insertLaterEvents(tx, eventRows);
+  if (newTrees.length > 0) await insertNewTrees(tx, newTrees);
+  if (grownTrees.length > 0) await updateGrownTrees(tx, grownTrees);
+}
+
+async function insertNodes(tx: SqlExecutor, rows: ReadonlyArray<StoredNode & { assetId: string }>): Promise<void> {
   await tx.query(
     `INSERT INTO merkle_nodes (asset_id, level, idx, hash)
      SELECT a, l, i, decode(h, 'hex') FROM unnest($1::text[], $2::smallint[], $3::bigint[], $4::text[]) AS n(a, l, i, h)`,
-    [
-      nodeRows.map((n) => n.assetId),
-      nodeRows.map((n) => n.level),
-      nodeRows.map((n) => n.index),
-      nodeRows.map((n) => n.hash.toString('hex')),
-    ],
+    [rows.map((n) => n.assetId), rows.map((n) => n.level), rows.map((n) => n.index), rows.map((n) => n.hash.toString('hex'))],
   );
+}
+
+/** Events after an asset's first: the first is its asset row's first_event_id. */
+async function insertLaterEvents(
+  tx: SqlExecutor,
+  rows: ReadonlyArray<{ eventId: string; assetId: string; leafIndex: number }>,
+): Promise<void> {
   await tx.query(
     `INSERT INTO provenance_events (event_id, asset_id, leaf_index)
      SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])`,
-    [eventRows.map((e) => e.eventId), eventRows.map((e) => e.assetId), eventRows.map((e) => e.leafIndex)],
+    [rows.map((e) => e.eventId), rows.map((e) => e.assetId), rows.map((e) => e.leafIndex)],
   );
+}
+
+/**
+ * A tree the page starts has no row yet. One there means the page was projected already: the
+ * insert then fails on the key rather than set a grown tree back to this page's size.
+ */
+async function insertNewTrees(tx: SqlExecutor, trees: readonly NewTreeRow[]): Promise<void> {
   await tx.query(
-    `INSERT INTO provenance_assets (asset_id, account_id, environment, alias, tree_size, root_hash)
-     SELECT a, acc, env, al, s, decode(r, 'hex')
-     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[]) AS x(a, acc, env, al, s, r)
-     ON CONFLICT (asset_id) DO UPDATE SET tree_size = EXCLUDED.tree_size, root_hash = EXCLUDED.root_hash,
-       alias = COALESCE(provenance_assets.alias, EXCLUDED.alias), updated_at = now()`,
+    `INSERT INTO provenance_assets (asset_id, account_id, environment, alias, first_event_id, tree_size, root_hash)
+     SELECT a, acc, env, al, f, s, decode(r, 'hex')
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::uuid[], $6::bigint[], $7::text[]) AS x(a, acc, env, al, f, s, r)`,
     [
-      assetRows.map((a) => a.batch.assetId),
-      assetRows.map((a) => a.batch.first.accountId),
-      assetRows.map((a) => a.batch.first.environment),
-      assetRows.map((a) => a.batch.alias ?? null),
-      assetRows.map((a) => a.treeSize),
-      assetRows.map((a) => a.rootHash.toString('hex')),
+      trees.map((t) => t.batch.assetId),
+      trees.map((t) => t.batch.first.accountId),
+      trees.map((t) => t.batch.first.environment),
+      trees.map((t) => t.batch.alias ?? null),
+      trees.map((t) => t.firstEventId),
+      trees.map((t) => t.treeSize),
+      trees.map((t) => t.rootHash.toString('hex')),
+    ],
+  );
+}
+
+/** Trees read (and locked) by readTreeTops: their first event and owner stay; a first alias stays. */
+async function updateGrownTrees(tx: SqlExecutor, trees: readonly TreeRow[]): Promise<void> {
+  await tx.query(
+    `UPDATE provenance_assets AS p
+     SET tree_size = x.s, root_hash = decode(x.r, 'hex'), alias = COALESCE(p.alias, x.al), updated_at = now()
+     FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[]) AS x(a, al, s, r)
+     WHERE p.asset_id = x.a`,
+    [
+      trees.map((t) => t.batch.assetId),
+      trees.map((t) => t.batch.alias ?? null),
+      trees.map((t) => t.treeSize),
+      trees.map((t) => t.rootHash.toString('hex')),
     ],
   );
 }

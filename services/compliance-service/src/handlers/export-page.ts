@@ -37,7 +37,7 @@ export async function exportPage(
     limit > 0 ? await deps.eventStore.readStream(assetStream(tree.assetId), { afterVersion: request.fromLeafIndex, limit }) : [];
   const lookup = await readNodes(
     deps.db,
-    tree.assetId,
+    tree,
     nodesNeeded(stored.flatMap((event) => inclusionRanges(event.streamVersion - 1, treeSize))),
   );
   const events: ExportedEvent[] = [];

@@ -47,7 +47,7 @@ export async function requireAssetTree(deps: MerkleDeps, owner: Principal, asset
 export async function rootAt(db: SqlDatabase, tree: AssetTree, size: number): Promise<Buffer> {
   if (size === tree.treeSize) return tree.rootHash;
   if (size === 0) return emptyRootHash;
-  return rootFromNodes(size, await readNodes(db, tree.assetId, nodesNeeded([rootRange(size)])));
+  return rootFromNodes(size, await readNodes(db, tree, nodesNeeded([rootRange(size)])));
 }
 
 /** GET /compliance/{assetId}/merkle/root. */
@@ -72,7 +72,7 @@ export async function merkleProof(deps: MerkleDeps, owner: Principal, assetId: s
   if (leafIndex === undefined || leafIndex >= tree.treeSize) {
     throw new HallmarkError('NOT_FOUND', `Event ${eventId} is not in the history of asset ${assetId}.`, { assetId, eventId });
   }
-  const lookup = await readNodes(deps.db, tree.assetId, [
+  const lookup = await readNodes(deps.db, tree, [
     { level: 0, index: leafIndex },
     ...nodesNeeded(inclusionRanges(leafIndex, tree.treeSize)),
   ]);
@@ -107,7 +107,7 @@ export async function merkleConsistency(deps: MerkleDeps, owner: Principal, asse
   }
   const lookup = await readNodes(
     deps.db,
-    tree.assetId,
+    tree,
     nodesNeeded([...consistencyRanges(from, toSize), rootRange(from), rootRange(toSize)]),
   );
   const toRoot = rootFromNodes(toSize, lookup);

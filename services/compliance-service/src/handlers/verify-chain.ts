@@ -37,7 +37,7 @@ export async function verifyChain(
   for (let after = 0; ; ) {
     const events = await deps.eventStore.readStream(streamId, { afterVersion: after, limit: pageSize });
     if (events.length === 0) break;
-    const logged = tree ? await readLeafHashes(deps.db, id, after, after + events.length) : new Map<number, Buffer>();
+    const logged = tree ? await readLeafHashes(deps.db, tree, after, after + events.length) : new Map<number, Buffer>();
     for (const event of events) {
       const record = chainedRecordOf(event);
       if (count === 0 && (!record || record.accountId !== owner.accountId || record.environment !== owner.environment)) {

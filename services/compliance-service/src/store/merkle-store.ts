@@ -53,31 +53,56 @@ export async function projectedTreeSize(sql: SqlExecutor, assetId: string): Prom
   return Number(rows[0]?.tree_size ?? 0);
 }
 
-/** Reads the given nodes of an asset's tree in one query. */
-export async function readNodes(sql: SqlExecutor, assetId: string, addresses: readonly NodeAddress[]): Promise<NodeLookup> {
+/**
+ * A one-leaf tree (a generated code's, most assets) keeps its leaf only as its root hash: node
+ * (0, 0) enters merkle_nodes when the tree grows past one leaf. An asset's first event (leaf 0) is
+ * its row's first_event_id at any size, never a provenance_events row (migration 0005).
+ */
+export const leafIsRoot = (treeSize: number): boolean => treeSize === 1;
+
+export const firstLeaf: NodeAddress = { level: 0, index: 0 };
+
+/** What the stored nodes of a tree depend on: a one-leaf tree has none, only its root hash. */
+export type StoredTreeHead = Pick<AssetTree, 'assetId' | 'treeSize' | 'rootHash'>;
+
+/** Reads the given nodes of an asset's tree in one query (none for a one-leaf tree, see leafIsRoot). */
+export async function readNodes(sql: SqlExecutor, tree: StoredTreeHead, addresses: readonly NodeAddress[]): Promise<NodeLookup> {
   const nodes = new Map<string, Hash>();
-  if (addresses.length > 0) {
+  if (leafIsRoot(tree.treeSize)) {
+    nodes.set(nodeKey(firstLeaf), tree.rootHash);
+  } else if (addresses.length > 0) {
     const rows = await sql.query<{ level: number; idx: string | number; hash: Uint8Array }>(
       // LATERAL: one primary-key probe per wanted node, never a scan of the asset's whole tree.
       `SELECT w.level, w.idx, m.hash FROM unnest($2::smallint[], $3::bigint[]) AS w(level, idx)
        CROSS JOIN LATERAL (SELECT hash FROM merkle_nodes WHERE asset_id = $1 AND level = w.level AND idx = w.idx) AS m`,
-      [assetId, addresses.map((a) => a.level), addresses.map((a) => a.index)],
+      [tree.assetId, addresses.map((a) => a.level), addresses.map((a) => a.index)],
     );
     for (const row of rows) nodes.set(nodeKey({ level: row.level, index: Number(row.idx) }), Buffer.from(row.hash));
   }
   return mapLookup(nodes);
 }
 
-/** Stored leaf hashes of leaves [from, to). */
-export async function readLeafHashes(sql: SqlExecutor, assetId: string, from: number, to: number): Promise<Map<number, Hash>> {
+/** Stored leaf hashes of leaves [from, to) (a one-leaf tree's leaf is its root hash, see leafIsRoot). */
+export async function readLeafHashes(
+  sql: SqlExecutor,
+  tree: StoredTreeHead,
+  from: number,
+  to: number,
+): Promise<Map<number, Hash>> {
+  if (leafIsRoot(tree.treeSize)) return new Map(from <= 0 && to > 0 ? [[0, tree.rootHash]] : []);
   const rows = await sql.query<{ idx: string | number; hash: Uint8Array }>(
     'SELECT idx, hash FROM merkle_nodes WHERE asset_id = $1 AND level = 0 AND idx >= $2 AND idx < $3',
-    [assetId, from, to],
+    [tree.assetId, from, to],
   );
   return new Map(rows.map((row) => [Number(row.idx), Buffer.from(row.hash)]));
 }
 
-/** The asset and where one of its events sits in its tree, in one query (the proof's hot path). */
+/**
+ * The asset and where one of its events sits in its tree, in one query (the proof's hot path). The
+ * asset's first event is leaf 0 by its row's first_event_id; later ones are in provenance_events. The
+ * event id comes from the request and need not be a UUID: it is compared as text, so a malformed one
+ * is simply not found.
+ */
 export async function findAssetTreeAndLeaf(
   sql: SqlExecutor,
   owner: Principal,
@@ -85,7 +110,8 @@ export async function findAssetTreeAndLeaf(
   eventId: string,
 ): Promise<{ tree: AssetTree; leafIndex: number | undefined } | undefined> {
   const rows = await sql.query<AssetRow & { leaf_index: string | number | null }>(
-    `SELECT a.asset_id, a.account_id, a.environment, a.alias, a.tree_size, a.root_hash, e.leaf_index
+    `SELECT a.asset_id, a.account_id, a.environment, a.alias, a.tree_size, a.root_hash,
+       CASE WHEN a.first_event_id::text = $4 THEN 0 ELSE e.leaf_index END AS leaf_index
      FROM provenance_assets a LEFT JOIN provenance_events e ON e.asset_id = a.asset_id AND e.event_id = $4
      WHERE a.account_id = $1 AND a.environment = $2 AND (a.asset_id = $3 OR a.alias = $3)
      ORDER BY a.asset_id = $3 DESC LIMIT 1`,
