@@ -420,7 +420,6 @@ const deliveries: { headers: IncomingMessage['headers']; body: string }[] = [];
 
 /** What the operations below made, for the ones after them. */
 const state: Json = {};
-const codeUrl = () => state.code.url as string;
 /** The secret of a key keys.create made (its answer is an API key, with its secret, or a public key). */
 function secretOf(created: object): string {
   if (!('secret' in created) || typeof created.secret !== 'string') throw new Error('not an API key');
@@ -738,6 +737,9 @@ describe('every operation through the SDK, answers checked against the document'
 describe('errors from the running server, each as its class', () => {
   it('maps the answers to their classes', async () => {
     const serial = (suffix: string) => `ERR-${suffix}`;
+    // A code of its own, so this test also runs alone (without the earlier tests' codes).
+    const own = await hallmark.codes.generate({ gtin, serialNumber: serial('0') });
+    const codeUrl = () => own.url as string;
     await expectErrorClass(hallmark.keys.create({ name: '', scopes: [] } as never), ValidationError, 'VALIDATION_ERROR');
     await expectErrorClass(
       hallmark.codes.generate({ gtin: '09506000134353', serialNumber: serial('1') }),
@@ -745,7 +747,11 @@ describe('errors from the running server, each as its class', () => {
       'INVALID_GTIN',
     );
     await expectErrorClass(hallmark.codes.generate({ gtin } as never), MissingRequiredFieldError, 'MISSING_REQUIRED_FIELD');
-    await expectErrorClass(hallmark.codes.generate({ gtin, serialNumber: 'SDK-1' }), DuplicateSerialError, 'DUPLICATE_SERIAL');
+    await expectErrorClass(
+      hallmark.codes.generate({ gtin, serialNumber: serial('0') }),
+      DuplicateSerialError,
+      'DUPLICATE_SERIAL',
+    );
     await expectErrorClass(
       hallmark.codes.generate({ gtin: otherGtin, serialNumber: serial('2') }),
       GtinNotOwnedError,
