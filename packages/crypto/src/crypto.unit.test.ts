@@ -131,4 +131,22 @@ describe('seal and open', () => {
     expect(later.every((next) => next > id)).toBe(true);
     expect(new Set(Array.from({ length: 1000 }, () => uuidV7(atMs))).size).toBe(1000);
   });
+
+  it('makes the UUIDv7s of one millisecond in increasing order, each with its time, version and variant', () => {
+    const atMs = Date.UTC(2026, 10, 29, 6, 0, 0, 7);
+    const ids = Array.from({ length: 20_000 }, () => uuidV7(atMs));
+    for (const id of ids) {
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(Number.parseInt(id.replace('-', '').slice(0, 12), 16)).toBe(atMs);
+    }
+    expect(ids.every((id, index) => index === 0 || id > (ids[index - 1] as string))).toBe(true);
+    // The next millisecond's ids come after all of them; an earlier one's (a clock set back) carry their own time.
+    expect(uuidV7(atMs + 1) > (ids.at(-1) as string)).toBe(true);
+    const earlier = uuidV7(atMs - 60_000);
+    expect(Number.parseInt(earlier.replace('-', '').slice(0, 12), 16)).toBe(atMs - 60_000);
+    // Not a plain counter: two runs of the same millisecond start apart.
+    const first = uuidV7(atMs + 5);
+    uuidV7(atMs + 6);
+    expect(uuidV7(atMs + 5)).not.toBe(first);
+  });
 });
