@@ -341,4 +341,22 @@ describe.each(databases)('migration 0005 on %s, over trees the projection stored
     expect(nodeNames(await storedRows(f.db, 'code_m'))).toEqual(['0:0', '0:1', '1:0']);
     await expectProvesEveryEvent(f, 'code_m');
   });
+
+  it('grows a one-leaf tree that the release before projected after 0005 ran (a rolling update)', async () => {
+    // Given a code that a compliance-service of the release before projected after the migration:
+    // its leaf in merkle_nodes, its event in provenance_events, no first_event_id
+    await startAsset(f, 'code_rolling', ['code.generated']);
+    await projectAsBefore('code_rolling');
+    expect(await storedRows(f.db, 'code_rolling')).toMatchObject({ firstEventId: null, nodes: [{ node: '0:0' }] });
+    await expectProvesEveryEvent(f, 'code_rolling');
+
+    // When this release's projection adds its second event
+    const [added] = await appendEvent(f, 'code_rolling', 'scanned');
+    await f.db.transaction((tx) => projectEvents(tx, [added as NonNullable<typeof added>]));
+
+    // Then the leaf already stored is kept (not a key violation that would stop the projection), and
+    // the tree proves every event as RFC 9162 says
+    expect(nodeNames(await storedRows(f.db, 'code_rolling'))).toEqual(['0:0', '0:1', '1:0']);
+    await expectProvesEveryEvent(f, 'code_rolling');
+  });
 });

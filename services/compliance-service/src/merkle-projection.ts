@@ -106,12 +106,17 @@ async function readTreeTops(tx: SqlExecutor, assetIds: readonly string[]): Promi
 
 /**
  * The merkle_nodes rows of an append from `size` to `treeSize` leaves. A tree left at one leaf has
- * none: its leaf is its root hash. A tree growing past one leaf stores that first leaf now, with the
- * nodes the append added.
+ * none: its leaf is its root hash. A tree growing past one leaf stores that first leaf now
+ * (`firstLeaf`), apart from the nodes the append added (see insertFirstLeaves).
  */
-function nodesToStore(size: number, treeSize: number, added: readonly StoredNode[], lookup: NodeLookup): readonly StoredNode[] {
-  if (leafIsRoot(treeSize)) return [];
-  return leafIsRoot(size) ? [{ ...firstLeaf, hash: lookup(firstLeaf) }, ...added] : added;
+function nodesToStore(
+  size: number,
+  treeSize: number,
+  added: readonly StoredNode[],
+  lookup: NodeLookup,
+): { firstLeaf: StoredNode | undefined; added: readonly StoredNode[] } {
+  if (leafIsRoot(treeSize)) return { firstLeaf: undefined, added: [] };
+  return { firstLeaf: leafIsRoot(size) ? { ...firstLeaf, hash: lookup(firstLeaf) } : undefined, added };
 }
 
 interface TreeRow {
@@ -138,6 +143,7 @@ export async function projectEvents(tx: SqlExecutor, events: readonly StoredEven
     : await readTreeTops(tx, [...batches.keys()]);
 
   const nodeRows: Array<StoredNode & { assetId: string }> = [];
+  const firstLeafRows: Array<StoredNode & { assetId: string }> = [];
   const eventRows: Array<{ eventId: string; assetId: string; leafIndex: number }> = [];
   const newTrees: NewTreeRow[] = [];
   const grownTrees: TreeRow[] = [];
@@ -160,7 +166,9 @@ export async function projectEvents(tx: SqlExecutor, events: readonly StoredEven
     );
     for (const node of added) nodes.set(nodeKey(node), node.hash);
     const treeSize = size + fresh.length;
-    for (const node of nodesToStore(size, treeSize, added, mapLookup(nodes))) nodeRows.push({ ...node, assetId: batch.assetId });
+    const toStore = nodesToStore(size, treeSize, added, mapLookup(nodes));
+    if (toStore.firstLeaf) firstLeafRows.push({ ...toStore.firstLeaf, assetId: batch.assetId });
+    for (const node of toStore.added) nodeRows.push({ ...node, assetId: batch.assetId });
     fresh.forEach((event, offset) => {
       if (size + offset > 0) eventRows.push({ eventId: event.eventId, assetId: batch.assetId, leafIndex: size + offset });
     });
@@ -169,18 +177,35 @@ export async function projectEvents(tx: SqlExecutor, events: readonly StoredEven
     else grownTrees.push(tree);
   }
 
+  if (firstLeafRows.length > 0) await insertFirstLeaves(tx, firstLeafRows);
   if (nodeRows.length > 0) await insertNodes(tx, nodeRows);
   if (eventRows.length > 0) await insertLaterEvents(tx, eventRows);
   if (newTrees.length > 0) await insertNewTrees(tx, newTrees);
   if (grownTrees.length > 0) await updateGrownTrees(tx, grownTrees);
 }
 
+const nodesInsert = `INSERT INTO merkle_nodes (asset_id, level, idx, hash)
+  SELECT a, l, i, decode(h, 'hex') FROM unnest($1::text[], $2::smallint[], $3::bigint[], $4::text[]) AS n(a, l, i, h)`;
+const nodeParams = (rows: ReadonlyArray<StoredNode & { assetId: string }>) => [
+  rows.map((n) => n.assetId),
+  rows.map((n) => n.level),
+  rows.map((n) => n.index),
+  rows.map((n) => n.hash.toString('hex')),
+];
+
+/** New nodes: one already stored means the page was projected before, and it fails on the key. */
 async function insertNodes(tx: SqlExecutor, rows: ReadonlyArray<StoredNode & { assetId: string }>): Promise<void> {
-  await tx.query(
-    `INSERT INTO merkle_nodes (asset_id, level, idx, hash)
-     SELECT a, l, i, decode(h, 'hex') FROM unnest($1::text[], $2::smallint[], $3::bigint[], $4::text[]) AS n(a, l, i, h)`,
-    [rows.map((n) => n.assetId), rows.map((n) => n.level), rows.map((n) => n.index), rows.map((n) => n.hash.toString('hex'))],
-  );
+  await tx.query(nodesInsert, nodeParams(rows));
+}
+
+/**
+ * The first leaf of trees growing past one leaf. It may be stored already: the release before
+ * one-leaf trees stored every leaf, and during a rolling update its compliance-service may have
+ * projected a new code after migration 0005 ran. That row holds the same hash (the leaf of the
+ * asset's first event, which the asset row's root repeats), so it is kept.
+ */
+async function insertFirstLeaves(tx: SqlExecutor, rows: ReadonlyArray<StoredNode & { assetId: string }>): Promise<void> {
+  await tx.query(`${nodesInsert} ON CONFLICT (asset_id, level, idx) DO NOTHING`, nodeParams(rows));
 }
 
 /** Events after an asset's first: the first is its asset row's first_event_id. */
