@@ -75,6 +75,11 @@ GRANT USAGE ON SEQUENCE events_global_position_seq
   TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
 GRANT SELECT, INSERT, UPDATE ON event_checkpoints
   TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
+-- event_streams: the stream versions the releases before 2026-11-29 kept. This release neither reads
+-- nor writes it; the grant stays so that processes of the release before keep appending during a
+-- rolling update. A later release drops the table.
+GRANT SELECT, INSERT, UPDATE ON event_streams
+  TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
 
 -- Accounts.
 GRANT SELECT ON accounts
