@@ -98,7 +98,19 @@ describe('PostgreSQL event store when the database terminates its connections', 
       () => undefined,
       (error: unknown) => error,
     );
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Cut off only once the append waits for the lock inside its transaction: on a loaded machine its
+    // connection can take longer than any fixed pause, and an append that starts after the
+    // termination simply succeeds.
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const [waiting] = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+         WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`,
+      );
+      if ((waiting?.n ?? 0) >= 1) break;
+      if (Date.now() > deadline) throw new Error('timed out waiting for the append to wait for the lock');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
     await database.terminateBackends();
     release();
     expect(await cutOff).toBeInstanceOf(Error);
