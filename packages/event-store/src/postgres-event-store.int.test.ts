@@ -193,8 +193,69 @@ describe('PostgreSQL event store: a new stream started while an append to it is 
     });
     const refused = await append;
     expect(isVersionConflict(refused)).toBe(true);
-    expect(refused).toMatchObject({ details: { streamId: stream, expectedVersion: 0 } });
+    expect(refused).toMatchObject({ details: { streamId: stream, expectedVersion: 0, actualVersion: 1 } });
     expect((await store.readStream(stream)).map((event) => [event.type, event.streamVersion])).toEqual([['started', 1]]);
     expect(await store.streamVersion(stream)).toBe(1);
+  });
+});
+
+describe('PostgreSQL event store: the stream versions the release before reads', () => {
+  let database: { db: SqlDatabase; drop(): Promise<void> };
+  let store: EventStore;
+  beforeAll(async () => {
+    database = await connectTestDatabase('event_store_versions_kept');
+    store = await createSqlEventStore(database.db, { pollIntervalMs: 20 });
+    await database.db.query('CREATE TABLE kept_rows (key text PRIMARY KEY)');
+  });
+  afterAll(async () => {
+    await database.drop();
+  });
+
+  const keptVersion = async (streamId: string) =>
+    Number(
+      (await database.db.query<{ version: string }>('SELECT version FROM event_streams WHERE stream_id = $1', [streamId]))[0]
+        ?.version ?? 0,
+    );
+
+  it('keeps each stream’s version in event_streams with every append and start, in their transaction', async () => {
+    // Given streams started each way and appended to
+    const [started, withRows, appended] = ['started', 'with-rows', 'appended'].map((name) => `kept-${name}-${randomUUID()}`);
+    await store.startStreams([
+      {
+        streamId: started as string,
+        events: [
+          { type: 'a', data: {} },
+          { type: 'b', data: {} },
+        ],
+      },
+    ]);
+    await store.startStreamsWithRows?.(
+      [{ key: withRows as string, streamId: withRows as string, events: [{ type: 'a', data: {} }] }],
+      { db: database.db, text: `INSERT INTO kept_rows (key) VALUES ($1) RETURNING key`, params: [withRows] },
+    );
+    await store.append(appended as string, [{ type: 'a', data: {} }], { expectedVersion: 0 });
+    await store.append(
+      appended as string,
+      [
+        { type: 'b', data: {} },
+        { type: 'c', data: {} },
+      ],
+      { expectedVersion: 1 },
+    );
+    await store.append(started as string, [{ type: 'c', data: {} }], { expectedVersion: 'any' });
+
+    // Then event_streams says what the events say, so a process of the release before appends at the right version
+    for (const stream of [started, withRows, appended] as string[]) {
+      expect(await keptVersion(stream)).toBe(await store.streamVersion(stream));
+    }
+    expect(await keptVersion(started as string)).toBe(3);
+    expect(await keptVersion(withRows as string)).toBe(1);
+    expect(await keptVersion(appended as string)).toBe(3);
+
+    // And a refused append leaves it as it was
+    await expect(store.append(appended as string, [{ type: 'x', data: {} }], { expectedVersion: 1 })).rejects.toSatisfy(
+      isVersionConflict,
+    );
+    expect(await keptVersion(appended as string)).toBe(3);
   });
 });

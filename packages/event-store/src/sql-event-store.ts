@@ -84,6 +84,16 @@ function startConflict(error: unknown, firstStreamId: string): unknown {
 }
 
 /**
+ * `event_streams` holds each stream's version for the processes of the release before 2026-11-29,
+ * which read it to append; this release reads the version from the events (versionOf) and writes
+ * the row only for them, in the same transaction, so a rolling update (or a rollback) finds it
+ * true. The next release stops writing it and drops the table (docs/ARCHITECTURE.md, Event store).
+ */
+const keepStreamVersion = `INSERT INTO event_streams (stream_id, version)
+  SELECT s->>'stream', (s->>'version')::bigint FROM jsonb_array_elements($1::jsonb) AS s
+  ON CONFLICT (stream_id) DO UPDATE SET version = EXCLUDED.version`;
+
+/**
  * A stream's version: its last event's, found backwards in the events' (stream_id, stream_version)
  * index; 0 when it has none. A committed append is counted (it wrote its events in its transaction).
  */
@@ -171,44 +181,51 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
     atomicReadModels: true,
     async append(streamId, events, { expectedVersion, readModels }) {
       if (events.length === 0) throw new Error('append needs at least one event');
-      const appended = await db.transaction(async (tx) => {
-        await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [streamId]);
-        const actualVersion = await versionOf(tx, streamId);
-        if (expectedVersion !== 'any' && expectedVersion !== actualVersion) {
-          throw versionConflict(streamId, expectedVersion, actualVersion);
-        }
-        const rows = events.map((event, index) => ({
-          version: actualVersion + index + 1,
-          id: event.eventId ?? uuidV7(),
-          type: event.type,
-          data: event.data,
-          metadata: event.metadata ?? {},
-        }));
-        const inserted = await tx
-          .query<EventRow>(
-            `INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
+      let lostVersions = false;
+      const appended = await db
+        .transaction(async (tx) => {
+          await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [streamId]);
+          const actualVersion = await versionOf(tx, streamId);
+          if (expectedVersion !== 'any' && expectedVersion !== actualVersion) {
+            throw versionConflict(streamId, expectedVersion, actualVersion);
+          }
+          const rows = events.map((event, index) => ({
+            version: actualVersion + index + 1,
+            id: event.eventId ?? uuidV7(),
+            type: event.type,
+            data: event.data,
+            metadata: event.metadata ?? {},
+          }));
+          const inserted = await tx
+            .query<EventRow>(
+              `INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
            SELECT $1, (e->>'version')::bigint, (e->>'id')::uuid, e->>'type', e->'data', e->'metadata'
            FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS batch(e, n)
            ORDER BY n
            RETURNING ${eventColumns}`,
-            [streamId, JSON.stringify(rows)],
-          )
-          .catch((error: unknown) => {
-            if (!isUniqueViolation(error)) throw error;
-            // A stream started without the lock (startStreams) took these versions first.
-            if (constraintOf(error) === streamVersionKey) throw versionConflict(streamId, expectedVersion, actualVersion);
-            throw duplicateEventId(streamId, error);
-          });
-        const nextExpectedVersion = actualVersion + events.length;
-        const result = {
-          nextExpectedVersion,
-          events: inserted.map(toStoredEvent).sort((a, b) => a.streamVersion - b.streamVersion),
-        };
-        // Read models of the same database commit with the events, or neither does.
-        if (readModels?.db === db) await readModels.write(tx, result);
-        await tx.query('SELECT pg_notify($1, $2)', [notifyChannel, streamId]);
-        return result;
-      });
+              [streamId, JSON.stringify(rows)],
+            )
+            .catch((error: unknown) => {
+              if (!isUniqueViolation(error)) throw error;
+              // A stream started without the lock (startStreams) took these versions first: a
+              // version conflict, told below with the version the stream has now.
+              lostVersions = constraintOf(error) === streamVersionKey;
+              throw lostVersions ? error : duplicateEventId(streamId, error);
+            });
+          const nextExpectedVersion = actualVersion + events.length;
+          await tx.query(keepStreamVersion, [JSON.stringify([{ stream: streamId, version: nextExpectedVersion }])]);
+          const result = {
+            nextExpectedVersion,
+            events: inserted.map(toStoredEvent).sort((a, b) => a.streamVersion - b.streamVersion),
+          };
+          // Read models of the same database commit with the events, or neither does.
+          if (readModels?.db === db) await readModels.write(tx, result);
+          await tx.query('SELECT pg_notify($1, $2)', [notifyChannel, streamId]);
+          return result;
+        })
+        .catch(async (error: unknown) => {
+          throw lostVersions ? versionConflict(streamId, expectedVersion, await versionOf(db, streamId)) : error;
+        });
       if (readModels && readModels.db !== db) await readModels.db.transaction((tx) => readModels.write(tx, appended));
       return appended;
     },
@@ -229,6 +246,9 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
           .catch((error: unknown) => {
             throw startConflict(error, streams[0]?.streamId ?? '');
           });
+        await tx.query(keepStreamVersion, [
+          JSON.stringify(streams.map(({ streamId, events }) => ({ stream: streamId, version: events.length }))),
+        ]);
         if (readModels?.db === db) await readModels.write(tx);
         await tx.query('SELECT pg_notify($1, $2)', [notifyChannel, '*']);
       });
@@ -242,8 +262,9 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
         newStreamEventRows(streamId, started).map((row) => ({ key, ...row })),
       );
       const eventsParam = rows.params.length + 1;
-      // One statement: the rows first; the events of the rows stored, in the events'
-      // order; a notification when anything was stored. A data-modifying WITH runs each part once
+      // One statement: the rows first; the events of the rows stored, in the events' order, and
+      // their streams' versions for the release before (keepStreamVersion); a notification when
+      // anything was stored. A data-modifying WITH runs each part once
       // and to the end, and the statement commits or fails as a whole (its own transaction).
       const stored = await db
         .query<{ key: string }>(
@@ -253,6 +274,11 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
                     e->>'type' AS event_type, e->'data' AS data, e->'metadata' AS metadata, n
              FROM jsonb_array_elements($${eventsParam}::jsonb) WITH ORDINALITY AS batch(e, n)
              WHERE e->>'key' IN (SELECT key FROM stored)
+           ),
+           versions AS (
+             INSERT INTO event_streams (stream_id, version)
+             SELECT stream_id, max(stream_version) FROM started GROUP BY stream_id
+             ON CONFLICT (stream_id) DO UPDATE SET version = EXCLUDED.version
            ),
            appended AS (
              INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)

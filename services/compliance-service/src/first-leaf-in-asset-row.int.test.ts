@@ -25,7 +25,8 @@ import { findAssetTree, migrateCompliance } from './store/merkle-store.ts';
 
 // Migration 0005: a one-leaf tree (a generated code's) is stored as its asset row alone, its leaf as
 // root_hash and its event as first_event_id, with no merkle_nodes or provenance_events row; node
-// (0, 0) is written when the tree grows. Every root and proof stays RFC 9162's.
+// (0, 0) is written when the tree grows. Trees stored before keep their rows. Every root and proof
+// stays RFC 9162's.
 
 const now = () => new Date('2026-12-01T09:00:00.000Z');
 
@@ -314,15 +315,11 @@ describe.each(databases)('migration 0005 on %s, over trees the projection stored
     await drop?.();
   });
 
-  it('names each asset’s first event in its row, and drops the rows that repeated it', async () => {
+  it('leaves the trees stored before as they were (only the column is new), for this release and the one before', async () => {
     for (const assetId of Object.keys(assets)) {
-      const [first] = await f.store.readStream(`asset-${assetId}`);
-      const old = before.get(assetId);
       const migrated = await storedRows(f.db, assetId);
-      expect(migrated.firstEventId).toBe(first?.eventId);
-      // Leaf 0's event row goes for every tree; its node only where it is the whole tree.
-      expect(migrated.laterEvents).toEqual(old?.laterEvents.filter((event) => event.leafIndex > 0));
-      expect(migrated.nodes).toEqual(assetId === 'code_m' ? [] : old?.nodes);
+      expect(migrated.firstEventId).toBeNull();
+      expect({ nodes: migrated.nodes, laterEvents: migrated.laterEvents }).toEqual(before.get(assetId));
     }
     expect(before.get('code_m')?.nodes).toHaveLength(1);
     expect(before.get('obj_five')?.laterEvents).toHaveLength(5);
@@ -332,14 +329,22 @@ describe.each(databases)('migration 0005 on %s, over trees the projection stored
     for (const assetId of Object.keys(assets)) await expectProvesEveryEvent(f, assetId);
   });
 
-  it('grows a migrated one-leaf tree from its root hash', async () => {
-    // Given the migrated one-leaf code, when it gains an event that the projection adds
+  it('grows a one-leaf tree stored before, keeping the leaf it has', async () => {
+    // Given the one-leaf code stored before 0005, when it gains an event that the projection adds
     const [added] = await appendEvent(f, 'code_m', 'scanned');
     await f.db.transaction((tx) => projectEvents(tx, [added as NonNullable<typeof added>]));
 
-    // Then its leaf 0 is stored beside the new nodes, and its root and proofs are the reference tree's
+    // Then its leaf 0 stays beside the new nodes, and its root and proofs are the reference tree's
     expect(nodeNames(await storedRows(f.db, 'code_m'))).toEqual(['0:0', '0:1', '1:0']);
     await expectProvesEveryEvent(f, 'code_m');
+  });
+
+  it('stores a tree started after 0005 in the new layout beside the old ones', async () => {
+    await startAsset(f, 'code_new', ['code.generated']);
+    const [first] = await f.store.readStream('asset-code_new');
+    await f.db.transaction((tx) => projectEvents(tx, [first as NonNullable<typeof first>]));
+    expect(await storedRows(f.db, 'code_new')).toEqual({ firstEventId: first?.eventId, nodes: [], laterEvents: [] });
+    await expectProvesEveryEvent(f, 'code_new');
   });
 
   it('grows a one-leaf tree that the release before projected after 0005 ran (a rolling update)', async () => {

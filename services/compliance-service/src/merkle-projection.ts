@@ -199,9 +199,9 @@ async function insertNodes(tx: SqlExecutor, rows: ReadonlyArray<StoredNode & { a
 }
 
 /**
- * The first leaf of trees growing past one leaf. It may be stored already: the release before
- * one-leaf trees stored every leaf, and during a rolling update its compliance-service may have
- * projected a new code after migration 0005 ran. That row holds the same hash (the leaf of the
+ * The first leaf of trees growing past one leaf. It is stored already for a tree stored before
+ * migration 0005 (which left those rows as they were) or by the release before during a rolling
+ * update: every leaf went to merkle_nodes then. That row holds the same hash (the leaf of the
  * asset's first event, which the asset row's root repeats), so it is kept.
  */
 async function insertFirstLeaves(tx: SqlExecutor, rows: ReadonlyArray<StoredNode & { assetId: string }>): Promise<void> {

@@ -56,7 +56,9 @@ export async function projectedTreeSize(sql: SqlExecutor, assetId: string): Prom
 /**
  * A one-leaf tree (a generated code's, most assets) keeps its leaf only as its root hash: node
  * (0, 0) enters merkle_nodes when the tree grows past one leaf. An asset's first event (leaf 0) is
- * its row's first_event_id at any size, never a provenance_events row (migration 0005).
+ * its row's first_event_id at any size, not a provenance_events row (migration 0005). Trees stored
+ * before 0005, or by the release before during a rolling update, have leaf 0 in both tables and no
+ * first_event_id; read here the same way (a one-leaf tree from its root, leaf 0 from its row).
  */
 export const leafIsRoot = (treeSize: number): boolean => treeSize === 1;
 
