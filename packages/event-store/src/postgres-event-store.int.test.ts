@@ -166,18 +166,19 @@ describe('PostgreSQL event store: a notification that finds its event held back 
   });
 });
 
-describe('PostgreSQL event store: a new stream started while an append to it is under way', () => {
+describe('PostgreSQL event store: stream versions', () => {
   let database: { db: SqlDatabase; drop(): Promise<void> };
   let store: EventStore;
   beforeAll(async () => {
-    database = await connectTestDatabase('event_store_start_race');
+    database = await connectTestDatabase('event_store_versions');
     store = await createSqlEventStore(database.db, { pollIntervalMs: 20 });
+    await database.db.query('CREATE TABLE kept_rows (key text PRIMARY KEY)');
   });
   afterAll(async () => {
     await database.drop();
   });
 
-  it('refuses the append as a version conflict once the start commits, and keeps the start’s event', async () => {
+  it('refuses an append under way once a start of the same new stream commits: a version conflict, the start’s event kept', async () => {
     const stream = `start-race-${randomUUID()}`;
     let append!: Promise<unknown>;
     // The start's transaction holds its uncommitted event while the append reads version 0 (it cannot
@@ -196,19 +197,6 @@ describe('PostgreSQL event store: a new stream started while an append to it is 
     expect(refused).toMatchObject({ details: { streamId: stream, expectedVersion: 0, actualVersion: 1 } });
     expect((await store.readStream(stream)).map((event) => [event.type, event.streamVersion])).toEqual([['started', 1]]);
     expect(await store.streamVersion(stream)).toBe(1);
-  });
-});
-
-describe('PostgreSQL event store: the stream versions the release before reads', () => {
-  let database: { db: SqlDatabase; drop(): Promise<void> };
-  let store: EventStore;
-  beforeAll(async () => {
-    database = await connectTestDatabase('event_store_versions_kept');
-    store = await createSqlEventStore(database.db, { pollIntervalMs: 20 });
-    await database.db.query('CREATE TABLE kept_rows (key text PRIMARY KEY)');
-  });
-  afterAll(async () => {
-    await database.drop();
   });
 
   const keptVersion = async (streamId: string) =>
