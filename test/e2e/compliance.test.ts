@@ -105,6 +105,18 @@ describe('compliance over HTTP', () => {
       404,
       'NOT_FOUND',
     );
+    // A one-leaf tree names its first event in its asset row (migration 0005): another code's first
+    // event, or an id that is no UUID, is not in this code's history.
+    const neighbour = await generate('CHAIN-2B');
+    await rootOf(neighbour);
+    const exported = await api('GET', `/compliance/${neighbour}/export`, { key: brand });
+    const neighbourEvent = exported.body.events[0].eventId as string;
+    for (const eventId of [neighbourEvent, 'not-a-uuid', `${neighbourEvent}x`, "1'%20OR%20'1'='1"]) {
+      expectError(await api('GET', `/compliance/${assetId}/merkle/proof?eventId=${eventId}`, { key: brand }), 404, 'NOT_FOUND');
+    }
+    expect((await api('GET', `/compliance/${neighbour}/merkle/proof?eventId=${neighbourEvent}`, { key: brand })).status).toBe(
+      200,
+    );
   });
 
   it('refuses bad parameters with VALIDATION_ERROR', async () => {
