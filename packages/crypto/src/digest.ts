@@ -25,10 +25,10 @@ const hex = (value: number, digits: number) => value.toString(16).padStart(digit
  * random step of 1 to 256. A B-tree index of ids inserted in the order they were made therefore
  * grows at its right edge instead of splitting random pages: a batch's thousands of events share a
  * millisecond (the events' event-id index fell from 45 to 34 bytes an event over 30,000 generated
- * codes, the other event indexes by 2 to 3). An id for another millisecond
- * than the last (a clock set back, or a time given) starts that millisecond's counter afresh.
- * The random digits come from `randomUUID`, which draws from a buffered CSPRNG pool (a
- * `randomBytes` call per id costs a few microseconds more).
+ * codes, the other event indexes by 2 to 3). An id for another millisecond than the last (a clock
+ * set back, or a time given) starts that millisecond's counter afresh. The random digits come from
+ * `randomUUID`, which draws from a buffered CSPRNG pool (a `randomBytes` call per id costs a few
+ * microseconds more).
  */
 export function uuidV7(nowMs = Date.now()): string {
   // randomUUID is xxxxxxxx-xxxx-4xxx-Vxxx-xxxxxxxxxxxx: 122 random bits, of which these are used.

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { connectTestDatabase, type SqlDatabase } from '@hallmark/sql';
+import { connectTestDatabase, type SqlDatabase, type SqlExecutor } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeEventStoreContract } from './event-store.contract.ts';
 import type { EventStore, EventSubscription, StoredEvent } from './event-store.ts';
@@ -18,6 +18,31 @@ describeEventStoreContract('PostgreSQL', async () => {
     },
   };
 });
+
+/**
+ * Opens a transaction on `db`, runs `work` in it and keeps it open until the answer is called (which
+ * commits it): a transaction in flight, as a slow writer or another database's work on the server.
+ */
+async function holdTransaction(db: SqlDatabase, work: (tx: SqlExecutor) => Promise<unknown>): Promise<() => Promise<void>> {
+  let commit!: () => void;
+  const mayCommit = new Promise<void>((resolve) => {
+    commit = resolve;
+  });
+  let started!: () => void;
+  const hasStarted = new Promise<void>((resolve) => {
+    started = resolve;
+  });
+  const held = db.transaction(async (tx) => {
+    await work(tx);
+    started();
+    await mayCommit;
+  });
+  await Promise.race([hasStarted, held]);
+  return async () => {
+    commit();
+    await held;
+  };
+}
 
 describe('PostgreSQL event store: a transaction that commits late', () => {
   let database: { db: SqlDatabase; drop(): Promise<void> };
@@ -42,31 +67,19 @@ describe('PostgreSQL event store: a transaction that commits late', () => {
     });
 
     // Transaction A takes its transaction id and position first, then stays open.
-    let commitA!: () => void;
-    const aMayCommit = new Promise<void>((resolve) => {
-      commitA = resolve;
-    });
-    let aInserted!: () => void;
-    const aHasInserted = new Promise<void>((resolve) => {
-      aInserted = resolve;
-    });
-    const transactionA = database.db.transaction(async (tx) => {
-      await tx.query(
-        `INSERT INTO events (stream_id, stream_version, event_id, event_type, data) VALUES ($1, 1, $2, 'early', '{}')`,
-        [early, randomUUID()],
-      );
-      aInserted();
-      await aMayCommit;
-    });
-    await aHasInserted;
+    const commitA = await holdTransaction(database.db, (tx) =>
+      tx.query(`INSERT INTO events (stream_id, stream_version, event_id, event_type, data) VALUES ($1, 1, $2, 'early', '{}')`, [
+        early,
+        randomUUID(),
+      ]),
+    );
 
     // Transaction B starts later and commits first.
     await store.append(late, [{ type: 'late', data: {} }], { expectedVersion: 0 });
     await new Promise((resolve) => setTimeout(resolve, 400));
     expect(seen.map((event) => event.type)).toEqual([]);
 
-    commitA();
-    await transactionA;
+    await commitA();
     const deadline = Date.now() + 5_000;
     while (seen.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     await subscription.stop();
@@ -92,26 +105,7 @@ describe('PostgreSQL event store: a notification that finds its event held back 
    * answer is called: it holds the readable horizon back, as another database's work on the same
    * server does.
    */
-  async function holdHorizon(): Promise<() => Promise<void>> {
-    let commit!: () => void;
-    const mayCommit = new Promise<void>((resolve) => {
-      commit = resolve;
-    });
-    let started!: () => void;
-    const hasStarted = new Promise<void>((resolve) => {
-      started = resolve;
-    });
-    const older = database.db.transaction(async (tx) => {
-      await tx.query('SELECT pg_current_xact_id()');
-      started();
-      await mayCommit;
-    });
-    await hasStarted;
-    return async () => {
-      commit();
-      await older;
-    };
-  }
+  const holdHorizon = () => holdTransaction(database.db, (tx) => tx.query('SELECT pg_current_xact_id()'));
 
   /** A subscription that keeps the events of one stream. */
   function follow(stream: string): { seen: StoredEvent[]; subscription: EventSubscription } {
