@@ -75,8 +75,9 @@ GRANT USAGE ON SEQUENCE events_global_position_seq
   TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
 GRANT SELECT, INSERT, UPDATE ON event_checkpoints
   TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
--- event_streams: the stream versions the releases before 2026-11-29 read. This release writes them
--- with every append, for those processes (rolling updates, rollbacks); the next release drops it.
+-- event_streams: the stream versions the releases before 2026-11-29 read and the release of
+-- 2026-11-29 still wrote. This release neither reads nor writes it; processes of that release still
+-- write it during a rolling update (or after a rollback to it), so it stays until the release after.
 GRANT SELECT, INSERT, UPDATE ON event_streams
   TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
 

@@ -84,16 +84,6 @@ function startConflict(error: unknown, firstStreamId: string): unknown {
 }
 
 /**
- * `event_streams` holds each stream's version for the processes of the release before 2026-11-29,
- * which read it to append; this release reads the version from the events (versionOf) and writes
- * the row only for them, in the same transaction, so a rolling update (or a rollback) finds it
- * true. The next release stops writing it and drops the table (docs/ARCHITECTURE.md, Event store).
- */
-const keepStreamVersion = `INSERT INTO event_streams (stream_id, version)
-  SELECT s->>'stream', (s->>'version')::bigint FROM jsonb_array_elements($1::jsonb) AS s
-  ON CONFLICT (stream_id) DO UPDATE SET version = EXCLUDED.version`;
-
-/**
  * A stream's version: its last event's, found backwards in the events' (stream_id, stream_version)
  * index; 0 when it has none. A committed append is counted (it wrote its events in its transaction).
  */
@@ -212,10 +202,8 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
               lostVersions = constraintOf(error) === streamVersionKey;
               throw lostVersions ? error : duplicateEventId(streamId, error);
             });
-          const nextExpectedVersion = actualVersion + events.length;
-          await tx.query(keepStreamVersion, [JSON.stringify([{ stream: streamId, version: nextExpectedVersion }])]);
           const result = {
-            nextExpectedVersion,
+            nextExpectedVersion: actualVersion + events.length,
             events: inserted.map(toStoredEvent).sort((a, b) => a.streamVersion - b.streamVersion),
           };
           // Read models of the same database commit with the events, or neither does.
@@ -246,9 +234,6 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
           .catch((error: unknown) => {
             throw startConflict(error, streams[0]?.streamId ?? '');
           });
-        await tx.query(keepStreamVersion, [
-          JSON.stringify(streams.map(({ streamId, events }) => ({ stream: streamId, version: events.length }))),
-        ]);
         if (readModels?.db === db) await readModels.write(tx);
         await tx.query('SELECT pg_notify($1, $2)', [notifyChannel, '*']);
       });
@@ -262,9 +247,8 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
         newStreamEventRows(streamId, started).map((row) => ({ key, ...row })),
       );
       const eventsParam = rows.params.length + 1;
-      // One statement: the rows first; the events of the rows stored, in the events' order, and
-      // their streams' versions for the release before (keepStreamVersion); a notification when
-      // anything was stored. A data-modifying WITH runs each part once
+      // One statement: the rows first; the events of the rows stored, in the events' order; a
+      // notification when anything was stored. A data-modifying WITH runs each part once
       // and to the end, and the statement commits or fails as a whole (its own transaction).
       const stored = await db
         .query<{ key: string }>(
@@ -274,11 +258,6 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
                     e->>'type' AS event_type, e->'data' AS data, e->'metadata' AS metadata, n
              FROM jsonb_array_elements($${eventsParam}::jsonb) WITH ORDINALITY AS batch(e, n)
              WHERE e->>'key' IN (SELECT key FROM stored)
-           ),
-           versions AS (
-             INSERT INTO event_streams (stream_id, version)
-             SELECT stream_id, max(stream_version) FROM started GROUP BY stream_id
-             ON CONFLICT (stream_id) DO UPDATE SET version = EXCLUDED.version
            ),
            appended AS (
              INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
