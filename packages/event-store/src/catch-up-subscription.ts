@@ -3,9 +3,15 @@ import type { CheckpointStore, EventPage, EventSubscription, SubscribeOptions } 
 export interface PollingSource {
   /**
    * A page of every event after `after`; with `types`, the events of other types may come without
-   * their data and metadata (the subscription drops them, its cursor moves past them).
+   * their data and metadata (the subscription drops them, its cursor moves past them); with
+   * `dataTypes`, the events of other types may come without their data (`{}`).
    */
-  readAll(options: { after?: string; limit?: number; types?: readonly string[] }): Promise<EventPage>;
+  readAll(options: {
+    after?: string;
+    limit?: number;
+    types?: readonly string[];
+    dataTypes?: readonly string[];
+  }): Promise<EventPage>;
   /** Calls `onAppend` when new events may be readable; resolves with a function that stops it. */
   watch(onAppend: () => void): Promise<() => Promise<void>>;
 }
@@ -34,6 +40,7 @@ export function startCatchUpSubscription(
   const checkpoints = options.checkpoints ?? defaultCheckpoints;
   const batchSize = options.batchSize ?? 500;
   const types = options.eventTypes;
+  const dataTypes = options.dataOfTypes;
   const wanted = types ? new Set(types) : undefined;
   let stopping = false;
   let wake: (() => void) | undefined;
@@ -110,6 +117,7 @@ export function startCatchUpSubscription(
             ...(cursor === undefined ? {} : { after: cursor }),
             limit: batchSize,
             ...(types ? { types } : {}),
+            ...(dataTypes ? { dataTypes } : {}),
           });
           if (page.events.length === 0) {
             const now = performance.now();

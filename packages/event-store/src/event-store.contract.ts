@@ -8,6 +8,8 @@ export interface EventStoreFixture {
   store: EventStore;
   /** A database for read models; `sharesTransaction` when the store commits them with its events. */
   readModels: { db: SqlDatabase; sharesTransaction: boolean };
+  /** The store reads no data of the types a subscription's `dataOfTypes` leaves out (the SQL adapter). */
+  leavesOutData?: boolean;
   teardown(): Promise<void>;
 }
 
@@ -319,6 +321,38 @@ export function describeEventStoreContract(
       await third.stop();
       // Nothing handed over twice after the restarts, nothing of the skipped type.
       expect(received.map((event) => event.n)).toEqual([1, 3, 5]);
+    });
+
+    it('hands over every event with its metadata, and the data of the types asked for', async () => {
+      const stream = streamOf('data-typed');
+      const received: StoredEvent[] = [];
+      await store.append(
+        stream,
+        [
+          { type: 'with-data', data: { n: 1 }, metadata: { m: 'a' } },
+          { type: 'without-data', data: { n: 2 }, metadata: { m: 'b' } },
+          { type: 'with-data', data: { n: 3 }, metadata: { m: 'c' } },
+        ],
+        { expectedVersion: 0 },
+      );
+      const subscription = store.subscribe({
+        name: `data-typed-${randomUUID()}`,
+        async handle(events) {
+          received.push(...events.filter((event) => event.streamId === stream));
+        },
+        dataOfTypes: ['with-data'],
+      });
+      await eventually(() => received.length === 3, 10_000, 'the three events');
+      await subscription.stop();
+      expect(received.map((event) => [event.type, event.streamVersion, event.metadata.m])).toEqual([
+        ['with-data', 1, 'a'],
+        ['without-data', 2, 'b'],
+        ['with-data', 3, 'c'],
+      ]);
+      expect(received.filter((event) => event.type === 'with-data').map((event) => event.data)).toEqual([{ n: 1 }, { n: 3 }]);
+      // The other type's data: left out ({}) where the adapter can skip reading it, else as stored.
+      expect([{}, { n: 2 }]).toContainEqual(received[1]?.data);
+      if (fixture.leavesOutData) expect(received[1]?.data).toEqual({});
     });
 
     it(`delivers every event exactly once, in stream order, while ${options.writers} writers append ${options.totalEvents}`, async () => {

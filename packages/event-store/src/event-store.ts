@@ -93,6 +93,12 @@ export interface SubscribeOptions {
    * it). The SQL adapter does not read the data of the others. Without it, every event.
    */
   eventTypes?: readonly string[];
+  /**
+   * Every event reaches `handle` with its metadata, but only events of these types are sure to bring
+   * their data: the SQL adapter does not read the others' data, and hands them over with `data: {}`
+   * (other adapters may bring it). For a projection that needs the data of a few types only.
+   */
+  dataOfTypes?: readonly string[];
 }
 
 export interface EventSubscription {

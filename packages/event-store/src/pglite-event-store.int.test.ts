@@ -8,6 +8,7 @@ describeEventStoreContract('PGlite', async () => {
   return {
     store,
     readModels: { db, sharesTransaction: true },
+    leavesOutData: true,
     async teardown() {
       await store.close();
       await db.close();
@@ -22,6 +23,7 @@ describeEventStoreContract('PGlite in a worker thread', async () => {
   return {
     store,
     readModels: { db, sharesTransaction: true },
+    leavesOutData: true,
     async teardown() {
       await store.close();
       await db.close();

@@ -12,6 +12,7 @@ describeEventStoreContract('PostgreSQL', async () => {
   return {
     store,
     readModels: { db: database.db, sharesTransaction: true },
+    leavesOutData: true,
     async teardown() {
       await store.close();
       await database.drop();

@@ -17,20 +17,26 @@ interface EventRow {
   /** text, because xid8 has no JavaScript type; never order by this alias. */
   transaction_text: string;
   event_type: string;
-  data: JsonObject;
-  metadata: JsonObject;
+  data: JsonObject | null;
+  metadata: JsonObject | null;
   recorded_at: Date | string;
 }
 
-/** An event row's columns; with `typesParam`, only the types in that parameter bring their data and metadata. */
-const eventColumnsOf = (typesParam?: string) => {
-  const payload = (column: string) =>
-    typesParam ? `CASE WHEN event_type = ANY(${typesParam}::text[]) THEN ${column} END AS ${column}` : column;
-  return `event_id, stream_id, stream_version, global_position, transaction_id::text AS transaction_text, event_type, ${payload('data')}, ${payload('metadata')}, recorded_at`;
+/**
+ * An event row's columns. With `typesParam`, only events of those types bring their data and
+ * metadata; with `dataTypesParam`, only events of those types bring their data (every one its metadata).
+ */
+const eventColumnsOf = (typesParam?: string, dataTypesParam?: string) => {
+  const ofTypes = (params: Array<string | undefined>) =>
+    params
+      .filter((param) => param !== undefined)
+      .map((param) => `event_type = ANY(${param}::text[])`)
+      .join(' AND ');
+  const only = (column: string, params: Array<string | undefined>) =>
+    params.some((param) => param !== undefined) ? `CASE WHEN ${ofTypes(params)} THEN ${column} END AS ${column}` : column;
+  return `event_id, stream_id, stream_version, global_position, transaction_id::text AS transaction_text, event_type, ${only('data', [typesParam, dataTypesParam])}, ${only('metadata', [typesParam])}, recorded_at`;
 };
 const eventColumns = eventColumnsOf();
-/** A subscription's `eventTypes` in $4: the other events come without data and metadata. */
-const typedEventColumns = eventColumnsOf('$4');
 
 function toStoredEvent(row: EventRow): StoredEvent {
   return {
@@ -39,8 +45,9 @@ function toStoredEvent(row: EventRow): StoredEvent {
     streamVersion: Number(row.stream_version),
     globalPosition: Number(row.global_position),
     type: row.event_type,
-    data: row.data,
-    metadata: row.metadata,
+    // Left out by a typed read (eventColumnsOf): an empty object, as the event type promises one.
+    data: row.data ?? {},
+    metadata: row.metadata ?? {},
     recordedAt: new Date(row.recorded_at).toISOString(),
   };
 }
@@ -148,16 +155,27 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
     },
   };
 
-  /** With `types`, the other events come without data and metadata (`null`): PollingSource.readAll. */
-  const readPage = async ({ after = startCursor, limit = 500, types }: Parameters<PollingSource['readAll']>[0] = {}) => {
+  /**
+   * With `types`, the other events come without data and metadata; with `dataTypes`, the other
+   * events come without data (PollingSource.readAll).
+   */
+  const readPage = async ({
+    after = startCursor,
+    limit = 500,
+    types,
+    dataTypes,
+  }: Parameters<PollingSource['readAll']>[0] = {}) => {
     const [transactionId, position] = parseCursor(after);
+    const params: unknown[] = [transactionId, position, limit];
+    const param = (value: readonly string[] | undefined) => (value ? `$${params.push(value)}` : undefined);
+    const columns = types || dataTypes ? eventColumnsOf(param(types), param(dataTypes)) : eventColumns;
     const rows = await db.query<EventRow>(
-      `SELECT ${types ? typedEventColumns : eventColumns} FROM events
+      `SELECT ${columns} FROM events
        WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
          AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
        ORDER BY transaction_id, global_position
        LIMIT $3`,
-      types ? [transactionId, position, limit, types] : [transactionId, position, limit],
+      params,
     );
     const last = rows.at(-1);
     return {
@@ -165,7 +183,7 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
       cursor: last ? `${last.transaction_text}:${last.global_position}` : after,
     };
   };
-  const readAll: EventStore['readAll'] = (options = {}) => readPage({ ...options, types: undefined });
+  const readAll: EventStore['readAll'] = (options = {}) => readPage({ ...options, types: undefined, dataTypes: undefined });
 
   return {
     atomicReadModels: true,

@@ -23,6 +23,9 @@ interface AssetBatch {
   alias: string | undefined;
 }
 
+/** The event types whose data the projection reads (aliasOf); of every other event it needs only the chain fields. */
+const typesWithAliases = ['registered'];
+
 /** An auction object is also found by its service serial, which its `registered` event carries. */
 function aliasOf(record: ChainedRecord): string | undefined {
   const serial = record.data.serviceSerial;
@@ -287,6 +290,9 @@ export function runMerkleProjection(eventStore: EventStore, projection: MerklePr
     // the moment short (`wake`, see projection-wait.ts), so it delays no answer.
     batchSize: 2_000,
     lingerMs: 100,
+    // A leaf is its event's hash, in the chain fields (metadata): the events' data is not read, but
+    // for the aliases. (A `code.generated` event's data is most of its bytes.)
+    dataOfTypes: typesWithAliases,
   });
 }
 

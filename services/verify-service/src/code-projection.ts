@@ -111,6 +111,8 @@ export function runCodeProjection(
     onError,
     batchSize: 2_000,
     lingerMs: 100,
+    // The directory is made of `code.generated` events alone (codeRowOf): the others are not read.
+    eventTypes: ['code.generated'],
   });
 }
 
