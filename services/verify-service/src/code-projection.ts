@@ -40,7 +40,9 @@ export function codeRowOf(event: StoredEvent): CodeDirectoryRow | undefined {
   const createdAt = text(data.createdAt) ?? record.occurredAt;
   if (!gtin || !serial || !kid) return undefined;
   const url = text(data.url);
-  const parsed = url ? parseDigitalLink(url) : undefined;
+  // Only a code with an expiry date has an AI 17 in its link (generate-code.ts): the others' links
+  // are not parsed (~4.5 µs a code, on every code a batch makes).
+  const parsed = url && data.expiryDate !== undefined ? parseDigitalLink(url) : undefined;
   const metadata = data.metadata as Record<string, unknown> | undefined;
   return {
     asset_id: assetId,
