@@ -355,6 +355,37 @@ export function describeEventStoreContract(
       if (fixture.leavesOutData) expect(received[1]?.data).toEqual({});
     });
 
+    it('with eventTypes as well, hands over those types only, and the data of the types both ask for', async () => {
+      const stream = streamOf('data-and-event-typed');
+      const received: StoredEvent[] = [];
+      await store.append(
+        stream,
+        [
+          { type: 'with-data', data: { n: 1 }, metadata: { m: 'a' } },
+          { type: 'not-asked', data: { n: 2 }, metadata: { m: 'b' } },
+          { type: 'without-data', data: { n: 3 }, metadata: { m: 'c' } },
+        ],
+        { expectedVersion: 0 },
+      );
+      const subscription = store.subscribe({
+        name: `data-and-event-typed-${randomUUID()}`,
+        async handle(events) {
+          received.push(...events.filter((event) => event.streamId === stream));
+        },
+        eventTypes: ['with-data', 'without-data'],
+        dataOfTypes: ['with-data'],
+      });
+      await eventually(() => received.length === 2, 10_000, 'the two events asked for');
+      await subscription.stop();
+      expect(received.map((event) => [event.type, event.metadata.m])).toEqual([
+        ['with-data', 'a'],
+        ['without-data', 'c'],
+      ]);
+      expect(received[0]?.data).toEqual({ n: 1 });
+      expect([{}, { n: 3 }]).toContainEqual(received[1]?.data);
+      if (fixture.leavesOutData) expect(received[1]?.data).toEqual({});
+    });
+
     it(`delivers every event exactly once, in stream order, while ${options.writers} writers append ${options.totalEvents}`, async () => {
       const runId = randomUUID();
       const streamsPerWriter = 5;

@@ -176,6 +176,10 @@ describe('the code directory projection (event store → code_directory, Postgre
     await store.append(`asset-${first.assetId}`, [{ type: 'code.report-confirmed', data: { reportId: 'r1' } }], {
       expectedVersion: 1,
     });
+    // Every event readable before the projection starts, so its first page holds them all: it
+    // subscribes to code.generated only, and a later page of other events alone would move its
+    // stored checkpoint only after a while (createSqlProjection's idleCheckpointMs).
+    await readThrough(`asset-${first.assetId}`);
     const projection = runCodeProjection(store, createCodeProjection(db), (error) => {
       throw error;
     });

@@ -94,6 +94,8 @@ describe('the codes listing and its indexes, on codes stored as generate request
     'Index Name'?: string;
     'Scan Direction'?: string;
     'Actual Rows': number;
+    'Index Cond'?: string;
+    'Rows Removed by Filter'?: number;
     Plans?: PlanNode[];
   }
   const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
@@ -129,6 +131,9 @@ describe('the codes listing and its indexes, on codes stored as generate request
       expect(nodes.map((node) => node['Node Type'])).not.toContain('Sort');
       const scan = nodes.find((node) => node['Index Name'] !== undefined);
       expect(scan).toMatchObject({ 'Node Type': 'Index Scan', 'Index Name': index, 'Scan Direction': 'Forward' });
+      // (the cursor is where the scan starts, not a filter over the rows before it)
+      expect(scan?.['Index Cond']).toMatch(/ROW\(created_at, asset_id\) < ROW\(/);
+      expect(scan?.['Rows Removed by Filter'] ?? 0).toBe(0);
       expect(scan?.['Actual Rows']).toBeLessThanOrEqual(201);
     },
   );
