@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventStore, StoredEvent } from './event-store.ts';
+import type { EventStore, NewEvent, StoredEvent, SubscribeOptions } from './event-store.ts';
 import { isVersionConflict } from './version-conflict.ts';
 
 export interface EventStoreFixture {
@@ -323,27 +323,39 @@ export function describeEventStoreContract(
       expect(received.map((event) => event.n)).toEqual([1, 3, 5]);
     });
 
-    it('hands over every event with its metadata, and the data of the types asked for', async () => {
-      const stream = streamOf('data-typed');
+    /** Appends these events to a new stream and collects what a subscription with `options` hands over of it. */
+    const subscribedTo = async (
+      label: string,
+      events: NewEvent[],
+      options: Pick<SubscribeOptions, 'eventTypes' | 'dataOfTypes'>,
+      count: number,
+    ) => {
+      const stream = streamOf(label);
       const received: StoredEvent[] = [];
-      await store.append(
-        stream,
+      await store.append(stream, events, { expectedVersion: 0 });
+      const subscription = store.subscribe({
+        name: `${label}-${randomUUID()}`,
+        async handle(handed) {
+          received.push(...handed.filter((event) => event.streamId === stream));
+        },
+        ...options,
+      });
+      await eventually(() => received.length === count, 10_000, `${count} events`);
+      await subscription.stop();
+      return received;
+    };
+
+    it('hands over every event with its metadata, and the data of the types asked for', async () => {
+      const received = await subscribedTo(
+        'data-typed',
         [
           { type: 'with-data', data: { n: 1 }, metadata: { m: 'a' } },
           { type: 'without-data', data: { n: 2 }, metadata: { m: 'b' } },
           { type: 'with-data', data: { n: 3 }, metadata: { m: 'c' } },
         ],
-        { expectedVersion: 0 },
+        { dataOfTypes: ['with-data'] },
+        3,
       );
-      const subscription = store.subscribe({
-        name: `data-typed-${randomUUID()}`,
-        async handle(events) {
-          received.push(...events.filter((event) => event.streamId === stream));
-        },
-        dataOfTypes: ['with-data'],
-      });
-      await eventually(() => received.length === 3, 10_000, 'the three events');
-      await subscription.stop();
       expect(received.map((event) => [event.type, event.streamVersion, event.metadata.m])).toEqual([
         ['with-data', 1, 'a'],
         ['without-data', 2, 'b'],
@@ -356,27 +368,16 @@ export function describeEventStoreContract(
     });
 
     it('with eventTypes as well, hands over those types only, and the data of the types both ask for', async () => {
-      const stream = streamOf('data-and-event-typed');
-      const received: StoredEvent[] = [];
-      await store.append(
-        stream,
+      const received = await subscribedTo(
+        'data-and-event-typed',
         [
           { type: 'with-data', data: { n: 1 }, metadata: { m: 'a' } },
           { type: 'not-asked', data: { n: 2 }, metadata: { m: 'b' } },
           { type: 'without-data', data: { n: 3 }, metadata: { m: 'c' } },
         ],
-        { expectedVersion: 0 },
+        { eventTypes: ['with-data', 'without-data'], dataOfTypes: ['with-data'] },
+        2,
       );
-      const subscription = store.subscribe({
-        name: `data-and-event-typed-${randomUUID()}`,
-        async handle(events) {
-          received.push(...events.filter((event) => event.streamId === stream));
-        },
-        eventTypes: ['with-data', 'without-data'],
-        dataOfTypes: ['with-data'],
-      });
-      await eventually(() => received.length === 2, 10_000, 'the two events asked for');
-      await subscription.stop();
       expect(received.map((event) => [event.type, event.metadata.m])).toEqual([
         ['with-data', 'a'],
         ['without-data', 'c'],

@@ -27,14 +27,14 @@ interface EventRow {
  * metadata; with `dataTypesParam`, only events of those types bring their data (every one its metadata).
  */
 const eventColumnsOf = (typesParam?: string, dataTypesParam?: string) => {
-  const ofTypes = (params: Array<string | undefined>) =>
-    params
-      .filter((param) => param !== undefined)
-      .map((param) => `event_type = ANY(${param}::text[])`)
-      .join(' AND ');
-  const only = (column: string, params: Array<string | undefined>) =>
-    params.some((param) => param !== undefined) ? `CASE WHEN ${ofTypes(params)} THEN ${column} END AS ${column}` : column;
-  return `event_id, stream_id, stream_version, global_position, transaction_id::text AS transaction_text, event_type, ${only('data', [typesParam, dataTypesParam])}, ${only('metadata', [typesParam])}, recorded_at`;
+  const ofTypes = (param: string) => `event_type = ANY(${param}::text[])`;
+  const dataWhen = [typesParam, dataTypesParam]
+    .filter((param) => param !== undefined)
+    .map(ofTypes)
+    .join(' AND ');
+  const data = dataWhen ? `CASE WHEN ${dataWhen} THEN data END AS data` : 'data';
+  const metadata = typesParam ? `CASE WHEN ${ofTypes(typesParam)} THEN metadata END AS metadata` : 'metadata';
+  return `event_id, stream_id, stream_version, global_position, transaction_id::text AS transaction_text, event_type, ${data}, ${metadata}, recorded_at`;
 };
 const eventColumns = eventColumnsOf();
 

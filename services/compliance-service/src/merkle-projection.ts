@@ -23,13 +23,13 @@ interface AssetBatch {
   alias: string | undefined;
 }
 
-/** The event types whose data the projection reads (aliasOf); of every other event it needs only the chain fields. */
-const typesWithAliases = ['registered'];
+/** The one event type whose data the projection reads (aliasOf); of every other event it needs only the chain fields. */
+const aliasedType = 'registered';
 
 /** An auction object is also found by its service serial, which its `registered` event carries. */
 function aliasOf(record: ChainedRecord): string | undefined {
   const serial = record.data.serviceSerial;
-  return record.type === 'registered' && typeof serial === 'string' ? serial : undefined;
+  return record.type === aliasedType && typeof serial === 'string' ? serial : undefined;
 }
 
 function groupByAsset(events: readonly StoredEvent[]): Map<string, AssetBatch> {
@@ -292,7 +292,7 @@ export function runMerkleProjection(eventStore: EventStore, projection: MerklePr
     lingerMs: 100,
     // A leaf is its event's hash, in the chain fields (metadata): the events' data is not read, but
     // for the aliases. (A `code.generated` event's data is most of its bytes.)
-    dataOfTypes: typesWithAliases,
+    dataOfTypes: [aliasedType],
   });
 }
 

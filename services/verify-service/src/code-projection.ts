@@ -6,6 +6,9 @@ import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
 
 export const codeDirectoryProjectionName = 'verify-code-directory';
 
+/** The one event type the directory is made of. */
+const codeGenerated = 'code.generated';
+
 /** A row of `code_directory`: what verification needs of one code, nothing more. */
 export interface CodeDirectoryRow {
   asset_id: string;
@@ -29,7 +32,7 @@ const text = (value: unknown): string | undefined => (typeof value === 'string' 
  * the expiry is read from the signed link itself (its YYMMDD, as the signature covers it).
  */
 export function codeRowOf(event: StoredEvent): CodeDirectoryRow | undefined {
-  if (event.type !== 'code.generated') return undefined;
+  if (event.type !== codeGenerated) return undefined;
   const assetId = assetIdOfStream(event.streamId);
   const record = chainedRecordOf(event);
   if (!assetId?.startsWith('code_') || !record) return undefined;
@@ -114,7 +117,7 @@ export function runCodeProjection(
     batchSize: 2_000,
     lingerMs: 100,
     // The directory is made of `code.generated` events alone (codeRowOf): the others are not read.
-    eventTypes: ['code.generated'],
+    eventTypes: [codeGenerated],
   });
 }
 
