@@ -68,12 +68,25 @@ const startAsset = (f: Fixture, assetId: string, types: readonly string[]) =>
 const appendEvent = (f: Fixture, assetId: string, type: string) =>
   appendToAssetHistory(f.store, { assetId, owner: f.owner }, [{ type, data: {} }], { now });
 
-/** Projects every event stored after the projection's checkpoint, as one page. */
-async function projectNewEvents(f: Fixture): Promise<void> {
+/**
+ * Projects the events stored after the projection's checkpoint, page by page, until it has projected
+ * the last event of `assetId`. On PostgreSQL a transaction in flight anywhere on the server (another
+ * test's database included) holds `readAll`'s readable horizon back, so a page that does not reach
+ * that event yet waits 20 ms and reads on from the checkpoint. Fails after 10 s.
+ */
+async function projectThrough(f: Fixture, assetId: string): Promise<void> {
+  const last = (await f.store.readStream(`asset-${assetId}`)).at(-1);
+  if (!last) throw new Error(`no stream asset-${assetId}`);
   const projection = createMerkleProjection(f.db);
-  const cursor = await projection.checkpoints.load(projection.name);
-  const page = await f.store.readAll(cursor === undefined ? { limit: 1000 } : { after: cursor, limit: 1000 });
-  await projection.handle(page.events, page.cursor);
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const cursor = await projection.checkpoints.load(projection.name);
+    const page = await f.store.readAll(cursor === undefined ? { limit: 1000 } : { after: cursor, limit: 1000 });
+    if (page.events.length > 0) await projection.handle(page.events, page.cursor);
+    if (page.events.some((event) => event.eventId === last.eventId)) return;
+    if (Date.now() > deadline) throw new Error(`readAll never reached the last event of asset-${assetId}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 async function leavesOf(f: Fixture, assetId: string): Promise<Hash[]> {
@@ -147,10 +160,10 @@ describe('one-leaf trees on PostgreSQL', () => {
   });
 
   it('stores a generated code as its asset row alone, and proves, verifies and exports its event', async () => {
-    // Given two generated codes, projected in one page
+    // Given two generated codes, projected
     await startAsset(f, 'code_one', ['code.generated']);
     await startAsset(f, 'code_two', ['code.generated']);
-    await projectNewEvents(f);
+    await projectThrough(f, 'code_two');
 
     // Then its tree is its row: the leaf is the root hash, the event its first_event_id
     const [event] = await f.store.readStream('asset-code_one');
@@ -182,7 +195,7 @@ describe('one-leaf trees on PostgreSQL', () => {
   it('grows a tree from 1 to 2 to 3 leaves across pages to RFC 9162’s roots and proofs, and to one page’s rows', async () => {
     // Given an asset projected with one event per page
     await startAsset(f, 'obj_grow', ['registered']);
-    await projectNewEvents(f);
+    await projectThrough(f, 'obj_grow');
     const sizes: Array<{ size: number; root: Buffer; nodes: string[] }> = [];
     const record = async () => {
       const tree = await findAssetTree(f.db, f.owner, 'obj_grow');
@@ -196,7 +209,7 @@ describe('one-leaf trees on PostgreSQL', () => {
     await record();
     for (const type of ['exhibited', 'sold']) {
       await appendEvent(f, 'obj_grow', type);
-      await projectNewEvents(f);
+      await projectThrough(f, 'obj_grow');
       await record();
     }
 
@@ -230,10 +243,10 @@ describe('one-leaf trees on PostgreSQL', () => {
   it('refuses a first page projected again for a tree that has grown since, instead of cutting it back', async () => {
     // Given a code projected at one leaf that has grown to two
     await startAsset(f, 'code_replayed', ['code.generated']);
-    await projectNewEvents(f);
+    await projectThrough(f, 'code_replayed');
     const [first] = await f.store.readStream('asset-code_replayed');
     await appendEvent(f, 'code_replayed', 'scanned');
-    await projectNewEvents(f);
+    await projectThrough(f, 'code_replayed');
     const grown = await findAssetTree(f.db, f.owner, 'code_replayed');
     expect(grown?.treeSize).toBe(2);
 
