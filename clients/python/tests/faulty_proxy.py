@@ -49,7 +49,8 @@ class FaultyProxy:
     def start(self) -> FaultyProxy:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        # shutdown() waits for the serving loop's next look (every 0.5 s by default): look often.
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         return self
 
@@ -71,6 +72,9 @@ def _handler(proxy: FaultyProxy) -> Callable[..., BaseHTTPRequestHandler]:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # An answer is written as its headers, then its body: without TCP_NODELAY the body waits for
+        # the client's delayed ACK of the headers (some 40 ms an answer).
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: object) -> None:
             pass

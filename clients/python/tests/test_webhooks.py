@@ -31,7 +31,7 @@ def receiver() -> Iterator[tuple[str, queue.Queue[Delivery]]]:
             self.end_headers()
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}/hooks", received
     server.shutdown()
     server.server_close()
