@@ -6,10 +6,14 @@
 //
 //   pnpm bench:batch                      (100,000 codes per form)
 //   BENCH_CODES=1000000 pnpm bench:batch  (the million)
+//   BENCH_EMBEDDED_ENV='{"UV_THREADPOOL_SIZE":"4"}' pnpm bench:batch   (settings for the embedded process)
+//   BENCH_DISTRIBUTED_ENV='{"NODE_OPTIONS":"…"}' pnpm bench:batch       (settings for every distributed process)
 import { cpuText, inFlight, memoryText, perBatch, runBatches, storageText } from './batch-load.ts';
 import { machineLine, type RunningProduct, startDistributedProduct, startEmbeddedProduct } from './support.ts';
 
 const total = Number(process.env.BENCH_CODES ?? 100_000);
+const embeddedEnv = JSON.parse(process.env.BENCH_EMBEDDED_ENV ?? '{}') as Record<string, string>;
+const distributedEnv = JSON.parse(process.env.BENCH_DISTRIBUTED_ENV ?? '{}') as Record<string, string>;
 
 async function row(start: () => Promise<RunningProduct>, form: string): Promise<string> {
   const run = await runBatches(start, total);
@@ -20,8 +24,10 @@ async function row(start: () => Promise<RunningProduct>, form: string): Promise<
 
 const forms = (process.env.BENCH_FORMS ?? 'embedded,distributed').split(',');
 const rows = [
-  ...(forms.includes('embedded') ? [await row(startEmbeddedProduct, 'embedded (PGlite)')] : []),
-  ...(forms.includes('distributed') ? [await row(startDistributedProduct, 'distributed (PostgreSQL, NATS)')] : []),
+  ...(forms.includes('embedded') ? [await row(() => startEmbeddedProduct(embeddedEnv), 'embedded (PGlite)')] : []),
+  ...(forms.includes('distributed')
+    ? [await row(() => startDistributedProduct({}, distributedEnv), 'distributed (PostgreSQL, NATS)')]
+    : []),
 ];
 process.stdout.write(
   [
