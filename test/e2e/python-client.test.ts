@@ -98,8 +98,8 @@ it('Debian Python has pytest and cryptography (CI installs python3-pytest and py
   expect(code, `${output}\npytest or cryptography is missing: apt-get install -y python3-pytest python3-cryptography`).toBe(0);
 });
 
-// Both forms at once: the suite mostly waits (backoffs, Retry-After, deadlines), so run one after
-// the other the two runs took twice as long for little more work.
+// Both forms at once: the suite mostly waits (backoffs, Retry-After, deadlines), so one run after
+// the other took twice as long for little more work.
 describe('the Python client against the embedded and the distributed form, at once', () => {
   let products: RunningProduct[] = [];
 
