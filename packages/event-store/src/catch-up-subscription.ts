@@ -19,8 +19,8 @@ export interface PollingSource {
 const retryDelayMs = 1_000;
 /**
  * Quick looks after an empty read that followed a wake-up: after 50, 100, … 1,600 ms, then every
- * 1,600 ms, for up to 30 s from the first of them (a transaction of another database on the same
- * server can hold the readable horizon back that long; a wake for events already read costs about
+ * 1,600 ms, for up to 30 s from the first of them (an older transaction of this database, a slow
+ * writer, can hold the readable horizon back that long; a wake for events already read costs about
  * 20 looks).
  */
 const quickLookMaxPauseMs = 1_600;

@@ -24,9 +24,10 @@ async function eventually(condition: () => boolean, timeoutMs: number, what: str
 
 /**
  * Every event `readAll` gives, page after page of `limit`, from the start until `enough` holds of
- * what was read. A page may come back empty before then: on PostgreSQL, a transaction in flight
- * anywhere on the server (another test's database included) holds the readable horizon back, so
- * an empty page waits 20 ms and asks again from the same cursor. Fails after 10 s.
+ * what was read. A page may come back empty before then: on PostgreSQL, an older transaction in
+ * flight that may write to the events (this database's, or one whose backend has just ended or
+ * moved on: see readHorizon) holds the readable horizon back, so an empty page waits 20 ms and asks
+ * again from the same cursor. Fails after 10 s.
  */
 async function readAllUntil(
   store: EventStore,
@@ -142,8 +143,8 @@ export function describeEventStoreContract(
         },
       });
       try {
-        // Woken while it waits, too: on PostgreSQL a transaction in flight anywhere on the server may
-        // hold the first read's horizon below the event, and the linger would then keep it 10 s.
+        // Woken while it waits, too: on PostgreSQL an older transaction in flight may hold the first
+        // read's horizon below the event, and the linger would then keep it 10 s.
         await eventually(
           () => {
             if (received.length === 0) subscription.wake();

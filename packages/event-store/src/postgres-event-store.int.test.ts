@@ -22,7 +22,7 @@ describeEventStoreContract('PostgreSQL', async () => {
 
 /**
  * Opens a transaction on `db`, runs `work` in it and keeps it open until the answer is called (which
- * commits it): a transaction in flight, as a slow writer or another database's work on the server.
+ * commits it): a transaction in flight, as a slow writer's, or another database's on the server.
  */
 async function holdTransaction(db: SqlDatabase, work: (tx: SqlExecutor) => Promise<unknown>): Promise<() => Promise<void>> {
   let commit!: () => void;
@@ -102,9 +102,8 @@ describe('PostgreSQL event store: a notification that finds its event held back 
   });
 
   /**
-   * Opens a transaction with an id that stays open (it writes nothing to the events) until the
-   * answer is called: it holds the readable horizon back, as another database's work on the same
-   * server does.
+   * Opens a transaction with an id in this database that stays open (it writes nothing to the
+   * events) until the answer is called: it holds the readable horizon back, as a slow writer does.
    */
   const holdHorizon = () => holdTransaction(database.db, (tx) => tx.query('SELECT pg_current_xact_id()'));
 
@@ -120,9 +119,8 @@ describe('PostgreSQL event store: a notification that finds its event held back 
     return { seen, subscription };
   }
 
-  /** Waits until `seen` holds `count` events, for up to 30 s: usually under a second; longer only while
-   * another database's transaction on this server holds the horizon back too (the quick looks go on
-   * for 30 s; the poll would take 120). */
+  /** Waits until `seen` holds `count` events, for up to 30 s: usually under a second (the quick looks
+   * go on for 30 s; the poll would take 120). */
   async function untilSeen(seen: StoredEvent[], count: number): Promise<void> {
     const deadline = Date.now() + 30_000;
     while (seen.length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -158,6 +156,80 @@ describe('PostgreSQL event store: a notification that finds its event held back 
     await untilSeen(seen, 1);
     await subscription.stop();
     expect(seen.map((event) => event.type)).toEqual(['held']);
+  });
+});
+
+describe('PostgreSQL event store: a transaction in flight in another database of the server', () => {
+  let database: { db: SqlDatabase; drop(): Promise<void> };
+  let elsewhere: { db: SqlDatabase; drop(): Promise<void> };
+  let store: EventStore;
+  beforeAll(async () => {
+    database = await connectTestDatabase('event_store_here');
+    elsewhere = await connectTestDatabase('event_store_elsewhere');
+    store = await createSqlEventStore(database.db, { pollIntervalMs: 20 });
+  });
+  afterAll(async () => {
+    await store.close();
+    await database.drop();
+    await elsewhere.drop();
+  });
+
+  /** Reads every page until one holds the stream's events, for up to `ms`; what it found by then. */
+  async function readStreamWithin(stream: string, ms: number): Promise<StoredEvent[]> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      let cursor: string | undefined;
+      const found: StoredEvent[] = [];
+      for (;;) {
+        const page = await store.readAll(cursor === undefined ? { limit: 1000 } : { after: cursor, limit: 1000 });
+        found.push(...page.events.filter((event) => event.streamId === stream));
+        if (page.events.length === 0) break;
+        cursor = page.cursor;
+      }
+      if (found.length > 0 || Date.now() >= deadline) return found;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  it('holds back no event of this database, though its transaction id is older', async () => {
+    // The other database's transaction takes its id first and stays open: the server's oldest
+    // transaction in flight, older than the append's below.
+    const commitElsewhere = await holdTransaction(elsewhere.db, (tx) => tx.query('SELECT pg_current_xact_id()'));
+    try {
+      const held = await elsewhere.db.query<{ held: boolean }>(
+        `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL) AS held`,
+      );
+      expect(held[0]?.held).toBe(true);
+      const stream = `elsewhere-${randomUUID()}`;
+      await store.append(stream, [{ type: 'here', data: {} }], { expectedVersion: 0 });
+      const seen: StoredEvent[] = [];
+      const subscription = store.subscribe({
+        name: `elsewhere-${randomUUID()}`,
+        async handle(events) {
+          seen.push(...events.filter((event) => event.streamId === stream));
+        },
+      });
+      // Readable while the other transaction is still open (before, not until it ended).
+      expect((await readStreamWithin(stream, 2_000)).map((event) => event.type)).toEqual(['here']);
+      const deadline = Date.now() + 2_000;
+      while (seen.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      await subscription.stop();
+      expect(seen.map((event) => event.type)).toEqual(['here']);
+    } finally {
+      await commitElsewhere();
+    }
+  });
+
+  it('still holds back an event behind an older transaction of this database', async () => {
+    const commitHere = await holdTransaction(database.db, (tx) => tx.query('SELECT pg_current_xact_id()'));
+    const stream = `here-${randomUUID()}`;
+    try {
+      await store.append(stream, [{ type: 'behind', data: {} }], { expectedVersion: 0 });
+      expect(await readStreamWithin(stream, 300)).toEqual([]);
+    } finally {
+      await commitHere();
+    }
+    expect((await readStreamWithin(stream, 5_000)).map((event) => event.type)).toEqual(['behind']);
   });
 });
 

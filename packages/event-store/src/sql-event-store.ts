@@ -128,11 +128,29 @@ function newStreamEventRows(streamId: string, events: readonly NewEvent[]) {
 }
 
 /**
+ * Below what transaction id every event is final: the oldest transaction still in flight that may
+ * write to this database's events, else the first id not yet finished when the statement began
+ * (pg_snapshot_xmax). A server's snapshot lists the transactions in flight in every database on it;
+ * one whose backend pg_stat_activity shows in another database cannot write here (a backend keeps
+ * its database, and a transaction id its backend), so a long transaction elsewhere on a shared
+ * server holds no projection back. Anything not shown there counts as this database's: a
+ * transaction that ended or moved on since the snapshot, a prepared one, a background worker's.
+ * (`backend_xid` is shown to every role; the subquery runs only when some transaction is in flight.)
+ */
+const readHorizon = `COALESCE(
+  (SELECT min(in_flight) FROM pg_snapshot_xip(pg_current_snapshot()) AS in_flight
+   WHERE xid(in_flight) NOT IN (
+     SELECT elsewhere.backend_xid FROM pg_stat_get_activity(NULL) AS elsewhere
+     WHERE elsewhere.backend_xid IS NOT NULL
+       AND elsewhere.datid <> (SELECT oid FROM pg_database WHERE datname = current_database()))),
+  pg_snapshot_xmax(pg_current_snapshot()))`;
+
+/**
  * The event store over SQL, shared by PostgreSQL and PGlite. Runs its migrations first.
  *
  * Appends take a per-stream advisory lock before their first write, so a stream's later events
  * always belong to later transactions; readers order by (transaction id, position) and stop below
- * the oldest transaction in flight (pg_snapshot_xmin). Together: no event is ever skipped and each
+ * the oldest transaction in flight that may write here (readHorizon). Together: no event is ever skipped and each
  * stream is read in its own order.
  */
 export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStoreOptions = {}): Promise<EventStore> {
@@ -172,7 +190,7 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
     const rows = await db.query<EventRow>(
       `SELECT ${columns} FROM events
        WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
-         AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+         AND transaction_id < ${readHorizon}
        ORDER BY transaction_id, global_position
        LIMIT $3`,
       params,

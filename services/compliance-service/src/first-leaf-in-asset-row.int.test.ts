@@ -70,9 +70,9 @@ const appendEvent = (f: Fixture, assetId: string, type: string) =>
 
 /**
  * Projects the events stored after the projection's checkpoint, page by page, until it has projected
- * the last event of `assetId`. On PostgreSQL a transaction in flight anywhere on the server (another
- * test's database included) holds `readAll`'s readable horizon back, so a page that does not reach
- * that event yet waits 20 ms and reads on from the checkpoint. Fails after 10 s.
+ * the last event of `assetId`. On PostgreSQL an older transaction in flight that may write to the
+ * events holds `readAll`'s readable horizon back (the event store's readHorizon), so a page that does
+ * not reach that event yet waits 20 ms and reads on from the checkpoint. Fails after 10 s.
  */
 async function projectThrough(f: Fixture, assetId: string): Promise<void> {
   const last = (await f.store.readStream(`asset-${assetId}`)).at(-1);

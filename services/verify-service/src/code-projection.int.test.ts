@@ -81,9 +81,9 @@ const pause = () => new Promise((resolve) => setTimeout(resolve, 25));
 
 /**
  * The whole log up to and including the last event of `streamId`. readAll stops below the oldest
- * transaction in flight on the whole server (pg_snapshot_xmin), and under load that is often
- * another database's (another test file's, or its DROP DATABASE): right after a commit, readAll may
- * return only a prefix of what is committed, even nothing. So wait until it reaches the event.
+ * transaction in flight that may write to the events (the event store's readHorizon): right after a
+ * commit, readAll may return only a prefix of what is committed, even nothing. So wait until it
+ * reaches the event.
  */
 async function readThrough(streamId: string) {
   const last = await store.readLastEvent(streamId);
