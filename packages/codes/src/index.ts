@@ -22,6 +22,8 @@ export {
   type SignedFields,
   signCode,
   signedMessage,
+  verifiesOnTheEventLoop,
   verifyCodeSignature,
+  verifyCodeSignatureForRequest,
   verifyCodeSignatureInThreadPool,
 } from './signed-message.ts';

@@ -1,4 +1,5 @@
 import type { KeyObject } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { signEd25519, verifyEd25519, verifyEd25519InThreadPool } from '@hallmark/crypto';
 
 /** What a code's signature covers. Host and qualifier order are not part of it. */
@@ -58,4 +59,27 @@ export async function verifyCodeSignatureInThreadPool(
 ): Promise<boolean> {
   const bytes = signatureBytes(signature);
   return bytes !== undefined && (await verifyEd25519InThreadPool(publicKey, signedMessage(fields), bytes));
+}
+
+/**
+ * Whether a server checks a request's signature on its event loop rather than in libuv's thread
+ * pool. With two cores or fewer, on the loop: handing one verification to a pool thread, waking it
+ * and being preempted by it cost the loop more than the verification (as for signing a few codes,
+ * code-service's signOnTheLoopMaxCodes); `bench:verify` on two cores, 2026-12-02, embedded: 463–487
+ * against 544–596 µs of CPU a verification, 2,628–2,672 against 2,373–2,588 verifications/s. With
+ * more cores, in the pool, whose threads find idle cores (the rule before; not measured here).
+ */
+export const verifiesOnTheEventLoop = (cores: number): boolean => cores <= 2;
+
+const onTheEventLoop = verifiesOnTheEventLoop(availableParallelism());
+
+/** `verifyCodeSignature` for a request being served: on the event loop or in the pool, see verifiesOnTheEventLoop. */
+export async function verifyCodeSignatureForRequest(
+  publicKey: KeyObject,
+  fields: SignedFields,
+  signature: string,
+): Promise<boolean> {
+  return onTheEventLoop
+    ? verifyCodeSignature(publicKey, fields, signature)
+    : verifyCodeSignatureInThreadPool(publicKey, fields, signature);
 }

@@ -2,7 +2,14 @@ import { readFileSync } from 'node:fs';
 import { ed25519PrivateKeyObject, ed25519PublicKeyObject, ed25519Thumbprint } from '@hallmark/crypto';
 import { parseDigitalLink } from '@hallmark/gs1';
 import { describe, expect, it } from 'vitest';
-import { signCode, signedMessage, verifyCodeSignature, verifyCodeSignatureInThreadPool } from './signed-message.ts';
+import {
+  signCode,
+  signedMessage,
+  verifiesOnTheEventLoop,
+  verifyCodeSignature,
+  verifyCodeSignatureForRequest,
+  verifyCodeSignatureInThreadPool,
+} from './signed-message.ts';
 
 // The vector is read from docs/SIGNING.md, so the document and the code cannot drift apart.
 const doc = readFileSync(new URL('../../../docs/SIGNING.md', import.meta.url), 'utf8');
@@ -77,5 +84,11 @@ describe('the signing test vector in docs/SIGNING.md', () => {
     const answers = await Promise.all(cases.map(([signed, text]) => verifyCodeSignatureInThreadPool(publicKey, signed, text)));
     expect(answers).toEqual([true, false, false, false]);
     expect(answers).toEqual(cases.map(([signed, text]) => verifyCodeSignature(publicKey, signed, text)));
+    const forRequests = await Promise.all(cases.map(([signed, text]) => verifyCodeSignatureForRequest(publicKey, signed, text)));
+    expect(forRequests).toEqual(answers);
+  });
+
+  it('verifies a request on the event loop with two cores or fewer, in the thread pool with more', () => {
+    expect([1, 2, 3, 4, 16].map(verifiesOnTheEventLoop)).toEqual([true, true, false, false, false]);
   });
 });

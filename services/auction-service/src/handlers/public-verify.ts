@@ -1,6 +1,6 @@
 import type { VerificationKeys } from '@hallmark/accounts';
 import type { BlobStore } from '@hallmark/blob-store';
-import { verifyCodeSignatureInThreadPool } from '@hallmark/codes';
+import { verifyCodeSignatureForRequest } from '@hallmark/codes';
 import { HallmarkError, type PublicVerification } from '@hallmark/contracts';
 import { verifyChain } from '@hallmark/provenance';
 import { privateOwnerLabel, securityFigures } from '../object-history.ts';
@@ -39,7 +39,7 @@ export async function publicVerify(
     (presentedSignature === undefined || presentedSignature === state.link.signature) &&
     key !== undefined &&
     key.status !== 'revoked' &&
-    (await verifyCodeSignatureInThreadPool(
+    (await verifyCodeSignatureForRequest(
       key.keyObject,
       { kid: state.link.kid, gtin: state.link.gtin, serial: state.serial, batch: state.category },
       state.link.signature,

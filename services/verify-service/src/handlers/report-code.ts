@@ -1,6 +1,6 @@
 import type { VerificationKeys } from '@hallmark/accounts';
 import type { Bus } from '@hallmark/bus';
-import { verifyCodeSignatureInThreadPool } from '@hallmark/codes';
+import { verifyCodeSignatureForRequest } from '@hallmark/codes';
 import {
   broadcasts,
   type CodeLookup,
@@ -64,7 +64,7 @@ async function signedCodeOf(
         variant: link.variant,
         expiry: link.expiry,
       };
-      if (await verifyCodeSignatureInThreadPool(key.keyObject, fields, link.signature)) return { environment, code };
+      if (await verifyCodeSignatureForRequest(key.keyObject, fields, link.signature)) return { environment, code };
     }
   }
   return undefined;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { PublicKeyEntry, VerificationKeys } from '@hallmark/accounts';
 import type { Cache } from '@hallmark/cache';
-import { assessScan, endOfYymmdd, verifyCodeSignatureInThreadPool } from '@hallmark/codes';
+import { assessScan, endOfYymmdd, verifyCodeSignatureForRequest } from '@hallmark/codes';
 import {
   type Environment,
   HallmarkError,
@@ -46,7 +46,7 @@ async function usableKeys(keys: VerificationKeys, kids: readonly string[], envir
 async function firstSigningKey(keys: readonly PublicKeyEntry[], link: ReturnType<typeof readLink>): Promise<string | undefined> {
   for (const { kid, keyObject } of keys) {
     const fields = { kid, gtin: link.gtin, serial: link.serial, batch: link.batch, variant: link.variant, expiry: link.expiry };
-    if (await verifyCodeSignatureInThreadPool(keyObject, fields, link.signature)) return kid;
+    if (await verifyCodeSignatureForRequest(keyObject, fields, link.signature)) return kid;
   }
   return undefined;
 }
