@@ -31,6 +31,19 @@ const pairedEndToEndFiles = [
   'write-faults',
 ].map((name) => `test/e2e/${name}.test.ts`);
 
+/** What both end-to-end projects share. */
+const endToEnd = {
+  // Bundles the services' source once for the run: the distributed form's processes start
+  // from it rather than transpiling under tsx at every start (test/support/build-services.ts).
+  globalSetup: ['test/support/global-setup.ts'],
+  testTimeout: 120_000,
+  hookTimeout: 120_000,
+  // A worker runs file after file, keeping the modules it has loaded: each file imported the whole
+  // product afresh (1.5-2.5 s a file, 40 files). Every file starts and stops its own products;
+  // no file mocks a module or changes the environment of the process.
+  isolate: false,
+};
+
 // Three kinds of test (see docs/ARCHITECTURE.md): pure unit tests beside the code, integration tests
 // against the real PostgreSQL, Redis and NATS of the machine, and end-to-end tests over HTTP.
 export default defineConfig({
@@ -69,36 +82,25 @@ export default defineConfig({
       },
       {
         test: {
+          ...endToEnd,
           name: 'e2e-paired',
           include: pairedEndToEndFiles,
-          globalSetup: ['test/support/global-setup.ts'],
-          testTimeout: 120_000,
-          hookTimeout: 120_000,
           // Two files at once: these mostly wait (browsers, backoffs, Retry-After, process restarts)
           // and time nothing of their own, so a second file uses the cores the first leaves idle.
           fileParallelism: true,
-          isolate: false,
           sequence: { groupOrder: 1 },
           maxWorkers: 2,
         },
       },
       {
         test: {
+          ...endToEnd,
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
           exclude: pairedEndToEndFiles,
-          // Bundles the services' source once for the run: the distributed form's processes start
-          // from it rather than transpiling under tsx at every start (test/support/build-services.ts).
-          globalSetup: ['test/support/global-setup.ts'],
-          testTimeout: 120_000,
-          hookTimeout: 120_000,
           // One at a time: these time what they see (propagation within a second, upload latencies,
           // per-second limits, projection bounds) or load the machine themselves.
           fileParallelism: false,
-          // One worker runs every file, keeping the modules it has loaded: each file imported the whole
-          // product afresh (1.5-2.5 s a file, 40 files). Every file starts and stops its own products;
-          // no file mocks a module or changes the environment of the process.
-          isolate: false,
           sequence: { groupOrder: 2 },
           maxWorkers: 1,
         },

@@ -22,8 +22,6 @@ export {
   type SignedFields,
   signCode,
   signedMessage,
-  verifiesOnTheEventLoop,
   verifyCodeSignature,
   verifyCodeSignatureForRequest,
-  verifyCodeSignatureInThreadPool,
 } from './signed-message.ts';

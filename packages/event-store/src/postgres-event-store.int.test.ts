@@ -45,6 +45,12 @@ async function holdTransaction(db: SqlDatabase, work: (tx: SqlExecutor) => Promi
   };
 }
 
+/** Waits until `seen` holds `count` events, for up to `ms` (30 s: the quick looks go on that long). */
+async function untilSeen(seen: StoredEvent[], count: number, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (seen.length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
 describe('PostgreSQL event store: a transaction that commits late', () => {
   let database: { db: SqlDatabase; drop(): Promise<void> };
   let store: EventStore;
@@ -81,8 +87,7 @@ describe('PostgreSQL event store: a transaction that commits late', () => {
     expect(seen.map((event) => event.type)).toEqual([]);
 
     await commitA();
-    const deadline = Date.now() + 5_000;
-    while (seen.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await untilSeen(seen, 2, 5_000);
     await subscription.stop();
     expect(seen.map((event) => event.type)).toEqual(['early', 'late']);
   });
@@ -117,13 +122,6 @@ describe('PostgreSQL event store: a notification that finds its event held back 
       },
     });
     return { seen, subscription };
-  }
-
-  /** Waits until `seen` holds `count` events, for up to 30 s: usually under a second (the quick looks
-   * go on for 30 s; the poll would take 120). */
-  async function untilSeen(seen: StoredEvent[], count: number): Promise<void> {
-    const deadline = Date.now() + 30_000;
-    while (seen.length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
   }
 
   it('looks again soon after the older transaction ends, without waiting for the poll', async () => {
@@ -211,8 +209,7 @@ describe('PostgreSQL event store: a transaction in flight in another database of
       });
       // Readable while the other transaction is still open (before, not until it ended).
       expect((await readStreamWithin(stream, 2_000)).map((event) => event.type)).toEqual(['here']);
-      const deadline = Date.now() + 2_000;
-      while (seen.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      await untilSeen(seen, 1, 2_000);
       await subscription.stop();
       expect(seen.map((event) => event.type)).toEqual(['here']);
     } finally {
