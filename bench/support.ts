@@ -167,7 +167,9 @@ export async function startDistributedProduct(
   const url = `http://127.0.0.1:${port}`;
   const stopAll = async () => {
     await Promise.all(processes.map((service) => service.stop()));
-    await database.drop();
+    // BENCH_KEEP_DATABASE=1 leaves the database for a look at what was stored (its name is printed).
+    if (process.env.BENCH_KEEP_DATABASE === '1') process.stderr.write(`kept database: ${database.url}\n`);
+    else await database.drop();
     await deleteEventStream(nats, namespace);
   };
   try {

@@ -2,8 +2,9 @@ import type { CheckpointStore, EventPage, EventSubscription, SubscribeOptions } 
 
 export interface PollingSource {
   /**
-   * A page of every event after `after`; with `types`, the events of other types may come without
-   * their data and metadata (the subscription drops them, its cursor moves past them); with
+   * A page of the events after `after`; with `types`, the events of other types may be left out,
+   * except the page's last, which may come without its data and metadata (the subscription drops
+   * them; its cursor moves past them, and a page is empty only when nothing followed `after`); with
    * `dataTypes`, the events of other types may come without their data (`{}`).
    */
   readAll(options: {
