@@ -15,7 +15,7 @@
 -- migrations is granted here.
 --
 -- Who needs what (from each module's migrations and the queries in its code):
---   event store (events, event_streams, event_checkpoints; packages/event-store): code-, verify-,
+--   event store (events, event_checkpoints; packages/event-store): code-, verify-,
 --     auction- and compliance-service append and subscribe; the gateway appends the accounts' and
 --     keys' events (account.created, key.issued, key.revoked) and subscribes to nothing.
 --   accounts (accounts, api_keys, verification_keys, gtin_claims; packages/accounts):
@@ -74,11 +74,6 @@ GRANT SELECT, INSERT ON events
 GRANT USAGE ON SEQUENCE events_global_position_seq
   TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
 GRANT SELECT, INSERT, UPDATE ON event_checkpoints
-  TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
--- event_streams: the stream versions the releases before 2026-11-29 read and the release of
--- 2026-11-29 still wrote. This release neither reads nor writes it; processes of that release still
--- write it during a rolling update (or after a rollback to it), so it stays until the release after.
-GRANT SELECT, INSERT, UPDATE ON event_streams
   TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
 
 -- Accounts.

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { connectTestDatabase, type SqlDatabase, type SqlExecutor } from '@hallmark/sql';
+import { fileURLToPath } from 'node:url';
+import { connectTestDatabase, loadMigrations, runMigrations, type SqlDatabase, type SqlExecutor } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeEventStoreContract } from './event-store.contract.ts';
 import type { EventStore, EventSubscription, StoredEvent } from './event-store.ts';
@@ -236,7 +237,6 @@ describe('PostgreSQL event store: stream versions', () => {
   beforeAll(async () => {
     database = await connectTestDatabase('event_store_versions');
     store = await createSqlEventStore(database.db, { pollIntervalMs: 20 });
-    await database.db.query('CREATE TABLE kept_rows (key text PRIMARY KEY)');
   });
   afterAll(async () => {
     await database.drop();
@@ -262,43 +262,39 @@ describe('PostgreSQL event store: stream versions', () => {
     expect((await store.readStream(stream)).map((event) => [event.type, event.streamVersion])).toEqual([['started', 1]]);
     expect(await store.streamVersion(stream)).toBe(1);
   });
+});
 
-  it('writes no event_streams rows and reads none: the release before’s rows (a rolling update) change nothing', async () => {
-    // Given a stream the release before (2026-11-29) also wrote, with its stream row, and one wrong row
-    const [fromBefore, wrongRow] = ['before', 'wrong-row'].map((name) => `kept-${name}-${randomUUID()}`) as [string, string];
-    await store.append(fromBefore, [{ type: 'a', data: {} }], { expectedVersion: 0 });
-    // (that release's statement, after each append and start: the table stays while it may run)
-    const keepStreamVersionOfReleaseBefore = `INSERT INTO event_streams (stream_id, version)
-      SELECT s->>'stream', (s->>'version')::bigint FROM jsonb_array_elements($1::jsonb) AS s
-      ON CONFLICT (stream_id) DO UPDATE SET version = EXCLUDED.version`;
-    await database.db.query(keepStreamVersionOfReleaseBefore, [
-      JSON.stringify([
-        { stream: fromBefore, version: 1 },
-        { stream: wrongRow, version: 7 },
-      ]),
-    ]);
+describe('PostgreSQL event store: the migration that drops event_streams', () => {
+  it('drops the stream rows of the releases before 2026-12-01 and keeps every event and version', async () => {
+    const database = await connectTestDatabase('event_store_drop_streams');
+    try {
+      // Given a database as the release of 2026-11-29 left it: the first migration, a stream's events and its row
+      const { migrations } = await loadMigrations('event-store', fileURLToPath(new URL('../migrations', import.meta.url)));
+      await runMigrations(database.db, {
+        module: 'event-store',
+        migrations: migrations.filter((migration) => migration.version === 1),
+      });
+      await database.db.query(
+        `INSERT INTO events (stream_id, stream_version, event_id, event_type, data) VALUES ('before-1', 1, $1, 'a', '{}'), ('before-1', 2, $2, 'b', '{}')`,
+        [randomUUID(), randomUUID()],
+      );
+      await database.db.query(`INSERT INTO event_streams (stream_id, version) VALUES ('before-1', 2)`);
 
-    // When this release starts streams each way and appends
-    const [started, withRows] = ['started', 'with-rows'].map((name) => `kept-${name}-${randomUUID()}`) as [string, string];
-    await store.startStreams([{ streamId: started, events: [{ type: 'a', data: {} }] }]);
-    await store.startStreamsWithRows?.([{ key: withRows, streamId: withRows, events: [{ type: 'a', data: {} }] }], {
-      db: database.db,
-      text: `INSERT INTO kept_rows (key) VALUES ($1) RETURNING key`,
-      params: [withRows],
-    });
-    await store.append(fromBefore, [{ type: 'b', data: {} }], { expectedVersion: 1 });
-    await store.append(wrongRow, [{ type: 'a', data: {} }], { expectedVersion: 0 });
+      // When this release's store starts (its migrations run)
+      const store = await createSqlEventStore(database.db);
 
-    // Then the versions are the events' (the wrong row is not read), and no row was written or moved
-    expect(await store.streamVersion(fromBefore)).toBe(2);
-    expect(await store.streamVersion(wrongRow)).toBe(1);
-    const rows = await database.db.query<{ stream_id: string; version: string }>(
-      'SELECT stream_id, version FROM event_streams WHERE stream_id = ANY($1) ORDER BY version',
-      [[fromBefore, wrongRow, started, withRows]],
-    );
-    expect(rows.map((row) => [row.stream_id, Number(row.version)])).toEqual([
-      [fromBefore, 1],
-      [wrongRow, 7],
-    ]);
+      // Then the table is gone, the stream's version is its events', and appends go on from it
+      const [table] = await database.db.query<{ name: string | null }>(`SELECT to_regclass('event_streams')::text AS name`);
+      expect(table?.name).toBeNull();
+      expect(await store.streamVersion('before-1')).toBe(2);
+      await store.append('before-1', [{ type: 'c', data: {} }], { expectedVersion: 2 });
+      expect((await store.readStream('before-1')).map((event) => [event.type, event.streamVersion])).toEqual([
+        ['a', 1],
+        ['b', 2],
+        ['c', 3],
+      ]);
+    } finally {
+      await database.drop();
+    }
   });
 });
