@@ -388,38 +388,61 @@ export function describeEventStoreContract(
       if (fixture.leavesOutData) expect(received[1]?.data).toEqual({});
     });
 
-    it(`delivers every event exactly once, in stream order, while ${options.writers} writers append ${options.totalEvents}`, async () => {
+    it(`delivers every event exactly once, in stream order, while ${options.writers} writers append ${options.totalEvents}, to three subscriptions of different filters at once`, async () => {
       const runId = randomUUID();
       const streamsPerWriter = 5;
       const perWriter = options.totalEvents / options.writers;
-      const seen = new Map<string, number[]>();
-      const seenIds = new Set<string>();
-      let duplicates = 0;
-      let ours = 0;
-      const subscription = store.subscribe({
-        name: `concurrency-${runId}`,
-        batchSize: 250,
-        async handle(events) {
-          for (const event of events) {
-            if (event.data.runId !== runId) continue;
-            if (seenIds.has(event.eventId)) duplicates++;
-            seenIds.add(event.eventId);
-            ours++;
-            const versions = seen.get(event.streamId) ?? [];
-            versions.push(event.streamVersion);
-            seen.set(event.streamId, versions);
-          }
-        },
+      /** What one subscription saw of this run: versions by stream, ids, duplicates, tock events without their data. */
+      const follower = () => ({
+        seen: new Map<string, number[]>(),
+        ids: new Set<string>(),
+        duplicates: 0,
+        count: 0,
+        tocksWithoutData: 0,
       });
+      type Follower = ReturnType<typeof follower>;
+      const follow = (into: Follower) => async (events: StoredEvent[]) => {
+        for (const event of events) {
+          if (event.metadata.runId !== runId) continue;
+          if (into.ids.has(event.eventId)) into.duplicates++;
+          into.ids.add(event.eventId);
+          into.count++;
+          if (event.type === 'tock' && event.data.runId !== runId) into.tocksWithoutData++;
+          const versions = into.seen.get(event.streamId) ?? [];
+          versions.push(event.streamVersion);
+          into.seen.set(event.streamId, versions);
+        }
+      };
+      // Three subscriptions at once, each its own filter and page size: every event, only the
+      // tocks (the SQL store sends their rows and each page's last), and every event with the tocks' data.
+      const every = follower();
+      const tocks = follower();
+      const withTockData = follower();
+      const subscriptions = [
+        store.subscribe({ name: `concurrency-${runId}`, batchSize: 250, handle: follow(every) }),
+        store.subscribe({ name: `concurrency-tocks-${runId}`, batchSize: 100, eventTypes: ['tock'], handle: follow(tocks) }),
+        store.subscribe({
+          name: `concurrency-data-${runId}`,
+          batchSize: 400,
+          dataOfTypes: ['tock'],
+          handle: follow(withTockData),
+        }),
+      ];
 
+      let tocksWritten = 0;
       const writer = async (writerIndex: number) => {
         const versions = new Map<string, number>();
         for (let i = 0; i < perWriter; ) {
           const stream = `conc-${runId}-${writerIndex}-${i % streamsPerWriter}`;
           const batch = Math.min(1 + (i % 3), perWriter - i);
           const expectedVersion = versions.get(stream) ?? 0;
-          const events = Array.from({ length: batch }, (_, k) => ({ type: 'tick', data: { runId, writerIndex, i: i + k } }));
+          const events = Array.from({ length: batch }, (_, k) => ({
+            type: (i + k) % 4 === 0 ? 'tock' : 'tick',
+            data: { runId, writerIndex, i: i + k },
+            metadata: { runId },
+          }));
           const result = await store.append(stream, events, { expectedVersion });
+          tocksWritten += events.filter((event) => event.type === 'tock').length;
           versions.set(stream, result.nextExpectedVersion);
           i += batch;
         }
@@ -428,7 +451,7 @@ export function describeEventStoreContract(
       const sharedWriter = async () => {
         const stream = `conc-${runId}-shared`;
         for (let i = 0; i < 100; i++)
-          await store.append(stream, [{ type: 'tick', data: { runId, i } }], { expectedVersion: 'any' });
+          await store.append(stream, [{ type: 'tick', data: { runId, i }, metadata: { runId } }], { expectedVersion: 'any' });
       };
       await Promise.all([
         ...Array.from({ length: options.writers }, (_, index) => writer(index)),
@@ -437,14 +460,28 @@ export function describeEventStoreContract(
       ]);
       const expectedTotal = options.totalEvents + 200;
 
-      await eventually(() => ours >= expectedTotal, 60_000, `${expectedTotal} events (saw ${ours})`);
-      await subscription.stop();
+      await eventually(
+        () => every.count >= expectedTotal && withTockData.count >= expectedTotal && tocks.count >= tocksWritten,
+        60_000,
+        `${expectedTotal} events (saw ${every.count} and ${withTockData.count}; ${tocks.count} of ${tocksWritten} tocks)`,
+      );
+      await Promise.all(subscriptions.map((subscription) => subscription.stop()));
 
-      expect(duplicates).toBe(0);
-      expect(ours).toBe(expectedTotal);
-      for (const [stream, versions] of seen) {
-        expect(versions, stream).toEqual(Array.from({ length: versions.length }, (_, index) => index + 1));
+      for (const [label, seen, count] of [
+        ['every event', every, expectedTotal],
+        ['tocks only', tocks, tocksWritten],
+        ['every event, tocks with data', withTockData, expectedTotal],
+      ] as const) {
+        expect(seen.duplicates, label).toBe(0);
+        expect(seen.count, label).toBe(count);
+        expect(seen.tocksWithoutData, label).toBe(0);
+        for (const [stream, versions] of seen.seen) {
+          expect(versions, `${label}: ${stream}`).toEqual([...versions].sort((left, right) => left - right));
+          if (seen !== tocks)
+            expect(versions, `${label}: ${stream}`).toEqual(Array.from({ length: versions.length }, (_, index) => index + 1));
+        }
       }
+      expect([...tocks.seen.values()].flat().length).toBe(tocksWritten);
     });
 
     describe('read models written with the events', () => {
