@@ -268,6 +268,22 @@ describe.each([
       expect(oneClient.statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(oneClient.owed);
     });
 
+    it('one hop: the addresses of one IPv6 /64 share a bucket, so rotating through them buys none; another /64 has its own', async () => {
+      // A holder of 2001:db8:77:1::/64 sends each request from another of its addresses, written every way.
+      const spellings = (index: number) =>
+        [`2001:db8:77:1::${index + 1}`, `2001:0db8:0077:0001:0:0:0:${(index + 1).toString(16)}`, `2001:db8:77:1:${index + 1}::1`][
+          index % 3
+        ] as string;
+      const rotating = await limitedBurst(proxied, spellings);
+      expect(rotating.statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(rotating.owed);
+      // One request from each of as many /64s: none is limited.
+      const blocks = await hammer(proxied, (index) => `2001:db8:78:${index + 1}::1`);
+      expect(blocks.filter((status) => status === 429)).toEqual([]);
+      // An IPv4 address written as IPv6 is that IPv4 address: the two spellings share its bucket.
+      const mapped = await limitedBurst(proxied, (index) => (index % 2 === 0 ? '198.51.100.201' : '::ffff:198.51.100.201'));
+      expect(mapped.statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(mapped.owed);
+    });
+
     it('one hop: the request log names the forwarded client, not the proxy', async () => {
       const requestId = `edge-${randomUUID().slice(0, 8)}`;
       await fetch(`${proxied.url}/health`, { headers: { 'x-forwarded-for': '192.0.2.44', 'x-request-id': requestId } });
