@@ -318,6 +318,61 @@ describe.each([
       });
     });
 
+    it('the owner lifts the block of a report confirmed in error: AUTHENTIC again on the API and the page; the lift in the code’s history; nobody else can', async () => {
+      const code = await generate();
+      // A reporter of its own: the other tenant's reports per hour are this file's other tests'.
+      const { key: reporter } = await account('Lift reporter');
+      const report = (await api('POST', '/code/report', { key: reporter, body: { url: code.url, reason: 'looks odd' } })).body;
+      // Only a confirmed report has a block to lift.
+      expectError(await api('POST', `/code/reports/${report.reportId}/lift`, { key: owner }), 409, 'CONFLICT');
+      const confirmed = await api('POST', `/code/reports/${report.reportId}/confirm`, { key: owner, body: { reason: 'fake' } });
+      expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200);
+      expect((await verify(other, code.url)).body.verdict).toBe('SUSPICIOUS');
+
+      // The reporter, another tenant, cannot lift it (404, as an unknown id); the owner's scanner key lacks the scope.
+      expectError(await api('POST', `/code/reports/${report.reportId}/lift`, { key: reporter }), 404, 'NOT_FOUND');
+      const scanner = (await api('POST', '/keys', { key: owner, body: { name: 'scanner', scopes: ['assets:verify'] } })).body
+        .secret as string;
+      expectError(await api('POST', `/code/reports/${report.reportId}/lift`, { key: scanner }), 403, 'INSUFFICIENT_SCOPE');
+      expectError(
+        await api('POST', `/code/reports/${report.reportId}/lift`, { key: owner, body: { reason: '' } }),
+        400,
+        'VALIDATION_ERROR',
+      );
+      expect((await verify(other, code.url)).body.verdict).toBe('SUSPICIOUS');
+
+      const lifted = await api('POST', `/code/reports/${report.reportId}/lift`, {
+        key: owner,
+        body: { reason: 'Confirmed the wrong serial' },
+      });
+      expect(lifted.status, JSON.stringify(lifted.body)).toBe(200);
+      expect(lifted.body).toMatchObject({
+        reportId: report.reportId,
+        status: 'lifted',
+        decidedAt: confirmed.body.decidedAt,
+        blockReason: null,
+        liftedAt: expect.any(String),
+        liftReason: 'Confirmed the wrong serial',
+      });
+      const verified = await verify(other, code.url);
+      expect(verified.body).toMatchObject({ verdict: 'AUTHENTIC' });
+      expect(verified.body.confirmedReport).toBeUndefined();
+      expect(await pageJson(code.url, form.pastReloadWindow())).toMatchObject({ verdict: 'AUTHENTIC' });
+      const listed = await api('GET', '/code/reports?status=lifted', { key: owner });
+      expect(listed.body.reports.map((listedReport: Json) => listedReport.reportId)).toContain(report.reportId);
+
+      // Once: a second lift, a confirmation or a dismissal is a conflict.
+      for (const action of ['lift', 'confirm', 'dismiss'])
+        expectError(await api('POST', `/code/reports/${report.reportId}/${action}`, { key: owner }), 409, 'CONFLICT');
+      const events = await assetEvents(code.assetId);
+      expect(events.map((event) => event.type)).toEqual(['code.generated', 'code.report-confirmed', 'code.report-lifted']);
+      expect(events[2]?.data).toMatchObject({
+        reportId: report.reportId,
+        reason: 'Confirmed the wrong serial',
+        liftedBy: expect.stringMatching(/^key_/),
+      });
+    });
+
     it('asks for assets:read to list and assets:create to decide', async () => {
       const code = await generate();
       const report = (await api('POST', '/code/report', { key: other, body: { url: code.url } })).body;
@@ -326,6 +381,7 @@ describe.each([
       expectError(await api('GET', '/code/reports', { key: scanner }), 403, 'INSUFFICIENT_SCOPE');
       expectError(await api('POST', `/code/reports/${report.reportId}/confirm`, { key: scanner }), 403, 'INSUFFICIENT_SCOPE');
       expectError(await api('POST', `/code/reports/${report.reportId}/dismiss`, { key: scanner }), 403, 'INSUFFICIENT_SCOPE');
+      expectError(await api('POST', `/code/reports/${report.reportId}/lift`, { key: scanner }), 403, 'INSUFFICIENT_SCOPE');
       expectError(await api('GET', '/code/reports'), 401, 'MISSING_API_KEY');
     });
 

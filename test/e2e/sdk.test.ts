@@ -508,6 +508,10 @@ describe('every operation through the SDK, answers checked against the document'
     expect(reports.reports.length).toBeGreaterThanOrEqual(2);
     expect((await hallmark.codes.reports.confirm({ reportId: report.reportId, reason: 'checked' })).status).toBe('confirmed');
     expect((await hallmark.codes.reports.dismiss({ reportId: second.reportId, reason: 'fine' })).status).toBe('dismissed');
+    expect(await hallmark.codes.reports.lift({ reportId: report.reportId, reason: 'wrong code' })).toMatchObject({
+      status: 'lifted',
+      liftReason: 'wrong code',
+    });
   });
 
   it('schemas: create, list, get, update, validate, delete', async () => {

@@ -77,7 +77,7 @@ export interface ScanAggregates {
 
 export interface CodeReportView {
   reportId: string;
-  status: 'pending' | 'confirmed' | 'dismissed';
+  status: 'pending' | 'confirmed' | 'dismissed' | 'lifted';
   source: 'api' | 'resolver';
   gtin: string;
   serial: string;

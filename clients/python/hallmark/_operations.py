@@ -569,6 +569,17 @@ OPERATIONS: dict[str, Operation] = {
         items=None,
         scope='assets:create',
     ),
+    'liftCodeReport': Operation(
+        operation_id='liftCodeReport',
+        method='POST',
+        path='/api/v1/code/reports/{reportId}/lift',
+        path_params=('reportId',),
+        query_params=(),
+        idempotent=False,
+        success=200,
+        items=None,
+        scope='assets:create',
+    ),
     'listAccountGtins': Operation(
         operation_id='listAccountGtins',
         method='GET',

@@ -82,6 +82,11 @@ def test_the_main_operations_of_each_area(client: Hallmark, brand: Brand, operat
     report = client.codes.report(url=code["url"], reason="looks odd")
     assert any(r["reportId"] == report["reportId"] for r in client.codes.reports.list(status="pending"))
     assert client.codes.reports.dismiss(report["reportId"])["status"] == "dismissed"
+    confirmed = client.codes.report(url=code["url"], reason="seen at a market")
+    assert client.codes.reports.confirm(confirmed["reportId"], reason="fake")["status"] == "confirmed"
+    assert client.codes.verify(url=code["url"])["verdict"] == "SUSPICIOUS"
+    assert client.codes.reports.lift(confirmed["reportId"], reason="wrong code")["status"] == "lifted"
+    assert client.codes.verify(url=code["url"])["verdict"] == "AUTHENTIC"
 
     patient = client.with_options(max_retries=10)  # Merkle reads answer 503 + Retry-After while the projection lags
     assert patient.compliance.merkle.root(code["assetId"])["treeSize"] >= 1

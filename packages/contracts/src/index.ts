@@ -57,6 +57,7 @@ export {
   initiateTransferRoute,
   jwksRoute,
   landingRoute,
+  liftCodeReportRoute,
   listAccountGtinsRoute,
   listAccountsRoute,
   listCodeReportsRoute,

@@ -444,6 +444,22 @@ export const dismissCodeReportRoute = defineRoute({
   errors: ['NOT_FOUND', 'CONFLICT', 'VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
 });
 
+export const liftCodeReportRoute = defineRoute({
+  operationId: 'liftCodeReport',
+  method: 'POST',
+  path: `${apiPrefix}/code/reports/{reportId}/lift`,
+  summary:
+    'Lift the block of a confirmed report of one of the caller’s codes (a confirmation made in error): the code verifies as it did before, unless another confirmed report or a blocklist entry still blocks it; the lift is appended to the code’s history.',
+  tags: ['codes'],
+  auth: 'api-key',
+  scope: 'assets:create',
+  params: ReportIdParam,
+  body: DecideReportBody,
+  bodyOptional: true,
+  responses: { 200: { description: 'The report, lifted', schema: CodeReportView } },
+  errors: ['NOT_FOUND', 'CONFLICT', 'VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
+});
+
 export const codeQrRoute = defineRoute({
   operationId: 'getCodeQr',
   method: 'GET',
@@ -944,6 +960,7 @@ export const routes = [
   listCodeReportsRoute,
   confirmCodeReportRoute,
   dismissCodeReportRoute,
+  liftCodeReportRoute,
   codeQrRoute,
   createSchemaRoute,
   listSchemasRoute,

@@ -204,7 +204,10 @@ export const listCodeReportsRpc = {
   response: CodeReportList,
 } satisfies RpcDefinition;
 
-/** Confirm (blocks the code) or dismiss a pending report of one of the principal's codes. */
+/**
+ * Confirm (blocks the code) or dismiss a pending report of one of the principal's codes, or lift
+ * the block of a confirmed one.
+ */
 export const decideCodeReportRpc = {
   service: 'verify-service',
   operation: 'decideCodeReport',
@@ -212,7 +215,7 @@ export const decideCodeReportRpc = {
     principal: PrincipalSchema,
     client: ClientSchema,
     reportId: Type.String({ maxLength: 100 }),
-    decision: Type.Union([Type.Literal('confirm'), Type.Literal('dismiss')]),
+    decision: Type.Union([Type.Literal('confirm'), Type.Literal('dismiss'), Type.Literal('lift')]),
     body: DecideReportBody,
   }),
   response: CodeReportView,

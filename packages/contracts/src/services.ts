@@ -21,6 +21,8 @@ export const broadcasts = {
   complianceConfigChanged: 'compliance.config-changed',
   /** `{ environment, gtin, serial, ownerAccountId, reason, confirmedAt }`: an owner confirmed a report; verifiers block the code. */
   codeBlocked: 'codes.code-blocked',
+  /** `{ environment, gtin, serial, ownerAccountId }`: an owner lifted the block of a confirmed report; verifiers read their blocks again. */
+  codeBlockLifted: 'codes.code-block-lifted',
   /** `{ accountId, environment }`: a block was added to or removed from the blocklist; verifiers reload it. */
   blocklistChanged: 'codes.blocklist-changed',
   /** `{ gtin?, prefix? }`: who may sign a GTIN changed; verifiers drop their copies of its codes and gateways republish the key set. */

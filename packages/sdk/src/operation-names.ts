@@ -45,7 +45,7 @@ export const operationNames = {
     verify: 'verifyCode',
     report: 'reportCode',
     qr: 'getCodeQr',
-    reports: { list: 'listCodeReports', confirm: 'confirmCodeReport', dismiss: 'dismissCodeReport' },
+    reports: { list: 'listCodeReports', confirm: 'confirmCodeReport', dismiss: 'dismissCodeReport', lift: 'liftCodeReport' },
   },
   schemas: {
     create: 'createSchema',

@@ -11,10 +11,13 @@ if TYPE_CHECKING:
 
 
 class Reports(Resource):
-    """Reports of the caller's codes, to confirm (block the code) or dismiss."""
+    """Reports of the caller's codes, to confirm (block the code) or dismiss, and a confirmed one's block to lift."""
 
     def list(
-        self, *, status: Literal["pending", "confirmed", "dismissed"] | None = None, limit: int | None = None
+        self,
+        *,
+        status: Literal["pending", "confirmed", "dismissed", "lifted"] | None = None,
+        limit: int | None = None,
     ) -> Pager:
         return self._client.paged("listCodeReports", query={"status": status, "limit": limit})
 
@@ -23,6 +26,9 @@ class Reports(Resource):
 
     def dismiss(self, report_id: str, *, reason: str | None = None) -> ApiResult:
         return self._client.call("dismissCodeReport", path_params={"reportId": report_id}, body=body_of(reason=reason))
+
+    def lift(self, report_id: str, *, reason: str | None = None) -> ApiResult:
+        return self._client.call("liftCodeReport", path_params={"reportId": report_id}, body=body_of(reason=reason))
 
 
 class Codes(Resource):

@@ -207,7 +207,12 @@ export const CodeReport = Type.Object({
 });
 export type CodeReport = Static<typeof CodeReport>;
 
-export const ReportStatus = Type.Union([Type.Literal('pending'), Type.Literal('confirmed'), Type.Literal('dismissed')]);
+export const ReportStatus = Type.Union([
+  Type.Literal('pending'),
+  Type.Literal('confirmed'),
+  Type.Literal('dismissed'),
+  Type.Literal('lifted'),
+]);
 export type ReportStatus = Static<typeof ReportStatus>;
 
 /** A report in its code owner's review queue. */
@@ -226,6 +231,10 @@ export const CodeReportView = Type.Object({
   blockReason: Type.Union([Type.String(), Type.Null()], {
     description: 'confirmed: the reason verifications and the public page show',
   }),
+  liftedAt: Type.Union([Timestamp, Type.Null()], {
+    description: 'lifted: when its owner lifted the block of this confirmed report (decidedAt stays the confirmation’s)',
+  }),
+  liftReason: Type.Union([Type.String(), Type.Null()], { description: 'lifted: why, as its owner wrote it' }),
 });
 export type CodeReportView = Static<typeof CodeReportView>;
 
@@ -251,7 +260,7 @@ export const DecideReportBody = Type.Object(
         minLength: 1,
         maxLength: 1000,
         description:
-          'confirm: shown on verifications and the public page instead of the reporter’s words; dismiss: kept in the record',
+          'confirm: shown on verifications and the public page instead of the reporter’s words; dismiss and lift: kept in the record',
       }),
     ),
   },

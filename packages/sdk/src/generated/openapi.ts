@@ -381,6 +381,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/code/reports/{reportId}/lift': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Lift the block of a confirmed report of one of the caller’s codes (a confirmation made in error): the code verifies as it did before, unless another confirmed report or a blocklist entry still blocks it; the lift is appended to the code’s history. */
+    post: operations['liftCodeReport'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/code/qr': {
     parameters: {
       query?: never;
@@ -4097,7 +4114,7 @@ export interface operations {
   listCodeReports: {
     parameters: {
       query?: {
-        status?: 'pending' | 'confirmed' | 'dismissed';
+        status?: 'pending' | 'confirmed' | 'dismissed' | 'lifted';
         limit?: number;
         cursor?: string;
       };
@@ -4116,7 +4133,7 @@ export interface operations {
           'application/json': {
             reports: {
               reportId: string;
-              status: 'pending' | 'confirmed' | 'dismissed';
+              status: 'pending' | 'confirmed' | 'dismissed' | 'lifted';
               /** @description api: POST /code/report by any account; resolver: the public page’s form */
               source: 'api' | 'resolver';
               gtin: string;
@@ -4130,6 +4147,10 @@ export interface operations {
               decidedAt: string | null;
               /** @description confirmed: the reason verifications and the public page show */
               blockReason: string | null;
+              /** @description lifted: when its owner lifted the block of this confirmed report (decidedAt stays the confirmation’s) */
+              liftedAt: string | null;
+              /** @description lifted: why, as its owner wrote it */
+              liftReason: string | null;
             }[];
             pagination: {
               limit: number;
@@ -4216,7 +4237,7 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': {
-          /** @description confirm: shown on verifications and the public page instead of the reporter’s words; dismiss: kept in the record */
+          /** @description confirm: shown on verifications and the public page instead of the reporter’s words; dismiss and lift: kept in the record */
           reason?: string;
         };
       };
@@ -4230,7 +4251,7 @@ export interface operations {
         content: {
           'application/json': {
             reportId: string;
-            status: 'pending' | 'confirmed' | 'dismissed';
+            status: 'pending' | 'confirmed' | 'dismissed' | 'lifted';
             /** @description api: POST /code/report by any account; resolver: the public page’s form */
             source: 'api' | 'resolver';
             gtin: string;
@@ -4244,6 +4265,10 @@ export interface operations {
             decidedAt: string | null;
             /** @description confirmed: the reason verifications and the public page show */
             blockReason: string | null;
+            /** @description lifted: when its owner lifted the block of this confirmed report (decidedAt stays the confirmation’s) */
+            liftedAt: string | null;
+            /** @description lifted: why, as its owner wrote it */
+            liftReason: string | null;
           };
         };
       };
@@ -4351,7 +4376,7 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': {
-          /** @description confirm: shown on verifications and the public page instead of the reporter’s words; dismiss: kept in the record */
+          /** @description confirm: shown on verifications and the public page instead of the reporter’s words; dismiss and lift: kept in the record */
           reason?: string;
         };
       };
@@ -4365,7 +4390,7 @@ export interface operations {
         content: {
           'application/json': {
             reportId: string;
-            status: 'pending' | 'confirmed' | 'dismissed';
+            status: 'pending' | 'confirmed' | 'dismissed' | 'lifted';
             /** @description api: POST /code/report by any account; resolver: the public page’s form */
             source: 'api' | 'resolver';
             gtin: string;
@@ -4379,6 +4404,149 @@ export interface operations {
             decidedAt: string | null;
             /** @description confirmed: the reason verifications and the public page show */
             blockReason: string | null;
+            /** @description lifted: when its owner lifted the block of this confirmed report (decidedAt stays the confirmation’s) */
+            liftedAt: string | null;
+            /** @description lifted: why, as its owner wrote it */
+            liftReason: string | null;
+          };
+        };
+      };
+      /** @description Error: VALIDATION_ERROR */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: INVALID_API_KEY, EXPIRED_API_KEY, REVOKED_API_KEY, MISSING_API_KEY */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: CONFLICT */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: PAYLOAD_TOO_LARGE */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: RATE_LIMITED */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: INTERNAL_ERROR */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  liftCodeReport: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        reportId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @description confirm: shown on verifications and the public page instead of the reporter’s words; dismiss and lift: kept in the record */
+          reason?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The report, lifted */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            reportId: string;
+            status: 'pending' | 'confirmed' | 'dismissed' | 'lifted';
+            /** @description api: POST /code/report by any account; resolver: the public page’s form */
+            source: 'api' | 'resolver';
+            gtin: string;
+            serial: string;
+            /** @description the reported code (its signature verified under this code’s key) */
+            assetId: string;
+            /** @description what the reporter wrote */
+            reason: string | null;
+            /** Format: date-time */
+            reportedAt: string;
+            decidedAt: string | null;
+            /** @description confirmed: the reason verifications and the public page show */
+            blockReason: string | null;
+            /** @description lifted: when its owner lifted the block of this confirmed report (decidedAt stays the confirmation’s) */
+            liftedAt: string | null;
+            /** @description lifted: why, as its owner wrote it */
+            liftReason: string | null;
           };
         };
       };

@@ -12,6 +12,7 @@ import {
   generateCodeRpc,
   generateCodesRpc,
   type ListCodeReportsQuery,
+  liftCodeReportRoute,
   listCodeReportsRoute,
   listCodeReportsRpc,
   type QrQuery,
@@ -145,6 +146,7 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
   for (const [route, decision] of [
     [confirmCodeReportRoute, 'confirm'],
     [dismissCodeReportRoute, 'dismiss'],
+    [liftCodeReportRoute, 'lift'],
   ] as const) {
     registerRoute(app, route, async (request) =>
       deps.services.call(

@@ -125,4 +125,72 @@ describe('report decisions and their events, against PostgreSQL', () => {
       decideCodeReport(deps, { principal: owner, client, reportId, decision: 'dismiss', body: {} }, 'r'),
     ).rejects.toMatchObject({ code: 'CONFLICT', details: { status: 'confirmed' } });
   });
+  it('lifts a confirmed report’s block: the code is unblocked, the lift is in its history, and only a confirmed report can be lifted', async () => {
+    const { reportId, assetId } = await reported('LIFT1');
+    const lift = (id: string, principal: Principal = owner) =>
+      decideCodeReport(
+        deps,
+        { principal, client, reportId: id, decision: 'lift', body: { reason: 'confirmed the wrong code' } },
+        'r',
+      );
+    // A pending report has no block to lift.
+    await expect(lift(reportId)).rejects.toMatchObject({ code: 'CONFLICT', details: { status: 'pending' } });
+    await decideCodeReport(deps, { principal: owner, client, reportId, decision: 'confirm', body: { reason: 'fake' } }, 'r');
+    expect(deps.blocks.find('live', '09506000134352', 'LIFT1', owner.accountId)).toBeDefined();
+    // Another account cannot tell it exists.
+    await expect(lift(reportId, { accountId: 'acc_other', environment: 'live' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+
+    const lifted = await lift(reportId);
+    expect(lifted).toMatchObject({
+      status: 'lifted',
+      liftReason: 'confirmed the wrong code',
+      liftedAt: now.toISOString(),
+      decidedAt: now.toISOString(),
+      blockReason: null,
+    });
+    expect(deps.blocks.find('live', '09506000134352', 'LIFT1', owner.accountId)).toBeUndefined();
+    expect(await decisionsIn(assetId)).toEqual(['code.report-confirmed', 'code.report-lifted']);
+    const [liftEvent] = (await eventStore.readStream(assetStream(assetId))).slice(-1);
+    expect(liftEvent?.data).toEqual({
+      reportId,
+      gtin: '09506000134352',
+      serial: 'LIFT1',
+      reason: 'confirmed the wrong code',
+      liftedBy: client.keyId,
+    });
+    // Lifted once: a second lift, a confirmation or a dismissal of it is a conflict that stores nothing.
+    await expect(lift(reportId)).rejects.toMatchObject({ code: 'CONFLICT', details: { status: 'lifted' } });
+    await expect(
+      decideCodeReport(deps, { principal: owner, client, reportId, decision: 'confirm', body: {} }, 'r'),
+    ).rejects.toMatchObject({ code: 'CONFLICT' });
+    expect(await decisionsIn(assetId)).toEqual(['code.report-confirmed', 'code.report-lifted']);
+  });
+
+  it('keeps a code blocked after a lift while another confirmed report of it stands, on this replica and on one that hears the broadcast', async () => {
+    const first = await reported('LIFT2');
+    const secondId = 'rep_LIFT2_again';
+    await database.db.query(
+      `INSERT INTO code_reports (report_id, owner_account_id, environment, gtin, serial, asset_id, reason, source,
+                                 reporter_account_id, reported_by_key, reported_at, status)
+       VALUES ($1, $2, 'live', '09506000134352', 'LIFT2', $3, 'same again', 'resolver', NULL, 'public-resolver', $4, 'pending')`,
+      [secondId, owner.accountId, first.assetId, now],
+    );
+    // A second replica: its own blocks, following the same bus.
+    const replica = createCodeBlocks(database.db);
+    const started = await replica.start(deps.bus);
+    try {
+      for (const id of [first.reportId, secondId])
+        await decideCodeReport(deps, { principal: owner, client, reportId: id, decision: 'confirm', body: {} }, 'r');
+      await decideCodeReport(deps, { principal: owner, client, reportId: first.reportId, decision: 'lift', body: {} }, 'r');
+      expect(deps.blocks.find('live', '09506000134352', 'LIFT2', owner.accountId)).toMatchObject({ reason: 'same again' });
+      await decideCodeReport(deps, { principal: owner, client, reportId: secondId, decision: 'lift', body: {} }, 'r');
+      expect(deps.blocks.find('live', '09506000134352', 'LIFT2', owner.accountId)).toBeUndefined();
+      const deadline = Date.now() + 5_000;
+      while (replica.find('live', '09506000134352', 'LIFT2', owner.accountId) && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(replica.find('live', '09506000134352', 'LIFT2', owner.accountId)).toBeUndefined();
+    } finally {
+      await started.stop();
+    }
+  });
 });

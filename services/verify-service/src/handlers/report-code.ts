@@ -16,6 +16,7 @@ import {
   type ListCodeReportsQuery,
   type Principal,
   type ReportCodeBody,
+  type ReportStatus,
 } from '@hallmark/contracts';
 import { uuidV7 } from '@hallmark/crypto';
 import type { EventStore } from '@hallmark/event-store';
@@ -195,7 +196,7 @@ export async function publicReport(
 
 interface ReportRow {
   report_id: string;
-  status: 'pending' | 'confirmed' | 'dismissed';
+  status: ReportStatus;
   source: 'api' | 'resolver';
   gtin: string;
   serial: string;
@@ -205,10 +206,12 @@ interface ReportRow {
   reported_us: string;
   decided_at: Date | string | null;
   decision_reason: string | null;
+  lifted_at: Date | string | null;
+  lift_reason: string | null;
 }
 
 const reportColumns = `report_id, status, source, gtin, serial, asset_id, reason, reported_at, decided_at, decision_reason,
-  (extract(epoch from reported_at) * 1000000)::bigint::text AS reported_us`;
+  lifted_at, lift_reason, (extract(epoch from reported_at) * 1000000)::bigint::text AS reported_us`;
 
 const iso = (value: Date | string) => new Date(value).toISOString();
 
@@ -224,6 +227,8 @@ function viewOf(row: ReportRow): CodeReportView {
     reportedAt: iso(row.reported_at),
     decidedAt: row.decided_at === null ? null : iso(row.decided_at),
     blockReason: row.status === 'confirmed' ? (row.decision_reason ?? row.reason) : null,
+    liftedAt: row.lifted_at === null ? null : iso(row.lifted_at),
+    liftReason: row.lift_reason,
   };
 }
 
@@ -258,14 +263,31 @@ export async function listCodeReports(db: SqlDatabase, owner: Principal, query: 
 const notFound = (reportId: string) => new HallmarkError('NOT_FOUND', `Report ${reportId} was not found.`, { reportId });
 const alreadyDecided = (reportId: string, status: string) =>
   new HallmarkError('CONFLICT', `Report ${reportId} is already ${status}.`, { reportId, status });
+const notConfirmed = (reportId: string, status: string) =>
+  new HallmarkError('CONFLICT', `Report ${reportId} is ${status}: only a confirmed report's block can be lifted.`, {
+    reportId,
+    status,
+  });
+
+type Decision = 'confirm' | 'dismiss' | 'lift';
+
+/** What each decision needs of the report, makes of it, and appends to the code's history. */
+const decisions: Record<Decision, { from: ReportStatus; to: ReportStatus; event: string; refused: typeof alreadyDecided }> = {
+  confirm: { from: 'pending', to: 'confirmed', event: 'code.report-confirmed', refused: alreadyDecided },
+  dismiss: { from: 'pending', to: 'dismissed', event: 'code.report-dismissed', refused: alreadyDecided },
+  lift: { from: 'confirmed', to: 'lifted', event: 'code.report-lifted', refused: notConfirmed },
+};
 
 /**
  * POST /code/reports/{reportId}/confirm and …/dismiss, by the code's owner only (another account's
- * report is NOT_FOUND, as an unknown one). Only a pending report can be decided (else CONFLICT). The
- * decision is appended to the code's asset history (`code.report-confirmed` / `code.report-dismissed`)
+ * report is NOT_FOUND, as an unknown one): only a pending report can be decided (else CONFLICT).
+ * …/lift lifts the block of a confirmed report (a confirmation made in error; else CONFLICT): the
+ * report becomes `lifted`, its confirmation kept beside the lift. Each decision is appended to the
+ * code's asset history (`code.report-confirmed`, `code.report-dismissed`, `code.report-lifted`)
  * with the report's row written in that append's transaction by a conditional update: the decision
  * is stored with its event or not at all, and of two racing decisions one wins (the other is a
- * CONFLICT that stores nothing). Confirming blocks the code on every verify-service replica.
+ * CONFLICT that stores nothing). Confirming blocks the code on every verify-service replica;
+ * lifting unblocks it there, unless another confirmed report of it still blocks it.
  */
 export async function decideCodeReport(
   deps: Pick<ReportDeps, 'db' | 'eventStore' | 'blocks' | 'bus' | 'clock'>,
@@ -273,13 +295,13 @@ export async function decideCodeReport(
     principal: Principal;
     client: { keyId: string; address: string };
     reportId: string;
-    decision: 'confirm' | 'dismiss';
+    decision: Decision;
     body: DecideReportBody;
   },
   requestId: string,
 ): Promise<CodeReportView> {
   const { principal, reportId, decision } = request;
-  const status = decision === 'confirm' ? 'confirmed' : 'dismissed';
+  const { from, to, event, refused } = decisions[decision];
   const now = deps.clock();
   const reason = request.body.reason ?? null;
   const [report] = await deps.db.query<ReportRow>(
@@ -287,16 +309,13 @@ export async function decideCodeReport(
     [reportId, principal.accountId, principal.environment],
   );
   if (!report) throw notFound(reportId);
-  if (report.status !== 'pending') throw alreadyDecided(reportId, report.status);
+  if (report.status !== from) throw refused(reportId, report.status);
   let row: ReportRow | undefined;
   const blockReason = decision === 'confirm' ? (reason ?? report.reason) : null;
-  await appendToAssetHistory(
-    deps.eventStore,
-    { assetId: report.asset_id, owner: principal },
-    [
-      {
-        type: decision === 'confirm' ? 'code.report-confirmed' : 'code.report-dismissed',
-        data: {
+  const eventData =
+    decision === 'lift'
+      ? { reportId, gtin: report.gtin, serial: report.serial, reason, liftedBy: request.client.keyId }
+      : {
           reportId,
           gtin: report.gtin,
           serial: report.serial,
@@ -304,10 +323,16 @@ export async function decideCodeReport(
           reportReason: report.reason,
           reason: decision === 'confirm' ? blockReason : reason,
           decidedBy: request.client.keyId,
-        },
-        metadata: { requestId },
-      },
-    ],
+        };
+  // A confirmation or dismissal records the decision; a lift records itself beside the confirmation.
+  const update =
+    decision === 'lift'
+      ? 'SET status = $4, lifted_at = $5, lifted_by_key = $6, lift_reason = $7'
+      : 'SET status = $4, decided_at = $5, decided_by_key = $6, decision_reason = $7';
+  await appendToAssetHistory(
+    deps.eventStore,
+    { assetId: report.asset_id, owner: principal },
+    [{ type: event, data: eventData, metadata: { requestId } }],
     {
       now: () => now,
       // The decision is stored with its event or not at all; of two racing decisions one wins.
@@ -315,16 +340,16 @@ export async function decideCodeReport(
         db: deps.db,
         async write(sql) {
           [row] = await sql.query<ReportRow>(
-            `UPDATE code_reports SET status = $4, decided_at = $5, decided_by_key = $6, decision_reason = $7
-              WHERE report_id = $1 AND owner_account_id = $2 AND environment = $3 AND status = 'pending'
+            `UPDATE code_reports ${update}
+              WHERE report_id = $1 AND owner_account_id = $2 AND environment = $3 AND status = $8
               RETURNING ${reportColumns}`,
-            [reportId, principal.accountId, principal.environment, status, now, request.client.keyId, reason],
+            [reportId, principal.accountId, principal.environment, to, now, request.client.keyId, reason, from],
           );
           if (!row) {
             const [decided] = await sql.query<{ status: string }>('SELECT status FROM code_reports WHERE report_id = $1', [
               reportId,
             ]);
-            throw alreadyDecided(reportId, decided?.status ?? 'decided');
+            throw refused(reportId, decided?.status ?? 'decided');
           }
         },
       },
@@ -332,17 +357,16 @@ export async function decideCodeReport(
   );
   if (!row) throw new Error(`report ${reportId} was decided without its row`);
   const view = viewOf(row);
+  const code = { environment: principal.environment, gtin: row.gtin, serial: row.serial, ownerAccountId: principal.accountId };
   if (decision === 'confirm') {
-    const block: BlockedCode = {
-      environment: principal.environment,
-      gtin: row.gtin,
-      serial: row.serial,
-      ownerAccountId: principal.accountId,
-      reason: view.blockReason,
-      confirmedAt: view.decidedAt as string,
-    };
+    const block: BlockedCode = { ...code, reason: view.blockReason, confirmedAt: view.decidedAt as string };
     deps.blocks.add(block);
     await deps.bus.broadcast(broadcasts.codeBlocked, block);
+  }
+  if (decision === 'lift') {
+    // This replica reads its blocks again before answering; the others on the broadcast (or at their next top-up).
+    await deps.blocks.reload();
+    await deps.bus.broadcast(broadcasts.codeBlockLifted, code);
   }
   return view;
 }
@@ -361,54 +385,66 @@ const blockKey = (environment: string, gtin: string, serial: string, ownerAccoun
 
 /**
  * The codes their owners blocked, held in memory by every verify-service replica so verification
- * looks them up without a round trip: loaded at start from the confirmed reports (the record),
- * added to at once on the `codes.code-blocked` broadcast, and topped up from the table every
- * `refreshMs` in case a broadcast was missed. Blocks are rare (a person confirms each), so the
- * set stays small. Confirmed reports are not undone. The blocklist's entries (handlers/blocklist.ts),
- * which can be removed, are held beside them and read again whole on each change and each refresh.
+ * looks them up without a round trip: read whole from the confirmed reports (the record) at start,
+ * every `refreshMs` in case a broadcast was missed, and on the `codes.code-block-lifted` broadcast
+ * (a lifted report drops out, and the code stays blocked only if another confirmed report of it
+ * remains); added to at once on the `codes.code-blocked` broadcast. Blocks are rare (a person
+ * confirms each), so the set stays small. The blocklist's entries (handlers/blocklist.ts), which can
+ * be removed, are held beside them and read again whole on each change and each refresh.
  */
 export function createCodeBlocks(db: SqlDatabase, options: { refreshMs?: number; log?: Logger } = {}) {
   const refreshMs = options.refreshMs ?? 30_000;
-  const blocks = new Map<string, ConfirmedReport>();
-  let loadedUpTo: Date | undefined;
+  let blocks = new Map<string, ConfirmedReport>();
+  /** Blocks added while a read was under way: kept on top of what it read (it may have begun before their commit). */
+  let addedDuringReads: BlockedCode[] | undefined;
+  let readsUnderWay = 0;
   let timer: NodeJS.Timeout | undefined;
   const listed = createBlocklistCache(db);
 
-  const add = (block: BlockedCode) => {
+  const addTo = (map: Map<string, ConfirmedReport>, block: BlockedCode) => {
     const key = blockKey(block.environment, block.gtin, block.serial, block.ownerAccountId);
-    const known = blocks.get(key);
+    const known = map.get(key);
     // The first confirmation of a code stands; later ones (another report of it) change nothing shown.
-    if (!known || known.confirmedAt > block.confirmedAt)
-      blocks.set(key, { reason: block.reason, confirmedAt: block.confirmedAt });
+    if (!known || known.confirmedAt > block.confirmedAt) map.set(key, { reason: block.reason, confirmedAt: block.confirmedAt });
+  };
+  const add = (block: BlockedCode) => {
+    addTo(blocks, block);
+    addedDuringReads?.push(block);
   };
 
   const load = async () => {
-    // Decisions committed late carry an earlier decided_at: read a minute back.
-    const since = loadedUpTo ? new Date(loadedUpTo.getTime() - 60_000) : new Date(0);
-    const rows = await db.query<{
-      environment: Environment;
-      gtin: string;
-      serial: string;
-      owner_account_id: string;
-      reason: string | null;
-      decision_reason: string | null;
-      decided_at: Date | string;
-    }>(
-      `SELECT environment, gtin, serial, owner_account_id, reason, decision_reason, decided_at FROM code_reports
-        WHERE status = 'confirmed' AND decided_at >= $1`,
-      [since],
-    );
-    for (const row of rows) {
-      const confirmedAt = iso(row.decided_at);
-      add({
-        environment: row.environment,
-        gtin: row.gtin,
-        serial: row.serial,
-        ownerAccountId: row.owner_account_id,
-        reason: row.decision_reason ?? row.reason,
-        confirmedAt,
-      });
-      if (!loadedUpTo || new Date(confirmedAt) > loadedUpTo) loadedUpTo = new Date(confirmedAt);
+    readsUnderWay++;
+    addedDuringReads ??= [];
+    const added = addedDuringReads;
+    try {
+      const rows = await db.query<{
+        environment: Environment;
+        gtin: string;
+        serial: string;
+        owner_account_id: string;
+        reason: string | null;
+        decision_reason: string | null;
+        decided_at: Date | string;
+      }>(
+        `SELECT environment, gtin, serial, owner_account_id, reason, decision_reason, decided_at FROM code_reports
+          WHERE status = 'confirmed'`,
+      );
+      const read = new Map<string, ConfirmedReport>();
+      for (const row of rows) {
+        addTo(read, {
+          environment: row.environment,
+          gtin: row.gtin,
+          serial: row.serial,
+          ownerAccountId: row.owner_account_id,
+          reason: row.decision_reason ?? row.reason,
+          confirmedAt: iso(row.decided_at),
+        });
+      }
+      for (const block of added) addTo(read, block);
+      blocks = read;
+    } finally {
+      readsUnderWay--;
+      if (readsUnderWay === 0) addedDuringReads = undefined;
     }
   };
 
@@ -422,10 +458,15 @@ export function createCodeBlocks(db: SqlDatabase, options: { refreshMs?: number;
     /** Reads the blocklist again (after a change made here). */
     reloadListed: listed.reload,
     add,
-    /** Loads the blocks, follows the broadcast and starts the periodic top-up; `stop` ends both. */
+    /** Reads the blocks again whole (after a lift made here). */
+    reload: load,
+    /** Loads the blocks, follows the broadcasts and starts the periodic top-up; `stop` ends them. */
     async start(bus: Bus) {
       await Promise.all([load(), listed.reload()]);
       const subscription = await bus.onBroadcast(broadcasts.codeBlocked, (payload) => add(payload as BlockedCode));
+      const liftedSubscription = await bus.onBroadcast(broadcasts.codeBlockLifted, () => {
+        load().catch((error: unknown) => options.log?.warn({ err: error }, 'could not read the blocked codes again'));
+      });
       const listedSubscription = await bus.onBroadcast(broadcasts.blocklistChanged, () => {
         listed.reload().catch((error: unknown) => options.log?.warn({ err: error }, 'could not reload the blocklist'));
       });
@@ -439,6 +480,7 @@ export function createCodeBlocks(db: SqlDatabase, options: { refreshMs?: number;
         async stop() {
           if (timer) clearInterval(timer);
           await subscription.stop();
+          await liftedSubscription.stop();
           await listedSubscription.stop();
         },
       };
