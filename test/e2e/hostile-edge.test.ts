@@ -268,6 +268,29 @@ describe.each([
       expect(oneClient.statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(oneClient.owed);
     });
 
+    it('one hop: the addresses of one IPv6 /64 are one client to the risk rules, so rotating through them fakes no cloned label', async () => {
+      const scanFrom = async (url: string, address: string) =>
+        (
+          await api(proxied, 'POST', '/code/verify', {
+            key: proxied.operatorKey,
+            body: { url },
+            headers: { 'x-forwarded-for': address },
+          })
+        ).body;
+      // Twelve scans of a genuine code, each from another address of 2001:db8:99:1::/64: one client.
+      const rotated = await operatorCode(proxied);
+      for (let index = 1; index <= 11; index++) await scanFrom(rotated, `2001:db8:99:1::${index.toString(16)}`);
+      const last = await scanFrom(rotated, '2001:db8:99:1:ffff::1');
+      expect(last).toMatchObject({ verdict: 'AUTHENTIC' });
+      // Twelve scans from twelve /64s are twelve clients: the cloned-label rule fires (10 within 10 minutes).
+      const cloned = await operatorCode(proxied);
+      for (let index = 1; index <= 11; index++) await scanFrom(cloned, `2001:db8:9a:${index.toString(16)}::1`);
+      expect(await scanFrom(cloned, '2001:db8:9a:ff::1')).toMatchObject({
+        verdict: 'SUSPICIOUS',
+        riskIndicators: expect.arrayContaining(['KNOWN_COUNTERFEIT_PATTERN']),
+      });
+    });
+
     it('one hop: the addresses of one IPv6 /64 share a bucket, so rotating through them buys none; another /64 has its own', async () => {
       // A holder of 2001:db8:77:1::/64 sends each request from another of its addresses, written every way.
       const spellings = (index: number) =>

@@ -1,7 +1,6 @@
 import { type AuthenticatedKey, testKeyRequestsPerDay, tierLimits } from '@hallmark/accounts';
 import type { Cache, CounterState, QuotaCounter, QuotaDecision, QuotaRefund } from '@hallmark/cache';
-import type { Principal, QuotaRule } from '@hallmark/contracts';
-import { budgetAddressOf } from './address-budget.ts';
+import { addressKeyOf, type Principal, type QuotaRule } from '@hallmark/contracts';
 
 export interface RateLimitOutcome {
   allowed: boolean;
@@ -193,7 +192,7 @@ export function createRateLimiter(options: {
       const nowMs = options.clock().getTime();
       const minute = Math.floor(nowMs / 60_000);
       const counter = {
-        key: `rl:{authfail:${budgetAddressOf(address)}}:m:${minute}`,
+        key: `rl:{authfail:${addressKeyOf(address)}}:m:${minute}`,
         cost: 1,
         limit: authFailuresPerMinute,
         resetAtMs: (minute + 1) * 60_000,
@@ -206,13 +205,13 @@ export function createRateLimiter(options: {
 
     /**
      * Public (keyless) routes: a per-second limit per client address (an IPv6 address's /64:
-     * budgetAddressOf). Behind a proxy, set fastify's trustProxy so the address is the client's, not the proxy's.
+     * addressKeyOf). Behind a proxy, set fastify's trustProxy so the address is the client's, not the proxy's.
      */
     spendForAddress(address: string): RateLimitOutcome | Promise<RateLimitOutcome> {
       const nowMs = options.clock().getTime();
       const second = Math.floor(nowMs / 1000);
       const counter = {
-        key: `rl:{ip:${budgetAddressOf(address)}}:s:${second}`,
+        key: `rl:{ip:${addressKeyOf(address)}}:s:${second}`,
         cost: 1,
         limit: publicPerSecond,
         resetAtMs: (second + 1) * 1000,

@@ -1,7 +1,6 @@
 import type { Cache, CounterState } from '@hallmark/cache';
-import { HallmarkError } from '@hallmark/contracts';
+import { addressKeyOf, HallmarkError } from '@hallmark/contracts';
 import type { FastifyReply } from 'fastify';
-import { budgetAddressOf } from './address-budget.ts';
 
 const hourMs = 3_600_000;
 
@@ -32,7 +31,7 @@ export function createReportLimits(options: { cache: Cache; clock: () => Date; p
       spend(reply, `report:${accountId}`, options.perAccount, 'reports-per-hour-per-account'),
     /** RATE_LIMITED (with Retry-After set on `reply`) past the address's reports this hour. */
     forAddress: (reply: FastifyReply, address: string) =>
-      spend(reply, `report-ip:${budgetAddressOf(address)}`, options.perAddress, 'reports-per-hour-per-address'),
+      spend(reply, `report-ip:${addressKeyOf(address)}`, options.perAddress, 'reports-per-hour-per-address'),
   };
 }
 export type ReportLimits = ReturnType<typeof createReportLimits>;

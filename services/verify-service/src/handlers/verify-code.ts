@@ -3,6 +3,7 @@ import type { PublicKeyEntry, VerificationKeys } from '@hallmark/accounts';
 import type { Cache } from '@hallmark/cache';
 import { assessScan, endOfYymmdd, verifyCodeSignatureForRequest } from '@hallmark/codes';
 import {
+  addressKeyOf,
   type Environment,
   HallmarkError,
   type Principal,
@@ -94,7 +95,9 @@ export async function verifyCode(
   const scan = await deps.cache.recordScan({
     subject: (matchedKid !== undefined ? scanSubject : forgedScanSubject)(principal.environment, link.gtin, link.serial),
     atMs: now.getTime(),
-    client: `${request.client.keyId}@${request.client.address}`,
+    // A client is the key and the address's key (an IPv6 address's /64: addressKeyOf), so rotating
+    // through one subscriber's addresses makes no new clients for the risk rules.
+    client: `${request.client.keyId}@${addressKeyOf(request.client.address)}`,
     repeatWindowMs: rules.repeatWindowSeconds * 1000,
     windowMs: rules.scanWindowMinutes * 60_000,
     clientWindowMs: rules.clonedLabelWindowMinutes * 60_000,

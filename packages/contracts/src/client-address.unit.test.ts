@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { addressKeyOf } from './client-address.ts';
+
+describe('the key a client address counts under', () => {
+  it('is an IPv4 address itself', () => {
+    expect(addressKeyOf('203.0.113.7')).toBe('203.0.113.7');
+  });
+
+  it('is an IPv6 address’s /64, however the address is written', () => {
+    const sameBlock = [
+      '2001:db8:1:2::1',
+      '2001:db8:1:2:ffff:ffff:ffff:ffff',
+      '2001:0DB8:0001:0002:0000:0000:0000:00aa',
+      '2001:db8:1:2:0:0:c000:201',
+      '2001:db8:1:2::192.0.2.1',
+      '2001:db8:1:2::9%eth0',
+    ];
+    expect(new Set(sameBlock.map(addressKeyOf))).toEqual(new Set(['2001:db8:1:2::/64']));
+    expect(addressKeyOf('2001:db8:1:3::1')).toBe('2001:db8:1:3::/64');
+    expect(addressKeyOf('::1')).toBe('0:0:0:0::/64');
+    expect(addressKeyOf('fe80::1%eth0')).toBe('fe80:0:0:0::/64');
+  });
+
+  it('is the IPv4 address of an IPv4-mapped IPv6 address', () => {
+    expect(addressKeyOf('::ffff:127.0.0.1')).toBe('127.0.0.1');
+    expect(addressKeyOf('::ffff:c000:201')).toBe('192.0.2.1');
+  });
+
+  it('leaves anything that is not an address as it is', () => {
+    for (const text of [
+      'unknown',
+      '',
+      '1:2:3',
+      '2001:db8::1::2',
+      '2001:db8::g',
+      '2001:db8::12345',
+      'a:b:c:d:e:f:1.2.3.4:5',
+      '::ffff:1.2.3.256',
+    ])
+      expect(addressKeyOf(text)).toBe(text);
+  });
+});
