@@ -1,18 +1,20 @@
 /** An IPv6 address's eight 16-bit groups (a zone id dropped, a trailing dotted IPv4 part read as two groups). */
 function groupsOf(address: string): number[] | undefined {
   let text = address.split('%')[0] ?? '';
-  const dotted = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
+  // A dotted IPv4 part ends the address and follows a colon (`::ffff:192.0.2.1`, `64:ff9b::192.0.2.1`).
+  const dotted = /:(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
   if (dotted) {
     const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
     if ([a, b, c, d].some((octet) => octet > 255)) return undefined;
-    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+    text = `${text.slice(0, dotted.index + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
   const [head = '', tail, ...more] = text.split('::');
   if (more.length > 0) return undefined;
   const headGroups = head === '' ? [] : head.split(':');
   const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':');
   const missing = 8 - headGroups.length - tailGroups.length;
-  if (tail === undefined ? missing !== 0 : missing < 0) return undefined;
+  // Without `::`, eight groups; with it, at least one group left out.
+  if (tail === undefined ? missing !== 0 : missing < 1) return undefined;
   const texts = [...headGroups, ...Array<string>(missing).fill('0'), ...tailGroups];
   if (!texts.every((group) => /^[0-9a-fA-F]{1,4}$/.test(group))) return undefined;
   return texts.map((group) => Number.parseInt(group, 16));

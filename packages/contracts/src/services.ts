@@ -19,9 +19,9 @@ export const broadcasts = {
   signingKeyAdded: 'keys.signing-key-added',
   /** `{ accountId, environment }`: an account's compliance config changed; verifiers drop their copy. */
   complianceConfigChanged: 'compliance.config-changed',
-  /** `{ environment, gtin, serial, ownerAccountId, reason, confirmedAt }`: an owner confirmed a report; verifiers block the code. */
+  /** `{ reportId, environment, gtin, serial, ownerAccountId, reason, confirmedAt }`: an owner confirmed a report; verifiers block the code. */
   codeBlocked: 'codes.code-blocked',
-  /** `{ environment, gtin, serial, ownerAccountId }`: an owner lifted the block of a confirmed report; verifiers read their blocks again. */
+  /** `{ reportId, environment, gtin, serial, ownerAccountId }`: an owner lifted the block of a confirmed report; verifiers drop it and read their blocks again. */
   codeBlockLifted: 'codes.code-block-lifted',
   /** `{ accountId, environment }`: a block was added to or removed from the blocklist; verifiers reload it. */
   blocklistChanged: 'codes.blocklist-changed',

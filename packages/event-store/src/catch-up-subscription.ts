@@ -5,14 +5,17 @@ export interface PollingSource {
    * A page of the events after `after`; with `types`, the events of other types may be left out,
    * except the page's last, which may come without its data and metadata (the subscription drops
    * them; its cursor moves past them, and a page is empty only when nothing followed `after`); with
-   * `dataTypes`, the events of other types may come without their data (`{}`).
+   * `dataTypes`, the events of other types may come without their data (`{}`). `passed`: how many
+   * events the page went past, those left out included (its events' count when absent): a page
+   * that passed fewer than the limit is the end of what is readable, and only then does the
+   * subscription linger.
    */
   readAll(options: {
     after?: string;
     limit?: number;
     types?: readonly string[];
     dataTypes?: readonly string[];
-  }): Promise<EventPage>;
+  }): Promise<EventPage & { passed?: number }>;
   /** Calls `onAppend` when new events may be readable; resolves with a function that stops it. */
   watch(onAppend: () => void): Promise<() => Promise<void>>;
 }
@@ -139,7 +142,9 @@ export function startCatchUpSubscription(
           await options.handle(wanted ? page.events.filter((event) => wanted.has(event.type)) : page.events, page.cursor);
           await checkpoints.save(options.name, page.cursor);
           cursor = page.cursor;
-          if (options.lingerMs && page.events.length < batchSize && !stopping) await linger(options.lingerMs);
+          // A short page is the end of what is readable: linger then, never while catching up (a
+          // typed page is short whenever it left events out, though the log goes on).
+          if (options.lingerMs && (page.passed ?? page.events.length) < batchSize && !stopping) await linger(options.lingerMs);
         } catch (error) {
           options.onError?.(error);
           await sleep(retryDelayMs);

@@ -175,10 +175,10 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
 
   /**
    * A page of up to `limit` events in commit order. With `types`, only the events of those types
-   * and the page's last event (without its data and metadata, unless it is of them) come back: the
-   * cursor moves past the others without their rows being sent and decoded, which was most of what
-   * a projection of a few types spent on a log of other events. With `dataTypes`, the other events
-   * come without data (PollingSource.readAll).
+   * and the page's last event (without its data and metadata, unless it is of them) come back, and
+   * `passed` says how many events the page went past: the cursor moves past the others without
+   * their rows being sent and decoded, which was most of what a projection of a few types spent on
+   * a log of other events. With `dataTypes`, the other events come without data (PollingSource.readAll).
    */
   const readPage = async ({
     after = startCursor,
@@ -198,20 +198,26 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
        LIMIT $3`;
     // The window runs over the page (the LIMIT is inside it), not over the rest of the log.
     const text = typesParam
-      ? `SELECT ${columns} FROM (
-           SELECT paged.*, lead(global_position) OVER (ORDER BY transaction_id, global_position) IS NULL AS last_of_page
+      ? `SELECT ${columns}, passed FROM (
+           SELECT paged.*, lead(global_position) OVER (ORDER BY transaction_id, global_position) IS NULL AS last_of_page,
+                  count(*) OVER () AS passed
            FROM (${pageOf('*')}) AS paged) AS page
          WHERE event_type = ANY(${typesParam}::text[]) OR last_of_page
          ORDER BY transaction_id, global_position`
       : pageOf(columns);
-    const rows = await db.query<EventRow>(text, params);
+    const rows = await db.query<EventRow & { passed?: string | number }>(text, params);
     const last = rows.at(-1);
     return {
       events: rows.map(toStoredEvent),
       cursor: last ? `${last.transaction_text}:${last.global_position}` : after,
+      // A typed page leaves events out: how many it went past tells whether the log goes on.
+      passed: last?.passed === undefined ? rows.length : Number(last.passed),
     };
   };
-  const readAll: EventStore['readAll'] = (options = {}) => readPage({ ...options, types: undefined, dataTypes: undefined });
+  const readAll: EventStore['readAll'] = async (options = {}) => {
+    const { events, cursor } = await readPage({ ...options, types: undefined, dataTypes: undefined });
+    return { events, cursor };
+  };
 
   return {
     atomicReadModels: true,

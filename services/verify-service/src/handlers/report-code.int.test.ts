@@ -193,4 +193,45 @@ describe('report decisions and their events, against PostgreSQL', () => {
       await started.stop();
     }
   });
+  it('keeps a lifted block lifted when an older read of the blocks ends last, or the block’s broadcast arrives after the lift’s', async () => {
+    const { reportId } = await reported('LIFT3');
+    await decideCodeReport(deps, { principal: owner, client, reportId, decision: 'confirm', body: {} }, 'r');
+    // A replica whose reads of the blocks can be held: the first read starts while the report is
+    // still confirmed and ends only after the lift's own read.
+    let hold: Promise<void> | undefined;
+    const held: SqlDatabase = {
+      ...database.db,
+      async query<Row>(text: string, params?: readonly unknown[]) {
+        const gate = /FROM code_reports\s+WHERE status = 'confirmed'/.test(text) ? hold : undefined;
+        const rows = await database.db.query<Row>(text, params);
+        if (gate) await gate;
+        return rows;
+      },
+    };
+    const replica = createCodeBlocks(held);
+    let release!: () => void;
+    hold = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const older = replica.reload();
+    hold = undefined;
+    const bus = createInProcessBus();
+    const replicaDeps = { ...deps, blocks: replica, bus };
+    await decideCodeReport(replicaDeps, { principal: owner, client, reportId, decision: 'lift', body: {} }, 'r');
+    expect(replica.find('live', '09506000134352', 'LIFT3', owner.accountId)).toBeUndefined();
+    release();
+    await older;
+    expect(replica.find('live', '09506000134352', 'LIFT3', owner.accountId)).toBeUndefined();
+    // The confirmation's broadcast, arriving only now, blocks nothing.
+    replica.add({
+      reportId,
+      environment: 'live',
+      gtin: '09506000134352',
+      serial: 'LIFT3',
+      ownerAccountId: owner.accountId,
+      reason: 'late',
+      confirmedAt: now.toISOString(),
+    });
+    expect(replica.find('live', '09506000134352', 'LIFT3', owner.accountId)).toBeUndefined();
+  });
 });

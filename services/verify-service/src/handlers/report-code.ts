@@ -359,19 +359,23 @@ export async function decideCodeReport(
   const view = viewOf(row);
   const code = { environment: principal.environment, gtin: row.gtin, serial: row.serial, ownerAccountId: principal.accountId };
   if (decision === 'confirm') {
-    const block: BlockedCode = { ...code, reason: view.blockReason, confirmedAt: view.decidedAt as string };
+    const block: BlockedCode = { reportId, ...code, reason: view.blockReason, confirmedAt: view.decidedAt as string };
     deps.blocks.add(block);
     await deps.bus.broadcast(broadcasts.codeBlocked, block);
   }
   if (decision === 'lift') {
-    // This replica reads its blocks again before answering; the others on the broadcast (or at their next top-up).
-    await deps.blocks.reload();
-    await deps.bus.broadcast(broadcasts.codeBlockLifted, code);
+    // The lift is stored: tell every replica first, then read this one's blocks again before
+    // answering. A read that fails is left to the periodic one; the answer is still the lift.
+    deps.blocks.lifted(reportId);
+    await deps.bus.broadcast(broadcasts.codeBlockLifted, { reportId, ...code });
+    await deps.blocks.reload().catch(() => undefined);
   }
   return view;
 }
 
 interface BlockedCode {
+  /** The confirmed report that blocks the code (absent in broadcasts of the release before). */
+  reportId?: string;
   environment: Environment;
   gtin: string;
   serial: string;
@@ -395,13 +399,24 @@ const blockKey = (environment: string, gtin: string, serial: string, ownerAccoun
 export function createCodeBlocks(db: SqlDatabase, options: { refreshMs?: number; log?: Logger } = {}) {
   const refreshMs = options.refreshMs ?? 30_000;
   let blocks = new Map<string, ConfirmedReport>();
-  /** Blocks added while a read was under way: kept on top of what it read (it may have begun before their commit). */
-  let addedDuringReads: BlockedCode[] | undefined;
-  let readsUnderWay = 0;
+  /**
+   * The blocks added while each read under way ran: kept on top of what it read (it may have begun
+   * before their commit). One list a read, so a read gets only the adds made while it ran.
+   */
+  const addsDuringReads = new Set<BlockedCode[]>();
+  /** Reads are numbered; the result of one older than the last applied is dropped (it may hold a lifted block). */
+  let readsStarted = 0;
+  let lastApplied = 0;
+  /**
+   * Reports lifted lately: a block of one of them that arrives after its lift (broadcasts are not
+   * ordered across subjects, and a read may have begun before the lift) is not taken.
+   */
+  const liftedReports = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   const listed = createBlocklistCache(db);
 
   const addTo = (map: Map<string, ConfirmedReport>, block: BlockedCode) => {
+    if (block.reportId !== undefined && liftedReports.has(block.reportId)) return;
     const key = blockKey(block.environment, block.gtin, block.serial, block.ownerAccountId);
     const known = map.get(key);
     // The first confirmation of a code stands; later ones (another report of it) change nothing shown.
@@ -409,15 +424,21 @@ export function createCodeBlocks(db: SqlDatabase, options: { refreshMs?: number;
   };
   const add = (block: BlockedCode) => {
     addTo(blocks, block);
-    addedDuringReads?.push(block);
+    for (const adds of addsDuringReads) adds.push(block);
+  };
+  /** Remembers a lifted report (the newest 10,000): see liftedReports. */
+  const lifted = (reportId: string) => {
+    liftedReports.add(reportId);
+    if (liftedReports.size > 10_000) liftedReports.delete(liftedReports.values().next().value as string);
   };
 
   const load = async () => {
-    readsUnderWay++;
-    addedDuringReads ??= [];
-    const added = addedDuringReads;
+    const number = ++readsStarted;
+    const adds: BlockedCode[] = [];
+    addsDuringReads.add(adds);
     try {
       const rows = await db.query<{
+        report_id: string;
         environment: Environment;
         gtin: string;
         serial: string;
@@ -426,12 +447,14 @@ export function createCodeBlocks(db: SqlDatabase, options: { refreshMs?: number;
         decision_reason: string | null;
         decided_at: Date | string;
       }>(
-        `SELECT environment, gtin, serial, owner_account_id, reason, decision_reason, decided_at FROM code_reports
+        `SELECT report_id, environment, gtin, serial, owner_account_id, reason, decision_reason, decided_at FROM code_reports
           WHERE status = 'confirmed'`,
       );
+      if (number < lastApplied) return;
       const read = new Map<string, ConfirmedReport>();
       for (const row of rows) {
         addTo(read, {
+          reportId: row.report_id,
           environment: row.environment,
           gtin: row.gtin,
           serial: row.serial,
@@ -440,11 +463,11 @@ export function createCodeBlocks(db: SqlDatabase, options: { refreshMs?: number;
           confirmedAt: iso(row.decided_at),
         });
       }
-      for (const block of added) addTo(read, block);
+      for (const block of adds) addTo(read, block);
       blocks = read;
+      lastApplied = number;
     } finally {
-      readsUnderWay--;
-      if (readsUnderWay === 0) addedDuringReads = undefined;
+      addsDuringReads.delete(adds);
     }
   };
 
@@ -458,13 +481,17 @@ export function createCodeBlocks(db: SqlDatabase, options: { refreshMs?: number;
     /** Reads the blocklist again (after a change made here). */
     reloadListed: listed.reload,
     add,
+    /** A report's block was lifted (here, or on the broadcast): its block is no longer taken. */
+    lifted,
     /** Reads the blocks again whole (after a lift made here). */
     reload: load,
     /** Loads the blocks, follows the broadcasts and starts the periodic top-up; `stop` ends them. */
     async start(bus: Bus) {
       await Promise.all([load(), listed.reload()]);
       const subscription = await bus.onBroadcast(broadcasts.codeBlocked, (payload) => add(payload as BlockedCode));
-      const liftedSubscription = await bus.onBroadcast(broadcasts.codeBlockLifted, () => {
+      const liftedSubscription = await bus.onBroadcast(broadcasts.codeBlockLifted, (payload) => {
+        const { reportId } = payload as { reportId?: unknown };
+        if (typeof reportId === 'string') lifted(reportId);
         load().catch((error: unknown) => options.log?.warn({ err: error }, 'could not read the blocked codes again'));
       });
       const listedSubscription = await bus.onBroadcast(broadcasts.blocklistChanged, () => {
