@@ -36,6 +36,8 @@ describe('the key a client address counts under', () => {
       '2001:db8::12345',
       'a:b:c:d:e:f:1.2.3.4:5',
       '::ffff:1.2.3.256',
+      '::a1.2.3.4',
+      '1::2:3:4:5:6:7:8',
     ])
       expect(addressKeyOf(text)).toBe(text);
   });
