@@ -211,13 +211,10 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
       events: rows.map(toStoredEvent),
       cursor: last ? `${last.transaction_text}:${last.global_position}` : after,
       // A typed page leaves events out: how many it went past tells whether the log goes on.
-      passed: last?.passed === undefined ? rows.length : Number(last.passed),
+      ...(last?.passed === undefined ? {} : { passed: Number(last.passed) }),
     };
   };
-  const readAll: EventStore['readAll'] = async (options = {}) => {
-    const { events, cursor } = await readPage({ ...options, types: undefined, dataTypes: undefined });
-    return { events, cursor };
-  };
+  const readAll: EventStore['readAll'] = (options = {}) => readPage({ ...options, types: undefined, dataTypes: undefined });
 
   return {
     atomicReadModels: true,

@@ -271,11 +271,30 @@ const notConfirmed = (reportId: string, status: string) =>
 
 type Decision = 'confirm' | 'dismiss' | 'lift';
 
-/** What each decision needs of the report, makes of it, and appends to the code's history. */
-const decisions: Record<Decision, { from: ReportStatus; to: ReportStatus; event: string; refused: typeof alreadyDecided }> = {
-  confirm: { from: 'pending', to: 'confirmed', event: 'code.report-confirmed', refused: alreadyDecided },
-  dismiss: { from: 'pending', to: 'dismissed', event: 'code.report-dismissed', refused: alreadyDecided },
-  lift: { from: 'confirmed', to: 'lifted', event: 'code.report-lifted', refused: notConfirmed },
+/** A confirmation or dismissal records the decision; a lift records itself beside the confirmation. */
+const recordsDecision = 'decided_at = $5, decided_by_key = $6, decision_reason = $7';
+const recordsLift = 'lifted_at = $5, lifted_by_key = $6, lift_reason = $7';
+
+/** What each decision needs of the report, makes of it, records in its row and appends to the code's history. */
+const decisions: Record<
+  Decision,
+  { from: ReportStatus; to: ReportStatus; records: string; event: string; refused: typeof alreadyDecided }
+> = {
+  confirm: {
+    from: 'pending',
+    to: 'confirmed',
+    records: recordsDecision,
+    event: 'code.report-confirmed',
+    refused: alreadyDecided,
+  },
+  dismiss: {
+    from: 'pending',
+    to: 'dismissed',
+    records: recordsDecision,
+    event: 'code.report-dismissed',
+    refused: alreadyDecided,
+  },
+  lift: { from: 'confirmed', to: 'lifted', records: recordsLift, event: 'code.report-lifted', refused: notConfirmed },
 };
 
 /**
@@ -301,7 +320,7 @@ export async function decideCodeReport(
   requestId: string,
 ): Promise<CodeReportView> {
   const { principal, reportId, decision } = request;
-  const { from, to, event, refused } = decisions[decision];
+  const { from, to, records, event, refused } = decisions[decision];
   const now = deps.clock();
   const reason = request.body.reason ?? null;
   const [report] = await deps.db.query<ReportRow>(
@@ -324,11 +343,6 @@ export async function decideCodeReport(
           reason: decision === 'confirm' ? blockReason : reason,
           decidedBy: request.client.keyId,
         };
-  // A confirmation or dismissal records the decision; a lift records itself beside the confirmation.
-  const update =
-    decision === 'lift'
-      ? 'SET status = $4, lifted_at = $5, lifted_by_key = $6, lift_reason = $7'
-      : 'SET status = $4, decided_at = $5, decided_by_key = $6, decision_reason = $7';
   await appendToAssetHistory(
     deps.eventStore,
     { assetId: report.asset_id, owner: principal },
@@ -340,7 +354,7 @@ export async function decideCodeReport(
         db: deps.db,
         async write(sql) {
           [row] = await sql.query<ReportRow>(
-            `UPDATE code_reports ${update}
+            `UPDATE code_reports SET status = $4, ${records}
               WHERE report_id = $1 AND owner_account_id = $2 AND environment = $3 AND status = $8
               RETURNING ${reportColumns}`,
             [reportId, principal.accountId, principal.environment, to, now, request.client.keyId, reason, from],
