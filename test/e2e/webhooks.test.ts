@@ -254,6 +254,52 @@ describe('webhooks (distributed)', () => {
     expect(JSON.parse(counterfeit.body).data).toMatchObject({ gtin, serial: 'WH-2', verdict: 'COUNTERFEIT' });
   });
 
+  it('sends code.unblocked when the owner lifts a report’s block or removes a blocklist entry, and only to endpoints that asked', async () => {
+    const code = ok(await api('POST', '/code/generate', { gtin, serialNumber: 'WH-LIFT', batchNumber: 'L1' }), 201);
+    const report = ok(await api('POST', '/code/report', { url: code.url, reason: 'looked odd' }), 201);
+    ok(await api('POST', `/code/reports/${report.reportId}/confirm`, { reason: 'confirmed fake' }));
+    const block = ok(await api('POST', '/blocklist', { gtin, serial: 'WH-UNLIST', kind: 'withdrawn', reason: 'recalled' }), 201);
+    // Subscribed to code.blocked only: the unblocks below must not reach it.
+    const blockedOnly = ok(
+      await api('POST', '/webhooks/endpoints', { url: `${url}?only=blocked`, eventTypes: ['code.blocked'] }),
+      201,
+    );
+    ok(await api('PATCH', `/webhooks/endpoints/${endpoint.id}`, { eventTypes: ['code.unblocked'] }));
+    ok(await api('POST', `/code/reports/${report.reportId}/lift`, { reason: 'our mistake' }));
+    ok(await api('DELETE', `/blocklist/${block.blockId}`));
+    const unblocked = await waitFor(
+      'both code.unblocked',
+      async () => (ofType('code.unblocked').length >= 2 ? ofType('code.unblocked') : undefined),
+      {
+        timeoutMs: 15_000,
+      },
+    );
+    const bodies = unblocked.map((delivery) => JSON.parse(delivery.body));
+    expect(bodies.find((body) => body.data.source === 'report')?.data).toEqual({
+      source: 'report',
+      assetId: code.assetId,
+      reportId: report.reportId,
+      gtin,
+      serial: 'WH-LIFT',
+      reason: 'our mistake',
+    });
+    expect(bodies.find((body) => body.data.source === 'blocklist')?.data).toMatchObject({
+      source: 'blocklist',
+      blockId: block.blockId,
+      gtin,
+      status: 'removed',
+    });
+    for (const delivery of unblocked) {
+      expect(new Webhook(endpoint.secret).verify(delivery.body, delivery.headers as Record<string, string>)).toBeTruthy();
+    }
+    // Each announced once, and none went to the endpoint that did not ask for code.unblocked.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(ofType('code.unblocked')).toHaveLength(2);
+    const sentToBlockedOnly = ok(await api('GET', `/webhooks/endpoints/${blockedOnly.id}/messages`));
+    expect(sentToBlockedOnly.messages.map((message: Json) => message.eventType)).not.toContain('code.unblocked');
+    ok(await api('DELETE', `/webhooks/endpoints/${blockedOnly.id}`), 204);
+  });
+
   it('sends transfer.completed for a sale and transfer.locked after five wrong codes, through the auction API', async () => {
     ok(await api('PATCH', `/webhooks/endpoints/${endpoint.id}`, { eventTypes: ['transfer.completed', 'transfer.locked'] }));
     const registered = ok(

@@ -7,6 +7,7 @@ export const webhookEventTypes = [
   'scan.counterfeit',
   'code.reported',
   'code.blocked',
+  'code.unblocked',
   'transfer.completed',
   'transfer.locked',
   'quota.threshold',
@@ -165,7 +166,8 @@ const ReportData = Type.Object({
 });
 const BlockData = Type.Object({
   source: Type.Union([Type.Literal('blocklist'), Type.Literal('report')], {
-    description: '`blocklist`: POST /blocklist (a code or a serial range); `report`: a confirmed report',
+    description:
+      '`blocklist`: an entry of the blocklist (POST /blocklist, a code or a serial range; DELETE /blocklist/{blockId} removes it); `report`: a confirmed report (POST /code/reports/{reportId}/confirm; …/lift lifts its block)',
   }),
   gtin: Type.String(),
   serial: Type.Optional(Type.String({ description: 'source report' })),
@@ -175,7 +177,10 @@ const BlockData = Type.Object({
   blockId: Type.Optional(Type.String()),
   reportId: Type.Optional(Type.String()),
   assetId: Type.Optional(Type.String()),
-  reason: Type.Union([Type.String(), Type.Null()]),
+  reason: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'code.blocked: why it was blocked; code.unblocked: why the block was removed or lifted (null when none was given)',
+  }),
 });
 const TransferData = Type.Object({
   assetId: Type.String(),
@@ -209,6 +214,11 @@ export const webhookEventPayloads: Readonly<Record<WebhookEventType, { summary: 
   'code.blocked': {
     summary: 'A code or serial range was put on the blocklist, or a report was confirmed: scans of it are no longer AUTHENTIC.',
     schema: envelope('code.blocked', BlockData),
+  },
+  'code.unblocked': {
+    summary:
+      'A blocklist entry was removed, or the block of a confirmed report was lifted: that block no longer makes scans COUNTERFEIT (another block of the code may still stand).',
+    schema: envelope('code.unblocked', BlockData),
   },
   'transfer.completed': {
     summary: 'An auction object changed hands (sold, or transferred).',

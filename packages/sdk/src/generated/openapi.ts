@@ -1386,6 +1386,23 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'code.unblocked': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** A blocklist entry was removed, or the block of a confirmed report was lifted: that block no longer makes scans COUNTERFEIT (another block of the code may still stand). */
+    post: operations['webhook_code_unblocked'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   'transfer.completed': {
     parameters: {
       query?: never;
@@ -9955,6 +9972,7 @@ export interface operations {
                 | 'scan.counterfeit'
                 | 'code.reported'
                 | 'code.blocked'
+                | 'code.unblocked'
                 | 'transfer.completed'
                 | 'transfer.locked'
                 | 'quota.threshold'
@@ -10066,6 +10084,7 @@ export interface operations {
             | 'scan.counterfeit'
             | 'code.reported'
             | 'code.blocked'
+            | 'code.unblocked'
             | 'transfer.completed'
             | 'transfer.locked'
             | 'quota.threshold'
@@ -10093,6 +10112,7 @@ export interface operations {
               | 'scan.counterfeit'
               | 'code.reported'
               | 'code.blocked'
+              | 'code.unblocked'
               | 'transfer.completed'
               | 'transfer.locked'
               | 'quota.threshold'
@@ -10242,6 +10262,7 @@ export interface operations {
               | 'scan.counterfeit'
               | 'code.reported'
               | 'code.blocked'
+              | 'code.unblocked'
               | 'transfer.completed'
               | 'transfer.locked'
               | 'quota.threshold'
@@ -10429,6 +10450,7 @@ export interface operations {
             | 'scan.counterfeit'
             | 'code.reported'
             | 'code.blocked'
+            | 'code.unblocked'
             | 'transfer.completed'
             | 'transfer.locked'
             | 'quota.threshold'
@@ -10458,6 +10480,7 @@ export interface operations {
               | 'scan.counterfeit'
               | 'code.reported'
               | 'code.blocked'
+              | 'code.unblocked'
               | 'transfer.completed'
               | 'transfer.locked'
               | 'quota.threshold'
@@ -10587,6 +10610,7 @@ export interface operations {
               | 'scan.counterfeit'
               | 'code.reported'
               | 'code.blocked'
+              | 'code.unblocked'
               | 'transfer.completed'
               | 'transfer.locked'
               | 'quota.threshold'
@@ -10788,6 +10812,7 @@ export interface operations {
               | 'scan.counterfeit'
               | 'code.reported'
               | 'code.blocked'
+              | 'code.unblocked'
               | 'transfer.completed'
               | 'transfer.locked'
               | 'quota.threshold'
@@ -10913,6 +10938,7 @@ export interface operations {
                 | 'scan.counterfeit'
                 | 'code.reported'
                 | 'code.blocked'
+                | 'code.unblocked'
                 | 'transfer.completed'
                 | 'transfer.locked'
                 | 'quota.threshold'
@@ -11128,6 +11154,7 @@ export interface operations {
               | 'scan.counterfeit'
               | 'code.reported'
               | 'code.blocked'
+              | 'code.unblocked'
               | 'transfer.completed'
               | 'transfer.locked'
               | 'quota.threshold'
@@ -12104,7 +12131,7 @@ export interface operations {
           timestamp: string;
           environment: 'test' | 'live';
           data: {
-            /** @description `blocklist`: POST /blocklist (a code or a serial range); `report`: a confirmed report */
+            /** @description `blocklist`: an entry of the blocklist (POST /blocklist, a code or a serial range; DELETE /blocklist/{blockId} removes it); `report`: a confirmed report (POST /code/reports/{reportId}/confirm; …/lift lifts its block) */
             source: 'blocklist' | 'report';
             gtin: string;
             /** @description source report */
@@ -12118,6 +12145,60 @@ export interface operations {
             blockId?: string;
             reportId?: string;
             assetId?: string;
+            /** @description code.blocked: why it was blocked; code.unblocked: why the block was removed or lifted (null when none was given) */
+            reason: string | null;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the message; anything else is retried (docs/WEBHOOKS.md) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_code_unblocked: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The message id, the same on every attempt: the idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256>` (one per live secret) and `v1a,<base64 Ed25519>` */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @constant */
+          type: 'code.unblocked';
+          /** Format: date-time */
+          timestamp: string;
+          environment: 'test' | 'live';
+          data: {
+            /** @description `blocklist`: an entry of the blocklist (POST /blocklist, a code or a serial range; DELETE /blocklist/{blockId} removes it); `report`: a confirmed report (POST /code/reports/{reportId}/confirm; …/lift lifts its block) */
+            source: 'blocklist' | 'report';
+            gtin: string;
+            /** @description source report */
+            serial?: string;
+            /** @description source blocklist */
+            serialFrom?: string;
+            /** @description source blocklist */
+            serialTo?: string;
+            /** @description source blocklist: counterfeit or withdrawn */
+            kind?: string;
+            blockId?: string;
+            reportId?: string;
+            assetId?: string;
+            /** @description code.blocked: why it was blocked; code.unblocked: why the block was removed or lifted (null when none was given) */
             reason: string | null;
           };
         };

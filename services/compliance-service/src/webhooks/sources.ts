@@ -87,13 +87,15 @@ const accountStreamPattern = /^account-(.+)-(test|live)$/;
 export const eventTypesWithMessages = [
   'code.reported',
   'code.blocked',
+  'code.unblocked',
   'code.report-confirmed',
+  'code.report-lifted',
   'sold',
   'transferred',
   'transfer_locked',
 ] as const;
 
-/** The webhook messages an event of the store causes: transfers, filed reports and blocked codes. */
+/** The webhook messages an event of the store causes: transfers, filed reports, blocked and unblocked codes. */
 export function eventMessages(event: StoredEvent): OutboxMessage[] {
   const record = chainedRecordOf(event);
   const data = event.data as Record<string, unknown>;
@@ -114,13 +116,14 @@ export function eventMessages(event: StoredEvent): OutboxMessage[] {
       },
     ];
   }
-  if (account && event.type === 'code.blocked') {
+  // A blocklist entry added or removed: verify-service appends it to the owner's account stream.
+  if (account && (event.type === 'code.blocked' || event.type === 'code.unblocked')) {
     const { by: _by, ...block } = data;
     return [
       {
         accountId: account[1] as string,
         environment: account[2] as Environment,
-        type: 'code.blocked',
+        type: event.type,
         cause,
         at,
         data: { source: 'blocklist', ...block },
@@ -135,11 +138,11 @@ export function eventMessages(event: StoredEvent): OutboxMessage[] {
     if (event.type === 'transfer_locked') {
       return [{ ...owner, type: 'transfer.locked', cause, at, data: { assetId: record.assetId, ...data } }];
     }
-    if (event.type === 'code.report-confirmed') {
+    if (event.type === 'code.report-confirmed' || event.type === 'code.report-lifted') {
       return [
         {
           ...owner,
-          type: 'code.blocked',
+          type: event.type === 'code.report-confirmed' ? 'code.blocked' : 'code.unblocked',
           cause,
           at,
           data: {

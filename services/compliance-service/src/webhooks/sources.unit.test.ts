@@ -1,7 +1,7 @@
 import type { StoredEvent } from '@hallmark/event-store';
 import { describe, expect, it } from 'vitest';
 import { messageIdOf } from './outbox.ts';
-import { eventMessages, scanMessages } from './sources.ts';
+import { eventMessages, eventTypesWithMessages, scanMessages } from './sources.ts';
 
 const chained = (type: string, data: Record<string, unknown>, eventId = 'e1'): StoredEvent => ({
   eventId,
@@ -45,6 +45,40 @@ describe('webhook messages from their causes', () => {
       data: { source: 'blocklist' },
     });
     expect(blocked[0]?.data).not.toHaveProperty('by');
+  });
+
+  it('turns a lifted report and a removed blocklist entry into code.unblocked', () => {
+    const lifted = eventMessages(
+      chained('code.report-lifted', { reportId: 'r1', gtin: 'g', serial: 's', reason: 'our mistake', liftedBy: 'key_1' }),
+    );
+    expect(lifted).toEqual([
+      expect.objectContaining({
+        type: 'code.unblocked',
+        data: { source: 'report', assetId: 'obj_1', reportId: 'r1', gtin: 'g', serial: 's', reason: 'our mistake' },
+      }),
+    ]);
+    const removed = eventMessages({
+      ...chained('code.unblocked', {
+        blockId: 'blk_1',
+        gtin: 'g',
+        serialFrom: '1',
+        serialTo: '9',
+        status: 'removed',
+        by: 'key_1',
+      }),
+      streamId: 'account-acc_2-live',
+      metadata: {},
+    });
+    expect(removed).toEqual([
+      expect.objectContaining({
+        accountId: 'acc_2',
+        environment: 'live',
+        type: 'code.unblocked',
+        data: { source: 'blocklist', blockId: 'blk_1', gtin: 'g', serialFrom: '1', serialTo: '9', status: 'removed' },
+      }),
+    ]);
+    // Both are among the types the outbox's subscription reads.
+    expect(eventTypesWithMessages).toEqual(expect.arrayContaining(['code.report-lifted', 'code.unblocked']));
   });
 
   it('turns a filed report (code.reported in the owner’s account stream) into code.reported, one message id per report', () => {
