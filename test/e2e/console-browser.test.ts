@@ -2,7 +2,8 @@
 // playwright-core), against the embedded product over HTTP: sign-in with an API key, a key created,
 // its secret shown once, used and revoked (and one made by keyboard alone); batches from a CSV with
 // their results downloaded, over several requests and with one refused; the overview's counts after
-// real verifications; the environment switch; usage with and without keys:read; sign-out; a revoked
+// real verifications; the review of reports (confirm, dismiss, lift; a stranger's words shown as
+// text); the environment switch; usage with and without keys:read; sign-out; a revoked
 // key's session ending; axe-core on every page; screenshots of every page at phone and desktop size
 // under test-artifacts/console/.
 import { spawnSync } from 'node:child_process';
@@ -684,6 +685,107 @@ describe('the console in Chromium', () => {
     expect(unblocked.blocked).toBeUndefined();
   });
 
+  it('reviews reports: confirms one (its code verifies SUSPICIOUS, a known counterfeit pattern), lifts that block from the code page, and shows the API’s refusal of a report decided meanwhile', async () => {
+    const { page } = main;
+    const suspect = await generate('PEN-R1');
+    const other = await generate('PEN-R2');
+    const file = async (url: string, reason: string) => {
+      const filed = await api('POST', '/code/report', { key: brand, body: { url, reason } });
+      expect(filed.status, JSON.stringify(filed.body)).toBe(201);
+      return filed.body.reportId as string;
+    };
+    const confirmed = await file(suspect.url, 'Hologram missing');
+    const decidedElsewhere = await file(other.url, 'Box looked different');
+    // Anyone may file a report: a stranger's words are shown to the brand as text, never as markup.
+    const stranger = await api('POST', '/accounts', {
+      key: t.product.generatedOperatorKey as string,
+      body: { name: 'Stranger', tier: 'enterprise' },
+    });
+    expect(stranger.status, JSON.stringify(stranger.body)).toBe(201);
+    const payload = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>';
+    const hostile = await api('POST', '/code/report', {
+      key: stranger.body.apiKey.secret,
+      body: { url: other.url, reason: payload },
+    });
+    expect(hostile.status, JSON.stringify(hostile.body)).toBe(201);
+    const row = (reportId: string) => page.locator(`tr[data-report="${reportId}"]`);
+    const rowText = (reportId: string) => textOf(page, `tr[data-report="${reportId}"]`);
+
+    await open(page, '/reports');
+    expect(await rowText(confirmed)).toContain('Hologram missing');
+    expect(await rowText(decidedElsewhere)).toContain('Box looked different');
+    expect(await rowText(hostile.body.reportId)).toContain(payload);
+    expect(await row(hostile.body.reportId).locator('img, script').count()).toBe(0);
+    expect(await page.evaluate('window.pwned')).toBeUndefined();
+    await row(confirmed)
+      .getByRole('button', { name: `Confirm: ${gtin} / PEN-R1` })
+      .click();
+    await page.getByRole('dialog').waitFor();
+    expect(await seriousAxeIssues(page)).toEqual([]);
+    await page.getByRole('dialog').getByLabel('Reason (optional)').fill('Hologram missing on fakes');
+    await page.getByRole('button', { name: 'Confirm and block' }).click();
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+    await page.getByRole('status').filter({ hasText: 'PEN-R1: confirmed, the code is blocked.' }).waitFor();
+    await settled(page);
+    // Blocked at once, with the brand's words; and gone from the reports waiting for review.
+    const blocked = await verify(suspect.url);
+    expect(blocked.verdict).toBe('SUSPICIOUS');
+    expect(blocked.riskIndicators).toContain('KNOWN_COUNTERFEIT_PATTERN');
+    expect(blocked.confirmedReport?.reason).toBe('Hologram missing on fakes');
+    expect(await row(confirmed).count()).toBe(0);
+
+    // Dismissed through the API while the dialog is open: the console's dismissal is refused, said in the dialog.
+    await row(decidedElsewhere)
+      .getByRole('button', { name: `Dismiss: ${gtin} / PEN-R2` })
+      .click();
+    await page.getByRole('dialog').waitFor();
+    const elsewhere = await api('POST', `/code/reports/${decidedElsewhere}/dismiss`, { key: brand, body: {} });
+    expect(elsewhere.status, JSON.stringify(elsewhere.body)).toBe(200);
+    await page.getByRole('button', { name: 'Dismiss report' }).click();
+    await page.getByRole('dialog').getByRole('alert').waitFor();
+    expect(await textOf(page, 'dialog')).toMatch(/already dismissed[\s\S]*CONFLICT/);
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+
+    // Under Confirmed, with the reason shown to verifiers; from there to the code, whose block is lifted.
+    await page.getByRole('link', { name: 'Confirmed (blocking)' }).click();
+    await settled(page);
+    expect(await rowText(confirmed)).toContain('Hologram missing on fakes');
+    await row(confirmed).getByRole('link').click();
+    await page.getByRole('heading', { name: 'Blocked by a confirmed report' }).waitFor();
+    await settled(page);
+    await page.getByRole('button', { name: 'Lift the block' }).click();
+    await page.getByRole('dialog').waitFor();
+    await page.getByRole('dialog').getByLabel('Reason (optional)').fill('Confirmed in error');
+    await page.getByRole('dialog').getByRole('button', { name: 'Lift the block' }).click();
+    await page.getByRole('heading', { name: 'Block this code' }).waitFor();
+    const lifted = await verify(suspect.url);
+    expect(lifted.verdict).toBe('AUTHENTIC');
+    expect(lifted.riskIndicators).not.toContain('KNOWN_COUNTERFEIT_PATTERN');
+    expect(lifted.confirmedReport).toBeUndefined();
+    await open(page, '/reports?status=lifted');
+    const liftedRow = await rowText(confirmed);
+    expect(liftedRow).toContain('Lifted');
+    expect(liftedRow).toContain('Confirmed in error');
+    expect(await row(confirmed).getByRole('button').count()).toBe(0);
+    await open(page, '/reports?status=dismissed');
+    expect(await rowText(decidedElsewhere)).toContain('Dismissed');
+
+    // A key that may read but not decide sees the queue without the buttons, and is told why.
+    const reader = await api('POST', '/keys', { key: brand, body: { name: 'Report reader', scopes: ['assets:read'] } });
+    expect(reader.status, JSON.stringify(reader.body)).toBe(201);
+    const readOnly = await newPage();
+    try {
+      await signIn(readOnly.page, reader.body.secret);
+      await open(readOnly.page, '/reports?status=');
+      expect(await textOf(readOnly.page, 'main')).toContain('Confirming, dismissing and lifting is hidden');
+      expect(await readOnly.page.locator(`tr[data-report="${confirmed}"]`).count()).toBe(1);
+      expect(await readOnly.page.locator('main table button').count()).toBe(0);
+    } finally {
+      await readOnly.context.close();
+    }
+  });
+
   it('signs out: the page goes back to sign-in and the session is over on the server', async () => {
     const { page, context } = main;
     await open(page, '/');
@@ -706,6 +808,7 @@ function pages(): Array<[string, string]> {
     ['generate-batch', '/codes/batch'],
     ['codes', '/codes'],
     ['code', `/codes/${encodeURIComponent(codeAssetId)}`],
+    ['reports', '/reports'],
   ];
 }
 

@@ -7,6 +7,7 @@ import { GenerateBatchPage } from './pages/generate-batch.tsx';
 import { GenerateCodePage } from './pages/generate-code.tsx';
 import { KeysPage } from './pages/keys.tsx';
 import { OverviewPage } from './pages/overview.tsx';
+import { ReportsPage } from './pages/reports.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
 import { UsagePage } from './pages/usage.tsx';
 import { Link, type Location, navigate, useLocation } from './router.tsx';
@@ -25,6 +26,7 @@ interface NavItem {
 const navItems: NavItem[] = [
   { to: '/', label: 'Overview', scope: 'assets:read' },
   { to: '/codes', label: 'Codes', scope: 'assets:read' },
+  { to: '/reports', label: 'Reports', scope: 'assets:read' },
   { to: '/settings/keys', label: 'Settings: API keys', scope: 'keys:read' },
   { to: '/usage', label: 'Usage' },
 ];
@@ -41,6 +43,8 @@ function route(location: Location, session: SessionView): { title: string; scope
     const assetId = decodeURIComponent(path.slice('/codes/'.length));
     return { title: 'Code', scope: 'assets:read', view: () => <CodePage assetId={assetId} session={session} /> };
   }
+  if (path === '/reports')
+    return { title: 'Reports', scope: 'assets:read', view: () => <ReportsPage session={session} location={location} /> };
   // Settings → API keys, where the spec puts key management; /keys is kept as a short link to it.
   if (path === '/settings/keys' || path === '/keys')
     return { title: 'API keys', scope: 'keys:read', view: () => <KeysPage session={session} /> };

@@ -75,15 +75,21 @@ export interface ScanAggregates {
   buckets: Array<{ start: string; counts: Record<string, number> }>;
 }
 
+export type ReportStatus = 'pending' | 'confirmed' | 'dismissed' | 'lifted';
+
 export interface CodeReportView {
   reportId: string;
-  status: 'pending' | 'confirmed' | 'dismissed' | 'lifted';
+  status: ReportStatus;
   source: 'api' | 'resolver';
   gtin: string;
   serial: string;
   assetId: string;
   reason: string | null;
   reportedAt: string;
+  decidedAt: string | null;
+  blockReason: string | null;
+  liftedAt: string | null;
+  liftReason: string | null;
 }
 
 export interface CodeSummary {

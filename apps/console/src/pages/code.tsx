@@ -11,6 +11,7 @@ import { Link } from '../router.tsx';
 import { holds } from '../scopes.ts';
 import type { CodeDetail, ScanView, SessionView } from '../types.ts';
 import { asApiError, useLoad } from '../use-load.ts';
+import { DecideDialog } from './reports.tsx';
 
 /** Print size of the PNG download: 25 mm wide at 300 dpi (about 295 pixels), recorded in the file. */
 const printMm = 25;
@@ -112,7 +113,11 @@ function CodeDetails({ code, session, onChanged }: { code: CodeDetail; session: 
         </section>
       </div>
       {holds(session, 'assets:create') ? (
-        <BlockControl code={code} onChanged={onChanged} />
+        code.blocked?.status === 'active' && code.blocked.kind === 'report' ? (
+          <ReportBlock code={code} reportId={code.blocked.blockId} reason={code.blocked.reason} onChanged={onChanged} />
+        ) : (
+          <BlockControl code={code} onChanged={onChanged} />
+        )
       ) : (
         <HiddenByScope what="Blocking and unblocking" scope="assets:create" />
       )}
@@ -190,6 +195,53 @@ function BlockControl({ code, onChanged }: { code: CodeDetail; onChanged: () => 
           {blocked ? 'Unblock' : 'Block code'}
         </button>
       </form>
+    </section>
+  );
+}
+
+/**
+ * A code blocked by a confirmed report (not by a blocklist entry): the block is the report's, so it
+ * is lifted through the report (POST /code/reports/{reportId}/lift), for a confirmation made in error.
+ */
+function ReportBlock({
+  code,
+  reportId,
+  reason,
+  onChanged,
+}: {
+  code: CodeDetail;
+  reportId: string;
+  reason: string | null;
+  onChanged: () => void;
+}) {
+  const [lifting, setLifting] = useState(false);
+  return (
+    <section aria-labelledby="block-heading" class="panel">
+      <h2 id="block-heading">Blocked by a confirmed report</h2>
+      <p>
+        A report of this code was confirmed{reason ? ` (“${reason}”)` : ''}: every verification of it answers SUSPICIOUS, a known
+        counterfeit pattern. If the confirmation was a mistake, lift the block; the report and its confirmation stay in the
+        record.
+      </p>
+      <p class="actions-row">
+        <button type="button" class="button secondary" onClick={() => setLifting(true)}>
+          Lift the block
+        </button>
+        <Link to="/reports?status=confirmed" class="button secondary">
+          Confirmed reports
+        </Link>
+      </p>
+      {lifting && (
+        <DecideDialog
+          report={{ reportId, gtin: code.gtin, serial: code.serialNumber, reason: null }}
+          decision="lift"
+          onClose={() => setLifting(false)}
+          onDecided={() => {
+            setLifting(false);
+            onChanged();
+          }}
+        />
+      )}
     </section>
   );
 }

@@ -172,6 +172,9 @@ function ReportedCodes() {
           </ul>
         )}
       </LoadedView>
+      <p>
+        <Link to="/reports">Review reports</Link>
+      </p>
     </section>
   );
 }
