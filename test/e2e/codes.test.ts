@@ -411,11 +411,13 @@ describe('POST /code/verify', () => {
     expect((await verify(retailer, { url: code.url })).body).toMatchObject({ verdict: 'AUTHENTIC', riskIndicators: [] });
     const confirmed = await api('POST', `/code/reports/${report.body.reportId}/confirm`, { key: brand });
     expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200);
+    // Confirmed without a reason of the owner's: the reporter's words (anyone's) are not published.
+    expect(confirmed.body).toMatchObject({ status: 'confirmed', reason: 'label on a fake', blockReason: null });
     expect((await verify(retailer, { url: code.url })).body).toMatchObject({
       verdict: 'SUSPICIOUS',
       riskIndicators: ['KNOWN_COUNTERFEIT_PATTERN'],
       checks: { scanPattern: { passed: false, riskLevel: 'critical' } },
-      confirmedReport: { reason: 'label on a fake' },
+      confirmedReport: { reason: null },
     });
     expectError(await api('POST', '/code/report', { key: retailer, body: { url: 'nope' } }), 400, 'INVALID_URL');
   });

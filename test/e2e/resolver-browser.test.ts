@@ -73,8 +73,8 @@ beforeAll(async () => {
   links.authentic = await generate('PEN-0001');
   links.suspicious = await generate('PEN-0002');
   // A report the brand confirms blocks the code: a genuine signature, a known counterfeit pattern.
-  const report = await api('POST', '/code/report', { key: brand, body: { url: links.suspicious, reason: 'Seen on a fake' } });
-  await api('POST', `/code/reports/${report.body.reportId}/confirm`, { key: brand });
+  const report = await api('POST', '/code/report', { key: brand, body: { url: links.suspicious, reason: 'Odd hologram' } });
+  await api('POST', `/code/reports/${report.body.reportId}/confirm`, { key: brand, body: { reason: 'Seen on a fake' } });
   const genuine = await generate('PEN-0003');
   links.counterfeit = genuine.replace(/sig=(.)/, (_, c: string) => `sig=${c === 'A' ? 'B' : 'A'}`);
   const object = (

@@ -125,7 +125,9 @@ const ScanPatternCheck = Type.Object({ passed: Type.Boolean(), scanNumber: Type.
 
 /** The code's owner confirmed a report of it (POST /code/reports/{reportId}/confirm): the code is blocked. */
 export const ConfirmedReport = Type.Object({
-  reason: Type.Union([Type.String(), Type.Null()], { description: 'why, in the owner’s words (else the report’s)' }),
+  reason: Type.Union([Type.String(), Type.Null()], {
+    description: 'why, in the owner’s words; null when the owner gave none (a reporter’s words are never shown)',
+  }),
   confirmedAt: Timestamp,
 });
 export type ConfirmedReport = Static<typeof ConfirmedReport>;
@@ -229,7 +231,8 @@ export const CodeReportView = Type.Object({
   reportedAt: Timestamp,
   decidedAt: Type.Union([Timestamp, Type.Null()]),
   blockReason: Type.Union([Type.String(), Type.Null()], {
-    description: 'confirmed: the reason verifications and the public page show',
+    description:
+      'confirmed: the reason verifications and the public page show: the owner’s, null when the owner gave none (the reporter’s words are never published)',
   }),
   liftedAt: Type.Union([Timestamp, Type.Null()], {
     description: 'lifted: when its owner lifted the block of this confirmed report (decidedAt stays the confirmation’s)',

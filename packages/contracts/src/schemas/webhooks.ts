@@ -179,8 +179,13 @@ const BlockData = Type.Object({
   assetId: Type.Optional(Type.String()),
   reason: Type.Union([Type.String(), Type.Null()], {
     description:
-      'code.blocked: why it was blocked; code.unblocked: why the block was removed or lifted (null when none was given)',
+      'code.blocked: why it was blocked, as verifications show it (the owner’s words; null when none). code.unblocked from source blocklist: the entry’s reason as it was blocked; from source report: why the owner lifted it (null when none)',
   }),
+  status: Type.Optional(Type.String({ description: 'source blocklist: `active`, or `removed` in code.unblocked' })),
+  createdAt: Type.Optional(Type.String({ format: 'date-time', description: 'source blocklist: when the entry was made' })),
+  removedAt: Type.Optional(
+    Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'source blocklist: when it was removed' }),
+  ),
 });
 const TransferData = Type.Object({
   assetId: Type.String(),
@@ -217,7 +222,7 @@ export const webhookEventPayloads: Readonly<Record<WebhookEventType, { summary: 
   },
   'code.unblocked': {
     summary:
-      'A blocklist entry was removed, or the block of a confirmed report was lifted: that block no longer makes scans COUNTERFEIT (another block of the code may still stand).',
+      'A blocklist entry was removed, or the block of a confirmed report was lifted: scans of the code are no longer blocked by it (another block of the code may still stand).',
     schema: envelope('code.unblocked', BlockData),
   },
   'transfer.completed': {

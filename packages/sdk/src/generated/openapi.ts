@@ -1395,7 +1395,7 @@ export interface webhooks {
     };
     get?: never;
     put?: never;
-    /** A blocklist entry was removed, or the block of a confirmed report was lifted: that block no longer makes scans COUNTERFEIT (another block of the code may still stand). */
+    /** A blocklist entry was removed, or the block of a confirmed report was lifted: scans of the code are no longer blocked by it (another block of the code may still stand). */
     post: operations['webhook_code_unblocked'];
     delete?: never;
     options?: never;
@@ -3825,7 +3825,7 @@ export interface operations {
                 serial: string;
                 batch?: string;
                 confirmedReport?: {
-                  /** @description why, in the owner’s words (else the report’s) */
+                  /** @description why, in the owner’s words; null when the owner gave none (a reporter’s words are never shown) */
                   reason: string | null;
                   /** Format: date-time */
                   confirmedAt: string;
@@ -3871,7 +3871,7 @@ export interface operations {
                 serial: string;
                 batch?: string;
                 confirmedReport?: {
-                  /** @description why, in the owner’s words (else the report’s) */
+                  /** @description why, in the owner’s words; null when the owner gave none (a reporter’s words are never shown) */
                   reason: string | null;
                   /** Format: date-time */
                   confirmedAt: string;
@@ -4162,7 +4162,7 @@ export interface operations {
               /** Format: date-time */
               reportedAt: string;
               decidedAt: string | null;
-              /** @description confirmed: the reason verifications and the public page show */
+              /** @description confirmed: the reason verifications and the public page show: the owner’s, null when the owner gave none (the reporter’s words are never published) */
               blockReason: string | null;
               /** @description lifted: when its owner lifted the block of this confirmed report (decidedAt stays the confirmation’s) */
               liftedAt: string | null;
@@ -4280,7 +4280,7 @@ export interface operations {
             /** Format: date-time */
             reportedAt: string;
             decidedAt: string | null;
-            /** @description confirmed: the reason verifications and the public page show */
+            /** @description confirmed: the reason verifications and the public page show: the owner’s, null when the owner gave none (the reporter’s words are never published) */
             blockReason: string | null;
             /** @description lifted: when its owner lifted the block of this confirmed report (decidedAt stays the confirmation’s) */
             liftedAt: string | null;
@@ -4419,7 +4419,7 @@ export interface operations {
             /** Format: date-time */
             reportedAt: string;
             decidedAt: string | null;
-            /** @description confirmed: the reason verifications and the public page show */
+            /** @description confirmed: the reason verifications and the public page show: the owner’s, null when the owner gave none (the reporter’s words are never published) */
             blockReason: string | null;
             /** @description lifted: when its owner lifted the block of this confirmed report (decidedAt stays the confirmation’s) */
             liftedAt: string | null;
@@ -4558,7 +4558,7 @@ export interface operations {
             /** Format: date-time */
             reportedAt: string;
             decidedAt: string | null;
-            /** @description confirmed: the reason verifications and the public page show */
+            /** @description confirmed: the reason verifications and the public page show: the owner’s, null when the owner gave none (the reporter’s words are never published) */
             blockReason: string | null;
             /** @description lifted: when its owner lifted the block of this confirmed report (decidedAt stays the confirmation’s) */
             liftedAt: string | null;
@@ -12145,8 +12145,17 @@ export interface operations {
             blockId?: string;
             reportId?: string;
             assetId?: string;
-            /** @description code.blocked: why it was blocked; code.unblocked: why the block was removed or lifted (null when none was given) */
+            /** @description code.blocked: why it was blocked, as verifications show it (the owner’s words; null when none). code.unblocked from source blocklist: the entry’s reason as it was blocked; from source report: why the owner lifted it (null when none) */
             reason: string | null;
+            /** @description source blocklist: `active`, or `removed` in code.unblocked */
+            status?: string;
+            /**
+             * Format: date-time
+             * @description source blocklist: when the entry was made
+             */
+            createdAt?: string;
+            /** @description source blocklist: when it was removed */
+            removedAt?: string | null;
           };
         };
       };
@@ -12198,8 +12207,17 @@ export interface operations {
             blockId?: string;
             reportId?: string;
             assetId?: string;
-            /** @description code.blocked: why it was blocked; code.unblocked: why the block was removed or lifted (null when none was given) */
+            /** @description code.blocked: why it was blocked, as verifications show it (the owner’s words; null when none). code.unblocked from source blocklist: the entry’s reason as it was blocked; from source report: why the owner lifted it (null when none) */
             reason: string | null;
+            /** @description source blocklist: `active`, or `removed` in code.unblocked */
+            status?: string;
+            /**
+             * Format: date-time
+             * @description source blocklist: when the entry was made
+             */
+            createdAt?: string;
+            /** @description source blocklist: when it was removed */
+            removedAt?: string | null;
           };
         };
       };

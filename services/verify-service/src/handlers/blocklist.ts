@@ -186,36 +186,56 @@ async function changed(deps: BlocklistDeps, principal: Principal): Promise<void>
   await deps.bus.broadcast(broadcasts.blocklistChanged, { accountId: principal.accountId, environment: principal.environment });
 }
 
-/** DELETE /blocklist/{blockId}: the block is kept as removed; removing it again changes nothing. */
+/** Thrown inside the removal's transaction when another removal of the block committed first: nothing is appended. */
+class RemovedMeanwhile extends Error {}
+
+/**
+ * DELETE /blocklist/{blockId}: the block is kept as removed; removing it again changes nothing. The
+ * row is updated only while the block is active, in the event's transaction: of two removals at
+ * once one appends `code.unblocked` (one webhook), the other answers the removal that won.
+ */
 export async function deleteBlock(
   deps: BlocklistDeps,
   request: { principal: Principal; client: { keyId: string }; blockId: string },
 ): Promise<BlockView> {
   const { principal, blockId } = request;
-  const [row] = await deps.db.query<BlockRow>(
-    `SELECT ${columns} FROM code_blocklist WHERE block_id = $1 AND account_id = $2 AND environment = $3`,
-    [blockId, principal.accountId, principal.environment],
-  );
+  const stored = async () => {
+    const [row] = await deps.db.query<BlockRow>(
+      `SELECT ${columns} FROM code_blocklist WHERE block_id = $1 AND account_id = $2 AND environment = $3`,
+      [blockId, principal.accountId, principal.environment],
+    );
+    return row;
+  };
+  const row = await stored();
   if (!row) throw new HallmarkError('NOT_FOUND', 'There is no block with this id.', { blockId });
   if (row.removed_at !== null) return viewOf(row);
   const now = deps.clock();
   const removed = viewOf({ ...row, removed_at: now });
-  await deps.eventStore.append(
-    accountStream(principal),
-    [{ type: 'code.unblocked', data: { ...removed, by: request.client.keyId } }],
-    {
-      expectedVersion: 'any',
-      readModels: {
-        db: deps.db,
-        write: async (sql: SqlExecutor) => {
-          await sql.query(
-            'UPDATE code_blocklist SET removed_at = $2, removed_by_key = $3 WHERE block_id = $1 AND removed_at IS NULL',
-            [blockId, now, request.client.keyId],
-          );
+  try {
+    await deps.eventStore.append(
+      accountStream(principal),
+      [{ type: 'code.unblocked', data: { ...removed, by: request.client.keyId } }],
+      {
+        expectedVersion: 'any',
+        readModels: {
+          db: deps.db,
+          write: async (sql: SqlExecutor) => {
+            const updated = await sql.query<{ block_id: string }>(
+              `UPDATE code_blocklist SET removed_at = $2, removed_by_key = $3 WHERE block_id = $1 AND removed_at IS NULL
+               RETURNING block_id`,
+              [blockId, now, request.client.keyId],
+            );
+            if (updated.length === 0) throw new RemovedMeanwhile();
+          },
         },
       },
-    },
-  );
+    );
+  } catch (error) {
+    if (!(error instanceof RemovedMeanwhile)) throw error;
+    const winner = await stored();
+    if (!winner) throw new HallmarkError('NOT_FOUND', 'There is no block with this id.', { blockId });
+    return viewOf(winner);
+  }
   await changed(deps, principal);
   return removed;
 }

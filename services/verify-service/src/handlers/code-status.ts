@@ -28,7 +28,7 @@ export async function codeStatus(db: SqlExecutor, owner: Principal, gtin: string
       item,
     ),
     db.query<{ report_id: string; status: string; reason: string | null }>(
-      `SELECT report_id, status, COALESCE(decision_reason, reason) AS reason FROM code_reports
+      `SELECT report_id, status, decision_reason AS reason FROM code_reports
         WHERE owner_account_id = $1 AND environment = $2 AND gtin = $3 AND serial = $4
         ORDER BY (status = 'confirmed') DESC, reported_at DESC LIMIT 1`,
       item,

@@ -179,10 +179,13 @@ describe('report decisions and their events, against PostgreSQL', () => {
     const replica = createCodeBlocks(database.db);
     const started = await replica.start(deps.bus);
     try {
-      for (const id of [first.reportId, secondId])
-        await decideCodeReport(deps, { principal: owner, client, reportId: id, decision: 'confirm', body: {} }, 'r');
+      for (const [id, reason] of [
+        [first.reportId, 'first, confirmed'],
+        [secondId, 'second, confirmed'],
+      ] as const)
+        await decideCodeReport(deps, { principal: owner, client, reportId: id, decision: 'confirm', body: { reason } }, 'r');
       await decideCodeReport(deps, { principal: owner, client, reportId: first.reportId, decision: 'lift', body: {} }, 'r');
-      expect(deps.blocks.find('live', '09506000134352', 'LIFT2', owner.accountId)).toMatchObject({ reason: 'same again' });
+      expect(deps.blocks.find('live', '09506000134352', 'LIFT2', owner.accountId)).toMatchObject({ reason: 'second, confirmed' });
       await decideCodeReport(deps, { principal: owner, client, reportId: secondId, decision: 'lift', body: {} }, 'r');
       expect(deps.blocks.find('live', '09506000134352', 'LIFT2', owner.accountId)).toBeUndefined();
       const deadline = Date.now() + 5_000;

@@ -226,7 +226,8 @@ function viewOf(row: ReportRow): CodeReportView {
     reason: row.reason,
     reportedAt: iso(row.reported_at),
     decidedAt: row.decided_at === null ? null : iso(row.decided_at),
-    blockReason: row.status === 'confirmed' ? (row.decision_reason ?? row.reason) : null,
+    // Only the owner's words are published: a reporter (anyone) never writes what verifications show.
+    blockReason: row.status === 'confirmed' ? row.decision_reason : null,
     liftedAt: row.lifted_at === null ? null : iso(row.lifted_at),
     liftReason: row.lift_reason,
   };
@@ -330,7 +331,7 @@ export async function decideCodeReport(
   if (!report) throw notFound(reportId);
   if (report.status !== from) throw refused(reportId, report.status);
   let row: ReportRow | undefined;
-  const blockReason = decision === 'confirm' ? (reason ?? report.reason) : null;
+  const blockReason = decision === 'confirm' ? reason : null;
   const eventData =
     decision === 'lift'
       ? { reportId, gtin: report.gtin, serial: report.serial, reason, liftedBy: request.client.keyId }
@@ -457,11 +458,10 @@ export function createCodeBlocks(db: SqlDatabase, options: { refreshMs?: number;
         gtin: string;
         serial: string;
         owner_account_id: string;
-        reason: string | null;
         decision_reason: string | null;
         decided_at: Date | string;
       }>(
-        `SELECT report_id, environment, gtin, serial, owner_account_id, reason, decision_reason, decided_at FROM code_reports
+        `SELECT report_id, environment, gtin, serial, owner_account_id, decision_reason, decided_at FROM code_reports
           WHERE status = 'confirmed'`,
       );
       if (number < lastApplied) return;
@@ -473,7 +473,7 @@ export function createCodeBlocks(db: SqlDatabase, options: { refreshMs?: number;
           gtin: row.gtin,
           serial: row.serial,
           ownerAccountId: row.owner_account_id,
-          reason: row.decision_reason ?? row.reason,
+          reason: row.decision_reason,
           confirmedAt: iso(row.decided_at),
         });
       }
