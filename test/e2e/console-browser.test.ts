@@ -9,9 +9,12 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage } from 'node:http';
 import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { earlyInWindow } from '../support/client-address.ts';
 import { call, startTestProduct, type TestProduct } from '../support/embedded.ts';
@@ -68,7 +71,14 @@ async function generate(serialNumber: string): Promise<Json> {
 beforeAll(async () => {
   ensureConsoleBuilt();
   await mkdir(artifacts, { recursive: true });
-  t = await startTestProduct({ HALLMARK_PUBLIC_RATE_LIMIT: '1000' });
+  t = await startTestProduct({
+    HALLMARK_PUBLIC_RATE_LIMIT: '1000',
+    // The webhooks page's test delivers to a receiver on loopback, quickly retried.
+    HALLMARK_WEBHOOKS_ALLOW_PRIVATE: 'true',
+    HALLMARK_WEBHOOK_RETRY_SCHEDULE_MS: '100,100,100',
+    HALLMARK_WEBHOOK_TIMEOUT_MS: '1000',
+    HALLMARK_WEBHOOK_POLL_MS: '50',
+  });
   // Should the build have gone between the check above and the start (a build being remade beside
   // this test), it is made again: the gateway picks up a build made after it started.
   if ((await fetch(`${t.url}/console`)).status === 503) ensureConsoleBuilt();
@@ -716,6 +726,17 @@ describe('the console in Chromium', () => {
     expect(await rowText(decidedElsewhere)).toContain('Box looked different');
     expect(await rowText(hostile.body.reportId)).toContain(payload);
     expect(await row(hostile.body.reportId).locator('img, script').count()).toBe(0);
+    // In the decision dialog too, which quotes the reporter.
+    await row(hostile.body.reportId)
+      .getByRole('button', { name: /^Dismiss/ })
+      .click();
+    await page.getByRole('dialog').waitFor();
+    expect(await textOf(page, 'dialog')).toContain(payload);
+    expect(await page.locator('dialog img, dialog script').count()).toBe(0);
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+    // Had an onerror handler been made, it would have run by now.
+    await page.waitForTimeout(200);
     expect(await page.evaluate('window.pwned')).toBeUndefined();
     await row(confirmed)
       .getByRole('button', { name: `Confirm: ${gtin} / PEN-R1` })
@@ -786,6 +807,126 @@ describe('the console in Chromium', () => {
     }
   });
 
+  it('manages webhook endpoints: the secret shown once signs the test, a failed message sent again, the secret rotated, a disabled endpoint refused a test, deleted', async () => {
+    const { page } = main;
+    const received: Array<{ headers: IncomingMessage['headers']; body: string }> = [];
+    let failing = false;
+    const receiver = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        received.push({ headers: request.headers, body: Buffer.concat(chunks).toString() });
+        response.writeHead(failing ? 500 : 204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const port = (receiver.address() as AddressInfo).port;
+    const hookUrl = `http://127.0.0.1:${port}/hooks`;
+    const deliveriesOf = (messageId: string) => received.filter((each) => each.headers['webhook-id'] === messageId);
+    /** The id of the test message the page just said it queued. */
+    const queuedTest = async () => {
+      const notice = page.getByRole('status').filter({ hasText: 'A test message' });
+      await notice.waitFor();
+      return /\((msg_[^)]+)\)/.exec(await textOf(page, '.notice.success'))?.[1] as string;
+    };
+    const messageRow = async (messageId: string) => {
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await settled(page);
+      return (await page.locator(`tr[data-message="${messageId}"]`).count()) > 0
+        ? textOf(page, `tr[data-message="${messageId}"]`)
+        : '';
+    };
+    try {
+      await open(page, '/settings/webhooks');
+      expect(await textOf(page, 'main')).toContain('No endpoints in this environment.');
+      // Credentials in the URL: refused by the API, and said at the field.
+      await page.getByLabel('URL', { exact: true }).fill(`http://user:secret@127.0.0.1:${port}/hooks`);
+      await page.getByRole('checkbox', { name: /^test / }).check();
+      await page.getByRole('checkbox', { name: /^code\.unblocked / }).check();
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      await page.locator('#endpoint-url-error').waitFor();
+      expect(await textOf(page, '#endpoint-url-error')).toMatch(/credentials/);
+
+      await page.getByLabel('URL', { exact: true }).fill(hookUrl);
+      await page.getByLabel('Description (optional)').fill('SOC pager');
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      const secretField = page.locator('#webhook-secret');
+      await secretField.waitFor();
+      const secret = await secretField.inputValue();
+      expect(secret).toMatch(/^whsec_/);
+      expect(await seriousAxeIssues(page)).toEqual([]);
+      const row = page.locator('tr[data-endpoint]', { hasText: hookUrl });
+      await row.waitFor();
+      expect(await textOf(page, 'tr[data-endpoint]')).toMatch(/test, code\.unblocked|code\.unblocked, test/);
+      // Shown once: the API never answers it again, and the page forgets it.
+      const listed = await api('GET', '/webhooks/endpoints', { key: brand });
+      expect(listed.status).toBe(200);
+      expect(JSON.stringify(listed.body)).not.toContain(secret);
+      await page.getByRole('button', { name: 'I have stored it' }).click();
+      expect(await secretField.count()).toBe(0);
+
+      // A test message, signed with that secret, listed as delivered with the receiver's answer.
+      await row.getByRole('button', { name: /^Send test/ }).click();
+      const firstTest = await queuedTest();
+      await expect.poll(() => deliveriesOf(firstTest).length, { timeout: 10_000 }).toBe(1);
+      const delivery = deliveriesOf(firstTest)[0]!;
+      expect(new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>)).toMatchObject({
+        type: 'test',
+      });
+      await expect.poll(() => messageRow(firstTest), { timeout: 10_000 }).toMatch(/delivered[\s\S]*204/);
+
+      // The receiver fails every attempt: the message ends failed; once it answers again, Send again delivers it (same id).
+      failing = true;
+      await row.getByRole('button', { name: /^Send test/ }).click();
+      const failedTest = await queuedTest();
+      await expect.poll(() => messageRow(failedTest), { timeout: 10_000 }).toMatch(/failed[\s\S]*500/);
+      expect(deliveriesOf(failedTest)).toHaveLength(4);
+      failing = false;
+      await page.getByRole('button', { name: `Send again ${failedTest}` }).click();
+      await expect.poll(() => messageRow(failedTest), { timeout: 10_000 }).toMatch(/delivered[\s\S]*204/);
+      expect(deliveriesOf(failedTest)).toHaveLength(5);
+
+      // A leaked secret: rotated, the new one shown once; the next message verifies under it.
+      await row.getByRole('button', { name: /^Rotate secret/ }).click();
+      await secretField.waitFor();
+      const rotated = await secretField.inputValue();
+      expect(rotated).toMatch(/^whsec_/);
+      expect(rotated).not.toBe(secret);
+      expect(await textOf(page, '.secret-panel')).toMatch(/previous secret until/);
+      await page.getByRole('button', { name: 'I have stored it' }).click();
+      await row.getByRole('button', { name: /^Send test/ }).click();
+      const afterRotation = await queuedTest();
+      await expect.poll(() => deliveriesOf(afterRotation).length, { timeout: 10_000 }).toBe(1);
+      const signed = deliveriesOf(afterRotation)[0]!;
+      expect(new Webhook(rotated).verify(signed.body, signed.headers as Record<string, string>)).toMatchObject({ type: 'test' });
+
+      // Disabled: the badge says so, and a test is refused with the API's reason; enabled again, then deleted.
+      await row.getByRole('button', { name: /^Disable/ }).click();
+      await page.getByRole('status').filter({ hasText: 'is disabled' }).waitFor();
+      await settled(page);
+      expect(await textOf(page, 'tr[data-endpoint]')).toContain('Disabled');
+      await row.getByRole('button', { name: /^Send test/ }).click();
+      await page.locator('main > .form-error').waitFor();
+      expect(await textOf(page, 'main > .form-error')).toMatch(/disabled[\s\S]*CONFLICT/);
+      await row.getByRole('button', { name: /^Enable/ }).click();
+      await page.getByRole('status').filter({ hasText: 'is enabled again' }).waitFor();
+      await settled(page);
+      expect(await textOf(page, 'tr[data-endpoint]')).toContain('Enabled');
+      await row.getByRole('button', { name: /^Delete/ }).click();
+      await page.getByRole('dialog').waitFor();
+      expect(await seriousAxeIssues(page)).toEqual([]);
+      await page.getByRole('button', { name: 'Delete endpoint' }).click();
+      await page.getByRole('status').filter({ hasText: 'is deleted' }).waitFor();
+      await settled(page);
+      expect(await page.locator('tr[data-endpoint]').count()).toBe(0);
+      const after = await api('GET', '/webhooks/endpoints', { key: brand });
+      expect(after.body.endpoints).toEqual([]);
+    } finally {
+      receiver.closeAllConnections();
+      receiver.close();
+    }
+  });
+
   it('signs out: the page goes back to sign-in and the session is over on the server', async () => {
     const { page, context } = main;
     await open(page, '/');
@@ -809,6 +950,7 @@ function pages(): Array<[string, string]> {
     ['codes', '/codes'],
     ['code', `/codes/${encodeURIComponent(codeAssetId)}`],
     ['reports', '/reports'],
+    ['webhooks', '/settings/webhooks'],
   ];
 }
 

@@ -10,6 +10,7 @@ import { OverviewPage } from './pages/overview.tsx';
 import { ReportsPage } from './pages/reports.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
 import { UsagePage } from './pages/usage.tsx';
+import { WebhooksPage } from './pages/webhooks.tsx';
 import { Link, type Location, navigate, useLocation } from './router.tsx';
 import { holds } from './scopes.ts';
 import { currentSession, signOut, switchEnvironment } from './session.ts';
@@ -28,6 +29,7 @@ const navItems: NavItem[] = [
   { to: '/codes', label: 'Codes', scope: 'assets:read' },
   { to: '/reports', label: 'Reports', scope: 'assets:read' },
   { to: '/settings/keys', label: 'Settings: API keys', scope: 'keys:read' },
+  { to: '/settings/webhooks', label: 'Settings: Webhooks', scope: 'keys:read' },
   { to: '/usage', label: 'Usage' },
 ];
 
@@ -44,10 +46,17 @@ function route(location: Location, session: SessionView): { title: string; scope
     return { title: 'Code', scope: 'assets:read', view: () => <CodePage assetId={assetId} session={session} /> };
   }
   if (path === '/reports')
-    return { title: 'Reports', scope: 'assets:read', view: () => <ReportsPage session={session} location={location} /> };
+    return {
+      title: 'Reports',
+      scope: 'assets:read',
+      // Keyed by the status shown: another status starts again at its first page (the cursor is the list's).
+      view: () => <ReportsPage key={location.query.get('status') ?? 'pending'} session={session} location={location} />,
+    };
   // Settings → API keys, where the spec puts key management; /keys is kept as a short link to it.
   if (path === '/settings/keys' || path === '/keys')
     return { title: 'API keys', scope: 'keys:read', view: () => <KeysPage session={session} /> };
+  if (path === '/settings/webhooks')
+    return { title: 'Webhooks', scope: 'keys:read', view: () => <WebhooksPage session={session} /> };
   if (path === '/usage') return { title: 'Usage', view: () => <UsagePage session={session} /> };
   return {
     title: 'Page not found',

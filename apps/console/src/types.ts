@@ -146,3 +146,31 @@ export interface KeyUsage {
   requestsThisMinute: number;
   lastUsedAt: string | null;
 }
+
+export interface WebhookEndpointView {
+  id: string;
+  url: string;
+  description: string;
+  eventTypes: string[];
+  status: 'enabled' | 'disabled';
+  /** `gone` (the endpoint answered 410), `failing` (5 days of failures) or `disabled` (by API). */
+  disabledReason: string | null;
+  failingSince: string | null;
+  previousSecretExpiresAt: string | null;
+  createdAt: string;
+}
+
+export interface CreatedWebhookEndpoint extends WebhookEndpointView {
+  secret: string;
+}
+
+export interface WebhookMessageView {
+  id: string;
+  eventType: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  nextAttemptAt: string | null;
+  lastResponseCode: number | null;
+  createdAt: string;
+  deliveredAt: string | null;
+}

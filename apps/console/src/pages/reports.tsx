@@ -41,20 +41,20 @@ const decisionWords: Readonly<Record<ReportDecision, { title: string; effect: st
     effect:
       'The code is blocked: from now on every verification of it answers SUSPICIOUS, a known counterfeit pattern, with your reason (its public page too), on every server. The report and its confirmation stay in the code’s history.',
     button: 'Confirm and block',
-    reasonHint: 'Shown on verifications and the public page instead of the reporter’s words.',
+    reasonHint: 'Shown on verifications and the public page. Without one they show none: a reporter’s words are never published.',
   },
   dismiss: {
     title: 'Dismiss this report?',
     effect: 'Nothing changes for the code: it verifies as before. The dismissal stays in the code’s history.',
     button: 'Dismiss report',
-    reasonHint: 'Kept in the record.',
+    reasonHint: 'Kept in the code’s history (the compliance export).',
   },
   lift: {
     title: 'Lift this block?',
     effect:
       'For a confirmation made in error: the code verifies as it did before the confirmation, unless another confirmed report or a blocklist entry still blocks it. The confirmation and the lift both stay in the code’s history.',
     button: 'Lift the block',
-    reasonHint: 'Kept in the record.',
+    reasonHint: 'Kept in the code’s history (the compliance export).',
   },
 };
 
