@@ -900,6 +900,21 @@ describe('the console in Chromium', () => {
       const signed = deliveriesOf(afterRotation)[0]!;
       expect(new Webhook(rotated).verify(signed.body, signed.headers as Record<string, string>)).toMatchObject({ type: 'test' });
 
+      // A key that may read keys but not change them sees the endpoint, no secret and no buttons but Messages.
+      const reader = await api('POST', '/keys', { key: brand, body: { name: 'Hook reader', scopes: ['keys:read'] } });
+      expect(reader.status, JSON.stringify(reader.body)).toBe(201);
+      const readOnly = await newPage();
+      try {
+        await signIn(readOnly.page, reader.body.secret);
+        await open(readOnly.page, '/settings/webhooks');
+        expect(await textOf(readOnly.page, 'main')).toContain('Creating, testing and changing endpoints is hidden');
+        const seen = readOnly.page.locator('tr[data-endpoint]', { hasText: hookUrl });
+        expect(await seen.getByRole('button').allTextContents()).toEqual([expect.stringMatching(/^Messages/)]);
+        expect(await readOnly.page.locator('#webhook-secret').count()).toBe(0);
+      } finally {
+        await readOnly.context.close();
+      }
+
       // Disabled: the badge says so, and a test is refused with the API's reason; enabled again, then deleted.
       await row.getByRole('button', { name: /^Disable/ }).click();
       await page.getByRole('status').filter({ hasText: 'is disabled' }).waitFor();
