@@ -58,3 +58,13 @@ export function HiddenByScope({ what, scope }: { what: string; scope: string }) 
     </p>
   );
 }
+
+/** A refused action, next to the form or button that asked: the API's message and code. Nothing when there is none. */
+export function FormError({ error }: { error: ApiError | undefined }) {
+  if (!error) return null;
+  return (
+    <p class="form-error" role="alert">
+      {error.message} <span class="code">({error.code})</span>
+    </p>
+  );
+}

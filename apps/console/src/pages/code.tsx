@@ -4,7 +4,7 @@ import { Badge } from '../components/badge.tsx';
 import { CopyButton } from '../components/copy-button.tsx';
 import { describedBy, Field } from '../components/field.tsx';
 import { Pager, useCursorPages } from '../components/pager.tsx';
-import { HiddenByScope, LoadedView } from '../components/states.tsx';
+import { FormError, HiddenByScope, LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { flagInWords, formatCount, formatTime, scanReasons, verdictWords } from '../format.ts';
 import { Link } from '../router.tsx';
@@ -186,11 +186,7 @@ function BlockControl({ code, onChanged }: { code: CodeDetail; onChanged: () => 
             </Field>
           </>
         )}
-        {error && (
-          <p class="form-error" role="alert">
-            {error.message} <span class="code">({error.code})</span>
-          </p>
-        )}
+        <FormError error={error} />
         <button type="submit" class={blocked ? 'button secondary' : 'button danger'} disabled={busy}>
           {blocked ? 'Unblock' : 'Block code'}
         </button>

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { type ApiError, api } from '../api.ts';
 import { describedBy, Field } from '../components/field.tsx';
+import { FormError } from '../components/states.tsx';
 import { fieldErrorsOf } from '../field-errors.ts';
 import { Link } from '../router.tsx';
 import type { GeneratedCode } from '../types.ts';
@@ -108,11 +109,7 @@ export function GenerateCodePage() {
         >
           <input {...describedBy('code-name', true, errors.metadata)} value={form.name} onInput={set('name')} />
         </Field>
-        {failure && (
-          <p class="form-error" role="alert">
-            {failure.message} <span class="code">({failure.code})</span>
-          </p>
-        )}
+        <FormError error={failure} />
         <button type="submit" class="button" disabled={busy}>
           {busy ? 'Generating…' : 'Generate code'}
         </button>

@@ -5,7 +5,7 @@ import { CopyButton } from '../components/copy-button.tsx';
 import { Dialog } from '../components/dialog.tsx';
 import { describedBy, Field } from '../components/field.tsx';
 import { Pager, useCursorPages } from '../components/pager.tsx';
-import { HiddenByScope, LoadedView } from '../components/states.tsx';
+import { FormError, HiddenByScope, LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { formatTime } from '../format.ts';
 import { keyStatus } from '../key-status.ts';
@@ -308,11 +308,7 @@ function CreateKey({ session, onCreated }: { session: SessionView; onCreated: (c
           ))}
         </select>
       </Field>
-      {errors.form && (
-        <p class="form-error" role="alert">
-          {errors.form.message} <span class="code">({errors.form.code})</span>
-        </p>
-      )}
+      <FormError error={errors.form} />
       <button type="submit" class="button" disabled={busy}>
         {busy ? 'Creating…' : 'Create key'}
       </button>
@@ -338,11 +334,7 @@ function RevokeDialog({ apiKey, onClose, onRevoked }: { apiKey: ApiKeyView; onCl
       <p>
         Every request with this key is refused from now on, on every gateway, and its console sessions end. This cannot be undone.
       </p>
-      {error && (
-        <p class="form-error" role="alert">
-          {error.message} <span class="code">({error.code})</span>
-        </p>
-      )}
+      <FormError error={error} />
       <div class="dialog-actions">
         <button type="button" class="button secondary" onClick={onClose}>
           Cancel
@@ -396,11 +388,7 @@ function RotateDialog({
             </label>
           ))}
         </fieldset>
-        {error && (
-          <p class="form-error" role="alert">
-            {error.message} <span class="code">({error.code})</span>
-          </p>
-        )}
+        <FormError error={error} />
         <div class="dialog-actions">
           <button type="button" class="button secondary" onClick={onClose}>
             Cancel

@@ -4,7 +4,7 @@ import { Badge, type BadgeTone } from '../components/badge.tsx';
 import { Dialog } from '../components/dialog.tsx';
 import { describedBy, Field } from '../components/field.tsx';
 import { Pager, useCursorPages } from '../components/pager.tsx';
-import { HiddenByScope, LoadedView } from '../components/states.tsx';
+import { FormError, HiddenByScope, LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { formatTime } from '../format.ts';
 import { Link, type Location } from '../router.tsx';
@@ -284,11 +284,7 @@ export function DecideDialog({
             onInput={(event) => setReason(event.currentTarget.value)}
           />
         </Field>
-        {error && (
-          <p class="form-error" role="alert">
-            {error.message} <span class="code">({error.code})</span>
-          </p>
-        )}
+        <FormError error={error} />
         <div class="dialog-actions">
           <button type="button" class="button secondary" onClick={onClose}>
             Cancel

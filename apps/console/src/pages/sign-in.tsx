@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { ApiError } from '../api.ts';
 import { describedBy, Field } from '../components/field.tsx';
+import { FormError } from '../components/states.tsx';
 import { signIn } from '../session.ts';
 import type { SessionView } from '../types.ts';
 import { asApiError } from '../use-load.ts';
@@ -63,11 +64,7 @@ export function SignInPage({ onSignedIn, notice }: { onSignedIn: (session: Sessi
               onInput={(event) => setApiKey(event.currentTarget.value)}
             />
           </Field>
-          {error && (
-            <p class="form-error" role="alert">
-              {error.message} <span class="code">({error.code})</span>
-            </p>
-          )}
+          <FormError error={error} />
           <button type="submit" class="button" disabled={busy}>
             {busy ? 'Signing in…' : 'Sign in'}
           </button>

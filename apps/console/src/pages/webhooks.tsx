@@ -5,7 +5,7 @@ import { CopyButton } from '../components/copy-button.tsx';
 import { Dialog } from '../components/dialog.tsx';
 import { describedBy, Field } from '../components/field.tsx';
 import { Pager, useCursorPages } from '../components/pager.tsx';
-import { HiddenByScope, LoadedView } from '../components/states.tsx';
+import { FormError, HiddenByScope, LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { formatTime } from '../format.ts';
 import { holds } from '../scopes.ts';
@@ -96,11 +96,7 @@ export function WebhooksPage({ session }: { session: SessionView }) {
           {notice}
         </p>
       )}
-      {problem && (
-        <p class="form-error" role="alert">
-          {problem.message} <span class="code">({problem.code})</span>
-        </p>
-      )}
+      <FormError error={problem} />
       <section aria-labelledby="endpoints-heading" class="panel">
         <h2 id="endpoints-heading">Endpoints</h2>
         {secret && <EndpointSecret shown={secret} onDone={() => setSecret(undefined)} />}
@@ -394,11 +390,7 @@ function CreateEndpoint({ onCreated }: { onCreated: (created: CreatedWebhookEndp
           </p>
         )}
       </fieldset>
-      {errors.form && (
-        <p class="form-error" role="alert">
-          {errors.form.message} <span class="code">({errors.form.code})</span>
-        </p>
-      )}
+      <FormError error={errors.form} />
       <button type="submit" class="button" disabled={busy}>
         {busy ? 'Adding…' : 'Add endpoint'}
       </button>
@@ -454,11 +446,7 @@ function EndpointMessages({
           {said}
         </p>
       )}
-      {problem && (
-        <p class="form-error" role="alert">
-          {problem.message} <span class="code">({problem.code})</span>
-        </p>
-      )}
+      <FormError error={problem} />
       <LoadedView
         loaded={messages}
         what="messages"
@@ -550,11 +538,7 @@ function DeleteDialog({
         <span class="code break">{endpoint.url}</span> gets nothing more, and its messages and their attempts are deleted with it.
         This cannot be undone.
       </p>
-      {error && (
-        <p class="form-error" role="alert">
-          {error.message} <span class="code">({error.code})</span>
-        </p>
-      )}
+      <FormError error={error} />
       <div class="dialog-actions">
         <button type="button" class="button secondary" onClick={onClose}>
           Cancel
