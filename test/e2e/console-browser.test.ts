@@ -792,6 +792,24 @@ describe('the console in Chromium', () => {
     await open(page, '/reports?status=dismissed');
     expect(await rowText(decidedElsewhere)).toContain('Dismissed');
 
+    // Lifted from the Reports page too: the stranger's report, confirmed through the API, under Confirmed.
+    const confirmedByApi = await api('POST', `/code/reports/${hostile.body.reportId}/confirm`, {
+      key: brand,
+      body: { reason: 'Looked fake at first' },
+    });
+    expect(confirmedByApi.status, JSON.stringify(confirmedByApi.body)).toBe(200);
+    expect((await verify(other.url)).riskIndicators).toContain('KNOWN_COUNTERFEIT_PATTERN');
+    await open(page, '/reports?status=confirmed');
+    await row(hostile.body.reportId)
+      .getByRole('button', { name: `Lift block: ${gtin} / PEN-R2` })
+      .click();
+    await page.getByRole('dialog').getByLabel('Reason (optional)').fill('Genuine after all');
+    await page.getByRole('dialog').getByRole('button', { name: 'Lift the block' }).click();
+    await page.getByRole('status').filter({ hasText: 'PEN-R2: block lifted.' }).waitFor();
+    await settled(page);
+    expect(await row(hostile.body.reportId).count()).toBe(0);
+    expect((await verify(other.url)).riskIndicators).not.toContain('KNOWN_COUNTERFEIT_PATTERN');
+
     // A key that may read but not decide sees the queue without the buttons, and is told why.
     const reader = await api('POST', '/keys', { key: brand, body: { name: 'Report reader', scopes: ['assets:read'] } });
     expect(reader.status, JSON.stringify(reader.body)).toBe(201);
