@@ -82,7 +82,6 @@ describe('removing a blocklist entry twice at once, against PostgreSQL', () => {
     expect(second.status).toBe('removed');
     // Both answer the removal that was stored, and the event says the same.
     expect([first.removedAt, second.removedAt]).toEqual([stored, stored]);
-    expect((events[0]?.data as { removedAt: string; by: string }).removedAt).toBe(stored);
-    expect((events[0]?.data as { by: string }).by).toBe(row?.removed_by_key);
+    expect(events[0]?.data).toMatchObject({ removedAt: stored, by: row?.removed_by_key });
   });
 });
