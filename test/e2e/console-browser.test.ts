@@ -886,6 +886,8 @@ describe('the console in Chromium', () => {
       // A test message, signed with that secret, listed as delivered with the receiver's answer.
       await row.getByRole('button', { name: /^Send test/ }).click();
       const firstTest = await queuedTest();
+      // The messages panel opens (or loads again) with it, without a Refresh.
+      await page.locator(`tr[data-message="${firstTest}"]`).waitFor();
       await expect.poll(() => deliveriesOf(firstTest).length, { timeout: 10_000 }).toBe(1);
       const delivery = deliveriesOf(firstTest)[0]!;
       expect(new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>)).toMatchObject({
@@ -906,12 +908,22 @@ describe('the console in Chromium', () => {
 
       // A leaked secret: rotated, the new one shown once; the next message verifies under it.
       await row.getByRole('button', { name: /^Rotate secret/ }).click();
+      await page.getByRole('dialog').waitFor();
+      expect(await textOf(page, 'dialog')).not.toContain('rotated recently');
+      await page.getByRole('dialog').getByRole('button', { name: 'Rotate secret' }).click();
       await secretField.waitFor();
       const rotated = await secretField.inputValue();
       expect(rotated).toMatch(/^whsec_/);
       expect(rotated).not.toBe(secret);
       expect(await textOf(page, '.secret-panel')).toMatch(/previous secret until/);
       await page.getByRole('button', { name: 'I have stored it' }).click();
+      // A second rotation within the grace period would end the first secret at once: the dialog says so.
+      await settled(page);
+      await row.getByRole('button', { name: /^Rotate secret/ }).click();
+      await page.getByRole('dialog').waitFor();
+      expect(await textOf(page, 'dialog')).toContain('It was rotated recently');
+      await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+      await page.getByRole('dialog').waitFor({ state: 'detached' });
       await row.getByRole('button', { name: /^Send test/ }).click();
       const afterRotation = await queuedTest();
       await expect.poll(() => deliveriesOf(afterRotation).length, { timeout: 10_000 }).toBe(1);
@@ -939,8 +951,8 @@ describe('the console in Chromium', () => {
       await settled(page);
       expect(await textOf(page, 'tr[data-endpoint]')).toContain('Disabled');
       await row.getByRole('button', { name: /^Send test/ }).click();
-      await page.locator('main > .form-error').waitFor();
-      expect(await textOf(page, 'main > .form-error')).toMatch(/disabled[\s\S]*CONFLICT/);
+      await page.locator('main > .said > .form-error').waitFor();
+      expect(await textOf(page, 'main > .said > .form-error')).toMatch(/disabled[\s\S]*CONFLICT/);
       await row.getByRole('button', { name: /^Enable/ }).click();
       await page.getByRole('status').filter({ hasText: 'is enabled again' }).waitFor();
       await settled(page);

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { type ApiError, api } from '../api.ts';
 import { Badge, type BadgeTone } from '../components/badge.tsx';
 import { CopyButton } from '../components/copy-button.tsx';
@@ -58,21 +58,28 @@ export function WebhooksPage({ session }: { session: SessionView }) {
     [pages.cursor],
   );
   const canWrite = holds(session, 'keys:write');
-  const [secret, setSecret] = useState<{ url: string; secret: string; previousExpiresAt?: string } | undefined>();
+  const [secret, setSecret] = useState<ShownSecret | undefined>();
   const [notice, setNotice] = useState<string | undefined>();
   const [problem, setProblem] = useState<ApiError | undefined>();
-  const [watching, setWatching] = useState<WebhookEndpointView | undefined>();
+  /** The endpoint whose messages are open, and how many times they were asked for (a new test shows at once). */
+  const [watching, setWatching] = useState<{ endpoint: WebhookEndpointView; round: number } | undefined>();
   const [deleting, setDeleting] = useState<WebhookEndpointView | undefined>();
+  const [rotating, setRotating] = useState<WebhookEndpointView | undefined>();
   const [busy, setBusy] = useState(false);
+  // What an action said takes the focus (the button pressed may be gone with the list's reload).
+  const said = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (notice || problem) said.current?.focus();
+  }, [notice, problem]);
 
-  /** Runs one change of an endpoint, says how it went, and lists the endpoints again. */
-  const change = async (action: () => Promise<string | undefined>) => {
+  /** Runs one change of an endpoint, says how it went, and lists the endpoints again when they changed. */
+  const change = async (action: () => Promise<string | undefined>, options: { reload?: boolean } = {}) => {
     setBusy(true);
     setProblem(undefined);
     setNotice(undefined);
     try {
       setNotice(await action());
-      endpoints.reload();
+      if (options.reload !== false) endpoints.reload();
     } catch (caught) {
       setProblem(asApiError(caught));
     } finally {
@@ -80,6 +87,8 @@ export function WebhooksPage({ session }: { session: SessionView }) {
     }
   };
   const path = (endpoint: WebhookEndpointView, rest = '') => `/webhooks/endpoints/${encodeURIComponent(endpoint.id)}${rest}`;
+  const watch = (endpoint: WebhookEndpointView) =>
+    setWatching((current) => ({ endpoint, round: current?.endpoint.id === endpoint.id ? current.round + 1 : 0 }));
 
   return (
     <>
@@ -91,12 +100,14 @@ export function WebhooksPage({ session }: { session: SessionView }) {
         quotas. Each message is signed (Standard Webhooks) with the endpoint’s secret; check the signature before trusting it.
         Private and loopback addresses are refused at delivery.
       </p>
-      {notice && (
-        <p class="notice success" role="status">
-          {notice}
-        </p>
-      )}
-      <FormError error={problem} />
+      <div ref={said} tabIndex={-1} class="said">
+        {notice && (
+          <p class="notice success" role="status">
+            {notice}
+          </p>
+        )}
+        <FormError error={problem} />
+      </div>
       <section aria-labelledby="endpoints-heading" class="panel">
         <h2 id="endpoints-heading">Endpoints</h2>
         {secret && <EndpointSecret shown={secret} onDone={() => setSecret(undefined)} />}
@@ -122,6 +133,8 @@ export function WebhooksPage({ session }: { session: SessionView }) {
                   <tbody>
                     {data.endpoints.map((endpoint) => {
                       const status = endpointStatus(endpoint);
+                      // Two endpoints may share a URL: the id tells their buttons apart.
+                      const which = ` ${endpoint.url} (${endpoint.id})`;
                       return (
                         <tr key={endpoint.id} data-endpoint={endpoint.id}>
                           <th scope="row">
@@ -137,8 +150,8 @@ export function WebhooksPage({ session }: { session: SessionView }) {
                           </td>
                           <td>{formatTime(endpoint.createdAt)}</td>
                           <td class="actions">
-                            <button type="button" class="button secondary small" onClick={() => setWatching(endpoint)}>
-                              Messages<span class="visually-hidden"> of {endpoint.url}</span>
+                            <button type="button" class="button secondary small" onClick={() => watch(endpoint)}>
+                              Messages<span class="visually-hidden"> of{which}</span>
                             </button>
                             {canWrite && (
                               <>
@@ -147,34 +160,25 @@ export function WebhooksPage({ session }: { session: SessionView }) {
                                   class="button secondary small"
                                   disabled={busy}
                                   onClick={() =>
-                                    change(async () => {
-                                      const queued = await api.post<{ id: string }>(path(endpoint, '/test'));
-                                      setWatching(endpoint);
-                                      return `A test message (${queued.id}) is on its way to ${endpoint.url}.`;
-                                    })
+                                    change(
+                                      async () => {
+                                        const queued = await api.post<{ id: string }>(path(endpoint, '/test'));
+                                        watch(endpoint);
+                                        return `A test message (${queued.id}) is on its way to ${endpoint.url}.`;
+                                      },
+                                      { reload: false },
+                                    )
                                   }
                                 >
-                                  Send test<span class="visually-hidden"> to {endpoint.url}</span>
+                                  Send test<span class="visually-hidden"> to{which}</span>
                                 </button>
                                 <button
                                   type="button"
                                   class="button secondary small"
                                   disabled={busy}
-                                  onClick={() =>
-                                    change(async () => {
-                                      const rotated = await api.post<{ secret: string; previousSecretExpiresAt: string }>(
-                                        path(endpoint, '/rotate-secret'),
-                                      );
-                                      setSecret({
-                                        url: endpoint.url,
-                                        secret: rotated.secret,
-                                        previousExpiresAt: rotated.previousSecretExpiresAt,
-                                      });
-                                      return undefined;
-                                    })
-                                  }
+                                  onClick={() => setRotating(endpoint)}
                                 >
-                                  Rotate secret<span class="visually-hidden"> of {endpoint.url}</span>
+                                  Rotate secret<span class="visually-hidden"> of{which}</span>
                                 </button>
                                 {endpoint.status === 'enabled' ? (
                                   <button
@@ -184,11 +188,11 @@ export function WebhooksPage({ session }: { session: SessionView }) {
                                     onClick={() =>
                                       change(async () => {
                                         await api.post(path(endpoint, '/disable'));
-                                        return `${endpoint.url} is disabled: its messages wait until it is enabled again.`;
+                                        return `${endpoint.url} is disabled: nothing is recorded for it while it is; messages already waiting go out when it is enabled again.`;
                                       })
                                     }
                                   >
-                                    Disable<span class="visually-hidden"> {endpoint.url}</span>
+                                    Disable<span class="visually-hidden">{which}</span>
                                   </button>
                                 ) : (
                                   <button
@@ -202,11 +206,11 @@ export function WebhooksPage({ session }: { session: SessionView }) {
                                       })
                                     }
                                   >
-                                    Enable<span class="visually-hidden"> {endpoint.url}</span>
+                                    Enable<span class="visually-hidden">{which}</span>
                                   </button>
                                 )}
                                 <button type="button" class="button danger small" onClick={() => setDeleting(endpoint)}>
-                                  Delete<span class="visually-hidden"> {endpoint.url}</span>
+                                  Delete<span class="visually-hidden">{which}</span>
                                 </button>
                               </>
                             )}
@@ -231,7 +235,8 @@ export function WebhooksPage({ session }: { session: SessionView }) {
           <CreateEndpoint
             onCreated={(created) => {
               setNotice(undefined);
-              setSecret({ url: created.url, secret: created.secret });
+              setProblem(undefined);
+              setSecret({ endpointId: created.id, url: created.url, secret: created.secret });
               pages.reset();
               endpoints.reload();
             }}
@@ -242,11 +247,29 @@ export function WebhooksPage({ session }: { session: SessionView }) {
       </section>
       {watching && (
         <EndpointMessages
-          key={watching.id}
-          endpoint={watching}
+          key={`${watching.endpoint.id}-${watching.round}`}
+          endpoint={watching.endpoint}
           canWrite={canWrite}
           onClose={() => setWatching(undefined)}
-          messagesPath={path(watching, '/messages')}
+          messagesPath={path(watching.endpoint, '/messages')}
+        />
+      )}
+      {rotating && (
+        <RotateDialog
+          endpoint={rotating}
+          onClose={() => setRotating(undefined)}
+          onRotated={(rotated) => {
+            setRotating(undefined);
+            setNotice(undefined);
+            setProblem(undefined);
+            setSecret({
+              endpointId: rotating.id,
+              url: rotating.url,
+              secret: rotated.secret,
+              previousExpiresAt: rotated.previousSecretExpiresAt,
+            });
+            endpoints.reload();
+          }}
         />
       )}
       {deleting && (
@@ -255,7 +278,9 @@ export function WebhooksPage({ session }: { session: SessionView }) {
           onClose={() => setDeleting(undefined)}
           onDeleted={() => {
             setDeleting(undefined);
-            if (watching?.id === deleting.id) setWatching(undefined);
+            setProblem(undefined);
+            if (watching?.endpoint.id === deleting.id) setWatching(undefined);
+            if (secret?.endpointId === deleting.id) setSecret(undefined);
             setNotice(`${deleting.url} is deleted: nothing more is sent to it.`);
             pages.reset();
             endpoints.reload();
@@ -266,17 +291,78 @@ export function WebhooksPage({ session }: { session: SessionView }) {
   );
 }
 
-/** The signing secret, shown this once (after creating an endpoint or rotating its secret). */
-function EndpointSecret({
-  shown,
-  onDone,
+interface ShownSecret {
+  endpointId: string;
+  url: string;
+  secret: string;
+  previousExpiresAt?: string;
+}
+
+/**
+ * Rotating a secret, confirmed first: the new one is shown once, and the one before keeps signing
+ * for the grace period. A second rotation within it ends the first secret at once, so it warns.
+ */
+function RotateDialog({
+  endpoint,
+  onClose,
+  onRotated,
 }: {
-  shown: { url: string; secret: string; previousExpiresAt?: string };
-  onDone: () => void;
+  endpoint: WebhookEndpointView;
+  onClose: () => void;
+  onRotated: (rotated: { secret: string; previousSecretExpiresAt: string }) => void;
 }) {
+  const [error, setError] = useState<ApiError | undefined>();
+  const [busy, setBusy] = useState(false);
+  const inGrace = endpoint.previousSecretExpiresAt !== null && new Date(endpoint.previousSecretExpiresAt) > new Date();
+  const rotate = async () => {
+    setBusy(true);
+    try {
+      onRotated(
+        await api.post<{ secret: string; previousSecretExpiresAt: string }>(
+          `/webhooks/endpoints/${encodeURIComponent(endpoint.id)}/rotate-secret`,
+        ),
+      );
+    } catch (caught) {
+      setError(asApiError(caught));
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog title="Rotate this endpoint’s secret?" onClose={onClose}>
+      <p>
+        <span class="code break">{endpoint.url}</span> gets a new signing secret, shown once. Messages carry a signature under the
+        current secret too until its grace period ends, so the receiver can switch without losing any.
+      </p>
+      {inGrace && (
+        <p class="warning" role="note">
+          <strong>It was rotated recently:</strong> the secret before that one stops signing now, not at{' '}
+          {formatTime(endpoint.previousSecretExpiresAt)}. A receiver that has not switched to the current secret yet will refuse
+          messages.
+        </p>
+      )}
+      <FormError error={error} />
+      <div class="dialog-actions">
+        <button type="button" class="button secondary" onClick={onClose}>
+          Cancel
+        </button>
+        <button type="button" class="button danger" onClick={rotate} disabled={busy}>
+          {busy ? 'Rotating…' : 'Rotate secret'}
+        </button>
+      </div>
+    </Dialog>
+  );
+}
+
+/** The signing secret, shown this once (after creating an endpoint or rotating its secret). */
+function EndpointSecret({ shown, onDone }: { shown: ShownSecret; onDone: () => void }) {
+  // Shown where the list is: the focus goes to it, so a keyboard or screen-reader user finds it.
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), [shown.secret]);
   return (
     <section class="secret-panel" aria-labelledby="webhook-secret-heading">
-      <h3 id="webhook-secret-heading">Signing secret of {shown.url}</h3>
+      <h3 id="webhook-secret-heading" ref={heading} tabIndex={-1}>
+        Signing secret of {shown.url}
+      </h3>
       <p class="warning">
         <strong>Copy this secret now.</strong> It is shown only this once. Whoever has it can sign messages your endpoint would
         take as Hallmark’s.
@@ -366,7 +452,10 @@ function CreateEndpoint({ onCreated }: { onCreated: (created: CreatedWebhookEndp
           onInput={(event) => setDescription(event.currentTarget.value)}
         />
       </Field>
-      <fieldset class={errors.types ? 'field field-invalid' : 'field'} aria-describedby="endpoint-types-error">
+      <fieldset
+        class={errors.types ? 'field field-invalid' : 'field'}
+        aria-describedby={errors.types ? 'endpoint-types-error' : undefined}
+      >
         <legend>Events</legend>
         <div class="checkbox-grid event-choices">
           {webhookEventChoices.map((choice) => (
@@ -417,20 +506,27 @@ function EndpointMessages({
   );
   const [said, setSaid] = useState<string | undefined>();
   const [problem, setProblem] = useState<ApiError | undefined>();
+  const [replaying, setReplaying] = useState(false);
   const replay = async (message: WebhookMessageView) => {
     setSaid(undefined);
     setProblem(undefined);
+    setReplaying(true);
     try {
       await api.post(`${messagesPath}/${encodeURIComponent(message.id)}/replay`);
       setSaid(`${message.eventType} message ${message.id} is sent again (same webhook-id).`);
       messages.reload();
     } catch (caught) {
       setProblem(asApiError(caught));
+    } finally {
+      setReplaying(false);
     }
   };
+  // Opened below the list: the focus goes to it.
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), []);
   return (
     <section aria-labelledby="messages-heading" class="panel">
-      <h2 id="messages-heading">
+      <h2 id="messages-heading" ref={heading} tabIndex={-1}>
         Messages to <span class="code break">{endpoint.url}</span>
       </h2>
       <p class="actions-row">
@@ -487,7 +583,12 @@ function EndpointMessages({
                       <td>{formatTime(message.deliveredAt)}</td>
                       {canWrite && (
                         <td>
-                          <button type="button" class="button secondary small" onClick={() => replay(message)}>
+                          <button
+                            type="button"
+                            class="button secondary small"
+                            disabled={replaying}
+                            onClick={() => replay(message)}
+                          >
                             Send again<span class="visually-hidden"> {message.id}</span>
                           </button>
                         </td>
