@@ -4,6 +4,8 @@ import { useState } from 'preact/hooks';
  * Cursor paging as the API pages (server-side, any size of list): the cursors of the pages seen so
  * far, so the console can go back; `cursor` is the current page's.
  */
+export type CursorPages = ReturnType<typeof useCursorPages>;
+
 export function useCursorPages() {
   const [cursors, setCursors] = useState<Array<string | undefined>>([undefined]);
   const cursor = cursors[cursors.length - 1];
@@ -18,25 +20,22 @@ export function useCursorPages() {
 
 export function Pager({
   label,
-  page,
+  pages,
   nextCursor,
-  onNext,
-  onPrevious,
 }: {
   label: string;
-  page: number;
+  /** The list's cursor pages (useCursorPages). */
+  pages: CursorPages;
   nextCursor: string | null | undefined;
-  onNext: (cursor: string) => void;
-  onPrevious: () => void;
 }) {
-  if (page === 1 && !nextCursor) return null;
+  if (pages.page === 1 && !nextCursor) return null;
   return (
     <nav class="pager" aria-label={`${label} pages`}>
-      <button type="button" class="button secondary" disabled={page === 1} onClick={onPrevious}>
+      <button type="button" class="button secondary" disabled={pages.page === 1} onClick={pages.previous}>
         Previous page
       </button>
-      <span>Page {page}</span>
-      <button type="button" class="button secondary" disabled={!nextCursor} onClick={() => nextCursor && onNext(nextCursor)}>
+      <span>Page {pages.page}</span>
+      <button type="button" class="button secondary" disabled={!nextCursor} onClick={() => nextCursor && pages.next(nextCursor)}>
         Next page
       </button>
     </nav>

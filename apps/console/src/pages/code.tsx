@@ -284,13 +284,7 @@ function ScanHistory({ gtin, serial }: { gtin: string; serial: string }) {
                 </tbody>
               </table>
             </TableScroll>
-            <Pager
-              label="Scans"
-              page={pages.page}
-              nextCursor={data.pagination.nextCursor}
-              onNext={pages.next}
-              onPrevious={pages.previous}
-            />
+            <Pager label="Scans" pages={pages} nextCursor={data.pagination.nextCursor} />
           </>
         )}
       </LoadedView>

@@ -156,13 +156,7 @@ export function CodesPage({ session, location }: { session: SessionView; locatio
                   </tbody>
                 </table>
               </TableScroll>
-              <Pager
-                label="Codes"
-                page={pages.page}
-                nextCursor={data.nextCursor}
-                onNext={pages.next}
-                onPrevious={pages.previous}
-              />
+              <Pager label="Codes" pages={pages} nextCursor={data.nextCursor} />
             </>
           )}
         </LoadedView>

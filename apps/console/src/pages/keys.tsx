@@ -127,13 +127,7 @@ function ApiKeys({ session }: { session: SessionView }) {
                 </tbody>
               </table>
             </TableScroll>
-            <Pager
-              label="API keys"
-              page={pages.page}
-              nextCursor={data.pagination.nextCursor}
-              onNext={pages.next}
-              onPrevious={pages.previous}
-            />
+            <Pager label="API keys" pages={pages} nextCursor={data.pagination.nextCursor} />
           </>
         )}
       </LoadedView>
@@ -454,13 +448,7 @@ function VerificationKeys({ type, title }: { type: 'public' | 'signing'; title: 
                 </tbody>
               </table>
             </TableScroll>
-            <Pager
-              label={title}
-              page={pages.page}
-              nextCursor={data.pagination.nextCursor}
-              onNext={pages.next}
-              onPrevious={pages.previous}
-            />
+            <Pager label={title} pages={pages} nextCursor={data.pagination.nextCursor} />
           </>
         )}
       </LoadedView>

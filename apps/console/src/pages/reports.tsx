@@ -178,13 +178,7 @@ export function ReportsPage({ session, location }: { session: SessionView; locat
                   </tbody>
                 </table>
               </TableScroll>
-              <Pager
-                label="Reports"
-                page={pages.page}
-                nextCursor={data.pagination.nextCursor}
-                onNext={pages.next}
-                onPrevious={pages.previous}
-              />
+              <Pager label="Reports" pages={pages} nextCursor={data.pagination.nextCursor} />
             </>
           )}
         </LoadedView>

@@ -149,13 +149,7 @@ function KeyRequests({ usage }: { usage: Loaded<Usage> }) {
                 </tbody>
               </table>
             </TableScroll>
-            <Pager
-              label="Key usage"
-              page={pages.page}
-              nextCursor={data.nextCursor}
-              onNext={pages.next}
-              onPrevious={pages.previous}
-            />
+            <Pager label="Key usage" pages={pages} nextCursor={data.nextCursor} />
           </>
         )}
       </LoadedView>

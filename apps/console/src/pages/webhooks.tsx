@@ -221,13 +221,7 @@ export function WebhooksPage({ session }: { session: SessionView }) {
                   </tbody>
                 </table>
               </TableScroll>
-              <Pager
-                label="Endpoints"
-                page={pages.page}
-                nextCursor={data.pagination.nextCursor}
-                onNext={pages.next}
-                onPrevious={pages.previous}
-              />
+              <Pager label="Endpoints" pages={pages} nextCursor={data.pagination.nextCursor} />
             </>
           )}
         </LoadedView>
@@ -598,13 +592,7 @@ function EndpointMessages({
                 </tbody>
               </table>
             </TableScroll>
-            <Pager
-              label="Messages"
-              page={pages.page}
-              nextCursor={data.pagination.nextCursor}
-              onNext={pages.next}
-              onPrevious={pages.previous}
-            />
+            <Pager label="Messages" pages={pages} nextCursor={data.pagination.nextCursor} />
           </>
         )}
       </LoadedView>
