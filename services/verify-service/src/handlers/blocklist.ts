@@ -206,8 +206,9 @@ export async function deleteBlock(
     );
     return row;
   };
+  const notFound = () => new HallmarkError('NOT_FOUND', 'There is no block with this id.', { blockId });
   const row = await stored();
-  if (!row) throw new HallmarkError('NOT_FOUND', 'There is no block with this id.', { blockId });
+  if (!row) throw notFound();
   if (row.removed_at !== null) return viewOf(row);
   const now = deps.clock();
   const removed = viewOf({ ...row, removed_at: now });
@@ -232,8 +233,9 @@ export async function deleteBlock(
     );
   } catch (error) {
     if (!(error instanceof RemovedMeanwhile)) throw error;
+    // Blocks are kept when removed, so the winner's row is there.
     const winner = await stored();
-    if (!winner) throw new HallmarkError('NOT_FOUND', 'There is no block with this id.', { blockId });
+    if (!winner) throw notFound();
     return viewOf(winner);
   }
   await changed(deps, principal);

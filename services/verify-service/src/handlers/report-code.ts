@@ -331,7 +331,6 @@ export async function decideCodeReport(
   if (!report) throw notFound(reportId);
   if (report.status !== from) throw refused(reportId, report.status);
   let row: ReportRow | undefined;
-  const blockReason = decision === 'confirm' ? reason : null;
   const eventData =
     decision === 'lift'
       ? { reportId, gtin: report.gtin, serial: report.serial, reason, liftedBy: request.client.keyId }
@@ -341,7 +340,7 @@ export async function decideCodeReport(
           serial: report.serial,
           source: report.source,
           reportReason: report.reason,
-          reason: decision === 'confirm' ? blockReason : reason,
+          reason,
           decidedBy: request.client.keyId,
         };
   await appendToAssetHistory(
