@@ -1,6 +1,14 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly through tsx: no build step between a clone and a running product.
-import { register } from 'tsx/esm/api';
+// Runs the bundle the install made of the TypeScript sources while it is as new as they are
+// (cli-bundle.js), else the sources themselves through tsx: no build step between a clone, or an
+// edit, and a running product.
+import { freshCliBundle } from './cli-bundle.js';
 
-register();
-await import('../src/cli.ts');
+const bundle = freshCliBundle();
+if (bundle) {
+  await import(bundle);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../src/cli.ts');
+}
