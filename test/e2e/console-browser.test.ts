@@ -1172,6 +1172,73 @@ describe('a batch whose answer is lost', () => {
   });
 });
 
+describe('a create whose answer is lost', () => {
+  /** Routes `pattern` so the API carries out the first request but its answer never reaches the page; later tries get theirs. */
+  async function loseFirstAnswer(page: Page, pattern: string): Promise<Array<{ key: string; replayed: boolean; body: Json }>> {
+    const sent: Array<{ key: string; replayed: boolean; body: Json }> = [];
+    await page.route(pattern, async (route) => {
+      const response = await route.fetch();
+      sent.push({
+        key: route.request().headers()['idempotency-key'] ?? '',
+        replayed: response.headers()['idempotent-replayed'] === 'true',
+        body: (await response.json()) as Json,
+      });
+      if (sent.length === 1) await route.abort('connectionreset');
+      else await route.fulfill({ response });
+    });
+    return sent;
+  }
+
+  it('rotates a key once and still shows the new secret, which would otherwise be lost with the old key ending', async () => {
+    const { context, page } = await newPage();
+    try {
+      await signIn(page, brand);
+      const old = await api('POST', '/keys', { key: brand, body: { name: 'Dock scanner', scopes: ['assets:read'] } });
+      expect(old.status, JSON.stringify(old.body)).toBe(201);
+      const sent = await loseFirstAnswer(page, '**/api/v1/keys/*/rotate');
+      await open(page, '/settings/keys');
+      await page
+        .locator('tr', { hasText: 'Dock scanner' })
+        .getByRole('button', { name: /Rotate/ })
+        .click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByRole('radio', { name: 'Now' }).check();
+      await dialog.getByRole('button', { name: 'Rotate key' }).click();
+      const secret = await page.locator('#new-secret').inputValue();
+      // Sent again with the same key, and answered with what the first try made.
+      expect(sent.map((attempt) => attempt.replayed)).toEqual([false, true]);
+      expect(new Set(sent.map((attempt) => attempt.key)).size).toBe(1);
+      expect(sent[0]?.key).toMatch(/^[0-9a-f-]{36}$/);
+      expect(secret).toBe(sent[0]?.body.secret);
+      expect((await api('GET', '/scans', { key: secret })).status).toBe(200);
+      const keys = await api('GET', '/keys?limit=100', { key: brand });
+      expect((keys.body.keys as Json[]).filter((key) => key.name === 'Dock scanner')).toHaveLength(2);
+      expect(await page.locator('.state-error').count()).toBe(0);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('generates one code, shown as made, where a second click would have been refused as a duplicate serial', async () => {
+    const { context, page } = await newPage();
+    try {
+      await signIn(page, brand);
+      const sent = await loseFirstAnswer(page, '**/api/v1/code/generate');
+      await open(page, '/codes/new');
+      await page.getByLabel('GTIN').fill(gtin);
+      await page.getByLabel('Serial number').fill('LOST-ONE');
+      await page.getByRole('button', { name: 'Generate code' }).click();
+      await page.getByText('Code generated:').waitFor();
+      expect(sent.map((attempt) => attempt.replayed)).toEqual([false, true]);
+      expect(await page.locator('.notice.success a.code').textContent()).toBe(sent[0]?.body.url);
+      const listed = await api('GET', '/codes?serial=LOST-ONE', { key: brand });
+      expect((listed.body.data as Json[]).map((code) => code.assetId)).toEqual([sent[0]?.body.assetId]);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
 describe('usage', () => {
   it('shows each key’s requests against the limits the keys share: the daily quota, and the most the per-second limit allows a minute', async () => {
     const { context, page } = await newPage();

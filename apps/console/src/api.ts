@@ -2,6 +2,8 @@
 // session cookie (never an API key: the browser does not hold one). A change (any method but GET)
 // carries X-Hallmark-Console: 1, which the gateway requires of cookie-authenticated changes (CSRF).
 
+import { sendWithRetries } from './retry.ts';
+
 /** A failed call, as the API's error envelope said it ({ error: { code, message, details } }). */
 export class ApiError extends Error {
   /** How many times the request was sent, when it was sent again (retry.ts). */
@@ -93,10 +95,24 @@ async function call<T>(method: string, path: string, options: CallOptions = {}):
   return parsed as T;
 }
 
+/** What a call threw, as an ApiError (anything else is the console's own failure). */
+export const asApiError = (error: unknown): ApiError =>
+  error instanceof ApiError ? error : new ApiError(0, 'CONSOLE_ERROR', error instanceof Error ? error.message : String(error));
+
 export const api = {
   get: <T>(path: string, query?: Query) => call<T>('GET', withQuery(path, query)),
   post: <T>(path: string, body?: unknown, options: Omit<CallOptions, 'body'> = {}) =>
     call<T>('POST', path, { ...options, body: body ?? {} }),
+  /**
+   * A POST that makes something (a code, a key, a new secret, an endpoint, a block): sent with a
+   * fresh Idempotency-Key, and sent again with that key while its answer may have been lost
+   * (retry.ts). The API answers such a retry with what the first request made, so a lost answer
+   * never makes a second one, nor loses a secret shown once.
+   */
+  create: <T>(path: string, body?: unknown) => {
+    const headers = { 'idempotency-key': crypto.randomUUID() };
+    return sendWithRetries(() => call<T>('POST', path, { body: body ?? {}, headers }), asApiError);
+  },
   patch: <T>(path: string, body: unknown) => call<T>('PATCH', path, { body }),
   delete: <T>(path: string) => call<T>('DELETE', path),
 };

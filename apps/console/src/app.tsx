@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { type ApiError, whenSessionEnds } from './api.ts';
+import { type ApiError, asApiError, whenSessionEnds } from './api.ts';
 import { ErrorMessage, HiddenByScope, Loading } from './components/states.tsx';
 import { CodePage } from './pages/code.tsx';
 import { CodesPage } from './pages/codes.tsx';
@@ -15,7 +15,6 @@ import { Link, type Location, navigate, useLocation } from './router.tsx';
 import { holds } from './scopes.ts';
 import { currentSession, signOut, switchEnvironment } from './session.ts';
 import type { Environment, SessionView } from './types.ts';
-import { asApiError } from './use-load.ts';
 
 interface NavItem {
   to: string;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ApiError } from './api.ts';
 import { type LoadedFor, loadedFor, sameInputs } from './use-load.ts';
 
 describe('sameInputs', () => {
@@ -18,8 +19,19 @@ describe('loadedFor', () => {
     expect(loadedFor(pageOne, [undefined, 0])).toEqual({ state: 'ready', data: ['row of page 1'] });
   });
 
-  it('shows loading, not the previous answer, once the inputs have changed (the next page, a reload)', () => {
+  it('shows loading, not the previous answer, once the inputs have changed (the next page)', () => {
     expect(loadedFor(pageOne, ['cursor-2', 0])).toEqual({ state: 'loading' });
-    expect(loadedFor(pageOne, [undefined, 1])).toEqual({ state: 'loading' });
+    expect(loadedFor(pageOne, ['cursor-2', 1])).toEqual({ state: 'loading' });
+  });
+
+  it('keeps what was loaded on screen through a reload of the same inputs, but not an error or a load under way', () => {
+    expect(loadedFor(pageOne, [undefined, 1])).toEqual({ state: 'ready', data: ['row of page 1'] });
+    expect(loadedFor(pageOne, [undefined, 7])).toEqual({ state: 'ready', data: ['row of page 1'] });
+    const failed: LoadedFor<string[]> = {
+      inputs: [undefined, 0],
+      loaded: { state: 'error', error: new ApiError(0, 'NETWORK_ERROR', 'x') },
+    };
+    expect(loadedFor(failed, [undefined, 1])).toEqual({ state: 'loading' });
+    expect(loadedFor({ inputs: [undefined, 0], loaded: { state: 'loading' } }, [undefined, 1])).toEqual({ state: 'loading' });
   });
 });

@@ -30,7 +30,7 @@ export function ErrorMessage({ error, retry }: { error: ApiError; retry?: () => 
   );
 }
 
-/** Loading, error, empty or the content: the four states every list and page has. */
+/** Loading, error, empty or the content: the four states every list and page has (and the content while it reloads). */
 export function LoadedView<T>({
   loaded,
   what,
@@ -38,7 +38,7 @@ export function LoadedView<T>({
   empty,
   children,
 }: {
-  loaded: Loaded<T> & { reload(): void };
+  loaded: Loaded<T> & { reload(): void; refreshing?: boolean };
   what: string;
   isEmpty?: (data: T) => boolean;
   empty?: ComponentChildren;
@@ -47,7 +47,18 @@ export function LoadedView<T>({
   if (loaded.state === 'loading') return <Loading what={what} />;
   if (loaded.state === 'error') return <ErrorMessage error={loaded.error} retry={loaded.reload} />;
   if (isEmpty?.(loaded.data)) return <Empty>{empty ?? `No ${what} yet.`}</Empty>;
-  return <>{children(loaded.data)}</>;
+  // While a reload runs, what it replaces stays on screen; only screen readers are told (after the
+  // content, so adding the note moves nothing the person is using).
+  return (
+    <>
+      {children(loaded.data)}
+      {loaded.refreshing && (
+        <p class="state-loading visually-hidden" role="status">
+          Updating {what}…
+        </p>
+      )}
+    </>
+  );
 }
 
 /** Where the signed-in key's scopes hide something: say what and why, instead of a silent gap. */

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { type ApiError, api, apiUrl } from '../api.ts';
+import { type ApiError, api, apiUrl, asApiError } from '../api.ts';
 import { Badge } from '../components/badge.tsx';
 import { CopyButton } from '../components/copy-button.tsx';
 import { describedBy, Field } from '../components/field.tsx';
@@ -10,7 +10,7 @@ import { flagInWords, formatCount, formatTime, scanReasons, verdictWords } from 
 import { Link } from '../router.tsx';
 import { holds } from '../scopes.ts';
 import type { CodeDetail, ScanView, SessionView } from '../types.ts';
-import { asApiError, useLoad } from '../use-load.ts';
+import { useLoad } from '../use-load.ts';
 import { DecideDialog } from './reports.tsx';
 
 /** Print size of the PNG download: 25 mm wide at 300 dpi (about 295 pixels), recorded in the file. */
@@ -140,7 +140,7 @@ function BlockControl({ code, onChanged }: { code: CodeDetail; onChanged: () => 
     try {
       if (blocked) await api.delete(`/blocklist/${encodeURIComponent(blocked.blockId)}`);
       else
-        await api.post('/blocklist', {
+        await api.create('/blocklist', {
           gtin: code.gtin,
           serial: code.serialNumber,
           kind,

@@ -1,14 +1,13 @@
 import { useEffect, useState } from 'preact/hooks';
-import { type ApiError, api } from '../api.ts';
+import { type ApiError, api, asApiError } from '../api.ts';
 import { batchByteBudget, batchItemLimit, chunkRows } from '../batch-chunks.ts';
 import { describedBy, Field } from '../components/field.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { batchFromCsv, csvLine, type ParsedBatch } from '../csv.ts';
 import { formatCount } from '../format.ts';
-import { answerLost, sendWithRetries } from '../retry.ts';
+import { answerLost } from '../retry.ts';
 import { Link } from '../router.tsx';
 import type { BatchItemResult } from '../types.ts';
-import { asApiError } from '../use-load.ts';
 
 interface RowOutcome {
   line: number;
@@ -103,14 +102,11 @@ export function GenerateBatchPage() {
     try {
       for (const chunk of chunks) {
         sent += 1;
-        // One key per request, kept across its retries: a request the API carried out but whose
-        // answer was lost is answered again as it was, never carried out twice.
-        const body = { items: chunk.map((row) => row.body) };
-        const headers = { 'idempotency-key': crypto.randomUUID() };
-        const answer = await sendWithRetries(
-          () => api.post<{ results: BatchItemResult[] }>('/code/generate/batch', body, { headers }),
-          asApiError,
-        );
+        // One Idempotency-Key a request, kept across its retries (api.create): a request the API
+        // carried out but whose answer was lost is answered again as it was, never carried out twice.
+        const answer = await api.create<{ results: BatchItemResult[] }>('/code/generate/batch', {
+          items: chunk.map((row) => row.body),
+        });
         const answered = new Set<number>();
         for (const result of answer.results) {
           const row = chunk[result.index];

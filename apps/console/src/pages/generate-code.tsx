@@ -1,11 +1,10 @@
 import { useState } from 'preact/hooks';
-import { type ApiError, api } from '../api.ts';
+import { type ApiError, api, asApiError } from '../api.ts';
 import { describedBy, Field } from '../components/field.tsx';
 import { FormError } from '../components/states.tsx';
 import { fieldErrorsOf } from '../field-errors.ts';
 import { Link } from '../router.tsx';
 import type { GeneratedCode } from '../types.ts';
-import { asApiError } from '../use-load.ts';
 
 interface Form {
   gtin: string;
@@ -37,7 +36,7 @@ export function GenerateCodePage() {
     if (Object.keys(found).length > 0) return;
     setBusy(true);
     try {
-      const code = await api.post<GeneratedCode>('/code/generate', {
+      const code = await api.create<GeneratedCode>('/code/generate', {
         gtin: form.gtin.trim(),
         serialNumber: form.serialNumber.trim(),
         ...(form.batchNumber.trim() ? { batchNumber: form.batchNumber.trim() } : {}),

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { type ApiError, api } from '../api.ts';
+import { type ApiError, api, asApiError } from '../api.ts';
 import { Badge } from '../components/badge.tsx';
 import { CopyButton } from '../components/copy-button.tsx';
 import { Dialog } from '../components/dialog.tsx';
@@ -11,7 +11,7 @@ import { formatTime } from '../format.ts';
 import { keyStatus } from '../key-status.ts';
 import { grantableScopes, holds } from '../scopes.ts';
 import type { ApiKeyView, CreatedApiKey, Environment, KeyList, SessionView, VerificationKeyView } from '../types.ts';
-import { asApiError, useLoad } from '../use-load.ts';
+import { useLoad } from '../use-load.ts';
 
 const expiryChoices = [
   { value: '', label: 'Never' },
@@ -210,7 +210,7 @@ function CreateKey({ session, onCreated }: { session: SessionView; onCreated: (c
     if (found.name || found.scopes) return;
     setBusy(true);
     try {
-      const created = await api.post<CreatedApiKey>('/keys', {
+      const created = await api.create<CreatedApiKey>('/keys', {
         name: name.trim(),
         scopes,
         environment,
@@ -357,7 +357,7 @@ function RotateDialog({
     event.preventDefault();
     setBusy(true);
     try {
-      onRotated(await api.post<CreatedApiKey>(`/keys/${encodeURIComponent(apiKey.id)}/rotate`, { graceSeconds: grace }));
+      onRotated(await api.create<CreatedApiKey>(`/keys/${encodeURIComponent(apiKey.id)}/rotate`, { graceSeconds: grace }));
     } catch (caught) {
       setError(asApiError(caught));
       setBusy(false);

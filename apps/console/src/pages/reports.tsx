@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { type ApiError, api } from '../api.ts';
+import { type ApiError, api, asApiError } from '../api.ts';
 import { Badge, type BadgeTone } from '../components/badge.tsx';
 import { Dialog } from '../components/dialog.tsx';
 import { describedBy, Field } from '../components/field.tsx';
@@ -10,7 +10,7 @@ import { formatTime } from '../format.ts';
 import { Link, type Location } from '../router.tsx';
 import { holds } from '../scopes.ts';
 import type { CodeReportView, Pagination, ReportStatus, SessionView } from '../types.ts';
-import { asApiError, useLoad } from '../use-load.ts';
+import { useLoad } from '../use-load.ts';
 
 // The review queue of the reports filed against the account's codes (GET /code/reports): a person
 // confirms a report (the code verifies SUSPICIOUS, KNOWN_COUNTERFEIT_PATTERN, from then on),

@@ -1,10 +1,9 @@
 import { useState } from 'preact/hooks';
-import type { ApiError } from '../api.ts';
+import { type ApiError, asApiError } from '../api.ts';
 import { describedBy, Field } from '../components/field.tsx';
 import { FormError } from '../components/states.tsx';
 import { signIn } from '../session.ts';
 import type { SessionView } from '../types.ts';
-import { asApiError } from '../use-load.ts';
 
 /** Sign-in with an API key: sent once to POST /sessions, then forgotten (the session cookie does the rest). */
 export function SignInPage({ onSignedIn, notice }: { onSignedIn: (session: SessionView) => void; notice?: string }) {

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { type ApiError, api } from '../api.ts';
+import { type ApiError, api, asApiError } from '../api.ts';
 import { Badge, type BadgeTone } from '../components/badge.tsx';
 import { CopyButton } from '../components/copy-button.tsx';
 import { Dialog } from '../components/dialog.tsx';
@@ -10,7 +10,7 @@ import { TableScroll } from '../components/table-scroll.tsx';
 import { formatTime } from '../format.ts';
 import { holds } from '../scopes.ts';
 import type { CreatedWebhookEndpoint, Pagination, SessionView, WebhookEndpointView, WebhookMessageView } from '../types.ts';
-import { asApiError, useLoad } from '../use-load.ts';
+import { useLoad } from '../use-load.ts';
 
 // Settings → Webhooks: the account's endpoints in this environment (/webhooks/endpoints; docs/WEBHOOKS.md).
 // Create one (its signing secret shown once), send a test, see its messages and send one again,
@@ -404,7 +404,7 @@ function CreateEndpoint({ onCreated }: { onCreated: (created: CreatedWebhookEndp
     if (found.url || found.types) return;
     setBusy(true);
     try {
-      const created = await api.post<CreatedWebhookEndpoint>('/webhooks/endpoints', {
+      const created = await api.create<CreatedWebhookEndpoint>('/webhooks/endpoints', {
         url: url.trim(),
         eventTypes: types,
         ...(description.trim() ? { description: description.trim() } : {}),
