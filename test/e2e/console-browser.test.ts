@@ -760,7 +760,10 @@ describe('the console in Chromium', () => {
       .getByRole('button', { name: `Dismiss: ${gtin} / PEN-R2` })
       .click();
     await page.getByRole('dialog').waitFor();
-    const elsewhere = await api('POST', `/code/reports/${decidedElsewhere}/dismiss`, { key: brand, body: {} });
+    const elsewhere = await api('POST', `/code/reports/${decidedElsewhere}/dismiss`, {
+      key: brand,
+      body: { reason: 'Our own staff scanned it twice' },
+    });
     expect(elsewhere.status, JSON.stringify(elsewhere.body)).toBe(200);
     await page.getByRole('button', { name: 'Dismiss report' }).click();
     await page.getByRole('dialog').getByRole('alert').waitFor();
@@ -791,6 +794,8 @@ describe('the console in Chromium', () => {
     expect(await row(confirmed).getByRole('button').count()).toBe(0);
     await open(page, '/reports?status=dismissed');
     expect(await rowText(decidedElsewhere)).toContain('Dismissed');
+    // The owner's reason for the dismissal is shown with it.
+    expect(await rowText(decidedElsewhere)).toContain('Why: “Our own staff scanned it twice”');
 
     // Lifted from the Reports page too: the stranger's report, confirmed through the API, under Confirmed.
     const confirmedByApi = await api('POST', `/code/reports/${hostile.body.reportId}/confirm`, {

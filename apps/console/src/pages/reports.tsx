@@ -220,6 +220,12 @@ function DecisionSummary({ report }: { report: CodeReportView }) {
           <span class="muted">Shown: “{report.blockReason}”</span>
         </>
       )}
+      {report.dismissReason && (
+        <>
+          <br />
+          <span class="muted">Why: “{report.dismissReason}”</span>
+        </>
+      )}
       {report.status === 'lifted' && (
         <>
           <br />

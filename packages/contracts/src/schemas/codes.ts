@@ -238,6 +238,9 @@ export const CodeReportView = Type.Object({
     description: 'lifted: when its owner lifted the block of this confirmed report (decidedAt stays the confirmation’s)',
   }),
   liftReason: Type.Union([Type.String(), Type.Null()], { description: 'lifted: why, as its owner wrote it' }),
+  dismissReason: Type.Union([Type.String(), Type.Null()], {
+    description: 'dismissed: why, as its owner wrote it; null when the owner gave none (shown only to the owner)',
+  }),
 });
 export type CodeReportView = Static<typeof CodeReportView>;
 

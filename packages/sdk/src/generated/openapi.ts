@@ -4168,6 +4168,8 @@ export interface operations {
               liftedAt: string | null;
               /** @description lifted: why, as its owner wrote it */
               liftReason: string | null;
+              /** @description dismissed: why, as its owner wrote it; null when the owner gave none (shown only to the owner) */
+              dismissReason: string | null;
             }[];
             pagination: {
               limit: number;
@@ -4286,6 +4288,8 @@ export interface operations {
             liftedAt: string | null;
             /** @description lifted: why, as its owner wrote it */
             liftReason: string | null;
+            /** @description dismissed: why, as its owner wrote it; null when the owner gave none (shown only to the owner) */
+            dismissReason: string | null;
           };
         };
       };
@@ -4425,6 +4429,8 @@ export interface operations {
             liftedAt: string | null;
             /** @description lifted: why, as its owner wrote it */
             liftReason: string | null;
+            /** @description dismissed: why, as its owner wrote it; null when the owner gave none (shown only to the owner) */
+            dismissReason: string | null;
           };
         };
       };
@@ -4564,6 +4570,8 @@ export interface operations {
             liftedAt: string | null;
             /** @description lifted: why, as its owner wrote it */
             liftReason: string | null;
+            /** @description dismissed: why, as its owner wrote it; null when the owner gave none (shown only to the owner) */
+            dismissReason: string | null;
           };
         };
       };

@@ -82,8 +82,12 @@ describe('report decisions and their events, against PostgreSQL', () => {
     expect(await statusOf(reportId)).toBe('pending');
     expect(await decisionsIn(assetId)).toEqual([]);
 
-    const decided = await decideCodeReport(deps, { principal: owner, client, reportId, decision: 'dismiss', body: {} }, 'req');
-    expect(decided.status).toBe('dismissed');
+    const decided = await decideCodeReport(
+      deps,
+      { principal: owner, client, reportId, decision: 'dismiss', body: { reason: 'our own test scan' } },
+      'req',
+    );
+    expect(decided).toMatchObject({ status: 'dismissed', dismissReason: 'our own test scan', blockReason: null });
     expect(await decisionsIn(assetId)).toEqual(['code.report-dismissed']);
   });
 

@@ -230,6 +230,7 @@ function viewOf(row: ReportRow): CodeReportView {
     blockReason: row.status === 'confirmed' ? row.decision_reason : null,
     liftedAt: row.lifted_at === null ? null : iso(row.lifted_at),
     liftReason: row.lift_reason,
+    dismissReason: row.status === 'dismissed' ? row.decision_reason : null,
   };
 }
 
