@@ -388,22 +388,12 @@ describe('the console in Chromium', () => {
 
   it('rotates a key: a new secret shown once, the old key ending now', async () => {
     const { page } = main;
-    const old = await api('POST', '/keys', { key: brand, body: { name: 'Line scanner', scopes: ['assets:read'] } });
-    expect(old.status, JSON.stringify(old.body)).toBe(201);
-    await open(page, '/settings/keys');
-    await page
-      .locator('tr', { hasText: 'Line scanner' })
-      .getByRole('button', { name: /Rotate/ })
-      .click();
-    const dialog = page.getByRole('dialog');
-    await dialog.getByRole('radio', { name: 'Now' }).check();
-    await dialog.getByRole('button', { name: 'Rotate key' }).click();
-    const secret = await page.locator('#new-secret').inputValue();
+    const { oldSecret, secret } = await rotateFromKeysPage(page, 'Line scanner');
     expect(secret).toMatch(/^svc_live_/);
-    expect(secret).not.toBe(old.body.secret);
+    expect(secret).not.toBe(oldSecret);
     expect(await textOf(page, '.secret-panel')).toMatch(/The old key stops working at/);
     expect((await api('GET', '/scans', { key: secret })).status).toBe(200);
-    await expect.poll(async () => (await api('GET', '/scans', { key: old.body.secret })).status).toBe(401);
+    await expect.poll(async () => (await api('GET', '/scans', { key: oldSecret })).status).toBe(401);
     await page.getByRole('button', { name: 'I have stored it' }).click();
   });
 
@@ -1109,6 +1099,56 @@ describe('a batch whose request is refused partway', () => {
   });
 });
 
+/** Makes a key named `name` over HTTP, then rotates it on the keys page, ending the old one now; resolves with both secrets. */
+async function rotateFromKeysPage(page: Page, name: string): Promise<{ oldSecret: string; secret: string }> {
+  const old = await api('POST', '/keys', { key: brand, body: { name, scopes: ['assets:read'] } });
+  expect(old.status, JSON.stringify(old.body)).toBe(201);
+  await open(page, '/settings/keys');
+  await page
+    .locator('tr', { hasText: name })
+    .getByRole('button', { name: /Rotate/ })
+    .click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByRole('radio', { name: 'Now' }).check();
+  await dialog.getByRole('button', { name: 'Rotate key' }).click();
+  return { oldSecret: old.body.secret as string, secret: await page.locator('#new-secret').inputValue() };
+}
+
+/** Runs `steps` in a page of its own, signed in with the brand's key; the page is closed after. */
+async function inBrandPage(steps: (page: Page) => Promise<void>): Promise<void> {
+  const { context, page } = await newPage();
+  try {
+    await signIn(page, brand);
+    await steps(page);
+  } finally {
+    await context.close();
+  }
+}
+
+/**
+ * Routes `pattern` so the API carries out each request, but the answers of the first `lost` never
+ * reach the page (the connection resets); later tries get theirs. Resolves with what each try sent
+ * and was answered.
+ */
+async function loseAnswers(
+  page: Page,
+  pattern: string,
+  lost: number,
+): Promise<Array<{ key: string; replayed: boolean; body: Json }>> {
+  const sent: Array<{ key: string; replayed: boolean; body: Json }> = [];
+  await page.route(pattern, async (route) => {
+    const response = await route.fetch();
+    sent.push({
+      key: route.request().headers()['idempotency-key'] ?? '',
+      replayed: response.headers()['idempotent-replayed'] === 'true',
+      body: (await response.json()) as Json,
+    });
+    if (sent.length <= lost) await route.abort('connectionreset');
+    else await route.fulfill({ response });
+  });
+  return sent;
+}
+
 describe('a batch whose answer is lost', () => {
   /** A CSV of `count` small rows. */
   const smallRowsCsv = (prefix: string, count: number) =>
@@ -1122,23 +1162,10 @@ describe('a batch whose answer is lost', () => {
     await page.getByText(/codes created/).waitFor({ timeout: 30_000 });
   }
 
-  it('sends the request again with the same Idempotency-Key: its codes are made once, and listed as created', async () => {
-    const { context, page } = await newPage();
-    try {
-      await signIn(page, brand);
+  it('sends the request again with the same Idempotency-Key: its codes are made once, and listed as created', () =>
+    inBrandPage(async (page) => {
       // The API carries out the first two tries, but their answers never reach the page.
-      const sent: Array<{ key: string; replayed: boolean; assetIds: string[] }> = [];
-      await page.route('**/api/v1/code/generate/batch', async (route) => {
-        const response = await route.fetch();
-        const body = (await response.json()) as Json;
-        sent.push({
-          key: route.request().headers()['idempotency-key'] ?? '',
-          replayed: response.headers()['idempotent-replayed'] === 'true',
-          assetIds: (body.results as Json[]).map((result) => result.code?.assetId),
-        });
-        if (sent.length <= 2) await route.abort('connectionreset');
-        else await route.fulfill({ response });
-      });
+      const sent = await loseAnswers(page, '**/api/v1/code/generate/batch', 2);
       await generateFromCsv(page, 'lost.csv', smallRowsCsv('LOST', 3));
       expect(sent).toHaveLength(3);
       expect(new Set(sent.map((attempt) => attempt.key)).size).toBe(1);
@@ -1146,17 +1173,14 @@ describe('a batch whose answer is lost', () => {
       expect(sent.map((attempt) => attempt.replayed)).toEqual([false, true, true]);
       const results = await downloadResults(page);
       expect(results.rows.map((row) => row.status)).toEqual(['created', 'created', 'created']);
-      expect(results.rows.map((row) => row.assetId)).toEqual(sent[0]?.assetIds);
+      expect(results.rows.map((row) => row.assetId)).toEqual(
+        (sent[0]?.body.results as Json[]).map((result) => result.code?.assetId),
+      );
       expect(await page.locator('.state-error').count()).toBe(0);
-    } finally {
-      await context.close();
-    }
-  });
+    }));
 
-  it('says a request that never got an answer may have made its codes, not that it made none', async () => {
-    const { context, page } = await newPage();
-    try {
-      await signIn(page, brand);
+  it('says a request that never got an answer may have made its codes, not that it made none', () =>
+    inBrandPage(async (page) => {
       let tries = 0;
       await page.route('**/api/v1/code/generate/batch', async (route) => {
         tries += 1;
@@ -1171,45 +1195,14 @@ describe('a batch whose answer is lost', () => {
       expect(results.rows.map((row) => row.status)).toEqual(['failed', 'failed']);
       for (const row of results.rows)
         expect(row.error).toMatch(/^Unknown: its request got no answer after 4 tries, and its codes may have been made/);
-    } finally {
-      await context.close();
-    }
-  });
+    }));
 });
 
 describe('a create whose answer is lost', () => {
-  /** Routes `pattern` so the API carries out the first request but its answer never reaches the page; later tries get theirs. */
-  async function loseFirstAnswer(page: Page, pattern: string): Promise<Array<{ key: string; replayed: boolean; body: Json }>> {
-    const sent: Array<{ key: string; replayed: boolean; body: Json }> = [];
-    await page.route(pattern, async (route) => {
-      const response = await route.fetch();
-      sent.push({
-        key: route.request().headers()['idempotency-key'] ?? '',
-        replayed: response.headers()['idempotent-replayed'] === 'true',
-        body: (await response.json()) as Json,
-      });
-      if (sent.length === 1) await route.abort('connectionreset');
-      else await route.fulfill({ response });
-    });
-    return sent;
-  }
-
-  it('rotates a key once and still shows the new secret, which would otherwise be lost with the old key ending', async () => {
-    const { context, page } = await newPage();
-    try {
-      await signIn(page, brand);
-      const old = await api('POST', '/keys', { key: brand, body: { name: 'Dock scanner', scopes: ['assets:read'] } });
-      expect(old.status, JSON.stringify(old.body)).toBe(201);
-      const sent = await loseFirstAnswer(page, '**/api/v1/keys/*/rotate');
-      await open(page, '/settings/keys');
-      await page
-        .locator('tr', { hasText: 'Dock scanner' })
-        .getByRole('button', { name: /Rotate/ })
-        .click();
-      const dialog = page.getByRole('dialog');
-      await dialog.getByRole('radio', { name: 'Now' }).check();
-      await dialog.getByRole('button', { name: 'Rotate key' }).click();
-      const secret = await page.locator('#new-secret').inputValue();
+  it('rotates a key once and still shows the new secret, which would otherwise be lost with the old key ending', () =>
+    inBrandPage(async (page) => {
+      const sent = await loseAnswers(page, '**/api/v1/keys/*/rotate', 1);
+      const { secret } = await rotateFromKeysPage(page, 'Dock scanner');
       // Sent again with the same key, and answered with what the first try made.
       expect(sent.map((attempt) => attempt.replayed)).toEqual([false, true]);
       expect(new Set(sent.map((attempt) => attempt.key)).size).toBe(1);
@@ -1219,16 +1212,11 @@ describe('a create whose answer is lost', () => {
       const keys = await api('GET', '/keys?limit=100', { key: brand });
       expect((keys.body.keys as Json[]).filter((key) => key.name === 'Dock scanner')).toHaveLength(2);
       expect(await page.locator('.state-error').count()).toBe(0);
-    } finally {
-      await context.close();
-    }
-  });
+    }));
 
-  it('generates one code, shown as made, where a second click would have been refused as a duplicate serial', async () => {
-    const { context, page } = await newPage();
-    try {
-      await signIn(page, brand);
-      const sent = await loseFirstAnswer(page, '**/api/v1/code/generate');
+  it('generates one code, shown as made, where a second click would have been refused as a duplicate serial', () =>
+    inBrandPage(async (page) => {
+      const sent = await loseAnswers(page, '**/api/v1/code/generate', 1);
       await open(page, '/codes/new');
       await page.getByLabel('GTIN').fill(gtin);
       await page.getByLabel('Serial number').fill('LOST-ONE');
@@ -1238,10 +1226,7 @@ describe('a create whose answer is lost', () => {
       expect(await page.locator('.notice.success a.code').textContent()).toBe(sent[0]?.body.url);
       const listed = await api('GET', '/codes?serial=LOST-ONE', { key: brand });
       expect((listed.body.data as Json[]).map((code) => code.assetId)).toEqual([sent[0]?.body.assetId]);
-    } finally {
-      await context.close();
-    }
-  });
+    }));
 });
 
 describe('usage', () => {
