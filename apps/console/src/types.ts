@@ -90,6 +90,7 @@ export interface CodeReportView {
   blockReason: string | null;
   liftedAt: string | null;
   liftReason: string | null;
+  dismissReason: string | null;
 }
 
 export interface CodeSummary {
