@@ -1201,6 +1201,10 @@ describe('a batch whose answer is lost', () => {
 describe('a create whose answer is lost', () => {
   it('rotates a key once and still shows the new secret, which would otherwise be lost with the old key ending', () =>
     inBrandPage(async (page) => {
+      // As on plain http:// at a private address, where browsers offer no crypto.randomUUID.
+      await page.addInitScript(() => {
+        delete (Object.getPrototypeOf(globalThis.crypto) as { randomUUID?: unknown }).randomUUID;
+      });
       const sent = await loseAnswers(page, '**/api/v1/keys/*/rotate', 1);
       const { secret } = await rotateFromKeysPage(page, 'Dock scanner');
       // Sent again with the same key, and answered with what the first try made.
@@ -1226,6 +1230,40 @@ describe('a create whose answer is lost', () => {
       expect(await page.locator('.notice.success a.code').textContent()).toBe(sent[0]?.body.url);
       const listed = await api('GET', '/codes?serial=LOST-ONE', { key: brand });
       expect((listed.body.data as Json[]).map((code) => code.assetId)).toEqual([sent[0]?.body.assetId]);
+    }));
+});
+
+describe('a list reloaded after a change', () => {
+  it('keeps its rows on screen but inert until the new rows arrive, and tells screen readers it is updating', () =>
+    inBrandPage(async (page) => {
+      const made = await api('POST', '/keys', { key: brand, body: { name: 'Kiosk reader', scopes: ['assets:read'] } });
+      expect(made.status, JSON.stringify(made.body)).toBe(201);
+      await open(page, '/settings/keys');
+      const row = page.locator('tr', { hasText: 'Kiosk reader' });
+      const content = page.locator('.loaded-content', { has: row });
+      // The list's next answer is held until the checks below are done.
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      await page.route(
+        (url) => url.pathname === '/api/v1/keys',
+        async (route) => {
+          if (route.request().method() === 'GET') await held;
+          await route.continue();
+        },
+      );
+      await row.getByRole('button', { name: /Revoke/ }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
+      await page.getByRole('status').filter({ hasText: 'Updating API keys…' }).waitFor();
+      // The rows before the change, not "Loading…", and none of their buttons can be pressed.
+      expect(await row.locator('.badge').textContent()).toBe('Active');
+      expect(await content.evaluate((element) => (element as unknown as { inert: boolean }).inert)).toBe(true);
+      expect(await page.locator('.state-loading:not(.visually-hidden)').count()).toBe(0);
+      release();
+      await row.locator('.badge', { hasText: 'Revoked' }).waitFor();
+      expect(await content.evaluate((element) => (element as unknown as { inert: boolean }).inert)).toBe(false);
+      expect(await page.getByRole('status').filter({ hasText: 'Updating' }).count()).toBe(0);
     }));
 });
 

@@ -2,7 +2,7 @@
 // session cookie (never an API key: the browser does not hold one). A change (any method but GET)
 // carries X-Hallmark-Console: 1, which the gateway requires of cookie-authenticated changes (CSRF).
 
-import { sendWithRetries } from './retry.ts';
+import { type RetryPolicy, sendWithRetries } from './retry.ts';
 
 /** A failed call, as the API's error envelope said it ({ error: { code, message, details } }). */
 export class ApiError extends Error {
@@ -95,6 +95,19 @@ async function call<T>(method: string, path: string, options: CallOptions = {}):
   return parsed as T;
 }
 
+/**
+ * A fresh Idempotency-Key: a random UUID (version 4), from getRandomValues, which browsers offer on
+ * plain http:// too (crypto.randomUUID only in secure contexts: https or localhost), where an
+ * operator may serve the console on a private address.
+ */
+export function newIdempotencyKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x40;
+  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 /** What a call threw, as an ApiError (anything else is the console's own failure). */
 export const asApiError = (error: unknown): ApiError =>
   error instanceof ApiError ? error : new ApiError(0, 'CONSOLE_ERROR', error instanceof Error ? error.message : String(error));
@@ -107,11 +120,12 @@ export const api = {
    * A POST that makes something (a code, a key, a new secret, an endpoint, a block): sent with a
    * fresh Idempotency-Key, and sent again with that key while its answer may have been lost
    * (retry.ts). The API answers such a retry with what the first request made, so a lost answer
-   * never makes a second one, nor loses a secret shown once.
+   * never makes a second one, nor loses a secret shown once. A 5xx is sent again only with
+   * `serverErrors: true`, for the routes whose retry finds what a first try made (codes).
    */
-  create: <T>(path: string, body?: unknown) => {
-    const headers = { 'idempotency-key': crypto.randomUUID() };
-    return sendWithRetries(() => call<T>('POST', path, { body: body ?? {}, headers }), asApiError);
+  create: <T>(path: string, body?: unknown, policy: RetryPolicy = { serverErrors: false }) => {
+    const headers = { 'idempotency-key': newIdempotencyKey() };
+    return sendWithRetries(() => call<T>('POST', path, { body: body ?? {}, headers }), asApiError, policy);
   },
   patch: <T>(path: string, body: unknown) => call<T>('PATCH', path, { body }),
   delete: <T>(path: string) => call<T>('DELETE', path),

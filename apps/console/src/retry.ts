@@ -1,6 +1,9 @@
 // When the console sends a change again. Only a request with an Idempotency-Key is ever sent again,
 // and with the same key: the API answers a retry of a request it already carried out with that
-// first answer, so a retry never makes a second code.
+// first answer, so a retry never makes a second code. After a 5xx the API has let the key go (a
+// failure keeps nothing) and runs the retry again, which finds what the first try made only where
+// the service derives its ids from the key (codes; docs/API.md, Lost answers): elsewhere (keys,
+// webhook endpoints, blocks) a 5xx is not sent again, as a second try could make a second one.
 
 import type { ApiError } from './api.ts';
 
@@ -21,12 +24,13 @@ export const answerLost = (error: ApiError): boolean => error.status === 0 || er
  * when it is not to be sent again: a refusal (4xx) is the API's answer, except 409 while the first
  * attempt with the key still runs and 429 with a short Retry-After.
  */
-export function retryDelayMs(error: ApiError, tries: number): number | undefined {
+export function retryDelayMs(error: ApiError, tries: number, { serverErrors = true }: RetryPolicy = {}): number | undefined {
   if (tries >= maxTries) return undefined;
   const backoff = 500 * 2 ** (tries - 1);
   const told = error.retryAfterSeconds === undefined ? undefined : error.retryAfterSeconds * 1_000;
   const transient =
-    answerLost(error) ||
+    error.status === 0 ||
+    (serverErrors && error.status >= 500) ||
     (error.status === 409 && error.code === 'CONFLICT' && told !== undefined) ||
     (error.status === 429 && told !== undefined);
   if (!transient) return undefined;
@@ -34,10 +38,16 @@ export function retryDelayMs(error: ApiError, tries: number): number | undefined
   return wait <= longestWaitMs ? wait : undefined;
 }
 
+export interface RetryPolicy {
+  /** Whether a 5xx is sent again: only where a retry that runs again finds what the first try made (see above). Default true. */
+  serverErrors?: boolean;
+}
+
 /** `send()` until it answers, or until {@link retryDelayMs} says to stop; throws the last error with the tries made. */
 export async function sendWithRetries<T>(
   send: () => Promise<T>,
   asError: (caught: unknown) => ApiError,
+  policy: RetryPolicy = {},
   sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
 ): Promise<T> {
   for (let tries = 1; ; tries++) {
@@ -45,7 +55,7 @@ export async function sendWithRetries<T>(
       return await send();
     } catch (caught) {
       const error = asError(caught);
-      const wait = retryDelayMs(error, tries);
+      const wait = retryDelayMs(error, tries, policy);
       if (wait === undefined) {
         error.tries = tries;
         throw error;

@@ -44,6 +44,16 @@ describe('retryDelayMs', () => {
     expect(retryDelayMs(error(409, 'CONFLICT'), 1)).toBeUndefined();
     expect(retryDelayMs(error(409, 'CONFLICT', 1), 1)).toBe(1_000);
   });
+
+  it('sends a 5xx again only where a retry finds what the first try made; a lost connection and 429 always', () => {
+    const noServerErrors = { serverErrors: false };
+    expect(retryDelayMs(error(503, 'SERVICE_UNAVAILABLE'), 1, noServerErrors)).toBeUndefined();
+    expect(retryDelayMs(error(500, 'INTERNAL_ERROR'), 1, noServerErrors)).toBeUndefined();
+    expect(retryDelayMs(error(0, 'NETWORK_ERROR'), 1, noServerErrors)).toBe(500);
+    expect(retryDelayMs(error(409, 'CONFLICT', 1), 1, noServerErrors)).toBe(1_000);
+    expect(retryDelayMs(error(429, 'RATE_LIMITED', 2), 1, noServerErrors)).toBe(2_000);
+    expect(retryDelayMs(error(503, 'SERVICE_UNAVAILABLE'), 1)).toBe(500);
+  });
 });
 
 describe('sendWithRetries', () => {
@@ -57,6 +67,7 @@ describe('sendWithRetries', () => {
         return 'made';
       },
       (caught) => caught as ApiError,
+      {},
       async (ms) => void waits.push(ms),
     );
     expect(answer).toBe('made');
@@ -71,6 +82,7 @@ describe('sendWithRetries', () => {
         throw error(0, 'NETWORK_ERROR');
       },
       (caught) => caught as ApiError,
+      {},
       async () => {},
     );
     await expect(failing).rejects.toMatchObject({ code: 'NETWORK_ERROR', tries: maxTries });
@@ -80,6 +92,7 @@ describe('sendWithRetries', () => {
         throw error(400, 'VALIDATION_ERROR');
       },
       (caught) => caught as ApiError,
+      {},
       async () => {},
     );
     await expect(refused).rejects.toMatchObject({ code: 'VALIDATION_ERROR', tries: 1 });

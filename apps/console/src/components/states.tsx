@@ -47,16 +47,18 @@ export function LoadedView<T>({
   if (loaded.state === 'loading') return <Loading what={what} />;
   if (loaded.state === 'error') return <ErrorMessage error={loaded.error} retry={loaded.reload} />;
   if (isEmpty?.(loaded.data)) return <Empty>{empty ?? `No ${what} yet.`}</Empty>;
-  // While a reload runs, what it replaces stays on screen; only screen readers are told (after the
-  // content, so adding the note moves nothing the person is using).
+  // While a reload runs (after a change the person made), what it replaces stays on screen but
+  // inert: a row just revoked or decided cannot be acted on again before the new rows arrive. The
+  // wrapper is always there (display: contents), so a reload remounts nothing; the status region
+  // is always there too, so screen readers announce the text put in it.
   return (
     <>
-      {children(loaded.data)}
-      {loaded.refreshing && (
-        <p class="state-loading visually-hidden" role="status">
-          Updating {what}…
-        </p>
-      )}
+      <div class="loaded-content" inert={loaded.refreshing === true}>
+        {children(loaded.data)}
+      </div>
+      <p class={loaded.refreshing ? 'state-loading visually-hidden' : 'visually-hidden'} role="status">
+        {loaded.refreshing ? `Updating ${what}…` : ''}
+      </p>
     </>
   );
 }

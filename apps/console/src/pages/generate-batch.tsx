@@ -104,9 +104,11 @@ export function GenerateBatchPage() {
         sent += 1;
         // One Idempotency-Key a request, kept across its retries (api.create): a request the API
         // carried out but whose answer was lost is answered again as it was, never carried out twice.
-        const answer = await api.create<{ results: BatchItemResult[] }>('/code/generate/batch', {
-          items: chunk.map((row) => row.body),
-        });
+        const answer = await api.create<{ results: BatchItemResult[] }>(
+          '/code/generate/batch',
+          { items: chunk.map((row) => row.body) },
+          { serverErrors: true },
+        );
         const answered = new Set<number>();
         for (const result of answer.results) {
           const row = chunk[result.index];

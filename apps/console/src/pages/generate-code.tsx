@@ -36,13 +36,18 @@ export function GenerateCodePage() {
     if (Object.keys(found).length > 0) return;
     setBusy(true);
     try {
-      const code = await api.create<GeneratedCode>('/code/generate', {
-        gtin: form.gtin.trim(),
-        serialNumber: form.serialNumber.trim(),
-        ...(form.batchNumber.trim() ? { batchNumber: form.batchNumber.trim() } : {}),
-        ...(form.expiryDate ? { expiryDate: form.expiryDate } : {}),
-        ...(form.name.trim() ? { metadata: { name: form.name.trim() } } : {}),
-      });
+      const code = await api.create<GeneratedCode>(
+        '/code/generate',
+        {
+          gtin: form.gtin.trim(),
+          serialNumber: form.serialNumber.trim(),
+          ...(form.batchNumber.trim() ? { batchNumber: form.batchNumber.trim() } : {}),
+          ...(form.expiryDate ? { expiryDate: form.expiryDate } : {}),
+          ...(form.name.trim() ? { metadata: { name: form.name.trim() } } : {}),
+        },
+        // A generated code's id follows from the key: a retry after a 5xx answers the same code.
+        { serverErrors: true },
+      );
       setCreated(code);
       setForm({ ...empty, gtin: form.gtin, batchNumber: form.batchNumber, expiryDate: form.expiryDate, name: form.name });
     } catch (caught) {
