@@ -1,10 +1,12 @@
 // Types of cli-bundle.js (plain JavaScript: the command runs it before anything is transpiled).
 export declare const manifestFile: string;
 export interface CliBundleManifest {
-  /** When the build started (ms since the epoch): an input changed since makes the bundle stale. */
-  builtFrom: number;
-  /** The files the bundle was made from, relative to the workspace's root. */
-  inputs: string[];
+  /** The folder under builds/ that holds the current bundle. */
+  build: string;
+  /** The workspace root it was made in: a checkout moved elsewhere runs its sources. */
+  root: string;
+  /** What it was made from, relative to the root, with each file's modification time and size then. */
+  inputs: Array<[path: string, mtimeMs: number, size: number]>;
 }
 export declare function cliBundleFolder(): string;
 export declare function freshCliBundle(folder?: string, root?: string): string | undefined;

@@ -6,6 +6,8 @@ import { freshCliBundle } from './cli-bundle.js';
 
 const bundle = freshCliBundle();
 if (bundle) {
+  // HALLMARK_DEBUG prints stacks: name the source files in them, not the bundle's chunks.
+  if (process.env.HALLMARK_DEBUG) process.setSourceMapsEnabled(true);
   await import(bundle);
 } else {
   const { register } = await import('tsx/esm/api');
