@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -122,6 +122,55 @@ describe('hallmark against a running product', () => {
     expect([verified.code, (JSON.parse(verified.stdout) as { verdict: string }).verdict]).toEqual([0, 'AUTHENTIC']);
   });
 
+  it('codes generate killed mid-run, then run again with --resume: every row has its code, the ones made before listed as existing with their links', async () => {
+    const csv = join(t.dataDir, 'resume.csv');
+    const firstOut = join(t.dataDir, 'resume-first.csv');
+    const rows = Array.from({ length: 300 }, (_, index) => `${gtin},RES-${index + 1},L1`);
+    await writeFile(csv, ['gtin,serialNumber,batchNumber', ...rows].join('\n'));
+    // One row a request, killed (SIGKILL: no handler runs) once its results file holds two rows.
+    const first = spawn(process.execPath, [bin, 'codes', 'generate', '--csv', csv, '--out', firstOut, '--batch-size', '1'], {
+      env: { PATH: process.env.PATH ?? '', HALLMARK_DATA_DIR: t.dataDir, HALLMARK_API_KEY: tenantKey },
+      stdio: 'ignore',
+    });
+    const ended = new Promise((resolve) => first.once('exit', resolve));
+    const written = async () => [...parseCsv(await readFile(firstOut, 'utf8').catch(() => ''))].slice(1);
+    await expect.poll(async () => (await written()).length, { timeout: 30_000, interval: 20 }).toBeGreaterThanOrEqual(2);
+    first.kill('SIGKILL');
+    await ended;
+    const madeBefore = new Map((await written()).map((record) => [record.fields[4], record.fields[7]])); // serial → url
+    expect(madeBefore.size).toBeGreaterThanOrEqual(2);
+
+    // With --resume, and one serial now asked with another batch: that row is another item, still refused.
+    await writeFile(csv, ['gtin,serialNumber,batchNumber', ...rows, `${gtin},RES-1,L2`].join('\n'));
+    const out = join(t.dataDir, 'resume-results.csv');
+    const resumed = await hallmark({ HALLMARK_API_KEY: tenantKey }, 'codes', 'generate', '--csv', csv, '--out', out, '--resume');
+    expect(resumed.code).toBe(1);
+    const [header, ...results] = [...parseCsv(await readFile(out, 'utf8'))].map((record) => record.fields);
+    const column = (name: string) => header?.indexOf(name) ?? -1;
+    const statuses = results.map((row) => row[column('status')]);
+    expect(statuses.slice(0, 300).every((status) => status === 'existing' || status === 'ok')).toBe(true);
+    expect(statuses[300]).toBe('failed');
+    expect(results[300]?.[column('errorCode')]).toBe('DUPLICATE_SERIAL');
+    // Every row the killed run made (or made as it died) is existing now; the existing ones carry the first run's links.
+    const existing = results.filter((row) => row[column('status')] === 'existing');
+    expect(existing.length).toBeGreaterThanOrEqual(madeBefore.size);
+    for (const [serial, url] of madeBefore) {
+      const row = results.find((result) => result[column('serialNumber')] === serial);
+      expect([row?.[column('status')], row?.[column('url')]]).toEqual(['existing', url]);
+    }
+    expect(resumed.stdout).toBe(
+      `generated ${300 - existing.length} codes from 301 rows in 1 request; ${existing.length} already existed; 1 row failed; results in ${out}\n`,
+    );
+    // Each listed link is the tenant's authentic code.
+    for (const row of [existing[0], results.find((result) => result[column('status')] === 'ok')]) {
+      const verified = await call<{ verdict: string }>(t.url, 'POST', '/api/v1/code/verify', {
+        key: tenantKey,
+        body: { url: row?.[column('url')] },
+      });
+      expect(verified.body.verdict, JSON.stringify([row, verified.body])).toBe('AUTHENTIC');
+    }
+  });
+
   it('--json: a parseable summary for scripts, and one JSON object a row on stdout without --out', async () => {
     const csv = join(t.dataDir, 'json.csv');
     await writeFile(csv, `gtin,serialNumber\n${gtin},JSON-1\n${gtin},JSON-1\n`);
@@ -148,6 +197,8 @@ describe('hallmark against a running product', () => {
       out: join(t.dataDir, 'json-results.csv'),
       failures: [{ row: 2, line: 3, code: 'DUPLICATE_SERIAL', message: expect.any(String), details: expect.any(Object) }],
     });
+    // A refused duplicate may be a code an earlier run made: the hint says how to list it.
+    expect(summary.stderr).toContain('if an earlier run made them (say it was stopped), run again with --resume');
 
     await writeFile(csv, `gtin,serialNumber\n${gtin},JSON-2\n`);
     const lines = await hallmark({ HALLMARK_API_KEY: tenantKey }, 'codes', 'generate', '--csv', csv, '--json');

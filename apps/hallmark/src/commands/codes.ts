@@ -1,6 +1,13 @@
 import { type FileHandle, open, readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { type BatchItemResult, GenerateBatchBody, type GenerateCodeBody, type GeneratedCode } from '@hallmark/contracts';
+import {
+  type BatchItemResult,
+  type CodeListItem,
+  GenerateBatchBody,
+  type GenerateCodeBody,
+  type GeneratedCode,
+} from '@hallmark/contracts';
+import { canonicalJson } from '@hallmark/provenance';
 import { type CsvRecord, CsvSyntaxError, csvLine, parseCsv } from '../csv.ts';
 import { createProgress } from '../progress.ts';
 import type { CommandIo } from './command-io.ts';
@@ -65,7 +72,26 @@ interface Row {
   row: number;
   line: number;
   body: GenerateCodeBody | undefined;
-  outcome: { code: GeneratedCode } | { error: RowFailure } | undefined;
+  /** `existing`: with --resume, the code an earlier run made of this very row (refused now as DUPLICATE_SERIAL). */
+  outcome: { code: GeneratedCode } | { existing: CodeListItem } | { error: RowFailure } | undefined;
+}
+
+/** A GTIN as the API stores and filters it: 14 digits (GTIN-8, -12 and -13 padded with zeros). */
+const gtin14 = (gtin: string | undefined) => (gtin ?? '').trim().padStart(14, '0');
+
+/**
+ * Whether `code` is what `body` asks for: the same GTIN, serial, batch, expiry and metadata. Only
+ * then is a code refused as DUPLICATE_SERIAL the row's own, made by an earlier run (--resume); a
+ * serial reused for another item stays a failure.
+ */
+export function isCodeOfRow(code: CodeListItem, body: GenerateCodeBody): boolean {
+  return (
+    code.gtin === gtin14(body.gtin) &&
+    code.serialNumber === body.serialNumber &&
+    code.batchNumber === (body.batchNumber ?? null) &&
+    code.expiryDate === (body.expiryDate ?? null) &&
+    canonicalJson(code.metadata) === canonicalJson(body.metadata ?? {})
+  );
 }
 
 /** A request body from a record; a failure when the row cannot become one (wrong field count, bad schemaVersion). */
@@ -111,19 +137,20 @@ const resultColumns = [
 function resultLine(row: Row): string {
   const outcome = row.outcome;
   const code = outcome && 'code' in outcome ? outcome.code : undefined;
+  const existing = outcome && 'existing' in outcome ? outcome.existing : undefined;
   const error = outcome && 'error' in outcome ? outcome.error : undefined;
   return csvLine([
     row.row,
     row.line,
-    code ? 'ok' : 'failed',
-    code?.gtin ?? row.body?.gtin,
-    code?.serial ?? row.body?.serialNumber,
-    code?.batch ?? row.body?.batchNumber,
-    code?.expiryDate ?? row.body?.expiryDate,
-    code?.url,
-    code?.assetId,
+    code ? 'ok' : existing ? 'existing' : 'failed',
+    code?.gtin ?? existing?.gtin ?? row.body?.gtin,
+    code?.serial ?? existing?.serialNumber ?? row.body?.serialNumber,
+    code?.batch ?? existing?.batchNumber ?? row.body?.batchNumber,
+    code?.expiryDate ?? existing?.expiryDate ?? row.body?.expiryDate,
+    code?.url ?? existing?.url,
+    code?.assetId ?? existing?.assetId,
     code?.keyId,
-    code?.createdAt,
+    code?.createdAt ?? existing?.createdAt,
     error?.code,
     error?.message,
   ]);
@@ -171,6 +198,7 @@ export async function codesCommand(args: string[], env: NodeJS.ProcessEnv, io: C
       csv: { type: 'string' },
       out: { type: 'string' },
       'batch-size': { type: 'string' },
+      resume: { type: 'boolean' },
       json: { type: 'boolean' },
       url: { type: 'string' },
       key: { type: 'string' },
@@ -195,6 +223,8 @@ export async function codesCommand(args: string[], env: NodeJS.ProcessEnv, io: C
   const progress = createProgress({ label: 'generating', unit: 'rows', total, stream: io.terminal });
   const failures: Array<{ row: number; line: number } & RowFailure> = [];
   let generated = 0;
+  let existed = 0;
+  let duplicates = 0;
   let requests = 0;
   let done = 0;
   let window: Row[] = [];
@@ -204,10 +234,12 @@ export async function codesCommand(args: string[], env: NodeJS.ProcessEnv, io: C
     const outcome = row.outcome;
     if (outcome && 'error' in outcome) {
       failures.push({ row: row.row, line: row.line, ...outcome.error });
+      if (outcome.error.code === 'DUPLICATE_SERIAL') duplicates++;
       if (failures.length <= printedFailures) {
         io.err(`hallmark: row ${row.row} (line ${row.line}): ${outcome.error.code}: ${outcome.error.message}\n`);
       }
-    } else generated++;
+    } else if (outcome && 'existing' in outcome) existed++;
+    else generated++;
     return asJsonLines ? `${JSON.stringify({ row: row.row, line: row.line, ...outcome })}\n` : resultLine(row);
   };
 
@@ -223,6 +255,15 @@ export async function codesCommand(args: string[], env: NodeJS.ProcessEnv, io: C
       for (const result of results as BatchItemResult[]) {
         const row = sent[result.index];
         if (row) row.outcome = 'code' in result ? { code: result.code } : { error: result.error };
+      }
+      if (values.resume) {
+        for (const row of sent) {
+          if (!row.body || !row.outcome || !('error' in row.outcome) || row.outcome.error.code !== 'DUPLICATE_SERIAL') continue;
+          if (!/^\d{14}$/.test(gtin14(row.body.gtin)) || !row.body.serialNumber) continue;
+          const found = await api.client.codes.list({ gtin: gtin14(row.body.gtin), serial: row.body.serialNumber, limit: 10 });
+          const own = found.data.find((code) => row.body !== undefined && isCodeOfRow(code, row.body));
+          if (own) row.outcome = { existing: own };
+        }
       }
     }
     let lines = done === 0 && !asJsonLines ? csvLine(resultColumns) : '';
@@ -270,9 +311,16 @@ export async function codesCommand(args: string[], env: NodeJS.ProcessEnv, io: C
   if (failures.length > printedFailures) {
     io.err(`hallmark: … and ${failures.length - printedFailures} more failed rows${file ? ` (see ${values.out})` : ''}\n`);
   }
+  if (duplicates > 0 && !values.resume) {
+    io.err(
+      `hallmark: ${duplicates} row${duplicates === 1 ? ' was' : 's were'} refused as DUPLICATE_SERIAL; if an earlier run ` +
+        'made them (say it was stopped), run again with --resume to list their codes as "existing"\n',
+    );
+  }
   const summary = {
     rows: total,
     generated,
+    ...(values.resume ? { existing: existed } : {}),
     failed: failures.length,
     requests,
     ...(values.out ? { out: values.out } : {}),
@@ -282,6 +330,7 @@ export async function codesCommand(args: string[], env: NodeJS.ProcessEnv, io: C
     const line =
       `generated ${generated} code${generated === 1 ? '' : 's'} from ${total} row${total === 1 ? '' : 's'} ` +
       `in ${requests} request${requests === 1 ? '' : 's'}` +
+      `${existed > 0 ? `; ${existed} already existed` : ''}` +
       `${failures.length > 0 ? `; ${failures.length} row${failures.length === 1 ? '' : 's'} failed` : ''}` +
       `${values.out ? `; results in ${values.out}` : ''}\n`;
     // With the results on stdout, the summary goes beside the row errors, so a pipe gets only CSV.

@@ -54,13 +54,14 @@ export const migrateUsage = `hallmark migrate
     with the tables' owner before services that use roles of their own (infra/postgres/roles.sql), which
     cannot change the schema.`;
 
-export const codesUsage = `hallmark codes generate --csv <file> [--out <results.csv>] [--batch-size <n>] [--json] [--url <url>] [--key <key>]
+export const codesUsage = `hallmark codes generate --csv <file> [--out <results.csv>] [--batch-size <n>] [--resume] [--json] [--url <url>] [--key <key>]
     Generates a code per row of the CSV (header: gtin, serialNumber, and any of batchNumber,
     expiryDate, schemaId, schemaVersion, metadata.<name>) through the API, in requests of up to
     10,000 rows (--batch-size fewer). The results (row, line, status, the link as url, assetId,
     errorCode, errorMessage) go to --out, or to stdout; failed rows are also named on stderr by row
-    and line. --json: a JSON summary with --out, else one JSON object per row. Exit code 1 when any
-    row failed.`;
+    and line. --resume: a row refused as DUPLICATE_SERIAL whose code has the row's very fields (an
+    earlier run made it) is listed with that code, status "existing". --json: a JSON summary with
+    --out, else one JSON object per row. Exit code 1 when any row failed.`;
 
 export const complianceUsage = `hallmark compliance export <assetId> --out <file> [--format json|csv|epcis] [--json] [--url <url>] [--key <key>]
     Streams an asset's compliance export to <file> (written whole or not at all); check it with
