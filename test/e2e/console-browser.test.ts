@@ -1174,7 +1174,7 @@ describe('a batch whose answer is lost', () => {
       const results = await downloadResults(page);
       expect(results.rows.map((row) => row.status)).toEqual(['created', 'created', 'created']);
       expect(results.rows.map((row) => row.assetId)).toEqual(
-        (sent[0]?.body.results as Json[]).map((result) => result.code?.assetId),
+        ((sent[0]?.body.results ?? []) as Json[]).map((result) => result.code?.assetId),
       );
       expect(await page.locator('.state-error').count()).toBe(0);
     }));
