@@ -1179,6 +1179,34 @@ describe('a batch whose answer is lost', () => {
       expect(await page.locator('.state-error').count()).toBe(0);
     }));
 
+  it('lists rows an earlier upload made as existing, with their links; a serial reused for another item stays failed', () =>
+    inBrandPage(async (page) => {
+      // What an earlier upload made before its tab was closed: two of the three rows.
+      const made: Json[] = [];
+      for (const serial of ['EXIST-1', 'EXIST-2']) {
+        const answer = await api('POST', '/code/generate', {
+          key: brand,
+          body: { gtin, serialNumber: serial, batchNumber: 'L1' },
+        });
+        expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+        made.push(answer.body);
+      }
+      const csv = ['gtin,serial,batch', `${gtin},EXIST-1,L1`, `${gtin},EXIST-2,L9`, `${gtin},EXIST-3,L1`].join('\n');
+      await generateFromCsv(page, 'again.csv', csv);
+      expect(await textOf(page, '[aria-labelledby="batch-results-heading"]')).toMatch(
+        /1 codes created, 1 made before \(an earlier upload of the same rows: listed as existing, with their links\), 1 rows failed/,
+      );
+      const results = await downloadResults(page);
+      expect(results.rows.map((row) => [row.serial, row.status])).toEqual([
+        ['EXIST-1', 'existing'],
+        ['EXIST-2', 'failed'],
+        ['EXIST-3', 'created'],
+      ]);
+      expect([results.rows[0]?.url, results.rows[0]?.assetId]).toEqual([made[0]?.url, made[0]?.assetId]);
+      expect(results.rows[1]?.error).toMatch(/DUPLICATE_SERIAL/);
+      expect(await textOf(page, 'table.batch-errors')).toContain('EXIST-2');
+    }));
+
   it('says a request that never got an answer may have made its codes, not that it made none', () =>
     inBrandPage(async (page) => {
       let tries = 0;

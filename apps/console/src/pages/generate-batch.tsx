@@ -4,17 +4,47 @@ import { batchByteBudget, batchItemLimit, chunkRows } from '../batch-chunks.ts';
 import { describedBy, Field } from '../components/field.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { batchFromCsv, csvLine, type ParsedBatch } from '../csv.ts';
+import { gtin14, isCodeOfRow } from '../existing-code.ts';
 import { formatCount } from '../format.ts';
 import { answerLost } from '../retry.ts';
 import { Link } from '../router.tsx';
-import type { BatchItemResult } from '../types.ts';
+import type { BatchItemResult, CodeSummary, DataPage } from '../types.ts';
 
 interface RowOutcome {
   line: number;
   body: Record<string, unknown>;
   url?: string;
   assetId?: string;
+  /** The code was made before, by an earlier upload of the row (refused now as DUPLICATE_SERIAL). */
+  existing?: boolean;
   error?: string;
+}
+
+/** DUPLICATE_SERIAL rows looked up at once. */
+const lookupsAtOnce = 8;
+
+/**
+ * Lists each row refused as DUPLICATE_SERIAL with the code an earlier upload made of it, when one
+ * of the account's codes is that very item (existing-code.ts). A lookup that fails leaves the row failed.
+ */
+async function takeExistingCodes(refused: Array<{ row: RowOutcome }>): Promise<void> {
+  for (let start = 0; start < refused.length; start += lookupsAtOnce) {
+    await Promise.all(
+      refused.slice(start, start + lookupsAtOnce).map(async ({ row }) => {
+        try {
+          const page = await api.get<DataPage<CodeSummary>>('/codes', {
+            gtin: gtin14(row.body.gtin),
+            serial: String(row.body.serialNumber),
+            limit: 10,
+          });
+          const own = page.data.find((code) => isCodeOfRow(code, row.body));
+          if (own) Object.assign(row, { url: own.url, assetId: own.assetId, existing: true, error: undefined });
+        } catch {
+          // Left as the API refused it: DUPLICATE_SERIAL.
+        }
+      }),
+    );
+  }
 }
 
 const exampleCsv = 'gtin,serial,batch,expiry,name\r\n09506000134352,SN-0001,LOT-1,2031-12-31,Fountain pen\r\n';
@@ -31,7 +61,7 @@ function resultCsv(outcomes: RowOutcome[]): string {
         outcome.body.serialNumber as string,
         outcome.body.batchNumber as string,
         outcome.body.expiryDate as string,
-        outcome.url ? 'created' : 'failed',
+        outcome.existing ? 'existing' : outcome.url ? 'created' : 'failed',
         outcome.url,
         outcome.assetId,
         outcome.error,
@@ -110,14 +140,20 @@ export function GenerateBatchPage() {
           { serverErrors: true },
         );
         const answered = new Set<number>();
+        const duplicates: Array<{ row: RowOutcome }> = [];
         for (const result of answer.results) {
           const row = chunk[result.index];
           if (!row || answered.has(result.index)) continue;
           answered.add(result.index);
           if ('code' in result)
             collected.push({ line: row.line, body: row.body, url: result.code.url, assetId: result.code.assetId });
-          else collected.push({ line: row.line, body: row.body, error: `${result.error.message} (${result.error.code})` });
+          else {
+            const outcome = { line: row.line, body: row.body, error: `${result.error.message} (${result.error.code})` };
+            collected.push(outcome);
+            if (result.error.code === 'DUPLICATE_SERIAL') duplicates.push({ row: outcome });
+          }
         }
+        await takeExistingCodes(duplicates);
         // A row the answer left out is failed too, never silently missing.
         chunk.forEach((row, index) => {
           if (!answered.has(index))
@@ -149,7 +185,8 @@ export function GenerateBatchPage() {
     }
   };
 
-  const created = outcomes?.filter((outcome) => outcome.url).length ?? 0;
+  const created = outcomes?.filter((outcome) => outcome.url && !outcome.existing).length ?? 0;
+  const existing = outcomes?.filter((outcome) => outcome.existing).length ?? 0;
   const failed = outcomes?.filter((outcome) => outcome.error) ?? [];
   return (
     <>
@@ -211,7 +248,10 @@ export function GenerateBatchPage() {
         <section aria-labelledby="batch-results-heading" class="panel">
           <h2 id="batch-results-heading">Results</h2>
           <p role="status">
-            {formatCount(created)} codes created, {formatCount(failed.length)} rows failed.
+            {formatCount(created)} codes created
+            {existing > 0 &&
+              `, ${formatCount(existing)} made before (an earlier upload of the same rows: listed as existing, with their links)`}
+            , {formatCount(failed.length)} rows failed.
           </p>
           {download && (
             <p>
