@@ -17,6 +17,9 @@ import { UsageError } from './usage-error.ts';
 /** The API's own limit of items per POST /code/generate/batch (packages/contracts). */
 export const batchLimit = GenerateBatchBody.properties.items.maxItems ?? 10_000;
 
+/** --resume: how many DUPLICATE_SERIAL rows are looked up at once. */
+const lookupsAtOnce = 8;
+
 /** Row errors printed on stderr before the rest are left to the results file. */
 const printedFailures = 20;
 
@@ -257,12 +260,24 @@ export async function codesCommand(args: string[], env: NodeJS.ProcessEnv, io: C
         if (row) row.outcome = 'code' in result ? { code: result.code } : { error: result.error };
       }
       if (values.resume) {
-        for (const row of sent) {
-          if (!row.body || !row.outcome || !('error' in row.outcome) || row.outcome.error.code !== 'DUPLICATE_SERIAL') continue;
-          if (!/^\d{14}$/.test(gtin14(row.body.gtin)) || !row.body.serialNumber) continue;
-          const found = await api.client.codes.list({ gtin: gtin14(row.body.gtin), serial: row.body.serialNumber, limit: 10 });
-          const own = found.data.find((code) => row.body !== undefined && isCodeOfRow(code, row.body));
-          if (own) row.outcome = { existing: own };
+        const duplicated = sent.filter(
+          (row) =>
+            row.body?.serialNumber &&
+            /^\d{14}$/.test(gtin14(row.body.gtin)) &&
+            row.outcome &&
+            'error' in row.outcome &&
+            row.outcome.error.code === 'DUPLICATE_SERIAL',
+        );
+        // Looked up a few at a time: a resumed run of many rows has as many lookups.
+        for (let start = 0; start < duplicated.length; start += lookupsAtOnce) {
+          await Promise.all(
+            duplicated.slice(start, start + lookupsAtOnce).map(async (row) => {
+              const body = row.body as GenerateCodeBody;
+              const found = await api.client.codes.list({ gtin: gtin14(body.gtin), serial: body.serialNumber, limit: 10 });
+              const own = found.data.find((code) => isCodeOfRow(code, body));
+              if (own) row.outcome = { existing: own };
+            }),
+          );
         }
       }
     }
