@@ -990,6 +990,7 @@ function pages(): Array<[string, string]> {
     ['codes', '/codes'],
     ['code', `/codes/${encodeURIComponent(codeAssetId)}`],
     ['reports', '/reports'],
+    ['blocklist', '/blocklist'],
     ['webhooks', '/settings/webhooks'],
   ];
 }
@@ -1293,6 +1294,90 @@ describe('a list reloaded after a change', () => {
       expect(await content.evaluate((element) => (element as unknown as { inert: boolean }).inert)).toBe(false);
       expect(await page.getByRole('status').filter({ hasText: 'Updating' }).count()).toBe(0);
     }));
+});
+
+describe('the blocklist', () => {
+  /** The verdict the API gives a link now (not counted with the overview's verifications). */
+  const verdictOf = async (url: string) =>
+    (await api('POST', '/code/verify', { key: brand, body: { url } })).body.verdict as string | undefined;
+  const codeUrl = async (serialNumber: string) => {
+    const made = await api('POST', '/code/generate', { key: brand, body: { gtin, serialNumber } });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    return made.body.url as string;
+  };
+
+  it('blocks a code and a range of serials, verifications answering so at once; unblocks one, kept as removed; refuses a bad GTIN at its field', () =>
+    inBrandPage(async (page) => {
+      const single = await codeUrl('BL-1');
+      const inRange = await codeUrl('BR-150');
+      // Each code is verified twice at most: this product calls a third scan within minutes excessive.
+      expect(await verdictOf(inRange)).toBe('AUTHENTIC');
+      await open(page, '/blocklist');
+
+      await page.getByLabel('GTIN').fill('12345678901234');
+      await page.getByLabel('Serial', { exact: true }).fill('BL-1');
+      await page.getByRole('button', { name: 'Block the code' }).click();
+      await page.locator('#block-gtin-error').waitFor();
+      expect(await textOf(page, '#block-gtin-error')).toMatch(/check digit/i);
+
+      await page.getByLabel('GTIN').fill(gtin);
+      await page.getByRole('button', { name: 'Block the code' }).click();
+      await page
+        .getByRole('status')
+        .filter({ hasText: `Blocked ${gtin} / BL-1.` })
+        .waitFor();
+      expect(await verdictOf(single)).toBe('COUNTERFEIT');
+
+      await page.getByRole('radio', { name: /A range of serials/ }).check();
+      await page.getByLabel('First serial').fill('BR-100');
+      await page.getByLabel('Last serial').fill('BR-199');
+      await page.getByRole('radio', { name: 'Suspicious (withdrawn)' }).check();
+      await page.getByLabel('Reason (optional)').fill('Batch withdrawn: <b>recall</b> 2026-12');
+      await page.getByRole('button', { name: 'Block the range' }).click();
+      await page
+        .getByRole('status')
+        .filter({ hasText: `Blocked ${gtin} / BR-100 to BR-199.` })
+        .waitFor();
+      await settled(page);
+      expect(await verdictOf(inRange)).toBe('SUSPICIOUS');
+      const rangeRow = page.locator('tr', { hasText: 'BR-100 to BR-199' });
+      expect(await rangeRow.textContent()).toContain('Suspicious (withdrawn)');
+      // A reason is text, never markup.
+      expect(await rangeRow.locator('b').count()).toBe(0);
+      expect(await rangeRow.textContent()).toContain('“Batch withdrawn: <b>recall</b> 2026-12”');
+
+      await page.getByRole('button', { name: `Unblock ${gtin} / BL-1` }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.waitFor();
+      expect(await seriousAxeIssues(page)).toEqual([]);
+      await dialog.getByRole('button', { name: 'Unblock' }).click();
+      await page
+        .getByRole('status')
+        .filter({ hasText: `Unblocked ${gtin} / BL-1.` })
+        .waitFor();
+      await settled(page);
+      const after = await api('POST', '/code/verify', { key: brand, body: { url: single } });
+      expect(after.body.verdict, JSON.stringify(after.body)).toBe('AUTHENTIC');
+      expect(await page.locator('tr', { hasText: `${gtin} / BL-1` }).count()).toBe(0);
+      await open(page, '/blocklist?status=removed');
+      expect(await textOf(page, 'main')).toMatch(new RegExp(`${gtin} / BL-1[\\s\\S]*Removed`));
+      expect(await page.getByRole('button', { name: /^Unblock/ }).count()).toBe(0);
+    }));
+
+  it('shows a key with assets:read only the entries, no form and no Unblock, and says why', async () => {
+    const made = await api('POST', '/keys', { key: brand, body: { name: 'Blocklist reader', scopes: ['assets:read'] } });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const { context, page } = await newPage();
+    try {
+      await signIn(page, made.body.secret as string);
+      await open(page, '/blocklist');
+      expect(await textOf(page, 'main')).toContain('Blocking and unblocking is hidden');
+      expect(await page.locator('tr', { hasText: 'BR-100 to BR-199' }).count()).toBe(1);
+      expect(await page.getByRole('button', { name: /Unblock|Block the/ }).count()).toBe(0);
+    } finally {
+      await context.close();
+    }
+  });
 });
 
 describe('usage', () => {

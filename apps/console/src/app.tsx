@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { type ApiError, asApiError, whenSessionEnds } from './api.ts';
 import { ErrorMessage, HiddenByScope, Loading } from './components/states.tsx';
+import { BlocklistPage } from './pages/blocklist.tsx';
 import { CodePage } from './pages/code.tsx';
 import { CodesPage } from './pages/codes.tsx';
 import { GenerateBatchPage } from './pages/generate-batch.tsx';
@@ -27,6 +28,7 @@ const navItems: NavItem[] = [
   { to: '/', label: 'Overview', scope: 'assets:read' },
   { to: '/codes', label: 'Codes', scope: 'assets:read' },
   { to: '/reports', label: 'Reports', scope: 'assets:read' },
+  { to: '/blocklist', label: 'Blocklist', scope: 'assets:read' },
   { to: '/settings/keys', label: 'Settings: API keys', scope: 'keys:read' },
   { to: '/settings/webhooks', label: 'Settings: Webhooks', scope: 'keys:read' },
   { to: '/usage', label: 'Usage' },
@@ -50,6 +52,13 @@ function route(location: Location, session: SessionView): { title: string; scope
       scope: 'assets:read',
       // Keyed by the status shown: another status starts again at its first page (the cursor is the list's).
       view: () => <ReportsPage key={location.query.get('status') ?? 'pending'} session={session} location={location} />,
+    };
+  if (path === '/blocklist')
+    return {
+      title: 'Blocklist',
+      scope: 'assets:read',
+      // Keyed by the status shown, as the reports: another status starts again at its first page.
+      view: () => <BlocklistPage key={location.query.get('status') ?? 'active'} session={session} location={location} />,
     };
   // Settings → API keys, where the spec puts key management; /keys is kept as a short link to it.
   if (path === '/settings/keys' || path === '/keys')

@@ -175,3 +175,18 @@ export interface WebhookMessageView {
   createdAt: string;
   deliveredAt: string | null;
 }
+
+/** A blocklist entry (GET /blocklist): one code, or a serial range of a GTIN. */
+export type BlockKind = 'counterfeit' | 'withdrawn';
+
+export interface BlockView {
+  blockId: string;
+  gtin: string;
+  serialFrom: string;
+  serialTo: string;
+  kind: BlockKind;
+  reason: string | null;
+  status: 'active' | 'removed';
+  createdAt: string;
+  removedAt: string | null;
+}

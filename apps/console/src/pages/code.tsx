@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { type ApiError, api, apiUrl, asApiError } from '../api.ts';
 import { Badge } from '../components/badge.tsx';
+import { BlockKindField } from '../components/block-kind.tsx';
 import { CopyButton } from '../components/copy-button.tsx';
 import { describedBy, Field } from '../components/field.tsx';
 import { Pager, useCursorPages } from '../components/pager.tsx';
@@ -9,7 +10,7 @@ import { TableScroll } from '../components/table-scroll.tsx';
 import { flagInWords, formatCount, formatTime, scanReasons, verdictWords } from '../format.ts';
 import { Link } from '../router.tsx';
 import { holds } from '../scopes.ts';
-import type { CodeDetail, ScanView, SessionView } from '../types.ts';
+import type { BlockKind, CodeDetail, ScanView, SessionView } from '../types.ts';
 import { useLoad } from '../use-load.ts';
 import { DecideDialog } from './reports.tsx';
 
@@ -128,7 +129,7 @@ function CodeDetails({ code, session, onChanged }: { code: CodeDetail; session: 
 
 /** Block the code (verifications answer COUNTERFEIT or SUSPICIOUS from now on) or lift its block (issue #21). */
 function BlockControl({ code, onChanged }: { code: CodeDetail; onChanged: () => void }) {
-  const [kind, setKind] = useState<'counterfeit' | 'withdrawn'>('counterfeit');
+  const [kind, setKind] = useState<BlockKind>('counterfeit');
   const [reason, setReason] = useState('');
   const [error, setError] = useState<ApiError | undefined>();
   const [busy, setBusy] = useState(false);
@@ -165,17 +166,7 @@ function BlockControl({ code, onChanged }: { code: CodeDetail; onChanged: () => 
           </p>
         ) : (
           <>
-            <fieldset class="field">
-              <legend>Verifications will answer</legend>
-              <label class="block-label">
-                <input type="radio" name="block-kind" checked={kind === 'counterfeit'} onChange={() => setKind('counterfeit')} />
-                Counterfeit (the code is known to be on fakes)
-              </label>
-              <label class="block-label">
-                <input type="radio" name="block-kind" checked={kind === 'withdrawn'} onChange={() => setKind('withdrawn')} />
-                Suspicious (withdrawn)
-              </label>
-            </fieldset>
+            <BlockKindField name="block-kind" kind={kind} onChange={setKind} />
             <Field id="block-reason" label="Reason (optional)" hint="Shown on verifications and the public page.">
               <input
                 {...describedBy('block-reason', true, undefined)}

@@ -1,0 +1,317 @@
+import { useState } from 'preact/hooks';
+import { type ApiError, api, asApiError } from '../api.ts';
+import { Badge } from '../components/badge.tsx';
+import { BlockKindField } from '../components/block-kind.tsx';
+import { Dialog } from '../components/dialog.tsx';
+import { describedBy, Field } from '../components/field.tsx';
+import { Pager, useCursorPages } from '../components/pager.tsx';
+import { FormError, HiddenByScope, LoadedView } from '../components/states.tsx';
+import { TableScroll } from '../components/table-scroll.tsx';
+import { formatTime } from '../format.ts';
+import { Link, type Location } from '../router.tsx';
+import { holds } from '../scopes.ts';
+import type { BlockKind, BlockView, Pagination, SessionView } from '../types.ts';
+import { useLoad } from '../use-load.ts';
+
+// The account's blocklist (GET /blocklist): codes, or serial ranges of a GTIN, that verifications
+// answer as counterfeit or suspicious (withdrawn) whatever their signature says. A person blocks a
+// code or a range (POST /blocklist: a batch withdrawn, a run of labels found on fakes) and unblocks
+// an entry (DELETE /blocklist/{blockId}), which stays in the record as removed.
+
+type BlockStatus = 'active' | 'removed';
+
+const statuses: ReadonlyArray<{ value: BlockStatus | ''; label: string }> = [
+  { value: 'active', label: 'Blocking now' },
+  { value: 'removed', label: 'Removed' },
+  { value: '', label: 'All' },
+];
+
+const statusOf = (query: URLSearchParams): BlockStatus | '' => {
+  const value = query.get('status') ?? 'active';
+  return statuses.some((status) => status.value === value) ? (value as BlockStatus | '') : 'active';
+};
+
+/** The codes an entry covers, as a person reads them: one serial, or the first and last of a range. */
+export const codesOf = (block: Pick<BlockView, 'gtin' | 'serialFrom' | 'serialTo'>): string =>
+  block.serialFrom === block.serialTo
+    ? `${block.gtin} / ${block.serialFrom}`
+    : `${block.gtin} / ${block.serialFrom} to ${block.serialTo}`;
+
+const kindWords: Readonly<Record<BlockKind, string>> = { counterfeit: 'Counterfeit', withdrawn: 'Suspicious (withdrawn)' };
+
+export function BlocklistPage({ session, location }: { session: SessionView; location: Location }) {
+  const status = statusOf(location.query);
+  const pages = useCursorPages();
+  const blocks = useLoad(
+    () => api.get<{ blocks: BlockView[]; pagination: Pagination }>('/blocklist', { status, limit: 20, cursor: pages.cursor }),
+    [status, pages.cursor],
+  );
+  const [removing, setRemoving] = useState<BlockView | undefined>();
+  const [notice, setNotice] = useState<string | undefined>();
+  const mayBlock = holds(session, 'assets:create');
+  const changed = (said: string) => {
+    setNotice(said);
+    pages.reset();
+    blocks.reload();
+  };
+
+  return (
+    <>
+      <h1>Blocklist</h1>
+      <p>
+        Codes that verifications answer as counterfeit or suspicious whatever their signature says: a label found on fakes, a
+        batch withdrawn. A code blocked because a report of it was confirmed is under{' '}
+        <Link to="/reports?status=confirmed">Reports</Link>.
+      </p>
+      {mayBlock ? (
+        <BlockForm onBlocked={(block) => changed(`Blocked ${codesOf(block)}.`)} />
+      ) : (
+        <HiddenByScope what="Blocking and unblocking" scope="assets:create" />
+      )}
+      <nav class="filter-tabs" aria-label="Blocklist entries by status">
+        <ul>
+          {statuses.map((each) => (
+            <li key={each.value || 'all'}>
+              <Link to={`/blocklist?status=${each.value}`} aria-current={each.value === status ? 'page' : undefined}>
+                {each.label}
+              </Link>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      {notice && (
+        <p class="notice success" role="status">
+          {notice}
+        </p>
+      )}
+      <section aria-labelledby="blocks-heading" class="panel">
+        <h2 id="blocks-heading">{statuses.find((each) => each.value === status)?.label ?? 'All'}</h2>
+        <LoadedView
+          loaded={blocks}
+          what="blocklist entries"
+          isEmpty={(data) => data.blocks.length === 0}
+          empty={status === 'active' ? 'No code is blocked.' : 'No entries here.'}
+        >
+          {(data) => (
+            <>
+              <TableScroll labelledBy="blocks-heading">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Codes</th>
+                      <th scope="col">Verifications answer</th>
+                      <th scope="col">Reason</th>
+                      <th scope="col">Blocked</th>
+                      {mayBlock && <th scope="col">Actions</th>}
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {data.blocks.map((block) => (
+                      <tr key={block.blockId} data-block={block.blockId}>
+                        <th scope="row" class="code">
+                          {codesOf(block)}
+                        </th>
+                        <td>
+                          <Badge tone={block.kind === 'counterfeit' ? 'bad' : 'warning'}>{kindWords[block.kind]}</Badge>
+                        </td>
+                        <td>{block.reason ? `“${block.reason}”` : '—'}</td>
+                        <td>
+                          {formatTime(block.createdAt)}
+                          {block.removedAt && (
+                            <>
+                              <br />
+                              <span class="muted">Removed {formatTime(block.removedAt)}</span>
+                            </>
+                          )}
+                        </td>
+                        {mayBlock && (
+                          <td class="row-actions">
+                            {block.status === 'active' && (
+                              <button
+                                type="button"
+                                class="button secondary"
+                                aria-label={`Unblock ${codesOf(block)}`}
+                                onClick={() => {
+                                  setNotice(undefined);
+                                  setRemoving(block);
+                                }}
+                              >
+                                Unblock
+                              </button>
+                            )}
+                          </td>
+                        )}
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </TableScroll>
+              <Pager label="Blocklist entries" pages={pages} nextCursor={data.pagination.nextCursor} />
+            </>
+          )}
+        </LoadedView>
+      </section>
+      {removing && (
+        <UnblockDialog
+          block={removing}
+          onClose={() => setRemoving(undefined)}
+          onRemoved={(removed) => {
+            setRemoving(undefined);
+            changed(`Unblocked ${codesOf(removed)}.`);
+          }}
+        />
+      )}
+    </>
+  );
+}
+
+/** Blocks one code, or a serial range of a GTIN (the same length, both ends included). */
+function BlockForm({ onBlocked }: { onBlocked: (block: BlockView) => void }) {
+  const [gtin, setGtin] = useState('');
+  const [range, setRange] = useState(false);
+  const [serial, setSerial] = useState('');
+  const [serialTo, setSerialTo] = useState('');
+  const [kind, setKind] = useState<BlockKind>('counterfeit');
+  const [reason, setReason] = useState('');
+  const [errors, setErrors] = useState<{ gtin?: string; serial?: string; serialTo?: string; form?: ApiError }>({});
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const found: typeof errors = {};
+    if (!/^\d{8,14}$/.test(gtin.trim())) found.gtin = 'Enter the GTIN (8 to 14 digits).';
+    if (!serial.trim()) found.serial = range ? 'Enter the first serial of the range.' : 'Enter the serial.';
+    if (range && !serialTo.trim()) found.serialTo = 'Enter the last serial of the range.';
+    setErrors(found);
+    if (found.gtin || found.serial || found.serialTo) return;
+    setBusy(true);
+    try {
+      const block = await api.create<BlockView>('/blocklist', {
+        gtin: gtin.trim(),
+        ...(range ? { serialFrom: serial.trim(), serialTo: serialTo.trim() } : { serial: serial.trim() }),
+        kind,
+        ...(reason.trim() ? { reason: reason.trim() } : {}),
+      });
+      setSerial('');
+      setSerialTo('');
+      setReason('');
+      onBlocked(block);
+    } catch (caught) {
+      const failure = asApiError(caught);
+      const field = String(failure.details.field ?? '');
+      if (field === 'gtin' || failure.code === 'INVALID_GTIN' || failure.code === 'GTIN_NOT_OWNED')
+        setErrors({ gtin: failure.message });
+      else if (field === 'serialTo') setErrors({ serialTo: failure.message });
+      else if (field === 'serial' || field === 'serialFrom') setErrors({ serial: failure.message });
+      else setErrors({ form: failure });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section aria-labelledby="block-form-heading" class="panel">
+      <h2 id="block-form-heading">Block codes</h2>
+      <form class="form" onSubmit={submit} noValidate>
+        <Field id="block-gtin" label="GTIN" hint="8 to 14 digits, a GTIN your account signs for." error={errors.gtin}>
+          <input
+            {...describedBy('block-gtin', true, errors.gtin)}
+            inputMode="numeric"
+            value={gtin}
+            onInput={(event) => setGtin(event.currentTarget.value)}
+          />
+        </Field>
+        <fieldset class="field">
+          <legend>Which codes</legend>
+          <label class="block-label">
+            <input type="radio" name="block-which" checked={!range} onChange={() => setRange(false)} />
+            One serial
+          </label>
+          <label class="block-label">
+            <input type="radio" name="block-which" checked={range} onChange={() => setRange(true)} />A range of serials (the same
+            length, both ends included)
+          </label>
+        </fieldset>
+        <Field id="block-serial" label={range ? 'First serial' : 'Serial'} error={errors.serial}>
+          <input
+            {...describedBy('block-serial', false, errors.serial)}
+            maxLength={20}
+            value={serial}
+            onInput={(event) => setSerial(event.currentTarget.value)}
+          />
+        </Field>
+        {range && (
+          <Field id="block-serial-to" label="Last serial" error={errors.serialTo}>
+            <input
+              {...describedBy('block-serial-to', false, errors.serialTo)}
+              maxLength={20}
+              value={serialTo}
+              onInput={(event) => setSerialTo(event.currentTarget.value)}
+            />
+          </Field>
+        )}
+        <BlockKindField name="blocklist-kind" kind={kind} onChange={setKind} />
+        <Field id="blocklist-reason" label="Reason (optional)" hint="Shown on verifications and the public page.">
+          <input
+            {...describedBy('blocklist-reason', true, undefined)}
+            maxLength={1000}
+            value={reason}
+            onInput={(event) => setReason(event.currentTarget.value)}
+          />
+        </Field>
+        <FormError error={errors.form} />
+        <button type="submit" class="button danger" disabled={busy}>
+          {busy ? 'Blocking…' : range ? 'Block the range' : 'Block the code'}
+        </button>
+      </form>
+    </section>
+  );
+}
+
+/** Unblocks one entry, after saying what that does; the API's refusal (say, removed meanwhile) shown in place. */
+function UnblockDialog({
+  block,
+  onClose,
+  onRemoved,
+}: {
+  block: BlockView;
+  onClose: () => void;
+  onRemoved: (removed: BlockView) => void;
+}) {
+  const [error, setError] = useState<ApiError | undefined>();
+  const [busy, setBusy] = useState(false);
+  const unblock = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      onRemoved(await api.delete<BlockView>(`/blocklist/${encodeURIComponent(block.blockId)}`));
+    } catch (caught) {
+      setError(asApiError(caught));
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog title="Unblock these codes?" onClose={onClose}>
+      <form class="form" onSubmit={unblock} noValidate>
+        <p>
+          <span class="code">{codesOf(block)}</span> · {kindWords[block.kind]}
+          {block.reason && <> · “{block.reason}”</>}
+        </p>
+        <p>
+          Verifications stop answering with this block at once, on every server, unless another entry or a confirmed report still
+          blocks a code. The entry stays in the record as removed, and the code’s history keeps both.
+        </p>
+        <FormError error={error} />
+        <div class="dialog-actions">
+          <button type="button" class="button secondary" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" class="button" disabled={busy}>
+            {busy ? 'Unblocking…' : 'Unblock'}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
