@@ -37,6 +37,10 @@ async function hallmark(env: Record<string, string>, ...args: string[]): Promise
   }
 }
 
+/** `hallmark codes generate --csv <csv> --out <out> [flags]` with `key` as HALLMARK_API_KEY. */
+const generateCodes = (key: string, csv: string, out: string, ...flags: string[]) =>
+  hallmark({ HALLMARK_API_KEY: key }, 'codes', 'generate', '--csv', csv, '--out', out, ...flags);
+
 /** No progress bar, no carriage return or terminal escape: stderr is a pipe here. */
 function expectNoProgress(outcome: Outcome) {
   expect(outcome.stderr).not.toContain('\r');
@@ -79,17 +83,7 @@ describe('hallmark against a running product', () => {
         `lines"`,
       ].join('\n'),
     );
-    const outcome = await hallmark(
-      { HALLMARK_API_KEY: tenantKey },
-      'codes',
-      'generate',
-      '--csv',
-      csv,
-      '--out',
-      out,
-      '--batch-size',
-      '2',
-    );
+    const outcome = await generateCodes(tenantKey, csv, out, '--batch-size', '2');
     expect(outcome.code).toBe(1);
     expect(outcome.stderr.split('\n')).toEqual([
       expect.stringMatching(/^hallmark: row 2 \(line 3\): INVALID_GTIN: /),
@@ -140,17 +134,18 @@ describe('hallmark against a running product', () => {
     const madeBefore = new Map((await written()).map((record) => [record.fields[4], record.fields[7]])); // serial → url
     expect(madeBefore.size).toBeGreaterThanOrEqual(2);
 
-    // With --resume, and one serial now asked with another batch: that row is another item, still refused.
-    await writeFile(csv, ['gtin,serialNumber,batchNumber', ...rows, `${gtin},RES-1,L2`].join('\n'));
+    // With --resume, one serial now asked with another batch (another item) and one row repeated
+    // within the file (a repeat, not an earlier run's code): both still refused.
+    await writeFile(csv, ['gtin,serialNumber,batchNumber', ...rows, `${gtin},RES-1,L2`, `${gtin},RES-2,L1`].join('\n'));
     const out = join(t.dataDir, 'resume-results.csv');
-    const resumed = await hallmark({ HALLMARK_API_KEY: tenantKey }, 'codes', 'generate', '--csv', csv, '--out', out, '--resume');
+    const resumed = await generateCodes(tenantKey, csv, out, '--resume');
     expect(resumed.code).toBe(1);
     const [header, ...results] = [...parseCsv(await readFile(out, 'utf8'))].map((record) => record.fields);
     const column = (name: string) => header?.indexOf(name) ?? -1;
     const statuses = results.map((row) => row[column('status')]);
     expect(statuses.slice(0, 300).every((status) => status === 'existing' || status === 'ok')).toBe(true);
-    expect(statuses[300]).toBe('failed');
-    expect(results[300]?.[column('errorCode')]).toBe('DUPLICATE_SERIAL');
+    expect(statuses.slice(300)).toEqual(['failed', 'failed']);
+    expect(results.slice(300).map((row) => row[column('errorCode')])).toEqual(['DUPLICATE_SERIAL', 'DUPLICATE_SERIAL']);
     // Every row the killed run made (or made as it died) is existing now; the existing ones carry the first run's links.
     const existing = results.filter((row) => row[column('status')] === 'existing');
     expect(existing.length).toBeGreaterThanOrEqual(madeBefore.size);
@@ -159,7 +154,7 @@ describe('hallmark against a running product', () => {
       expect([row?.[column('status')], row?.[column('url')]]).toEqual(['existing', url]);
     }
     expect(resumed.stdout).toBe(
-      `generated ${300 - existing.length} codes from 301 rows in 1 request; ${existing.length} already existed; 1 row failed; results in ${out}\n`,
+      `generated ${300 - existing.length} codes from 302 rows in 1 request; ${existing.length} already existed; 2 rows failed; results in ${out}\n`,
     );
     // Each listed link is the tenant's authentic code.
     for (const row of [existing[0], results.find((result) => result[column('status')] === 'ok')]) {
@@ -169,6 +164,27 @@ describe('hallmark against a running product', () => {
       });
       expect(verified.body.verdict, JSON.stringify([row, verified.body])).toBe('AUTHENTIC');
     }
+
+    // A key that may generate but not list codes: the lookups are refused, said once, and the run
+    // still writes every row (the duplicates refused, the new one made).
+    const writer = await call<{ secret: string }>(t.url, 'POST', '/api/v1/keys', {
+      key: tenantKey,
+      body: { name: 'CLI generate only', scopes: ['assets:create'] },
+    });
+    expect(writer.status).toBe(201);
+    await writeFile(
+      csv,
+      ['gtin,serialNumber,batchNumber', `${gtin},RES-1,L1`, `${gtin},RES-2,L1`, `${gtin},RES-NEW-1,L1`].join('\n'),
+    );
+    const limited = await generateCodes(writer.body.secret, csv, out, '--resume');
+    expect(limited.code).toBe(1);
+    expect(limited.stderr.match(/--resume could not look a duplicate row up: .*INSUFFICIENT_SCOPE/g)).toHaveLength(1);
+    const [, ...limitedRows] = [...parseCsv(await readFile(out, 'utf8'))].map((record) => record.fields);
+    expect(limitedRows.map((row) => [row[column('status')], row[column('errorCode')]])).toEqual([
+      ['failed', 'DUPLICATE_SERIAL'],
+      ['failed', 'DUPLICATE_SERIAL'],
+      ['ok', ''],
+    ]);
   });
 
   it('--json: a parseable summary for scripts, and one JSON object a row on stdout without --out', async () => {

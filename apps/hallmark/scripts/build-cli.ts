@@ -12,10 +12,10 @@ import { bundleSource, workspaceRoot } from './bundle-source.ts';
 // Each build goes to a folder of its own under builds/, and current.json is renamed into place to
 // name it: a command already running (a `hallmark start` during a reinstall) keeps loading its
 // chunks from its own build, and two installs at once each finish theirs. Builds other than the
-// current one are removed once a day old. Failing to bundle fails nothing: the command then runs
+// current one are removed once 30 days old (a few MB each). Failing to bundle fails nothing: the command then runs
 // its sources through tsx, and this says so.
 
-const keptForMs = 24 * 60 * 60 * 1_000;
+const keptForMs = 30 * 24 * 60 * 60 * 1_000;
 
 /** The workspace's own files that decide what the bundle resolves to and how it is transpiled. */
 async function settingsFiles(): Promise<string[]> {

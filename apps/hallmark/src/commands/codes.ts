@@ -12,6 +12,7 @@ import { type CsvRecord, CsvSyntaxError, csvLine, parseCsv } from '../csv.ts';
 import { createProgress } from '../progress.ts';
 import type { CommandIo } from './command-io.ts';
 import { connectProduct } from './product-api.ts';
+import { sdkErrorLine } from './sdk-error-line.ts';
 import { UsageError } from './usage-error.ts';
 
 /** The API's own limit of items per POST /code/generate/batch (packages/contracts). */
@@ -79,8 +80,8 @@ interface Row {
   outcome: { code: GeneratedCode } | { existing: CodeListItem } | { error: RowFailure } | undefined;
 }
 
-/** A GTIN as the API stores and filters it: 14 digits (GTIN-8, -12 and -13 padded with zeros). */
-const gtin14 = (gtin: string | undefined) => (gtin ?? '').trim().padStart(14, '0');
+/** A row's item, as the API's uniqueness sees it: the GTIN and the serial. */
+const itemOf = (body: GenerateCodeBody) => `${body.gtin}\u0000${body.serialNumber}`;
 
 /**
  * Whether `code` is what `body` asks for: the same GTIN, serial, batch, expiry and metadata. Only
@@ -89,7 +90,7 @@ const gtin14 = (gtin: string | undefined) => (gtin ?? '').trim().padStart(14, '0
  */
 export function isCodeOfRow(code: CodeListItem, body: GenerateCodeBody): boolean {
   return (
-    code.gtin === gtin14(body.gtin) &&
+    code.gtin === body.gtin &&
     code.serialNumber === body.serialNumber &&
     code.batchNumber === (body.batchNumber ?? null) &&
     code.expiryDate === (body.expiryDate ?? null) &&
@@ -227,6 +228,9 @@ export async function codesCommand(args: string[], env: NodeJS.ProcessEnv, io: C
   const failures: Array<{ row: number; line: number } & RowFailure> = [];
   let generated = 0;
   let existed = 0;
+  let lookupFailures = 0;
+  /** --resume: the items (GTIN, serial) sent so far in this run. */
+  const sentItems = new Set<string>();
   let duplicates = 0;
   let requests = 0;
   let done = 0;
@@ -260,22 +264,31 @@ export async function codesCommand(args: string[], env: NodeJS.ProcessEnv, io: C
         if (row) row.outcome = 'code' in result ? { code: result.code } : { error: result.error };
       }
       if (values.resume) {
-        const duplicated = sent.filter(
-          (row) =>
-            row.body?.serialNumber &&
-            /^\d{14}$/.test(gtin14(row.body.gtin)) &&
-            row.outcome &&
-            'error' in row.outcome &&
-            row.outcome.error.code === 'DUPLICATE_SERIAL',
-        );
-        // Looked up a few at a time: a resumed run of many rows has as many lookups.
+        // A row that repeats an item sent earlier in this run is a repeat, not an earlier run's
+        // code: it stays DUPLICATE_SERIAL (two rows with one link would be two labels of one code).
+        const duplicated = sent.filter((row) => {
+          const item = row.body ? itemOf(row.body) : '';
+          const repeat = sentItems.has(item);
+          sentItems.add(item);
+          return !repeat && row.outcome && 'error' in row.outcome && row.outcome.error.code === 'DUPLICATE_SERIAL';
+        });
+        // Looked up a few at a time: a resumed run of many rows has as many lookups. A lookup that
+        // fails leaves its row refused, said once, and the run goes on.
         for (let start = 0; start < duplicated.length; start += lookupsAtOnce) {
           await Promise.all(
             duplicated.slice(start, start + lookupsAtOnce).map(async (row) => {
               const body = row.body as GenerateCodeBody;
-              const found = await api.client.codes.list({ gtin: gtin14(body.gtin), serial: body.serialNumber, limit: 10 });
-              const own = found.data.find((code) => isCodeOfRow(code, body));
-              if (own) row.outcome = { existing: own };
+              try {
+                const found = await api.client.codes.list({ gtin: body.gtin, serial: body.serialNumber, limit: 10 });
+                const own = found.data.find((code) => isCodeOfRow(code, body));
+                if (own) row.outcome = { existing: own };
+              } catch (error) {
+                lookupFailures++;
+                if (lookupFailures === 1)
+                  io.err(
+                    `hallmark: --resume could not look a duplicate row up: ${sdkErrorLine(error) ?? (error as Error).message}; such rows stay DUPLICATE_SERIAL\n`,
+                  );
+              }
             }),
           );
         }
