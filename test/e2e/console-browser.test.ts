@@ -1180,7 +1180,7 @@ describe('a batch whose answer is lost', () => {
       expect(await page.locator('.state-error').count()).toBe(0);
     }));
 
-  it('lists rows an earlier upload made as existing, with their links; a serial reused for another item stays failed', () =>
+  it('lists rows an earlier upload made as existing, with their links, when told the file was sent before; another item under a reused serial, and a row repeated in the file, stay failed', () =>
     inBrandPage(async (page) => {
       // What an earlier upload made before its tab was closed: two of the three rows.
       const made: Json[] = [];
@@ -1192,16 +1192,28 @@ describe('a batch whose answer is lost', () => {
         expect(answer.status, JSON.stringify(answer.body)).toBe(201);
         made.push(answer.body);
       }
-      const csv = ['gtin,serial,batch', `${gtin},EXIST-1,L1`, `${gtin},EXIST-2,L9`, `${gtin},EXIST-3,L1`].join('\n');
-      await generateFromCsv(page, 'again.csv', csv);
+      const csv = [
+        'gtin,serial,batch',
+        `${gtin},EXIST-1,L1`,
+        `${gtin},EXIST-2,L9`,
+        `${gtin},EXIST-3,L1`,
+        `${gtin},EXIST-1,L1`,
+      ].join('\n');
+      await open(page, '/codes/batch');
+      await page.getByLabel('CSV file').setInputFiles({ name: 'again.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+      await page.getByText(/rows to generate/).waitFor();
+      await page.getByRole('checkbox', { name: /This file was sent before/ }).check();
+      await page.getByRole('button', { name: 'Generate codes' }).click();
+      await page.getByText(/codes created/).waitFor({ timeout: 30_000 });
       expect(await textOf(page, '[aria-labelledby="batch-results-heading"]')).toMatch(
-        /1 codes created, 1 made before \(an earlier upload of the same rows: listed as existing, with their links\), 1 rows failed/,
+        /1 codes created, 1 made before \(an earlier upload of the same rows: listed as existing, with their links\), 2 rows failed/,
       );
       const results = await downloadResults(page);
       expect(results.rows.map((row) => [row.serial, row.status])).toEqual([
         ['EXIST-1', 'existing'],
         ['EXIST-2', 'failed'],
         ['EXIST-3', 'created'],
+        ['EXIST-1', 'failed'],
       ]);
       expect([results.rows[0]?.url, results.rows[0]?.assetId]).toEqual([made[0]?.url, made[0]?.assetId]);
       expect(results.rows[1]?.error).toMatch(/DUPLICATE_SERIAL/);
@@ -1356,6 +1368,8 @@ describe('the blocklist', () => {
         .filter({ hasText: `Unblocked ${gtin} / BL-1.` })
         .waitFor();
       await settled(page);
+      // The Unblock button went with its entry: the focus is on the page's main region, not lost.
+      await expect.poll(() => page.evaluate('document.activeElement?.id')).toBe('main');
       const after = await api('POST', '/code/verify', { key: brand, body: { url: single } });
       expect(after.body.verdict, JSON.stringify(after.body)).toBe('AUTHENTIC');
       expect(await page.locator('tr', { hasText: `${gtin} / BL-1` }).count()).toBe(0);

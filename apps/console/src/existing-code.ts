@@ -1,14 +1,12 @@
 // A batch row refused as DUPLICATE_SERIAL may be a code an earlier upload made (the tab closed, the
-// connection lost mid-batch): the batch page then looks the serial up and lists the row with that
-// code, as "existing", when the code is the very item the row asks for.
+// connection lost mid-batch): when the person says the file was uploaded before, the batch page
+// looks the serial up and lists the row with that code, as "existing", when the code is the very
+// item the row asks for.
 
 import type { CodeSummary } from './types.ts';
 
-/** A GTIN as the API stores and filters it: 14 digits (GTIN-8, -12 and -13 padded with zeros). */
-export const gtin14 = (gtin: unknown): string =>
-  String(gtin ?? '')
-    .trim()
-    .padStart(14, '0');
+/** A row's item, as the API's uniqueness sees it: the GTIN and the serial. */
+export const itemOf = (body: Record<string, unknown>): string => `${String(body.gtin)}\u0000${String(body.serialNumber)}`;
 
 /** The same keys with the same values (the metadata of a CSV row is flat: name → text). */
 function sameFields(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
@@ -22,7 +20,7 @@ function sameFields(a: Record<string, unknown>, b: Record<string, unknown>): boo
  */
 export function isCodeOfRow(code: CodeSummary, body: Record<string, unknown>): boolean {
   return (
-    code.gtin === gtin14(body.gtin) &&
+    code.gtin === body.gtin &&
     code.serialNumber === body.serialNumber &&
     code.batchNumber === (body.batchNumber ?? null) &&
     code.expiryDate === (body.expiryDate ?? null) &&

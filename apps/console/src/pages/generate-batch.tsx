@@ -4,7 +4,7 @@ import { batchByteBudget, batchItemLimit, chunkRows } from '../batch-chunks.ts';
 import { describedBy, Field } from '../components/field.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { batchFromCsv, csvLine, type ParsedBatch } from '../csv.ts';
-import { gtin14, isCodeOfRow } from '../existing-code.ts';
+import { isCodeOfRow, itemOf } from '../existing-code.ts';
 import { formatCount } from '../format.ts';
 import { answerLost } from '../retry.ts';
 import { Link } from '../router.tsx';
@@ -33,7 +33,7 @@ async function takeExistingCodes(refused: Array<{ row: RowOutcome }>): Promise<v
       refused.slice(start, start + lookupsAtOnce).map(async ({ row }) => {
         try {
           const page = await api.get<DataPage<CodeSummary>>('/codes', {
-            gtin: gtin14(row.body.gtin),
+            gtin: String(row.body.gtin),
             serial: String(row.body.serialNumber),
             limit: 10,
           });
@@ -85,6 +85,7 @@ export function GenerateBatchPage() {
   const [failure, setFailure] = useState<{ error: ApiError; request: number; requests: number; rows: number } | undefined>();
   const [download, setDownload] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
+  const [uploadedBefore, setUploadedBefore] = useState(false);
 
   useEffect(() => () => void (download && URL.revokeObjectURL(download)), [download]);
 
@@ -129,6 +130,7 @@ export function GenerateBatchPage() {
     setProgress(chunks.length > 0 ? { done: 0, total, request: 0, requests: chunks.length } : undefined);
     let done = 0;
     let sent = 0;
+    const sentItems = new Set<string>();
     try {
       for (const chunk of chunks) {
         sent += 1;
@@ -139,21 +141,32 @@ export function GenerateBatchPage() {
           { items: chunk.map((row) => row.body) },
           { serverErrors: true },
         );
-        const answered = new Set<number>();
-        const duplicates: Array<{ row: RowOutcome }> = [];
+        const answered = new Map<number, RowOutcome>();
+        const duplicated = new Set<number>();
         for (const result of answer.results) {
           const row = chunk[result.index];
           if (!row || answered.has(result.index)) continue;
-          answered.add(result.index);
-          if ('code' in result)
-            collected.push({ line: row.line, body: row.body, url: result.code.url, assetId: result.code.assetId });
-          else {
-            const outcome = { line: row.line, body: row.body, error: `${result.error.message} (${result.error.code})` };
-            collected.push(outcome);
-            if (result.error.code === 'DUPLICATE_SERIAL') duplicates.push({ row: outcome });
-          }
+          const outcome: RowOutcome =
+            'code' in result
+              ? { line: row.line, body: row.body, url: result.code.url, assetId: result.code.assetId }
+              : { line: row.line, body: row.body, error: `${result.error.message} (${result.error.code})` };
+          answered.set(result.index, outcome);
+          collected.push(outcome);
+          if (!('code' in result) && result.error.code === 'DUPLICATE_SERIAL') duplicated.add(result.index);
         }
-        await takeExistingCodes(duplicates);
+        if (uploadedBefore) {
+          // In the file's order: a row repeating an item sent earlier in this upload is a repeat,
+          // not an earlier upload's code, and stays failed (two rows, one link: two labels of one code).
+          const earlier: Array<{ row: RowOutcome }> = [];
+          chunk.forEach((row, index) => {
+            const item = itemOf(row.body);
+            const repeat = sentItems.has(item);
+            sentItems.add(item);
+            const outcome = answered.get(index);
+            if (!repeat && outcome && duplicated.has(index)) earlier.push({ row: outcome });
+          });
+          await takeExistingCodes(earlier);
+        }
         // A row the answer left out is failed too, never silently missing.
         chunk.forEach((row, index) => {
           if (!answered.has(index))
@@ -214,6 +227,11 @@ export function GenerateBatchPage() {
             {parsed.problems.length > 0 && `, ${formatCount(parsed.problems.length)} rows that cannot be sent (listed below)`}.
           </p>
         )}
+        <label class="block-label">
+          <input type="checkbox" checked={uploadedBefore} onChange={(event) => setUploadedBefore(event.currentTarget.checked)} />
+          This file was sent before and did not finish (a tab closed, a connection lost): list the rows made then with their
+          links, as existing, instead of failing them as duplicate serials
+        </label>
         <button type="submit" class="button" disabled={busy || !parsed}>
           {busy ? 'Generating…' : 'Generate codes'}
         </button>

@@ -29,7 +29,7 @@ export function GenerateCodePage() {
   const submit = async (event: Event) => {
     event.preventDefault();
     const found: Record<string, string> = {};
-    if (!form.gtin.trim()) found.gtin = 'Enter the GTIN (8 to 14 digits).';
+    if (!/^\d{8,14}$/.test(form.gtin.trim())) found.gtin = 'Enter the GTIN (8 to 14 digits).';
     if (!form.serialNumber.trim()) found.serialNumber = 'Enter a serial number.';
     setErrors(found);
     setFailure(undefined);
@@ -39,7 +39,8 @@ export function GenerateCodePage() {
       const code = await api.create<GeneratedCode>(
         '/code/generate',
         {
-          gtin: form.gtin.trim(),
+          // The API takes a GTIN-14: a GTIN-8, -12 or -13 is the same number with leading zeros.
+          gtin: form.gtin.trim().padStart(14, '0'),
           serialNumber: form.serialNumber.trim(),
           ...(form.batchNumber.trim() ? { batchNumber: form.batchNumber.trim() } : {}),
           ...(form.expiryDate ? { expiryDate: form.expiryDate } : {}),
@@ -80,7 +81,12 @@ export function GenerateCodePage() {
         </div>
       )}
       <form class="form" onSubmit={submit} noValidate>
-        <Field id="code-gtin" label="GTIN" hint="8 to 14 digits with a valid check digit." error={errors.gtin}>
+        <Field
+          id="code-gtin"
+          label="GTIN"
+          hint="8 to 14 digits with a valid check digit (a shorter GTIN is sent as its GTIN-14, with leading zeros)."
+          error={errors.gtin}
+        >
           <input {...describedBy('code-gtin', true, errors.gtin)} inputMode="numeric" value={form.gtin} onInput={set('gtin')} />
         </Field>
         <Field id="code-serial" label="Serial number" hint="1 to 20 characters, unique for the GTIN." error={errors.serialNumber}>

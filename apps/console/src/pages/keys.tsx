@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { type ApiError, api, asApiError } from '../api.ts';
 import { Badge } from '../components/badge.tsx';
 import { CopyButton } from '../components/copy-button.tsx';
-import { Dialog } from '../components/dialog.tsx';
+import { Dialog, DialogActions } from '../components/dialog.tsx';
 import { describedBy, Field } from '../components/field.tsx';
 import { Pager, useCursorPages } from '../components/pager.tsx';
 import { FormError, HiddenByScope, LoadedView } from '../components/states.tsx';
@@ -328,15 +328,15 @@ function RevokeDialog({ apiKey, onClose, onRevoked }: { apiKey: ApiKeyView; onCl
       <p>
         Every request with this key is refused from now on, on every gateway, and its console sessions end. This cannot be undone.
       </p>
-      <FormError error={error} />
-      <div class="dialog-actions">
-        <button type="button" class="button secondary" onClick={onClose}>
-          Cancel
-        </button>
-        <button type="button" class="button danger" onClick={revoke} disabled={busy}>
-          {busy ? 'Revoking…' : 'Revoke key'}
-        </button>
-      </div>
+      <DialogActions
+        error={error}
+        onCancel={onClose}
+        onConfirm={revoke}
+        busy={busy}
+        label="Revoke key"
+        busyLabel="Revoking…"
+        danger
+      />
     </Dialog>
   );
 }
@@ -382,15 +382,7 @@ function RotateDialog({
             </label>
           ))}
         </fieldset>
-        <FormError error={error} />
-        <div class="dialog-actions">
-          <button type="button" class="button secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" class="button" disabled={busy}>
-            {busy ? 'Rotating…' : 'Rotate key'}
-          </button>
-        </div>
+        <DialogActions error={error} onCancel={onClose} busy={busy} label="Rotate key" busyLabel="Rotating…" />
       </form>
     </Dialog>
   );

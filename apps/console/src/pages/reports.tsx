@@ -1,10 +1,11 @@
 import { useState } from 'preact/hooks';
 import { type ApiError, api, asApiError } from '../api.ts';
 import { Badge, type BadgeTone } from '../components/badge.tsx';
-import { Dialog } from '../components/dialog.tsx';
+import { Dialog, DialogActions } from '../components/dialog.tsx';
 import { describedBy, Field } from '../components/field.tsx';
+import { FilterTabs } from '../components/filter-tabs.tsx';
 import { Pager, useCursorPages } from '../components/pager.tsx';
-import { FormError, HiddenByScope, LoadedView } from '../components/states.tsx';
+import { HiddenByScope, LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { formatTime } from '../format.ts';
 import { Link, type Location } from '../router.tsx';
@@ -94,20 +95,7 @@ export function ReportsPage({ session, location }: { session: SessionView; locat
         blocks its code; a block confirmed in error can be lifted.
       </p>
       {!mayDecide && <HiddenByScope what="Confirming, dismissing and lifting" scope="assets:create" />}
-      <nav class="filter-tabs" aria-label="Reports by status">
-        <ul>
-          {statuses.map((each) => (
-            <li key={each.value || 'all'}>
-              <Link
-                to={each.value ? `/reports?status=${each.value}` : '/reports?status='}
-                aria-current={each.value === status ? 'page' : undefined}
-              >
-                {each.label}
-              </Link>
-            </li>
-          ))}
-        </ul>
-      </nav>
+      <FilterTabs label="Reports by status" tabs={statuses} current={status} path="/reports" />
       {notice && (
         <p class="notice success" role="status">
           {notice}
@@ -284,15 +272,14 @@ export function DecideDialog({
             onInput={(event) => setReason(event.currentTarget.value)}
           />
         </Field>
-        <FormError error={error} />
-        <div class="dialog-actions">
-          <button type="button" class="button secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" class={decision === 'confirm' ? 'button danger' : 'button'} disabled={busy}>
-            {busy ? 'Saving…' : words.button}
-          </button>
-        </div>
+        <DialogActions
+          error={error}
+          onCancel={onClose}
+          busy={busy}
+          label={words.button}
+          busyLabel="Saving…"
+          danger={decision === 'confirm'}
+        />
       </form>
     </Dialog>
   );

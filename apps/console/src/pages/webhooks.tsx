@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { type ApiError, api, asApiError } from '../api.ts';
 import { Badge, type BadgeTone } from '../components/badge.tsx';
 import { CopyButton } from '../components/copy-button.tsx';
-import { Dialog } from '../components/dialog.tsx';
+import { Dialog, DialogActions } from '../components/dialog.tsx';
 import { describedBy, Field } from '../components/field.tsx';
 import { Pager, useCursorPages } from '../components/pager.tsx';
 import { FormError, HiddenByScope, LoadedView } from '../components/states.tsx';
@@ -334,15 +334,15 @@ function RotateDialog({
           messages.
         </p>
       )}
-      <FormError error={error} />
-      <div class="dialog-actions">
-        <button type="button" class="button secondary" onClick={onClose}>
-          Cancel
-        </button>
-        <button type="button" class="button danger" onClick={rotate} disabled={busy}>
-          {busy ? 'Rotating…' : 'Rotate secret'}
-        </button>
-      </div>
+      <DialogActions
+        error={error}
+        onCancel={onClose}
+        onConfirm={rotate}
+        busy={busy}
+        label="Rotate secret"
+        busyLabel="Rotating…"
+        danger
+      />
     </Dialog>
   );
 }
@@ -627,15 +627,15 @@ function DeleteDialog({
         <span class="code break">{endpoint.url}</span> gets nothing more, and its messages and their attempts are deleted with it.
         This cannot be undone.
       </p>
-      <FormError error={error} />
-      <div class="dialog-actions">
-        <button type="button" class="button secondary" onClick={onClose}>
-          Cancel
-        </button>
-        <button type="button" class="button danger" onClick={remove} disabled={busy}>
-          {busy ? 'Deleting…' : 'Delete endpoint'}
-        </button>
-      </div>
+      <DialogActions
+        error={error}
+        onCancel={onClose}
+        onConfirm={remove}
+        busy={busy}
+        label="Delete endpoint"
+        busyLabel="Deleting…"
+        danger
+      />
     </Dialog>
   );
 }
