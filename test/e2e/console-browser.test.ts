@@ -1342,6 +1342,10 @@ describe('the blocklist', () => {
 
       await page.getByRole('radio', { name: /A range of serials/ }).check();
       await page.getByLabel('First serial').fill('BR-100');
+      await page.getByLabel('Last serial').fill('BR-1999');
+      await page.getByRole('button', { name: 'Block the range' }).click();
+      await page.locator('#block-serial-to-error').waitFor();
+      expect(await textOf(page, '#block-serial-to-error')).toContain('as many characters as the first');
       await page.getByLabel('Last serial').fill('BR-199');
       await page.getByRole('radio', { name: 'Suspicious (withdrawn)' }).check();
       await page.getByLabel('Reason (optional)').fill('Batch withdrawn: <b>recall</b> 2026-12');

@@ -443,14 +443,25 @@ describe.each([
             blocked: { kind: 'withdrawn', reason: 'recall 7' },
           });
       }
-      refused(
-        await api('POST', '/blocklist', {
-          key: brand.key,
-          body: { gtin: brand.gtin, serialFrom: 'R9', serialTo: 'R0001', kind: 'withdrawn' },
-        }),
-        400,
-        'VALIDATION_ERROR',
-      );
+      const mismatched = await api('POST', '/blocklist', {
+        key: brand.key,
+        body: { gtin: brand.gtin, serialFrom: 'R9', serialTo: 'R0001', kind: 'withdrawn' },
+      });
+      refused(mismatched, 400, 'VALIDATION_ERROR');
+      // Each refusal names the field it is about, as the request named it.
+      expect(mismatched.body.error?.details?.field).toBe('serialTo');
+      const badEnd = await api('POST', '/blocklist', {
+        key: brand.key,
+        body: { gtin: brand.gtin, serialFrom: 'R0001', serialTo: 'R 002', kind: 'withdrawn' },
+      });
+      refused(badEnd, 400, 'VALIDATION_ERROR');
+      expect(badEnd.body.error?.details?.field).toBe('serialTo');
+      const badSingle = await api('POST', '/blocklist', {
+        key: brand.key,
+        body: { gtin: brand.gtin, serial: 'R 1', kind: 'withdrawn' },
+      });
+      refused(badSingle, 400, 'VALIDATION_ERROR');
+      expect(badSingle.body.error?.details?.field).toBe('serial');
       refused(
         await api('POST', '/blocklist', {
           key: brand.key,

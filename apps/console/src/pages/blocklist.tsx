@@ -5,6 +5,7 @@ import { BlockKindField } from '../components/block-kind.tsx';
 import { Dialog, DialogActions } from '../components/dialog.tsx';
 import { describedBy, Field } from '../components/field.tsx';
 import { FilterTabs } from '../components/filter-tabs.tsx';
+import { Notice } from '../components/notice.tsx';
 import { Pager, useCursorPages } from '../components/pager.tsx';
 import { FormError, HiddenByScope, LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
@@ -65,16 +66,17 @@ export function BlocklistPage({ session, location }: { session: SessionView; loc
         <Link to="/reports?status=confirmed">Reports</Link>.
       </p>
       {mayBlock ? (
-        <BlockForm onBlocked={(block) => changed(`Blocked ${codesOf(block)}.`)} />
+        <BlockForm
+          onSending={() => setNotice(undefined)}
+          onBlocked={(block) =>
+            changed(`Blocked ${codesOf(block)}.${status === 'active' ? '' : ' It is listed under “Blocking now”.'}`)
+          }
+        />
       ) : (
         <HiddenByScope what="Blocking and unblocking" scope="assets:create" />
       )}
       <FilterTabs label="Blocklist entries by status" tabs={statuses} current={status} path="/blocklist" />
-      {notice && (
-        <p class="notice success" role="status">
-          {notice}
-        </p>
-      )}
+      <Notice text={notice} />
       <section aria-labelledby="blocks-heading" class="panel">
         <h2 id="blocks-heading">{statuses.find((each) => each.value === status)?.label ?? 'All'}</h2>
         <LoadedView
@@ -157,7 +159,7 @@ export function BlocklistPage({ session, location }: { session: SessionView; loc
 }
 
 /** Blocks one code, or a serial range of a GTIN (the same length, both ends included). */
-function BlockForm({ onBlocked }: { onBlocked: (block: BlockView) => void }) {
+function BlockForm({ onSending, onBlocked }: { onSending: () => void; onBlocked: (block: BlockView) => void }) {
   const [gtin, setGtin] = useState('');
   const [range, setRange] = useState(false);
   const [serial, setSerial] = useState('');
@@ -173,8 +175,11 @@ function BlockForm({ onBlocked }: { onBlocked: (block: BlockView) => void }) {
     if (!/^\d{8,14}$/.test(gtin.trim())) found.gtin = 'Enter the GTIN (8 to 14 digits).';
     if (!serial.trim()) found.serial = range ? 'Enter the first serial of the range.' : 'Enter the serial.';
     if (range && !serialTo.trim()) found.serialTo = 'Enter the last serial of the range.';
+    else if (range && serialTo.trim().length !== serial.trim().length)
+      found.serialTo = 'The last serial has as many characters as the first (a range is of serials of one length).';
     setErrors(found);
     if (found.gtin || found.serial || found.serialTo) return;
+    onSending();
     setBusy(true);
     try {
       const block = await api.create<BlockView>('/blocklist', {

@@ -25,9 +25,13 @@ const lookupsAtOnce = 8;
 
 /**
  * Lists each row refused as DUPLICATE_SERIAL with the code an earlier upload made of it, when one
- * of the account's codes is that very item (existing-code.ts). A lookup that fails leaves the row failed.
+ * of the account's codes is that very item (existing-code.ts). A lookup that fails leaves the row
+ * failed and is counted in `failures`, with the first failure's words.
  */
-async function takeExistingCodes(refused: Array<{ row: RowOutcome }>): Promise<void> {
+async function takeExistingCodes(
+  refused: Array<{ row: RowOutcome }>,
+  failures: { count: number; first?: ApiError },
+): Promise<void> {
   for (let start = 0; start < refused.length; start += lookupsAtOnce) {
     await Promise.all(
       refused.slice(start, start + lookupsAtOnce).map(async ({ row }) => {
@@ -39,8 +43,10 @@ async function takeExistingCodes(refused: Array<{ row: RowOutcome }>): Promise<v
           });
           const own = page.data.find((code) => isCodeOfRow(code, row.body));
           if (own) Object.assign(row, { url: own.url, assetId: own.assetId, existing: true, error: undefined });
-        } catch {
+        } catch (caught) {
           // Left as the API refused it: DUPLICATE_SERIAL.
+          failures.count += 1;
+          failures.first ??= asApiError(caught);
         }
       }),
     );
@@ -86,6 +92,7 @@ export function GenerateBatchPage() {
   const [download, setDownload] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const [uploadedBefore, setUploadedBefore] = useState(false);
+  const [lookupFailures, setLookupFailures] = useState<{ count: number; first: ApiError | undefined } | undefined>();
 
   useEffect(() => () => void (download && URL.revokeObjectURL(download)), [download]);
 
@@ -131,6 +138,7 @@ export function GenerateBatchPage() {
     let done = 0;
     let sent = 0;
     const sentItems = new Set<string>();
+    const lookups: { count: number; first?: ApiError } = { count: 0 };
     try {
       for (const chunk of chunks) {
         sent += 1;
@@ -165,7 +173,7 @@ export function GenerateBatchPage() {
             const outcome = answered.get(index);
             if (!repeat && outcome && duplicated.has(index)) earlier.push({ row: outcome });
           });
-          await takeExistingCodes(earlier);
+          await takeExistingCodes(earlier, lookups);
         }
         // A row the answer left out is failed too, never silently missing.
         chunk.forEach((row, index) => {
@@ -192,6 +200,7 @@ export function GenerateBatchPage() {
       setFailure({ error, request: sent, requests: chunks.length, rows: total - done });
     } finally {
       collected.sort((a, b) => a.line - b.line);
+      setLookupFailures(lookups.count > 0 ? { count: lookups.count, first: lookups.first } : undefined);
       setOutcomes(collected);
       setDownload(URL.createObjectURL(new Blob([resultCsv(collected)], { type: 'text/csv' })));
       setBusy(false);
@@ -271,6 +280,17 @@ export function GenerateBatchPage() {
               `, ${formatCount(existing)} made before (an earlier upload of the same rows: listed as existing, with their links)`}
             , {formatCount(failed.length)} rows failed.
           </p>
+          {lookupFailures && (
+            <p class="state state-error">
+              {formatCount(lookupFailures.count)} duplicate rows could not be looked up, so they are listed as failed
+              {lookupFailures.first && (
+                <>
+                  : {lookupFailures.first.message} <span class="code">({lookupFailures.first.code})</span>
+                </>
+              )}
+              .
+            </p>
+          )}
           {download && (
             <p>
               <a class="button secondary" href={download} download={`${fileName.replace(/\.csv$/i, '') || 'batch'}-results.csv`}>

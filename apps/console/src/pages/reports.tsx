@@ -4,6 +4,7 @@ import { Badge, type BadgeTone } from '../components/badge.tsx';
 import { Dialog, DialogActions } from '../components/dialog.tsx';
 import { describedBy, Field } from '../components/field.tsx';
 import { FilterTabs } from '../components/filter-tabs.tsx';
+import { Notice } from '../components/notice.tsx';
 import { Pager, useCursorPages } from '../components/pager.tsx';
 import { HiddenByScope, LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
@@ -96,11 +97,7 @@ export function ReportsPage({ session, location }: { session: SessionView; locat
       </p>
       {!mayDecide && <HiddenByScope what="Confirming, dismissing and lifting" scope="assets:create" />}
       <FilterTabs label="Reports by status" tabs={statuses} current={status} path="/reports" />
-      {notice && (
-        <p class="notice success" role="status">
-          {notice}
-        </p>
-      )}
+      <Notice text={notice} />
       <section aria-labelledby="reports-heading" class="panel">
         <h2 id="reports-heading">{shown}</h2>
         <LoadedView

@@ -348,7 +348,7 @@ export async function codesCommand(args: string[], env: NodeJS.ProcessEnv, io: C
   const summary = {
     rows: total,
     generated,
-    ...(values.resume ? { existing: existed } : {}),
+    ...(values.resume ? { existing: existed, lookupFailures } : {}),
     failed: failures.length,
     requests,
     ...(values.out ? { out: values.out } : {}),
@@ -359,6 +359,7 @@ export async function codesCommand(args: string[], env: NodeJS.ProcessEnv, io: C
       `generated ${generated} code${generated === 1 ? '' : 's'} from ${total} row${total === 1 ? '' : 's'} ` +
       `in ${requests} request${requests === 1 ? '' : 's'}` +
       `${existed > 0 ? `; ${existed} already existed` : ''}` +
+      `${lookupFailures > 0 ? `; ${lookupFailures} duplicate row${lookupFailures === 1 ? '' : 's'} could not be looked up` : ''}` +
       `${failures.length > 0 ? `; ${failures.length} row${failures.length === 1 ? '' : 's'} failed` : ''}` +
       `${values.out ? `; results in ${values.out}` : ''}\n`;
     // With the results on stdout, the summary goes beside the row errors, so a pipe gets only CSV.

@@ -78,15 +78,20 @@ function rangeOf(body: CreateBlockBody): { from: string; to: string } {
   }
   const from = (body.serial ?? body.serialFrom) as string;
   const to = (body.serial ?? body.serialTo) as string;
-  for (const [name, value] of [
-    ['serial', from],
-    ['serial', to],
-  ] as const) {
+  // Each refusal names the field it is about, as the request named it (serial, or either end of a range).
+  const ends = single
+    ? ([['serial', from]] as const)
+    : ([
+        ['serialFrom', from],
+        ['serialTo', to],
+      ] as const);
+  for (const [name, value] of ends) {
     const problem = checkAi82Value(name, value);
     if (problem) throw new HallmarkError('VALIDATION_ERROR', problem, { field: name, value });
   }
   if (from.length !== to.length || from > to) {
     throw new HallmarkError('VALIDATION_ERROR', 'serialFrom and serialTo must be of one length, serialFrom not after serialTo.', {
+      field: 'serialTo',
       serialFrom: from,
       serialTo: to,
     });
