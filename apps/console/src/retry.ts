@@ -29,8 +29,7 @@ export function retryDelayMs(error: ApiError, tries: number, { serverErrors = tr
   const backoff = 500 * 2 ** (tries - 1);
   const told = error.retryAfterSeconds === undefined ? undefined : error.retryAfterSeconds * 1_000;
   const transient =
-    error.status === 0 ||
-    (serverErrors && error.status >= 500) ||
+    (serverErrors ? answerLost(error) : error.status === 0) ||
     (error.status === 409 && error.code === 'CONFLICT' && told !== undefined) ||
     (error.status === 429 && told !== undefined);
   if (!transient) return undefined;

@@ -20,6 +20,12 @@ interface RowOutcome {
   error?: string;
 }
 
+/** Lookups of an earlier upload's codes that failed: how many, and the first one's error. */
+interface LookupFailures {
+  count: number;
+  first?: ApiError;
+}
+
 /** DUPLICATE_SERIAL rows looked up at once. */
 const lookupsAtOnce = 8;
 
@@ -28,13 +34,10 @@ const lookupsAtOnce = 8;
  * of the account's codes is that very item (existing-code.ts). A lookup that fails leaves the row
  * failed and is counted in `failures`, with the first failure's words.
  */
-async function takeExistingCodes(
-  refused: Array<{ row: RowOutcome }>,
-  failures: { count: number; first?: ApiError },
-): Promise<void> {
+async function takeExistingCodes(refused: RowOutcome[], failures: LookupFailures): Promise<void> {
   for (let start = 0; start < refused.length; start += lookupsAtOnce) {
     await Promise.all(
-      refused.slice(start, start + lookupsAtOnce).map(async ({ row }) => {
+      refused.slice(start, start + lookupsAtOnce).map(async (row) => {
         try {
           const page = await api.get<DataPage<CodeSummary>>('/codes', {
             gtin: String(row.body.gtin),
@@ -92,7 +95,7 @@ export function GenerateBatchPage() {
   const [download, setDownload] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const [uploadedBefore, setUploadedBefore] = useState(false);
-  const [lookupFailures, setLookupFailures] = useState<{ count: number; first: ApiError | undefined } | undefined>();
+  const [lookupFailures, setLookupFailures] = useState<LookupFailures | undefined>();
 
   useEffect(() => () => void (download && URL.revokeObjectURL(download)), [download]);
 
@@ -138,7 +141,7 @@ export function GenerateBatchPage() {
     let done = 0;
     let sent = 0;
     const sentItems = new Set<string>();
-    const lookups: { count: number; first?: ApiError } = { count: 0 };
+    const lookups: LookupFailures = { count: 0 };
     try {
       for (const chunk of chunks) {
         sent += 1;
@@ -165,13 +168,13 @@ export function GenerateBatchPage() {
         if (uploadedBefore) {
           // In the file's order: a row repeating an item sent earlier in this upload is a repeat,
           // not an earlier upload's code, and stays failed (two rows, one link: two labels of one code).
-          const earlier: Array<{ row: RowOutcome }> = [];
+          const earlier: RowOutcome[] = [];
           chunk.forEach((row, index) => {
             const item = itemOf(row.body);
             const repeat = sentItems.has(item);
             sentItems.add(item);
             const outcome = answered.get(index);
-            if (!repeat && outcome && duplicated.has(index)) earlier.push({ row: outcome });
+            if (!repeat && outcome && duplicated.has(index)) earlier.push(outcome);
           });
           await takeExistingCodes(earlier, lookups);
         }
@@ -200,7 +203,7 @@ export function GenerateBatchPage() {
       setFailure({ error, request: sent, requests: chunks.length, rows: total - done });
     } finally {
       collected.sort((a, b) => a.line - b.line);
-      setLookupFailures(lookups.count > 0 ? { count: lookups.count, first: lookups.first } : undefined);
+      setLookupFailures(lookups.count > 0 ? lookups : undefined);
       setOutcomes(collected);
       setDownload(URL.createObjectURL(new Blob([resultCsv(collected)], { type: 'text/csv' })));
       setBusy(false);

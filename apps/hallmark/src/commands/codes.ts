@@ -250,6 +250,37 @@ export async function codesCommand(args: string[], env: NodeJS.ProcessEnv, io: C
     return asJsonLines ? `${JSON.stringify({ row: row.row, line: row.line, ...outcome })}\n` : resultLine(row);
   };
 
+  /**
+   * --resume: each sent row refused as DUPLICATE_SERIAL, looked up (a few at a time), takes the code
+   * an earlier run made of it (isCodeOfRow). A row repeating an item sent earlier in this run is a
+   * repeat, not an earlier run's code: it stays refused (two rows with one link would be two labels
+   * of one code). A lookup that fails leaves its row refused, said once, and the run goes on.
+   */
+  const takeExistingCodes = async (sent: Row[]) => {
+    const duplicated = sent.filter((row) => {
+      const item = row.body ? itemOf(row.body) : '';
+      const repeat = sentItems.has(item);
+      sentItems.add(item);
+      return !repeat && row.outcome && 'error' in row.outcome && row.outcome.error.code === 'DUPLICATE_SERIAL';
+    });
+    const lookUp = async (row: Row) => {
+      const body = row.body as GenerateCodeBody;
+      try {
+        const found = await api.client.codes.list({ gtin: body.gtin, serial: body.serialNumber, limit: 10 });
+        const own = found.data.find((code) => isCodeOfRow(code, body));
+        if (own) row.outcome = { existing: own };
+      } catch (error) {
+        lookupFailures++;
+        if (lookupFailures > 1) return;
+        const why = sdkErrorLine(error) ?? (error as Error).message;
+        io.err(`hallmark: --resume could not look a duplicate row up: ${why}; such rows stay DUPLICATE_SERIAL\n`);
+      }
+    };
+    for (let start = 0; start < duplicated.length; start += lookupsAtOnce) {
+      await Promise.all(duplicated.slice(start, start + lookupsAtOnce).map(lookUp));
+    }
+  };
+
   /** Sends the window's good rows as one request and writes every row of the window, in order. */
   const flush = async () => {
     const sent = window.filter((row) => row.body !== undefined);
@@ -263,36 +294,7 @@ export async function codesCommand(args: string[], env: NodeJS.ProcessEnv, io: C
         const row = sent[result.index];
         if (row) row.outcome = 'code' in result ? { code: result.code } : { error: result.error };
       }
-      if (values.resume) {
-        // A row that repeats an item sent earlier in this run is a repeat, not an earlier run's
-        // code: it stays DUPLICATE_SERIAL (two rows with one link would be two labels of one code).
-        const duplicated = sent.filter((row) => {
-          const item = row.body ? itemOf(row.body) : '';
-          const repeat = sentItems.has(item);
-          sentItems.add(item);
-          return !repeat && row.outcome && 'error' in row.outcome && row.outcome.error.code === 'DUPLICATE_SERIAL';
-        });
-        // Looked up a few at a time: a resumed run of many rows has as many lookups. A lookup that
-        // fails leaves its row refused, said once, and the run goes on.
-        for (let start = 0; start < duplicated.length; start += lookupsAtOnce) {
-          await Promise.all(
-            duplicated.slice(start, start + lookupsAtOnce).map(async (row) => {
-              const body = row.body as GenerateCodeBody;
-              try {
-                const found = await api.client.codes.list({ gtin: body.gtin, serial: body.serialNumber, limit: 10 });
-                const own = found.data.find((code) => isCodeOfRow(code, body));
-                if (own) row.outcome = { existing: own };
-              } catch (error) {
-                lookupFailures++;
-                if (lookupFailures === 1)
-                  io.err(
-                    `hallmark: --resume could not look a duplicate row up: ${sdkErrorLine(error) ?? (error as Error).message}; such rows stay DUPLICATE_SERIAL\n`,
-                  );
-              }
-            }),
-          );
-        }
-      }
+      if (values.resume) await takeExistingCodes(sent);
     }
     let lines = done === 0 && !asJsonLines ? csvLine(resultColumns) : '';
     for (const row of window) {
