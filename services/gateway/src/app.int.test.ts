@@ -1,3 +1,4 @@
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migrateAccounts } from '@hallmark/accounts';
@@ -46,5 +47,84 @@ describe('gateway routes', () => {
     const app = await buildGatewayApp(deps());
     expect(() => app.get('/api/v1/undocumented', async () => 'hidden')).toThrow(/not in @hallmark\/contracts/);
     await app.close();
+  });
+});
+
+describe('requests in turns (HALLMARK_REQUESTS_PER_TURN)', () => {
+  /** Answers `count` requests sent at once over real HTTP; each readiness check notes the loop's turn it ran in. */
+  async function sendAtOnce(perTurn: number, count: number) {
+    let loopTurn = 0;
+    let ticking = true;
+    const tick = () => {
+      loopTurn += 1;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const turnsSeen: number[] = [];
+    const app = await buildGatewayApp({
+      ...deps(),
+      config: readConfig(GatewayConfig, { HALLMARK_REQUESTS_PER_TURN: String(perTurn) }),
+      readiness: {
+        turn: async () => {
+          turnsSeen.push(loopTurn);
+        },
+      },
+    });
+    try {
+      await app.listen({ host: '127.0.0.1', port: 0 });
+      const { port } = app.server.address() as AddressInfo;
+      // Every connection open first, then every request written in one go: they reach the gateway together.
+      const sockets = await Promise.all(
+        Array.from(
+          { length: count },
+          () =>
+            new Promise<Socket>((resolve, reject) => {
+              const socket = connect(port, '127.0.0.1', () => resolve(socket));
+              socket.once('error', reject);
+            }),
+        ),
+      );
+      const answers = sockets.map(
+        (socket) =>
+          new Promise<string>((resolve, reject) => {
+            let text = '';
+            socket.setEncoding('utf8');
+            socket.on('data', (chunk) => {
+              text += chunk;
+            });
+            socket.once('end', () => resolve(text));
+            socket.once('error', reject);
+          }),
+      );
+      // Given time to accept them all, so that their requests are read in one pass of the loop.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      for (const socket of sockets) socket.write('GET /ready HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+      const texts = await Promise.all(answers);
+      return {
+        statuses: texts.map((text) => Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1])),
+        ids: texts.map((text) => /^x-request-id: (.+)$/im.exec(text)?.[1]),
+        turnsSeen,
+      };
+    } finally {
+      ticking = false;
+      await app.close();
+    }
+  }
+
+  it('answers every request of a burst, starting at most that many in one turn of the event loop', async () => {
+    const { statuses, ids, turnsSeen } = await sendAtOnce(2, 40);
+    expect(statuses).toEqual(Array.from({ length: 40 }, () => 200));
+    expect(new Set(ids).size).toBe(40);
+    const perTurn = new Map<number, number>();
+    for (const turn of turnsSeen) perTurn.set(turn, (perTurn.get(turn) ?? 0) + 1);
+    expect(turnsSeen).toHaveLength(40);
+    expect(Math.max(...perTurn.values())).toBeLessThanOrEqual(2);
+  });
+
+  it('with turns off (0), answers every request of a burst as it is read, many in one turn', async () => {
+    const { statuses, turnsSeen } = await sendAtOnce(0, 40);
+    expect(statuses).toEqual(Array.from({ length: 40 }, () => 200));
+    // What the first test rules out: without turns, requests read together run together.
+    expect(new Set(turnsSeen).size).toBeLessThan(40);
   });
 });

@@ -23,6 +23,7 @@ import { registerConsoleRoutes } from './console/routes.ts';
 import { errorEnvelope, toApiError } from './error-envelope.ts';
 import { installIdempotency } from './idempotency.ts';
 import { hostileClientOptions, installInputLimits } from './input-limits.ts';
+import { createRequestTurns } from './request-turns.ts';
 import { registerBrandAssetRoutes } from './resolver/brand-assets.ts';
 import { contentSecurityPolicy } from './resolver/page.ts';
 import { prefersHtml, registerResolverRoutes, resolverErrorPage } from './resolver/routes.ts';
@@ -126,8 +127,11 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     if (!known)
       throw new Error(`Route ${methods.join(',')} ${route.url} is not in @hallmark/contracts routes; add it there first.`);
   });
+  const turns = createRequestTurns(deps.config.HALLMARK_REQUESTS_PER_TURN);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // The rest of the request runs in its turn of the event loop (request-turns.ts).
+    await turns.wait();
   });
   app.addHook('onSend', (request, reply, payload, done) => {
     // No answer is to be read as another type than it says (JSON, pages, images, errors alike).

@@ -25,6 +25,13 @@ export const GatewayConfig = Type.Object({
     description:
       'photo uploads a gateway holds in memory at once (each up to HALLMARK_UPLOAD_LIMIT_BYTES); as many more wait, beyond that 503 with Retry-After',
   }),
+  HALLMARK_REQUESTS_PER_TURN: Type.Integer({
+    minimum: 0,
+    maximum: 10_000,
+    default: 16,
+    description:
+      'requests whose work starts in one turn of the event loop, after its I/O; the rest wait for the next turn (0: each runs as it arrives). Bounds the loop’s stalls under load and sends a turn’s answers together',
+  }),
   HALLMARK_HTTP_HEADERS_TIMEOUT_MS: Type.Integer({
     minimum: 1_000,
     maximum: 600_000,
