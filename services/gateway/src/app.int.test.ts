@@ -11,6 +11,7 @@ import { createPgliteDatabase, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildGatewayApp } from './app.ts';
 import { GatewayConfig } from './config.ts';
+import { maxWaitingPerConnection } from './request-turns.ts';
 
 // The gateway reads the cache epochs as it starts; routes read nothing until a request, and these tests send none.
 let db: SqlDatabase;
@@ -126,5 +127,111 @@ describe('requests in turns (HALLMARK_REQUESTS_PER_TURN)', () => {
     expect(statuses).toEqual(Array.from({ length: 40 }, () => 200));
     // What the first test rules out: without turns, requests read together run together.
     expect(new Set(turnsSeen).size).toBeLessThan(40);
+  });
+});
+
+describe('requests in turns against a pipelining client', () => {
+  /** A gateway with the default turns, listening on loopback; `use` gets its port. */
+  async function withGateway(use: (port: number) => Promise<void>) {
+    const app = await buildGatewayApp(deps());
+    try {
+      await app.listen({ host: '127.0.0.1', port: 0 });
+      await use((app.server.address() as AddressInfo).port);
+    } finally {
+      await app.close();
+    }
+  }
+
+  const connectTo = (port: number) =>
+    new Promise<Socket>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => resolve(socket));
+      socket.once('error', reject);
+    });
+
+  /** Status lines of the answers read so far on a socket. */
+  function statusesOf(socket: Socket): string[] {
+    const statuses: string[] = [];
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      text += chunk;
+      for (let at = text.indexOf('HTTP/1.1 '); at >= 0; at = text.indexOf('HTTP/1.1 ')) {
+        statuses.push(text.slice(at + 9, at + 12));
+        text = text.slice(at + 12);
+      }
+    });
+    return statuses;
+  }
+
+  it('keeps answering others while one connection pipelines requests as fast as it can', async () => {
+    await withGateway(async (port) => {
+      const flooder = await connectTo(port);
+      flooder.on('error', () => {});
+      const flooded = statusesOf(flooder);
+      const burst = 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'.repeat(200);
+      let flooding = true;
+      let sent = 0;
+      const flood = (async () => {
+        while (flooding) {
+          // Written as fast as the socket takes them; the gateway decides how fast it reads.
+          if (!flooder.write(burst)) await new Promise((resolve) => flooder.once('drain', resolve));
+          else await new Promise((resolve) => setImmediate(resolve));
+          sent += 200;
+        }
+      })();
+      try {
+        // Another client, one request at a time, is answered promptly throughout.
+        const waits: number[] = [];
+        for (let request = 0; request < 10; request += 1) {
+          const started = performance.now();
+          const answer = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(5_000) });
+          expect(answer.status).toBe(200);
+          waits.push(performance.now() - started);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        expect(Math.max(...waits)).toBeLessThan(1_000);
+        expect(sent).toBeGreaterThan(1_000);
+        expect(flooded.length).toBeGreaterThan(0);
+        expect(new Set(flooded)).toEqual(new Set(['200']));
+      } finally {
+        flooding = false;
+        await flood;
+        flooder.destroy();
+      }
+    });
+  });
+
+  it('answers pipelined requests that change something in order, refusing those beyond the connection’s share with 503 and Retry-After', async () => {
+    await withGateway(async (port) => {
+      const socket = await connectTo(port);
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => {
+        text += chunk;
+      });
+      const ended = new Promise((resolve) => socket.once('end', resolve));
+      const requests = Array.from(
+        { length: 20 },
+        (_, index) =>
+          `POST /api/v1/nowhere-${index} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n${index === 19 ? 'Connection: close\r\n' : ''}\r\n{}`,
+      );
+      socket.write(requests.join(''));
+      await ended;
+      const answers = text.split(/(?=HTTP\/1\.1 )/);
+      expect(answers).toHaveLength(20);
+      const statuses = answers.map((answer) => answer.slice(9, 12));
+      // All in one write, so read together: the first waits for its turn, as many more as may wait behind it, the rest are refused.
+      expect(statuses.filter((status) => status === '404')).toHaveLength(maxWaitingPerConnection);
+      expect(statuses.slice(0, maxWaitingPerConnection)).toEqual(Array.from({ length: maxWaitingPerConnection }, () => '404'));
+      const refused = answers.slice(maxWaitingPerConnection);
+      for (const answer of refused) {
+        expect(answer.slice(9, 12)).toBe('503');
+        expect(answer).toMatch(/^retry-after: 1\r$/im);
+        expect(answer).toContain('"code":"SERVICE_UNAVAILABLE"');
+      }
+      // In order: each 404 names its own path.
+      for (const [index, answer] of answers.slice(0, maxWaitingPerConnection).entries())
+        expect(answer).toContain(`nowhere-${index}`);
+    });
   });
 });

@@ -23,7 +23,7 @@ import { registerConsoleRoutes } from './console/routes.ts';
 import { errorEnvelope, toApiError } from './error-envelope.ts';
 import { installIdempotency } from './idempotency.ts';
 import { hostileClientOptions, installInputLimits } from './input-limits.ts';
-import { createRequestTurns } from './request-turns.ts';
+import { createRequestTurns, maxWaitingPerConnection } from './request-turns.ts';
 import { registerBrandAssetRoutes } from './resolver/brand-assets.ts';
 import { contentSecurityPolicy } from './resolver/page.ts';
 import { prefersHtml, registerResolverRoutes, resolverErrorPage } from './resolver/routes.ts';
@@ -131,7 +131,15 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     // The rest of the request runs in its turn of the event loop (request-turns.ts).
-    await turns.wait();
+    const turn = turns.admit(request.raw.socket, request.method);
+    if (turn === 'refused') {
+      throw new HallmarkError(
+        'SERVICE_UNAVAILABLE',
+        `More than ${maxWaitingPerConnection} requests wait on this connection; send the next once an answer has come.`,
+        { retryAfterSeconds: 1 },
+      );
+    }
+    if (turn !== 'now') await turn;
   });
   app.addHook('onSend', (request, reply, payload, done) => {
     // No answer is to be read as another type than it says (JSON, pages, images, errors alike).

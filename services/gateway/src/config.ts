@@ -30,7 +30,7 @@ export const GatewayConfig = Type.Object({
     maximum: 10_000,
     default: 16,
     description:
-      'requests whose work starts in one turn of the event loop, after its I/O; the rest wait for the next turn (0: each runs as it arrives). Bounds the loop’s stalls under load and sends a turn’s answers together',
+      'requests whose work (after parsing and routing) starts in one turn of the event loop, after its I/O; the rest wait for the next turn (0: each runs as it arrives). Shortens the loop’s stalls under load and sends a turn’s answers together',
   }),
   HALLMARK_HTTP_HEADERS_TIMEOUT_MS: Type.Integer({
     minimum: 1_000,

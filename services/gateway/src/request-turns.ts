@@ -1,25 +1,44 @@
 /**
- * Requests handled in turns of the event loop. A request's work (authentication, routing, the
- * services it calls, its answer) starts after the loop has gathered its I/O (`setImmediate`), at most
- * `perTurn` requests a turn, in the order they came; the rest wait for the next turn, with the
- * timers and I/O in between.
+ * Requests handled in turns of the event loop. A request's work after parsing and routing
+ * (authentication, limits, the services it calls, its answer) starts after the loop has gathered its
+ * I/O (`setImmediate`), at most `perTurn` requests a turn, in the order they came; the rest wait for
+ * the next turn, with the timers and I/O in between.
  *
  * Why (docs/PERFORMANCE.md, "Requests in turns"): run inside each socket's read callback, every
  * request of a busy moment went through one after the other in a single stretch of the loop (50
  * connections: about 15 ms with nothing else running), and each answer woke its client while the
- * next request was being handled, so the process was preempted more. In turns, the longest stretch
- * is `perTurn` requests, and the answers of a turn go out together: in the embedded form, 45-70%
- * more verifications a second for the same CPU, and the loop's longest stall 18-24 → 9-12 ms.
+ * next request was being handled, so the process was preempted more. In turns, the stretch of work
+ * started together is `perTurn` requests, and the answers of a turn go out together: in the
+ * embedded form, 45-70% more verifications a second for the same CPU, and the loop's longest stall
+ * 18-24 → 11-16 ms.
+ *
+ * A connection that pipelines (sends requests before its answers came) has at most one request
+ * waiting for a turn, or `maxWaitingPerConnection` when they are not all safe. Node stops reading a
+ * connection whose unsent answers pile up, and a request that waits has no answer yet: without
+ * this, one pipelining client could fill the queue without end and starve everyone else. A safe
+ * request (GET, HEAD, OPTIONS) behind safe requests that wait runs at once, as RFC 9112 (9.3.2) lets
+ * a server handle safe pipelined requests side by side; its answer still goes out in order. One
+ * that would change something waits in order behind them, up to the limit; beyond, it is refused.
  */
 export interface RequestTurns {
-  /** Resolves when this request's turn has come; at once when turns are off. */
-  wait(): Promise<void>;
+  /**
+   * Where a request read from `connection` goes: a promise of its turn; `now` (turns off, or a safe
+   * request pipelined behind safe ones); `refused` (too many of the connection's requests wait).
+   */
+  admit(connection: object, method: string): Promise<void> | 'now' | 'refused';
 }
+
+/** Requests of one connection that may wait for turns at once, when some of them are not safe. */
+export const maxWaitingPerConnection = 8;
+
+const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** `perTurn` 0: no turns, every request runs in its socket's read callback as it arrives. */
 export function createRequestTurns(perTurn: number): RequestTurns {
-  if (perTurn <= 0) return { wait: () => Promise.resolve() };
-  const waiting: Array<() => void> = [];
+  if (perTurn <= 0) return { admit: () => 'now' };
+  /** What waits, by connection: how many requests, and how many of them not safe. */
+  const waitingOf = new WeakMap<object, { requests: number; unsafe: number }>();
+  const queue: Array<{ connection: object; safe: boolean; resume: () => void }> = [];
   let scheduled = false;
 
   const schedule = () => {
@@ -30,14 +49,30 @@ export function createRequestTurns(perTurn: number): RequestTurns {
   // the turn is the `perTurn` requests back to back; a later turn is a later pass of the loop.
   const runTurn = () => {
     scheduled = false;
-    for (const resume of waiting.splice(0, perTurn)) resume();
-    if (waiting.length > 0) schedule();
+    for (const { connection, safe, resume } of queue.splice(0, perTurn)) {
+      const waiting = waitingOf.get(connection);
+      if (waiting) {
+        waiting.requests -= 1;
+        if (!safe) waiting.unsafe -= 1;
+        if (waiting.requests === 0) waitingOf.delete(connection);
+      }
+      resume();
+    }
+    if (queue.length > 0) schedule();
   };
 
   return {
-    wait() {
+    admit(connection, method) {
+      const safe = safeMethods.has(method);
+      const waiting = waitingOf.get(connection);
+      if (waiting) {
+        if (safe && waiting.unsafe === 0) return 'now';
+        if (waiting.requests >= maxWaitingPerConnection) return 'refused';
+        waiting.requests += 1;
+        if (!safe) waiting.unsafe += 1;
+      } else waitingOf.set(connection, { requests: 1, unsafe: safe ? 0 : 1 });
       return new Promise<void>((resolve) => {
-        waiting.push(resolve);
+        queue.push({ connection, safe, resume: resolve });
         if (!scheduled) schedule();
       });
     },
