@@ -79,7 +79,8 @@ describe('hallmark against a running product', () => {
         `${gtin},CLI-3`,
         `${gtin},"CLI,4",L2,"quoted, name"`,
         '',
-        `${gtin},CLI-5,L2,"two`,
+        // The GTIN as a spreadsheet leaves it, without its leading zero: sent as the GTIN-14.
+        `${gtin.slice(1)},CLI-5,L2,"two`,
         `lines"`,
       ].join('\n'),
     );
@@ -97,12 +98,14 @@ describe('hallmark against a running product', () => {
     const [header, ...rows] = [...parseCsv(await readFile(out, 'utf8'))].map((record) => record.fields);
     expect(header?.slice(0, 3)).toEqual(['row', 'line', 'status']);
     const column = (name: string) => header?.indexOf(name) ?? -1;
-    expect(rows.map((row) => [row[0], row[1], row[2], row[column('serialNumber')], row[column('errorCode')]])).toEqual([
-      ['1', '2', 'ok', 'CLI-1', ''],
-      ['2', '3', 'failed', 'CLI-2', 'INVALID_GTIN'],
-      ['3', '4', 'failed', '', 'VALIDATION_ERROR'],
-      ['4', '5', 'ok', 'CLI,4', ''],
-      ['5', '7', 'ok', 'CLI-5', ''],
+    expect(
+      rows.map((row) => [row[0], row[1], row[2], row[column('gtin')], row[column('serialNumber')], row[column('errorCode')]]),
+    ).toEqual([
+      ['1', '2', 'ok', gtin, 'CLI-1', ''],
+      ['2', '3', 'failed', '09506000134353', 'CLI-2', 'INVALID_GTIN'],
+      ['3', '4', 'failed', '', '', 'VALIDATION_ERROR'],
+      ['4', '5', 'ok', gtin, 'CLI,4', ''],
+      ['5', '7', 'ok', gtin, 'CLI-5', ''],
     ]);
     // Each good row's link verifies as the tenant's authentic code, with the row's metadata.
     const links = rows.filter((row) => row[2] === 'ok').map((row) => row[column('url')] as string);

@@ -403,7 +403,8 @@ describe('the console in Chromium', () => {
     const csv = [
       'gtin,serial,batch,name',
       `${gtin},CSV-001,LOT-9,Blue pen`,
-      `${gtin},CSV-002,LOT-9,Red pen`,
+      // The GTIN as a spreadsheet leaves it, without its leading zero: sent as the GTIN-14.
+      `${gtin.slice(1)},CSV-002,LOT-9,Red pen`,
       '12345678901234,CSV-003,LOT-9,Bad check digit',
       `${gtin},,LOT-9,No serial`,
       `${gtin},CSV-001,LOT-9,Same serial again`,
@@ -429,6 +430,7 @@ describe('the console in Chromium', () => {
     expect(results).toHaveLength(6);
     const created = results.filter((line) => line.includes(',created,'));
     expect(created).toHaveLength(2);
+    expect(results.find((line) => line.includes(',CSV-002,'))).toMatch(new RegExp(`^3,${gtin},CSV-002,LOT-9,,created,`));
     // The links in the download are real codes: each verifies as authentic.
     const link = created[0]!.split(',')[6]!;
     expect((await verify(link)).verdict).toBe('AUTHENTIC');

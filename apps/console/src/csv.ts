@@ -1,5 +1,7 @@
 // CSV in (RFC 4180: quoted fields, doubled quotes, CRLF or LF) and out, for batch generation.
 
+import { asGtin14 } from './gtin.ts';
+
 /** The rows of a CSV text, each a list of fields; blank lines are left out. */
 export function parseCsv(text: string): string[][] {
   const rows: string[][] = [];
@@ -98,7 +100,8 @@ export function batchFromCsv(text: string): ParsedBatch {
       const value = (values[column] ?? '').trim();
       if (!value) return;
       const field = fields[column];
-      if (field) body[field] = value;
+      // A GTIN-13 (or one a spreadsheet stripped of its leading zero) goes as its GTIN-14.
+      if (field) body[field] = field === 'gtin' ? asGtin14(value) : value;
       else if (name) metadata[name] = value;
     });
     if (Object.keys(metadata).length > 0) body.metadata = metadata;

@@ -42,6 +42,17 @@ describe('batchFromCsv', () => {
     ]);
   });
 
+  it('sends a GTIN-8, -12 or -13 (a GTIN-14 a spreadsheet stripped of its zero) as its GTIN-14; other values as they are', () => {
+    const batch = batchFromCsv('gtin,serial\n9506000134352,A-1\n96385074,A-2\n09506000134352,A-3\n950600013435,A-4\nABC,A-5\n');
+    expect(batch.rows.map((row) => row.body.gtin)).toEqual([
+      '09506000134352',
+      '00000096385074',
+      '09506000134352',
+      '00950600013435',
+      'ABC',
+    ]);
+  });
+
   it('refuses a file without a header naming gtin and serial', () => {
     expect(batchFromCsv('09506000134352,A-1\n').fileError).toMatch(/first line must name the columns/);
     expect(batchFromCsv('').fileError).toBe('The file is empty.');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkAi82Value, isAi82 } from './ai82.ts';
 import { formatDigitalLink, isValidYymmdd, parseDigitalLink } from './digital-link.ts';
-import { checkGtin14, gs1CheckDigit } from './gtin.ts';
+import { asGtin14, checkGtin14, gs1CheckDigit } from './gtin.ts';
 
 describe('GTIN-14', () => {
   it.each(['09506000134352', '00012345600012', '10614141000415', '40123455555555', '00000000000000'])('accepts %s', (gtin) => {
@@ -24,6 +24,17 @@ describe('GTIN-14', () => {
     const result = checkGtin14(gtin);
     expect(result).toMatchObject({ ok: false, reason });
     if (!result.ok && result.reason === 'check-digit') expect(result.expected).toBe('09506000134352');
+  });
+});
+
+describe('asGtin14', () => {
+  it('writes a GTIN-8, -12 or -13 as a GTIN-14 (zeros before it), and leaves anything else as it is', () => {
+    expect(asGtin14('96385074')).toBe('00000096385074');
+    expect(asGtin14('036000291452')).toBe('00036000291452');
+    expect(asGtin14('9506000134352')).toBe('09506000134352');
+    expect(checkGtin14(asGtin14('9506000134352'))).toEqual({ ok: true });
+    for (const value of ['09506000134352', '123', '1234567890', '950600013435X', '', ' 9506000134352', '095060001343520'])
+      expect(asGtin14(value)).toBe(value);
   });
 });
 

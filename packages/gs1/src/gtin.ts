@@ -8,6 +8,15 @@ export function gs1CheckDigit(digits: string): number {
   return (10 - (sum % 10)) % 10;
 }
 
+/**
+ * A GTIN-8, GTIN-12 or GTIN-13 as the GTIN-14 it is in GS1 element strings (zeros before it);
+ * anything else as it is, for checkGtin14 to refuse. A spreadsheet drops a GTIN-14's leading zero,
+ * which this puts back. The check digit is unchanged and still checked.
+ */
+export function asGtin14(value: string): string {
+  return /^(\d{8}|\d{12}|\d{13})$/.test(value) ? value.padStart(14, '0') : value;
+}
+
 export type GtinCheck =
   | { ok: true }
   | { ok: false; reason: 'format'; message: string }

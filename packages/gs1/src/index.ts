@@ -21,4 +21,4 @@ export {
   lookupAi,
   parseDlUri,
 } from './dl-syntax.ts';
-export { checkGtin14, type GtinCheck, gs1CheckDigit } from './gtin.ts';
+export { asGtin14, checkGtin14, type GtinCheck, gs1CheckDigit } from './gtin.ts';

@@ -10,6 +10,7 @@ import { Pager, useCursorPages } from '../components/pager.tsx';
 import { FormError, HiddenByScope, LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { formatTime } from '../format.ts';
+import { asGtin14 } from '../gtin.ts';
 import { Link, type Location } from '../router.tsx';
 import { holds } from '../scopes.ts';
 import type { BlockKind, BlockView, Pagination, SessionView } from '../types.ts';
@@ -183,7 +184,7 @@ function BlockForm({ onSending, onBlocked }: { onSending: () => void; onBlocked:
     setBusy(true);
     try {
       const block = await api.create<BlockView>('/blocklist', {
-        gtin: gtin.trim().padStart(14, '0'),
+        gtin: asGtin14(gtin.trim()),
         ...(range ? { serialFrom: serial.trim(), serialTo: serialTo.trim() } : { serial: serial.trim() }),
         kind,
         ...(reason.trim() ? { reason: reason.trim() } : {}),

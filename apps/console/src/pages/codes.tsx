@@ -5,6 +5,7 @@ import { Pager, useCursorPages } from '../components/pager.tsx';
 import { LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { formatTime } from '../format.ts';
+import { asGtin14 } from '../gtin.ts';
 import { Link, type Location, navigate } from '../router.tsx';
 import { holds } from '../scopes.ts';
 import type { CodeSummary, DataPage, SessionView } from '../types.ts';
@@ -51,7 +52,7 @@ export function CodesPage({ session, location }: { session: SessionView; locatio
     setGtinError(undefined);
     pages.reset();
     const query = new URLSearchParams();
-    if (gtin) query.set('gtin', gtin.padStart(14, '0'));
+    if (gtin) query.set('gtin', asGtin14(gtin));
     if (form.serial.trim()) query.set('serial', form.serial.trim());
     if (form.batch.trim()) query.set('batch', form.batch.trim());
     const text = query.toString();

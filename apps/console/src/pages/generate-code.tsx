@@ -3,6 +3,7 @@ import { type ApiError, api, asApiError } from '../api.ts';
 import { describedBy, Field } from '../components/field.tsx';
 import { FormError } from '../components/states.tsx';
 import { fieldErrorsOf } from '../field-errors.ts';
+import { asGtin14 } from '../gtin.ts';
 import { Link } from '../router.tsx';
 import type { GeneratedCode } from '../types.ts';
 
@@ -40,7 +41,7 @@ export function GenerateCodePage() {
         '/code/generate',
         {
           // The API takes a GTIN-14: a GTIN-8, -12 or -13 is the same number with leading zeros.
-          gtin: form.gtin.trim().padStart(14, '0'),
+          gtin: asGtin14(form.gtin.trim()),
           serialNumber: form.serialNumber.trim(),
           ...(form.batchNumber.trim() ? { batchNumber: form.batchNumber.trim() } : {}),
           ...(form.expiryDate ? { expiryDate: form.expiryDate } : {}),

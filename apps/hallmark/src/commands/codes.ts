@@ -7,6 +7,7 @@ import {
   type GenerateCodeBody,
   type GeneratedCode,
 } from '@hallmark/contracts';
+import { asGtin14 } from '@hallmark/gs1';
 import { canonicalJson } from '@hallmark/provenance';
 import { type CsvRecord, CsvSyntaxError, csvLine, parseCsv } from '../csv.ts';
 import { createProgress } from '../progress.ts';
@@ -116,7 +117,8 @@ function bodyOf(record: CsvRecord, columns: readonly Column[]): GenerateCodeBody
       if (!/^\d{1,10}$/.test(value))
         return { code: 'VALIDATION_ERROR', message: `schemaVersion "${value}" is not a whole number` };
       body.schemaVersion = Number(value);
-    } else body[column.field] = value;
+    } else if (column.field === 'gtin') body.gtin = asGtin14(value);
+    else body[column.field] = value;
   }
   if (Object.keys(metadata).length > 0) body.metadata = metadata;
   return body as GenerateCodeBody;
