@@ -42,14 +42,17 @@ describe('batchFromCsv', () => {
     ]);
   });
 
-  it('sends a GTIN-8, -12 or -13 (a GTIN-14 a spreadsheet stripped of its zero) as its GTIN-14; other values as they are', () => {
-    const batch = batchFromCsv('gtin,serial\n9506000134352,A-1\n96385074,A-2\n09506000134352,A-3\n950600013435,A-4\nABC,A-5\n');
+  it('sends 8 to 13 digits (a GTIN-8, -12 or -13, or one a spreadsheet stripped of its zeros) as a GTIN-14; other values as they are', () => {
+    const batch = batchFromCsv(
+      'gtin,serial\n9506000134352,A-1\n96385074,A-2\n09506000134352,A-3\n36000291452,A-4\nABC,A-5\n1234567,A-6\n',
+    );
     expect(batch.rows.map((row) => row.body.gtin)).toEqual([
       '09506000134352',
       '00000096385074',
       '09506000134352',
-      '00950600013435',
+      '00036000291452',
       'ABC',
+      '1234567',
     ]);
   });
 

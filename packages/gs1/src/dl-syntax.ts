@@ -1,5 +1,4 @@
 import { AI_ROWS } from './ai-table.ts';
-import { asGtin14 } from './gtin.ts';
 import { CSET_LINTERS, LINTERS } from './linters.ts';
 
 /**
@@ -251,7 +250,8 @@ const fail = (message: string, ai?: string, value?: string): DlSyntaxResult => (
 const describe = (entry: AiEntry) => `AI ${entry.ai}${entry.title && !entry.unknown ? ` (${entry.title})` : ''}`;
 
 function expandZeroSuppressed(entry: AiEntry, value: string, options: DlSyntaxOptions): string {
-  return options.permitZeroSuppressedGtin && entry.ai === '01' ? asGtin14(value) : value;
+  if (options.permitZeroSuppressedGtin && entry.ai === '01' && [8, 12, 13].includes(value.length)) return value.padStart(14, '0');
+  return value;
 }
 
 /** Length and content of one AI's value, component by component. undefined when valid. */

@@ -28,12 +28,15 @@ describe('GTIN-14', () => {
 });
 
 describe('asGtin14', () => {
-  it('writes a GTIN-8, -12 or -13 as a GTIN-14 (zeros before it), and leaves anything else as it is', () => {
+  it('writes 8 to 13 digits as a GTIN-14 (zeros before it), and leaves anything else as it is', () => {
     expect(asGtin14('96385074')).toBe('00000096385074');
     expect(asGtin14('036000291452')).toBe('00036000291452');
     expect(asGtin14('9506000134352')).toBe('09506000134352');
     expect(checkGtin14(asGtin14('9506000134352'))).toEqual({ ok: true });
-    for (const value of ['09506000134352', '123', '1234567890', '950600013435X', '', ' 9506000134352', '095060001343520'])
+    // A UPC whose leading zero a spreadsheet dropped: 11 digits.
+    expect(asGtin14('36000291452')).toBe('00036000291452');
+    expect(checkGtin14(asGtin14('36000291452'))).toEqual({ ok: true });
+    for (const value of ['09506000134352', '123', '1234567', '950600013435X', '', ' 9506000134352', '095060001343520'])
       expect(asGtin14(value)).toBe(value);
   });
 });

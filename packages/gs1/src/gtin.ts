@@ -9,12 +9,13 @@ export function gs1CheckDigit(digits: string): number {
 }
 
 /**
- * A GTIN-8, GTIN-12 or GTIN-13 as the GTIN-14 it is in GS1 element strings (zeros before it);
- * anything else as it is, for checkGtin14 to refuse. A spreadsheet drops a GTIN-14's leading zero,
- * which this puts back. The check digit is unchanged and still checked.
+ * A number of 8 to 13 digits as a GTIN-14 (zeros before it): a GTIN-8, GTIN-12 or GTIN-13 is that
+ * GTIN-14 in GS1 element strings, and a spreadsheet drops a GTIN's leading zeros, which this puts
+ * back. Anything else as it is, for checkGtin14 to refuse. The number is unchanged, so its check
+ * digit is still checked.
  */
 export function asGtin14(value: string): string {
-  return /^(\d{8}|\d{12}|\d{13})$/.test(value) ? value.padStart(14, '0') : value;
+  return /^\d{8,13}$/.test(value) ? value.padStart(14, '0') : value;
 }
 
 export type GtinCheck =
