@@ -1384,6 +1384,33 @@ describe('the blocklist', () => {
       expect(await page.getByRole('button', { name: /^Unblock/ }).count()).toBe(0);
     }));
 
+  it('keeps the focus on a status tab, and what the form holds, when the list changes status (the reports’ tabs too)', () =>
+    inBrandPage(async (page) => {
+      await open(page, '/blocklist');
+      await page.getByLabel('GTIN').fill(gtin);
+      await page.getByLabel('Serial', { exact: true }).fill('KEPT-1');
+      const tabs = page.getByRole('navigation', { name: 'Blocklist entries by status' });
+      await tabs.getByRole('link', { name: 'Removed' }).focus();
+      await page.keyboard.press('Enter');
+      await page.waitForURL(/status=removed/);
+      await settled(page);
+      expect(await tabs.getByRole('link', { name: 'Removed' }).getAttribute('aria-current')).toBe('page');
+      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Removed');
+      expect([await page.getByLabel('GTIN').inputValue(), await page.getByLabel('Serial', { exact: true }).inputValue()]).toEqual(
+        [gtin, 'KEPT-1'],
+      );
+      // The list is the removed entries' (the first test removed BL-1), not the active ones'.
+      expect(await textOf(page, 'main')).toMatch(new RegExp(`${gtin} / BL-1[\\s\\S]*Removed`));
+
+      await open(page, '/reports');
+      const reportTabs = page.getByRole('navigation', { name: 'Reports by status' });
+      await reportTabs.getByRole('link', { name: 'All' }).focus();
+      await page.keyboard.press('Enter');
+      await page.waitForURL(/status=$/);
+      await settled(page);
+      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('All');
+    }));
+
   it('shows a key with assets:read only the entries, no form and no Unblock, and says why', async () => {
     const made = await api('POST', '/keys', { key: brand, body: { name: 'Blocklist reader', scopes: ['assets:read'] } });
     expect(made.status, JSON.stringify(made.body)).toBe(201);

@@ -50,15 +50,15 @@ function route(location: Location, session: SessionView): { title: string; scope
     return {
       title: 'Reports',
       scope: 'assets:read',
-      // Keyed by the status shown: another status starts again at its first page (the cursor is the list's).
-      view: () => <ReportsPage key={location.query.get('status') ?? 'pending'} session={session} location={location} />,
+      // Not keyed by the status: a status tab keeps the focus, the page its state (useCursorPages(status)).
+      view: () => <ReportsPage session={session} location={location} />,
     };
   if (path === '/blocklist')
     return {
       title: 'Blocklist',
       scope: 'assets:read',
-      // Keyed by the status shown, as the reports: another status starts again at its first page.
-      view: () => <BlocklistPage key={location.query.get('status') ?? 'active'} session={session} location={location} />,
+      // As the reports: another status is another list of the same page.
+      view: () => <BlocklistPage session={session} location={location} />,
     };
   // Settings → API keys, where the spec puts key management; /keys is kept as a short link to it.
   if (path === '/settings/keys' || path === '/keys')

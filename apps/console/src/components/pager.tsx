@@ -6,15 +6,25 @@ import { useState } from 'preact/hooks';
  */
 export type CursorPages = ReturnType<typeof useCursorPages>;
 
-export function useCursorPages() {
-  const [cursors, setCursors] = useState<Array<string | undefined>>([undefined]);
-  const cursor = cursors[cursors.length - 1];
+/**
+ * The pages of a list walked by its cursors: the cursor of the page shown, its number, and moves.
+ * `list` names what is listed (a filter, say): another list starts again at its first page, from
+ * the render that names it, while the page and what it holds (a form, the focus) stay.
+ */
+export function useCursorPages(list = '') {
+  const [walked, setWalked] = useState<{ list: string; cursors: Array<string | undefined> }>({ list, cursors: [undefined] });
+  const cursorsOf = (held: typeof walked) => (held.list === list ? held.cursors : [undefined]);
+  const cursors = cursorsOf(walked);
   return {
-    cursor,
+    cursor: cursors[cursors.length - 1],
     page: cursors.length,
-    next: (nextCursor: string) => setCursors((seen) => [...seen, nextCursor]),
-    previous: () => setCursors((seen) => (seen.length > 1 ? seen.slice(0, -1) : seen)),
-    reset: () => setCursors([undefined]),
+    next: (nextCursor: string) => setWalked((held) => ({ list, cursors: [...cursorsOf(held), nextCursor] })),
+    previous: () =>
+      setWalked((held) => {
+        const seen = cursorsOf(held);
+        return { list, cursors: seen.length > 1 ? seen.slice(0, -1) : seen };
+      }),
+    reset: () => setWalked({ list, cursors: [undefined] }),
   };
 }
 

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { type ApiError, api, asApiError } from '../api.ts';
 import { Badge } from '../components/badge.tsx';
 import { BlockKindField } from '../components/block-kind.tsx';
@@ -44,13 +44,16 @@ const kindWords: Readonly<Record<BlockKind, string>> = { counterfeit: 'Counterfe
 
 export function BlocklistPage({ session, location }: { session: SessionView; location: Location }) {
   const status = statusOf(location.query);
-  const pages = useCursorPages();
+  // Another status is another list: its first page, with the form and the focus where they are.
+  const pages = useCursorPages(status);
   const blocks = useLoad(
     () => api.get<{ blocks: BlockView[]; pagination: Pagination }>('/blocklist', { status, limit: 20, cursor: pages.cursor }),
     [status, pages.cursor],
   );
   const [removing, setRemoving] = useState<BlockView | undefined>();
   const [notice, setNotice] = useState<string | undefined>();
+  // What a change did is said on the list it was made on, not on the next one shown.
+  useEffect(() => setNotice(undefined), [status]);
   const mayBlock = holds(session, 'assets:create');
   const changed = (said: string) => {
     setNotice(said);

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { type ApiError, api, asApiError } from '../api.ts';
 import { Badge, type BadgeTone } from '../components/badge.tsx';
 import { Dialog, DialogActions } from '../components/dialog.tsx';
@@ -73,7 +73,8 @@ const statusOf = (query: URLSearchParams): ReportStatus | '' => {
 
 export function ReportsPage({ session, location }: { session: SessionView; location: Location }) {
   const status = statusOf(location.query);
-  const pages = useCursorPages();
+  // Another status is another list: its first page, with the form and the focus where they are.
+  const pages = useCursorPages(status);
   const reports = useLoad(
     () =>
       api.get<{ reports: CodeReportView[]; pagination: Pagination }>('/code/reports', {
@@ -85,6 +86,8 @@ export function ReportsPage({ session, location }: { session: SessionView; locat
   );
   const [deciding, setDeciding] = useState<{ report: CodeReportView; decision: ReportDecision } | undefined>();
   const [notice, setNotice] = useState<string | undefined>();
+  // What a change did is said on the list it was made on, not on the next one shown.
+  useEffect(() => setNotice(undefined), [status]);
   const mayDecide = holds(session, 'assets:create');
   const shown = statuses.find((each) => each.value === status)?.label ?? 'All';
 
