@@ -1384,33 +1384,6 @@ describe('the blocklist', () => {
       expect(await page.getByRole('button', { name: /^Unblock/ }).count()).toBe(0);
     }));
 
-  it('keeps the focus on a status tab, and what the form holds, when the list changes status (the reports’ tabs too)', () =>
-    inBrandPage(async (page) => {
-      await open(page, '/blocklist');
-      await page.getByLabel('GTIN').fill(gtin);
-      await page.getByLabel('Serial', { exact: true }).fill('KEPT-1');
-      const tabs = page.getByRole('navigation', { name: 'Blocklist entries by status' });
-      await tabs.getByRole('link', { name: 'Removed' }).focus();
-      await page.keyboard.press('Enter');
-      await page.waitForURL(/status=removed/);
-      await settled(page);
-      expect(await tabs.getByRole('link', { name: 'Removed' }).getAttribute('aria-current')).toBe('page');
-      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Removed');
-      expect([await page.getByLabel('GTIN').inputValue(), await page.getByLabel('Serial', { exact: true }).inputValue()]).toEqual(
-        [gtin, 'KEPT-1'],
-      );
-      // The list is the removed entries' (the first test removed BL-1), not the active ones'.
-      expect(await textOf(page, 'main')).toMatch(new RegExp(`${gtin} / BL-1[\\s\\S]*Removed`));
-
-      await open(page, '/reports');
-      const reportTabs = page.getByRole('navigation', { name: 'Reports by status' });
-      await reportTabs.getByRole('link', { name: 'All' }).focus();
-      await page.keyboard.press('Enter');
-      await page.waitForURL(/status=$/);
-      await settled(page);
-      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('All');
-    }));
-
   it('shows a key with assets:read only the entries, no form and no Unblock, and says why', async () => {
     const made = await api('POST', '/keys', { key: brand, body: { name: 'Blocklist reader', scopes: ['assets:read'] } });
     expect(made.status, JSON.stringify(made.body)).toBe(201);
@@ -1425,6 +1398,51 @@ describe('the blocklist', () => {
       await context.close();
     }
   });
+
+  // Last of the blocklist's tests: it adds a page of entries, which would move the others' rows.
+  it('keeps the focus on a status tab, and what the form holds, when the list changes status; a status shown again starts at its first page (the reports’ tabs too)', () =>
+    inBrandPage(async (page) => {
+      for (let serial = 1; serial <= 21; serial += 1) {
+        const blocked = await api('POST', '/blocklist', {
+          key: brand,
+          body: { gtin, serial: `PAGE-${serial}`, kind: 'counterfeit' },
+        });
+        expect(blocked.status, JSON.stringify(blocked.body)).toBe(201);
+      }
+      await open(page, '/blocklist');
+      const pager = page.getByRole('navigation', { name: /pages$/ });
+      await pager.getByRole('button', { name: 'Next page' }).click();
+      await pager.getByText('Page 2').waitFor();
+      await page.getByLabel('GTIN').fill(gtin);
+      await page.getByLabel('Serial', { exact: true }).fill('KEPT-1');
+      const tabs = page.getByRole('navigation', { name: 'Blocklist entries by status' });
+      await tabs.getByRole('link', { name: 'Removed' }).focus();
+      await page.keyboard.press('Enter');
+      await page.waitForURL(/status=removed/);
+      await settled(page);
+      expect(await tabs.getByRole('link', { name: 'Removed' }).getAttribute('aria-current')).toBe('page');
+      expect(await page.evaluate('document.activeElement?.textContent')).toBe('Removed');
+      expect([await page.getByLabel('GTIN').inputValue(), await page.getByLabel('Serial', { exact: true }).inputValue()]).toEqual(
+        [gtin, 'KEPT-1'],
+      );
+      // The list is the removed entries' (the first test removed BL-1), not the active ones'.
+      expect(await textOf(page, 'main')).toMatch(new RegExp(`${gtin} / BL-1[\\s\\S]*Removed`));
+      // Back to the entries blocking now: their first page, not the second left before.
+      await tabs.getByRole('link', { name: 'Blocking now' }).focus();
+      await page.keyboard.press('Enter');
+      await page.waitForURL(/status=active/);
+      await settled(page);
+      await pager.getByText('Page 1').waitFor();
+      expect(await pager.getByRole('button', { name: 'Previous page' }).isDisabled()).toBe(true);
+
+      await open(page, '/reports');
+      const reportTabs = page.getByRole('navigation', { name: 'Reports by status' });
+      await reportTabs.getByRole('link', { name: 'All' }).focus();
+      await page.keyboard.press('Enter');
+      await page.waitForURL(/status=$/);
+      await settled(page);
+      expect(await page.evaluate('document.activeElement?.textContent')).toBe('All');
+    }));
 });
 
 describe('usage', () => {

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 
 /**
  * Cursor paging as the API pages (server-side, any size of list): the cursors of the pages seen so
@@ -8,12 +8,15 @@ export type CursorPages = ReturnType<typeof useCursorPages>;
 
 /**
  * The pages of a list walked by its cursors: the cursor of the page shown, its number, and moves.
- * `list` names what is listed (a filter, say): another list starts again at its first page, from
- * the render that names it, while the page and what it holds (a form, the focus) stay.
+ * `list` names what is listed (a filter, say): another list starts at its first page, from the
+ * render that names it, while the page and what it holds (a form, the focus) stay; coming back to a
+ * list starts it at its first page again.
  */
 export function useCursorPages(list = '') {
   const [walked, setWalked] = useState<{ list: string; cursors: Array<string | undefined> }>({ list, cursors: [undefined] });
   const cursorsOf = (held: typeof walked) => (held.list === list ? held.cursors : [undefined]);
+  // The pages walked in another list are forgotten once this one is shown (until then, not shown).
+  useEffect(() => setWalked((held) => (held.list === list ? held : { list, cursors: [undefined] })), [list]);
   const cursors = cursorsOf(walked);
   return {
     cursor: cursors[cursors.length - 1],

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { type ApiError, api, asApiError } from '../api.ts';
 import { Badge } from '../components/badge.tsx';
 import { BlockKindField } from '../components/block-kind.tsx';
@@ -51,9 +51,10 @@ export function BlocklistPage({ session, location }: { session: SessionView; loc
     [status, pages.cursor],
   );
   const [removing, setRemoving] = useState<BlockView | undefined>();
-  const [notice, setNotice] = useState<string | undefined>();
-  // What a change did is said on the list it was made on, not on the next one shown.
-  useEffect(() => setNotice(undefined), [status]);
+  // What a change did is said on the list it was made on (the status shown then), not on another.
+  const [lastNotice, setLastNotice] = useState<{ status: string; text: string } | undefined>();
+  const notice = lastNotice?.status === status ? lastNotice.text : undefined;
+  const setNotice = (text: string | undefined) => setLastNotice(text === undefined ? undefined : { status, text });
   const mayBlock = holds(session, 'assets:create');
   const changed = (said: string) => {
     setNotice(said);

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { type ApiError, api, asApiError } from '../api.ts';
 import { Badge, type BadgeTone } from '../components/badge.tsx';
 import { Dialog, DialogActions } from '../components/dialog.tsx';
@@ -85,9 +85,10 @@ export function ReportsPage({ session, location }: { session: SessionView; locat
     [status, pages.cursor],
   );
   const [deciding, setDeciding] = useState<{ report: CodeReportView; decision: ReportDecision } | undefined>();
-  const [notice, setNotice] = useState<string | undefined>();
-  // What a change did is said on the list it was made on, not on the next one shown.
-  useEffect(() => setNotice(undefined), [status]);
+  // What a change did is said on the list it was made on (the status shown then), not on another.
+  const [lastNotice, setLastNotice] = useState<{ status: string; text: string } | undefined>();
+  const notice = lastNotice?.status === status ? lastNotice.text : undefined;
+  const setNotice = (text: string | undefined) => setLastNotice(text === undefined ? undefined : { status, text });
   const mayDecide = holds(session, 'assets:create');
   const shown = statuses.find((each) => each.value === status)?.label ?? 'All';
 
