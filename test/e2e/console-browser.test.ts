@@ -1445,6 +1445,29 @@ describe('the blocklist', () => {
     }));
 });
 
+describe('the codes list', () => {
+  it('starts another search at its first page, and shows the search reached by Back in its form', () =>
+    inBrandPage(async (page) => {
+      await open(page, '/codes');
+      await page.getByLabel('GTIN').fill(gtin);
+      await page.getByRole('button', { name: 'Search' }).click();
+      await page.waitForURL(/gtin=/);
+      await settled(page);
+      // The batch tests made more than a page of this GTIN's codes.
+      const pager = page.getByRole('navigation', { name: 'Codes pages' });
+      await pager.getByRole('button', { name: 'Next page' }).click();
+      await pager.getByText('Page 2').waitFor();
+      await settled(page);
+      // Back to all codes: their first page, not the search's second page's cursor; the form empty again.
+      await page.goBack();
+      await page.waitForURL((url) => !url.search.includes('gtin='));
+      await settled(page);
+      expect(await pager.getByText('Page 1').count()).toBe(1);
+      expect(await pager.getByRole('button', { name: 'Previous page' }).isDisabled()).toBe(true);
+      expect(await page.getByLabel('GTIN').inputValue()).toBe('');
+    }));
+});
+
 describe('usage', () => {
   it('shows each key’s requests against the limits the keys share: the daily quota, and the most the per-second limit allows a minute', async () => {
     const { context, page } = await newPage();

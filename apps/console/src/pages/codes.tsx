@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { describedBy, Field } from '../components/field.tsx';
 import { Pager, useCursorPages } from '../components/pager.tsx';
@@ -26,10 +26,13 @@ const searchOf = (query: URLSearchParams): Search => ({
 /** Codes, newest first, searched by GTIN, serial and batch on the server (GET /codes pages with a cursor). */
 export function CodesPage({ session, location }: { session: SessionView; location: Location }) {
   const search = searchOf(location.query);
-  const [form, setForm] = useState<Search>(search);
-  const [gtinError, setGtinError] = useState<string | undefined>();
-  const pages = useCursorPages();
   const key = `${search.gtin}|${search.serial}|${search.batch}`;
+  const [form, setForm] = useState<Search>(search);
+  // A search reached by the browser's Back or Forward shows in the form as in the list.
+  useEffect(() => setForm(searchOf(location.query)), [key]);
+  const [gtinError, setGtinError] = useState<string | undefined>();
+  // Another search is another list: its first page (a cursor of one search never goes with another).
+  const pages = useCursorPages(key);
   const codes = useLoad(
     () =>
       api.get<DataPage<CodeSummary>>('/codes', {
