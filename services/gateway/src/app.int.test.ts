@@ -51,6 +51,13 @@ describe('gateway routes', () => {
   });
 });
 
+/** A raw TCP connection to the gateway on loopback, for requests written by hand. */
+const connectTo = (port: number) =>
+  new Promise<Socket>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => resolve(socket));
+    socket.once('error', reject);
+  });
+
 describe('requests in turns (HALLMARK_REQUESTS_PER_TURN)', () => {
   /** Answers `count` requests sent at once over real HTTP; each readiness check notes the loop's turn it ran in. */
   async function sendAtOnce(perTurn: number, count: number) {
@@ -75,16 +82,7 @@ describe('requests in turns (HALLMARK_REQUESTS_PER_TURN)', () => {
       await app.listen({ host: '127.0.0.1', port: 0 });
       const { port } = app.server.address() as AddressInfo;
       // Every connection open first, then every request written in one go: they reach the gateway together.
-      const sockets = await Promise.all(
-        Array.from(
-          { length: count },
-          () =>
-            new Promise<Socket>((resolve, reject) => {
-              const socket = connect(port, '127.0.0.1', () => resolve(socket));
-              socket.once('error', reject);
-            }),
-        ),
-      );
+      const sockets = await Promise.all(Array.from({ length: count }, () => connectTo(port)));
       const answers = sockets.map(
         (socket) =>
           new Promise<string>((resolve, reject) => {
@@ -141,12 +139,6 @@ describe('requests in turns against a pipelining client', () => {
       await app.close();
     }
   }
-
-  const connectTo = (port: number) =>
-    new Promise<Socket>((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => resolve(socket));
-      socket.once('error', reject);
-    });
 
   /** Status lines of the answers read so far on a socket. */
   function statusesOf(socket: Socket): string[] {

@@ -1,3 +1,5 @@
+import { isSafeMethod } from './safe-methods.ts';
+
 /**
  * Requests handled in turns of the event loop. A request's work after parsing and routing
  * (authentication, limits, the services it calls, its answer) starts after the loop has gathered its
@@ -31,8 +33,6 @@ export interface RequestTurns {
 /** Requests of one connection that may wait for turns at once, when some of them are not safe. */
 export const maxWaitingPerConnection = 8;
 
-const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
-
 /** `perTurn` 0: no turns, every request runs in its socket's read callback as it arrives. */
 export function createRequestTurns(perTurn: number): RequestTurns {
   if (perTurn <= 0) return { admit: () => 'now' };
@@ -63,7 +63,7 @@ export function createRequestTurns(perTurn: number): RequestTurns {
 
   return {
     admit(connection, method) {
-      const safe = safeMethods.has(method);
+      const safe = isSafeMethod(method);
       const waiting = waitingOf.get(connection);
       if (waiting) {
         if (safe && waiting.unsafe === 0) return 'now';

@@ -5,7 +5,7 @@ import { BlockKindField } from '../components/block-kind.tsx';
 import { Dialog, DialogActions } from '../components/dialog.tsx';
 import { describedBy, Field } from '../components/field.tsx';
 import { FilterTabs } from '../components/filter-tabs.tsx';
-import { Notice } from '../components/notice.tsx';
+import { Notice, useNoticeOf } from '../components/notice.tsx';
 import { Pager, useCursorPages } from '../components/pager.tsx';
 import { FormError, HiddenByScope, LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
@@ -52,9 +52,7 @@ export function BlocklistPage({ session, location }: { session: SessionView; loc
   );
   const [removing, setRemoving] = useState<BlockView | undefined>();
   // What a change did is said on the list it was made on (the status shown then), not on another.
-  const [lastNotice, setLastNotice] = useState<{ status: string; text: string } | undefined>();
-  const notice = lastNotice?.status === status ? lastNotice.text : undefined;
-  const setNotice = (text: string | undefined) => setLastNotice(text === undefined ? undefined : { status, text });
+  const [notice, setNotice] = useNoticeOf(status);
   const mayBlock = holds(session, 'assets:create');
   const changed = (said: string) => {
     setNotice(said);

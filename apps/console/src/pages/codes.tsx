@@ -29,7 +29,7 @@ export function CodesPage({ session, location }: { session: SessionView; locatio
   const key = `${search.gtin}|${search.serial}|${search.batch}`;
   const [form, setForm] = useState<Search>(search);
   // A search reached by the browser's Back or Forward shows in the form as in the list.
-  useEffect(() => setForm(searchOf(location.query)), [key]);
+  useEffect(() => setForm(search), [key]);
   const [gtinError, setGtinError] = useState<string | undefined>();
   // Another search is another list: its first page (a cursor of one search never goes with another).
   const pages = useCursorPages(key);

@@ -4,7 +4,7 @@ import { Badge, type BadgeTone } from '../components/badge.tsx';
 import { Dialog, DialogActions } from '../components/dialog.tsx';
 import { describedBy, Field } from '../components/field.tsx';
 import { FilterTabs } from '../components/filter-tabs.tsx';
-import { Notice } from '../components/notice.tsx';
+import { Notice, useNoticeOf } from '../components/notice.tsx';
 import { Pager, useCursorPages } from '../components/pager.tsx';
 import { HiddenByScope, LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
@@ -86,9 +86,7 @@ export function ReportsPage({ session, location }: { session: SessionView; locat
   );
   const [deciding, setDeciding] = useState<{ report: CodeReportView; decision: ReportDecision } | undefined>();
   // What a change did is said on the list it was made on (the status shown then), not on another.
-  const [lastNotice, setLastNotice] = useState<{ status: string; text: string } | undefined>();
-  const notice = lastNotice?.status === status ? lastNotice.text : undefined;
-  const setNotice = (text: string | undefined) => setLastNotice(text === undefined ? undefined : { status, text });
+  const [notice, setNotice] = useNoticeOf(status);
   const mayDecide = holds(session, 'assets:create');
   const shown = statuses.find((each) => each.value === status)?.label ?? 'All';
 

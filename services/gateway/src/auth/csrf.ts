@@ -1,13 +1,11 @@
 import { HallmarkError } from '@hallmark/contracts';
+import { isSafeMethod } from '../safe-methods.ts';
 
 // Cross-site request forgery (docs/SECURITY.md, "Console sessions"): a request authenticated by
 // the session cookie and changing something must come from the console itself. The header
 // `X-Hallmark-Console: 1` is one a cross-site form cannot send, and a cross-site script cannot send
 // without a CORS preflight this gateway never grants; a browser's `Origin`, when it sends one, must
 // be the gateway's own. Requests with x-api-key carry no ambient credential and are not checked.
-
-/** Methods that change nothing: no CSRF check. */
-const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export const consoleHeader = 'x-hallmark-console';
 
@@ -21,7 +19,7 @@ export interface CsrfRequest {
  * `ownOrigins`: the gateway's origins (its public URL, and the scheme and host the request was made to).
  */
 export function csrfRefusal(request: CsrfRequest, ownOrigins: readonly string[]): HallmarkError | undefined {
-  if (safeMethods.has(request.method)) return undefined;
+  if (isSafeMethod(request.method)) return undefined;
   if (request.headers[consoleHeader] !== '1') {
     return new HallmarkError('CSRF_REJECTED', 'A request made with the console’s session must send X-Hallmark-Console: 1.', {
       header: 'X-Hallmark-Console',
