@@ -126,6 +126,42 @@ describe('requests in turns (HALLMARK_REQUESTS_PER_TURN)', () => {
     // What the first test rules out: without turns, requests read together run together.
     expect(new Set(turnsSeen).size).toBeLessThan(40);
   });
+
+  it('does not run a request whose client left while it waited for its turn, and answers the next client', async () => {
+    const checksRun: string[] = [];
+    const app = await buildGatewayApp({
+      ...deps(),
+      config: readConfig(GatewayConfig, { HALLMARK_REQUESTS_PER_TURN: '1' }),
+      readiness: {
+        ran: async () => {
+          checksRun.push('ran');
+        },
+      },
+    });
+    try {
+      await app.listen({ host: '127.0.0.1', port: 0 });
+      const { port } = app.server.address() as AddressInfo;
+      let received = 0;
+      app.server.on('request', () => {
+        received += 1;
+      });
+      const sockets = await Promise.all(Array.from({ length: 30 }, () => connectTo(port)));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const closed = sockets.map((socket) => new Promise((resolve) => socket.resume().once('close', resolve)));
+      // Each client sends its request and leaves at once: one turn a request, so all but the first few
+      // are still waiting when their connections close.
+      for (const socket of sockets) socket.end('GET /ready HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      await Promise.all(closed);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(received).toBe(30);
+      expect(checksRun.length).toBeLessThanOrEqual(2);
+      const after = await fetch(`http://127.0.0.1:${port}/ready`);
+      expect(after.status).toBe(200);
+      expect(checksRun.length).toBeLessThanOrEqual(3);
+    } finally {
+      await app.close();
+    }
+  });
 });
 
 describe('requests in turns against a pipelining client', () => {

@@ -139,7 +139,14 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
         { retryAfterSeconds: 1 },
       );
     }
-    if (turn !== 'now') await turn;
+    if (turn === 'now') return;
+    await turn;
+    // The client left while its request waited (a closed connection aborts what it sent): nobody can
+    // read an answer, so none is made and nothing the request asked for is done (docs/API.md, "Pipelining").
+    if (request.raw.destroyed) {
+      request.log.info({ method: request.method, url: request.url }, 'client left before its turn; not run');
+      reply.hijack();
+    }
   });
   app.addHook('onSend', (request, reply, payload, done) => {
     // No answer is to be read as another type than it says (JSON, pages, images, errors alike).
