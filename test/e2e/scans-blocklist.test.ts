@@ -17,8 +17,12 @@ interface Form {
   stop(): Promise<void>;
 }
 
+/** A small cap of active blocks (default 10,000), so that a test reaches it. */
+const maxActiveBlocks = 5;
+const settings = { HALLMARK_MAX_ACTIVE_BLOCKS: String(maxActiveBlocks) };
+
 async function embedded(): Promise<Form> {
-  const { test } = await startEmbeddedProduct();
+  const { test } = await startEmbeddedProduct(settings);
   return {
     url: test.url,
     operatorKey: test.product.generatedOperatorKey as string,
@@ -28,7 +32,7 @@ async function embedded(): Promise<Form> {
 }
 
 async function distributed(): Promise<Form> {
-  const product = await startDistributedProduct();
+  const product = await startDistributedProduct(settings);
   const db = createPostgresDatabase({ connectionString: product.databaseUrl, maxConnections: 2 });
   return {
     url: product.url,
@@ -536,6 +540,56 @@ describe.each([
         'code.blocked',
         'code.blocked',
       ]);
+    });
+
+    it('caps an account’s active blocks, also against requests at once; a removal frees a place', async () => {
+      const capped = await account('Capped brand', '09506000134406');
+      const blocked = async () =>
+        (
+          await form.query<{ blocked: number }>(
+            `SELECT count(*)::int AS blocked FROM events WHERE stream_id = $1 AND event_type = 'code.blocked'`,
+            [`account-${capped.accountId}-live`],
+          )
+        )[0]?.blocked;
+      // Eight at once for five places: exactly five are recorded, each with its event.
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          api('POST', '/blocklist', { key: capped.key, body: { gtin: capped.gtin, serial: `C${i}`, kind: 'counterfeit' } }),
+        ),
+      );
+      expect(answers.map((answer) => answer.status).sort()).toEqual([201, 201, 201, 201, 201, 409, 409, 409]);
+      const refusal = answers.find((answer) => answer.status === 409) as { status: number; body: Json };
+      refused(refusal, 409, 'CONFLICT');
+      expect(refusal.body.error.details).toEqual({ limit: maxActiveBlocks });
+      expect(await blocked()).toBe(maxActiveBlocks);
+      expect(ok(await api('GET', '/blocklist?status=active', { key: capped.key })).blocks).toHaveLength(maxActiveBlocks);
+      // A range is one block too; in bulk, each line over the cap is refused on its own.
+      const bulk = await fetch(`${form.url}/api/v1/blocklist/bulk`, {
+        method: 'POST',
+        headers: { 'x-api-key': capped.key, 'content-type': 'text/csv' },
+        body: `gtin,serialFrom,serialTo,kind\r\n${capped.gtin},D000,D999,withdrawn\r\n`,
+      });
+      expect(((await bulk.json()) as Json).results).toEqual([{ line: 2, error: expect.objectContaining({ code: 'CONFLICT' }) }]);
+      // Another account's places are its own.
+      ok(await api('POST', '/blocklist', { key: rival.key, body: { gtin: rival.gtin, serial: 'V1', kind: 'withdrawn' } }), 201);
+      const oneOf = answers.find((answer) => answer.status === 201) as { body: Json };
+      ok(await api('DELETE', `/blocklist/${oneOf.body.blockId}`, { key: capped.key }));
+      // Removing it again frees nothing more.
+      ok(await api('DELETE', `/blocklist/${oneOf.body.blockId}`, { key: capped.key }));
+      const range = ok(
+        await api('POST', '/blocklist', {
+          key: capped.key,
+          body: { gtin: capped.gtin, serialFrom: 'D000', serialTo: 'D999', kind: 'withdrawn' },
+        }),
+        201,
+      );
+      expect(range.serialTo).toBe('D999');
+      refused(
+        await api('POST', '/blocklist', { key: capped.key, body: { gtin: capped.gtin, serial: 'E1', kind: 'counterfeit' } }),
+        409,
+        'CONFLICT',
+      );
+      expect(await blocked()).toBe(maxActiveBlocks + 1);
     });
   });
 });

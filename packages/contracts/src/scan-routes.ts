@@ -91,7 +91,7 @@ export const createBlockRoute = defineRoute({
   scope: 'assets:create',
   body: CreateBlockBody,
   responses: { 201: { description: 'The block', schema: BlockView } },
-  errors: [...errors, 'INVALID_GTIN', 'GTIN_NOT_OWNED'],
+  errors: [...errors, 'INVALID_GTIN', 'GTIN_NOT_OWNED', 'CONFLICT'],
 });
 
 export const bulkBlockRoute = defineRoute({

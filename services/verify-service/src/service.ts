@@ -21,9 +21,9 @@ import {
 import { ProjectionMovedOn } from '@hallmark/event-store';
 import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
 import { loadMigrations, runMigrations } from '@hallmark/sql';
-import { Type } from '@sinclair/typebox';
 import { createCodeDirectory } from './code-directory.ts';
 import { createCodeProjection, runCodeProjection } from './code-projection.ts';
+import { VerifyServiceConfig } from './config.ts';
 import { createBlocks, deleteBlock, listBlocks } from './handlers/blocklist.ts';
 import { codeStatus } from './handlers/code-status.ts';
 import { createCodeBlocks, decideCodeReport, listCodeReports, publicReport, reportCode } from './handlers/report-code.ts';
@@ -39,9 +39,9 @@ const migrations = fileURLToPath(new URL('../migrations', import.meta.url));
 /** Verification: signatures, scan history, risk rules and counterfeit reports. */
 export const verifyService = defineService({
   name: 'verify-service',
-  configSchema: Type.Object({}),
+  configSchema: VerifyServiceConfig,
   async start(context) {
-    const { infra, log, base, clock } = context;
+    const { infra, log, base, clock, config } = context;
     // It reads the keys tables, and may start before the services that own them.
     await migrateAccounts(infra.db);
     await runMigrations(infra.db, await loadMigrations('verify-service', migrations));
@@ -87,7 +87,14 @@ export const verifyService = defineService({
       clock,
     };
     const reportDeps = { db: infra.db, codes: deps.codes, keys, blocks, eventStore: infra.eventStore, bus: infra.bus, clock };
-    const blocklistDeps = { db: infra.db, eventStore: infra.eventStore, bus: infra.bus, reload: blocks.reloadListed, clock };
+    const blocklistDeps = {
+      db: infra.db,
+      eventStore: infra.eventStore,
+      bus: infra.bus,
+      reload: blocks.reloadListed,
+      clock,
+      maxActiveBlocks: config.HALLMARK_MAX_ACTIVE_BLOCKS,
+    };
     const forgetKid = (payload: unknown) => keys.forget(String((payload as { kid: unknown }).kid));
     const subscriptions = [
       epochs,

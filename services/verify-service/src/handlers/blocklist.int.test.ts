@@ -65,6 +65,7 @@ describe('removing a blocklist entry twice at once, against PostgreSQL', () => {
       bus: createInProcessBus(),
       reload: async () => {},
       clock: () => new Date(at),
+      maxActiveBlocks: 10_000,
     });
     waiting = [];
     holding = 2;

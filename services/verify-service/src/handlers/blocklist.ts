@@ -32,6 +32,8 @@ export interface BlocklistDeps {
   /** The local copy, reloaded at once after a change here (other replicas follow the broadcast). */
   reload: () => Promise<void>;
   clock: () => Date;
+  /** HALLMARK_MAX_ACTIVE_BLOCKS: blocks an account may have active per environment. */
+  maxActiveBlocks: number;
 }
 
 interface BlockRow {
@@ -112,6 +114,37 @@ async function requireOwned(db: SqlDatabase, owner: Principal, gtin: string): Pr
 
 const columns = 'block_id, account_id, environment, gtin, serial_from, serial_to, kind, reason, created_at, removed_at';
 
+function tooManyActiveBlocks(limit: number): HallmarkError {
+  return new HallmarkError(
+    'CONFLICT',
+    `This account has ${limit.toLocaleString('en')} active blocks in this environment, the most it may have: block serial ranges, or remove blocks no longer needed.`,
+    { limit },
+  );
+}
+
+/** Active blocks of the owner, as counted with the blocks (blocklist_active_counts). */
+async function activeBlocksOf(sql: SqlExecutor, owner: Principal): Promise<number> {
+  const [row] = await sql.query<{ active: number }>(
+    'SELECT active FROM blocklist_active_counts WHERE account_id = $1 AND environment = $2',
+    [owner.accountId, owner.environment],
+  );
+  return row?.active ?? 0;
+}
+
+/**
+ * Takes one of the owner's places for an active block, in the block's transaction: the row update
+ * under the cap waits for another transaction's, so two requests at once cannot both take the last.
+ */
+async function takeActiveBlockPlace(sql: SqlExecutor, owner: Principal, limit: number): Promise<void> {
+  const taken = await sql.query(
+    `INSERT INTO blocklist_active_counts AS counts (account_id, environment, active) VALUES ($1, $2, 1)
+     ON CONFLICT (account_id, environment) DO UPDATE SET active = counts.active + 1 WHERE counts.active < $3
+     RETURNING active`,
+    [owner.accountId, owner.environment, limit],
+  );
+  if (taken.length === 0) throw tooManyActiveBlocks(limit);
+}
+
 type BlockError = { code: string; message: string; details?: Record<string, unknown> };
 
 /**
@@ -125,9 +158,14 @@ export async function createBlocks(
   const { principal } = request;
   const owned = new Map<string, Promise<void>>();
   const results: ({ block: BlockView } | { error: BlockError })[] = [];
+  // Read once, then counted here: a line over the cap is refused before anything is appended
+  // (the event store may append before the row is written: KurrentDB); the count taken in each
+  // block's transaction is what holds against other requests at once.
+  let active = await activeBlocksOf(deps.db, principal);
   for (const body of request.blocks) {
     try {
       const { from, to } = rangeOf(body);
+      if (active >= deps.maxActiveBlocks) throw tooManyActiveBlocks(deps.maxActiveBlocks);
       let ownership = owned.get(body.gtin);
       if (!ownership) {
         ownership = requireOwned(deps.db, principal, body.gtin);
@@ -156,6 +194,7 @@ export async function createBlocks(
           readModels: {
             db: deps.db,
             write: async (sql: SqlExecutor) => {
+              await takeActiveBlockPlace(sql, principal, deps.maxActiveBlocks);
               await sql.query(
                 `INSERT INTO code_blocklist (block_id, account_id, environment, gtin, serial_from, serial_to, kind, reason, created_at, created_by_key)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
@@ -176,6 +215,7 @@ export async function createBlocks(
           },
         },
       );
+      active += 1;
       results.push({ block: view });
     } catch (error) {
       if (!(error instanceof HallmarkError)) throw error;
@@ -232,6 +272,10 @@ export async function deleteBlock(
               [blockId, now, request.client.keyId],
             );
             if (updated.length === 0) throw new RemovedMeanwhile();
+            await sql.query(
+              'UPDATE blocklist_active_counts SET active = active - 1 WHERE account_id = $1 AND environment = $2 AND active > 0',
+              [principal.accountId, principal.environment],
+            );
           },
         },
       },
