@@ -32,12 +32,13 @@ async function send(
   url: string,
   method: string,
   path: string,
-  options: { key?: string; body?: unknown; idempotencyKey?: string } = {},
+  options: { key?: string; body?: unknown; idempotencyKey?: string; headers?: Record<string, string> } = {},
 ): Promise<Answer> {
   return answerOf(
     await fetch(`${url}/api/v1${path}`, {
       method,
       headers: {
+        ...options.headers,
         ...(options.key ? { 'x-api-key': options.key } : {}),
         ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
         ...(options.idempotencyKey !== undefined ? { 'idempotency-key': options.idempotencyKey } : {}),
@@ -117,14 +118,23 @@ function requestHashOf(path: string, body: unknown): string {
 /** The row a gateway leaves when it dies while the first attempt with this key runs: claimed, leased, unanswered. */
 async function leaveCrashedClaim(
   db: SqlDatabase,
-  claim: { accountId: string; operation: string; idempotencyKey: string; path: string; body: unknown; now: Date },
+  claim: {
+    accountId: string;
+    apiKeyId: string;
+    operation: string;
+    idempotencyKey: string;
+    path: string;
+    body: unknown;
+    now: Date;
+  },
 ) {
   await db.query(
     `INSERT INTO idempotent_requests
-       (account_id, environment, operation, key_hash, request_hash, claim, lease_until, created_at, expires_at)
-     VALUES ($1, 'live', $2, $3, $4, 'crashed-attempt', $5, $6, $7)`,
+       (account_id, environment, api_key_id, operation, key_hash, request_hash, claim, lease_until, created_at, expires_at)
+     VALUES ($1, 'live', $2, $3, $4, $5, 'crashed-attempt', $6, $7, $8)`,
     [
       claim.accountId,
+      claim.apiKeyId,
       claim.operation,
       createHash('sha256').update(claim.idempotencyKey).digest('hex'),
       requestHashOf(claim.path, claim.body),
@@ -138,7 +148,11 @@ async function leaveCrashedClaim(
 async function createAccount(url: string, operator: string, name: string, tier = 'enterprise') {
   const created = await send(url, 'POST', '/accounts', { key: operator, body: { name, tier } });
   expect(created.status, created.text).toBe(201);
-  return { id: created.body.account.id as string, key: created.body.apiKey.secret as string };
+  return {
+    id: created.body.account.id as string,
+    key: created.body.apiKey.secret as string,
+    keyId: created.body.apiKey.id as string,
+  };
 }
 
 let serialCounter = 0;
@@ -147,7 +161,7 @@ const nextSerial = () => `IDEM-${Date.now().toString(36)}-${++serialCounter}`;
 describe('Idempotency-Key, embedded', () => {
   let t: TestProduct;
   let operator: string;
-  let house: { id: string; key: string };
+  let house: { id: string; key: string; keyId: string };
   const api = (method: string, path: string, options: Parameters<typeof send>[3] = {}) => send(t.url, method, path, options);
 
   const register = async (title: string) => {
@@ -188,7 +202,7 @@ describe('Idempotency-Key, embedded', () => {
           marked.push(operation.operationId);
           expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['409', '422']));
         }
-        // Keys are per account: a keyless operation (the console's sign-in, POST /sessions) has none to keep them under.
+        // Keys are per API key: a keyless operation (the console's sign-in, POST /sessions) has none to keep them under.
         const keyless = Array.isArray(operation.security) && operation.security.length === 0;
         if (method === 'post' && !keyless && (operation.responses['201'] || operation.operationId === 'generateCodeBatch')) {
           creating.push(operation.operationId);
@@ -427,6 +441,90 @@ describe('Idempotency-Key, embedded', () => {
     expect(registered.headers.get('idempotent-replayed')).toBeNull();
   });
 
+  describe('keys apart per API key of the account (a narrower key never gets a stronger key’s answer)', () => {
+    const newKey = async (scopes: string[]) => {
+      const made = await api('POST', '/keys', { key: house.key, body: { name: `scoped ${scopes.join(' ')}`, scopes } });
+      expect(made.status, made.text).toBe(201);
+      return { id: made.body.id as string, secret: made.body.secret as string };
+    };
+    /** The console's headers for a session signed in with `apiKey`: the session acts with that key. */
+    const consoleOf = async (apiKey: string) => {
+      const signedIn = await api('POST', '/sessions', { body: { apiKey } });
+      expect(signedIn.status, signedIn.text).toBe(201);
+      const token = /hallmark_session=([0-9a-f]{64})/.exec(signedIn.headers.get('set-cookie') ?? '')?.[1];
+      expect(token).toBeDefined();
+      return { cookie: `hallmark_session=${token}`, 'x-hallmark-console': '1' };
+    };
+
+    it('runs a keys:write key’s POST /keys with a * key’s Idempotency-Key on its own: 403, not the * key’s secret', async () => {
+      const keyAdmin = await newKey(['keys:write']);
+      const idempotencyKey = `idem-${randomUUID()}`;
+      const body = { name: 'root', scopes: ['*'] };
+      const created = await api('POST', '/keys', { key: house.key, idempotencyKey, body });
+      expect(created.status, created.text).toBe(201);
+      const secret = created.body.secret as string;
+      expect(secret).toMatch(/^svc_live_/);
+      // Without an Idempotency-Key the narrower key may not grant *; with the * key's, no more.
+      expectError(await api('POST', '/keys', { key: keyAdmin.secret, body }), 403, 'INSUFFICIENT_SCOPE');
+      const borrowed = await api('POST', '/keys', { key: keyAdmin.secret, idempotencyKey, body });
+      expectError(borrowed, 403, 'INSUFFICIENT_SCOPE');
+      expect(borrowed.headers.get('idempotent-replayed')).toBeNull();
+      expect(borrowed.text).not.toContain(secret);
+      // Its console session is the same key: refused too.
+      const viaConsole = await api('POST', '/keys', { idempotencyKey, body, headers: await consoleOf(keyAdmin.secret) });
+      expectError(viaConsole, 403, 'INSUFFICIENT_SCOPE');
+      expect(viaConsole.text).not.toContain(secret);
+      // The * key's own retry, by x-api-key or through its console session, still gets its answer.
+      for (const retry of [
+        await api('POST', '/keys', { key: house.key, idempotencyKey, body }),
+        await api('POST', '/keys', { idempotencyKey, body, headers: await consoleOf(house.key) }),
+      ]) {
+        expect(retry.status, retry.text).toBe(201);
+        expect(retry.headers.get('idempotent-replayed')).toBe('true');
+        expect(retry.text).toBe(created.text);
+      }
+    });
+
+    it('runs a keys:write key’s rotation with a * key’s Idempotency-Key on its own: 403, not the new secret', async () => {
+      const keyAdmin = await newKey(['keys:write']);
+      const target = await newKey(['*']);
+      const idempotencyKey = `idem-${randomUUID()}`;
+      const body = { graceSeconds: 900 };
+      const rotated = await api('POST', `/keys/${target.id}/rotate`, { key: house.key, idempotencyKey, body });
+      expect(rotated.status, rotated.text).toBe(201);
+      const borrowed = await api('POST', `/keys/${target.id}/rotate`, { key: keyAdmin.secret, idempotencyKey, body });
+      expectError(borrowed, 403, 'INSUFFICIENT_SCOPE');
+      expect(borrowed.headers.get('idempotent-replayed')).toBeNull();
+      expect(borrowed.text).not.toContain(rotated.body.secret as string);
+      const retry = await api('POST', `/keys/${target.id}/rotate`, { key: house.key, idempotencyKey, body });
+      expect(retry.headers.get('idempotent-replayed')).toBe('true');
+      expect(retry.text).toBe(rotated.text);
+    });
+
+    it('runs another key’s request with the same Idempotency-Key as its own: no 422, no replay, and nothing of the first’s', async () => {
+      const other = await newKey(['*']);
+      const idempotencyKey = `idem-${randomUUID()}`;
+      const body = { name: 'ci', scopes: ['assets:read'] };
+      const first = await api('POST', '/keys', { key: house.key, idempotencyKey, body });
+      expect(first.status, first.text).toBe(201);
+      const theirs = await api('POST', '/keys', { key: other.secret, idempotencyKey, body });
+      expect(theirs.status, theirs.text).toBe(201);
+      expect(theirs.headers.get('idempotent-replayed')).toBeNull();
+      expect(theirs.body.secret).not.toBe(first.body.secret);
+      // Another request under the same Idempotency-Key is that key's own affair: 422 only for the key that used it.
+      const changed = { name: 'ci', scopes: ['keys:read'] };
+      expectError(await api('POST', '/keys', { key: house.key, idempotencyKey, body: changed }), 422, 'IDEMPOTENCY_KEY_REUSED');
+      // Ids a service derives from the Idempotency-Key differ per key too: another object, not the first's.
+      const lot = { title: `Per key ${randomUUID()}`, category: 'watch', ownerId: 'client-jane' };
+      const mine = await api('POST', '/auction/objects/register', { key: house.key, idempotencyKey, body: lot });
+      expect(mine.status, mine.text).toBe(201);
+      const theirLot = await api('POST', '/auction/objects/register', { key: other.secret, idempotencyKey, body: lot });
+      expect(theirLot.status, theirLot.text).toBe(201);
+      expect(theirLot.headers.get('idempotent-replayed')).toBeNull();
+      expect(theirLot.body.object.id).not.toBe(mine.body.object.id);
+    });
+  });
+
   it('refuses a key that is not 1 to 255 printable ASCII characters', async () => {
     const tooLong = await api('POST', '/schemas', {
       key: house.key,
@@ -492,6 +590,7 @@ describe('Idempotency-Key, embedded', () => {
     const body = { objectId: object.id, eventType: 'cataloged', actorRole: 'auction_house', description: 'after a crash' };
     await leaveCrashedClaim(t.product.db, {
       accountId: house.id,
+      apiKeyId: house.keyId,
       operation: 'recordProvenanceEvent',
       idempotencyKey,
       path: '/auction/provenance/events',
@@ -534,7 +633,7 @@ describe('Idempotency-Key, embedded', () => {
 describe('Idempotency-Key, distributed (two gateway replicas sharing the store)', () => {
   let product: RunningProduct;
   let db: SqlDatabase;
-  let house: { id: string; key: string };
+  let house: { id: string; key: string; keyId: string };
   let gatewayA: string;
   let gatewayB: string;
 
@@ -618,6 +717,7 @@ describe('Idempotency-Key, distributed (two gateway replicas sharing the store)'
     const body = { objectId, eventType: 'cataloged', actorRole: 'auction_house', description: 'after a crash' };
     await leaveCrashedClaim(db, {
       accountId: house.id,
+      apiKeyId: house.keyId,
       operation: 'recordProvenanceEvent',
       idempotencyKey,
       path: '/auction/provenance/events',
@@ -643,6 +743,7 @@ describe('Idempotency-Key, distributed (two gateway replicas sharing the store)'
     const body = { gtin, serialNumber: nextSerial() };
     await leaveCrashedClaim(db, {
       accountId: house.id,
+      apiKeyId: house.keyId,
       operation: 'generateCode',
       idempotencyKey,
       path: '/code/generate',

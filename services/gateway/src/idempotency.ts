@@ -18,6 +18,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
  * - a claim is a lease: one left by an attempt cut off by a crash lapses after `leaseMs`
  *   (HALLMARK_IDEMPOTENCY_LEASE_MS, longer than the request timeout), and a retry then runs again.
  * Keys are kept 24 h from the first attempt, then swept.
+ * A key and its answer belong to the API key that sent it (a console session: the key it signed in
+ * with): another key of the account with the same Idempotency-Key has a key space of its own, and its
+ * request runs on its own, with its own scopes. The answer holds secrets shown once (a new API key's
+ * secret, a transfer code), so a narrower key must never be handed a stronger key's answer.
  */
 
 declare module 'fastify' {
@@ -38,6 +42,8 @@ const acceptableKey = /^[\x20-\x7E]{1,255}$/;
 interface KeyScope {
   accountId: string;
   environment: string;
+  /** The API key that sent the request: keys never share answers, nor ids derived from them. */
+  apiKeyId: string;
   operation: string;
   /** SHA-256 of the Idempotency-Key: the key itself is not kept. */
   keyHash: string;
@@ -103,7 +109,7 @@ function requestHashOf(request: FastifyRequest, parts: Readonly<Record<string, s
 }
 
 function sealingKeyOf(key: string, scope: KeyScope): Buffer {
-  const salt = `${scope.accountId}\n${scope.environment}\n${scope.operation}`;
+  const salt = `${scope.accountId}\n${scope.environment}\n${scope.apiKeyId}\n${scope.operation}`;
   return Buffer.from(hkdfSync('sha256', key, salt, 'hallmark idempotent answer', 32));
 }
 
@@ -121,8 +127,8 @@ function open(sealingKey: Buffer, stored: string): Buffer {
   return Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]);
 }
 
-const scopeParams = (scope: KeyScope) => [scope.accountId, scope.environment, scope.operation, scope.keyHash];
-const whereScope = 'account_id = $1 AND environment = $2 AND operation = $3 AND key_hash = $4';
+const scopeParams = (scope: KeyScope) => [scope.accountId, scope.environment, scope.apiKeyId, scope.operation, scope.keyHash];
+const whereScope = 'account_id = $1 AND environment = $2 AND api_key_id = $3 AND operation = $4 AND key_hash = $5';
 
 /**
  * The store: no transaction held across statements (PGlite has one connection); every change is a
@@ -136,8 +142,8 @@ function createIdempotencyStore(db: SqlDatabase) {
       for (let round = 0; round < 3; round++) {
         const inserted = await db.query(
           `INSERT INTO idempotent_requests
-             (account_id, environment, operation, key_hash, request_hash, claim, lease_until, created_at, expires_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING RETURNING claim`,
+             (account_id, environment, api_key_id, operation, key_hash, request_hash, claim, lease_until, created_at, expires_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING RETURNING claim`,
           [...scopeParams(scope), requestHash, token, leaseUntil, now, new Date(now.getTime() + idempotencyKeyLifetimeMs)],
         );
         if (inserted.length === 1) return { kind: 'claimed' };
@@ -148,7 +154,7 @@ function createIdempotencyStore(db: SqlDatabase) {
         if (!row) continue;
         if (timeOf(row.expires_at) <= now.getTime()) {
           // A key older than a day is free again; the sweep may not have come by yet.
-          await db.query(`DELETE FROM idempotent_requests WHERE ${whereScope} AND expires_at <= $5`, [
+          await db.query(`DELETE FROM idempotent_requests WHERE ${whereScope} AND expires_at <= $6`, [
             ...scopeParams(scope),
             now,
           ]);
@@ -161,7 +167,7 @@ function createIdempotencyStore(db: SqlDatabase) {
         if (timeOf(row.lease_until) > now.getTime()) return { kind: 'running' };
         // The attempt holding the key stopped answering (a crash, a kill): its lease lapsed, so this one runs.
         const taken = await db.query(
-          `UPDATE idempotent_requests SET claim = $5, lease_until = $6 WHERE ${whereScope} AND claim = $7 AND status IS NULL RETURNING claim`,
+          `UPDATE idempotent_requests SET claim = $6, lease_until = $7 WHERE ${whereScope} AND claim = $8 AND status IS NULL RETURNING claim`,
           [...scopeParams(scope), token, leaseUntil, row.claim],
         );
         if (taken.length === 1) return { kind: 'claimed' };
@@ -172,8 +178,8 @@ function createIdempotencyStore(db: SqlDatabase) {
     /** Stores the answer of the attempt holding the claim; false when its lease was taken over meanwhile. */
     async complete(attempt: IdempotentAttempt, status: number, contentType: string | null, answer: string): Promise<boolean> {
       const updated = await db.query(
-        `UPDATE idempotent_requests SET claim = NULL, lease_until = NULL, status = $6, content_type = $7, answer = $8
-         WHERE ${whereScope} AND claim = $5 RETURNING status`,
+        `UPDATE idempotent_requests SET claim = NULL, lease_until = NULL, status = $7, content_type = $8, answer = $9
+         WHERE ${whereScope} AND claim = $6 RETURNING status`,
         [...scopeParams(attempt.scope), attempt.token, status, contentType, answer],
       );
       return updated.length === 1;
@@ -181,7 +187,7 @@ function createIdempotencyStore(db: SqlDatabase) {
 
     /** Frees the key for a retry: the attempt failed. */
     async release(attempt: IdempotentAttempt): Promise<void> {
-      await db.query(`DELETE FROM idempotent_requests WHERE ${whereScope} AND claim = $5`, [
+      await db.query(`DELETE FROM idempotent_requests WHERE ${whereScope} AND claim = $6`, [
         ...scopeParams(attempt.scope),
         attempt.token,
       ]);
@@ -218,6 +224,7 @@ export function installIdempotency(
     const scope: KeyScope = {
       accountId: apiKey.accountId,
       environment: apiKey.environment,
+      apiKeyId: apiKey.keyId,
       operation: route.operationId,
       keyHash: sha256Hex(key),
     };
@@ -308,9 +315,11 @@ export function installIdempotency(
 }
 
 /**
- * The request's Idempotency-Key as its scope makes it unique (account, environment, operation and
- * the key's hash), hashed: what a service may derive ids from, so a retry whose first answer was
- * lost after the service acted finds what it made instead of making it again. Undefined without a key.
+ * The request's Idempotency-Key as its scope makes it unique (account, environment, API key,
+ * operation and the key's hash), hashed: what a service may derive ids from, so a retry whose first
+ * answer was lost after the service acted finds what it made instead of making it again. The API key
+ * is in it so that another key's request with the same Idempotency-Key makes its own (a transfer's
+ * code follows from its id). Undefined without a key.
  */
 export function requestKeyOf(request: FastifyRequest): string | undefined {
   const scope = request.idempotentAttempt?.scope;
