@@ -8,6 +8,7 @@ import {
 } from '@hallmark/contracts';
 import { randomHex } from '@hallmark/crypto';
 import type { SqlExecutor } from '@hallmark/sql';
+import type { GtinClaimReach } from './domain/caller-environment.ts';
 import { claimValuesCovering, type GtinClaimTarget } from './gtin-ownership.ts';
 
 interface GtinClaimRow {
@@ -115,15 +116,15 @@ export async function insertGtinClaim(sql: SqlExecutor, claim: GtinClaimView, cr
   );
 }
 
-/** A claim (of `accountId`, or of anyone's when undefined); undefined when there is none. */
+/** A claim within the caller's reach (domain/caller-environment.ts); undefined when there is none there. */
 export async function findGtinClaim(
   sql: SqlExecutor,
   claimId: string,
-  accountId: string | undefined,
+  reach: GtinClaimReach,
 ): Promise<GtinClaimView | undefined> {
   const rows = await sql.query<GtinClaimRow>(
-    'SELECT * FROM gtin_claims WHERE id = $1 AND ($2::text IS NULL OR account_id = $2)',
-    [claimId, accountId ?? null],
+    'SELECT * FROM gtin_claims WHERE id = $1 AND ($2::text IS NULL OR account_id = $2) AND environment = ANY($3::text[])',
+    [claimId, reach.accountId ?? null, reach.environments],
   );
   return rows[0] ? gtinClaimView(rows[0]) : undefined;
 }
@@ -142,11 +143,16 @@ export async function revokeGtinClaim(
   return revoked[0] ? gtinClaimView(revoked[0]) : undefined;
 }
 
-/** An account's claims, newest first, with cursor paging. */
+/** An account's claims, newest first, with cursor paging; of every environment unless `environments` says which. */
 export async function listGtinClaims(
   sql: SqlExecutor,
   accountId: string,
-  options: { limit: number; cursor?: string | undefined; status?: 'active' | 'revoked' | undefined },
+  options: {
+    limit: number;
+    cursor?: string | undefined;
+    status?: 'active' | 'revoked' | undefined;
+    environments?: readonly Environment[] | undefined;
+  },
 ): Promise<GtinClaimList> {
   const [afterUs, afterId] = options.cursor ? decodeCursor(options.cursor, [/^\d{1,17}$/, /^gtc_[0-9a-f]{20}$/]) : [];
   const rows = await sql.query<GtinClaimRow & { created_us: string }>(
@@ -155,8 +161,9 @@ export async function listGtinClaims(
      WHERE c.account_id = $1
        AND ($2::text IS NULL OR ($2 = 'active') = (c.revoked_at IS NULL))
        AND ($3::bigint IS NULL OR (t.created_us, c.id) < ($3::bigint, $4::text))
+       AND ($6::text[] IS NULL OR c.environment = ANY($6::text[]))
      ORDER BY t.created_us DESC, c.id DESC LIMIT $5`,
-    [accountId, options.status ?? null, afterUs ?? null, afterId ?? null, options.limit + 1],
+    [accountId, options.status ?? null, afterUs ?? null, afterId ?? null, options.limit + 1, options.environments ?? null],
   );
   const page = rows.slice(0, options.limit);
   const last = page.at(-1);

@@ -82,6 +82,13 @@ export {
   decideSigningKeyRotation,
 } from './domain/api-keys.ts';
 export {
+  type CallerEnvironmentRefusal,
+  decideGrantEnvironment,
+  decideLiveOnlyAction,
+  type GtinClaimReach,
+  gtinClaimReach,
+} from './domain/caller-environment.ts';
+export {
   decideKeyRotation,
   type KeyRotationEvent,
   type RotationGraceSeconds,

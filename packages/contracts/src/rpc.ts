@@ -115,7 +115,10 @@ export const findCodesRpc = {
   response: Type.Object({ signerAccountId: Type.Union([Type.String(), Type.Null()]), codes: Type.Array(CodeLookup) }),
 } satisfies RpcDefinition;
 
-/** The operator grants an account a GTIN or company prefix (`POST /accounts/{accountId}/gtins`). */
+/**
+ * The operator grants an account a GTIN or company prefix (`POST /accounts/{accountId}/gtins`), in
+ * the principal's environment unless the input names one; a test principal never grants live.
+ */
 export const grantGtinRpc = {
   service: 'code-service',
   operation: 'grantGtin',
@@ -131,14 +134,26 @@ export const claimGtinRpc = {
   response: GtinClaimView,
 } satisfies RpcDefinition;
 
+/**
+ * `accountId`'s claims as `principal` may see them: of its own environment, or, `asOperator` (the
+ * caller holds accounts:write), of both environments with a live key and of test with a test key.
+ */
 export const listGtinClaimsRpc = {
   service: 'code-service',
   operation: 'listGtinClaims',
-  request: Type.Object({ accountId: Type.String(), query: ListGtinClaimsQuery }),
+  request: Type.Object({
+    principal: PrincipalSchema,
+    accountId: Type.String(),
+    query: ListGtinClaimsQuery,
+    asOperator: Type.Boolean(),
+  }),
   response: GtinClaimList,
 } satisfies RpcDefinition;
 
-/** `asOperator`: the caller holds accounts:write and may revoke any account's claim. */
+/**
+ * `asOperator`: the caller holds accounts:write and may revoke any account's claim (with a test key,
+ * test claims only). Otherwise only the principal's own claims of its own environment.
+ */
 export const revokeGtinClaimRpc = {
   service: 'code-service',
   operation: 'revokeGtinClaim',

@@ -26,6 +26,8 @@ describe('GTIN claims and their events, against PostgreSQL', () => {
     await database?.drop();
   });
 
+  const anyone = { accountId: undefined, environments: ['live', 'test'] } as const;
+
   const eventsOf = async (accountId: string) =>
     // The claims' events (the stream also holds the account's creation and first key).
     (await deps.eventStore.readStream(accountStream({ accountId, environment: 'live' })))
@@ -61,14 +63,15 @@ describe('GTIN claims and their events, against PostgreSQL', () => {
       now,
     );
     const outcomes = await Promise.allSettled([
-      recordGtinRevocation(deps, claim.id, undefined, 'operator', now),
-      recordGtinRevocation(deps, claim.id, brand, brand, now),
+      recordGtinRevocation(deps, claim.id, anyone, 'operator', now),
+      recordGtinRevocation(deps, claim.id, { accountId: brand, environments: ['live'] }, brand, now),
     ]);
     const revoked = outcomes.filter((outcome) => outcome.status === 'fulfilled' && outcome.value?.changed);
     expect(revoked).toHaveLength(1);
-    expect(await recordGtinRevocation(deps, claim.id, undefined, 'operator', now)).toMatchObject({ changed: false });
+    expect(await recordGtinRevocation(deps, claim.id, anyone, 'operator', now)).toMatchObject({ changed: false });
     expect((await eventsOf(brand)).filter(([type]) => type === 'gtin.revoked')).toEqual([['gtin.revoked', '04006381333931']]);
-    // Another account's claim is not found, so it cannot be revoked by it.
-    expect(await recordGtinRevocation(deps, claim.id, rival, rival, now)).toBeUndefined();
+    // Another account's claim is not found, so it cannot be revoked by it; nor is a live claim by a test key.
+    expect(await recordGtinRevocation(deps, claim.id, { accountId: rival, environments: ['live'] }, rival, now)).toBeUndefined();
+    expect(await recordGtinRevocation(deps, claim.id, { accountId: brand, environments: ['test'] }, brand, now)).toBeUndefined();
   });
 });

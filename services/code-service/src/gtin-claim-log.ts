@@ -1,4 +1,11 @@
-import { findGtinClaim, type GtinClaimTarget, insertGtinClaim, newGtinClaim, revokeGtinClaim } from '@hallmark/accounts';
+import {
+  findGtinClaim,
+  type GtinClaimReach,
+  type GtinClaimTarget,
+  insertGtinClaim,
+  newGtinClaim,
+  revokeGtinClaim,
+} from '@hallmark/accounts';
 import { type Environment, type GtinClaimView, HallmarkError } from '@hallmark/contracts';
 import type { EventStore } from '@hallmark/event-store';
 import { accountStream } from '@hallmark/provenance';
@@ -26,18 +33,18 @@ export async function recordGtinClaim(
 }
 
 /**
- * Revokes a claim (of `accountId`, or of anyone's when undefined): `changed` is false when it was
- * revoked already (the first revocation stands, and nothing is recorded again); undefined when there
- * is no such claim.
+ * Revokes a claim within `reach` (whose claims, in which environments, the caller may touch):
+ * `changed` is false when it was revoked already (the first revocation stands, and nothing is
+ * recorded again); undefined when there is no such claim within reach.
  */
 export async function recordGtinRevocation(
   deps: { db: SqlDatabase; eventStore: EventStore },
   claimId: string,
-  accountId: string | undefined,
+  reach: GtinClaimReach,
   by: string,
   now: Date,
 ): Promise<{ claim: GtinClaimView; changed: boolean } | undefined> {
-  const existing = await findGtinClaim(deps.db, claimId, accountId);
+  const existing = await findGtinClaim(deps.db, claimId, reach);
   if (!existing) return undefined;
   if (existing.status === 'revoked') return { claim: existing, changed: false };
   const revoked: GtinClaimView = { ...existing, status: 'revoked', revokedAt: now.toISOString() };

@@ -92,7 +92,9 @@ export const codeService = defineService({
         gtinClaims.grant(principal, accountId, input),
       ),
       await serveRpc(infra.bus, log, claimGtinRpc, async ({ principal, input }) => gtinClaims.claim(principal, input)),
-      await serveRpc(infra.bus, log, listGtinClaimsRpc, async ({ accountId, query }) => gtinClaims.list(accountId, query)),
+      await serveRpc(infra.bus, log, listGtinClaimsRpc, async ({ principal, accountId, query, asOperator }) =>
+        gtinClaims.list(principal, accountId, query, asOperator),
+      ),
       await serveRpc(infra.bus, log, revokeGtinClaimRpc, async ({ principal, claimId, asOperator }) =>
         gtinClaims.revoke(principal, claimId, asOperator),
       ),

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { listGtinClaims } from '@hallmark/accounts';
 import { listOwnershipConflicts, migrateCodes, recordGtinClaim, recordGtinRevocation } from '@hallmark/code-service';
-import { broadcasts, type GtinClaimView } from '@hallmark/contracts';
+import { broadcasts, environments, type GtinClaimView } from '@hallmark/contracts';
 import type { EventStore } from '@hallmark/event-store';
 import { checkGtin14 } from '@hallmark/gs1';
 import { connectOperator, connectOperatorDatabase, type OperatorConnection } from './operator-database.ts';
@@ -87,7 +87,9 @@ export async function gtinsCommand(args: string[], env: NodeJS.ProcessEnv, out: 
       case 'revoke': {
         if (!values.id) throw new UsageError('--id is required');
         const revoked = await withClaimLog(connection, async (deps) => {
-          const outcome = await recordGtinRevocation(deps, values.id as string, undefined, 'hallmark-cli', new Date());
+          // The operator's own tool: any account's claim, in either environment.
+          const anyClaim = { accountId: undefined, environments };
+          const outcome = await recordGtinRevocation(deps, values.id as string, anyClaim, 'hallmark-cli', new Date());
           return { claim: outcome?.claim, changed: outcome?.changed ?? false };
         });
         if (!revoked) throw new UsageError(`there is no GTIN claim ${values.id}`);

@@ -1,4 +1,11 @@
-import { findAccount, type GtinClaimTarget, listGtinClaims } from '@hallmark/accounts';
+import {
+  decideGrantEnvironment,
+  findAccount,
+  type GtinClaimTarget,
+  gtinClaimReach,
+  listGtinClaims,
+  throwRefusal,
+} from '@hallmark/accounts';
 import type { Bus } from '@hallmark/bus';
 import {
   broadcasts,
@@ -67,13 +74,19 @@ export function createGtinClaims(deps: GtinClaimDeps) {
   };
 
   return {
-    /** The operator grants `accountId` a GTIN or prefix; live (both environments) unless said otherwise. */
+    /**
+     * The operator grants `accountId` a GTIN or prefix, in the operator key's environment unless said
+     * otherwise (live covers both). A test key (or a console session switched to test) grants test
+     * claims only: INSUFFICIENT_SCOPE for live.
+     */
     async grant(operator: Principal, accountId: string, input: GtinClaimInput): Promise<GtinClaimView> {
+      const environment = decideGrantEnvironment(operator.environment, input.environment);
+      if (typeof environment !== 'string') throwRefusal(environment);
       const target = targetOf(input);
       if (!(await findAccount(deps.db, accountId))) {
         throw new HallmarkError('NOT_FOUND', 'There is no account with this id.', { accountId });
       }
-      return store(accountId, input.environment ?? 'live', target, 'granted', operator);
+      return store(accountId, environment, target, 'granted', operator);
     },
 
     /** An account claims for itself: only in the test environment, and only where the operator allows it. */
@@ -89,16 +102,27 @@ export function createGtinClaims(deps: GtinClaimDeps) {
       return store(principal.accountId, 'test', target, 'claimed', principal);
     },
 
-    list(accountId: string, query: ListGtinClaimsQuery): Promise<GtinClaimList> {
-      return listGtinClaims(deps.db, accountId, { limit: query.limit ?? 20, cursor: query.cursor, status: query.status });
+    /** `accountId`'s claims in the environments the caller reaches (an account's key: its own environment's). */
+    list(principal: Principal, accountId: string, query: ListGtinClaimsQuery, asOperator: boolean): Promise<GtinClaimList> {
+      const { environments } = gtinClaimReach(principal, asOperator);
+      return listGtinClaims(deps.db, accountId, {
+        limit: query.limit ?? 20,
+        cursor: query.cursor,
+        status: query.status,
+        environments,
+      });
     },
 
-    /** The owner gives a claim up, or the operator takes it away. Another account's claim is NOT_FOUND. */
+    /**
+     * The owner gives a claim up, or the operator takes it away. A claim out of the caller's reach
+     * (another account's, or another environment's: a test key never touches a live claim) is
+     * NOT_FOUND, as an unknown id is.
+     */
     async revoke(principal: Principal, claimId: string, asOperator: boolean): Promise<GtinClaimView> {
       const revoked = await recordGtinRevocation(
         deps,
         claimId,
-        asOperator ? undefined : principal.accountId,
+        gtinClaimReach(principal, asOperator),
         principal.accountId,
         deps.clock(),
       );

@@ -1,4 +1,4 @@
-import { findAccount, listAccounts, provisionAccount } from '@hallmark/accounts';
+import { decideLiveOnlyAction, findAccount, listAccounts, provisionAccount, throwRefusal } from '@hallmark/accounts';
 import {
   type AccountList,
   type CreateAccountBody,
@@ -19,7 +19,7 @@ import { registerRoute } from '../route-registry.ts';
  * GET /accounts/me: any valid key finds its own account and what it may do there.
  * GET /accounts: the operator's listing of every account, newest first.
  * POST /accounts: the operator provisions a tenant and receives its first key, once; both are
- * events in the new account's stream (`account.created`, `key.issued`).
+ * events in the new account's stream (`account.created`, `key.issued`). A live key only.
  */
 export function registerAccountRoutes(
   app: FastifyInstance,
@@ -62,7 +62,11 @@ export function registerAccountRoutes(
     };
   });
 
+  // A new account and its first key (`*`, live by default) are the operator's act in live: never
+  // with a test key, nor a console session switched to test, though the key holds `*`.
   registerRoute(app, createAccountRoute, async (request, reply) => {
+    const refusal = decideLiveOnlyAction(requireApiKey(request).environment, 'create accounts');
+    if (refusal) throwRefusal(refusal);
     const body = request.body as CreateAccountBody;
     reply.status(201);
     return provisionAccount(

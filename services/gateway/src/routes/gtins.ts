@@ -29,9 +29,15 @@ export function registerGtinRoutes(app: FastifyInstance, deps: { services: Servi
     return deps.services.call(grantGtinRpc, { principal: principalOf(request), accountId, input }, request.id);
   });
 
+  // The route needs accounts:write, so the caller is the operator; which environments it sees is code-service's rule.
   registerRoute(app, listAccountGtinsRoute, async (request) => {
     const { accountId } = request.params as { accountId: string };
-    return deps.services.call(listGtinClaimsRpc, { accountId, query: request.query as ListGtinClaimsQuery }, request.id);
+    const query = request.query as ListGtinClaimsQuery;
+    return deps.services.call(
+      listGtinClaimsRpc,
+      { principal: principalOf(request), accountId, query, asOperator: true },
+      request.id,
+    );
   });
 
   registerRoute(app, claimGtinRoute, async (request, reply) => {
@@ -44,8 +50,13 @@ export function registerGtinRoutes(app: FastifyInstance, deps: { services: Servi
   });
 
   registerRoute(app, listGtinsRoute, async (request) => {
-    const { accountId } = principalOf(request);
-    return deps.services.call(listGtinClaimsRpc, { accountId, query: request.query as ListGtinClaimsQuery }, request.id);
+    const principal = principalOf(request);
+    const query = request.query as ListGtinClaimsQuery;
+    return deps.services.call(
+      listGtinClaimsRpc,
+      { principal, accountId: principal.accountId, query, asOperator: false },
+      request.id,
+    );
   });
 
   registerRoute(app, revokeGtinClaimRoute, async (request) => {
