@@ -79,6 +79,7 @@ export {
   type ApiKeyCommand,
   type ApiKeyEvent,
   type DomainError as KeyRefusal,
+  decidePublicKeyChange,
   decideSigningKeyRotation,
 } from './domain/api-keys.ts';
 export {
@@ -112,6 +113,7 @@ export { listKeys } from './key-listing.ts';
 export {
   createSigningKeyring,
   createVerificationKeys,
+  maxActivePublicKeys,
   type PublicKeyEntry,
   type SigningKey,
   type SigningKeyring,

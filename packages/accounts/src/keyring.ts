@@ -18,6 +18,7 @@ import { listActiveGtinClaims } from './gtin-claim-store.ts';
 import { environmentsCovered } from './gtin-ownership.ts';
 import { createSingleFlight } from './single-flight.ts';
 import {
+  countActivePublicKeys,
   findActiveSigningKey,
   findVerificationKey,
   insertActiveSigningKey,
@@ -28,6 +29,15 @@ import {
   toVerificationKeyView,
   type VerificationKeyRow,
 } from './verification-key-store.ts';
+
+/**
+ * Registered public keys an account may have active per environment. A code with no record here is
+ * checked under each of them (verify-code.ts), so their number bounds what a forged link costs.
+ */
+export const maxActivePublicKeys = 20;
+
+/** Signing keys (the active one and those rotated out) a code with no record here is checked under, newest first. */
+export const maxSigningKeysTried = 20;
 
 /** The sealed private key is bound to its key id, so a sealed value cannot be moved to another row. */
 const sealContext = (kid: string) => `hallmark:signing-key:${kid}`;
@@ -181,11 +191,26 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
       return entry;
     },
 
-    /** The kids of an owner's keys that may verify: signing keys (active or retired) and active public keys. */
-    async ownKeyIds(owner: Principal): Promise<string[]> {
+    /**
+     * The owner's keys a code with no record here is checked under, newest first: its active
+     * registered public keys (codes signed outside Hallmark), at most maxActivePublicKeys, and its
+     * newest signing keys, active or retired, at most maxSigningKeysTried (an auction object's link is
+     * signed by the signing key of its day, and verify-service has no record of objects). Bounded, so
+     * a forged link costs at most that many signature checks however many keys an account made.
+     */
+    async unrecordedCodeKeyIds(owner: Principal): Promise<string[]> {
+      // Not cached: a key registered a moment ago verifies its codes at once (no broadcast tells
+      // other replicas of a registration).
       const rows = await db.query<{ id: string }>(
-        `SELECT id FROM verification_keys WHERE account_id = $1 AND environment = $2 AND status <> 'revoked' ORDER BY created_at DESC`,
-        [owner.accountId, owner.environment],
+        `(SELECT id, created_at FROM verification_keys
+          WHERE account_id = $1 AND environment = $2 AND type = 'public' AND status = 'active'
+          ORDER BY created_at DESC LIMIT $3)
+         UNION ALL
+         (SELECT id, created_at FROM verification_keys
+          WHERE account_id = $1 AND environment = $2 AND type = 'signing' AND status <> 'revoked'
+          ORDER BY created_at DESC LIMIT $4)
+         ORDER BY created_at DESC`,
+        [owner.accountId, owner.environment, maxActivePublicKeys, maxSigningKeysTried],
       );
       return rows.map((row) => row.id);
     },
@@ -209,7 +234,20 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
         });
       }
       const kid = ed25519Thumbprint(parsed.publicKey);
-      const row = await insertPublicKey(db, owner, { kid, name: input.name, publicKey: parsed.publicKey.toString('base64url') });
+      const row = await db.transaction(async (tx) => {
+        // Registrations of one owner one at a time, so two at once cannot both take the last place.
+        await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+          `public-keys:${owner.accountId}:${owner.environment}`,
+        ]);
+        if ((await countActivePublicKeys(tx, owner)) >= maxActivePublicKeys) {
+          throw new HallmarkError(
+            'CONFLICT',
+            `This account has ${maxActivePublicKeys} active public keys in this environment, the most it may have: revoke one no longer used.`,
+            { limit: maxActivePublicKeys },
+          );
+        }
+        return insertPublicKey(tx, owner, { kid, name: input.name, publicKey: parsed.publicKey.toString('base64url') });
+      });
       if (!row) throw new HallmarkError('CONFLICT', 'This public key is already registered.', { id: kid });
       published = undefined;
       return toVerificationKeyView(row);

@@ -69,6 +69,15 @@ export async function retireActiveSigningKey(sql: SqlExecutor, owner: Principal)
   );
 }
 
+export async function countActivePublicKeys(sql: SqlExecutor, owner: Principal): Promise<number> {
+  const [row] = await sql.query<{ active: number }>(
+    `SELECT count(*)::int AS active FROM verification_keys
+     WHERE account_id = $1 AND environment = $2 AND type = 'public' AND status = 'active'`,
+    [owner.accountId, owner.environment],
+  );
+  return row?.active ?? 0;
+}
+
 export async function insertPublicKey(
   sql: SqlExecutor,
   owner: Principal,

@@ -119,6 +119,26 @@ export function decideSigningKeyRotation(by: { scopes: readonly Scope[]; isOpera
   });
 }
 
+/**
+ * Registering or revoking an external public key needs `*`: a registered key signs codes of every
+ * GTIN the account owns that verify AUTHENTIC (and revoking one makes the codes it signed
+ * COUNTERFEIT), so, like the signing key, it counts as a key holding `*`.
+ */
+export function decidePublicKeyChange(
+  by: { scopes: readonly Scope[]; isOperator: boolean },
+  change: 'register' | 'revoke',
+): DomainError | undefined {
+  if (holdsScope(by.scopes, by.isOperator, '*')) return undefined;
+  return refuse(
+    'INSUFFICIENT_SCOPE',
+    `${change === 'register' ? 'Registering' : 'Revoking'} a public key needs a key holding *.`,
+    {
+      required: ['*'],
+      granted: [...by.scopes],
+    },
+  );
+}
+
 function decideIssue(cmd: Extract<ApiKeyCommand, { type: 'IssueKey' }>, s: AccountKeys): ApiKeyEvent[] | DomainError {
   const { creator } = cmd;
   let environment: Environment;

@@ -1,4 +1,5 @@
 import {
+  decidePublicKeyChange,
   decideSigningKeyRotation,
   environmentFor,
   listKeys,
@@ -49,6 +50,8 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
     const body = request.body as CreateApiKeyBody | RegisterPublicKeyBody;
     reply.status(201);
     if ('publicKey' in body) {
+      const refusal = decidePublicKeyChange(key, 'register');
+      if (refusal) throwRefusal(refusal);
       const environment = environmentFor(key, body.environment, 'register');
       return deps.verificationKeys.register({ accountId: key.accountId, environment }, body);
     }
@@ -82,13 +85,18 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
       await deps.bus.broadcast(broadcasts.apiKeyRevoked, { keyId: id });
       return { id, type: 'api', status: 'revoked', revokedAt: (apiKey.revokedAt ?? now).toISOString() };
     }
+    const verificationKey = await deps.verificationKeys.find(id);
+    const ownsKey = verificationKey?.accountId === key.accountId && verificationKey.environment === key.environment;
+    if (ownsKey && verificationKey.type === 'public') {
+      const refusal = decidePublicKeyChange(key, 'revoke');
+      if (refusal) throwRefusal(refusal);
+    }
     const publicKey = await deps.verificationKeys.revoke(key, id, now);
     if (publicKey) {
       await deps.bus.broadcast(broadcasts.publicKeyRevoked, { kid: id });
       return { id, type: 'public', status: 'revoked', revokedAt: publicKey.revokedAt ?? now.toISOString() };
     }
-    const signing = await deps.verificationKeys.find(id);
-    if (signing && signing.accountId === key.accountId && signing.environment === key.environment && signing.type === 'signing') {
+    if (ownsKey && verificationKey.type === 'signing') {
       throw new HallmarkError('CONFLICT', 'Signing keys are rotated, not revoked: POST /api/v1/keys/signing/rotate.', { id });
     }
     throw new HallmarkError('NOT_FOUND', 'There is no key with this id.', { id });

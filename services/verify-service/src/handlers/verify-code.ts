@@ -73,8 +73,9 @@ export async function verifyCode(
   // Only the GTIN's signer counts: its owner, or the operator for a GTIN nobody owns (docs/SIGNING.md).
   const { codes, signerAccountId } = await deps.codes.findItem(principal.environment, link.gtin, link.serial, requestId);
   const signer = signerAccountId ? { accountId: signerAccountId, environment: principal.environment } : undefined;
-  // A code made outside Hallmark (signed with a registered public key) is checked under the signer's keys only.
-  const candidates = codes.length > 0 ? codes.map((code) => code.kid) : signer ? await deps.keys.ownKeyIds(signer) : [];
+  // A code made outside Hallmark is checked under the signer's own keys only (never the caller's).
+  const candidates =
+    codes.length > 0 ? codes.map((code) => code.kid) : signer ? await deps.keys.unrecordedCodeKeyIds(signer) : [];
 
   const keys = await usableKeys(deps.keys, candidates, principal.environment);
   const checkedKid = keys[0]?.kid;
