@@ -431,6 +431,22 @@ describe.each([
     });
   });
 
+  describe('another tenant’s keys are not other clients', () => {
+    it('ten keys verifying a genuine code once each from one address fake no cloned label', async () => {
+      const code = await generate();
+      const keys = await Promise.all(
+        Array.from({ length: 10 }, async (_, i) => {
+          const made = await api('POST', '/keys', { key: other, body: { name: `scanner ${i}`, scopes: ['assets:verify'] } });
+          expect(made.status, JSON.stringify(made.body)).toBe(201);
+          return made.body.secret as string;
+        }),
+      );
+      for (const key of keys) expect((await verify(key, code.url)).body.verdict).toBe('AUTHENTIC');
+      const mine = await verify(owner, code.url);
+      expect(mine.body).toMatchObject({ verdict: 'AUTHENTIC', riskIndicators: [] });
+    });
+  });
+
   describe('forged scans do not count against the genuine code', () => {
     it('200 forged-signature scans leave the next genuine scan AUTHENTIC with its own count, and are still published as COUNTERFEIT', async () => {
       const config = await api('PATCH', '/compliance/config', {

@@ -96,9 +96,11 @@ export async function verifyCode(
   const scan = await deps.cache.recordScan({
     subject: (matchedKid !== undefined ? scanSubject : forgedScanSubject)(principal.environment, link.gtin, link.serial),
     atMs: now.getTime(),
-    // A client is the key and the address's key (an IPv6 address's /64: addressKeyOf), so rotating
-    // through one subscriber's addresses makes no new clients for the risk rules.
-    client: `${request.client.keyId}@${addressKeyOf(request.client.address)}`,
+    // A client is the caller's address (an IPv6 address's /64: addressKeyOf), whichever key or page
+    // it came through: keys are free to make, so ten keys from one address (another tenant's, say)
+    // would otherwise be ten clients and fake a cloned label; nor does rotating through one
+    // subscriber's addresses make new clients.
+    client: addressKeyOf(request.client.address),
     repeatWindowMs: rules.repeatWindowSeconds * 1000,
     windowMs: rules.scanWindowMinutes * 60_000,
     clientWindowMs: rules.clonedLabelWindowMinutes * 60_000,
