@@ -41,6 +41,20 @@ describe('authenticator cache (PostgreSQL)', () => {
     expect(queries()).toBe(1);
   });
 
+  it('keeps a key in use through a flood of unknown keys (they are remembered apart)', async () => {
+    const { db, queries } = counted(test.db);
+    const authenticator = createAuthenticator({ db, clock: () => new Date(), maxEntries: 5 });
+    await authenticator.authenticate(secret);
+    for (let i = 0; i < 20; i++) {
+      const unknown = `svc_live_${i.toString(16).padStart(64, 'a')}`;
+      await expect(authenticator.authenticate(unknown)).rejects.toMatchObject({ code: 'INVALID_API_KEY' });
+    }
+    expect(queries()).toBe(21);
+    // Still known: no look-up.
+    expect(authenticator.authenticate(secret)).not.toBeInstanceOf(Promise);
+    expect(queries()).toBe(21);
+  });
+
   it('does not keep a look-up that was under way when the key was forgotten', async () => {
     const { db, queries } = counted(test.db);
     const authenticator = createAuthenticator({ db, clock: () => new Date() });

@@ -39,7 +39,8 @@ interface CacheEntry {
   epoch: number;
 }
 
-const maxEntries = 50_000;
+/** Keys found, and unknown hashes, each kept up to this many: a flood of unknown keys never pushes a found key out. */
+const defaultMaxEntries = 50_000;
 
 function toAuthenticatedKey(key: ApiKeyWithAccount): AuthenticatedKey {
   return Object.freeze({
@@ -64,10 +65,14 @@ export function createAuthenticator(options: {
   clock: () => Date;
   cacheMs?: number;
   epochs?: CacheEpochs;
+  maxEntries?: number;
 }): Authenticator {
   const cacheMs = options.cacheMs ?? 30_000;
+  const maxEntries = options.maxEntries ?? defaultMaxEntries;
   const epochs = options.epochs ?? fixedCacheEpochs;
   const byHash = new Map<string, CacheEntry>();
+  // Hashes no key has, remembered for 5 s, apart from the keys found.
+  const unknownHashes = new Map<string, CacheEntry>();
   const hashById = new Map<string, string>();
   // One look-up per hash at a time: when a busy key's entry expires, the requests that arrive
   // during its refill wait for that one query instead of each starting its own (a stampede that
@@ -85,9 +90,10 @@ export function createAuthenticator(options: {
     const forgetsAtStart = forgets;
     const epoch = epochs.current('api_keys');
     const record = await findApiKeyByHash(options.db, hash);
-    if (byHash.size >= maxEntries) {
-      const oldest = byHash.keys().next().value;
-      if (oldest !== undefined) byHash.delete(oldest);
+    const entries = record ? byHash : unknownHashes;
+    if (entries.size >= maxEntries) {
+      const oldest = entries.keys().next().value;
+      if (oldest !== undefined) entries.delete(oldest);
     }
     const entry: CacheEntry = {
       record,
@@ -96,8 +102,11 @@ export function createAuthenticator(options: {
       epoch,
     };
     if (forgets !== forgetsAtStart) return entry;
-    byHash.set(hash, entry);
-    if (record) hashById.set(record.id, hash);
+    entries.set(hash, entry);
+    if (record) {
+      hashById.set(record.id, hash);
+      unknownHashes.delete(hash);
+    }
     return entry;
   };
 
@@ -131,6 +140,10 @@ export function createAuthenticator(options: {
     return authenticated;
   };
 
+  const fresh = (entry: CacheEntry | undefined) =>
+    entry && entry.until > Date.now() && entry.epoch >= epochs.current('api_keys') ? entry : undefined;
+  const cachedEntry = (hash: string) => fresh(byHash.get(hash)) ?? fresh(unknownHashes.get(hash));
+
   return {
     authenticate(header) {
       if (header === undefined || header === '') {
@@ -143,8 +156,8 @@ export function createAuthenticator(options: {
         );
       }
       const hash = hashApiKeySecret(header);
-      const cached = byHash.get(hash);
-      if (cached && cached.until > Date.now() && cached.epoch >= epochs.current('api_keys')) return check(cached);
+      const cached = cachedEntry(hash);
+      if (cached) return check(cached);
       let pending = filling.get(hash);
       if (!pending) {
         pending = fill(hash).finally(() => filling.delete(hash));
