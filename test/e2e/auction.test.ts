@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { verifyOffline } from '@hallmark/client';
+import { createSqlEventStore } from '@hallmark/event-store';
 import { parseDigitalLink } from '@hallmark/gs1';
+import { appendToAssetHistory } from '@hallmark/provenance';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
@@ -283,6 +285,87 @@ describe('public verification', () => {
       expect(text).not.toContain(secret);
     }
     expectError(await call(t.url, 'GET', '/api/v1/auction/public/verify/HM-00000-00000-00000'), 404, 'NOT_FOUND');
+  });
+});
+
+describe('long histories (docs/AUCTION.md, "Provenance events and states")', () => {
+  /**
+   * `cataloged` notes appended to the object's history through the product's own event store (the
+   * same chained events POST /auction/provenance/events stores), 1,000 an append: thousands of
+   * POSTs would take minutes, and the API now refuses notes past the 1,000th event, while a history
+   * stored before that limit, or grown past it by transfers, may be longer.
+   */
+  async function appendNotes(objectId: string, count: number) {
+    const eventStore = await createSqlEventStore(t.product.db);
+    for (let done = 0; done < count; done += 1_000) {
+      const inputs = Array.from({ length: Math.min(1_000, count - done) }, (_, i) => ({
+        type: 'cataloged',
+        data: { actorRole: 'auction_house', description: `note ${done + i}`, evidence: {} },
+      }));
+      await appendToAssetHistory(eventStore, { assetId: objectId, owner: { accountId, environment: 'live' } }, inputs, {
+        now: t.clock.now,
+      });
+    }
+  }
+
+  it('verifies an object of 10,000 events in a few seconds while /health keeps answering; a transfer still appends', async () => {
+    const { object } = await register({ title: 'Lot 30' });
+    await appendNotes(object.id, 9_999);
+
+    // /health asked one request after another while the verification runs: it answers from memory,
+    // so its slowest answer is the longest the event loop was held (the product runs in this
+    // process, so a held loop holds this test too, and the wall clock measures it). When folding
+    // the history copied its event ids per event (quadratic), these 10,000 events held the loop for
+    // 12 s (20 s and more on the development machine): the verification's 10 s timeout fired.
+    let verifying = true;
+    let slowestHealthMs = 0;
+    const probeHealth = async () => {
+      while (verifying) {
+        const asked = performance.now();
+        expect((await fetch(`${t.url}/health`, { signal: AbortSignal.timeout(10_000) })).status).toBe(200);
+        slowestHealthMs = Math.max(slowestHealthMs, performance.now() - asked);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const started = performance.now();
+    let verifyMs = 0;
+    const verify = fetch(`${t.url}/api/v1/auction/public/verify/${object.service_serial}`, {
+      signal: AbortSignal.timeout(10_000),
+    }).finally(() => {
+      verifyMs = performance.now() - started;
+      verifying = false;
+    });
+    const [verified] = await Promise.all([verify, probeHealth()]);
+    expect(verified.status).toBe(200);
+    expect(await verified.json()).toMatchObject({
+      provenance: { event_count: 10_000, chain_intact: true, latest_event: 'cataloged' },
+    });
+    // 0.8 s and a slowest /health under 0.1 s on the development machine (2026-12-02).
+    expect(verifyMs).toBeLessThan(5_000);
+    expect(slowestHealthMs).toBeLessThan(1_000);
+
+    // The whole history is read (in pages), so a change is appended at its real version.
+    const refused = await event(object.id, 'exhibited');
+    expectError(refused, 409, 'CONFLICT');
+    expect(refused.body.error?.details).toMatchObject({ limit: 1_000, eventCount: 10_000 });
+    const transfer = await api('POST', '/auction/transfers/initiate', {
+      key: house,
+      body: { objectId: object.id, fromOwnerId: 'client-jane', toOwnerId: 'buyer-30', salePrice: 1000, saleCurrency: 'EUR' },
+    });
+    expect(transfer.status, JSON.stringify(transfer.body)).toBe(201);
+  });
+
+  it('takes provenance events up to the 1,000th event of the history, then answers 409 CONFLICT naming the limit', async () => {
+    const { object } = await register({ title: 'Lot 31' });
+    await appendNotes(object.id, 998);
+    const last = await event(object.id, 'condition_report', { evidence: { report: 'r-31' } });
+    expect(last.status, JSON.stringify(last.body)).toBe(201);
+    expect(last.body.position).toBe(1_000);
+    const refused = await event(object.id, 'exhibited');
+    expectError(refused, 409, 'CONFLICT');
+    expect(refused.body.error?.details).toEqual({ limit: 1_000, eventCount: 1_000 });
+    expect(refused.body.error?.message).toContain('no more provenance events or photos');
+    expect((await upload(house, object.id, 'dial', await photo(31))).status).toBe(409);
   });
 });
 

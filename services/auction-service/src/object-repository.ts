@@ -11,9 +11,26 @@ export interface ObjectRepositoryDeps {
   clock: () => Date;
 }
 
+/** Events read a page at a time (as compliance-service's chain check does). */
+const historyPageSize = 1_000;
+
+/**
+ * Every event of the object's stream. Read in pages to its end: one read of a fixed size would cut
+ * a longer history short, fold an older version, and every later write would meet a version conflict.
+ */
+async function readObjectHistory(eventStore: EventStore, objectId: string): Promise<StoredEvent[]> {
+  const events: StoredEvent[] = [];
+  for (;;) {
+    const afterVersion = events.at(-1)?.streamVersion ?? 0;
+    const page = await eventStore.readStream(assetStream(objectId), { afterVersion, limit: historyPageSize });
+    for (const event of page) events.push(event);
+    if (page.length < historyPageSize) return events;
+  }
+}
+
 /** An object's current state, from its stream (the truth), not from the read model. */
 export async function loadObject(deps: ObjectRepositoryDeps, objectId: string): Promise<ObjectState | undefined> {
-  return foldObjectHistory(await deps.eventStore.readStream(assetStream(objectId), { limit: 100_000 }));
+  return foldObjectHistory(await readObjectHistory(deps.eventStore, objectId));
 }
 
 /** The owner's object (by id or serial) with the events it was folded from; NOT_FOUND for anyone else's. */
@@ -23,7 +40,7 @@ export async function requireOwnedHistory(
   idOrSerial: string,
 ): Promise<{ state: ObjectState; events: StoredEvent[] }> {
   const id = await findObjectId(deps.db, owner, idOrSerial);
-  const events = id ? await deps.eventStore.readStream(assetStream(id), { limit: 100_000 }) : [];
+  const events = id ? await readObjectHistory(deps.eventStore, id) : [];
   const state = foldObjectHistory(events);
   if (!state) throw new HallmarkError('NOT_FOUND', `Object ${idOrSerial} was not found.`, { objectId: idOrSerial });
   return { state, events };

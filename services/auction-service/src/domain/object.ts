@@ -20,6 +20,7 @@ import {
   type DomainError,
   evolve as evolveTransfer,
   initialTransferFacts,
+  isPrivateTransferEvent,
   type TransferEvent,
   type TransferFacts,
   transferEventTypes,
@@ -90,6 +91,44 @@ export type AuctionEvent = ObjectEvent | (TransferEvent & { eventId?: string });
 export const isPhotoBinding = (event: AuctionEvent): event is Extract<ObjectEvent, { data: PhotoBoundData }> =>
   event.type === 'photographed' && typeof (event.data as Partial<PhotoBoundData>).sha256 === 'string';
 
+/**
+ * How many events an object's history may hold before client-recorded events and photo bindings
+ * are refused (409 CONFLICT, docs/AUCTION.md, "Provenance events and states"). Every request on
+ * the object reads and folds its whole history, and the public verification (no key, 10 a second
+ * per address) recomputes its chain, so the history's length is what one request costs. On the
+ * development machine: 1,000 events 35–50 ms, 10–15 of them on the event loop (fold and chain),
+ * within docs/PERFORMANCE.md's 20 ms stall; 10,000 events 0.4–0.8 s, 130–400 ms on the loop. A
+ * real object's provenance is tens to a few hundred events (a sale adds three).
+ */
+export const maxObjectEvents = 1_000;
+
+/**
+ * Ids of the events stored so far, as a persistent list (newest first): adding one shares the ids
+ * before it, so `evolve` copies nothing per event (a copied Set made folding a history quadratic:
+ * 10,000 events took seconds) and no state a caller holds ever changes. `has` walks the list; the
+ * decider asks it once a command.
+ */
+export interface EventIds {
+  has(eventId: string): boolean;
+  /** These ids and one more; this list is left as it was. */
+  with(eventId: string): EventIds;
+}
+
+interface EventIdNode {
+  readonly eventId: string;
+  readonly rest: EventIdNode | undefined;
+}
+
+const eventIdsFrom = (head: EventIdNode | undefined): EventIds => ({
+  has(eventId) {
+    for (let node = head; node; node = node.rest) if (node.eventId === eventId) return true;
+    return false;
+  },
+  with: (eventId) => eventIdsFrom({ eventId, rest: head }),
+});
+
+export const noEventIds: EventIds = eventIdsFrom(undefined);
+
 /** What the object's decisions read: the transfer facts plus the object's own. */
 export interface ObjectFacts extends TransferFacts {
   /** False until the `registered` event: no other command applies before it. */
@@ -98,7 +137,9 @@ export interface ObjectFacts extends TransferFacts {
   status: ObjectStatus;
   photos: ReadonlyMap<string, BoundPhoto>;
   /** Ids of the events stored so far (an Idempotency-Key's retry finds its event here). */
-  eventIds: ReadonlySet<string>;
+  eventIds: EventIds;
+  /** How many events the object's stream holds (a wrong transfer code's private event is not one). */
+  eventCount: number;
 }
 
 export const initialObjectFacts = (objectId: string): ObjectFacts => ({
@@ -107,7 +148,8 @@ export const initialObjectFacts = (objectId: string): ObjectFacts => ({
   category: undefined,
   status: 'consigned',
   photos: new Map(),
-  eventIds: new Set(),
+  eventIds: noEventIds,
+  eventCount: 0,
 });
 
 export type ObjectCommand =
@@ -151,6 +193,17 @@ export type ObjectCommand =
 export const isRefusal = (decision: readonly ObjectEvent[] | DomainError): decision is DomainError => isDomainError(decision);
 
 const notFound = (idOrSerial: string) => refuse('NOT_FOUND', `Object ${idOrSerial} was not found.`, { objectId: idOrSerial });
+
+/** An object whose history is full takes no more client events or photos (maxObjectEvents); transfers still go through. */
+function checkRoom(state: ObjectFacts): DomainError | undefined {
+  if (state.eventCount < maxObjectEvents) return undefined;
+  return refuse(
+    'CONFLICT',
+    `The object's history holds ${state.eventCount} events, the most an object takes: ` +
+      `no more provenance events or photos can be recorded for it (a limit of ${maxObjectEvents}; transfers still go through).`,
+    { limit: maxObjectEvents, eventCount: state.eventCount },
+  );
+}
 
 const recordedElsewhere: Record<string, string> = {
   registered: 'it is recorded by POST /auction/objects/register',
@@ -247,6 +300,8 @@ export function decide(command: ObjectCommand, state: ObjectFacts | undefined): 
           eventType: type,
         });
       }
+      const full = checkRoom(registered);
+      if (full) return full;
       return [
         {
           type,
@@ -279,6 +334,8 @@ export function decide(command: ObjectCommand, state: ObjectFacts | undefined): 
           { angle: command.angle, similarTo: same.angle, distance: same.distance, threshold: sameImageMaxDistance },
         );
       }
+      const full = checkRoom(registered);
+      if (full) return full;
       const previous = registered.photos.get(command.angle);
       return [
         {
@@ -302,11 +359,18 @@ export function decide(command: ObjectCommand, state: ObjectFacts | undefined): 
 const isTransferEvent = (event: AuctionEvent): event is TransferEvent & { eventId?: string } =>
   (transferEventTypes as readonly string[]).includes(event.type);
 
-/** Applies one event of the object's stream (a new state; the old one is left as it was). */
+/**
+ * Applies one event of the object's stream (a new state; the old one is left as it was). Linear
+ * over a history: nothing that grows with the history is copied (eventIds shares its list).
+ */
 export function evolve<S extends ObjectFacts>(state: S, event: AuctionEvent): S {
   const next = applyEvent(state, event);
-  if (event.eventId === undefined) return next;
-  return { ...next, eventIds: new Set(next.eventIds).add(event.eventId) };
+  const stored = !(isTransferEvent(event) && isPrivateTransferEvent(event));
+  return {
+    ...next,
+    eventCount: next.eventCount + (stored ? 1 : 0),
+    ...(event.eventId !== undefined ? { eventIds: next.eventIds.with(event.eventId) } : {}),
+  };
 }
 
 function applyEvent<S extends ObjectFacts>(state: S, event: AuctionEvent): S {

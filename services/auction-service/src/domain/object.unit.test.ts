@@ -42,6 +42,12 @@
 //      is stored records nothing, whatever the rules say now
 //        -> describe('an Idempotency-Key')
 //   E7 an unknown object is NOT_FOUND -> 'refuses every command on an object that does not exist'
+//   E8 a history holds at most maxObjectEvents (1,000) events: beyond, a client event or a photo is a
+//      409 CONFLICT with details { limit, eventCount }; a retry of a stored event is still answered,
+//      and transfers still go through (a wrong code, kept private, is not an event of the history)
+//        -> describe('a full history')
+//   E9 evolve is linear over a history and leaves the state it was given as it was
+//        -> describe('folding a long history')
 // Transfers (how a confirmed transfer moves the status; the transfer rules are in transfer.unit.test.ts)
 //   T1 a confirmed transfer -> sold, from consigned and from listed; sold stays sold on resale, and the
 //      owner is the buyer -> 'the states table' (confirmed transfer column)
@@ -57,6 +63,7 @@ import {
   evolve,
   initialObjectFacts,
   isRefusal,
+  maxObjectEvents,
   type NoteData,
   type ObjectCommand,
   type ObjectEvent,
@@ -464,5 +471,85 @@ describe('an Idempotency-Key (E6)', () => {
     given(stored)
       .when(record('listed', { eventId: 'ev-other' }))
       .thenRefused('CONFLICT', { status: 'listed' });
+  });
+});
+
+describe('a full history (E8)', () => {
+  // The registration and notes up to `count` events in all.
+  const history = (count: number): AuctionEvent[] => [
+    registered(),
+    ...Array.from({ length: count - 1 }, (_, i) => note('cataloged', {}, `ev-${i}`)),
+  ];
+
+  it('takes client events and photos up to the limit, then refuses them with 409 CONFLICT', () => {
+    expect(maxObjectEvents).toBe(1_000);
+    const almost = history(maxObjectEvents - 1);
+    const full = given(almost)
+      .when(record('cataloged'))
+      .then([note('cataloged', { actorRole: 'specialist' })]);
+    expect(full.eventCount).toBe(maxObjectEvents);
+    given(almost)
+      .when(bind('dial', 'a'.repeat(64), { ok: true, analysis: analysis(hashAt(0)) }))
+      .then([photographed('dial', 'a'.repeat(64), hashAt(0))]);
+
+    const refusal = given(history(maxObjectEvents))
+      .when(record('cataloged'))
+      .thenRefused('CONFLICT', { limit: maxObjectEvents, eventCount: maxObjectEvents });
+    expect(refusal.message).toContain('no more provenance events or photos');
+    given(history(maxObjectEvents))
+      .when(bind('dial', 'a'.repeat(64), { ok: true, analysis: analysis(hashAt(0)) }))
+      .thenRefused('CONFLICT', { limit: maxObjectEvents });
+  });
+
+  it('still answers the retry of a stored event, recording nothing', () =>
+    given(history(maxObjectEvents))
+      .when(record('cataloged', { eventId: 'ev-3' }))
+      .then([]));
+
+  it('counts every event of the stream, transfers too, but not a wrong code (kept private)', () => {
+    const { state } = given([
+      registered(),
+      {
+        type: 'transfer_initiated',
+        data: {
+          transferId: 'trf_1',
+          fromOwnerId: 'jane',
+          toOwnerId: 'b',
+          salePrice: 1,
+          saleCurrency: 'EUR',
+          expiresAt: '2025-03-04T10:00:00.000Z',
+        },
+      },
+      { type: 'transfer_code_rejected', data: { transferId: 'trf_1', attempts: 1 } },
+    ]);
+    expect(state?.eventCount).toBe(2);
+  });
+});
+
+describe('folding a long history (E9)', () => {
+  it('folds 20,000 events, each with its id, in well under 2 s (copying the ids per event took minutes)', () => {
+    const events: AuctionEvent[] = [registered(), ...Array.from({ length: 19_999 }, (_, i) => note('cataloged', {}, `ev-${i}`))];
+    const started = performance.now();
+    const state = events.reduce(evolve, initialObjectFacts('obj_1'));
+    const elapsedMs = performance.now() - started;
+    expect(elapsedMs).toBeLessThan(2_000);
+    expect(state.eventCount).toBe(20_000);
+    expect(['ev-registered', 'ev-0', 'ev-19998'].map((id) => state.eventIds.has(id))).toEqual([true, true, true]);
+    expect(state.eventIds.has('ev-19999')).toBe(false);
+  });
+
+  it('leaves the state it was given as it was, whichever of its successors is made', () => {
+    const before = given([registered(), note('cataloged', {}, 'ev-1')]).state as ObjectFacts;
+    const one = evolve(before, note('cataloged', {}, 'ev-2'));
+    const other = evolve(before, note('listed', {}, 'ev-3'));
+    expect([before.eventIds.has('ev-2'), before.eventIds.has('ev-3'), before.eventCount, before.status]).toEqual([
+      false,
+      false,
+      2,
+      'consigned',
+    ]);
+    expect([one.eventIds.has('ev-2'), one.eventIds.has('ev-3'), one.eventCount]).toEqual([true, false, 3]);
+    expect([other.eventIds.has('ev-3'), other.eventIds.has('ev-2'), other.status]).toEqual([true, false, 'listed']);
+    expect(one.eventIds.has('ev-1') && other.eventIds.has('ev-1')).toBe(true);
   });
 });
