@@ -286,6 +286,23 @@ describe('public verification', () => {
     }
     expectError(await call(t.url, 'GET', '/api/v1/auction/public/verify/HM-00000-00000-00000'), 404, 'NOT_FOUND');
   });
+
+  it('reads a scanned label on the resolver as issued only: its signature under another GTIN or category is not valid', async () => {
+    const { qr_data } = await register({ title: 'Clock', category: 'watch' });
+    const scan = async (link: string) => {
+      const { pathname, search } = new URL(link);
+      const response = await fetch(`${t.url}${pathname}${search}`, { headers: { accept: 'application/json' } });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as Json).cryptographic_identity.signature_valid as boolean;
+    };
+    expect(await scan(qr_data.gs1DigitalLink)).toBe(true);
+    const otherGtin = qr_data.gs1DigitalLink.replace(/\/01\/\d{14}\//, '/01/09506000134352/');
+    expect(otherGtin).not.toBe(qr_data.gs1DigitalLink);
+    expect(await scan(otherGtin)).toBe(false);
+    const otherCategory = qr_data.gs1DigitalLink.replace('/10/watch', '/10/bottle');
+    expect(otherCategory).not.toBe(qr_data.gs1DigitalLink);
+    expect(await scan(otherCategory)).toBe(false);
+  });
 });
 
 describe('long histories (docs/AUCTION.md, "Provenance events and states")', () => {

@@ -395,6 +395,10 @@ export const publicVerifyObjectRpc = {
   request: Type.Object({
     serial: Type.String(),
     presentedSignature: Type.Optional(Type.String({ description: 'the `sig` of a scanned link, which must be the issued one' })),
+    presentedGtin: Type.Optional(Type.String({ description: 'the `01` of a scanned link, which must be the object’s' })),
+    presentedBatch: Type.Optional(
+      Type.String({ description: 'the `10` of a scanned link, which must be the object’s category' }),
+    ),
   }),
   response: PublicVerification,
 } satisfies RpcDefinition;

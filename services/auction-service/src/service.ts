@@ -79,8 +79,16 @@ export const auctionService = defineService({
       await serveRpc(infra.bus, log, recordProvenanceEventRpc, async ({ principal, body, requestKey }) =>
         recordProvenanceEvent({ ...repository, evidenceRequiredFor }, principal, body, requestKey),
       ),
-      await serveRpc(infra.bus, log, publicVerifyObjectRpc, async ({ serial, presentedSignature }) =>
-        publicVerify({ ...repository, keys, blobs: infra.blobs }, serial, presentedSignature),
+      await serveRpc(
+        infra.bus,
+        log,
+        publicVerifyObjectRpc,
+        async ({ serial, presentedSignature, presentedGtin, presentedBatch }) =>
+          publicVerify({ ...repository, keys, blobs: infra.blobs }, serial, {
+            signature: presentedSignature,
+            gtin: presentedGtin,
+            batch: presentedBatch,
+          }),
       ),
       await serveRpc(infra.bus, log, provenanceHistoryRpc, async ({ principal, serial }) =>
         provenanceHistory(repository, principal, serial),

@@ -26,7 +26,8 @@ function tierLabel(tier: 'basic' | 'standard' | 'enhanced', held: number, requir
 export async function publicVerify(
   deps: ObjectRepositoryDeps & { keys: VerificationKeys; blobs: BlobStore },
   serial: string,
-  presentedSignature?: string,
+  /** What a scanned link carried (the resolver's page): each must be what was issued. Absent: the serial alone was asked. */
+  presented: { signature?: string | undefined; gtin?: string | undefined; batch?: string | undefined } = {},
 ): Promise<PublicVerification> {
   // A serial whose check character fails was mistyped or made up: no need to ask the database.
   const id = isValidServiceSerial(serial) ? await findObjectIdBySerial(deps.db, serial) : undefined;
@@ -34,9 +35,14 @@ export async function publicVerify(
   if (!state) throw new HallmarkError('NOT_FOUND', `No object has the serial ${serial}.`, { serial });
 
   const key = await deps.keys.find(state.link.kid);
-  // A scanned label must carry the signature that was issued, and that signature must verify.
+  // A scanned label must carry the GTIN, category and signature that were issued, and that signature
+  // must verify: a genuine label's signature under another `01` or `10` is not this object's label.
+  const asIssued =
+    (presented.signature === undefined || presented.signature === state.link.signature) &&
+    (presented.gtin === undefined || presented.gtin === state.link.gtin) &&
+    (presented.batch === undefined || presented.batch === state.category);
   const signatureValid =
-    (presentedSignature === undefined || presentedSignature === state.link.signature) &&
+    asIssued &&
     key !== undefined &&
     key.status !== 'revoked' &&
     (await verifyCodeSignatureForRequest(

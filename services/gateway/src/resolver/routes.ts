@@ -256,7 +256,7 @@ export function registerResolverRoutes(
       try {
         const object = await deps.services.call(
           publicVerifyObjectRpc,
-          { serial: link.serial, presentedSignature: link.signature },
+          { serial: link.serial, presentedSignature: link.signature, presentedGtin: link.gtin, presentedBatch: link.batch },
           request.id,
         );
         if (form === 'json') return secure(reply).send(object);
