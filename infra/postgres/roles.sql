@@ -33,7 +33,7 @@
 --   code-service: codes, metadata_schemas, metadata_schema_versions, gtin_ownership_conflicts,
 --     item_links (the brand's links the resolver serves).
 --   verify-service: code_reports, scans, code_directory, verify_projection_checkpoints, the scans'
---     rollups (scan_counts_hourly, scan_code_days) and code_blocklist.
+--     rollups (scan_counts_hourly, scan_code_days), code_blocklist and blocklist_active_counts.
 --   auction-service: auction_objects, auction_transfers, auction_photo_blobs, auction_photo_blobs_backfill.
 --   compliance-service: merkle_nodes, provenance_events, provenance_assets, projection_checkpoints,
 --     compliance_configs (a rebuild truncates the first three); webhook_endpoints, webhook_messages,
@@ -104,7 +104,7 @@ GRANT SELECT ON cache_epochs
 GRANT SELECT, INSERT, UPDATE, DELETE ON codes, metadata_schemas, metadata_schema_versions, gtin_ownership_conflicts, item_links
   TO hallmark_code_service;
 GRANT SELECT, INSERT, UPDATE, DELETE ON code_reports, scans, code_directory, verify_projection_checkpoints,
-  scan_counts_hourly, scan_code_days, code_blocklist
+  scan_counts_hourly, scan_code_days, code_blocklist, blocklist_active_counts
   TO hallmark_verify_service;
 GRANT SELECT, INSERT, UPDATE, DELETE ON auction_objects, auction_transfers, auction_photo_blobs, auction_photo_blobs_backfill
   TO hallmark_auction_service;
