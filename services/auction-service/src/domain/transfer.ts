@@ -1,13 +1,14 @@
 // Transfers of an auction object, as a decider: no I/O, no clock (time comes in the command), no
-// secrets (the shell checks the code's HMAC and says whether it matched). The events live in the
-// object's stream `asset-<id>`, except `transfer_code_rejected`: wrong attempts are private and the
-// shell keeps them in the `auction_transfers` row, never in the public provenance history.
+// secrets (the shell checks the code's HMAC, having taken one of the transfer's tries, and says what
+// it found). The events live in the object's stream `asset-<id>`, except `transfer_code_rejected`:
+// wrong attempts are private and the shell counts them in the `auction_transfers` row, never in the
+// public provenance history.
 
 import { type DomainError as ContractsDomainError, isDomainError as isRefusedDecision, refuse } from '@hallmark/contracts';
 
 /** How long a transfer code lives. */
 export const transferLifetimeMs = 72 * 3_600_000;
-/** Wrong codes a transfer takes; the last of them locks it. */
+/** Wrong codes a transfer takes; the last of them locks it. Also the codes it compares at most (its tries). */
 export const maxCodeAttempts = 5;
 
 export type TransferTerms = {
@@ -56,9 +57,19 @@ export interface TransferFacts {
   openTransferId: string | undefined;
 }
 
+/**
+ * A confirm's code as the shell found it. The shell first takes one of the transfer's
+ * `maxCodeAttempts` tries in one statement, so however many confirms arrive at once no more codes
+ * than that are ever acted on (a comparison counts only with a try; without one it is `untried`):
+ * - `matches`: the code is the transfer's;
+ * - `wrong`: it is not; `attempts` is the wrong codes counted so far, this one included;
+ * - `untried`: every try was taken (by wrong codes, or by confirms still running), nothing compared.
+ */
+export type CodeCheck = { result: 'matches' } | { result: 'wrong'; attempts: number } | { result: 'untried' };
+
 export type TransferCommand =
   | ({ type: 'StartTransfer'; now: Date } & TransferTerms)
-  | { type: 'ConfirmTransfer'; transferId: string; codeMatches: boolean; now: Date };
+  | { type: 'ConfirmTransfer'; transferId: string; code: CodeCheck; now: Date };
 
 /** A refusal, as a value; the shell answers it with the same code. */
 export type DomainError = ContractsDomainError<'CONFLICT' | 'GONE' | 'NOT_FOUND' | 'VALIDATION_ERROR'>;
@@ -145,12 +156,20 @@ export function decide(command: TransferCommand, state: TransferFacts): Transfer
       // Recorded, so the object is free for a new transfer; the shell answers 410.
       if (hasExpired(transfer, command.now))
         return [{ type: 'transfer_expired', data: { transferId, expiresAt: transfer.expiresAt } }];
+      const { code } = command;
+      if (code.result === 'wrong') {
+        // Counted by the shell with the try it took: exactly one confirm counts the fifth, and locks.
+        const rejected: TransferEvent = { type: 'transfer_code_rejected', data: { transferId, attempts: code.attempts } };
+        return code.attempts >= maxCodeAttempts ? [rejected, { type: 'transfer_locked', data: { transferId } }] : [rejected];
+      }
       // The fifth wrong code was counted but its lock not recorded (cut off): record it now.
       if (transfer.attempts >= maxCodeAttempts) return [{ type: 'transfer_locked', data: { transferId } }];
-      if (!command.codeMatches) {
-        const attempts = transfer.attempts + 1;
-        const rejected: TransferEvent = { type: 'transfer_code_rejected', data: { transferId, attempts } };
-        return attempts >= maxCodeAttempts ? [rejected, { type: 'transfer_locked', data: { transferId } }] : [rejected];
+      if (code.result === 'untried') {
+        // Fewer than five wrong codes, yet every try is taken: a right code holds one (a confirm
+        // still running, which completes the transfer, or one cut off). This code was not compared.
+        return refuse('CONFLICT', `The transfer has taken its ${maxCodeAttempts} tries; it takes no more codes.`, {
+          status: 'locked',
+        });
       }
       if (state.ownerId !== transfer.fromOwnerId) {
         return refuse('CONFLICT', 'The object changed hands since this transfer began.', { transferId });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  type CodeCheck,
   type DomainError,
   decide,
   evolve,
@@ -51,10 +52,13 @@ const start = (
   now,
   ...terms(transferId, from, to),
 });
-const confirm = (codeMatches: boolean, now = at(60_000), transferId = 'trf_1'): TransferCommand => ({
+const matches: CodeCheck = { result: 'matches' };
+const wrong = (attempts: number): CodeCheck => ({ result: 'wrong', attempts });
+const untried: CodeCheck = { result: 'untried' };
+const confirm = (code: CodeCheck, now = at(60_000), transferId = 'trf_1'): TransferCommand => ({
   type: 'ConfirmTransfer',
   transferId,
-  codeMatches,
+  code,
   now,
 });
 
@@ -154,52 +158,84 @@ describe('starting a transfer', () => {
 });
 
 describe('confirming a transfer', () => {
-  it('the right code completes the sale', () => given([started()]).when(confirm(true)).then(completion()));
+  it('the right code completes the sale', () => given([started()]).when(confirm(matches)).then(completion()));
 
   it('a wrong code is recorded as an attempt, not thrown', () =>
     given([started()])
-      .when(confirm(false))
+      .when(confirm(wrong(1)))
       .then([rejected(1)]));
 
-  it('the fifth wrong code locks the transfer', () =>
+  it('the fifth wrong code locks the transfer', () => {
     given([started(), rejected(4)])
-      .when(confirm(false))
-      .then([rejected(5), locked()]));
+      .when(confirm(wrong(5)))
+      .then([rejected(5), locked()]);
+    // The shell counted it before the state was loaded: the state may hold it already.
+    given([started(), rejected(5)])
+      .when(confirm(wrong(5)))
+      .then([rejected(5), locked()]);
+  });
 
-  it('a locked transfer refuses even the right code', () =>
-    given([started(), rejected(5), locked()])
-      .when(confirm(true))
+  it('a wrong code is counted as the shell counted it, whatever others counted since', () =>
+    given([started(), rejected(4)])
+      .when(confirm(wrong(2)))
+      .then([rejected(2)]));
+
+  it('a right code that holds a try completes the sale while wrong codes racing it were counted (burst)', () =>
+    given([started(), rejected(4)])
+      .when(confirm(matches))
+      .then(completion()));
+
+  it('a confirm that found no try left is refused as locked, whatever its code (burst)', () =>
+    given([started(), rejected(3)])
+      .when(confirm(untried))
       .thenRefused('CONFLICT', { status: 'locked' }));
+
+  it('a locked transfer refuses even the right code', () => {
+    given([started(), rejected(5), locked()])
+      .when(confirm(matches))
+      .thenRefused('CONFLICT', { status: 'locked' });
+    given([started(), rejected(5), locked()])
+      .when(confirm(untried))
+      .thenRefused('CONFLICT', { status: 'locked' });
+  });
 
   it('a fifth wrong code whose lock was cut off is locked on the next confirm', () =>
     given([started(), rejected(5)])
-      .when(confirm(true))
+      .when(confirm(untried))
       .then([locked()]));
 
-  it('a code past its expiry records the expiry (the shell answers 410)', () =>
+  it('a code past its expiry records the expiry (the shell answers 410)', () => {
     given([started()])
-      .when(confirm(true, at(transferLifetimeMs)))
-      .then([expired()]));
+      .when(confirm(matches, at(transferLifetimeMs)))
+      .then([expired()]);
+    given([started()])
+      .when(confirm(untried, at(transferLifetimeMs)))
+      .then([expired()]);
+  });
 
   it('an expired transfer is gone', () =>
     given([started(), expired()])
-      .when(confirm(true))
+      .when(confirm(matches))
       .thenRefused('GONE', { expiresAt: expiry(T0) }));
 
-  it('a completed transfer is a conflict', () =>
+  it('a completed transfer is a conflict', () => {
     given([started(), ...completion()])
-      .when(confirm(true))
-      .thenRefused('CONFLICT', { status: 'completed' }));
+      .when(confirm(matches))
+      .thenRefused('CONFLICT', { status: 'completed' });
+    given([started(), ...completion()])
+      .when(confirm(wrong(1)))
+      .thenRefused('CONFLICT', { status: 'completed' });
+  });
 
   it('an unknown transfer is not found', () =>
     given([started()])
-      .when(confirm(true, at(1), 'trf_9'))
+      .when(confirm(matches, at(1), 'trf_9'))
       .thenRefused('NOT_FOUND', { transferId: 'trf_9' }));
 
   it('a confirm whose completion was cut off before it was recorded can be confirmed again (bug 1)', () =>
     // Nothing of the cut-off confirm reached the stream (the old "completing" claim was a row,
     // not an event): the transfer is still pending and the right code completes it.
-    given([started()]).when(confirm(true)).then(completion()));
+    given([started()]).when(confirm(matches)).then(completion()));
 
   it('a completion that was recorded is completed on load: the object has its new owner and is free', () => {
     const { state } = given([started(), ...completion()]);

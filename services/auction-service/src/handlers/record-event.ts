@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { HallmarkError, type Principal, type ProvenanceEventBody } from '@hallmark/contracts';
 import type { ChainedRecord } from '@hallmark/provenance';
 import { checkProvenanceEvent, type DomainError, decide, isRefusal, type ObjectCommand } from '../domain/object.ts';
 import type { ObjectState } from '../object-history.ts';
 import { changeObject, type ObjectRepositoryDeps, requireOwnedHistory } from '../object-repository.ts';
+import { idSeedOf } from '../request-ids.ts';
 
 const toHallmarkError = (refusal: DomainError) => new HallmarkError(refusal.code, refusal.message, refusal.details);
 
@@ -19,9 +19,10 @@ export async function recordProvenanceEvent(
   body: ProvenanceEventBody,
   requestKey?: string,
 ) {
-  // With an Idempotency-Key the event's id follows from it: a retry finds the event its first
-  // attempt stored (its answer lost to a crash or a timeout) and answers it, storing nothing more.
-  const eventId = requestKey ? eventIdOfRequest(requestKey) : undefined;
+  // With an Idempotency-Key the event's id follows from it and the body: a retry finds the event its
+  // first attempt stored (its answer lost to a crash or a timeout) and answers it, storing nothing
+  // more; the key used again with another body records that body's event.
+  const eventId = requestKey ? eventIdOfRequest(requestKey, body) : undefined;
   if (eventId) {
     // Answered before the compliance config is asked: a retry needs nothing but its stored event.
     const { state } = await requireOwnedHistory(deps, owner, body.objectId);
@@ -50,9 +51,9 @@ export async function recordProvenanceEvent(
   return recordedEvent(changed.state, eventId ?? changed.appended[0]?.eventId);
 }
 
-/** A UUID (version 8, RFC 9562) from the request's key: the same key always names the same event. */
-export function eventIdOfRequest(requestKey: string): string {
-  const hex = createHash('sha256').update(`hallmark:provenance-event:${requestKey}`).digest('hex').slice(0, 32).split('');
+/** A UUID (version 8, RFC 9562) from the request's key and body: the same request always names the same event. */
+export function eventIdOfRequest(requestKey: string, body: ProvenanceEventBody): string {
+  const hex = idSeedOf('provenance-event', requestKey, body).toString('hex').slice(0, 32).split('');
   hex[12] = '8';
   hex[16] = ((Number.parseInt(hex[16] as string, 16) & 0x3) | 0x8).toString(16);
   const id = hex.join('');

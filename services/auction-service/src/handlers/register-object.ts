@@ -16,6 +16,7 @@ import { startAssetHistory } from '@hallmark/provenance';
 import { type DomainError, decide, isRefusal, type ObjectCommand, type SignedLink } from '../domain/object.ts';
 import { foldObjectHistory, type ObjectState, securityFigures } from '../object-history.ts';
 import { type ObjectRepositoryDeps, requireOwnedObject } from '../object-repository.ts';
+import { idSeedOf } from '../request-ids.ts';
 import { newServiceSerial } from '../service-serial.ts';
 import { saveObject } from '../store/object-store.ts';
 
@@ -57,8 +58,9 @@ export function objectView(state: ObjectState) {
 /**
  * POST /auction/objects/register: status consigned, a signed link, the `registered` event and first
  * custody entry. With an Idempotency-Key (`requestKey`) the object's id and service serial are
- * derived from it: a retry whose first answer was lost after the object was stored (the gateway
- * died, its lease lapsed) finds that object and answers it, instead of registering a second one.
+ * derived from it and the body: a retry whose first answer was lost after the object was stored (the
+ * gateway died, its lease lapsed) finds that object and answers it, instead of registering a second
+ * one; the key used again with another body registers the object that body describes.
  */
 export async function registerObject(
   deps: RegisterDeps,
@@ -66,7 +68,7 @@ export async function registerObject(
   body: RegisterObjectBody,
   requestKey?: string,
 ): Promise<RegisteredObject> {
-  const derived = requestKey ? createHash('sha256').update(`hallmark:object:${requestKey}`).digest() : undefined;
+  const derived = requestKey ? idSeedOf('object', requestKey, body) : undefined;
   const id = derived ? `obj_${derived.subarray(0, 10).toString('hex')}` : `obj_${randomHex(10)}`;
   if (derived) {
     const stored = await requireOwnedObject(deps, owner, id).catch((error: unknown) => {

@@ -1,10 +1,11 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { HallmarkError, type InitiateTransferBody, type Principal } from '@hallmark/contracts';
 import { randomHex } from '@hallmark/crypto';
 import { isVersionConflict, type StoredEvent } from '@hallmark/event-store';
 import { appendToAssetHistory } from '@hallmark/provenance';
 import type { SqlExecutor } from '@hallmark/sql';
 import {
+  type CodeCheck,
   type DomainError,
   decide,
   evolve,
@@ -16,12 +17,14 @@ import {
 } from '../domain/transfer.ts';
 import { foldObjectHistory, type ObjectState } from '../object-history.ts';
 import { type ObjectRepositoryDeps, requireOwnedHistory } from '../object-repository.ts';
+import { idSeedOf } from '../request-ids.ts';
 import { saveObject } from '../store/object-store.ts';
 import {
   findTransfer,
   insertTransferSecret,
-  recordAttempts,
+  returnCodeTry,
   saveTransferStatus,
+  takeCodeTry,
   transferRowsOf,
 } from '../store/transfer-store.ts';
 
@@ -43,16 +46,17 @@ export function transferCodeOf(key: Buffer, transferId: string): string {
   return (mac.readUIntBE(0, 6) % 1_000_000).toString().padStart(6, '0');
 }
 
-/** With an Idempotency-Key, the transfer's id comes from it, so a retry finds the transfer it made. */
-export function transferIdOf(requestKey: string | undefined): string {
+/**
+ * With an Idempotency-Key, the transfer's id comes from it and the request (object and terms), so a
+ * retry finds the transfer it made, and the key used again for another object or other terms (after
+ * the gateway forgot it, or released it after a failed answer) starts a transfer of its own.
+ */
+export function transferIdOf(requestKey: string | undefined, body: InitiateTransferBody): string {
   if (!requestKey) return `trf_${randomHex(10)}`;
-  return `trf_${createHash('sha256').update(`hallmark:transfer:${requestKey}`).digest('hex').slice(0, 20)}`;
+  return `trf_${idSeedOf('transfer', requestKey, body).toString('hex').slice(0, 20)}`;
 }
 
 const toHallmarkError = (refusal: DomainError) => new HallmarkError(refusal.code, refusal.message, refusal.details);
-
-/** Another confirm counted a wrong code between our read and our write: decide again. */
-class AttemptCountMoved extends Error {}
 
 interface Loaded {
   state: ObjectState;
@@ -81,12 +85,13 @@ async function saveReadModels(sql: SqlExecutor, state: ObjectState, now: Date): 
 }
 
 /**
- * Load, decide, record, update the read models. Private events (wrong attempts) go to the transfer
- * row with a compare-and-set; the rest are appended to the object's stream at the version decided
- * on, with the read models (and `alsoWrite`, e.g. a new transfer's secret row) in the append's
- * transaction. Either write losing a race means another request changed the transfer: decide again
- * (a few times, then 409). A refusal is an answer; the read models are repaired on the way (from
- * rows written before read models moved into the append's transaction).
+ * Load, decide, record, update the read models. Private events (wrong attempts) were counted in the
+ * transfer row before the decision (confirmTransfer, with the try it took), so only the public ones
+ * are written: appended to the object's stream at the version decided on, with the read models (and
+ * `alsoWrite`, e.g. a new transfer's secret row) in the append's transaction. An append losing the
+ * race means another request changed the object: decide again (a few times, then 409). A refusal is
+ * an answer; the read models are repaired on the way (from rows written before read models moved
+ * into the append's transaction).
  */
 async function settle(
   deps: TransferDeps,
@@ -103,11 +108,6 @@ async function settle(
       throw toHallmarkError(decision);
     }
     try {
-      for (const event of decision) {
-        if (event.type !== 'transfer_code_rejected') continue;
-        const seen = state.transfers.get(event.data.transferId)?.attempts ?? 0;
-        if (!(await recordAttempts(deps.db, event.data.transferId, seen, event.data.attempts))) throw new AttemptCountMoved();
-      }
       const inputs = decision.filter((event) => !isPrivateTransferEvent(event));
       const afterAppending = (appended: readonly StoredEvent[]) =>
         decision.filter(isPrivateTransferEvent).reduce(evolve, foldObjectHistory([...history, ...appended]) as ObjectState);
@@ -133,8 +133,7 @@ async function settle(
       if (!after) throw new Error('The transfer’s append wrote no read models.');
       return { events: decision, state: after };
     } catch (error) {
-      const lostRace = isVersionConflict(error) || error instanceof AttemptCountMoved;
-      if (!lostRace) throw error;
+      if (!isVersionConflict(error)) throw error;
       if (attempt >= 20) throw new HallmarkError('CONFLICT', 'The transfer kept changing; try again.', {}, { cause: error });
       await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * attempt)));
     }
@@ -145,11 +144,13 @@ async function settle(
  * POST /auction/transfers/initiate: 201 with a 6-digit code, valid 72 hours. An open transfer that
  * has expired no longer holds the object: it is recorded as expired and the new one starts. The
  * code's HMAC is stored in the start's transaction, so no started transfer lacks one. With an
- * Idempotency-Key (`requestKey`) the transfer's id is derived from it: a retry whose first answer
- * was lost finds its transfer still pending with the same terms and answers it again, code and all.
+ * Idempotency-Key (`requestKey`) the transfer's id is derived from it and the request: a retry whose
+ * first answer was lost finds its transfer still pending with the same terms and answers it again,
+ * code and all. An id whose row exists already (never this object's open transfer, which the
+ * decision would have found) is 409 CONFLICT, and the start is rolled back with it.
  */
 export async function initiateTransfer(deps: TransferDeps, owner: Principal, body: InitiateTransferBody, requestKey?: string) {
-  const transferId = transferIdOf(requestKey);
+  const transferId = transferIdOf(requestKey, body);
   const transferCode = transferCodeOf(deps.codeKey, transferId);
   const now = deps.clock();
   const { state } = await settle(
@@ -168,7 +169,7 @@ export async function initiateTransfer(deps: TransferDeps, owner: Principal, bod
     async (sql, object, decided) => {
       const started = decided.find((event) => event.type === 'transfer_initiated');
       if (!started) return;
-      await insertTransferSecret(sql, owner, {
+      const stored = await insertTransferSecret(sql, owner, {
         id: transferId,
         objectId: object.id,
         fromOwnerId: body.fromOwnerId,
@@ -179,6 +180,10 @@ export async function initiateTransfer(deps: TransferDeps, owner: Principal, bod
         expiresAt: started.data.expiresAt,
         createdAt: now,
       });
+      if (!stored) {
+        const message = `Transfer ${transferId} exists already; start the transfer with another Idempotency-Key.`;
+        throw new HallmarkError('CONFLICT', message, { transferId });
+      }
     },
   );
   const transfer = state.transfers.get(transferId);
@@ -187,10 +192,14 @@ export async function initiateTransfer(deps: TransferDeps, owner: Principal, bod
 }
 
 /**
- * POST /auction/transfers/{transferId}/confirm. The code's HMAC is checked here and enters the
- * decision as `codeMatches`. A wrong code costs an attempt (400 with attempts left); the fifth
- * locks the transfer. The right code appends `sold` and `transferred` at the stream version it
- * was decided on, so of two confirms racing exactly one completes and the other finds it completed.
+ * POST /auction/transfers/{transferId}/confirm. The code's HMAC is checked here and counts only
+ * with one of the transfer's five tries, taken in the row in one statement (a wrong code is counted
+ * in it too): however many confirms arrive at once, no more than five codes are acted on, and a
+ * confirm without a try is refused as locked whatever its code. The finding enters the decision
+ * as a `CodeCheck`. A wrong code costs an attempt (400 with attempts left); the fifth locks the
+ * transfer. The right code appends `sold` and `transferred` at the stream version it was decided on,
+ * so of two confirms racing exactly one completes and the other finds it completed; a right code
+ * that does not complete the transfer gives its try back.
  */
 export async function confirmTransfer(deps: TransferDeps, owner: Principal, transferId: string, code: string) {
   const row = await findTransfer(deps.db, owner, transferId);
@@ -198,10 +207,27 @@ export async function confirmTransfer(deps: TransferDeps, owner: Principal, tran
   const expected = Buffer.from(row.code_hash, 'hex');
   const given = Buffer.from(codeHash(deps.codeKey, transferId, code), 'hex');
   const codeMatches = expected.length === given.length && timingSafeEqual(expected, given);
+  const taken = await takeCodeTry(deps.db, transferId, !codeMatches, maxCodeAttempts);
+  const check: CodeCheck = !taken
+    ? { result: 'untried' }
+    : codeMatches
+      ? { result: 'matches' }
+      : { result: 'wrong', attempts: taken.attempts };
   const now = deps.clock();
-  const { events, state } = await settle(deps, owner, row.object_id, { type: 'ConfirmTransfer', transferId, codeMatches, now });
+  const giveTryBack = () => (check.result === 'matches' ? returnCodeTry(deps.db, transferId) : Promise.resolve());
+  const { events, state } = await settle(deps, owner, row.object_id, {
+    type: 'ConfirmTransfer',
+    transferId,
+    code: check,
+    now,
+  }).catch(async (error: unknown) => {
+    await giveTryBack();
+    throw error;
+  });
+  const completed = events.some((event) => event.type === 'transferred');
+  if (!completed) await giveTryBack();
 
-  if (events.some((event) => event.type === 'transferred')) {
+  if (completed) {
     return {
       transferId,
       status: 'completed' as const,

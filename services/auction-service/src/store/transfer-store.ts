@@ -15,7 +15,11 @@ export interface TransferRow {
   status: string;
 }
 
-/** Stores a transfer's code hash, in the transaction that appends its start; nothing when the id is taken. */
+/**
+ * Stores a transfer's code hash, in the transaction that appends its start. False, storing
+ * nothing, when a row has the id already: the caller refuses (throws), so its append is rolled back
+ * and no started transfer is left without its own code.
+ */
 export async function insertTransferSecret(
   sql: SqlExecutor,
   owner: Principal,
@@ -30,12 +34,12 @@ export async function insertTransferSecret(
     expiresAt: string;
     createdAt: Date;
   },
-): Promise<void> {
-  await sql.query(
+): Promise<boolean> {
+  const inserted = await sql.query(
     `INSERT INTO auction_transfers (id, object_id, account_id, environment, from_owner_id, to_owner_id, sale_price, sale_currency,
        code_hash, status, expires_at, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $11)
-     ON CONFLICT (id) DO NOTHING`,
+     ON CONFLICT (id) DO NOTHING RETURNING id`,
     [
       transfer.id,
       transfer.objectId,
@@ -50,6 +54,7 @@ export async function insertTransferSecret(
       transfer.createdAt,
     ],
   );
+  return inserted.length === 1;
 }
 
 /** The owner's transfer row; undefined for anyone else's. */
@@ -66,25 +71,43 @@ export async function transferRowsOf(sql: SqlExecutor, objectId: string): Promis
   return sql.query(`SELECT id, object_id, attempts, status FROM auction_transfers WHERE object_id = $1`, [objectId]);
 }
 
-/**
- * Counts wrong codes from `seen` to `attempts`; false when another confirm counted one meanwhile
- * (the caller decides again on the new count), so no wrong attempt is lost to a race.
- */
-export async function recordAttempts(sql: SqlExecutor, id: string, seen: number, attempts: number): Promise<boolean> {
-  const rows = await sql.query('UPDATE auction_transfers SET attempts = $3 WHERE id = $1 AND attempts = $2 RETURNING id', [
-    id,
-    seen,
-    attempts,
-  ]);
-  return rows.length === 1;
+/** What a confirm's try found: its number (1 to the limit) and the wrong codes counted so far, its own included. */
+export interface CodeTry {
+  tries: number;
+  attempts: number;
 }
 
-/** Brings a row's status in line with the stream's (after a change, or to repair one a cut-off left behind). */
+/**
+ * Takes one of the transfer's `limit` tries for a code the caller compared (`wrong` when it was not
+ * the transfer's: counted as a wrong attempt in the same statement). Undefined when every try is
+ * taken: the comparison must then count for nothing. One statement, so confirms racing each other
+ * take the tries one by one and no more than `limit` codes are ever acted on.
+ */
+export async function takeCodeTry(sql: SqlExecutor, id: string, wrong: boolean, limit: number): Promise<CodeTry | undefined> {
+  const rows = await sql.query<CodeTry>(
+    `UPDATE auction_transfers SET tries = tries + 1, attempts = attempts + CASE WHEN $2::boolean THEN 1 ELSE 0 END
+     WHERE id = $1 AND tries < $3 RETURNING tries, attempts`,
+    [id, wrong, limit],
+  );
+  return rows[0];
+}
+
+/** Gives back the try of a right code that did not complete the transfer (refused, or cut off by a race). */
+export async function returnCodeTry(sql: SqlExecutor, id: string): Promise<void> {
+  await sql.query('UPDATE auction_transfers SET tries = tries - 1 WHERE id = $1 AND tries > 0', [id]);
+}
+
+/**
+ * Brings a row's status in line with the stream's (after a change, or to repair one a cut-off left
+ * behind). Only an open row moves: a transfer that ended (completed, locked, expired) never opens
+ * again, so a refusal decided on a state read before the end (a confirm that found no try left
+ * while the sale was being appended) cannot set its row back to pending.
+ */
 export async function saveTransferStatus(sql: SqlExecutor, transfer: TransferState, at: Date): Promise<void> {
   await sql.query(
     `UPDATE auction_transfers SET status = $2,
        completed_at = CASE WHEN $2 = 'completed' THEN COALESCE(completed_at, $3::timestamptz) END
-     WHERE id = $1 AND status IS DISTINCT FROM $2`,
+     WHERE id = $1 AND status IS DISTINCT FROM $2 AND status IN ('pending', 'completing')`,
     [transfer.transferId, transfer.status, at],
   );
 }
