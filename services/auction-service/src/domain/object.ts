@@ -194,7 +194,7 @@ export const isRefusal = (decision: readonly ObjectEvent[] | DomainError): decis
 
 const notFound = (idOrSerial: string) => refuse('NOT_FOUND', `Object ${idOrSerial} was not found.`, { objectId: idOrSerial });
 
-/** An object whose history is full takes no more client events or photos (maxObjectEvents); transfers still go through. */
+/** An object whose history is full takes no more client events or photos (maxObjectEvents); transfers still go through, up to maxEventsToStartTransfer. */
 function checkRoom(state: ObjectFacts): DomainError | undefined {
   if (state.eventCount < maxObjectEvents) return undefined;
   return refuse(

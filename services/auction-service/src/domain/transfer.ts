@@ -55,7 +55,17 @@ export interface TransferFacts {
   transfers: ReadonlyMap<string, TransferState>;
   /** The transfer that holds the object, if any: at most one at a time. */
   openTransferId: string | undefined;
+  /** How many events the object's stream holds (counted by the object's evolve). */
+  eventCount: number;
 }
+
+/**
+ * A transfer starts only while the object's history holds fewer events than this: the 1,000 that
+ * other events may fill (object.ts, maxObjectEvents) and room for a few dozen sales beyond, so a full
+ * history can still be sold, while starting and locking transfers over and over cannot grow it
+ * without end (every request on the object reads its whole history).
+ */
+export const maxEventsToStartTransfer = 1_100;
 
 /**
  * A confirm's code as the shell found it. The shell first takes one of the transfer's
@@ -83,6 +93,7 @@ export const initialTransferFacts = (objectId: string, ownerId: string): Transfe
   ownerId,
   transfers: new Map(),
   openTransferId: undefined,
+  eventCount: 0,
 });
 
 const hasExpired = (transfer: TransferState, now: Date) => now.getTime() >= Date.parse(transfer.expiresAt);
@@ -108,6 +119,13 @@ export function decide(command: TransferCommand, state: TransferFacts): Transfer
       }
       if (state.ownerId !== command.fromOwnerId) {
         return refuse('CONFLICT', 'fromOwnerId is not the object’s current owner.', { field: 'fromOwnerId' });
+      }
+      if (state.eventCount >= maxEventsToStartTransfer) {
+        return refuse(
+          'CONFLICT',
+          `The object's history holds ${state.eventCount} events, the most with which a transfer may start (${maxEventsToStartTransfer}).`,
+          { limit: maxEventsToStartTransfer, eventCount: state.eventCount },
+        );
       }
       const existing = state.transfers.get(command.transferId);
       if (existing) {

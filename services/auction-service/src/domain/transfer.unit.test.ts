@@ -7,6 +7,7 @@ import {
   initialTransferFacts,
   isDomainError,
   maxCodeAttempts,
+  maxEventsToStartTransfer,
   type TransferCommand,
   type TransferEvent,
   type TransferTerms,
@@ -93,6 +94,15 @@ describe('starting a transfer', () => {
     given([])
       .when(start(T0, 'trf_1', 'someone-else'))
       .thenRefused('CONFLICT', { field: 'fromOwnerId' }));
+
+  it('refuses a transfer once the history holds maxEventsToStartTransfer events, not before', () => {
+    const facts = (eventCount: number) => ({ ...initialTransferFacts('obj_1', 'jane'), eventCount });
+    expect(decide(start(T0, 'trf_1'), facts(maxEventsToStartTransfer))).toMatchObject({
+      code: 'CONFLICT',
+      details: { limit: maxEventsToStartTransfer, eventCount: maxEventsToStartTransfer },
+    });
+    expect(decide(start(T0, 'trf_1'), facts(maxEventsToStartTransfer - 1))).toEqual([started('trf_1', T0)]);
+  });
 
   it('refuses a transfer to the owner', () =>
     given([])
