@@ -40,10 +40,16 @@ for (const [network, prefix] of [
   refusedV4.addSubnet(network, prefix, 'ipv4');
 }
 for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
+  // Unspecified, loopback and the IPv4-compatible addresses (::a.b.c.d, deprecated) at once.
+  ['::', 96],
   ['::ffff:0:0', 96],
+  // IPv4 embedded by translation (SIIT), NAT64 (well-known and local-use), 6to4 and Teredo: each
+  // can reach an IPv4 address behind it, private ones included, where the network routes them.
+  ['::ffff:0:0:0', 96],
   ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['2002::', 16],
+  ['2001::', 32],
   ['100::', 64],
   ['2001:db8::', 32],
   ['fc00::', 7],
@@ -66,7 +72,23 @@ export function isRefusedAddress(address: string): boolean {
   return true;
 }
 
-export class RefusedTarget extends Error {}
+/**
+ * A delivery refused before any connection. `message` is what the endpoint's owner sees in the
+ * attempt log; `detail` (the address refused, the DNS error) goes to the operator's log only, so a
+ * tenant cannot map internal names and addresses through its webhook's attempts.
+ */
+export class RefusedTarget extends Error {
+  constructor(
+    message: string,
+    readonly detail: string = message,
+  ) {
+    super(message);
+  }
+}
+
+/** One answer for a name that does not resolve and one that resolves where webhooks may not go. */
+const unreachableHost =
+  'the host does not resolve, or resolves to an address webhooks may not reach (private, loopback, link-local or reserved)';
 
 /** Only http(s) URLs without credentials; `RefusedTarget` otherwise. */
 export function parseWebhookUrl(text: string): URL {
@@ -93,12 +115,12 @@ export async function resolveTarget(text: string, options: { allowPrivate: boole
   const addresses = literal
     ? [{ address: host, family: literal }]
     : await options.lookup(host).catch((error: unknown) => {
-        throw new RefusedTarget(`DNS lookup failed: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+        throw new RefusedTarget(unreachableHost, `DNS lookup failed: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
       });
-  if (addresses.length === 0) throw new RefusedTarget('the host has no address');
+  if (addresses.length === 0) throw new RefusedTarget(unreachableHost, 'the host has no address');
   if (!options.allowPrivate) {
     const bad = addresses.find((entry) => isRefusedAddress(entry.address));
-    if (bad) throw new RefusedTarget(`refused address ${bad.address} (private, loopback, link-local or reserved)`);
+    if (bad) throw new RefusedTarget(unreachableHost, `refused address ${bad.address}`);
   }
   const first = addresses[0] as { address: string; family: number };
   return { url, address: first.address, family: first.family === 6 ? 6 : 4 };

@@ -37,13 +37,25 @@ describe('SSRF guard', () => {
     'ff02::1',
     '::ffff:127.0.0.1',
     '::ffff:10.0.0.1',
+    '::7f00:1',
+    '::ffff:0:7f00:1',
+    '64:ff9b::a00:1',
+    '64:ff9b:1::a00:1',
+    '2002:7f00:1::1',
+    '2001:0:53aa:64c::1',
   ])('refuses %s after DNS resolution, before any connection', async (address) => {
     expect(isRefusedAddress(address)).toBe(true);
     await expect(deliverVia('https://hooks.example.com/x', lookupTo(address))).rejects.toBeInstanceOf(RefusedTarget);
   });
 
   it('refuses a name whose answers include one private address (rebinding with several records)', async () => {
-    await expect(deliverVia('https://hooks.example.com/x', lookupTo('93.184.216.34', '10.0.0.5'))).rejects.toThrow(/10\.0\.0\.5/);
+    const refused = await deliverVia('https://hooks.example.com/x', lookupTo('93.184.216.34', '10.0.0.5')).catch(
+      (error) => error,
+    );
+    expect(refused).toBeInstanceOf(RefusedTarget);
+    // The operator's log names the address; the endpoint's owner, who reads the message, is not told it.
+    expect(refused.detail).toContain('10.0.0.5');
+    expect(refused.message).not.toContain('10.0.0.5');
   });
 
   it('refuses literal private addresses in the URL without asking DNS', async () => {

@@ -125,7 +125,9 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
       error = result.error ?? (status !== undefined && (status < 200 || status > 299) ? `HTTP ${status}` : undefined);
     } catch (caught) {
       error = caught instanceof RefusedTarget ? `refused: ${caught.message}` : String((caught as Error).message ?? caught);
-      if (!(caught instanceof RefusedTarget)) log.warn({ err: caught, endpointId: row.endpoint_id }, 'webhook delivery failed');
+      if (caught instanceof RefusedTarget)
+        log.info({ endpointId: row.endpoint_id, detail: caught.detail }, 'webhook delivery refused');
+      else log.warn({ err: caught, endpointId: row.endpoint_id }, 'webhook delivery failed');
     }
     const now = deps.clock();
     const succeeded = status !== undefined && status >= 200 && status <= 299;
