@@ -303,7 +303,9 @@ describe('webhook delivery on PostgreSQL', () => {
       });
       expect(asked).toContain('hooks.example.com');
       expect(attempt).toMatchObject({ status: 'failed', responseCode: null });
-      expect(attempt.error).toMatch(/169\.254\.169\.254/);
+      // Refused, without naming the address to the endpoint's owner (the operator's log has it).
+      expect(attempt.error).toMatch(/^refused: /);
+      expect(attempt.error).not.toMatch(/169\.254/);
       expect(attempt.error).not.toMatch(/a connection was attempted/);
     } finally {
       await running.stop();
@@ -314,7 +316,8 @@ describe('webhook delivery on PostgreSQL', () => {
   it('two workers deliver 40 messages once each (row claims with SKIP LOCKED)', async () => {
     const hook = await receiver((_request, _n, response) => response.writeHead(200).end());
     const endpoint = await endpoints.create(owner, { url: hook.url, eventTypes: ['scan.suspicious'] });
-    const workers = [worker(), worker()];
+    // A lease longer than any delivery on a loaded machine: this is about claims, not a lapsed lease (redelivered by design).
+    const workers = [worker({ leaseMs: 15_000 }), worker({ leaseMs: 15_000 })];
     wakeAll = () => {
       for (const each of workers) each.wake();
     };

@@ -38,8 +38,6 @@ export function principalOf(request: FastifyRequest): Principal {
 
 /** Authentication failures that count against the client address: a key was sent, and it is no good. */
 const badKeyCodes = new Set(['INVALID_API_KEY', 'REVOKED_API_KEY', 'EXPIRED_API_KEY']);
-/** A session cookie that is no session (made up, or ended) counts too: each costs a database read. */
-const badSessionCodes = new Set([...badKeyCodes, 'MISSING_API_KEY']);
 
 /**
  * Limits spent once the body is read rather than at once: routes that count items, and requests
@@ -124,14 +122,8 @@ export function installRequestAuth(
    * 401. A valid key from the same address is never refused by this. If the counters cannot be
    * reached the 401 stands: the request is refused either way.
    */
-  const refuseBadKey = (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    error: Error,
-    done: HookHandlerDoneFunction,
-    counted: ReadonlySet<string> = badKeyCodes,
-  ): void => {
-    if (!(error instanceof HallmarkError) || !counted.has(error.code)) {
+  const refuseBadKey = (request: FastifyRequest, reply: FastifyReply, error: Error, done: HookHandlerDoneFunction): void => {
+    if (!(error instanceof HallmarkError) || !badKeyCodes.has(error.code)) {
       done(error);
       return;
     }
@@ -211,8 +203,7 @@ export function installRequestAuth(
             done(error as Error);
           }
         },
-        // A cookie that is no session (made up, or ended) counts as a failed authentication, as a bad key does.
-        (error: Error) => refuseBadKey(request, reply, error, done, badSessionCodes),
+        (error: Error) => done(error),
       );
       return;
     }
