@@ -1,11 +1,15 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { maxActivePublicKeys } from '@hallmark/accounts';
 import { signCode } from '@hallmark/codes';
-import { ed25519PrivateKeyObject, ed25519Thumbprint, generateEd25519KeyPair } from '@hallmark/crypto';
+import { ed25519PrivateKeyObject, ed25519Thumbprint, generateEd25519KeyPair, open, parseMasterKey } from '@hallmark/crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
+import { waitFor } from '../support/wait.ts';
 
-// The keys a code may be signed with, against a leaked narrow key and a tenant that registers keys
-// without end, over real HTTP.
+// The keys a code may be signed with, against a leaked narrow key, a leaked signing key once rotated
+// out, and a tenant that registers keys without end, over real HTTP (embedded form: its data folder
+// holds the master key, so the test can play the thief who has a signing key's private half).
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
 type Json = Record<string, any>;
@@ -69,6 +73,37 @@ describe('who may add the keys that make a code AUTHENTIC', () => {
     expect((await api('POST', `/keys/${registered.body.id}/revoke`, { key: brand.key })).status).toBe(200);
     // The account has no other key (it has made no code yet): no key could have signed it.
     expect(await verdictOf(printed)).toBe('KEY_NOT_FOUND');
+  });
+
+  it('answers a serial nobody issued COUNTERFEIT though a signing key rotated out signed it; what that key signed stays AUTHENTIC', async () => {
+    const issued = await api('POST', '/code/generate', { key: brand.key, body: { gtin, serialNumber: 'REAL-1' } });
+    expect(issued.status, JSON.stringify(issued.body)).toBe(201);
+    const oldKid = issued.body.keyId as string;
+    const object = await api('POST', '/auction/objects/register', {
+      key: brand.key,
+      body: { title: 'Clock', category: 'watch' },
+    });
+    expect(object.status, JSON.stringify(object.body)).toBe(201);
+    const objectId = object.body.object.id as string;
+    // The object is on record in verify-service's directory (its object projection) before the rotation.
+    await waitFor('the object in the code directory', async () => {
+      const rows = await test.product.db.query('SELECT 1 FROM code_directory WHERE asset_id = $1', [objectId]);
+      return rows.length === 1 ? true : undefined;
+    });
+    expect((await api('POST', '/keys/signing/rotate', { key: brand.key })).status).toBe(201);
+    // The thief has the old key's private half (here from the data folder's master key).
+    const masterKey = parseMasterKey(await readFile(join(test.dataDir, 'master.key'), 'utf8'));
+    const [row] = await test.product.db.query<{ public_key: string; sealed_private_key: string }>(
+      'SELECT public_key, sealed_private_key FROM verification_keys WHERE id = $1',
+      [oldKid],
+    );
+    const stolen = ed25519PrivateKeyObject({
+      publicKey: Buffer.from(row?.public_key ?? '', 'base64url'),
+      privateKey: open(masterKey, Buffer.from(row?.sealed_private_key ?? '', 'base64url'), `hallmark:signing-key:${oldKid}`),
+    });
+    expect(await verdictOf(linkOf(oldKid, stolen, 'NEVER-ISSUED-1'))).toBe('COUNTERFEIT');
+    expect(await verdictOf(issued.body.url)).toBe('AUTHENTIC');
+    expect(await verdictOf(object.body.qr_data.gs1DigitalLink)).toBe('AUTHENTIC');
   });
 
   it(`holds at most ${maxActivePublicKeys} active public keys an account, also against registrations at once`, async () => {

@@ -36,9 +36,6 @@ import {
  */
 export const maxActivePublicKeys = 20;
 
-/** Signing keys (the active one and those rotated out) a code with no record here is checked under, newest first. */
-export const maxSigningKeysTried = 20;
-
 /** The sealed private key is bound to its key id, so a sealed value cannot be moved to another row. */
 const sealContext = (kid: string) => `hallmark:signing-key:${kid}`;
 
@@ -192,11 +189,11 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
     },
 
     /**
-     * The owner's keys a code with no record here is checked under, newest first: its active
-     * registered public keys (codes signed outside Hallmark), at most maxActivePublicKeys, and its
-     * newest signing keys, active or retired, at most maxSigningKeysTried (an auction object's link is
-     * signed by the signing key of its day, and verify-service has no record of objects). Bounded, so
-     * a forged link costs at most that many signature checks however many keys an account made.
+     * The owner's keys a code with no record here (no code, no auction object) is checked under,
+     * newest first: its active registered public keys (codes signed outside Hallmark), at most
+     * maxActivePublicKeys, and its active signing key (what was signed a moment ago may not be on
+     * record yet). Never a signing key rotated out: it signs nothing more, and what it signed is on
+     * record, so a leaked key, once rotated, makes no new serial AUTHENTIC.
      */
     async unrecordedCodeKeyIds(owner: Principal): Promise<string[]> {
       // Not cached: a key registered a moment ago verifies its codes at once (no broadcast tells
@@ -207,10 +204,9 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
           ORDER BY created_at DESC LIMIT $3)
          UNION ALL
          (SELECT id, created_at FROM verification_keys
-          WHERE account_id = $1 AND environment = $2 AND type = 'signing' AND status <> 'revoked'
-          ORDER BY created_at DESC LIMIT $4)
+          WHERE account_id = $1 AND environment = $2 AND type = 'signing' AND status = 'active')
          ORDER BY created_at DESC`,
-        [owner.accountId, owner.environment, maxActivePublicKeys, maxSigningKeysTried],
+        [owner.accountId, owner.environment, maxActivePublicKeys],
       );
       return rows.map((row) => row.id);
     },

@@ -5,9 +5,16 @@ import { assetIdOfStream, chainedRecordOf } from '@hallmark/provenance';
 import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
 
 export const codeDirectoryProjectionName = 'verify-code-directory';
+/**
+ * Auction objects in the same directory, by a projection of their own (started 2026-12-02, so it
+ * replays every object registered before): an object's link is signed by its account's signing key
+ * of the day, and verification accepts a retired signing key only for what it finds here.
+ */
+export const objectDirectoryProjectionName = 'verify-object-directory';
 
-/** The one event type the directory is made of. */
+/** The event types the directory is made of: a code made, an auction object registered. */
 const codeGenerated = 'code.generated';
+const objectRegistered = 'registered';
 
 /** A row of `code_directory`: what verification needs of one code, nothing more. */
 export interface CodeDirectoryRow {
@@ -62,12 +69,44 @@ export function codeRowOf(event: StoredEvent): CodeDirectoryRow | undefined {
   };
 }
 
+/**
+ * The row an auction object's `registered` event makes: its link's GTIN, the service serial, the
+ * category as the batch (AI 10), the key that signed it, the title as the product's name.
+ */
+export function objectRowOf(event: StoredEvent): CodeDirectoryRow | undefined {
+  if (event.type !== objectRegistered) return undefined;
+  const assetId = assetIdOfStream(event.streamId);
+  const record = chainedRecordOf(event);
+  if (!assetId?.startsWith('obj_') || !record) return undefined;
+  const { data } = event;
+  const link = data.link as Record<string, unknown> | undefined;
+  const gtin = text(link?.gtin);
+  const serial = text(data.serviceSerial);
+  const kid = text(link?.kid);
+  if (!gtin || !serial || !kid) return undefined;
+  return {
+    asset_id: assetId,
+    account_id: record.accountId,
+    environment: record.environment,
+    gtin,
+    serial,
+    batch: text(data.category) ?? null,
+    expiry: null,
+    kid,
+    product_name: text(data.title) ?? null,
+    expires_at: null,
+    created_at: record.occurredAt,
+  };
+}
+
+const directoryRowOf = (event: StoredEvent) => codeRowOf(event) ?? objectRowOf(event);
+
 /** Writes the codes of a batch of events, one statement; a replayed event rewrites the same row. */
 export async function projectCodes(tx: SqlExecutor, events: readonly StoredEvent[]): Promise<number> {
   // One row per asset (ON CONFLICT may not touch a row twice in one statement).
   const rows = new Map<string, CodeDirectoryRow>();
   for (const event of events) {
-    const row = codeRowOf(event);
+    const row = directoryRowOf(event);
     if (row) rows.set(row.asset_id, row);
   }
   if (rows.size === 0) return 0;
@@ -108,6 +147,7 @@ export function runCodeProjection(
   eventStore: EventStore,
   projection: CodeProjection,
   onError: (error: unknown) => void,
+  eventTypes: readonly string[] = [codeGenerated],
 ): EventSubscription {
   return eventStore.subscribe({
     name: projection.name,
@@ -116,8 +156,9 @@ export function runCodeProjection(
     onError,
     batchSize: 2_000,
     lingerMs: 100,
-    // The directory is made of `code.generated` events alone (codeRowOf): the others are not read.
-    eventTypes: [codeGenerated],
+    // The directory is made of `code.generated` and `registered` events alone (directoryRowOf): the
+    // others are not read.
+    eventTypes: [...eventTypes],
   });
 }
 
@@ -154,4 +195,13 @@ export async function findProjectedCodes(
     // Only what the resolver's page shows; the full metadata stays code-service's.
     metadata: row.product_name === null ? {} : { name: row.product_name },
   }));
+}
+
+/** The auction objects' part of the directory: `registered` events, from the first. */
+export function runObjectProjection(
+  eventStore: EventStore,
+  db: SqlDatabase,
+  onError: (error: unknown) => void,
+): EventSubscription {
+  return runCodeProjection(eventStore, createCodeProjection(db, objectDirectoryProjectionName), onError, [objectRegistered]);
 }
