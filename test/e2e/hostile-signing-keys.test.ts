@@ -85,7 +85,7 @@ describe('who may add the keys that make a code AUTHENTIC', () => {
     });
     expect(object.status, JSON.stringify(object.body)).toBe(201);
     const objectId = object.body.object.id as string;
-    // The object is on record in verify-service's directory (its object projection) before the rotation.
+    // The object is on record in verify-service's directory (its code projection takes objects too) before the rotation.
     await waitFor('the object in the code directory', async () => {
       const rows = await test.product.db.query('SELECT 1 FROM code_directory WHERE asset_id = $1', [objectId]);
       return rows.length === 1 ? true : undefined;

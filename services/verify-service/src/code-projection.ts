@@ -4,13 +4,13 @@ import { parseDigitalLink } from '@hallmark/gs1';
 import { assetIdOfStream, chainedRecordOf } from '@hallmark/provenance';
 import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
 
-export const codeDirectoryProjectionName = 'verify-code-directory';
 /**
- * Auction objects in the same directory, by a projection of their own (started 2026-12-02, so it
- * replays every object registered before): an object's link is signed by its account's signing key
- * of the day, and verification accepts a retired signing key only for what it finds here.
+ * One subscription of both event types below. Renamed from `verify-code-directory` when auction
+ * objects joined the directory (2026-12-02): under the new name it replays the log once from the
+ * first event, which puts the objects registered before it on record (rewriting the codes' rows as
+ * they were); from then on it reads each page of the log once, for codes and objects alike.
  */
-export const objectDirectoryProjectionName = 'verify-object-directory';
+export const codeDirectoryProjectionName = 'verify-code-directory-2';
 
 /** The event types the directory is made of: a code made, an auction object registered. */
 const codeGenerated = 'code.generated';
@@ -33,16 +33,23 @@ export interface CodeDirectoryRow {
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
+/** The asset and chain fields of an event of `type` in a stream of `asset-<idPrefix>…`, else undefined. */
+function chainedAssetOf(event: StoredEvent, type: string, idPrefix: string) {
+  if (event.type !== type) return undefined;
+  const assetId = assetIdOfStream(event.streamId);
+  const record = chainedRecordOf(event);
+  return assetId?.startsWith(idPrefix) && record ? { assetId, record } : undefined;
+}
+
 /**
  * The row a `code.generated` event makes, or undefined for any other event. The owner and the
  * environment are the chain's (`metadata.provenance`, packages/provenance), the rest the event's data;
  * the expiry is read from the signed link itself (its YYMMDD, as the signature covers it).
  */
 export function codeRowOf(event: StoredEvent): CodeDirectoryRow | undefined {
-  if (event.type !== codeGenerated) return undefined;
-  const assetId = assetIdOfStream(event.streamId);
-  const record = chainedRecordOf(event);
-  if (!assetId?.startsWith('code_') || !record) return undefined;
+  const asset = chainedAssetOf(event, codeGenerated, 'code_');
+  if (!asset) return undefined;
+  const { assetId, record } = asset;
   const { data } = event;
   const gtin = text(data.gtin);
   const serial = text(data.serial);
@@ -74,10 +81,9 @@ export function codeRowOf(event: StoredEvent): CodeDirectoryRow | undefined {
  * category as the batch (AI 10), the key that signed it, the title as the product's name.
  */
 export function objectRowOf(event: StoredEvent): CodeDirectoryRow | undefined {
-  if (event.type !== objectRegistered) return undefined;
-  const assetId = assetIdOfStream(event.streamId);
-  const record = chainedRecordOf(event);
-  if (!assetId?.startsWith('obj_') || !record) return undefined;
+  const asset = chainedAssetOf(event, objectRegistered, 'obj_');
+  if (!asset) return undefined;
+  const { assetId, record } = asset;
   const { data } = event;
   const link = data.link as Record<string, unknown> | undefined;
   const gtin = text(link?.gtin);
@@ -147,7 +153,6 @@ export function runCodeProjection(
   eventStore: EventStore,
   projection: CodeProjection,
   onError: (error: unknown) => void,
-  eventTypes: readonly string[] = [codeGenerated],
 ): EventSubscription {
   return eventStore.subscribe({
     name: projection.name,
@@ -158,7 +163,7 @@ export function runCodeProjection(
     lingerMs: 100,
     // The directory is made of `code.generated` and `registered` events alone (directoryRowOf): the
     // others are not read.
-    eventTypes: [...eventTypes],
+    eventTypes: [codeGenerated, objectRegistered],
   });
 }
 
@@ -195,13 +200,4 @@ export async function findProjectedCodes(
     // Only what the resolver's page shows; the full metadata stays code-service's.
     metadata: row.product_name === null ? {} : { name: row.product_name },
   }));
-}
-
-/** The auction objects' part of the directory: `registered` events, from the first. */
-export function runObjectProjection(
-  eventStore: EventStore,
-  db: SqlDatabase,
-  onError: (error: unknown) => void,
-): EventSubscription {
-  return runCodeProjection(eventStore, createCodeProjection(db, objectDirectoryProjectionName), onError, [objectRegistered]);
 }

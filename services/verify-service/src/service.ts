@@ -22,7 +22,7 @@ import { ProjectionMovedOn } from '@hallmark/event-store';
 import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
 import { loadMigrations, runMigrations } from '@hallmark/sql';
 import { createCodeDirectory } from './code-directory.ts';
-import { createCodeProjection, runCodeProjection, runObjectProjection } from './code-projection.ts';
+import { createCodeProjection, runCodeProjection } from './code-projection.ts';
 import { VerifyServiceConfig } from './config.ts';
 import { createBlocks, deleteBlock, listBlocks } from './handlers/blocklist.ts';
 import { codeStatus } from './handlers/code-status.ts';
@@ -72,12 +72,10 @@ export const verifyService = defineService({
         onReadModelError: (error) => log.warn({ err: error }, 'code read model unavailable; asking code-service'),
       },
     );
-    const projectionError = (error: unknown) => {
+    const codeProjection = runCodeProjection(infra.eventStore, createCodeProjection(infra.db), (error) => {
       if (error instanceof ProjectionMovedOn) log.debug(error.message);
       else log.error({ err: error }, 'code directory projection failed; retrying');
-    };
-    const codeProjection = runCodeProjection(infra.eventStore, createCodeProjection(infra.db), projectionError);
-    const objectProjection = runObjectProjection(infra.eventStore, infra.db, projectionError);
+    });
     const deps = {
       db: infra.db,
       codes,
@@ -106,7 +104,6 @@ export const verifyService = defineService({
       await blocks.start(infra.bus),
       await projectScanHistory(infra.bus, infra.db),
       codeProjection,
-      objectProjection,
       scans, // after the verifications that record scans stop: stopping publishes what is queued
       await servePing('verify-service', context),
       await serveRpc(infra.bus, log, verifyCodeRpc, async (request, { requestId }) => verifyCode(deps, request, requestId)),
