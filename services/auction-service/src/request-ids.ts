@@ -1,23 +1,16 @@
 import { createHash } from 'node:crypto';
-
-/** JSON with every object's members in key order: the same body, however its fields were ordered. */
-const sortedJson = (value: unknown): string =>
-  JSON.stringify(value, (_key, member: unknown) =>
-    member && typeof member === 'object' && !Array.isArray(member)
-      ? Object.fromEntries(Object.entries(member).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : member,
-  );
+import { canonicalJson } from '@hallmark/provenance';
 
 /**
  * The seed of what a request with an Idempotency-Key creates (`requestKey`, the gateway's hash of
  * the key's scope; docs/API.md, Idempotency-Key): SHA-256 of the kind, the key and the request's
- * body. A retry of the same request (its answer lost) finds what the first made; the same key with
- * another body (the gateway forgot the key after 24 hours, or released it after a failed answer)
- * makes something of its own, and never meets, answers or changes the first request's object,
- * event or transfer.
+ * body as RFC 8785 JSON (so field order does not matter). A retry of the same request (its answer
+ * lost) finds what the first made; the same key with another body (the gateway forgot the key after
+ * 24 hours, or released it after a failed answer) makes something of its own, and never meets,
+ * answers or changes the first request's object, event or transfer.
  */
 export function idSeedOf(kind: 'object' | 'provenance-event' | 'transfer', requestKey: string, body: unknown): Buffer {
   return createHash('sha256')
-    .update(`hallmark:${kind}:${requestKey}\n${sortedJson(body)}`)
+    .update(`hallmark:${kind}:${requestKey}\n${canonicalJson(body)}`)
     .digest();
 }
