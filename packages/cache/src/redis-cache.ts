@@ -65,18 +65,35 @@ export interface RedisCacheOptions {
   tlsCaFile?: string;
   /** CLIENT SETNAME on every (re)connection, so an operator (or the fault suite) can find this deployment's connections. */
   connectionName?: string;
+  /**
+   * How long a command may go unanswered before it fails (`Command timed out`, a store outage to
+   * the caller: 503 and Retry-After). Default 2,000 ms; a healthy Redis answers in about a millisecond.
+   */
+  commandTimeoutMs?: number;
 }
+
+export const defaultRedisCommandTimeoutMs = 2_000;
 
 /**
  * The cache over Redis (ioredis). Each counter operation is one Lua script: one round trip, atomic.
  * One account's concurrent quota spends (any of its keys) share a script call (redis-quota-batches.ts).
  */
 export function createRedisCache(options: RedisCacheOptions): Cache {
+  const commandTimeoutMs = options.commandTimeoutMs ?? defaultRedisCommandTimeoutMs;
   const redis = new Redis(options.url, {
     keyPrefix: options.keyPrefix ?? 'hallmark:',
     maxRetriesPerRequest: 2,
     enableOfflineQueue: true,
     lazyConnect: false,
+    // A Redis that stops answering without closing the connection (hung, or gone behind a network
+    // that drops packets) would otherwise hold every request that spends a limit for good: each
+    // command fails after this long, and a connection that stays quiet as long is dropped and made
+    // again (else every timed-out command would wait in its queue for a reply that never comes).
+    commandTimeout: commandTimeoutMs,
+    socketTimeout: commandTimeoutMs,
+    // Commands cut off with a dropped connection are not sent again once it is back: their callers
+    // were told of the outage, and a limit spent then would be spent for a refused request.
+    autoResendUnfulfilledCommands: false,
     // Commands issued in the same tick (many requests' counters at once under load) leave in one
     // write instead of a write each.
     enableAutoPipelining: true,

@@ -1,15 +1,16 @@
 import { HallmarkError } from '@hallmark/contracts';
-import { isConnectionError } from '@hallmark/sql';
+import { isConnectionError, isPoolWaitTimeout } from '@hallmark/sql';
 
-/** ioredis's words for a connection that is gone or not there yet (its errors carry no code for these). */
-const redisOutage = /^(Connection is closed|Stream isn't writeable|Reached the max retries per request limit)/;
+/** ioredis's words for a connection that is gone, not there yet or not answering (its errors carry no code for these). */
+const redisOutage = /^(Connection is closed|Stream isn't writeable|Reached the max retries per request limit|Command timed out)/;
 
 /**
- * True for an error that says a store is unreachable (PostgreSQL's connection lost or refused, a
- * Redis connection closed), not that the request was wrong: a client should retry it shortly.
+ * True for an error that says a store is unreachable or saturated (PostgreSQL's connection lost or
+ * refused, or none of the pool's free within its wait; a Redis connection closed, or a command
+ * unanswered within its timeout), not that the request was wrong: a client should retry it shortly.
  */
 export function isDependencyOutage(error: unknown): boolean {
-  if (isConnectionError(error)) return true;
+  if (isConnectionError(error) || isPoolWaitTimeout(error)) return true;
   return error instanceof Error && (error.name === 'MaxRetriesPerRequestError' || redisOutage.test(error.message));
 }
 

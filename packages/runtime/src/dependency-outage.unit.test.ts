@@ -11,6 +11,9 @@ describe('a store outage', () => {
     expect(isDependencyOutage(withCode('the database system is starting up', '57P03'))).toBe(true);
     expect(isDependencyOutage(new Error('Connection terminated unexpectedly'))).toBe(true);
     expect(isDependencyOutage(new Error('Connection is closed.'))).toBe(true);
+    expect(isDependencyOutage(new Error('Command timed out'))).toBe(true);
+    // pg-pool: no connection came free within its wait (packages/sql's connection-loss test meets it).
+    expect(isDependencyOutage(new Error('timeout exceeded when trying to connect'))).toBe(true);
     expect(
       isDependencyOutage(
         Object.assign(new Error('Reached the max retries per request limit (which is 1).'), {

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runMigrations } from './migrations.ts';
-import { createPostgresDatabase } from './postgres-database.ts';
+import { createPostgresDatabase, isConnectionError, isPoolWaitTimeout } from './postgres-database.ts';
 import type { SqlDatabase } from './sql-database.ts';
 import { createTestDatabase, type TestDatabase, testServerUrl } from './test-database.ts';
 
@@ -173,5 +173,43 @@ describe('PostgreSQL adapter when the database terminates its connections', () =
     }
     await db.ping();
     expect(uncaught).toEqual([]);
+  });
+});
+
+describe('PostgreSQL adapter with every pooled connection busy', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase('pool_wait');
+  });
+  afterAll(async () => {
+    await database.drop();
+  });
+
+  it('refuses a statement that waited 5 s for a connection as saturation (a 503 to retry), and the pool serves again once one is free', async () => {
+    const db = createPostgresDatabase({ connectionString: database.url, maxConnections: 1 });
+    try {
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const holding = db.transaction(async (tx) => {
+        await tx.query('SELECT 1');
+        await released;
+      });
+      const started = Date.now();
+      const waited = await db.query('SELECT 2').then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(Date.now() - started).toBeGreaterThanOrEqual(4_500);
+      expect(isPoolWaitTimeout(waited), String(waited)).toBe(true);
+      // Not a lost connection: nothing is retried or dropped for it.
+      expect(isConnectionError(waited)).toBe(false);
+      release();
+      await holding;
+      expect(await db.query<{ n: number }>('SELECT 3 AS n')).toEqual([{ n: 3 }]);
+    } finally {
+      await db.close();
+    }
   });
 });

@@ -31,6 +31,15 @@ export function isConnectionError(error: unknown): boolean {
 }
 
 /**
+ * True when no pooled connection came free within the pool's wait (`connectionTimeoutMillis`, 5 s):
+ * every connection is busy, with a saturated or silent server. The request did nothing; the
+ * connections are not lost (not {@link isConnectionError}), and a retry a moment later may pass.
+ */
+export function isPoolWaitTimeout(error: unknown): boolean {
+  return error instanceof Error && error.message === 'timeout exceeded when trying to connect';
+}
+
+/**
  * A statement that may run twice without harm: a plain SELECT that locks nothing and calls none
  * of the functions with side effects this code base uses. Only these are retried after a lost connection.
  */

@@ -1,14 +1,17 @@
+import { randomUUID } from 'node:crypto';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migrateAccounts } from '@hallmark/accounts';
 import { createFilesystemBlobStore } from '@hallmark/blob-store';
 import { createInProcessBus } from '@hallmark/bus';
-import { createMemoryCache } from '@hallmark/cache';
+import { createMemoryCache, createRedisCache } from '@hallmark/cache';
 import { routerPathOf, routes } from '@hallmark/contracts';
 import { createLogger, readConfig } from '@hallmark/runtime';
 import { createPgliteDatabase, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSilentLink } from '../../../test/support/silent-link.ts';
+import { waitFor } from '../../../test/support/wait.ts';
 import { buildGatewayApp } from './app.ts';
 import { GatewayConfig } from './config.ts';
 import { maxWaitingPerConnection } from './request-turns.ts';
@@ -261,5 +264,41 @@ describe('requests in turns against a pipelining client', () => {
       for (const [index, answer] of answers.slice(0, maxWaitingPerConnection).entries())
         expect(answer).toContain(`nowhere-${index}`);
     });
+  });
+});
+
+describe('a Redis that stops answering (distributed form: the limits are counted there)', () => {
+  it('answers 503 with Retry-After within the command timeout, not never, and counts again once Redis answers', async () => {
+    const redisUrl = new URL(process.env.HALLMARK_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
+    const link = await startSilentLink({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
+    const keyPrefix = `test:${randomUUID().slice(0, 8)}:`;
+    const cache = createRedisCache({ url: `redis://127.0.0.1:${link.port}`, keyPrefix, commandTimeoutMs: 300 });
+    const app = await buildGatewayApp({ ...deps(), cache });
+    try {
+      await app.listen({ host: '127.0.0.1', port: 0 });
+      const { port } = app.server.address() as AddressInfo;
+      // A public route: its per-address limit is the first thing it spends.
+      const verify = () => fetch(`http://127.0.0.1:${port}/api/v1/auction/public/verify/SN-1`);
+      expect((await verify()).headers.get('x-ratelimit-limit')).not.toBeNull();
+
+      link.silence();
+      const started = performance.now();
+      const refused = await verify();
+      expect(performance.now() - started).toBeLessThan(2_000);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      const body = (await refused.json()) as { error: { code: string; details?: { reason?: string } } };
+      expect(body.error.code).toBe('SERVICE_UNAVAILABLE');
+      expect(body.error.details?.reason).toBe('dependency');
+
+      link.speak();
+      await waitFor('the limits counted again', async () =>
+        (await verify()).headers.get('x-ratelimit-limit') !== null ? true : undefined,
+      );
+    } finally {
+      await app.close();
+      await cache.close().catch(() => {});
+      await link.close();
+    }
   });
 });
