@@ -10,6 +10,7 @@
 // in the second they started in. Retry-After is checked against the product's clock around the
 // request: exact in the embedded form, within the request's own duration in the distributed one.
 import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 import { createPostgresDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AddressedResponse, callFrom, earlyInWindow, fetchFrom, newClientAddress } from '../support/client-address.ts';
@@ -132,6 +133,55 @@ async function expireInDatabase(keyId: string): Promise<void> {
   }
 }
 
+/**
+ * Sends the head of a POST that declares a body of `declaredBytes` and only its first `sentBytes`,
+ * over a raw connection from `from`, and answers the response's status line and body if one comes
+ * before `waitMs` (the body still unsent), or undefined if none does. A gateway that reads a body
+ * before refusing a request answers nothing here.
+ */
+async function answerBeforeBody(
+  from: string,
+  path: string,
+  headers: Record<string, string>,
+  { declaredBytes, sentBytes, waitMs }: { declaredBytes: number; sentBytes: number; waitMs: number },
+): Promise<{ statusLine: string; body: string } | undefined> {
+  const { port, hostname } = new URL(product.url);
+  const socket = connect({ host: hostname, port: Number(port), localAddress: from });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve).once('error', reject);
+  });
+  let received = '';
+  socket.on('data', (chunk: Buffer) => {
+    received += chunk.toString('latin1');
+  });
+  socket.on('error', () => {});
+  const head = [
+    `POST /api/v1${path} HTTP/1.1`,
+    `Host: ${hostname}:${port}`,
+    'Content-Type: application/json',
+    `Content-Length: ${declaredBytes}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+    '',
+    '',
+  ].join('\r\n');
+  socket.write(head);
+  socket.write(`{"items":[${' '.repeat(Math.max(0, sentBytes - 10))}`);
+  const deadline = Date.now() + waitMs;
+  try {
+    while (Date.now() < deadline) {
+      const end = received.indexOf('\r\n\r\n');
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(received)?.[1] ?? Number.NaN);
+      if (end >= 0 && received.length >= end + 4 + length) {
+        return { statusLine: received.slice(0, received.indexOf('\r\n')), body: received.slice(end + 4, end + 4 + length) };
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return undefined;
+  } finally {
+    socket.destroy();
+  }
+}
+
 const unknownKey = () => `svc_live_${randomBytes(32).toString('hex')}`;
 
 describe.each([
@@ -207,6 +257,42 @@ describe.each([
         const other = await newTenant('free');
         const theirs = await api('POST', '/code/generate/batch', { key: other.key, body: batch('F', 1) });
         expect(theirs.headers.get('x-ratelimit-remaining')).toBe('99');
+      });
+    });
+
+    it('refuses a batch of an account with nothing left before reading its body, and spends nothing', async () => {
+      const tenant = await newTenant('free');
+      await api('POST', `/accounts/${tenant.accountId}/gtins`, { key: operator, body: { gtin } });
+      const batch = (prefix: string, size: number) => ({
+        items: Array.from({ length: size }, (_, i) => ({ gtin, serialNumber: `${prefix}-${i}` })),
+      });
+      await within('2032-01-09T08:00:00Z', dayMs, 30_000, async (from) => {
+        const all = await api('POST', '/code/generate/batch', { key: tenant.key, body: batch('A', 100), from });
+        expect(all.status, JSON.stringify(all.body)).toBe(200);
+        expect(all.headers.get('x-ratelimit-remaining')).toBe('0');
+        // The gateway reads this one whole to count its item, and refuses it.
+        const counted = await api('POST', '/code/generate/batch', { key: tenant.key, body: batch('B', 1), from });
+        expectError(counted, 429, 'RATE_LIMITED');
+        // A batch that says it is 8 MB, of which 64 KB are sent: the refusal comes before the rest.
+        // (Before, the gateway waited for and parsed the whole body, then refused it.)
+        const early = await answerBeforeBody(
+          from,
+          '/code/generate/batch',
+          { 'x-api-key': tenant.key, 'idempotency-key': randomBytes(8).toString('hex') },
+          { declaredBytes: 8_000_000, sentBytes: 64 * 1024, waitMs: 3_000 },
+        );
+        expect(early, 'no answer before the body was sent').toBeDefined();
+        expect(early?.statusLine).toMatch(/^HTTP\/1\.1 429 /);
+        expect(JSON.parse(early?.body ?? '{}').error).toMatchObject({
+          code: 'RATE_LIMITED',
+          details: { limit: 'generate-per-day' },
+        });
+        // Spent nothing: the account's usage shows the 100 codes generated, no more.
+        const usage = await api('GET', '/usage', { key: tenant.key, from });
+        expect(usage.status, JSON.stringify(usage.body)).toBe(200);
+        expect(usage.body.quotas).toContainEqual({ name: 'generate', used: 100, limit: 100 });
+        // The per-second burst is spent by the counted requests only: the early refusal spent none.
+        expect(usage.body.quotas).toContainEqual({ name: 'requests', used: 2, limit: null });
       });
     });
 

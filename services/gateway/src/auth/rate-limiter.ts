@@ -1,6 +1,7 @@
 import { type AuthenticatedKey, testKeyRequestsPerDay, tierLimits } from '@hallmark/accounts';
 import type { Cache, CounterState, QuotaCounter, QuotaDecision, QuotaRefund } from '@hallmark/cache';
 import { addressKeyOf, type Principal, type QuotaRule } from '@hallmark/contracts';
+import { createRecentRefusals } from './recent-refusals.ts';
 
 export interface RateLimitOutcome {
   allowed: boolean;
@@ -181,7 +182,29 @@ export function createRateLimiter(options: {
     });
   };
   const authFailuresPerMinute = options.authFailuresPerMinute ?? 20;
+  const recentRefusals = createRecentRefusals();
+  /** The account's outcome, its refusal noted for requests not yet read (`refusalHolding`). */
+  const decided = (key: AuthenticatedKey, outcome: RateLimitOutcome, nowMs: number): RateLimitOutcome => {
+    if (!outcome.allowed && outcome.refusedBy) recentRefusals.note(key, outcome.refusedBy, outcome.reported, nowMs);
+    return outcome;
+  };
   return {
+    /**
+     * A refusal of the account that certainly still holds for this route (recent-refusals.ts),
+     * checked before a body is read; undefined when the request must be counted to know. Spends nothing.
+     */
+    refusalHolding(key: AuthenticatedKey, rule: QuotaRule | undefined): RateLimitOutcome | undefined {
+      const nowMs = options.clock().getTime();
+      const refusal = recentRefusals.holding(key, rule, nowMs);
+      if (!refusal) return undefined;
+      return {
+        allowed: false,
+        reported: refusal.reported,
+        retryAfterSeconds: Math.max(1, Math.ceil((refusal.reported.resetAtMs - nowMs) / 1000)),
+        refusedBy: refusal.refusedBy as CounterName,
+      };
+    },
+
     /**
      * Counts one failed authentication (unknown, malformed, revoked or expired key) of a client
      * address in the current minute; refused once the address has had its failures this minute,
@@ -271,11 +294,11 @@ export function createRateLimiter(options: {
       if (decision instanceof Promise) {
         return decision.then((settled) => {
           noteThresholds(key, settled, names, day);
-          return withQuota(outcomeOf(settled, names, nowMs));
+          return withQuota(decided(key, outcomeOf(settled, names, nowMs), nowMs));
         });
       }
       noteThresholds(key, decision, names, day);
-      return withQuota(outcomeOf(decision, names, nowMs));
+      return withQuota(decided(key, outcomeOf(decision, names, nowMs), nowMs));
     },
 
     /**

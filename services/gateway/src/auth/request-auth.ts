@@ -168,8 +168,11 @@ export function installRequestAuth(
     }
     request.apiKey = key;
     deps.keyLastUsed.note(key.keyId);
-    if (spendsAfterBody(request, route)) done();
-    else spend(request, reply, route, done);
+    if (!spendsAfterBody(request, route)) return spend(request, reply, route, done);
+    // Refused anyway: refused before its body is read (a batch can be megabytes), spending nothing.
+    const refused = deps.rateLimiter.refusalHolding(key, route.quota);
+    if (refused) applyOutcome(reply, refused);
+    done();
   };
 
   // Callback-style hooks: a cached key and in-memory limits then cost no promise of their own.

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { createRecentRefusals } from './recent-refusals.ts';
+
+const owner = { accountId: 'acc_1', environment: 'live' };
+const generate = { kind: 'generate', per: 'item' } as const;
+const verify = { kind: 'verify', per: 'request' } as const;
+const state = (remaining: number, resetAtMs: number) => ({ limit: 100, used: 100 - remaining, remaining, resetAtMs });
+
+describe('recent refusals', () => {
+  it('holds a burst refusal until its second ends, for every route of the account and no other account', () => {
+    const refusals = createRecentRefusals();
+    refusals.note(owner, 'requests-per-second', state(0, 2_000), 1_500);
+    expect(refusals.holding(owner, generate, 1_999)?.refusedBy).toBe('requests-per-second');
+    expect(refusals.holding(owner, undefined, 1_999)?.refusedBy).toBe('requests-per-second');
+    expect(refusals.holding(owner, generate, 2_000)).toBeUndefined();
+    expect(refusals.holding({ accountId: 'acc_1', environment: 'test' }, generate, 1_999)).toBeUndefined();
+    expect(refusals.holding({ accountId: 'acc_2', environment: 'live' }, generate, 1_999)).toBeUndefined();
+  });
+
+  it('holds a daily quota only when nothing is left, only for its own kind, and for a second at a time', () => {
+    const refusals = createRecentRefusals();
+    const endOfDay = 86_400_000;
+    // 20 left: a smaller batch would pass, so nothing is held.
+    refusals.note(owner, 'generate-per-day', state(20, endOfDay), 1_000);
+    expect(refusals.holding(owner, generate, 1_001)).toBeUndefined();
+    refusals.note(owner, 'generate-per-day', state(0, endOfDay), 1_000);
+    expect(refusals.holding(owner, generate, 1_999)?.refusedBy).toBe('generate-per-day');
+    expect(refusals.holding(owner, verify, 1_999)).toBeUndefined();
+    // Looked at again after a second: a refund may have given some back.
+    expect(refusals.holding(owner, generate, 2_000)).toBeUndefined();
+  });
+
+  it('holds the test environment’s daily requests until the day ends, and ignores counters it does not know', () => {
+    const refusals = createRecentRefusals();
+    const sandbox = { accountId: 'acc_1', environment: 'test' };
+    refusals.note(sandbox, 'test-key-requests-per-day', state(0, 86_400_000), 1_000);
+    expect(refusals.holding(sandbox, undefined, 86_399_999)?.refusedBy).toBe('test-key-requests-per-day');
+    refusals.note(owner, 'failed-authentications-per-address', state(0, 60_000), 1_000);
+    expect(refusals.holding(owner, undefined, 1_001)).toBeUndefined();
+  });
+});
