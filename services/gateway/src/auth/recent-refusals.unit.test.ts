@@ -4,7 +4,13 @@ import { createRecentRefusals } from './recent-refusals.ts';
 const owner = { accountId: 'acc_1', environment: 'live' };
 const generate = { kind: 'generate', per: 'item' } as const;
 const verify = { kind: 'verify', per: 'request' } as const;
-const state = (remaining: number, resetAtMs: number) => ({ limit: 100, used: 100 - remaining, remaining, resetAtMs });
+const state = (remaining: number, resetAtMs: number) => ({
+  key: 'rl:test',
+  limit: 100,
+  used: 100 - remaining,
+  remaining,
+  resetAtMs,
+});
 
 describe('recent refusals', () => {
   it('holds a burst refusal until its second ends, for every route of the account and no other account', () => {
