@@ -183,6 +183,39 @@ describe('accounts and keys', () => {
     expectError(await api('GET', '/keys?cursor=garbage', { key }), 400, 'VALIDATION_ERROR');
   });
 
+  it('after a key leaks, lists the keys it made (createdBy) so they can be revoked with it', async () => {
+    const { key: owner, keyId: ownerKeyId } = await newTenant('starter');
+    const leaked = await newKey(owner, { name: 'CI deploy key', scopes: ['keys:write', 'keys:read', 'assets:verify'] });
+    // Whoever holds the leaked key makes keys of its own before the owner notices.
+    const planted = await newKey(leaked.secret, { name: 'looks harmless', scopes: ['assets:verify'] });
+    const plantedToo = await newKey(leaked.secret, { name: 'backup', scopes: ['keys:read'] });
+    const mine = await newKey(owner, { name: 'mine', scopes: ['keys:read'] });
+    expect((await api('POST', `/keys/${leaked.id}/revoke`, { key: owner })).status).toBe(200);
+    // Revoking the leaked key leaves what it made working (authenticated; refused only for scope):
+    // they are listed by their creator.
+    expectError(await api('GET', '/keys?limit=1', { key: planted.secret }), 403, 'INSUFFICIENT_SCOPE');
+    const made = await api<{ keys: Array<{ id: string; createdBy: string | null }> }>('GET', `/keys?createdBy=${leaked.id}`, {
+      key: owner,
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    expect(made.body.keys.map((entry) => entry.id).sort()).toEqual([planted.id, plantedToo.id].sort());
+    expect(made.body.keys.every((entry) => entry.createdBy === leaked.id)).toBe(true);
+    const all = await api<{ keys: Array<{ id: string; createdBy?: string | null }> }>('GET', '/keys?type=api', { key: owner });
+    expect(all.body.keys.find((entry) => entry.id === mine.id)?.createdBy).toBe(ownerKeyId);
+    // The account's first key was made by the operator's account, not by one of its own keys.
+    expect(all.body.keys.find((entry) => entry.id === ownerKeyId)?.createdBy).toBeNull();
+    for (const entry of made.body.keys) expect((await api('POST', `/keys/${entry.id}/revoke`, { key: owner })).status).toBe(200);
+    expectError(
+      await api('POST', '/code/verify', { key: planted.secret, body: { url: 'https://id.example/01/09506000134376/21/X' } }),
+      401,
+      'REVOKED_API_KEY',
+    );
+    // Another account's key ids find nothing here.
+    const other = await newTenant('starter');
+    const none = await api<{ keys: unknown[] }>('GET', `/keys?createdBy=${leaked.id}`, { key: other.key });
+    expect(none.body.keys).toEqual([]);
+  });
+
   it('answers 404 for another account’s key, and leaves it working', async () => {
     const a = await newTenant('starter');
     const b = await newTenant('starter');

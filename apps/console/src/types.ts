@@ -24,6 +24,8 @@ export interface ApiKeyView {
   scopes: string[];
   prefix: string;
   status: 'active' | 'expired' | 'revoked';
+  /** The API key that created it (null: the account's first key, or the operator's command line). */
+  createdBy?: string | null;
   createdAt: string;
   expiresAt: string | null;
   revokedAt: string | null;

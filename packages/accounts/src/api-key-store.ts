@@ -9,6 +9,8 @@ export interface ApiKeyRecord {
   name: string;
   prefix: string;
   scopes: Scope[];
+  /** The API key that created it; null for an account's first key and keys made by the operator's CLI. */
+  createdBy: string | null;
   createdAt: Date;
   expiresAt: Date | null;
   revokedAt: Date | null;
@@ -27,6 +29,7 @@ interface ApiKeyRow {
   name: string;
   prefix: string;
   scopes: Scope[];
+  created_by: string | null;
   created_at: Date | string;
   expires_at: Date | string | null;
   revoked_at: Date | string | null;
@@ -44,6 +47,7 @@ export function toApiKeyRecord(row: ApiKeyRow): ApiKeyRecord {
     name: row.name,
     prefix: row.prefix,
     scopes: row.scopes,
+    createdBy: row.created_by ?? null,
     createdAt: new Date(row.created_at),
     expiresAt: dateOrNull(row.expires_at),
     revokedAt: dateOrNull(row.revoked_at),

@@ -38,6 +38,7 @@ export function apiKeyView(key: ApiKeyRecord, now: Date, lastUsedAt: Date | null
     scopes: [...key.scopes],
     prefix: key.prefix,
     status: apiKeyStatus(key, now),
+    createdBy: key.createdBy,
     createdAt: key.createdAt.toISOString(),
     expiresAt: key.expiresAt?.toISOString() ?? null,
     revokedAt: key.revokedAt?.toISOString() ?? null,

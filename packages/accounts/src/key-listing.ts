@@ -13,26 +13,36 @@ type Row = Record<string, unknown> & { kind: 'api' | 'verification'; created_us:
 export async function listKeys(
   sql: SqlExecutor,
   owner: Principal,
-  options: { limit: number; cursor?: string; type?: 'api' | 'public' | 'signing' },
+  options: { limit: number; cursor?: string; type?: 'api' | 'public' | 'signing'; createdBy?: string },
   now: Date,
 ): Promise<{ keys: KeyView[]; pagination: Pagination }> {
   const [afterUs, afterId] = options.cursor ? decodeCursor(options.cursor, [/^\d{1,20}$/, /^.{1,100}$/]) : [];
   const rows = await sql.query<Row>(
     `SELECT all_keys.*, t.created_us::text AS created_us FROM (
-       SELECT 'api' AS kind, id, account_id, environment, name, prefix, scopes, created_at, expires_at, revoked_at,
+       SELECT 'api' AS kind, id, account_id, environment, name, prefix, scopes, created_by, created_at, expires_at, revoked_at,
               NULL::text AS type, NULL::text AS public_key, NULL::text AS status, NULL::timestamptz AS retired_at,
               (SELECT u.last_used_at FROM api_key_last_used u WHERE u.key_id = api_keys.id) AS last_used_at
          FROM api_keys WHERE account_id = $1 AND environment = $2 AND ($3::text IS NULL OR $3 = 'api')
+          AND ($7::text IS NULL OR created_by = $7)
        UNION ALL
-       SELECT 'verification', id, account_id, environment, name, NULL::text, NULL::text[], created_at, NULL::timestamptz, revoked_at,
+       SELECT 'verification', id, account_id, environment, name, NULL::text, NULL::text[], NULL::text, created_at, NULL::timestamptz, revoked_at,
               type, public_key, status, retired_at, NULL::timestamptz
          FROM verification_keys WHERE account_id = $1 AND environment = $2 AND ($3::text IS NULL OR $3 = type)
+          AND $7::text IS NULL
      ) AS all_keys
      CROSS JOIN LATERAL (SELECT (extract(epoch FROM created_at) * 1000000)::bigint AS created_us) AS t
      WHERE $4::bigint IS NULL OR (t.created_us, id) < ($4::bigint, $5::text)
      ORDER BY t.created_us DESC, id DESC
      LIMIT $6`,
-    [owner.accountId, owner.environment, options.type ?? null, afterUs ?? null, afterId ?? null, options.limit + 1],
+    [
+      owner.accountId,
+      owner.environment,
+      options.type ?? null,
+      afterUs ?? null,
+      afterId ?? null,
+      options.limit + 1,
+      options.createdBy ?? null,
+    ],
   );
   const page = rows.slice(0, options.limit);
   const keys = page.map((row) =>

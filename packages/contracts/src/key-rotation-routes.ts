@@ -29,6 +29,7 @@ export const rotateApiKeyRoute = defineRoute({
         scopes: ['assets:create', 'assets:read'],
         prefix: 'svc_live_9f8e…',
         status: 'active',
+        createdBy: 'key_1a2b3c4d5e6f7a8b9c0d',
         createdAt: '2026-01-15T09:30:00.000Z',
         expiresAt: null,
         revokedAt: null,

@@ -56,6 +56,10 @@ export const ApiKeyView = Type.Object({
   /** The first characters of the secret, to tell keys apart. */
   prefix: Type.String(),
   status: literals(['active', 'expired', 'revoked']),
+  createdBy: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'the id of the API key that created this one; null for an account’s first key and keys made by the operator’s command line. After a key leaks, `GET /keys?createdBy=<its id>` lists the keys it made, to revoke them too',
+  }),
   createdAt: Timestamp,
   expiresAt: NullableTimestamp,
   revokedAt: NullableTimestamp,
@@ -93,6 +97,9 @@ export const ListKeysQuery = Type.Object(
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
     cursor: Type.Optional(Type.String({ maxLength: 200 })),
     type: Type.Optional(literals(['api', 'public', 'signing'])),
+    createdBy: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 100, description: 'only the API keys created by the API key of this id' }),
+    ),
   },
   { additionalProperties: false },
 );

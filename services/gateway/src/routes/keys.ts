@@ -68,6 +68,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
         limit: query.limit ?? 20,
         ...(query.cursor ? { cursor: query.cursor } : {}),
         ...(query.type ? { type: query.type } : {}),
+        ...(query.createdBy ? { createdBy: query.createdBy } : {}),
       },
       deps.clock(),
     );
