@@ -12,6 +12,7 @@ const pairedEndToEndFiles = [
   'console-browser',
   'embedded',
   'gs1-syntax',
+  'hostile-audit',
   'hostile-bus',
   'hostile-edge',
   'hostile-ownership',

@@ -690,7 +690,9 @@ describe('every operation through the SDK, answers checked against the document'
     expect(await verifyWebhook(delivery.body, headers, { secret: endpoint.secret })).toMatchObject({ type: 'test' });
     // v1a alone: the key set, no secret.
     expect(await verifyWebhook(delivery.body, headers, { jwks, accountId })).toMatchObject({ type: 'test' });
-    await expect(verifyWebhook(`${delivery.body} `, headers, { secret: endpoint.secret, jwks })).rejects.toThrow(/No signature/);
+    await expect(verifyWebhook(`${delivery.body} `, headers, { secret: endpoint.secret, jwks, accountId })).rejects.toThrow(
+      /No signature/,
+    );
     await expect(verifyWebhook(delivery.body, headers, { jwks, accountId: 'acc_someone_else' })).rejects.toThrow(/No signature/);
 
     const messages = await hallmark.webhooks.messages.list({ id: endpoint.id });

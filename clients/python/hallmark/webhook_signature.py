@@ -1,8 +1,9 @@
 """Checks a webhook message's Standard Webhooks signatures (docs/WEBHOOKS.md, Verifying a message).
 
 `v1` is HMAC-SHA256 under the endpoint's secret (whsec_...); `v1a` is Ed25519 under the account's
-signing key, which /.well-known/jwks.json publishes (the `webhook-key-id` header names it). Both
-sign `<webhook-id>.<webhook-timestamp>.<body>`, the body exactly as received.
+signing key of the message's environment, which /.well-known/jwks.json publishes (the
+`webhook-key-id` header names it). Both sign `<webhook-id>.<webhook-timestamp>.<body>`, the body
+exactly as received.
 """
 
 from __future__ import annotations
@@ -65,13 +66,19 @@ def verify_webhook(
     """Verifies a delivery and answers its parsed payload (`type`, `timestamp`, `environment`, `data`).
 
     Give `secret` to check a `v1` signature (or a list of secrets while one is rotated: a signature
-    under any of them will do), `jwks` (the published key set) to check the `v1a` one, or both (then
-    both must verify). With `account_id`, the v1a key must be that account's.
+    under any of them will do), `jwks` (the published key set) with `account_id` (your account) to
+    check the `v1a` one, or both (then both must verify). The v1a key must be what the service signs
+    with: a signing key (`hallmark_key_type`) of `account_id` in the message's `environment`, not a
+    key an account registered (its private half is outside the service) nor one of the other environment.
     Raises WebhookVerificationError; a timestamp further than `tolerance` seconds from now is refused.
+    Raises ValueError when neither `secret` nor `jwks` is given, or `jwks` without `account_id`.
     """
     secrets = [] if secret is None else [secret] if isinstance(secret, str) else list(secret)
     if not secrets and jwks is None:
         raise ValueError("Give the endpoint's secret, the key set, or both.")
+    if jwks is not None and account_id is None:
+        # Without it any tenant's key would do: every account's keys are in the one published set.
+        raise ValueError("Give account_id with jwks: your account id, whose signing key must have signed the v1a signature.")
     raw = body.encode("utf-8") if isinstance(body, str) else bytes(body)
     message_id = _header(headers, "webhook-id")
     timestamp = _header(headers, "webhook-timestamp")
@@ -89,22 +96,36 @@ def verify_webhook(
         expected = [hmac.new(_secret_bytes(each), signed, hashlib.sha256).digest() for each in secrets]
         if not any(hmac.compare_digest(mine, theirs) for mine in expected for theirs in candidates):
             raise WebhookVerificationError("No v1 signature matches the secret.")
-    if jwks is not None:
-        kid = _header(headers, "webhook-key-id")
-        key = next((k for k in keys_of(jwks) if is_ed25519(k) and k.get("kid") == kid), None)
-        if key is None:
-            raise WebhookVerificationError(f"The key set has no Ed25519 key {kid}.")
-        if account_id is not None and key.get("hallmark_account") != account_id:
-            raise WebhookVerificationError(f"Key {kid} is not account {account_id}'s.")
-        public_key = public_key_bytes(key)
-        if public_key is None or not any(
-            verify_ed25519(public_key, signed, candidate) for candidate in _signatures(signature_header, "v1a")
-        ):
-            raise WebhookVerificationError(f"No v1a signature verifies under key {kid}.")
     try:
         payload = json.loads(raw)
     except ValueError as error:
         raise WebhookVerificationError("The body is not JSON.") from error
     if not isinstance(payload, dict):
         raise WebhookVerificationError("The body is not a JSON object.")
+    if jwks is not None:
+        kid = _header(headers, "webhook-key-id")
+        # compliance-service writes its endpoint's environment into every payload and signs with that environment's key.
+        environment = payload.get("environment")
+        key = next(
+            (
+                k
+                for k in keys_of(jwks)
+                if is_ed25519(k)
+                and k.get("kid") == kid
+                and k.get("hallmark_account") == account_id
+                and k.get("hallmark_key_type") == "signing"
+                and isinstance(environment, str)
+                and k.get("hallmark_environment") == environment
+            ),
+            None,
+        )
+        if key is None:
+            raise WebhookVerificationError(
+                f"The key set has no signing key {kid} of account {account_id} in the message's environment ({environment})."
+            )
+        public_key = public_key_bytes(key)
+        if public_key is None or not any(
+            verify_ed25519(public_key, signed, candidate) for candidate in _signatures(signature_header, "v1a")
+        ):
+            raise WebhookVerificationError(f"No v1a signature verifies under key {kid}.")
     return payload

@@ -55,7 +55,9 @@ def test_a_delivered_message_verifies_and_a_changed_one_does_not(
     with pytest.raises(WebhookVerificationError):
         verify_webhook(body.replace(b"test", b"tezt"), headers, secret=endpoint["secret"])
     with pytest.raises(WebhookVerificationError):
-        verify_webhook(body.replace(b"test", b"tezt"), headers, jwks=jwks)
+        verify_webhook(body.replace(b"test", b"tezt"), headers, jwks=jwks, account_id=brand.account_id)
+    with pytest.raises(ValueError, match="account_id"):
+        verify_webhook(body, headers, jwks=jwks)  # every tenant's keys are in the set: whose must sign?
     with pytest.raises(WebhookVerificationError):
         verify_webhook(body, headers, secret="whsec_" + "A" * 44)
     with pytest.raises(WebhookVerificationError):

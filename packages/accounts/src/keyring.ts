@@ -273,6 +273,8 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
             ...ed25519Jwk(Buffer.from(row.public_key, 'base64url'), row.id),
             hallmark_environment: row.environment,
             hallmark_account: row.account_id,
+            // Only a signing key (held by the service) signs checkpoints and webhooks; a public key's private half is the account's.
+            hallmark_key_type: row.type,
             hallmark_gtins: covering.filter((claim) => claim.kind === 'gtin').map((claim) => claim.value),
             hallmark_gtin_prefixes: covering.filter((claim) => claim.kind === 'prefix').map((claim) => claim.value),
             ...(row.is_operator ? { hallmark_signs_unowned: true as const } : {}),

@@ -2,7 +2,7 @@ import type { Environment } from '@hallmark/contracts';
 import { ed25519PublicKeyObject } from '@hallmark/crypto';
 import { leafHash, verifyInclusion } from '@hallmark/merkle';
 import { hashProvenanceRecord, leafInputOf, openSignedCheckpoint } from '@hallmark/provenance';
-import type { JsonWebKeySet } from './verify-offline.ts';
+import type { JsonWebKeySet, PublishedKey } from './verify-offline.ts';
 
 /** The parts of a compliance export (GET /compliance/{assetId}/export?format=json) the audit reads. */
 export interface ComplianceExportDocument {
@@ -41,8 +41,41 @@ export interface AuditReport {
 const maxProblems = 100;
 
 /**
+ * Why a published key may not sign the checkpoint of an asset of `owner`, or undefined when it may.
+ * The service signs checkpoints only with the owner's own signing key in the asset's environment
+ * (compliance-service's checkpoint-signer): a key the account registered (its private half is the
+ * account's, so it could rewrite its own history), a key of the other environment (a leaked test key
+ * may register one) or of another account vouches for nothing.
+ */
+function whyNotCheckpointKey(
+  jwk: PublishedKey & { hallmark_key_type?: string },
+  kid: string,
+  owner: ComplianceExportDocument['owner'],
+): string | undefined {
+  // The account is in every event's hash; a key of another account never signs this asset's tree.
+  if (jwk.hallmark_account !== owner.accountId) {
+    const whose = jwk.hallmark_account
+      ? `account ${jwk.hallmark_account}`
+      : 'an unnamed account (the key set has no hallmark_account)';
+    return `signed by key ${kid} of ${whose}, not by a key of the asset's account ${owner.accountId}.`;
+  }
+  if (typeof jwk.hallmark_key_type !== 'string') {
+    return `the key set does not say what kind of key ${kid} is (no hallmark_key_type); fetch a current one from /.well-known/jwks.json.`;
+  }
+  if (jwk.hallmark_key_type !== 'signing') {
+    return `signed by key ${kid}, a ${jwk.hallmark_key_type} key (one the account registered and holds the private half of), not by a signing key the service holds for account ${owner.accountId}.`;
+  }
+  if (jwk.hallmark_environment !== owner.environment) {
+    return `signed by key ${kid} of the ${jwk.hallmark_environment ?? 'unnamed'} environment, not by a key of the asset's environment ${owner.environment}.`;
+  }
+  return undefined;
+}
+
+/**
  * Verifies an export with no server (docs/COMPLIANCE.md, "Auditing an export"): the checkpoint's
- * signature under a key of the set that belongs to the asset's account (`hallmark_account`); then, against the size and root read from that signed
+ * signature under a service signing key (`hallmark_key_type: signing`) of the asset's account
+ * (`hallmark_account`) and environment (`hallmark_environment`), so a key set without those members
+ * fails; then, against the size and root read from that signed
  * checkpoint (never the unsigned copies), every event's hash, its link to the one before, its leaf
  * and its inclusion proof, and that the events are exactly the tree's leaves.
  */
@@ -66,27 +99,19 @@ export function auditExport(document: ComplianceExportDocument, jwks: JsonWebKey
     problem('The export carries no signed checkpoint.');
     return report();
   }
-  let foreignKey: { kid: string; account: string | undefined } | undefined;
+  // Why the key the checkpoint names may not sign it, when it may not.
+  let refusal: string | undefined;
   const opened = openSignedCheckpoint(document.checkpoint.note, (name) => {
     const kid = name.slice(name.lastIndexOf('/keys/') + '/keys/'.length);
     const jwk = jwks.keys.find((key) => key.kid === kid && key.kty === 'OKP' && key.crv === 'Ed25519' && key.x);
     if (!jwk) return undefined;
-    // Only a key of the asset's own account may sign its checkpoint (the account is in every event's hash).
-    if (jwk.hallmark_account !== document.owner.accountId) {
-      foreignKey = { kid, account: jwk.hallmark_account };
-      return undefined;
-    }
+    refusal = whyNotCheckpointKey(jwk, kid, document.owner);
+    if (refusal) return undefined;
     const publicKey = Buffer.from(jwk.x as string, 'base64url');
     return publicKey.length === 32 ? { name, publicKey, keyObject: ed25519PublicKeyObject(publicKey) } : undefined;
   });
   if (!opened.ok) {
-    problem(
-      foreignKey
-        ? `Checkpoint: signed by key ${foreignKey.kid} of ${
-            foreignKey.account ? `account ${foreignKey.account}` : 'an unnamed account (the key set has no hallmark_account)'
-          }, not by a key of the asset's account ${document.owner.accountId}.`
-        : `Checkpoint: ${opened.reason}`,
-    );
+    problem(`Checkpoint: ${refusal ?? opened.reason}`);
     return report();
   }
   const { treeSize, rootHash, origin } = opened.checkpoint;

@@ -1,8 +1,9 @@
 /**
  * Checks a webhook message the API sent (docs/WEBHOOKS.md; Standard Webhooks): the
  * `webhook-signature` header holds `v1,<base64 HMAC-SHA256>` under each live `whsec_` secret and
- * `v1a,<base64 Ed25519>` under the account's signing key (`webhook-key-id` names it in
- * /.well-known/jwks.json); both sign `<webhook-id>.<webhook-timestamp>.<body>`. WebCrypto only, so it
+ * `v1a,<base64 Ed25519>` under the account's signing key of the message's environment
+ * (`webhook-key-id` names it in /.well-known/jwks.json); both sign
+ * `<webhook-id>.<webhook-timestamp>.<body>`. WebCrypto only, so it
  * runs in Node 20 and in browsers and workers alike.
  */
 import { HallmarkError } from './errors.ts';
@@ -18,14 +19,20 @@ export interface WebhookPublicKey {
   crv?: string;
   x?: string;
   hallmark_account?: string;
+  hallmark_environment?: string;
+  /** `signing` (the service holds it) or `public` (registered by an account, which holds its private half). */
+  hallmark_key_type?: string;
 }
 
 export interface WebhookVerificationOptions {
   /** The endpoint's `whsec_` secret, or several during a rotation: checks the `v1` signatures. */
   secret?: string | readonly string[];
-  /** The API's key set (`hallmark.keys.jwks()`): checks the `v1a` signature of the key `webhook-key-id` names. */
+  /**
+   * The API's key set (`hallmark.keys.jwks()`): checks the `v1a` signature of the key `webhook-key-id`
+   * names, which must be a signing key of `accountId` in the message's `environment`.
+   */
   jwks?: { keys: readonly WebhookPublicKey[] };
-  /** With `jwks`: the account whose key must have signed (the key's `hallmark_account`). */
+  /** Required with `jwks`: your account, whose signing key must have signed (the key's `hallmark_account`). */
   accountId?: string;
   /** How far `webhook-timestamp` may be from now, in seconds. Default 300. */
   toleranceSeconds?: number;
@@ -81,12 +88,25 @@ async function ed25519Matches(publicKey: WebhookPublicKey, content: Uint8Array<A
   return crypto.subtle.verify({ name: 'Ed25519' }, key, signature, content);
 }
 
+/** The environment a message says it belongs to: compliance-service writes it into every payload (its endpoint's). */
+function environmentOf(body: string): string | undefined {
+  try {
+    const environment = (JSON.parse(body) as { environment?: unknown } | null)?.environment;
+    return typeof environment === 'string' ? environment : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * Checks a message's signature and timestamp and returns the parsed message. `payload` is the body
- * exactly as received (the raw text or bytes, not re-serialised JSON). Passes when one signature
- * checks out with what `options` holds (a `v1` under one of the secrets, or the `v1a` under the
- * named key of `jwks`). Throws `WebhookVerificationError` otherwise, or when the timestamp is
- * further than the tolerance from now.
+ * Checks a message's signatures and timestamp and returns the parsed message. `payload` is the body
+ * exactly as received (the raw text or bytes, not re-serialised JSON). With `secret`, a `v1` must
+ * verify under one of the secrets; with `jwks`, the `v1a` must verify under the key
+ * `webhook-key-id` names, and that key must be a signing key (`hallmark_key_type`) of `accountId`
+ * in the message's `environment`, as the service signs: not a key an account registered (its
+ * private half is outside the service) nor one of the other environment. With both, both must.
+ * Throws `WebhookVerificationError` otherwise, when `jwks` comes without `accountId`, or when the
+ * timestamp is further than the tolerance from now.
  */
 export async function verifyWebhook(
   payload: string | Uint8Array,
@@ -96,6 +116,12 @@ export async function verifyWebhook(
   const secrets = options.secret === undefined ? [] : typeof options.secret === 'string' ? [options.secret] : options.secret;
   if (secrets.length === 0 && !options.jwks) {
     throw new WebhookVerificationError('verifyWebhook needs the endpoint’s secret, the key set (jwks), or both.');
+  }
+  if (options.jwks && options.accountId === undefined) {
+    // Without it any tenant's key would do: every account's keys are in the one published set.
+    throw new WebhookVerificationError(
+      'verifyWebhook needs accountId with jwks: your account id, whose signing key must have signed the v1a signature.',
+    );
   }
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
@@ -115,23 +141,43 @@ export async function verifyWebhook(
   const body = typeof payload === 'string' ? payload : new TextDecoder().decode(payload);
   const content = encoder.encode(`${id}.${timestamp}.${body}`);
   const keyId = header(headers, 'webhook-key-id');
-  const publicKey = options.jwks?.keys.find(
-    (key) => key.kid === keyId && (options.accountId === undefined || key.hallmark_account === options.accountId),
-  );
+  const environment = options.jwks ? environmentOf(body) : undefined;
+  const publicKey =
+    keyId === undefined || environment === undefined
+      ? undefined
+      : options.jwks?.keys.find(
+          (key) =>
+            key.kid === keyId &&
+            key.hallmark_account === options.accountId &&
+            key.hallmark_key_type === 'signing' &&
+            key.hallmark_environment === environment,
+        );
+  let v1 = false;
+  let v1a = false;
   for (const entry of signatures.split(' ')) {
     const comma = entry.indexOf(',');
     const version = entry.slice(0, comma);
     const signature = comma > 0 ? fromBase64(entry.slice(comma + 1)) : undefined;
     if (!signature) continue;
     if (version === 'v1') {
-      for (const secret of secrets) if (await hmacMatches(secret, content, signature)) return parsed(body);
+      for (const secret of secrets) v1 ||= await hmacMatches(secret, content, signature);
     } else if (version === 'v1a' && publicKey) {
-      if (await ed25519Matches(publicKey, content, signature)) return parsed(body);
+      v1a ||= await ed25519Matches(publicKey, content, signature);
     }
   }
-  throw new WebhookVerificationError(
-    'No signature matches: the message was not sent by this API with these keys, or was changed.',
-  );
+  if (secrets.length > 0 && !v1) {
+    throw new WebhookVerificationError(
+      'No signature matches: no v1 signature under these secrets; the message was not sent by this API to this endpoint, or was changed.',
+    );
+  }
+  if (options.jwks && !v1a) {
+    throw new WebhookVerificationError(
+      publicKey
+        ? `No signature matches: no v1a signature verifies under key ${keyId}; the message was changed.`
+        : `No signature matches: the key set has no signing key ${keyId ?? '(no webhook-key-id)'} of account ${options.accountId} in the message's environment (${environment ?? 'none given'}); the message was not sent by this API for this account.`,
+    );
+  }
+  return parsed(body);
 }
 
 function parsed(body: string): WebhookMessage {

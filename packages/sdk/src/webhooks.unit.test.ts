@@ -1,4 +1,4 @@
-import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
+import { generateKeyPairSync, type KeyObject, randomBytes, sign } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { verifyWebhook, WebhookVerificationError } from './webhooks.ts';
@@ -11,7 +11,18 @@ const secret = `whsec_${randomBytes(32).toString('base64')}`;
 const oldSecret = `whsec_${randomBytes(32).toString('base64')}`;
 const { privateKey, publicKey } = generateKeyPairSync('ed25519');
 const jwk = publicKey.export({ format: 'jwk' });
-const jwks = { keys: [{ kty: 'OKP', crv: 'Ed25519', x: jwk.x as string, kid: 'kid-1', hallmark_account: 'acc_1' }] };
+const published = (x: string, kid: string, members: Record<string, string> = {}) => ({
+  kty: 'OKP',
+  crv: 'Ed25519',
+  x,
+  kid,
+  hallmark_account: 'acc_1',
+  hallmark_environment: 'live',
+  hallmark_key_type: 'signing',
+  ...members,
+});
+// acc_1's live signing key, as /.well-known/jwks.json publishes it: what the service signs v1a with.
+const jwks = { keys: [published(jwk.x as string, 'kid-1')] };
 const body = JSON.stringify({
   type: 'scan.suspicious',
   timestamp: '2026-11-25T08:00:00.000Z',
@@ -21,19 +32,28 @@ const body = JSON.stringify({
 const now = Date.parse('2026-11-25T08:00:00Z');
 const seconds = Math.floor(now / 1000);
 
-function headersFor(options: { secrets?: string[]; ed25519?: boolean; timestamp?: number; id?: string } = {}) {
+function headersFor(
+  options: {
+    secrets?: string[];
+    ed25519?: boolean;
+    timestamp?: number;
+    id?: string;
+    signer?: { kid: string; privateKey: KeyObject };
+  } = {},
+) {
   const id = options.id ?? 'msg_1';
   const timestamp = options.timestamp ?? seconds;
+  const signer = options.signer ?? { kid: 'kid-1', privateKey };
   const signatures = (options.secrets ?? [secret]).map((each) => new Webhook(each).sign(id, new Date(timestamp * 1000), body));
   if (options.ed25519 ?? true) {
-    const signature = sign(null, Buffer.from(`${id}.${timestamp}.${body}`), privateKey).toString('base64');
+    const signature = sign(null, Buffer.from(`${id}.${timestamp}.${body}`), signer.privateKey).toString('base64');
     signatures.push(`v1a,${signature}`);
   }
   return {
     'webhook-id': id,
     'webhook-timestamp': String(timestamp),
     'webhook-signature': signatures.join(' '),
-    'webhook-key-id': 'kid-1',
+    'webhook-key-id': signer.kid,
   };
 }
 
@@ -48,8 +68,63 @@ describe('verifyWebhook', () => {
       type: 'scan.suspicious',
     });
     await expect(
-      verifyWebhook(Buffer.from(body), new Headers(headersFor({ secrets: [] })), { jwks, now }),
+      verifyWebhook(Buffer.from(body), new Headers(headersFor({ secrets: [] })), { jwks, accountId: 'acc_1', now }),
     ).resolves.toBeDefined();
+  });
+
+  it('accepts a genuine message with both the secret and the key set: both signatures verify', async () => {
+    await expect(verifyWebhook(body, headersFor(), { secret, jwks, accountId: 'acc_1', now })).resolves.toMatchObject({
+      type: 'scan.suspicious',
+      environment: 'live',
+    });
+  });
+
+  it('refuses a key set without accountId: it holds every tenant’s keys', async () => {
+    await expect(verifyWebhook(body, headersFor({ secrets: [] }), { jwks, now })).rejects.toThrow(/needs accountId with jwks/);
+    await expect(verifyWebhook(body, headersFor(), { secret, jwks, now })).rejects.toThrow(/needs accountId with jwks/);
+  });
+
+  describe('a v1a forged with a key the service does not sign webhooks with', () => {
+    // A public key registered with a leaked `*` key (or by the brand): its private half is outside the service.
+    const registered = generateKeyPairSync('ed25519');
+    const registeredX = registered.publicKey.export({ format: 'jwk' }).x as string;
+    // The account's signing key of the other environment (test): the service signs live messages with the live one.
+    const testKey = generateKeyPairSync('ed25519');
+    const testX = testKey.publicKey.export({ format: 'jwk' }).x as string;
+    const keySet = {
+      keys: [
+        ...jwks.keys,
+        published(registeredX, 'kid-registered', { hallmark_key_type: 'public' }),
+        published(testX, 'kid-test', { hallmark_environment: 'test' }),
+        published(registeredX, 'kid-other-tenant', { hallmark_account: 'acc_2' }),
+      ],
+    };
+    const forgers = [
+      { kid: 'kid-registered', privateKey: registered.privateKey },
+      { kid: 'kid-test', privateKey: testKey.privateKey },
+      { kid: 'kid-other-tenant', privateKey: registered.privateKey },
+    ];
+
+    it.each(forgers)('is refused with the secret and the key set though the secret signed nothing ($kid)', async (signer) => {
+      const headers = headersFor({ secrets: [], signer });
+      await expect(verifyWebhook(body, headers, { secret, jwks: keySet, accountId: 'acc_1', now })).rejects.toThrow(
+        /No signature matches/,
+      );
+    });
+
+    it.each(forgers)('is refused with the key set alone ($kid)', async (signer) => {
+      const headers = headersFor({ secrets: [], signer });
+      await expect(verifyWebhook(body, headers, { jwks: keySet, accountId: 'acc_1', now })).rejects.toThrow(
+        /no signing key .* of account acc_1 in the message's environment \(live\)/,
+      );
+    });
+  });
+
+  it('refuses a genuine v1a beside no v1 under the secret given: with both, both must verify', async () => {
+    const other = `whsec_${randomBytes(32).toString('base64')}`;
+    await expect(
+      verifyWebhook(body, headersFor({ secrets: [other] }), { secret, jwks, accountId: 'acc_1', now }),
+    ).rejects.toThrow(/no v1 signature/);
   });
 
   it('accepts either secret during a rotation', async () => {
@@ -61,7 +136,9 @@ describe('verifyWebhook', () => {
   it('refuses a changed body, another secret, another account’s key, a missing header', async () => {
     const headers = headersFor();
     const other = `whsec_${randomBytes(32).toString('base64')}`;
-    await expect(verifyWebhook(`${body} `, headers, { secret, jwks, now })).rejects.toBeInstanceOf(WebhookVerificationError);
+    await expect(verifyWebhook(`${body} `, headers, { secret, jwks, accountId: 'acc_1', now })).rejects.toBeInstanceOf(
+      WebhookVerificationError,
+    );
     await expect(verifyWebhook(body, headersFor({ ed25519: false }), { secret: other, now })).rejects.toThrow(/No signature/);
     await expect(verifyWebhook(body, headersFor({ secrets: [] }), { jwks, accountId: 'acc_2', now })).rejects.toThrow(
       /No signature/,

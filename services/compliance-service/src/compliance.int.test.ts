@@ -76,7 +76,16 @@ async function exportDocument(assetId: string): Promise<ComplianceExportDocument
 const jwks = async () => {
   const key = await keyring.activeSigningKey(owner);
   // As /.well-known/jwks.json publishes it: whose key it is (an audit accepts only the asset's account's).
-  return { keys: [{ ...ed25519Jwk(key.publicKey, key.kid), hallmark_account: owner.accountId }] };
+  return {
+    keys: [
+      {
+        ...ed25519Jwk(key.publicKey, key.kid),
+        hallmark_account: owner.accountId,
+        hallmark_key_type: 'signing',
+        hallmark_environment: owner.environment,
+      },
+    ],
+  };
 };
 
 beforeAll(async () => {

@@ -51,7 +51,16 @@ async function openFixture(db: SqlDatabase): Promise<Fixture> {
   const keyring = createSigningKeyring(db, Buffer.alloc(32, 7));
   const jwks = async () => {
     const key = await keyring.activeSigningKey(owner);
-    return { keys: [{ ...ed25519Jwk(key.publicKey, key.kid), hallmark_account: owner.accountId }] };
+    return {
+      keys: [
+        {
+          ...ed25519Jwk(key.publicKey, key.kid),
+          hallmark_account: owner.accountId,
+          hallmark_key_type: 'signing',
+          hallmark_environment: owner.environment,
+        },
+      ],
+    };
   };
   return { db, store, owner, deps: { db, signCheckpoint: createCheckpointSigner(keyring, 'hallmark') }, jwks };
 }

@@ -55,9 +55,43 @@ def hash_provenance_record(
     return hashlib.sha256(canonical_json(record).encode("utf-8")).hexdigest()
 
 
+def _why_not_checkpoint_key(jwk: Mapping[str, Any], kid: str, account_id: Any, environment: Any) -> str | None:
+    """Why a published key may not sign the checkpoint of the owner's asset, or None when it may.
+
+    The service signs checkpoints only with the owner's own signing key in the asset's environment:
+    a key the account registered (it holds the private half, so it could rewrite its own history), a
+    key of the other environment (a leaked test key may register one) or of another account vouches
+    for nothing.
+    """
+    # The account is in every event's hash; a key of another account never signs this asset's tree.
+    account = jwk.get("hallmark_account")
+    if account != account_id:
+        whose = f"account {account}" if account else "an unnamed account (the key set has no hallmark_account)"
+        return f"signed by key {kid} of {whose}, not by a key of the asset's account {account_id}."
+    key_type = jwk.get("hallmark_key_type")
+    if not isinstance(key_type, str):
+        return (
+            f"the key set does not say what kind of key {kid} is (no hallmark_key_type); "
+            "fetch a current one from /.well-known/jwks.json."
+        )
+    if key_type != "signing":
+        return (
+            f"signed by key {kid}, a {key_type} key (one the account registered and holds the private half of), "
+            f"not by a signing key the service holds for account {account_id}."
+        )
+    key_environment = jwk.get("hallmark_environment")
+    if key_environment != environment:
+        return (
+            f"signed by key {kid} of the {key_environment or 'unnamed'} environment, "
+            f"not by a key of the asset's environment {environment}."
+        )
+    return None
+
+
 def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditReport:
-    """Checks an export (GET /compliance/{assetId}/export): the checkpoint's signature under a key of the
-    asset's own account, then, against the signed size and root (never the unsigned copies), every
+    """Checks an export (GET /compliance/{assetId}/export): the checkpoint's signature under a service
+    signing key (`hallmark_key_type` "signing") of the asset's own account and environment (a key set
+    without those members fails), then, against the signed size and root (never the unsigned copies), every
     event's hash, its link to the one before, its leaf and inclusion proof, and that the events are
     exactly the tree's leaves.
     """
@@ -71,6 +105,7 @@ def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditR
     owner = document.get("owner") if isinstance(document.get("owner"), Mapping) else {}
     assert isinstance(owner, Mapping)
     account_id = owner.get("accountId")
+    environment = owner.get("environment")
     events_value = document.get("events")
     events: list[Mapping[str, Any]] = list(events_value) if isinstance(events_value, list) else []
 
@@ -85,7 +120,7 @@ def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditR
         problem("The export carries no signed checkpoint.")
         return report()
 
-    foreign: list[tuple[str, Any]] = []
+    refusals: list[str] = []
     keys = keys_of(jwks)
 
     def key_for(name: str) -> bytes | None:
@@ -96,21 +131,16 @@ def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditR
         )
         if jwk is None:
             return None
-        # Only a key of the asset's own account may sign its checkpoint (the account is in every event's hash).
-        if jwk.get("hallmark_account") != account_id:
-            foreign.append((kid, jwk.get("hallmark_account")))
+        refusal = _why_not_checkpoint_key(jwk, kid, account_id, environment)
+        if refusal is not None:
+            refusals.append(refusal)
             return None
         return public_key_bytes(jwk)
 
     try:
         checkpoint, signed_by = open_signed_checkpoint(note, key_for)
     except CheckpointError as error:
-        if foreign:
-            kid, account = foreign[0]
-            whose = f"account {account}" if account else "an unnamed account (the key set has no hallmark_account)"
-            problem(f"Checkpoint: signed by key {kid} of {whose}, not by a key of the asset's account {account_id}.")
-        else:
-            problem(f"Checkpoint: {error}")
+        problem(f"Checkpoint: {refusals[0] if refusals else error}")
         return report()
 
     tree_size, root_hash = checkpoint.tree_size, checkpoint.root_hash
@@ -131,7 +161,7 @@ def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditR
             computed = hash_provenance_record(
                 asset_id=asset_id,
                 account_id=str(account_id),
-                environment=str(owner.get("environment")),
+                environment=str(environment),
                 sequence=event["sequence"],
                 type=event["type"],
                 occurred_at=event["occurredAt"],

@@ -159,6 +159,10 @@ export const Jwks = Type.Object({
       use: Type.Literal('sig'),
       hallmark_environment: EnvironmentSchema,
       hallmark_account: Type.String({ description: 'the account whose key this is' }),
+      hallmark_key_type: Type.Union([Type.Literal('signing'), Type.Literal('public')], {
+        description:
+          'signing: a key the service holds and signs with (codes, checkpoints, webhooks); public: a key the account registered and holds the private half of (codes only)',
+      }),
       hallmark_gtins: Type.Array(Type.String(), { description: 'GTIN-14s this key may sign codes for' }),
       hallmark_gtin_prefixes: Type.Array(Type.String(), {
         description: 'GS1 Company Prefixes this key may sign codes for (digits 2.. of the GTIN-14 begin with one)',

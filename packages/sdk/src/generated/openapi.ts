@@ -1867,6 +1867,8 @@ export interface operations {
               hallmark_environment: 'test' | 'live';
               /** @description the account whose key this is */
               hallmark_account: string;
+              /** @description signing: a key the service holds and signs with (codes, checkpoints, webhooks); public: a key the account registered and holds the private half of (codes only) */
+              hallmark_key_type: 'signing' | 'public';
               /** @description GTIN-14s this key may sign codes for */
               hallmark_gtins: string[];
               /** @description GS1 Company Prefixes this key may sign codes for (digits 2.. of the GTIN-14 begin with one) */
@@ -2035,6 +2037,8 @@ export interface operations {
               scopes: string[];
               prefix: string;
               status: 'active' | 'expired' | 'revoked';
+              /** @description the id of the API key that created this one; null for an account’s first key and keys made by the operator’s command line. After a key leaks, `GET /keys?createdBy=<its id>` lists the keys it made, to revoke them too */
+              createdBy: string | null;
               /** Format: date-time */
               createdAt: string;
               expiresAt: string | null;
@@ -2820,6 +2824,7 @@ export interface operations {
         limit?: number;
         cursor?: string;
         type?: 'api' | 'public' | 'signing';
+        createdBy?: string;
       };
       header?: never;
       path?: never;
@@ -2844,6 +2849,8 @@ export interface operations {
                   scopes: string[];
                   prefix: string;
                   status: 'active' | 'expired' | 'revoked';
+                  /** @description the id of the API key that created this one; null for an account’s first key and keys made by the operator’s command line. After a key leaks, `GET /keys?createdBy=<its id>` lists the keys it made, to revoke them too */
+                  createdBy: string | null;
                   /** Format: date-time */
                   createdAt: string;
                   expiresAt: string | null;
@@ -2997,6 +3004,8 @@ export interface operations {
                 scopes: string[];
                 prefix: string;
                 status: 'active' | 'expired' | 'revoked';
+                /** @description the id of the API key that created this one; null for an account’s first key and keys made by the operator’s command line. After a key leaks, `GET /keys?createdBy=<its id>` lists the keys it made, to revoke them too */
+                createdBy: string | null;
                 /** Format: date-time */
                 createdAt: string;
                 expiresAt: string | null;
@@ -3354,6 +3363,8 @@ export interface operations {
             scopes: string[];
             prefix: string;
             status: 'active' | 'expired' | 'revoked';
+            /** @description the id of the API key that created this one; null for an account’s first key and keys made by the operator’s command line. After a key leaks, `GET /keys?createdBy=<its id>` lists the keys it made, to revoke them too */
+            createdBy: string | null;
             /** Format: date-time */
             createdAt: string;
             expiresAt: string | null;

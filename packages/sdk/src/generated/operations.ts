@@ -203,7 +203,7 @@ export const operationTable = {
     method: 'GET',
     path: '/api/v1/keys',
     pathParams: [],
-    queryParams: ['limit', 'cursor', 'type'],
+    queryParams: ['limit', 'cursor', 'type', 'createdBy'],
     idempotent: false,
     body: 'none',
     contentType: null,

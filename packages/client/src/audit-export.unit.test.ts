@@ -1,0 +1,131 @@
+import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
+import { ed25519Thumbprint } from '@hallmark/crypto';
+import { leafHash, referenceInclusionProof, referenceRoot } from '@hallmark/merkle';
+import { hashProvenanceRecord, leafInputOf, signCheckpoint } from '@hallmark/provenance';
+import { describe, expect, it } from 'vitest';
+import { auditExport, type ComplianceExportDocument } from './audit-export.ts';
+import type { PublishedKey } from './verify-offline.ts';
+
+// The service signs a checkpoint only with the owner's own signing key in the asset's environment
+// (compliance-service's checkpoint-signer). Every other key the JWKS lists, even the owner's, vouches
+// for nothing: a public key the account registered (a thief with a leaked test `*` key can register
+// one), or the owner's signing key of the other environment. The end-to-end form is
+// test/e2e/hostile-audit.test.ts.
+
+const owner = { accountId: 'acc_brand', environment: 'live' };
+
+function newKey() {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const x = publicKey.export({ format: 'jwk' }).x as string;
+  return { x, kid: ed25519Thumbprint(Buffer.from(x, 'base64url')), privateKey };
+}
+
+/** A published key as keyring.jwks() writes it; `member` overrides or drops (undefined) members. */
+function published(key: { x: string; kid: string }, members: Record<string, unknown> = {}): PublishedKey {
+  const jwk: Record<string, unknown> = {
+    kty: 'OKP',
+    crv: 'Ed25519',
+    x: key.x,
+    kid: key.kid,
+    alg: 'EdDSA',
+    use: 'sig',
+    hallmark_environment: 'live',
+    hallmark_account: 'acc_brand',
+    hallmark_key_type: 'signing',
+    hallmark_gtins: ['09506000134352'],
+    hallmark_gtin_prefixes: [],
+    ...members,
+  };
+  for (const name of Object.keys(jwk)) if (jwk[name] === undefined) delete jwk[name];
+  return jwk as PublishedKey;
+}
+
+/** An export of a history of the owner's asset whose checkpoint `signer` signed (as forge.ts builds it). */
+function exportSignedBy(signer: { x: string; kid: string; privateKey: KeyObject }): ComplianceExportDocument {
+  const assetId = 'code_victim';
+  const inputs = [
+    { type: 'code.generated', data: { gtin: '09506000134352' } },
+    { type: 'authenticated', data: { by: 'Fabricated Lab', evidence: ['x'] } },
+  ];
+  let prevHash: string | null = null;
+  const chained = inputs.map((input, index) => {
+    const occurredAt = `2026-01-0${index + 1}T00:00:00.000Z`;
+    const record = { assetId, ...owner, environment: 'live' as const, sequence: index + 1, ...input, occurredAt, prevHash };
+    const event = {
+      eventId: `ev${index}`,
+      sequence: index + 1,
+      ...input,
+      occurredAt,
+      prevHash,
+      hash: hashProvenanceRecord(record),
+    };
+    prevHash = event.hash;
+    return event;
+  });
+  const leaves = chained.map((event) => leafHash(leafInputOf(event.hash)));
+  const root = referenceRoot(leaves);
+  const note = signCheckpoint(
+    { origin: `hallmark/assets/${assetId}`, treeSize: leaves.length, rootHash: root },
+    {
+      name: `hallmark/keys/${signer.kid}`,
+      publicKey: Buffer.from(signer.x, 'base64url'),
+      sign: (message) => sign(null, message, signer.privateKey),
+    },
+  );
+  return {
+    format: 'hallmark.compliance-export/1',
+    assetId,
+    owner,
+    treeSize: leaves.length,
+    rootHash: root.toString('hex'),
+    checkpoint: { note, keyId: signer.kid },
+    events: chained.map((event, index) => ({
+      ...event,
+      leafIndex: index,
+      leafHash: (leaves[index] as Buffer).toString('hex'),
+      auditPath: referenceInclusionProof(index, leaves).map((node) => node.toString('hex')),
+    })),
+  };
+}
+
+describe('auditExport: which key may sign a checkpoint', () => {
+  const serviceKey = newKey();
+  const genuine = exportSignedBy(serviceKey);
+
+  it('accepts the checkpoint signed by the owner’s signing key of the asset’s environment', () => {
+    expect(auditExport(genuine, { keys: [published(serviceKey)] })).toMatchObject({
+      valid: true,
+      treeSize: 2,
+      eventsChecked: 2,
+      problems: [],
+    });
+  });
+
+  it('refuses a checkpoint signed by a public key the same account registered', () => {
+    const registered = newKey();
+    const keys = [published(serviceKey), published(registered, { hallmark_key_type: 'public' })];
+    const report = auditExport(exportSignedBy(registered), { keys });
+    expect(report.valid).toBe(false);
+    expect(report.problems).toEqual([expect.stringContaining(`signed by key ${registered.kid}, a public key`)]);
+    expect(report.treeSize).toBeUndefined();
+  });
+
+  it('refuses a checkpoint signed by the owner’s signing key of the other environment', () => {
+    const testKey = newKey();
+    const keys = [published(serviceKey), published(testKey, { hallmark_environment: 'test' })];
+    const report = auditExport(exportSignedBy(testKey), { keys });
+    expect(report.valid).toBe(false);
+    expect(report.problems).toEqual([expect.stringMatching(/of the test environment, not .*environment live/)]);
+  });
+
+  it('refuses a key set that does not say what kind each key is, naming the member', () => {
+    const report = auditExport(genuine, { keys: [published(serviceKey, { hallmark_key_type: undefined })] });
+    expect(report.valid).toBe(false);
+    expect(report.problems).toEqual([expect.stringContaining('no hallmark_key_type')]);
+  });
+
+  it('still refuses a signing key of another account, naming it', () => {
+    const report = auditExport(genuine, { keys: [published(serviceKey, { hallmark_account: 'acc_other' })] });
+    expect(report.problems).toEqual([expect.stringContaining('of account acc_other, not by a key of the asset')]);
+  });
+});
