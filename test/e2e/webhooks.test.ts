@@ -5,8 +5,9 @@
 // Retries and refusals in detail: services/compliance-service/src/webhooks/*.test.ts.
 import { createPublicKey, verify as verifySignature } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createTcpServer, type Socket } from 'node:net';
 import { setEventStreamRefusing } from '@hallmark/bus';
+import { maxWebhookEndpoints } from '@hallmark/contracts';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
@@ -375,6 +376,83 @@ describe('webhooks (distributed)', () => {
     expect(refusedOnes()).toHaveLength(1);
   });
 
+  it(`holds at most ${maxWebhookEndpoints} endpoints per account and environment, also against creations at once; pages them with cursors, refusing forged ones (400)`, async () => {
+    const other = ok(
+      await call<Json>(product.url, 'POST', '/api/v1/accounts', {
+        key: product.operatorKey,
+        body: { name: 'Hooks, many endpoints', tier: 'enterprise' },
+      }),
+      201,
+    );
+    const theirs = (method: string, path: string, body?: unknown) =>
+      call<Json>(product.url, method, `/api/v1${path}`, { key: other.apiKey.secret, body });
+    const answers = await Promise.all(
+      Array.from({ length: maxWebhookEndpoints + 5 }, (_, n) =>
+        theirs('POST', '/webhooks/endpoints', { url: `${url}?n=${n}`, eventTypes: ['test'] }),
+      ),
+    );
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(maxWebhookEndpoints);
+    const refusal = answers.find((answer) => answer.status !== 201) as (typeof answers)[number];
+    expect([refusal.status, refusal.body.error?.code]).toEqual([409, 'CONFLICT']);
+    expect(refusal.body.error?.details).toEqual({ limit: maxWebhookEndpoints });
+    // Another account, and the first one's own endpoints, are not affected; a deleted one frees a place.
+    const mine = ok(await api('POST', '/webhooks/endpoints', { url: `${url}?mine`, eventTypes: ['test'] }), 201);
+    ok(await api('DELETE', `/webhooks/endpoints/${mine.id}`), 204);
+    const created = answers.filter((answer) => answer.status === 201).map((answer) => answer.body);
+    ok(await theirs('DELETE', `/webhooks/endpoints/${created[0]?.id}`), 204);
+    ok(await theirs('POST', '/webhooks/endpoints', { url: `${url}?again`, eventTypes: ['test'] }), 201);
+
+    // A cursor given out pages on; one whose time is no real instant is a 400, not a database error.
+    const first = ok(await theirs('GET', '/webhooks/endpoints?limit=5'));
+    expect(first.pagination.hasMore).toBe(true);
+    const second = ok(await theirs('GET', `/webhooks/endpoints?limit=5&cursor=${first.pagination.nextCursor}`));
+    expect(second.endpoints).toHaveLength(5);
+    expect(second.endpoints[0].id).not.toBe(first.endpoints[0].id);
+    const [, lastId] = JSON.parse(Buffer.from(first.pagination.nextCursor, 'base64url').toString()) as [string, string];
+    const messageId = `msg_${'0'.repeat(32)}`;
+    for (const at of [
+      '2026-99-01T00:00:00.000Z',
+      '2026-02-30T00:00:00.000Z',
+      '2026-01-01T25:61:00.000Z',
+      '0000-01-01T00:00:00.000Z',
+      '2026-01-01T::::Z',
+    ]) {
+      const forged = (id: string) => Buffer.from(JSON.stringify([at, id])).toString('base64url');
+      const endpointsPage = await theirs('GET', `/webhooks/endpoints?cursor=${forged(lastId)}`);
+      expect([endpointsPage.status, endpointsPage.body.error?.code], at).toEqual([400, 'VALIDATION_ERROR']);
+      const messagesPage = await theirs('GET', `/webhooks/endpoints/${lastId}/messages?cursor=${forged(messageId)}`);
+      expect([messagesPage.status, messagesPage.body.error?.code], at).toEqual([400, 'VALIDATION_ERROR']);
+    }
+  });
+
+  it('rotates a secret once per Idempotency-Key: a retry is answered the same secret (Idempotent-Replayed), and the first secret still signs', async () => {
+    const hook = ok(await api('POST', '/webhooks/endpoints', { url: `${url}?rotating`, eventTypes: ['test'] }), 201);
+    try {
+      const rotate = () =>
+        call<Json>(product.url, 'POST', `/api/v1/webhooks/endpoints/${hook.id}/rotate-secret`, {
+          key,
+          headers: { 'idempotency-key': `rotate-${hook.id}` },
+        });
+      const first = await rotate();
+      const retry = await rotate(); // the first answer was lost, say
+      expect(ok(first).secret).toMatch(/^whsec_/);
+      expect(ok(retry)).toEqual(first.body);
+      expect(first.headers.get('idempotent-replayed')).toBeNull();
+      expect(retry.headers.get('idempotent-replayed')).toBe('true');
+      // One rotation: the receiver's first secret and the new one both verify the next message.
+      const queued = ok(await api('POST', `/webhooks/endpoints/${hook.id}/test`), 202);
+      const delivery = await waitFor('the test after the rotation', async () =>
+        received.find((each) => each.headers['webhook-id'] === queued.id),
+      );
+      for (const secret of [hook.secret, first.body.secret]) {
+        expect(new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>)).toBeTruthy();
+      }
+    } finally {
+      ok(await api('DELETE', `/webhooks/endpoints/${hook.id}`), 204);
+    }
+  });
+
   it('a delivery worker killed mid-delivery: the message is delivered once after the restart (same webhook-id)', async () => {
     let held: (() => void) | undefined;
     const firstArrived = new Promise<void>((resolve) => {
@@ -405,6 +483,73 @@ describe('webhooks (distributed)', () => {
     const sent = received.filter((delivery) => delivery.headers['webhook-id'] === queued.id);
     expect(sent).toHaveLength(2); // the one in flight when the worker died, then the one answered
   }, 40_000);
+});
+
+describe('webhooks: one account’s dead endpoint does not hold up another’s', () => {
+  it('an endpoint that accepts and never answers, with 40 messages queued, leaves another account’s message to go at once', async () => {
+    // The product's own delivery settings (15 s timeout, 30 s lease, 16 slots), not the short ones above.
+    const embedded = await startEmbeddedProduct({ HALLMARK_WEBHOOKS_ALLOW_PRIVATE: 'true' });
+    // Accepts connections, reads nothing, answers nothing: each attempt there holds its slot 15 s.
+    const held = new Set<Socket>();
+    const silent = createTcpServer((socket) => {
+      held.add(socket);
+      socket.on('error', () => {});
+      socket.on('close', () => held.delete(socket));
+    });
+    const fastReceived: Delivery[] = [];
+    const fast = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        fastReceived.push({ headers: request.headers, body: Buffer.concat(chunks).toString(), at: Date.now() });
+        response.writeHead(204).end();
+      });
+    });
+    try {
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+      await new Promise<void>((resolve) => fast.listen(0, '127.0.0.1', resolve));
+      const as = (apiKey: string) => (method: string, path: string, body?: unknown) =>
+        call<Json>(embedded.url, method, `/api/v1${path}`, { key: apiKey, body });
+      const operator = as(embedded.operatorKey);
+      const a = as(ok(await operator('POST', '/accounts', { name: 'Stalling', tier: 'enterprise' }), 201).apiKey.secret);
+      const b = as(ok(await operator('POST', '/accounts', { name: 'Waiting', tier: 'enterprise' }), 201).apiKey.secret);
+      const deadEnd = ok(
+        await a('POST', '/webhooks/endpoints', {
+          url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/never`,
+          eventTypes: ['test'],
+        }),
+        201,
+      );
+      const alive = ok(
+        await b('POST', '/webhooks/endpoints', {
+          url: `http://127.0.0.1:${(fast.address() as AddressInfo).port}/hooks`,
+          eventTypes: ['test'],
+        }),
+        201,
+      );
+      for (let n = 0; n < 40; n++) ok(await a('POST', `/webhooks/endpoints/${deadEnd.id}/test`), 202);
+      await waitFor('the dead endpoint’s first connection', async () => (held.size > 0 ? true : undefined), {
+        timeoutMs: 5_000,
+      });
+      const askedAt = Date.now();
+      const queued = ok(await b('POST', `/webhooks/endpoints/${alive.id}/test`), 202);
+      // Before: every slot at the dead endpoint, 15 s each, B's message behind all 40 (30 s).
+      const delivery = await waitFor(
+        'the other account’s test message',
+        async () => fastReceived.find((each) => each.headers['webhook-id'] === queued.id),
+        { timeoutMs: 5_000, intervalMs: 20 },
+      );
+      expect(delivery.at - askedAt).toBeLessThan(5_000);
+      // The dead endpoint holds 2 deliveries at most, not the worker's 16.
+      expect(held.size).toBeLessThanOrEqual(2);
+    } finally {
+      for (const socket of held) socket.destroy();
+      silent.close();
+      fast.closeAllConnections();
+      fast.close();
+      await embedded.stop();
+    }
+  }, 60_000);
 });
 
 describe('webhooks (embedded)', () => {

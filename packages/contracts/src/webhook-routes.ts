@@ -4,6 +4,7 @@ import {
   CreateWebhookEndpointBody,
   ListWebhookEndpointsQuery,
   ListWebhookMessagesQuery,
+  maxWebhookEndpoints,
   ReplayedWebhookMessages,
   ReplayWebhookMessagesBody,
   RotatedWebhookSecret,
@@ -27,14 +28,13 @@ export const createWebhookEndpointRoute = defineRoute({
   method: 'POST',
   idempotent: true,
   path: base,
-  summary:
-    'Add an endpoint: an http(s) URL, the event types it receives and a description. The answer carries the signing secret (whsec_…), shown only here.',
+  summary: `Add an endpoint: an http(s) URL, the event types it receives and a description. The answer carries the signing secret (whsec_…), shown only here. At most ${maxWebhookEndpoints} endpoints per account and environment (CONFLICT, details.limit).`,
   tags,
   auth: 'api-key',
   scope: 'keys:write',
   body: CreateWebhookEndpointBody,
   responses: { 201: { description: 'The endpoint and its secret', schema: CreatedWebhookEndpoint } },
-  errors: [...errors],
+  errors: [...errors, 'CONFLICT'],
 });
 
 export const listWebhookEndpointsRoute = defineRoute({
@@ -106,9 +106,12 @@ export const deleteWebhookEndpointRoute = defineRoute({
 export const rotateWebhookSecretRoute = defineRoute({
   operationId: 'rotateWebhookSecret',
   method: 'POST',
+  // A retry of a rotation whose answer was lost would rotate again and drop the secret the receiver
+  // still uses: with an Idempotency-Key it gets the first answer instead.
+  idempotent: true,
   path: `${base}/{id}/rotate-secret`,
   summary:
-    'A new signing secret (shown only here). Until previousSecretExpiresAt (24 h) every message carries a v1 signature under each secret, so receivers can switch without losing one.',
+    'A new signing secret (shown only here). Until previousSecretExpiresAt (24 h) every message carries a v1 signature under each secret, so receivers can switch without losing one. Send an Idempotency-Key: a retry then gets the same secret rather than rotating again.',
   tags,
   auth: 'api-key',
   scope: 'keys:write',

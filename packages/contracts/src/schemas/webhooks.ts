@@ -22,6 +22,12 @@ const EventType = Type.Union(
   { description: 'An event type of the catalogue (docs/WEBHOOKS.md)' },
 );
 
+/**
+ * Endpoints an account may have in one environment, enabled or disabled (409 CONFLICT past it,
+ * details `{ limit }`): each is a delivery target the worker visits at every claim.
+ */
+export const maxWebhookEndpoints = 20;
+
 const WebhookUrl = Type.String({
   minLength: 1,
   maxLength: 2048,

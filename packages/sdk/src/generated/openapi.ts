@@ -1066,7 +1066,7 @@ export interface paths {
     /** The account’s endpoints in this environment, oldest first (no secrets). */
     get: operations['listWebhookEndpoints'];
     put?: never;
-    /** Add an endpoint: an http(s) URL, the event types it receives and a description. The answer carries the signing secret (whsec_…), shown only here. */
+    /** Add an endpoint: an http(s) URL, the event types it receives and a description. The answer carries the signing secret (whsec_…), shown only here. At most 20 endpoints per account and environment (CONFLICT, details.limit). */
     post: operations['createWebhookEndpoint'];
     delete?: never;
     options?: never;
@@ -1119,7 +1119,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** A new signing secret (shown only here). Until previousSecretExpiresAt (24 h) every message carries a v1 signature under each secret, so receivers can switch without losing one. */
+    /** A new signing secret (shown only here). Until previousSecretExpiresAt (24 h) every message carries a v1 signature under each secret, so receivers can switch without losing one. Send an Idempotency-Key: a retry then gets the same secret rather than rotating again. */
     post: operations['rotateWebhookSecret'];
     delete?: never;
     options?: never;
@@ -10718,7 +10718,10 @@ export interface operations {
   rotateWebhookSecret: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: a retry with the same key and the same request within 24 h gets the first 2xx answer again (with Idempotent-Replayed: true) instead of running twice; the same key with another request is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 CONFLICT with Retry-After. Keys are per account, environment and operation. */
+        'Idempotency-Key'?: string;
+      };
       path: {
         id: string;
       };
@@ -10769,6 +10772,24 @@ export interface operations {
       };
       /** @description Error: NOT_FOUND */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: CONFLICT */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: IDEMPOTENCY_KEY_REUSED */
+      422: {
         headers: {
           [name: string]: unknown;
         };

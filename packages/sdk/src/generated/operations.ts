@@ -1088,7 +1088,7 @@ export const operationTable = {
     path: '/api/v1/webhooks/endpoints/{id}/rotate-secret',
     pathParams: ['id'],
     queryParams: [],
-    idempotent: false,
+    idempotent: true,
     body: 'none',
     contentType: null,
     fileFields: [],

@@ -6,6 +6,7 @@ import {
   HallmarkError,
   type ListWebhookEndpointsQuery,
   type ListWebhookMessagesQuery,
+  maxWebhookEndpoints,
   type Principal,
   type ReplayWebhookMessagesBody,
   type RotatedWebhookSecret,
@@ -37,6 +38,9 @@ export interface EndpointRow {
   previous_secret_sealed: Uint8Array | null;
   previous_secret_expires_at: Date | string | null;
   failing_since: Date | string | null;
+  /** Failed attempts in a row (a success ends it), and until when they hold the endpoint back (migration 0006). */
+  failure_streak: number;
+  held_until: Date | string | null;
   created_at: Date | string;
   updated_at: Date | string;
 }
@@ -119,6 +123,25 @@ export interface EndpointDeps {
 
 const notFound = () => new HallmarkError('NOT_FOUND', 'No such webhook endpoint.');
 
+/** The instant part of a list cursor, as `iso` writes it. */
+const cursorInstant = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+/**
+ * A list cursor's parts: an instant and an id. The instant must be a real one that PostgreSQL takes
+ * (year 1 to 9999, a month that exists…): a forged `2026-99-01T…` made the query fail (22008) with
+ * a 500. VALIDATION_ERROR otherwise, as for any cursor this API did not give out.
+ */
+function cursorOf(text: string, idPattern: RegExp): [Date, string] {
+  const [at, id] = decodeCursor(text, [cursorInstant, idPattern]) as [string, string];
+  const instant = parseDateTime(at);
+  if (!instant || instant.getUTCFullYear() < 1 || instant.getUTCFullYear() > 9999) {
+    throw new HallmarkError('VALIDATION_ERROR', 'Invalid request: cursor is not one this API gave out.', {
+      fields: [{ field: 'cursor', in: 'querystring', message: 'is not a cursor from a previous page' }],
+    });
+  }
+  return [instant, id];
+}
+
 /** A date-time the contracts' check let through (every form Ajv takes), as the instant it names. */
 function instantOf(value: string): Date {
   const instant = parseDateTime(value);
@@ -138,6 +161,10 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
     if (!row) throw notFound();
     return row;
   };
+  // Asked for now (a test, a replay): the endpoint's hold after a failure no longer delays its
+  // messages. The failures in a row stand, so a next failure holds it as long as before.
+  const releaseHold = (id: string) =>
+    db.query('UPDATE webhook_endpoints SET held_until = NULL WHERE endpoint_id = $1 AND held_until IS NOT NULL', [id]);
   const loadMessage = async (principal: Principal, id: string, messageId: string): Promise<MessageRow> => {
     await load(principal, id);
     const rows = await db.query<MessageRow>('SELECT * FROM webhook_messages WHERE endpoint_id = $1 AND message_id = $2', [
@@ -154,26 +181,43 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
       const id = `whep_${uuidV7().replaceAll('-', '')}`;
       const secret = newWebhookSecret();
       const now = deps.clock();
-      const rows = await db.query<EndpointRow>(
-        `INSERT INTO webhook_endpoints (endpoint_id, account_id, environment, url, description, event_types, secret_sealed, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING *`,
-        [
-          id,
-          principal.accountId,
-          principal.environment,
-          body.url,
-          body.description ?? '',
-          body.eventTypes,
-          seal(deps.masterKey, Buffer.from(secret), sealContext(id)),
-          now,
-        ],
-      );
+      const rows = await db.transaction(async (tx) => {
+        // An owner's creations one at a time, so two at once cannot both take the last place.
+        await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+          `webhook-endpoints:${principal.accountId}:${principal.environment}`,
+        ]);
+        const [count] = await tx.query<{ n: string | number }>(
+          'SELECT count(*) AS n FROM webhook_endpoints WHERE account_id = $1 AND environment = $2',
+          [principal.accountId, principal.environment],
+        );
+        if (Number(count?.n ?? 0) >= maxWebhookEndpoints) {
+          throw new HallmarkError(
+            'CONFLICT',
+            `This account has ${maxWebhookEndpoints} webhook endpoints in this environment, the most it may have: delete one no longer used.`,
+            { limit: maxWebhookEndpoints },
+          );
+        }
+        return tx.query<EndpointRow>(
+          `INSERT INTO webhook_endpoints (endpoint_id, account_id, environment, url, description, event_types, secret_sealed, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING *`,
+          [
+            id,
+            principal.accountId,
+            principal.environment,
+            body.url,
+            body.description ?? '',
+            body.eventTypes,
+            seal(deps.masterKey, Buffer.from(secret), sealContext(id)),
+            now,
+          ],
+        );
+      });
       return { ...viewOfEndpoint(rows[0] as EndpointRow), secret };
     },
 
     async list(principal: Principal, query: ListWebhookEndpointsQuery): Promise<WebhookEndpointList> {
       const limit = query.limit ?? 20;
-      const after = query.cursor ? decodeCursor(query.cursor, [/^\d{4}-\d\d-\d\dT[\d:.]+Z$/, /^whep_[0-9a-f]+$/]) : undefined;
+      const after = query.cursor ? cursorOf(query.cursor, /^whep_[0-9a-f]+$/) : undefined;
       const rows = await db.query<EndpointRow>(
         `SELECT * FROM webhook_endpoints WHERE account_id = $1 AND environment = $2
            AND ($3::timestamptz IS NULL OR (created_at, endpoint_id) > ($3::timestamptz, $4::text))
@@ -209,6 +253,8 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
            status = CASE WHEN $5::boolean IS NULL THEN status WHEN $5 THEN 'enabled' ELSE 'disabled' END,
            disabled_reason = CASE WHEN $5::boolean IS NULL THEN disabled_reason WHEN $5 THEN NULL ELSE 'disabled' END,
            failing_since = CASE WHEN $5::boolean THEN NULL ELSE failing_since END,
+           failure_streak = CASE WHEN $5::boolean THEN 0 ELSE failure_streak END,
+           held_until = CASE WHEN $5::boolean THEN NULL ELSE held_until END,
            updated_at = $6
          WHERE endpoint_id = $1 RETURNING *`,
         [id, body.url ?? null, body.eventTypes ?? null, body.description ?? null, enabled ?? null, deps.clock()],
@@ -260,6 +306,7 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
         );
         if (n === 0) throw new HallmarkError('CONFLICT', 'The endpoint is disabled; enable it to send a test.');
       });
+      await releaseHold(id);
       deps.wake();
       return viewOfMessage(await loadMessage(principal, row.endpoint_id, messageIdOf(cause)));
     },
@@ -267,7 +314,7 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
     async messages(principal: Principal, id: string, query: ListWebhookMessagesQuery): Promise<WebhookMessageList> {
       await load(principal, id);
       const limit = query.limit ?? 20;
-      const after = query.cursor ? decodeCursor(query.cursor, [/^\d{4}-\d\d-\d\dT[\d:.]+Z$/, /^msg_[0-9a-f]+$/]) : undefined;
+      const after = query.cursor ? cursorOf(query.cursor, /^msg_[0-9a-f]+$/) : undefined;
       const rows = await db.query<MessageRow>(
         `SELECT * FROM webhook_messages WHERE endpoint_id = $1 AND ($2::text IS NULL OR status = $2)
            AND ($3::timestamptz IS NULL OR (created_at, message_id) < ($3::timestamptz, $4::text))
@@ -319,6 +366,7 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
          WHERE endpoint_id = $1 AND message_id = $2 RETURNING *`,
         [id, messageId, deps.clock()],
       );
+      await releaseHold(id);
       deps.wake();
       return viewOfMessage(rows[0] as MessageRow);
     },
@@ -333,6 +381,7 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
          SELECT count(*) AS n FROM replayed`,
         [id, instantOf(body.since), body.until ? instantOf(body.until) : now, now],
       );
+      await releaseHold(id);
       deps.wake();
       return { replayed: Number(rows[0]?.n ?? 0) };
     },

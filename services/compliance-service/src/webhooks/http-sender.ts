@@ -1,7 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import type { DeliveryTarget } from './ssrf.ts';
+import { performance } from 'node:perf_hooks';
+import { type DeliveryTarget, type Lookup, resolveTarget } from './ssrf.ts';
 
 export interface SendResult {
   /** The answer's status, or undefined when none came (refused, reset, timed out). */
@@ -10,12 +11,17 @@ export interface SendResult {
   error?: string;
 }
 
-/** Sends one request; never rejects. Tests replace it to see that nothing connects. */
+/**
+ * Sends one request; never rejects. `timeoutMs` is the attempt's timeout (named in the error),
+ * `remainingMs` what is left of it when the request starts (the DNS lookup spent the rest). Tests
+ * replace it to see that nothing connects.
+ */
 export type Send = (
   target: DeliveryTarget,
   headers: Record<string, string>,
   body: string,
   timeoutMs: number,
+  remainingMs?: number,
 ) => Promise<SendResult>;
 
 /** How many bytes of an answer are read (then dropped): receivers need not be read whole. */
@@ -24,10 +30,10 @@ const maxAnswerBytes = 64 * 1024;
 /**
  * POSTs to the checked address: the socket's `lookup` answers with it, so Node never resolves the
  * host again, while the Host header and TLS's server name (SNI and the certificate check) stay the
- * URL's host. No redirects are followed (a 3xx is a failed attempt). `timeoutMs` covers the whole
- * exchange.
+ * URL's host. No redirects are followed (a 3xx is a failed attempt). `remainingMs` (by default
+ * `timeoutMs`) covers the whole exchange.
  */
-export const sendHttp: Send = (target, headers, body, timeoutMs) =>
+export const sendHttp: Send = (target, headers, body, timeoutMs, remainingMs = timeoutMs) =>
   new Promise((resolve) => {
     const pinned: LookupFunction = (_hostname, options, callback) => {
       if ((options as { all?: boolean }).all) callback(null, [{ address: target.address, family: target.family }]);
@@ -62,13 +68,36 @@ export const sendHttp: Send = (target, headers, body, timeoutMs) =>
         response.on('error', done);
       },
     );
-    const timer = setTimeout(() => {
-      request.destroy();
-      finish({ error: `timed out after ${timeoutMs} ms` });
-    }, timeoutMs);
+    const timer = setTimeout(
+      () => {
+        request.destroy();
+        finish({ error: `timed out after ${timeoutMs} ms` });
+      },
+      Math.max(0, remainingMs),
+    );
     request.on('error', (error: NodeJS.ErrnoException) => finish({ error: error.code ?? error.message }));
     request.end(body);
   });
+
+/**
+ * One delivery attempt under one deadline: resolving the host (resolveTarget: the SSRF check) and
+ * the exchange together take at most `timeoutMs`, so an attempt never outlasts the timeout, nor the
+ * claim's lease, which is longer (module.ts checks it). Rejects with RefusedTarget before any
+ * connection; otherwise never rejects.
+ */
+export async function deliverOnce(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  options: { allowPrivate: boolean; lookup: Lookup; send: Send; timeoutMs: number },
+): Promise<SendResult> {
+  const { timeoutMs } = options;
+  const started = performance.now();
+  const target = await resolveTarget(url, { allowPrivate: options.allowPrivate, lookup: options.lookup, timeoutMs });
+  const remainingMs = Math.floor(timeoutMs - (performance.now() - started));
+  if (remainingMs <= 0) return { error: `timed out after ${timeoutMs} ms` };
+  return options.send(target, headers, body, timeoutMs, remainingMs);
+}
 
 /** Retry-After as seconds (delta-seconds or an HTTP date); undefined when absent or unreadable. */
 export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {

@@ -46,6 +46,8 @@ export interface WebhookModuleDeps {
  */
 export async function startWebhooks(deps: WebhookModuleDeps): Promise<Subscription[]> {
   const { db, bus, log, config } = deps;
+  // The timeout bounds the whole attempt, DNS lookup included (deliverOnce), so a lease longer than
+  // it is never taken over while its attempt still runs.
   if (config.HALLMARK_WEBHOOK_LEASE_MS <= config.HALLMARK_WEBHOOK_TIMEOUT_MS) {
     throw new Error('HALLMARK_WEBHOOK_LEASE_MS must be longer than HALLMARK_WEBHOOK_TIMEOUT_MS');
   }
@@ -66,6 +68,10 @@ export async function startWebhooks(deps: WebhookModuleDeps): Promise<Subscripti
       leaseMs: config.HALLMARK_WEBHOOK_LEASE_MS,
       pollMs: config.HALLMARK_WEBHOOK_POLL_MS,
       concurrency: 16,
+      // Fair delivery (docs/WEBHOOKS.md): an endpoint that never answers holds 2 slots, an account 4
+      // (a quarter), whatever its backlog; the other accounts' messages go meanwhile.
+      maxPerEndpoint: 2,
+      maxPerAccount: 4,
       disableAfterMs: config.HALLMARK_WEBHOOK_DISABLE_AFTER_MS,
       allowPrivate: config.HALLMARK_WEBHOOKS_ALLOW_PRIVATE,
     },

@@ -16,6 +16,20 @@ export function nextDelayMs(schedule: readonly number[], failedAttempts: number,
   return Math.max(planned, Math.min(retryAfterSeconds * 1000, maxRetryAfterMs));
 }
 
+/**
+ * How long an endpoint is held back after `failuresInRow` failed attempts in a row: the schedule's
+ * step for that many (its last step past its end), at least what Retry-After asked, up to 10 h.
+ * Undefined for an empty schedule (nothing is retried, so nothing waits).
+ */
+export function endpointHoldMs(
+  schedule: readonly number[],
+  failuresInRow: number,
+  retryAfterSeconds?: number,
+): number | undefined {
+  if (schedule.length === 0) return undefined;
+  return nextDelayMs(schedule, Math.min(Math.max(1, failuresInRow), schedule.length), retryAfterSeconds);
+}
+
 /** Parses HALLMARK_WEBHOOK_RETRY_SCHEDULE_MS ("5000,300000,…"). */
 export function parseSchedule(text: string): number[] {
   const delays = text.split(',').map((part) => Number(part.trim()));

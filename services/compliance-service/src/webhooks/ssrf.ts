@@ -103,18 +103,46 @@ export function parseWebhookUrl(text: string): URL {
   return url;
 }
 
+/** A lookup that had not answered when its time was up. */
+class LookupTimedOut extends Error {}
+
+/**
+ * The lookup's answer, or LookupTimedOut after `timeoutMs`. The lookup itself is not stopped (the
+ * system resolver cannot be cancelled), but the delivery no longer waits for it.
+ */
+async function lookupWithin(lookup: Lookup, host: string, timeoutMs: number | undefined) {
+  if (timeoutMs === undefined) return lookup(host);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new LookupTimedOut()), Math.max(0, timeoutMs));
+  });
+  try {
+    return await Promise.race([lookup(host), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Resolves the URL's host now, at delivery, and checks every address it resolves to; the delivery
  * then connects to the address checked here (never resolving again, so a DNS answer that changes
- * between the check and the connection cannot send it elsewhere).
+ * between the check and the connection cannot send it elsewhere). A lookup that takes longer than
+ * `timeoutMs` is refused as a name that does not resolve (a nameserver that never answers would
+ * otherwise hold the delivery for the resolver's whole retry time). Rejects with RefusedTarget.
  */
-export async function resolveTarget(text: string, options: { allowPrivate: boolean; lookup: Lookup }): Promise<DeliveryTarget> {
+export async function resolveTarget(
+  text: string,
+  options: { allowPrivate: boolean; lookup: Lookup; timeoutMs?: number },
+): Promise<DeliveryTarget> {
   const url = parseWebhookUrl(text);
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const literal = isIP(host);
   const addresses = literal
     ? [{ address: host, family: literal }]
-    : await options.lookup(host).catch((error: unknown) => {
+    : await lookupWithin(options.lookup, host, options.timeoutMs).catch((error: unknown) => {
+        if (error instanceof LookupTimedOut) {
+          throw new RefusedTarget(unreachableHost, `DNS lookup timed out after ${options.timeoutMs} ms`);
+        }
         throw new RefusedTarget(unreachableHost, `DNS lookup failed: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
       });
   if (addresses.length === 0) throw new RefusedTarget(unreachableHost, 'the host has no address');

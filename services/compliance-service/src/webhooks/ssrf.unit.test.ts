@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Send } from './http-sender.ts';
+import { deliverOnce, type Send } from './http-sender.ts';
 import { nextDelayMs, standardRetryScheduleMs } from './schedule.ts';
 import { isRefusedAddress, type Lookup, RefusedTarget, resolveTarget } from './ssrf.ts';
 
@@ -81,6 +81,53 @@ describe('SSRF guard', () => {
     expect(isRefusedAddress('2606:4700::1111')).toBe(false);
     const allowed = await resolveTarget('http://internal.example/x', { allowPrivate: true, lookup: lookupTo('10.0.0.7') });
     expect(allowed.address).toBe('10.0.0.7');
+  });
+});
+
+describe('the attempt’s deadline covers the DNS lookup', () => {
+  it('a nameserver that never answers ends the attempt at the timeout, refused as a name that does not resolve, nothing connected', async () => {
+    let asked = 0;
+    const neverAnswers: Lookup = () => {
+      asked += 1;
+      return new Promise(() => {}); // no answer, no error: a resolver retrying for its whole time
+    };
+    const started = performance.now();
+    const refused = await deliverOnce('https://hooks.example.com/x', {}, '{}', {
+      allowPrivate: false,
+      lookup: neverAnswers,
+      send: neverConnect,
+      timeoutMs: 200,
+    }).catch((error: unknown) => error);
+    const took = performance.now() - started;
+    expect(asked).toBe(1);
+    expect(refused).toBeInstanceOf(RefusedTarget);
+    // The owner reads what any unresolvable name gives; the operator's log says why.
+    expect((refused as RefusedTarget).message).toMatch(/does not resolve/);
+    expect((refused as RefusedTarget).detail).toBe('DNS lookup timed out after 200 ms');
+    expect(took).toBeGreaterThanOrEqual(190);
+    expect(took).toBeLessThan(1_000);
+  }, 2_000);
+
+  it('a slow lookup leaves the exchange only what is left of the timeout', async () => {
+    const sent: Array<{ address: string; timeoutMs: number; remainingMs: number | undefined }> = [];
+    const recording: Send = async (target, _headers, _body, timeoutMs, remainingMs) => {
+      sent.push({ address: target.address, timeoutMs, remainingMs });
+      return { status: 204 };
+    };
+    const slowLookup: Lookup = () =>
+      new Promise((resolve) => setTimeout(() => resolve([{ address: '93.184.216.34', family: 4 }]), 150));
+    const result = await deliverOnce('https://hooks.example.com/x', {}, '{}', {
+      allowPrivate: false,
+      lookup: slowLookup,
+      send: recording,
+      timeoutMs: 400,
+    });
+    expect(result).toEqual({ status: 204 });
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.address).toBe('93.184.216.34');
+    expect(sent[0]?.timeoutMs).toBe(400);
+    expect(sent[0]?.remainingMs).toBeGreaterThan(0);
+    expect(sent[0]?.remainingMs).toBeLessThanOrEqual(400 - 140);
   });
 });
 

@@ -63,7 +63,9 @@ const settings: DeliverySettings = {
   timeoutMs: 300,
   leaseMs: 2_000,
   pollMs: 20,
-  concurrency: 8,
+  concurrency: 16,
+  maxPerEndpoint: 2,
+  maxPerAccount: 4,
   disableAfterMs: 5 * 86_400_000,
   allowPrivate: true,
 };
@@ -437,6 +439,77 @@ describe('webhook delivery on PostgreSQL', () => {
       expect(left.map((row) => row.message_id).sort()).toEqual([messageIdOf('old-pending'), messageIdOf('new-delivered')].sort());
     } finally {
       await endpoints.remove(owner, endpoint.id);
+    }
+  });
+
+  it('an account whose endpoints never answer holds 2 deliveries per endpoint and 4 in all; another account’s message goes at once', async () => {
+    const silent = await receiver(() => {}); // accepts, never answers: each attempt ends at the timeout
+    const fast = await receiver((_request, _n, response) => response.writeHead(200).end());
+    const other = await provisionAccount(
+      { db, eventStore: store },
+      { name: 'Hooks, another', tier: 'enterprise', environment: 'live' },
+      new Date(),
+    );
+    const otherOwner: Principal = { accountId: other.account.id, environment: 'live' };
+    const stalled = await Promise.all(
+      ['a', 'b', 'c'].map((path) => endpoints.create(owner, { url: `${silent.url}/${path}`, eventTypes: ['scan.suspicious'] })),
+    );
+    const theirs = await endpoints.create(otherOwner, { url: fast.url, eventTypes: ['scan.counterfeit'] });
+    const running = worker({ timeoutMs: 5_000, leaseMs: 8_000 });
+    wakeAll = () => running.wake();
+    try {
+      for (let i = 0; i < 10; i += 1) await emit(); // 30 messages due now, 10 per endpoint
+      await until('4 deliveries in flight', () => (silent.received.length >= 4 ? true : undefined));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Without the caps: 16 (every slot of the worker) at once.
+      expect(silent.received).toHaveLength(4);
+      const inFlight = await db.query<{ endpoint_id: string; n: string }>(
+        `SELECT endpoint_id, count(*) AS n FROM webhook_messages
+          WHERE account_id = $1 AND status = 'pending' AND lease_until > now() GROUP BY endpoint_id`,
+        [owner.accountId],
+      );
+      expect(inFlight.reduce((sum, row) => sum + Number(row.n), 0)).toBe(4);
+      for (const row of inFlight) expect(Number(row.n)).toBeLessThanOrEqual(2);
+      const sentAt = Date.now();
+      await enqueueMessages(db, [
+        { ...otherOwner, type: 'scan.counterfeit', cause: `other-${randomBytes(4).toString('hex')}`, at: new Date(), data: {} },
+      ]);
+      running.wake();
+      const delivered = await until('the other account’s delivery', () => fast.received[0], 2_500);
+      expect(delivered.at - sentAt).toBeLessThan(1_000);
+    } finally {
+      await Promise.all([silent.close(), fast.close()]);
+      await running.stop();
+      for (const endpoint of stalled) await endpoints.remove(owner, endpoint.id);
+      await endpoints.remove(otherOwner, theirs.id);
+    }
+  });
+
+  it('after a failed attempt the endpoint’s other messages wait its backoff, rather than each failing at once', async () => {
+    const failing = await receiver((_request, _n, response) => response.writeHead(500).end());
+    const endpoint = await endpoints.create(owner, { url: failing.url, eventTypes: ['scan.suspicious'] });
+    const running = worker({ scheduleMs: [1_500, 1_500] });
+    wakeAll = () => running.wake();
+    try {
+      for (let i = 0; i < 10; i += 1) await emit();
+      await until('a first failure', () => failing.received[0]);
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      // The first attempts in flight (2 at most) failed; the 8 others wait for the endpoint's 1.5 s.
+      expect(failing.received.length).toBeLessThanOrEqual(2);
+      const [row] = await db.query<{ failure_streak: number; held_until: Date | null }>(
+        'SELECT failure_streak, held_until FROM webhook_endpoints WHERE endpoint_id = $1',
+        [endpoint.id],
+      );
+      expect(row?.failure_streak).toBeGreaterThanOrEqual(1);
+      expect(row?.held_until).not.toBeNull();
+      // A test asked for now ends the hold: the endpoint is tried again at once (its oldest messages first).
+      const before = failing.received.length;
+      await endpoints.test(owner, endpoint.id);
+      await until('an attempt after the test', () => (failing.received.length > before ? true : undefined), 1_000);
+    } finally {
+      await running.stop();
+      await endpoints.remove(owner, endpoint.id);
+      await failing.close();
     }
   });
 

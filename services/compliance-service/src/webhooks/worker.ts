@@ -3,11 +3,11 @@ import { uuidV7 } from '@hallmark/crypto';
 import type { Logger } from '@hallmark/runtime';
 import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
 import { type EndpointRow, secretsOf } from './endpoints.ts';
-import type { Send } from './http-sender.ts';
+import { deliverOnce, type Send } from './http-sender.ts';
 import { enqueueMessages } from './outbox.ts';
-import { nextDelayMs } from './schedule.ts';
+import { endpointHoldMs, nextDelayMs } from './schedule.ts';
 import { type WebhookSigner, webhookHeaders } from './signing.ts';
-import { type Lookup, RefusedTarget, resolveTarget } from './ssrf.ts';
+import { type Lookup, RefusedTarget } from './ssrf.ts';
 
 export interface DeliverySettings {
   /** Delays after the 1st, 2nd, … failed attempt; past the last the message fails. */
@@ -18,6 +18,13 @@ export interface DeliverySettings {
   pollMs: number;
   /** Messages delivered at once by one worker. */
   concurrency: number;
+  /** Deliveries in flight at once to one endpoint, on all workers together. */
+  maxPerEndpoint: number;
+  /**
+   * Deliveries in flight at once for one account (both environments), on all workers together;
+   * never more than a quarter of `concurrency`, so one account's backlog leaves most slots to others.
+   */
+  maxPerAccount: number;
   /** An endpoint failing this long (every attempt since) is disabled. */
   disableAfterMs: number;
   allowPrivate: boolean;
@@ -58,21 +65,59 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
   let wakeUp: (() => void) | undefined;
   let woken = false;
 
+  const perAccount = Math.max(1, Math.min(settings.maxPerAccount, Math.floor(settings.concurrency / 4)));
+  const perEndpoint = Math.max(1, Math.min(settings.maxPerEndpoint, perAccount));
+
+  /**
+   * Claims up to `limit` due messages, fairly: oldest due first, but at most `perEndpoint` in flight
+   * per endpoint and `perAccount` per account, counted over every worker (an unexpired lease is a
+   * delivery in flight), and nothing of an endpoint held back after a failure (`held_until`). So an
+   * account whose endpoint never answers holds a few slots, never all of them, and another account's
+   * message waits for none of its backlog. Claims run one at a time (an advisory lock for the
+   * claim's transaction, a few milliseconds), so replicas claiming at once cannot both take the
+   * last place of an endpoint or account.
+   */
   const claim = async (limit: number): Promise<ClaimedRow[]> => {
     const now = deps.clock();
     const token = uuidV7();
-    return db.query<ClaimedRow>(
-      `WITH due AS (
-         SELECT m.endpoint_id, m.message_id FROM webhook_messages m JOIN webhook_endpoints e USING (endpoint_id)
-          WHERE m.status = 'pending' AND m.next_attempt_at <= $1 AND (m.lease_until IS NULL OR m.lease_until < $1)
-            AND e.status = 'enabled'
-          ORDER BY m.next_attempt_at LIMIT $2
-          FOR UPDATE OF m SKIP LOCKED)
-       UPDATE webhook_messages m SET lease_token = $3, lease_until = $4
-         FROM due WHERE m.endpoint_id = due.endpoint_id AND m.message_id = due.message_id
-       RETURNING m.endpoint_id, m.message_id, m.account_id, m.environment, m.payload, m.attempts, m.lease_token`,
-      [now, limit, token, new Date(now.getTime() + settings.leaseMs)],
-    );
+    return db.transaction(async (tx) => {
+      await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('hallmark:webhook-claim', 0))`);
+      return tx.query<ClaimedRow>(
+        `WITH in_flight AS (
+           SELECT endpoint_id, account_id FROM webhook_messages
+            WHERE lease_token IS NOT NULL AND lease_until >= $1 AND status = 'pending'),
+         busy_endpoints AS (SELECT endpoint_id, count(*)::int AS n FROM in_flight GROUP BY endpoint_id),
+         busy_accounts AS (SELECT account_id, count(*)::int AS n FROM in_flight GROUP BY account_id),
+         ready AS (
+           SELECT e.endpoint_id, $5::int - coalesce(be.n, 0) AS room
+             FROM webhook_endpoints e
+             LEFT JOIN busy_endpoints be USING (endpoint_id)
+             LEFT JOIN busy_accounts ba USING (account_id)
+            WHERE e.status = 'enabled' AND (e.held_until IS NULL OR e.held_until <= $1)
+              AND coalesce(be.n, 0) < $5::int AND coalesce(ba.n, 0) < $6::int),
+         candidates AS (
+           SELECT c.* FROM ready r CROSS JOIN LATERAL (
+             SELECT m.endpoint_id, m.message_id, m.account_id, m.next_attempt_at FROM webhook_messages m
+              WHERE m.endpoint_id = r.endpoint_id AND m.status = 'pending' AND m.next_attempt_at <= $1
+                AND (m.lease_until IS NULL OR m.lease_until < $1)
+              ORDER BY m.next_attempt_at LIMIT r.room) c),
+         ranked AS (
+           SELECT c.*, row_number() OVER (PARTITION BY c.account_id ORDER BY c.next_attempt_at, c.endpoint_id, c.message_id) AS place
+             FROM candidates c),
+         picked AS (
+           SELECT r.endpoint_id, r.message_id FROM ranked r LEFT JOIN busy_accounts ba USING (account_id)
+            WHERE r.place <= $6::int - coalesce(ba.n, 0)
+            ORDER BY r.next_attempt_at LIMIT $2),
+         due AS (
+           SELECT m.endpoint_id, m.message_id FROM webhook_messages m JOIN picked p USING (endpoint_id, message_id)
+            WHERE m.status = 'pending' AND (m.lease_until IS NULL OR m.lease_until < $1)
+            FOR UPDATE OF m SKIP LOCKED)
+         UPDATE webhook_messages m SET lease_token = $3, lease_until = $4
+           FROM due WHERE m.endpoint_id = due.endpoint_id AND m.message_id = due.message_id
+         RETURNING m.endpoint_id, m.message_id, m.account_id, m.environment, m.payload, m.attempts, m.lease_token`,
+        [now, limit, token, new Date(now.getTime() + settings.leaseMs), perEndpoint, perAccount],
+      );
+    });
   };
 
   const disable = async (tx: SqlExecutor, endpoint: EndpointRow, reason: 'gone' | 'failing', now: Date) => {
@@ -111,7 +156,6 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
     let retryAfter: number | undefined;
     let error: string | undefined;
     try {
-      const target = await resolveTarget(endpoint.url, { allowPrivate: settings.allowPrivate, lookup: deps.lookup });
       const headers = await webhookHeaders({
         id: row.message_id,
         timestamp: Math.floor(Date.now() / 1000),
@@ -119,7 +163,14 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
         secrets: secretsOf(endpoint, deps.masterKey, started),
         signer: await deps.signerOf({ accountId: row.account_id, environment: row.environment }),
       });
-      const result = await deps.send(target, headers, body, settings.timeoutMs);
+      // The lookup and the exchange under one deadline: a nameserver that never answers ends the
+      // attempt at the timeout, well within the lease.
+      const result = await deliverOnce(endpoint.url, headers, body, {
+        allowPrivate: settings.allowPrivate,
+        lookup: deps.lookup,
+        send: deps.send,
+        timeoutMs: settings.timeoutMs,
+      });
       status = result.status;
       retryAfter = result.retryAfterSeconds;
       error = result.error ?? (status !== undefined && (status < 200 || status > 299) ? `HTTP ${status}` : undefined);
@@ -153,9 +204,11 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
              lease_token = NULL, lease_until = NULL WHERE endpoint_id = $1 AND message_id = $2 AND lease_token = $6`,
           [row.endpoint_id, row.message_id, attempts, now, status, row.lease_token],
         );
-        await tx.query('UPDATE webhook_endpoints SET failing_since = NULL WHERE endpoint_id = $1 AND failing_since IS NOT NULL', [
-          row.endpoint_id,
-        ]);
+        await tx.query(
+          `UPDATE webhook_endpoints SET failing_since = NULL, failure_streak = 0, held_until = NULL
+            WHERE endpoint_id = $1 AND (failing_since IS NOT NULL OR failure_streak > 0 OR held_until IS NOT NULL)`,
+          [row.endpoint_id],
+        );
         return;
       }
       const delay = status === 410 ? undefined : nextDelayMs(settings.scheduleMs, attempts, retryAfter);
@@ -177,6 +230,19 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
         await tx.query('UPDATE webhook_endpoints SET failing_since = $2 WHERE endpoint_id = $1 AND failing_since IS NULL', [
           row.endpoint_id,
           now,
+        ]);
+      }
+      // The endpoint's other messages wait for its backoff rather than each taking a slot for
+      // another timeout: the schedule's step for its failures in a row (at least any Retry-After).
+      const [streak] = await tx.query<{ failure_streak: number }>(
+        'UPDATE webhook_endpoints SET failure_streak = failure_streak + 1 WHERE endpoint_id = $1 RETURNING failure_streak',
+        [row.endpoint_id],
+      );
+      const hold = endpointHoldMs(settings.scheduleMs, Number(streak?.failure_streak ?? 1), retryAfter);
+      if (hold !== undefined && hold > 0) {
+        await tx.query(`UPDATE webhook_endpoints SET held_until = greatest(held_until, $2) WHERE endpoint_id = $1`, [
+          row.endpoint_id,
+          new Date(now.getTime() + hold),
         ]);
       }
       if (status === 410) await disable(tx, { ...endpoint, failing_since: failingSince }, 'gone', now);
