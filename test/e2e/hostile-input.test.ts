@@ -630,6 +630,83 @@ describe.each([
       }
     });
 
+    it('a forged scans, blocklist or codes cursor, or a date of year 0000, is a 400 before it reaches PostgreSQL', async () => {
+      // Each passed a pattern of characters, then failed its ::timestamptz (22008) or ::uuid (22P02)
+      // cast, or PostgreSQL's dates (no year 0), as a 500.
+      const cursor = (parts: string[]) => Buffer.from(JSON.stringify(parts)).toString('base64url');
+      const scanCursors = [
+        'WyIyMDI0LTk5LTk5IDAwOjAwOjAwKzAwIiwiMDAwMDAwMDAtMDAwMC0wMDAwLTAwMDAtMDAwMDAwMDAwMDAwIl0',
+        cursor(['2024-02-30 00:00:00+00', '00000000-0000-0000-0000-000000000000']),
+        cursor(['2024-05-01 12:00:00+00', '-'.repeat(36)]),
+      ];
+      for (const scans of scanCursors) {
+        expectRefused(await api('GET', `/scans?cursor=${scans}`), 400, 'VALIDATION_ERROR', 'cursor');
+      }
+      for (const blocks of ['WyIyMDI0LTk5LTk5IDAwOjAwOjAwKzAwIiwiYmxrXzAiXQ', cursor(['0000-01-01 00:00:00+00', 'blk_0'])]) {
+        expectRefused(await api('GET', `/blocklist?cursor=${blocks}`), 400, 'VALIDATION_ERROR', 'cursor');
+      }
+      // GET /codes (code-service) had the same pattern.
+      for (const codes of [cursor(['2024-99-99 00:00:00+00', 'code_x']), cursor(['2024-02-30 00:00:00+00', 'code_x'])]) {
+        expectRefused(await api('GET', `/codes?cursor=${codes}`), 400, 'VALIDATION_ERROR', 'cursor');
+      }
+      expect((await api('GET', `/codes?cursor=${cursor(['2024-05-01 12:00:00.5+00', 'code_x'])}`)).status).toBe(200);
+      const dated = [
+        '/scans/top-codes?from=0000-01-01&to=0000-01-05',
+        '/scans/countries?from=0000-12-01&to=0000-12-05',
+        '/scans/aggregates?groupBy=verdict&bucket=day&to=0001-01-02',
+        '/scans?from=0000-01-01T00:00:00Z',
+      ];
+      for (const path of dated) {
+        const refused = await api('GET', path);
+        expectRefused(refused, 400, 'VALIDATION_ERROR');
+        expect(refused.body.error?.message, path).toMatch(/0001-01-01/);
+      }
+      // What the API gives out is still taken.
+      expect((await api('GET', '/scans/top-codes?from=0001-01-01&to=0001-01-05')).status).toBe(200);
+      expect(
+        (await api('GET', `/scans?cursor=${cursor(['2024-05-01 12:00:00.5+00', '0191f2a4-7b3c-7d00-8a1b-0123456789ab'])}`))
+          .status,
+      ).toBe(200);
+    });
+
+    it('a nested field that is not an object, or named as a property of Object.prototype, is a 400 on POST /schemas', async () => {
+      // `[null]` threw in the definition check (500); `__proto__` was stored (201), then every
+      // validation and generation naming the schema was a 500; `constructor` and `toString` were read
+      // from the prototype of any data.
+      const create = (fields: string) => raw('POST', '/schemas', `{"name":"Hostile","vertical":"luxury","fields":${fields}}`);
+      expectRefused(
+        await create('[{"name":"a","type":"object","fields":[null]}]'),
+        400,
+        'VALIDATION_ERROR',
+        'fields.a.fields[0]',
+      );
+      expectRefused(
+        await create('[{"name":"a","type":"array","items":"object","fields":[{"name":"b","type":"object","fields":["x"]}]}]'),
+        400,
+        'VALIDATION_ERROR',
+        'fields.a.b.fields[0]',
+      );
+      for (const name of ['__proto__', 'constructor', 'toString']) {
+        expectRefused(await create(`[{"name":"${name}","type":"string"}]`), 400, 'VALIDATION_ERROR', `fields.${name}`);
+        expectRefused(
+          await create(`[{"name":"a","type":"object","fields":[{"name":"${name}","type":"string","required":true}]}]`),
+          400,
+          'VALIDATION_ERROR',
+          `fields.a.${name}`,
+        );
+        const patched = await raw('PATCH', `/schemas/${schemaId()}`, `{"fields":[{"name":"${name}","type":"string"}]}`);
+        expectRefused(patched, 400, 'VALIDATION_ERROR', `fields.${name}`);
+      }
+      // The schema refused changes stays as it was: it validates, and generation naming it works.
+      const validated = await raw('POST', `/schemas/${schemaId()}/validate`, '{"name":"x","constructor":"y"}');
+      expect(validated.status).toBe(200);
+      expect(validated.body.errors).toEqual([{ field: 'constructor', message: 'is not in the schema' }]);
+      const generated = await api('POST', '/code/generate', {
+        body: { gtin: gtins[2], serialNumber: 'PROTO-1', schemaId: schemaId(), metadata: { name: 'x' } },
+      });
+      expect(generated.status, JSON.stringify(generated.body).slice(0, 300)).toBe(201);
+    });
+
     it('malformed multipart: no boundary, too long a boundary, too many fields', async () => {
       const objectId = realParams.objectId?.[0] as string;
       const upload = async (body: FormData | string, contentType?: string) => {

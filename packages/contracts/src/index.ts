@@ -15,6 +15,7 @@ export {
   routerPathOf,
   toRouterPath,
 } from './http-route.ts';
+export { decodeInstantCursor, isInstantText, uuidPattern } from './instant-cursor.ts';
 export * from './key-rotation-routes.ts';
 export {
   createLinkRoute,

@@ -26,26 +26,50 @@ export interface DefinitionProblem {
 }
 
 const namePattern = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
+/**
+ * The names of Object.prototype's properties: as a field, `__proto__` made the compiled schema invalid
+ * (every check then a 500), and the others were read from any data's prototype.
+ */
+export const reservedFieldNames: readonly string[] = [
+  '__proto__',
+  '__defineGetter__',
+  '__defineSetter__',
+  '__lookupGetter__',
+  '__lookupSetter__',
+  'constructor',
+  'hasOwnProperty',
+  'isPrototypeOf',
+  'propertyIsEnumerable',
+  'toLocaleString',
+  'toString',
+  'valueOf',
+];
 const maxDepth = 5;
 const maxFields = 200;
 
 /**
- * Checks a schema definition and names each bad field by its path: names unique, non-empty and
- * plain; types from the documented set; `items` only on arrays, `fields` only on objects (or arrays
- * of objects). Empty when the definition is good.
+ * Checks a schema definition and names each bad field by its path: each an object; names unique,
+ * non-empty, plain and not one of reservedFieldNames; types from the documented set; `items` only on
+ * arrays, `fields` only on objects (or arrays of objects). Empty when the definition is good. Nested
+ * fields arrive unchecked by the request's schema, so any JSON value is taken here without throwing.
  */
 export function checkDefinition(definition: SchemaDefinition): DefinitionProblem[] {
   const problems: DefinitionProblem[] = [];
   let count = 0;
-  const visit = (fields: readonly FieldDefinition[], path: string, depth: number) => {
+  const visit = (fields: readonly unknown[], path: string, depth: number) => {
     if (depth > maxDepth) {
       problems.push({ field: path || 'fields', message: `nests deeper than ${maxDepth} levels` });
       return;
     }
     const seen = new Set<string>();
-    fields.forEach((field, index) => {
+    fields.forEach((entry, index) => {
       count += 1;
       const where = `${path}fields[${index}]`;
+      if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
+        problems.push({ field: where, message: 'must be an object { name, type, … }' });
+        return;
+      }
+      const field = entry as FieldDefinition;
       const name = typeof field.name === 'string' ? field.name : '';
       const label = name ? `${path}${name}` : where;
       if (!name) problems.push({ field: where, message: 'has no name' });
@@ -54,8 +78,14 @@ export function checkDefinition(definition: SchemaDefinition): DefinitionProblem
           field: label,
           message: 'name must start with a letter or _ and hold letters, digits, _ or - (at most 64)',
         });
+      else if (reservedFieldNames.includes(name))
+        problems.push({ field: label, message: `is a reserved name (${reservedFieldNames.join(', ')})` });
       else if (seen.has(name)) problems.push({ field: label, message: 'is named twice' });
       seen.add(name);
+      if (field.required !== undefined && typeof field.required !== 'boolean')
+        problems.push({ field: label, message: 'required must be true or false' });
+      if (field.description !== undefined && (typeof field.description !== 'string' || field.description.length > 500))
+        problems.push({ field: label, message: 'description must be a text of at most 500 characters' });
       if (!(fieldTypes as readonly string[]).includes(field.type)) {
         problems.push({ field: label, message: `type must be one of ${fieldTypes.join(', ')}` });
         return;

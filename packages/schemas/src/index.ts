@@ -4,7 +4,13 @@ export {
   type FieldDefinition,
   type FieldType,
   fieldTypes,
+  reservedFieldNames,
   type SchemaDefinition,
 } from './field-definition.ts';
-export { compileMetadataSchema, type MetadataError, type MetadataValidator } from './metadata-validator.ts';
+export {
+  compileMetadataSchema,
+  type MetadataError,
+  type MetadataValidator,
+  UnusableDefinitionError,
+} from './metadata-validator.ts';
 export { type SchemaTemplate, schemaTemplates } from './templates.ts';

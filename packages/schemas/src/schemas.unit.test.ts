@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkDefinition } from './field-definition.ts';
+import { checkDefinition, type FieldDefinition, reservedFieldNames } from './field-definition.ts';
 import { compileMetadataSchema } from './metadata-validator.ts';
 import { schemaTemplates } from './templates.ts';
 
@@ -38,6 +38,53 @@ describe('checkDefinition', () => {
       }).map((problem) => problem.field),
     ).toEqual(['fields[0]', 'dup', 'kind', 'tags', 'title', 'box.size', '9lives']);
     expect(checkDefinition({ fields: [] })).toEqual([{ field: 'fields', message: 'needs at least one field' }]);
+  });
+
+  // Nested fields reach the check as any JSON: `[null]` threw a TypeError here (a 500 on POST /schemas).
+  it('names a nested entry that is not an object by its path, without throwing', () => {
+    const nested = (entries: unknown[]) =>
+      checkDefinition({ fields: [{ name: 'a', type: 'object', fields: entries as FieldDefinition[] }] });
+    for (const entry of [null, 'b', 1, true, [], [{ name: 'b', type: 'string' }]]) {
+      expect(nested([entry]), JSON.stringify(entry)).toEqual([
+        { field: 'a.fields[0]', message: 'must be an object { name, type, … }' },
+      ]);
+    }
+    expect(
+      checkDefinition({
+        fields: [
+          { name: 'box', type: 'array', items: 'object', fields: [{ name: 'lid', type: 'object', fields: [null] as never }] },
+        ],
+      }),
+    ).toEqual([{ field: 'box.lid.fields[0]', message: 'must be an object { name, type, … }' }]);
+    expect(nested([{ name: 'b', type: 'string', required: 'yes', description: 7 }]).map((problem) => problem.message)).toEqual([
+      'required must be true or false',
+      'description must be a text of at most 500 characters',
+    ]);
+  });
+
+  // `__proto__` was stored, then made every check of the schema a 500; `constructor` and `toString`
+  // were read from the prototype of any data.
+  it('refuses the names of Object.prototype at any depth', () => {
+    for (const name of reservedFieldNames) {
+      expect(checkDefinition({ fields: [{ name, type: 'string' }] }), name).toEqual([
+        { field: name, message: expect.stringContaining('is a reserved name') },
+      ]);
+      expect(
+        checkDefinition({ fields: [{ name: 'box', type: 'object', fields: [{ name, type: 'string' }] }] }).map(
+          (problem) => problem.field,
+        ),
+      ).toEqual([`box.${name}`]);
+    }
+    expect(reservedFieldNames).toEqual(expect.arrayContaining(['__proto__', 'constructor', 'toString', 'valueOf']));
+    expect([...reservedFieldNames].sort()).toEqual(Object.getOwnPropertyNames(Object.prototype).sort());
+    expect(
+      checkDefinition({
+        fields: [
+          { name: 'prototype', type: 'string' },
+          { name: '_constructor', type: 'string' },
+        ],
+      }),
+    ).toEqual([]);
   });
 });
 

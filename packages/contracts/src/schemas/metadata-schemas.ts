@@ -1,14 +1,23 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Pagination } from './common.ts';
 
-/** A field of a metadata schema; nested `fields` are checked by the service (paths in errors). */
+/**
+ * A field of a metadata schema. Nested `fields` are checked by the service, which names each bad one
+ * by its path (`fields.box.fields[0]`): an entry that is not an object, or a name of Object.prototype
+ * (`__proto__`, `constructor`, `toString`, …), is a VALIDATION_ERROR there.
+ */
 export const SchemaField = Type.Object(
   {
     name: Type.String({ maxLength: 64 }),
     type: Type.String({ description: 'string, number, integer, boolean, date, array or object' }),
     required: Type.Optional(Type.Boolean()),
     items: Type.Optional(Type.String({ description: 'arrays only: the element type' })),
-    fields: Type.Optional(Type.Array(Type.Unknown(), { description: 'objects (and arrays of objects): their fields' })),
+    fields: Type.Optional(
+      Type.Array(Type.Unknown(), {
+        maxItems: 200,
+        description: 'objects (and arrays of objects): their fields',
+      }),
+    ),
     description: Type.Optional(Type.String({ maxLength: 500 })),
   },
   { additionalProperties: false },

@@ -13,7 +13,13 @@ import {
 import { randomHex } from '@hallmark/crypto';
 import type { EventStore } from '@hallmark/event-store';
 import { accountStream } from '@hallmark/provenance';
-import { compileMetadataSchema, type FieldDefinition, type MetadataValidator, schemaTemplates } from '@hallmark/schemas';
+import {
+  compileMetadataSchema,
+  type FieldDefinition,
+  type MetadataValidator,
+  schemaTemplates,
+  UnusableDefinitionError,
+} from '@hallmark/schemas';
 import type { SqlDatabase } from '@hallmark/sql';
 import { decide, isDomainError, type SchemaCommand, type SchemaContent } from '../domain/metadata-schema.ts';
 import {
@@ -49,8 +55,36 @@ const templates = new Map(
 
 const notFound = (id: string) => new HallmarkError('NOT_FOUND', `There is no schema ${id}.`, { id });
 
-/** Validators are compiled once per schema version and kept (a version never changes). */
+/**
+ * Compiled validators kept, the least recently used dropped first: about 25 KB each at 200 fields, so
+ * at most some 25 MB. (Clearing them all at 10,000 bounded nothing while Ajv kept every compile.)
+ */
+const maxCompiledValidators = 1_000;
+
+/**
+ * A stored version that no validator can be made of: one saved before its definition was checked as
+ * it is now (a field named `__proto__` made every check of it a 500). The owner fixes it with PATCH.
+ */
+const unusableSchema = (schema: StoredSchema, error: UnusableDefinitionError) =>
+  new HallmarkError(
+    'CONFLICT',
+    `Schema ${schema.id} version ${schema.version} cannot check data: its definition is not valid any more ` +
+      `(${error.problems.map((problem) => `${problem.field} ${problem.message}`).join('; ')}). ` +
+      `Send PATCH /schemas/${schema.id} with good fields.`,
+    {
+      id: schema.id,
+      version: schema.version,
+      fields: error.problems.map((problem) => ({
+        field: `fields.${problem.field}`.replace('fields.fields', 'fields'),
+        message: problem.message,
+      })),
+    },
+    { cause: error },
+  );
+
+/** Validators are compiled once per schema version and kept while used (a version never changes). */
 export function createSchemaCatalog(deps: SchemaDeps) {
+  /** By `id@version`, in order of last use (a Map keeps insertion order: the first is the least recent). */
   const compiled = new Map<string, MetadataValidator>();
   // A version never changes, so it is kept; "the current version" is kept 5 s, and dropped here
   // at once on update or delete (another replica may answer the previous version for up to 5 s,
@@ -114,14 +148,21 @@ export function createSchemaCatalog(deps: SchemaDeps) {
     return { schema, template: false };
   };
 
+  /** The version's validator; CONFLICT for a stored version no validator can be made of. */
   const validatorOf = (schema: StoredSchema): MetadataValidator => {
     const key = `${schema.id}@${schema.version}`;
     let validator = compiled.get(key);
     if (!validator) {
-      validator = compileMetadataSchema(schema);
-      if (compiled.size > 10_000) compiled.clear();
-      compiled.set(key, validator);
+      try {
+        validator = compileMetadataSchema(schema);
+      } catch (error) {
+        throw error instanceof UnusableDefinitionError ? unusableSchema(schema, error) : error;
+      }
+      const leastRecent = compiled.size >= maxCompiledValidators ? compiled.keys().next().value : undefined;
+      if (leastRecent !== undefined) compiled.delete(leastRecent);
     }
+    compiled.delete(key); // set again, last: the most recently used
+    compiled.set(key, validator);
     return validator;
   };
 
@@ -223,12 +264,15 @@ export function createSchemaCatalog(deps: SchemaDeps) {
     async validateForGeneration(owner: Principal, schemaId: string, version: number | undefined, metadata: unknown) {
       const found = await read(owner, schemaId, version).catch(() => undefined);
       if (!found) return { missing: true as const };
-      return {
-        missing: false as const,
-        schemaId: found.schema.id,
-        version: found.schema.version,
-        ...validatorOf(found.schema).validate(metadata),
-      };
+      let outcome: ReturnType<MetadataValidator['validate']>;
+      try {
+        outcome = validatorOf(found.schema).validate(metadata);
+      } catch (error) {
+        // This item's metadata cannot be checked: it is refused (VALIDATION_ERROR), the batch's others are not.
+        if (!(error instanceof HallmarkError)) throw error;
+        outcome = { isValid: false, errors: [{ field: '(schema)', message: error.message }] };
+      }
+      return { missing: false as const, schemaId: found.schema.id, version: found.schema.version, ...outcome };
     },
   };
 }

@@ -2,7 +2,7 @@ import { yymmddToIsoDate } from '@hallmark/codes';
 import {
   type CodeList,
   type CodeListItem,
-  decodeCursor,
+  decodeInstantCursor,
   encodeCursor,
   HallmarkError,
   type ListCodesQuery,
@@ -55,7 +55,7 @@ export async function listOwnCodes(db: SqlExecutor, owner: Principal, query: Lis
   if (query.serial) add('serial', query.serial);
   if (query.batch) add('batch', query.batch);
   if (query.cursor) {
-    const [at, assetId] = decodeCursor(query.cursor, [/^[0-9 :.+-]{10,40}$/, /^code_[0-9a-zA-Z_-]{1,80}$/]);
+    const [at, assetId] = decodeInstantCursor(query.cursor, /^code_[0-9a-zA-Z_-]{1,80}$/);
     params.push(at, assetId);
     where.push(`(created_at, asset_id) < ($${params.length - 1}::timestamptz, $${params.length})`);
   }

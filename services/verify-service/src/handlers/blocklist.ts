@@ -7,7 +7,7 @@ import {
   type BlockView,
   broadcasts,
   type CreateBlockBody,
-  decodeCursor,
+  decodeInstantCursor,
   type Environment,
   encodeCursor,
   HallmarkError,
@@ -302,7 +302,7 @@ export async function listBlocks(db: SqlDatabase, owner: Principal, query: ListB
   }
   if (query.status) filter += query.status === 'active' ? ' AND removed_at IS NULL' : ' AND removed_at IS NOT NULL';
   if (query.cursor) {
-    const [at, id] = decodeCursor(query.cursor, [/^[0-9 :.+-]{10,40}$/, /^blk_[0-9a-f]{1,40}$/]);
+    const [at, id] = decodeInstantCursor(query.cursor, /^blk_[0-9a-f]{1,40}$/);
     params.push(at, id);
     filter += ` AND (created_at, block_id) < ($${params.length - 1}::timestamptz, $${params.length})`;
   }

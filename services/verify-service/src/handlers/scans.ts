@@ -1,6 +1,6 @@
 import { distanceKm } from '@hallmark/codes';
 import {
-  decodeCursor,
+  decodeInstantCursor,
   encodeCursor,
   HallmarkError,
   type ListScansQuery,
@@ -15,6 +15,7 @@ import {
   type ScanView,
   type TopCodes,
   type TopCodesQuery,
+  uuidPattern,
   type Verdict,
 } from '@hallmark/contracts';
 import type { SqlDatabase } from '@hallmark/sql';
@@ -86,10 +87,19 @@ const invalid = (message: string, details: Record<string, unknown>) => new Hallm
 
 const isoDateTime = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/i;
 
+// The instants PostgreSQL's dates take: from year 1 (JavaScript takes year 0, PostgreSQL refuses it
+// as 22008, and a `from` of 0000-01-01 was a 500) to the start of 9999-12-31, so that a range rounded
+// up to whole days still ends within year 9999 (a day of year 10000 is no YYYY-MM-DD).
+const firstInstantMs = Date.parse('0001-01-01T00:00:00Z');
+const lastInstantMs = Date.parse('9999-12-31T00:00:00Z');
+const withinYears = (ms: number) => ms >= firstInstantMs && ms <= lastInstantMs;
+
 function instant(name: string, value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
   const date = new Date(value);
   if (!isoDateTime.test(value) || Number.isNaN(date.getTime())) throw invalid(`${name} is not a date-time.`, { [name]: value });
+  if (!withinYears(date.getTime()))
+    throw invalid(`${name} must be from 0001-01-01 up to 9999-12-31T00:00:00Z.`, { [name]: value });
   return date;
 }
 
@@ -138,7 +148,7 @@ export async function listScans(db: SqlDatabase, owner: Principal, query: ListSc
   const from = instant('from', query.from);
   const to = instant('to', query.to);
   if (from && to && from >= to) throw invalid('from must be before to.', { from: query.from, to: query.to });
-  const cursor = query.cursor ? decodeCursor(query.cursor, [/^[0-9 :.+-]{10,40}$/, /^[0-9a-f-]{36}$/]) : undefined;
+  const cursor = query.cursor ? decodeInstantCursor(query.cursor, uuidPattern) : undefined;
   /** The account, environment, time range and cursor: what every query of a page shares. */
   const pageClauses = () => {
     const c = clauses(owner);
@@ -221,6 +231,9 @@ function rangeOf(query: { from?: string; to?: string }, unitMs: number, defaultM
   const to = ceil((instant('to', query.to) ?? now).getTime());
   const from = floor(instant('from', query.from)?.getTime() ?? to - defaultMs);
   if (from >= to) throw invalid('from must be before to.', { from: query.from, to: query.to });
+  // A default `from` (before an early `to`) or a `to` rounded up may leave the years the database takes.
+  if (!withinYears(from) || !withinYears(to))
+    throw invalid('The range must lie from 0001-01-01 up to 9999-12-31T00:00:00Z.', { from: query.from, to: query.to });
   if (to - from > maxMs) {
     throw invalid(`The range is longer than ${maxMs / dayMs} days.`, { from: query.from, to: query.to, maxDays: maxMs / dayMs });
   }
