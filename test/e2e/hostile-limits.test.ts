@@ -262,9 +262,12 @@ describe.each([
 
     it('refuses a batch of an account with nothing left before reading its body, and spends nothing', async () => {
       const tenant = await newTenant('free');
-      await api('POST', `/accounts/${tenant.accountId}/gtins`, { key: operator, body: { gtin } });
+      // A GTIN of its own (another test's tenant owns `gtin`): its items are accepted, so its quota stays spent.
+      const ownGtin = '09506000134390';
+      const granted = await api('POST', `/accounts/${tenant.accountId}/gtins`, { key: operator, body: { gtin: ownGtin } });
+      expect(granted.status, JSON.stringify(granted.body)).toBe(201);
       const batch = (prefix: string, size: number) => ({
-        items: Array.from({ length: size }, (_, i) => ({ gtin, serialNumber: `${prefix}-${i}` })),
+        items: Array.from({ length: size }, (_, i) => ({ gtin: ownGtin, serialNumber: `${prefix}-${i}` })),
       });
       await within('2032-01-09T08:00:00Z', dayMs, 30_000, async (from) => {
         const all = await api('POST', '/code/generate/batch', { key: tenant.key, body: batch('A', 100), from });
