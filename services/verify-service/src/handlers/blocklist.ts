@@ -1,7 +1,6 @@
 import { findGtinSigner } from '@hallmark/accounts';
 import type { Bus } from '@hallmark/bus';
 import {
-  type BlockedCode,
   type BlockKind,
   type BlockList,
   type BlockView,
@@ -29,14 +28,14 @@ export interface BlocklistDeps {
   db: SqlDatabase;
   eventStore: EventStore;
   bus: Bus;
-  /** The local copy, reloaded at once after a change here (other replicas follow the broadcast). */
-  reload: () => Promise<void>;
+  /** Reads the owner's blocks into the local copy again, at once after a change here (other replicas follow the broadcast). */
+  reload: (owner: Principal) => Promise<void>;
   clock: () => Date;
   /** HALLMARK_MAX_ACTIVE_BLOCKS: blocks an account may have active per environment. */
   maxActiveBlocks: number;
 }
 
-interface BlockRow {
+export interface BlockRow {
   block_id: string;
   account_id: string;
   environment: Environment;
@@ -112,7 +111,7 @@ async function requireOwned(db: SqlDatabase, owner: Principal, gtin: string): Pr
   }
 }
 
-const columns = 'block_id, account_id, environment, gtin, serial_from, serial_to, kind, reason, created_at, removed_at';
+export const columns = 'block_id, account_id, environment, gtin, serial_from, serial_to, kind, reason, created_at, removed_at';
 
 function tooManyActiveBlocks(limit: number): HallmarkError {
   return new HallmarkError(
@@ -227,7 +226,7 @@ export async function createBlocks(
 }
 
 async function changed(deps: BlocklistDeps, principal: Principal): Promise<void> {
-  await deps.reload();
+  await deps.reload(principal);
   await deps.bus.broadcast(broadcasts.blocklistChanged, { accountId: principal.accountId, environment: principal.environment });
 }
 
@@ -324,72 +323,3 @@ export async function listBlocks(db: SqlDatabase, owner: Principal, query: ListB
     },
   };
 }
-
-interface ListedBlock {
-  accountId: string;
-  from: string;
-  to: string;
-  view: BlockedCode;
-}
-
-/**
- * The active blocks of every account, in memory by environment and GTIN: verification looks a code
- * up without a query. The whole set is read again when a block changes (here at once, on other
- * replicas on the `codes.blocklist-changed` broadcast) and on CodeBlocks' periodic refresh.
- */
-export function createBlocklistCache(db: SqlDatabase) {
-  let byGtin = new Map<string, ListedBlock[]>();
-  let loading: Promise<void> | undefined;
-  let again = false;
-  const load = async () => {
-    const rows = await db.query<BlockRow>(`SELECT ${columns} FROM code_blocklist WHERE removed_at IS NULL`);
-    const next = new Map<string, ListedBlock[]>();
-    for (const row of rows) {
-      const key = `${row.environment}\n${row.gtin}`;
-      const list = next.get(key) ?? [];
-      list.push({
-        accountId: row.account_id,
-        from: row.serial_from,
-        to: row.serial_to,
-        view: { blockId: row.block_id, kind: row.kind, reason: row.reason, blockedAt: iso(row.created_at) },
-      });
-      next.set(key, list);
-    }
-    // A counterfeit block wins over a withdrawal of the same code.
-    for (const list of next.values())
-      list.sort((a, b) => (a.view.kind === b.view.kind ? 0 : a.view.kind === 'counterfeit' ? -1 : 1));
-    byGtin = next;
-  };
-  return {
-    /** Reads the set again; calls made while a read runs share one more read after it. */
-    async reload(): Promise<void> {
-      if (loading) {
-        again = true;
-        return loading;
-      }
-      loading = (async () => {
-        try {
-          do {
-            again = false;
-            await load();
-          } while (again);
-        } finally {
-          loading = undefined;
-        }
-      })();
-      return loading;
-    },
-    /** The owner's active block of the code, if any. Synchronous: this is on every verification. */
-    find(environment: Environment, gtin: string, serial: string, ownerAccountId: string): BlockedCode | undefined {
-      if (byGtin.size === 0) return undefined;
-      const list = byGtin.get(`${environment}\n${gtin}`);
-      if (!list) return undefined;
-      for (const block of list) {
-        if (block.accountId !== ownerAccountId || serial.length !== block.from.length) continue;
-        if (serial >= block.from && serial <= block.to) return block.view;
-      }
-      return undefined;
-    },
-  };
-}
-export type BlocklistCache = ReturnType<typeof createBlocklistCache>;

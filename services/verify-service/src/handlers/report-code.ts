@@ -24,7 +24,7 @@ import { accountStream, appendToAssetHistory } from '@hallmark/provenance';
 import type { Logger } from '@hallmark/runtime';
 import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
 import type { CodeDirectory } from '../code-directory.ts';
-import { createBlocklistCache } from './blocklist.ts';
+import { createBlocklistCache } from './blocklist-cache.ts';
 import { readLink } from './read-link.ts';
 
 // Reports (issue #16): anyone may report a code, but only the code's owner decides. A report is
@@ -402,6 +402,13 @@ interface BlockedCode {
 const blockKey = (environment: string, gtin: string, serial: string, ownerAccountId: string) =>
   `${environment}\n${gtin}\n${serial}\n${ownerAccountId}`;
 
+/** The owner a `codes.blocklist-changed` broadcast names, if it names one as blocklist.ts sends it. */
+function ownerOfBroadcast(payload: unknown): Principal | undefined {
+  const { accountId, environment } = (payload ?? {}) as { accountId?: unknown; environment?: unknown };
+  if (typeof accountId !== 'string' || (environment !== 'live' && environment !== 'test')) return undefined;
+  return { accountId, environment };
+}
+
 /**
  * The codes their owners blocked, held in memory by every verify-service replica so verification
  * looks them up without a round trip: read whole from the confirmed reports (the record) at start,
@@ -508,8 +515,11 @@ export function createCodeBlocks(db: SqlDatabase, options: { refreshMs?: number;
         if (typeof reportId === 'string') lifted(reportId);
         load().catch((error: unknown) => options.log?.warn({ err: error }, 'could not read the blocked codes again'));
       });
-      const listedSubscription = await bus.onBroadcast(broadcasts.blocklistChanged, () => {
-        listed.reload().catch((error: unknown) => options.log?.warn({ err: error }, 'could not reload the blocklist'));
+      const listedSubscription = await bus.onBroadcast(broadcasts.blocklistChanged, (payload) => {
+        // The owner whose blocks changed (every owner's for a payload that names none).
+        listed
+          .reload(ownerOfBroadcast(payload))
+          .catch((error: unknown) => options.log?.warn({ err: error }, 'could not reload the blocklist'));
       });
       timer = setInterval(() => {
         Promise.all([load(), listed.reload()]).catch((error: unknown) =>
