@@ -200,7 +200,7 @@ export function createRateLimiter(options: {
       return {
         allowed: false,
         reported: refusal.reported,
-        retryAfterSeconds: Math.max(1, Math.ceil((refusal.reported.resetAtMs - nowMs) / 1000)),
+        retryAfterSeconds: refusal.partial ? 1 : Math.max(1, Math.ceil((refusal.reported.resetAtMs - nowMs) / 1000)),
         refusedBy: refusal.refusedBy as CounterName,
       };
     },

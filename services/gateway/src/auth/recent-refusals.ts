@@ -6,6 +6,8 @@ export interface RecentRefusal {
   refusedBy: string;
   reported: CounterState;
   untilMs: number;
+  /** A daily quota with some left (a smaller request would have passed): held only for the rest of its second. */
+  partial: boolean;
 }
 
 /** What a refusal is remembered under: the account's environment, and the counter that refused. */
@@ -30,8 +32,10 @@ const maxAccounts = 10_000;
  * is refused by these before its body is read, so an account past its limits cannot have the
  * gateway read and parse a large body for every refusal: a burst refused until its second ends,
  * the test environment's daily requests until the day ends, a daily generate or verify quota with
- * nothing left for a second at a time (a refund may give some back). A refused request spends
- * nothing, here as after the body.
+ * nothing left for a second at a time (a refund may give some back). A daily quota that refused a
+ * request larger than what it has left holds the rest of that second only, with a Retry-After of a
+ * second: else an account could keep a little quota and have every over-large batch read and
+ * parsed, at any rate, since a refused request spends nothing (nor does one refused here).
  */
 export function createRecentRefusals() {
   const byAccount = new Map<string, Map<Budget, RecentRefusal>>();
@@ -45,19 +49,23 @@ export function createRecentRefusals() {
   };
 
   return {
-    /** Notes a refusal by one of the account's counters; a daily quota only when it has nothing left. */
+    /** Notes a refusal by one of the account's counters. */
     note(owner: { accountId: string; environment: string }, refusedBy: string, reported: CounterState, nowMs: number): void {
       const budget = budgetOf[refusedBy];
       if (!budget) return;
       const daily = budget === 'generate' || budget === 'verify';
-      if (daily && reported.remaining > 0) return;
+      const partial = daily && reported.remaining > 0;
       if (byAccount.size >= maxAccounts) letGoEnded(nowMs);
       if (byAccount.size >= maxAccounts) return;
-      const untilMs = daily ? Math.min(reported.resetAtMs, nowMs + dailyRecheckMs) : reported.resetAtMs;
+      const untilMs = partial
+        ? Math.min(reported.resetAtMs, (Math.floor(nowMs / 1000) + 1) * 1000)
+        : daily
+          ? Math.min(reported.resetAtMs, nowMs + dailyRecheckMs)
+          : reported.resetAtMs;
       const account = accountOf(owner);
       let refusals = byAccount.get(account);
       if (!refusals) byAccount.set(account, (refusals = new Map()));
-      refusals.set(budget, { refusedBy, reported, untilMs });
+      refusals.set(budget, { refusedBy, reported, untilMs, partial });
     },
 
     /** A refusal that still holds for a request of this account and route, if any. */

@@ -23,12 +23,13 @@ describe('recent refusals', () => {
     expect(refusals.holding({ accountId: 'acc_2', environment: 'live' }, generate, 1_999)).toBeUndefined();
   });
 
-  it('holds a daily quota only when nothing is left, only for its own kind, and for a second at a time', () => {
+  it('holds a daily quota with nothing left for a second at a time, with some left for the rest of its second, for its own kind only', () => {
     const refusals = createRecentRefusals();
     const endOfDay = 86_400_000;
-    // 20 left: a smaller batch would pass, so nothing is held.
-    refusals.note(owner, 'generate-per-day', state(20, endOfDay), 1_000);
-    expect(refusals.holding(owner, generate, 1_001)).toBeUndefined();
+    // 20 left: a smaller batch would pass, so it is held for the rest of that second only.
+    refusals.note(owner, 'generate-per-day', state(20, endOfDay), 1_400);
+    expect(refusals.holding(owner, generate, 1_999)).toMatchObject({ refusedBy: 'generate-per-day', partial: true });
+    expect(refusals.holding(owner, generate, 2_000)).toBeUndefined();
     refusals.note(owner, 'generate-per-day', state(0, endOfDay), 1_000);
     expect(refusals.holding(owner, generate, 1_999)?.refusedBy).toBe('generate-per-day');
     expect(refusals.holding(owner, verify, 1_999)).toBeUndefined();
