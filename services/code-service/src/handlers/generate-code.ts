@@ -226,13 +226,18 @@ export async function generateCodes(
     deps.groupCommit && pending.length <= groupCommitMaxCodesPerRequest
       ? await deps.groupCommit.write(write)
       : await writeCodes(deps, [write]).then((refused) => refused[0] ?? new Set<string>());
+  // A code this write did not insert may be this request's own, stored meanwhile: an earlier attempt
+  // with the same Idempotency-Key still running when this retry began (its ids are derived from the
+  // key), or a group whose commit went through though its answer was lost. An asset id belongs to
+  // one request, so a stored row with it is the code asked for: answered, not DUPLICATE_SERIAL.
+  const storedMeanwhile =
+    taken.size > 0 ? await findOwnCodesByAssetId(deps.db, principal, [...taken]) : new Map<string, CodeRecord>();
   for (const entry of pending) {
-    if (taken.has(entry.code.assetId)) {
-      results[entry.position] = {
-        index: firstIndex + entry.position,
-        error: itemError(duplicateSerial(entry.code.gtin, entry.code.serial)),
-      };
-    }
+    if (!taken.has(entry.code.assetId)) continue;
+    const stored = storedMeanwhile.get(entry.code.assetId);
+    results[entry.position] = stored
+      ? { index: firstIndex + entry.position, code: generatedCodeOf(stored) }
+      : { index: firstIndex + entry.position, error: itemError(duplicateSerial(entry.code.gtin, entry.code.serial)) };
   }
   return filled(results);
 }

@@ -235,6 +235,43 @@ describe('code-service writes and their events, against PostgreSQL', () => {
     });
   });
 
+  it('answers a retry its own code, not DUPLICATE_SERIAL, when the first attempt with its Idempotency-Key commits while it waits', async () => {
+    // The first attempt's commit outlives the gateway's RPC timeout (a trigger holds it 1.5 s after
+    // its code rows are in), so the gateway answered 503 and released the key, and the client
+    // retried: the retry found nothing stored yet, then waited on the first's rows and inserted none.
+    const { db } = database;
+    await db.query(`CREATE OR REPLACE FUNCTION slow_write() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN PERFORM pg_sleep(1.5); RETURN NEW; END $$`);
+    await db.query(
+      `CREATE TRIGGER slow_event BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.data->>'serial' LIKE 'SLOW-%') EXECUTE FUNCTION slow_write()`,
+    );
+    try {
+      for (const [label, withDeps] of [
+        ['a batch chunk', deps],
+        ['a grouped generate', { ...deps, groupCommit: createGroupCommit(deps) }],
+      ] as const) {
+        const items = Array.from({ length: label === 'a batch chunk' ? 3 : 1 }, (_, i) => ({
+          gtin,
+          serialNumber: `SLOW-${label.length}-${i}`,
+        }));
+        const key = `scoped-idempotency-key-${label}`;
+        const first = generateCodes(withDeps, brand, items, 0, `req-slow-${label}`, key);
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        const retry = generateCodes(withDeps, brand, items, 0, `req-slow-${label}-retry`, key);
+        const [firstAnswer, retryAnswer] = await Promise.all([first, retry]);
+        expect(errorCodes(firstAnswer), label).toEqual(items.map(() => 'ok'));
+        expect(errorCodes(retryAnswer), label).toEqual(items.map(() => 'ok'));
+        // The same codes, stored once each with one event.
+        const assetIds = (results: BatchItemResult[]) => results.map((result) => ('code' in result ? result.code.assetId : ''));
+        expect(assetIds(retryAnswer)).toEqual(assetIds(firstAnswer));
+        expect(await codeRows(`SLOW-${label.length}-`)).toBe(items.length);
+        expect(await codeEvents(`SLOW-${label.length}-`)).toBe(items.length);
+      }
+    } finally {
+      await db.query('DROP TRIGGER slow_event ON events');
+    }
+  });
+
   it('stores no schema, version or deletion whose event cannot be written', async () => {
     const schemaRows = async () =>
       (
