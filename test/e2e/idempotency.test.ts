@@ -191,7 +191,9 @@ describe('Idempotency-Key, embedded', () => {
     await t?.stop();
   });
 
-  it('documents the header on exactly the operations that create something (POST answering 201, and batches)', async () => {
+  it('documents the header on exactly the operations that create something (POST answering 201, batches, a new webhook secret)', async () => {
+    // Not 201, but each makes something a lost answer would lose: a batch's codes, a rotation's new secret.
+    const creatingWithout201 = ['generateCodeBatch', 'rotateWebhookSecret'];
     const document = (await api('GET', '/openapi.json')).body;
     const marked: string[] = [];
     const creating: string[] = [];
@@ -204,7 +206,7 @@ describe('Idempotency-Key, embedded', () => {
         }
         // Keys are per API key: a keyless operation (the console's sign-in, POST /sessions) has none to keep them under.
         const keyless = Array.isArray(operation.security) && operation.security.length === 0;
-        if (method === 'post' && !keyless && (operation.responses['201'] || operation.operationId === 'generateCodeBatch')) {
+        if (method === 'post' && !keyless && (operation.responses['201'] || creatingWithout201.includes(operation.operationId))) {
           creating.push(operation.operationId);
         }
       }
