@@ -689,11 +689,13 @@ describe('every operation through the SDK, answers checked against the document'
     const jwks = await client(undefined).keys.jwks();
     expect(await verifyWebhook(delivery.body, headers, { secret: endpoint.secret })).toMatchObject({ type: 'test' });
     // v1a alone: the key set, no secret.
-    expect(await verifyWebhook(delivery.body, headers, { jwks, accountId })).toMatchObject({ type: 'test' });
-    await expect(verifyWebhook(`${delivery.body} `, headers, { secret: endpoint.secret, jwks, accountId })).rejects.toThrow(
-      /No signature/,
-    );
-    await expect(verifyWebhook(delivery.body, headers, { jwks, accountId: 'acc_someone_else' })).rejects.toThrow(/No signature/);
+    expect(await verifyWebhook(delivery.body, headers, { jwks, accountId, environment: 'live' })).toMatchObject({ type: 'test' });
+    await expect(
+      verifyWebhook(`${delivery.body} `, headers, { secret: endpoint.secret, jwks, accountId, environment: 'live' }),
+    ).rejects.toThrow(/No signature/);
+    await expect(
+      verifyWebhook(delivery.body, headers, { jwks, accountId: 'acc_someone_else', environment: 'live' }),
+    ).rejects.toThrow(/No signature/);
 
     const messages = await hallmark.webhooks.messages.list({ id: endpoint.id });
     expect(messages.messages.map((message) => message.id)).toContain(queued.id);

@@ -60,6 +60,7 @@ def verify_webhook(
     secret: str | Sequence[str] | None = None,
     jwks: Mapping[str, Any] | None = None,
     account_id: str | None = None,
+    environment: str | None = None,
     tolerance: float = DEFAULT_TOLERANCE,
     now: float | None = None,
 ) -> dict[str, Any]:
@@ -67,11 +68,12 @@ def verify_webhook(
 
     Give `secret` to check a `v1` signature (or a list of secrets while one is rotated: a signature
     under any of them will do), `jwks` (the published key set) with `account_id` (your account) to
-    check the `v1a` one, or both (then both must verify). The v1a key must be what the service signs
-    with: a signing key (`hallmark_key_type`) of `account_id` in the message's `environment`, not a
+    check the `v1a` one with `environment` (the one your endpoint is registered in), or both (then
+    both must verify). The v1a key must be what the service signs with: a signing key
+    (`hallmark_key_type`) of `account_id` in `environment`, which must also be the message's, not a
     key an account registered (its private half is outside the service) nor one of the other environment.
     Raises WebhookVerificationError; a timestamp further than `tolerance` seconds from now is refused.
-    Raises ValueError when neither `secret` nor `jwks` is given, or `jwks` without `account_id`.
+    Raises ValueError when neither `secret` nor `jwks` is given, or `jwks` without `account_id` and `environment`.
     """
     secrets = [] if secret is None else [secret] if isinstance(secret, str) else list(secret)
     if not secrets and jwks is None:
@@ -79,6 +81,9 @@ def verify_webhook(
     if jwks is not None and account_id is None:
         # Without it any tenant's key would do: every account's keys are in the one published set.
         raise ValueError("Give account_id with jwks: your account id, whose signing key must have signed the v1a signature.")
+    if jwks is not None and environment not in ("live", "test"):
+        # Else a test endpoint aimed at a live receiver would deliver test messages its test key signed.
+        raise ValueError('Give environment with jwks: "live" or "test", the environment your endpoint is registered in.')
     raw = body.encode("utf-8") if isinstance(body, str) else bytes(body)
     message_id = _header(headers, "webhook-id")
     timestamp = _header(headers, "webhook-timestamp")
@@ -104,8 +109,10 @@ def verify_webhook(
         raise WebhookVerificationError("The body is not a JSON object.")
     if jwks is not None:
         kid = _header(headers, "webhook-key-id")
-        # compliance-service writes its endpoint's environment into every payload and signs with that environment's key.
-        environment = payload.get("environment")
+        # compliance-service writes its endpoint's environment into every payload and signs with that
+        # environment's key: both must be the environment expected.
+        if payload.get("environment") != environment:
+            raise WebhookVerificationError(f"The message is not of environment {environment}.")
         key = next(
             (
                 k
@@ -114,7 +121,6 @@ def verify_webhook(
                 and k.get("kid") == kid
                 and k.get("hallmark_account") == account_id
                 and k.get("hallmark_key_type") == "signing"
-                and isinstance(environment, str)
                 and k.get("hallmark_environment") == environment
             ),
             None,

@@ -132,8 +132,8 @@ SECRET = "whsec_" + base64.b64encode(os.urandom(32)).decode()
 NOW = 1_795_000_000
 
 
-def headers_for(signer: Key, *, secret: str | None = SECRET) -> dict[str, str]:
-    signed = f"msg_1.{NOW}.".encode() + BODY
+def headers_for(signer: Key, *, secret: str | None = SECRET, body: bytes = BODY) -> dict[str, str]:
+    signed = f"msg_1.{NOW}.".encode() + body
     signatures = []
     if secret is not None:
         mac = hmac.new(base64.b64decode(secret.removeprefix("whsec_")), signed, hashlib.sha256).digest()
@@ -159,7 +159,7 @@ WEBHOOK_JWKS = {
 
 
 def test_a_genuine_webhook_verifies_under_the_secret_and_the_signing_key() -> None:
-    payload = verify_webhook(BODY, headers_for(SERVICE), secret=SECRET, jwks=WEBHOOK_JWKS, account_id="acc_brand", now=NOW)
+    payload = verify_webhook(BODY, headers_for(SERVICE), secret=SECRET, jwks=WEBHOOK_JWKS, account_id="acc_brand", environment="live", now=NOW)
     assert payload["type"] == "test"
 
 
@@ -172,6 +172,19 @@ def test_a_key_set_without_the_account_is_refused() -> None:
 def test_a_v1a_forged_with_a_key_the_service_does_not_sign_with_is_refused(forger: Key) -> None:
     headers = headers_for(forger, secret=None)
     with pytest.raises(WebhookVerificationError, match="no signing key"):
-        verify_webhook(BODY, headers, jwks=WEBHOOK_JWKS, account_id="acc_brand", now=NOW)
+        verify_webhook(BODY, headers, jwks=WEBHOOK_JWKS, account_id="acc_brand", environment="live", now=NOW)
     with pytest.raises(WebhookVerificationError):
-        verify_webhook(BODY, headers, secret=SECRET, jwks=WEBHOOK_JWKS, account_id="acc_brand", now=NOW)
+        verify_webhook(BODY, headers, secret=SECRET, jwks=WEBHOOK_JWKS, account_id="acc_brand", environment="live", now=NOW)
+
+
+def test_a_test_message_signed_by_the_test_key_is_refused_where_live_ones_are_expected() -> None:
+    # A leaked test `*` key can aim a test endpoint at the live receiver: its messages are genuinely
+    # signed by the account's test signing key, and say so.
+    test_body = BODY.replace(b'"environment": "live"', b'"environment": "test"')
+    assert test_body != BODY
+    headers = headers_for(TEST_KEY, secret=None, body=test_body)
+    with pytest.raises(WebhookVerificationError, match="not of environment live"):
+        verify_webhook(test_body, headers, jwks=WEBHOOK_JWKS, account_id="acc_brand", environment="live", now=NOW)
+    assert verify_webhook(test_body, headers, jwks=WEBHOOK_JWKS, account_id="acc_brand", environment="test", now=NOW)["environment"] == "test"
+    with pytest.raises(ValueError, match="environment"):
+        verify_webhook(BODY, headers_for(SERVICE, secret=None), jwks=WEBHOOK_JWKS, account_id="acc_brand", now=NOW)

@@ -49,19 +49,19 @@ def test_a_delivered_message_verifies_and_a_changed_one_does_not(
     headers, body = received.get(timeout=20)
 
     jwks = dict(client.keys.jwks())
-    payload = verify_webhook(body, headers, secret=endpoint["secret"], jwks=jwks, account_id=brand.account_id)
+    payload = verify_webhook(body, headers, secret=endpoint["secret"], jwks=jwks, account_id=brand.account_id, environment="live")
     assert payload["type"] == "test" and payload["data"]["endpointId"] == endpoint_id
 
     with pytest.raises(WebhookVerificationError):
         verify_webhook(body.replace(b"test", b"tezt"), headers, secret=endpoint["secret"])
     with pytest.raises(WebhookVerificationError):
-        verify_webhook(body.replace(b"test", b"tezt"), headers, jwks=jwks, account_id=brand.account_id)
+        verify_webhook(body.replace(b"test", b"tezt"), headers, jwks=jwks, account_id=brand.account_id, environment="live")
     with pytest.raises(ValueError, match="account_id"):
         verify_webhook(body, headers, jwks=jwks)  # every tenant's keys are in the set: whose must sign?
     with pytest.raises(WebhookVerificationError):
         verify_webhook(body, headers, secret="whsec_" + "A" * 44)
     with pytest.raises(WebhookVerificationError):
-        verify_webhook(body, headers, jwks=jwks, account_id="acc_someone_else")
+        verify_webhook(body, headers, jwks=jwks, account_id="acc_someone_else", environment="live")
     with pytest.raises(WebhookVerificationError):
         verify_webhook(body, headers, secret=endpoint["secret"], now=time.time() + 600)
     # During a rotation: a signature under any of the secrets given will do, and none under none.

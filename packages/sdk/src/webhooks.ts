@@ -34,6 +34,12 @@ export interface WebhookVerificationOptions {
   jwks?: { keys: readonly WebhookPublicKey[] };
   /** Required with `jwks`: your account, whose signing key must have signed (the key's `hallmark_account`). */
   accountId?: string;
+  /**
+   * Required with `jwks`: the environment your endpoint is registered in. The message and the key
+   * must both be of it: else a test endpoint (a test key suffices to make one) aimed at your live
+   * receiver would deliver test messages that the test signing key signed correctly.
+   */
+  environment?: 'live' | 'test';
   /** How far `webhook-timestamp` may be from now, in seconds. Default 300. */
   toleranceSeconds?: number;
   /** Milliseconds since the epoch (tests). */
@@ -103,10 +109,10 @@ function environmentOf(body: string): string | undefined {
  * exactly as received (the raw text or bytes, not re-serialised JSON). With `secret`, a `v1` must
  * verify under one of the secrets; with `jwks`, the `v1a` must verify under the key
  * `webhook-key-id` names, and that key must be a signing key (`hallmark_key_type`) of `accountId`
- * in the message's `environment`, as the service signs: not a key an account registered (its
- * private half is outside the service) nor one of the other environment. With both, both must.
- * Throws `WebhookVerificationError` otherwise, when `jwks` comes without `accountId`, or when the
- * timestamp is further than the tolerance from now.
+ * in `environment`, which must also be the message's, as the service signs: not a key an account
+ * registered (its private half is outside the service) nor one of the other environment. With
+ * both, both must. Throws `WebhookVerificationError` otherwise, when `jwks` comes without
+ * `accountId` and `environment`, or when the timestamp is further than the tolerance from now.
  */
 export async function verifyWebhook(
   payload: string | Uint8Array,
@@ -121,6 +127,11 @@ export async function verifyWebhook(
     // Without it any tenant's key would do: every account's keys are in the one published set.
     throw new WebhookVerificationError(
       'verifyWebhook needs accountId with jwks: your account id, whose signing key must have signed the v1a signature.',
+    );
+  }
+  if (options.jwks && options.environment !== 'live' && options.environment !== 'test') {
+    throw new WebhookVerificationError(
+      'verifyWebhook needs environment with jwks: the environment ("live" or "test") your endpoint is registered in.',
     );
   }
   const id = header(headers, 'webhook-id');
@@ -141,7 +152,8 @@ export async function verifyWebhook(
   const body = typeof payload === 'string' ? payload : new TextDecoder().decode(payload);
   const content = encoder.encode(`${id}.${timestamp}.${body}`);
   const keyId = header(headers, 'webhook-key-id');
-  const environment = options.jwks ? environmentOf(body) : undefined;
+  // The message's environment must be the one expected; the key is then looked for in it.
+  const environment = options.jwks && environmentOf(body) === options.environment ? options.environment : undefined;
   const publicKey =
     keyId === undefined || environment === undefined
       ? undefined
@@ -174,7 +186,7 @@ export async function verifyWebhook(
     throw new WebhookVerificationError(
       publicKey
         ? `No signature matches: no v1a signature verifies under key ${keyId}; the message was changed.`
-        : `No signature matches: the key set has no signing key ${keyId ?? '(no webhook-key-id)'} of account ${options.accountId} in the message's environment (${environment ?? 'none given'}); the message was not sent by this API for this account.`,
+        : `No signature matches: the message is not of environment ${options.environment}, or the key set has no signing key ${keyId ?? '(no webhook-key-id)'} of account ${options.accountId} in it; the message was not sent by this API for this account and environment.`,
     );
   }
   return parsed(body);

@@ -64,16 +64,25 @@ describe('verifyWebhook', () => {
   });
 
   it('accepts the v1a signature under the key the key set publishes, with no secret', async () => {
-    await expect(verifyWebhook(body, headersFor({ secrets: [] }), { jwks, accountId: 'acc_1', now })).resolves.toMatchObject({
+    await expect(
+      verifyWebhook(body, headersFor({ secrets: [] }), { jwks, accountId: 'acc_1', environment: 'live', now }),
+    ).resolves.toMatchObject({
       type: 'scan.suspicious',
     });
     await expect(
-      verifyWebhook(Buffer.from(body), new Headers(headersFor({ secrets: [] })), { jwks, accountId: 'acc_1', now }),
+      verifyWebhook(Buffer.from(body), new Headers(headersFor({ secrets: [] })), {
+        jwks,
+        accountId: 'acc_1',
+        environment: 'live',
+        now,
+      }),
     ).resolves.toBeDefined();
   });
 
   it('accepts a genuine message with both the secret and the key set: both signatures verify', async () => {
-    await expect(verifyWebhook(body, headersFor(), { secret, jwks, accountId: 'acc_1', now })).resolves.toMatchObject({
+    await expect(
+      verifyWebhook(body, headersFor(), { secret, jwks, accountId: 'acc_1', environment: 'live', now }),
+    ).resolves.toMatchObject({
       type: 'scan.suspicious',
       environment: 'live',
     });
@@ -82,6 +91,37 @@ describe('verifyWebhook', () => {
   it('refuses a key set without accountId: it holds every tenant’s keys', async () => {
     await expect(verifyWebhook(body, headersFor({ secrets: [] }), { jwks, now })).rejects.toThrow(/needs accountId with jwks/);
     await expect(verifyWebhook(body, headersFor(), { secret, jwks, now })).rejects.toThrow(/needs accountId with jwks/);
+    await expect(verifyWebhook(body, headersFor({ secrets: [] }), { jwks, accountId: 'acc_1', now })).rejects.toThrow(
+      /needs environment with jwks/,
+    );
+  });
+
+  it('refuses a test message, genuinely signed by the account’s test key, where live ones are expected', async () => {
+    // A leaked test `*` key can register a test endpoint aimed at the live receiver's URL and have
+    // test messages sent there: signed correctly, by the account's test signing key.
+    const testKey = generateKeyPairSync('ed25519');
+    const keySet = {
+      keys: [
+        ...jwks.keys,
+        published(testKey.publicKey.export({ format: 'jwk' }).x as string, 'kid-test', { hallmark_environment: 'test' }),
+      ],
+    };
+    const testBody = body.replace('"environment":"live"', '"environment":"test"');
+    const signature = sign(null, Buffer.from(`msg_t.${seconds}.${testBody}`), testKey.privateKey).toString('base64');
+    const headers = {
+      'webhook-id': 'msg_t',
+      'webhook-timestamp': String(seconds),
+      'webhook-signature': `v1a,${signature}`,
+      'webhook-key-id': 'kid-test',
+    };
+    await expect(
+      verifyWebhook(testBody, headers, { jwks: keySet, accountId: 'acc_1', environment: 'live', now }),
+    ).rejects.toThrow(/not of environment live/);
+    await expect(
+      verifyWebhook(testBody, headers, { jwks: keySet, accountId: 'acc_1', environment: 'test', now }),
+    ).resolves.toMatchObject({
+      environment: 'test',
+    });
   });
 
   describe('a v1a forged with a key the service does not sign webhooks with', () => {
@@ -107,15 +147,15 @@ describe('verifyWebhook', () => {
 
     it.each(forgers)('is refused with the secret and the key set though the secret signed nothing ($kid)', async (signer) => {
       const headers = headersFor({ secrets: [], signer });
-      await expect(verifyWebhook(body, headers, { secret, jwks: keySet, accountId: 'acc_1', now })).rejects.toThrow(
-        /No signature matches/,
-      );
+      await expect(
+        verifyWebhook(body, headers, { secret, jwks: keySet, accountId: 'acc_1', environment: 'live', now }),
+      ).rejects.toThrow(/No signature matches/);
     });
 
     it.each(forgers)('is refused with the key set alone ($kid)', async (signer) => {
       const headers = headersFor({ secrets: [], signer });
-      await expect(verifyWebhook(body, headers, { jwks: keySet, accountId: 'acc_1', now })).rejects.toThrow(
-        /no signing key .* of account acc_1 in the message's environment \(live\)/,
+      await expect(verifyWebhook(body, headers, { jwks: keySet, accountId: 'acc_1', environment: 'live', now })).rejects.toThrow(
+        /no signing key .* of account acc_1 in it/,
       );
     });
   });
@@ -123,7 +163,7 @@ describe('verifyWebhook', () => {
   it('refuses a genuine v1a beside no v1 under the secret given: with both, both must verify', async () => {
     const other = `whsec_${randomBytes(32).toString('base64')}`;
     await expect(
-      verifyWebhook(body, headersFor({ secrets: [other] }), { secret, jwks, accountId: 'acc_1', now }),
+      verifyWebhook(body, headersFor({ secrets: [other] }), { secret, jwks, accountId: 'acc_1', environment: 'live', now }),
     ).rejects.toThrow(/no v1 signature/);
   });
 
@@ -136,13 +176,13 @@ describe('verifyWebhook', () => {
   it('refuses a changed body, another secret, another account’s key, a missing header', async () => {
     const headers = headersFor();
     const other = `whsec_${randomBytes(32).toString('base64')}`;
-    await expect(verifyWebhook(`${body} `, headers, { secret, jwks, accountId: 'acc_1', now })).rejects.toBeInstanceOf(
-      WebhookVerificationError,
-    );
+    await expect(
+      verifyWebhook(`${body} `, headers, { secret, jwks, accountId: 'acc_1', environment: 'live', now }),
+    ).rejects.toBeInstanceOf(WebhookVerificationError);
     await expect(verifyWebhook(body, headersFor({ ed25519: false }), { secret: other, now })).rejects.toThrow(/No signature/);
-    await expect(verifyWebhook(body, headersFor({ secrets: [] }), { jwks, accountId: 'acc_2', now })).rejects.toThrow(
-      /No signature/,
-    );
+    await expect(
+      verifyWebhook(body, headersFor({ secrets: [] }), { jwks, accountId: 'acc_2', environment: 'live', now }),
+    ).rejects.toThrow(/No signature/);
     const { 'webhook-id': _id, ...withoutId } = headers;
     await expect(verifyWebhook(body, withoutId, { secret, now })).rejects.toThrow(/Missing/);
     await expect(verifyWebhook(body, headers, {})).rejects.toThrow(/needs/);
