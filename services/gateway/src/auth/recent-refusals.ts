@@ -39,6 +39,7 @@ const maxAccounts = 10_000;
  */
 export function createRecentRefusals() {
   const byAccount = new Map<string, Map<Budget, RecentRefusal>>();
+  let lastSweepMs = Number.NEGATIVE_INFINITY;
   const accountOf = (owner: { accountId: string; environment: string }) => `${owner.accountId}:${owner.environment}`;
 
   const letGoEnded = (nowMs: number) => {
@@ -55,7 +56,11 @@ export function createRecentRefusals() {
       if (!budget) return;
       const daily = budget === 'generate' || budget === 'verify';
       const partial = daily && reported.remaining > 0;
-      if (byAccount.size >= maxAccounts) letGoEnded(nowMs);
+      // Full: let go of ended refusals, at most once a second (else a sweep of every entry on each refusal).
+      if (byAccount.size >= maxAccounts && nowMs - lastSweepMs >= 1_000) {
+        lastSweepMs = nowMs;
+        letGoEnded(nowMs);
+      }
       if (byAccount.size >= maxAccounts) return;
       const untilMs = partial
         ? Math.min(reported.resetAtMs, (Math.floor(nowMs / 1000) + 1) * 1000)
@@ -80,7 +85,10 @@ export function createRecentRefusals() {
       if (rule) budgets.push(rule.kind);
       for (const budget of budgets) {
         const refusal = refusals.get(budget);
-        if (refusal && refusal.untilMs > nowMs) return refusal;
+        if (!refusal || refusal.untilMs <= nowMs) continue;
+        // Some quota is left: a request of one unit (a single generate or verify) may fit it.
+        if (refusal.partial && rule?.per !== 'item') continue;
+        return refusal;
       }
       return undefined;
     },

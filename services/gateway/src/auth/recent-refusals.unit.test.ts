@@ -30,6 +30,8 @@ describe('recent refusals', () => {
     refusals.note(owner, 'generate-per-day', state(20, endOfDay), 1_400);
     expect(refusals.holding(owner, generate, 1_999)).toMatchObject({ refusedBy: 'generate-per-day', partial: true });
     expect(refusals.holding(owner, generate, 2_000)).toBeUndefined();
+    // A single generate (one unit, with an Idempotency-Key as the SDK sends it) may fit what is left: not held.
+    expect(refusals.holding(owner, { kind: 'generate', per: 'request' }, 1_999)).toBeUndefined();
     refusals.note(owner, 'generate-per-day', state(0, endOfDay), 1_000);
     expect(refusals.holding(owner, generate, 1_999)?.refusedBy).toBe('generate-per-day');
     expect(refusals.holding(owner, verify, 1_999)).toBeUndefined();
@@ -44,5 +46,17 @@ describe('recent refusals', () => {
     expect(refusals.holding(sandbox, undefined, 86_399_999)?.refusedBy).toBe('test-key-requests-per-day');
     refusals.note(owner, 'failed-authentications-per-address', state(0, 60_000), 1_000);
     expect(refusals.holding(owner, undefined, 1_001)).toBeUndefined();
+  });
+
+  it('keeps at most 10,000 accounts, letting ended refusals go at most once a second when full', () => {
+    const refusals = createRecentRefusals();
+    for (let i = 0; i < 10_000; i++)
+      refusals.note({ accountId: `acc_other_${i}`, environment: 'live' }, 'requests-per-second', state(0, 2_000), 1_500);
+    // Full, nothing ended: the next account is not kept.
+    refusals.note(owner, 'requests-per-second', state(0, 2_000), 1_600);
+    expect(refusals.holding(owner, undefined, 1_700)).toBeUndefined();
+    // A second on, the ended ones go and the new one is kept.
+    refusals.note(owner, 'requests-per-second', state(0, 3_000), 2_700);
+    expect(refusals.holding(owner, undefined, 2_800)?.refusedBy).toBe('requests-per-second');
   });
 });
