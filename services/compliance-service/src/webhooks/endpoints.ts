@@ -252,14 +252,15 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
            description = coalesce($4, description),
            status = CASE WHEN $5::boolean IS NULL THEN status WHEN $5 THEN 'enabled' ELSE 'disabled' END,
            disabled_reason = CASE WHEN $5::boolean IS NULL THEN disabled_reason WHEN $5 THEN NULL ELSE 'disabled' END,
-           failing_since = CASE WHEN $5::boolean THEN NULL ELSE failing_since END,
-           failure_streak = CASE WHEN $5::boolean THEN 0 ELSE failure_streak END,
-           held_until = CASE WHEN $5::boolean THEN NULL ELSE held_until END,
+           -- Enabled again, or sent elsewhere (a fixed URL): its failures so far say nothing of what comes.
+           failing_since = CASE WHEN $5::boolean OR $2::text IS DISTINCT FROM NULL AND $2 <> url THEN NULL ELSE failing_since END,
+           failure_streak = CASE WHEN $5::boolean OR $2::text IS DISTINCT FROM NULL AND $2 <> url THEN 0 ELSE failure_streak END,
+           held_until = CASE WHEN $5::boolean OR $2::text IS DISTINCT FROM NULL AND $2 <> url THEN NULL ELSE held_until END,
            updated_at = $6
          WHERE endpoint_id = $1 RETURNING *`,
         [id, body.url ?? null, body.eventTypes ?? null, body.description ?? null, enabled ?? null, deps.clock()],
       );
-      if (enabled) deps.wake();
+      if (enabled || body.url !== undefined) deps.wake();
       return viewOfEndpoint(rows[0] as EndpointRow);
     },
 

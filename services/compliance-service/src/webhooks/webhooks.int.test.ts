@@ -506,6 +506,25 @@ describe('webhook delivery on PostgreSQL', () => {
       const before = failing.received.length;
       await endpoints.test(owner, endpoint.id);
       await until('an attempt after the test', () => (failing.received.length > before ? true : undefined), 1_000);
+      // A new URL (the owner fixed it) ends the hold and the failures in a row; the same URL does not.
+      const heldOf = async () =>
+        (
+          await db.query<{ failure_streak: number; held_until: Date | null }>(
+            'SELECT failure_streak, held_until FROM webhook_endpoints WHERE endpoint_id = $1',
+            [endpoint.id],
+          )
+        )[0];
+      await until('a hold again', async () => ((await heldOf())?.held_until ? true : undefined), 2_000);
+      await endpoints.update(owner, endpoint.id, { url: failing.url });
+      expect((await heldOf())?.held_until).not.toBeNull();
+      const fixed = await receiver((_request, _n, response) => response.writeHead(204).end());
+      try {
+        await endpoints.update(owner, endpoint.id, { url: fixed.url });
+        expect(await heldOf()).toMatchObject({ failure_streak: 0, held_until: null });
+        await until('a delivery at the fixed URL', () => fixed.received[0], 2_000);
+      } finally {
+        await fixed.close();
+      }
     } finally {
       await running.stop();
       await endpoints.remove(owner, endpoint.id);
