@@ -15,6 +15,9 @@ import { Namespace } from 'kubernetes-models/v1/Namespace';
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
 import { parseAllDocuments } from 'yaml';
+import { AuctionServiceConfig } from '../services/auction-service/src/config.ts';
+import { ComplianceServiceConfig } from '../services/compliance-service/src/config.ts';
+import { VerifyServiceConfig } from '../services/verify-service/src/config.ts';
 import { createUnknownFieldsCheck, type UnknownFields } from './kubernetes-fields.ts';
 
 // Docker cannot run here, so CI checks the deployment files against the code instead:
@@ -25,8 +28,20 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const services = ['gateway', 'code-service', 'verify-service', 'auction-service', 'compliance-service'];
 const image = 'hallmark/hallmark:0.1.0';
 const knownVariables = new Set(
-  [DistributedConfig, GatewayConfig, CodeServiceConfig].flatMap((schema) => Object.keys(schema.properties)),
+  [
+    DistributedConfig,
+    GatewayConfig,
+    CodeServiceConfig,
+    VerifyServiceConfig,
+    AuctionServiceConfig,
+    ComplianceServiceConfig,
+  ].flatMap((schema) => Object.keys(schema.properties)),
 );
+/** Who holds what (secrets.example.yaml): the master key seals signing keys; the S3 keys reach the photo bucket. */
+const masterKeyServices = ['code-service', 'auction-service', 'compliance-service'];
+const s3Variables = ['HALLMARK_S3_ACCESS_KEY_ID', 'HALLMARK_S3_SECRET_ACCESS_KEY'];
+/** Secrets are created apart (secrets.example.yaml), never by `kubectl apply -k`, which would write the placeholders over real values. */
+const isExample = (file: string) => file.endsWith('.example.yaml');
 const autoscaled = ['gateway', 'verify-service'];
 /** What every process of the distributed form needs: no default, not optional. */
 const requiredNames = new Set<string>(DistributedConfig.required ?? []);
@@ -108,6 +123,12 @@ function selects(selector: Doc | undefined, labels: Record<string, string>): boo
 /** Ports the services may open connections to: DNS, NATS, PostgreSQL, Redis; HTTPS for the photo bucket. */
 const allowedEgressPorts = new Set([53, 4222, 5432, 6379]);
 const photoServices = ['gateway', 'auction-service'];
+/** Out to the internet: the photo bucket (HTTPS) and tenants' webhook endpoints (HTTPS or HTTP). */
+const internetPorts: Record<string, number[]> = {
+  gateway: [443],
+  'auction-service': [443],
+  'compliance-service': [443, 80],
+};
 
 function documentsOf(file: string): Doc[] {
   // merge: Compose files share settings through YAML merge keys (<<).
@@ -146,8 +167,15 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
   const kustomization = documentsOf(join(k8sFolder, 'kustomization.yaml'))[0] ?? {};
   const listed = new Set<string>(kustomization.resources ?? []);
   for (const file of readdirSync(k8sFolder).filter((name) => name.endsWith('.yaml') && name !== 'kustomization.yaml')) {
-    if (!listed.has(file)) problems.push(`infra/k8s/${file} is not listed in kustomization.yaml`);
-    for (const doc of documentsOf(join(k8sFolder, file))) docs.push({ ...doc, file });
+    const documents = documentsOf(join(k8sFolder, file));
+    if (isExample(file)) {
+      if (listed.has(file)) problems.push(`kustomization.yaml lists ${file}: an example is not applied`);
+    } else if (!listed.has(file)) problems.push(`infra/k8s/${file} is not listed in kustomization.yaml`);
+    if (!isExample(file) && documents.some((doc) => doc.kind === 'Secret'))
+      problems.push(
+        `infra/k8s/${file} holds a Secret: \`kubectl apply -k\` would write its values over the real ones (put it in secrets.example.yaml)`,
+      );
+    for (const doc of documents) docs.push({ ...doc, file });
   }
   for (const file of listed) if (!existsSync(join(k8sFolder, file))) problems.push(`kustomization.yaml lists missing ${file}`);
   for (const doc of docs) {
@@ -157,7 +185,22 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
     for (const problem of schemaProblems(manifest)) problems.push(`${where}: ${problem}`);
   }
   const configMap = docs.find((doc) => doc.kind === 'ConfigMap')?.data ?? {};
-  const secret = docs.find((doc) => doc.kind === 'Secret')?.stringData ?? {};
+  // Every Secret's settings (the database roles' Secret is keyed by service, not by setting).
+  const settingSecrets = docs.filter((doc) => doc.kind === 'Secret' && doc.metadata?.name !== 'hallmark-database-roles');
+  const secret: Doc = Object.assign({}, ...settingSecrets.map((doc) => doc.stringData ?? {}));
+  /** The settings a container receives: its envFrom ConfigMaps' and Secrets' keys, and its env. */
+  const settingsOf = (container: Doc | undefined): Set<string> => {
+    const names = new Set<string>();
+    for (const source of container?.envFrom ?? []) {
+      const ref = source.configMapRef ?? source.secretRef;
+      const kind = source.configMapRef ? 'ConfigMap' : 'Secret';
+      const doc = docs.find((candidate) => candidate.kind === kind && candidate.metadata?.name === ref?.name);
+      if (!doc) problems.push(`infra/k8s: ${kind} ${ref?.name} is referenced but defined nowhere`);
+      for (const name of Object.keys(doc?.data ?? doc?.stringData ?? {})) names.add(name);
+    }
+    for (const variable of container?.env ?? []) names.add(variable.name);
+    return names;
+  };
   for (const name of [...Object.keys(configMap), ...Object.keys(secret)]) {
     if (!knownVariables.has(name)) problems.push(`infra/k8s: ${name} is not a setting the code reads`);
   }
@@ -196,6 +239,23 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
     for (const variable of container?.env ?? []) {
       if (!knownVariables.has(variable.name)) problems.push(`${where}: env ${variable.name} is not a setting the code reads`);
     }
+    const settings = settingsOf(container);
+    for (const required of requiredVariables) {
+      if (!settings.has(required)) problems.push(`${where}: ${required} does not reach its pods`);
+    }
+    const needsMasterKey = masterKeyServices.includes(service);
+    if (settings.has('HALLMARK_MASTER_KEY') !== needsMasterKey)
+      problems.push(
+        needsMasterKey
+          ? `${where}: HALLMARK_MASTER_KEY does not reach its pods`
+          : `${where}: HALLMARK_MASTER_KEY reaches its pods; only ${masterKeyServices.join(', ')} may hold it`,
+      );
+    for (const name of s3Variables) {
+      if (settings.has(name) && !photoServices.includes(service))
+        problems.push(`${where}: ${name} reaches its pods; only ${photoServices.join(', ')} use the photo bucket`);
+    }
+    if (autoscaled.includes(service) && deployment.spec?.replicas !== undefined)
+      problems.push(`${where}: sets replicas, which every apply would reset under its HorizontalPodAutoscaler`);
     const portNames = new Set((container?.ports ?? []).map((port: Doc) => port.name));
     if (!portNames.has(container?.readinessProbe?.httpGet?.port))
       problems.push(`${where}: the readiness probe's port is not declared`);
@@ -207,7 +267,7 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
     // Each service on its own PostgreSQL role (infra/postgres/roles.sql), never the owner's URL.
     const databaseUrl = (container?.env ?? []).find((variable: Doc) => variable.name === 'HALLMARK_DATABASE_URL');
     const roleRef = databaseUrl?.valueFrom?.secretKeyRef;
-    if (!roleRef || roleRef.name === 'hallmark-secrets' || roleRef.key !== service)
+    if (roleRef?.name !== 'hallmark-database-roles' || roleRef.key !== service)
       problems.push(
         `${where}: HALLMARK_DATABASE_URL must come from its own role's entry (secretKeyRef key ${service}), not the owner's URL`,
       );
@@ -234,6 +294,10 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
     checkCommand('Job/hallmark-migrate', container?.workingDir, container?.command, problems);
     if (container?.command?.at(-1) !== 'migrate') problems.push('Job/hallmark-migrate: must run hallmark migrate');
     if (container?.image !== image) problems.push(`Job/hallmark-migrate: image should be ${image}`);
+    // The owner's URL and nothing else: the Job holds no key, secret or other credential.
+    const jobSettings = [...settingsOf(container)];
+    if (jobSettings.join() !== 'HALLMARK_DATABASE_URL')
+      problems.push(`Job/hallmark-migrate: should receive HALLMARK_DATABASE_URL only, not ${jobSettings.join(', ')}`);
   }
   for (const target of autoscaled) {
     const hpa = docs.find((doc) => doc.kind === 'HorizontalPodAutoscaler' && doc.spec?.scaleTargetRef?.name === target);
@@ -267,6 +331,16 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
     for (const required of requiredVariables) {
       if (!(required in (entry.environment ?? {}))) problems.push(`${where}: ${required} is not set`);
     }
+    if ('HALLMARK_MASTER_KEY' in (entry.environment ?? {}) !== masterKeyServices.includes(service))
+      problems.push(
+        masterKeyServices.includes(service)
+          ? `${where}: HALLMARK_MASTER_KEY is not set`
+          : `${where}: HALLMARK_MASTER_KEY is set; only ${masterKeyServices.join(', ')} may hold it`,
+      );
+    if (entry.stop_grace_period === undefined)
+      problems.push(
+        `${where}: needs a stop_grace_period longer than HALLMARK_SHUTDOWN_TIMEOUT_MS (Docker's 10 s default cuts the drain)`,
+      );
     for (const name of ['HALLMARK_NATS_URL', 'HALLMARK_REDIS_URL']) {
       if (name in (entry.environment ?? {}) && !carriesCredentials(entry.environment[name]))
         problems.push(`${where}: ${name} carries no credentials (NATS and Redis run with authorization)`);
@@ -305,7 +379,8 @@ function checkPodSecurity(where: string, pod: Doc, problems: string[]): void {
 
 /**
  * NetworkPolicies: everything denied by default, DNS allowed, traffic in only to the gateway, and
- * out only to DNS, NATS, PostgreSQL and Redis (plus HTTPS for the photo bucket from the gateway and auction-service).
+ * out only to DNS, NATS, PostgreSQL and Redis (plus HTTPS for the photo bucket from the gateway and
+ * auction-service, and HTTPS or HTTP for tenants' webhook endpoints from compliance-service).
  */
 function checkNetworkPolicies(
   where: string,
@@ -326,7 +401,7 @@ function checkNetworkPolicies(
   const egress: Doc[] = policies.flatMap((policy) => policy.spec?.egress ?? []);
   if (!egress.some((rule) => (rule.ports ?? []).some((port: Doc) => port.port === 53 && (port.protocol ?? 'TCP') === 'UDP')))
     problems.push(`${where}: no NetworkPolicy lets its pods reach DNS (UDP 53)`);
-  const allowed = new Set([...allowedEgressPorts, ...(photoServices.includes(service) ? [443] : [])]);
+  const allowed = new Set([...allowedEgressPorts, ...(internetPorts[service] ?? [])]);
   for (const rule of egress) {
     const ports = (rule.ports ?? []) as Doc[];
     if (ports.length === 0 || ports.some((port) => !allowed.has(port.port)))

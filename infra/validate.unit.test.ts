@@ -51,15 +51,17 @@ describe('deployment files', () => {
     const folder = mkdtempSync(join(tmpdir(), 'k8s-'));
     cpSync(join(root, 'infra/k8s'), folder, { recursive: true });
     const config = readFileSync(join(folder, 'config.yaml'), 'utf8');
+    const secrets = readFileSync(join(folder, 'secrets.example.yaml'), 'utf8');
     // The bus secret moved into the ConfigMap, and the NATS URL without its credentials.
-    const secretLine = config.match(/^ {2}HALLMARK_BUS_SECRET: .*$/m)?.[0] ?? '';
+    const secretLine = secrets.match(/^ {2}HALLMARK_BUS_SECRET: .*$/m)?.[0] ?? '';
     expect(secretLine).not.toBe('');
     writeFileSync(
       join(folder, 'config.yaml'),
-      config
-        .replace(`${secretLine}\n`, '')
-        .replace('  HALLMARK_NAMESPACE: hallmark', `${secretLine}\n  HALLMARK_NAMESPACE: hallmark`)
-        .replace(/nats:\/\/[^@\s]+@/, 'nats://'),
+      config.replace('  HALLMARK_NAMESPACE: hallmark', `${secretLine}\n  HALLMARK_NAMESPACE: hallmark`),
+    );
+    writeFileSync(
+      join(folder, 'secrets.example.yaml'),
+      secrets.replace(`${secretLine}\n`, '').replace(/nats:\/\/[^@\s]+@/, 'nats://'),
     );
     const compose = join(folder, 'compose.yml');
     writeFileSync(
@@ -97,7 +99,7 @@ describe('deployment files', () => {
       writeFileSync(join(folder, file), text);
     };
     // A wrong field type only the Kubernetes schema knows about.
-    edit('gateway.yaml', ['replicas: 2', 'replicas: two']);
+    edit('code-service.yaml', ['terminationGracePeriodSeconds: 30', 'terminationGracePeriodSeconds: thirty']);
     edit('verify-service.yaml', ['- { name: probes, containerPort: 9090 }', '- { name: probes, containerPort: "9090" }']);
     // Misspelt fields the schemas let through and kubectl's strict field validation refuses: a
     // container's, a pod's (one level too deep), and the Service's.
@@ -127,9 +129,9 @@ describe('deployment files', () => {
     edit('compliance-service.yaml', ['key: compliance-service', 'key: code-service']);
     edit('auction-service.yaml', [
       'name: hallmark-database-roles, key: auction-service',
-      'name: hallmark-secrets, key: HALLMARK_DATABASE_URL',
+      'name: hallmark-owner-database, key: HALLMARK_DATABASE_URL',
     ]);
-    edit('config.yaml', ['postgres://hallmark_gateway:', 'postgres://hallmark:']);
+    edit('secrets.example.yaml', ['postgres://hallmark_gateway:', 'postgres://hallmark:']);
     edit('kustomization.yaml', ['  - migrate-job.yaml\n', '']);
     rmSync(join(folder, 'migrate-job.yaml'));
     // The Ingress serves another host than the gateway's links name.
@@ -142,7 +144,7 @@ describe('deployment files', () => {
     expect(problems).toEqual(
       expect.arrayContaining([
         expect.stringMatching(
-          /^infra\/k8s\/gateway.yaml Deployment\/gateway: does not match the Kubernetes schema: .*replicas must be integer/,
+          /^infra\/k8s\/code-service.yaml Deployment\/code-service: does not match the Kubernetes schema: .*terminationGracePeriodSeconds must be integer/,
         ),
         expect.stringMatching(
           /Deployment\/verify-service: does not match the Kubernetes schema: .*containerPort must be integer/,
@@ -166,6 +168,64 @@ describe('deployment files', () => {
         expect.stringContaining('Deployment/auction-service: HALLMARK_DATABASE_URL must come from its own role'),
         'Secret/hallmark-database-roles: gateway must connect as hallmark_gateway (infra/postgres/roles.sql), not hallmark',
         "infra/k8s: no Job hallmark-migrate (the services' roles cannot apply migrations)",
+      ]),
+    );
+  });
+
+  it('give each Secret only to the pods that need it, and never apply one with `kubectl apply -k`', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'k8s-'));
+    cpSync(join(root, 'infra/k8s'), folder, { recursive: true });
+    const edit = (file: string, from: string, to: string) => {
+      const text = readFileSync(join(folder, file), 'utf8');
+      expect(text, `${file}: ${from}`).toContain(from);
+      writeFileSync(join(folder, file), text.replace(from, to));
+    };
+    // The master key and the bucket's keys to the pods facing the most traffic; the Job given everything.
+    edit(
+      'gateway.yaml',
+      '            - secretRef: { name: hallmark-s3 }\n',
+      '            - secretRef: { name: hallmark-s3 }\n            - secretRef: { name: hallmark-master-key }\n',
+    );
+    edit(
+      'verify-service.yaml',
+      '            - secretRef: { name: hallmark-secrets }\n',
+      '            - secretRef: { name: hallmark-secrets }\n            - secretRef: { name: hallmark-s3 }\n',
+    );
+    edit('code-service.yaml', 'name: HALLMARK_MASTER_KEY', 'name: HALLMARK_MASTER_KEY_UNUSED');
+    edit(
+      'migrate-job.yaml',
+      '          env:\n',
+      '          envFrom:\n            - secretRef: { name: hallmark-secrets }\n          env:\n',
+    );
+    // A replica count under an autoscaler, and the Secrets applied with every release.
+    edit('verify-service.yaml', 'spec:\n  # No replicas', 'spec:\n  replicas: 2\n  # No replicas');
+    edit('kustomization.yaml', '  - config.yaml\n', '  - config.yaml\n  - secrets.example.yaml\n');
+    // Webhooks closed: compliance-service's way out removed, and port 80 given to code-service.
+    edit(
+      'network-policies.yaml',
+      'matchLabels: { app.kubernetes.io/name: compliance-service }',
+      'matchLabels: { app.kubernetes.io/name: code-service }',
+    );
+    const compose = join(folder, 'compose.yml');
+    writeFileSync(
+      compose,
+      readFileSync(join(root, 'docker-compose.yml'), 'utf8')
+        .replace('      PORT: "8080"\n', '      PORT: "8080"\n      HALLMARK_MASTER_KEY: x\n')
+        .replace('  stop_grace_period: 30s\n', ''),
+    );
+    const problems = validateInfra({ k8sFolder: folder, composeFile: compose });
+    rmSync(folder, { recursive: true, force: true });
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'Deployment/gateway: HALLMARK_MASTER_KEY reaches its pods; only code-service, auction-service, compliance-service may hold it',
+        'Deployment/verify-service: HALLMARK_S3_ACCESS_KEY_ID reaches its pods; only gateway, auction-service use the photo bucket',
+        'Deployment/code-service: HALLMARK_MASTER_KEY does not reach its pods',
+        expect.stringContaining('Job/hallmark-migrate: should receive HALLMARK_DATABASE_URL only'),
+        'Deployment/verify-service: sets replicas, which every apply would reset under its HorizontalPodAutoscaler',
+        'kustomization.yaml lists secrets.example.yaml: an example is not applied',
+        expect.stringContaining('Deployment/code-service: a NetworkPolicy lets its pods reach ports 443, 80'),
+        'docker-compose.yml gateway: HALLMARK_MASTER_KEY is set; only code-service, auction-service, compliance-service may hold it',
+        expect.stringContaining('docker-compose.yml code-service: needs a stop_grace_period'),
       ]),
     );
   });
