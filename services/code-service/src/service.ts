@@ -50,17 +50,16 @@ export const codeService = defineService({
       onError: (error) => log.warn({ err: error }, 'cache epochs unreadable; keeping the last ones'),
     });
     const signers = createGtinSigners(infra.db, { epochs });
-    const keyring = createSigningKeyring(infra.db, parseMasterKey(config.HALLMARK_MASTER_KEY), {
-      epochs,
-      onNewKey: (kid, owner) => infra.bus.broadcast(broadcasts.signingKeyAdded, { kid, ...owner }),
-    });
     const gtinClaims = createGtinClaims({
       db: infra.db,
       eventStore: infra.eventStore,
       bus: infra.bus,
       clock,
       selfServiceTestClaims: config.HALLMARK_SELF_SERVICE_TEST_CLAIMS,
-      keyring,
+    });
+    const keyring = createSigningKeyring(infra.db, parseMasterKey(config.HALLMARK_MASTER_KEY), {
+      epochs,
+      onNewKey: (kid, owner) => infra.bus.broadcast(broadcasts.signingKeyAdded, { kid, ...owner }),
     });
     const schemas = createSchemaCatalog({ db: infra.db, eventStore: infra.eventStore, clock });
     const links = createLinks({

@@ -1,11 +1,9 @@
 import {
   decideGrantEnvironment,
-  environmentsCovered,
   findAccount,
   type GtinClaimTarget,
   gtinClaimReach,
   listGtinClaims,
-  type SigningKeyring,
   throwRefusal,
 } from '@hallmark/accounts';
 import type { Bus } from '@hallmark/bus';
@@ -30,8 +28,6 @@ export interface GtinClaimDeps {
   clock: () => Date;
   /** HALLMARK_SELF_SERVICE_TEST_CLAIMS: accounts may claim for themselves, in the test environment only. */
   selfServiceTestClaims: boolean;
-  /** The owner's signing key is made with its first claim (see `store`). */
-  keyring: Pick<SigningKeyring, 'activeSigningKey'>;
 }
 
 /** Exactly one of gtin and prefix; a GTIN with a valid check digit. */
@@ -73,14 +69,6 @@ export function createGtinClaims(deps: GtinClaimDeps) {
     by: Principal,
   ) => {
     const claim = await recordGtinClaim(deps, { accountId, environment, target, source }, by.accountId, deps.clock());
-    // The new owner's signing key, in every environment the claim covers, before anyone is told:
-    // an offline verifier knows who owns a GTIN only from the published keys (docs/SIGNING.md), so
-    // an owner with none yet would leave the GTIN looking unowned there, and the operator's codes
-    // of it (refused online once it is owned) still valid offline.
-    // Best effort: the claim stands either way, and a key missing here is made at the owner's first code.
-    for (const covered of environmentsCovered(environment)) {
-      await deps.keyring.activeSigningKey({ accountId, environment: covered }).catch(() => undefined);
-    }
     await changed(claim);
     return claim;
   };
