@@ -234,9 +234,13 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
       }
       // The endpoint's other messages wait for its backoff rather than each taking a slot for
       // another timeout: the schedule's step for its failures in a row (at least any Retry-After).
+      // A failure while the endpoint is held already was an attempt in flight with the one that set the
+      // hold: the same failure in a row, not another (else two at once would skip a step of the schedule).
       const [streak] = await tx.query<{ failure_streak: number }>(
-        'UPDATE webhook_endpoints SET failure_streak = failure_streak + 1 WHERE endpoint_id = $1 RETURNING failure_streak',
-        [row.endpoint_id],
+        `UPDATE webhook_endpoints
+            SET failure_streak = failure_streak + CASE WHEN held_until IS NOT NULL AND held_until > $2 THEN 0 ELSE 1 END
+          WHERE endpoint_id = $1 RETURNING failure_streak`,
+        [row.endpoint_id, now],
       );
       const hold = endpointHoldMs(settings.scheduleMs, Number(streak?.failure_streak ?? 1), retryAfter);
       if (hold !== undefined && hold > 0) {
