@@ -10,8 +10,12 @@ import { HallmarkError } from './hallmark-error.ts';
 /** A uuid as PostgreSQL writes it: lower-case hex, 8-4-4-4-12. */
 export const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** `YYYY-MM-DD HH:MM:SS[.ffffff]±HH[:MM[:SS]]`: PostgreSQL's ISO text of a timestamptz. */
-const instantText = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,6})?[+-](\d{2})(?::?(\d{2})(?::?(\d{2}))?)?$/;
+/**
+ * `YYYY-MM-DD HH:MM:SS[.ffffff]±HH[:MM[:SS]]`: PostgreSQL's ISO text of a timestamptz; or
+ * `YYYY-MM-DDTHH:MM:SS[.fff]Z`, as `Date.toISOString` writes it (the webhook lists' cursors).
+ */
+const instantText =
+  /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,6})?(?:[+-](\d{2})(?::?(\d{2})(?::?(\d{2}))?)?|Z)$/;
 
 const isLeapYear = (year: number) => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
 const daysIn = (year: number, month: number) =>
@@ -50,7 +54,7 @@ export function isInstantText(text: string): boolean {
  * Throws VALIDATION_ERROR (field `cursor`) for anything else, as decodeCursor does.
  */
 export function decodeInstantCursor(text: string, idPattern: RegExp): [at: string, id: string] {
-  const [at, id] = decodeCursor(text, [/^[0-9 T:.+-]{19,40}$/, idPattern]) as [string, string];
+  const [at, id] = decodeCursor(text, [/^[0-9 T:.+Z-]{19,40}$/, idPattern]) as [string, string];
   if (isInstantText(at)) return [at, id];
   throw new HallmarkError('VALIDATION_ERROR', 'Invalid request: cursor is not one this API gave out.', {
     fields: [{ field: 'cursor', in: 'querystring', message: 'is not a cursor from a previous page' }],

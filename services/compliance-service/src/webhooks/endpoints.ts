@@ -1,7 +1,7 @@
 import {
   type CreatedWebhookEndpoint,
   type CreateWebhookEndpointBody,
-  decodeCursor,
+  decodeInstantCursor,
   encodeCursor,
   HallmarkError,
   type ListWebhookEndpointsQuery,
@@ -123,25 +123,6 @@ export interface EndpointDeps {
 
 const notFound = () => new HallmarkError('NOT_FOUND', 'No such webhook endpoint.');
 
-/** The instant part of a list cursor, as `iso` writes it. */
-const cursorInstant = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-
-/**
- * A list cursor's parts: an instant and an id. The instant must be a real one that PostgreSQL takes
- * (year 1 to 9999, a month that exists…): a forged `2026-99-01T…` made the query fail (22008) with
- * a 500. VALIDATION_ERROR otherwise, as for any cursor this API did not give out.
- */
-function cursorOf(text: string, idPattern: RegExp): [Date, string] {
-  const [at, id] = decodeCursor(text, [cursorInstant, idPattern]) as [string, string];
-  const instant = parseDateTime(at);
-  if (!instant || instant.getUTCFullYear() < 1 || instant.getUTCFullYear() > 9999) {
-    throw new HallmarkError('VALIDATION_ERROR', 'Invalid request: cursor is not one this API gave out.', {
-      fields: [{ field: 'cursor', in: 'querystring', message: 'is not a cursor from a previous page' }],
-    });
-  }
-  return [instant, id];
-}
-
 /** A date-time the contracts' check let through (every form Ajv takes), as the instant it names. */
 function instantOf(value: string): Date {
   const instant = parseDateTime(value);
@@ -217,7 +198,7 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
 
     async list(principal: Principal, query: ListWebhookEndpointsQuery): Promise<WebhookEndpointList> {
       const limit = query.limit ?? 20;
-      const after = query.cursor ? cursorOf(query.cursor, /^whep_[0-9a-f]+$/) : undefined;
+      const after = query.cursor ? decodeInstantCursor(query.cursor, /^whep_[0-9a-f]+$/) : undefined;
       const rows = await db.query<EndpointRow>(
         `SELECT * FROM webhook_endpoints WHERE account_id = $1 AND environment = $2
            AND ($3::timestamptz IS NULL OR (created_at, endpoint_id) > ($3::timestamptz, $4::text))
@@ -315,7 +296,7 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
     async messages(principal: Principal, id: string, query: ListWebhookMessagesQuery): Promise<WebhookMessageList> {
       await load(principal, id);
       const limit = query.limit ?? 20;
-      const after = query.cursor ? cursorOf(query.cursor, /^msg_[0-9a-f]+$/) : undefined;
+      const after = query.cursor ? decodeInstantCursor(query.cursor, /^msg_[0-9a-f]+$/) : undefined;
       const rows = await db.query<MessageRow>(
         `SELECT * FROM webhook_messages WHERE endpoint_id = $1 AND ($2::text IS NULL OR status = $2)
            AND ($3::timestamptz IS NULL OR (created_at, message_id) < ($3::timestamptz, $4::text))
