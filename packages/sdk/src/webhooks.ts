@@ -94,13 +94,12 @@ async function ed25519Matches(publicKey: WebhookPublicKey, content: Uint8Array<A
   return crypto.subtle.verify({ name: 'Ed25519' }, key, signature, content);
 }
 
-/** The environment a message says it belongs to: compliance-service writes it into every payload (its endpoint's). */
-function environmentOf(body: string): string | undefined {
+/** The body as JSON, or the reason it is not (answered once the signatures are checked). */
+function parsedOrError(body: string): WebhookMessage | WebhookVerificationError {
   try {
-    const environment = (JSON.parse(body) as { environment?: unknown } | null)?.environment;
-    return typeof environment === 'string' ? environment : undefined;
-  } catch {
-    return undefined;
+    return JSON.parse(body) as WebhookMessage;
+  } catch (cause) {
+    return new WebhookVerificationError('The signed body is not JSON.', { cause });
   }
 }
 
@@ -153,7 +152,10 @@ export async function verifyWebhook(
   const content = encoder.encode(`${id}.${timestamp}.${body}`);
   const keyId = header(headers, 'webhook-key-id');
   // The message's environment must be the one expected; the key is then looked for in it.
-  const environment = options.jwks && environmentOf(body) === options.environment ? options.environment : undefined;
+  const message = parsedOrError(body);
+  // compliance-service writes its endpoint's environment into every payload: it must be the one expected.
+  const messageEnvironment = message instanceof WebhookVerificationError ? undefined : message?.environment;
+  const environment = options.jwks && messageEnvironment === options.environment ? options.environment : undefined;
   const publicKey =
     keyId === undefined || environment === undefined
       ? undefined
@@ -189,13 +191,6 @@ export async function verifyWebhook(
         : `No signature matches: the message is not of environment ${options.environment}, or the key set has no signing key ${keyId ?? '(no webhook-key-id)'} of account ${options.accountId} in it; the message was not sent by this API for this account and environment.`,
     );
   }
-  return parsed(body);
-}
-
-function parsed(body: string): WebhookMessage {
-  try {
-    return JSON.parse(body) as WebhookMessage;
-  } catch (cause) {
-    throw new WebhookVerificationError('The signed body is not JSON.', { cause });
-  }
+  if (message instanceof WebhookVerificationError) throw message;
+  return message;
 }
