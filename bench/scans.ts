@@ -150,7 +150,12 @@ async function distributed(memoryFolder: string) {
   const product = await startDistributedProduct({}, memoryEnv(memoryFolder));
   const brand = await brandWithCode(product);
   const accountId = await accountIdOf(product, brand.key);
-  const db = createPostgresDatabase({ connectionString: product.databaseUrl as string, maxConnections: 2 });
+  // No statement timeout: seeding millions of rows and a CHECKPOINT take longer than any request's statement.
+  const db = createPostgresDatabase({
+    connectionString: product.databaseUrl as string,
+    maxConnections: 2,
+    statementTimeoutMs: 0,
+  });
   const started = performance.now();
   const newestAt = Date.now();
   try {

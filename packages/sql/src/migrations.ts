@@ -42,7 +42,8 @@ export async function loadMigrations(module: string, folder: string): Promise<Mi
  */
 export async function runMigrations(db: SqlDatabase, set: MigrationSet): Promise<number[]> {
   return db.transaction(async (tx) => {
-    await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('hallmark:migrations', 0))`);
+    // As a script: it waits, without the statement timeout, for another replica's migrations to end.
+    await tx.execScript(`SELECT pg_advisory_xact_lock(hashtextextended('hallmark:migrations', 0))`);
     // Created only when missing: a service's own role (infra/postgres/roles.sql) may not create
     // anything in the schema, and PostgreSQL refuses it CREATE TABLE IF NOT EXISTS even for a table that exists.
     const [table] = await tx.query<{ name: string | null }>(`SELECT to_regclass('schema_migrations')::text AS name`);

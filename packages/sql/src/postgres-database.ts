@@ -13,18 +13,41 @@ export interface PostgresOptions {
   /** Pool size; the default suits one service replica. */
   maxConnections?: number;
   applicationName?: string;
+  /**
+   * How long a statement sent with `query` or in a `transaction` may wait for its answer (15 s by
+   * default; 0: no limit) before its connection is given up; `execScript` (migrations) has no limit.
+   */
+  statementTimeoutMs?: number;
 }
+
+/** A statement's answer waited for longer than this is given up with its connection (a silent server). */
+const defaultStatementTimeoutMs = 15_000;
+/** What `ping` (readiness) waits for at most: a probe gives up after 3 s. */
+const pingTimeoutMs = 2_000;
 
 /** SQLSTATEs and socket codes that mean the connection is gone, not that the statement was refused. */
 const connectionErrorCodes = new Set(['57P01', '57P02', '57P03', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
 const connectionErrorMessages = /^(Connection terminated|Client has encountered a connection error)/;
+/** pg's error for a statement whose answer did not come within its `query_timeout`. */
+const statementTimeoutMessage = 'Query read timeout';
+
+/**
+ * True when a statement's answer did not come within the statement timeout: the server (or the
+ * network to it) is silent, or the statement is far slower than any this code base sends. Whether
+ * it ran is unknown, as after a lost connection, and the connection it was sent on is given up.
+ */
+export function isStatementTimeout(error: unknown): boolean {
+  return error instanceof Error && error.message === statementTimeoutMessage;
+}
 
 /**
  * True for an error that says the connection to PostgreSQL was lost (a failover, a restart, a
- * terminated backend: 57P01/57P02/57P03, class 08, a reset socket), as opposed to an error of the statement.
+ * terminated backend: 57P01/57P02/57P03, class 08, a reset socket) or given up (a statement
+ * timeout, {@link isStatementTimeout}), as opposed to an error of the statement.
  */
 export function isConnectionError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
+  if (isStatementTimeout(error)) return true;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && (connectionErrorCodes.has(code) || code.startsWith('08'))) return true;
   return connectionErrorMessages.test(error.message);
@@ -63,6 +86,10 @@ const maxListenRetryDelayMs = 5_000;
  */
 export function createPostgresDatabase(options: PostgresOptions): SqlDatabase {
   const applicationName = options.applicationName ?? 'hallmark';
+  const statementTimeoutMs = options.statementTimeoutMs ?? defaultStatementTimeoutMs;
+  /** Sends one statement with the statement timeout (none when 0): a silent server answers with isStatementTimeout. */
+  const send = (client: pg.PoolClient, text: string, params?: readonly unknown[], timeoutMs = statementTimeoutMs) =>
+    client.query({ text, values: params as unknown[] | undefined, ...(timeoutMs > 0 ? { query_timeout: timeoutMs } : {}) });
   const connectionString = withTrustedCaFile(options.connectionString, options.tlsCaFile);
   const pool = new pg.Pool({
     connectionString,
@@ -119,11 +146,11 @@ export function createPostgresDatabase(options: PostgresOptions): SqlDatabase {
     }
   };
 
-  const runOnce = async <Row>(text: string, params?: readonly unknown[]): Promise<Row[]> => {
+  const runOnce = async <Row>(text: string, params?: readonly unknown[], timeoutMs = statementTimeoutMs): Promise<Row[]> => {
     const held = await checkout();
     let failure: unknown;
     try {
-      const result = await held.client.query(text, params as unknown[] | undefined);
+      const result = await send(held.client, text, params, timeoutMs);
       return result.rows as Row[];
     } catch (error) {
       failure = error;
@@ -135,7 +162,7 @@ export function createPostgresDatabase(options: PostgresOptions): SqlDatabase {
 
   const executorOf = (client: pg.PoolClient): SqlExecutor => ({
     async query<Row>(text: string, params?: readonly unknown[]) {
-      const result = await client.query(text, params as unknown[] | undefined);
+      const result = await send(client, text, params);
       return result.rows as Row[];
     },
     async execScript(sql: string) {
@@ -148,7 +175,7 @@ export function createPostgresDatabase(options: PostgresOptions): SqlDatabase {
     for (let attempt = 1; ; attempt++) {
       const held = await checkout();
       try {
-        await held.client.query('BEGIN');
+        await send(held.client, 'BEGIN');
         return held;
       } catch (error) {
         held.release(error);
@@ -166,20 +193,21 @@ export function createPostgresDatabase(options: PostgresOptions): SqlDatabase {
       try {
         return await runOnce<Row>(text, params);
       } catch (error) {
-        if (!isConnectionError(error) || !isRetryableRead(text)) throw error;
+        // A statement that timed out is not sent again: it would wait as long once more.
+        if (!isConnectionError(error) || isStatementTimeout(error) || !isRetryableRead(text)) throw error;
         noteLoss();
         return runOnce<Row>(text, params);
       }
     },
     async execScript(sql: string) {
-      await runOnce(sql);
+      await runOnce(sql, undefined, 0);
     },
     async transaction(work) {
       const held = await begin();
       let failure: unknown;
       try {
         const result = await work(executorOf(held.client));
-        await held.client.query('COMMIT');
+        await send(held.client, 'COMMIT');
         return result;
       } catch (error) {
         failure = error;
@@ -189,7 +217,10 @@ export function createPostgresDatabase(options: PostgresOptions): SqlDatabase {
           // cause (57P01…) rather than pg's later "client is not queryable".
           throw lost && !(error as { code?: unknown })?.code ? lost : error;
         }
-        await held.client.query('ROLLBACK').catch(() => {});
+        await send(held.client, 'ROLLBACK').catch((rollbackFailure: unknown) => {
+          // A ROLLBACK left unanswered: the connection is given up with it (the server rolls back).
+          if (isConnectionError(rollbackFailure)) failure = rollbackFailure;
+        });
         throw error;
       } finally {
         held.release(failure);
@@ -269,7 +300,7 @@ export function createPostgresDatabase(options: PostgresOptions): SqlDatabase {
       return stop;
     },
     async ping() {
-      await runOnce('SELECT 1');
+      await runOnce('SELECT 1', undefined, statementTimeoutMs > 0 ? Math.min(statementTimeoutMs, pingTimeoutMs) : pingTimeoutMs);
     },
     async close() {
       await Promise.all([...listeners].map((stop) => stop()));

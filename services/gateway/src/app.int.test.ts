@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +8,7 @@ import { createInProcessBus } from '@hallmark/bus';
 import { createMemoryCache, createRedisCache } from '@hallmark/cache';
 import { routerPathOf, routes } from '@hallmark/contracts';
 import { createLogger, readConfig } from '@hallmark/runtime';
-import { createPgliteDatabase, type SqlDatabase } from '@hallmark/sql';
+import { createPgliteDatabase, createPostgresDatabase, createTestDatabase, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSilentLink } from '../../../test/support/silent-link.ts';
 import { waitFor } from '../../../test/support/wait.ts';
@@ -299,6 +299,49 @@ describe('a Redis that stops answering (distributed form: the limits are counted
       await app.close();
       await cache.close().catch(() => {});
       await link.close();
+    }
+  });
+});
+
+describe('a PostgreSQL that stops answering on open connections (distributed form: keys are looked up there)', () => {
+  it('answers 503 with Retry-After once the statement timeout passes, not after TCP gives up, and looks keys up again once it answers', async () => {
+    const database = await createTestDatabase('gateway_silent_pg');
+    const owner = createPostgresDatabase({ connectionString: database.url });
+    await migrateAccounts(owner);
+    await owner.close();
+    const url = new URL(database.url);
+    const link = await startSilentLink({ host: url.hostname, port: Number(url.port || 5432) });
+    url.hostname = '127.0.0.1';
+    url.port = String(link.port);
+    const silentDb = createPostgresDatabase({ connectionString: url.toString(), maxConnections: 2, statementTimeoutMs: 300 });
+    const app = await buildGatewayApp({ ...deps(), db: silentDb });
+    try {
+      await app.listen({ host: '127.0.0.1', port: 0 });
+      const { port } = app.server.address() as AddressInfo;
+      // A key nobody has: each new one is a look-up in PostgreSQL (unknown hashes are remembered for 5 s).
+      const me = () =>
+        fetch(`http://127.0.0.1:${port}/api/v1/accounts/me`, {
+          headers: { 'x-api-key': `svc_live_${randomBytes(32).toString('hex')}` },
+        });
+      expect((await me()).status).toBe(401);
+
+      link.silence();
+      const started = performance.now();
+      const refused = await me();
+      expect(performance.now() - started).toBeLessThan(2_000);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      const body = (await refused.json()) as { error: { code: string; details?: { reason?: string } } };
+      expect(body.error.code).toBe('SERVICE_UNAVAILABLE');
+      expect(body.error.details?.reason).toBe('dependency');
+
+      link.speak();
+      await waitFor('keys looked up again', async () => ((await me()).status === 401 ? true : undefined));
+    } finally {
+      await app.close();
+      await silentDb.close().catch(() => {});
+      await link.close();
+      await database.drop();
     }
   });
 });
