@@ -19,6 +19,12 @@ export interface Authenticator {
    */
   authenticate(header: string | string[] | undefined): AuthenticatedKey | Promise<AuthenticatedKey>;
   /**
+   * The same checks answered from the cache only: the key, or a failure as `authenticate` gives
+   * it, when the key (or its absence from the database) is cached; undefined when only a look-up
+   * can tell. Sends no statement.
+   */
+  authenticateCached(header: string | string[] | undefined): AuthenticatedKey | undefined;
+  /**
    * The same checks for a key known by its id (a console session holds the id, never the secret):
    * INVALID_API_KEY when it no longer exists, REVOKED_API_KEY, EXPIRED_API_KEY. Cached like keys by
    * hash, and dropped alike by `forget` and the `api_keys` cache epoch, so a key revoked anywhere
@@ -144,18 +150,27 @@ export function createAuthenticator(options: {
     entry && entry.until > Date.now() && entry.epoch >= epochs.current('api_keys') ? entry : undefined;
   const cachedEntry = (hash: string) => fresh(byHash.get(hash)) ?? fresh(unknownHashes.get(hash));
 
+  /** The hash of a well-formed key; MISSING_API_KEY or INVALID_API_KEY otherwise. */
+  const hashOf = (header: string | string[] | undefined): string => {
+    if (header === undefined || header === '') {
+      throw new HallmarkError('MISSING_API_KEY', 'Send your API key in the x-api-key header.');
+    }
+    if (typeof header !== 'string' || !isWellFormedSecret(header)) {
+      throw new HallmarkError(
+        'INVALID_API_KEY',
+        'The API key is malformed: it must look like svc_live_<64 hex> or svc_test_<64 hex>.',
+      );
+    }
+    return hashApiKeySecret(header);
+  };
+
   return {
+    authenticateCached(header) {
+      const cached = cachedEntry(hashOf(header));
+      return cached ? check(cached) : undefined;
+    },
     authenticate(header) {
-      if (header === undefined || header === '') {
-        throw new HallmarkError('MISSING_API_KEY', 'Send your API key in the x-api-key header.');
-      }
-      if (typeof header !== 'string' || !isWellFormedSecret(header)) {
-        throw new HallmarkError(
-          'INVALID_API_KEY',
-          'The API key is malformed: it must look like svc_live_<64 hex> or svc_test_<64 hex>.',
-        );
-      }
-      const hash = hashApiKeySecret(header);
+      const hash = hashOf(header);
       const cached = cachedEntry(hash);
       if (cached) return check(cached);
       let pending = filling.get(hash);

@@ -1,6 +1,7 @@
 import { type AuthenticatedKey, testKeyRequestsPerDay, tierLimits } from '@hallmark/accounts';
 import type { Cache, CounterState, QuotaCounter, QuotaDecision, QuotaRefund } from '@hallmark/cache';
 import { addressKeyOf, type Principal, type QuotaRule } from '@hallmark/contracts';
+import { createFailedAuthHolds } from './failed-auth-holds.ts';
 import { createRecentRefusals } from './recent-refusals.ts';
 
 export interface RateLimitOutcome {
@@ -183,6 +184,7 @@ export function createRateLimiter(options: {
   };
   const authFailuresPerMinute = options.authFailuresPerMinute ?? 20;
   const recentRefusals = createRecentRefusals();
+  const failedAuthHolds = createFailedAuthHolds();
   /** The account's outcome, its refusal noted for requests not yet read (`refusalHolding`). */
   const decided = (key: AuthenticatedKey, outcome: RateLimitOutcome, nowMs: number): RateLimitOutcome => {
     if (!outcome.allowed && outcome.refusedBy) recentRefusals.note(key, outcome.refusedBy, outcome.reported, nowMs);
@@ -214,16 +216,38 @@ export function createRateLimiter(options: {
     spendFailedAuthentication(address: string): RateLimitOutcome | Promise<RateLimitOutcome> {
       const nowMs = options.clock().getTime();
       const minute = Math.floor(nowMs / 60_000);
+      const addressKey = addressKeyOf(address);
       const counter = {
-        key: `rl:{authfail:${addressKeyOf(address)}}:m:${minute}`,
+        key: `rl:{authfail:${addressKey}}:m:${minute}`,
         cost: 1,
         limit: authFailuresPerMinute,
         resetAtMs: (minute + 1) * 60_000,
       };
+      const noted = (outcome: RateLimitOutcome) => {
+        if (!outcome.allowed) failedAuthHolds.note(addressKey, outcome.reported, nowMs);
+        return outcome;
+      };
       const decision = options.cache.consumeQuotas([counter]);
       return decision instanceof Promise
-        ? decision.then((settled) => failureOutcomeOf(settled, nowMs))
-        : failureOutcomeOf(decision, nowMs);
+        ? decision.then((settled) => noted(failureOutcomeOf(settled, nowMs)))
+        : noted(failureOutcomeOf(decision, nowMs));
+    },
+
+    /**
+     * The refusal of an address past its failed authentications this minute, as this replica last
+     * saw it (failed-auth-holds.ts), while the minute lasts; undefined otherwise. Spends nothing:
+     * a request with a bad key from a held address is refused with it, without a counter call.
+     */
+    failedAuthenticationHold(address: string): RateLimitOutcome | undefined {
+      const nowMs = options.clock().getTime();
+      const hold = failedAuthHolds.holding(addressKeyOf(address), nowMs);
+      if (!hold) return undefined;
+      return {
+        allowed: false,
+        reported: hold.reported,
+        retryAfterSeconds: Math.max(1, Math.ceil((hold.reported.resetAtMs - nowMs) / 1000)),
+        refusedBy: 'failed-authentications-per-address',
+      };
     },
 
     /**

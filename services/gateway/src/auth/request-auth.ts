@@ -1,10 +1,11 @@
 import { type AuthenticatedKey, holdsScope } from '@hallmark/accounts';
 import type { QuotaRefund } from '@hallmark/cache';
-import { HallmarkError, type Principal, type RouteDefinition } from '@hallmark/contracts';
+import { addressKeyOf, HallmarkError, type Principal, type RouteDefinition } from '@hallmark/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Authenticator } from './authenticator.ts';
 import type { ConsoleSessions } from './console-sessions.ts';
 import { csrfRefusal } from './csrf.ts';
+import { createLookUpTurns } from './failed-auth-holds.ts';
 import type { KeyLastUsed } from './key-last-used.ts';
 import type { RateLimiter, RateLimitOutcome } from './rate-limiter.ts';
 import { sessionTokenOf } from './session-cookie.ts';
@@ -116,6 +117,16 @@ export function installRequestAuth(
     }
   };
 
+  /** The 429 of an address past its failed authentications, with its Retry-After. */
+  const failedAuthRefusal = (reply: FastifyReply, outcome: RateLimitOutcome): HallmarkError => {
+    reply.header('retry-after', outcome.retryAfterSeconds);
+    return new HallmarkError(
+      'RATE_LIMITED',
+      `Too many failed authentications from this address; retry after ${outcome.retryAfterSeconds} s.`,
+      { limit: outcome.refusedBy, retryAfterSeconds: outcome.retryAfterSeconds },
+    );
+  };
+
   /**
    * A key that failed authentication (not a missing one): counted against the client address;
    * past the address's failures this minute the answer is 429 with Retry-After instead of the
@@ -127,20 +138,7 @@ export function installRequestAuth(
       done(error);
       return;
     }
-    const finish = (outcome: RateLimitOutcome) => {
-      if (outcome.allowed) {
-        done(error);
-        return;
-      }
-      reply.header('retry-after', outcome.retryAfterSeconds);
-      done(
-        new HallmarkError(
-          'RATE_LIMITED',
-          `Too many failed authentications from this address; retry after ${outcome.retryAfterSeconds} s.`,
-          { limit: outcome.refusedBy, retryAfterSeconds: outcome.retryAfterSeconds },
-        ),
-      );
-    };
+    const finish = (outcome: RateLimitOutcome) => done(outcome.allowed ? error : failedAuthRefusal(reply, outcome));
     const outcome = deps.rateLimiter.spendFailedAuthentication(request.ip);
     if (outcome instanceof Promise) outcome.then(finish, () => done(error));
     else finish(outcome);
@@ -173,6 +171,43 @@ export function installRequestAuth(
     const refused = deps.rateLimiter.refusalHolding(key, route.quota);
     if (refused) applyOutcome(reply, refused);
     done();
+  };
+
+  const lookUpTurns = createLookUpTurns();
+  /**
+   * A request with a key from an address past its failed authentications this minute
+   * (failed-auth-holds.ts): a cached valid key is served as usual; a key known to be bad, or
+   * malformed, is refused with the address's 429 at once, with no counter call; a key not cached
+   * is looked up behind the address's other look-ups (one at a time), or refused with 429 and
+   * Retry-After 1 when too many wait. So a guessing address holds at most one of the database's
+   * connections, and a valid key from it (a client behind the same NAT) is still served.
+   */
+  const authenticateHeld = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    route: RouteDefinition,
+    header: string | string[] | undefined,
+    hold: RateLimitOutcome,
+    done: HookHandlerDoneFunction,
+  ): void => {
+    const authoriseOrFail = (key: AuthenticatedKey) => {
+      try {
+        authorise(request, reply, route, key, done);
+      } catch (error) {
+        done(error as Error);
+      }
+    };
+    let cached: AuthenticatedKey | undefined;
+    try {
+      cached = deps.authenticator.authenticateCached(header);
+    } catch (error) {
+      const refused = error instanceof HallmarkError && badKeyCodes.has(error.code);
+      return done(refused ? failedAuthRefusal(reply, hold) : (error as Error));
+    }
+    if (cached) return authoriseOrFail(cached);
+    const lookUp = lookUpTurns.inTurn(addressKeyOf(request.ip), async () => deps.authenticator.authenticate(header));
+    if (!lookUp) return done(failedAuthRefusal(reply, { ...hold, retryAfterSeconds: 1 }));
+    lookUp.then(authoriseOrFail, (error: Error) => refuseBadKey(request, reply, error, done));
   };
 
   // Callback-style hooks: a cached key and in-memory limits then cost no promise of their own.
@@ -210,6 +245,8 @@ export function installRequestAuth(
       );
       return;
     }
+    const hold = deps.rateLimiter.failedAuthenticationHold(request.ip);
+    if (hold) return authenticateHeld(request, reply, route, header, hold, done);
     let key: AuthenticatedKey | Promise<AuthenticatedKey>;
     try {
       key = deps.authenticator.authenticate(header);
