@@ -189,7 +189,7 @@ export function installRequestAuth(
     header: string | string[] | undefined,
     hold: RateLimitOutcome,
     done: HookHandlerDoneFunction,
-  ): void => {
+  ) => {
     const authoriseOrFail = (key: AuthenticatedKey) => {
       try {
         authorise(request, reply, route, key, done);
