@@ -31,6 +31,7 @@ import {
   schemaView,
   writeSchemaEvent,
 } from '../store/schema-store.ts';
+import { createValidatorCache } from './validator-cache.ts';
 
 export interface SchemaDeps {
   db: SqlDatabase;
@@ -56,12 +57,14 @@ const templates = new Map(
 const notFound = (id: string) => new HallmarkError('NOT_FOUND', `There is no schema ${id}.`, { id });
 
 /**
- * Compiled validators kept, the least recently used dropped first: up to ~95 KB each at 200 fields
- * (measured), so at most ~95 MB. (Clearing them all at 10,000 bounded nothing while Ajv kept every
- * compile.) A compile of 200 fields takes ~17 ms on the event loop: a tenant cycling through more
- * versions than this makes others' generates with a schema compile again (docs/API.md).
+ * Compiled validators kept (validator-cache.ts), the least recently used dropped first: up to ~95 KB
+ * each at 200 fields (measured), so at most ~95 MB. (Clearing them all at 10,000 bounded nothing
+ * while Ajv kept every compile.) An account's environment keeps at most 100 of them: one cycling
+ * through more versions recompiles its own (~17 ms each at 200 fields, on the event loop), not
+ * other accounts'.
  */
 const maxCompiledValidators = 1_000;
+const maxCompiledValidatorsPerOwner = 100;
 
 /**
  * A stored version that no validator can be made of: one saved before its definition was checked as
@@ -86,8 +89,11 @@ const unusableSchema = (schema: StoredSchema, error: UnusableDefinitionError) =>
 
 /** Validators are compiled once per schema version and kept while used (a version never changes). */
 export function createSchemaCatalog(deps: SchemaDeps) {
-  /** By `id@version`, in order of last use (a Map keeps insertion order: the first is the least recent). */
-  const compiled = new Map<string, MetadataValidator>();
+  /** By owner (templates are everyone's) and `id@version`. */
+  const compiled = createValidatorCache<MetadataValidator>({
+    maxEntries: maxCompiledValidators,
+    maxPerOwner: maxCompiledValidatorsPerOwner,
+  });
   // A version never changes, so it is kept; "the current version" is kept 5 s, and dropped here
   // at once on update or delete (another replica may answer the previous version for up to 5 s,
   // and says which version it used).
@@ -151,21 +157,16 @@ export function createSchemaCatalog(deps: SchemaDeps) {
   };
 
   /** The version's validator; CONFLICT for a stored version no validator can be made of. */
-  const validatorOf = (schema: StoredSchema): MetadataValidator => {
-    const key = `${schema.id}@${schema.version}`;
-    let validator = compiled.get(key);
-    if (!validator) {
+  const validatorOf = (owner: Principal, found: { schema: StoredSchema; template: boolean }): MetadataValidator => {
+    const { schema } = found;
+    const holder = found.template ? 'templates' : `${owner.accountId}|${owner.environment}`;
+    return compiled.get(holder, `${schema.id}@${schema.version}`, () => {
       try {
-        validator = compileMetadataSchema(schema);
+        return compileMetadataSchema(schema);
       } catch (error) {
         throw error instanceof UnusableDefinitionError ? unusableSchema(schema, error) : error;
       }
-      const leastRecent = compiled.size >= maxCompiledValidators ? compiled.keys().next().value : undefined;
-      if (leastRecent !== undefined) compiled.delete(leastRecent);
-    }
-    compiled.delete(key); // set again, last: the most recently used
-    compiled.set(key, validator);
-    return validator;
+    });
   };
 
   return {
@@ -258,8 +259,8 @@ export function createSchemaCatalog(deps: SchemaDeps) {
     },
 
     async validate(owner: Principal, id: string, version: number | undefined, data: unknown): Promise<ValidationOutcome> {
-      const { schema } = await read(owner, id, version);
-      return { ...validatorOf(schema).validate(data), schemaId: schema.id, version: schema.version };
+      const found = await read(owner, id, version);
+      return { ...validatorOf(owner, found).validate(data), schemaId: found.schema.id, version: found.schema.version };
     },
 
     /** For generation: the outcome, or undefined when no schema is asked for. A missing schema is a VALIDATION_ERROR. */
@@ -268,7 +269,7 @@ export function createSchemaCatalog(deps: SchemaDeps) {
       if (!found) return { missing: true as const };
       let outcome: ReturnType<MetadataValidator['validate']>;
       try {
-        outcome = validatorOf(found.schema).validate(metadata);
+        outcome = validatorOf(owner, found).validate(metadata);
       } catch (error) {
         // This item's metadata cannot be checked: it is refused (VALIDATION_ERROR), the batch's others are not.
         if (!(error instanceof HallmarkError)) throw error;
