@@ -28,6 +28,7 @@ const pairedEndToEndFiles = [
   'resolver-conformance',
   'scans-blocklist',
   'schemas',
+  'test-claims-give-way',
   'test-keys-stay-in-test',
   'transfer-faults',
   'verify-without-code-service',

@@ -81,15 +81,27 @@ export function newGtinClaim(
 }
 
 /**
- * Stores a claim unless another account holds an overlapping one in an overlapping environment
- * (CONFLICT), or this account already holds exactly this one (CONFLICT naming it). Run it in a
- * transaction (the claim's event's, where it has one): claims are made one at a time under an
- * advisory lock, since overlap of prefixes is not a constraint SQL can express.
+ * Whether `existing`, another account's active claim that overlaps `claim`, gives way to it rather
+ * than refusing it: a live grant (the operator's; live covers both environments) takes precedence
+ * over other accounts' self-service test claims (source `claimed`), which decided nothing in live.
+ * So a sandbox key cannot squat a brand's GTINs and block the brand's live onboarding. Every other
+ * overlap of two accounts' claims refuses the new one (CONFLICT).
  */
-export async function insertGtinClaim(sql: SqlExecutor, claim: GtinClaimView, createdBy: string): Promise<void> {
-  await sql.query(`SELECT pg_advisory_xact_lock(hashtextextended('hallmark:gtin-claims', 0))`);
-  const { kind, value } = claim;
-  const overlapping = await sql.query<GtinClaimRow>(
+export function givesWayTo(
+  existing: Pick<GtinClaimView, 'source' | 'environment'>,
+  claim: Pick<GtinClaimView, 'source' | 'environment'>,
+): boolean {
+  return (
+    claim.source === 'granted' && claim.environment === 'live' && existing.source === 'claimed' && existing.environment === 'test'
+  );
+}
+
+/** The active claims, of any account, that overlap `claim` in an overlapping environment, oldest first. */
+function activeOverlapping(
+  sql: SqlExecutor,
+  claim: Pick<GtinClaimView, 'environment' | 'kind' | 'value'>,
+): Promise<GtinClaimRow[]> {
+  return sql.query<GtinClaimRow>(
     `SELECT * FROM gtin_claims
      WHERE revoked_at IS NULL
        AND (environment = 'live' OR $1 = 'live' OR environment = $1)
@@ -97,23 +109,60 @@ export async function insertGtinClaim(sql: SqlExecutor, claim: GtinClaimView, cr
              THEN (kind = 'gtin' AND value = $3) OR (kind = 'prefix' AND substr($3, 2) LIKE value || '%')
              ELSE (kind = 'gtin' AND substr(value, 2) LIKE $3 || '%') OR (kind = 'prefix' AND ($3 LIKE value || '%' OR value LIKE $3 || '%'))
            END
-     ORDER BY created_at`,
-    [claim.environment, kind, value],
+     ORDER BY created_at, id`,
+    [claim.environment, claim.kind, claim.value],
   );
+}
+
+/**
+ * The other accounts' active claims that would give way to `claim` (givesWayTo) were it stored now,
+ * oldest first: what a grant's event names before its transaction (insertGtinClaim) revokes them.
+ */
+export async function findClaimsGivingWay(sql: SqlExecutor, claim: GtinClaimView): Promise<GtinClaimView[]> {
+  // Only a live grant has claims giving way to it: no need to look for any other.
+  if (!givesWayTo({ source: 'claimed', environment: 'test' }, claim)) return [];
+  return (await activeOverlapping(sql, claim))
+    .filter((row) => row.account_id !== claim.accountId && givesWayTo(row, claim))
+    .map(gtinClaimView);
+}
+
+/**
+ * Stores a claim unless another account holds an overlapping one in an overlapping environment
+ * (CONFLICT, naming the claims in the way), or this account already holds exactly this one
+ * (CONFLICT naming it). Other accounts' overlapping claims that give way to it (givesWayTo: their
+ * self-service test claims, under a live grant) are revoked in the same write, at the claim's
+ * `createdAt` and by `createdBy`; it answers them, as revoked, oldest first (none for any other claim).
+ * Run it in a transaction (the claim's event's, where it has one): claims are made one at a time
+ * under an advisory lock, since overlap of prefixes is not a constraint SQL can express.
+ */
+export async function insertGtinClaim(sql: SqlExecutor, claim: GtinClaimView, createdBy: string): Promise<GtinClaimView[]> {
+  await sql.query(`SELECT pg_advisory_xact_lock(hashtextextended('hallmark:gtin-claims', 0))`);
+  const { kind, value } = claim;
+  const overlapping = await activeOverlapping(sql, claim);
   const others = overlapping.filter((row) => row.account_id !== claim.accountId);
-  if (others.length > 0) {
+  const blocking = others.filter((row) => !givesWayTo(row, claim));
+  if (blocking.length > 0) {
     throw new HallmarkError('CONFLICT', `Another account owns ${kind === 'gtin' ? 'this GTIN' : 'GTINs under this prefix'}.`, {
       [kind]: value,
-      conflictsWith: others.map((row) => ({ kind: row.kind, value: row.value, environment: row.environment })),
+      conflictsWith: blocking.map((row) => ({ kind: row.kind, value: row.value, environment: row.environment })),
     });
   }
   const same = overlapping.find((row) => row.kind === kind && row.value === value && row.environment === claim.environment);
   if (same) throw new HallmarkError('CONFLICT', 'This account already holds this claim.', { id: same.id });
+  const givingWay = others.map((row) => row.id);
+  const revoked =
+    givingWay.length === 0
+      ? []
+      : await sql.query<GtinClaimRow>(
+          `UPDATE gtin_claims SET revoked_at = $2, revoked_by = $3 WHERE id = ANY($1::text[]) AND revoked_at IS NULL RETURNING *`,
+          [givingWay, claim.createdAt, createdBy],
+        );
   await sql.query(
     `INSERT INTO gtin_claims (id, account_id, environment, kind, value, source, created_by, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
     [claim.id, claim.accountId, claim.environment, kind, value, claim.source, createdBy, claim.createdAt],
   );
+  return revoked.map(gtinClaimView).sort((a, b) => givingWay.indexOf(a.id) - givingWay.indexOf(b.id));
 }
 
 /** A claim within the caller's reach (domain/caller-environment.ts); undefined when there is none there. */

@@ -97,8 +97,10 @@ export {
 } from './domain/key-rotation.ts';
 export { parseExpiresIn } from './expires-in.ts';
 export {
+  findClaimsGivingWay,
   findGtinClaim,
   findGtinSigner,
+  givesWayTo,
   gtinClaimView,
   insertGtinClaim,
   listActiveGtinClaims,

@@ -1,4 +1,5 @@
 import {
+  findClaimsGivingWay,
   findGtinClaim,
   type GtinClaimReach,
   type GtinClaimTarget,
@@ -10,6 +11,12 @@ import { type Environment, type GtinClaimView, HallmarkError } from '@hallmark/c
 import type { EventStore } from '@hallmark/event-store';
 import { accountStream } from '@hallmark/provenance';
 import type { SqlDatabase } from '@hallmark/sql';
+
+/** The claims giving way to a grant changed between the grant's look and its transaction: look again. */
+class ClaimsGivingWayMoved extends Error {}
+
+/** How many times a grant looks again when the claims giving way to it change meanwhile (a race). */
+const givingWayAttempts = 3;
 
 /**
  * Grants, claims and revocations of GTINs, each an event in the account's stream with the claim
@@ -23,13 +30,58 @@ export async function recordGtinClaim(
   by: string,
   now: Date,
 ): Promise<GtinClaimView> {
+  return (await recordGtinClaimGivingWay(deps, claim, by, now)).claim;
+}
+
+/**
+ * As recordGtinClaim, and also answers the claims that gave way to it (`revoked`, as revoked): a
+ * live grant revokes other accounts' overlapping self-service test claims in its own transaction
+ * (insertGtinClaim, givesWayTo). The grant's event names them (`revokes`: each as revoked), so the
+ * grant, their revocation and its record are one write. The claims to name are looked up before
+ * the write and checked again in it, under the claims' lock; should they have changed meanwhile (a
+ * claim made or given up in between), nothing is stored and the grant looks again.
+ */
+export async function recordGtinClaimGivingWay(
+  deps: { db: SqlDatabase; eventStore: EventStore },
+  claim: { accountId: string; environment: Environment; target: GtinClaimTarget; source: 'granted' | 'claimed' },
+  by: string,
+  now: Date,
+): Promise<{ claim: GtinClaimView; revoked: GtinClaimView[] }> {
   const view = newGtinClaim(claim, now);
-  await deps.eventStore.append(
-    accountStream({ accountId: view.accountId, environment: view.environment }),
-    [{ type: claim.source === 'granted' ? 'gtin.granted' : 'gtin.claimed', data: { ...view, by } }],
-    { expectedVersion: 'any', readModels: { db: deps.db, write: (sql) => insertGtinClaim(sql, view, by) } },
-  );
-  return view;
+  const type = claim.source === 'granted' ? 'gtin.granted' : 'gtin.claimed';
+  for (let attempt = 1; ; attempt++) {
+    const expected = (await findClaimsGivingWay(deps.db, view)).map(
+      (other): GtinClaimView => ({ ...other, status: 'revoked', revokedAt: view.createdAt }),
+    );
+    let revoked: GtinClaimView[] = [];
+    try {
+      await deps.eventStore.append(
+        accountStream({ accountId: view.accountId, environment: view.environment }),
+        [{ type, data: { ...view, by, ...(expected.length > 0 ? { revokes: expected } : {}) } }],
+        {
+          expectedVersion: 'any',
+          readModels: {
+            db: deps.db,
+            async write(sql) {
+              revoked = await insertGtinClaim(sql, view, by);
+              const same =
+                revoked.length === expected.length && revoked.every((other, index) => other.id === expected[index]?.id);
+              // Where the event is already stored (a store whose read models follow it), it stands as it is.
+              if (!same && deps.eventStore.atomicReadModels) throw new ClaimsGivingWayMoved();
+            },
+          },
+        },
+      );
+      return { claim: view, revoked };
+    } catch (error) {
+      if (!(error instanceof ClaimsGivingWayMoved)) throw error;
+      if (attempt >= givingWayAttempts) {
+        throw new HallmarkError('CONFLICT', 'Claims overlapping this one changed while it was made; try again.', {
+          [view.kind]: view.value,
+        });
+      }
+    }
+  }
 }
 
 /**

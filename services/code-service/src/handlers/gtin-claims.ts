@@ -19,7 +19,7 @@ import {
 import type { EventStore } from '@hallmark/event-store';
 import { checkGtin14 } from '@hallmark/gs1';
 import type { SqlDatabase } from '@hallmark/sql';
-import { recordGtinClaim, recordGtinRevocation } from '../gtin-claim-log.ts';
+import { recordGtinClaimGivingWay, recordGtinRevocation } from '../gtin-claim-log.ts';
 
 export interface GtinClaimDeps {
   db: SqlDatabase;
@@ -68,8 +68,15 @@ export function createGtinClaims(deps: GtinClaimDeps) {
     source: 'granted' | 'claimed',
     by: Principal,
   ) => {
-    const claim = await recordGtinClaim(deps, { accountId, environment, target, source }, by.accountId, deps.clock());
+    const { claim, revoked } = await recordGtinClaimGivingWay(
+      deps,
+      { accountId, environment, target, source },
+      by.accountId,
+      deps.clock(),
+    );
     await changed(claim);
+    // Each claim that gave way is told as a revocation is: every replica drops what it cached of it.
+    for (const other of revoked) await changed(other);
     return claim;
   };
 
@@ -77,7 +84,9 @@ export function createGtinClaims(deps: GtinClaimDeps) {
     /**
      * The operator grants `accountId` a GTIN or prefix, in the operator key's environment unless said
      * otherwise (live covers both). A test key (or a console session switched to test) grants test
-     * claims only: INSUFFICIENT_SCOPE for live.
+     * claims only: INSUFFICIENT_SCOPE for live. A live grant revokes other accounts' overlapping
+     * self-service test claims in its transaction (a sandbox key cannot block a brand's onboarding);
+     * any other overlap with another account's claim is CONFLICT. The answer is the grant alone.
      */
     async grant(operator: Principal, accountId: string, input: GtinClaimInput): Promise<GtinClaimView> {
       const environment = decideGrantEnvironment(operator.environment, input.environment);
