@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { BlockList, isIP } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CodeServiceConfig } from '@hallmark/code-service';
@@ -409,9 +410,55 @@ function checkNetworkPolicies(
         `${where}: a NetworkPolicy lets its pods reach ports ${ports.length === 0 ? 'all' : ports.map((port) => port.port).join(', ')}; allowed: ${[...allowed].join(', ')}`,
       );
   }
+  for (const rule of egress)
+    for (const peer of (rule.to ?? []) as Doc[]) if (peer.ipBlock) checkIpBlock(where, peer.ipBlock, problems);
   const ingress: Doc[] = policies.flatMap((policy) => policy.spec?.ingress ?? []);
   if (service !== 'gateway' && ingress.length > 0)
     problems.push(`${where}: a NetworkPolicy admits traffic to its pods; only the gateway takes any`);
+}
+
+/** Addresses no egress rule may reach: private, carrier-grade NAT, the metadata address, unique- and link-local. */
+const closedAddresses = ['10.1.2.3', '100.64.1.2', '172.16.1.2', '192.168.1.2', '169.254.169.254', 'fd00::1', 'fe80::1'];
+
+/** `address/prefix` parsed, or undefined when it is not a CIDR the API server takes. */
+function parseCidr(cidr: unknown): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | undefined {
+  if (typeof cidr !== 'string') return undefined;
+  const [address = '', prefixText = ''] = cidr.split('/');
+  const version = isIP(address);
+  const prefix = Number(prefixText);
+  if (version === 0 || !/^\d+$/.test(prefixText) || prefix > (version === 4 ? 32 : 128)) return undefined;
+  return { address, prefix, family: version === 4 ? 'ipv4' : 'ipv6' };
+}
+
+/**
+ * An egress ipBlock as the API server takes it (each `except` a CIDR inside `cidr`, of its family)
+ * that reaches none of the closed ranges: the internet, never the cluster's or the cloud's insides.
+ */
+function checkIpBlock(where: string, ipBlock: Doc, problems: string[]): void {
+  const block = parseCidr(ipBlock.cidr);
+  if (!block) {
+    problems.push(`${where}: ipBlock cidr ${ipBlock.cidr} is not a CIDR`);
+    return;
+  }
+  const inside = new BlockList();
+  inside.addSubnet(block.address, block.prefix, block.family);
+  const excepted = new BlockList();
+  for (const except of (ipBlock.except ?? []) as unknown[]) {
+    const range = parseCidr(except);
+    if (!range || range.family !== block.family || range.prefix < block.prefix || !inside.check(range.address, range.family)) {
+      problems.push(`${where}: ipBlock ${block.address}/${block.prefix} excepts ${except}, which is not a CIDR inside it`);
+      continue;
+    }
+    excepted.addSubnet(range.address, range.prefix, range.family);
+  }
+  // Of the block's family only: an IPv6 block does not match IPv4 traffic (BlockList would, mapped).
+  for (const address of closedAddresses) {
+    const family = isIP(address) === 4 ? 'ipv4' : 'ipv6';
+    if (family === block.family && inside.check(address, family) && !excepted.check(address, family))
+      problems.push(
+        `${where}: ipBlock ${block.address}/${block.prefix} reaches ${address} (private or link-local ranges stay closed)`,
+      );
+  }
 }
 
 /** The gateway's Ingress: the only way in, TLS for its host, and the host the gateway's links name. */

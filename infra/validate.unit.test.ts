@@ -124,6 +124,11 @@ describe('deployment files', () => {
         'name: gateway-from-ingress\n  namespace: hallmark\nspec:\n  podSelector: {}',
       ],
       ['- { protocol: UDP, port: 53 }', '- { protocol: UDP, port: 5353 }'],
+      // The photo bucket's IPv6 opened to unique- and link-local addresses, with an except the API server refuses.
+      [
+        '- ipBlock: { cidr: 2000::/3, except: [2001::/32, 2002::/16] }',
+        '- ipBlock: { cidr: ::/0, except: [2001::/32, 10.0.0.0/8] }',
+      ],
     );
     // A service on another's database role, one on the owner's URL, and no migration Job.
     edit('compliance-service.yaml', ['key: compliance-service', 'key: code-service']);
@@ -161,6 +166,9 @@ describe('deployment files', () => {
         'Deployment/compliance-service: a NetworkPolicy admits traffic to its pods; only the gateway takes any',
         'Deployment/gateway: no NetworkPolicy lets its pods reach DNS (UDP 53)',
         expect.stringContaining('Deployment/code-service: a NetworkPolicy lets its pods reach ports 5353'),
+        'Deployment/auction-service: ipBlock ::/0 excepts 10.0.0.0/8, which is not a CIDR inside it',
+        'Deployment/auction-service: ipBlock ::/0 reaches fd00::1 (private or link-local ranges stay closed)',
+        'Deployment/auction-service: ipBlock ::/0 reaches fe80::1 (private or link-local ranges stay closed)',
         'Ingress/gateway: api.example.com is served without TLS',
         'infra/k8s: HALLMARK_PUBLIC_URL is https://id.example.com, but the Ingress serves https://api.example.com',
         'Dockerfile: the runtime stage must run as a non-root USER',
