@@ -390,7 +390,13 @@ function checkNetworkPolicies(
   docs: Doc[],
   problems: string[],
 ): void {
-  const policies = docs.filter((doc) => doc.kind === 'NetworkPolicy' && selects(doc.spec?.podSelector, labels));
+  // Policies of the pods' own namespace only (stores-access.example.yaml guards the stores' namespace).
+  const policies = docs.filter(
+    (doc) =>
+      doc.kind === 'NetworkPolicy' &&
+      (doc.metadata?.namespace ?? 'hallmark') === 'hallmark' &&
+      selects(doc.spec?.podSelector, labels),
+  );
   const types = (policy: Doc) => (policy.spec?.policyTypes ?? []) as string[];
   if (
     !policies.some(
