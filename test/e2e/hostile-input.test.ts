@@ -583,6 +583,15 @@ describe.each([
       expectRefused(inKey, 400, 'VALIDATION_ERROR', 'metadata.na\\udc00me');
     });
 
+    it('a number beyond what JSON carries (1e999, Infinity once parsed) is a 400 naming the field, not stored as null', async () => {
+      const tooLarge = await raw(
+        'POST',
+        '/code/generate',
+        `{"gtin":"${gtins[1]}","serialNumber":"INF-1","metadata":{"grams":1e999,"lot":{"weights":[1,-1e999]}}}`,
+      );
+      expectRefused(tooLarge, 400, 'VALIDATION_ERROR', 'metadata.grams');
+    });
+
     it('U+0000 in a string, a key, a path parameter or a query is a 400 before it reaches PostgreSQL', async () => {
       expectRefused(await raw('POST', '/accounts', '{"name":"x\\u0000","tier":"starter"}'), 400, 'VALIDATION_ERROR', 'name');
       expectRefused(

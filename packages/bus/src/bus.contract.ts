@@ -48,6 +48,17 @@ export function describeBusContract(name: string, createFixture: () => Promise<B
       });
     });
 
+    it('answers with a reply of several megabytes whole (over NATS, in parts), and the next request as usual', async () => {
+      const s = subject('large');
+      // Multi-byte characters, so bytes and characters differ: 2.5 MB of '€' and an ASCII tail.
+      const large = { text: `${'€'.repeat(800_000)}${randomBytes(8).toString('hex')}` };
+      const served = await fixture.b.serve(s, { queue: 'test' }, async (payload) => (payload === 'large' ? large : 'small'));
+      const reply = await fixture.a.request<{ text: string }>(s, 'large', { timeoutMs: 10_000 });
+      expect(reply).toEqual({ ok: true, value: large });
+      expect(await fixture.a.request(s, 'next')).toEqual({ ok: true, value: 'small' });
+      await served.stop();
+    });
+
     it('carries a handler error as a typed value with its code and details', async () => {
       const s = subject('fail');
       const served = await fixture.b.serve(s, { queue: 'test' }, async () => {

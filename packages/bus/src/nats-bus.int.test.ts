@@ -62,6 +62,43 @@ describe('NATS requests when the connection closes', () => {
   });
 });
 
+describe('NATS requests and replies larger than one message (max_payload)', () => {
+  it('refuses a request larger than one message as PAYLOAD_TOO_LARGE, and answers a reply beyond its parts as INTERNAL_ERROR without ending the process', async () => {
+    const prefix = `test_${randomUUID().slice(0, 8)}`;
+    const handlerErrors: unknown[] = [];
+    const caller = await createNatsBus({ servers, name: 'bus-test-caller', prefix });
+    const server = await createNatsBus({
+      servers,
+      name: 'bus-test-server',
+      prefix,
+      onInternalError: (error) => handlerErrors.push(error),
+    });
+    try {
+      let handled = 0;
+      await server.serve('sized', { queue: 'sized' }, async (payload) => {
+        handled += 1;
+        // 65 parts and more of a 1 MB max_payload: beyond what one reply may take.
+        return payload === 'huge' ? 'x'.repeat(70 * 1_048_576) : 'fine';
+      });
+      const tooLarge = await caller.request('sized', 'y'.repeat(1_100_000));
+      expect(tooLarge.ok).toBe(false);
+      if (!tooLarge.ok) expect(tooLarge.error.code).toBe('PAYLOAD_TOO_LARGE');
+      expect(handled).toBe(0);
+
+      const huge = await caller.request('sized', 'huge', { timeoutMs: 20_000 });
+      expect(huge.ok).toBe(false);
+      if (!huge.ok) expect(huge.error.code).toBe('INTERNAL_ERROR');
+      expect(handlerErrors).toHaveLength(1);
+      // The server goes on serving.
+      expect(await caller.request('sized', 'again')).toEqual({ ok: true, value: 'fine' });
+    } finally {
+      await caller.drain();
+      await server.drain();
+      await deleteEventStream(servers, prefix);
+    }
+  });
+});
+
 describe('NATS event consumers when a fetch fails', () => {
   it('report the failure and go on consuming, with the consumer made again when it was deleted', async () => {
     const prefix = `test_${randomUUID().slice(0, 8)}`;

@@ -31,9 +31,10 @@ import {
 } from './bus.ts';
 import { deliver } from './in-process-bus.ts';
 import { createReplyInbox } from './nats-reply-inbox.ts';
+import { maxMessageBytes, sendReply } from './nats-reply-parts.ts';
 import { natsConnectionSettings } from './nats-url.ts';
 import { type RefusedRequestListener, type RequestSigner, signatureHeader } from './request-signature.ts';
-import { refusedRequest, serviceUnavailable } from './unavailable.ts';
+import { refusedRequest, requestTooLarge, serviceUnavailable } from './unavailable.ts';
 
 export interface NatsBusOptions {
   /** A NATS URL; credentials and `tls://` in it are honoured (nats-url.ts). */
@@ -135,6 +136,9 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
       const timeoutMs = requestOptions.timeoutMs ?? defaultRequestTimeoutMs;
       const requestId = requestOptions.requestId ?? randomUUID();
       const data = encode(payload);
+      // A request is one message (a queue group's members each take whole messages): one larger
+      // than the server carries is refused here, not thrown by the client library (a 500).
+      if (data.length > maxMessageBytes(nc)) return { ok: false, error: requestTooLarge(data.length, maxMessageBytes(nc)) };
       const fullSubject = full(subject);
       const signature = options.signer?.sign({ subject: fullSubject, requestId, data });
       const outcome = await replies.request(fullSubject, data, { timeoutMs, headers: withRequestId(requestId, signature) });
@@ -159,6 +163,19 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
           }
         }
         const context = { subject, requestId };
+        /** Sends the answer, in parts when large; one that cannot be sent is answered as an error, never thrown. */
+        const reply = (result: unknown) => {
+          try {
+            sendReply(nc, message, encode(result));
+          } catch (error) {
+            options.onInternalError?.(error, context);
+            try {
+              message.respond(encode({ ok: false, error: { code: 'INTERNAL_ERROR', message: 'The answer could not be sent.' } }));
+            } catch {
+              // The connection is gone: the requester's timeout answers it.
+            }
+          }
+        };
         void inFlight.track(
           (async () => {
             let payload: unknown;
@@ -166,11 +183,10 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
               payload = decode(message.data);
             } catch {
               const error: ErrorData = { code: 'VALIDATION_ERROR', message: 'The request is not valid JSON.' };
-              message.respond(encode({ ok: false, error }));
+              reply({ ok: false, error });
               return;
             }
-            const result = await answer(handler, payload, context, options.onInternalError);
-            message.respond(encode(result));
+            reply(await answer(handler, payload, context, options.onInternalError));
           })(),
         );
       };

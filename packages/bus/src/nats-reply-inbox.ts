@@ -1,4 +1,5 @@
 import { createInbox, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { type ReplyParts, receivePart } from './nats-reply-parts.ts';
 
 /** How a request over NATS ended. */
 export type NatsReplyOutcome =
@@ -15,6 +16,8 @@ export interface ReplyInbox {
 interface Waiting {
   resolve(outcome: NatsReplyOutcome): void;
   timer: NodeJS.Timeout;
+  /** A reply sent in parts (nats-reply-parts.ts), as far as it came. */
+  parts?: ReplyParts;
 }
 
 /** The server's answer when nobody subscribes to a request's subject: a 503 status with no data. */
@@ -30,15 +33,26 @@ export function createReplyInbox(nc: NatsConnection): ReplyInbox {
   const prefix = `${createInbox()}.`;
   const waiting = new Map<string, Waiting>();
   let nextToken = 0;
+  const settle = (token: string, request: Waiting, outcome: NatsReplyOutcome) => {
+    waiting.delete(token);
+    clearTimeout(request.timer);
+    request.resolve(outcome);
+  };
   const subscription: Subscription = nc.subscribe(`${prefix}*`, {
     callback: (error, message) => {
       if (error) return;
       const token = message.subject.slice(prefix.length);
       const request = waiting.get(token);
       if (!request) return; // answered after its timeout
-      waiting.delete(token);
-      clearTimeout(request.timer);
-      request.resolve(isNoResponders(message) ? { kind: 'no-responders' } : { kind: 'reply', data: message.data });
+      if (isNoResponders(message)) return settle(token, request, { kind: 'no-responders' });
+      const received = receivePart(request.parts, message);
+      if (received.kind === 'incomplete') {
+        request.parts = received.parts;
+        return;
+      }
+      // A broken reply is dropped: the request ends at its timeout, as if unanswered.
+      if (received.kind === 'broken') return settle(token, request, { kind: 'timeout' });
+      settle(token, request, { kind: 'reply', data: received.data });
     },
   });
   void subscription.closed.then(() => {

@@ -25,3 +25,15 @@ export function refusedRequest(subject: string): ErrorData {
     details: { subject, reason: 'refused' },
   };
 }
+
+/**
+ * The answer to a request larger than one bus message (NATS's max_payload less headroom): what
+ * the client sent is too large to carry, which the gateway answers 413.
+ */
+export function requestTooLarge(bytes: number, maxBytes: number): ErrorData {
+  return {
+    code: 'PAYLOAD_TOO_LARGE',
+    message: `The request is too large to pass to the service (${bytes} bytes with its envelope; at most ${maxBytes}). Send less.`,
+    details: { limitBytes: maxBytes },
+  };
+}

@@ -8,9 +8,10 @@ import { errorEnvelope } from './error-envelope.ts';
 
 /**
  * What the gateway refuses in any request before a handler or a service sees it (issue #16):
- * JSON nested deeper than {@link maxJsonDepth}, and text no service can store (U+0000, which
+ * JSON nested deeper than {@link maxJsonDepth}, text no service can store (U+0000, which
  * PostgreSQL refuses with 22021, and lone UTF-16 surrogates, which are not Unicode text and turn into
- * U+FFFD or a failure depending on who encodes them). Everything refused is a 400 VALIDATION_ERROR
+ * U+FFFD or a failure depending on who encodes them), and numbers JSON cannot carry (1e999 parses as
+ * Infinity, which would be stored as null). Everything refused is a 400 VALIDATION_ERROR
  * naming the field, never a 500 further in.
  */
 
@@ -50,6 +51,10 @@ export function findUnacceptableInput(value: unknown, root = ''): Refusal | unde
       const problem = describeText(current);
       if (problem) return { field: path, message: problem };
       continue;
+    }
+    // 1e999 parses as Infinity, which JSON cannot carry on: it would be stored as null.
+    if (typeof current === 'number' && !Number.isFinite(current)) {
+      return { field: path, message: 'is a number too large to store (only finite numbers)' };
     }
     if (typeof current !== 'object' || current === null) continue;
     if (depth + 1 > maxJsonDepth) {

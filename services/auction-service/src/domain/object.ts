@@ -238,8 +238,25 @@ export function checkProvenanceEvent(
       fields: [{ field: 'evidence', in: 'body', message: `is required for ${type} by the compliance config` }],
     });
   }
+  const evidenceBytes = Buffer.byteLength(JSON.stringify(command.evidence));
+  if (evidenceBytes > maxEvidenceBytes) {
+    return refuse(
+      'VALIDATION_ERROR',
+      `Invalid request: evidence is ${evidenceBytes} bytes as JSON; at most ${maxEvidenceBytes}.`,
+      {
+        fields: [{ field: 'evidence', in: 'body', message: `must be at most ${maxEvidenceBytes} bytes as JSON (UTF-8)` }],
+      },
+    );
+  }
   return undefined;
 }
+
+/**
+ * An event's evidence, as JSON in UTF-8 bytes: references to documents (certificates, reports,
+ * lot numbers), never the documents. Every public verification and history reads the whole
+ * history, so with maxObjectEvents this bounds what one object costs to read (~16 MB at most).
+ */
+export const maxEvidenceBytes = 16_384;
 
 /** Whether a category takes an angle: a refusal naming the category's angles, or undefined. */
 export function checkAngle(category: Category, angle: string): DomainError | undefined {

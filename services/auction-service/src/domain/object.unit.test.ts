@@ -33,6 +33,8 @@
 //        -> 'refuses registered, sold and transferred, naming where they are recorded', 'refuses an unknown type'
 //   E3 types in the compliance config's evidenceRequiredFor need non-empty evidence
 //        -> 'refuses a type the config lists without evidence', '… with evidence', 'a type the config does not list …'
+//   E3b evidence is at most maxEvidenceBytes (16 KiB) as UTF-8 JSON: a fat history would make every
+//       public verification and export slow -> 'refuses evidence over 16 KiB as UTF-8 JSON, takes it at the limit'
 //   E4 the states table (consigned/listed/sold × listed/withdrawn/other/confirmed transfer); a
 //      refused move is 409 CONFLICT with details { status, eventType }
 //        -> describe('the states table')
@@ -63,6 +65,7 @@ import {
   evolve,
   initialObjectFacts,
   isRefusal,
+  maxEvidenceBytes,
   maxObjectEvents,
   type NoteData,
   type ObjectCommand,
@@ -389,6 +392,18 @@ describe('provenance events', () => {
     given([registered()])
       .when(record('authenticated', { evidence: { certificate: 'c-1' } }))
       .then([note('authenticated', { actorRole: 'specialist', evidence: { certificate: 'c-1' } })]));
+
+  it('refuses evidence over 16 KiB as UTF-8 JSON, takes it at the limit (E3b)', () => {
+    // {"note":"…"} is 11 bytes of JSON around the text; '€' is 3 bytes in UTF-8: 11 + 3 × 5,457 + 2 = 16,384.
+    const atLimit = { note: `${'€'.repeat(5_457)}ab` };
+    expect(Buffer.byteLength(JSON.stringify(atLimit))).toBe(maxEvidenceBytes);
+    given([registered()])
+      .when(record('cataloged', { evidence: atLimit }))
+      .then([note('cataloged', { actorRole: 'specialist', evidence: atLimit })]);
+    given([registered()])
+      .when(record('cataloged', { evidence: { note: `${atLimit.note}g` } }))
+      .thenRefused('VALIDATION_ERROR', { fields: [{ field: 'evidence', in: 'body' }] });
+  });
 
   it('a type the config does not list needs none; a config can list any type (E3)', () => {
     given([registered()])

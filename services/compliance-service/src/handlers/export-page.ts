@@ -6,7 +6,10 @@ import { readNodes } from '../store/merkle-store.ts';
 import { type MerkleDeps, requireAssetTree, rootAt } from './merkle.ts';
 
 const maxEvents = 250;
-/** Pages stay well under NATS's 1 MB message limit. */
+/**
+ * A page's events, in UTF-8 bytes of their JSON: pages stay under NATS's 1 MB message (a reply
+ * larger goes in parts, nats-reply-parts.ts), so the export's memory stays flat, page by page.
+ */
 const maxPageBytes = 600_000;
 
 /**
@@ -57,7 +60,7 @@ export async function exportPage(
       leafHash: record ? leafHash(leafInputOf(record.hash)).toString('hex') : '',
       auditPath: inclusionProofFromNodes(leafIndex, treeSize, lookup).map((hash) => hash.toString('hex')),
     };
-    bytes += JSON.stringify(exported).length;
+    bytes += Buffer.byteLength(JSON.stringify(exported));
     if (events.length > 0 && bytes > maxPageBytes) break;
     events.push(exported);
   }
