@@ -98,7 +98,7 @@ export const GatewayConfig = Type.Object({
     maximum: 3_600_000,
     default: 30_000,
     description:
-      'how long a request with an Idempotency-Key holds its key; a claim left by a crashed attempt lapses after this and a retry runs again. Longer than HALLMARK_REQUEST_TIMEOUT_MS',
+      'how long a request with an Idempotency-Key holds its key without renewing it; a running attempt renews it every third of this, and a claim left by a crashed attempt lapses after this, then a retry runs again',
   }),
   HALLMARK_BOOTSTRAP_KEY: Type.Optional(
     Type.String({

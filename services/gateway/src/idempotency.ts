@@ -15,8 +15,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
  * - a retry while the first still runs is 409 CONFLICT with Retry-After, at once;
  * - a 4xx or 5xx answer releases the claim, so a retry runs again (a refusal is no result to keep,
  *   and a 503 may have been a service that was down);
- * - a claim is a lease: one left by an attempt cut off by a crash lapses after `leaseMs`
- *   (HALLMARK_IDEMPOTENCY_LEASE_MS, longer than the request timeout), and a retry then runs again.
+ * - a claim is a lease, renewed while its attempt runs: one left by an attempt cut off by a crash
+ *   lapses after `leaseMs` (HALLMARK_IDEMPOTENCY_LEASE_MS), and a retry then runs again.
  * Keys are kept 24 h from the first attempt, then swept.
  * A key and its answer belong to the API key that sent it (a console session: the key it signed in
  * with): another key of the account with the same Idempotency-Key has a key space of its own, and its
@@ -33,6 +33,8 @@ declare module 'fastify' {
 
 /** How long a key and its answer are kept. */
 export const idempotencyKeyLifetimeMs = 24 * 60 * 60 * 1000;
+/** A claim is renewed for at most this long: longer than any request (a batch of 10,000 takes seconds). */
+const maxLeaseRenewalMs = 15 * 60 * 1000;
 /** What a retry that finds the first attempt still running is told to wait, in seconds. */
 const runningRetryAfterSeconds = 1;
 const sweepIntervalMs = 10 * 60 * 1000;
@@ -54,6 +56,8 @@ interface IdempotentAttempt {
   token: string;
   /** Seals the stored answer; derived from the Idempotency-Key, so the database alone cannot open it. */
   sealingKey: Buffer;
+  /** Renews the claim's lease while the attempt runs (stopped once its answer is stored or released). */
+  renewal?: NodeJS.Timeout;
 }
 
 interface StoredRow {
@@ -185,6 +189,18 @@ function createIdempotencyStore(db: SqlDatabase) {
       return updated.length === 1;
     },
 
+    /**
+     * Extends the lease of a claim still held and unanswered; false when it is not (taken over, or
+     * answered). A slow attempt (a batch of many chunks) keeps its key while its process lives.
+     */
+    async renew(attempt: IdempotentAttempt, leaseUntil: Date): Promise<boolean> {
+      const renewed = await db.query(
+        `UPDATE idempotent_requests SET lease_until = $7 WHERE ${whereScope} AND claim = $6 AND status IS NULL RETURNING claim`,
+        [...scopeParams(attempt.scope), attempt.token, leaseUntil],
+      );
+      return renewed.length === 1;
+    },
+
     /** Frees the key for a retry: the attempt failed. */
     async release(attempt: IdempotentAttempt): Promise<void> {
       await db.query(`DELETE FROM idempotent_requests WHERE ${whereScope} AND claim = $6`, [
@@ -212,6 +228,30 @@ export function installIdempotency(
 ): Idempotency {
   const store = createIdempotencyStore(deps.db);
 
+  /**
+   * Renews the claim every third of its lease while the attempt runs, so a request slower than
+   * the lease (a batch's chunks, each allowed the request timeout) is never run a second time by
+   * a retry; a crash stops the renewals, and the lease then lapses as before.
+   */
+  const keepLeased = (request: FastifyRequest, attempt: IdempotentAttempt) => {
+    const startedMs = Date.now();
+    const renew = () => {
+      // Bounded whatever happens to the request: a handler that never ends does not hold its key for good.
+      if (Date.now() - startedMs > maxLeaseRenewalMs) return stopRenewing(attempt);
+      store.renew(attempt, new Date(deps.clock().getTime() + deps.leaseMs)).then(
+        (held) => {
+          if (!held) stopRenewing(attempt);
+        },
+        (error: unknown) => request.log.warn({ err: error }, 'idempotency: could not renew the lease of a claimed key'),
+      );
+    };
+    attempt.renewal = setInterval(renew, Math.max(50, Math.floor(deps.leaseMs / 3)));
+    attempt.renewal.unref();
+  };
+  const stopRenewing = (attempt: IdempotentAttempt | undefined) => {
+    if (attempt?.renewal) clearInterval(attempt.renewal);
+  };
+
   const admit = async (
     request: FastifyRequest,
     reply: FastifyReply,
@@ -233,6 +273,7 @@ export function installIdempotency(
     switch (outcome.kind) {
       case 'claimed':
         request.idempotentAttempt = attempt;
+        keepLeased(request, attempt);
         return true;
       case 'replay': {
         reply.status(outcome.status).header('idempotent-replayed', 'true');
@@ -272,6 +313,7 @@ export function installIdempotency(
     const attempt = request.idempotentAttempt;
     if (!attempt) return payload;
     request.idempotentAttempt = undefined;
+    stopRenewing(attempt);
     const status = reply.statusCode;
     const bytes = typeof payload === 'string' ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : undefined;
     try {
@@ -304,6 +346,8 @@ export function installIdempotency(
   }, sweepIntervalMs);
   sweep.unref();
   app.addHook('onClose', async () => clearInterval(sweep));
+  // An answer that never went through onSend stops the renewals too: the claim then lapses.
+  app.addHook('onResponse', async (request) => stopRenewing(request.idempotentAttempt));
 
   return {
     admit: (request, reply, parts) => {
