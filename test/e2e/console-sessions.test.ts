@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
 
@@ -26,6 +27,9 @@ const withCookie = (
     headers: {
       cookie: `hallmark_session=${cookie}`,
       ...(options.consoleHeader === false ? {} : { 'x-hallmark-console': '1' }),
+      // A client address of its own (the proxy hop is trusted): a cookie that is no session counts
+      // as a failed authentication of its address, and tests expecting a 401 must not share one.
+      'x-forwarded-for': `203.0.113.${1 + Math.floor(Math.random() * 254)}, 198.18.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 254)}`,
       ...options.headers,
     },
   });
@@ -335,6 +339,29 @@ describe('console sessions', () => {
     }
     t.clock.advance(25 * 60_000);
     expectError(await withCookie(token, 'GET', '/keys'), 401, 'MISSING_API_KEY');
+  });
+
+  it('counts cookies that are no session toward the address’s failed-authentication limit, on the API and on /sessions/current', async () => {
+    const tenant = await newTenant();
+    const { token } = await signIn(tenant.key);
+    // All in one clock minute that nothing else has counted in (see the test below).
+    const nowMs = t.clock.now().getTime();
+    const minute = Math.floor(nowMs / 60_000) + 1;
+    t.clock.advance(minute * 60_000 + 100 - nowMs);
+    const from = { headers: { 'x-forwarded-for': '198.51.100.77' } };
+    const madeUp = () => randomBytes(32).toString('hex');
+    const statuses: number[] = [];
+    for (let attempt = 0; attempt < 4; attempt++) statuses.push((await withCookie(madeUp(), 'GET', '/keys', from)).status);
+    for (let attempt = 0; attempt < 3; attempt++)
+      statuses.push((await withCookie(madeUp(), 'GET', '/sessions/current', from)).status);
+    // HALLMARK_AUTH_FAILURES_PER_MINUTE is 5 in this suite.
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
+    const limited = await withCookie(madeUp(), 'GET', '/keys', from);
+    expectError(limited, 429, 'RATE_LIMITED');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(Math.floor(t.clock.now().getTime() / 60_000), 'all the attempts in one minute').toBe(minute);
+    // A live session from the same address is still served.
+    expect((await withCookie(token, 'GET', '/keys', from)).status).toBe(200);
   });
 
   it('counts failed sign-ins toward the address’s failed-authentication limit', async () => {

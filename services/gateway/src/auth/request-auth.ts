@@ -133,8 +133,14 @@ export function installRequestAuth(
    * 401. A valid key from the same address is never refused by this. If the counters cannot be
    * reached the 401 stands: the request is refused either way.
    */
-  const refuseBadKey = (request: FastifyRequest, reply: FastifyReply, error: Error, done: HookHandlerDoneFunction): void => {
-    if (!(error instanceof HallmarkError) || !badKeyCodes.has(error.code)) {
+  const refuseBadKey = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    error: Error,
+    done: HookHandlerDoneFunction,
+    counts: (failure: HallmarkError) => boolean = (failure) => badKeyCodes.has(failure.code),
+  ): void => {
+    if (!(error instanceof HallmarkError) || !counts(error)) {
       done(error);
       return;
     }
@@ -233,7 +239,13 @@ export function installRequestAuth(
       reply.header('cache-control', 'no-store');
       const forged = csrfRefusal(request, deps.ownOrigins(request));
       if (forged) return done(forged);
-      deps.sessions.authenticate(sessionToken).then(
+      // A session is read from the database on every use: a cookie that is no session counts as a
+      // failed authentication, and a held address's cookies are looked up one at a time, as keys are.
+      const lookUpSession = () => deps.sessions.authenticate(sessionToken);
+      const hold = deps.rateLimiter.failedAuthenticationHold(request.ip);
+      const session = hold ? lookUpTurns.inTurn(addressKeyOf(request.ip), lookUpSession) : lookUpSession();
+      if (!session) return done(failedAuthRefusal(reply, { ...(hold as RateLimitOutcome), retryAfterSeconds: 1 }));
+      session.then(
         ({ key: acting }) => {
           try {
             authorise(request, reply, route, acting, done);
@@ -241,7 +253,7 @@ export function installRequestAuth(
             done(error as Error);
           }
         },
-        (error: Error) => done(error),
+        (error: Error) => refuseBadKey(request, reply, error, done, (failure) => failure.status === 401),
       );
       return;
     }

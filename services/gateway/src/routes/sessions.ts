@@ -47,16 +47,20 @@ async function sessionViewOf(db: SqlExecutor, session: ConsoleSession): Promise<
   };
 }
 
-/** The cookie's session, or 401 MISSING_API_KEY (and the cookie cleared) when there is none or it ended. */
+/**
+ * The cookie's session, or 401 MISSING_API_KEY (and the cookie cleared) when there is none or it
+ * ended. A cookie that is no session counts as a failed authentication of the address (each is a
+ * database look-up): past the limit, 429 with Retry-After instead of the 401.
+ */
 async function currentSession(deps: SessionRouteDeps, request: FastifyRequest, reply: FastifyReply) {
   const token = sessionTokenOf(request.headers.cookie);
   if (token === undefined) throw noSession('no session cookie was sent');
   try {
     return await deps.sessions.authenticate(token);
   } catch (error) {
-    if (error instanceof HallmarkError && error.status === 401)
-      reply.header('set-cookie', clearedSessionCookie(isHttps(request)));
-    throw error;
+    if (!(error instanceof HallmarkError && error.status === 401)) throw error;
+    reply.header('set-cookie', clearedSessionCookie(isHttps(request)));
+    return refuseSignIn(deps, request, reply, error);
   }
 }
 
