@@ -19,10 +19,11 @@ import { AuctionServiceConfig } from './config.ts';
 import { bindPhoto } from './handlers/bind-photo.ts';
 import { dashboard } from './handlers/dashboard.ts';
 import { provenanceHistory } from './handlers/provenance-history.ts';
-import { publicVerify } from './handlers/public-verify.ts';
+import { type PublicFacts, publicVerify } from './handlers/public-verify.ts';
 import { recordProvenanceEvent } from './handlers/record-event.ts';
 import { registerObject } from './handlers/register-object.ts';
 import { confirmTransfer, initiateTransfer } from './handlers/transfers.ts';
+import { createPublicFactsCache } from './public-facts-cache.ts';
 import { migrateAuction } from './store/object-store.ts';
 import { backfillPhotoBlobs } from './store/photo-blobs.ts';
 
@@ -49,6 +50,8 @@ export const auctionService = defineService({
     });
     const keys = createVerificationKeys(infra.db, { epochs });
     const repository = { db: infra.db, eventStore: infra.eventStore, clock };
+    // The public verification's reading of each object's history, per stream version (docs/AUCTION.md).
+    const publicFacts = createPublicFactsCache<PublicFacts>();
     const codeKey = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'hallmark:transfer-codes', 32));
     const configs = createComplianceConfigCache(infra.bus, {
       timeoutMs: base.HALLMARK_REQUEST_TIMEOUT_MS,
@@ -84,7 +87,7 @@ export const auctionService = defineService({
         log,
         publicVerifyObjectRpc,
         async ({ serial, presentedSignature, presentedGtin, presentedBatch }) =>
-          publicVerify({ ...repository, keys, blobs: infra.blobs }, serial, {
+          publicVerify({ ...repository, keys, blobs: infra.blobs, publicFacts }, serial, {
             signature: presentedSignature,
             gtin: presentedGtin,
             batch: presentedBatch,

@@ -128,7 +128,16 @@ export const RecordedProvenanceEvent = Type.Object({
 });
 
 export const PublicVerification = Type.Object({
-  status: Type.String({ description: 'authentic, or suspicious when the signature, chain or photos do not hold' }),
+  status: Type.String({
+    description:
+      'authentic, or suspicious when the signature, chain or photos do not hold; test for an object registered with a test key (never authentic)',
+  }),
+  /** Not in the spec's table: present only on a test key's object (sandbox data, not a real object). */
+  environment: Type.Optional(
+    Type.Literal('test', {
+      description: 'present only when the object was registered with a test key: sandbox data, not a real object',
+    }),
+  ),
   confidence: Type.Number(),
   object: Type.Object({
     title: Type.String(),

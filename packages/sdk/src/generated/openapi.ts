@@ -6748,8 +6748,13 @@ export interface operations {
         };
         content: {
           'application/json': {
-            /** @description authentic, or suspicious when the signature, chain or photos do not hold */
+            /** @description authentic, or suspicious when the signature, chain or photos do not hold; test for an object registered with a test key (never authentic) */
             status: string;
+            /**
+             * @description present only when the object was registered with a test key: sandbox data, not a real object
+             * @constant
+             */
+            environment?: 'test';
             confidence: number;
             object: {
               title: string;

@@ -231,11 +231,27 @@ export interface AuctionPage {
   photoBinding: string;
   /** Required angles with a photo held, and how many the category requires (auction-service's answer). */
   referencePhotos?: { bound: number; required: number } | undefined;
+  /** Registered with a test key (`status: "test"`): the test notice is the headline, never a verdict's. */
+  testObject?: boolean | undefined;
+  /** A test object's code past its 24 hours. */
+  tagExpired?: boolean | undefined;
   verifiedAt: Date;
+}
+
+/** The verdict panel of a test key's object: the test notice code pages show, in the place of the headline. */
+function testObjectPanel(page: AuctionPage): string {
+  const summary = [
+    english.auction.test.summary,
+    page.verdict === 'counterfeit' ? english.auction.summary.counterfeit : page.tagExpired ? english.auction.test.expired : '',
+  ]
+    .filter((line) => line)
+    .join(' ');
+  return `<div class="verdict suspicious" role="status">${icons.suspicious}<div><h1>${escapeHtml(english.labels.testCode)}</h1><p>${escapeHtml(summary)}</p></div></div>`;
 }
 
 export function renderAuctionPage(page: AuctionPage, dates: DateFormatter): string {
   const words = english.verdict[page.verdict];
+  const test = page.testObject === true;
   const facts = details([
     [english.auction.category, page.category],
     [english.auction.serial, page.serial],
@@ -250,14 +266,14 @@ export function renderAuctionPage(page: AuctionPage, dates: DateFormatter): stri
     [english.auction.owner, page.currentOwner],
   ]);
   return layout(
-    `${page.title}: ${words.headline}`,
+    `${page.title}: ${test ? english.labels.testCode : words.headline}`,
     'en',
-    `${verdictPanel(page.verdict, english.auction.summary[page.verdict] ?? words.summary)}
+    `${test ? testObjectPanel(page) : verdictPanel(page.verdict, english.auction.summary[page.verdict] ?? words.summary)}
 <section><p class="note">${escapeHtml(english.auction.kicker)}</p><h2>${escapeHtml(page.title)}</h2>${facts}</section>
 <section><h2>${escapeHtml(english.auction.history)}</h2>${history}
 <p>${escapeHtml(page.chainIntact ? english.auction.chainIntact : english.auction.chainBroken)}</p>
 <p>${escapeHtml(photos)}</p></section>
-<section><h2>${escapeHtml(english.labels.whatToDo)}</h2><p>${escapeHtml(words.action)}</p></section>`,
+<section><h2>${escapeHtml(english.labels.whatToDo)}</h2><p>${escapeHtml(test ? english.auction.test.action : words.action)}</p></section>`,
   );
 }
 

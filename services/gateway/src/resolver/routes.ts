@@ -260,6 +260,7 @@ export function registerResolverRoutes(
           request.id,
         );
         if (form === 'json') return secure(reply).send(object);
+        // Only `authentic` is authentic: a test key's object (`test`) is never shown as one.
         const verdict: PageVerdict = object.status === 'authentic' ? 'authentic' : 'suspicious';
         return html(
           reply,
@@ -278,6 +279,8 @@ export function registerResolverRoutes(
               currentOwner: object.provenance.current_owner,
               photoBinding: object.cryptographic_identity.photo_binding,
               referencePhotos: object.cryptographic_identity.reference_photos,
+              testObject: object.environment === 'test' || object.status === 'test',
+              tagExpired: object.cryptographic_identity.tag_status === 'expired',
               verifiedAt,
             },
             dates,

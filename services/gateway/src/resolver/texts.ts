@@ -96,6 +96,13 @@ export const english = {
       counterfeit: 'The tag’s signature does not match the one issued for this object.',
     } as Record<string, string>,
     unknown: 'No object with this serial is registered.',
+    /** An object registered with a test key: the headline is labels.testCode, as on a test code's page. */
+    test: {
+      summary: 'It was registered with a test key, in Hallmark’s sandbox: this record says nothing about a real object.',
+      expired: 'Its test code expired 24 hours after registration, as every test code does.',
+      action:
+        'Do not buy or sell anything on the strength of this page. Ask the seller for the object’s real Hallmark label and check that one.',
+    },
   },
   error: {
     badLinkTitle: 'This code could not be read',
