@@ -6,7 +6,7 @@ import type { Bus } from '@hallmark/bus';
 import type { Cache } from '@hallmark/cache';
 import { broadcasts, HallmarkError, recordQuotaThresholdRpc, routerPathOf, routes } from '@hallmark/contracts';
 import type { EventStore } from '@hallmark/event-store';
-import { createWorkSlots, isDependencyOutage, type Logger, outageAsUnavailable, type ReadinessChecks } from '@hallmark/runtime';
+import { isDependencyOutage, type Logger, outageAsUnavailable, type ReadinessChecks } from '@hallmark/runtime';
 import type { SqlDatabase } from '@hallmark/sql';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -45,6 +45,7 @@ import { registerWebhookRoutes } from './routes/webhooks.ts';
 import { registerWellKnownRoutes } from './routes/well-known.ts';
 import { createServiceCaller } from './service-call.ts';
 import { trustProxyOf } from './trust-proxy.ts';
+import { createUploadSlots } from './upload-slots.ts';
 
 export interface GatewayDependencies {
   config: GatewayConfig;
@@ -301,12 +302,11 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   registerScanRoutes(app, { services });
   registerSchemaRoutes(app, { services });
   registerComplianceRoutes(app, { services, clock: deps.clock });
-  // Each upload is held in memory while it is stored: a bounded number at once, a short queue, then 503.
-  const uploads = createWorkSlots({
-    running: deps.config.HALLMARK_UPLOADS_AT_ONCE,
-    waiting: deps.config.HALLMARK_UPLOADS_AT_ONCE,
-    retryAfterSeconds: 1,
-    busy: 'Too many photos are being uploaded',
+  // Each upload is held in memory while it is stored: a bounded number at once, a short queue, then
+  // 503; half of them at most for one account, and each within the request timeout (upload-slots.ts).
+  const uploads = createUploadSlots({
+    atOnce: deps.config.HALLMARK_UPLOADS_AT_ONCE,
+    requestTimeoutMs: deps.config.HALLMARK_HTTP_REQUEST_TIMEOUT_MS,
   });
   registerAuctionRoutes(app, { services, blobs: deps.blobs, idempotency, uploads });
   // A brand logo is an upload too: it shares the photos' slots.

@@ -18,13 +18,12 @@ import {
 } from '@hallmark/contracts';
 import type { EventStore } from '@hallmark/event-store';
 import { accountStream } from '@hallmark/provenance';
-import type { WorkSlots } from '@hallmark/runtime';
 import type { SqlDatabase } from '@hallmark/sql';
 import type { FastifyInstance } from 'fastify';
 import { principalOf } from '../auth/request-auth.ts';
 import { checkLogo, maxLogoBytes } from '../logo-check.ts';
 import { registerRoute } from '../route-registry.ts';
-import { withRetryAfter } from './retry-after.ts';
+import type { UploadSlots } from '../upload-slots.ts';
 
 const logoTypes = ['image/png', 'image/jpeg'] as const;
 const mediaTypeOf = (header: string | undefined) => (header ?? '').split(';')[0]?.trim().toLowerCase();
@@ -74,7 +73,7 @@ async function recordBrandingChange(
  */
 export function registerAccountSettingsRoutes(
   app: FastifyInstance,
-  deps: { db: SqlDatabase; eventStore?: EventStore; clock: () => Date; uploads: WorkSlots },
+  deps: { db: SqlDatabase; eventStore?: EventStore; clock: () => Date; uploads: UploadSlots },
 ): void {
   // The logo is the body itself; only these two types are parsed (SVG and the rest are 415).
   app.addContentTypeParser([...logoTypes], { parseAs: 'buffer', bodyLimit: maxLogoBytes }, (_request, body, done) => {
@@ -139,21 +138,21 @@ export function registerAccountSettingsRoutes(
     return recordBrandingChange(deps, owner, 'branding.updated', { ...change }, change);
   });
 
+  // The logo's body (at most 512 KiB) is read by its parser before the handler: the slot bounds its
+  // decoding and re-encoding. A logo whose client left while it waited for a slot is not decoded.
   registerRoute(app, uploadBrandingLogoRoute, (request, reply) =>
-    withRetryAfter(reply, () =>
-      deps.uploads.run(async () => {
-        const declared = logoTypes.find((type) => type === mediaTypeOf(request.headers['content-type']));
-        if (!declared || !Buffer.isBuffer(request.body)) throw unsupportedLogoType();
-        const logo = await checkLogo(request.body, declared);
-        return recordBrandingChange(
-          deps,
-          principalOf(request),
-          'branding.logo-set',
-          { sha256: logo.sha256, width: logo.width, height: logo.height, bytes: logo.png.length },
-          { logo: { sha256: logo.sha256, png: logo.png, width: logo.width, height: logo.height } },
-        );
-      }),
-    ),
+    deps.uploads.run(request, reply, async () => {
+      const declared = logoTypes.find((type) => type === mediaTypeOf(request.headers['content-type']));
+      if (!declared || !Buffer.isBuffer(request.body)) throw unsupportedLogoType();
+      const logo = await checkLogo(request.body, declared);
+      return recordBrandingChange(
+        deps,
+        principalOf(request),
+        'branding.logo-set',
+        { sha256: logo.sha256, width: logo.width, height: logo.height, bytes: logo.png.length },
+        { logo: { sha256: logo.sha256, png: logo.png, width: logo.width, height: logo.height } },
+      );
+    }),
   );
 
   registerRoute(app, deleteBrandingLogoRoute, async (request) => {

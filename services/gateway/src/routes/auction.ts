@@ -23,12 +23,12 @@ import {
   registerObjectRpc,
   uploadPhotoRoute,
 } from '@hallmark/contracts';
-import type { WorkSlots } from '@hallmark/runtime';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/request-auth.ts';
 import { type Idempotency, requestKeyOf } from '../idempotency.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
+import type { ReceiveBody, UploadSlots } from '../upload-slots.ts';
 import { withRetryAfter } from './retry-after.ts';
 
 const paramOf = (request: FastifyRequest, name: string) => (request.params as Record<string, string>)[name] as string;
@@ -48,11 +48,8 @@ function multipartProblem(error: unknown): unknown {
   );
 }
 
-/** The `photo` file and `angle` field of a multipart upload, in either order; the file's bytes in memory (bounded by the upload limit). */
-async function readPhotoUpload(request: FastifyRequest): Promise<{ bytes: Buffer; angle: string }> {
-  if (!request.isMultipart()) {
-    throw new HallmarkError('UNSUPPORTED_MEDIA_TYPE', 'Send the photo as multipart/form-data with fields photo and angle.');
-  }
+/** The parts of a multipart upload that matter: the first `photo` file's bytes in memory (bounded by the upload limit), the `angle`. */
+async function readParts(request: FastifyRequest): Promise<{ bytes: Buffer | undefined; angle: string | undefined }> {
   let bytes: Buffer | undefined;
   let angle: string | undefined;
   try {
@@ -70,6 +67,18 @@ async function readPhotoUpload(request: FastifyRequest): Promise<{ bytes: Buffer
   } catch (error) {
     throw multipartProblem(error);
   }
+  return { bytes, angle };
+}
+
+/**
+ * The `photo` file and `angle` field of a multipart upload, in either order, read through `receive`
+ * (which gives up when the upload's time is over or its client left: upload-slots.ts).
+ */
+async function readPhotoUpload(request: FastifyRequest, receive: ReceiveBody): Promise<{ bytes: Buffer; angle: string }> {
+  if (!request.isMultipart()) {
+    throw new HallmarkError('UNSUPPORTED_MEDIA_TYPE', 'Send the photo as multipart/form-data with fields photo and angle.');
+  }
+  const { bytes, angle } = await receive(readParts(request));
   const missing = [...(bytes ? [] : ['photo']), ...(angle ? [] : ['angle'])];
   if (!bytes || !angle) {
     throw new HallmarkError('VALIDATION_ERROR', `Invalid request: check ${missing.join(', ')}.`, {
@@ -82,7 +91,7 @@ async function readPhotoUpload(request: FastifyRequest): Promise<{ bytes: Buffer
 /** /auction/objects/register, …/{objectId}/photos, /auction/provenance/events, /auction/public/verify/{serial}, …/provenance, /auction/transfers/…, /auction/dashboard/objects. */
 export function registerAuctionRoutes(
   app: FastifyInstance,
-  deps: { services: ServiceCaller; blobs: BlobStore; idempotency: Idempotency; uploads: WorkSlots },
+  deps: { services: ServiceCaller; blobs: BlobStore; idempotency: Idempotency; uploads: UploadSlots },
 ): void {
   registerRoute(app, registerObjectRoute, async (request, reply) => {
     const registered = await deps.services.call(
@@ -98,12 +107,13 @@ export function registerAuctionRoutes(
     return registered;
   });
 
+  // The upload's slot is taken before its body is read, so that the bytes held in memory are bounded.
   registerRoute(app, uploadPhotoRoute, (request, reply) =>
-    withRetryAfter(reply, () => deps.uploads.run(() => uploadPhoto(request, reply))),
+    deps.uploads.run(request, reply, (receive) => uploadPhoto(request, reply, receive)),
   );
 
-  async function uploadPhoto(request: FastifyRequest, reply: FastifyReply) {
-    const { bytes, angle } = await readPhotoUpload(request);
+  async function uploadPhoto(request: FastifyRequest, reply: FastifyReply, receive: ReceiveBody) {
+    const { bytes, angle } = await readPhotoUpload(request, receive);
     // The request is known only now: a retry with the same Idempotency-Key, angle and file gets the first answer.
     const photoSha256 = createHash('sha256').update(bytes).digest('hex');
     if (!(await deps.idempotency.admit(request, reply, { angle, photo: photoSha256 }))) return reply;
