@@ -16,6 +16,7 @@ const pairedEndToEndFiles = [
   'hostile-bus',
   'hostile-edge',
   'hostile-ownership',
+  'hostile-public-keys',
   'hostile-reports',
   'hostile-signing-keys',
   'key-events',

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { ed25519PublicKeyObject, generateEd25519KeyPair } from '@hallmark/crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
+import { publicKeyRegistration } from '../support/public-keys.ts';
 
 let t: TestProduct;
 let operator: string;
@@ -238,17 +239,22 @@ describe('accounts and keys', () => {
   });
 
   it('registers external public keys, refuses what is not Ed25519, and publishes them', async () => {
-    const { key } = await newTenant('starter');
+    const { key, accountId } = await newTenant('starter');
     const pair = generateEd25519KeyPair();
     const registered = await api<{ id: string; type: string }>('POST', '/keys', {
       key,
-      body: { name: 'factory HSM', publicKey: pair.publicKey.toString('base64url'), algorithm: 'Ed25519' },
+      body: publicKeyRegistration(pair, { accountId }),
     });
     expect(registered.status).toBe(201);
     expect(registered.body.type).toBe('public');
-    const pem = ed25519PublicKeyObject(generateEd25519KeyPair().publicKey).export({ format: 'pem', type: 'spki' }).toString();
-    expect((await api('POST', '/keys', { key, body: { name: 'pem', publicKey: pem, algorithm: 'Ed25519' } })).status).toBe(201);
-    const bad = await api('POST', '/keys', { key, body: { name: 'bad', publicKey: 'aGVsbG8', algorithm: 'Ed25519' } });
+    const pemPair = generateEd25519KeyPair();
+    const pem = ed25519PublicKeyObject(pemPair.publicKey).export({ format: 'pem', type: 'spki' }).toString();
+    const pemBody = { ...publicKeyRegistration(pemPair, { accountId }, 'pem'), publicKey: pem };
+    expect((await api('POST', '/keys', { key, body: pemBody })).status).toBe(201);
+    const bad = await api('POST', '/keys', {
+      key,
+      body: { ...publicKeyRegistration(generateEd25519KeyPair(), { accountId }, 'bad'), publicKey: 'aGVsbG8' },
+    });
     expectError(bad, 400, 'VALIDATION_ERROR');
     expect(JSON.stringify(bad.body.error?.details)).toContain('publicKey');
     expectError(

@@ -13,6 +13,7 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { earlyInWindow } from '../support/client-address.ts';
 import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
+import { ownerOfKey, publicKeyRegistration } from '../support/public-keys.ts';
 import { waitFor } from '../support/wait.ts';
 
 const cliPath = fileURLToPath(new URL('../../apps/hallmark/bin/hallmark.js', import.meta.url));
@@ -317,7 +318,7 @@ describe('an export audited against keys of the wrong account', () => {
     const pair = generateEd25519KeyPair();
     const registered = await api('POST', '/keys', {
       key: other,
-      body: { name: 'own signer', publicKey: pair.publicKey.toString('base64url'), algorithm: 'Ed25519' },
+      body: publicKeyRegistration(pair, await ownerOfKey(t.url, other), 'own signer'),
     });
     expect(registered.status).toBe(201);
     const kid = ed25519Thumbprint(pair.publicKey);

@@ -9,6 +9,7 @@ import { leafHash, referenceInclusionProof, referenceRoot } from '@hallmark/merk
 import { hashProvenanceRecord, leafInputOf, signCheckpoint } from '@hallmark/provenance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestProduct, type TestProduct } from '../support/embedded.ts';
+import { ownerOfKey, publicKeyRegistration } from '../support/public-keys.ts';
 import { waitFor } from '../support/wait.ts';
 
 // A thief with a leaked TEST `*` key of a brand registers an Ed25519 public key of its own
@@ -80,7 +81,7 @@ describe('an audit against a history forged with a registered public key', () =>
     const pair = generateEd25519KeyPair();
     const registered = await api('POST', '/keys', {
       key,
-      body: { name: 'my own signer', publicKey: pair.publicKey.toString('base64url'), algorithm: 'Ed25519' },
+      body: publicKeyRegistration(pair, await ownerOfKey(test.url, key), 'my own signer'),
     });
     expect(registered.status, JSON.stringify(registered.body)).toBe(201);
     expect(registered.body.id).toBe(ed25519Thumbprint(pair.publicKey));

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { earlyInWindow } from '../support/client-address.ts';
 import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { type ApiResponse, call, type EmbeddedRunningProduct, startEmbeddedProduct } from '../support/embedded.ts';
+import { ownerOfKey, publicKeyRegistration } from '../support/public-keys.ts';
 import { startServiceProcess } from '../support/service-process.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -573,7 +574,7 @@ describe.each([
     it('keys: revoking another tenant’s API key, public key or signing key', async () => {
       const publicKey = await api(t, 'POST', '/keys', {
         key: owner.key,
-        body: { name: 'factory HSM', publicKey: generateEd25519KeyPair().publicKey.toString('base64url'), algorithm: 'Ed25519' },
+        body: publicKeyRegistration(generateEd25519KeyPair(), await ownerOfKey(t.url, owner.key)),
       });
       expect(publicKey.status, JSON.stringify(publicKey.body)).toBe(201);
       const signing = await api(t, 'POST', '/keys/signing/rotate', { key: owner.key });

@@ -4,6 +4,7 @@ import { ed25519PrivateKeyObject, ed25519Thumbprint, generateEd25519KeyPair } fr
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { type ApiResponse, call, startEmbeddedProduct } from '../support/embedded.ts';
+import { publicKeyRegistration } from '../support/public-keys.ts';
 
 // Account B (a counterfeiter who opened an account) against account A (the brand), over real HTTP,
 // in both forms: nobody but a GTIN's owner can make one of its codes verify.
@@ -89,7 +90,7 @@ describe.each([
     const pair = generateEd25519KeyPair();
     const registered = await api('POST', '/keys', {
       key: b.key,
-      body: { name: 'my own HSM', publicKey: pair.publicKey.toString('base64url'), algorithm: 'Ed25519' },
+      body: publicKeyRegistration(pair, { accountId: b.id }, 'my own HSM'),
     });
     expect(registered.status).toBe(201);
     const kid = ed25519Thumbprint(pair.publicKey);

@@ -5,6 +5,7 @@ import { signCode } from '@hallmark/codes';
 import { ed25519PrivateKeyObject, ed25519Thumbprint, generateEd25519KeyPair, open, parseMasterKey } from '@hallmark/crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
+import { publicKeyRegistration } from '../support/public-keys.ts';
 import { waitFor } from '../support/wait.ts';
 
 // The keys a code may be signed with, against a leaked narrow key, a leaked signing key once rotated
@@ -52,7 +53,7 @@ describe('who may add the keys that make a code AUTHENTIC', () => {
 
   it('refuses a key without * to register or revoke a public key; its forged codes stay unverified', async () => {
     const thief = generateEd25519KeyPair();
-    const body = { name: 'my HSM', publicKey: thief.publicKey.toString('base64url'), algorithm: 'Ed25519' };
+    const body = publicKeyRegistration(thief, { accountId: brand.id }, 'my HSM');
     const refused = await api('POST', '/keys', { key: keysOnly, body });
     expectError(refused, 403, 'INSUFFICIENT_SCOPE');
     expect(refused.body.error?.details?.required).toEqual(['*']);
@@ -63,7 +64,7 @@ describe('who may add the keys that make a code AUTHENTIC', () => {
     const factory = generateEd25519KeyPair();
     const registered = await api('POST', '/keys', {
       key: brand.key,
-      body: { name: 'factory HSM', publicKey: factory.publicKey.toString('base64url'), algorithm: 'Ed25519' },
+      body: publicKeyRegistration(factory, { accountId: brand.id }),
     });
     expect(registered.status, JSON.stringify(registered.body)).toBe(201);
     const printed = linkOf(registered.body.id, ed25519PrivateKeyObject(factory), 'FACTORY-1');
@@ -112,7 +113,7 @@ describe('who may add the keys that make a code AUTHENTIC', () => {
     const register = () =>
       api('POST', '/keys', {
         key,
-        body: { name: 'printer', publicKey: generateEd25519KeyPair().publicKey.toString('base64url'), algorithm: 'Ed25519' },
+        body: publicKeyRegistration(generateEd25519KeyPair(), { accountId: created.body.account.id }, 'printer'),
       });
     const answers = await Promise.all(Array.from({ length: maxActivePublicKeys + 5 }, register));
     const statuses = answers.map((answer) => answer.status);

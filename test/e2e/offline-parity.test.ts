@@ -4,6 +4,7 @@ import { ed25519PrivateKeyObject, ed25519Thumbprint, generateEd25519KeyPair } fr
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { call, startEmbeddedProduct } from '../support/embedded.ts';
+import { publicKeyRegistration } from '../support/public-keys.ts';
 
 // Online and offline verification give the same answer on the same input: for every case of the
 // verify suite, POST /code/verify's signature check passes exactly when `verifyOffline` (the
@@ -82,11 +83,8 @@ describe.each([
       [brand, external],
       [counterfeiter, foreign],
     ] as const) {
-      await api('POST', '/keys', owner.key, {
-        name: 'HSM',
-        publicKey: pair.publicKey.toString('base64url'),
-        algorithm: 'Ed25519',
-      });
+      const registered = await api('POST', '/keys', owner.key, publicKeyRegistration(pair, { accountId: owner.id }, 'HSM'));
+      expect(registered.status, JSON.stringify(registered.body)).toBe(201);
     }
     const signedBy = (pair: ReturnType<typeof generateEd25519KeyPair>, serial: string) =>
       `https://brand.example/01/09506000134352/21/${serial}?sig=${signCode(ed25519PrivateKeyObject(pair), {

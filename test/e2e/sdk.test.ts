@@ -3,9 +3,9 @@
 // matched to its operation by method and path (independently of the SDK) and checked against that
 // operation's response schema in the OpenAPI document the gateway serves; the operations exercised
 // must cover every operationId but the short exclusion list below.
-import { createHash } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { generateEd25519KeyPair } from '@hallmark/crypto';
 import {
   APIConnectionError,
   APIError,
@@ -47,6 +47,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { earlyInWindow } from '../support/client-address.ts';
 import { startTestProduct, type TestProduct } from '../support/embedded.ts';
 import { picture } from '../support/pictures.ts';
+import { publicKeyRegistration } from '../support/public-keys.ts';
 import { waitFor } from '../support/wait.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document and answers are read as untyped JSON
@@ -460,10 +461,10 @@ describe('every operation through the SDK, answers checked against the document'
     const created = await hallmark.keys.create({ name: 'scanner', scopes: ['assets:verify'] });
     expect(created).toMatchObject({ secret: expect.stringMatching(/^svc_live_/) });
     state.verifyOnlyKey = created;
+    // The body's type (from the OpenAPI document) asks for the proof of possession.
     const publicKey = await hallmark.keys.create({
-      name: 'factory',
+      ...publicKeyRegistration(generateEd25519KeyPair(), { accountId }, 'factory'),
       algorithm: 'Ed25519',
-      publicKey: Buffer.from(createHash('sha256').update('sdk public key').digest()).toString('base64url'),
     });
     expect(publicKey).toMatchObject({ type: 'public' });
     const rotated = await hallmark.keys.rotate({ id: created.id as string, graceSeconds: 900 });

@@ -1,4 +1,11 @@
-import { ed25519PublicKeyObject, generateEd25519KeyPair, verifyEd25519 } from '@hallmark/crypto';
+import type { Principal } from '@hallmark/contracts';
+import {
+  ed25519PrivateKeyObject,
+  ed25519PublicKeyObject,
+  generateEd25519KeyPair,
+  signKeyRegistration,
+  verifyEd25519,
+} from '@hallmark/crypto';
 import { createSqlEventStore } from '@hallmark/event-store';
 import { connectTestDatabase, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -179,25 +186,111 @@ describe('keyring', () => {
     );
   });
 
+  /** A registration of `pair`'s public key for `owner`, with its proof of possession. */
+  const registration = (owner: Principal, pair: ReturnType<typeof generateEd25519KeyPair>, name = 'HSM key') => ({
+    name,
+    publicKey: pair.publicKey.toString('base64url'),
+    proof: signKeyRegistration(ed25519PrivateKeyObject(pair), { ...owner, publicKey: pair.publicKey }),
+  });
+
   it('registers external public keys (raw or PEM), refuses others, and unpublishes a revoked one', async () => {
     const { key } = await tenant('Brand C');
     const other = await tenant('Brand D');
     const verification = createVerificationKeys(db, { cacheMs: 0 });
     const pair = generateEd25519KeyPair();
-    const registered = await verification.register(key, { name: 'HSM key', publicKey: pair.publicKey.toString('base64url') });
+    const registered = await verification.register(key, registration(key, pair));
     expect(registered).toMatchObject({ type: 'public', name: 'HSM key', status: 'active' });
-    const pem = ed25519PublicKeyObject(generateEd25519KeyPair().publicKey).export({ format: 'pem', type: 'spki' }).toString();
-    expect((await verification.register(key, { name: 'PEM key', publicKey: pem })).type).toBe('public');
-    await expect(
-      verification.register(key, { name: 'dup', publicKey: pair.publicKey.toString('base64url') }),
-    ).rejects.toMatchObject({
+    const pemPair = generateEd25519KeyPair();
+    const pem = ed25519PublicKeyObject(pemPair.publicKey).export({ format: 'pem', type: 'spki' }).toString();
+    expect((await verification.register(key, { ...registration(key, pemPair, 'PEM key'), publicKey: pem })).type).toBe('public');
+    await expect(verification.register(key, registration(key, pair, 'dup'))).rejects.toMatchObject({
       code: 'CONFLICT',
     });
-    await expect(verification.register(key, { name: 'bad', publicKey: 'not-a-key' })).rejects.toMatchObject({
-      code: 'VALIDATION_ERROR',
-    });
+    await expect(verification.register(key, { ...registration(key, pair, 'bad'), publicKey: 'not-a-key' })).rejects.toMatchObject(
+      {
+        code: 'VALIDATION_ERROR',
+      },
+    );
     expect(await verification.revoke(other.key, registered.id, now)).toBeUndefined();
     expect((await verification.revoke(key, registered.id, now))?.status).toBe('revoked');
     expect((await verification.jwks()).keys.map((jwk) => jwk.kid)).not.toContain(registered.id);
+  });
+
+  it('registers a key only with its proof, for its own account and environment', async () => {
+    const { key } = await tenant('Brand E');
+    const other = await tenant('Brand F');
+    const verification = createVerificationKeys(db, { cacheMs: 0 });
+    const pair = generateEd25519KeyPair();
+    const refusals = [
+      // Made for another account, for the other environment, by another key, or no signature at all.
+      { ...registration(key, pair), proof: registration(other.key, pair).proof },
+      { ...registration(key, pair), proof: registration({ ...key, environment: 'test' }, pair).proof },
+      { ...registration(key, pair), proof: registration(key, generateEd25519KeyPair()).proof },
+      { ...registration(key, pair), proof: 'A'.repeat(86) },
+    ];
+    for (const body of refusals) {
+      await expect(verification.register(key, body)).rejects.toMatchObject({
+        code: 'VALIDATION_ERROR',
+        details: { fields: [expect.objectContaining({ field: 'proof' })] },
+      });
+    }
+    const rows = await db.query('SELECT 1 FROM verification_keys WHERE account_id = $1 AND type = $2', [key.accountId, 'public']);
+    expect(rows).toHaveLength(0);
+  });
+
+  it('holds one key in both environments of an account, registers a revoked one again, and refuses it to a second account', async () => {
+    const { key } = await tenant('Brand G');
+    const other = await tenant('Brand H');
+    const verification = createVerificationKeys(db, { cacheMs: 0 });
+    const pair = generateEd25519KeyPair();
+    const live = await verification.register(key, registration(key, pair));
+    const testOwner = { ...key, environment: 'test' as const };
+    const test = await verification.register(testOwner, registration(testOwner, pair));
+    expect([live.environment, test.environment]).toEqual(['live', 'test']);
+    expect(test.id).toBe(live.id);
+    expect((await verification.find(live.id, key))?.environment).toBe('live');
+    expect((await verification.find(live.id, testOwner))?.environment).toBe('test');
+    const published = (await verification.jwks()).keys.filter((jwk) => jwk.kid === live.id);
+    expect(published.map((jwk) => [jwk.hallmark_account, jwk.hallmark_environment])).toEqual([
+      [key.accountId, 'live'],
+      [key.accountId, 'test'],
+    ]);
+
+    // Another account that holds the private key too: the same refusal as the owner's own duplicate, naming nobody.
+    const owners = await Promise.allSettled([
+      verification.register(key, registration(key, pair)),
+      verification.register(other.key, registration(other.key, pair)),
+    ]);
+    const [own, foreign] = owners.map((settled) => (settled.status === 'rejected' ? settled.reason : settled.value));
+    expect(own).toMatchObject({ code: 'CONFLICT', message: 'This public key is already registered.' });
+    expect(foreign).toMatchObject({ code: 'CONFLICT', message: own.message });
+    expect(foreign.details).toEqual(own.details);
+    expect(JSON.stringify(foreign)).not.toContain(key.accountId);
+
+    // Revoked in live: registered again, the same id, active; the test registration never changed.
+    expect((await verification.revoke(key, live.id, now))?.status).toBe('revoked');
+    expect((await verification.find(live.id, testOwner))?.status).toBe('active');
+    const again = await verification.register(key, registration(key, pair, 'HSM key again'));
+    expect(again).toMatchObject({ id: live.id, name: 'HSM key again', status: 'active', revokedAt: null });
+    expect((await verification.find(live.id, key))?.status).toBe('active');
+  });
+
+  it('lets a key holder register a key another account registered without a proof, or gave up', async () => {
+    const { key } = await tenant('Brand I');
+    const squatter = await tenant('Squatter');
+    const verification = createVerificationKeys(db, { cacheMs: 0 });
+    const pair = generateEd25519KeyPair();
+    const { publicKey } = registration(key, pair);
+    // As a registration made before proofs were needed left it: no proof.
+    const kid = (await verification.register(squatter.key, registration(squatter.key, pair))).id;
+    await db.query('UPDATE verification_keys SET proof = NULL WHERE id = $1 AND account_id = $2', [kid, squatter.key.accountId]);
+    const registered = await verification.register(key, { ...registration(key, pair), publicKey });
+    expect(registered).toMatchObject({ id: kid, status: 'active' });
+    expect((await verification.find(kid, key))?.accountId).toBe(key.accountId);
+    // The brand revokes its key: a holder of the private key may register it in another account.
+    const holder = await tenant('New holder');
+    await expect(verification.register(holder.key, registration(holder.key, pair))).rejects.toMatchObject({ code: 'CONFLICT' });
+    await verification.revoke(key, kid, now);
+    expect((await verification.register(holder.key, registration(holder.key, pair))).status).toBe('active');
   });
 });

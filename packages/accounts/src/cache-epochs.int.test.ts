@@ -1,3 +1,4 @@
+import { ed25519PrivateKeyObject, generateEd25519KeyPair, signKeyRegistration } from '@hallmark/crypto';
 import { createSqlEventStore } from '@hallmark/event-store';
 import { connectTestDatabase, createPgliteDatabase, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -81,12 +82,14 @@ for (const kind of ['postgresql', 'pglite'] as const) {
         now,
       );
       const owner = { accountId: created.account.id, environment: 'live' as const };
-      const publicKey = Buffer.alloc(32, 7).toString('base64url');
-      const registered = await keys.register(owner, { name: 'external', publicKey });
-      expect((await keys.find(registered.id))?.status).toBe('active');
+      const pair = generateEd25519KeyPair();
+      const publicKey = pair.publicKey.toString('base64url');
+      const proof = signKeyRegistration(ed25519PrivateKeyObject(pair), { ...owner, publicKey: pair.publicKey });
+      const registered = await keys.register(owner, { name: 'external', publicKey, proof });
+      expect((await keys.find(registered.id, owner))?.status).toBe('active');
 
       await db.query(`UPDATE verification_keys SET status = 'revoked', revoked_at = $2 WHERE id = $1`, [registered.id, now]);
-      const tookMs = await waitFor(async () => (await keys.find(registered.id))?.status === 'revoked', 1_000);
+      const tookMs = await waitFor(async () => (await keys.find(registered.id, owner))?.status === 'revoked', 1_000);
       expect(tookMs).toBeLessThan(1_000);
     });
 

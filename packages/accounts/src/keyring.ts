@@ -11,6 +11,7 @@ import {
   seal,
   signEd25519,
   signEd25519InThreadPool,
+  verifyKeyRegistrationProof,
 } from '@hallmark/crypto';
 import type { SqlDatabase } from '@hallmark/sql';
 import { type CacheEpochs, fixedCacheEpochs } from './cache-epochs.ts';
@@ -20,10 +21,12 @@ import { createSingleFlight } from './single-flight.ts';
 import {
   countActivePublicKeys,
   findActiveSigningKey,
+  findKeyRegistrations,
   findVerificationKey,
   insertActiveSigningKey,
   insertPublicKey,
   listPublishableKeys,
+  reactivatePublicKey,
   retireActiveSigningKey,
   revokePublicKey,
   toVerificationKeyView,
@@ -130,7 +133,7 @@ export function createSigningKeyring(
         await retireActiveSigningKey(tx, owner);
         const fresh = newSealedKey();
         await insertActiveSigningKey(tx, owner, fresh);
-        return findVerificationKey(tx, fresh.kid);
+        return findVerificationKey(tx, fresh.kid, owner);
       });
       if (!created) throw new Error('The new signing key was not stored.');
       active.delete(ownerKey(owner));
@@ -157,23 +160,34 @@ export function createSigningKeyring(
 }
 export type SigningKeyring = ReturnType<typeof createSigningKeyring>;
 
+/** Why a registration is refused when the key is held already: the same words whoever holds it, so they tell no one of another account. */
+const alreadyRegistered = () => new HallmarkError('CONFLICT', 'This public key is already registered.');
+
 /**
- * Public keys by kid, for verification and publication. KeyObjects are built once (through JWK)
- * and kept; a revoked public key is forgotten by `forget`, which revocation broadcasts call.
+ * Public keys by kid and owner, for verification and publication. KeyObjects are built once
+ * (through JWK) and kept; a revoked public key is forgotten by `forget`, which revocation
+ * broadcasts call.
  */
 export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: number; epochs?: CacheEpochs } = {}) {
   const cacheMs = options.cacheMs ?? 60_000;
   const epochs = options.epochs ?? fixedCacheEpochs;
-  const byKid = new Map<string, { entry: PublicKeyEntry | undefined; until: number; epoch: number }>();
+  // kid → (owner `account/environment`, or `*` for a lookup without one) → entry.
+  const byKid = new Map<string, Map<string, { entry: PublicKeyEntry | undefined; until: number; epoch: number }>>();
   // The published set also says who may sign which GTINs, so it is as old as the older of its two epochs.
   let published: { jwks: Jwks; until: number; keysEpoch: number; claimsEpoch: number } | undefined;
 
   return {
-    async find(kid: string): Promise<PublicKeyEntry | undefined> {
-      const cached = byKid.get(kid);
+    /**
+     * The key `kid` of `owner` (its account and environment): one public key may be registered by
+     * an account in both environments, so a verifier names whose key it expects. Without an owner,
+     * the signing key of that kid, or the only row holding it (`findVerificationKey`).
+     */
+    async find(kid: string, owner?: Principal): Promise<PublicKeyEntry | undefined> {
+      const scope = owner ? `${owner.accountId}/${owner.environment}` : '*';
+      const cached = byKid.get(kid)?.get(scope);
       const epoch = epochs.current('verification_keys');
       if (cached && cached.until > Date.now() && cached.epoch >= epoch) return cached.entry;
-      const row = await findVerificationKey(db, kid);
+      const row = await findVerificationKey(db, kid, owner);
       const entry = row
         ? {
             kid: row.id,
@@ -184,7 +198,9 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
             keyObject: ed25519PublicKeyObject(Buffer.from(row.public_key, 'base64url')),
           }
         : undefined;
-      byKid.set(kid, { entry, until: Date.now() + (entry ? cacheMs : 5_000), epoch });
+      let scopes = byKid.get(kid);
+      if (!scopes) byKid.set(kid, (scopes = new Map()));
+      scopes.set(scope, { entry, until: Date.now() + (entry ? cacheMs : 5_000), epoch });
       return entry;
     },
 
@@ -221,20 +237,54 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
       published = undefined;
     },
 
-    /** Registers an external Ed25519 public key (base64url raw or PEM). */
-    async register(owner: Principal, input: { name: string; publicKey: string }): Promise<VerificationKeyView> {
+    /**
+     * Registers an external Ed25519 public key (base64url raw or PEM) for the owner, with `proof`:
+     * the key's signature over its registration message for this account and environment
+     * (packages/crypto/src/key-registration.ts), so only who holds the private key can register
+     * it. The proof is checked before anything is looked up: without the private key, nobody
+     * learns whether a key is registered. Already registered is `409 CONFLICT` in the same words
+     * whoever holds it: this owner (active), or another account that proved it holds the key
+     * (holding one private key in two accounts is a misuse). The owner may register one key in
+     * both environments, and register again a key it revoked (the same row, active again). A row
+     * of another account without a proof (registered before proofs were needed: accounts
+     * migration 0009) or revoked keeps nobody from registering the key.
+     */
+    async register(owner: Principal, input: { name: string; publicKey: string; proof: string }): Promise<VerificationKeyView> {
       const parsed = parseEd25519PublicKey(input.publicKey);
       if (!parsed.ok) {
         throw new HallmarkError('VALIDATION_ERROR', `Invalid request: publicKey: ${parsed.reason}.`, {
           fields: [{ field: 'publicKey', in: 'body', message: parsed.reason }],
         });
       }
+      const publicKey = parsed.publicKey.toString('base64url');
+      if (
+        !verifyKeyRegistrationProof({
+          accountId: owner.accountId,
+          environment: owner.environment,
+          publicKey: parsed.publicKey,
+          proof: input.proof,
+        })
+      ) {
+        const reason = `not this key's Ed25519 signature (base64url, 86 characters) over the UTF-8 bytes of "hallmark-key-registration:${owner.accountId}:${owner.environment}:${publicKey}" (docs/SIGNING.md)`;
+        throw new HallmarkError('VALIDATION_ERROR', `Invalid request: proof: ${reason}.`, {
+          fields: [{ field: 'proof', in: 'body', message: reason }],
+        });
+      }
       const kid = ed25519Thumbprint(parsed.publicKey);
       const row = await db.transaction(async (tx) => {
-        // Registrations of one owner one at a time, so two at once cannot both take the last place.
+        // Registrations of one owner one at a time, so two at once cannot both take the last place;
+        // then of one key one at a time, so two accounts at once cannot both take it (always in this order).
         await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
           `public-keys:${owner.accountId}:${owner.environment}`,
         ]);
+        await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`public-key:${kid}`]);
+        const rows = await findKeyRegistrations(tx, kid);
+        const own = rows.find((row) => row.account_id === owner.accountId && row.environment === owner.environment);
+        const heldElsewhere = rows.some(
+          (row) =>
+            row.type === 'signing' || (row.account_id !== owner.accountId && row.status !== 'revoked' && Boolean(row.proof)),
+        );
+        if (heldElsewhere || (own && own.status !== 'revoked')) throw alreadyRegistered();
         if ((await countActivePublicKeys(tx, owner)) >= maxActivePublicKeys) {
           throw new HallmarkError(
             'CONFLICT',
@@ -242,13 +292,15 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
             { limit: maxActivePublicKeys },
           );
         }
-        return insertPublicKey(tx, owner, { kid, name: input.name, publicKey: parsed.publicKey.toString('base64url') });
+        const key = { kid, name: input.name, publicKey, proof: input.proof };
+        return own ? reactivatePublicKey(tx, owner, key) : insertPublicKey(tx, owner, key);
       });
-      if (!row) throw new HallmarkError('CONFLICT', 'This public key is already registered.', { id: kid });
-      published = undefined;
+      if (!row) throw alreadyRegistered();
+      this.forget(kid);
       return toVerificationKeyView(row);
     },
 
+    /** Revokes the owner's registration of `kid`; another account's or environment's, of the same key, stays. */
     async revoke(owner: Principal, kid: string, at: Date): Promise<VerificationKeyView | undefined> {
       const row = await revokePublicKey(db, owner, kid, at);
       if (row) this.forget(kid);

@@ -10,6 +10,8 @@ export interface VerificationKeyRow {
   public_key: string;
   sealed_private_key?: string | null;
   status: 'active' | 'retired' | 'revoked';
+  /** A registered public key's proof of possession (packages/crypto/src/key-registration.ts); null for signing keys and public keys registered before proofs. */
+  proof?: string | null;
   created_at: Date | string;
   retired_at: Date | string | null;
   revoked_at: Date | string | null;
@@ -32,9 +34,35 @@ export function toVerificationKeyView(row: VerificationKeyRow): VerificationKeyV
   };
 }
 
-export async function findVerificationKey(sql: SqlExecutor, kid: string): Promise<VerificationKeyRow | undefined> {
-  const rows = await sql.query<VerificationKeyRow>('SELECT * FROM verification_keys WHERE id = $1', [kid]);
-  return rows[0];
+/**
+ * The key `kid` of this owner (account and environment). A kid is one key, but one public key may
+ * be registered in both environments of an account, and by accounts that registered it before
+ * registrations needed a proof (accounts migration 0009): only with the owner is the row certain.
+ * Without one: the signing key of that kid (the service's keys are unique), else the only row
+ * holding it, else none (ask with the owner).
+ */
+export async function findVerificationKey(
+  sql: SqlExecutor,
+  kid: string,
+  owner?: Principal,
+): Promise<VerificationKeyRow | undefined> {
+  if (owner) {
+    const rows = await sql.query<VerificationKeyRow>(
+      'SELECT * FROM verification_keys WHERE id = $1 AND account_id = $2 AND environment = $3',
+      [kid, owner.accountId, owner.environment],
+    );
+    return rows[0];
+  }
+  const rows = await findKeyRegistrations(sql, kid);
+  return rows.find((row) => row.type === 'signing') ?? (rows.length === 1 ? rows[0] : undefined);
+}
+
+/** Every row of the key `kid`, of every account and environment. */
+export async function findKeyRegistrations(sql: SqlExecutor, kid: string): Promise<VerificationKeyRow[]> {
+  return sql.query<VerificationKeyRow>(
+    'SELECT * FROM verification_keys WHERE id = $1 ORDER BY created_at, account_id, environment',
+    [kid],
+  );
 }
 
 export async function findActiveSigningKey(sql: SqlExecutor, owner: Principal): Promise<VerificationKeyRow | undefined> {
@@ -78,16 +106,34 @@ export async function countActivePublicKeys(sql: SqlExecutor, owner: Principal):
   return row?.active ?? 0;
 }
 
+/** Registers a public key for this owner; undefined when the owner has a row of this kid already. */
 export async function insertPublicKey(
   sql: SqlExecutor,
   owner: Principal,
-  key: { kid: string; name: string; publicKey: string },
+  key: { kid: string; name: string; publicKey: string; proof: string },
 ): Promise<VerificationKeyRow | undefined> {
   const rows = await sql.query<VerificationKeyRow>(
-    `INSERT INTO verification_keys (id, account_id, environment, type, name, public_key, status)
-     VALUES ($1, $2, $3, 'public', $4, $5, 'active')
-     ON CONFLICT (id) DO NOTHING RETURNING *`,
-    [key.kid, owner.accountId, owner.environment, key.name, key.publicKey],
+    `INSERT INTO verification_keys (id, account_id, environment, type, name, public_key, proof, status)
+     VALUES ($1, $2, $3, 'public', $4, $5, $6, 'active')
+     ON CONFLICT (id, account_id, environment) DO NOTHING RETURNING *`,
+    [key.kid, owner.accountId, owner.environment, key.name, key.publicKey, key.proof],
+  );
+  return rows[0];
+}
+
+/**
+ * Registers again a public key this owner revoked: the same row (same id) active again, with the
+ * new name and proof, `createdAt` now (when this registration was made) and no `revokedAt`.
+ */
+export async function reactivatePublicKey(
+  sql: SqlExecutor,
+  owner: Principal,
+  key: { kid: string; name: string; proof: string },
+): Promise<VerificationKeyRow | undefined> {
+  const rows = await sql.query<VerificationKeyRow>(
+    `UPDATE verification_keys SET status = 'active', revoked_at = NULL, name = $4, proof = $5, created_at = clock_timestamp()
+     WHERE id = $1 AND account_id = $2 AND environment = $3 AND type = 'public' AND status = 'revoked' RETURNING *`,
+    [key.kid, owner.accountId, owner.environment, key.name, key.proof],
   );
   return rows[0];
 }

@@ -283,7 +283,7 @@ export const createKeyRoute = defineRoute({
   idempotent: true,
   path: `${apiPrefix}/keys`,
   summary:
-    'Create an API key (name, scopes, expiresIn), or register an external Ed25519 public key (name, publicKey, algorithm).',
+    'Create an API key (name, scopes, expiresIn), or register an external Ed25519 public key (name, publicKey, algorithm, proof).',
   tags: ['keys'],
   auth: 'api-key',
   scope: 'keys:write',
@@ -697,7 +697,7 @@ export const uploadPhotoRoute = defineRoute({
   params: ObjectIdParam,
   formBody: { contentType: 'multipart/form-data', schema: PhotoUploadForm },
   responses: { 201: { description: 'The bound photo and the object’s photo status', schema: PhotoUploaded } },
-  errors: [...auctionErrors, 'CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
+  errors: [...auctionErrors, 'CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'REQUEST_TIMEOUT'],
 });
 
 export const recordProvenanceEventRoute = defineRoute({
@@ -888,7 +888,7 @@ export const uploadBrandingLogoRoute = defineRoute({
     schema: Type.String({ contentEncoding: 'binary', description: 'the PNG or JPEG bytes (image/png or image/jpeg)' }),
   },
   responses: { 200: { description: 'The branding with its new logo', schema: BrandingView } },
-  errors: ['VALIDATION_ERROR', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'SERVICE_UNAVAILABLE'],
+  errors: ['VALIDATION_ERROR', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'SERVICE_UNAVAILABLE', 'REQUEST_TIMEOUT'],
 });
 
 export const deleteBrandingLogoRoute = defineRoute({

@@ -15,6 +15,8 @@ export const broadcasts = {
   apiKeyRevoked: 'auth.api-key-revoked',
   /** `{ kid }`: verifiers and gateways drop the public key. */
   publicKeyRevoked: 'keys.public-key-revoked',
+  /** `{ kid }`: a public key was registered (or registered again after its revocation); verifiers drop what they remembered of it. */
+  publicKeyRegistered: 'keys.public-key-registered',
   /** `{ kid, accountId, environment }`: a signing key was made or rotated; gateways republish the key set, signers drop the owner's cached active key. */
   signingKeyAdded: 'keys.signing-key-added',
   /** `{ accountId, environment }`: an account's compliance config changed; verifiers drop their copy. */

@@ -10,5 +10,6 @@ export {
   verifyEd25519InThreadPool,
 } from './ed25519.ts';
 export { ed25519Jwk, ed25519Thumbprint, type OkpJwk } from './jwk.ts';
+export { keyRegistrationMessage, signKeyRegistration, verifyKeyRegistrationProof } from './key-registration.ts';
 export { type PublicKeyParseResult, parseEd25519PublicKey } from './public-key-input.ts';
 export { open, parseMasterKey, seal } from './sealed-box.ts';

@@ -166,7 +166,7 @@ describe.each(transports)('over %s', (_name, transportOptions) => {
       handler = (_request, response) => answer(response, 409, envelope('CONFLICT'));
       expect(
         await client()
-          .keys.create({ name: 'k', publicKey: 'x', algorithm: 'Ed25519' })
+          .keys.create({ name: 'k', publicKey: 'x', algorithm: 'Ed25519', proof: 'p' })
           .catch((caught) => caught),
       ).toBeInstanceOf(ConflictError);
       expect(received).toHaveLength(1);

@@ -99,6 +99,7 @@ export const verifyService = defineService({
     const subscriptions = [
       epochs,
       await infra.bus.onBroadcast(broadcasts.publicKeyRevoked, forgetKid),
+      await infra.bus.onBroadcast(broadcasts.publicKeyRegistered, forgetKid),
       await infra.bus.onBroadcast(broadcasts.gtinOwnershipChanged, () => codes.forgetAll()),
       await configs.start(),
       await blocks.start(infra.bus),

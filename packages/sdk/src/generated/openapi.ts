@@ -203,7 +203,7 @@ export interface paths {
     /** API keys, registered public keys and service signing keys of the caller’s account and environment; never a secret. */
     get: operations['listKeys'];
     put?: never;
-    /** Create an API key (name, scopes, expiresIn), or register an external Ed25519 public key (name, publicKey, algorithm). */
+    /** Create an API key (name, scopes, expiresIn), or register an external Ed25519 public key (name, publicKey, algorithm, proof). */
     post: operations['createKey'];
     delete?: never;
     options?: never;
@@ -2962,6 +2962,8 @@ export interface operations {
               publicKey: string;
               /** @constant */
               algorithm: 'Ed25519';
+              /** @description that you hold the private key: its Ed25519 signature (64 bytes, base64url, 86 characters) over the UTF-8 bytes of `hallmark-key-registration:<accountId>:<environment>:<publicKey>`, the account and environment the key is registered for and the key as base64url of its 32 raw bytes (docs/SIGNING.md, "Registering a key") */
+              proof: string;
               environment?: 'test' | 'live';
             }
           | {
@@ -6510,6 +6512,15 @@ export interface operations {
       };
       /** @description Error: NOT_FOUND */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: REQUEST_TIMEOUT */
+      408: {
         headers: {
           [name: string]: unknown;
         };
@@ -11781,6 +11792,15 @@ export interface operations {
       };
       /** @description Error: NOT_FOUND */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: REQUEST_TIMEOUT */
+      408: {
         headers: {
           [name: string]: unknown;
         };

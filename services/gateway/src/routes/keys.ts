@@ -53,7 +53,10 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
       const refusal = decidePublicKeyChange(key, 'register');
       if (refusal) throwRefusal(refusal);
       const environment = environmentFor(key, body.environment, 'register');
-      return deps.verificationKeys.register({ accountId: key.accountId, environment }, body);
+      const registered = await deps.verificationKeys.register({ accountId: key.accountId, environment }, body);
+      // A key registered again after its revocation verifies at once on every replica (the cache epoch is the slower path).
+      await deps.bus.broadcast(broadcasts.publicKeyRegistered, { kid: registered.id });
+      return registered;
     }
     return recordApiKeyCreation({ db: deps.db, eventStore: deps.eventStore }, key, body, deps.clock());
   });
@@ -86,7 +89,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
       await deps.bus.broadcast(broadcasts.apiKeyRevoked, { keyId: id });
       return { id, type: 'api', status: 'revoked', revokedAt: (apiKey.revokedAt ?? now).toISOString() };
     }
-    const verificationKey = await deps.verificationKeys.find(id);
+    const verificationKey = await deps.verificationKeys.find(id, owner);
     const ownsKey = verificationKey?.accountId === key.accountId && verificationKey.environment === key.environment;
     if (ownsKey && verificationKey.type === 'public') {
       const refusal = decidePublicKeyChange(key, 'revoke');

@@ -55,7 +55,7 @@ async function signedCodeOf(
 ): Promise<{ environment: Environment; code: CodeLookup } | undefined> {
   for (const environment of environments) {
     for (const code of await deps.codes.find(environment, link.gtin, link.serial, requestId)) {
-      const key = await deps.keys.find(code.kid);
+      const key = await deps.keys.find(code.kid, { accountId: code.accountId, environment });
       if (!key || key.status === 'revoked' || key.environment !== environment) continue;
       const fields = {
         kid: code.kid,

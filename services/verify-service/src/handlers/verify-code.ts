@@ -35,9 +35,17 @@ export const scanSubject = (environment: string, gtin: string, serial: string) =
 /** Where scans of a link whose signature failed are counted: never the genuine code's counters. */
 export const forgedScanSubject = (environment: string, gtin: string, serial: string) => `forged:${environment}:${gtin}:${serial}`;
 
-/** The candidate keys that exist, are not revoked and belong to the environment, in candidate order. */
-async function usableKeys(keys: VerificationKeys, kids: readonly string[], environment: Environment) {
-  const found = await Promise.all(kids.map((kid) => keys.find(kid)));
+/**
+ * The candidate keys that exist, are not revoked and belong to the environment, in candidate order.
+ * Each is looked up as its owner's (a public key may be registered by more than one account or
+ * environment, accounts migration 0009): only the owner's registration of a kid vouches for the owner's codes.
+ */
+async function usableKeys(
+  keys: VerificationKeys,
+  candidates: readonly { kid: string; accountId: string }[],
+  environment: Environment,
+) {
+  const found = await Promise.all(candidates.map(({ kid, accountId }) => keys.find(kid, { accountId, environment })));
   return found.filter(
     (key): key is PublicKeyEntry => key !== undefined && key.status !== 'revoked' && key.environment === environment,
   );
@@ -75,7 +83,11 @@ export async function verifyCode(
   const signer = signerAccountId ? { accountId: signerAccountId, environment: principal.environment } : undefined;
   // A code made outside Hallmark is checked under the signer's own keys only (never the caller's).
   const candidates =
-    codes.length > 0 ? codes.map((code) => code.kid) : signer ? await deps.keys.unrecordedCodeKeyIds(signer) : [];
+    codes.length > 0
+      ? codes.map((code) => ({ kid: code.kid, accountId: code.accountId }))
+      : signer
+        ? (await deps.keys.unrecordedCodeKeyIds(signer)).map((kid) => ({ kid, accountId: signer.accountId }))
+        : [];
 
   const keys = await usableKeys(deps.keys, candidates, principal.environment);
   const checkedKid = keys[0]?.kid;
