@@ -217,6 +217,26 @@ describe('accounts and keys', () => {
     expect(none.body.keys).toEqual([]);
   });
 
+  it('refuses a form-encoded or text body on a route that takes none (415), as a cross-site form would send it', async () => {
+    const { key: owner } = await newTenant('starter');
+    const victim = await newKey(owner, { name: 'kept', scopes: ['keys:read'] });
+    const send = (path: string, contentType: string, body: string) =>
+      fetch(`${t.url}/api/v1${path}`, { method: 'POST', headers: { 'x-api-key': owner, 'content-type': contentType }, body });
+    for (const [contentType, body] of [
+      ['application/x-www-form-urlencoded', 'a=b'],
+      ['text/plain', '{"x":1}'],
+      ['multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="a"\r\n\r\nb\r\n--x--\r\n'],
+    ] as const) {
+      const refused = await send(`/keys/${victim.id}/revoke`, contentType, body);
+      expect(refused.status, contentType).toBe(415);
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+      expect((await send('/keys/signing/rotate', contentType, body)).status, contentType).toBe(415);
+    }
+    // The key was not revoked; with no body, or JSON, the revocation goes through.
+    expect((await api('GET', '/keys', { key: victim.secret })).status).toBe(200);
+    expect((await api('POST', `/keys/${victim.id}/revoke`, { key: owner })).status).toBe(200);
+  });
+
   it('answers 404 for another account’s key, and leaves it working', async () => {
     const a = await newTenant('starter');
     const b = await newTenant('starter');

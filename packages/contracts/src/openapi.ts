@@ -231,6 +231,8 @@ function responsesOf(route: RouteDefinition): JsonObject {
       : { description: response.description };
   }
   const errors = new Set<ErrorCode>([...route.errors, ...genericErrors, ...(route.body ? bodyErrors : [])]);
+  // A route that takes no body refuses one in a form encoding or as text (the gateway's route registry).
+  if (!route.body && !route.formBody && route.method !== 'GET') errors.add('UNSUPPORTED_MEDIA_TYPE');
   if (route.auth !== 'public') {
     const authErrors = ['INVALID_API_KEY', 'EXPIRED_API_KEY', 'REVOKED_API_KEY', 'RATE_LIMITED'] as const;
     for (const code of authErrors) errors.add(code);

@@ -4,6 +4,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 export type RouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
 const jsonContentType = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
+/** The types an HTML form can send (and so a cross-site page, without a CORS preflight). */
+const formLikeContentType = /^\s*(application\/x-www-form-urlencoded|multipart\/form-data|text\/plain)\s*(;|$)/i;
 
 /**
  * Registers a route from its contract definition: path, schemas and response shapes all come from
@@ -41,7 +43,18 @@ export function registerRoute(app: FastifyInstance, definition: RouteDefinition,
             if (request.body === undefined && definition.bodyOptional) request.body = {};
           },
         }
-      : {}),
+      : !definition.formBody && definition.method !== 'GET'
+        ? {
+            // A route that takes no body (a revocation, a rotation) takes none in a form encoding or
+            // as text either: what a cross-site form can send is refused, as on the routes with one.
+            preValidation: async (request: FastifyRequest) => {
+              const contentType = request.headers['content-type'];
+              if (contentType !== undefined && formLikeContentType.test(contentType)) {
+                throw new HallmarkError('UNSUPPORTED_MEDIA_TYPE', 'This operation takes no body; send none, or JSON.');
+              }
+            },
+          }
+        : {}),
     handler,
   });
 }
