@@ -101,6 +101,8 @@ def test_an_audit_accepts_the_owners_signing_key_of_the_assets_environment() -> 
     report = audit_export(export_signed_by(SERVICE), {"keys": [SERVICE.published()]})
     assert report.valid, report.problems
     assert (report.tree_size, report.events_checked) == (2, 2)
+    # The report names whose history it checked, and in which environment.
+    assert report.owner == {"accountId": "acc_brand", "environment": "live"}
 
 
 def test_an_audit_refuses_a_public_key_the_account_registered() -> None:

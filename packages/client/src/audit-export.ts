@@ -29,6 +29,12 @@ export interface ComplianceExportDocument {
 export interface AuditReport {
   valid: boolean;
   assetId: string;
+  /**
+   * The account and environment whose history this is, as the export names them: when `valid`,
+   * the checkpoint's key and every event's hash vouch for them. An auditor compares them with the
+   * brand and environment expected (a test history is not a live one).
+   */
+  owner: { accountId: string; environment: string } | undefined;
   /** From the verified checkpoint only; undefined when it did not verify. */
   treeSize: number | undefined;
   rootHash: string | undefined;
@@ -87,6 +93,7 @@ export function auditExport(document: ComplianceExportDocument, jwks: JsonWebKey
   const report = (treeSize?: number, rootHash?: string, signedBy?: string, eventsChecked = 0): AuditReport => ({
     valid: problems.length === 0,
     assetId: document.assetId,
+    owner: document.owner ? { accountId: document.owner.accountId, environment: document.owner.environment } : undefined,
     treeSize,
     rootHash,
     signedBy,

@@ -95,6 +95,8 @@ describe('auditExport: which key may sign a checkpoint', () => {
   it('accepts the checkpoint signed by the owner’s signing key of the asset’s environment', () => {
     expect(auditExport(genuine, { keys: [published(serviceKey)] })).toMatchObject({
       valid: true,
+      // Whose history, and of which environment: what an auditor compares with the one expected.
+      owner: { accountId: 'acc_brand', environment: 'live' },
       treeSize: 2,
       eventsChecked: 2,
       problems: [],

@@ -28,6 +28,10 @@ class AuditReport:
     events_checked: int = 0
     #: Each problem found, with the event it concerns; empty when valid.
     problems: list[str] = field(default_factory=list)
+    #: The account and environment whose history this is, as the export names them
+    #: (``{"accountId", "environment"}``): when ``valid``, the checkpoint's key and every event's
+    #: hash vouch for them. Compare them with the brand and environment expected.
+    owner: dict[str, str] | None = None
 
 
 def hash_provenance_record(
@@ -110,7 +114,12 @@ def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditR
     events: list[Mapping[str, Any]] = list(events_value) if isinstance(events_value, list) else []
 
     def report(tree_size: int | None = None, root_hash: str | None = None, signed_by: str | None = None, checked: int = 0) -> AuditReport:
-        return AuditReport(not problems, asset_id, tree_size, root_hash, signed_by, checked, problems)
+        named = (
+            {"accountId": account_id, "environment": environment}
+            if isinstance(account_id, str) and isinstance(environment, str)
+            else None
+        )
+        return AuditReport(not problems, asset_id, tree_size, root_hash, signed_by, checked, problems, named)
 
     if document.get("format") != "hallmark.compliance-export/1":
         problem(f"Unknown export format {document.get('format')!r}.")
