@@ -104,14 +104,17 @@ function addressOutcomeOf(decision: QuotaDecision): RateLimitOutcome {
 /** A failed authentication's decision: counted, or refused until the minute ends. */
 function failureOutcomeOf(decision: QuotaDecision, nowMs: number): RateLimitOutcome {
   const state = decision.counters[0] as CounterState;
-  return decision.allowed
-    ? { allowed: true, reported: state }
-    : {
-        allowed: false,
-        reported: state,
-        retryAfterSeconds: Math.max(1, Math.ceil((state.resetAtMs - nowMs) / 1000)),
-        refusedBy: 'failed-authentications-per-address',
-      };
+  return decision.allowed ? { allowed: true, reported: state } : failuresRefusal(state, nowMs);
+}
+
+/** The refusal of an address past its failed authentications, until its counter's minute ends. */
+function failuresRefusal(state: CounterState, nowMs: number): RateLimitOutcome {
+  return {
+    allowed: false,
+    reported: state,
+    retryAfterSeconds: Math.max(1, Math.ceil((state.resetAtMs - nowMs) / 1000)),
+    refusedBy: 'failed-authentications-per-address',
+  };
 }
 
 /**
@@ -241,13 +244,7 @@ export function createRateLimiter(options: {
     failedAuthenticationHold(address: string): RateLimitOutcome | undefined {
       const nowMs = options.clock().getTime();
       const hold = failedAuthHolds.holding(addressKeyOf(address), nowMs);
-      if (!hold) return undefined;
-      return {
-        allowed: false,
-        reported: hold.reported,
-        retryAfterSeconds: Math.max(1, Math.ceil((hold.reported.resetAtMs - nowMs) / 1000)),
-        refusedBy: 'failed-authentications-per-address',
-      };
+      return hold && failuresRefusal(hold.reported, nowMs);
     },
 
     /**

@@ -179,7 +179,25 @@ export function installRequestAuth(
     done();
   };
 
+  /** authorise, with what it throws (a scope refused) handed to `done`. */
+  const authoriseOrFail = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    route: RouteDefinition,
+    key: AuthenticatedKey,
+    done: HookHandlerDoneFunction,
+  ) => {
+    try {
+      authorise(request, reply, route, key, done);
+    } catch (error) {
+      done(error as Error);
+    }
+  };
+
   const lookUpTurns = createLookUpTurns();
+  /** The 429 of a held address whose look-ups already have as many waiting as may: retry in a second. */
+  const tooManyLookUps = (reply: FastifyReply, hold: RateLimitOutcome) =>
+    failedAuthRefusal(reply, { ...hold, retryAfterSeconds: 1 });
   /**
    * A request with a key from an address past its failed authentications this minute
    * (failed-auth-holds.ts): a cached valid key is served as usual; a key known to be bad, or
@@ -196,13 +214,6 @@ export function installRequestAuth(
     hold: RateLimitOutcome,
     done: HookHandlerDoneFunction,
   ) => {
-    const authoriseOrFail = (key: AuthenticatedKey) => {
-      try {
-        authorise(request, reply, route, key, done);
-      } catch (error) {
-        done(error as Error);
-      }
-    };
     let cached: AuthenticatedKey | undefined;
     try {
       cached = deps.authenticator.authenticateCached(header);
@@ -210,10 +221,13 @@ export function installRequestAuth(
       const refused = error instanceof HallmarkError && badKeyCodes.has(error.code);
       return done(refused ? failedAuthRefusal(reply, hold) : (error as Error));
     }
-    if (cached) return authoriseOrFail(cached);
+    if (cached) return authoriseOrFail(request, reply, route, cached, done);
     const lookUp = lookUpTurns.inTurn(addressKeyOf(request.ip), async () => deps.authenticator.authenticate(header));
-    if (!lookUp) return done(failedAuthRefusal(reply, { ...hold, retryAfterSeconds: 1 }));
-    lookUp.then(authoriseOrFail, (error: Error) => refuseBadKey(request, reply, error, done));
+    if (!lookUp) return done(tooManyLookUps(reply, hold));
+    lookUp.then(
+      (key) => authoriseOrFail(request, reply, route, key, done),
+      (error: Error) => refuseBadKey(request, reply, error, done),
+    );
   };
 
   // Callback-style hooks: a cached key and in-memory limits then cost no promise of their own.
@@ -244,15 +258,9 @@ export function installRequestAuth(
       const lookUpSession = () => deps.sessions.authenticate(sessionToken);
       const hold = deps.rateLimiter.failedAuthenticationHold(request.ip);
       const session = hold ? lookUpTurns.inTurn(addressKeyOf(request.ip), lookUpSession) : lookUpSession();
-      if (!session) return done(failedAuthRefusal(reply, { ...(hold as RateLimitOutcome), retryAfterSeconds: 1 }));
+      if (!session) return done(tooManyLookUps(reply, hold as RateLimitOutcome));
       session.then(
-        ({ key: acting }) => {
-          try {
-            authorise(request, reply, route, acting, done);
-          } catch (error) {
-            done(error as Error);
-          }
-        },
+        ({ key: acting }) => authoriseOrFail(request, reply, route, acting, done),
         (error: Error) => refuseBadKey(request, reply, error, done, (failure) => failure.status === 401),
       );
       return;
@@ -267,21 +275,11 @@ export function installRequestAuth(
     }
     if (key instanceof Promise) {
       key.then(
-        (authenticated) => {
-          try {
-            authorise(request, reply, route, authenticated, done);
-          } catch (error) {
-            done(error as Error);
-          }
-        },
+        (authenticated) => authoriseOrFail(request, reply, route, authenticated, done),
         (error: Error) => refuseBadKey(request, reply, error, done),
       );
     } else {
-      try {
-        authorise(request, reply, route, key, done);
-      } catch (error) {
-        done(error as Error);
-      }
+      authoriseOrFail(request, reply, route, key, done);
     }
   });
 
