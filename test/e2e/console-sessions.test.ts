@@ -57,7 +57,7 @@ async function signIn(apiKey: string, headers: Record<string, string> = {}) {
   const response = await api('POST', '/sessions', { body: { apiKey }, headers });
   expect(response.status, JSON.stringify(response.body)).toBe(201);
   const setCookie = response.headers.get('set-cookie') ?? '';
-  const token = /^hallmark_session=([0-9a-f]{64});/.exec(setCookie)?.[1];
+  const token = /^(?:__Host-)?hallmark_session=([0-9a-f]{64});/.exec(setCookie)?.[1];
   if (!token) throw new Error(`no session cookie in ${setCookie}`);
   return { token, setCookie, body: response.body };
 }
@@ -126,10 +126,35 @@ describe('console sessions', () => {
     expect((await withCookie(second.token, 'GET', '/sessions/current')).status).toBe(200);
   });
 
-  it('sets Secure on the cookie when the request came over HTTPS through a trusted proxy', async () => {
+  it('sets a Secure __Host- cookie over HTTPS through a trusted proxy, and reads no other there', async () => {
     const tenant = await newTenant();
-    const { setCookie } = await signIn(tenant.key, { 'x-forwarded-proto': 'https' });
+    const overHttps = { 'x-forwarded-proto': 'https' };
+    const { setCookie } = await signIn(tenant.key, overHttps);
+    expect(setCookie).toMatch(/^__Host-hallmark_session=[^;]+; /);
     expect(setCookie).toMatch(/; Secure(;|$)/);
+    expect(setCookie).toContain('Path=/');
+    expect(setCookie).not.toMatch(/Domain=/i);
+    const token = /^__Host-hallmark_session=([^;]+)/.exec(setCookie)?.[1] as string;
+    const own = await api('GET', '/sessions/current', { headers: { ...overHttps, cookie: `__Host-hallmark_session=${token}` } });
+    expect(own.status, JSON.stringify(own.body)).toBe(200);
+    // Cookie tossing: a page on a sibling subdomain sets the plain cookie for the parent domain,
+    // with a session of its own (a valid one), to sign the user in as someone else. Over HTTPS the
+    // gateway reads only the __Host- cookie, which no other host can set.
+    const attacker = await newTenant();
+    const planted = await signIn(attacker.key);
+    const tossed = await api('GET', '/sessions/current', {
+      headers: { ...overHttps, cookie: `hallmark_session=${planted.token}` },
+    });
+    expectError(tossed, 401, 'MISSING_API_KEY');
+    const tossedApi = await api('GET', '/keys?limit=1', {
+      headers: { ...overHttps, cookie: `hallmark_session=${planted.token}` },
+    });
+    expectError(tossedApi, 401, 'MISSING_API_KEY');
+    // Next to the user's own, the planted one changes nothing either.
+    const both = await api('GET', '/sessions/current', {
+      headers: { ...overHttps, cookie: `hallmark_session=${planted.token}; __Host-hallmark_session=${token}` },
+    });
+    expect(both.body.account.id).toBe(tenant.accountId);
   });
 
   it('refuses a wrong, revoked or expired key with the x-api-key codes', async () => {

@@ -4,18 +4,25 @@ import { clearedSessionCookie, sessionCookie, sessionTokenOf } from './session-c
 
 describe('the session cookie', () => {
   it('is read from a Cookie header among others, and absent when empty or missing', () => {
-    expect(sessionTokenOf('a=1; hallmark_session=abc; b=2')).toBe('abc');
-    expect(sessionTokenOf('hallmark_session=abc')).toBe('abc');
-    expect(sessionTokenOf('hallmark_session_other=abc')).toBeUndefined();
-    expect(sessionTokenOf('hallmark_session=')).toBeUndefined();
-    expect(sessionTokenOf('x=hallmark_session=abc')).toBeUndefined();
-    expect(sessionTokenOf(undefined)).toBeUndefined();
+    expect(sessionTokenOf('a=1; hallmark_session=abc; b=2', false)).toBe('abc');
+    expect(sessionTokenOf('hallmark_session=abc', false)).toBe('abc');
+    expect(sessionTokenOf('hallmark_session_other=abc', false)).toBeUndefined();
+    expect(sessionTokenOf('hallmark_session=', false)).toBeUndefined();
+    expect(sessionTokenOf('x=hallmark_session=abc', false)).toBeUndefined();
+    expect(sessionTokenOf(undefined, false)).toBeUndefined();
   });
 
-  it('is set HttpOnly, SameSite=Strict, Path=/, Secure only over HTTPS; cleared with Max-Age=0', () => {
+  it('is the __Host- cookie over HTTPS, and only it: a plain one (which a sibling subdomain can set) is not read', () => {
+    expect(sessionTokenOf('hallmark_session=planted; __Host-hallmark_session=own', true)).toBe('own');
+    expect(sessionTokenOf('hallmark_session=planted', true)).toBeUndefined();
+    expect(sessionTokenOf('__Host-hallmark_session=own', false)).toBeUndefined();
+  });
+
+  it('is set HttpOnly, SameSite=Strict, Path=/, Secure and __Host- only over HTTPS; cleared with Max-Age=0', () => {
     expect(sessionCookie('t', false)).toBe('hallmark_session=t; HttpOnly; SameSite=Strict; Path=/');
-    expect(sessionCookie('t', true)).toBe('hallmark_session=t; HttpOnly; SameSite=Strict; Path=/; Secure');
-    expect(clearedSessionCookie(true)).toBe('hallmark_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0; Secure');
+    expect(sessionCookie('t', true)).toBe('__Host-hallmark_session=t; HttpOnly; SameSite=Strict; Path=/; Secure');
+    expect(clearedSessionCookie(true)).toBe('__Host-hallmark_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0; Secure');
+    expect(clearedSessionCookie(false)).toBe('hallmark_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0');
   });
 });
 

@@ -248,7 +248,7 @@ export function installRequestAuth(
     }
     if (route.auth === 'optional-key' && header === undefined) return done();
     // No x-api-key: the console's session cookie stands in for it (x-api-key wins when both are sent).
-    const sessionToken = header === undefined ? sessionTokenOf(request.headers.cookie) : undefined;
+    const sessionToken = header === undefined ? sessionTokenOf(request.headers.cookie, request.protocol === 'https') : undefined;
     if (sessionToken !== undefined) {
       reply.header('cache-control', 'no-store');
       const forged = csrfRefusal(request, deps.ownOrigins(request));

@@ -53,7 +53,7 @@ async function sessionViewOf(db: SqlExecutor, session: ConsoleSession): Promise<
  * database look-up): past the limit, 429 with Retry-After instead of the 401.
  */
 async function currentSession(deps: SessionRouteDeps, request: FastifyRequest, reply: FastifyReply) {
-  const token = sessionTokenOf(request.headers.cookie);
+  const token = sessionTokenOf(request.headers.cookie, isHttps(request));
   if (token === undefined) throw noSession('no session cookie was sent');
   try {
     return await deps.sessions.authenticate(token);
@@ -99,7 +99,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
     }
     const { session, token } = await deps.sessions.start(key);
     // Signing in again replaces the session this browser had: the old token ends here.
-    const previous = sessionTokenOf(request.headers.cookie);
+    const previous = sessionTokenOf(request.headers.cookie, isHttps(request));
     if (previous !== undefined) await deps.sessions.end(previous);
     reply
       .status(201)
@@ -130,7 +130,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
   });
 
   registerRoute(app, deleteSessionRoute, async (request, reply) => {
-    const token = sessionTokenOf(request.headers.cookie);
+    const token = sessionTokenOf(request.headers.cookie, isHttps(request));
     if (token !== undefined) await deps.sessions.end(token);
     reply.status(204).header('set-cookie', clearedSessionCookie(isHttps(request)));
     return undefined;
