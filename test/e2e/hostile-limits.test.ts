@@ -236,6 +236,46 @@ describe.each([
       });
     });
 
+    it('replays a stored answer to a retry after the test requests ran out, and refuses a new request', async () => {
+      const { key: live } = await newTenant('starter');
+      const sandbox = await newKey(live, { name: 'sandbox', scopes: ['keys:read', 'keys:write'], environment: 'test' });
+      const body = { name: 'made in the sandbox', scopes: ['keys:read'], environment: 'test' };
+      const idempotencyKey = randomBytes(8).toString('hex');
+      await within('2032-01-05T09:00:00Z', dayMs, 30_000, async (from) => {
+        const made = await api('POST', '/keys', {
+          key: sandbox.secret,
+          body,
+          headers: { 'idempotency-key': idempotencyKey },
+          from,
+        });
+        expect(made.status, JSON.stringify(made.body)).toBe(201);
+        for (let i = 1; i < 100; i++) {
+          const response = await api('GET', '/keys?limit=1', { key: sandbox.secret, from });
+          expect(response.status, JSON.stringify(response.body)).toBe(200);
+        }
+        // The day's test requests are spent, and the gateway has seen the account refused.
+        expectError(await api('GET', '/keys?limit=1', { key: sandbox.secret, from }), 429, 'RATE_LIMITED');
+        // The retry of the request whose answer was lost gets that answer (the secret shown once);
+        // before, it was refused with the rest until midnight, when its answer had a few hours left.
+        const retry = await api('POST', '/keys', {
+          key: sandbox.secret,
+          body,
+          headers: { 'idempotency-key': idempotencyKey },
+          from,
+        });
+        expect(retry.status, JSON.stringify(retry.body)).toBe(201);
+        expect(retry.headers.get('idempotent-replayed')).toBe('true');
+        expect(retry.body.secret).toBe(made.body.secret);
+        // A new Idempotency-Key is refused as before, until the day ends.
+        const endOfDay = (Math.floor(productNow() / dayMs) + 1) * dayMs;
+        const fresh = await expectRetryAfterUntil(endOfDay, () =>
+          api('POST', '/keys', { key: sandbox.secret, body, headers: { 'idempotency-key': `${idempotencyKey}-new` }, from }),
+        );
+        expectError(fresh, 429, 'RATE_LIMITED');
+        expect(fresh.body.error?.details).toMatchObject({ limit: 'test-key-requests-per-day' });
+      });
+    });
+
     it('holds all of an account’s keys to one daily generate quota (a batch counts its items)', async () => {
       const tenant = await newTenant('free');
       // GTIN ownership: the operator grants the tenant its GTIN first (the quota is spent either way).

@@ -260,6 +260,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
       sessions,
       ownOrigins,
       keyLastUsed,
+      idempotency,
     });
   }
   // A key revoked or added on any replica reaches this one's caches within a bus round trip.

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
+import type { AuthenticatedKey } from '@hallmark/accounts';
 import { HallmarkError, type RouteDefinition } from '@hallmark/contracts';
 import type { Logger } from '@hallmark/runtime';
 import type { SqlDatabase } from '@hallmark/sql';
@@ -84,6 +85,12 @@ export interface Idempotency {
    * sent (the handler then returns the reply). Rejects with 422 IDEMPOTENCY_KEY_REUSED or 409 CONFLICT.
    */
   admit(request: FastifyRequest, reply: FastifyReply, parts: Readonly<Record<string, string>>): Promise<boolean>;
+  /**
+   * Whether the request's Idempotency-Key holds a stored answer for its API key and route, which a
+   * retry is then sent whatever the limits (a replay spends nothing). One indexed read; false
+   * without a key, with one that is malformed, unanswered or expired, and for uploads.
+   */
+  hasStoredAnswer(request: FastifyRequest, route: RouteDefinition): Promise<boolean>;
 }
 
 const sha256Hex = (text: string | Buffer) => createHash('sha256').update(text).digest('hex');
@@ -129,6 +136,16 @@ function open(sealingKey: Buffer, stored: string): Buffer {
   const decipher = createDecipheriv('aes-256-gcm', sealingKey, bytes.subarray(0, 12));
   decipher.setAuthTag(bytes.subarray(12, 28));
   return Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]);
+}
+
+function scopeOf(apiKey: AuthenticatedKey, route: RouteDefinition, key: string): KeyScope {
+  return {
+    accountId: apiKey.accountId,
+    environment: apiKey.environment,
+    apiKeyId: apiKey.keyId,
+    operation: route.operationId,
+    keyHash: sha256Hex(key),
+  };
 }
 
 const scopeParams = (scope: KeyScope) => [scope.accountId, scope.environment, scope.apiKeyId, scope.operation, scope.keyHash];
@@ -177,6 +194,15 @@ function createIdempotencyStore(db: SqlDatabase) {
         if (taken.length === 1) return { kind: 'claimed' };
       }
       return { kind: 'running' };
+    },
+
+    /** Whether the key holds an answer not yet expired (whatever request it answered). */
+    async answered(scope: KeyScope, now: Date): Promise<boolean> {
+      const rows = await db.query(
+        `SELECT 1 FROM idempotent_requests WHERE ${whereScope} AND status IS NOT NULL AND expires_at > $6`,
+        [...scopeParams(scope), now],
+      );
+      return rows.length === 1;
     },
 
     /** Stores the answer of the attempt holding the claim; false when its lease was taken over meanwhile. */
@@ -261,13 +287,7 @@ export function installIdempotency(
     const key = idempotencyKeyOf(request);
     const apiKey = request.apiKey;
     if (key === undefined || !apiKey) return true;
-    const scope: KeyScope = {
-      accountId: apiKey.accountId,
-      environment: apiKey.environment,
-      apiKeyId: apiKey.keyId,
-      operation: route.operationId,
-      keyHash: sha256Hex(key),
-    };
+    const scope = scopeOf(apiKey, route, key);
     const attempt: IdempotentAttempt = { scope, token: randomUUID(), sealingKey: sealingKeyOf(key, scope) };
     const outcome = await store.claim(scope, requestHashOf(request, parts), attempt.token, deps.clock(), deps.leaseMs);
     switch (outcome.kind) {
@@ -354,6 +374,13 @@ export function installIdempotency(
       const route = request.routeOptions.config?.route;
       if (!route?.idempotent) throw new Error(`${request.routeOptions.url} is not an idempotent route`);
       return admit(request, reply, route, parts);
+    },
+    hasStoredAnswer: async (request, route) => {
+      const key = idempotencyKeyOf(request);
+      const apiKey = request.apiKey;
+      // An upload's limits are spent before its handler reads the parts and replays: no use looking.
+      if (key === undefined || !apiKey || !route.idempotent || route.formBody) return false;
+      return store.answered(scopeOf(apiKey, route, key), deps.clock());
     },
   };
 }

@@ -2,6 +2,7 @@ import { type AuthenticatedKey, holdsScope } from '@hallmark/accounts';
 import type { QuotaRefund } from '@hallmark/cache';
 import { addressKeyOf, HallmarkError, type Principal, type RouteDefinition } from '@hallmark/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { Idempotency } from '../idempotency.ts';
 import type { Authenticator } from './authenticator.ts';
 import type { ConsoleSessions } from './console-sessions.ts';
 import { csrfRefusal } from './csrf.ts';
@@ -72,6 +73,8 @@ export function installRequestAuth(
     ownOrigins: (request: FastifyRequest) => readonly string[];
     /** Notes each authorised request's key for lastUsedAt (written in batches, never per request). */
     keyLastUsed: KeyLastUsed;
+    /** Stored answers of Idempotency-Keys: a retry of an answered request is not refused by held limits. */
+    idempotency: Pick<Idempotency, 'hasStoredAnswer'>;
   },
 ): void {
   app.decorateRequest('apiKey', null);
@@ -157,6 +160,8 @@ export function installRequestAuth(
     settle(reply, deps.rateLimiter.spend(key, route.quota, items), done);
   };
 
+  /** Look-ups of stored answers for accounts past their limits, one at a time per account and environment. */
+  const storedAnswerLookUps = createLookUpTurns();
   const authorise = (
     request: FastifyRequest,
     reply: FastifyReply,
@@ -175,8 +180,21 @@ export function installRequestAuth(
     if (!spendsAfterBody(request, route)) return spend(request, reply, route, done);
     // Refused anyway: refused before its body is read (a batch can be megabytes), spending nothing.
     const refused = deps.rateLimiter.refusalHolding(key, route.quota);
-    if (refused) applyOutcome(reply, refused);
-    done();
+    if (!refused) return done();
+    if (request.headers['idempotency-key'] === undefined) return applyOutcome(reply, refused);
+    // Unless it is the retry of a request already answered: its stored answer is sent whatever the
+    // limits (a replay spends nothing), else a client whose test requests ran out at 08:00 could not
+    // fetch a key's secret or a transfer's code it was sent once until midnight. The account's
+    // look-ups go one at a time, so an account past its limits holds one connection at most.
+    const lookUp = storedAnswerLookUps.inTurn(`${key.accountId}:${key.environment}`, () =>
+      deps.idempotency.hasStoredAnswer(request, route),
+    );
+    if (!lookUp) return applyOutcome(reply, refused);
+    lookUp.then(
+      (stored) => (stored ? done() : continueWith(reply, refused, done)),
+      // The store unreachable: the refusal stands, as it would have without the key.
+      () => continueWith(reply, refused, done),
+    );
   };
 
   /** authorise, with what it throws (a scope refused) handed to `done`. */
