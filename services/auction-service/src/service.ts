@@ -26,6 +26,7 @@ import { confirmTransfer, initiateTransfer } from './handlers/transfers.ts';
 import { createPublicFactsCache } from './public-facts-cache.ts';
 import { migrateAuction } from './store/object-store.ts';
 import { backfillPhotoBlobs } from './store/photo-blobs.ts';
+import { backfillPhotoBytes } from './store/photo-storage.ts';
 
 /** Auction objects: registration, reference photos, provenance events, public verification, transfers. */
 export const auctionService = defineService({
@@ -38,6 +39,9 @@ export const auctionService = defineService({
     const backfilled = await backfillPhotoBlobs(infra.db, infra.eventStore, clock());
     if (backfilled > 0)
       log.info({ photos: backfilled }, 'recorded the SHA-256 of photos bound before refused uploads were removed');
+    const counted = await backfillPhotoBytes(infra.db, infra.eventStore);
+    if (counted > 0)
+      log.info({ objects: counted }, 'counted the photo bytes of objects registered before photo storage was limited');
     // Two images decoded at once, four waiting; more is 503 with Retry-After (docs/AUCTION.md, Photos).
     const decoding = createWorkSlots({ running: 2, waiting: 4, retryAfterSeconds: 2, busy: 'Too many photos are being decoded' });
     const masterKey = parseMasterKey(config.HALLMARK_MASTER_KEY);
@@ -77,7 +81,11 @@ export const auctionService = defineService({
         ),
       ),
       await serveRpc(infra.bus, log, bindPhotoRpc, async ({ principal, ...request }) =>
-        bindPhoto({ ...repository, blobs: infra.blobs, decoding }, principal, request),
+        bindPhoto(
+          { ...repository, blobs: infra.blobs, decoding, photoBytesPerAccount: config.HALLMARK_PHOTO_BYTES_PER_ACCOUNT },
+          principal,
+          request,
+        ),
       ),
       await serveRpc(infra.bus, log, recordProvenanceEventRpc, async ({ principal, body, requestKey }) =>
         recordProvenanceEvent({ ...repository, evidenceRequiredFor }, principal, body, requestKey),

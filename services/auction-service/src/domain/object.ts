@@ -6,6 +6,7 @@
 
 import {
   type Category,
+  type DomainError as ContractsDomainError,
   categories,
   categoryAngles,
   clientEventTypes,
@@ -17,16 +18,17 @@ import {
 import type { PhotoCheck } from '../photo-analysis.ts';
 import { findSameImage, sameImageMaxDistance } from '../photo-similarity.ts';
 import {
-  type DomainError,
   evolve as evolveTransfer,
   initialTransferFacts,
   isPrivateTransferEvent,
+  type DomainError as TransferDomainError,
   type TransferEvent,
   type TransferFacts,
   transferEventTypes,
 } from './transfer.ts';
 
-export type { DomainError } from './transfer.ts';
+/** What the object's decisions refuse with: the transfer's refusals, and a photo the owner has no room for. */
+export type DomainError = TransferDomainError | ContractsDomainError<'PAYLOAD_TOO_LARGE'>;
 
 export type BoundPhoto = {
   angle: string;
@@ -140,6 +142,8 @@ export interface ObjectFacts extends TransferFacts {
   eventIds: EventIds;
   /** How many events the object's stream holds (a wrong transfer code's private event is not one). */
   eventCount: number;
+  /** Bytes of every photo ever bound to the object, replaced ones included (their blobs are kept). */
+  photoBytes: number;
 }
 
 export const initialObjectFacts = (objectId: string): ObjectFacts => ({
@@ -150,6 +154,7 @@ export const initialObjectFacts = (objectId: string): ObjectFacts => ({
   photos: new Map(),
   eventIds: noEventIds,
   eventCount: 0,
+  photoBytes: 0,
 });
 
 export type ObjectCommand =
@@ -188,7 +193,15 @@ export type ObjectCommand =
       size: number;
       /** Fact from the shell: the decoded photo's figures and perceptual hash, or why it is refused. */
       analysis: PhotoCheck;
+      /** Fact from the shell: the photo bytes the owner's objects hold, and the most they may. */
+      storage: PhotoStorage;
     };
+
+/** The photo bytes an account holds in one environment (every object's `photoBytes`) and its limit. */
+export interface PhotoStorage {
+  usedBytes: number;
+  limitBytes: number;
+}
 
 export const isRefusal = (decision: readonly ObjectEvent[] | DomainError): decision is DomainError => isDomainError(decision);
 
@@ -202,6 +215,21 @@ function checkRoom(state: ObjectFacts): DomainError | undefined {
     `The object's history holds ${state.eventCount} events, the most an object takes: ` +
       `no more provenance events or photos can be recorded for it (a limit of ${maxObjectEvents}; transfers still go through).`,
     { limit: maxObjectEvents, eventCount: state.eventCount },
+  );
+}
+
+/**
+ * A photo fits when the owner's photos (every one bound, replaced ones included: their blobs are
+ * kept) and it stay within the owner's limit, so one tenant cannot fill the blob store everyone
+ * shares. The shell checks it before decoding the photo, the decider again with the rest.
+ */
+export function checkPhotoStorage(storage: PhotoStorage, size: number): DomainError | undefined {
+  if (storage.usedBytes + size <= storage.limitBytes) return undefined;
+  return refuse(
+    'PAYLOAD_TOO_LARGE',
+    `This account's photos take ${storage.usedBytes} of the ${storage.limitBytes} bytes it may store in this environment: ` +
+      `a photo of ${size} bytes does not fit.`,
+    { limit: 'photo-storage', usedBytes: storage.usedBytes, limitBytes: storage.limitBytes, size },
   );
 }
 
@@ -351,7 +379,7 @@ export function decide(command: ObjectCommand, state: ObjectFacts | undefined): 
           { angle: command.angle, similarTo: same.angle, distance: same.distance, threshold: sameImageMaxDistance },
         );
       }
-      const full = checkRoom(registered);
+      const full = checkRoom(registered) ?? checkPhotoStorage(command.storage, command.size);
       if (full) return full;
       const previous = registered.photos.get(command.angle);
       return [
@@ -402,7 +430,7 @@ function applyEvent<S extends ObjectFacts>(state: S, event: AuctionEvent): S {
   if (isPhotoBinding(event)) {
     const photos = new Map(state.photos);
     photos.set(event.data.angle, event.data);
-    return { ...state, photos };
+    return { ...state, photos, photoBytes: state.photoBytes + event.data.size };
   }
   // A client's note: `listed` and `withdrawn` move the status, the rest leave it.
   const status = nextStatus(state.status, event.type);

@@ -26,6 +26,10 @@
 //   P6 photo_status: count of required angles bound, required, pending until every angle is bound,
 //      then valid; security_tier basic / standard / enhanced (entropy >= 128 with every angle)
 //        -> 'photo_status is pending until every required angle is bound, then valid', 'security tier …'
+//   P7 an owner's photos (every one bound, replaced ones included) stay within its limit in the
+//      environment: beyond, 413 PAYLOAD_TOO_LARGE with details { limit: 'photo-storage', usedBytes,
+//      limitBytes, size }; the object counts every photo's bytes (photoBytes)
+//        -> 'refuses a photo the owner has no room for …', 'counts every photo bound, replaced ones too'
 // Provenance events and states
 //   E1 types a client records: cataloged, photographed, authenticated, condition_report, exhibited,
 //      listed, withdrawn -> 'records each client type'
@@ -110,13 +114,17 @@ const analysis = (perceptualHash: string, anchors = 10, entropyBits = 37): Photo
   spatialRelations: (anchors * (anchors - 1)) / 2,
 });
 
-const bind = (angle: string, sha256: string, check: PhotoCheck, size = 1000): ObjectCommand => ({
+/** Room the photo tests do not run out of (P7 has its own). */
+const roomy = { usedBytes: 0, limitBytes: 1_000_000_000 };
+
+const bind = (angle: string, sha256: string, check: PhotoCheck, size = 1000, storage = roomy): ObjectCommand => ({
   type: 'BindPhoto',
   objectId: 'obj_1',
   angle,
   sha256,
   size,
   analysis: check,
+  storage,
 });
 
 const photographed = (angle: string, sha256: string, hash: string, previous?: string, entropyBits = 37): ObjectEvent => ({
@@ -290,6 +298,34 @@ describe('photos', () => {
     given([registered(), photographed('dial', 'a'.repeat(64), hashAt(9)), photographed('case_back', 'c'.repeat(64), hashAt(2))])
       .when(bind('movement', 'b'.repeat(64), { ok: true, analysis: analysis(hashAt(0)) }))
       .thenRefused('CONFLICT', { similarTo: 'case_back', distance: 2 }));
+
+  it('refuses a photo the owner has no room for, takes one that fills it exactly (P7)', () => {
+    given([registered()])
+      .when(
+        bind('dial', 'a'.repeat(64), { ok: true, analysis: analysis(hashAt(0)) }, 2_001, {
+          usedBytes: 8_000,
+          limitBytes: 10_000,
+        }),
+      )
+      .thenRefused('PAYLOAD_TOO_LARGE', { limit: 'photo-storage', usedBytes: 8_000, limitBytes: 10_000, size: 2_001 });
+    expect(
+      decide(
+        bind('dial', 'a'.repeat(64), { ok: true, analysis: analysis(hashAt(0)) }, 2_000, {
+          usedBytes: 8_000,
+          limitBytes: 10_000,
+        }),
+        given([registered()]).state,
+      ),
+    ).toMatchObject([{ type: 'photographed', data: { size: 2_000 } }]);
+  });
+
+  it('counts every photo bound, replaced ones too (P7)', () => {
+    const after = given([registered(), photographed('dial', 'a'.repeat(64), hashAt(0))])
+      .when(bind('dial', 'b'.repeat(64), { ok: true, analysis: analysis(hashAt(1)) }))
+      .then([photographed('dial', 'b'.repeat(64), hashAt(1), 'a'.repeat(64))]);
+    expect(after.photos.size).toBe(1);
+    expect(after.photoBytes).toBe(2_000);
+  });
 
   it('the same picture again at its own angle replaces it (P4, P5)', () => {
     const after = given([registered(), photographed('dial', 'a'.repeat(64), hashAt(0))])

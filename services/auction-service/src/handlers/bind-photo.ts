@@ -1,22 +1,37 @@
 import type { BlobStore } from '@hallmark/blob-store';
 import { HallmarkError, type PhotoUploaded, type Principal } from '@hallmark/contracts';
 import type { WorkSlots } from '@hallmark/runtime';
-import { checkAngle, type DomainError, decide, isPhotoBinding, isRefusal, type PhotoBoundData } from '../domain/object.ts';
+import {
+  checkAngle,
+  checkPhotoStorage,
+  type DomainError,
+  decide,
+  isPhotoBinding,
+  isRefusal,
+  type PhotoBoundData,
+} from '../domain/object.ts';
 import { securityFigures } from '../object-history.ts';
 import { changeObject, type ObjectRepositoryDeps } from '../object-repository.ts';
 import { analysePhoto, type PhotoCheck } from '../photo-analysis.ts';
 import { isPhotoBlob, recordPhotoBlob } from '../store/photo-blobs.ts';
+import { photoStorageOf } from '../store/photo-storage.ts';
 import { objectView } from './register-object.ts';
 
 const toHallmarkError = (refusal: DomainError) => new HallmarkError(refusal.code, refusal.message, refusal.details);
 
-export type BindPhotoDeps = ObjectRepositoryDeps & { blobs: BlobStore; decoding: WorkSlots };
+export type BindPhotoDeps = ObjectRepositoryDeps & {
+  blobs: BlobStore;
+  decoding: WorkSlots;
+  /** The photo bytes an account may store in each environment (HALLMARK_PHOTO_BYTES_PER_ACCOUNT). */
+  photoBytesPerAccount: number;
+};
 
 /**
  * POST /auction/objects/{objectId}/photos, after the gateway stored the bytes: check the angle
  * against the category, decode the image (a few at a time), refuse the picture already bound at
  * another angle, and record a `photographed` event with its SHA-256, perceptual hash and anchors.
- * A new photo at an angle replaces the earlier one (the event says so). Whatever refuses the
+ * A new photo at an angle replaces the earlier one (the event says so), and counts toward the
+ * owner's photo storage as the earlier one still does (a full account's upload is 413). Whatever refuses the
  * upload, its blob is removed again unless a photo of any object has the same SHA-256.
  */
 export async function bindPhoto(
@@ -49,9 +64,12 @@ async function bind(
   let analysis: PhotoCheck | undefined;
   let bound: PhotoBoundData | undefined;
   const { state } = await changeObject(deps, owner, request.objectId, async (current) => {
-    // The angle first: a wrong one is refused without decoding the photo.
+    // The angle and the owner's room first: either refuses without decoding the photo.
     const wrongAngle = checkAngle(current.category, request.angle);
     if (wrongAngle) throw toHallmarkError(wrongAngle);
+    const storage = await photoStorageOf(deps.db, owner, deps.photoBytesPerAccount);
+    const full = checkPhotoStorage(storage, bytes.length);
+    if (full) throw toHallmarkError(full);
     analysis ??= await deps.decoding.run(() => analysePhoto(bytes));
     const decision = decide(
       {
@@ -61,6 +79,7 @@ async function bind(
         sha256: request.sha256,
         size: bytes.length,
         analysis,
+        storage,
       },
       current,
     );

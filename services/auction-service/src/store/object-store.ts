@@ -36,12 +36,13 @@ export async function saveObject(sql: SqlExecutor, state: ObjectState, now: Date
   const figures = securityFigures(state);
   await sql.query(
     `INSERT INTO auction_objects (id, account_id, environment, service_serial, title, category, status, owner_id, security_tier,
-       anchor_count, entropy_bits, spatial_relations, photo_count, photo_required, stream_version, registered_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+       anchor_count, entropy_bits, spatial_relations, photo_count, photo_required, stream_version, registered_at, updated_at,
+       photo_bytes)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
      ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, owner_id = EXCLUDED.owner_id,
        security_tier = EXCLUDED.security_tier, anchor_count = EXCLUDED.anchor_count, entropy_bits = EXCLUDED.entropy_bits,
        spatial_relations = EXCLUDED.spatial_relations, photo_count = EXCLUDED.photo_count,
-       stream_version = EXCLUDED.stream_version, updated_at = EXCLUDED.updated_at
+       stream_version = EXCLUDED.stream_version, updated_at = EXCLUDED.updated_at, photo_bytes = EXCLUDED.photo_bytes
      WHERE auction_objects.stream_version < EXCLUDED.stream_version`,
     [
       state.id,
@@ -61,6 +62,7 @@ export async function saveObject(sql: SqlExecutor, state: ObjectState, now: Date
       state.version,
       state.registeredAt,
       now,
+      state.photoBytes,
     ],
   );
 }
