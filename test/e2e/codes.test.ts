@@ -399,7 +399,10 @@ describe('POST /code/verify', () => {
   it('answers SUSPICIOUS with GEOGRAPHIC_IMPOSSIBILITY for Paris then New York a minute apart', async () => {
     const code = await generate(brand);
     await verify(retailer, { url: code.url, location: { latitude: 48.8566, longitude: 2.3522 } });
-    const response = await verify(brand, { url: code.url, location: { latitude: 40.7128, longitude: -74.006 } });
+    // Locations are judged against the same account's (another's claim is whatever it typed in).
+    const elsewhere = await verify(brand, { url: code.url, location: { latitude: 40.7128, longitude: -74.006 } });
+    expect(elsewhere.body).toMatchObject({ verdict: 'AUTHENTIC', riskIndicators: [] });
+    const response = await verify(retailer, { url: code.url, location: { latitude: 40.7128, longitude: -74.006 } });
     expect(response.body).toMatchObject({ verdict: 'SUSPICIOUS', riskIndicators: ['GEOGRAPHIC_IMPOSSIBILITY'] });
   });
 

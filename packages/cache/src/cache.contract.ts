@@ -164,7 +164,12 @@ export function describeCacheContract(name: string, create: () => Promise<Cache>
       });
     });
 
-    const scan = (subject: string, atMs: number, client: string, location?: { latitude: number; longitude: number }) => ({
+    const scan = (
+      subject: string,
+      atMs: number,
+      client: string,
+      location?: { latitude: number; longitude: number; reportedBy?: string },
+    ) => ({
       subject,
       atMs,
       client,
@@ -172,7 +177,7 @@ export function describeCacheContract(name: string, create: () => Promise<Cache>
       windowMs: 60_000,
       clientWindowMs: 30_000,
       retentionMs: 3_600_000,
-      ...(location ? { location } : {}),
+      ...(location ? { location: { reportedBy: 'account-a', ...location } } : {}),
     });
 
     it('records scans: totals, first and last seen, repeats, windows, clients and the previous location', async () => {
@@ -206,6 +211,26 @@ export function describeCacheContract(name: string, create: () => Promise<Cache>
       // The repeat marker lives in real time, so a later scan here comes from another client.
       const muchLater = await cache.recordScan(scan(subject, t0 + 120_000, 'd'));
       expect(muchLater).toMatchObject({ total: 5, scansInWindow: 1 });
+    });
+
+    it('answers as the previous location only one the same party reported', async () => {
+      // A location is whatever the caller typed in: another account's claim must not be the
+      // owner's previous location (it made the owner's own verification GEOGRAPHIC_IMPOSSIBILITY).
+      const subject = key('located');
+      const t0 = 1_800_000_000_000;
+      await cache.recordScan(scan(subject, t0, 'a', { latitude: 48.85, longitude: 2.35, reportedBy: 'owner' }));
+      const other = await cache.recordScan(
+        scan(subject, t0 + 1_000, 'b', { latitude: 35.68, longitude: 139.69, reportedBy: 'other' }),
+      );
+      expect(other.previousLocation).toBeUndefined();
+      const owner = await cache.recordScan(
+        scan(subject, t0 + 2_000, 'c', { latitude: 48.86, longitude: 2.34, reportedBy: 'owner' }),
+      );
+      expect(owner.previousLocation).toEqual({ latitude: 48.85, longitude: 2.35, atMs: t0 });
+      const otherAgain = await cache.recordScan(
+        scan(subject, t0 + 3_000, 'd', { latitude: 35.7, longitude: 139.7, reportedBy: 'other' }),
+      );
+      expect(otherAgain.previousLocation).toEqual({ latitude: 35.68, longitude: 139.69, atMs: t0 + 1_000 });
     });
 
     it('counts every scan when the repeat window is 0 (a tenant’s repeatWindowSeconds: 0), never failing', async () => {

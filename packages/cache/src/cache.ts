@@ -37,7 +37,12 @@ export interface ScanInput {
   windowMs: number;
   /** The window for counting distinct clients (a cloned label is scanned by many at once). */
   clientWindowMs: number;
-  location?: { latitude: number; longitude: number } | undefined;
+  /**
+   * Where the scan was, as `reportedBy` (the verifying account) says: `previousLocation` is the
+   * previous location the same party reported, so no one's claims are judged against another's
+   * (a location is whatever the caller typed in).
+   */
+  location?: { latitude: number; longitude: number; reportedBy: string } | undefined;
   /** How long an item's history is kept after its last scan. */
   retentionMs: number;
 }
@@ -58,7 +63,7 @@ export interface ScanRecord {
   scansInWindow: number;
   /** Distinct clients in the client window, this one included. */
   clientsInWindow: number;
-  /** The previous scan that had a location. */
+  /** The previous scan with a location from the same `reportedBy` as this scan's. */
   previousLocation: { latitude: number; longitude: number; atMs: number } | undefined;
   /** Someone reported the subject as counterfeit. */
   reported: boolean;

@@ -67,7 +67,7 @@ describe('journaled cache: its state outlives a restart', () => {
     repeatWindowMs: 10_000,
     windowMs: 3_600_000,
     clientWindowMs: 600_000,
-    location,
+    location: location ? { ...location, reportedBy: 'account-a' } : undefined,
     retentionMs: 90 * 86_400_000,
   });
   const daily = (key: string, cost: number) => ({ key, cost, limit: 10, resetAtMs: Date.parse('2031-05-02T00:00:00Z') });

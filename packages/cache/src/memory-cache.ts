@@ -10,7 +10,8 @@ interface ScanHistory {
   previousCount: number;
   /** Client → last scan time. */
   clients: Map<string, number>;
-  location: { latitude: number; longitude: number; atMs: number } | undefined;
+  /** Who reported a location (ScanInput.location.reportedBy) → the last location it reported. */
+  locations: Map<string, { latitude: number; longitude: number; atMs: number }>;
   reported: boolean;
   expiresAtMs: number;
 }
@@ -79,7 +80,7 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): MemoryCache
       currentCount: 0,
       previousCount: 0,
       clients: new Map(),
-      location: undefined,
+      locations: new Map(),
       reported: false,
       expiresAtMs: atMs,
     };
@@ -176,8 +177,11 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): MemoryCache
       const previousWeight = 1 - (scan.atMs % scan.windowMs) / scan.windowMs;
       entry.clients.set(scan.client, scan.atMs);
       for (const [client, atMs] of entry.clients) if (atMs <= scan.atMs - scan.clientWindowMs) entry.clients.delete(client);
-      const previousLocation = scan.location ? entry.location : undefined;
-      if (scan.location) entry.location = { ...scan.location, atMs: scan.atMs };
+      const previousLocation = scan.location ? entry.locations.get(scan.location.reportedBy) : undefined;
+      if (scan.location) {
+        const { latitude, longitude, reportedBy } = scan.location;
+        entry.locations.set(reportedBy, { latitude, longitude, atMs: scan.atMs });
+      }
       entry.expiresAtMs = scan.atMs + scan.retentionMs;
       changed?.('scan', scan.subject);
       return {
@@ -212,7 +216,8 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): MemoryCache
         case 'scan': {
           const entry = histories.get(key);
           if (!entry || entry.expiresAtMs <= nowMs) return undefined;
-          return { kind, key, state: { ...entry, clients: [...entry.clients] }, expiresAtMs: entry.expiresAtMs };
+          const state = { ...entry, clients: [...entry.clients], locations: [...entry.locations] };
+          return { kind, key, state, expiresAtMs: entry.expiresAtMs };
         }
         default:
           return kind satisfies never;
@@ -227,8 +232,12 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): MemoryCache
           quotas.set(record.key, { used: Number(record.state), resetAtMs: record.expiresAtMs ?? Number.POSITIVE_INFINITY });
           return;
         case 'scan': {
-          const state = record.state as Omit<ScanHistory, 'clients'> & { clients: [string, number][] };
-          histories.set(record.key, { ...state, clients: new Map(state.clients) });
+          // A record journaled before locations were kept per reporter has none: its one location is dropped.
+          const state = record.state as Omit<ScanHistory, 'clients' | 'locations'> & {
+            clients: [string, number][];
+            locations?: [string, { latitude: number; longitude: number; atMs: number }][];
+          };
+          histories.set(record.key, { ...state, clients: new Map(state.clients), locations: new Map(state.locations ?? []) });
           return;
         }
         default:

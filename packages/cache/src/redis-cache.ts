@@ -10,7 +10,8 @@ if value == tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return value`;
 
 // KEYS: history hash, clients zset, repeat marker.
-// ARGV: at, repeat window, window, client window, client, location ("lat,lon" or ""), retention.
+// ARGV: at, repeat window, window, client window, client, location ("lat,lon" or ""), retention,
+// the location's reporter (its hash field is `location:<reporter>`: each party's locations apart).
 // The scan window is a sliding estimate from two fixed windows kept in the hash (win, cur, prev):
 // constant memory however often a code is scanned.
 // Returns {total, first, repeat (0|1), scans in window, clients in window, previous location ("lat,lon,at" or ""), reported}.
@@ -36,8 +37,9 @@ redis.call('ZADD', KEYS[2], at, ARGV[5])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', at - tonumber(ARGV[4]))
 local previous = ''
 if ARGV[6] ~= '' then
-  previous = redis.call('HGET', KEYS[1], 'location') or ''
-  redis.call('HSET', KEYS[1], 'location', ARGV[6] .. ',' .. ARGV[1])
+  local field = 'location:' .. ARGV[8]
+  previous = redis.call('HGET', KEYS[1], field) or ''
+  redis.call('HSET', KEYS[1], field, ARGV[6] .. ',' .. ARGV[1])
 end
 for i = 1, 2 do redis.call('PEXPIRE', KEYS[i], ARGV[7]) end
 return {total, redis.call('HGET', KEYS[1], 'first'), repeatScan, inWindow, redis.call('ZCARD', KEYS[2]),
@@ -141,6 +143,7 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
         scan.client,
         scan.location ? `${scan.location.latitude},${scan.location.longitude}` : '',
         scan.retentionMs,
+        scan.location?.reportedBy ?? '',
       );
       const [latitude, longitude, atMs] = previous ? previous.split(',').map(Number) : [];
       return {

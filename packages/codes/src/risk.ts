@@ -3,7 +3,12 @@ export interface RiskRules {
   /** More than this many scans in the window is EXCESSIVE_SCANS (a client's repeats count once). */
   maxScansPerWindow: number;
   scanWindowMinutes: number;
-  /** A client scanning the same code again within this many seconds counts once. */
+  /**
+   * A client scanning the same code again within this many seconds counts once. An hour by
+   * default, the scan window: one address (a caller scanning every 11 s, or a script viewing the
+   * resolver page) cannot make a genuine code EXCESSIVE_SCANS on its own; it takes more than
+   * maxScansPerWindow clients.
+   */
   repeatWindowSeconds: number;
   /** Moving faster than this between two located scans is GEOGRAPHIC_IMPOSSIBILITY. */
   maxTravelKmh: number;
@@ -15,7 +20,7 @@ export interface RiskRules {
 export const defaultRiskRules: RiskRules = {
   maxScansPerWindow: 20,
   scanWindowMinutes: 60,
-  repeatWindowSeconds: 10,
+  repeatWindowSeconds: 3_600,
   maxTravelKmh: 900,
   clonedLabelClients: 10,
   clonedLabelWindowMinutes: 10,

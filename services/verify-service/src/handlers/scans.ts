@@ -200,10 +200,13 @@ export async function listScans(db: SqlDatabase, owner: Principal, query: ListSc
             p.latitude AS previous_latitude, p.longitude AS previous_longitude, p.scanned_at AS previous_at
        FROM (SELECT s.* FROM scans s WHERE ${where.join(' AND ')}
               ORDER BY s.scanned_at DESC, s.scan_id DESC LIMIT ${limitRef}) s
-       -- The page's rows only (at most limit + 1): the code's previous located scan, by scans_by_item.
+       -- The page's rows only (at most limit + 1): the code's previous located scan while the same
+       -- account owned it, by scans_by_account_item (after a GTIN changes hands, the previous owner's
+       -- scans are not this account's to measure against).
        LEFT JOIN LATERAL (
          SELECT q.latitude, q.longitude, q.scanned_at FROM scans q
-          WHERE s.latitude IS NOT NULL AND q.environment = s.environment AND q.gtin = s.gtin AND q.serial = s.serial
+          WHERE s.latitude IS NOT NULL AND q.account_id = s.account_id AND q.environment = s.environment
+            AND q.gtin = s.gtin AND q.serial = s.serial
             AND q.scanned_at < s.scanned_at AND q.latitude IS NOT NULL AND q.longitude IS NOT NULL
             AND (q.verdict = 'COUNTERFEIT') = (s.verdict = 'COUNTERFEIT')
           ORDER BY q.scanned_at DESC LIMIT 1

@@ -116,8 +116,14 @@ export async function verifyCode(
     repeatWindowMs: rules.repeatWindowSeconds * 1000,
     windowMs: rules.scanWindowMinutes * 60_000,
     clientWindowMs: rules.clonedLabelWindowMinutes * 60_000,
+    // Judged only against locations the same account reported: a location is whatever the caller
+    // typed in, and another tenant's made-up one must not turn the owner's scan into an impossible journey.
     location: request.body.location
-      ? { latitude: request.body.location.latitude, longitude: request.body.location.longitude }
+      ? {
+          latitude: request.body.location.latitude,
+          longitude: request.body.location.longitude,
+          reportedBy: `${principal.environment}:${principal.accountId}`,
+        }
       : undefined,
     retentionMs,
   });

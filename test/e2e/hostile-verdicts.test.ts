@@ -1,0 +1,158 @@
+// Verdicts another party could bend (a review of 2026-12-03, confirmed over HTTP): one address
+// making a genuine code EXCESSIVE_SCANS on its own, another tenant's made-up location turning the
+// owner's own scan into an impossible journey, and GET /scans measuring travel from the scans of a
+// GTIN's previous owner. Over real HTTP; the clock-driven test in the embedded form, the rest in both.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callFrom } from '../support/client-address.ts';
+import { type RunningProduct, startDistributedProduct } from '../support/distributed-product.ts';
+import { type EmbeddedRunningProduct, startEmbeddedProduct } from '../support/embedded.ts';
+import { waitFor } from '../support/wait.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
+type Json = Record<string, any>;
+
+let product: RunningProduct;
+
+const api = (method: string, path: string, options: { key?: string; body?: unknown; from?: string } = {}) => {
+  const { from = '127.0.0.1', ...rest } = options;
+  return callFrom<Json>(from, product.url, method, `/api/v1${path}`, rest);
+};
+
+function ok(response: { status: number; body: Json }, status = 200): Json {
+  expect(response.status, JSON.stringify(response.body)).toBe(status);
+  return response.body;
+}
+
+async function tenant(name: string): Promise<{ key: string; accountId: string }> {
+  const created = ok(await api('POST', '/accounts', { key: product.operatorKey, body: { name, tier: 'enterprise' } }), 201);
+  return { key: created.apiKey.secret, accountId: created.account.id };
+}
+
+async function brandWithGtin(gtin: string) {
+  const brand = await tenant(`Brand ${gtin}`);
+  ok(await api('POST', `/accounts/${brand.accountId}/gtins`, { key: product.operatorKey, body: { gtin } }), 201);
+  return brand;
+}
+
+const paris = { latitude: 48.8566, longitude: 2.3522 };
+const tokyo = { latitude: 35.6762, longitude: 139.6503 };
+const berlin = { latitude: 52.52, longitude: 13.405 };
+
+const verify = async (key: string, url: string, options: { location?: Json; from?: string } = {}) =>
+  ok(
+    await api('POST', '/code/verify', {
+      key,
+      body: { url, ...(options.location ? { location: options.location } : {}) },
+      ...(options.from ? { from: options.from } : {}),
+    }),
+  );
+
+describe('one address scanning a genuine code again and again (embedded form, its clock)', () => {
+  let embedded: EmbeddedRunningProduct;
+  beforeAll(async () => {
+    embedded = await startEmbeddedProduct({ HALLMARK_PUBLIC_RATE_LIMIT: '1000' });
+    product = embedded;
+  });
+  afterAll(async () => {
+    await embedded?.stop();
+  });
+
+  it('stays AUTHENTIC for 22 scans 11 s apart from one address, by key and on the resolver page', async () => {
+    const gtin = '09506000134352';
+    const brand = await brandWithGtin(gtin);
+    const attacker = await tenant('Attacker');
+    const code = ok(await api('POST', '/code/generate', { key: brand.key, body: { gtin, serialNumber: 'ONE-ADDRESS' } }), 201);
+    const clock = embedded.test.clock;
+    let at = Date.parse('2032-03-01T10:00:00Z');
+    try {
+      // Before, the repeats of one address collapsed within 10 s only: scan 21 made it SUSPICIOUS
+      // with EXCESSIVE_SCANS, for every shopper, for about an hour.
+      for (let i = 0; i < 22; i++) {
+        clock.freeze(new Date(at));
+        const answer = await verify(attacker.key, code.url, { from: '127.0.0.60' });
+        expect(answer.verdict, `scan ${i + 1}`).toBe('AUTHENTIC');
+        at += 11_000;
+      }
+      // The resolver page, keyless, from one address: its views count as that address's scans.
+      const page = new URL(code.url);
+      for (let i = 0; i < 22; i++) {
+        clock.freeze(new Date(at));
+        const viewed = await callFrom<Json>('127.0.0.61', product.url, 'GET', `/verify${page.pathname}${page.search}`, {
+          headers: { accept: 'application/json' },
+        });
+        expect(viewed.status, JSON.stringify(viewed.body)).toBe(200);
+        at += 11_000;
+      }
+      // A shopper elsewhere still sees a genuine code.
+      clock.freeze(new Date(at));
+      const shopper = await verify(brand.key, code.url, { from: '127.0.0.62' });
+      expect(shopper.verdict).toBe('AUTHENTIC');
+      expect(shopper.riskIndicators).toEqual([]);
+      expect(shopper.metadata.totalScans).toBe(45);
+    } finally {
+      clock.freeze(undefined);
+    }
+  });
+});
+
+describe.each([
+  ['embedded', startEmbeddedProduct],
+  ['distributed', () => startDistributedProduct()],
+])('locations and travel belong to whoever reported them (%s form)', (_form, start: () => Promise<RunningProduct>) => {
+  beforeAll(async () => {
+    product = await start();
+  });
+  afterAll(async () => {
+    await product?.stop();
+  });
+
+  it('judges the owner’s located scan only against the owner’s: another tenant’s made-up Tokyo changes nothing', async () => {
+    const gtin = '09506000134369';
+    const brand = await brandWithGtin(gtin);
+    const other = await tenant('Other tenant');
+    const code = ok(await api('POST', '/code/generate', { key: brand.key, body: { gtin, serialNumber: 'GEO-1' } }), 201);
+    expect((await verify(other.key, code.url, { location: tokyo })).verdict).toBe('AUTHENTIC');
+    // Before: SUSPICIOUS, GEOGRAPHIC_IMPOSSIBILITY, judged against the other tenant's claim.
+    const owners = await verify(brand.key, code.url, { location: paris });
+    expect(owners.verdict, JSON.stringify(owners)).toBe('AUTHENTIC');
+    expect(owners.riskIndicators).toEqual([]);
+    // The owner's own journey is still judged: Paris, then Tokyo a moment later.
+    const journey = await verify(brand.key, code.url, { location: tokyo });
+    expect(journey.verdict).toBe('SUSPICIOUS');
+    expect(journey.riskIndicators).toContain('GEOGRAPHIC_IMPOSSIBILITY');
+  });
+
+  it('measures travel in GET /scans only from scans made while the same account owned the code', async () => {
+    const prefix = '9506005';
+    const gtin = '09506005134357';
+    const first = await tenant('First owner');
+    const second = await tenant('Second owner');
+    const claimed = ok(
+      await api('POST', `/accounts/${first.accountId}/gtins`, { key: product.operatorKey, body: { prefix } }),
+      201,
+    );
+    const code = ok(await api('POST', '/code/generate', { key: first.key, body: { gtin, serialNumber: 'MOVED-1' } }), 201);
+    const forged = code.url.replace(/sig=(.)/, (_: string, c: string) => `sig=${c === 'A' ? 'B' : 'A'}`);
+    expect((await verify(first.key, forged, { location: paris })).verdict).toBe('COUNTERFEIT');
+    await waitFor('the first owner’s scan listed', async () => {
+      const listed = ok(await api('GET', `/scans?gtin=${gtin}`, { key: first.key }));
+      return listed.scans.length === 1 ? listed : undefined;
+    });
+    ok(await api('POST', `/gtins/${claimed.id}/revoke`, { key: product.operatorKey }));
+    ok(await api('POST', `/accounts/${second.accountId}/gtins`, { key: product.operatorKey, body: { prefix } }), 201);
+    // The second owner signs codes of the prefix too (its signing key is made with its first code).
+    ok(await api('POST', '/code/generate', { key: second.key, body: { gtin, serialNumber: 'MOVED-2' } }), 201);
+    await waitFor('the second owner’s scan recorded as its own', async () => {
+      const answer = await verify(second.key, forged, { location: berlin });
+      const listed = ok(await api('GET', `/scans?gtin=${gtin}`, { key: second.key }));
+      return answer.verdict === 'COUNTERFEIT' && listed.scans.length > 0 ? listed : undefined;
+    });
+    const listed = ok(await api('GET', `/scans?gtin=${gtin}`, { key: second.key }));
+    // Before: travelKm 877 from the first owner's Paris scan, which the second owner cannot see.
+    // (Its later Berlin scans, while waiting, measure 0 km from its own first one.)
+    const oldest = listed.scans.at(-1);
+    expect(oldest?.travelKm, JSON.stringify(oldest)).toBeNull();
+    expect(oldest?.travelKmh).toBeNull();
+    for (const scan of listed.scans) expect(scan.travelKm === null || scan.travelKm < 1, JSON.stringify(scan)).toBe(true);
+  });
+});
