@@ -37,8 +37,8 @@
 --   auction-service: auction_objects, auction_transfers, auction_photo_blobs, auction_photo_blobs_backfill.
 --   compliance-service: merkle_nodes, provenance_events, provenance_assets, projection_checkpoints,
 --     compliance_configs (a rebuild truncates the first three); webhook_endpoints, webhook_messages,
---     webhook_attempts, webhook_checkpoints, webhook_thresholds (docs/WEBHOOKS.md). For webhooks it
---     also reads some columns of api_keys (key.expiring).
+--     webhook_attempts, webhook_checkpoints, webhook_thresholds, webhook_deliveries_in_flight
+--     (docs/WEBHOOKS.md). For webhooks it also reads some columns of api_keys (key.expiring).
 -- Not narrowed: verification_keys is granted by table, so the gateway and verify-service can read
 -- the sealed private keys (sealed under HALLMARK_MASTER_KEY, which they do not hold): the key store
 -- selects whole rows (SELECT *), which column grants would refuse.
@@ -112,7 +112,8 @@ GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE
   ON merkle_nodes, provenance_events, provenance_assets, projection_checkpoints, compliance_configs
   TO hallmark_compliance_service;
 GRANT SELECT, INSERT, UPDATE, DELETE
-  ON webhook_endpoints, webhook_messages, webhook_attempts, webhook_checkpoints, webhook_thresholds
+  ON webhook_endpoints, webhook_messages, webhook_attempts, webhook_checkpoints, webhook_thresholds,
+     webhook_deliveries_in_flight
   TO hallmark_compliance_service;
 -- Webhooks' periodic check: keys about to expire (never their hashes).
 GRANT SELECT (id, account_id, environment, name, expires_at, revoked_at) ON api_keys TO hallmark_compliance_service;

@@ -15,7 +15,8 @@ export const systemLookup: Lookup = (hostname) => dnsLookup(hostname, { all: tru
 /**
  * Addresses a webhook must not reach unless the operator allows private ones: unspecified, loopback,
  * private (RFC 1918, CGNAT), link-local (cloud metadata at 169.254.169.254), unique-local, multicast,
- * reserved and documentation ranges, and IPv4 mapped into IPv6.
+ * reserved and documentation ranges, the 6to4 relay anycast, SRv6 segment identifiers, and IPv4
+ * mapped into IPv6.
  */
 // Two lists: Node's BlockList matches IPv4 addresses against IPv4-mapped IPv6 rules, so one list
 // holding ::ffff:0:0/96 would refuse every IPv4 address.
@@ -30,6 +31,8 @@ for (const [network, prefix] of [
   ['172.16.0.0', 12],
   ['192.0.0.0', 24],
   ['192.0.2.0', 24],
+  // The 6to4 relay anycast (RFC 7526 deprecated it): whatever answers there is no one's endpoint.
+  ['192.88.99.0', 24],
   ['192.168.0.0', 16],
   ['198.18.0.0', 15],
   ['198.51.100.0', 24],
@@ -51,7 +54,11 @@ for (const [network, prefix] of [
   ['2002::', 16],
   ['2001::', 32],
   ['100::', 64],
+  // Documentation (RFC 3849, and RFC 9637's 3fff::/20), and SRv6 segment identifiers (RFC 9602):
+  // the one never routed to a host, the other a domain's own forwarding instructions.
   ['2001:db8::', 32],
+  ['3fff::', 20],
+  ['5f00::', 16],
   ['fc00::', 7],
   ['fe80::', 10],
   ['fec0::', 10],

@@ -43,6 +43,18 @@ describe('SSRF guard', () => {
     '64:ff9b:1::a00:1',
     '2002:7f00:1::1',
     '2001:0:53aa:64c::1',
+    // Documentation (RFC 3849, RFC 9637), SRv6 segment identifiers (RFC 9602), the 6to4 relay anycast (RFC 7526).
+    '2001:db8::1',
+    '3fff::1',
+    '3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff',
+    '5f00::1',
+    '5f00:ffff::1',
+    '192.88.99.1',
+    '192.88.99.255',
+    '::ffff:192.88.99.1',
+    '192.0.2.1',
+    '198.51.100.7',
+    '203.0.113.9',
   ])('refuses %s after DNS resolution, before any connection', async (address) => {
     expect(isRefusedAddress(address)).toBe(true);
     await expect(deliverVia('https://hooks.example.com/x', lookupTo(address))).rejects.toBeInstanceOf(RefusedTarget);
@@ -79,6 +91,10 @@ describe('SSRF guard', () => {
     expect(target).toMatchObject({ address: '93.184.216.34', family: 4 });
     expect(target.url.hostname).toBe('hooks.example.com');
     expect(isRefusedAddress('2606:4700::1111')).toBe(false);
+    // Just outside the documentation, SRv6 and 6to4-relay ranges: ordinary addresses.
+    for (const address of ['3fff:1000::1', '5f01::1', '5eff:ffff::1', '192.88.98.255', '192.88.100.1']) {
+      expect(isRefusedAddress(address), address).toBe(false);
+    }
     const allowed = await resolveTarget('http://internal.example/x', { allowPrivate: true, lookup: lookupTo('10.0.0.7') });
     expect(allowed.address).toBe('10.0.0.7');
   });

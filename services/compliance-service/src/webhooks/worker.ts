@@ -57,7 +57,8 @@ interface ClaimedRow {
  * messages with `FOR UPDATE SKIP LOCKED` and a lease, so replicas never take the same message while
  * its lease holds, and a worker that dies mid-delivery leaves it to be taken again when the lease
  * lapses (at-least-once; the receiver de-duplicates by webhook-id). Outcomes are written guarded by
- * the lease token, so a worker whose lease was taken over changes nothing but its attempt's record.
+ * the lease token, so a stale attempt (its lease cleared by a replay or taken over, or its endpoint
+ * deleted) changes nothing but its attempt's record: not the message, not the endpoint's failures.
  */
 export function startDeliveryWorker(deps: DeliveryDeps) {
   const { db, settings, log } = deps;
@@ -70,24 +71,36 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
 
   /**
    * Claims up to `limit` due messages, fairly: oldest due first, but at most `perEndpoint` in flight
-   * per endpoint and `perAccount` per account, counted over every worker (an unexpired lease is a
-   * delivery in flight), and nothing of an endpoint held back after a failure (`held_until`). So an
-   * account whose endpoint never answers holds a few slots, never all of them, and another account's
-   * message waits for none of its backlog. Claims run one at a time (an advisory lock for the
-   * claim's transaction, a few milliseconds), so replicas claiming at once cannot both take the
-   * last place of an endpoint or account.
+   * per endpoint and `perAccount` per account, counted over every worker, and nothing of an endpoint
+   * held back after a failure (`held_until`). So an account whose endpoint never answers holds a few
+   * slots, never all of them, and another account's message waits for none of its backlog.
+   *
+   * In flight means a connection that may still be open: a row of webhook_deliveries_in_flight
+   * (written here, removed when the attempt ends, ignored past its lease), never the message's
+   * lease, which a replay clears and an endpoint's deletion removes while the attempt still runs.
+   * This worker's own deliveries (`local`) count too, whatever the table says: a floor that holds
+   * even should their rows be gone (a lease that lapsed on a stalled process). Claims run one at a
+   * time (an advisory lock for the claim's transaction, a few milliseconds), so replicas claiming
+   * at once cannot both take the last place of an endpoint or account.
    */
-  const claim = async (limit: number): Promise<ClaimedRow[]> => {
+  const claim = async (limit: number, local: readonly ClaimedRow[]): Promise<ClaimedRow[]> => {
     const now = deps.clock();
     const token = uuidV7();
     return db.transaction(async (tx) => {
       await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('hallmark:webhook-claim', 0))`);
       return tx.query<ClaimedRow>(
-        `WITH in_flight AS (
-           SELECT endpoint_id, account_id FROM webhook_messages
-            WHERE lease_token IS NOT NULL AND lease_until >= $1 AND status = 'pending'),
-         busy_endpoints AS (SELECT endpoint_id, count(*)::int AS n FROM in_flight GROUP BY endpoint_id),
-         busy_accounts AS (SELECT account_id, count(*)::int AS n FROM in_flight GROUP BY account_id),
+        `WITH expired AS (DELETE FROM webhook_deliveries_in_flight WHERE lease_until < $1),
+         in_flight AS (
+           SELECT 'shared' AS seen, endpoint_id, account_id FROM webhook_deliveries_in_flight WHERE lease_until >= $1
+           UNION ALL
+           SELECT 'local', endpoint_id, account_id FROM unnest($7::text[], $8::text[]) AS l(endpoint_id, account_id)),
+         -- This worker's deliveries are in the table too: the larger of the two counts, not their sum.
+         busy_endpoints AS (
+           SELECT endpoint_id, greatest(count(*) FILTER (WHERE seen = 'shared'), count(*) FILTER (WHERE seen = 'local'))::int AS n
+             FROM in_flight GROUP BY endpoint_id),
+         busy_accounts AS (
+           SELECT account_id, greatest(count(*) FILTER (WHERE seen = 'shared'), count(*) FILTER (WHERE seen = 'local'))::int AS n
+             FROM in_flight GROUP BY account_id),
          ready AS (
            SELECT e.endpoint_id, $5::int - coalesce(be.n, 0) AS room
              FROM webhook_endpoints e
@@ -111,11 +124,25 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
          due AS (
            SELECT m.endpoint_id, m.message_id FROM webhook_messages m JOIN picked p USING (endpoint_id, message_id)
             WHERE m.status = 'pending' AND (m.lease_until IS NULL OR m.lease_until < $1)
-            FOR UPDATE OF m SKIP LOCKED)
-         UPDATE webhook_messages m SET lease_token = $3, lease_until = $4
-           FROM due WHERE m.endpoint_id = due.endpoint_id AND m.message_id = due.message_id
-         RETURNING m.endpoint_id, m.message_id, m.account_id, m.environment, m.payload, m.attempts, m.lease_token`,
-        [now, limit, token, new Date(now.getTime() + settings.leaseMs), perEndpoint, perAccount],
+            FOR UPDATE OF m SKIP LOCKED),
+         claimed AS (
+           UPDATE webhook_messages m SET lease_token = $3, lease_until = $4
+             FROM due WHERE m.endpoint_id = due.endpoint_id AND m.message_id = due.message_id
+           RETURNING m.endpoint_id, m.message_id, m.account_id, m.environment, m.payload, m.attempts, m.lease_token),
+         counted AS (
+           INSERT INTO webhook_deliveries_in_flight (lease_token, endpoint_id, message_id, account_id, lease_until)
+           SELECT lease_token, endpoint_id, message_id, account_id, $4 FROM claimed)
+         SELECT * FROM claimed`,
+        [
+          now,
+          limit,
+          token,
+          new Date(now.getTime() + settings.leaseMs),
+          perEndpoint,
+          perAccount,
+          local.map((row) => row.endpoint_id),
+          local.map((row) => row.account_id),
+        ],
       );
     });
   };
@@ -146,7 +173,31 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
     ]);
   };
 
+  /**
+   * The attempt has ended (its connection closed), whatever became of its outcome: it no longer
+   * takes its endpoint's and account's place. Never rejects: a row left behind counts only until its
+   * lease passes.
+   */
+  const release = (row: ClaimedRow) =>
+    db
+      .query('DELETE FROM webhook_deliveries_in_flight WHERE lease_token = $1 AND endpoint_id = $2 AND message_id = $3', [
+        row.lease_token,
+        row.endpoint_id,
+        row.message_id,
+      ])
+      .catch((error: unknown) =>
+        log.warn({ err: error, messageId: row.message_id }, 'webhook delivery not released; counted until its lease ends'),
+      );
+
   const deliver = async (row: ClaimedRow) => {
+    try {
+      await attempt(row);
+    } finally {
+      await release(row);
+    }
+  };
+
+  const attempt = async (row: ClaimedRow) => {
     const endpoints = await db.query<EndpointRow>('SELECT * FROM webhook_endpoints WHERE endpoint_id = $1', [row.endpoint_id]);
     const endpoint = endpoints[0];
     if (!endpoint) return;
@@ -184,6 +235,12 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
     const succeeded = status !== undefined && status >= 200 && status <= 299;
     const attempts = row.attempts + 1;
     await db.transaction(async (tx) => {
+      // Locked, so the endpoint's deletion waits for this outcome rather than racing it.
+      const [current] = await tx.query<{ lease_token: string | null }>(
+        'SELECT lease_token FROM webhook_messages WHERE endpoint_id = $1 AND message_id = $2 FOR UPDATE',
+        [row.endpoint_id, row.message_id],
+      );
+      if (!current) return; // the endpoint was deleted meanwhile, its messages and attempts with it
       await tx.query(
         `INSERT INTO webhook_attempts (attempt_id, endpoint_id, message_id, attempted_at, status, response_code, error, duration_ms)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
@@ -198,6 +255,11 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
           now.getTime() - started.getTime(),
         ],
       );
+      // Stale: the message was replayed (and perhaps claimed again) while this attempt ran. The
+      // attempt stays on record; the message's schedule and the endpoint's failure streak, hold and
+      // disabling are left to the message's current attempt, else replaying one message at a dead
+      // endpoint would count a failure for each replay.
+      if (current.lease_token !== row.lease_token) return;
       if (succeeded) {
         await tx.query(
           `UPDATE webhook_messages SET status = 'delivered', attempts = $3, delivered_at = $4, last_response_code = $5,
@@ -274,15 +336,16 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
     });
 
   // Up to `concurrency` deliveries at once; a slot that frees claims more at once, so one slow
-  // endpoint (up to the timeout) holds one slot, not the others.
-  const inFlight = new Set<Promise<void>>();
+  // endpoint (up to the timeout) holds one slot, not the others. The slots hold their rows: the
+  // claim counts them per endpoint and account.
+  const inFlight = new Map<Promise<void>, ClaimedRow>();
   const loop = (async () => {
     while (!stopped) {
       const free = settings.concurrency - inFlight.size;
       let claimed: ClaimedRow[] = [];
       if (free > 0) {
         try {
-          claimed = await claim(free);
+          claimed = await claim(free, [...inFlight.values()]);
         } catch (error) {
           log.warn({ err: error }, 'webhook claim failed; retrying');
         }
@@ -295,12 +358,12 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
             woken = true;
             wakeUp?.();
           });
-        inFlight.add(running);
+        inFlight.set(running, row);
       }
       // A full claim may have left more due: look again at once; else wait for a wake or the poll.
       if (claimed.length === 0 || claimed.length < free) await idle();
     }
-    await Promise.all(inFlight);
+    await Promise.all(inFlight.keys());
   })();
 
   return {
