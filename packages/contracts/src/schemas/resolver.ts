@@ -32,14 +32,19 @@ export const ResolverQuery = Type.Object(
 
 /** What verify-service answers for a scan on the public resolver. */
 export const ResolvedScan = Type.Object({
-  /** False when no code was ever issued for this GTIN and serial (in either environment). */
+  /**
+   * True when the link's signature checked out under a key that could have signed it (a stored
+   * code's, or the GTIN signer's own for a code made elsewhere). False for a forged link, with
+   * nothing else (no environment, product or result) whether or not its serial was ever issued.
+   */
   codeFound: Type.Boolean(),
   environment: Type.Union([Type.Literal('live'), Type.Literal('test'), Type.Null()]),
   productName: Type.Union([Type.String(), Type.Null()]),
   result: Type.Union([VerificationResult, Type.Null()]),
   /**
-   * The account that owns the code's GTIN, with its branding: null when no account owns it (the
-   * operator signed it) or no code was found. Optional so an older verify-service's answer still reads.
+   * The account that owns the GTIN (its live claim), with its branding: the code's issuer when the
+   * signature checked out, else only the GTIN's owner; null when no account owns it; absent for a
+   * test key's code. Optional so an older verify-service's answer still reads.
    */
   issuer: Type.Optional(Type.Union([ResolvedIssuer, Type.Null()])),
 });

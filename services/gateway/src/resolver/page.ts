@@ -142,6 +142,10 @@ function buildDateFormatter(acceptLanguage: string): DateFormatter {
 
 export interface CodePage {
   verdict: PageVerdict;
+  /**
+   * The link's signature checked out under a key that could have signed it. False says nothing of
+   * whether its serial was ever issued: a forged link's page is the same either way.
+   */
   codeFound: boolean;
   productName: string | null;
   gtin: string;
@@ -153,6 +157,7 @@ export interface CodePage {
   riskIndicators: readonly string[];
   /** The brand confirmed a report of this code (blocked): why, when it said. */
   confirmedReport?: { reason: string | null } | undefined;
+  /** Made with a test key: sandbox data, shown as that and never with a verdict. */
   testCode: boolean;
   /** The scanned link, for the report form. */
   link: string;
@@ -163,26 +168,11 @@ export interface CodePage {
   issuer?: ResolvedIssuer | null | undefined;
 }
 
-export function renderCodePage(page: CodePage, dates: DateFormatter): string {
-  const words = english.verdict[page.verdict];
-  // Only a signature that checks out (authentic or suspicious) says who issued the code, and only the
-  // GTIN's owner is ever named as issuer; a counterfeit names the GTIN's owner as that, nothing more.
-  const signed = page.codeFound && page.verdict !== 'counterfeit';
-  const summary = !page.codeFound
-    ? `${words.summary} ${english.notIssued}`
-    : !signed || page.issuer === undefined
-      ? words.summary
-      : page.issuer === null
-        ? english.issuedByOperator
-        : english.issuedBy(page.issuer.name);
-  const issuer = page.issuer ?? undefined;
-  const band = issuer ? brandBand(issuer, signed ? english.labels.issuedBy : english.labels.gtinOwner) : '';
-  const facts = details([
+/** The facts of a code's page; `issuedBy` only where the page may name an issuer. */
+function codeFacts(page: CodePage, dates: DateFormatter, issuedBy: string | undefined): string {
+  return details([
     [english.labels.product, page.productName ?? (page.codeFound ? english.labels.unnamedProduct : undefined)],
-    [
-      english.labels.issuedBy,
-      signed && page.issuer !== undefined ? (page.issuer === null ? english.labels.noBrand : page.issuer.name) : undefined,
-    ],
+    [english.labels.issuedBy, issuedBy],
     [english.labels.serial, page.serial],
     [english.labels.batch, page.batch],
     [english.labels.expiry, page.expiry ? dates.date(page.expiry) : undefined],
@@ -190,6 +180,28 @@ export function renderCodePage(page: CodePage, dates: DateFormatter): string {
     [english.labels.scans, page.scans?.toString()],
     [english.labels.verifiedAt, dates.dateTime(page.verifiedAt)],
   ]);
+}
+
+export function renderCodePage(page: CodePage, dates: DateFormatter): string {
+  if (page.testCode && page.codeFound) return renderTestCodePage(page, dates);
+  const words = english.verdict[page.verdict];
+  // Only a signature that checks out (authentic or suspicious) says who issued the code, and only the
+  // GTIN's owner is ever named as issuer; a counterfeit names the GTIN's owner as that, nothing more.
+  // A forged link's page says nothing of its serial (issued or not, its product): no oracle of serials.
+  const signed = page.codeFound && page.verdict !== 'counterfeit';
+  const summary =
+    !signed || page.issuer === undefined
+      ? words.summary
+      : page.issuer === null
+        ? english.issuedByOperator
+        : english.issuedBy(page.issuer.name);
+  const issuer = page.issuer ?? undefined;
+  const band = issuer ? brandBand(issuer, signed ? english.labels.issuedBy : english.labels.gtinOwner) : '';
+  const facts = codeFacts(
+    page,
+    dates,
+    signed && page.issuer !== undefined ? (page.issuer === null ? english.labels.noBrand : page.issuer.name) : undefined,
+  );
   const risks = page.riskIndicators.map((indicator) => english.risk[indicator]).filter((text) => text !== undefined);
   const confirmed = page.confirmedReport
     ? `<p>${escapeHtml(english.labels.brandConfirmed)}${page.confirmedReport.reason ? `: ${escapeHtml(page.confirmedReport.reason)}` : '.'}</p>`
@@ -209,11 +221,26 @@ export function renderCodePage(page: CodePage, dates: DateFormatter): string {
     words.headline,
     'en',
     `${band}${verdictPanel(page.verdict, summary)}
-${page.testCode ? `<p class="note">${escapeHtml(english.labels.testCode)}</p>` : ''}
 <section><h2>${escapeHtml(english.labels.product)}</h2>${facts}</section>
 <section><h2>${escapeHtml(english.labels.whatToDo)}</h2><p>${escapeHtml(words.action)}</p></section>
 ${warning}${report}`,
     issuer ? themeLink(issuer) : '',
+  );
+}
+
+/**
+ * A test key's code whose signature checks out: sandbox data, as a test key's auction object is
+ * shown. The test notice is the headline, never a verdict's; no issuer or brand is named (a test
+ * claim is nobody's word to shoppers) and no report is taken.
+ */
+function renderTestCodePage(page: CodePage, dates: DateFormatter): string {
+  const expired = page.riskIndicators.includes('EXPIRED_CODE');
+  return layout(
+    english.labels.testCode,
+    'en',
+    `${testPanel([english.testCode.summary, expired ? english.testCode.expired : ''])}
+<section><h2>${escapeHtml(english.labels.product)}</h2>${codeFacts(page, dates, undefined)}</section>
+<section><h2>${escapeHtml(english.labels.whatToDo)}</h2><p>${escapeHtml(english.testCode.action)}</p></section>`,
   );
 }
 
@@ -238,15 +265,18 @@ export interface AuctionPage {
   verifiedAt: Date;
 }
 
-/** The verdict panel of a test key's object: the test notice code pages show, in the place of the headline. */
+/** The panel of test data (a test key's code or object) in the verdict's place: the test notice as its headline, amber. */
+function testPanel(lines: ReadonlyArray<string | undefined>): string {
+  const summary = lines.filter((line) => line).join(' ');
+  return `<div class="verdict suspicious" role="status">${icons.suspicious}<div><h1>${escapeHtml(english.labels.testCode)}</h1><p>${escapeHtml(summary)}</p></div></div>`;
+}
+
+/** The panel of a test key's object: the test notice, and whether its tag matched or expired. */
 function testObjectPanel(page: AuctionPage): string {
-  const summary = [
+  return testPanel([
     english.auction.test.summary,
     page.verdict === 'counterfeit' ? english.auction.summary.counterfeit : page.tagExpired ? english.auction.test.expired : '',
-  ]
-    .filter((line) => line)
-    .join(' ');
-  return `<div class="verdict suspicious" role="status">${icons.suspicious}<div><h1>${escapeHtml(english.labels.testCode)}</h1><p>${escapeHtml(summary)}</p></div></div>`;
+  ]);
 }
 
 export function renderAuctionPage(page: AuctionPage, dates: DateFormatter): string {
@@ -283,19 +313,5 @@ export function renderMessagePage(title: string, message: string, advice?: strin
     title,
     'en',
     `<section><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>${advice ? `<p>${escapeHtml(advice)}</p>` : ''}</section>`,
-  );
-}
-
-/** The counterfeit page for an auction serial no object has. */
-export function renderUnknownObjectPage(serial: string, verifiedAt: Date, dates: DateFormatter): string {
-  return layout(
-    english.verdict.counterfeit.headline,
-    'en',
-    `${verdictPanel('counterfeit', english.auction.unknown)}
-<section>${details([
-      [english.auction.serial, serial],
-      [english.labels.verifiedAt, dates.dateTime(verifiedAt)],
-    ])}</section>
-<section><h2>${escapeHtml(english.labels.whatToDo)}</h2><p>${escapeHtml(english.verdict.counterfeit.action)}</p></section>`,
   );
 }

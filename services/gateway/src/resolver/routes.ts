@@ -7,6 +7,7 @@ import {
   HallmarkError,
   itemLinksRpc,
   linkTypeCurie,
+  type PublicVerification,
   publicReportRpc,
   publicVerifyObjectRpc,
   type ResolvedScan,
@@ -19,7 +20,7 @@ import {
   verificationPageOptionsRoute,
   verificationPageRoute,
 } from '@hallmark/contracts';
-import { decompressDigitalLink, looksCompressed, parseDigitalLink } from '@hallmark/gs1';
+import { type DigitalLink, decompressDigitalLink, looksCompressed, parseDigitalLink } from '@hallmark/gs1';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ReportLimits } from '../auth/report-limits.ts';
 import { registerRoute } from '../route-registry.ts';
@@ -27,16 +28,19 @@ import type { ServiceCaller } from '../service-call.ts';
 import { inLanguage, jsonLdContext, linksetOf, resolveLinks, resolverDescription } from './linkset.ts';
 import {
   contentSecurityPolicy,
+  type DateFormatter,
   dateFormatterFor,
   type PageVerdict,
   renderAuctionPage,
   renderCodePage,
   renderMessagePage,
-  renderUnknownObjectPage,
 } from './page.ts';
 import { english } from './texts.ts';
 
 type Wanted = 'html' | 'json' | 'linkset';
+
+/** A link the verification page reads: it has a serial and a signature. */
+type ScannedLink = DigitalLink & { serial: string; signature: string };
 
 function wanted(request: FastifyRequest): Wanted {
   const linkType = (request.query as { linkType?: string }).linkType;
@@ -87,6 +91,45 @@ export function resolverErrorPage(error: HallmarkError): string {
   if (error.code === 'RATE_LIMITED') return renderMessagePage(english.error.busyTitle, english.error.busy);
   if (error.status >= 500) return renderMessagePage(english.error.unavailableTitle, english.error.unavailable);
   return renderMessagePage(english.error.badLinkTitle, english.error.badLink, english.error.tryAgain);
+}
+
+/** Whether a scanned link has the shape of an auction object's label (docs/RESOLVER.md): a guess, never a verdict. */
+function looksLikeObjectLabel(link: ScannedLink): boolean {
+  return (
+    link.batch !== undefined &&
+    (categories as string[]).includes(link.batch) &&
+    /^HM-/.test(link.serial) &&
+    link.variant === undefined &&
+    link.expiry === undefined
+  );
+}
+
+/**
+ * What the page answers as JSON (docs/RESOLVER.md, "Each view of the page is a scan, once"): the
+ * verification result as POST /code/verify gives it; for a test key's code the same marked as test
+ * data, never a verdict (`verdict: "TEST"`, `environment: "test"`, confidence 0, as the public
+ * auction verification answers a test object); for a link whose signature verifies under no key,
+ * one counterfeit answer made from the link alone, whether or not its serial was ever issued (no
+ * key id, no scan count: nothing that differs between the two).
+ */
+function verificationJson(scan: ResolvedScan, link: ScannedLink) {
+  if (scan.result === null) {
+    return {
+      verdict: 'COUNTERFEIT' as const,
+      confidence: 0.99,
+      gtin: link.gtin,
+      serial: link.serial,
+      ...(link.batch !== undefined ? { batch: link.batch } : {}),
+      checks: {
+        signature: { passed: false, algorithm: 'Ed25519' as const },
+        format: { passed: true, standard: 'GS1_DIGITAL_LINK' as const },
+      },
+      riskIndicators: [],
+    };
+  }
+  if (scan.environment === 'test')
+    return { ...scan.result, verdict: 'TEST' as const, confidence: 0, environment: 'test' as const };
+  return scan.result;
 }
 
 /**
@@ -222,6 +265,59 @@ export function registerResolverRoutes(
     return redirect(reply, withQuery(target.href, target.ours ? '' : passedOn));
   }
 
+  /**
+   * An auction object's public verification as the page (or JSON) of its scanned label; undefined
+   * when no object has the serial, so the link is verified as a brand's code (a brand may print a
+   * serial starting `HM-` with a batch named like a category).
+   */
+  async function auctionObjectPage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    link: ScannedLink,
+    form: 'html' | 'json',
+    dates: DateFormatter,
+  ) {
+    const verifiedAt = deps.clock();
+    let object: PublicVerification;
+    try {
+      object = await deps.services.call(
+        publicVerifyObjectRpc,
+        { serial: link.serial, presentedSignature: link.signature, presentedGtin: link.gtin, presentedBatch: link.batch },
+        request.id,
+      );
+    } catch (error) {
+      if (error instanceof HallmarkError && error.code === 'NOT_FOUND') return undefined;
+      throw error;
+    }
+    if (form === 'json') return secure(reply).send(object);
+    // Only `authentic` is authentic: a test key's object (`test`) is never shown as one.
+    const verdict: PageVerdict = object.status === 'authentic' ? 'authentic' : 'suspicious';
+    return html(
+      reply,
+      200,
+      renderAuctionPage(
+        {
+          verdict: object.cryptographic_identity.signature_valid ? verdict : 'counterfeit',
+          title: object.object.title,
+          category: object.object.category,
+          serial: object.object.serial,
+          tierLabel: object.security.tier_label,
+          registeredAt: new Date(object.object.registered_at),
+          eventCount: object.provenance.event_count,
+          chainIntact: object.provenance.chain_intact,
+          latestEvent: object.provenance.latest_event,
+          currentOwner: object.provenance.current_owner,
+          photoBinding: object.cryptographic_identity.photo_binding,
+          referencePhotos: object.cryptographic_identity.reference_photos,
+          testObject: object.environment === 'test' || object.status === 'test',
+          tagExpired: object.cryptographic_identity.tag_status === 'expired',
+          verifiedAt,
+        },
+        dates,
+      ),
+    );
+  }
+
   registerRoute(app, verificationPageRoute, async (request, reply) => {
     const printedPath = request.url.slice('/verify'.length);
     const scannedUrl = `${deps.publicOrigin()}${printedPath}`;
@@ -249,47 +345,15 @@ export function registerResolverRoutes(
       if (form !== 'html') throw new HallmarkError(link.serial === undefined ? 'INVALID_URL' : 'MISSING_SIGNATURE', problem);
       return html(reply, 400, renderMessagePage(english.error.badLinkTitle, problem, english.error.tryAgain));
     }
+    const scanned: ScannedLink = { ...link, serial: link.serial, signature: link.signature };
 
-    // An auction object's code: its `10` value is a category and its serial a service serial.
-    if (link.batch !== undefined && (categories as string[]).includes(link.batch) && /^HM-/.test(link.serial)) {
-      const verifiedAt = deps.clock();
-      try {
-        const object = await deps.services.call(
-          publicVerifyObjectRpc,
-          { serial: link.serial, presentedSignature: link.signature, presentedGtin: link.gtin, presentedBatch: link.batch },
-          request.id,
-        );
-        if (form === 'json') return secure(reply).send(object);
-        // Only `authentic` is authentic: a test key's object (`test`) is never shown as one.
-        const verdict: PageVerdict = object.status === 'authentic' ? 'authentic' : 'suspicious';
-        return html(
-          reply,
-          200,
-          renderAuctionPage(
-            {
-              verdict: object.cryptographic_identity.signature_valid ? verdict : 'counterfeit',
-              title: object.object.title,
-              category: object.object.category,
-              serial: object.object.serial,
-              tierLabel: object.security.tier_label,
-              registeredAt: new Date(object.object.registered_at),
-              eventCount: object.provenance.event_count,
-              chainIntact: object.provenance.chain_intact,
-              latestEvent: object.provenance.latest_event,
-              currentOwner: object.provenance.current_owner,
-              photoBinding: object.cryptographic_identity.photo_binding,
-              referencePhotos: object.cryptographic_identity.reference_photos,
-              testObject: object.environment === 'test' || object.status === 'test',
-              tagExpired: object.cryptographic_identity.tag_status === 'expired',
-              verifiedAt,
-            },
-            dates,
-          ),
-        );
-      } catch (error) {
-        if (!(error instanceof HallmarkError && error.code === 'NOT_FOUND') || form === 'json') throw error;
-        return html(reply, 200, renderUnknownObjectPage(link.serial, verifiedAt, dates));
-      }
+    // An auction object's label: its `10` value is a category, its serial a service serial, and it
+    // carries nothing else (an object's label is issued without a variant or an expiry, so a link
+    // with either is no object's label, whatever its signature). Only a guess from the link's shape:
+    // a serial no object has is a brand's code like any other, verified below.
+    if (looksLikeObjectLabel(scanned)) {
+      const page = await auctionObjectPage(request, reply, scanned, form, dates);
+      if (page) return page;
     }
 
     // A reload by the same client shortly after counts once: show the scan it already made. The key
@@ -305,14 +369,7 @@ export function registerResolverRoutes(
       };
       if (reloadWindowMs > 0) await deps.cache.set(seenKey, JSON.stringify(scan), { ttlMs: reloadWindowMs });
     }
-    if (form === 'json') {
-      if (!scan.result)
-        throw new HallmarkError('KEY_NOT_FOUND', 'No code with this number was ever issued.', {
-          gtin: link.gtin,
-          serial: link.serial,
-        });
-      return secure(reply).send(scan.result);
-    }
+    if (form === 'json') return secure(reply).send(verificationJson(scan, scanned));
     const result = scan.result;
     return html(
       reply,

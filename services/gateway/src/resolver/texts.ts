@@ -24,7 +24,13 @@ export const english = {
       action: 'Do not use or sell this product. Keep it, its packaging and your receipt, tell the seller, and report it below.',
     },
   },
-  notIssued: 'No code with this number was ever issued.',
+  /** A test key's code: sandbox data, never a verdict (the headline is labels.testCode). */
+  testCode: {
+    summary: 'It was made with a test key, in Hallmark’s sandbox: it says nothing about a real product.',
+    expired: 'It expired 24 hours after it was made, as every test code does.',
+    action:
+      'Do not buy or sell anything on the strength of this page. Ask the seller for the product’s real label and check that one.',
+  },
   /** Who issued a code whose signature checks out: only ever the account that owns its GTIN. */
   issuedBy: (name: string) => `This code was issued by ${name}, who owns its GTIN, and its signature checks out.`,
   /** A code the operator signed because no account owns its GTIN: no brand is named. */
@@ -95,7 +101,6 @@ export const english = {
       suspicious: 'The tag’s signature checks out, but something below does not hold.',
       counterfeit: 'The tag’s signature does not match the one issued for this object.',
     } as Record<string, string>,
-    unknown: 'No object with this serial is registered.',
     /** An object registered with a test key: the headline is labels.testCode, as on a test code's page. */
     test: {
       summary: 'It was registered with a test key, in Hallmark’s sandbox: this record says nothing about a real object.',

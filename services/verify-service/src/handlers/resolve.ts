@@ -1,26 +1,81 @@
 import { findGtinIssuer } from '@hallmark/accounts';
-import type { CodeLookup, Environment, ResolvedIssuer, ResolvedScan, VerificationResult } from '@hallmark/contracts';
+import {
+  type CodeLookup,
+  HallmarkError,
+  type Principal,
+  type ResolvedIssuer,
+  type ResolvedScan,
+  type VerificationResult,
+} from '@hallmark/contracts';
+import { candidateKeys, signingKeyOf, usableCandidateKeys } from './candidate-keys.ts';
 import { readLink } from './read-link.ts';
 import { type VerifyDeps, verifyCode } from './verify-code.ts';
 
-/** The codes issued for an item, looking in live first, then test: a printed link names no environment. */
-async function findIssued(
-  deps: VerifyDeps,
-  gtin: string,
-  serial: string,
-  requestId: string,
-): Promise<{ environment: Environment; codes: CodeLookup[] } | undefined> {
-  for (const environment of ['live', 'test'] as const) {
-    const codes = await deps.codes.find(environment, gtin, serial, requestId);
-    if (codes.length > 0) return { environment, codes };
-  }
-  return undefined;
+type ScannedLink = ReturnType<typeof readLink>;
+
+/** Where a scanned link's signature checked out: the environment, the account it vouches for, the stored code if any. */
+interface SignedIn {
+  signer: Principal;
+  code: CodeLookup | undefined;
 }
+
+/**
+ * The environment whose candidate keys the link's signature verifies under, live first (a printed
+ * link names no environment), with the candidates POST /code/verify uses (candidate-keys.ts): the
+ * stored codes' keys, else the GTIN signer's own, so a code the brand signed outside Hallmark is
+ * found as the API finds it. `checkedBy`: the first environment's signer that had candidates at all,
+ * under which a forged link's scan is recorded.
+ */
+async function whereSigned(
+  deps: VerifyDeps,
+  link: ScannedLink,
+  requestId: string,
+): Promise<{ signed?: SignedIn; checkedBy?: Principal }> {
+  let checkedBy: Principal | undefined;
+  for (const environment of ['live', 'test'] as const) {
+    const { codes, signerAccountId } = await deps.codes.findItem(environment, link.gtin, link.serial, requestId);
+    // Nobody signs this GTIN in this environment: nothing here could have signed the link.
+    if (!signerAccountId) continue;
+    const signer = { accountId: signerAccountId, environment };
+    const keys = await usableCandidateKeys(deps.keys, await candidateKeys(deps.keys, codes, signer), environment);
+    if (keys.length === 0) continue;
+    checkedBy ??= signer;
+    const kid = await signingKeyOf(keys, link);
+    if (kid === undefined) continue;
+    const code = codes.find((candidate) => candidate.kid === kid);
+    return { signed: { signer: { accountId: code?.accountId ?? signerAccountId, environment }, code }, checkedBy };
+  }
+  return checkedBy ? { checkedBy } : {};
+}
+
+/** The verification as POST /code/verify makes it, on behalf of `signer` (whose thresholds apply), the client the viewer. */
+const verifyFor = (
+  deps: VerifyDeps,
+  request: { url: string; client: { address: string } },
+  signer: Principal,
+  requestId: string,
+) =>
+  verifyCode(
+    deps,
+    {
+      principal: signer,
+      client: { keyId: 'resolver', address: request.client.address },
+      body: { url: request.url },
+      view: 'full',
+    },
+    requestId,
+  ) as Promise<VerificationResult>;
 
 /**
  * A scan on the public resolver: the same verification and risk rules as POST /code/verify, on
  * behalf of the code's owner (whose risk thresholds apply), the client being the viewer's address.
- * A link for which no code was ever issued is answered with `codeFound: false` and no scan.
+ *
+ * A link whose signature verifies under no candidate key is answered alike whether or not a code
+ * with its serial was ever issued (`codeFound: false`, no product name, no environment, the GTIN's
+ * live owner as the only name): a forged signature must not tell anyone which serials a brand
+ * issued or what they are. A code made with a test key is answered `environment: "test"` and names
+ * no issuer (a test claim is no brand's word to shoppers); the page shows it as test data, never as
+ * a verdict.
  */
 export async function resolveScan(
   deps: VerifyDeps,
@@ -28,26 +83,19 @@ export async function resolveScan(
   requestId: string,
 ): Promise<ResolvedScan> {
   const link = readLink({ url: request.url });
-  const issued = await findIssued(deps, link.gtin, link.serial, requestId);
-  if (!issued) return { codeFound: false, environment: null, productName: null, result: null };
-  const owner = issued.codes[0] as CodeLookup;
+  const { signed, checkedBy } = await whereSigned(deps, link, requestId);
+  if (!signed) return forgedScan(deps, request, link, checkedBy, requestId);
+  const live = signed.signer.environment === 'live';
   const [issuer, result] = await Promise.all([
-    issuerOf(deps, issued.environment, link.gtin, owner.accountId),
-    verifyCode(
-      deps,
-      {
-        principal: { accountId: owner.accountId, environment: issued.environment },
-        client: { keyId: 'resolver', address: request.client.address },
-        body: { url: request.url },
-        view: 'full',
-      },
-      requestId,
-    ) as Promise<VerificationResult>,
+    live ? issuerOf(deps, link.gtin, signed.signer.accountId) : undefined,
+    verifyFor(deps, request, signed.signer, requestId),
   ]);
-  const name = owner.metadata.name;
+  // A key revoked between the look-up above and the verification: it vouches for nothing now.
+  if (!result.checks.signature.passed) return forged(deps, link);
+  const name = signed.code?.metadata.name;
   return {
     codeFound: true,
-    environment: issued.environment,
+    environment: signed.signer.environment,
     productName: typeof name === 'string' ? name : null,
     result,
     ...(issuer !== undefined ? { issuer } : {}),
@@ -55,17 +103,41 @@ export async function resolveScan(
 }
 
 /**
- * Who the page may name as the code's issuer: the account that owns the GTIN (its claim), with its
- * branding; null when no account owns it (the operator signed the code). Undefined, so the page names
- * nobody, when the owner is not the account whose code this is (a claim that changed meanwhile).
+ * A link no candidate key signed. Its scan is recorded as POST /code/verify records a forged one (a
+ * COUNTERFEIT scan under a subject of its own, the owner's alert), for the first signer that had
+ * candidate keys; the answer is the same whatever is on record for the serial.
  */
-async function issuerOf(
+async function forgedScan(
   deps: VerifyDeps,
-  environment: Environment,
-  gtin: string,
-  codeOwner: string,
-): Promise<ResolvedIssuer | null | undefined> {
-  const issuer = await findGtinIssuer(deps.db, environment, gtin);
+  request: { url: string; client: { address: string } },
+  link: ScannedLink,
+  checkedBy: Principal | undefined,
+  requestId: string,
+): Promise<ResolvedScan> {
+  if (checkedBy) {
+    try {
+      await verifyFor(deps, request, checkedBy, requestId);
+    } catch (error) {
+      // Its keys revoked meanwhile: nothing could have signed it, and there is nothing to record.
+      if (!(error instanceof HallmarkError && error.code === 'KEY_NOT_FOUND')) throw error;
+    }
+  }
+  return forged(deps, link);
+}
+
+/** The one answer for a forged link: the GTIN's live owner named as that (public, per GTIN), nothing of the serial. */
+async function forged(deps: VerifyDeps, link: ScannedLink): Promise<ResolvedScan> {
+  const owner = await findGtinIssuer(deps.db, 'live', link.gtin);
+  return { codeFound: false, environment: null, productName: null, result: null, issuer: owner ?? null };
+}
+
+/**
+ * Who the page may name as the code's issuer: the account that owns the GTIN (its live claim), with
+ * its branding; null when no account owns it (the operator signed the code). Undefined, so the page
+ * names nobody, when the owner is not the account whose code this is (a claim that changed meanwhile).
+ */
+async function issuerOf(deps: VerifyDeps, gtin: string, codeOwner: string): Promise<ResolvedIssuer | null | undefined> {
+  const issuer = await findGtinIssuer(deps.db, 'live', gtin);
   if (!issuer) return null;
   return issuer.accountId === codeOwner ? issuer : undefined;
 }

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { PublicKeyEntry, VerificationKeys } from '@hallmark/accounts';
+import type { VerificationKeys } from '@hallmark/accounts';
 import type { Cache } from '@hallmark/cache';
-import { assessScan, endOfYymmdd, verifyCodeSignatureForRequest } from '@hallmark/codes';
+import { assessScan, endOfYymmdd } from '@hallmark/codes';
 import {
   addressKeyOf,
-  type Environment,
   HallmarkError,
   type Principal,
   type QuickstartVerificationResult,
@@ -16,6 +15,7 @@ import type { CodeDirectory } from '../code-directory.ts';
 import type { RiskRulesSource } from '../risk-rules-source.ts';
 import type { ScanRecorded } from '../scan-history.ts';
 import type { ScanPublisher } from '../scan-publisher.ts';
+import { candidateKeys, signingKeyOf, usableCandidateKeys } from './candidate-keys.ts';
 import { readLink } from './read-link.ts';
 import type { CodeBlocks } from './report-code.ts';
 
@@ -34,31 +34,6 @@ export interface VerifyDeps {
 export const scanSubject = (environment: string, gtin: string, serial: string) => `${environment}:${gtin}:${serial}`;
 /** Where scans of a link whose signature failed are counted: never the genuine code's counters. */
 export const forgedScanSubject = (environment: string, gtin: string, serial: string) => `forged:${environment}:${gtin}:${serial}`;
-
-/**
- * The candidate keys that exist, are not revoked and belong to the environment, in candidate order.
- * Each is looked up as its owner's (a public key may be registered by more than one account or
- * environment, accounts migration 0009): only the owner's registration of a kid vouches for the owner's codes.
- */
-async function usableKeys(
-  keys: VerificationKeys,
-  candidates: readonly { kid: string; accountId: string }[],
-  environment: Environment,
-) {
-  const found = await Promise.all(candidates.map(({ kid, accountId }) => keys.find(kid, { accountId, environment })));
-  return found.filter(
-    (key): key is PublicKeyEntry => key !== undefined && key.status !== 'revoked' && key.environment === environment,
-  );
-}
-
-/** The first key whose signature the link carries, if any. */
-async function firstSigningKey(keys: readonly PublicKeyEntry[], link: ReturnType<typeof readLink>): Promise<string | undefined> {
-  for (const { kid, keyObject } of keys) {
-    const fields = { kid, gtin: link.gtin, serial: link.serial, batch: link.batch, variant: link.variant, expiry: link.expiry };
-    if (await verifyCodeSignatureForRequest(keyObject, fields, link.signature)) return kid;
-  }
-  return undefined;
-}
 
 /**
  * POST /code/verify. Candidate keys: the key each of the signer's stored codes of the item was
@@ -82,14 +57,9 @@ export async function verifyCode(
   const { codes, signerAccountId } = await deps.codes.findItem(principal.environment, link.gtin, link.serial, requestId);
   const signer = signerAccountId ? { accountId: signerAccountId, environment: principal.environment } : undefined;
   // A code made outside Hallmark is checked under the signer's own keys only (never the caller's).
-  const candidates =
-    codes.length > 0
-      ? codes.map((code) => ({ kid: code.kid, accountId: code.accountId }))
-      : signer
-        ? (await deps.keys.unrecordedCodeKeyIds(signer)).map((kid) => ({ kid, accountId: signer.accountId }))
-        : [];
+  const candidates = await candidateKeys(deps.keys, codes, signer);
 
-  const keys = await usableKeys(deps.keys, candidates, principal.environment);
+  const keys = await usableCandidateKeys(deps.keys, candidates, principal.environment);
   const checkedKid = keys[0]?.kid;
   if (!checkedKid) {
     throw new HallmarkError('KEY_NOT_FOUND', 'No registered key could have signed this code.', {
@@ -104,7 +74,7 @@ export async function verifyCode(
   // Only a scan whose signature verifies counts toward the code's history (scan limit, travel,
   // clients): anyone can send forged links by the thousand. A forged scan is counted under a
   // subject of its own, so it still shows in its own counters and in the scan events.
-  const matchedKid = await firstSigningKey(keys, link);
+  const matchedKid = await signingKeyOf(keys, link);
   const scan = await deps.cache.recordScan({
     subject: (matchedKid !== undefined ? scanSubject : forgedScanSubject)(principal.environment, link.gtin, link.serial),
     atMs: now.getTime(),
