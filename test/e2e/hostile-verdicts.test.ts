@@ -2,6 +2,7 @@
 // making a genuine code EXCESSIVE_SCANS on its own, another tenant's made-up location turning the
 // owner's own scan into an impossible journey, and GET /scans measuring travel from the scans of a
 // GTIN's previous owner. Over real HTTP; the clock-driven test in the embedded form, the rest in both.
+import { createPostgresDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callFrom } from '../support/client-address.ts';
 import { type RunningProduct, startDistributedProduct } from '../support/distributed-product.ts';
@@ -37,6 +38,24 @@ async function brandWithGtin(gtin: string) {
 const paris = { latitude: 48.8566, longitude: 2.3522 };
 const tokyo = { latitude: 35.6762, longitude: 139.6503 };
 const berlin = { latitude: 52.52, longitude: 13.405 };
+
+/** Removes every record of a code (its row in code-service's table and in verify-service's directory); its event stays. */
+async function forgetCode(gtin: string, serial: string): Promise<void> {
+  const statements = [
+    'DELETE FROM codes WHERE gtin = $1 AND serial = $2',
+    'DELETE FROM code_directory WHERE gtin = $1 AND serial = $2',
+  ];
+  if (product.form === 'embedded') {
+    for (const text of statements) await (product as EmbeddedRunningProduct).test.product.db.query(text, [gtin, serial]);
+    return;
+  }
+  const db = createPostgresDatabase({ connectionString: product.databaseUrl as string, maxConnections: 1 });
+  try {
+    for (const text of statements) await db.query(text, [gtin, serial]);
+  } finally {
+    await db.close();
+  }
+}
 
 const verify = async (key: string, url: string, options: { location?: Json; from?: string } = {}) =>
   ok(
@@ -120,6 +139,24 @@ describe.each([
     const journey = await verify(brand.key, code.url, { location: tokyo });
     expect(journey.verdict).toBe('SUSPICIOUS');
     expect(journey.riskIndicators).toContain('GEOGRAPHIC_IMPOSSIBILITY');
+  });
+
+  it('answers a signing key’s signature over a serial never issued SUSPICIOUS, KNOWN_COUNTERFEIT_PATTERN', async () => {
+    const gtin = '09506000134376';
+    const brand = await brandWithGtin(gtin);
+    const genuine = ok(await api('POST', '/code/generate', { key: brand.key, body: { gtin, serialNumber: 'ISSUED-1' } }), 201);
+    // What a leaked signing key makes: a code the service's key signed, of which the service has no
+    // record. Made here by signing a code and then removing every record of it (the event stays).
+    const minted = ok(await api('POST', '/code/generate', { key: brand.key, body: { gtin, serialNumber: 'MINTED-1' } }), 201);
+    await forgetCode(gtin, 'MINTED-1');
+    // Before: AUTHENTIC, since the account's active signing key vouched for any serial it signed.
+    const answer = await verify(brand.key, minted.url);
+    expect(answer.verdict, JSON.stringify(answer)).toBe('SUSPICIOUS');
+    expect(answer.riskIndicators).toEqual(['KNOWN_COUNTERFEIT_PATTERN']);
+    expect(answer.checks.signature.passed).toBe(true);
+    expect(answer.checks.scanPattern.riskLevel).toBe('critical');
+    // The brand's issued code is as genuine as before.
+    expect((await verify(brand.key, genuine.url)).verdict).toBe('AUTHENTIC');
   });
 
   it('measures travel in GET /scans only from scans made while the same account owned the code', async () => {

@@ -38,6 +38,11 @@ export interface ScanFacts {
   scansInWindow: number;
   clientsInWindow: number;
   reported: boolean;
+  /**
+   * The signature verifies under a signing key the service holds, yet the service issued no code of
+   * the item: only a key that got out signs that (docs/SECURITY.md, "A leaked signing key").
+   */
+  unissued?: boolean;
   location: { latitude: number; longitude: number } | undefined;
   previousLocation: { latitude: number; longitude: number; atMs: number } | undefined;
 }
@@ -81,7 +86,9 @@ export function assessScan(facts: ScanFacts, rules: RiskRules = defaultRiskRules
     // 50 km of slack covers GPS error and a neighbouring city.
     if (km > 50 && (hours === 0 || km / hours > rules.maxTravelKmh)) indicators.push('GEOGRAPHIC_IMPOSSIBILITY');
   }
-  if (facts.reported || facts.clientsInWindow >= rules.clonedLabelClients) indicators.push('KNOWN_COUNTERFEIT_PATTERN');
+  if (facts.reported || facts.unissued || facts.clientsInWindow >= rules.clonedLabelClients) {
+    indicators.push('KNOWN_COUNTERFEIT_PATTERN');
+  }
   if (facts.expiresAtMs !== null && facts.expiresAtMs <= facts.nowMs) indicators.push('EXPIRED_CODE');
 
   const riskLevel: RiskLevel = indicators.includes('KNOWN_COUNTERFEIT_PATTERN')

@@ -22,3 +22,4 @@ export {
   parseDlUri,
 } from './dl-syntax.ts';
 export { asGtin14, checkGtin14, type GtinCheck, gs1CheckDigit } from './gtin.ts';
+export { isObjectLabel, objectGtin } from './object-gtin.ts';

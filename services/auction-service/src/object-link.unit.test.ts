@@ -1,7 +1,6 @@
 import { categories } from '@hallmark/contracts';
-import { formatDigitalLink, parseDigitalLink, parseDlUri } from '@hallmark/gs1';
+import { formatDigitalLink, objectGtin, parseDigitalLink, parseDlUri } from '@hallmark/gs1';
 import { describe, expect, it } from 'vitest';
-import { objectGtin } from './handlers/register-object.ts';
 import { newServiceSerial } from './service-serial.ts';
 
 // An auction object's link carries its category in AI 10 and its service serial in AI 21, in the

@@ -8,6 +8,12 @@ import { findProjectedCodes } from './code-projection.ts';
 export interface ItemCodes {
   signerAccountId: string | null;
   codes: CodeLookup[];
+  /**
+   * True when code-service answered: it stores every code it signs before the code's 201, so its
+   * list is every code of the item the signer was issued, and an empty one means none was. False
+   * when the read model answered alone (it found codes, or code-service could not be asked).
+   */
+  fromCodeService: boolean;
 }
 
 export interface CodeDirectoryOptions {
@@ -47,12 +53,12 @@ export function createCodeDirectory(
   const cache = new Map<string, { item: ItemCodes; until: number; epoch: number }>();
 
   const askCodeService = async (environment: Environment, gtin: string, serial: string, requestId: string) => {
-    const answer = await bus.request<ItemCodes>(
+    const answer = await bus.request<Omit<ItemCodes, 'fromCodeService'>>(
       rpcSubject(findCodesRpc),
       { environment, gtin, serial },
       { timeoutMs: options.timeoutMs, requestId },
     );
-    return answer.ok ? answer.value : HallmarkError.fromData(answer.error);
+    return answer.ok ? { ...answer.value, fromCodeService: true } : HallmarkError.fromData(answer.error);
   };
 
   const lookUp = async (environment: Environment, gtin: string, serial: string, requestId: string): Promise<ItemCodes> => {
@@ -63,7 +69,11 @@ export function createCodeDirectory(
         findProjectedCodes(store.db, environment, gtin, serial),
       ]);
       const signerAccountId = signer?.accountId ?? null;
-      local = { signerAccountId, codes: projected.filter((code) => code.accountId === signerAccountId) };
+      local = {
+        signerAccountId,
+        codes: projected.filter((code) => code.accountId === signerAccountId),
+        fromCodeService: false,
+      };
       if (local.codes.length > 0) return local;
     } catch (error) {
       // The database is away from this process: code-service may still answer.

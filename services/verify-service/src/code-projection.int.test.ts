@@ -393,10 +393,16 @@ describe('the code directory (read model first, code-service for a miss and as l
     expect(await directory.findItem('live', gtin, 'D-1', 'r1')).toEqual({
       signerAccountId: brand.accountId,
       codes: [expect.objectContaining({ assetId: ownCode.assetId, accountId: brand.accountId, metadata: { name: 'Tonic' } })],
+      fromCodeService: false,
     });
     expect(fallbacks).toEqual([]);
     // An item only the rival has codes for: a miss; code-service is down, so the read model answers: none.
-    expect(await directory.findItem('live', gtin, 'D-2', 'r2')).toEqual({ signerAccountId: brand.accountId, codes: [] });
+    // Not code-service's word: none issued is not known (a signing key then still vouches, as in the lag).
+    expect(await directory.findItem('live', gtin, 'D-2', 'r2')).toEqual({
+      signerAccountId: brand.accountId,
+      codes: [],
+      fromCodeService: false,
+    });
     expect(fallbacks).toEqual(['SERVICE_UNAVAILABLE']);
 
     // With code-service up, a miss (a code the projection has not reached yet) is asked of it.
@@ -408,6 +414,7 @@ describe('the code directory (read model first, code-service for a miss and as l
       expect(await directory.findItem('live', gtin, 'D-3', 'r3')).toEqual({
         signerAccountId: brand.accountId,
         codes: [item('code_fresh', brand.accountId)],
+        fromCodeService: true,
       });
       // A projected code is not asked of code-service; a cached one costs nothing.
       await directory.findItem('live', gtin, 'D-1', 'r4');

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { insertGtinClaim, newGtinClaim, type SigningKeyring } from '@hallmark/accounts';
 import type { Bus } from '@hallmark/bus';
 import { signedMessage } from '@hallmark/codes';
@@ -11,7 +10,7 @@ import {
   type RegisterObjectBody,
 } from '@hallmark/contracts';
 import { randomHex } from '@hallmark/crypto';
-import { formatDigitalLink, gs1CheckDigit } from '@hallmark/gs1';
+import { formatDigitalLink, objectGtin } from '@hallmark/gs1';
 import { startAssetHistory } from '@hallmark/provenance';
 import { type DomainError, decide, isRefusal, type ObjectCommand, type SignedLink } from '../domain/object.ts';
 import { foldObjectHistory, type ObjectState, securityFigures } from '../object-history.ts';
@@ -26,19 +25,6 @@ export interface RegisterDeps extends ObjectRepositoryDeps {
   bus: Bus;
   keyring: SigningKeyring;
   resolverUrl: string;
-}
-
-/**
- * The `01` value of an object's link: a valid GTIN-14 in GS1's restricted-circulation range
- * (indicator 0, then prefix 2: GTIN-13 prefix 20–29, for use inside one organisation), eleven
- * digits derived from the serial, and the check digit. docs/AUCTION.md.
- */
-export function objectGtin(serial: string): string {
-  const digits = (BigInt(`0x${createHash('sha256').update(serial).digest('hex').slice(0, 16)}`) % 10n ** 11n)
-    .toString()
-    .padStart(11, '0');
-  const body = `02${digits}`;
-  return `${body}${gs1CheckDigit(body)}`;
 }
 
 export function objectView(state: ObjectState) {

@@ -10,6 +10,7 @@ import {
   type VerificationResult,
   type VerifyCodeBody,
 } from '@hallmark/contracts';
+import { isObjectLabel } from '@hallmark/gs1';
 import type { SqlDatabase } from '@hallmark/sql';
 import type { CodeDirectory } from '../code-directory.ts';
 import type { RiskRulesSource } from '../risk-rules-source.ts';
@@ -54,7 +55,12 @@ export async function verifyCode(
   const { principal } = request;
   const now = deps.clock();
   // Only the GTIN's signer counts: its owner, or the operator for a GTIN nobody owns (docs/SIGNING.md).
-  const { codes, signerAccountId } = await deps.codes.findItem(principal.environment, link.gtin, link.serial, requestId);
+  const { codes, signerAccountId, fromCodeService } = await deps.codes.findItem(
+    principal.environment,
+    link.gtin,
+    link.serial,
+    requestId,
+  );
   const signer = signerAccountId ? { accountId: signerAccountId, environment: principal.environment } : undefined;
   // A code made outside Hallmark is checked under the signer's own keys only (never the caller's).
   const candidates = await candidateKeys(deps.keys, codes, signer);
@@ -98,6 +104,16 @@ export async function verifyCode(
     retentionMs,
   });
   const code = codes.find((candidate) => candidate.kid === matchedKid);
+  // A signing key (its private half sealed in the service) vouches only for what the service issued.
+  // Code-service, which stores every code before its 201, says none of this item was: the key got
+  // out. (A key the brand registered vouches for what it signs elsewhere; an auction object's label
+  // is recorded by auction-service alone; with code-service away, the lag of the read model rules.)
+  const unissued =
+    matchedKid !== undefined &&
+    codes.length === 0 &&
+    fromCodeService &&
+    keys.find((key) => key.kid === matchedKid)?.type === 'signing' &&
+    !isObjectLabel(link.gtin, link.serial);
   // Blocked by its owner's confirmed report (an in-memory lookup). The cache's `reported` flag is not
   // read: flags set before reports needed the owner's review block nothing.
   const block = code ? deps.blocks.find(principal.environment, link.gtin, link.serial, code.accountId) : undefined;
@@ -117,6 +133,7 @@ export async function verifyCode(
       scansInWindow: scan.scansInWindow,
       clientsInWindow: scan.clientsInWindow,
       reported: block !== undefined || listed !== undefined,
+      unissued,
       location: request.body.location,
       previousLocation: scan.previousLocation,
     },
