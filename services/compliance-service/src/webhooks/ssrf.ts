@@ -58,6 +58,12 @@ for (const [network, prefix] of [
   // the one never routed to a host, the other a domain's own forwarding instructions.
   ['2001:db8::', 32],
   ['3fff::', 20],
+  // Benchmarking (RFC 5180, as 198.18.0.0/15 for IPv4) and ORCHID (RFC 4843, and v2, RFC 7343):
+  // no host of anyone's is addressed there. (All three are inside 2001::/23, which is otherwise
+  // allocated to real networks, so each is named.)
+  ['2001:2::', 48],
+  ['2001:10::', 28],
+  ['2001:20::', 28],
   ['5f00::', 16],
   ['fc00::', 7],
   ['fe80::', 10],

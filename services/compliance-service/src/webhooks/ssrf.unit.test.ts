@@ -49,6 +49,12 @@ describe('SSRF guard', () => {
     '3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff',
     '5f00::1',
     '5f00:ffff::1',
+    '2001:2::1',
+    '2001:2:0:ffff::1',
+    '2001:10::1',
+    '2001:1f:ffff::1',
+    '2001:20::1',
+    '2001:2f:ffff::1',
     '192.88.99.1',
     '192.88.99.255',
     '::ffff:192.88.99.1',
@@ -92,7 +98,16 @@ describe('SSRF guard', () => {
     expect(target.url.hostname).toBe('hooks.example.com');
     expect(isRefusedAddress('2606:4700::1111')).toBe(false);
     // Just outside the documentation, SRv6 and 6to4-relay ranges: ordinary addresses.
-    for (const address of ['3fff:1000::1', '5f01::1', '5eff:ffff::1', '192.88.98.255', '192.88.100.1']) {
+    for (const address of [
+      '3fff:1000::1',
+      '5f01::1',
+      '5eff:ffff::1',
+      '192.88.98.255',
+      '192.88.100.1',
+      '2001:2:1::1',
+      '2001:30::1',
+      '2001:4860::8888',
+    ]) {
       expect(isRefusedAddress(address), address).toBe(false);
     }
     const allowed = await resolveTarget('http://internal.example/x', { allowPrivate: true, lookup: lookupTo('10.0.0.7') });
