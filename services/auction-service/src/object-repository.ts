@@ -51,9 +51,9 @@ export async function requireOwnedObject(deps: ObjectRepositoryDeps, owner: Prin
 }
 
 /**
- * Decides on the current state and appends what `decide` returns at that state's version; when
- * another replica changed the object first, reloads and decides again (a few times). Then
- * refreshes the read model. `decide` throws to refuse; no events is no change.
+ * Decides on the current state and appends what `decide` returns at that state's version, with the
+ * object's read model in the same transaction; when another replica changed the object first,
+ * reloads and decides again (a few times). `decide` throws to refuse; no events is no change.
  */
 export async function changeObject(
   deps: ObjectRepositoryDeps,
@@ -64,20 +64,31 @@ export async function changeObject(
   for (let attempt = 1; ; attempt += 1) {
     const { state: before, events } = await requireOwnedHistory(deps, owner, idOrSerial);
     const inputs = await decide(before);
-    // Nothing to record (an Idempotency-Key's event stored already): the state as it is.
-    if (inputs.length === 0) return { state: before, appended: [] };
+    if (inputs.length === 0) {
+      // Nothing to record (an Idempotency-Key's event stored already): the state as it is. Its read
+      // model is written again (version-guarded: a no-op when current), which repairs a row left
+      // behind by a release that wrote it after the append rather than with it.
+      await saveObject(deps.db, before, deps.clock()).catch(() => {});
+      return { state: before, appended: [] };
+    }
     try {
+      let after: ObjectState | undefined;
       const appended = await appendToAssetHistory(deps.eventStore, { assetId: before.id, owner }, inputs, {
         now: deps.clock,
         expectedVersion: before.version,
+        // The read model in the append's transaction (SQL stores): a process killed between the two
+        // can leave neither half alone. Before, it was written after the commit, and a kill there
+        // left the dashboard (status, photos, photo_bytes) behind the stream for good.
+        readModels: {
+          db: deps.db,
+          async write(sql, result) {
+            // Appended at the version decided on: the history is the events read plus these.
+            after = foldObjectHistory([...events, ...result.events]) as ObjectState;
+            await saveObject(sql, after, deps.clock());
+          },
+        },
       });
-      // Appended at the version decided on: the history is the events read plus these.
-      const after = foldObjectHistory([...events, ...appended]) as ObjectState;
-      // The change is stored once appended: a read model that cannot be refreshed now (a lost
-      // connection) must not turn it into an error, or the client's retry would append it again
-      // (issue #17: duplicate events under faults). The next change of the object refreshes it
-      // (saveObject writes the whole state), and transfer commands repair it from the stream.
-      await saveObject(deps.db, after, deps.clock()).catch(() => {});
+      if (!after) throw new Error('The object’s append wrote no read model.');
       return { state: after, appended };
     } catch (error) {
       // Only a version conflict is retried: a refusal decided on the state is an answer.
