@@ -369,7 +369,14 @@ export const registerObjectRpc = {
 export const bindPhotoRpc = {
   service: 'auction-service',
   operation: 'bindPhoto',
-  request: Type.Object({ principal: PrincipalSchema, objectId: Type.String(), angle: Type.String(), sha256: Type.String() }),
+  request: Type.Object({
+    principal: PrincipalSchema,
+    objectId: Type.String(),
+    angle: Type.String(),
+    sha256: Type.String(),
+    /** The request's Idempotency-Key as the gateway scopes it: the `photographed` event's id is derived from it. */
+    requestKey: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+  }),
   response: PhotoUploaded,
 } satisfies RpcDefinition;
 

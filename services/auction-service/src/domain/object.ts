@@ -195,6 +195,8 @@ export type ObjectCommand =
       analysis: PhotoCheck;
       /** Fact from the shell: the photo bytes the owner's objects hold, and the most they may. */
       storage: PhotoStorage;
+      /** Fact from an Idempotency-Key: the id the binding's event gets; a retry finds it stored. */
+      eventId?: string;
     };
 
 /** The photo bytes an account holds in one environment (every object's `photoBytes`) and its limit. */
@@ -362,6 +364,8 @@ export function decide(command: ObjectCommand, state: ObjectFacts | undefined): 
     }
     case 'BindPhoto': {
       if (!registered?.category) return notFound(command.objectId);
+      // A retry of a stored binding is answered with it, whatever the rules say now.
+      if (command.eventId !== undefined && registered.eventIds.has(command.eventId)) return [];
       const wrongAngle = checkAngle(registered.category, command.angle);
       if (wrongAngle) return wrongAngle;
       const { analysis } = command;
@@ -385,6 +389,7 @@ export function decide(command: ObjectCommand, state: ObjectFacts | undefined): 
       return [
         {
           type: 'photographed',
+          ...(command.eventId !== undefined ? { eventId: command.eventId } : {}),
           data: {
             angle: command.angle,
             sha256: command.sha256,

@@ -30,6 +30,8 @@
 //      environment: beyond, 413 PAYLOAD_TOO_LARGE with details { limit: 'photo-storage', usedBytes,
 //      limitBytes, size }; the object counts every photo's bytes (photoBytes)
 //        -> 'refuses a photo the owner has no room for …', 'counts every photo bound, replaced ones too'
+//   P8 with an Idempotency-Key the binding's event id is given: a retry whose binding is stored
+//      records nothing -> 'a retry of a stored binding …'
 // Provenance events and states
 //   E1 types a client records: cataloged, photographed, authenticated, condition_report, exhibited,
 //      listed, withdrawn -> 'records each client type'
@@ -325,6 +327,16 @@ describe('photos', () => {
       .then([photographed('dial', 'b'.repeat(64), hashAt(1), 'a'.repeat(64))]);
     expect(after.photos.size).toBe(1);
     expect(after.photoBytes).toBe(2_000);
+  });
+
+  it('a retry of a stored binding (its Idempotency-Key’s event id) records nothing, whatever the rules say now (P8)', () => {
+    const stored = { ...photographed('dial', 'a'.repeat(64), hashAt(0)), eventId: 'ev-photo-1' } as ObjectEvent;
+    const retry = { ...bind('dial', 'a'.repeat(64), { ok: true, analysis: analysis(hashAt(0)) }), eventId: 'ev-photo-1' };
+    given([registered(), stored]).when(retry).then([]);
+    // A new key's binding carries its id.
+    expect(decide({ ...retry, eventId: 'ev-photo-2' } as ObjectCommand, given([registered(), stored]).state)).toMatchObject([
+      { type: 'photographed', eventId: 'ev-photo-2' },
+    ]);
   });
 
   it('the same picture again at its own angle replaces it (P4, P5)', () => {

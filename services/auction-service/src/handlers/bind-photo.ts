@@ -10,9 +10,11 @@ import {
   isRefusal,
   type PhotoBoundData,
 } from '../domain/object.ts';
+import type { ObjectState } from '../object-history.ts';
 import { securityFigures } from '../object-history.ts';
-import { changeObject, type ObjectRepositoryDeps } from '../object-repository.ts';
+import { changeObject, type ObjectRepositoryDeps, requireOwnedHistory } from '../object-repository.ts';
 import { analysePhoto, type PhotoCheck } from '../photo-analysis.ts';
+import { eventIdOf } from '../request-ids.ts';
 import { isPhotoBlob, recordPhotoBlob } from '../store/photo-blobs.ts';
 import { photoStorageOf } from '../store/photo-storage.ts';
 import { objectView } from './register-object.ts';
@@ -34,11 +36,7 @@ export type BindPhotoDeps = ObjectRepositoryDeps & {
  * owner's photo storage as the earlier one still does (a full account's upload is 413). Whatever refuses the
  * upload, its blob is removed again unless a photo of any object has the same SHA-256.
  */
-export async function bindPhoto(
-  deps: BindPhotoDeps,
-  owner: Principal,
-  request: { objectId: string; angle: string; sha256: string },
-): Promise<PhotoUploaded> {
+export async function bindPhoto(deps: BindPhotoDeps, owner: Principal, request: PhotoRequest): Promise<PhotoUploaded> {
   const bytes = await deps.blobs.get(request.sha256);
   if (!bytes)
     throw new HallmarkError('VALIDATION_ERROR', 'Invalid request: the uploaded photo was not found.', { sha256: request.sha256 });
@@ -55,15 +53,52 @@ export async function bindPhoto(
   return bound;
 }
 
-async function bind(
+/** An upload to bind; `requestKey`: its Idempotency-Key as the gateway scopes it. */
+type PhotoRequest = { objectId: string; angle: string; sha256: string; requestKey?: string | undefined };
+
+/**
+ * The answer of a binding stored by an earlier attempt of the same keyed upload (its answer lost to
+ * a crash or a timeout), from its event and the object as it is now; undefined when there is none.
+ */
+async function storedBinding(
   deps: BindPhotoDeps,
   owner: Principal,
-  request: { objectId: string; angle: string; sha256: string },
-  bytes: Buffer,
-): Promise<PhotoUploaded> {
+  objectId: string,
+  eventId: string,
+): Promise<PhotoUploaded | undefined> {
+  const { state, events } = await requireOwnedHistory(deps, owner, objectId);
+  const event = events.find((candidate) => candidate.eventId === eventId);
+  if (!event) return undefined;
+  const data = event.data as unknown as PhotoBoundData;
+  return photoUploaded(state, data.angle, data);
+}
+
+function photoUploaded(state: ObjectState, angle: string, bound: PhotoBoundData): PhotoUploaded {
+  return {
+    objectId: state.id,
+    angle,
+    sha256: bound.sha256,
+    perceptualHash: bound.perceptualHash,
+    width: bound.width,
+    height: bound.height,
+    replaced: bound.replaced,
+    photo_status: securityFigures(state).photo_status,
+    object: objectView(state),
+  };
+}
+
+async function bind(deps: BindPhotoDeps, owner: Principal, request: PhotoRequest, bytes: Buffer): Promise<PhotoUploaded> {
+  // With an Idempotency-Key the binding's event id follows from it and the upload: a retry after a
+  // crash finds the binding its first attempt stored and answers it, binding nothing again.
+  const { requestKey, ...upload } = request;
+  const eventId = requestKey ? eventIdOf('photo', requestKey, upload) : undefined;
+  if (eventId) {
+    const stored = await storedBinding(deps, owner, request.objectId, eventId);
+    if (stored) return stored;
+  }
   let analysis: PhotoCheck | undefined;
   let bound: PhotoBoundData | undefined;
-  const { state } = await changeObject(deps, owner, request.objectId, async (current) => {
+  const { state, appended } = await changeObject(deps, owner, request.objectId, async (current) => {
     // The angle and the owner's room first: either refuses without decoding the photo.
     const wrongAngle = checkAngle(current.category, request.angle);
     if (wrongAngle) throw toHallmarkError(wrongAngle);
@@ -80,6 +115,7 @@ async function bind(
         size: bytes.length,
         analysis,
         storage,
+        ...(eventId ? { eventId } : {}),
       },
       current,
     );
@@ -90,19 +126,15 @@ async function bind(
     await recordPhotoBlob(deps.db, request.sha256, deps.clock());
     return decision;
   });
-  const photo = state.photos.get(request.angle);
-  if (!photo || !bound) throw new Error('The photo was recorded but is not in the object’s history.');
-  return {
-    objectId: state.id,
-    angle: request.angle,
-    sha256: photo.sha256,
-    perceptualHash: photo.perceptualHash,
-    width: photo.width,
-    height: photo.height,
-    replaced: bound.replaced,
-    photo_status: securityFigures(state).photo_status,
-    object: objectView(state),
-  };
+  // Nothing appended: the key's binding was stored meanwhile (this upload's first attempt, racing it).
+  if (appended.length === 0 && eventId) {
+    const stored = await storedBinding(deps, owner, request.objectId, eventId);
+    if (stored) return stored;
+  }
+  if (!bound || state.photos.get(request.angle)?.sha256 !== bound.sha256) {
+    throw new Error('The photo was recorded but is not in the object’s history.');
+  }
+  return photoUploaded(state, request.angle, bound);
 }
 
 /**

@@ -3,7 +3,7 @@ import type { ChainedRecord } from '@hallmark/provenance';
 import { checkProvenanceEvent, type DomainError, decide, isRefusal, type ObjectCommand } from '../domain/object.ts';
 import type { ObjectState } from '../object-history.ts';
 import { changeObject, type ObjectRepositoryDeps, requireOwnedHistory } from '../object-repository.ts';
-import { idSeedOf } from '../request-ids.ts';
+import { eventIdOf } from '../request-ids.ts';
 
 const toHallmarkError = (refusal: DomainError) => new HallmarkError(refusal.code, refusal.message, refusal.details);
 
@@ -51,14 +51,9 @@ export async function recordProvenanceEvent(
   return recordedEvent(changed.state, eventId ?? changed.appended[0]?.eventId);
 }
 
-/** A UUID (version 8, RFC 9562) from the request's key and body: the same request always names the same event. */
-export function eventIdOfRequest(requestKey: string, body: ProvenanceEventBody): string {
-  const hex = idSeedOf('provenance-event', requestKey, body).toString('hex').slice(0, 32).split('');
-  hex[12] = '8';
-  hex[16] = ((Number.parseInt(hex[16] as string, 16) & 0x3) | 0x8).toString(16);
-  const id = hex.join('');
-  return `${id.slice(0, 8)}-${id.slice(8, 12)}-${id.slice(12, 16)}-${id.slice(16, 20)}-${id.slice(20)}`;
-}
+/** The id of the event a keyed request records (request-ids.ts). */
+export const eventIdOfRequest = (requestKey: string, body: ProvenanceEventBody): string =>
+  eventIdOf('provenance-event', requestKey, body);
 
 function recordedEvent(state: ObjectState, eventId: string | undefined) {
   const record = state.records.find((candidate) => candidate.eventId === eventId) as ChainedRecord & { eventId: string };

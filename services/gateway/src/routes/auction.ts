@@ -122,7 +122,13 @@ export function registerAuctionRoutes(
     const bound = await withRetryAfter(reply, () =>
       deps.services.call(
         bindPhotoRpc,
-        { principal: principalOf(request), objectId: paramOf(request, 'objectId'), angle, sha256 },
+        {
+          principal: principalOf(request),
+          objectId: paramOf(request, 'objectId'),
+          angle,
+          sha256,
+          ...(requestKeyOf(request) ? { requestKey: requestKeyOf(request) } : {}),
+        },
         request.id,
       ),
     );

@@ -1,0 +1,86 @@
+// A keyed photo upload whose answer was lost (the gateway killed before it stored it, so the
+// Idempotency-Key's lease lapsed and the retry runs again) binds the photo once: the retry finds
+// the binding its first attempt stored and answers it. Before, the retry recorded a second
+// `photographed` event (a review of 2026-12-03, killing the product mid-upload): a duplicate in the
+// exported evidence, `replaced: true` on a photo nobody replaced, its bytes counted twice toward the
+// account's photo storage. Over real HTTP, in both forms; the lost answer is made by removing the
+// gateway's stored one, as a kill before it was written leaves it.
+import { createPostgresDatabase } from '@hallmark/sql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningProduct, startDistributedProduct } from '../support/distributed-product.ts';
+import { call, type EmbeddedRunningProduct, startEmbeddedProduct } from '../support/embedded.ts';
+import { picture } from '../support/pictures.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
+type Json = Record<string, any>;
+
+let product: RunningProduct;
+
+const api = (method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
+  call<Json>(product.url, method, `/api/v1${path}`, options);
+
+async function upload(key: string, objectId: string, angle: string, bytes: Buffer, idempotencyKey: string) {
+  const form = new FormData();
+  form.append('angle', angle);
+  form.append('photo', new Blob([bytes], { type: 'image/jpeg' }), 'photo.jpg');
+  const response = await fetch(`${product.url}/api/v1/auction/objects/${objectId}/photos`, {
+    method: 'POST',
+    headers: { 'x-api-key': key, 'idempotency-key': idempotencyKey },
+    body: form,
+  });
+  return { status: response.status, headers: response.headers, body: (await response.json()) as Json };
+}
+
+/** Forgets every stored Idempotency-Key answer, as a gateway killed before it stored them leaves it. */
+async function loseStoredAnswers(): Promise<void> {
+  const text = 'DELETE FROM idempotent_requests';
+  if (product.form === 'embedded') {
+    await (product as EmbeddedRunningProduct).test.product.db.query(text);
+    return;
+  }
+  const db = createPostgresDatabase({ connectionString: product.databaseUrl as string, maxConnections: 1 });
+  try {
+    await db.query(text);
+  } finally {
+    await db.close();
+  }
+}
+
+describe.each([
+  ['embedded', startEmbeddedProduct],
+  ['distributed', () => startDistributedProduct()],
+])('a keyed upload whose answer was lost (%s form)', (_form, start: () => Promise<RunningProduct>) => {
+  beforeAll(async () => {
+    product = await start();
+  });
+  afterAll(async () => {
+    await product?.stop();
+  });
+
+  it('binds the photo once: the retry answers the stored binding', async () => {
+    const created = await api('POST', '/accounts', { key: product.operatorKey, body: { name: 'House', tier: 'enterprise' } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const house = created.body.apiKey.secret as string;
+    const registered = await api('POST', '/auction/objects/register', {
+      key: house,
+      body: { title: 'Watch', category: 'watch' },
+    });
+    expect(registered.status, JSON.stringify(registered.body)).toBe(201);
+    const objectId = registered.body.object.id as string;
+    const photo = await picture(41);
+
+    const first = await upload(house, objectId, 'dial', photo, 'upload-dial-1');
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    await loseStoredAnswers();
+    const retry = await upload(house, objectId, 'dial', photo, 'upload-dial-1');
+    expect(retry.status, JSON.stringify(retry.body)).toBe(201);
+    // Not the gateway's replay (its answer is gone): the service's stored binding.
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    expect(retry.body).toMatchObject({ sha256: first.body.sha256, angle: 'dial', replaced: false });
+
+    const history = await api('GET', `/auction/objects/${objectId}/provenance`, { key: house });
+    expect(history.status, JSON.stringify(history.body)).toBe(200);
+    const photographed = JSON.stringify(history.body).split('"photographed"').length - 1;
+    expect(photographed, JSON.stringify(history.body)).toBe(1);
+  });
+});
