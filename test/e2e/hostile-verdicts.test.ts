@@ -39,19 +39,28 @@ const paris = { latitude: 48.8566, longitude: 2.3522 };
 const tokyo = { latitude: 35.6762, longitude: 139.6503 };
 const berlin = { latitude: 52.52, longitude: 13.405 };
 
-/** Removes every record of a code (its row in code-service's table and in verify-service's directory); its event stays. */
+/**
+ * Removes every record of a code (its row in code-service's table and in verify-service's
+ * directory); its event stays. Waits for the directory's projection to have written the row first,
+ * or it would write it back after the removal.
+ */
 async function forgetCode(gtin: string, serial: string): Promise<void> {
-  const statements = [
-    'DELETE FROM codes WHERE gtin = $1 AND serial = $2',
-    'DELETE FROM code_directory WHERE gtin = $1 AND serial = $2',
-  ];
+  const run = async (query: (text: string, params: unknown[]) => Promise<unknown[]>) => {
+    await waitFor('the code projected into the directory', async () => {
+      const rows = await query('SELECT 1 FROM code_directory WHERE gtin = $1 AND serial = $2', [gtin, serial]);
+      return rows.length > 0 ? true : undefined;
+    });
+    await query('DELETE FROM codes WHERE gtin = $1 AND serial = $2', [gtin, serial]);
+    await query('DELETE FROM code_directory WHERE gtin = $1 AND serial = $2', [gtin, serial]);
+  };
   if (product.form === 'embedded') {
-    for (const text of statements) await (product as EmbeddedRunningProduct).test.product.db.query(text, [gtin, serial]);
+    const db = (product as EmbeddedRunningProduct).test.product.db;
+    await run((text, params) => db.query(text, params));
     return;
   }
   const db = createPostgresDatabase({ connectionString: product.databaseUrl as string, maxConnections: 1 });
   try {
-    for (const text of statements) await db.query(text, [gtin, serial]);
+    await run((text, params) => db.query(text, params));
   } finally {
     await db.close();
   }
