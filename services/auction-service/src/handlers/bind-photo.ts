@@ -92,13 +92,11 @@ async function bind(deps: BindPhotoDeps, owner: Principal, request: PhotoRequest
   // crash finds the binding its first attempt stored and answers it, binding nothing again.
   const { requestKey, ...upload } = request;
   const eventId = requestKey ? eventIdOf('photo', requestKey, upload) : undefined;
-  if (eventId) {
-    const stored = await storedBinding(deps, owner, request.objectId, eventId);
-    if (stored) return stored;
-  }
   let analysis: PhotoCheck | undefined;
   let bound: PhotoBoundData | undefined;
   const { state, appended } = await changeObject(deps, owner, request.objectId, async (current) => {
+    // A retry whose binding is stored records nothing: answered below, with nothing checked or decoded.
+    if (eventId && current.eventIds.has(eventId)) return [];
     // The angle and the owner's room first: either refuses without decoding the photo.
     const wrongAngle = checkAngle(current.category, request.angle);
     if (wrongAngle) throw toHallmarkError(wrongAngle);
@@ -126,7 +124,7 @@ async function bind(deps: BindPhotoDeps, owner: Principal, request: PhotoRequest
     await recordPhotoBlob(deps.db, request.sha256, deps.clock());
     return decision;
   });
-  // Nothing appended: the key's binding was stored meanwhile (this upload's first attempt, racing it).
+  // Nothing appended: the key's binding was stored (by this upload's first attempt, before or racing it).
   if (appended.length === 0 && eventId) {
     const stored = await storedBinding(deps, owner, request.objectId, eventId);
     if (stored) return stored;
