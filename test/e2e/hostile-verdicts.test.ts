@@ -2,11 +2,11 @@
 // making a genuine code EXCESSIVE_SCANS on its own, another tenant's made-up location turning the
 // owner's own scan into an impossible journey, and GET /scans measuring travel from the scans of a
 // GTIN's previous owner. Over real HTTP; the clock-driven test in the embedded form, the rest in both.
-import { createPostgresDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callFrom } from '../support/client-address.ts';
 import { type RunningProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { type EmbeddedRunningProduct, startEmbeddedProduct } from '../support/embedded.ts';
+import { withProductDatabase } from '../support/product-database.ts';
 import { waitFor } from '../support/wait.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
@@ -45,25 +45,14 @@ const berlin = { latitude: 52.52, longitude: 13.405 };
  * or it would write it back after the removal.
  */
 async function forgetCode(gtin: string, serial: string): Promise<void> {
-  const run = async (query: (text: string, params: unknown[]) => Promise<unknown[]>) => {
+  await withProductDatabase(product, async (query) => {
     await waitFor('the code projected into the directory', async () => {
       const rows = await query('SELECT 1 FROM code_directory WHERE gtin = $1 AND serial = $2', [gtin, serial]);
       return rows.length > 0 ? true : undefined;
     });
     await query('DELETE FROM codes WHERE gtin = $1 AND serial = $2', [gtin, serial]);
     await query('DELETE FROM code_directory WHERE gtin = $1 AND serial = $2', [gtin, serial]);
-  };
-  if (product.form === 'embedded') {
-    const db = (product as EmbeddedRunningProduct).test.product.db;
-    await run((text, params) => db.query(text, params));
-    return;
-  }
-  const db = createPostgresDatabase({ connectionString: product.databaseUrl as string, maxConnections: 1 });
-  try {
-    await run((text, params) => db.query(text, params));
-  } finally {
-    await db.close();
-  }
+  });
 }
 
 const verify = async (key: string, url: string, options: { location?: Json; from?: string } = {}) =>

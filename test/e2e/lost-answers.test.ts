@@ -5,11 +5,11 @@
 // exported evidence, `replaced: true` on a photo nobody replaced, its bytes counted twice toward the
 // account's photo storage. Over real HTTP, in both forms; the lost answer is made by removing the
 // gateway's stored one, as a kill before it was written leaves it.
-import { createPostgresDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningProduct, startDistributedProduct } from '../support/distributed-product.ts';
-import { call, type EmbeddedRunningProduct, startEmbeddedProduct } from '../support/embedded.ts';
+import { call, startEmbeddedProduct } from '../support/embedded.ts';
 import { picture } from '../support/pictures.ts';
+import { withProductDatabase } from '../support/product-database.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
 type Json = Record<string, any>;
@@ -33,17 +33,7 @@ async function upload(key: string, objectId: string, angle: string, bytes: Buffe
 
 /** Forgets every stored Idempotency-Key answer, as a gateway killed before it stored them leaves it. */
 async function loseStoredAnswers(): Promise<void> {
-  const text = 'DELETE FROM idempotent_requests';
-  if (product.form === 'embedded') {
-    await (product as EmbeddedRunningProduct).test.product.db.query(text);
-    return;
-  }
-  const db = createPostgresDatabase({ connectionString: product.databaseUrl as string, maxConnections: 1 });
-  try {
-    await db.query(text);
-  } finally {
-    await db.close();
-  }
+  await withProductDatabase(product, (query) => query('DELETE FROM idempotent_requests'));
 }
 
 describe.each([
