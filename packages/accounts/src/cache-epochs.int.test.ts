@@ -5,7 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { provisionAccount } from './account-log.ts';
 import { hashApiKeySecret } from './api-key-secret.ts';
 import { findApiKeyByHash } from './api-key-store.ts';
+import { writeBranding } from './branding.ts';
 import { type CacheEpochs, watchCacheEpochs } from './cache-epochs.ts';
+import { insertGtinClaim, newGtinClaim } from './gtin-claim-store.ts';
+import { createGtinIssuers } from './gtin-issuers.ts';
 import { createVerificationKeys } from './keyring.ts';
 import { migrateAccounts } from './migrate.ts';
 
@@ -91,6 +94,49 @@ for (const kind of ['postgresql', 'pglite'] as const) {
       await db.query(`UPDATE verification_keys SET status = 'revoked', revoked_at = $2 WHERE id = $1`, [registered.id, now]);
       const tookMs = await waitFor(async () => (await keys.find(registered.id, owner))?.status === 'revoked', 1_000);
       expect(tookMs).toBeLessThan(1_000);
+    });
+
+    it('a brand’s issuer is remembered between scans, and renamed by plain SQL (no broadcast) within one poll', async () => {
+      const created = await provisionAccount(
+        { db, eventStore: await createSqlEventStore(db) },
+        { name: 'epoch issuer', tier: 'starter', environment: 'live' },
+        now,
+      );
+      const accountId = created.account.id;
+      const gtin = '09506000134369';
+      await insertGtinClaim(
+        db,
+        newGtinClaim({ accountId, environment: 'live', target: { kind: 'gtin', value: gtin }, source: 'granted' }, now),
+        accountId,
+      );
+      await writeBranding(db, { accountId, environment: 'live' }, { displayName: 'Before' }, now);
+      await epochs.refresh();
+      // Statements the issuers send, counted through a wrapper of the database.
+      let statements = 0;
+      const counted = {
+        ...db,
+        query: (text: string, params?: readonly unknown[]) => {
+          statements++;
+          return db.query(text, params);
+        },
+      } as SqlDatabase;
+      const issuers = createGtinIssuers(counted, { epochs, cacheMs: 60_000 });
+      const scans = await Promise.all(Array.from({ length: 20 }, () => issuers.issuerOf('live', gtin)));
+      expect(scans.every((issuer) => issuer?.accountId === accountId && issuer.name === 'Before')).toBe(true);
+      expect(await issuers.issuerOf('live', gtin)).toMatchObject({ name: 'Before' });
+      expect(statements).toBe(1);
+
+      await db.query(`UPDATE account_branding SET display_name = 'After' WHERE account_id = $1`, [accountId]);
+      const tookMs = await waitFor(async () => (await issuers.issuerOf('live', gtin))?.name === 'After', 1_000);
+      expect(tookMs).toBeLessThan(1_000);
+      // A claim revoked by plain SQL: the page names nobody within one poll as well.
+      await db.query('UPDATE gtin_claims SET revoked_at = $2 WHERE account_id = $1', [accountId, now]);
+      await waitFor(async () => (await issuers.issuerOf('live', gtin)) === undefined, 1_000);
+      // A broadcast's forgetAll: the next scan asks again at once.
+      const before = statements;
+      issuers.forgetAll();
+      await issuers.issuerOf('live', gtin);
+      expect(statements).toBe(before + 1);
     });
 
     it('keeps the last epochs when a poll fails, and says so', async () => {

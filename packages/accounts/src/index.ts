@@ -108,6 +108,7 @@ export {
   newGtinClaim,
   revokeGtinClaim,
 } from './gtin-claim-store.ts';
+export { createGtinIssuers, type GtinIssuers } from './gtin-issuers.ts';
 export { claimCovers, claimsOverlap, claimValuesCovering, environmentsCovered, type GtinClaimTarget } from './gtin-ownership.ts';
 export { createGtinSigners, type GtinSigner, type GtinSigners } from './gtin-signers.ts';
 export { findKeysLastUsed, writeKeysLastUsed } from './key-last-used.ts';

@@ -29,4 +29,6 @@ export const broadcasts = {
   blocklistChanged: 'codes.blocklist-changed',
   /** `{ gtin?, prefix? }`: who may sign a GTIN changed; verifiers drop their copies of its codes and gateways republish the key set. */
   gtinOwnershipChanged: 'gtins.ownership-changed',
+  /** `{ accountId, environment }`: an account's branding (name, colours, logo) changed; verifiers drop the issuers they remembered. */
+  brandingChanged: 'accounts.branding-changed',
 } as const;

@@ -313,6 +313,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   // A brand logo is an upload too: it shares the photos' slots.
   registerAccountSettingsRoutes(app, {
     db: deps.db,
+    bus: deps.bus,
     clock: deps.clock,
     uploads,
     ...(deps.eventStore ? { eventStore: deps.eventStore } : {}),

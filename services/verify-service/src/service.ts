@@ -1,5 +1,11 @@
 import { fileURLToPath } from 'node:url';
-import { createGtinSigners, createVerificationKeys, migrateAccounts, watchCacheEpochs } from '@hallmark/accounts';
+import {
+  createGtinIssuers,
+  createGtinSigners,
+  createVerificationKeys,
+  migrateAccounts,
+  watchCacheEpochs,
+} from '@hallmark/accounts';
 import { createComplianceConfigCache } from '@hallmark/compliance-client';
 import {
   broadcasts,
@@ -76,10 +82,13 @@ export const verifyService = defineService({
       if (error instanceof ProjectionMovedOn) log.debug(error.message);
       else log.error({ err: error }, 'code directory projection failed; retrying');
     });
+    // Who a resolver page names as a GTIN's issuer, remembered briefly (gtin-issuers.ts).
+    const issuers = createGtinIssuers(infra.db, { epochs });
     const deps = {
       db: infra.db,
       codes,
       keys,
+      issuers,
       cache: infra.cache,
       scans,
       rules,
@@ -100,7 +109,11 @@ export const verifyService = defineService({
       epochs,
       await infra.bus.onBroadcast(broadcasts.publicKeyRevoked, forgetKid),
       await infra.bus.onBroadcast(broadcasts.publicKeyRegistered, forgetKid),
-      await infra.bus.onBroadcast(broadcasts.gtinOwnershipChanged, () => codes.forgetAll()),
+      await infra.bus.onBroadcast(broadcasts.gtinOwnershipChanged, () => {
+        codes.forgetAll();
+        issuers.forgetAll();
+      }),
+      await infra.bus.onBroadcast(broadcasts.brandingChanged, () => issuers.forgetAll()),
       await configs.start(),
       await blocks.start(infra.bus),
       await projectScanHistory(infra.bus, infra.db),

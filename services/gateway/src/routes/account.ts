@@ -6,9 +6,11 @@ import {
   minimumContrast,
   writeBranding,
 } from '@hallmark/accounts';
+import type { Bus } from '@hallmark/bus';
 import {
   type BrandingInput,
   type BrandingView,
+  broadcasts,
   deleteBrandingLogoRoute,
   getBrandingRoute,
   HallmarkError,
@@ -37,9 +39,24 @@ const unsafeNameCharacters = /[\p{Cc}\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
  * Writes a branding change with its audit event (`branding.updated` or `branding.logo-set`) in the
  * account's stream, the row written in the event's transaction (as key-log.ts does for keys): a
  * change is stored with its record or not at all. Without an event store (a gateway built without
- * one, in some tests) the row alone is written.
+ * one, in some tests) the row alone is written. Then verifiers are told to forget the issuers they
+ * remember (`accounts.branding-changed`).
  */
 async function recordBrandingChange(
+  deps: { db: SqlDatabase; eventStore?: EventStore; bus: Bus; clock: () => Date },
+  owner: Principal,
+  type: 'branding.updated' | 'branding.logo-set' | 'branding.logo-removed',
+  data: Record<string, unknown>,
+  change: BrandingChange,
+): Promise<BrandingView> {
+  const view = await writeBrandingChange(deps, owner, type, data, change);
+  // The resolver pages of every replica name the brand anew at once (the epoch is the slower path).
+  await deps.bus.broadcast(broadcasts.brandingChanged, { accountId: owner.accountId, environment: owner.environment });
+  return view;
+}
+
+/** The row and its audit event, in one transaction. */
+async function writeBrandingChange(
   deps: { db: SqlDatabase; eventStore?: EventStore; clock: () => Date },
   owner: Principal,
   type: 'branding.updated' | 'branding.logo-set' | 'branding.logo-removed',
@@ -73,7 +90,7 @@ async function recordBrandingChange(
  */
 export function registerAccountSettingsRoutes(
   app: FastifyInstance,
-  deps: { db: SqlDatabase; eventStore?: EventStore; clock: () => Date; uploads: UploadSlots },
+  deps: { db: SqlDatabase; eventStore?: EventStore; bus: Bus; clock: () => Date; uploads: UploadSlots },
 ): void {
   // The logo is the body itself; only these two types are parsed (SVG and the rest are 415).
   app.addContentTypeParser([...logoTypes], { parseAs: 'buffer', bodyLimit: maxLogoBytes }, (_request, body, done) => {

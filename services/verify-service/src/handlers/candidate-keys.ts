@@ -2,6 +2,10 @@ import type { PublicKeyEntry, VerificationKeys } from '@hallmark/accounts';
 import { verifyCodeSignatureForRequest } from '@hallmark/codes';
 import type { CodeLookup, Environment, Principal } from '@hallmark/contracts';
 import type { DigitalLink } from '@hallmark/gs1';
+import type { CodeDirectory, ItemCodes } from '../code-directory.ts';
+
+/** A scanned link as readLink gives it: a Digital Link with its serial and signature. */
+export type SignedLink = DigitalLink & { serial: string; signature: string };
 
 /** A key that may have signed an item's code, looked up as its owner's (accounts migration 0009). */
 export interface CandidateKey {
@@ -42,13 +46,41 @@ export async function usableCandidateKeys(
 }
 
 /** The first of the keys under which the link's signature verifies (over everything it signs), if any. */
-export async function signingKeyOf(
-  keys: readonly PublicKeyEntry[],
-  link: DigitalLink & { serial: string; signature: string },
-): Promise<string | undefined> {
+export async function signingKeyOf(keys: readonly PublicKeyEntry[], link: SignedLink): Promise<string | undefined> {
   for (const { kid, keyObject } of keys) {
     const fields = { kid, gtin: link.gtin, serial: link.serial, batch: link.batch, variant: link.variant, expiry: link.expiry };
     if (await verifyCodeSignatureForRequest(keyObject, fields, link.signature)) return kid;
   }
   return undefined;
+}
+
+/** What checking a link's signature in one environment found (signatureCheck). */
+export interface SignatureCheck {
+  /** The item's stored codes and the GTIN's signer in the environment. */
+  item: ItemCodes;
+  /** The GTIN's signer, if anyone signs it in the environment. */
+  signer: Principal | undefined;
+  /** The usable candidate keys, in candidate order; none when nothing here could have signed the link. */
+  keys: PublicKeyEntry[];
+  /** The first of them under which the link's signature verifies. */
+  matchedKid: string | undefined;
+}
+
+/**
+ * The item's codes, its candidate keys and the one that signed the link, in one environment: the
+ * look-up and Ed25519 check POST /code/verify and the resolver share (the resolver makes it once
+ * and hands it to the verification).
+ */
+export async function signatureCheck(
+  codes: CodeDirectory,
+  keys: VerificationKeys,
+  environment: Environment,
+  link: SignedLink,
+  requestId: string,
+): Promise<SignatureCheck> {
+  const item = await codes.findItem(environment, link.gtin, link.serial, requestId);
+  const signer = item.signerAccountId ? { accountId: item.signerAccountId, environment } : undefined;
+  const usable = await usableCandidateKeys(keys, await candidateKeys(keys, item.codes, signer), environment);
+  const matchedKid = usable.length > 0 ? await signingKeyOf(usable, link) : undefined;
+  return { item, signer, keys: usable, matchedKid };
 }

@@ -1,13 +1,5 @@
-import { findGtinIssuer } from '@hallmark/accounts';
-import {
-  type CodeLookup,
-  HallmarkError,
-  type Principal,
-  type ResolvedIssuer,
-  type ResolvedScan,
-  type VerificationResult,
-} from '@hallmark/contracts';
-import { candidateKeys, signingKeyOf, usableCandidateKeys } from './candidate-keys.ts';
+import type { CodeLookup, Principal, ResolvedIssuer, ResolvedScan, VerificationResult } from '@hallmark/contracts';
+import { type SignatureCheck, signatureCheck } from './candidate-keys.ts';
 import { readLink } from './read-link.ts';
 import { type VerifyDeps, verifyCode } from './verify-code.ts';
 
@@ -17,33 +9,40 @@ type ScannedLink = ReturnType<typeof readLink>;
 interface SignedIn {
   signer: Principal;
   code: CodeLookup | undefined;
+  /** The check that found it, handed to the verification so it is not made twice. */
+  checked: SignatureCheck;
+}
+
+/** The first environment's signer that had candidate keys at all, under which a forged link's scan is recorded. */
+interface CheckedBy {
+  signer: Principal;
+  checked: SignatureCheck;
 }
 
 /**
  * The environment whose candidate keys the link's signature verifies under, live first (a printed
  * link names no environment), with the candidates POST /code/verify uses (candidate-keys.ts): the
  * stored codes' keys, else the GTIN signer's own, so a code the brand signed outside Hallmark is
- * found as the API finds it. `checkedBy`: the first environment's signer that had candidates at all,
- * under which a forged link's scan is recorded.
+ * found as the API finds it.
  */
 async function whereSigned(
   deps: VerifyDeps,
   link: ScannedLink,
   requestId: string,
-): Promise<{ signed?: SignedIn; checkedBy?: Principal }> {
-  let checkedBy: Principal | undefined;
+): Promise<{ signed?: SignedIn; checkedBy?: CheckedBy }> {
+  let checkedBy: CheckedBy | undefined;
   for (const environment of ['live', 'test'] as const) {
-    const { codes, signerAccountId } = await deps.codes.findItem(environment, link.gtin, link.serial, requestId);
-    // Nobody signs this GTIN in this environment: nothing here could have signed the link.
-    if (!signerAccountId) continue;
-    const signer = { accountId: signerAccountId, environment };
-    const keys = await usableCandidateKeys(deps.keys, await candidateKeys(deps.keys, codes, signer), environment);
-    if (keys.length === 0) continue;
-    checkedBy ??= signer;
-    const kid = await signingKeyOf(keys, link);
+    const checked = await signatureCheck(deps.codes, deps.keys, environment, link, requestId);
+    // Nobody signs this GTIN here, or none of the signer's candidate keys is usable: nothing here could have signed the link.
+    if (!checked.signer || checked.keys.length === 0) continue;
+    checkedBy ??= { signer: checked.signer, checked };
+    const kid = checked.matchedKid;
     if (kid === undefined) continue;
-    const code = codes.find((candidate) => candidate.kid === kid);
-    return { signed: { signer: { accountId: code?.accountId ?? signerAccountId, environment }, code }, checkedBy };
+    const code = checked.item.codes.find((candidate) => candidate.kid === kid);
+    return {
+      signed: { signer: { accountId: code?.accountId ?? checked.signer.accountId, environment }, code, checked },
+      checkedBy,
+    };
   }
   return checkedBy ? { checkedBy } : {};
 }
@@ -53,6 +52,7 @@ const verifyFor = (
   deps: VerifyDeps,
   request: { url: string; client: { address: string } },
   signer: Principal,
+  checked: SignatureCheck,
   requestId: string,
 ) =>
   verifyCode(
@@ -64,6 +64,7 @@ const verifyFor = (
       view: 'full',
     },
     requestId,
+    checked,
   ) as Promise<VerificationResult>;
 
 /**
@@ -88,10 +89,8 @@ export async function resolveScan(
   const live = signed.signer.environment === 'live';
   const [issuer, result] = await Promise.all([
     live ? issuerOf(deps, link.gtin, signed.signer.accountId) : undefined,
-    verifyFor(deps, request, signed.signer, requestId),
+    verifyFor(deps, request, signed.signer, signed.checked, requestId),
   ]);
-  // A key revoked between the look-up above and the verification: it vouches for nothing now.
-  if (!result.checks.signature.passed) return forged(deps, link);
   const name = signed.code?.metadata.name;
   return {
     codeFound: true,
@@ -111,23 +110,16 @@ async function forgedScan(
   deps: VerifyDeps,
   request: { url: string; client: { address: string } },
   link: ScannedLink,
-  checkedBy: Principal | undefined,
+  checkedBy: CheckedBy | undefined,
   requestId: string,
 ): Promise<ResolvedScan> {
-  if (checkedBy) {
-    try {
-      await verifyFor(deps, request, checkedBy, requestId);
-    } catch (error) {
-      // Its keys revoked meanwhile: nothing could have signed it, and there is nothing to record.
-      if (!(error instanceof HallmarkError && error.code === 'KEY_NOT_FOUND')) throw error;
-    }
-  }
+  if (checkedBy) await verifyFor(deps, request, checkedBy.signer, checkedBy.checked, requestId);
   return forged(deps, link);
 }
 
 /** The one answer for a forged link: the GTIN's live owner named as that (public, per GTIN), nothing of the serial. */
 async function forged(deps: VerifyDeps, link: ScannedLink): Promise<ResolvedScan> {
-  const owner = await findGtinIssuer(deps.db, 'live', link.gtin);
+  const owner = await deps.issuers.issuerOf('live', link.gtin);
   return { codeFound: false, environment: null, productName: null, result: null, issuer: owner ?? null };
 }
 
@@ -137,7 +129,7 @@ async function forged(deps: VerifyDeps, link: ScannedLink): Promise<ResolvedScan
  * names nobody, when the owner is not the account whose code this is (a claim that changed meanwhile).
  */
 async function issuerOf(deps: VerifyDeps, gtin: string, codeOwner: string): Promise<ResolvedIssuer | null | undefined> {
-  const issuer = await findGtinIssuer(deps.db, 'live', gtin);
+  const issuer = await deps.issuers.issuerOf('live', gtin);
   if (!issuer) return null;
   return issuer.accountId === codeOwner ? issuer : undefined;
 }

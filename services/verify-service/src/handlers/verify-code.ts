@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { VerificationKeys } from '@hallmark/accounts';
+import type { GtinIssuers, VerificationKeys } from '@hallmark/accounts';
 import type { Cache } from '@hallmark/cache';
 import { assessScan, endOfYymmdd } from '@hallmark/codes';
 import {
@@ -16,7 +16,7 @@ import type { CodeDirectory } from '../code-directory.ts';
 import type { RiskRulesSource } from '../risk-rules-source.ts';
 import type { ScanRecorded } from '../scan-history.ts';
 import type { ScanPublisher } from '../scan-publisher.ts';
-import { candidateKeys, signingKeyOf, usableCandidateKeys } from './candidate-keys.ts';
+import { type SignatureCheck, signatureCheck } from './candidate-keys.ts';
 import { readLink } from './read-link.ts';
 import type { CodeBlocks } from './report-code.ts';
 
@@ -24,6 +24,8 @@ export interface VerifyDeps {
   db: SqlDatabase;
   codes: CodeDirectory;
   keys: VerificationKeys;
+  /** Who the resolver page names as a GTIN's issuer (remembered briefly). */
+  issuers: GtinIssuers;
   cache: Cache;
   scans: ScanPublisher;
   rules: RiskRulesSource;
@@ -50,22 +52,21 @@ export async function verifyCode(
     view: 'full' | 'quickstart';
   },
   requestId: string,
+  /** The signature check the resolver already made for this link in the principal's environment; never from a message. */
+  checkedBefore?: SignatureCheck,
 ): Promise<VerificationResult | QuickstartVerificationResult> {
   const link = readLink(request.body);
   const { principal } = request;
   const now = deps.clock();
   // Only the GTIN's signer counts: its owner, or the operator for a GTIN nobody owns (docs/SIGNING.md).
-  const { codes, signerAccountId, fromCodeService } = await deps.codes.findItem(
-    principal.environment,
-    link.gtin,
-    link.serial,
-    requestId,
-  );
-  const signer = signerAccountId ? { accountId: signerAccountId, environment: principal.environment } : undefined;
   // A code made outside Hallmark is checked under the signer's own keys only (never the caller's).
-  const candidates = await candidateKeys(deps.keys, codes, signer);
-
-  const keys = await usableCandidateKeys(deps.keys, candidates, principal.environment);
+  const checked = checkedBefore ?? (await signatureCheck(deps.codes, deps.keys, principal.environment, link, requestId));
+  const {
+    item: { codes, signerAccountId, fromCodeService },
+    signer,
+    keys,
+    matchedKid,
+  } = checked;
   const checkedKid = keys[0]?.kid;
   if (!checkedKid) {
     throw new HallmarkError('KEY_NOT_FOUND', 'No registered key could have signed this code.', {
@@ -80,7 +81,6 @@ export async function verifyCode(
   // Only a scan whose signature verifies counts toward the code's history (scan limit, travel,
   // clients): anyone can send forged links by the thousand. A forged scan is counted under a
   // subject of its own, so it still shows in its own counters and in the scan events.
-  const matchedKid = await signingKeyOf(keys, link);
   const scan = await deps.cache.recordScan({
     subject: (matchedKid !== undefined ? scanSubject : forgedScanSubject)(principal.environment, link.gtin, link.serial),
     atMs: now.getTime(),
