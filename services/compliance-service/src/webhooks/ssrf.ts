@@ -1,5 +1,7 @@
-import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
+import { createSystemLookup, type Lookup } from './dns-lookup.ts';
+
+export type { Lookup } from './dns-lookup.ts';
 
 /** Where a delivery may go: a URL and the address checked for it, which the connection must use. */
 export interface DeliveryTarget {
@@ -8,9 +10,8 @@ export interface DeliveryTarget {
   family: 4 | 6;
 }
 
-export type Lookup = (hostname: string) => Promise<Array<{ address: string; family: number }>>;
-
-export const systemLookup: Lookup = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+/** The process's DNS for deliveries (dns-lookup.ts): c-ares, holding no thread of libuv's pool. */
+export const systemLookup: Lookup = createSystemLookup();
 
 /**
  * Addresses a webhook must not reach unless the operator allows private ones: unspecified, loopback,
@@ -120,17 +121,25 @@ export function parseWebhookUrl(text: string): URL {
 class LookupTimedOut extends Error {}
 
 /**
- * The lookup's answer, or LookupTimedOut after `timeoutMs`. The lookup itself is not stopped (the
- * system resolver cannot be cancelled), but the delivery no longer waits for it.
+ * The lookup's answer, or LookupTimedOut after `timeoutMs`. The lookup is told to stop then (its
+ * signal aborts: a c-ares query is cancelled; a system resolver's cannot be, dns-lookup.ts), and
+ * the delivery no longer waits for it.
  */
 async function lookupWithin(lookup: Lookup, host: string, timeoutMs: number | undefined) {
   if (timeoutMs === undefined) return lookup(host);
+  const stop = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new LookupTimedOut()), Math.max(0, timeoutMs));
+    timer = setTimeout(
+      () => {
+        reject(new LookupTimedOut());
+        stop.abort();
+      },
+      Math.max(0, timeoutMs),
+    );
   });
   try {
-    return await Promise.race([lookup(host), late]);
+    return await Promise.race([lookup(host, stop.signal), late]);
   } finally {
     clearTimeout(timer);
   }
