@@ -639,7 +639,7 @@ describe.each([
       }
     });
 
-    it('a forged scans, blocklist or codes cursor, or a date of year 0000, is a 400 before it reaches PostgreSQL', async () => {
+    it('a forged scans, blocklist or codes cursor, a date of year 0000 or one that does not exist, is a 400 before it reaches PostgreSQL', async () => {
       // Each passed a pattern of characters, then failed its ::timestamptz (22008) or ::uuid (22P02)
       // cast, or PostgreSQL's dates (no year 0), as a 500.
       const cursor = (parts: string[]) => Buffer.from(JSON.stringify(parts)).toString('base64url');
@@ -670,6 +670,22 @@ describe.each([
         expectRefused(refused, 400, 'VALIDATION_ERROR');
         expect(refused.body.error?.message, path).toMatch(/0001-01-01/);
       }
+      // Dates and times that do not exist were rolled over into the next month or day (a 30th of
+      // February read as 2 March), so a `to` before `from` could pass as after it.
+      for (const path of [
+        '/scans?from=2026-02-30T00:00:00Z',
+        '/scans/aggregates?groupBy=verdict&bucket=day&from=2026-02-31&to=2026-03-10',
+        '/scans?from=2026-03-02T12:00:00Z&to=2026-02-31T00:00:00Z',
+        '/scans?from=2026-04-31',
+        '/scans?to=2026-03-01T24:00:00Z',
+        '/scans?to=2026-03-01T12:60Z',
+        '/scans/countries?from=2026-13-01&to=2026-12-05',
+      ]) {
+        const refused = await api('GET', path);
+        expectRefused(refused, 400, 'VALIDATION_ERROR');
+        expect(refused.body.error?.message, path).toMatch(/is not a date-time/);
+      }
+      expect((await api('GET', '/scans?from=2028-02-29T23:59:59.5Z&to=2028-03-01')).status).toBe(200);
       // What the API gives out is still taken.
       expect((await api('GET', '/scans/top-codes?from=0001-01-01&to=0001-01-05')).status).toBe(200);
       expect(
