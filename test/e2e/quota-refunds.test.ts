@@ -3,7 +3,8 @@ import { earlyInWindow } from '../support/client-address.ts';
 import { call, startTestProduct, type TestProduct } from '../support/embedded.ts';
 
 // Quota is spent only for accepted work (#17): a batch whose items fail validation, a generate
-// refused for a GTIN the account does not own or for a bad GTIN, gives its daily quota back.
+// refused for a GTIN the account does not own or for a bad GTIN, gives its daily quota back. An
+// auction object's registration (a signed link) spends the generate quota as a code does.
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
 type Json = Record<string, any>;
@@ -51,15 +52,31 @@ describe('quota spent only for accepted work', () => {
       'DUPLICATE_SERIAL',
     );
 
-    // 60 more are accepted: the refused work spent nothing.
-    const rest = Array.from({ length: 60 }, (_, i) => ({ gtin, serialNumber: `MORE-${i}` }));
+    // 58 more are accepted: the refused work spent nothing.
+    const rest = Array.from({ length: 58 }, (_, i) => ({ gtin, serialNumber: `MORE-${i}` }));
     const second = await api('POST', '/code/generate/batch', { key: brand, body: { items: rest } });
     expect(second.status, JSON.stringify(second.body).slice(0, 300)).toBe(200);
-    expect(second.body.results.filter((result: Json) => result.code)).toHaveLength(60);
+    expect(second.body.results.filter((result: Json) => result.code)).toHaveLength(58);
 
-    // And the 101st is refused by the quota itself.
+    // An auction object's registration mints a signed link too: it spends the same quota (one a
+    // registration), and a refused one gives it back. Otherwise a free account registered objects,
+    // each a signed link with its own history, without limit.
+    const refused = await api('POST', '/auction/objects/register', { key: brand, body: { title: '', category: 'watch' } });
+    expect(refused.status).toBe(400);
+    for (const title of ['Watch 1', 'Watch 2']) {
+      const registered = await api('POST', '/auction/objects/register', { key: brand, body: { title, category: 'watch' } });
+      expect(registered.status, JSON.stringify(registered.body)).toBe(201);
+    }
+
+    // And the 101st is refused by the quota itself, a code or an object.
     const over = await api('POST', '/code/generate', { key: brand, body: { gtin, serialNumber: 'ONE-TOO-MANY' } });
     expect(over.status).toBe(429);
     expect(over.body.error?.details).toMatchObject({ limit: 'generate-per-day' });
+    const overObject = await api('POST', '/auction/objects/register', {
+      key: brand,
+      body: { title: 'Watch 3', category: 'watch' },
+    });
+    expect(overObject.status).toBe(429);
+    expect(overObject.body.error?.details).toMatchObject({ limit: 'generate-per-day' });
   });
 });

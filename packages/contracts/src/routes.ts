@@ -674,10 +674,12 @@ export const registerObjectRoute = defineRoute({
   method: 'POST',
   idempotent: true,
   path: `${apiPrefix}/auction/objects/register`,
-  summary: 'Register an object (status consigned) with a signed GS1 Digital Link and a service serial.',
+  summary:
+    'Register an object (status consigned) with a signed GS1 Digital Link and a service serial. Spends one unit of the daily generate quota, as a code does.',
   tags: ['auction'],
   auth: 'api-key',
   scope: 'assets:create',
+  quota: { kind: 'generate', per: 'request' },
   body: RegisterObjectBody,
   responses: { 201: { description: 'The object and its signed link', schema: RegisteredObject } },
   errors: ['VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],

@@ -581,7 +581,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Register an object (status consigned) with a signed GS1 Digital Link and a service serial. */
+    /** Register an object (status consigned) with a signed GS1 Digital Link and a service serial. Spends one unit of the daily generate quota, as a code does. */
     post: operations['registerAuctionObject'];
     delete?: never;
     options?: never;
