@@ -75,6 +75,30 @@ describe.each([
     await product?.stop();
   });
 
+  it('keeps GS1’s restricted-circulation range (2) for auction objects: no claim or grant takes any of it, so none blocks a registration', async () => {
+    // A sandbox key's test claims over 2000–2999 would have covered every object's GTIN (02 + 11
+    // digits): every live registration was a 409 naming the squatter's prefix.
+    for (const body of [{ prefix: '2918' }, { prefix: '2' }, { gtin: '02000000000015' }]) {
+      const claimed = await api('POST', '/gtins', { key: squatter.testKey, body });
+      expect(claimed.status, JSON.stringify(claimed.body)).toBe(400);
+      expect(claimed.body.error).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        details: { fields: [{ field: Object.keys(body)[0], in: 'body' }] },
+      });
+      const granted = await api('POST', `/accounts/${other.id}/gtins`, { key: product.operatorKey, body });
+      expect(granted.status, JSON.stringify(granted.body)).toBe(400);
+    }
+    const registered = await api('POST', '/auction/objects/register', {
+      key: brand.liveKey,
+      body: { title: 'Watch', category: 'watch' },
+    });
+    expect(registered.status, JSON.stringify(registered.body)).toBe(201);
+    // The operator naming an account that does not exist is told so, as its grant would be.
+    const unknown = await api('GET', '/accounts/acc_doesnotexist/gtins', { key: product.operatorKey });
+    expect(unknown.status, JSON.stringify(unknown.body)).toBe(404);
+    expect(unknown.body.error?.code).toBe('NOT_FOUND');
+  });
+
   it('revokes a sandbox’s test claim when the operator grants its prefix live, and moves signing and verification to the brand', async () => {
     // The squatter claims a prefix nobody owns yet, with its test key, and signs a code under it.
     const squatted = await api('POST', '/gtins', { key: squatter.testKey, body: { prefix: squattedPrefix } });

@@ -232,7 +232,7 @@ export const listAccountGtinsRoute = defineRoute({
   params: AccountIdParam,
   querystring: ListGtinClaimsQuery,
   responses: { 200: { description: 'A page of claims', schema: GtinClaimList } },
-  errors: ['VALIDATION_ERROR', 'SERVICE_UNAVAILABLE'],
+  errors: ['VALIDATION_ERROR', 'NOT_FOUND', 'SERVICE_UNAVAILABLE'],
 });
 
 export const claimGtinRoute = defineRoute({

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { insertGtinClaim, newGtinClaim, type SigningKeyring } from '@hallmark/accounts';
 import type { Bus } from '@hallmark/bus';
 import { signedMessage } from '@hallmark/codes';
@@ -63,7 +64,42 @@ export async function registerObject(
     });
     if (stored) return { object: objectView(stored), qr_data: { gs1DigitalLink: stored.link.url, serial: stored.serial } };
   }
-  const serial = newServiceSerial(derived?.subarray(10, 20));
+  // An object's GTIN holds 11 digits of its serial's hash: two objects share one about once in the
+  // first 400,000, and a GTIN is one account's claim. The registration that finds its GTIN taken
+  // draws another serial (a keyed one derives it from its key and the attempt) and tries again.
+  for (let attempt = 0; ; attempt += 1) {
+    const serial = newServiceSerial(serialSeedOf(derived, attempt));
+    try {
+      return await registerWithSerial(deps, owner, body, id, serial);
+    } catch (error) {
+      if (!(error instanceof GtinTaken)) throw error;
+      // Whose claims were in the way is not the caller's to know.
+      if (attempt + 1 >= maxSerialDraws) throw new HallmarkError('CONFLICT', 'No free GTIN was found for the object; try again.');
+    }
+  }
+}
+
+/** How many serials a registration draws before it gives up on a GTIN that is taken. */
+const maxSerialDraws = 5;
+
+/** The claim of the object's GTIN was refused: another object (or a claim made before) holds it. */
+class GtinTaken extends Error {}
+
+/** The bytes a service serial is made from: random, or derived from the request's key (and the attempt, after the first). */
+export function serialSeedOf(derived: Buffer | undefined, attempt: number): Uint8Array | undefined {
+  if (!derived) return undefined;
+  if (attempt === 0) return derived.subarray(10, 20);
+  return createHash('sha256').update(derived).update(`serial-draw:${attempt}`).digest().subarray(0, 10);
+}
+
+/** Signs the object's link for `serial`, and stores its first event, its read model and its GTIN's claim in one transaction. */
+async function registerWithSerial(
+  deps: RegisterDeps,
+  owner: Principal,
+  body: RegisterObjectBody,
+  id: string,
+  serial: string,
+): Promise<RegisteredObject> {
   const gtin = objectGtin(serial);
   const command = (link: SignedLink): ObjectCommand => ({
     type: 'RegisterObject',
@@ -110,7 +146,10 @@ export async function registerObject(
     readModels: {
       db: deps.db,
       async write(sql) {
-        await insertGtinClaim(sql, claim, owner.accountId);
+        await insertGtinClaim(sql, claim, owner.accountId).catch((error: unknown) => {
+          if (error instanceof HallmarkError && error.code === 'CONFLICT') throw new GtinTaken(error.message);
+          throw error;
+        });
         await saveObject(sql, state, now);
       },
     },

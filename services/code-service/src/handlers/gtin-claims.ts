@@ -31,6 +31,23 @@ export interface GtinClaimDeps {
 }
 
 /** Exactly one of gtin and prefix; a GTIN with a valid check digit. */
+/**
+ * GS1's restricted-circulation range (a GTIN-13 starting with 2: prefixes 20–29, for use inside
+ * one organisation, never a brand's trade items) holds every auction object's label GTIN
+ * (objectGtin, docs/AUCTION.md). No grant or claim may take any of it: a claim over it, a sandbox
+ * key's test claims over prefixes 2000–2999 say, would refuse every object's registration.
+ */
+function refuseObjectRange(target: GtinClaimTarget): void {
+  const gtin13 = target.kind === 'gtin' ? target.value.slice(1) : target.value;
+  if (!gtin13.startsWith('2')) return;
+  const field = target.kind === 'gtin' ? 'gtin' : 'prefix';
+  throw new HallmarkError(
+    'VALIDATION_ERROR',
+    `Invalid request: ${field} is in GS1's restricted-circulation range (2), which Hallmark keeps for auction object labels.`,
+    { fields: [{ field, in: 'body', message: "is in GS1's restricted-circulation range (2), kept for auction object labels" }] },
+  );
+}
+
 function targetOf(input: GtinClaimInput): GtinClaimTarget {
   if ((input.gtin === undefined) === (input.prefix === undefined)) {
     throw new HallmarkError('VALIDATION_ERROR', 'Invalid request: give exactly one of gtin and prefix.', {
@@ -47,9 +64,13 @@ function targetOf(input: GtinClaimInput): GtinClaimTarget {
         expected: check.reason === 'check-digit' ? check.expected : '14 digits with a valid GS1 check digit',
       });
     }
-    return { kind: 'gtin', value: input.gtin };
+    const target = { kind: 'gtin' as const, value: input.gtin };
+    refuseObjectRange(target);
+    return target;
   }
-  return { kind: 'prefix', value: input.prefix as string };
+  const target = { kind: 'prefix' as const, value: input.prefix as string };
+  refuseObjectRange(target);
+  return target;
 }
 
 /**
@@ -111,9 +132,16 @@ export function createGtinClaims(deps: GtinClaimDeps) {
       return store(principal.accountId, 'test', target, 'claimed', principal);
     },
 
-    /** `accountId`'s claims in the environments the caller reaches (an account's key: its own environment's). */
-    list(principal: Principal, accountId: string, query: ListGtinClaimsQuery, asOperator: boolean): Promise<GtinClaimList> {
+    /**
+     * `accountId`'s claims in the environments the caller reaches (an account's key: its own
+     * environment's). The operator naming an account that does not exist is NOT_FOUND, as its grant
+     * would be, not an empty list.
+     */
+    async list(principal: Principal, accountId: string, query: ListGtinClaimsQuery, asOperator: boolean): Promise<GtinClaimList> {
       const { environments } = gtinClaimReach(principal, asOperator);
+      if (asOperator && !(await findAccount(deps.db, accountId))) {
+        throw new HallmarkError('NOT_FOUND', 'There is no account with this id.', { accountId });
+      }
       return listGtinClaims(deps.db, accountId, {
         limit: query.limit ?? 20,
         cursor: query.cursor,
