@@ -120,6 +120,14 @@ describe('POST /code/generate', () => {
       400,
       'VALIDATION_ERROR',
     );
+    // An expiry that does not exist is refused, as a date or a date-time (the latter was signed as 2 March).
+    for (const expiryDate of ['2031-02-30', '2031-02-30T00:00:00Z', '2031-06-30T24:00:00Z']) {
+      expectError(
+        await api('POST', '/code/generate', { key: brand, body: { gtin, serialNumber: 'EXPIRY-X', expiryDate } }),
+        400,
+        'VALIDATION_ERROR',
+      );
+    }
   });
 
   it('answers DUPLICATE_SERIAL for the same GTIN and serial, per account and environment', async () => {

@@ -1,4 +1,4 @@
-import { checkAi82Value, checkGtin14 } from '@hallmark/gs1';
+import { checkAi82Value, checkGtin14, writesRealDateTime } from '@hallmark/gs1';
 
 export interface GenerateInput {
   gtin?: string | undefined;
@@ -30,11 +30,11 @@ const testCodeLifetimeMs = 24 * 3_600_000;
 
 /** `2027-12-31` or a date-time → `271231` (UTC), for years 2000–2099 (AI 17 has two digits). */
 export function toYymmdd(isoDate: string): string | undefined {
-  if (!/^\d{4}-\d{2}-\d{2}(T.*)?$/.test(isoDate)) return undefined;
+  // 2027-02-30, or 2031-02-30T00:00:00Z, which new Date reads as 2 March.
+  if (!/^\d{4}-\d{2}-\d{2}(T.*)?$/.test(isoDate) || !writesRealDateTime(isoDate)) return undefined;
   const date = new Date(isoDate.length === 10 ? `${isoDate}T00:00:00Z` : isoDate);
   if (Number.isNaN(date.getTime())) return undefined;
   const iso = date.toISOString();
-  if (isoDate.length === 10 && iso.slice(0, 10) !== isoDate) return undefined; // 2027-02-30
   const year = date.getUTCFullYear();
   if (year < 2000 || year > 2099) return undefined;
   return iso.slice(2, 10).replaceAll('-', '');

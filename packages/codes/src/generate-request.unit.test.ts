@@ -72,6 +72,12 @@ describe('AI 17 dates', () => {
     expect(toYymmdd('2027-12-31')).toBe('271231');
     expect(toYymmdd('2027-12-31T23:30:00-02:00')).toBe('280101');
     expect(toYymmdd('2027-02-30')).toBeUndefined();
+    // A date-time's date and time must exist too: new Date read 30 February as 2 March.
+    expect(toYymmdd('2031-02-30T00:00:00Z')).toBeUndefined();
+    expect(toYymmdd('2031-02-31T12:00:00.000Z')).toBeUndefined();
+    expect(toYymmdd('2031-06-30T24:00:00Z')).toBeUndefined();
+    expect(toYymmdd('2031-06-30T12:60:00Z')).toBeUndefined();
+    expect(toYymmdd('2028-02-29T12:00:00Z')).toBe('280229');
     expect(toYymmdd('1999-12-31')).toBeUndefined();
     expect(toYymmdd('next year')).toBeUndefined();
     expect(yymmddToIsoDate('271231')).toBe('2027-12-31');

@@ -1,4 +1,5 @@
 export { checkAi82Value, isAi82 } from './ai82.ts';
+export { writesRealDateTime } from './calendar.ts';
 export { type DecompressResult, decompressDigitalLink, looksCompressed } from './compressed-digital-link.ts';
 export {
   type DigitalLink,

@@ -18,6 +18,7 @@ import {
   uuidPattern,
   type Verdict,
 } from '@hallmark/contracts';
+import { writesRealDateTime } from '@hallmark/gs1';
 import type { SqlDatabase } from '@hallmark/sql';
 
 // The scans API (issue #21; docs/API.md, "Scans"). A scan belongs to the account whose code (or
@@ -94,27 +95,10 @@ const firstInstantMs = Date.parse('0001-01-01T00:00:00Z');
 const lastInstantMs = Date.parse('9999-12-31T00:00:00Z');
 const withinYears = (ms: number) => ms >= firstInstantMs && ms <= lastInstantMs;
 
-/**
- * Whether the date and time the value writes exist (a 30th of February, an hour 24, a minute 60 do
- * not): `new Date` rolls them over into the next day or month instead of refusing them.
- */
-function namesRealTime(value: string): boolean {
-  const [year, month, day] = value.slice(0, 10).split('-').map(Number) as [number, number, number];
-  if (month < 1 || month > 12 || day < 1 || day > new Date(Date.UTC(year, month, 0)).getUTCDate()) return false;
-  const [hour = 0, minute = 0, second = 0] =
-    value.length > 10
-      ? value
-          .slice(11, 19)
-          .split(':')
-          .map((part) => Number.parseInt(part, 10))
-      : [];
-  return hour <= 23 && minute <= 59 && second <= 59;
-}
-
 function instant(name: string, value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
   const date = new Date(value);
-  if (!isoDateTime.test(value) || Number.isNaN(date.getTime()) || !namesRealTime(value)) {
+  if (!isoDateTime.test(value) || Number.isNaN(date.getTime()) || !writesRealDateTime(value)) {
     throw invalid(`${name} is not a date-time.`, { [name]: value });
   }
   if (!withinYears(date.getTime()))
