@@ -120,14 +120,22 @@ describe('POST /code/generate', () => {
       400,
       'VALIDATION_ERROR',
     );
-    // An expiry that does not exist is refused, as a date or a date-time (the latter was signed as 2 March).
-    for (const expiryDate of ['2031-02-30', '2031-02-30T00:00:00Z', '2031-06-30T24:00:00Z']) {
+    // An expiry that does not exist is refused, as a date or a date-time (the latter was signed as 2
+    // March), and so is one GS1 would read a century early (AI 17's YY is within 50 years of today).
+    for (const expiryDate of ['2031-02-30', '2031-02-30T00:00:00Z', '2031-06-30T24:00:00Z', '2099-12-31']) {
       expectError(
         await api('POST', '/code/generate', { key: brand, body: { gtin, serialNumber: 'EXPIRY-X', expiryDate } }),
         400,
         'VALIDATION_ERROR',
       );
     }
+    const fiftyYearsAhead = `${new Date().getUTCFullYear() + 50}-12-31`;
+    const far = await api('POST', '/code/generate', {
+      key: brand,
+      body: { gtin, serialNumber: 'EXPIRY-50', expiryDate: fiftyYearsAhead },
+    });
+    expect(far.status, JSON.stringify(far.body)).toBe(201);
+    expect(far.body.expiryDate).toBe(fiftyYearsAhead);
   });
 
   it('answers DUPLICATE_SERIAL for the same GTIN and serial, per account and environment', async () => {

@@ -1,6 +1,7 @@
 import { type JsonWebKeySet, verifyOffline } from '@hallmark/client';
 import { signCode } from '@hallmark/codes';
 import { ed25519PrivateKeyObject, ed25519Thumbprint, generateEd25519KeyPair, signKeyRegistration } from '@hallmark/crypto';
+import { formatDigitalLink } from '@hallmark/gs1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
 import { publicKeyRegistration } from '../support/public-keys.ts';
@@ -118,6 +119,23 @@ describe('who may register a public key, and for which account and environment',
     expect(await verdictOf(link)).toBe('AUTHENTIC');
     expect(await verdictOf(link, attacker.key)).toBe('AUTHENTIC');
     expect(verifyOffline(link, await jwks())).toMatchObject({ valid: true, kid, account: brand.id });
+  });
+
+  it('reads a printed code’s AI 17 year as every GS1 reader does: 17=991231 expired in 1999, not 2099', async () => {
+    // The brand's own printer signed these (the key registered above); Hallmark stored none of them.
+    const dated = (serial: string, expiry: string) =>
+      formatDigitalLink({
+        origin: 'https://brand.example',
+        gtin,
+        serial,
+        expiry,
+        signature: signCode(ed25519PrivateKeyObject(hsm), { kid, gtin, serial, expiry }),
+      });
+    const expired = await api('POST', '/code/verify', { key: brand.key, body: { url: dated('DATED-1', '991231') } });
+    expect(expired.status, JSON.stringify(expired.body)).toBe(200);
+    expect(expired.body).toMatchObject({ verdict: 'SUSPICIOUS', riskIndicators: ['EXPIRED_CODE'] });
+    const current = await api('POST', '/code/verify', { key: brand.key, body: { url: dated('DATED-2', '761231') } });
+    expect(current.body).toMatchObject({ verdict: 'AUTHENTIC', riskIndicators: [] });
   });
 
   it('holds the same key in test and in live, each registration verifying its own environment’s codes', async () => {

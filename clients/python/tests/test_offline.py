@@ -42,7 +42,7 @@ def test_canonical_json_writes_what_javascript_writes() -> None:
 
 @pytest.fixture(scope="module")
 def code(client: Hallmark, brand: Brand) -> dict[str, str]:
-    made = client.codes.generate(gtin=brand.gtin(), serial_number=brand.serial(), batch_number="L/1", expiry_date="2099-12-31")
+    made = client.codes.generate(gtin=brand.gtin(), serial_number=brand.serial(), batch_number="L/1", expiry_date="2070-12-31")
     return dict(made)
 
 
@@ -57,11 +57,11 @@ def test_a_code_verifies_offline_as_online(client: Hallmark, code: dict[str, str
     jwks = dict(client.keys.jwks())
     result = verify_offline(code["url"], jwks)
     assert result.valid and result.kid == code["keyId"] and result.account == brand.account_id
-    assert (result.serial, result.batch, result.expiry) == (code["serial"], "L/1", "991231")
+    assert (result.serial, result.batch, result.expiry) == (code["serial"], "L/1", "701231")
     assert agree(client, code["url"], jwks) == ("AUTHENTIC", True)
 
     gtin, serial, sig = code["gtin"], code["serial"], code["signature"]
-    other_host_gs1_order = f"https://id.other.example/01/{gtin}/10/{quote('L/1', safe='')}/21/{serial}?8030={sig}&17=991231"
+    other_host_gs1_order = f"https://id.other.example/01/{gtin}/10/{quote('L/1', safe='')}/21/{serial}?8030={sig}&17=701231"
     assert agree(client, other_host_gs1_order, jwks) == ("AUTHENTIC", True)
     tampered_serial = code["url"].replace(f"/21/{serial}/", f"/21/{serial}X/")
     assert agree(client, tampered_serial, jwks) == ("COUNTERFEIT", False)

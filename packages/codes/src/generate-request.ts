@@ -28,21 +28,44 @@ export interface GenerateProblem {
 const maxMetadataBytes = 16 * 1024;
 const testCodeLifetimeMs = 24 * 3_600_000;
 
-/** `2027-12-31` or a date-time → `271231` (UTC), for years 2000–2099 (AI 17 has two digits). */
-export function toYymmdd(isoDate: string): string | undefined {
+/**
+ * The year an AI 17 `YY` means, by GS1's rule (General Specifications, 7.12): the one within 50
+ * years of `now`'s, so in 2026 `77`–`99` are 1977–1999 and `00`–`76` are 2000–2076. Any GS1 reader
+ * (a till, a distributor's scanner) reads a printed date so.
+ */
+export function yearOfYy(yy: number, now: Date): number {
+  const current = now.getUTCFullYear();
+  const century = current - (current % 100);
+  const ahead = yy - (current % 100);
+  if (ahead >= 51) return century - 100 + yy;
+  if (ahead <= -50) return century + 100 + yy;
+  return century + yy;
+}
+
+/**
+ * `2027-12-31` or a date-time → `271231` (UTC), for years 2000–2099 that GS1's rule reads back as
+ * themselves (yearOfYy: at most 50 years after `now`'s), so no reader takes the code for one that
+ * expired a century ago.
+ */
+export function toYymmdd(isoDate: string, now: Date): string | undefined {
   // 2027-02-30, or 2031-02-30T00:00:00Z, which new Date reads as 2 March.
   if (!/^\d{4}-\d{2}-\d{2}(T.*)?$/.test(isoDate) || !writesRealDateTime(isoDate)) return undefined;
   const date = new Date(isoDate.length === 10 ? `${isoDate}T00:00:00Z` : isoDate);
   if (Number.isNaN(date.getTime())) return undefined;
-  const iso = date.toISOString();
   const year = date.getUTCFullYear();
-  if (year < 2000 || year > 2099) return undefined;
-  return iso.slice(2, 10).replaceAll('-', '');
+  // Stored codes read their AI 17 as 20YY (endOfYymmdd without `now`), so 2000–2099 as before.
+  if (year < 2000 || year > 2099 || yearOfYy(year % 100, now) !== year) return undefined;
+  return date.toISOString().slice(2, 10).replaceAll('-', '');
 }
 
-/** The first moment after an AI 17 date: the end of that day, or of the month when the day is 00. */
-export function endOfYymmdd(yymmdd: string): Date {
-  const year = 2000 + Number(yymmdd.slice(0, 2));
+/**
+ * The first moment after an AI 17 date: the end of that day, or of the month when the day is 00.
+ * The year is 20YY for the codes Hallmark signed (it signs none GS1's rule reads otherwise); given
+ * `now`, GS1's rule (yearOfYy), for a link signed elsewhere.
+ */
+export function endOfYymmdd(yymmdd: string, now?: Date): Date {
+  const yy = Number(yymmdd.slice(0, 2));
+  const year = now ? yearOfYy(yy, now) : 2000 + yy;
   const month = Number(yymmdd.slice(2, 4));
   const day = Number(yymmdd.slice(4, 6));
   return day === 0 ? new Date(Date.UTC(year, month, 1)) : new Date(Date.UTC(year, month - 1, day + 1));
@@ -100,12 +123,13 @@ export function validateGenerateRequest(
   }
   let expiry: string | undefined;
   if (input.expiryDate !== undefined) {
-    expiry = toYymmdd(input.expiryDate);
+    expiry = toYymmdd(input.expiryDate, now);
     if (!expiry)
       fields.push({
         field: 'expiryDate',
         in: 'body',
-        message: 'must be an ISO 8601 date (YYYY-MM-DD) or date-time in 2000–2099',
+        // GS1 reads AI 17's two-digit year within 50 years of the current one.
+        message: `must be an ISO 8601 date (YYYY-MM-DD) or date-time, in ${now.getUTCFullYear() + 50} at the latest`,
       });
     else if (endOfYymmdd(expiry) <= now) fields.push({ field: 'expiryDate', in: 'body', message: 'is in the past' });
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { endOfYymmdd, toYymmdd, validateGenerateRequest, yymmddToIsoDate } from './generate-request.ts';
+import { endOfYymmdd, toYymmdd, validateGenerateRequest, yearOfYy, yymmddToIsoDate } from './generate-request.ts';
 
 const now = new Date('2026-11-21T12:00:00Z');
 const valid = { gtin: '09506000134352', serialNumber: 'SN-1' };
@@ -68,18 +68,39 @@ describe('validateGenerateRequest', () => {
 });
 
 describe('AI 17 dates', () => {
+  it('reads a two-digit year as GS1 does: within 50 years of the current one', () => {
+    expect(yearOfYy(26, now)).toBe(2026);
+    expect(yearOfYy(76, now)).toBe(2076);
+    expect(yearOfYy(77, now)).toBe(1977);
+    expect(yearOfYy(99, now)).toBe(1999);
+    expect(yearOfYy(0, now)).toBe(2000);
+    // Near a century's end the window runs into the next one.
+    const late = new Date('2080-06-01T00:00:00Z');
+    expect(yearOfYy(30, late)).toBe(2130);
+    expect(yearOfYy(31, late)).toBe(2031);
+    // A link signed elsewhere with 17=991231 expired in 1999, not 2099.
+    expect(endOfYymmdd('991231', now).toISOString()).toBe('2000-01-01T00:00:00.000Z');
+    expect(endOfYymmdd('761231', now).toISOString()).toBe('2077-01-01T00:00:00.000Z');
+  });
+
+  it('signs only a year GS1 reads back as itself: at most 50 years ahead', () => {
+    expect(toYymmdd('2076-12-31', now)).toBe('761231');
+    expect(toYymmdd('2077-01-01', now)).toBeUndefined();
+    expect(toYymmdd('2099-12-31', now)).toBeUndefined();
+  });
+
   it('converts ISO dates and date-times to YYMMDD and back', () => {
-    expect(toYymmdd('2027-12-31')).toBe('271231');
-    expect(toYymmdd('2027-12-31T23:30:00-02:00')).toBe('280101');
-    expect(toYymmdd('2027-02-30')).toBeUndefined();
+    expect(toYymmdd('2027-12-31', now)).toBe('271231');
+    expect(toYymmdd('2027-12-31T23:30:00-02:00', now)).toBe('280101');
+    expect(toYymmdd('2027-02-30', now)).toBeUndefined();
     // A date-time's date and time must exist too: new Date read 30 February as 2 March.
-    expect(toYymmdd('2031-02-30T00:00:00Z')).toBeUndefined();
-    expect(toYymmdd('2031-02-31T12:00:00.000Z')).toBeUndefined();
-    expect(toYymmdd('2031-06-30T24:00:00Z')).toBeUndefined();
-    expect(toYymmdd('2031-06-30T12:60:00Z')).toBeUndefined();
-    expect(toYymmdd('2028-02-29T12:00:00Z')).toBe('280229');
-    expect(toYymmdd('1999-12-31')).toBeUndefined();
-    expect(toYymmdd('next year')).toBeUndefined();
+    expect(toYymmdd('2031-02-30T00:00:00Z', now)).toBeUndefined();
+    expect(toYymmdd('2031-02-31T12:00:00.000Z', now)).toBeUndefined();
+    expect(toYymmdd('2031-06-30T24:00:00Z', now)).toBeUndefined();
+    expect(toYymmdd('2031-06-30T12:60:00Z', now)).toBeUndefined();
+    expect(toYymmdd('2028-02-29T12:00:00Z', now)).toBe('280229');
+    expect(toYymmdd('1999-12-31', now)).toBeUndefined();
+    expect(toYymmdd('next year', now)).toBeUndefined();
     expect(yymmddToIsoDate('271231')).toBe('2027-12-31');
     expect(yymmddToIsoDate('270200')).toBe('2027-02-28');
     expect(endOfYymmdd('270200').toISOString()).toBe('2027-03-01T00:00:00.000Z');

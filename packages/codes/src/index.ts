@@ -5,6 +5,7 @@ export {
   toYymmdd,
   type ValidGenerateRequest,
   validateGenerateRequest,
+  yearOfYy,
   yymmddToIsoDate,
 } from './generate-request.ts';
 export {

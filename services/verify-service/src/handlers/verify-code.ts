@@ -124,7 +124,8 @@ export async function verifyCode(
     matchedKid !== undefined && owningAccount
       ? deps.blocks.findListed(principal.environment, link.gtin, link.serial, owningAccount)
       : undefined;
-  const expiresAt = code?.expiresAt ? Date.parse(code.expiresAt) : link.expiry ? endOfYymmdd(link.expiry).getTime() : null;
+  // A code made elsewhere: its AI 17 read as any GS1 reader reads it (17=991231 expired in 1999).
+  const expiresAt = code?.expiresAt ? Date.parse(code.expiresAt) : link.expiry ? endOfYymmdd(link.expiry, now).getTime() : null;
   const assessment = assessScan(
     {
       signatureValid: matchedKid !== undefined,
