@@ -123,6 +123,20 @@ describe('embedded form over HTTP', () => {
       415,
       'UNSUPPORTED_MEDIA_TYPE',
     );
+    // JSON declared in another charset was read as UTF-8 all the same: refused, not reinterpreted.
+    for (const charset of ['utf-16', 'latin1', '"ISO-8859-1"']) {
+      await expectEnvelope(
+        await post('/api/v1/system/ping/code-service', '{}', { 'content-type': `application/json; charset=${charset}` }),
+        415,
+        'UNSUPPORTED_MEDIA_TYPE',
+      );
+    }
+    for (const charset of ['utf-8', 'UTF-8', '"utf-8"']) {
+      const answer = await post('/api/v1/system/ping/code-service', '{}', {
+        'content-type': `application/json; charset=${charset}`,
+      });
+      expect(answer.status, charset).toBe(200);
+    }
   });
 
   it('answers an unknown route with 404 NOT_FOUND', async () => {

@@ -293,4 +293,26 @@ describe.each([
       }
     });
   });
+
+  describe('owner names', () => {
+    // An owner's id is shown in the chain of custody, the exports and the console: a text-direction
+    // override (U+202E) made "client-jane" read as another name there, and a blank one named nobody.
+    it('refuses a blank owner or one with control or text-direction characters, registering or selling, and stores nothing', async () => {
+      const object = await register('Lot with a clean owner');
+      for (const ownerId of ['   ', '\u202Eenaj-tneilc', 'jane\u2066x', 'jane\nsmith', '\u0000']) {
+        const registered = await api('POST', '/auction/objects/register', {
+          key: house,
+          body: { title: 'Refused lot', category: 'watch', ownerId },
+        });
+        expect(registered.status, JSON.stringify(registered.body)).toBe(400);
+        expect(registered.body.error?.code).toBe('VALIDATION_ERROR');
+        const sold = await initiate(object.id, { toOwnerId: ownerId });
+        expect(sold.status, JSON.stringify(sold.body)).toBe(400);
+        expect(sold.body.error?.code).toBe('VALIDATION_ERROR');
+      }
+      expect((await historyOf(object.id)).chain_of_custody).toEqual([expect.objectContaining({ to: 'client-jane' })]);
+      // Names in any script, with spaces, are owners.
+      expect((await initiate(object.id, { toOwnerId: 'José 山田 Ltd' })).status).toBe(201);
+    });
+  });
 });

@@ -4,6 +4,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 export type RouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
 const jsonContentType = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
+/** A charset parameter other than UTF-8 (JSON between systems is UTF-8, RFC 8259; the body is read as such). */
+const otherCharset = (contentType: string) => {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)"?/i.exec(contentType)?.[1]?.toLowerCase();
+  return charset !== undefined && charset !== 'utf-8' && charset !== 'utf8';
+};
 /** The types an HTML form can send (and so a cross-site page, without a CORS preflight). */
 const formLikeContentType = /^\s*(application\/x-www-form-urlencoded|multipart\/form-data|text\/plain)\s*(;|$)/i;
 
@@ -39,6 +44,10 @@ export function registerRoute(app: FastifyInstance, definition: RouteDefinition,
             const contentType = request.headers['content-type'];
             if (contentType !== undefined && !jsonContentType.test(contentType)) {
               throw new HallmarkError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.');
+            }
+            // A body declared UTF-16 or Latin-1 was read as UTF-8 all the same, its text changed unseen.
+            if (contentType !== undefined && otherCharset(contentType)) {
+              throw new HallmarkError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json in UTF-8.');
             }
             if (request.body === undefined && definition.bodyOptional) request.body = {};
           },

@@ -31,10 +31,18 @@ export const TransferIdParam = Type.Object({
   transferId: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }),
 });
 
+/**
+ * An owner as the auction house names it, shown in the chain of custody, the exports and the console:
+ * not blank, and without control or text-direction characters (an U+202E would make a custody entry
+ * read as another name, as a brand's display name could not).
+ */
 const OwnerId = Type.String({
   minLength: 1,
   maxLength: 128,
-  description: 'Your identifier of an owner (a client id); default: the account',
+  pattern: '^(?=.*\\S)[^\\u0000-\\u001F\\u007F-\\u009F\\u200E\\u200F\\u202A-\\u202E\\u2066-\\u2069]+$',
+  description:
+    'Your identifier of an owner (a client id); default: the account. Not blank; no control or text-direction characters.',
+  examples: ['client-jane'],
 });
 
 export const PhotoUploadForm = Type.Object({

@@ -6329,7 +6329,7 @@ export interface operations {
             /** @description ISO 4217 */
             currency: string;
           };
-          /** @description Your identifier of an owner (a client id); default: the account */
+          /** @description Your identifier of an owner (a client id); default: the account. Not blank; no control or text-direction characters. */
           ownerId?: string;
         };
       };
@@ -6995,9 +6995,9 @@ export interface operations {
       content: {
         'application/json': {
           objectId: string;
-          /** @description Your identifier of an owner (a client id); default: the account */
+          /** @description Your identifier of an owner (a client id); default: the account. Not blank; no control or text-direction characters. */
           fromOwnerId: string;
-          /** @description Your identifier of an owner (a client id); default: the account */
+          /** @description Your identifier of an owner (a client id); default: the account. Not blank; no control or text-direction characters. */
           toOwnerId: string;
           salePrice: number;
           saleCurrency: string;
