@@ -54,13 +54,14 @@ export async function requireOwnedObject(deps: ObjectRepositoryDeps, owner: Prin
  * Decides on the current state and appends what `decide` returns at that state's version, with the
  * object's read model in the same transaction; when another replica changed the object first,
  * reloads and decides again (a few times). `decide` throws to refuse; no events is no change.
+ * Answers the object's state, what was appended and its whole history as read (with the appended).
  */
 export async function changeObject(
   deps: ObjectRepositoryDeps,
   owner: Principal,
   idOrSerial: string,
   decide: (state: ObjectState) => ProvenanceEventInput[] | Promise<ProvenanceEventInput[]>,
-): Promise<{ state: ObjectState; appended: StoredEvent[] }> {
+): Promise<{ state: ObjectState; appended: StoredEvent[]; history: StoredEvent[] }> {
   for (let attempt = 1; ; attempt += 1) {
     const { state: before, events } = await requireOwnedHistory(deps, owner, idOrSerial);
     const inputs = await decide(before);
@@ -69,7 +70,7 @@ export async function changeObject(
       // model is written again (version-guarded: a no-op when current), which repairs a row left
       // behind by a release that wrote it after the append rather than with it.
       await saveObject(deps.db, before, deps.clock()).catch(() => {});
-      return { state: before, appended: [] };
+      return { state: before, appended: [], history: events };
     }
     try {
       let after: ObjectState | undefined;
@@ -89,7 +90,7 @@ export async function changeObject(
         },
       });
       if (!after) throw new Error('The object’s append wrote no read model.');
-      return { state: after, appended };
+      return { state: after, appended, history: [...events, ...appended] };
     } catch (error) {
       // Only a version conflict is retried: a refusal decided on the state is an answer.
       if (!isVersionConflict(error) || attempt >= 20) throw error;

@@ -1,5 +1,6 @@
 import type { BlobStore } from '@hallmark/blob-store';
 import { HallmarkError, type PhotoUploaded, type Principal } from '@hallmark/contracts';
+import type { StoredEvent } from '@hallmark/event-store';
 import type { WorkSlots } from '@hallmark/runtime';
 import {
   checkAngle,
@@ -12,7 +13,7 @@ import {
 } from '../domain/object.ts';
 import type { ObjectState } from '../object-history.ts';
 import { securityFigures } from '../object-history.ts';
-import { changeObject, type ObjectRepositoryDeps, requireOwnedHistory } from '../object-repository.ts';
+import { changeObject, type ObjectRepositoryDeps } from '../object-repository.ts';
 import { analysePhoto, type PhotoCheck } from '../photo-analysis.ts';
 import { eventIdOf } from '../request-ids.ts';
 import { isPhotoBlob, recordPhotoBlob } from '../store/photo-blobs.ts';
@@ -58,16 +59,11 @@ type PhotoRequest = { objectId: string; angle: string; sha256: string; requestKe
 
 /**
  * The answer of a binding stored by an earlier attempt of the same keyed upload (its answer lost to
- * a crash or a timeout), from its event and the object as it is now; undefined when there is none.
+ * a crash or a timeout), from its event in the history changeObject read and the object as it is
+ * now; undefined when there is none.
  */
-async function storedBinding(
-  deps: BindPhotoDeps,
-  owner: Principal,
-  objectId: string,
-  eventId: string,
-): Promise<PhotoUploaded | undefined> {
-  const { state, events } = await requireOwnedHistory(deps, owner, objectId);
-  const event = events.find((candidate) => candidate.eventId === eventId);
+function storedBinding(state: ObjectState, history: readonly StoredEvent[], eventId: string): PhotoUploaded | undefined {
+  const event = history.find((candidate) => candidate.eventId === eventId);
   if (!event) return undefined;
   const data = event.data as unknown as PhotoBoundData;
   return photoUploaded(state, data.angle, data);
@@ -94,7 +90,7 @@ async function bind(deps: BindPhotoDeps, owner: Principal, request: PhotoRequest
   const eventId = requestKey ? eventIdOf('photo', requestKey, upload) : undefined;
   let analysis: PhotoCheck | undefined;
   let bound: PhotoBoundData | undefined;
-  const { state, appended } = await changeObject(deps, owner, request.objectId, async (current) => {
+  const { state, appended, history } = await changeObject(deps, owner, request.objectId, async (current) => {
     // A retry whose binding is stored records nothing: answered below, with nothing checked or decoded.
     if (eventId && current.eventIds.has(eventId)) return [];
     // The angle and the owner's room first: either refuses without decoding the photo.
@@ -126,7 +122,7 @@ async function bind(deps: BindPhotoDeps, owner: Principal, request: PhotoRequest
   });
   // Nothing appended: the key's binding was stored (by this upload's first attempt, before or racing it).
   if (appended.length === 0 && eventId) {
-    const stored = await storedBinding(deps, owner, request.objectId, eventId);
+    const stored = storedBinding(state, history, eventId);
     if (stored) return stored;
   }
   if (!bound || state.photos.get(request.angle)?.sha256 !== bound.sha256) {
