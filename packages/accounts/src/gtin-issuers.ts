@@ -2,7 +2,7 @@ import type { Environment, ResolvedIssuer } from '@hallmark/contracts';
 import type { SqlExecutor } from '@hallmark/sql';
 import { findGtinIssuer } from './branding.ts';
 import { type CacheEpochs, fixedCacheEpochs } from './cache-epochs.ts';
-import { createSingleFlight } from './single-flight.ts';
+import { createEpochCache } from './epoch-cache.ts';
 
 /**
  * Who the public resolver page names as a GTIN's issuer (findGtinIssuer: the owner's name, colours
@@ -14,36 +14,15 @@ import { createSingleFlight } from './single-flight.ts';
  * broadcast is lost.
  */
 export function createGtinIssuers(db: SqlExecutor, options: { cacheMs?: number; epochs?: CacheEpochs } = {}) {
-  const cacheMs = options.cacheMs ?? 5_000;
-  const epochs = options.epochs ?? fixedCacheEpochs;
-  const cache = new Map<
-    string,
-    { issuer: ResolvedIssuer | undefined; until: number; claimsEpoch: number; brandingEpoch: number }
-  >();
-  // Scans that find the entry expired together share one query (per pair of epochs).
-  const loads = createSingleFlight<ResolvedIssuer | undefined>();
+  const cache = createEpochCache<ResolvedIssuer | undefined>({
+    epochs: options.epochs ?? fixedCacheEpochs,
+    tables: ['gtin_claims', 'account_branding'],
+    cacheMs: options.cacheMs ?? 5_000,
+  });
   return {
-    async issuerOf(environment: Environment, gtin: string): Promise<ResolvedIssuer | undefined> {
-      const key = `${environment}:${gtin}`;
-      const cached = cache.get(key);
-      const claimsEpoch = epochs.current('gtin_claims');
-      const brandingEpoch = epochs.current('account_branding');
-      if (cached && cached.until > Date.now() && cached.claimsEpoch >= claimsEpoch && cached.brandingEpoch >= brandingEpoch) {
-        return cached.issuer;
-      }
-      return loads.run(
-        `${key}@${claimsEpoch}:${brandingEpoch}`,
-        () => findGtinIssuer(db, environment, gtin),
-        (issuer) => {
-          if (cache.size > 50_000) cache.clear();
-          cache.set(key, { issuer, until: Date.now() + cacheMs, claimsEpoch, brandingEpoch });
-        },
-      );
-    },
-    forgetAll(): void {
-      cache.clear();
-      loads.forget();
-    },
+    issuerOf: (environment: Environment, gtin: string): Promise<ResolvedIssuer | undefined> =>
+      cache.get(`${environment}:${gtin}`, () => findGtinIssuer(db, environment, gtin)),
+    forgetAll: () => cache.forgetAll(),
   };
 }
 export type GtinIssuers = ReturnType<typeof createGtinIssuers>;

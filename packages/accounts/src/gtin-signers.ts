@@ -1,8 +1,8 @@
 import type { Environment } from '@hallmark/contracts';
 import type { SqlExecutor } from '@hallmark/sql';
 import { type CacheEpochs, fixedCacheEpochs } from './cache-epochs.ts';
+import { createEpochCache } from './epoch-cache.ts';
 import { findGtinSigner } from './gtin-claim-store.ts';
-import { createSingleFlight } from './single-flight.ts';
 
 export interface GtinSigner {
   accountId: string;
@@ -19,30 +19,15 @@ export interface GtinSigner {
  * when the broadcast is lost. Used by code-service (who may sign) and verify-service (whose codes count).
  */
 export function createGtinSigners(db: SqlExecutor, options: { cacheMs?: number; epochs?: CacheEpochs } = {}) {
-  const cacheMs = options.cacheMs ?? 5_000;
-  const epochs = options.epochs ?? fixedCacheEpochs;
-  const cache = new Map<string, { signer: GtinSigner | undefined; until: number; epoch: number }>();
-  // Requests that find the entry expired together share one query (per epoch: a grant starts another).
-  const loads = createSingleFlight<GtinSigner | undefined>();
+  const cache = createEpochCache<GtinSigner | undefined>({
+    epochs: options.epochs ?? fixedCacheEpochs,
+    tables: ['gtin_claims'],
+    cacheMs: options.cacheMs ?? 5_000,
+  });
   return {
-    async signerOf(environment: Environment, gtin: string): Promise<GtinSigner | undefined> {
-      const key = `${environment}:${gtin}`;
-      const cached = cache.get(key);
-      const epoch = epochs.current('gtin_claims');
-      if (cached && cached.until > Date.now() && cached.epoch >= epoch) return cached.signer;
-      return loads.run(
-        `${key}@${epoch}`,
-        () => findGtinSigner(db, environment, gtin),
-        (signer) => {
-          if (cache.size > 50_000) cache.clear();
-          cache.set(key, { signer, until: Date.now() + cacheMs, epoch });
-        },
-      );
-    },
-    forgetAll(): void {
-      cache.clear();
-      loads.forget();
-    },
+    signerOf: (environment: Environment, gtin: string): Promise<GtinSigner | undefined> =>
+      cache.get(`${environment}:${gtin}`, () => findGtinSigner(db, environment, gtin)),
+    forgetAll: () => cache.forgetAll(),
   };
 }
 export type GtinSigners = ReturnType<typeof createGtinSigners>;
