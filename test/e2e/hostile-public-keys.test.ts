@@ -134,6 +134,12 @@ describe('who may register a public key, and for which account and environment',
     const expired = await api('POST', '/code/verify', { key: brand.key, body: { url: dated('DATED-1', '991231') } });
     expect(expired.status, JSON.stringify(expired.body)).toBe(200);
     expect(expired.body).toMatchObject({ verdict: 'SUSPICIOUS', riskIndicators: ['EXPIRED_CODE'] });
+    // The resolver page shows the date its verdict read, not 2099.
+    const { pathname, search } = new URL(dated('DATED-1', '991231'));
+    const page = await fetch(`${test.url}${pathname}${search}`, { headers: { accept: 'text/html', 'accept-language': 'en-GB' } });
+    const html = await page.text();
+    expect(html).toContain('<dd>31 December 1999</dd>');
+    expect(html).not.toContain('2099');
     const current = await api('POST', '/code/verify', { key: brand.key, body: { url: dated('DATED-2', '761231') } });
     expect(current.body).toMatchObject({ verdict: 'AUTHENTIC', riskIndicators: [] });
   });

@@ -382,7 +382,7 @@ export function registerResolverRoutes(
           gtin: link.gtin,
           serial: link.serial,
           batch: link.batch,
-          expiry: link.expiry ? new Date(endOfYymmdd(link.expiry).getTime() - 1) : undefined,
+          expiry: link.expiry ? lastDayOfExpiry(link.expiry, new Date(scan.verifiedAt)) : undefined,
           scans: result?.metadata.totalScans,
           verifiedAt: new Date(scan.verifiedAt),
           riskIndicators: result?.riskIndicators ?? [],
@@ -427,4 +427,13 @@ export function registerResolverRoutes(
   registerRoute(app, gs1ResolverDescriptionRoute, async (_request, reply) =>
     secure(reply).send(resolverDescription(deps.publicOrigin())),
   );
+}
+
+/**
+ * The last day of a link's AI 17 expiry as its verdict read it: by GS1's century rule at the time
+ * of the scan (17=991231 is 1999). For a code Hallmark stored this is its stored 20YY date, as
+ * generation keeps AI 17 years within 50 years of the day it signs them.
+ */
+function lastDayOfExpiry(yymmdd: string, scannedAt: Date): Date {
+  return new Date(endOfYymmdd(yymmdd, scannedAt).getTime() - 1);
 }
