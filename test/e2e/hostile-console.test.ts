@@ -551,6 +551,11 @@ describe('hostile sign-in bodies', () => {
       expectError(await asConsole(token, 'POST', '/accounts', { name: 'x', tier: 'free' }), 403, 'INSUFFICIENT_SCOPE');
     } else {
       expect(polluted.status).toBe(400);
+      // Valid JSON, refused for its key: the answer names the key, not only "not valid JSON".
+      expect(((await polluted.json()) as Json).error).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        message: expect.stringContaining('__proto__'),
+      });
     }
     // The embedded product runs in this process: its Object.prototype is ours.
     expect(({} as Json).polluted).toBeUndefined();

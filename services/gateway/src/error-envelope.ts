@@ -165,7 +165,11 @@ export function toApiError(error: unknown): HallmarkError {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new HallmarkError('VALIDATION_ERROR', 'The body is empty; send a JSON object or no Content-Type.');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new HallmarkError('VALIDATION_ERROR', 'The body is not valid JSON.');
+      // fastify's parser (secure-json-parse) also refuses these keys in valid JSON, and does not say which it was.
+      return new HallmarkError(
+        'VALIDATION_ERROR',
+        'The body is not valid JSON, or it has a "__proto__" key or a "constructor" key holding "prototype" (refused).',
+      );
   }
   if (error instanceof SyntaxError && fastifyError.statusCode === 400) {
     return new HallmarkError('VALIDATION_ERROR', 'The body is not valid JSON.');
