@@ -454,6 +454,38 @@ describe('transfers', () => {
     );
   });
 
+  it('answers a confirm retried with its Idempotency-Key (its first answer lost) with that answer, not 409', async () => {
+    const { object } = await register({ title: 'Lot 25' });
+    const started = await api('POST', '/auction/transfers/initiate', {
+      key: house,
+      body: { objectId: object.id, fromOwnerId: 'client-jane', toOwnerId: 'buyer-7', salePrice: 900, saleCurrency: 'EUR' },
+    });
+    const { transferId, transferCode } = started.body;
+    const wrong = transferCode === '000000' ? '111111' : '000000';
+    const confirm = (code: string, idempotencyKey?: string) =>
+      api('POST', `/auction/transfers/${transferId}/confirm`, {
+        key: house,
+        body: { transferCode: code },
+        ...(idempotencyKey ? { headers: { 'idempotency-key': idempotencyKey } } : {}),
+      });
+    // A wrong code's 400 is not kept: the same key with the right code is another request (422), a new key confirms.
+    expectError(await confirm(wrong, `wrong-${transferId}`), 400, 'VALIDATION_ERROR');
+    const first = await confirm(transferCode, `buyer-7-${transferId}`);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body).toMatchObject({ transferId, status: 'completed', objectId: object.id });
+    const retried = await confirm(transferCode, `buyer-7-${transferId}`);
+    expect(retried.status, JSON.stringify(retried.body)).toBe(200);
+    expect(retried.headers.get('idempotent-replayed')).toBe('true');
+    expect(retried.body).toEqual(first.body);
+    // The key does not stand in for the code, and without it a second confirm is the sale's 409.
+    expectError(await confirm(wrong, `buyer-7-${transferId}`), 422, 'IDEMPOTENCY_KEY_REUSED');
+    const again = await confirm(transferCode);
+    expectError(again, 409, 'CONFLICT');
+    expect(again.body.error?.details).toMatchObject({ status: 'completed' });
+    const history = await api('GET', `/auction/objects/${object.id}/provenance`, { key: house });
+    expect(history.body.events.filter((entry: { type: string }) => entry.type === 'transferred')).toHaveLength(1);
+  });
+
   it('lets exactly one of two concurrent confirms complete the sale, then answers 409', async () => {
     const { object } = await register({ title: 'Lot 22' });
     await event(object.id, 'listed');

@@ -759,6 +759,8 @@ export const initiateTransferRoute = defineRoute({
 export const confirmTransferRoute = defineRoute({
   operationId: 'confirmTransfer',
   method: 'POST',
+  // A retry whose first answer was lost gets that answer (200), not the completed transfer's 409.
+  idempotent: true,
   path: `${apiPrefix}/auction/transfers/{transferId}/confirm`,
   summary: 'Confirm a transfer with its code; 5 wrong codes lock it.',
   tags: ['auction'],

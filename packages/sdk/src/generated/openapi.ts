@@ -7126,7 +7126,10 @@ export interface operations {
   confirmTransfer: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe: a retry with the same key and the same request within 24 h gets the first 2xx answer again (with Idempotent-Replayed: true) instead of running twice; the same key with another request is 422 IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 CONFLICT with Retry-After. Keys are per account, environment and operation. */
+        'Idempotency-Key'?: string;
+      };
       path: {
         transferId: string;
       };
@@ -7224,6 +7227,15 @@ export interface operations {
       };
       /** @description Error: UNSUPPORTED_MEDIA_TYPE */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: IDEMPOTENCY_KEY_REUSED */
+      422: {
         headers: {
           [name: string]: unknown;
         };

@@ -620,7 +620,7 @@ export const operationTable = {
     path: '/api/v1/auction/transfers/{transferId}/confirm',
     pathParams: ['transferId'],
     queryParams: [],
-    idempotent: false,
+    idempotent: true,
     body: 'fields',
     contentType: 'application/json',
     fileFields: [],
