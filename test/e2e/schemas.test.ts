@@ -101,7 +101,7 @@ describe('metadata schemas', () => {
       key: brand,
       body: { name: 'N°5', volumeMl: 50, notes: ['rose'], box: { colour: 'black' } },
     });
-    expect(good.body).toEqual({ isValid: true, errors: [], schemaId: id, version: 1 });
+    expect(good.body).toEqual({ isValid: true, errors: [], errorsTruncated: false, schemaId: id, version: 1 });
     const bad = await api('POST', `/schemas/${id}/validate`, {
       key: brand,
       body: { volumeMl: 50.5, launch: 'spring', box: {}, extra: 1 },
@@ -116,6 +116,77 @@ describe('metadata schemas', () => {
         { field: 'extra', message: 'is not in the schema' },
       ]),
     );
+  });
+
+  it('bounds what a check of data with thousands of errors costs and answers: validate, generate and a batch', async () => {
+    const box = (name: string) => ({ name, type: 'string', required: true });
+    const manyBoxes = {
+      name: 'Crates',
+      vertical: 'logistics',
+      fields: [{ name: 'items', type: 'array', items: 'object', fields: ['a', 'b', 'c', 'd', 'e'].map(box) }],
+    };
+    const { id } = (await api('POST', '/schemas', { key: brand, body: manyBoxes })).body;
+    // 5,400 empty objects in 16 KiB: 27,000 errors. Only the first is looked for, as the data could hold more than 10,000.
+    const crowded = { items: Array.from({ length: 5_400 }, () => ({})) };
+    // The embedded product shares this process's event loop: a check that holds it shows here.
+    let longestStallMs = 0;
+    let last = performance.now();
+    const watch = setInterval(() => {
+      const now = performance.now();
+      longestStallMs = Math.max(longestStallMs, now - last - 5);
+      last = now;
+    }, 5);
+    try {
+      const checked = await api('POST', `/schemas/${id}/validate`, { key: brand, body: crowded });
+      expect(checked.status, JSON.stringify(checked.body).slice(0, 300)).toBe(200);
+      expect(checked.body).toMatchObject({ isValid: false, errorsTruncated: true });
+      expect(checked.body.errors).toEqual([{ field: 'items[0].a', message: 'is required' }]);
+      // Fewer values: every error is looked for, the first 100 listed.
+      const some = await api('POST', `/schemas/${id}/validate`, {
+        key: brand,
+        body: { items: Array.from({ length: 300 }, () => ({})) },
+      });
+      expect(some.body).toMatchObject({ isValid: false, errorsTruncated: true });
+      expect(some.body.errors).toHaveLength(100);
+      expect(some.body.errors.slice(0, 6).map((error: { field: string }) => error.field)).toEqual([
+        'items[0].a',
+        'items[0].b',
+        'items[0].c',
+        'items[0].d',
+        'items[0].e',
+        'items[1].a',
+      ]);
+      const few = await api('POST', `/schemas/${id}/validate`, { key: brand, body: { items: [{ a: 'x' }] } });
+      expect(few.body).toMatchObject({ isValid: false, errorsTruncated: false });
+      expect(few.body.errors).toHaveLength(4);
+      // Data larger than any code's metadata may be is refused before it is checked.
+      const huge = await api('POST', `/schemas/${id}/validate`, {
+        key: brand,
+        body: { items: Array.from({ length: 330_000 }, () => ({})) },
+      });
+      expectError(huge, 400, 'VALIDATION_ERROR');
+      expect(JSON.stringify(huge.body).length).toBeLessThan(2_000);
+
+      const body = { gtin: '09506000134352', schemaId: id, metadata: { items: Array.from({ length: 300 }, () => ({})) } };
+      const refused = await api('POST', '/code/generate', { key: brand, body: { ...body, serialNumber: `MANY-${Date.now()}` } });
+      expectError(refused, 400, 'VALIDATION_ERROR');
+      expect(refused.body.error?.details).toMatchObject({ schemaId: id, errorsTruncated: true });
+      expect(refused.body.error?.details?.errors).toHaveLength(10);
+      const batch = await api('POST', '/code/generate/batch', {
+        key: brand,
+        body: {
+          items: Array.from({ length: 20 }, (_, index) => ({ ...body, metadata: crowded, serialNumber: `MANY-B${index}` })),
+        },
+      });
+      expect(batch.status).toBe(200);
+      expect(batch.body.results).toHaveLength(20);
+      for (const result of batch.body.results) expect(result.error?.details?.errorsTruncated).toBe(true);
+      expect(JSON.stringify(batch.body).length).toBeLessThan(100_000);
+    } finally {
+      clearInterval(watch);
+    }
+    // Before the bounds: 10 s for a 990 KB body, and over a second for the batch.
+    expect(longestStallMs).toBeLessThan(500);
   });
 
   it('bumps the version on PATCH and keeps earlier versions readable and usable', async () => {

@@ -25,7 +25,8 @@ export interface GenerateProblem {
   details: Record<string, unknown>;
 }
 
-const maxMetadataBytes = 16 * 1024;
+/** The most a code's metadata may be, as JSON. */
+export const maxMetadataBytes = 16 * 1024;
 const testCodeLifetimeMs = 24 * 3_600_000;
 
 /**

@@ -2,6 +2,7 @@ export {
   endOfYymmdd,
   type GenerateInput,
   type GenerateProblem,
+  maxMetadataBytes,
   toYymmdd,
   type ValidGenerateRequest,
   validateGenerateRequest,

@@ -10,7 +10,9 @@ export {
 export {
   compileMetadataSchema,
   type MetadataError,
+  type MetadataValidation,
   type MetadataValidator,
+  maxMetadataErrors,
   UnusableDefinitionError,
 } from './metadata-validator.ts';
 export { type SchemaTemplate, schemaTemplates } from './templates.ts';

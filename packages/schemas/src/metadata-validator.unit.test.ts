@@ -79,6 +79,7 @@ describe('field names of Object.prototype', () => {
     expect(validator.validate(JSON.parse('{"name":"x","constructor":1}'))).toEqual({
       isValid: false,
       errors: [{ field: 'constructor', message: 'is not in the schema' }],
+      errorsTruncated: false,
     });
     expect(validator.validate({ name: 'x', box: {} }).isValid).toBe(true);
   });
@@ -95,5 +96,43 @@ describe('field names of Object.prototype', () => {
     expect((error as UnusableDefinitionError).problems).toEqual([
       { field: 'box.fields[0]', message: 'must be an object { name, type, … }' },
     ]);
+  });
+});
+
+describe('errors of data with many', () => {
+  const validator = compileMetadataSchema({
+    fields: [
+      { name: 'id', type: 'string', required: true },
+      {
+        name: 'items',
+        type: 'array',
+        items: 'object',
+        fields: ['a', 'b', 'c', 'd'].map((name) => ({ name, type: 'string' as const, required: true })),
+      },
+    ],
+  });
+  const empties = (count: number) => ({ id: 'x', items: Array.from({ length: count }, () => ({})) });
+
+  it('lists the first 100 in the data’s order, and says there are more', () => {
+    const outcome = validator.validate(empties(30));
+    expect(outcome.errors).toHaveLength(100);
+    expect(outcome.errorsTruncated).toBe(true);
+    expect(outcome.errors.slice(0, 5).map((error) => error.field)).toEqual([
+      'items[0].a',
+      'items[0].b',
+      'items[0].c',
+      'items[0].d',
+      'items[1].a',
+    ]);
+    expect(validator.validate(empties(25))).toMatchObject({ errorsTruncated: false });
+    expect(validator.validate(empties(25)).errors).toHaveLength(100);
+  });
+
+  it('looks only for the first when the data could hold more than 10,000 (values times the widest object plus one)', () => {
+    // Values: the data, `id`, the array and its elements; each may fail up to 5 ways (4 fields + its type).
+    expect(validator.validate(empties(1_997)).errors).toHaveLength(100);
+    const crowded = validator.validate(empties(1_998));
+    expect(crowded).toEqual({ isValid: false, errors: [{ field: 'items[0].a', message: 'is required' }], errorsTruncated: true });
+    expect(validator.validate({ ...empties(100_000), id: 'y' }).errors).toHaveLength(1);
   });
 });

@@ -117,6 +117,7 @@ describe('compileMetadataSchema', () => {
     ).toEqual({
       isValid: true,
       errors: [],
+      errorsTruncated: false,
     });
   });
 

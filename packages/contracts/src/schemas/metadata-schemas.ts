@@ -99,7 +99,13 @@ export const ValidateMetadataBody = Type.Record(Type.String(), Type.Unknown(), {
 
 export const ValidationOutcome = Type.Object({
   isValid: Type.Boolean(),
-  errors: Type.Array(Type.Object({ field: Type.String(), message: Type.String() })),
+  errors: Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), {
+    maxItems: 100,
+    description: 'the first 100 errors at most, in the data’s order',
+  }),
+  errorsTruncated: Type.Boolean({
+    description: 'true when the data has more errors than `errors` lists (past 100, or too many to collect: then only the first)',
+  }),
   schemaId: Type.String(),
   version: Type.Integer(),
 });

@@ -5435,10 +5435,13 @@ export interface operations {
         content: {
           'application/json': {
             isValid: boolean;
+            /** @description the first 100 errors at most, in the data’s order */
             errors: {
               field: string;
               message: string;
             }[];
+            /** @description true when the data has more errors than `errors` lists (past 100, or too many to collect: then only the first) */
+            errorsTruncated: boolean;
             schemaId: string;
             version: number;
           };

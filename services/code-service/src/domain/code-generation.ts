@@ -26,7 +26,7 @@ export interface CodeOwner {
 /** What the named metadata schema said of the item's metadata (looked up by the shell). */
 export type SchemaFact =
   | { found: false; schemaId: string; schemaVersion: number | undefined }
-  | { found: true; schemaId: string; version: number; isValid: boolean; errors: unknown[] };
+  | { found: true; schemaId: string; version: number; isValid: boolean; errors: unknown[]; errorsTruncated?: boolean };
 
 export interface GenerateCodeCommand {
   type: 'GenerateCode';
@@ -125,7 +125,12 @@ export function decide(command: GenerateCodeCommand, state: CodeBatchState): Cod
       type: 'DomainError',
       code: 'VALIDATION_ERROR',
       message: `metadata does not match schema ${schema.schemaId} version ${schema.version}.`,
-      details: { schemaId: schema.schemaId, schemaVersion: schema.version, errors: schema.errors },
+      details: {
+        schemaId: schema.schemaId,
+        schemaVersion: schema.version,
+        errors: schema.errors,
+        ...(schema.errorsTruncated ? { errorsTruncated: true } : {}),
+      },
     };
   }
   if (state.taken.has(itemKey(gtin, serial))) return duplicateSerial(gtin, serial);

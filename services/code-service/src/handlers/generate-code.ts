@@ -121,7 +121,14 @@ export async function generateCodes(
       const outcome = await deps.schemas.validateForGeneration(principal, schemaId, schemaVersion, metadata);
       schema = outcome.missing
         ? { found: false, schemaId, schemaVersion }
-        : { found: true, schemaId: outcome.schemaId, version: outcome.version, isValid: outcome.isValid, errors: outcome.errors };
+        : {
+            found: true,
+            schemaId: outcome.schemaId,
+            version: outcome.version,
+            isValid: outcome.isValid,
+            errors: outcome.errors.slice(0, maxSchemaErrorsPerItem),
+            errorsTruncated: outcome.errorsTruncated || outcome.errors.length > maxSchemaErrorsPerItem,
+          };
     }
     asked.push({
       position: results.length,
@@ -348,6 +355,12 @@ async function writeCodesInOneStatement(
   for (const { index, entry } of entries) if (!stored.has(entry.code.assetId)) refused[index]?.add(entry.code.assetId);
   return refused;
 }
+
+/**
+ * The schema errors an item's VALIDATION_ERROR lists (the validate endpoint lists up to 100): a
+ * batch chunk's answer of 500 items must still fit one bus message (1 MB).
+ */
+const maxSchemaErrorsPerItem = 10;
 
 /** Requests of at most this many codes sign them on the event loop rather than in the thread pool. */
 const signOnTheLoopMaxCodes = 4;

@@ -1,3 +1,4 @@
+import { maxMetadataBytes } from '@hallmark/codes';
 import {
   type CreateSchemaBody,
   decodeCursor,
@@ -259,6 +260,16 @@ export function createSchemaCatalog(deps: SchemaDeps) {
     },
 
     async validate(owner: Principal, id: string, version: number | undefined, data: unknown): Promise<ValidationOutcome> {
+      // Data larger than any code's metadata may be is no metadata, and could only cost the check's time.
+      if (Buffer.byteLength(JSON.stringify(data)) > maxMetadataBytes) {
+        throw new HallmarkError(
+          'VALIDATION_ERROR',
+          `The data is larger than ${maxMetadataBytes / 1024} KiB as JSON, the most a code's metadata may be.`,
+          {
+            fields: [{ field: '(data)', in: 'body', message: `is larger than ${maxMetadataBytes / 1024} KiB as JSON` }],
+          },
+        );
+      }
       const found = await read(owner, id, version);
       return { ...validatorOf(owner, found).validate(data), schemaId: found.schema.id, version: found.schema.version };
     },
@@ -273,7 +284,7 @@ export function createSchemaCatalog(deps: SchemaDeps) {
       } catch (error) {
         // This item's metadata cannot be checked: it is refused (VALIDATION_ERROR), the batch's others are not.
         if (!(error instanceof HallmarkError)) throw error;
-        outcome = { isValid: false, errors: [{ field: '(schema)', message: error.message }] };
+        outcome = { isValid: false, errors: [{ field: '(schema)', message: error.message }], errorsTruncated: false };
       }
       return { missing: false as const, schemaId: found.schema.id, version: found.schema.version, ...outcome };
     },
