@@ -122,6 +122,13 @@ function checkItemPart(field: 'lot' | 'serial', value: string | undefined): stri
   return value;
 }
 
+/**
+ * The most links one level of an item (its GTIN, a lot of it, a serial of it) may have, per account
+ * and environment: every scan of the item reads them, and the linkset lists them. Without it a brand
+ * with 2,000 links on a GTIN made each scan take 150 ms and each answer 4.7 MB.
+ */
+export const maxLinksPerItemLevel = 100;
+
 const isUniqueViolation = (error: unknown) =>
   typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';
 
@@ -131,6 +138,29 @@ const defaultTaken = (link: { gtin: string; lot: string | null; serial: string |
     'This item already has a default link: set `default: false` on it first (PATCH /links/{id}), or give this link `default: false`.',
     { gtin: link.gtin, lot: link.lot, serial: link.serial },
   );
+
+/** Takes the item level's place for one more link, or refuses (409, nothing stored); creations at once take it in turn. */
+async function takeLinkPlace(
+  sql: SqlExecutor,
+  owner: Principal,
+  link: { gtin: string; lot: string | null; serial: string | null },
+): Promise<void> {
+  await sql.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+    `hallmark:links:${owner.accountId}:${owner.environment}:${link.gtin}`,
+  ]);
+  const [row] = await sql.query<{ links: string | number }>(
+    `SELECT count(*) AS links FROM item_links WHERE environment = $2 AND gtin = $3 AND account_id = $1
+       AND coalesce(lot, '') = coalesce($4, '') AND coalesce(serial, '') = coalesce($5, '')`,
+    [owner.accountId, owner.environment, link.gtin, link.lot, link.serial],
+  );
+  if (Number(row?.links ?? 0) >= maxLinksPerItemLevel) {
+    throw new HallmarkError(
+      'CONFLICT',
+      `This item already has ${maxLinksPerItemLevel} links at this level (its GTIN, lot or serial): delete one first.`,
+      { limit: maxLinksPerItemLevel, gtin: link.gtin, lot: link.lot, serial: link.serial },
+    );
+  }
+}
 
 async function otherDefault(
   sql: SqlExecutor,
@@ -151,9 +181,11 @@ async function otherDefault(
  * transaction; a refusal stores nothing.
  */
 export function createLinks(deps: LinkDeps) {
-  // Every scan asks for its item's links (the resolver's redirect): kept briefly, per item.
+  // Every scan asks for its item's links (the resolver's redirect): a GTIN's are kept briefly, per
+  // GTIN, never per lot or serial, which anyone can make up (one entry each, expired entries kept,
+  // held 120 MB after 400 made-up serials of a GTIN with 100 links).
   const itemCacheMs = deps.itemCacheMs ?? 2_000;
-  const itemCache = new Map<string, { links: ItemLinks; until: number }>();
+  const itemCache = new Map<string, { links: GtinLinks; until: number }>();
   const requireOwned = async (owner: Principal, gtin: string) => {
     const signer = await findGtinSigner(deps.db, owner.environment, gtin);
     if (!signer?.owned || signer.accountId !== owner.accountId) {
@@ -163,6 +195,43 @@ export function createLinks(deps: LinkDeps) {
         { gtin },
       );
     }
+  };
+
+  /** The GTIN's live owner's GTIN-wide links, oldest first, and whether it has any for a lot or serial. */
+  const readGtinLinks = async (gtin: string): Promise<GtinLinks> => {
+    const signer = await deps.signers.signerOf('live', gtin);
+    if (!signer?.owned) return { owner: undefined, gtinWide: [], narrower: false };
+    const rows = await deps.db.query<Row & { narrower: boolean }>(
+      `SELECT l.*, false AS narrower FROM (
+         SELECT * FROM item_links WHERE environment = 'live' AND gtin = $1 AND account_id = $2 AND lot IS NULL AND serial IS NULL
+         ORDER BY created_at, id LIMIT $3) l
+       UNION ALL
+       SELECT n.*, true AS narrower FROM (
+         SELECT * FROM item_links WHERE environment = 'live' AND gtin = $1 AND account_id = $2 AND (lot IS NOT NULL OR serial IS NOT NULL)
+         LIMIT 1) n`,
+      [gtin, signer.accountId, maxLinksPerItemLevel],
+    );
+    return {
+      owner: signer.accountId,
+      gtinWide: rows.filter((row) => !row.narrower).map(viewOf),
+      narrower: rows.some((row) => row.narrower),
+    };
+  };
+
+  /** The owner's links of the scanned item's lot and serial (not its GTIN's): serial over lot, then oldest first. */
+  const readNarrowerLinks = async (
+    accountId: string,
+    item: { gtin: string; lot?: string | undefined; serial?: string | undefined },
+  ): Promise<LinkView[]> => {
+    const rows = await deps.db.query<Row>(
+      `SELECT * FROM item_links
+       WHERE environment = 'live' AND gtin = $1 AND account_id = $2 AND (lot IS NOT NULL OR serial IS NOT NULL)
+         AND (lot IS NULL OR lot = $3) AND (serial IS NULL OR serial = $4)
+       ORDER BY (CASE WHEN serial IS NOT NULL THEN 2 ELSE 0 END + CASE WHEN lot IS NOT NULL THEN 1 ELSE 0 END) DESC, created_at, id
+       LIMIT $5`,
+      [item.gtin, accountId, item.lot ?? null, item.serial ?? null, 3 * maxLinksPerItemLevel],
+    );
+    return rows.map(viewOf);
   };
 
   const find = async (owner: Principal, id: string): Promise<Row> => {
@@ -228,6 +297,7 @@ export function createLinks(deps: LinkDeps) {
         updatedAt: now,
       };
       await record(owner, 'link.created', { ...view }, async (sql) => {
+        await takeLinkPlace(sql, owner, view);
         if (view.default && (await otherDefault(sql, owner, view))) throw defaultTaken(view);
         await sql.query(
           `INSERT INTO item_links (id, account_id, environment, gtin, lot, serial, link_type, href, title, media_type, hreflang, is_default, created_at, updated_at)
@@ -335,27 +405,31 @@ export function createLinks(deps: LinkDeps) {
      * lot, those of its serial (with its lot or none); most specific first, then oldest first.
      */
     async forItem(item: { gtin: string; lot?: string | undefined; serial?: string | undefined }): Promise<ItemLinks> {
-      const key = JSON.stringify([item.gtin, item.lot ?? null, item.serial ?? null]);
-      const cached = itemCache.get(key);
-      if (cached && cached.until > Date.now()) return cached.links;
-      const links = await this.readForItem(item);
-      if (itemCache.size > 50_000) itemCache.clear();
-      itemCache.set(key, { links, until: Date.now() + itemCacheMs });
-      return links;
-    },
-
-    async readForItem(item: { gtin: string; lot?: string | undefined; serial?: string | undefined }): Promise<ItemLinks> {
-      const signer = await deps.signers.signerOf('live', item.gtin);
-      if (!signer?.owned) return { links: [] };
-      const rows = await deps.db.query<Row>(
-        `SELECT * FROM item_links
-         WHERE environment = 'live' AND gtin = $1 AND account_id = $2
-           AND (lot IS NULL OR lot = $3) AND (serial IS NULL OR serial = $4)
-         ORDER BY (CASE WHEN serial IS NOT NULL THEN 2 ELSE 0 END + CASE WHEN lot IS NOT NULL THEN 1 ELSE 0 END) DESC, created_at, id`,
-        [item.gtin, signer.accountId, item.lot ?? null, item.serial ?? null],
-      );
-      return { links: rows.map(viewOf) };
+      const now = Date.now();
+      let cached = itemCache.get(item.gtin);
+      if (!cached || cached.until <= now) {
+        const links = await readGtinLinks(item.gtin);
+        if (itemCache.size >= 10_000) {
+          for (const [gtin, entry] of itemCache) if (entry.until <= now) itemCache.delete(gtin);
+          if (itemCache.size >= 10_000) itemCache.clear();
+        }
+        cached = { links, until: now + itemCacheMs };
+        itemCache.set(item.gtin, cached);
+      }
+      const { owner, gtinWide, narrower } = cached.links;
+      if (owner === undefined) return { links: [] };
+      // Most specific first: links of a lot or serial are read for the scanned one only, when the GTIN has any.
+      const specific =
+        narrower && (item.lot !== undefined || item.serial !== undefined) ? await readNarrowerLinks(owner, item) : [];
+      return { links: [...specific, ...gtinWide] };
     },
   };
 }
 export type Links = ReturnType<typeof createLinks>;
+
+/** What the resolver keeps per GTIN: its live owner (none: no links), the GTIN-wide links, whether any are narrower. */
+interface GtinLinks {
+  owner: string | undefined;
+  gtinWide: LinkView[];
+  narrower: boolean;
+}
