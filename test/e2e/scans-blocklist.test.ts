@@ -447,6 +447,19 @@ describe.each([
             blocked: { kind: 'withdrawn', reason: 'recall 7' },
           });
       }
+      // The reason and the block's id are the owner's notes: another account's key and the public
+      // resolver's JSON get the same verdict, the kind of block and its time, not the words.
+      const recalled = (codes[1] as { url: string }).url;
+      const seenByRival = await verify(rival.key, recalled);
+      expect(seenByRival).toMatchObject({ verdict: 'SUSPICIOUS', riskIndicators: ['KNOWN_COUNTERFEIT_PATTERN'] });
+      expect(seenByRival.blocked).toEqual({ kind: 'withdrawn', blockedAt: expect.any(String) });
+      const { pathname, search } = new URL(recalled);
+      const publicJson = await fetch(`${form.url}/verify${pathname}${search}`, { headers: { accept: 'application/json' } });
+      const publicText = await publicJson.text();
+      expect(publicJson.status, publicText).toBe(200);
+      expect(JSON.parse(publicText)).toMatchObject({ verdict: 'SUSPICIOUS', blocked: { kind: 'withdrawn' } });
+      expect(publicText).not.toContain('recall 7');
+      expect(publicText).not.toContain('blk_');
       const mismatched = await api('POST', '/blocklist', {
         key: brand.key,
         body: { gtin: brand.gtin, serialFrom: 'R9', serialTo: 'R0001', kind: 'withdrawn' },

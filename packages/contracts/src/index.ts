@@ -172,6 +172,7 @@ export * from './schemas/code-listing.ts';
 export {
   BatchItemResult,
   BlockedCode,
+  blockSeenByOthers,
   CodeReport,
   CodeReportList,
   CodeReportView,

@@ -134,12 +134,22 @@ export type ConfirmedReport = Static<typeof ConfirmedReport>;
 
 /** The code is on its owner's blocklist (POST /blocklist): counterfeit answers COUNTERFEIT, withdrawn SUSPICIOUS. */
 export const BlockedCode = Type.Object({
-  blockId: Type.String(),
+  blockId: Type.Optional(Type.String({ description: 'answered to the code owner’s keys only' })),
   kind: Type.Union([Type.Literal('counterfeit'), Type.Literal('withdrawn')]),
-  reason: Type.Union([Type.String(), Type.Null()]),
+  reason: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], {
+      description:
+        'the owner’s words (null: none given), answered to the code owner’s keys only: other accounts and the public resolver see the kind and time',
+    }),
+  ),
   blockedAt: Timestamp,
 });
 export type BlockedCode = Static<typeof BlockedCode>;
+
+/** What a block says to anyone but the code's owner (another account's key, the public resolver): its kind and time. */
+export function blockSeenByOthers(block: BlockedCode): BlockedCode {
+  return { kind: block.kind, blockedAt: block.blockedAt };
+}
 
 /** The fields both views of a verification share. */
 const verdictFields = {

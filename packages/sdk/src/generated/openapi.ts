@@ -3871,9 +3871,11 @@ export interface operations {
                   confirmedAt: string;
                 };
                 blocked?: {
-                  blockId: string;
+                  /** @description answered to the code owner’s keys only */
+                  blockId?: string;
                   kind: 'counterfeit' | 'withdrawn';
-                  reason: string | null;
+                  /** @description the owner’s words (null: none given), answered to the code owner’s keys only: other accounts and the public resolver see the kind and time */
+                  reason?: string | null;
                   /** Format: date-time */
                   blockedAt: string;
                 };
@@ -3917,9 +3919,11 @@ export interface operations {
                   confirmedAt: string;
                 };
                 blocked?: {
-                  blockId: string;
+                  /** @description answered to the code owner’s keys only */
+                  blockId?: string;
                   kind: 'counterfeit' | 'withdrawn';
-                  reason: string | null;
+                  /** @description the owner’s words (null: none given), answered to the code owner’s keys only: other accounts and the public resolver see the kind and time */
+                  reason?: string | null;
                   /** Format: date-time */
                   blockedAt: string;
                 };

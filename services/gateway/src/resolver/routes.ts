@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Cache } from '@hallmark/cache';
 import { endOfYymmdd } from '@hallmark/codes';
 import {
+  blockSeenByOthers,
   categories,
   gs1ResolverDescriptionRoute,
   HallmarkError,
@@ -127,9 +128,10 @@ function verificationJson(scan: ResolvedScan, link: ScannedLink) {
       riskIndicators: [],
     };
   }
-  if (scan.environment === 'test')
-    return { ...scan.result, verdict: 'TEST' as const, confidence: 0, environment: 'test' as const };
-  return scan.result;
+  // Verified on the owner's behalf, so the block came with the owner's notes: the public sees its kind and time.
+  const result = scan.result.blocked ? { ...scan.result, blocked: blockSeenByOthers(scan.result.blocked) } : scan.result;
+  if (scan.environment === 'test') return { ...result, verdict: 'TEST' as const, confidence: 0, environment: 'test' as const };
+  return result;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Cache } from '@hallmark/cache';
 import { assessScan, endOfYymmdd } from '@hallmark/codes';
 import {
   addressKeyOf,
+  blockSeenByOthers,
   HallmarkError,
   type Principal,
   type QuickstartVerificationResult,
@@ -184,7 +185,8 @@ export async function verifyCode(
     serial: link.serial,
     ...(link.batch !== undefined ? { batch: link.batch } : {}),
     ...(block ? { confirmedReport: block } : {}),
-    ...(listed ? { blocked: listed } : {}),
+    // The block's reason and id are the owner's notes: anyone else learns what kind of block and since when.
+    ...(listed ? { blocked: owningAccount === principal.accountId ? listed : blockSeenByOthers(listed) } : {}),
   };
   const firstSeen = new Date(scan.firstSeenMs).toISOString();
   if (request.view === 'quickstart') {
