@@ -69,7 +69,12 @@ describe.each([
     const [first, second] = pictures as [Buffer, Buffer];
     limitBytes = first.length + second.length + 100;
     blobDir = await mkdtemp(join(tmpdir(), 'hallmark-photo-storage-'));
-    product = await start({ HALLMARK_BLOB_DIR: blobDir, HALLMARK_PHOTO_BYTES_PER_ACCOUNT: String(limitBytes) });
+    product = await start({
+      HALLMARK_BLOB_DIR: blobDir,
+      HALLMARK_PHOTO_BYTES_PER_ACCOUNT: String(limitBytes),
+      // Six uploads at once reach auction-service together (the default holds four).
+      HALLMARK_UPLOADS_AT_ONCE: '8',
+    });
   });
 
   afterAll(async () => {
@@ -113,5 +118,20 @@ describe.each([
     expect(sandbox.status, JSON.stringify(sandbox.body)).toBe(201);
     const testWatch = await register(sandbox.body.secret);
     expect((await upload(sandbox.body.secret, testWatch, 'dial', third)).status).toBe(201);
+  });
+
+  it('keeps uploads at once within the limit: each sees the bytes the others bound', async () => {
+    const house = await newTenant();
+    const watches = await Promise.all(Array.from({ length: 6 }, () => register(house)));
+    const photos = await Promise.all([4, 5, 6, 7, 8, 9].map((seed) => picture(seed)));
+    const answers = await Promise.all(watches.map((watch, index) => upload(house, watch, 'dial', photos[index] as Buffer)));
+    for (const answer of answers) expect([201, 413], JSON.stringify(answer.body)).toContain(answer.status);
+    const boundBytes = answers.reduce(
+      (sum, answer, index) => sum + (answer.status === 201 ? (photos[index] as Buffer).length : 0),
+      0,
+    );
+    expect(answers.filter((answer) => answer.status === 201).length).toBeGreaterThan(0);
+    // Before: every upload that started with room bound its photo (six at once stored 5.3 times the limit).
+    expect(boundBytes).toBeLessThanOrEqual(limitBytes);
   });
 });

@@ -1,7 +1,7 @@
 import { HallmarkError, type Principal } from '@hallmark/contracts';
 import { type EventStore, isVersionConflict, type StoredEvent } from '@hallmark/event-store';
 import { appendToAssetHistory, assetStream, type ProvenanceEventInput } from '@hallmark/provenance';
-import type { SqlDatabase } from '@hallmark/sql';
+import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
 import { foldObjectHistory, type ObjectState } from './object-history.ts';
 import { findObjectId, saveObject } from './store/object-store.ts';
 
@@ -55,13 +55,18 @@ export async function requireOwnedObject(deps: ObjectRepositoryDeps, owner: Prin
  * object's read model in the same transaction; when another replica changed the object first,
  * reloads and decides again (a few times). `decide` throws to refuse; no events is no change.
  * Answers the object's state, what was appended and its whole history as read (with the appended).
+ * `checkWritten`, where the event store writes read models in the append's transaction, runs in it
+ * after the object's row: it may read what other objects' rows hold now and throw to refuse, which
+ * stores nothing (a limit across objects, kept however many changes run at once).
  */
 export async function changeObject(
   deps: ObjectRepositoryDeps,
   owner: Principal,
   idOrSerial: string,
   decide: (state: ObjectState) => ProvenanceEventInput[] | Promise<ProvenanceEventInput[]>,
+  options: { checkWritten?: (sql: SqlExecutor) => Promise<void> } = {},
 ): Promise<{ state: ObjectState; appended: StoredEvent[]; history: StoredEvent[] }> {
+  const checkWritten = deps.eventStore.atomicReadModels ? options.checkWritten : undefined;
   for (let attempt = 1; ; attempt += 1) {
     const { state: before, events } = await requireOwnedHistory(deps, owner, idOrSerial);
     const inputs = await decide(before);
@@ -86,6 +91,7 @@ export async function changeObject(
             // Appended at the version decided on: the history is the events read plus these.
             after = foldObjectHistory([...events, ...result.events]) as ObjectState;
             await saveObject(sql, after, deps.clock());
+            await checkWritten?.(sql);
           },
         },
       });

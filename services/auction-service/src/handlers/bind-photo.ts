@@ -90,36 +90,55 @@ async function bind(deps: BindPhotoDeps, owner: Principal, request: PhotoRequest
   const eventId = requestKey ? eventIdOf('photo', requestKey, upload) : undefined;
   let analysis: PhotoCheck | undefined;
   let bound: PhotoBoundData | undefined;
-  const { state, appended, history } = await changeObject(deps, owner, request.objectId, async (current) => {
-    // A retry whose binding is stored records nothing: answered below, with nothing checked or decoded.
-    if (eventId && current.eventIds.has(eventId)) return [];
-    // The angle and the owner's room first: either refuses without decoding the photo.
-    const wrongAngle = checkAngle(current.category, request.angle);
-    if (wrongAngle) throw toHallmarkError(wrongAngle);
-    const storage = await photoStorageOf(deps.db, owner, deps.photoBytesPerAccount);
-    const full = checkPhotoStorage(storage, bytes.length);
-    if (full) throw toHallmarkError(full);
-    analysis ??= await deps.decoding.run(() => analysePhoto(bytes));
-    const decision = decide(
-      {
-        type: 'BindPhoto',
-        objectId: request.objectId,
-        angle: request.angle,
-        sha256: request.sha256,
-        size: bytes.length,
-        analysis,
-        storage,
-        ...(eventId ? { eventId } : {}),
+  const { state, appended, history } = await changeObject(
+    deps,
+    owner,
+    request.objectId,
+    async (current) => {
+      // A retry whose binding is stored records nothing: answered below, with nothing checked or decoded.
+      if (eventId && current.eventIds.has(eventId)) return [];
+      // The angle and the owner's room first: either refuses without decoding the photo.
+      const wrongAngle = checkAngle(current.category, request.angle);
+      if (wrongAngle) throw toHallmarkError(wrongAngle);
+      const storage = await photoStorageOf(deps.db, owner, deps.photoBytesPerAccount);
+      const full = checkPhotoStorage(storage, bytes.length);
+      if (full) throw toHallmarkError(full);
+      analysis ??= await deps.decoding.run(() => analysePhoto(bytes));
+      const decision = decide(
+        {
+          type: 'BindPhoto',
+          objectId: request.objectId,
+          angle: request.angle,
+          sha256: request.sha256,
+          size: bytes.length,
+          analysis,
+          storage,
+          ...(eventId ? { eventId } : {}),
+        },
+        current,
+      );
+      if (isRefusal(decision)) throw toHallmarkError(decision);
+      const [event] = decision;
+      bound = event && isPhotoBinding(event) ? event.data : undefined;
+      // Before the event: a crash in between leaves a record that only keeps the blob, never a photo without its blob.
+      await recordPhotoBlob(deps.db, request.sha256, deps.clock());
+      return decision;
+    },
+    {
+      // Checked again where the photo is counted: the account's bindings take this in turn, each seeing
+      // the others' bytes, so uploads at once cannot pass the limit together (they passed it by one
+      // photo each; six at once stored 5.3 times the limit).
+      checkWritten: async (sql) => {
+        await sql.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+          `hallmark:photo-bytes:${owner.accountId}:${owner.environment}`,
+        ]);
+        const withThis = await photoStorageOf(sql, owner, deps.photoBytesPerAccount);
+        if (withThis.usedBytes <= withThis.limitBytes) return;
+        const full = checkPhotoStorage({ ...withThis, usedBytes: withThis.usedBytes - bytes.length }, bytes.length);
+        if (full) throw toHallmarkError(full);
       },
-      current,
-    );
-    if (isRefusal(decision)) throw toHallmarkError(decision);
-    const [event] = decision;
-    bound = event && isPhotoBinding(event) ? event.data : undefined;
-    // Before the event: a crash in between leaves a record that only keeps the blob, never a photo without its blob.
-    await recordPhotoBlob(deps.db, request.sha256, deps.clock());
-    return decision;
-  });
+    },
+  );
   // Nothing appended: the key's binding was stored (by this upload's first attempt, before or racing it).
   if (appended.length === 0 && eventId) {
     const stored = storedBinding(state, history, eventId);

@@ -7,7 +7,8 @@ import type { PhotoStorage } from '../domain/object.ts';
 /**
  * What an account's photos take in one environment: the sum of its objects' `photo_bytes` (every
  * photo bound, replaced ones included), read from the read model's partial index, and its limit.
- * Two uploads of one account deciding at once may both fit and together pass the limit by a photo.
+ * Read before a photo is decoded (a quick refusal), and again in the binding's transaction under the
+ * account's lock (handlers/bind-photo.ts), which keeps uploads at once within the limit.
  */
 export async function photoStorageOf(sql: SqlExecutor, owner: Principal, limitBytes: number): Promise<PhotoStorage> {
   const [row] = await sql.query<{ bytes: string | null }>(
