@@ -79,6 +79,18 @@ describe('the resolver over HTTP', () => {
     expect(later.metadata.totalScans).toBe(2);
   });
 
+  it('counts loads of one client sent together once, all showing that scan', async () => {
+    const url = await generate();
+    const json = { accept: 'application/json' };
+    const loads = await Promise.all(
+      Array.from({ length: 6 }, () => readJson(fetch(`${t.url}${pathOf(url)}`, { headers: json }))),
+    );
+    // Before: each load counted its own scan (1, 2, … 6).
+    expect(loads.map((load) => load.metadata.totalScans)).toEqual([1, 1, 1, 1, 1, 1]);
+    const verified = await api('POST', '/code/verify', { key: brand, body: { url } });
+    expect(verified.body.metadata.totalScans).toBe(2);
+  });
+
   it('answers JSON, an RFC 9264 linkset, HEAD and CORS preflight', async () => {
     const url = await generate();
     const path = pathOf(url);

@@ -362,15 +362,10 @@ export function registerResolverRoutes(
     // is the whole signed message (a link with another batch, variant or expiry is another scan).
     const signedMessage = [link.gtin, link.serial, link.batch, link.variant, link.expiry, link.signature, request.ip];
     const seenKey = `resolver:seen:${createHash('sha256').update(JSON.stringify(signedMessage)).digest('base64url')}`;
-    const seen = reloadWindowMs > 0 ? await deps.cache.get(seenKey) : undefined;
-    let scan = seen ? (JSON.parse(seen) as ResolvedScan & { verifiedAt: string }) : undefined;
-    if (!scan) {
-      scan = {
-        ...(await deps.services.call(resolveScanRpc, { url: scannedUrl, client: { address: request.ip } }, request.id)),
-        verifiedAt: deps.clock().toISOString(),
-      };
-      if (reloadWindowMs > 0) await deps.cache.set(seenKey, JSON.stringify(scan), { ttlMs: reloadWindowMs });
-    }
+    const scan = await scanOncePerWindow(deps.cache, seenKey, reloadWindowMs, async () => ({
+      ...(await deps.services.call(resolveScanRpc, { url: scannedUrl, client: { address: request.ip } }, request.id)),
+      verifiedAt: deps.clock().toISOString(),
+    }));
     if (form === 'json') return secure(reply).send(verificationJson(scan, scanned));
     const result = scan.result;
     return html(
@@ -438,4 +433,38 @@ export function registerResolverRoutes(
  */
 function lastDayOfExpiry(yymmdd: string, scannedAt: Date): Date {
   return new Date(endOfYymmdd(yymmdd, scannedAt).getTime() - 1);
+}
+
+type SeenScan = ResolvedScan & { verifiedAt: string };
+
+/** What `resolver:seen:` holds while the client's first load of a link is being verified. */
+const scanInProgress = 'pending';
+const reloadPollMs = 25;
+/** How long a load waits for the same client's load in progress before it verifies (and counts) on its own. */
+const reloadWaitMs = 1_000;
+
+/**
+ * The scan this client made of this link within the reload window, else one made now (`scanNow`,
+ * which counts it). Loads at once, on any gateway replica, count once: the first claims the key
+ * (set-if-absent) and the others wait for its scan; a claim whose load fails is released. Before,
+ * each of four loads sent together counted a scan of its own.
+ */
+async function scanOncePerWindow(cache: Cache, seenKey: string, windowMs: number, scanNow: () => Promise<SeenScan>) {
+  if (windowMs <= 0) return scanNow();
+  for (let waitedMs = 0; ; waitedMs += reloadPollMs) {
+    const seen = await cache.get(seenKey);
+    if (seen !== undefined && seen !== scanInProgress) return JSON.parse(seen) as SeenScan;
+    if (seen === undefined && (await cache.setIfAbsent(seenKey, scanInProgress, windowMs))) break;
+    if (waitedMs >= reloadWaitMs) return scanNow();
+    await new Promise((resolve) => setTimeout(resolve, reloadPollMs));
+  }
+  let scan: SeenScan;
+  try {
+    scan = await scanNow();
+  } catch (error) {
+    await cache.delete(seenKey).catch(() => undefined);
+    throw error;
+  }
+  await cache.set(seenKey, JSON.stringify(scan), { ttlMs: windowMs });
+  return scan;
 }
