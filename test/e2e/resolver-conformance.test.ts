@@ -366,6 +366,9 @@ describe('the /links API', () => {
       'https://user:pw@brand.example/',
       `${resolverOrigin}/01/${gtin}`,
       `${resolverOrigin}/ARHKVAdpQg`,
+      // The resolver by another scheme or port is the resolver.
+      `${resolverOrigin.replace(/^https?:/, (scheme) => (scheme === 'http:' ? 'https:' : 'http:'))}/01/${gtin}`,
+      `${new URL(resolverOrigin).protocol}//${new URL(resolverOrigin).hostname}:8443/01/${gtin}`,
     ]) {
       const refused = await createLink({ linkType: 'gs1:pip', href });
       expect(refused.status, href).toBe(400);

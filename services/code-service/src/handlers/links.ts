@@ -96,7 +96,8 @@ function checkLinkType(value: string): string {
 
 /**
  * Only absolute http(s) URLs without credentials: no javascript:, data:, file: or relative links;
- * and none back into this resolver's item paths (`/01/…`, a compressed link), where a scan would loop.
+ * and none back into this resolver's item paths (`/01/…`, a compressed link) on its host name, by
+ * any scheme or port, where a scan would loop.
  */
 function checkHref(value: string, resolverUrl?: string): string {
   let url: URL;
@@ -109,7 +110,12 @@ function checkHref(value: string, resolverUrl?: string): string {
     throw invalid('href', `must be an http or https URL, not ${url.protocol.replace(':', '')}`, value);
   }
   if (url.username !== '' || url.password !== '') throw invalid('href', 'must not carry a user name or password', value);
-  if (resolverUrl !== undefined && url.origin === new URL(resolverUrl).origin && /^\/(01\/|[A-Za-z0-9_-]+$)/.test(url.pathname)) {
+  // By host name: the resolver's http address redirects to its https one, and a port may be left out.
+  if (
+    resolverUrl !== undefined &&
+    url.hostname === new URL(resolverUrl).hostname &&
+    /^\/(01\/|[A-Za-z0-9_-]+$)/.test(url.pathname)
+  ) {
     throw invalid('href', 'must not lead back to this resolver’s item links (a scan would go round in circles)', value);
   }
   return url.toString();
