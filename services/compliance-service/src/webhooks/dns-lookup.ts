@@ -1,4 +1,5 @@
 import { Resolver, lookup as systemResolverLookup } from 'node:dns/promises';
+import { createWorkSlots } from '@hallmark/runtime';
 
 /** A host's addresses; `signal` says the caller stopped waiting (the lookup may then stop too). */
 export type Lookup = (hostname: string, signal?: AbortSignal) => Promise<Array<{ address: string; family: number }>>;
@@ -30,7 +31,14 @@ export function createSystemLookup(
   } = {},
 ): Lookup {
   const systemLookup = options.systemLookup ?? ((hostname) => systemResolverLookup(hostname, { all: true, verbatim: true }));
-  const gate = createGate(options.systemAtOnce ?? 1);
+  // The slot is held until the system lookup itself ends (it keeps its pool thread until then); a
+  // delivery that stops waiting first leaves the queue without starting one.
+  const systemSlots = createWorkSlots({
+    running: options.systemAtOnce ?? 1,
+    waiting: 1_000,
+    retryAfterSeconds: 1,
+    busy: 'Too many names wait for the system resolver',
+  });
   return async (hostname, signal) => {
     const resolver = new Resolver({ timeout: options.tryTimeoutMs ?? 2_000, tries: options.tries ?? 2 });
     if (options.servers) resolver.setServers([...options.servers]);
@@ -48,41 +56,9 @@ export function createSystemLookup(
       );
       const unknownToDns = failures.every((error) => noSuchName.has(error.code ?? ''));
       if (!unknownToDns || signal?.aborted) throw failures[0] ?? new Error('no address');
-      return await gate.run(() => systemLookup(hostname), signal);
+      return await systemSlots.run(() => systemLookup(hostname), signal ? { signal } : {});
     } finally {
       signal?.removeEventListener('abort', cancel);
     }
-  };
-}
-
-/** At most `atOnce` tasks running; a waiting task whose signal aborts leaves the queue without running. */
-function createGate(atOnce: number) {
-  let running = 0;
-  const waiting: Array<{ start: () => void; signal: AbortSignal | undefined }> = [];
-  const next = () => {
-    while (running < atOnce && waiting.length > 0) {
-      const entry = waiting.shift();
-      if (entry && !entry.signal?.aborted) entry.start();
-    }
-  };
-  return {
-    run<T>(task: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-      return new Promise<T>((resolve, reject) => {
-        const start = () => {
-          running++;
-          // The slot is held until the task itself settles, not until its caller stops waiting: a
-          // system lookup keeps its thread until it ends.
-          task()
-            .then(resolve, reject)
-            .finally(() => {
-              running--;
-              next();
-            });
-        };
-        signal?.addEventListener('abort', () => reject(signal.reason ?? new Error('aborted')), { once: true });
-        waiting.push({ start, signal });
-        next();
-      });
-    },
   };
 }
