@@ -255,7 +255,11 @@ function BlockForm({ onSending, onBlocked }: { onSending: () => void; onBlocked:
           </Field>
         )}
         <BlockKindField name="blocklist-kind" kind={kind} onChange={setKind} />
-        <Field id="blocklist-reason" label="Reason (optional)" hint="Shown on verifications and the public page.">
+        <Field
+          id="blocklist-reason"
+          label="Reason (optional)"
+          hint="Shown on your account’s own verifications only: other accounts and the public page see that the code is blocked, not why."
+        >
           <input
             {...describedBy('blocklist-reason', true, undefined)}
             maxLength={1000}

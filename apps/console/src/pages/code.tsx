@@ -167,7 +167,11 @@ function BlockControl({ code, onChanged }: { code: CodeDetail; onChanged: () => 
         ) : (
           <>
             <BlockKindField name="block-kind" kind={kind} onChange={setKind} />
-            <Field id="block-reason" label="Reason (optional)" hint="Shown on verifications and the public page.">
+            <Field
+              id="block-reason"
+              label="Reason (optional)"
+              hint="Shown on your account’s own verifications only: other accounts and the public page see that the code is blocked, not why."
+            >
               <input
                 {...describedBy('block-reason', true, undefined)}
                 maxLength={1000}
