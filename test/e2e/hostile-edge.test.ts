@@ -292,6 +292,25 @@ describe.each([
       });
     });
 
+    it('one hop: a page reload from another address of the same /64, or the same IPv4 address written another way, counts no scan', async () => {
+      const code = await operatorCode(proxied);
+      const view = async (address: string) => {
+        const response = await fetch(`${proxied.url}/verify${pathOf(code)}`, {
+          headers: { accept: 'application/json', 'x-forwarded-for': address },
+        });
+        const body = (await response.json()) as Json;
+        expect(response.status, JSON.stringify(body)).toBe(200);
+        return body.metadata.totalScans as number;
+      };
+      // Under the per-/64 limit (5 a second): before, each address of the /64 counted a scan of its own.
+      const rotated = [];
+      for (const address of ['2001:db8:5:5::2', '2001:db8:5:5::3', '2001:db8:5:5:ffff::9']) rotated.push(await view(address));
+      expect(rotated).toEqual([1, 1, 1]);
+      const mapped = [];
+      for (const address of ['198.51.100.7', '::ffff:198.51.100.7', '::ffff:c633:6407']) mapped.push(await view(address));
+      expect(mapped).toEqual([2, 2, 2]);
+    });
+
     it('one hop: the addresses of one IPv6 /64 share a bucket, so rotating through them buys none; another /64 has its own', async () => {
       // A holder of 2001:db8:77:1::/64 sends each request from another of its addresses, written every way.
       const spellings = (index: number) =>

@@ -79,6 +79,21 @@ describe('the resolver over HTTP', () => {
     expect(later.metadata.totalScans).toBe(2);
   });
 
+  it('reads Accept-Language tags Intl refuses as absent, never a 500', async () => {
+    const url = await generate({ expiryDate: '2031-06-30' });
+    for (const language of ['en-GB-oed', `${'aa-'.repeat(60)}aa`, `en-GB-${'abcdefgh-'.repeat(25)}x1`, 'en-GB-oed, de-DE']) {
+      const page = await fetch(`${t.url}${pathOf(url)}`, { headers: { 'accept-language': language } });
+      const html = await page.text();
+      expect(page.status, `${language}: ${html.slice(0, 200)}`).toBe(200);
+      // The first usable tag is taken (de-DE after the refused one), else British English.
+      expect(html).toContain(language.endsWith('de-DE') ? '30. Juni 2031' : '30 June 2031');
+      const json = await fetch(`${t.url}${pathOf(url)}`, {
+        headers: { 'accept-language': language, accept: 'application/json' },
+      });
+      expect(json.status, language).toBe(200);
+    }
+  });
+
   it('counts loads of one client sent together once, all showing that scan', async () => {
     const url = await generate();
     const json = { accept: 'application/json' };

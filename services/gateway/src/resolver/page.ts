@@ -133,11 +133,25 @@ function buildDateFormatter(acceptLanguage: string): DateFormatter {
   const wanted = acceptLanguage
     .split(',')
     .map((part) => part.split(';')[0]?.trim() ?? '')
-    .filter((tag) => /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(tag));
-  const [locale = 'en-GB'] = Intl.DateTimeFormat.supportedLocalesOf(wanted);
+    .filter((tag) => /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(tag))
+    .slice(0, 10);
+  const locale = wanted.find(isUsableLocale) ?? 'en-GB';
   const dateTime = new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeStyle: 'long', timeZone: 'UTC' });
   const date = new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' });
   return { dateTime: (value) => dateTime.format(value), date: (value) => date.format(value) };
+}
+
+/**
+ * A tag Intl formats dates in. Asked one tag at a time: Intl throws (RangeError) on tags that have the
+ * right shape but are not well-formed BCP 47 (`en-GB-oed`, a repeated subtag), and one of them among
+ * the header's tags made the whole page a 500.
+ */
+function isUsableLocale(tag: string): boolean {
+  try {
+    return Intl.DateTimeFormat.supportedLocalesOf([tag]).length > 0;
+  } catch {
+    return false;
+  }
 }
 
 export interface CodePage {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Cache } from '@hallmark/cache';
 import { endOfYymmdd } from '@hallmark/codes';
 import {
+  addressKeyOf,
   blockSeenByOthers,
   categories,
   gs1ResolverDescriptionRoute,
@@ -360,7 +361,9 @@ export function registerResolverRoutes(
 
     // A reload by the same client shortly after counts once: show the scan it already made. The key
     // is the whole signed message (a link with another batch, variant or expiry is another scan).
-    const signedMessage = [link.gtin, link.serial, link.batch, link.variant, link.expiry, link.signature, request.ip];
+    // The client as the limits and risk rules see it (an IPv6 /64, an IPv4 address however written).
+    const client = addressKeyOf(request.ip);
+    const signedMessage = [link.gtin, link.serial, link.batch, link.variant, link.expiry, link.signature, client];
     const seenKey = `resolver:seen:${createHash('sha256').update(JSON.stringify(signedMessage)).digest('base64url')}`;
     const scan = await scanOncePerWindow(deps.cache, seenKey, reloadWindowMs, async () => ({
       ...(await deps.services.call(resolveScanRpc, { url: scannedUrl, client: { address: request.ip } }, request.id)),
