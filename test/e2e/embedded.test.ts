@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EmbeddedProduct, startEmbedded } from '@hallmark/app';
@@ -155,5 +156,25 @@ describe('embedded form over HTTP', () => {
     for (const route of routes) {
       expect(document.paths[route.path]?.[route.method.toLowerCase()], `${route.method} ${route.path}`).toBeDefined();
     }
+    // Serialised once: gzip when asked, an ETag a client revalidates with, cacheable for 5 minutes.
+    const etag = response.headers.get('etag') as string;
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
+    expect(response.headers.get('cache-control')).toBe('public, max-age=300');
+    const again = await fetch(`${product.url}/api/v1/openapi.json`, { headers: { 'if-none-match': etag } });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
+    const gzipped = await new Promise<{ encoding: string | undefined; bytes: number }>((resolve, reject) => {
+      const asked = httpRequest(`${product.url}/api/v1/openapi.json`, { headers: { 'accept-encoding': 'gzip' } }, (answer) => {
+        let bytes = 0;
+        answer.on('data', (chunk: Buffer) => {
+          bytes += chunk.length;
+        });
+        answer.on('end', () => resolve({ encoding: answer.headers['content-encoding'], bytes }));
+      });
+      asked.on('error', reject);
+      asked.end();
+    });
+    expect(gzipped.encoding).toBe('gzip');
+    expect(gzipped.bytes).toBeLessThan(JSON.stringify(document).length / 4);
   });
 });

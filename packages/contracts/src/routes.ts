@@ -133,11 +133,12 @@ export const openApiRoute = defineRoute({
   operationId: 'getOpenApiDocument',
   method: 'GET',
   path: `${apiPrefix}/openapi.json`,
-  summary: 'This OpenAPI 3.1 document.',
+  summary: 'This OpenAPI 3.1 document (gzip when asked, an ETag, cached 5 minutes).',
   tags: ['system'],
   auth: 'public',
+  publicRateLimit: true,
   responses: { 200: { description: 'The OpenAPI document', schema: Type.Object({}, { additionalProperties: true }) } },
-  errors: [],
+  errors: ['RATE_LIMITED'],
 });
 
 export const pingServiceRoute = defineRoute({

@@ -61,7 +61,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** This OpenAPI 3.1 document. */
+    /** This OpenAPI 3.1 document (gzip when asked, an ETag, cached 5 minutes). */
     get: operations['getOpenApiDocument'];
     put?: never;
     post?: never;
@@ -1704,6 +1704,15 @@ export interface operations {
       };
       /** @description Error: NOT_FOUND */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: RATE_LIMITED */
+      429: {
         headers: {
           [name: string]: unknown;
         };
