@@ -236,6 +236,27 @@ describe.each([
       // Once the queue drains, renders are served again.
       expect((await qr('format=png&size=512')).status).toBe(200);
     });
+
+    it('leaves another account room while one draws its largest images as fast as it can', async () => {
+      const neighbour = await api('POST', '/accounts', {
+        key: product.operatorKey,
+        body: { name: 'QR neighbour', tier: 'enterprise' },
+      });
+      expect(neighbour.status, JSON.stringify(neighbour.body)).toBe(201);
+      const neighbourKey = neighbour.body.apiKey.secret as string;
+      // The house fills both threads and would fill the queue: before, every other account's image was a 503.
+      const flood = Promise.all(Array.from({ length: 8 }, () => qr('format=png&size=4096').then((response) => response.status)));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const small: number[] = [];
+      for (let index = 0; index < 3; index++) {
+        const response = await qr('format=png&size=256', neighbourKey);
+        await response.arrayBuffer();
+        small.push(response.status);
+      }
+      const floodStatuses = await flood;
+      expect(small).toEqual([200, 200, 200]);
+      expect(floodStatuses.filter((status) => status === 503).length, JSON.stringify(floodStatuses)).toBeGreaterThan(0);
+    });
   });
 
   describe('photo uploads', () => {

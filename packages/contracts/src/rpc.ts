@@ -184,6 +184,8 @@ export const renderQrRpc = {
     size: Type.Optional(Type.Integer()),
     mm: Type.Optional(Type.Number()),
     dpi: Type.Optional(Type.Integer()),
+    /** The asking account: its renders wait in a share of the queue of their own. Optional for an older gateway. */
+    owner: Type.Optional(Type.String()),
   }),
   response: Type.Object({
     contentType: Type.String(),

@@ -10,10 +10,11 @@ export interface QrPngJob {
 
 export interface QrRenderers {
   /**
-   * Draws a PNG on a worker thread. Fails with SERVICE_UNAVAILABLE (details.retryAfterSeconds)
-   * when the threads are busy and the queue is full, and with INTERNAL_ERROR when a thread fails.
+   * Draws a PNG on a worker thread for `owner` (an account; none: a share of its own). Fails with
+   * SERVICE_UNAVAILABLE (details.retryAfterSeconds) when the threads are busy and the queue, or the
+   * owner's half of it, is full, and with INTERNAL_ERROR when a thread fails.
    */
-  renderPng(job: QrPngJob): Promise<Buffer>;
+  renderPng(job: QrPngJob, owner?: string): Promise<Buffer>;
   /** Ends the threads; queued and running renders fail. */
   close(): Promise<void>;
 }
@@ -30,7 +31,10 @@ export interface QrRendererLimits {
 /**
  * Two threads (one on a single-core machine), and up to two 4,096-pixel renders' worth of work
  * waiting (many more small ones): on a loaded two-core machine the last one waiting is drawn well
- * within the gateway's 5-second service timeout.
+ * within the gateway's 5-second service timeout. One owner may hold at most half of what waits (in
+ * renders and in pixels), and a freed thread goes first to a render whose owner has none running:
+ * an account drawing 4,096-pixel images in a loop filled both threads and the queue, and every
+ * other account's QR image was a 503.
  */
 export const defaultQrRendererLimits: QrRendererLimits = {
   threads: Math.min(2, availableParallelism()),
@@ -40,6 +44,7 @@ export const defaultQrRendererLimits: QrRendererLimits = {
 
 interface Pending {
   id: number;
+  owner: string;
   job: QrPngJob;
   resolve(png: Buffer): void;
   reject(error: Error): void;
@@ -63,8 +68,40 @@ export function createQrRenderers(limits: QrRendererLimits = defaultQrRendererLi
   let waitingPixels = 0;
   let nextId = 1;
   let closed = false;
+  /** What each owner has running and waiting, and when it last started one, kept only while it has any. */
+  const byOwner = new Map<string, { running: number; waiting: number; waitingPixels: number; started: number }>();
+  let starts = 0;
 
   const pixelsOf = (job: QrPngJob) => job.options.width * job.options.width;
+  const heldBy = (owner: string) => byOwner.get(owner) ?? { running: 0, waiting: 0, waitingPixels: 0, started: 0 };
+  const note = (owner: string, change: { running?: number; waiting?: number; waitingPixels?: number; started?: number }) => {
+    const held = heldBy(owner);
+    const next = {
+      running: held.running + (change.running ?? 0),
+      waiting: held.waiting + (change.waiting ?? 0),
+      waitingPixels: held.waitingPixels + (change.waitingPixels ?? 0),
+      started: change.started ?? held.started,
+    };
+    if (next.running === 0 && next.waiting === 0) byOwner.delete(owner);
+    else byOwner.set(owner, next);
+  };
+  /**
+   * The next render to draw: the oldest waiting render of the owner with the fewest running, of
+   * those the one that started a render longest ago (so owners take turns).
+   */
+  const nextWaiting = (): Pending | undefined => {
+    let chosen = -1;
+    for (const [index, pending] of waiting.entries()) {
+      if (chosen < 0) {
+        chosen = index;
+        continue;
+      }
+      const best = heldBy((waiting[chosen] as Pending).owner);
+      const held = heldBy(pending.owner);
+      if (held.running < best.running || (held.running === best.running && held.started < best.started)) chosen = index;
+    }
+    return chosen < 0 ? undefined : waiting.splice(chosen, 1)[0];
+  };
 
   function spawn(): Thread {
     const thread: Thread = { worker: new Worker(workerUrl), running: undefined };
@@ -72,6 +109,7 @@ export function createQrRenderers(limits: QrRendererLimits = defaultQrRendererLi
       const pending = thread.running;
       if (!pending || pending.id !== message.id) return;
       thread.running = undefined;
+      note(pending.owner, { running: -1 });
       if (message.png) pending.resolve(Buffer.from(message.png.buffer, message.png.byteOffset, message.png.byteLength));
       else pending.reject(new HallmarkError('INTERNAL_ERROR', `The QR image could not be drawn: ${message.error}`));
       dispatch();
@@ -81,6 +119,7 @@ export function createQrRenderers(limits: QrRendererLimits = defaultQrRendererLi
       if (index >= 0) threads.splice(index, 1);
       const pending = thread.running;
       thread.running = undefined;
+      if (pending) note(pending.owner, { running: -1 });
       pending?.reject(new HallmarkError('INTERNAL_ERROR', 'The QR renderer stopped.', undefined, { cause: error }));
       if (!closed) dispatch();
     };
@@ -95,18 +134,28 @@ export function createQrRenderers(limits: QrRendererLimits = defaultQrRendererLi
       const idle =
         threads.find((thread) => thread.running === undefined) ?? (threads.length < limits.threads ? spawn() : undefined);
       if (!idle) return;
-      const pending = waiting.shift() as Pending;
+      const pending = nextWaiting() as Pending;
       waitingPixels -= pixelsOf(pending.job);
+      starts += 1;
+      note(pending.owner, { running: 1, waiting: -1, waitingPixels: -pixelsOf(pending.job), started: starts });
       idle.running = pending;
       idle.worker.postMessage({ id: pending.id, ...pending.job });
     }
   }
 
   return {
-    renderPng(job) {
+    renderPng(job, owner = '') {
       if (closed) return Promise.reject(new HallmarkError('SERVICE_UNAVAILABLE', 'The QR renderer is stopping.'));
       const busy = threads.length >= limits.threads && threads.every((thread) => thread.running !== undefined);
-      if (busy && (waiting.length >= limits.maxWaiting || waitingPixels + pixelsOf(job) > limits.maxWaitingPixels)) {
+      const pixels = pixelsOf(job);
+      const held = heldBy(owner);
+      const queueFull = waiting.length >= limits.maxWaiting || waitingPixels + pixels > limits.maxWaitingPixels;
+      // Half the queue an owner, and never less than one render (a queue of one is still usable by one owner).
+      const shareFull =
+        held.waiting > 0 &&
+        (held.waiting >= Math.max(1, Math.floor(limits.maxWaiting / 2)) ||
+          held.waitingPixels + pixels > Math.max(pixels, Math.floor(limits.maxWaitingPixels / 2)));
+      if (busy && (queueFull || shareFull)) {
         return Promise.reject(
           new HallmarkError('SERVICE_UNAVAILABLE', 'Too many QR images are being drawn; retry in a second.', {
             retryAfterSeconds: 1,
@@ -114,8 +163,9 @@ export function createQrRenderers(limits: QrRendererLimits = defaultQrRendererLi
         );
       }
       return new Promise<Buffer>((resolve, reject) => {
-        waiting.push({ id: nextId++, job, resolve, reject });
-        waitingPixels += pixelsOf(job);
+        waiting.push({ id: nextId++, owner, job, resolve, reject });
+        waitingPixels += pixels;
+        note(owner, { waiting: 1, waitingPixels: pixels });
         dispatch();
       });
     },
@@ -124,6 +174,7 @@ export function createQrRenderers(limits: QrRendererLimits = defaultQrRendererLi
       for (const pending of waiting.splice(0))
         pending.reject(new HallmarkError('SERVICE_UNAVAILABLE', 'The QR renderer stopped.'));
       waitingPixels = 0;
+      byOwner.clear();
       await Promise.all(threads.map((thread) => thread.worker.terminate()));
     },
   };

@@ -46,6 +46,23 @@ describe('QR renderers', () => {
     expect((await renderers.renderPng(job(300))).subarray(1, 4).toString()).toBe('PNG');
   });
 
+  it('keeps an owner to half the queue, and gives a freed thread to an owner with none running first', async () => {
+    renderers = createQrRenderers({ threads: 1, maxWaiting: 4, maxWaitingPixels: 2 * 2048 * 2048 });
+    const done: string[] = [];
+    const draw = (owner: string, width: number, name: string) =>
+      (renderers as QrRenderers).renderPng(job(width), owner).then((png) => {
+        done.push(name);
+        return png;
+      });
+    const running = draw('flood', 2048, 'flood-1');
+    const queued = draw('flood', 2048, 'flood-2');
+    // The flood's half of the queue is taken: its next render is refused, another owner's is not.
+    expect(await draw('flood', 2048, 'flood-3').catch((e) => e)).toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    const neighbour = draw('neighbour', 300, 'neighbour-1');
+    await Promise.all([running, queued, neighbour]);
+    expect(done).toEqual(['flood-1', 'neighbour-1', 'flood-2']);
+  });
+
   it('fails what is queued when closed, and refuses new work', async () => {
     renderers = createQrRenderers({ threads: 1, maxWaiting: 4, maxWaitingPixels: 4 * 2048 * 2048 });
     const running = renderers.renderPng(job(2048)).catch((e) => e);

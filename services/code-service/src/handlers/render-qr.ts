@@ -10,6 +10,8 @@ export interface QrRequest {
   size?: number | undefined;
   mm?: number | undefined;
   dpi?: number | undefined;
+  /** The asking account: its PNGs wait in its share of the renderers' queue. */
+  owner?: string | undefined;
 }
 
 /** The print recommendations of the spec (Limits 6): error correction M, a quiet zone of 4 modules. */
@@ -56,7 +58,7 @@ export async function renderQr(
     const svg = await QRCode.toString(text, { ...qrOptions, type: 'svg', ...(request.size ? { width: request.size } : {}) });
     return { contentType: 'image/svg+xml', body: svg, encoding: 'utf8' };
   }
-  const png = await renderers.renderPng({ text, options: { ...qrOptions, type: 'png', width } });
+  const png = await renderers.renderPng({ text, options: { ...qrOptions, type: 'png', width } }, request.owner);
   const withDpi = request.mm !== undefined || request.dpi !== undefined ? withPhysicalDpi(png, request.dpi ?? 300) : png;
   return { contentType: 'image/png', body: withDpi.toString('base64'), encoding: 'base64' };
 }

@@ -118,7 +118,11 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
   registerRoute(app, codeQrRoute, async (request, reply) => {
     const query = request.query as QrQuery;
     const image = await withRetryAfter(reply, () =>
-      deps.services.call(renderQrRpc, { ...query, format: query.format ?? 'svg' }, request.id),
+      deps.services.call(
+        renderQrRpc,
+        { ...query, format: query.format ?? 'svg', owner: principalOf(request).accountId },
+        request.id,
+      ),
     );
     // A code's image is its owner's: no shared cache keeps it (a key may be sent in ways a cache does not see).
     reply.type(image.contentType).header('cache-control', 'private, no-store');
