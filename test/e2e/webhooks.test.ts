@@ -98,8 +98,12 @@ describe('webhooks (distributed)', () => {
     expect(fetched).toMatchObject({ id: endpoint.id, url, status: 'enabled', description: 'SOC' });
     expect(JSON.stringify(fetched)).not.toContain(endpoint.secret);
     expect(ok(await api('GET', '/webhooks/endpoints')).endpoints.map((each: Json) => each.id)).toEqual([endpoint.id]);
-    const bad = await api('POST', '/webhooks/endpoints', { url: 'ftp://example.com/x', eventTypes: ['test'] });
-    expect([bad.status, bad.body.error?.code]).toEqual([400, 'VALIDATION_ERROR']);
+    for (const refused of ['ftp://example.com/x', 'http:///x']) {
+      const bad = await api('POST', '/webhooks/endpoints', { url: refused, eventTypes: ['test'] });
+      expect([bad.status, bad.body.error?.code], refused).toEqual([400, 'VALIDATION_ERROR']);
+      const badPatch = await api('PATCH', `/webhooks/endpoints/${endpoint.id}`, { url: refused });
+      expect([badPatch.status, badPatch.body.error?.code], refused).toEqual([400, 'VALIDATION_ERROR']);
+    }
     const unknown = await api('POST', '/webhooks/endpoints', { url, eventTypes: ['nope'] });
     expect(unknown.status).toBe(400);
     const other = await api('GET', '/webhooks/endpoints/whep_none');

@@ -114,6 +114,9 @@ export function parseWebhookUrl(text: string): URL {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RefusedTarget('only http and https URLs');
   if (url.username || url.password) throw new RefusedTarget('no credentials in the URL');
+  // As written, not only as parsed: the URL parser reads `http:///x`, `http:x` or `http:\\x` as
+  // http://x/, so the endpoint shown to its owner would not be where deliveries go.
+  if (!/^https?:\/\/[^/\\?#@\s]/i.test(text)) throw new RefusedTarget('the host must follow http:// or https://');
   return url;
 }
 

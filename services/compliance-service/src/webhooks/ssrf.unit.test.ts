@@ -85,7 +85,17 @@ describe('SSRF guard', () => {
   });
 
   it('refuses other schemes and credentials in the URL', async () => {
-    for (const url of ['ftp://example.com/x', 'file:///etc/passwd', 'gopher://example.com', 'https://user:pw@example.com/']) {
+    for (const url of [
+      'ftp://example.com/x',
+      'file:///etc/passwd',
+      'gopher://example.com',
+      'https://user:pw@example.com/',
+      // Parsed as http://x/, written as something else.
+      'http:///x',
+      'http:x',
+      'http:\\\\x',
+      'https:/example.com',
+    ]) {
       await expect(resolveTarget(url, { allowPrivate: true, lookup: lookupTo('93.184.216.34') })).rejects.toBeInstanceOf(
         RefusedTarget,
       );
