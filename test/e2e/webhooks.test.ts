@@ -206,6 +206,24 @@ describe('webhooks (distributed)', () => {
       );
       expect(attempts.filter((attempt: Json) => attempt.status === 'failed')).toHaveLength(4);
       expect(ids.filter((id) => id === queued.id)).toHaveLength(5);
+      // Paged, oldest first: replays add attempts without end, so no answer holds them all.
+      const paged: Json[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: Json = ok(
+          await api(
+            'GET',
+            `/webhooks/endpoints/${target.id}/messages/${queued.id}/attempts?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+          ),
+        );
+        expect(page.attempts.length).toBeLessThanOrEqual(2);
+        paged.push(...page.attempts);
+        cursor = page.pagination.nextCursor;
+      } while (cursor);
+      expect(paged.map((attempt) => attempt.id)).toEqual(attempts.map((attempt: Json) => attempt.id));
+      expect(paged.at(-1)?.status).toBe('succeeded');
+      const tooMany = await api('GET', `/webhooks/endpoints/${target.id}/messages/${queued.id}/attempts?limit=1000`);
+      expect([tooMany.status, tooMany.body.error?.code]).toEqual([400, 'VALIDATION_ERROR']);
       // Delivered now: replaying the range again finds nothing failed.
       expect(ok(await api('POST', `/webhooks/endpoints/${target.id}/replay`, { since }), 202)).toEqual({ replayed: 0 });
     } finally {

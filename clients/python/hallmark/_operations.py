@@ -717,10 +717,10 @@ OPERATIONS: dict[str, Operation] = {
         method='GET',
         path='/api/v1/webhooks/endpoints/{id}/messages/{messageId}/attempts',
         path_params=('id', 'messageId'),
-        query_params=(),
+        query_params=('limit', 'cursor'),
         idempotent=False,
         success=200,
-        items=None,
+        items='attempts',
         scope='keys:read',
     ),
     'listWebhookEndpoints': Operation(

@@ -2,6 +2,7 @@ import { defineRoute } from './http-route.ts';
 import {
   CreatedWebhookEndpoint,
   CreateWebhookEndpointBody,
+  ListWebhookAttemptsQuery,
   ListWebhookEndpointsQuery,
   ListWebhookMessagesQuery,
   maxWebhookEndpoints,
@@ -152,11 +153,12 @@ export const listWebhookAttemptsRoute = defineRoute({
   operationId: 'listWebhookAttempts',
   method: 'GET',
   path: `${base}/{id}/messages/{messageId}/attempts`,
-  summary: 'Every delivery attempt of one message, oldest first: time, status, response code, error and duration.',
+  summary: 'The delivery attempts of one message, oldest first, paged: time, status, response code, error and duration.',
   tags,
   auth: 'api-key',
   scope: 'keys:read',
   params: WebhookMessageParams,
+  querystring: ListWebhookAttemptsQuery,
   responses: { 200: { description: 'The attempts', schema: WebhookAttemptList } },
   errors: [...errors, 'NOT_FOUND'],
 });

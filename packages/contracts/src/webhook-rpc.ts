@@ -3,6 +3,7 @@ import { PrincipalSchema, type RpcDefinition } from './rpc.ts';
 import {
   CreatedWebhookEndpoint,
   CreateWebhookEndpointBody,
+  ListWebhookAttemptsQuery,
   ListWebhookEndpointsQuery,
   ListWebhookMessagesQuery,
   ReplayedWebhookMessages,
@@ -79,7 +80,8 @@ export const listWebhookMessagesRpc = {
 export const listWebhookAttemptsRpc = {
   service,
   operation: 'listWebhookAttempts',
-  request: Type.Object({ principal: PrincipalSchema, id: Id, messageId: Id }),
+  // `query` is optional for an older gateway, which asked for every attempt: it gets the first page.
+  request: Type.Object({ principal: PrincipalSchema, id: Id, messageId: Id, query: Type.Optional(ListWebhookAttemptsQuery) }),
   response: WebhookAttemptList,
 } satisfies RpcDefinition;
 

@@ -135,7 +135,9 @@ export const WebhookAttemptView = Type.Object({
   error: Type.Union([Type.String(), Type.Null()]),
   durationMs: Type.Integer(),
 });
-export const WebhookAttemptList = Type.Object({ attempts: Type.Array(WebhookAttemptView) });
+export const ListWebhookAttemptsQuery = Type.Object({ limit: Limit, cursor: Cursor }, { additionalProperties: false });
+export type ListWebhookAttemptsQuery = Static<typeof ListWebhookAttemptsQuery>;
+export const WebhookAttemptList = Type.Object({ attempts: Type.Array(WebhookAttemptView), pagination: Pagination });
 export type WebhookAttemptList = Static<typeof WebhookAttemptList>;
 
 export const ReplayWebhookMessagesBody = Type.Object(

@@ -1168,7 +1168,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Every delivery attempt of one message, oldest first: time, status, response code, error and duration. */
+    /** The delivery attempts of one message, oldest first, paged: time, status, response code, error and duration. */
     get: operations['listWebhookAttempts'];
     put?: never;
     post?: never;
@@ -11242,7 +11242,10 @@ export interface operations {
   };
   listWebhookAttempts: {
     parameters: {
-      query?: never;
+      query?: {
+        limit?: number;
+        cursor?: string;
+      };
       header?: never;
       path: {
         id: string;
@@ -11269,6 +11272,11 @@ export interface operations {
               error: string | null;
               durationMs: number;
             }[];
+            pagination: {
+              limit: number;
+              nextCursor: string | null;
+              hasMore: boolean;
+            };
           };
         };
       };

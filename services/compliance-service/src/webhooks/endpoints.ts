@@ -4,6 +4,7 @@ import {
   decodeInstantCursor,
   encodeCursor,
   HallmarkError,
+  type ListWebhookAttemptsQuery,
   type ListWebhookEndpointsQuery,
   type ListWebhookMessagesQuery,
   maxWebhookEndpoints,
@@ -316,8 +317,19 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
       };
     },
 
-    async attempts(principal: Principal, id: string, messageId: string): Promise<WebhookAttemptList> {
+    /**
+     * A page of a message's attempts, oldest first. Paged: replays start a message's attempts over,
+     * and every replay's are kept, so one message's list has no bound (it was answered whole).
+     */
+    async attempts(
+      principal: Principal,
+      id: string,
+      messageId: string,
+      query: ListWebhookAttemptsQuery = {},
+    ): Promise<WebhookAttemptList> {
       await loadMessage(principal, id, messageId);
+      const limit = query.limit ?? 20;
+      const after = query.cursor ? decodeInstantCursor(query.cursor, /^atmpt_[0-9a-f]+$/) : undefined;
       const rows = await db.query<{
         attempt_id: string;
         attempted_at: Date | string;
@@ -325,12 +337,22 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
         response_code: number | null;
         error: string | null;
         duration_ms: number;
-      }>('SELECT * FROM webhook_attempts WHERE endpoint_id = $1 AND message_id = $2 ORDER BY attempted_at, attempt_id', [
-        id,
-        messageId,
-      ]);
+      }>(
+        `SELECT * FROM webhook_attempts WHERE endpoint_id = $1 AND message_id = $2
+           AND ($3::timestamptz IS NULL OR (attempted_at, attempt_id) > ($3::timestamptz, $4::text))
+         ORDER BY attempted_at, attempt_id LIMIT $5`,
+        [id, messageId, after?.[0] ?? null, after?.[1] ?? null, limit + 1],
+      );
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      const hasMore = rows.length > limit;
       return {
-        attempts: rows.map((row) => ({
+        pagination: {
+          limit,
+          hasMore,
+          nextCursor: hasMore && last ? encodeCursor([iso(last.attempted_at), last.attempt_id]) : null,
+        },
+        attempts: page.map((row) => ({
           id: row.attempt_id,
           attemptedAt: iso(row.attempted_at),
           status: row.status,

@@ -101,8 +101,8 @@ export async function startWebhooks(deps: WebhookModuleDeps): Promise<Subscripti
     await serveRpc(bus, log, listWebhookMessagesRpc, async ({ principal, id, query }) =>
       endpoints.messages(principal, id, query),
     ),
-    await serveRpc(bus, log, listWebhookAttemptsRpc, async ({ principal, id, messageId }) =>
-      endpoints.attempts(principal, id, messageId),
+    await serveRpc(bus, log, listWebhookAttemptsRpc, async ({ principal, id, messageId, query }) =>
+      endpoints.attempts(principal, id, messageId, query ?? {}),
     ),
     await serveRpc(bus, log, replayWebhookMessageRpc, async ({ principal, id, messageId }) =>
       endpoints.replay(principal, id, messageId),

@@ -7,6 +7,7 @@ import {
   disableWebhookEndpointRoute,
   getWebhookEndpointRoute,
   getWebhookEndpointRpc,
+  type ListWebhookAttemptsQuery,
   type ListWebhookEndpointsQuery,
   type ListWebhookMessagesQuery,
   listWebhookAttemptsRoute,
@@ -94,7 +95,12 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: { services: Se
   registerRoute(app, listWebhookAttemptsRoute, async (request) =>
     services.call(
       listWebhookAttemptsRpc,
-      { principal: principalOf(request), id: params(request).id, messageId: params(request).messageId ?? '' },
+      {
+        principal: principalOf(request),
+        id: params(request).id,
+        messageId: params(request).messageId ?? '',
+        query: request.query as ListWebhookAttemptsQuery,
+      },
       request.id,
     ),
   );
