@@ -269,6 +269,13 @@ describe.each([
       expect(oneClient.statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(oneClient.owed);
     });
 
+    it('one hop: an address the proxy wrote with a port is that address, and a value that is no address is the proxy: no fresh bucket either way', async () => {
+      const ported = await limitedBurst(proxied, (index) => `198.51.100.60:${1_000 + index}`);
+      expect(ported.statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(ported.owed);
+      const odd = await limitedBurst(proxied, (index) => (index % 2 === 0 ? `unknown-${index}` : `garbage:${index}`));
+      expect(odd.statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(odd.owed);
+    });
+
     it('one hop: the addresses of one IPv6 /64 are one client to the risk rules, so rotating through them fakes no cloned label', async () => {
       const scanFrom = async (url: string, address: string) =>
         (

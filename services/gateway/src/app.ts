@@ -44,7 +44,7 @@ import { registerUsageRoutes } from './routes/usage.ts';
 import { registerWebhookRoutes } from './routes/webhooks.ts';
 import { registerWellKnownRoutes } from './routes/well-known.ts';
 import { createServiceCaller } from './service-call.ts';
-import { trustProxyOf } from './trust-proxy.ts';
+import { clientAddressOf, trustProxyOf } from './trust-proxy.ts';
 import { createUploadSlots } from './upload-slots.ts';
 
 export interface GatewayDependencies {
@@ -97,6 +97,16 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     // Whose X-Forwarded-For decides request.ip (rate limits, logs, scans): nobody's unless configured.
     trustProxy: trustProxyOf(deps.config.HALLMARK_TRUST_PROXY),
   });
+
+  // Before any hook that counts the client: an address a trusted proxy wrote with a port, or no
+  // address at all, is read as clientAddressOf says (the request's own `ip`, shadowing fastify's).
+  if (deps.config.HALLMARK_TRUST_PROXY !== 'off') {
+    app.addHook('onRequest', (request, _reply, done) => {
+      const address = clientAddressOf(request.ip, request.socket.remoteAddress);
+      if (address !== request.ip) Object.defineProperty(request, 'ip', { value: address });
+      done();
+    });
+  }
 
   // Absolute links in answers start here: configuration, never the Host or X-Forwarded-Host header
   // (a forged one would otherwise put another origin into pages, linksets and cached answers).

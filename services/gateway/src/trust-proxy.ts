@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { Type } from '@sinclair/typebox';
 
 const ipv4 =
@@ -32,4 +33,21 @@ export function trustProxyOf(setting: string): false | ((address: string, hop: n
     return (_address, hop) => hop < hops;
   }
   return setting.split(',').map((entry) => entry.trim());
+}
+
+/**
+ * The client's address as the limits, the risk rules and the logs should see it, from what fastify
+ * took out of a trusted proxy's X-Forwarded-For: an address with a port (`192.0.2.1:5555`,
+ * `[2001:db8::1]:80`, as some load balancers write it) is that address; anything that is not an
+ * address (`unknown`, a typo of the proxy's) is the proxy's own, the socket's peer. Taken as is,
+ * each port or odd value was a client of its own: a fresh rate-limit bucket, and another distinct
+ * client to the cloned-label rule.
+ */
+export function clientAddressOf(forwarded: string, peer: string | undefined): string {
+  if (isIP(forwarded)) return forwarded;
+  const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(forwarded)?.[1];
+  if (bracketed && isIP(bracketed) === 6) return bracketed;
+  const withPort = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/.exec(forwarded)?.[1];
+  if (withPort && isIP(withPort) === 4) return withPort;
+  return peer ?? forwarded;
 }

@@ -1,7 +1,7 @@
 import { Value } from '@sinclair/typebox/value';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { TrustProxySetting, trustProxyOf } from './trust-proxy.ts';
+import { clientAddressOf, TrustProxySetting, trustProxyOf } from './trust-proxy.ts';
 
 /** request.ip as fastify sees it with the setting, for a request from `peer` carrying X-Forwarded-For. */
 async function clientAddress(setting: string, peer: string, forwardedFor?: string): Promise<string> {
@@ -59,5 +59,16 @@ describe('HALLMARK_TRUST_PROXY', () => {
     expect(await clientAddress('10.0.0.0/8', '203.0.113.5', '198.51.100.9')).toBe('203.0.113.5');
     // Two listed proxies in a row: the first address neither of them is.
     expect(await clientAddress('10.0.0.0/8', '10.1.2.3', '6.6.6.6, 198.51.100.9, 10.9.9.9')).toBe('198.51.100.9');
+  });
+
+  it('reads a forwarded address with a port as that address, and anything else as the proxy', () => {
+    expect(clientAddressOf('198.51.100.9', '10.1.2.3')).toBe('198.51.100.9');
+    expect(clientAddressOf('2001:db8::1', '10.1.2.3')).toBe('2001:db8::1');
+    expect(clientAddressOf('198.51.100.9:5555', '10.1.2.3')).toBe('198.51.100.9');
+    expect(clientAddressOf('[2001:db8::1]:80', '10.1.2.3')).toBe('2001:db8::1');
+    expect(clientAddressOf('[2001:db8::1]', '10.1.2.3')).toBe('2001:db8::1');
+    for (const odd of ['unknown', 'garbage', '', '999.1.1.1:80', '[198.51.100.9]:80', 'x'.repeat(8_000)]) {
+      expect(clientAddressOf(odd, '10.1.2.3'), odd.slice(0, 20)).toBe('10.1.2.3');
+    }
   });
 });
