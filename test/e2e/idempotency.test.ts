@@ -191,9 +191,10 @@ describe('Idempotency-Key, embedded', () => {
     await t?.stop();
   });
 
-  it('documents the header on exactly the operations that create something (POST answering 201, batches, a new webhook secret)', async () => {
-    // Not 201, but each makes something a lost answer would lose: a batch's codes, a rotation's new secret.
-    const creatingWithout201 = ['generateCodeBatch', 'rotateWebhookSecret'];
+  it('documents the header on exactly the operations that create something (POST answering 201, batches, a new webhook secret, a sale)', async () => {
+    // Not 201, but each makes something a lost answer would lose: a batch's codes, a rotation's new
+    // secret, a confirmed sale (a retry without the key finds it completed: 409).
+    const creatingWithout201 = ['generateCodeBatch', 'rotateWebhookSecret', 'confirmTransfer'];
     const document = (await api('GET', '/openapi.json')).body;
     const marked: string[] = [];
     const creating: string[] = [];
