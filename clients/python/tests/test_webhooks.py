@@ -74,4 +74,11 @@ def test_a_delivered_message_verifies_and_a_changed_one_does_not(
 
     messages = list(client.webhooks.messages.list(endpoint_id))
     assert [m["id"] for m in messages] == [headers["webhook-id"]]
+    # Its attempt, paged like the messages (recorded just after the receiver answered).
+    deadline = time.time() + 10
+    attempts = list(client.webhooks.messages.attempts(endpoint_id, messages[0]["id"], limit=1))
+    while not attempts and time.time() < deadline:
+        time.sleep(0.1)
+        attempts = list(client.webhooks.messages.attempts(endpoint_id, messages[0]["id"], limit=1))
+    assert [a["status"] for a in attempts] == ["succeeded"]
     client.webhooks.endpoints.delete(endpoint_id)

@@ -83,8 +83,11 @@ class Messages(Resource):
             "listWebhookMessages", path_params={"id": endpoint_id}, query={"status": status, "limit": limit}
         )
 
-    def attempts(self, endpoint_id: str, message_id: str) -> ApiResult:
-        return self._client.call("listWebhookAttempts", path_params={"id": endpoint_id, "messageId": message_id})
+    def attempts(self, endpoint_id: str, message_id: str, *, limit: int | None = None) -> Pager:
+        """The message's delivery attempts, oldest first (every replay's are kept)."""
+        return self._client.paged(
+            "listWebhookAttempts", path_params={"id": endpoint_id, "messageId": message_id}, query={"limit": limit}
+        )
 
     def replay(self, endpoint_id: str, message_id: str) -> ApiResult:
         """Sends the message again now, with the same webhook-id (202)."""
