@@ -30,7 +30,12 @@ export function createChainChecker() {
       const expectedPrev = previous?.hash ?? null;
       if (record.sequence !== expectedSequence) {
         broken = { reason: 'SEQUENCE_GAP', sequence: record.sequence, expected: expectedSequence };
-      } else if (previous && (record.assetId !== previous.assetId || record.accountId !== previous.accountId)) {
+      } else if (
+        previous &&
+        (record.assetId !== previous.assetId ||
+          record.accountId !== previous.accountId ||
+          record.environment !== previous.environment)
+      ) {
         broken = { reason: 'OWNER_MISMATCH', sequence: record.sequence };
       } else if (record.prevHash !== expectedPrev) {
         broken = { reason: 'PREV_HASH_MISMATCH', sequence: record.sequence, expected: expectedPrev, stored: record.prevHash };

@@ -5,6 +5,7 @@ import {
   canonicalJson,
   chainEvents,
   chainedRecordOf,
+  hashProvenanceRecord,
   openSignedCheckpoint,
   signCheckpoint,
   verifyChain,
@@ -84,6 +85,21 @@ describe('hash chain', () => {
     second.hash =
       chainEvents(asset, rehashed[0], [{ type: second.type, data: second.data }], second.occurredAt).records[0]?.hash ?? '';
     expect(verifyChain(rehashed).brokenAt).toMatchObject({ reason: 'PREV_HASH_MISMATCH', sequence: 3 });
+  });
+
+  it('refuses a chain whose events name another asset, account or environment than the first', () => {
+    for (const change of [{ assetId: 'obj_other' }, { accountId: 'acc_other' }, { environment: 'test' as const }]) {
+      const chain = records();
+      const moved = { ...(chain[1] as ChainedRecord), ...change };
+      // Consistent on its own: rehashed, and the next event linked to it.
+      moved.hash = hashProvenanceRecord(moved);
+      const next = { ...(chain[2] as ChainedRecord), ...change, prevHash: moved.hash };
+      next.hash = hashProvenanceRecord(next);
+      expect(verifyChain([chain[0] as ChainedRecord, moved, next]).brokenAt, JSON.stringify(change)).toMatchObject({
+        reason: 'OWNER_MISMATCH',
+        sequence: 2,
+      });
+    }
   });
 
   it('carries the chain in stored events and reads it back', () => {
