@@ -7,7 +7,6 @@
 // key's session ending; axe-core on every page; screenshots of every page at phone and desktop size
 // under test-artifacts/console/.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage } from 'node:http';
 import { createRequire } from 'node:module';
@@ -47,8 +46,8 @@ const api = (method: string, path: string, options: Parameters<typeof call>[3] =
 
 /** The console's build, as the README's install makes it (the root postinstall); made here if missing. */
 function ensureConsoleBuilt(): void {
-  if (existsSync(join(process.cwd(), 'apps/console/dist/index.html'))) return;
-  const built = spawnSync(process.execPath, ['apps/console/scripts/build-console.mjs'], { stdio: 'inherit' });
+  // Built again when a source is newer than the build: else the tests would drive an old console.
+  const built = spawnSync(process.execPath, ['apps/console/scripts/build-console.mjs', '--if-stale'], { stdio: 'inherit' });
   if (built.status !== 0) throw new Error('the console did not build');
 }
 

@@ -5,10 +5,8 @@
 // framing, and hostile sign-in bodies.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
@@ -153,8 +151,8 @@ async function startAttacker(): Promise<void> {
 }
 
 function ensureConsoleBuilt(): void {
-  if (existsSync(join(process.cwd(), 'apps/console/dist/index.html'))) return;
-  const built = spawnSync(process.execPath, ['apps/console/scripts/build-console.mjs'], { stdio: 'inherit' });
+  // Built again when a source is newer than the build: else the tests would drive an old console.
+  const built = spawnSync(process.execPath, ['apps/console/scripts/build-console.mjs', '--if-stale'], { stdio: 'inherit' });
   if (built.status !== 0) throw new Error('the console did not build');
 }
 

@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { CommandError } from './commands/command-error.ts';
 import type { CommandIo } from './commands/command-io.ts';
 import { UsageError } from './commands/usage-error.ts';
@@ -80,6 +82,7 @@ const io: CommandIo = { out: write, err: (text) => process.stderr.write(text), t
 
 async function start(): Promise<void> {
   const started = Date.now();
+  buildConsoleIfStale();
   const { reportEventLoopOnSignal, stopOnSignal } = await import('@hallmark/runtime');
   reportEventLoopOnSignal();
   const { startEmbedded } = await import('./embedded.ts');
@@ -95,6 +98,17 @@ async function start(): Promise<void> {
     );
   }
   stopOnSignal(product.stop, product.log, 10_000);
+}
+
+/**
+ * In a checkout, the console is built again when its sources are newer than its build (a `git pull`
+ * without an install); elsewhere (an installed package) there is nothing to build.
+ */
+function buildConsoleIfStale(): void {
+  const script = fileURLToPath(new URL('../../console/scripts/build-console.mjs', import.meta.url));
+  if (!existsSync(script)) return;
+  const built = spawnSync(process.execPath, [script, '--if-stale'], { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (built.status !== 0) write('console: the build failed; /console serves the previous build, if any\n');
 }
 
 /** Resolves with the exit code, or undefined when the command keeps running (start). */
