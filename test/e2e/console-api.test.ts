@@ -167,6 +167,13 @@ describe('keys: rotation', () => {
     expect((await api('GET', '/keys', { key: rotated.body.secret })).status).toBe(200);
     // An expired key cannot be rotated again.
     expectError(await api('POST', `/keys/${old.id}/rotate`, { key: tenant.key, body: { graceSeconds: 0 } }), 409, 'CONFLICT');
+    // A key rotating itself with no grace would lose the new secret with a lost answer, and could not retry (401).
+    const itself = await newKey(tenant.key, { name: 'itself', scopes: ['keys:read', 'keys:write'] });
+    const refused = await api('POST', `/keys/${itself.id}/rotate`, { key: itself.secret, body: { graceSeconds: 0 } });
+    expectError(refused, 400, 'VALIDATION_ERROR');
+    expect((await api('GET', '/keys', { key: itself.secret })).status).toBe(200);
+    const withGrace = await api('POST', `/keys/${itself.id}/rotate`, { key: itself.secret, body: { graceSeconds: 900 } });
+    expect(withGrace.status, JSON.stringify(withGrace.body)).toBe(201);
   });
 
   it('refuses a revoked key, an unknown one, another account’s, a stronger one, and a grace not offered', async () => {

@@ -391,9 +391,24 @@ describe('the console in Chromium', () => {
     expect(secret).toMatch(/^svc_live_/);
     expect(secret).not.toBe(oldSecret);
     expect(await textOf(page, '.secret-panel')).toMatch(/The old key stops working at/);
+    // The focus is on the secret shown this once, so a keyboard or screen-reader user finds it.
+    await expect.poll(() => page.evaluate('document.activeElement?.id')).toBe('secret-heading');
     expect((await api('GET', '/scans', { key: secret })).status).toBe(200);
     await expect.poll(async () => (await api('GET', '/scans', { key: oldSecret })).status).toBe(401);
     await page.getByRole('button', { name: 'I have stored it' }).click();
+
+    // The key this console is signed in with cannot end at once (the page would sign out before its
+    // new secret was copied, for good), and revoking it says the console signs out.
+    const own = page.locator('tr', { hasText: 'you are signed in with it' });
+    await own.getByRole('button', { name: /Rotate/ }).click();
+    const rotateOwn = page.getByRole('dialog');
+    expect(await rotateOwn.getByRole('radio', { name: 'Now' }).isDisabled()).toBe(true);
+    expect(await rotateOwn.textContent()).toContain('You are signed in with this key');
+    await rotateOwn.getByRole('button', { name: 'Cancel' }).click();
+    await own.getByRole('button', { name: /Revoke/ }).click();
+    const revokeOwn = page.getByRole('dialog');
+    expect(await revokeOwn.textContent()).toContain('You are signed in with this key');
+    await revokeOwn.getByRole('button', { name: 'Cancel' }).click();
   });
 
   it('generates a batch from a CSV: progress, errors by line, and the results as a CSV with links', async () => {
@@ -675,12 +690,20 @@ describe('the console in Chromium', () => {
 
     await page.getByLabel('Reason (optional)').fill('Seen on fakes in a market');
     await page.getByRole('button', { name: 'Block code' }).click();
-    await page.getByRole('heading', { name: 'Blocked' }).waitFor();
+    // Nothing is blocked before the person confirms what it does.
+    const confirmBlock = page.getByRole('dialog', { name: 'Block this code?' });
+    await confirmBlock.waitFor();
+    expect(await confirmBlock.textContent()).toContain('answers COUNTERFEIT');
+    const before = await api('GET', '/blocklist?status=active&limit=100', { key: brand });
+    expect(before.body.blocks.map((entry: Json) => entry.serialFrom)).not.toContain('PEN-A1');
+    await confirmBlock.getByRole('button', { name: 'Block code' }).click();
+    await page.getByRole('heading', { name: 'Blocked', exact: true }).waitFor();
     const blocked = await verify(link!);
     expect(blocked.verdict).toBe('COUNTERFEIT');
     expect(blocked.blocked?.reason).toBe('Seen on fakes in a market');
     await page.getByRole('button', { name: 'Unblock' }).click();
-    await page.getByRole('heading', { name: 'Block this code' }).waitFor();
+    await page.getByRole('dialog', { name: 'Unblock this code?' }).getByRole('button', { name: 'Unblock' }).click();
+    await page.getByRole('heading', { name: 'Block this code', exact: true }).waitFor();
     const unblocked = await verify(link!);
     expect(unblocked.verdict).not.toBe('COUNTERFEIT');
     expect(unblocked.blocked).toBeUndefined();
@@ -1330,11 +1353,15 @@ describe('the blocklist', () => {
       await page.getByLabel('GTIN').fill('12345678901234');
       await page.getByLabel('Serial', { exact: true }).fill('BL-1');
       await page.getByRole('button', { name: 'Block the code' }).click();
+      await page.getByRole('dialog', { name: 'Block this code?' }).getByRole('button', { name: 'Block the code' }).click();
       await page.locator('#block-gtin-error').waitFor();
       expect(await textOf(page, '#block-gtin-error')).toMatch(/check digit/i);
 
       await page.getByLabel('GTIN').fill(gtin);
       await page.getByRole('button', { name: 'Block the code' }).click();
+      const confirmOne = page.getByRole('dialog', { name: 'Block this code?' });
+      expect(await confirmOne.textContent()).toContain(`${gtin} / BL-1`);
+      await confirmOne.getByRole('button', { name: 'Block the code' }).click();
       await page
         .getByRole('status')
         .filter({ hasText: `Blocked ${gtin} / BL-1.` })
@@ -1351,6 +1378,10 @@ describe('the blocklist', () => {
       await page.getByRole('radio', { name: 'Suspicious (withdrawn)' }).check();
       await page.getByLabel('Reason (optional)').fill('Batch withdrawn: <b>recall</b> 2026-12');
       await page.getByRole('button', { name: 'Block the range' }).click();
+      const confirmRange = page.getByRole('dialog', { name: 'Block this range of codes?' });
+      expect(await confirmRange.textContent()).toContain(`${gtin} / BR-100 to BR-199`);
+      expect(await confirmRange.textContent()).toContain('answers SUSPICIOUS');
+      await confirmRange.getByRole('button', { name: 'Block the range' }).click();
       await page
         .getByRole('status')
         .filter({ hasText: `Blocked ${gtin} / BR-100 to BR-199.` })
@@ -1362,6 +1393,18 @@ describe('the blocklist', () => {
       // A reason is text, never markup.
       expect(await rangeRow.locator('b').count()).toBe(0);
       expect(await rangeRow.textContent()).toContain('“Batch withdrawn: <b>recall</b> 2026-12”');
+
+      // From one code's page, Unblock names the whole range its entry covers, and nothing happens before it is confirmed.
+      const listed = await api('GET', '/codes?serial=BR-150', { key: brand });
+      await open(page, `/codes/${encodeURIComponent(listed.body.data[0].assetId)}`);
+      expect(await textOf(page, 'main')).toContain(`an entry for every code of ${gtin} / BR-100 to BR-199`);
+      await page.getByRole('button', { name: 'Unblock' }).click();
+      const wholeRange = page.getByRole('dialog', { name: 'Unblock the whole range?' });
+      expect(await wholeRange.textContent()).toContain(`${gtin} / BR-100 to BR-199`);
+      await wholeRange.getByRole('button', { name: 'Cancel' }).click();
+      const stillBlocked = await api('GET', '/blocklist?status=active&limit=100', { key: brand });
+      expect(stillBlocked.body.blocks.map((entry: Json) => entry.serialFrom)).toContain('BR-100');
+      await open(page, '/blocklist');
 
       await page.getByRole('button', { name: `Unblock ${gtin} / BL-1` }).click();
       const dialog = page.getByRole('dialog');

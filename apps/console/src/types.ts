@@ -109,7 +109,14 @@ export interface CodeSummary {
 export interface CodeDetail extends CodeSummary {
   scans: { count: number; firstAt: string | null; lastAt: string | null; flags: string[] };
   reported: boolean;
-  blocked: { blockId: string; status: string; reason: string | null; kind?: string } | null;
+  blocked: {
+    blockId: string;
+    status: string;
+    reason: string | null;
+    kind?: string;
+    serialFrom?: string;
+    serialTo?: string;
+  } | null;
 }
 
 /** The lists added for the console page with `{ data, nextCursor }`. */

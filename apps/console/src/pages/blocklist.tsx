@@ -171,8 +171,10 @@ function BlockForm({ onSending, onBlocked }: { onSending: () => void; onBlocked:
   const [reason, setReason] = useState('');
   const [errors, setErrors] = useState<{ gtin?: string; serial?: string; serialTo?: string; form?: ApiError }>({});
   const [busy, setBusy] = useState(false);
+  /** The codes the form would block, while the person confirms it. */
+  const [confirming, setConfirming] = useState<string | undefined>();
 
-  const submit = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault();
     const found: typeof errors = {};
     if (!/^\d{8,14}$/.test(gtin.trim())) found.gtin = 'Enter the GTIN (8 to 14 digits).';
@@ -182,10 +184,16 @@ function BlockForm({ onSending, onBlocked }: { onSending: () => void; onBlocked:
       found.serialTo = 'The last serial has as many characters as the first (a range is of serials of one length).';
     setErrors(found);
     if (found.gtin || found.serial || found.serialTo) return;
+    setConfirming(
+      codesOf({ gtin: asGtin14(gtin.trim()), serialFrom: serial.trim(), serialTo: range ? serialTo.trim() : serial.trim() }),
+    );
+  };
+
+  const block = async () => {
     onSending();
     setBusy(true);
     try {
-      const block = await api.create<BlockView>('/blocklist', {
+      const created = await api.create<BlockView>('/blocklist', {
         gtin: asGtin14(gtin.trim()),
         ...(range ? { serialFrom: serial.trim(), serialTo: serialTo.trim() } : { serial: serial.trim() }),
         kind,
@@ -194,8 +202,10 @@ function BlockForm({ onSending, onBlocked }: { onSending: () => void; onBlocked:
       setSerial('');
       setSerialTo('');
       setReason('');
-      onBlocked(block);
+      setConfirming(undefined);
+      onBlocked(created);
     } catch (caught) {
+      setConfirming(undefined);
       const failure = asApiError(caught);
       const field = String(failure.details.field ?? '');
       if (field === 'gtin' || failure.code === 'INVALID_GTIN' || failure.code === 'GTIN_NOT_OWNED')
@@ -272,6 +282,27 @@ function BlockForm({ onSending, onBlocked }: { onSending: () => void; onBlocked:
           {busy ? 'Blocking…' : range ? 'Block the range' : 'Block the code'}
         </button>
       </form>
+      {confirming && (
+        <Dialog title={range ? 'Block this range of codes?' : 'Block this code?'} onClose={() => setConfirming(undefined)}>
+          <p>
+            <span class="code">{confirming}</span> · {kindWords[kind]}
+            {range && ' · every serial of this length from the first to the last'}
+          </p>
+          <p>
+            From now on every verification of {range ? 'these codes' : 'this code'}, on every server and on the public page,
+            answers {kind === 'counterfeit' ? 'COUNTERFEIT' : 'SUSPICIOUS'}, until the entry is removed.
+          </p>
+          <DialogActions
+            error={undefined}
+            onCancel={() => setConfirming(undefined)}
+            onConfirm={block}
+            busy={busy}
+            label={range ? 'Block the range' : 'Block the code'}
+            busyLabel="Blocking…"
+            danger
+          />
+        </Dialog>
+      )}
     </section>
   );
 }

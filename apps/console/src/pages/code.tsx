@@ -3,9 +3,10 @@ import { type ApiError, api, apiUrl, asApiError } from '../api.ts';
 import { Badge } from '../components/badge.tsx';
 import { BlockKindField } from '../components/block-kind.tsx';
 import { CopyButton } from '../components/copy-button.tsx';
+import { Dialog, DialogActions } from '../components/dialog.tsx';
 import { describedBy, Field } from '../components/field.tsx';
 import { Pager, useCursorPages } from '../components/pager.tsx';
-import { FormError, HiddenByScope, LoadedView } from '../components/states.tsx';
+import { HiddenByScope, LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { flagInWords, formatCount, formatTime, scanReasons, verdictWords } from '../format.ts';
 import { Link } from '../router.tsx';
@@ -133,9 +134,14 @@ function BlockControl({ code, onChanged }: { code: CodeDetail; onChanged: () => 
   const [reason, setReason] = useState('');
   const [error, setError] = useState<ApiError | undefined>();
   const [busy, setBusy] = useState(false);
+  const [confirming, setConfirming] = useState(false);
   const blocked = code.blocked && code.blocked.status === 'active' ? code.blocked : null;
-  const act = async (event: Event) => {
-    event.preventDefault();
+  // An entry may cover a range of serials: removing it unblocks every one of them.
+  const covers =
+    blocked?.serialFrom !== undefined && blocked.serialTo !== undefined && blocked.serialFrom !== blocked.serialTo
+      ? `${code.gtin} / ${blocked.serialFrom} to ${blocked.serialTo}`
+      : undefined;
+  const act = async () => {
     setBusy(true);
     setError(undefined);
     try {
@@ -148,6 +154,7 @@ function BlockControl({ code, onChanged }: { code: CodeDetail; onChanged: () => 
           ...(reason.trim() ? { reason: reason.trim() } : {}),
         });
       setReason('');
+      setConfirming(false);
       onChanged();
     } catch (caught) {
       setError(asApiError(caught));
@@ -158,11 +165,19 @@ function BlockControl({ code, onChanged }: { code: CodeDetail; onChanged: () => 
   return (
     <section aria-labelledby="block-heading" class="panel">
       <h2 id="block-heading">{blocked ? 'Blocked' : 'Block this code'}</h2>
-      <form class="form" onSubmit={act} noValidate>
+      <form
+        class="form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          setError(undefined);
+          setConfirming(true);
+        }}
+        noValidate
+      >
         {blocked ? (
           <p>
-            Verifications of this code answer with the block{blocked.reason ? ` (“${blocked.reason}”)` : ''}. Unblocking keeps the
-            block in the record as removed.
+            Verifications of this code answer with the block{blocked.reason ? ` (“${blocked.reason}”)` : ''}
+            {covers ? <>, an entry for every code of {covers}</> : ''}. Unblocking keeps the block in the record as removed.
           </p>
         ) : (
           <>
@@ -181,11 +196,33 @@ function BlockControl({ code, onChanged }: { code: CodeDetail; onChanged: () => 
             </Field>
           </>
         )}
-        <FormError error={error} />
         <button type="submit" class={blocked ? 'button secondary' : 'button danger'} disabled={busy}>
           {blocked ? 'Unblock' : 'Block code'}
         </button>
       </form>
+      {confirming && (
+        <Dialog
+          title={blocked ? (covers ? 'Unblock the whole range?' : 'Unblock this code?') : 'Block this code?'}
+          onClose={() => setConfirming(false)}
+        >
+          <p>
+            {blocked
+              ? covers
+                ? `The entry covers every code of ${covers}: removing it unblocks all of them at once, on every server, unless another entry or a confirmed report still blocks one.`
+                : 'Verifications stop answering with this block at once, on every server. The entry stays in the record as removed.'
+              : `From now on every verification of this code, on every server and on the public page, answers ${kind === 'counterfeit' ? 'COUNTERFEIT' : 'SUSPICIOUS'}, until it is unblocked.`}
+          </p>
+          <DialogActions
+            error={error}
+            onCancel={() => setConfirming(false)}
+            onConfirm={act}
+            busy={busy}
+            label={blocked ? 'Unblock' : 'Block code'}
+            busyLabel={blocked ? 'Unblocking…' : 'Blocking…'}
+            danger={!blocked}
+          />
+        </Dialog>
+      )}
     </section>
   );
 }

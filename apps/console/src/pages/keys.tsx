@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { type ApiError, api, asApiError } from '../api.ts';
 import { Badge } from '../components/badge.tsx';
 import { CopyButton } from '../components/copy-button.tsx';
@@ -139,6 +139,7 @@ function ApiKeys({ session }: { session: SessionView }) {
       {revoking && (
         <RevokeDialog
           apiKey={revoking}
+          own={revoking.id === session.key.id}
           onClose={() => setRevoking(undefined)}
           onRevoked={() => {
             setRevoking(undefined);
@@ -149,6 +150,7 @@ function ApiKeys({ session }: { session: SessionView }) {
       {rotating && (
         <RotateDialog
           apiKey={rotating}
+          own={rotating.id === session.key.id}
           onClose={() => setRotating(undefined)}
           onRotated={(created) => {
             setRotating(undefined);
@@ -162,9 +164,12 @@ function ApiKeys({ session }: { session: SessionView }) {
 
 /** The new secret, shown this once. */
 function NewSecret({ created, rotated, onDone }: { created: CreatedApiKey; rotated: boolean; onDone: () => void }) {
+  // The focus goes to it, so a keyboard or screen-reader user finds the secret shown this once.
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), [created.secret]);
   return (
     <section class="secret-panel" aria-labelledby="secret-heading">
-      <h3 id="secret-heading">
+      <h3 id="secret-heading" ref={heading} tabIndex={-1}>
         {rotated ? 'The new key of' : 'New key'}: {created.name}
       </h3>
       <p class="warning">
@@ -310,7 +315,18 @@ function CreateKey({ session, onCreated }: { session: SessionView; onCreated: (c
   );
 }
 
-function RevokeDialog({ apiKey, onClose, onRevoked }: { apiKey: ApiKeyView; onClose: () => void; onRevoked: () => void }) {
+function RevokeDialog({
+  apiKey,
+  own,
+  onClose,
+  onRevoked,
+}: {
+  apiKey: ApiKeyView;
+  /** The key this console is signed in with. */
+  own: boolean;
+  onClose: () => void;
+  onRevoked: () => void;
+}) {
   const [error, setError] = useState<ApiError | undefined>();
   const [busy, setBusy] = useState(false);
   const revoke = async () => {
@@ -328,6 +344,12 @@ function RevokeDialog({ apiKey, onClose, onRevoked }: { apiKey: ApiKeyView; onCl
       <p>
         Every request with this key is refused from now on, on every gateway, and its console sessions end. This cannot be undone.
       </p>
+      {own && (
+        <p class="warning">
+          <strong>You are signed in with this key:</strong> this console signs out at once, and you need another key to sign in
+          again.
+        </p>
+      )}
       <DialogActions
         error={error}
         onCancel={onClose}
@@ -343,10 +365,13 @@ function RevokeDialog({ apiKey, onClose, onRevoked }: { apiKey: ApiKeyView; onCl
 
 function RotateDialog({
   apiKey,
+  own,
   onClose,
   onRotated,
 }: {
   apiKey: ApiKeyView;
+  /** The key this console is signed in with: it may not end at once (the API refuses it too). */
+  own: boolean;
   onClose: () => void;
   onRotated: (created: CreatedApiKey) => void;
 }) {
@@ -367,6 +392,12 @@ function RotateDialog({
     <Dialog title={`Rotate ${apiKey.name}`} onClose={onClose}>
       <form onSubmit={rotate}>
         <p>A new key with the same description, environment, scopes and lifetime is made; its secret is shown once.</p>
+        {own && (
+          <p class="hint" id="rotate-own-hint">
+            You are signed in with this key, so it cannot stop working at once: this page would sign out before you could copy the
+            new secret. Sign in with the new key before the old one stops.
+          </p>
+        )}
         <fieldset class="field">
           <legend>The old key stops working</legend>
           {graceChoices.map((choice) => (
@@ -376,6 +407,8 @@ function RotateDialog({
                 name="grace"
                 value={choice.seconds}
                 checked={grace === choice.seconds}
+                disabled={own && choice.seconds === 0}
+                {...(own && choice.seconds === 0 ? { 'aria-describedby': 'rotate-own-hint' } : {})}
                 onChange={() => setGrace(choice.seconds)}
               />
               {choice.label}

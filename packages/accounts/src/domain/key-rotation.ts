@@ -63,11 +63,12 @@ export type KeyRotationEvent =
       };
     };
 
-export type RotationRefusal = ContractsDomainError<'INSUFFICIENT_SCOPE' | 'NOT_FOUND' | 'CONFLICT'>;
+export type RotationRefusal = ContractsDomainError<'INSUFFICIENT_SCOPE' | 'NOT_FOUND' | 'CONFLICT' | 'VALIDATION_ERROR'>;
 
 /**
  * Decides rotating `target` (undefined: no such key of the asker's account and environment):
- * NOT_FOUND; CONFLICT for a revoked or expired key (make a new one instead); INSUFFICIENT_SCOPE
+ * NOT_FOUND; CONFLICT for a revoked or expired key (make a new one instead); VALIDATION_ERROR for a
+ * key rotating itself with no grace; INSUFFICIENT_SCOPE
  * when the asker lacks one of the key's scopes (a narrow key may neither revoke nor mint a stronger
  * one). Else the new key (same name, environment, scopes; the same lifetime from now, never past
  * the asker's own expiry) and the old key's new expiry, now + grace, or its own if sooner.
@@ -85,6 +86,15 @@ export function decideKeyRotation(
   const nowMs = cmd.now.getTime();
   if (target.expiresAt && target.expiresAt.getTime() <= nowMs) {
     return refuse('CONFLICT', 'An expired key cannot be rotated; create a new key.', { id: target.id });
+  }
+  // A key rotating itself with no grace: its answer is the only copy of the new secret, and a retry
+  // after a lost answer would come with a key that no longer works (401), locking its holder out.
+  if (cmd.by?.keyId === target.id && cmd.graceSeconds === 0) {
+    return refuse(
+      'VALIDATION_ERROR',
+      'A key cannot rotate itself with no grace period: if the answer were lost, the new secret would be lost with it and the key could not retry. Rotate with graceSeconds 900 or more, then revoke this key with the new one.',
+      { fields: [{ field: 'graceSeconds', in: 'body', message: 'must be 900 or more when a key rotates itself' }] },
+    );
   }
   if (cmd.by) {
     const beyond = scopesBeyond(cmd.by.scopes, cmd.accountIsOperator, target.scopes);

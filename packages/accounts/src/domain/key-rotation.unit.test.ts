@@ -62,6 +62,17 @@ describe('rotating an API key', () => {
     expect(capped.data.expiresAt).toBe(at(5 * day).toISOString());
   });
 
+  it('refuses a key rotating itself with no grace: a lost answer would lock its holder out', () => {
+    const self = { keyId: 'key_old', environment: 'live' as const, scopes: ['*' as const], expiresAt: null };
+    expect(decideKeyRotation(key(), rotate({ by: self, graceSeconds: 0 }))).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: { fields: [{ field: 'graceSeconds' }] },
+    });
+    expect(Array.isArray(decideKeyRotation(key(), rotate({ by: self, graceSeconds: 900 })))).toBe(true);
+    // The operator's tools (no asking key) and another key may still end it at once.
+    expect(Array.isArray(decideKeyRotation(key(), rotate({ by: null, graceSeconds: 0 })))).toBe(true);
+  });
+
   it('ends the old key at once with no grace, and never later than it would have ended anyway', () => {
     const [, now] = decideKeyRotation(key(), rotate({ graceSeconds: 0 })) as [unknown, { data: { expiresAt: string } }];
     expect(now.data.expiresAt).toBe(T0.toISOString());

@@ -68,6 +68,10 @@ export const CodeStatus = Type.Object({
             'counterfeit or withdrawn: a blocklist entry (verifications answer COUNTERFEIT or SUSPICIOUS); report: a confirmed report (SUSPICIOUS)',
         }),
         reason: Type.Union([Type.String(), Type.Null()]),
+        serialFrom: Type.Optional(
+          Type.String({ description: 'a blocklist entry: the first serial it covers (removing it unblocks every one)' }),
+        ),
+        serialTo: Type.Optional(Type.String({ description: 'a blocklist entry: the last serial it covers' })),
       }),
       Type.Null(),
     ],

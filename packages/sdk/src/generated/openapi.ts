@@ -10037,6 +10037,10 @@ export interface operations {
               /** @description counterfeit or withdrawn: a blocklist entry (verifications answer COUNTERFEIT or SUSPICIOUS); report: a confirmed report (SUSPICIOUS) */
               kind: 'counterfeit' | 'withdrawn' | 'report';
               reason: string | null;
+              /** @description a blocklist entry: the first serial it covers (removing it unblocks every one) */
+              serialFrom?: string;
+              /** @description a blocklist entry: the last serial it covers */
+              serialTo?: string;
             } | null;
           };
         };

@@ -34,8 +34,14 @@ export async function codeStatus(db: SqlExecutor, owner: Principal, gtin: string
       item,
     ),
     // Serial ranges compare byte by byte (as the in-memory blocks do), among serials of one length.
-    db.query<{ block_id: string; kind: 'counterfeit' | 'withdrawn'; reason: string | null }>(
-      `SELECT block_id, kind, reason FROM code_blocklist
+    db.query<{
+      block_id: string;
+      kind: 'counterfeit' | 'withdrawn';
+      reason: string | null;
+      serial_from: string;
+      serial_to: string;
+    }>(
+      `SELECT block_id, kind, reason, serial_from, serial_to FROM code_blocklist
         WHERE account_id = $1 AND environment = $2 AND gtin = $3 AND removed_at IS NULL
           AND length(serial_from) = length($4::text)
           AND serial_from COLLATE "C" <= $4::text COLLATE "C" AND $4::text COLLATE "C" <= serial_to COLLATE "C"
@@ -55,7 +61,14 @@ export async function codeStatus(db: SqlExecutor, owner: Principal, gtin: string
     },
     reported: report !== undefined,
     blocked: block
-      ? { blockId: block.block_id, status: 'active', kind: block.kind, reason: block.reason }
+      ? {
+          blockId: block.block_id,
+          status: 'active',
+          kind: block.kind,
+          reason: block.reason,
+          serialFrom: block.serial_from,
+          serialTo: block.serial_to,
+        }
       : report?.status === 'confirmed'
         ? { blockId: report.report_id, status: 'active', kind: 'report', reason: report.reason }
         : null,
