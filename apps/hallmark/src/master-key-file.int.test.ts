@@ -1,4 +1,4 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseMasterKey } from '@hallmark/crypto';
@@ -15,6 +15,22 @@ describe('the embedded master key', () => {
       expect(await loadOrCreateMasterKey(dataDir)).toBe(first);
       const results = await Promise.all(Array.from({ length: 5 }, () => loadOrCreateMasterKey(join(dataDir, 'race'))));
       expect(new Set(results).size).toBe(1);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('is made again when a start was killed before writing it (an empty file, no database yet), and never then', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'master-key-'));
+    try {
+      await writeFile(join(dataDir, 'master.key'), '', { mode: 0o600 });
+      const made = await loadOrCreateMasterKey(dataDir);
+      expect(parseMasterKey(made)).toHaveLength(32);
+      expect(await readdir(dataDir)).toEqual(['master.key']);
+      // With a database, an empty key is a lost key: refused, never replaced.
+      await writeFile(join(dataDir, 'master.key'), '');
+      await mkdir(join(dataDir, 'pglite'));
+      await expect(loadOrCreateMasterKey(dataDir)).rejects.toThrow(/restore master.key/);
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
