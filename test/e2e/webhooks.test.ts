@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { type AddressInfo, createServer as createTcpServer, type Socket } from 'node:net';
 import { setEventStreamRefusing } from '@hallmark/bus';
 import { maxWebhookEndpoints } from '@hallmark/contracts';
+import { createPostgresDatabase } from '@hallmark/sql';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
@@ -462,6 +463,18 @@ describe('webhooks (distributed)', () => {
       expect(ok(retry)).toEqual(first.body);
       expect(first.headers.get('idempotent-replayed')).toBeNull();
       expect(retry.headers.get('idempotent-replayed')).toBe('true');
+      // The gateway killed after the service rotated, before it stored the answer: the retry runs the
+      // rotation again, which finds the key's secret in place and answers it (before: a second rotation,
+      // and the receiver's first secret stopped at once).
+      const db = createPostgresDatabase({ connectionString: product.databaseUrl, maxConnections: 1 });
+      try {
+        await db.query('DELETE FROM idempotent_requests');
+      } finally {
+        await db.close();
+      }
+      const rerun = await rotate();
+      expect(rerun.headers.get('idempotent-replayed')).toBeNull();
+      expect(ok(rerun).secret).toBe(first.body.secret);
       // One rotation: the receiver's first secret and the new one both verify the next message.
       const queued = ok(await api('POST', `/webhooks/endpoints/${hook.id}/test`), 202);
       const delivery = await waitFor('the test after the rotation', async () =>

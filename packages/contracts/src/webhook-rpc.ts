@@ -59,7 +59,8 @@ export const deleteWebhookEndpointRpc = {
 export const rotateWebhookSecretRpc = {
   service,
   operation: 'rotateWebhookSecret',
-  request: Type.Object({ principal: PrincipalSchema, id: Id }),
+  // requestKey: the gateway's scoped hash of the request's Idempotency-Key, when it has one.
+  request: Type.Object({ principal: PrincipalSchema, id: Id, requestKey: Type.Optional(Type.String({ maxLength: 200 })) }),
   response: RotatedWebhookSecret,
 } satisfies RpcDefinition;
 

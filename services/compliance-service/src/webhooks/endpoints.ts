@@ -1,3 +1,4 @@
+import { createHmac, hkdfSync } from 'node:crypto';
 import {
   type CreatedWebhookEndpoint,
   type CreateWebhookEndpointBody,
@@ -123,6 +124,12 @@ export interface EndpointDeps {
 }
 
 const notFound = () => new HallmarkError('NOT_FOUND', 'No such webhook endpoint.');
+
+/** The secret a keyed rotation of the endpoint makes: the same for every retry of it, unguessable without the master key. */
+function rotatedSecretOf(masterKey: Uint8Array, endpointId: string, requestKey: string): string {
+  const key = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'hallmark:webhook-secret-rotation', 32));
+  return `whsec_${createHmac('sha256', key).update(`${endpointId}:${requestKey}`).digest('base64')}`;
+}
 
 /** A date-time the contracts' check let through (every form Ajv takes), as the instant it names. */
 function instantOf(value: string): Date {
@@ -252,9 +259,19 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
       return { deleted: true };
     },
 
-    async rotate(principal: Principal, id: string): Promise<RotatedWebhookSecret> {
+    /**
+     * A new secret; the one in use stays valid for the grace period. With an Idempotency-Key
+     * (`requestKey`, the gateway's scoped hash of it) the new secret is derived from it under the
+     * master key, so a retry whose first answer was lost (the gateway killed before it stored the
+     * answer) finds that secret in place and answers it, rotating nothing: before, it rotated again,
+     * and the secret the receiver still used stopped at once.
+     */
+    async rotate(principal: Principal, id: string, requestKey?: string): Promise<RotatedWebhookSecret> {
       const row = await load(principal, id);
-      const secret = newWebhookSecret();
+      const secret = requestKey ? rotatedSecretOf(deps.masterKey, row.endpoint_id, requestKey) : newWebhookSecret();
+      if (requestKey && open(deps.masterKey, row.secret_sealed, sealContext(row.endpoint_id)).toString() === secret) {
+        return { secret, previousSecretExpiresAt: iso(row.previous_secret_expires_at ?? deps.clock()) };
+      }
       const now = deps.clock();
       const expires = new Date(now.getTime() + deps.rotationGraceMs);
       // The secret in use now stays valid for the grace period; a second rotation within it drops

@@ -96,7 +96,9 @@ export async function startWebhooks(deps: WebhookModuleDeps): Promise<Subscripti
     await serveRpc(bus, log, getWebhookEndpointRpc, async ({ principal, id }) => endpoints.get(principal, id)),
     await serveRpc(bus, log, updateWebhookEndpointRpc, async ({ principal, id, body }) => endpoints.update(principal, id, body)),
     await serveRpc(bus, log, deleteWebhookEndpointRpc, async ({ principal, id }) => endpoints.remove(principal, id)),
-    await serveRpc(bus, log, rotateWebhookSecretRpc, async ({ principal, id }) => endpoints.rotate(principal, id)),
+    await serveRpc(bus, log, rotateWebhookSecretRpc, async ({ principal, id, requestKey }) =>
+      endpoints.rotate(principal, id, requestKey),
+    ),
     await serveRpc(bus, log, testWebhookEndpointRpc, async ({ principal, id }) => endpoints.test(principal, id)),
     await serveRpc(bus, log, listWebhookMessagesRpc, async ({ principal, id, query }) =>
       endpoints.messages(principal, id, query),

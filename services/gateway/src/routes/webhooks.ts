@@ -31,6 +31,7 @@ import {
 } from '@hallmark/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/request-auth.ts';
+import { requestKeyOf } from '../idempotency.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
 
@@ -74,7 +75,15 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: { services: Se
     return reply.status(204).send();
   });
   registerRoute(app, rotateWebhookSecretRoute, async (request) =>
-    services.call(rotateWebhookSecretRpc, { principal: principalOf(request), id: params(request).id }, request.id),
+    services.call(
+      rotateWebhookSecretRpc,
+      {
+        principal: principalOf(request),
+        id: params(request).id,
+        ...(requestKeyOf(request) ? { requestKey: requestKeyOf(request) } : {}),
+      },
+      request.id,
+    ),
   );
   registerRoute(app, testWebhookEndpointRoute, async (request, reply) => {
     const message = await services.call(
