@@ -1441,6 +1441,26 @@ describe('the blocklist', () => {
     }
   });
 
+  it('gives a key that may generate but not read codes a way to the generate page', async () => {
+    const made = await api('POST', '/keys', { key: brand, body: { name: 'Label printer', scopes: ['assets:create'] } });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const { context, page } = await newPage();
+    try {
+      await signIn(page, made.body.secret as string);
+      const nav = page.getByRole('navigation', { name: 'Console' });
+      await nav.getByRole('link', { name: 'Generate codes' }).click();
+      await page.getByRole('heading', { name: 'Generate a code', exact: true }).waitFor();
+    } finally {
+      await context.close();
+    }
+    // A key that reads codes starts from the Codes page: no second entry in its navigation.
+    await inBrandPage(async (page) => {
+      expect(await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Generate codes' }).count()).toBe(
+        0,
+      );
+    });
+  });
+
   // Last of the blocklist's tests: it adds a page of entries, which would move the others' rows.
   it('keeps the focus on a status tab, and what the form holds, when the list changes status; a status shown again starts at its first page (the reports’ tabs too)', () =>
     inBrandPage(async (page) => {

@@ -22,11 +22,15 @@ interface NavItem {
   label: string;
   /** The scope the page needs; none: any key. */
   scope?: string;
+  /** Left out for a key that holds this scope: the page is reached from another one it can see. */
+  reachedElsewhereWith?: string;
 }
 
 const navItems: NavItem[] = [
   { to: '/', label: 'Overview', scope: 'assets:read' },
   { to: '/codes', label: 'Codes', scope: 'assets:read' },
+  // A key that may generate but not read codes has no Codes page to start from.
+  { to: '/codes/new', label: 'Generate codes', scope: 'assets:create', reachedElsewhereWith: 'assets:read' },
   { to: '/reports', label: 'Reports', scope: 'assets:read' },
   { to: '/blocklist', label: 'Blocklist', scope: 'assets:read' },
   { to: '/settings/keys', label: 'Settings: API keys', scope: 'keys:read' },
@@ -207,7 +211,7 @@ function SignedIn({
     }
   };
 
-  const hidden = navItems.filter((item) => item.scope && !holds(session, item.scope));
+  const hidden = navItems.filter((item) => item.scope && !holds(session, item.scope) && !item.reachedElsewhereWith);
   return (
     <div class={`layout env-${environment}`}>
       <a class="skip-link" href="#main">
@@ -263,6 +267,7 @@ function SignedIn({
           <ul>
             {navItems
               .filter((item) => !item.scope || holds(session, item.scope))
+              .filter((item) => !item.reachedElsewhereWith || !holds(session, item.reachedElsewhereWith))
               .map((item) => {
                 const active = item.to === '/' ? location.path === '/' : location.path.startsWith(item.to);
                 return (

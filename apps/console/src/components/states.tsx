@@ -21,7 +21,8 @@ export function ErrorMessage({ error, retry }: { error: ApiError; retry?: () => 
       <p>
         <strong>Failed:</strong> {error.message} <span class="code">({error.code})</span>
       </p>
-      {retry && (
+      {/* A limit that resets in minutes or hours (its message says when) would only refuse again now. */}
+      {retry && (error.retryAfterSeconds === undefined || error.retryAfterSeconds <= 60) && (
         <button type="button" class="button secondary" onClick={retry}>
           Try again
         </button>

@@ -34,6 +34,8 @@ export function GenerateCodePage() {
     if (!form.serialNumber.trim()) found.serialNumber = 'Enter a serial number.';
     setErrors(found);
     setFailure(undefined);
+    // The last code's notice goes: it would stand beside this submission's refusal as if both were now.
+    setCreated(undefined);
     if (Object.keys(found).length > 0) return;
     setBusy(true);
     try {

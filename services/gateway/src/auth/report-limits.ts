@@ -1,6 +1,7 @@
 import type { Cache, CounterState } from '@hallmark/cache';
 import { addressKeyOf, HallmarkError } from '@hallmark/contracts';
 import type { FastifyReply } from 'fastify';
+import { retryInWords } from './retry-words.ts';
 
 const hourMs = 3_600_000;
 
@@ -20,10 +21,14 @@ export function createReportLimits(options: { cache: Cache; clock: () => Date; p
     const counter = decision.counters[0] as CounterState;
     const retryAfterSeconds = Math.max(1, Math.ceil((counter.resetAtMs - nowMs) / 1000));
     reply.header('retry-after', retryAfterSeconds);
-    throw new HallmarkError('RATE_LIMITED', `Limit reached (${name}); retry after ${retryAfterSeconds} s.`, {
-      limit: name,
-      retryAfterSeconds,
-    });
+    throw new HallmarkError(
+      'RATE_LIMITED',
+      `Limit reached (${name}); retry ${retryInWords(retryAfterSeconds, counter.resetAtMs)}.`,
+      {
+        limit: name,
+        retryAfterSeconds,
+      },
+    );
   };
   return {
     /** RATE_LIMITED (with Retry-After set on `reply`) past the account's reports this hour. */

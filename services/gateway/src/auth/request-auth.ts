@@ -9,6 +9,7 @@ import { csrfRefusal } from './csrf.ts';
 import { createLookUpTurns } from './failed-auth-holds.ts';
 import type { KeyLastUsed } from './key-last-used.ts';
 import type { RateLimiter, RateLimitOutcome } from './rate-limiter.ts';
+import { retryInWords } from './retry-words.ts';
 import { sessionTokenOf } from './session-cookie.ts';
 
 declare module 'fastify' {
@@ -87,10 +88,14 @@ export function installRequestAuth(
     reply.header('x-ratelimit-reset', Math.ceil(outcome.reported.resetAtMs / 1000));
     if (outcome.allowed) return;
     reply.header('retry-after', outcome.retryAfterSeconds);
-    throw new HallmarkError('RATE_LIMITED', `Limit reached (${outcome.refusedBy}); retry after ${outcome.retryAfterSeconds} s.`, {
-      limit: outcome.refusedBy,
-      retryAfterSeconds: outcome.retryAfterSeconds,
-    });
+    throw new HallmarkError(
+      'RATE_LIMITED',
+      `Limit reached (${outcome.refusedBy}); retry ${retryInWords(outcome.retryAfterSeconds ?? 1, outcome.reported.resetAtMs)}.`,
+      {
+        limit: outcome.refusedBy,
+        retryAfterSeconds: outcome.retryAfterSeconds,
+      },
+    );
   };
 
   /** Applies a limit's outcome and continues the request, or fails it. */
