@@ -481,7 +481,16 @@ describe('codes: listing and detail', () => {
     expect(block.status, JSON.stringify(block.body)).toBe(201);
     const blocked = await api('GET', `/codes/${code.assetId}`, { key: brand.key });
     expect(blocked.body.reported).toBe(true);
-    expect(blocked.body.blocked).toEqual({ blockId: block.body.blockId, status: 'active', kind: 'withdrawn', reason: 'recall' });
+    expect(blocked.body.reportStatus).toBe('pending');
+    // The entry's serials come with it: removing it unblocks every code it covers.
+    expect(blocked.body.blocked).toEqual({
+      blockId: block.body.blockId,
+      status: 'active',
+      kind: 'withdrawn',
+      reason: 'recall',
+      serialFrom: 'LIST-3',
+      serialTo: 'LIST-3',
+    });
     // A range covering it blocks it too; its neighbour of another length is not covered.
     const range = await api('POST', '/blocklist', {
       key: brand.key,
@@ -494,6 +503,14 @@ describe('codes: listing and detail', () => {
     expect((await api('GET', `/codes/${(made[3] as Json).assetId}`, { key: brand.key })).body.blocked).toBeNull();
     expect((await api('DELETE', `/blocklist/${block.body.blockId}`, { key: brand.key })).status).toBe(200);
     expect((await api('GET', `/codes/${code.assetId}`, { key: brand.key })).body.blocked).toBeNull();
+    // A dismissed report is said so: the console shows it as no warning.
+    const pending = await api('GET', '/code/reports?status=pending&limit=100', { key: brand.key });
+    const itsReport = (pending.body.reports as Json[]).find((entry) => entry.assetId === code.assetId) as Json;
+    expect((await api('POST', `/code/reports/${itsReport.reportId}/dismiss`, { key: brand.key, body: {} })).status).toBe(200);
+    expect((await api('GET', `/codes/${code.assetId}`, { key: brand.key })).body).toMatchObject({
+      reported: true,
+      reportStatus: 'dismissed',
+    });
 
     // A confirmed report blocks a code too.
     const fourth = made[3] as Json;
@@ -506,6 +523,7 @@ describe('codes: listing and detail', () => {
     expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200);
     const byReport = await api('GET', `/codes/${fourth.assetId}`, { key: brand.key });
     expect(byReport.body.reported).toBe(true);
+    expect(byReport.body.reportStatus).toBe('confirmed');
     expect(byReport.body.blocked).toEqual({
       blockId: report.body.reportId,
       status: 'active',

@@ -784,6 +784,8 @@ describe('the console in Chromium', () => {
     expect(await textOf(page, 'dialog')).toMatch(/already dismissed[\s\S]*CONFLICT/);
     await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
     await page.getByRole('dialog').waitFor({ state: 'detached' });
+    // The list was read again: the report decided elsewhere left the waiting ones, its buttons with it.
+    await expect.poll(() => row(decidedElsewhere).count()).toBe(0);
 
     // Under Confirmed, with the reason shown to verifiers; from there to the code, whose block is lifted.
     await page.getByRole('link', { name: 'Confirmed (blocking)' }).click();

@@ -109,6 +109,7 @@ export interface CodeSummary {
 export interface CodeDetail extends CodeSummary {
   scans: { count: number; firstAt: string | null; lastAt: string | null; flags: string[] };
   reported: boolean;
+  reportStatus?: 'pending' | 'confirmed' | 'dismissed' | 'lifted' | null;
   blocked: {
     blockId: string;
     status: string;

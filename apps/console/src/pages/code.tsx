@@ -89,7 +89,7 @@ function CodeDetails({ code, session, onChanged }: { code: CodeDetail; session: 
             <dt>Risk flags</dt>
             <dd>{code.scans.flags.length > 0 ? code.scans.flags.map(flagInWords).join('; ') : 'None'}</dd>
             <dt>Reported</dt>
-            <dd>{code.reported ? <Badge tone="warning">Reported</Badge> : 'No'}</dd>
+            <dd>{code.reported ? <ReportBadge status={code.reportStatus ?? 'pending'} /> : 'No'}</dd>
             <dt>Blocked</dt>
             <dd>
               {code.blocked && code.blocked.status === 'active' ? (
@@ -322,4 +322,12 @@ function ScanHistory({ gtin, serial }: { gtin: string; serial: string }) {
       </LoadedView>
     </section>
   );
+}
+
+/** Whether the code was reported, and what became of the report: a dismissed one is no warning. */
+function ReportBadge({ status }: { status: 'pending' | 'confirmed' | 'dismissed' | 'lifted' }) {
+  if (status === 'confirmed') return <Badge tone="bad">Reported: confirmed</Badge>;
+  if (status === 'dismissed') return <Badge tone="neutral">Reported: dismissed</Badge>;
+  if (status === 'lifted') return <Badge tone="neutral">Reported: block lifted</Badge>;
+  return <Badge tone="warning">Reported: waiting for review</Badge>;
 }

@@ -175,6 +175,8 @@ export function ReportsPage({ session, location }: { session: SessionView; locat
           report={deciding.report}
           decision={deciding.decision}
           onClose={() => setDeciding(undefined)}
+          // Decided elsewhere meanwhile (409): the row's buttons were for a status it no longer has.
+          onStale={() => reports.reload()}
           onDecided={(decided) => {
             setDeciding(undefined);
             setNotice(
@@ -229,11 +231,14 @@ export function DecideDialog({
   report,
   decision,
   onClose,
+  onStale,
   onDecided,
 }: {
   report: Pick<CodeReportView, 'reportId' | 'gtin' | 'serial' | 'reason'>;
   decision: ReportDecision;
   onClose: () => void;
+  /** The API refused the decision as the report's status changed meanwhile (409): what is shown is out of date. */
+  onStale?: () => void;
   onDecided: (decided: CodeReportView) => void;
 }) {
   const words = decisionWords[decision];
@@ -251,8 +256,10 @@ export function DecideDialog({
       );
       onDecided(decided);
     } catch (caught) {
-      setError(asApiError(caught));
+      const refused = asApiError(caught);
+      setError(refused);
       setBusy(false);
+      if (refused.status === 409) onStale?.();
     }
   };
   return (

@@ -58,6 +58,12 @@ export const CodeStatus = Type.Object({
     flags: Type.Array(RiskIndicator, { description: 'every risk indicator any of its scans raised' }),
   }),
   reported: Type.Boolean({ description: 'the code has a report in the owner’s queue (any status)' }),
+  reportStatus: Type.Optional(
+    Type.Union(
+      [Type.Literal('pending'), Type.Literal('confirmed'), Type.Literal('dismissed'), Type.Literal('lifted'), Type.Null()],
+      { description: 'the status of the report that speaks for the code: a confirmed one, else the latest; null when none' },
+    ),
+  ),
   blocked: Type.Union(
     [
       Type.Object({

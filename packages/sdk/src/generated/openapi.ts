@@ -10028,6 +10028,8 @@ export interface operations {
             };
             /** @description the code has a report in the owner’s queue (any status) */
             reported: boolean;
+            /** @description the status of the report that speaks for the code: a confirmed one, else the latest; null when none */
+            reportStatus?: 'pending' | 'confirmed' | 'dismissed' | 'lifted' | null;
             /** @description the active block covering the code (a blocklist entry or a confirmed report), or null */
             blocked: {
               /** @description the blocklist entry, or the confirmed report, that blocks it */

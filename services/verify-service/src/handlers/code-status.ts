@@ -60,6 +60,7 @@ export async function codeStatus(db: SqlExecutor, owner: Principal, gtin: string
       flags: arrayOf(summary?.flags ?? null),
     },
     reported: report !== undefined,
+    reportStatus: (report?.status as CodeStatus['reportStatus']) ?? null,
     blocked: block
       ? {
           blockId: block.block_id,
