@@ -87,7 +87,8 @@ export const generateCodeRpc = {
     /** The request's Idempotency-Key as the gateway scopes it: the codes' asset ids are derived from it, so a retry whose first answer was lost finds its codes. */
     requestKey: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
   }),
-  response: GeneratedCode,
+  /** `madeBefore`: the code is one an earlier attempt with the same key stored, so its quota was spent then (the gateway gives this one's back). */
+  response: Type.Intersect([GeneratedCode, Type.Object({ madeBefore: Type.Optional(Type.Literal(true)) })]),
 } satisfies RpcDefinition;
 
 /** A code as verification needs it. */
@@ -172,7 +173,11 @@ export const generateCodesRpc = {
     /** The request's Idempotency-Key as the gateway scopes it: the codes' asset ids are derived from it, so a retry whose first answer was lost finds its codes. */
     requestKey: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
   }),
-  response: GenerateBatchResult,
+  /** `madeBefore`: how many of `results` are codes an earlier attempt with the same key stored, whose quota was spent then. */
+  response: Type.Object({
+    results: GenerateBatchResult.properties.results,
+    madeBefore: Type.Optional(Type.Integer({ minimum: 0 })),
+  }),
 } satisfies RpcDefinition;
 
 export const renderQrRpc = {
@@ -364,7 +369,8 @@ export const registerObjectRpc = {
     /** The request's Idempotency-Key as the gateway scopes it: the object's id and serial are derived from it. */
     requestKey: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
   }),
-  response: RegisteredObject,
+  /** `madeBefore`: the object is one an earlier attempt with the same key registered, so its quota was spent then. */
+  response: Type.Intersect([RegisteredObject, Type.Object({ madeBefore: Type.Optional(Type.Literal(true)) })]),
 } satisfies RpcDefinition;
 
 /** The gateway stored the photo's bytes in the blob store under their SHA-256; the service checks and binds them. */

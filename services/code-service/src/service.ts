@@ -102,9 +102,9 @@ export const codeService = defineService({
       await serveRpc(infra.bus, log, generateCodeRpc, async ({ principal, body, requestKey }, { requestId }) =>
         generateCode(generate, principal, body, requestId, requestKey),
       ),
-      await serveRpc(infra.bus, log, generateCodesRpc, async ({ principal, items, firstIndex, requestKey }, { requestId }) => ({
-        results: await generateCodes(generate, principal, items, firstIndex, requestId, requestKey),
-      })),
+      await serveRpc(infra.bus, log, generateCodesRpc, async ({ principal, items, firstIndex, requestKey }, { requestId }) =>
+        generateCodes(generate, principal, items, firstIndex, requestId, requestKey),
+      ),
       await serveRpc(infra.bus, log, findCodesRpc, async ({ environment, gtin, serial }) =>
         findCodes(infra.db, signers, environment, gtin, serial),
       ),

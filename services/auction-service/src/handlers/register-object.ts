@@ -47,14 +47,15 @@ export function objectView(state: ObjectState) {
  * custody entry. With an Idempotency-Key (`requestKey`) the object's id and service serial are
  * derived from it and the body: a retry whose first answer was lost after the object was stored (the
  * gateway died, its lease lapsed) finds that object and answers it, instead of registering a second
- * one; the key used again with another body registers the object that body describes.
+ * one (`madeBefore`: the gateway gives back the quota this attempt spent again); the key used again
+ * with another body registers the object that body describes.
  */
 export async function registerObject(
   deps: RegisterDeps,
   owner: Principal,
   body: RegisterObjectBody,
   requestKey?: string,
-): Promise<RegisteredObject> {
+): Promise<RegisteredObject & { madeBefore?: true }> {
   const derived = requestKey ? idSeedOf('object', requestKey, body) : undefined;
   const id = derived ? `obj_${derived.subarray(0, 10).toString('hex')}` : `obj_${randomHex(10)}`;
   if (derived) {
@@ -62,7 +63,13 @@ export async function registerObject(
       if (error instanceof HallmarkError && error.code === 'NOT_FOUND') return undefined;
       throw error;
     });
-    if (stored) return { object: objectView(stored), qr_data: { gs1DigitalLink: stored.link.url, serial: stored.serial } };
+    if (stored) {
+      return {
+        object: objectView(stored),
+        qr_data: { gs1DigitalLink: stored.link.url, serial: stored.serial },
+        madeBefore: true,
+      };
+    }
   }
   // An object's GTIN holds 11 digits of its serial's hash: two objects share one about once in the
   // first 400,000, and a GTIN is one account's claim. The registration that finds its GTIN taken

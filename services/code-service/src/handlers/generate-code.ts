@@ -83,7 +83,8 @@ const itemError = ({ code, message, details }: DomainError): ErrorData => ({ cod
  * ones are signed with the account's active key and their `code.generated` events and `codes` rows
  * written in one transaction. A serial some other request took is refused by the rows' unique
  * constraint: that transaction stores nothing, and the batch is written again without those items,
- * which are answered DUPLICATE_SERIAL. Results come back in the items' order, numbered from `firstIndex`.
+ * which are answered DUPLICATE_SERIAL. Results come back in the items' order, numbered from `firstIndex`,
+ * with how many of them an earlier attempt with the same `requestKey` had stored (`madeBefore`).
  */
 export async function generateCodes(
   deps: GenerateDeps,
@@ -92,7 +93,7 @@ export async function generateCodes(
   firstIndex: number,
   requestId: string,
   requestKey?: string,
-): Promise<BatchItemResult[]> {
+): Promise<GeneratedCodes> {
   const now = deps.clock();
   const nowMs = now.getTime();
   // One slot per item, in order; accepted items' slots are filled once they are signed.
@@ -173,7 +174,7 @@ export async function generateCodes(
     if (stored) results[position] = { index: firstIndex + position, code: generatedCodeOf(stored) };
     return !stored;
   });
-  if (accepted.length === 0) return filled(results);
+  if (accepted.length === 0) return { results: filled(results), madeBefore: madeBefore.size };
 
   // A batch's signatures all at once, in the thread pool: its signing (~30-60 µs a code) spreads over
   // every core. A request of a few codes signs them here: handing one signature to the pool and back
@@ -246,7 +247,14 @@ export async function generateCodes(
       ? { index: firstIndex + entry.position, code: generatedCodeOf(stored) }
       : { index: firstIndex + entry.position, error: itemError(duplicateSerial(entry.code.gtin, entry.code.serial)) };
   }
-  return filled(results);
+  return { results: filled(results), madeBefore: madeBefore.size + storedMeanwhile.size };
+}
+
+/** What a generate answers: every item's result, and how many of the codes an earlier attempt had stored. */
+export interface GeneratedCodes {
+  results: BatchItemResult[];
+  /** Codes answered as an earlier attempt with the same Idempotency-Key stored them (its answer was lost): their quota was spent by that attempt. */
+  madeBefore: number;
 }
 
 /** One request's accepted codes, signed, to be stored with their events. */
@@ -491,9 +499,12 @@ export async function generateCode(
   body: GenerateCodeBody,
   requestId: string,
   requestKey?: string,
-): Promise<GeneratedCode> {
-  const [result] = await generateCodes(deps, principal, [body], 0, requestId, requestKey);
+): Promise<GeneratedCode & { madeBefore?: true }> {
+  const {
+    results: [result],
+    madeBefore,
+  } = await generateCodes(deps, principal, [body], 0, requestId, requestKey);
   if (!result) throw new Error('generateCodes answered no result for one item');
   if ('error' in result) throw HallmarkError.fromData(result.error as ErrorData);
-  return result.code;
+  return madeBefore > 0 ? { ...result.code, madeBefore: true } : result.code;
 }

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { createGtinSigners, createSigningKeyring, migrateAccounts, provisionAccount } from '@hallmark/accounts';
-import type { BatchItemResult, Principal } from '@hallmark/contracts';
+import type { Principal } from '@hallmark/contracts';
 import { createSqlEventStore, type EventStore } from '@hallmark/event-store';
 import { connectTestDatabase, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordGtinClaim } from '../gtin-claim-log.ts';
 import { migrateCodes } from '../store/code-store.ts';
-import { createGroupCommit, type GenerateDeps, generateCodes } from './generate-code.ts';
+import { createGroupCommit, type GenerateDeps, type GeneratedCodes, generateCodes } from './generate-code.ts';
 import { createSchemaCatalog, type SchemaCatalog } from './schemas.ts';
 
 // Codes and schemas are stored with their events in one transaction (#17: no hand-written undo).
@@ -92,7 +92,7 @@ describe('code-service writes and their events, against PostgreSQL', () => {
         )
       )[0]?.n,
     );
-  const errorCodes = (results: BatchItemResult[]) => results.map((result) => ('error' in result ? result.error.code : 'ok'));
+  const errorCodes = ({ results }: GeneratedCodes) => results.map((result) => ('error' in result ? result.error.code : 'ok'));
 
   it('stores no code when its event cannot be written, even if the process dies before any undo', async () => {
     const drop = await refuse('code.generated', { table: 'codes', on: 'DELETE' });
@@ -126,10 +126,11 @@ describe('code-service writes and their events, against PostgreSQL', () => {
     expect(errorCodes(await generateCodes(deps, brand, taken, 0, 'req-mix-1')).every((code) => code === 'ok')).toBe(true);
     const batch = Array.from({ length: 500 }, (_, i) => ({ gtin, serialNumber: `MIX-${i}` }));
     batch.push({ gtin, serialNumber: 'MIX-1' }); // twice in this batch
-    const results = await generateCodes(deps, brand, batch, 0, 'req-mix-2');
-    expect(results.map((result) => result.index)).toEqual(batch.map((_, i) => i));
+    const outcome = await generateCodes(deps, brand, batch, 0, 'req-mix-2');
+    expect(outcome.results.map((result) => result.index)).toEqual(batch.map((_, i) => i));
     const expected = batch.map((_, i) => (i === 500 || (i < 500 && i % 5 === 0) ? 'DUPLICATE_SERIAL' : 'ok'));
-    expect(errorCodes(results)).toEqual(expected);
+    expect(errorCodes(outcome)).toEqual(expected);
+    expect(outcome.madeBefore).toBe(0);
     expect(await codeRows('MIX-')).toBe(500);
     expect(await codeEvents('MIX-')).toBe(500);
   });
@@ -262,8 +263,10 @@ describe('code-service writes and their events, against PostgreSQL', () => {
         expect(errorCodes(firstAnswer), label).toEqual(items.map(() => 'ok'));
         expect(errorCodes(retryAnswer), label).toEqual(items.map(() => 'ok'));
         // The same codes, stored once each with one event.
-        const assetIds = (results: BatchItemResult[]) => results.map((result) => ('code' in result ? result.code.assetId : ''));
+        const assetIds = ({ results }: GeneratedCodes) => results.map((result) => ('code' in result ? result.code.assetId : ''));
         expect(assetIds(retryAnswer)).toEqual(assetIds(firstAnswer));
+        // The retry says its codes were the first attempt's: the gateway gives back the quota it spent again.
+        expect([firstAnswer.madeBefore, retryAnswer.madeBefore], label).toEqual([0, items.length]);
         expect(await codeRows(`SLOW-${label.length}-`)).toBe(items.length);
         expect(await codeEvents(`SLOW-${label.length}-`)).toBe(items.length);
       }

@@ -94,15 +94,14 @@ export function registerAuctionRoutes(
   deps: { services: ServiceCaller; blobs: BlobStore; idempotency: Idempotency; uploads: UploadSlots },
 ): void {
   registerRoute(app, registerObjectRoute, async (request, reply) => {
-    const registered = await deps.services.call(
+    const requestKey = requestKeyOf(request);
+    const { madeBefore, ...registered } = await deps.services.call(
       registerObjectRpc,
-      {
-        principal: principalOf(request),
-        body: request.body as RegisterObjectBody,
-        ...(requestKeyOf(request) ? { requestKey: requestKeyOf(request) } : {}),
-      },
+      { principal: principalOf(request), body: request.body as RegisterObjectBody, ...(requestKey ? { requestKey } : {}) },
       request.id,
     );
+    // A rerun whose first answer was lost is answered the object that attempt registered and paid for: it spends nothing again.
+    if (madeBefore) request.refusedItems = 1;
     reply.status(201);
     return registered;
   });

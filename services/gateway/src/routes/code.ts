@@ -42,15 +42,14 @@ const clientOf = (request: FastifyRequest) => ({ keyId: requireApiKey(request).k
 export function registerCodeRoutes(app: FastifyInstance, deps: { services: ServiceCaller; reportLimits: ReportLimits }): void {
   registerRoute(app, generateCodeRoute, async (request, reply) => {
     // An Idempotency-Key is handled before this runs (idempotency.ts), as on every route that creates something.
-    const generated = await deps.services.call(
+    const requestKey = requestKeyOf(request);
+    const { madeBefore, ...generated } = await deps.services.call(
       generateCodeRpc,
-      {
-        principal: principalOf(request),
-        body: request.body as GenerateCodeBody,
-        ...(requestKeyOf(request) ? { requestKey: requestKeyOf(request) } : {}),
-      },
+      { principal: principalOf(request), body: request.body as GenerateCodeBody, ...(requestKey ? { requestKey } : {}) },
       request.id,
     );
+    // A rerun whose first answer was lost is answered the code that attempt made and paid for: it spends nothing again.
+    if (madeBefore) request.refusedItems = 1;
     reply.status(201);
     return generated;
   });
@@ -93,10 +92,11 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
           request.id,
         );
         results[chunk] = answer.results;
-        accepted += answer.results.filter((result) => 'code' in result).length;
+        // Codes an earlier attempt with this Idempotency-Key made (its answer was lost) were paid for by it.
+        accepted += answer.results.filter((result) => 'code' in result).length - (answer.madeBefore ?? 0);
       }
     };
-    // Quota is spent only for accepted work: the items refused, or never answered (a chunk failed), get theirs back.
+    // Quota is spent only for new accepted work: the items refused, made before, or never answered (a chunk failed), get theirs back.
     let accepted = 0;
     try {
       await Promise.all(Array.from({ length: Math.min(batchConcurrency, chunks.length) }, worker));
