@@ -80,3 +80,100 @@ describe('quota spent only for accepted work', () => {
     expect(overObject.body.error?.details).toMatchObject({ limit: 'generate-per-day' });
   });
 });
+
+describe('quota of work a service did after the gateway stopped waiting, and quota.threshold', () => {
+  // A service that does not answer within HALLMARK_REQUEST_TIMEOUT_MS may still store its work: the
+  // 503 keeps the quota (a review of 2026-12-03: every timed-out batch was given back, so a starter
+  // account made 2,001 signed codes on a day of 1,000), and a keyed retry that finds the work is
+  // answered it and charged nothing more.
+  let slow: TestProduct;
+  const slowApi = (method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
+    call<Json>(slow.url, method, `/api/v1${path}`, options);
+
+  beforeAll(async () => {
+    // Webhook endpoints on loopback (never called here: port 9 refuses).
+    slow = await startTestProduct({ HALLMARK_REQUEST_TIMEOUT_MS: '1000', HALLMARK_WEBHOOKS_ALLOW_PRIVATE: 'true' });
+    // Two codes take 1.5 s each to store: the generate and the batch holding them outlive the gateway's wait.
+    await slow.product.db.query(`CREATE OR REPLACE FUNCTION slow_write() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN PERFORM pg_sleep(1.5); RETURN NEW; END $$`);
+    await slow.product.db.query(
+      `CREATE TRIGGER slow_event BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.data->>'serial' IN ('SLOW-B-0', 'SLOW-ONE')) EXECUTE FUNCTION slow_write()`,
+    );
+  });
+  afterAll(async () => {
+    await slow?.stop();
+  });
+
+  it('keeps the quota of a timed-out generate and batch, and charges their keyed retries nothing', async () => {
+    await earlyInWindow(86_400_000, 60_000);
+    const operator = slow.product.generatedOperatorKey as string;
+    const created = await slowApi('POST', '/accounts', { key: operator, body: { name: 'Slow brand', tier: 'free' } });
+    const key = created.body.apiKey.secret as string;
+    await slowApi('POST', `/accounts/${created.body.account.id}/gtins`, { key: operator, body: { gtin } });
+    const used = async () =>
+      (await slowApi('GET', '/usage', { key })).body.quotas.find((quota: Json) => quota.name === 'generate')?.used;
+
+    const batch = { items: Array.from({ length: 30 }, (_, i) => ({ gtin, serialNumber: `SLOW-B-${i}` })) };
+    const one = { gtin, serialNumber: 'SLOW-ONE' };
+    const keyed = (idempotencyKey: string) => ({ key, headers: { 'idempotency-key': idempotencyKey } });
+    const timedOut = await Promise.all([
+      slowApi('POST', '/code/generate/batch', { ...keyed('slow-batch'), body: batch }),
+      slowApi('POST', '/code/generate', { ...keyed('slow-one'), body: one }),
+    ]);
+    for (const answer of timedOut) {
+      expect(answer.status, JSON.stringify(answer.body)).toBe(503);
+      expect(answer.body.error?.details?.reason).toBe('timeout');
+    }
+    // The work is done once the slow writes end; it was charged, not given back.
+    await new Promise((resolve) => setTimeout(resolve, 3_500));
+    expect(await used()).toBe(31);
+
+    const retries = [
+      await slowApi('POST', '/code/generate/batch', { ...keyed('slow-batch'), body: batch }),
+      await slowApi('POST', '/code/generate', { ...keyed('slow-one'), body: one }),
+    ];
+    expect(retries[0]?.status, JSON.stringify(retries[0]?.body).slice(0, 300)).toBe(200);
+    expect(retries[0]?.body.results.filter((result: Json) => result.code)).toHaveLength(30);
+    expect(retries[1]?.status, JSON.stringify(retries[1]?.body)).toBe(201);
+    expect(retries[1]?.body.serial).toBe('SLOW-ONE');
+    expect(await used()).toBe(31);
+  });
+  it('tells quota.threshold for what is kept: not for items given back, nor for a batch larger than the day', async () => {
+    await earlyInWindow(86_400_000, 60_000);
+    const operator = slow.product.generatedOperatorKey as string;
+    const created = await slowApi('POST', '/accounts', { key: operator, body: { name: 'Threshold brand', tier: 'free' } });
+    const key = created.body.apiKey.secret as string;
+    const accountId = created.body.account.id as string;
+    // A GTIN of its own: the test before holds the other.
+    const ownGtin = '09506000134376';
+    const granted = await slowApi('POST', `/accounts/${accountId}/gtins`, { key: operator, body: { gtin: ownGtin } });
+    expect(granted.status, JSON.stringify(granted.body)).toBe(201);
+    const endpoint = await slowApi('POST', '/webhooks/endpoints', {
+      key,
+      body: { url: 'http://127.0.0.1:9/hook', eventTypes: ['quota.threshold'] },
+    });
+    expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(201);
+    const told = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const rows = await slow.product.db.query<{ payload: Json }>(
+        'SELECT payload FROM webhook_messages WHERE account_id = $1 ORDER BY created_at',
+        [accountId],
+      );
+      return rows.map(({ payload }) => [payload.data.threshold, payload.data.used]);
+    };
+    // 100 items refused (a wrong check digit), then a batch of 101 (more than the day's 100): nothing is used.
+    const refused = Array.from({ length: 100 }, (_, i) => ({ gtin: '09506000134353', serialNumber: `BAD-${i}` }));
+    expect((await slowApi('POST', '/code/generate/batch', { key, body: { items: refused } })).status).toBe(200);
+    const tooLarge = Array.from({ length: 101 }, (_, i) => ({ gtin: ownGtin, serialNumber: `LARGE-${i}` }));
+    expect((await slowApi('POST', '/code/generate/batch', { key, body: { items: tooLarge } })).status).toBe(429);
+    // Before, both told 80% and 100% with used: 100, and the day's real exhaustion was then never told.
+    expect(await told()).toEqual([]);
+    const kept = Array.from({ length: 100 }, (_, i) => ({ gtin: ownGtin, serialNumber: `KEPT-${i}` }));
+    const keptAnswer = await slowApi('POST', '/code/generate/batch', { key, body: { items: kept } });
+    expect(keptAnswer.body.results.filter((result: Json) => result.code)).toHaveLength(100);
+    expect(await told()).toEqual([
+      [80, 100],
+      [100, 100],
+    ]);
+  });
+});

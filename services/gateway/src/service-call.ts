@@ -6,6 +6,17 @@ export interface ServiceCaller {
   call<D extends RpcDefinition>(definition: D, request: RpcRequest<D>, requestId: string): Promise<RpcResponse<D>>;
 }
 
+/**
+ * Whether a call that failed may still have done its work: the service did not answer in time, or
+ * the bus closed first, and it may have acted after the gateway stopped waiting. Such work keeps its
+ * quota: a keyed retry is answered what it made, and given back what it spends again (madeBefore).
+ */
+export function mayHaveActed(error: unknown): boolean {
+  if (!(error instanceof HallmarkError) || error.code !== 'SERVICE_UNAVAILABLE') return false;
+  const reason = error.details?.reason;
+  return reason === 'timeout' || reason === 'closed';
+}
+
 export function createServiceCaller(bus: Bus, timeoutMs: number): ServiceCaller {
   return {
     async call(definition, request, requestId) {

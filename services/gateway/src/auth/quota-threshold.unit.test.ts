@@ -19,7 +19,7 @@ const today = new Date().toISOString().slice(0, 10);
 const tomorrow = new Date(Date.parse(`${today}T00:00:00.000Z`) + 86_400_000).toISOString().slice(0, 10);
 
 describe('quota thresholds for webhooks', () => {
-  it('tells of 80% and 100% of a daily quota once each per day, and of 100% when a batch is refused short of it', async () => {
+  it('tells of 80% and 100% of a daily quota once each per day, and of 100% when a batch is refused past 80%', async () => {
     const crossed: QuotaThresholdCrossed[] = [];
     let now = new Date(`${today}T10:00:00.000Z`);
     const limiter = createRateLimiter({
@@ -29,7 +29,7 @@ describe('quota thresholds for webhooks', () => {
         crossed.push(each);
       },
     });
-    const spend = (items: number) => limiter.spend(key, { kind: 'generate', per: 'item' }, items);
+    const spend = (items: number) => spendKept(limiter, items, 0);
     // free: 100 generations a day.
     await spend(79);
     expect(crossed).toEqual([]);
@@ -41,6 +41,8 @@ describe('quota thresholds for webhooks', () => {
     expect(crossed).toHaveLength(1);
     expect((await spend(50)).allowed).toBe(false);
     expect(crossed.map((each) => each.threshold)).toEqual([80, 100]);
+    // What is used, not the limit: the refused 50 were not spent.
+    expect(crossed[1]).toMatchObject({ threshold: 100, used: 85, limit: 100 });
     await spend(15);
     expect(crossed).toHaveLength(2);
     now = new Date(`${tomorrow}T00:00:01.000Z`);
@@ -59,7 +61,7 @@ describe('quota thresholds for webhooks', () => {
         told.push(each.threshold);
       },
     });
-    const spend = (items: number) => limiter.spend(key, { kind: 'generate', per: 'item' }, items);
+    const spend = (items: number) => spendKept(limiter, items, 0);
     await spend(80);
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(told).toEqual([]);
@@ -71,4 +73,38 @@ describe('quota thresholds for webhooks', () => {
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(told).toEqual([80]);
   });
+
+  it('tells nothing for work given back, nor for a refusal of more than most of the day, and tells the real exhaustion later', async () => {
+    const crossed: QuotaThresholdCrossed[] = [];
+    const limiter = createRateLimiter({
+      cache: createMemoryCache(),
+      clock: () => new Date(`${today}T10:00:00.000Z`),
+      onQuotaThreshold: (each) => {
+        crossed.push(each);
+      },
+    });
+    // A batch of 100 whose every item was refused (a wrong check digit): spent, then all given back.
+    await spendKept(limiter, 100, 100);
+    // A batch of 101 on a quota with nothing used: larger than the day's quota, refused.
+    expect((await spendKept(limiter, 101, 0)).allowed).toBe(false);
+    expect(crossed).toEqual([]);
+    // 90 kept of a batch of 95: 80% reached, with what is kept.
+    await spendKept(limiter, 95, 5);
+    expect(crossed.map(({ threshold, used }) => [threshold, used])).toEqual([[80, 90]]);
+    await spendKept(limiter, 10, 0);
+    expect(crossed.map(({ threshold, used }) => [threshold, used])).toEqual([
+      [80, 90],
+      [100, 100],
+    ]);
+  });
 });
+
+/** Spends `items` of the generate quota as a request would, and settles it with `refused` of them given back (request-auth's onSend). */
+async function spendKept(limiter: ReturnType<typeof createRateLimiter>, items: number, refused: number) {
+  const outcome = await limiter.spend(key, { kind: 'generate', per: 'item' }, items);
+  if (outcome.quotaSpent) {
+    limiter.tellThresholdsKept(outcome.quotaSpent, refused);
+    if (refused > 0) await limiter.refund([{ key: outcome.quotaSpent.key, cost: refused }]);
+  }
+  return outcome;
+}

@@ -13,7 +13,12 @@ export interface RateLimitOutcome {
   /** Which limit refused the request. */
   refusedBy?: CounterName;
   /** The route's daily quota as spent, when allowed: given back for work that is then refused. */
-  quotaSpent?: QuotaRefund;
+  quotaSpent?: SpentQuota;
+}
+
+/** A route's daily quota as a request spent it, and the thresholds it took the quota past, told once the request has settled what it keeps (`settle`). */
+export interface SpentQuota extends QuotaRefund {
+  crossed: QuotaThresholdCrossed[];
 }
 
 type CounterName =
@@ -142,48 +147,68 @@ export function createRateLimiter(options: {
   let announcedDay = -1;
   const announced = new Set<string>();
   const telling = new Set<string>();
-  const noteThresholds = (key: AuthenticatedKey, decision: QuotaDecision, names: readonly CounterName[], day: number) => {
-    const notify = options.onQuotaThreshold;
-    if (!notify) return;
+  /**
+   * The thresholds of daily quotas this decision reached: 80% and 100% of what is used, counting
+   * this request when it was allowed. A request refused by a quota already past 80% reached its
+   * 100% (what is left cannot take it); one refused for being larger than most of a day's quota
+   * reached nothing (its 429 says so). Before, such a refusal, and work later given back, were told
+   * as 100% used, and the day's real exhaustion was then never told.
+   */
+  const thresholdsOf = (key: AuthenticatedKey, decision: QuotaDecision, names: readonly CounterName[], day: number) => {
+    const reached: Array<{ name: CounterName; crossed: QuotaThresholdCrossed }> = [];
+    if (!options.onQuotaThreshold) return reached;
     decision.counters.forEach((counter, index) => {
-      const quota = dailyQuotaOf[names[index] as CounterName];
+      const name = names[index] as CounterName;
+      const quota = dailyQuotaOf[name];
       if (!quota || counter.limit <= 0) return;
-      const refused = !decision.allowed && decision.refusedIndex === index;
+      const refusedPastEighty = decision.refusedIndex === index && counter.used * 100 >= counter.limit * 80;
       for (const threshold of [80, 100] as const) {
-        if (!refused && counter.used * 100 < counter.limit * threshold) continue;
-        if (announcedDay !== day) {
-          announced.clear();
-          announcedDay = day;
-        }
-        const id = `${key.accountId}:${key.environment}:${quota}:${threshold}`;
-        if (announced.has(id) || telling.has(id)) continue;
-        telling.add(id);
-        const crossed: QuotaThresholdCrossed = {
-          accountId: key.accountId,
-          environment: key.environment,
-          quota,
-          threshold,
-          used: refused ? counter.limit : counter.used,
-          limit: counter.limit,
-          day: new Date(day * dayMs).toISOString().slice(0, 10),
-        };
-        let told: Promise<void> | void;
-        try {
-          told = notify(crossed);
-        } catch {
-          telling.delete(id);
-          continue;
-        }
-        Promise.resolve(told)
-          .then(
-            () => {
-              if (announcedDay === day) announced.add(id);
-            },
-            () => {}, // not told: the next request past the threshold tells it again
-          )
-          .finally(() => telling.delete(id));
+        if (!refusedPastEighty && counter.used * 100 < counter.limit * threshold) continue;
+        reached.push({
+          name,
+          crossed: {
+            accountId: key.accountId,
+            environment: key.environment,
+            quota,
+            threshold,
+            used: counter.used,
+            limit: counter.limit,
+            day: new Date(day * dayMs).toISOString().slice(0, 10),
+          },
+        });
       }
     });
+    return reached;
+  };
+  /** Tells each threshold once per account, quota and day on this replica (again after a failed telling). */
+  const tell = (crossings: readonly QuotaThresholdCrossed[]) => {
+    const notify = options.onQuotaThreshold;
+    if (!notify) return;
+    for (const crossed of crossings) {
+      const day = Math.floor(Date.parse(`${crossed.day}T00:00:00.000Z`) / dayMs);
+      if (announcedDay !== day) {
+        announced.clear();
+        announcedDay = day;
+      }
+      const id = `${crossed.accountId}:${crossed.environment}:${crossed.quota}:${crossed.threshold}`;
+      if (announced.has(id) || telling.has(id)) continue;
+      telling.add(id);
+      let told: Promise<void> | void;
+      try {
+        told = notify(crossed);
+      } catch {
+        telling.delete(id);
+        continue;
+      }
+      Promise.resolve(told)
+        .then(
+          () => {
+            if (announcedDay === day) announced.add(id);
+          },
+          () => {}, // not told: the next request past the threshold tells it again
+        )
+        .finally(() => telling.delete(id));
+    }
   };
   const authFailuresPerMinute = options.authFailuresPerMinute ?? 20;
   const recentRefusals = createRecentRefusals();
@@ -288,9 +313,10 @@ export function createRateLimiter(options: {
       });
       // The route's daily quota: limited by the tier, or only counted where the tier has none.
       let quota: QuotaCounter | undefined;
-      if (rule) {
+      const quotaName: CounterName | undefined = rule && (rule.kind === 'generate' ? 'generate-per-day' : 'verify-per-day');
+      if (rule && quotaName) {
         const routeLimit = rule.kind === 'generate' ? limits.generatePerDay : limits.verifyPerDay;
-        names.push(rule.kind === 'generate' ? 'generate-per-day' : 'verify-per-day');
+        names.push(quotaName);
         quota = {
           key: `${prefix}:d:${day}:${rule.kind}`,
           cost: rule.per === 'item' ? items : 1,
@@ -308,18 +334,19 @@ export function createRateLimiter(options: {
         { key: keyRequestsCounter(key, 'm', minute), cost: 1, limit: countedOnly, resetAtMs: (minute + 1) * 60_000 },
       );
       const decision = options.cache.consumeQuotas(counters);
-      // The route's quota is what a refused request gets back (`refund`).
-      const withQuota = (outcome: RateLimitOutcome): RateLimitOutcome =>
-        outcome.allowed && quota ? { ...outcome, quotaSpent: { key: quota.key, cost: quota.cost } } : outcome;
+      // The route's quota is what a refused request gets back (`refund`); the thresholds an allowed
+      // request took it past are told once it is known what the request keeps (`settle`).
+      const outcomeOfDecision = (settled: QuotaDecision): RateLimitOutcome => {
+        const outcome = decided(key, outcomeOf(settled, names, nowMs), nowMs);
+        const reached = thresholdsOf(key, settled, names, day);
+        const keepsTelling = (name: CounterName) => outcome.allowed && name === quotaName;
+        tell(reached.filter(({ name }) => !keepsTelling(name)).map(({ crossed }) => crossed));
+        if (!outcome.allowed || !quota) return outcome;
+        const crossed = reached.filter(({ name }) => keepsTelling(name)).map((each) => each.crossed);
+        return { ...outcome, quotaSpent: { key: quota.key, cost: quota.cost, crossed } };
+      };
       // In memory the decision is here already: no promise.
-      if (decision instanceof Promise) {
-        return decision.then((settled) => {
-          noteThresholds(key, settled, names, day);
-          return withQuota(decided(key, outcomeOf(settled, names, nowMs), nowMs));
-        });
-      }
-      noteThresholds(key, decision, names, day);
-      return withQuota(decided(key, outcomeOf(decision, names, nowMs), nowMs));
+      return decision instanceof Promise ? decision.then(outcomeOfDecision) : outcomeOfDecision(decision);
     },
 
     /**
@@ -374,6 +401,19 @@ export function createRateLimiter(options: {
     },
 
     /** Gives back quota spent on work that was refused: quota is spent only for accepted work. */
+    /**
+     * Once a request's answer is known, tells the thresholds of the route's quota it still reached
+     * with `refused` of what it spent given back (those it reached only with work given back are not).
+     */
+    tellThresholdsKept(spent: SpentQuota, refused: number): void {
+      if (spent.crossed.length === 0) return;
+      tell(
+        spent.crossed
+          .map((crossed) => ({ ...crossed, used: crossed.used - refused }))
+          .filter((crossed) => crossed.used * 100 >= crossed.limit * crossed.threshold),
+      );
+    },
+
     refund(refunds: readonly QuotaRefund[]): Promise<void> {
       return options.cache.refundQuotas(refunds);
     },

@@ -1,14 +1,14 @@
 import { type AuthenticatedKey, holdsScope } from '@hallmark/accounts';
-import type { QuotaRefund } from '@hallmark/cache';
 import { addressKeyOf, HallmarkError, type Principal, type RouteDefinition } from '@hallmark/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Idempotency } from '../idempotency.ts';
+import { mayHaveActed } from '../service-call.ts';
 import type { Authenticator } from './authenticator.ts';
 import type { ConsoleSessions } from './console-sessions.ts';
 import { csrfRefusal } from './csrf.ts';
 import { createLookUpTurns } from './failed-auth-holds.ts';
 import type { KeyLastUsed } from './key-last-used.ts';
-import type { RateLimiter, RateLimitOutcome } from './rate-limiter.ts';
+import type { RateLimiter, RateLimitOutcome, SpentQuota } from './rate-limiter.ts';
 import { retryInWords } from './retry-words.ts';
 import { sessionTokenOf } from './session-cookie.ts';
 
@@ -17,9 +17,11 @@ declare module 'fastify' {
     /** The key the request was made with; null on public routes. */
     apiKey: AuthenticatedKey | null;
     /** The route's daily quota as this request spent it; given back for refused work (onSend). */
-    quotaSpent: QuotaRefund | undefined;
+    quotaSpent: SpentQuota | undefined;
     /** Items of a batch the service refused: their quota is given back. */
     refusedItems: number | undefined;
+    /** The request failed, but its service may have done the work (it did not answer in time): its quota is kept. */
+    mayHaveActed: boolean;
   }
   interface FastifyContextConfig {
     /** The contract this route was registered from. */
@@ -81,6 +83,7 @@ export function installRequestAuth(
   app.decorateRequest('apiKey', null);
   app.decorateRequest('quotaSpent', undefined);
   app.decorateRequest('refusedItems', undefined);
+  app.decorateRequest('mayHaveActed', false);
 
   const applyOutcome = (reply: FastifyReply, outcome: RateLimitOutcome) => {
     reply.header('x-ratelimit-limit', outcome.reported.limit);
@@ -312,14 +315,27 @@ export function installRequestAuth(
     else done();
   });
 
+  // Runs before the error's answer is made (and so before onSend).
+  app.addHook('onError', (request, _reply, error, done) => {
+    if (mayHaveActed(error)) request.mayHaveActed = true;
+    done();
+  });
+
   // Quota is spent only for accepted work: a refused request (4xx, or a 5xx that did nothing) and a
-  // batch's refused items get their daily quota back before the answer leaves.
+  // batch's refused items get their daily quota back before the answer leaves. A request whose
+  // service did not answer in time keeps it: the work may be done, and a keyed retry that finds it is
+  // given back what it spends again (before, every such timeout was work for free).
   app.addHook('onSend', (request, reply, payload, done) => {
     const spent = request.quotaSpent;
     if (!spent) return done(null, payload);
     // A batch counts what it refused item by item, whatever its status; any other request, all or nothing.
     const refused =
-      request.refusedItems !== undefined ? Math.min(spent.cost, request.refusedItems) : reply.statusCode >= 400 ? spent.cost : 0;
+      request.refusedItems !== undefined
+        ? Math.min(spent.cost, request.refusedItems)
+        : reply.statusCode >= 400 && !request.mayHaveActed
+          ? spent.cost
+          : 0;
+    deps.rateLimiter.tellThresholdsKept(spent, refused);
     if (refused === 0) return done(null, payload);
     request.quotaSpent = undefined;
     deps.rateLimiter.refund([{ key: spent.key, cost: refused }]).then(

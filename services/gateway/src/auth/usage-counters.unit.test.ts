@@ -54,6 +54,6 @@ describe('usage counted with the limits', () => {
     // Starter: the verify quota (10,000 a day) is the tightest daily limit.
     const limited = await limiter.spend(key('key_s'), { kind: 'verify', per: 'request' }, 1);
     expect(limited.reported.limit).toBe(10_000);
-    expect(limited.quotaSpent).toEqual({ key: expect.stringContaining(':verify'), cost: 1 });
+    expect(limited.quotaSpent).toEqual({ key: expect.stringContaining(':verify'), cost: 1, crossed: [] });
   });
 });

@@ -29,7 +29,7 @@ import type { ReportLimits } from '../auth/report-limits.ts';
 import { principalOf, requireApiKey } from '../auth/request-auth.ts';
 import { requestKeyOf } from '../idempotency.ts';
 import { registerRoute } from '../route-registry.ts';
-import type { ServiceCaller } from '../service-call.ts';
+import { mayHaveActed, type ServiceCaller } from '../service-call.ts';
 import { batchChunkStarts, batchItemBytes, maxBatchItemBytes } from './batch-chunks.ts';
 import { withRetryAfter } from './retry-after.ts';
 
@@ -61,9 +61,11 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
     const chunks = batchChunkStarts(items);
     const results: BatchItemResult[][] = new Array(chunks.length);
     // A few chunks at a time: replicas of code-service share them, and no message passes NATS's 1 MB.
+    // Once one fails no other is started: the batch answers that failure.
     let next = 0;
+    let failed = false;
     const worker = async () => {
-      while (next < chunks.length) {
+      while (next < chunks.length && !failed) {
         const chunk = next++;
         const firstIndex = chunks[chunk] as number;
         const chunkItems = items.slice(firstIndex, chunks[chunk + 1] ?? items.length);
@@ -81,28 +83,27 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
           ];
           continue;
         }
-        const answer = await deps.services.call(
-          generateCodesRpc,
-          {
-            principal,
-            items: chunkItems,
-            firstIndex,
-            ...(requestKey ? { requestKey } : {}),
-          },
-          request.id,
-        );
+        const answer = await deps.services
+          .call(generateCodesRpc, { principal, items: chunkItems, firstIndex, ...(requestKey ? { requestKey } : {}) }, request.id)
+          .catch((error: unknown) => {
+            failed = true;
+            // A chunk code-service did not answer in time may have stored its codes: they stay paid for.
+            if (mayHaveActed(error)) accepted += chunkItems.length;
+            throw error;
+          });
         results[chunk] = answer.results;
         // Codes an earlier attempt with this Idempotency-Key made (its answer was lost) were paid for by it.
         accepted += answer.results.filter((result) => 'code' in result).length - (answer.madeBefore ?? 0);
       }
     };
-    // Quota is spent only for new accepted work: the items refused, made before, or never answered (a chunk failed), get theirs back.
+    // Quota is spent only for new accepted work: the items refused, made before, or never sent (a
+    // chunk failed) get theirs back. Every chunk sent is answered (or timed out) before the batch is,
+    // so a chunk still running when another failed is counted too.
     let accepted = 0;
-    try {
-      await Promise.all(Array.from({ length: Math.min(batchConcurrency, chunks.length) }, worker));
-    } finally {
-      request.refusedItems = items.length - accepted;
-    }
+    const workers = await Promise.allSettled(Array.from({ length: Math.min(batchConcurrency, chunks.length) }, worker));
+    request.refusedItems = items.length - accepted;
+    const failure = workers.find((outcome) => outcome.status === 'rejected');
+    if (failure) throw failure.reason;
     return { results: results.flat() };
   });
 
