@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -63,6 +63,39 @@ describe('the embedded form on a shared machine', () => {
     expect((await readFile(join(dataDir, 'operator-key'), 'utf8')).trim()).toBe(product.generatedOperatorKey);
     expect(product.generatedOperatorKey).toMatch(/^svc_live_[0-9a-f]{64}$/);
     expect(lines.join('')).not.toContain(product.generatedOperatorKey);
+  });
+
+  it('puts in place the operator key of a first start killed after its commit, before the key reached its file', async () => {
+    const dataDir = join(await tempDir(), 'data');
+    const env = { PATH: process.env.PATH, PORT: '0', HALLMARK_DATA_DIR: dataDir, HALLMARK_LOG_LEVEL: 'silent' };
+    const first = await startEmbedded(env);
+    const secret = first.generatedOperatorKey as string;
+    await first.stop();
+    // What a kill between the database's commit and the rename leaves: the key only in the pending file.
+    // Before, the key was written after the commit, so such a kill lost the only copy of it.
+    await rename(join(dataDir, 'operator-key'), join(dataDir, '.operator-key.pending'));
+    const second = await startEmbedded(env);
+    cleanups.push(() => second.stop());
+    expect(second.operatorKeyFile).toBe(join(dataDir, 'operator-key'));
+    expect((await readFile(join(dataDir, 'operator-key'), 'utf8')).trim()).toBe(secret);
+    expect(await modeOf(join(dataDir, 'operator-key'))).toBe(0o600);
+    await expect(stat(join(dataDir, '.operator-key.pending'))).rejects.toThrow();
+    const keys = await fetch(`${second.url}/api/v1/keys`, { headers: { 'x-api-key': secret } });
+    expect(keys.status).toBe(200);
+  });
+
+  it('removes a pending operator key the database does not know (a start killed before its commit), making none while an operator exists', async () => {
+    const dataDir = join(await tempDir(), 'data');
+    const env = { PATH: process.env.PATH, PORT: '0', HALLMARK_DATA_DIR: dataDir, HALLMARK_LOG_LEVEL: 'silent' };
+    const first = await startEmbedded(env);
+    const secret = first.generatedOperatorKey as string;
+    await first.stop();
+    await writeFile(join(dataDir, '.operator-key.pending'), `svc_live_${'ab'.repeat(32)}\n`, { mode: 0o600 });
+    const second = await startEmbedded(env);
+    cleanups.push(() => second.stop());
+    expect(second.generatedOperatorKey).toBeUndefined();
+    expect((await readFile(join(dataDir, 'operator-key'), 'utf8')).trim()).toBe(secret);
+    await expect(stat(join(dataDir, '.operator-key.pending'))).rejects.toThrow();
   });
 
   it('`hallmark start` prints where the operator key is, never the key', async () => {

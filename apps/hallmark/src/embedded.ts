@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import { ensureOperator } from '@hallmark/accounts';
 import { auctionService } from '@hallmark/auction-service';
 import { codeService } from '@hallmark/code-service';
 import { complianceService } from '@hallmark/compliance-service';
@@ -19,7 +18,8 @@ import { verifyService } from '@hallmark/verify-service';
 import type pino from 'pino';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.ts';
 import { loadOrCreateMasterKey } from './master-key-file.ts';
-import { preparePrivateDataDir, writeOperatorKeyFile } from './private-files.ts';
+import { ensureOperatorKeyFile } from './operator-key-file.ts';
+import { preparePrivateDataDir } from './private-files.ts';
 
 /** The services behind the gateway, in the order the embedded form starts them. */
 export const backendServices: readonly ServiceDefinition[] = [codeService, verifyService, auctionService, complianceService];
@@ -38,11 +38,12 @@ export interface EmbeddedProduct {
   url: string;
   log: Logger;
   /**
-   * The operator key made at this start, when there was none. Only its hash is in the database;
-   * the secret is in `operatorKeyFile` (mode 0600) and here, for callers in this process (tests).
+   * The operator key made at this start, when there was none (or put in place, when the start that
+   * made it was killed before it could). Only its hash is in the database; the secret is in
+   * `operatorKeyFile` (mode 0600) and here, for callers in this process (tests).
    */
   generatedOperatorKey: string | undefined;
-  /** `<data dir>/operator-key`, when this start made the operator key. */
+  /** `<data dir>/operator-key`, when this start made the operator key or put it in place. */
   operatorKeyFile: string | undefined;
   /** The product's database (PGlite), for tests that inspect or alter what is stored. */
   db: SqlDatabase;
@@ -118,11 +119,11 @@ async function startHoldingLock(
       }),
     );
   }
-  const operator = gatewayConfig.HALLMARK_BOOTSTRAP_KEY
+  const operatorKey = gatewayConfig.HALLMARK_BOOTSTRAP_KEY
     ? undefined
-    : await ensureOperator({ db: infra.db, eventStore: infra.eventStore }, undefined, clock());
-  const generatedOperatorKey = operator?.kind === 'generated' ? operator.secret : undefined;
-  const operatorKeyFile = generatedOperatorKey ? await writeOperatorKeyFile(dataDir, generatedOperatorKey) : undefined;
+    : await ensureOperatorKeyFile(dataDir, { db: infra.db, eventStore: infra.eventStore }, clock());
+  const generatedOperatorKey = operatorKey?.secret;
+  const operatorKeyFile = operatorKey?.path;
   const url = new URL(running.at(-1)?.address ?? `http://localhost:${gatewayConfig.PORT}`);
   url.hostname = 'localhost';
   // The hallmark command finds the server here and talks to it over the API instead of the files.

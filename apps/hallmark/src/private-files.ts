@@ -1,5 +1,4 @@
-import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, mkdir } from 'node:fs/promises';
 import { ConfigError } from '@hallmark/runtime';
 
 /**
@@ -16,18 +15,4 @@ export async function preparePrivateDataDir(dataDir: string): Promise<void> {
       `Invalid configuration:\n  HALLMARK_DATA_DIR: ${dataDir} cannot be made private to this user (mode 0700): ${(error as Error).message}`,
     );
   }
-}
-
-/**
- * Writes a newly made operator key to `<dataDir>/operator-key`, readable by the owner only
- * (mode 0600), replacing an older file whole: the secret never goes to standard output, where
- * terminals, CI logs and log collectors would keep it. Returns the file's path.
- */
-export async function writeOperatorKeyFile(dataDir: string, secret: string): Promise<string> {
-  const path = join(dataDir, 'operator-key');
-  const temporary = join(dataDir, `.operator-key.${process.pid}.tmp`);
-  await writeFile(temporary, `${secret}\n`, { mode: 0o600, flag: 'w' });
-  await chmod(temporary, 0o600);
-  await rename(temporary, path);
-  return path;
 }

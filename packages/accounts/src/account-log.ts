@@ -93,11 +93,16 @@ class BootstrapMoved extends Error {}
 
 /**
  * Ensures an operator account (tier enterprise) owning `secret` with scope `*`. With no secret
- * given, creates one only when there is no operator yet, and answers the secret so it can be shown
- * once. Replicas starting together serialise on an advisory lock inside the append's transaction,
+ * given, creates one only when there is no operator yet (`newSecret`, when the caller kept it
+ * somewhere first; else a new one), and answers the secret so it can be shown once. Replicas starting together serialise on an advisory lock inside the append's transaction,
  * look again under it, and start over when another got there first.
  */
-export async function ensureOperator(deps: AccountLogDeps, secret: string | undefined, now: Date): Promise<BootstrapOutcome> {
+export async function ensureOperator(
+  deps: AccountLogDeps,
+  secret: string | undefined,
+  now: Date,
+  newSecret?: string,
+): Promise<BootstrapOutcome> {
   const environment = secret === undefined ? 'live' : assertWellFormedSecret(secret, 'HALLMARK_BOOTSTRAP_KEY');
   for (let attempt = 1; ; attempt += 1) {
     const existingKey = secret === undefined ? undefined : await findApiKeyByHash(deps.db, hashApiKeySecret(secret));
@@ -106,7 +111,7 @@ export async function ensureOperator(deps: AccountLogDeps, secret: string | unde
     if (existingOperator && secret === undefined) return { kind: 'existing', accountId: existingOperator.id };
 
     const operator = existingOperator ?? { id: newId('acc'), name: 'operator', tier: 'enterprise' as const, isOperator: true };
-    const keySecret = secret ?? newApiKeySecret('live');
+    const keySecret = secret ?? newSecret ?? newApiKeySecret('live');
     const event = decideOperatorKeyIssue(operator, { name: 'bootstrap key', scopes: ['*'], environment }, now);
     const stillAsSeen = async (sql: SqlExecutor) => {
       await sql.query(`SELECT pg_advisory_xact_lock(hashtextextended('hallmark:bootstrap', 0))`);
