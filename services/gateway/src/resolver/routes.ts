@@ -114,6 +114,34 @@ function looksLikeObjectLabel(link: ScannedLink): boolean {
  * one counterfeit answer made from the link alone, whether or not its serial was ever issued (no
  * key id, no scan count: nothing that differs between the two).
  */
+/** An object's public verification as its label's scan judged it: `status` and `confidence` the scan's where it is not AUTHENTIC. */
+type ObjectLabelVerification = PublicVerification & {
+  riskIndicators?: NonNullable<ResolvedScan['result']>['riskIndicators'];
+  blocked?: ReturnType<typeof blockSeenByOthers>;
+};
+
+/**
+ * An object label's verification: the object's own (signature, chain, photos) unless the scan of
+ * the label says worse. A label the brand blocked as counterfeit, one of a confirmed report, one
+ * signed by a key since revoked, or a clone scanned by many is counterfeit or suspicious here as
+ * `POST /code/verify` says, never authentic. Before (2026-12-03), the page showed the object's own
+ * status only, "Authentic product" for a blocked label, while the scan was recorded COUNTERFEIT.
+ * A test object stays a test object.
+ */
+function objectLabelVerification(object: PublicVerification, scan: ResolvedScan): ObjectLabelVerification {
+  if (object.status === 'test' || scan.environment === 'test') return object;
+  const result = scan.result;
+  if (result === null) return { ...object, status: 'counterfeit', confidence: 0.99, riskIndicators: [] };
+  if (result.verdict === 'AUTHENTIC') return object;
+  return {
+    ...object,
+    status: result.verdict === 'COUNTERFEIT' ? 'counterfeit' : 'suspicious',
+    confidence: result.confidence,
+    riskIndicators: result.riskIndicators,
+    ...(result.blocked ? { blocked: blockSeenByOthers(result.blocked) } : {}),
+  };
+}
+
 function verificationJson(scan: ResolvedScan, link: ScannedLink) {
   if (scan.result === null) {
     return {
@@ -269,21 +297,13 @@ export function registerResolverRoutes(
   }
 
   /**
-   * An auction object's public verification as the page (or JSON) of its scanned label; undefined
-   * when no object has the serial, so the link is verified as a brand's code (a brand may print a
-   * serial starting `HM-` with a batch named like a category).
+   * An auction object's public verification of its scanned label; undefined when no object has the
+   * serial, so the link is verified as a brand's code (a brand may print a serial starting `HM-`
+   * with a batch named like a category).
    */
-  async function auctionObjectPage(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    link: ScannedLink,
-    form: 'html' | 'json',
-    dates: DateFormatter,
-  ) {
-    const verifiedAt = deps.clock();
-    let object: PublicVerification;
+  async function publicObjectOf(request: FastifyRequest, link: ScannedLink): Promise<PublicVerification | undefined> {
     try {
-      object = await deps.services.call(
+      return await deps.services.call(
         publicVerifyObjectRpc,
         { serial: link.serial, presentedSignature: link.signature, presentedGtin: link.gtin, presentedBatch: link.batch },
         request.id,
@@ -292,9 +312,28 @@ export function registerResolverRoutes(
       if (error instanceof HallmarkError && error.code === 'NOT_FOUND') return undefined;
       throw error;
     }
-    if (form === 'json') return secure(reply).send(object);
-    // Only `authentic` is authentic: a test key's object (`test`) is never shown as one.
-    const verdict: PageVerdict = object.status === 'authentic' ? 'authentic' : 'suspicious';
+  }
+
+  /**
+   * The scan of a link, counted once per client and reload window: a reload by the same client
+   * shortly after shows the scan it already made. The key is the whole signed message (a link with
+   * another batch, variant or expiry is another scan) and the client as the limits and risk rules
+   * see it (an IPv6 /64, an IPv4 address however written).
+   */
+  function scanOf(request: FastifyRequest, link: DigitalLink, scannedUrl: string): Promise<SeenScan> {
+    const client = addressKeyOf(request.ip);
+    const signedMessage = [link.gtin, link.serial, link.batch, link.variant, link.expiry, link.signature, client];
+    const seenKey = `resolver:seen:${createHash('sha256').update(JSON.stringify(signedMessage)).digest('base64url')}`;
+    return scanOncePerWindow(deps.cache, seenKey, reloadWindowMs, async () => ({
+      ...(await deps.services.call(resolveScanRpc, { url: scannedUrl, client: { address: request.ip } }, request.id)),
+      verifiedAt: deps.clock().toISOString(),
+    }));
+  }
+
+  /** The page of an object's label, with the verdict objectLabelVerification gives it. */
+  function auctionObjectPage(reply: FastifyReply, object: ObjectLabelVerification, scan: SeenScan, dates: DateFormatter) {
+    const verdict: PageVerdict =
+      object.status === 'authentic' ? 'authentic' : object.status === 'counterfeit' ? 'counterfeit' : 'suspicious';
     return html(
       reply,
       200,
@@ -314,7 +353,7 @@ export function registerResolverRoutes(
           referencePhotos: object.cryptographic_identity.reference_photos,
           testObject: object.environment === 'test' || object.status === 'test',
           tagExpired: object.cryptographic_identity.tag_status === 'expired',
-          verifiedAt,
+          verifiedAt: new Date(scan.verifiedAt),
         },
         dates,
       ),
@@ -353,22 +392,17 @@ export function registerResolverRoutes(
     // An auction object's label: its `10` value is a category, its serial a service serial, and it
     // carries nothing else (an object's label is issued without a variant or an expiry, so a link
     // with either is no object's label, whatever its signature). Only a guess from the link's shape:
-    // a serial no object has is a brand's code like any other, verified below.
-    if (looksLikeObjectLabel(scanned)) {
-      const page = await auctionObjectPage(request, reply, scanned, form, dates);
-      if (page) return page;
+    // a serial no object has is a brand's code like any other, verified below. Its scan is counted
+    // and judged as a code's (blocklist, confirmed reports, risk rules), and the page shows the
+    // object with that verdict.
+    const [object, scan] = await Promise.all([
+      looksLikeObjectLabel(scanned) ? publicObjectOf(request, scanned) : undefined,
+      scanOf(request, link, scannedUrl),
+    ]);
+    if (object) {
+      const verified = objectLabelVerification(object, scan);
+      return form === 'json' ? secure(reply).send(verified) : auctionObjectPage(reply, verified, scan, dates);
     }
-
-    // A reload by the same client shortly after counts once: show the scan it already made. The key
-    // is the whole signed message (a link with another batch, variant or expiry is another scan).
-    // The client as the limits and risk rules see it (an IPv6 /64, an IPv4 address however written).
-    const client = addressKeyOf(request.ip);
-    const signedMessage = [link.gtin, link.serial, link.batch, link.variant, link.expiry, link.signature, client];
-    const seenKey = `resolver:seen:${createHash('sha256').update(JSON.stringify(signedMessage)).digest('base64url')}`;
-    const scan = await scanOncePerWindow(deps.cache, seenKey, reloadWindowMs, async () => ({
-      ...(await deps.services.call(resolveScanRpc, { url: scannedUrl, client: { address: request.ip } }, request.id)),
-      verifiedAt: deps.clock().toISOString(),
-    }));
     if (form === 'json') return secure(reply).send(verificationJson(scan, scanned));
     const result = scan.result;
     return html(

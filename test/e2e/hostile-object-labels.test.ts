@@ -1,0 +1,91 @@
+// An auction object's label, scanned, is judged as any code is (a review of 2026-12-03, confirmed
+// over HTTP): the brand put the label on its blocklist as counterfeit, `POST /code/verify` said
+// COUNTERFEIT and the scan was recorded COUNTERFEIT, yet the resolver's page said "Authentic
+// product" and its JSON `status: "authentic"` (the page was built from the object's own record
+// only, and the handler then went on to verify the link a second time). Now the page and its JSON
+// carry the scan's verdict where it is worse than the object's. Over real HTTP, in both forms.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fetchFrom, newClientAddress } from '../support/client-address.ts';
+import { type RunningProduct, startDistributedProduct } from '../support/distributed-product.ts';
+import { call, startEmbeddedProduct } from '../support/embedded.ts';
+import { waitFor } from '../support/wait.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
+type Json = Record<string, any>;
+
+let product: RunningProduct;
+
+const api = (method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
+  call<Json>(product.url, method, `/api/v1${path}`, options);
+
+/** The scanned label as a phone opens it (following the redirect to its verification page), from an address of its own. */
+async function scanLabel(label: string, accept: 'text/html' | 'application/json') {
+  const printed = new URL(label);
+  const response = await fetchFrom(newClientAddress(), `${product.url}${printed.pathname}${printed.search}`, {
+    headers: { accept },
+    follow: true,
+  });
+  expect(response.status, response.text.slice(0, 300)).toBe(200);
+  return response.text;
+}
+
+const headlineOf = (html: string) => /<h1[^>]*>([^<]*)<\/h1>/.exec(html)?.[1];
+
+describe.each([
+  ['embedded', startEmbeddedProduct],
+  ['distributed', () => startDistributedProduct()],
+])('an auction object label scanned (%s form)', (_form, start: () => Promise<RunningProduct>) => {
+  let house: string;
+
+  beforeAll(async () => {
+    product = await start();
+    const created = await api('POST', '/accounts', { key: product.operatorKey, body: { name: 'House', tier: 'enterprise' } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    house = created.body.apiKey.secret as string;
+  });
+  afterAll(async () => {
+    await product?.stop();
+  });
+
+  async function register(title: string) {
+    const registered = await api('POST', '/auction/objects/register', { key: house, body: { title, category: 'watch' } });
+    expect(registered.status, JSON.stringify(registered.body)).toBe(201);
+    const label = registered.body.qr_data.gs1DigitalLink as string;
+    return { label, serial: registered.body.qr_data.serial as string, gtin: /\/01\/(\d{14})/.exec(label)?.[1] as string };
+  }
+
+  it('shows a label its brand blocked as counterfeit as counterfeit, as POST /code/verify does, and an unblocked one as authentic', async () => {
+    const genuine = await register('Daytona 6263');
+    expect(JSON.parse(await scanLabel(genuine.label, 'application/json'))).toMatchObject({ status: 'authentic' });
+    expect(headlineOf(await scanLabel(genuine.label, 'text/html'))).toBe('Authentic product');
+
+    const blocked = await register('Submariner 5513');
+    const block = await api('POST', '/blocklist', {
+      key: house,
+      body: { gtin: blocked.gtin, serial: blocked.serial, kind: 'counterfeit', reason: 'label copied' },
+    });
+    expect(block.status, JSON.stringify(block.body)).toBe(201);
+    const verified = await api('POST', '/code/verify', { key: house, body: { url: blocked.label } });
+    expect(verified.body.verdict, JSON.stringify(verified.body)).toBe('COUNTERFEIT');
+
+    const json = JSON.parse(await scanLabel(blocked.label, 'application/json'));
+    expect(json).toMatchObject({ status: 'counterfeit', blocked: { kind: 'counterfeit' } });
+    expect(json.riskIndicators).toContain('KNOWN_COUNTERFEIT_PATTERN');
+    // The object's own record is still shown: the verdict is the scan's.
+    expect(json.object).toMatchObject({ title: 'Submariner 5513', serial: blocked.serial });
+    // The brand's notes stay the brand's.
+    expect(JSON.stringify(json)).not.toContain('label copied');
+    const page = await scanLabel(blocked.label, 'text/html');
+    expect(headlineOf(page)).toBe('Counterfeit: do not use');
+    expect(page).not.toContain('Authentic product');
+
+    // Each view is one scan (with the API's, three), recorded with the verdict the page showed.
+    const verdicts = await waitFor('the three scans recorded', async () => {
+      const scans = await api('GET', `/scans?gtin=${blocked.gtin}`, { key: house });
+      expect(scans.status, JSON.stringify(scans.body)).toBe(200);
+      const listed = (scans.body.scans as Json[]).map((scan) => scan.verdict);
+      return listed.length >= 3 ? listed : undefined;
+    });
+    expect(verdicts).toEqual(['COUNTERFEIT', 'COUNTERFEIT', 'COUNTERFEIT']);
+  });
+});
