@@ -178,6 +178,14 @@ describe('who may register a public key, and for which account and environment',
     expect(await verdictOf(live)).toBe('KEY_NOT_FOUND');
     expect(await verdictOf(printed(hsm, 'TEST-2'), brand.testKey)).toBe('AUTHENTIC');
     expect((await jwks()).keys.filter((key) => key.kid === kid).map((key) => key.hallmark_environment)).toEqual(['test']);
+    // Scanned, a link of the key revoked in live is a live forgery, not a test code, though the same
+    // key still signs test codes (before, the page said "This is a test code" and the scan went to
+    // test, where its owner had no COUNTERFEIT scan and no alert).
+    const { pathname, search } = new URL(live);
+    const scanned = await fetch(`${test.url}${pathname}${search}`, { headers: { accept: 'application/json' } });
+    const answer = (await scanned.json()) as Json;
+    expect(answer, JSON.stringify(answer)).toMatchObject({ verdict: 'COUNTERFEIT' });
+    expect(answer.environment).toBeUndefined();
 
     const again = await api('POST', '/keys', {
       key: brand.key,

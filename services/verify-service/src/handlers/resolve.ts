@@ -39,10 +39,15 @@ async function whereSigned(
     const kid = checked.matchedKid;
     if (kid === undefined) continue;
     const code = checked.item.codes.find((candidate) => candidate.kid === kid);
-    return {
-      signed: { signer: { accountId: code?.accountId ?? checked.signer.accountId, environment }, code, checked },
-      checkedBy,
-    };
+    const signer = { accountId: code?.accountId ?? checked.signer.accountId, environment };
+    // A key registered in both environments (one public key, one kid) whose live registration was
+    // revoked: the link is a live one, forged since, never a test code. Before, it was shown as a test
+    // code and its scan recorded in test, so its owner had no COUNTERFEIT scan and no alert. (The scan
+    // is recorded as the API records it: under the live signer's other keys, if it has any.)
+    if (environment === 'test' && (await deps.keys.find(kid, { accountId: signer.accountId, environment: 'live' }))) {
+      return checkedBy?.signer.environment === 'live' ? { checkedBy } : {};
+    }
+    return { signed: { signer, code, checked }, checkedBy };
   }
   return checkedBy ? { checkedBy } : {};
 }
