@@ -65,6 +65,7 @@ export function WebhooksPage({ session }: { session: SessionView }) {
   const [watching, setWatching] = useState<{ endpoint: WebhookEndpointView; round: number } | undefined>();
   const [deleting, setDeleting] = useState<WebhookEndpointView | undefined>();
   const [rotating, setRotating] = useState<WebhookEndpointView | undefined>();
+  const [disabling, setDisabling] = useState<WebhookEndpointView | undefined>();
   const [busy, setBusy] = useState(false);
   // What an action said takes the focus (the button pressed may be gone with the list's reload).
   const said = useRef<HTMLDivElement>(null);
@@ -155,23 +156,26 @@ export function WebhooksPage({ session }: { session: SessionView }) {
                             </button>
                             {canWrite && (
                               <>
-                                <button
-                                  type="button"
-                                  class="button secondary small"
-                                  disabled={busy}
-                                  onClick={() =>
-                                    change(
-                                      async () => {
-                                        const queued = await api.post<{ id: string }>(path(endpoint, '/test'));
-                                        watch(endpoint);
-                                        return `A test message (${queued.id}) is on its way to ${endpoint.url}.`;
-                                      },
-                                      { reload: false },
-                                    )
-                                  }
-                                >
-                                  Send test<span class="visually-hidden"> to{which}</span>
-                                </button>
+                                {/* A disabled endpoint takes no test (409): enable it first. */}
+                                {endpoint.status === 'enabled' && (
+                                  <button
+                                    type="button"
+                                    class="button secondary small"
+                                    disabled={busy}
+                                    onClick={() =>
+                                      change(
+                                        async () => {
+                                          const queued = await api.post<{ id: string }>(path(endpoint, '/test'));
+                                          watch(endpoint);
+                                          return `A test message (${queued.id}) is on its way to ${endpoint.url}.`;
+                                        },
+                                        { reload: false },
+                                      )
+                                    }
+                                  >
+                                    Send test<span class="visually-hidden"> to{which}</span>
+                                  </button>
+                                )}
                                 <button
                                   type="button"
                                   class="button secondary small"
@@ -185,12 +189,7 @@ export function WebhooksPage({ session }: { session: SessionView }) {
                                     type="button"
                                     class="button secondary small"
                                     disabled={busy}
-                                    onClick={() =>
-                                      change(async () => {
-                                        await api.post(path(endpoint, '/disable'));
-                                        return `${endpoint.url} is disabled: nothing is recorded for it while it is; messages already waiting go out when it is enabled again.`;
-                                      })
-                                    }
+                                    onClick={() => setDisabling(endpoint)}
                                   >
                                     Disable<span class="visually-hidden">{which}</span>
                                   </button>
@@ -262,6 +261,20 @@ export function WebhooksPage({ session }: { session: SessionView }) {
               secret: rotated.secret,
               previousExpiresAt: rotated.previousSecretExpiresAt,
             });
+            endpoints.reload();
+          }}
+        />
+      )}
+      {disabling && (
+        <DisableDialog
+          endpoint={disabling}
+          onClose={() => setDisabling(undefined)}
+          onDisabled={() => {
+            setDisabling(undefined);
+            setProblem(undefined);
+            setNotice(
+              `${disabling.url} is disabled: nothing is recorded for it while it is; messages already waiting go out when it is enabled again.`,
+            );
             endpoints.reload();
           }}
         />
@@ -341,6 +354,50 @@ function RotateDialog({
         busy={busy}
         label="Rotate secret"
         busyLabel="Rotating…"
+        danger
+      />
+    </Dialog>
+  );
+}
+
+/**
+ * Disabling an endpoint, confirmed first: the events of the time it is disabled are never recorded
+ * for it, so a slip of the finger loses them (before, the button acted at once).
+ */
+function DisableDialog({
+  endpoint,
+  onClose,
+  onDisabled,
+}: {
+  endpoint: WebhookEndpointView;
+  onClose: () => void;
+  onDisabled: () => void;
+}) {
+  const [error, setError] = useState<ApiError | undefined>();
+  const [busy, setBusy] = useState(false);
+  const disable = async () => {
+    setBusy(true);
+    try {
+      await api.post(`/webhooks/endpoints/${encodeURIComponent(endpoint.id)}/disable`);
+      onDisabled();
+    } catch (caught) {
+      setError(asApiError(caught));
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog title="Disable this endpoint?" onClose={onClose}>
+      <p>
+        Nothing is recorded for <span class="code break">{endpoint.url}</span> while it is disabled: the events of that time never
+        reach it, even once it is enabled again. Messages already waiting go out when it is.
+      </p>
+      <DialogActions
+        error={error}
+        onCancel={onClose}
+        onConfirm={disable}
+        busy={busy}
+        label="Disable endpoint"
+        busyLabel="Disabling…"
         danger
       />
     </Dialog>
