@@ -5,16 +5,17 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import time
 import uuid
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from ._errors import APIConnectionError, APITimeoutError, error_from_response
+from ._errors import APIConnectionError, APITimeoutError, InvalidResponseError, error_from_response
 from ._operations import OPERATIONS, Operation
-from ._retry import is_retryable, retry_delay
-from ._transport import RawResponse, Transport
+from ._retry import is_retryable, is_safe_to_repeat, retry_delay
+from ._transport import ConnectionNotMade, RawResponse, Transport
 from ._types import ApiResult, Page, Pager
 
 __version__ = "0.1.0"
@@ -39,6 +40,22 @@ def _query_value(value: str | int | float | bool) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def _path_pattern(template: str) -> re.Pattern[str]:
+    """`/api/v1/links/{id}` as a pattern of its paths: a parameter is one segment."""
+    return re.compile("[^/]+".join(re.escape(part) for part in re.split(r"\{[^}]+\}", template)))
+
+
+#: The operations that keep the first answer of an Idempotency-Key (the others ignore the header).
+_KEYED_OPERATIONS = [
+    (operation.method, _path_pattern(operation.path)) for operation in OPERATIONS.values() if operation.idempotent
+]
+
+
+def _honours_idempotency_key(method: str, path: str) -> bool:
+    """True when the operation at `method` and `path` answers a retried Idempotency-Key with its first answer."""
+    return any(method == keyed and pattern.fullmatch(path) for keyed, pattern in _KEYED_OPERATIONS)
 
 
 class BaseClient:
@@ -95,7 +112,9 @@ class BaseClient:
         """Sends a request with retries and answers the first 2xx/3xx; raises the error class of any other answer.
 
         `path` starts with `/` and is relative to base_url. Every attempt of one call carries the same
-        `idempotency_key` when one is given.
+        `idempotency_key` when one is given. A request that is not safe to repeat (a POST or PATCH
+        without an Idempotency-Key its operation honours, but for a verify) is retried only when the
+        API did nothing: no connection made, or 429 (_retry.py).
         """
         send_headers: dict[str, str] = {
             "accept": accept,
@@ -121,23 +140,27 @@ class BaseClient:
 
         wait_for = self.timeout if timeout is None else timeout
         retries = self.max_retries if max_retries is None else max_retries
+        verb, bare_path = method.upper(), path.split("?", 1)[0]
+        honoured_key = send_headers.get("idempotency-key") if _honours_idempotency_key(verb, bare_path) else None
+        safe_to_repeat = is_safe_to_repeat(verb, bare_path, sends_honoured_key=honoured_key is not None)
         attempt = 0
         while True:
             try:
                 response = self._transport.send(method, target, send_headers, body, wait_for)
             except (OSError, http.client.HTTPException) as error:
-                # No answer (refused, cut, timed out): nothing says the API acted, and a creating
-                # call's retry carries the same Idempotency-Key, so it is retried like a 503.
-                if attempt < retries:
+                # No answer (cut, timed out): the API may have acted, so only a request safe to
+                # repeat is sent again; one that never left (no connection made) always is.
+                if attempt < retries and (safe_to_repeat or isinstance(error, ConnectionNotMade)):
                     self._sleep(retry_delay(None, attempt, max_retry_after=self.max_retry_after))
                     attempt += 1
                     continue
-                if isinstance(error, TimeoutError):
-                    raise APITimeoutError(f"{method} {path}: no answer within {wait_for} s", cause=error) from error
-                raise APIConnectionError(f"{method} {path}: {error!r}", cause=error) from error
+                failure = error.error if isinstance(error, ConnectionNotMade) else error
+                if isinstance(failure, TimeoutError):
+                    raise APITimeoutError(f"{method} {path}: no answer within {wait_for} s", cause=failure) from error
+                raise APIConnectionError(f"{method} {path}: {failure!r}", cause=failure) from error
             if response.status < 400:
                 return RawResponse(response.status, response.headers, response.content, attempts=attempt + 1)
-            if attempt < retries and is_retryable(response, idempotency_key=send_headers.get("idempotency-key")):
+            if attempt < retries and is_retryable(response, idempotency_key=honoured_key, safe_to_repeat=safe_to_repeat):
                 delay = retry_delay(response, attempt, max_retry_after=self.max_retry_after)
                 if delay is not None:
                     self._sleep(delay)
@@ -173,7 +196,11 @@ class BaseClient:
         accept: str = "application/json",
         idempotency_key: str | None = None,
     ) -> RawResponse:
-        """Calls an operation of the OpenAPI document by its operationId; a fresh Idempotency-Key when it takes one."""
+        """Calls an operation of the OpenAPI document by its operationId; a fresh Idempotency-Key when it takes one.
+
+        A given `idempotency_key` is sent whatever the operation (only one that takes a key makes a
+        retry safe with it). A 3xx from an operation that does not redirect is raised (`HTTP_3xx`).
+        """
         operation = OPERATIONS[operation_id]
         unknown = set(query or {}) - set(operation.query_params)
         if unknown:
@@ -181,7 +208,7 @@ class BaseClient:
         key = idempotency_key
         if key is None and operation.idempotent:
             key = str(uuid.uuid4())
-        return self.request(
+        response = self.request(
             operation.method,
             self._target(operation, path_params or {}),
             query=query,
@@ -189,13 +216,16 @@ class BaseClient:
             content=content,
             content_type=content_type,
             accept=accept,
-            idempotency_key=key if operation.idempotent else None,
+            idempotency_key=key,
         )
+        if 300 <= response.status < 400 and not operation.redirects:
+            raise error_from_response(response.status, response.headers, _json_or_none(response))
+        return response
 
     def call(self, operation_id: str, **kwargs: Any) -> ApiResult:
         """call_raw, answering the JSON object as an ApiResult (an empty one for 202/204 without a body)."""
         response = self.call_raw(operation_id, **kwargs)
-        data = response.json()
+        data = _json_of(response, operation_id)
         return ApiResult(data if isinstance(data, dict) else {}, status=response.status, headers=response.headers, attempts=response.attempts)
 
     def paged(self, operation_id: str, *, path_params: Mapping[str, str] | None = None, query: Query | None = None) -> Pager:
@@ -207,12 +237,26 @@ class BaseClient:
 
         def fetch(cursor: str | None) -> Page:
             response = self.call_raw(operation_id, path_params=path_params, query={**(query or {}), "cursor": cursor})
-            data = response.json()
+            data = _json_of(response, operation_id)
             page = Page(data if isinstance(data, dict) else {}, status=response.status, headers=response.headers, attempts=response.attempts)
             page.data_key = items_key
             return page
 
         return Pager(fetch)
+
+
+def _json_of(response: RawResponse, operation_id: str) -> Any:
+    """The answer's JSON; InvalidResponseError when it is something else (a proxy's HTML page with 200)."""
+    try:
+        return response.json()
+    except ValueError as error:
+        kind = response.headers.get("content-type", "no content type").split(";")[0]
+        raise InvalidResponseError(
+            f"The answer to {operation_id} ({kind}) is not the JSON this operation answers.",
+            status=response.status,
+            headers=response.headers,
+            body=response.content[:200],
+        ) from error
 
 
 def _json_or_none(response: RawResponse) -> Any:

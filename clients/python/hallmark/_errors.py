@@ -176,6 +176,20 @@ class ServiceUnavailableError(APIError):
     error_code = "SERVICE_UNAVAILABLE"
 
 
+class InvalidResponseError(APIError):
+    """A success that is not what the operation answers: code ``INVALID_RESPONSE`` (the client's, not the API's).
+
+    A proxy's or a captive portal's HTML page with 200 where JSON was due, a redirect from an
+    operation that does not redirect, a list whose next cursor leads back to the page just read. Not
+    retried: the same server would answer the same.
+    """
+
+    def __init__(self, message: str, *, status: int, headers: Mapping[str, str], body: Any = None) -> None:
+        super().__init__(
+            message, code="INVALID_RESPONSE", status=status, request_id=headers.get("x-request-id"), headers=headers, body=body
+        )
+
+
 #: The class of each error code, and the HTTP status the API answers it with.
 ERROR_CLASSES: dict[str, type[APIError]] = {
     cls.error_code: cls
@@ -253,14 +267,26 @@ def _classes_by_status() -> dict[int, type[APIError]]:
 _CLASS_BY_STATUS = _classes_by_status()
 
 
+def _seconds(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
 def parse_retry_after(value: str | None) -> float | None:
-    """Retry-After in seconds (RFC 9110: delay-seconds or an HTTP date), or None when absent or unreadable."""
+    """Retry-After in seconds (RFC 9110: delay-seconds or an HTTP date), or None when absent or unreadable.
+
+    A negative number is no wait; of two values a proxy joined into one (``5, 5``) the first counts,
+    as the TypeScript SDK reads it. A date's commas are its own, so a date is read whole.
+    """
     if value is None:
         return None
     text = value.strip()
-    try:
-        seconds = float(text)
-    except ValueError:
+    seconds = _seconds(text)
+    if seconds is None:
+        seconds = _seconds(text.split(",", 1)[0])
+    if seconds is None:
         try:
             seconds = parsedate_to_datetime(text).timestamp() - time.time()
         except (TypeError, ValueError, IndexError, OverflowError):

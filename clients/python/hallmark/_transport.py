@@ -38,6 +38,18 @@ class RawResponse:
         return json.loads(self.content) if self.content else None
 
 
+class ConnectionNotMade(OSError):
+    """No connection could be made (refused, a name that does not resolve, unreachable, no connection
+    within the timeout): the request never left, so the API cannot have acted on it.
+
+    `error` is what connecting raised.
+    """
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 def _closed_by_peer(connection: http.client.HTTPConnection) -> bool:
     """True when a kept-alive connection can be read before anything was sent: the server closed it while idle."""
     sock = connection.sock
@@ -142,14 +154,14 @@ class Transport:
         """One attempt, the answer read whole within `timeout` seconds from its start.
 
         Raises OSError (TimeoutError past the deadline) or http.client.HTTPException when no whole
-        answer came.
+        answer came: ConnectionNotMade when the request never left.
         """
         deadline = time.monotonic() + timeout
         connection = self._connection(timeout)
         watched: int | None = None
         try:
             if connection.sock is None:
-                connection.connect()
+                self._connect(connection)
             if connection.sock is None:
                 raise ConnectionError("no connection")
             watched = _watchdog.watch(connection.sock, deadline)
@@ -171,6 +183,12 @@ class Transport:
             headers={name.lower(): value for name, value in response.getheaders()},
             content=content,
         )
+
+    def _connect(self, connection: http.client.HTTPConnection) -> None:
+        try:
+            connection.connect()
+        except OSError as error:
+            raise ConnectionNotMade(error) from error
 
     def close(self) -> None:
         self._drop()

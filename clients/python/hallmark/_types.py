@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ._errors import InvalidResponseError
+
 
 class ApiResult(dict[str, Any]):
     """The answer's JSON object (a dict), with its HTTP status, headers and request id as attributes."""
@@ -63,14 +65,31 @@ class Pager:
         return self._fetch(self._cursor)
 
     def pages(self) -> Iterator[Page]:
+        """Every page, the first included, until one says there is no next.
+
+        A page may be empty and still lead on (the server may skip rows); one whose next cursor is the
+        cursor it was asked for with would be asked for again for ever, and raises InvalidResponseError.
+        """
         cursor = self._cursor
         while True:
             page = self._fetch(cursor)
             yield page
-            cursor = page.next_cursor
-            if cursor is None:
+            next_cursor = page.next_cursor
+            if next_cursor is None:
                 return
+            if next_cursor == cursor:
+                raise _repeated_cursor(next_cursor, page)
+            cursor = next_cursor
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for page in self.pages():
             yield from page.data
+
+
+def _repeated_cursor(cursor: str, page: Page) -> InvalidResponseError:
+    return InvalidResponseError(
+        f"The page asked for with cursor {cursor!r} gives the same cursor as the next: "
+        "following it would fetch the same page for ever.",
+        status=page.status,
+        headers=page.headers,
+    )

@@ -35,16 +35,29 @@ def _header(headers: Mapping[str, str], name: str) -> str:
 
 
 def _secret_bytes(secret: str) -> bytes:
+    """The HMAC key a whsec_ secret holds. An empty one is refused: anyone can sign under an empty key."""
     try:
-        return base64.b64decode(secret.removeprefix("whsec_"), validate=True)
+        key = base64.b64decode(secret.removeprefix("whsec_"), validate=True)
     except binascii.Error as error:
         raise ValueError("The webhook secret is not whsec_ followed by base64.") from error
+    if not key:
+        raise ValueError("The webhook secret is empty: give the endpoint's whsec_ secret (an unset variable reads as '').")
+    return key
+
+
+def _checked_tolerance(tolerance: float) -> float:
+    """The tolerance asked for: NaN would accept any age, a negative one nothing."""
+    if not tolerance >= 0:
+        raise ValueError(f"tolerance must be a number of seconds, 0 or more (got {tolerance!r}).")
+    return tolerance
 
 
 def _signatures(header: str, version: str) -> list[bytes]:
     found: list[bytes] = []
+    # Entries are separated by whitespace; where two header lines were joined with ", " a comma
+    # ends an entry too, and base64 holds no comma, so a trailing one is the join's.
     for entry in header.split():
-        name, _, value = entry.partition(",")
+        name, _, value = entry.rstrip(",").partition(",")
         if name == version:
             try:
                 found.append(base64.b64decode(value, validate=True))
@@ -73,7 +86,8 @@ def verify_webhook(
     (`hallmark_key_type`) of `account_id` in `environment`, which must also be the message's, not a
     key an account registered (its private half is outside the service) nor one of the other environment.
     Raises WebhookVerificationError; a timestamp further than `tolerance` seconds from now is refused.
-    Raises ValueError when neither `secret` nor `jwks` is given, or `jwks` without `account_id` and `environment`.
+    Raises ValueError when neither `secret` nor `jwks` is given, or `jwks` without `account_id` and
+    `environment`, for a secret that is empty or not base64, and for a `tolerance` that is not 0 or more.
     """
     secrets = [] if secret is None else [secret] if isinstance(secret, str) else list(secret)
     if not secrets and jwks is None:
@@ -84,6 +98,8 @@ def verify_webhook(
     if jwks is not None and environment not in ("live", "test"):
         # Else a test endpoint aimed at a live receiver would deliver test messages its test key signed.
         raise ValueError('Give environment with jwks: "live" or "test", the environment your endpoint is registered in.')
+    secret_keys = [_secret_bytes(each) for each in secrets]
+    tolerance = _checked_tolerance(tolerance)
     raw = body.encode("utf-8") if isinstance(body, str) else bytes(body)
     message_id = _header(headers, "webhook-id")
     timestamp = _header(headers, "webhook-timestamp")
@@ -98,7 +114,7 @@ def verify_webhook(
 
     if secrets:
         candidates = _signatures(signature_header, "v1")
-        expected = [hmac.new(_secret_bytes(each), signed, hashlib.sha256).digest() for each in secrets]
+        expected = [hmac.new(key, signed, hashlib.sha256).digest() for key in secret_keys]
         if not any(hmac.compare_digest(mine, theirs) for mine in expected for theirs in candidates):
             raise WebhookVerificationError("No v1 signature matches the secret.")
     try:

@@ -1,8 +1,8 @@
 """Writes hallmark/_operations.py from Hallmark's OpenAPI document.
 
 The document is the single source of the client's routes: which method and path an operation has,
-which path and query parameters it takes, whether it accepts an Idempotency-Key and, for a paged
-list, which member holds the items. Run it after a change to packages/contracts:
+which path and query parameters it takes, whether it accepts an Idempotency-Key, whether it answers
+with a redirect and, for a paged list, which member holds the items. Run it after a change to packages/contracts:
 
     /usr/bin/python3 clients/python/scripts/generate_operations.py --from-contracts   # packages/contracts, via tsx
     /usr/bin/python3 clients/python/scripts/generate_operations.py http://localhost:8080/api/v1/openapi.json
@@ -83,6 +83,7 @@ def operations_of(document: dict[str, Any]) -> list[dict[str, Any]]:
                     "query_params": [p["name"] for p in parameters if p["in"] == "query"],
                     "idempotent": any(p["in"] == "header" and p["name"].lower() == "idempotency-key" for p in parameters),
                     "success": int(success[0]) if success else 200,
+                    "redirects": any(code.startswith("3") for code in operation.get("responses", {})),
                     "items": _items_member(document, operation),
                     "scope": operation.get("x-required-scope"),
                 }
@@ -109,6 +110,8 @@ def render(rows: list[dict[str, Any]]) -> str:
         "    query_params: tuple[str, ...]",
         "    idempotent: bool",
         "    success: int",
+        "    #: Answers with a redirect (3xx), which is its answer; from any other operation a 3xx is an error.",
+        "    redirects: bool",
         "    items: str | None",
         "    scope: str | None",
         "",
@@ -122,7 +125,7 @@ def render(rows: list[dict[str, Any]]) -> str:
         for name in ("path_params", "query_params"):
             values = ", ".join(repr(value) for value in row[name]) + ("," if len(row[name]) == 1 else "")
             lines.append(f"        {name}=({values}),")
-        for name in ("idempotent", "success", "items", "scope"):
+        for name in ("idempotent", "success", "redirects", "items", "scope"):
             lines.append(f"        {name}={row[name]!r},")
         lines.append("    ),")
     lines.append("}")

@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hallmark import ApiResult, Hallmark  # noqa: E402
 from faulty_proxy import FaultyProxy  # noqa: E402
 from hallmark.offline.digital_link import gs1_check_digit  # noqa: E402
+from scripted_server import ScriptedServer  # noqa: E402
 
 REPOSITORY = Path(__file__).resolve().parents[3]
 
@@ -85,5 +86,13 @@ def client(brand: Brand) -> Hallmark:
 def proxy(base_url: str) -> Iterator[FaultyProxy]:
     """A proxy in front of the product that records every request and fails the ones a test scripts."""
     running = FaultyProxy(base_url).start()
+    yield running
+    running.stop()
+
+
+@pytest.fixture()
+def scripted() -> Iterator[ScriptedServer]:
+    """A server on 127.0.0.1 that answers as the test scripts it (no product needed)."""
+    running = ScriptedServer().start()
     yield running
     running.stop()

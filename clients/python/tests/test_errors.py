@@ -8,9 +8,10 @@ from collections.abc import Callable
 
 import pytest
 from conftest import REPOSITORY, Brand
+from scripted_server import ScriptedServer
 
 import hallmark
-from hallmark import APIError, Hallmark
+from hallmark import APIError, Hallmark, InvalidResponseError
 from hallmark._errors import ERROR_CLASSES, ERROR_STATUS, error_from_response
 
 
@@ -52,6 +53,34 @@ def test_an_answer_without_the_envelope_is_an_api_error_with_its_status() -> Non
     # A code this client does not know yet is an APIError that keeps it.
     unknown = error_from_response(418, {}, {"error": {"code": "TEAPOT", "message": "short and stout"}})
     assert type(unknown) is APIError and unknown.code == "TEAPOT"
+
+
+def test_a_success_that_is_not_json_where_json_is_due_is_an_invalid_response_error(scripted: ScriptedServer) -> None:
+    # A proxy's or a captive portal's sign-in page, answered 200.
+    scripted.script = lambda _request, _index: (200, {"content-type": "text/html"}, b"<html>Sign in</html>")
+    client = Hallmark("svc_test_key", base_url=scripted.url, max_retries=0)
+    with pytest.raises(InvalidResponseError) as raised:
+        client.codes.generate(gtin="09506000134352", serial_number="A")
+    assert isinstance(raised.value, APIError)
+    assert (raised.value.code, raised.value.status, raised.value.request_id) == ("INVALID_RESPONSE", 200, "req-0")
+    with pytest.raises(InvalidResponseError):
+        client.keys.list().first_page()
+    # What answers text or bytes by design still does.
+    scripted.script = lambda _request, _index: (200, {"content-type": "text/csv"}, b"scanId,gtin\ns1,09506000134352\n")
+    assert client.scans.csv() == "scanId,gtin\ns1,09506000134352\n"
+    scripted.script = lambda _request, _index: (200, {"content-type": "image/png"}, b"\x89PNG")
+    assert client.codes.qr(url="https://id.example/01/09506000134352/21/A", format="png") == b"\x89PNG"
+
+
+def test_a_redirect_from_an_operation_that_does_not_redirect_is_an_error(scripted: ScriptedServer) -> None:
+    scripted.script = lambda _request, _index: (302, {"location": "/elsewhere"}, b"")
+    client = Hallmark("svc_test_key", base_url=scripted.url, max_retries=0)
+    with pytest.raises(APIError) as raised:
+        client.codes.generate(gtin="09506000134352", serial_number="A")
+    assert (raised.value.code, raised.value.status) == ("HTTP_302", 302)
+    # The resolver's redirect is its answer, and request() answers a 3xx as it came.
+    assert client.call_raw("resolveCompressedLink", path_params={"compressed": "x"}).status == 302
+    assert client.request("GET", "/anywhere").status == 302
 
 
 def _provokers(brand: Brand, operator: Hallmark, base_url: str) -> dict[str, Callable[[], object]]:

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import base64
 import copy
 import re
+from typing import Any
 from urllib.parse import quote
 
 import pytest
 from conftest import REPOSITORY, Brand
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from hallmark import Hallmark, audit_export, verify_offline
 from hallmark.offline import canonical_json, parse_digital_link, signed_message
+from hallmark.offline.audit_export import hash_provenance_record
+from hallmark.offline.checkpoint import note_key_hash
 from hallmark.offline.digital_link import LinkError, gs1_check_digit
 from hallmark.offline.keys import verify_ed25519
+from hallmark.offline.merkle import leaf_hash, node_hash
 
 
 def test_the_signing_vector_of_docs_signing_md() -> None:
@@ -137,3 +144,89 @@ def test_a_test_environment_code_verifies_offline_only_for_the_test_environment(
     assert verify_offline(made["url"], jwks, environment="test").valid
     assert not verify_offline(made["url"], jwks).valid
     assert sandbox.codes.verify(url=made["url"])["verdict"] == "AUTHENTIC"
+
+
+# An export as compliance-service writes it, signed here by the owner's live signing key; then spoilt.
+
+
+def _tree_root(leaves: list[bytes]) -> bytes:
+    """RFC 9162 2.1.1: the hash of a tree of these leaf hashes."""
+    if len(leaves) == 1:
+        return leaves[0]
+    split = 1 << ((len(leaves) - 1).bit_length() - 1)
+    return node_hash(_tree_root(leaves[:split]), _tree_root(leaves[split:]))
+
+
+def _inclusion_path(index: int, leaves: list[bytes]) -> list[bytes]:
+    """RFC 9162 2.1.3.1: the audit path of a leaf, nearest sibling first."""
+    if len(leaves) == 1:
+        return []
+    split = 1 << ((len(leaves) - 1).bit_length() - 1)
+    if index < split:
+        return _inclusion_path(index, leaves[:split]) + [_tree_root(leaves[split:])]
+    return _inclusion_path(index - split, leaves[split:]) + [_tree_root(leaves[:split])]
+
+
+def _signed_export() -> tuple[dict[str, Any], dict[str, Any]]:
+    """A genuine export of three events and the key set that vouches for it."""
+    private_key = Ed25519PrivateKey.generate()
+    public_key = private_key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    owner = {"accountId": "acc_brand", "environment": "live"}
+    events: list[dict[str, Any]] = []
+    previous: str | None = None
+    for index, event_type in enumerate(["code.generated", "scanned", "shipped"]):
+        occurred_at, data = f"2026-01-0{index + 1}T00:00:00.000Z", {"step": index}
+        event_hash = hash_provenance_record(
+            asset_id="code_1", account_id="acc_brand", environment="live", sequence=index + 1,
+            type=event_type, occurred_at=occurred_at, data=data, prev_hash=previous,
+        )  # fmt: skip
+        events.append({"eventId": f"ev{index}", "sequence": index + 1, "type": event_type, "occurredAt": occurred_at,
+                       "data": data, "prevHash": previous, "hash": event_hash, "leafIndex": index})  # fmt: skip
+        previous = event_hash
+    leaves = [leaf_hash(bytes.fromhex(event["hash"])) for event in events]
+    for index, event in enumerate(events):
+        event["leafHash"] = leaves[index].hex()
+        event["auditPath"] = [node.hex() for node in _inclusion_path(index, leaves)]
+    root = _tree_root(leaves)
+    body = f"hallmark/assets/code_1\n{len(leaves)}\n{base64.b64encode(root).decode()}\n"
+    name = "hallmark/keys/kid-1"
+    signature = base64.b64encode(note_key_hash(name, public_key) + private_key.sign(body.encode())).decode()
+    document = {
+        "format": "hallmark.compliance-export/1", "assetId": "code_1", "owner": owner, "treeSize": len(leaves),
+        "rootHash": root.hex(), "checkpoint": {"note": f"{body}\n\u2014 {name} {signature}\n", "keyId": "kid-1"},
+        "events": events,
+    }  # fmt: skip
+    jwk = {"kty": "OKP", "crv": "Ed25519", "kid": "kid-1", "x": base64.urlsafe_b64encode(public_key).rstrip(b"=").decode(),
+           "hallmark_account": "acc_brand", "hallmark_environment": "live", "hallmark_key_type": "signing"}  # fmt: skip
+    return document, {"keys": [jwk]}
+
+
+def test_a_genuine_export_made_here_audits() -> None:
+    document, jwks = _signed_export()
+    report = audit_export(document, jwks)
+    assert report.valid and report.problems == [] and report.events_checked == 3
+
+
+@pytest.mark.parametrize(("event", "why"), [("x", "a string"), (None, "null"), ([], "an array"), (7, "a number")])
+def test_an_event_that_is_not_an_object_is_a_problem_of_the_report(event: object, why: str) -> None:
+    document, jwks = _signed_export()
+    document["events"][1] = event
+    report = audit_export(document, jwks)
+    assert not report.valid
+    assert report.problems[0] == f"Event 2: is not an event but {why}; it cannot be checked."
+    # The events around it are still checked: the third's prevHash names a hash nobody can read.
+    assert len(report.problems) == 2 and report.problems[1].startswith("Event 3 (ev2): prevHash does not match")
+    assert (report.tree_size, report.events_checked) == (3, 3)
+
+
+def test_an_event_with_members_of_another_type_or_an_export_without_events_is_reported() -> None:
+    document, jwks = _signed_export()
+    document["events"][1] = {**document["events"][1], "auditPath": 5, "data": {1, 2}, "hash": 7}
+    report = audit_export(document, jwks)
+    assert not report.valid and any(problem.startswith("Event 2 (ev1): its content does not hash") for problem in report.problems)
+    document["events"] = "none"
+    assert audit_export(document, jwks).problems == [
+        "The export has no list of events.",
+        "The checkpoint covers 3 events; the export holds 0.",
+    ]
+    assert audit_export(["not", "an", "export"], jwks).problems == ["The export is not a JSON object."]  # type: ignore[arg-type]

@@ -6,10 +6,14 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
 from conftest import Brand
 from faulty_proxy import FaultyProxy
+from scripted_server import Received, ScriptedServer, json_answer
 
-from hallmark import Hallmark
+from hallmark import Hallmark, InvalidResponseError
 
 #: API keys of the paged account beside its first key (test/e2e/python-client.test.ts seeds as many).
 KEYS = 2_500
@@ -68,3 +72,36 @@ def test_a_pager_asks_for_nothing_until_iterated_and_no_page_beyond_what_is_read
     assert len(proxy.seen) == 1 + 3, "three items of one a page: three pages asked for, not the rest"
     assert sum(1 for _ in client.scans.list(gtin="00000000000000")) == 0
     assert len(proxy.seen) == 5, "an empty list is one request"
+
+
+def _cursor_of(request: Received) -> str | None:
+    cursors = parse_qs(urlsplit(request.path).query).get("cursor")
+    return cursors[0] if cursors else None
+
+
+def test_a_next_cursor_that_is_the_cursor_just_sent_raises_instead_of_asking_for_ever(scripted: ScriptedServer) -> None:
+    # Answers the same cursor again; after 10 requests it ends the list, so a loop that does not stop ends too.
+    def same_cursor_again(request: Received, index: int) -> tuple[int, dict[str, str], bytes]:
+        cursor = _cursor_of(request)
+        following = None if index >= 10 else "c1" if cursor is None else cursor
+        pagination = {"limit": 1, "nextCursor": following, "hasMore": following is not None}
+        return json_answer(200, {"keys": [{"id": f"k{index}"}], "pagination": pagination})
+
+    scripted.script = same_cursor_again
+    ids: list[str] = []
+    with pytest.raises(InvalidResponseError) as raised:
+        for key in Hallmark("svc_test_key", base_url=scripted.url).keys.list(limit=1):
+            ids.append(key["id"])
+    assert (raised.value.code, raised.value.status, raised.value.request_id) == ("INVALID_RESPONSE", 200, "req-1")
+    assert ids == ["k0", "k1"] and len(scripted.received) == 2
+
+
+def test_an_empty_page_with_a_new_cursor_leads_on(scripted: ScriptedServer) -> None:
+    # The server may skip rows: an empty page that says there is more is followed.
+    def skipping(request: Received, _index: int) -> tuple[int, dict[str, str], bytes]:
+        if _cursor_of(request) is None:
+            return json_answer(200, {"keys": [], "pagination": {"limit": 1, "nextCursor": "c1", "hasMore": True}})
+        return json_answer(200, {"keys": [{"id": "k1"}], "pagination": {"limit": 1, "nextCursor": None, "hasMore": False}})
+
+    scripted.script = skipping
+    assert [key["id"] for key in Hallmark("svc_test_key", base_url=scripted.url).keys.list(limit=1)] == ["k1"]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 
 import pytest
 from conftest import Brand
 from faulty_proxy import FaultyProxy
+from scripted_server import ScriptedServer, envelope, json_answer
 
 from hallmark import (
     APIConnectionError,
@@ -15,10 +17,15 @@ from hallmark import (
     ConflictError,
     DuplicateSerialError,
     Hallmark,
+    InternalError,
     RateLimitedError,
     ServiceUnavailableError,
     ValidationError,
 )
+from hallmark._errors import parse_retry_after
+
+SINCE = "2026-11-25T08:00:00Z"
+CSV = "gtin,serial\n09506000134352,A\n"
 
 
 def through(proxy: FaultyProxy, brand: Brand, **options: float) -> Hallmark:
@@ -44,14 +51,17 @@ def test_a_post_that_gets_503_twice_then_succeeds_creates_exactly_one_code(proxy
         brand.client.codes.generate(gtin=gtin, serial_number=serial)
 
 
-def test_without_an_idempotency_key_the_same_failures_end_in_a_duplicate(proxy: FaultyProxy, brand: Brand) -> None:
-    # The control: the same lost answer, retried without a key, runs again and meets the first code.
+def test_without_an_idempotency_key_a_post_whose_answer_was_lost_is_not_sent_again(proxy: FaultyProxy, brand: Brand) -> None:
+    # The control: the same lost answer without a key. Sent again, it would run again (a second
+    # code, here a duplicate): the 503 is raised instead, and the one code the first attempt made stands.
     proxy.script = ["forward-then-503", "503", "forward"]
     client = through(proxy, brand)
     body = {"gtin": brand.gtin(), "serialNumber": brand.serial()}
-    with pytest.raises(DuplicateSerialError):
+    with pytest.raises(ServiceUnavailableError):
         client.request("POST", "/api/v1/code/generate", json_body=body)
-    assert len(proxy.seen) == 3
+    assert len(proxy.seen) == 1
+    with pytest.raises(DuplicateSerialError):
+        brand.client.codes.generate(gtin=body["gtin"], serial_number=body["serialNumber"])
 
 
 def test_each_call_has_its_own_idempotency_key_and_a_given_one_is_kept(proxy: FaultyProxy, brand: Brand) -> None:
@@ -167,3 +177,87 @@ def test_a_refusal_is_not_retried(proxy: FaultyProxy, brand: Brand) -> None:
         through(proxy, brand).keys.create(name="", scopes=["assets:read"])
     assert len(proxy.seen) == 1
     assert raised.value.fields and raised.value.fields[0]["field"] == "name"
+
+
+# Requests not safe to repeat (a POST without an Idempotency-Key its operation honours), against a
+# scripted server: sent again only when the API certainly did nothing.
+
+
+def test_a_post_without_a_key_is_not_sent_again_after_a_5xx(scripted: ScriptedServer) -> None:
+    client = Hallmark("svc_test_key", base_url=scripted.url)
+    scripted.script = lambda _request, _index: envelope(500, "INTERNAL_ERROR")
+    with pytest.raises(InternalError):
+        client.blocklist.create_from_csv(CSV)
+    assert len(scripted.received) == 1, "blocklist/bulk sent again would block every line again"
+
+    # Even a 503 with Retry-After: a busy refusal, but also what a store lost half-way through answers.
+    scripted.received.clear()
+    scripted.script = lambda _request, _index: envelope(503, "SERVICE_UNAVAILABLE", {"retry-after": "0"})
+    with pytest.raises(ServiceUnavailableError):
+        client.webhooks.endpoints.replay_failed("ep_1", since=SINCE)
+    assert len(scripted.received) == 1
+
+
+def test_a_post_without_a_key_is_not_sent_again_after_a_connection_cut_once_sent(scripted: ScriptedServer) -> None:
+    scripted.script = lambda _request, _index: None
+    with pytest.raises(APIConnectionError):
+        Hallmark("svc_test_key", base_url=scripted.url).blocklist.create_from_csv(CSV)
+    assert len(scripted.received) == 1
+
+
+def test_a_post_without_a_key_is_retried_after_a_429(scripted: ScriptedServer) -> None:
+    scripted.script = lambda _request, index: (
+        envelope(429, "RATE_LIMITED", {"retry-after": "0"}) if index == 0 else json_answer(202, {"replayed": 3})
+    )
+    replayed = Hallmark("svc_test_key", base_url=scripted.url).webhooks.endpoints.replay_failed("ep_1", since=SINCE)
+    assert replayed == {"replayed": 3} and replayed.attempts == 2
+
+
+def test_a_post_without_a_key_is_retried_when_no_connection_was_made() -> None:
+    # A port nobody listens on for the first attempt; a server opens it before the retry (a backoff of at least 0.375 s).
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    later = ScriptedServer(script=lambda _request, _index: json_answer(200, {"results": []}), port=port)
+    opener = threading.Timer(0.15, later.start)
+    opener.start()
+    try:
+        result = Hallmark("svc_test_key", base_url=f"http://127.0.0.1:{port}", max_retries=1).blocklist.create_from_csv(CSV)
+        assert result.attempts == 2 and len(later.received) == 1
+    finally:
+        opener.join()
+        later.stop()
+
+
+def test_verify_is_retried_all_the_same(scripted: ScriptedServer) -> None:
+    # docs/SDK.md: a verify retried after a lost answer records one more scan, and nothing else.
+    answers = [None, envelope(503, "SERVICE_UNAVAILABLE"), json_answer(200, {"verdict": "AUTHENTIC"})]
+    scripted.script = lambda _request, index: answers[index]
+    result = Hallmark("svc_test_key", base_url=scripted.url).codes.verify(url="https://id.example/01/09506000134352/21/A")
+    assert result["verdict"] == "AUTHENTIC" and result.attempts == 3
+
+
+def test_a_callers_idempotency_key_is_sent_but_makes_no_retry_safe_where_the_operation_ignores_it(
+    scripted: ScriptedServer,
+) -> None:
+    scripted.script = lambda _request, _index: envelope(503, "SERVICE_UNAVAILABLE")
+    client = Hallmark("svc_test_key", base_url=scripted.url)
+    with pytest.raises(ServiceUnavailableError):
+        client.call_raw("replayFailedWebhookMessages", path_params={"id": "ep_1"}, body={"since": SINCE}, idempotency_key="k-1")
+    assert [request.headers.get("idempotency-key") for request in scripted.received] == ["k-1"]
+
+    # Where the operation takes one, the same 503 is retried with the same key.
+    scripted.received.clear()
+    scripted.script = lambda _request, index: (
+        envelope(503, "SERVICE_UNAVAILABLE") if index == 0 else json_answer(201, {"id": "b"})
+    )
+    client.request("POST", "/api/v1/blocklist", json_body={"gtin": "09506000134352"}, idempotency_key="k-2")
+    assert [request.headers.get("idempotency-key") for request in scripted.received] == ["k-2", "k-2"]
+
+
+def test_retry_after_is_read_as_the_typescript_sdk_reads_it() -> None:
+    assert parse_retry_after("-5") == 0.0
+    assert parse_retry_after("5, 5") == 5.0, "two Retry-After lines a proxy joined: the first counts"
+    assert parse_retry_after("5,7") == 5.0
+    assert parse_retry_after("soon") is None
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0, "a date keeps its commas"

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
+import json
 import queue
+import secrets
 import threading
 import time
 from collections.abc import Iterator
@@ -82,3 +87,46 @@ def test_a_delivered_message_verifies_and_a_changed_one_does_not(
         attempts = list(client.webhooks.messages.attempts(endpoint_id, messages[0]["id"], limit=1))
     assert [a["status"] for a in attempts] == ["succeeded"]
     client.webhooks.endpoints.delete(endpoint_id)
+
+
+# Misconfigurations and header forms, on messages signed here as compliance-service signs them.
+
+BODY = json.dumps({"type": "test", "timestamp": "2026-11-25T08:00:00.000Z", "environment": "live", "data": {}}).encode()
+NOW = 1_795_000_000
+
+
+def _v1(secret_key: bytes, message_id: str = "msg_1", timestamp: int = NOW) -> str:
+    signed = f"{message_id}.{timestamp}.".encode() + BODY
+    return "v1," + base64.b64encode(hmac.new(secret_key, signed, hashlib.sha256).digest()).decode()
+
+
+def _headers(signature: str, timestamp: int = NOW) -> dict[str, str]:
+    return {"webhook-id": "msg_1", "webhook-timestamp": str(timestamp), "webhook-signature": signature}
+
+
+def test_an_empty_secret_is_refused_not_a_forgery_signed_under_an_empty_key() -> None:
+    # Anyone can sign under an empty key; an unset environment variable reads as "".
+    forged = _headers(_v1(b""))
+    real = "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+    for empty in ("", "whsec_", [real, ""]):
+        with pytest.raises(ValueError, match="secret is empty"):
+            verify_webhook(BODY, forged, secret=empty, now=NOW)
+
+
+def test_a_tolerance_that_is_not_0_or_more_is_refused() -> None:
+    key = secrets.token_bytes(32)
+    secret = "whsec_" + base64.b64encode(key).decode()
+    ten_years_old = NOW - 10 * 365 * 24 * 3600
+    for tolerance in (float("nan"), -1.0):
+        with pytest.raises(ValueError, match="tolerance must be"):
+            old = _headers(_v1(key, timestamp=ten_years_old), ten_years_old)
+            verify_webhook(BODY, old, secret=secret, tolerance=tolerance, now=NOW)
+    assert verify_webhook(BODY, _headers(_v1(key)), secret=secret, tolerance=0, now=NOW)["type"] == "test"
+
+
+def test_every_signature_of_two_header_lines_joined_with_a_comma_is_read() -> None:
+    # A framework that joins repeated headers answers "v1,<old>, v1,<new>": the old entry ends with the join's comma.
+    old_key, new_key = secrets.token_bytes(32), secrets.token_bytes(32)
+    joined = _headers(f"{_v1(old_key)}, {_v1(new_key)}")
+    for key in (old_key, new_key):
+        assert verify_webhook(BODY, joined, secret="whsec_" + base64.b64encode(key).decode(), now=NOW)["type"] == "test"

@@ -85,7 +85,7 @@ function whyNotCheckpointKey(
  * checkpoint (never the unsigned copies), every event's hash, its link to the one before, its leaf
  * and its inclusion proof, and that the events are exactly the tree's leaves.
  */
-export function auditExport(document: ComplianceExportDocument, jwks: JsonWebKeySet): AuditReport {
+function auditWellFormedExport(document: ComplianceExportDocument, jwks: JsonWebKeySet): AuditReport {
   const problems: string[] = [];
   const problem = (text: string) => {
     if (problems.length < maxProblems) problems.push(text);
@@ -155,4 +155,99 @@ export function auditExport(document: ComplianceExportDocument, jwks: JsonWebKey
     }
   });
   return report(treeSize, rootHash.toString('hex'), opened.signedBy, document.events.length);
+}
+
+type ExportEvent = ComplianceExportDocument['events'][number];
+
+/** What each member of an event the audit reads must be, as JSON. */
+const eventMembers: ReadonlyArray<[keyof ExportEvent, (value: unknown) => boolean, string]> = [
+  ['eventId', (value) => typeof value === 'string', 'a string'],
+  ['sequence', (value) => typeof value === 'number', 'a number'],
+  ['type', (value) => typeof value === 'string', 'a string'],
+  ['occurredAt', (value) => typeof value === 'string', 'a string'],
+  ['data', (value) => typeof value === 'object' && value !== null && !Array.isArray(value), 'an object'],
+  ['prevHash', (value) => value === null || typeof value === 'string', 'a string or null'],
+  ['hash', (value) => typeof value === 'string', 'a string'],
+  ['leafIndex', (value) => typeof value === 'number', 'a number'],
+  ['leafHash', (value) => typeof value === 'string', 'a string'],
+  ['auditPath', (value) => Array.isArray(value) && value.every((node) => typeof node === 'string'), 'an array of strings'],
+];
+
+/** Why an export's event cannot be read (not an object, a member missing or of another type), or undefined. */
+function whyNotAnEvent(event: unknown): string | undefined {
+  if (typeof event !== 'object' || event === null || Array.isArray(event)) {
+    return `is not an event but ${event === null ? 'null' : Array.isArray(event) ? 'an array' : `a ${typeof event}`}`;
+  }
+  const wrong = eventMembers.filter(([name, fits]) => !fits((event as Record<string, unknown>)[name]));
+  return wrong.length === 0 ? undefined : wrong.map(([name, , what]) => `${name} is not ${what}`).join(', ');
+}
+
+/**
+ * What stands in for an event that cannot be read: every check fails on it, and no hash of it
+ * carries on to the next event's `prevHash`.
+ */
+const unreadableEvent: ExportEvent = {
+  eventId: '',
+  sequence: -1,
+  type: '',
+  occurredAt: '',
+  data: {},
+  prevHash: null,
+  hash: null as unknown as string,
+  leafIndex: -1,
+  leafHash: '',
+  auditPath: [],
+};
+
+/**
+ * Audits an export as it arrived (`hallmark audit`, the SDK's offline audit): an event it cannot read (`"x"`,
+ * `null`, a member missing or of another type) is a problem of the report, which is then not valid,
+ * rather than a TypeError thrown from the middle of the audit (as before 2026-12-03). Every other
+ * event is checked as usual (auditWellFormedExport).
+ */
+export function auditExport(document: ComplianceExportDocument, jwks: JsonWebKeySet): AuditReport {
+  if (typeof document !== 'object' || document === null || Array.isArray(document)) {
+    return unauditable('', 'The export is not a JSON object.');
+  }
+  const given: unknown = document.events;
+  const events: unknown[] = Array.isArray(given) ? given : [];
+  const unreadable = new Map<number, string>();
+  events.forEach((event, index) => {
+    const why = whyNotAnEvent(event);
+    if (why !== undefined) unreadable.set(index, why);
+  });
+  const owner = document.owner as Partial<ComplianceExportDocument['owner']> | undefined;
+  const readable: ComplianceExportDocument = {
+    ...document,
+    owner: { accountId: String(owner?.accountId ?? ''), environment: String(owner?.environment ?? '') },
+    events: events.map((event, index) => (unreadable.has(index) ? unreadableEvent : (event as ExportEvent))),
+  };
+  const keys: unknown = (jwks as Partial<JsonWebKeySet> | undefined)?.keys;
+  let report: AuditReport;
+  try {
+    report = auditWellFormedExport(readable, { keys: Array.isArray(keys) ? keys : [] });
+  } catch (error) {
+    // What JSON can hold but a hash cannot (a lone surrogate in a string): no exception either.
+    return unauditable(String(document.assetId), `The export cannot be audited: ${(error as Error).message}.`);
+  }
+  const problems = [
+    ...(Array.isArray(given) ? [] : ['The export has no list of events.']),
+    ...[...unreadable].map(([index, why]) => `Event ${index + 1}: ${why}; it cannot be checked.`),
+    // The audit's own words about an unreadable event say nothing more.
+    ...report.problems.filter((problem) => ![...unreadable.keys()].some((index) => problem.startsWith(`Event ${index + 1} (`))),
+  ];
+  return { ...report, owner: ownerNamed(owner), valid: problems.length === 0, problems };
+}
+
+/** The report on an export the audit could not go through. */
+function unauditable(assetId: string, problem: string): AuditReport {
+  const nothing = { owner: undefined, treeSize: undefined, rootHash: undefined, signedBy: undefined };
+  return { ...nothing, valid: false, assetId, eventsChecked: 0, problems: [problem] };
+}
+
+/** The owner the export names, when it names both of its members. */
+function ownerNamed(owner: Partial<ComplianceExportDocument['owner']> | undefined): AuditReport['owner'] {
+  return typeof owner?.accountId === 'string' && typeof owner.environment === 'string'
+    ? { accountId: owner.accountId, environment: owner.environment }
+    : undefined;
 }

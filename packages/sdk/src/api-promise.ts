@@ -1,4 +1,5 @@
 /** What a method returns: awaitable for the answer's data, with the raw response when asked, and paging for lists. */
+import { InvalidResponseError } from './errors.ts';
 
 /** The answer's data with the HTTP response it came in (its body already read). */
 export interface WithResponse<T> {
@@ -58,21 +59,36 @@ export class PagePromise<Page extends { pagination: { nextCursor: string | null;
 {
   readonly #itemsField: string;
   readonly #nextPage: (cursor: string) => APIPromise<Page>;
+  readonly #firstCursor: string | undefined;
 
-  constructor(first: Promise<WithResponse<Page>>, itemsField: string, nextPage: (cursor: string) => APIPromise<Page>) {
+  /** `firstCursor`: the cursor the first page was asked for with, if any. */
+  constructor(
+    first: Promise<WithResponse<Page>>,
+    itemsField: string,
+    nextPage: (cursor: string) => APIPromise<Page>,
+    firstCursor?: string,
+  ) {
     super(first);
     this.#itemsField = itemsField;
     this.#nextPage = nextPage;
+    this.#firstCursor = firstCursor;
   }
 
-  /** Every page, the first included, until one says there is no next. */
+  /**
+   * Every page, the first included, until one says there is no next. A page may be empty and still
+   * lead on (the server may skip rows); one whose next cursor is the cursor it was asked for with
+   * would be asked for again for ever, and throws `InvalidResponseError` instead.
+   */
   async *pages(): AsyncGenerator<Page, void, undefined> {
-    let page: Page = await this;
+    let answer = await this.withResponse();
+    let sent = this.#firstCursor;
     for (;;) {
-      yield page;
-      const cursor = page.pagination.nextCursor;
-      if (cursor === null || cursor === undefined || page.pagination.hasMore === false) return;
-      page = await this.#nextPage(cursor);
+      yield answer.data;
+      const cursor = answer.data.pagination.nextCursor;
+      if (cursor === null || cursor === undefined || answer.data.pagination.hasMore === false) return;
+      if (cursor === sent) throw repeatedCursorError(cursor, answer);
+      sent = cursor;
+      answer = await this.#nextPage(cursor).withResponse();
     }
   }
 
@@ -82,4 +98,13 @@ export class PagePromise<Page extends { pagination: { nextCursor: string | null;
       if (Array.isArray(items)) yield* items as Item[];
     }
   }
+}
+
+function repeatedCursorError(cursor: string, answer: WithResponse<unknown>): InvalidResponseError {
+  return new InvalidResponseError({
+    message: `The page asked for with cursor ${JSON.stringify(cursor)} gives the same cursor as the next: following it would fetch the same page for ever.`,
+    status: answer.response.status,
+    headers: answer.response.headers,
+    requestId: answer.requestId,
+  });
 }

@@ -13,14 +13,15 @@ import {
   APIUserAbortError,
   errorFromResponse,
   HallmarkError,
+  InvalidResponseError,
 } from './errors.ts';
 import { type OperationId, operationTable } from './generated/operations.ts';
 import { nodeTransport, runsOnNode } from './node-transport.ts';
 import type { OperationInfo } from './operation-info.ts';
 import { type OperationTree, operationNames } from './operation-names.ts';
 import { requestBody, requestUrl } from './request.ts';
-import { asksTooLongAWait, isRetryableStatus, retryDelayMs } from './retry.ts';
-import { fetchTransport, type HttpAnswer, type Transport } from './transport.ts';
+import { asksTooLongAWait, isRetryableStatus, isSafeToRepeat, retryDelayMs } from './retry.ts';
+import { connectionNeverMade, fetchTransport, type HttpAnswer, type Transport } from './transport.ts';
 import type { PagedOperationId, PageItem, Params, RequestOptions, Result } from './types.ts';
 
 export const sdkVersion = '0.1.0';
@@ -84,7 +85,18 @@ function newIdempotencyKey(): string {
 type Attempt =
   | { kind: 'answer'; answer: HttpAnswer; data: unknown }
   | { kind: 'error'; error: APIError; retryable: boolean }
-  | { kind: 'no-answer'; error: APIConnectionError };
+  /** `sent`: the request may have reached the API (false only when no connection was made). */
+  | { kind: 'no-answer'; error: APIConnectionError; sent: boolean };
+
+/** How a call's attempts are sent and retried; the same for all of them. */
+interface Sending {
+  /** The Idempotency-Key sent on every attempt (a caller's is sent even where the operation ignores it). */
+  idempotencyKey: string | undefined;
+  /** The operation keeps the first answer of a key: the key makes a retry safe. */
+  keyHonoured: boolean;
+  /** Sending it again cannot do twice what it asks (retry.ts): else retried only when the API did nothing. */
+  safeToRepeat: boolean;
+}
 
 export interface Hallmark extends Resources<typeof operationNames> {}
 
@@ -145,15 +157,18 @@ export class Hallmark {
     const nextPage = (cursor: string) =>
       // biome-ignore lint/suspicious/noExplicitAny: as above
       new APIPromise(this.#send(info, { ...given, cursor }, options)) as APIPromise<any>;
-    return new PagePromise(first, info.pageItems, nextPage) as unknown as CallResult<K>;
+    const firstCursor = typeof given.cursor === 'string' ? given.cursor : undefined;
+    return new PagePromise(first, info.pageItems, nextPage, firstCursor) as unknown as CallResult<K>;
   }
 
   async #send(info: OperationInfo, params: Record<string, unknown>, options: RequestOptions): Promise<WithResponse<never>> {
     const url = requestUrl(this.baseUrl, info, params);
     const maxRetries = options.maxRetries ?? this.maxRetries;
-    const idempotencyKey = info.idempotent ? (options.idempotencyKey ?? newIdempotencyKey()) : undefined;
+    const idempotencyKey = options.idempotencyKey ?? (info.idempotent ? newIdempotencyKey() : undefined);
+    const keyHonoured = info.idempotent && idempotencyKey !== undefined;
+    const sending: Sending = { idempotencyKey, keyHonoured, safeToRepeat: isSafeToRepeat(info.method, info.path, keyHonoured) };
     for (let attempt = 0; ; attempt++) {
-      const outcome = await this.#attempt(info, url, params, options, idempotencyKey);
+      const outcome = await this.#attempt(info, url, params, options, sending);
       if (outcome.kind === 'answer') {
         const answer = outcome.answer;
         // The Response is made only for a caller who asks for it (withResponse): node:http answers have none.
@@ -165,7 +180,8 @@ export class Hallmark {
           requestId: answer.header('x-request-id') ?? undefined,
         };
       }
-      const retryable = outcome.kind === 'no-answer' || outcome.retryable;
+      // A request that never left is safe to send again, whatever it asks.
+      const retryable = outcome.kind === 'no-answer' ? sending.safeToRepeat || !outcome.sent : outcome.retryable;
       if (!retryable || attempt >= maxRetries) throw outcome.error;
       const headers = outcome.kind === 'error' ? outcome.error.headers : undefined;
       await sleep(retryDelayMs(attempt + 1, headers), options.signal);
@@ -178,8 +194,9 @@ export class Hallmark {
     url: string,
     params: Record<string, unknown>,
     options: RequestOptions,
-    idempotencyKey: string | undefined,
+    sending: Sending,
   ): Promise<Attempt> {
+    const { idempotencyKey } = sending;
     if (options.signal?.aborted) throw new APIUserAbortError('The call was aborted.');
     const { body, contentType } = requestBody(info, params);
     const headers: Record<string, string> = { accept: info.response === 'json' ? 'application/json' : '*/*' };
@@ -201,18 +218,19 @@ export class Hallmark {
       });
     } catch (cause) {
       if (cause instanceof APIUserAbortError) throw cause;
-      if (cause instanceof APITimeoutError) return { kind: 'no-answer', error: cause };
+      if (cause instanceof APITimeoutError) return { kind: 'no-answer', error: cause, sent: true };
       if (cause instanceof HallmarkError) throw cause;
       const reason =
         cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : String(cause);
-      return { kind: 'no-answer', error: new APIConnectionError(`No answer from ${this.baseUrl}: ${reason}`, { cause }) };
+      const error = new APIConnectionError(`No answer from ${this.baseUrl}: ${reason}`, { cause });
+      return { kind: 'no-answer', error, sent: !connectionNeverMade(cause) };
     }
     const status = answer.status;
     const succeeded = (status >= 200 && status < 300) || (info.redirects && status >= 300 && status < 400);
     if (!succeeded) {
       const error = errorFromResponse(status, answer.headers, decoder.decode(answer.body));
       const retryable =
-        isRetryableStatus(status, answer.headers, idempotencyKey !== undefined) && !asksTooLongAWait(answer.headers);
+        isRetryableStatus(status, answer.headers, sending.keyHonoured, sending.safeToRepeat) && !asksTooLongAWait(answer.headers);
       return { kind: 'error', error, retryable };
     }
     return { kind: 'answer', answer, data: readData(info, answer) };
@@ -229,20 +247,38 @@ function lowerCaseNames(headers: Record<string, string> | undefined): Record<str
   return lowered;
 }
 
-/** The answer's data: parsed JSON (text when a list was asked for as CSV), text, bytes, or nothing. */
+/**
+ * The answer's data: parsed JSON (text when a list or an export was asked for as CSV), text, bytes,
+ * or nothing. An operation that answers JSON and gets something that does not parse as JSON (a
+ * proxy's or a captive portal's HTML page with 200) throws `InvalidResponseError`: that page is not
+ * the data. JSON is read whatever type it is labelled with, as the Python client reads it.
+ */
 function readData(info: OperationInfo, answer: HttpAnswer): unknown {
   if (info.response === 'json') {
     if (answer.body.length === 0) return undefined;
     const text = decoder.decode(answer.body);
-    const type = answer.header('content-type') ?? 'application/json';
+    // `scans.list` and `compliance.export` answer text/csv when asked for CSV (`format`, Accept).
+    if (/^text\/csv\b/i.test(answer.header('content-type') ?? '')) return text;
     try {
-      return type.includes('json') ? JSON.parse(text) : text;
+      return JSON.parse(text);
     } catch (cause) {
-      throw new HallmarkError(`The answer to ${info.method} ${info.path} is not the JSON it should be.`, { cause });
+      throw notJson(info, answer, cause);
     }
   }
   if (info.response === 'text') return decoder.decode(answer.body);
   // A copy: a node:http answer's bytes may be a view of a larger shared buffer.
   if (info.response === 'binary') return new Uint8Array(answer.body);
   return undefined;
+}
+
+function notJson(info: OperationInfo, answer: HttpAnswer, cause: unknown): InvalidResponseError {
+  const type = answer.header('content-type')?.split(';')[0] ?? 'no content type';
+  const error = new InvalidResponseError({
+    message: `The answer to ${info.method} ${info.path} (${type}) is not the JSON this operation answers.`,
+    status: answer.status,
+    headers: answer.headers,
+    requestId: answer.header('x-request-id') ?? undefined,
+  });
+  error.cause = cause;
+  return error;
 }

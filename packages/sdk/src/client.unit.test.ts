@@ -9,6 +9,7 @@ import {
   ConflictError,
   DuplicateSerialError,
   Hallmark,
+  InvalidResponseError,
   NotFoundError,
   RateLimitedError,
   ServiceUnavailableError,
@@ -235,6 +236,78 @@ describe.each(transports)('over %s', (_name, transportOptions) => {
     });
   });
 
+  describe('requests not safe to repeat (a POST without an Idempotency-Key the operation honours)', () => {
+    const csv = 'gtin,serial\n09506000134352,A\n';
+    const since = '2026-11-25T08:00:00.000Z';
+
+    it('a 5xx is thrown at once, even a 503 with Retry-After: the API may have done the work', async () => {
+      handler = (_request, response) => answer(response, 500, envelope('INTERNAL_ERROR'));
+      await expect(client().blocklist.createFromCsv({ body: csv })).rejects.toMatchObject({ status: 500 });
+      expect(received).toHaveLength(1);
+
+      received = [];
+      handler = (_request, response) => answer(response, 503, envelope('SERVICE_UNAVAILABLE'), { 'retry-after': '0' });
+      await expect(client().webhooks.endpoints.replayFailed({ id: 'ep_1', since })).rejects.toBeInstanceOf(
+        ServiceUnavailableError,
+      );
+      expect(received).toHaveLength(1);
+    });
+
+    it('a connection cut after the request was sent is not sent again', async () => {
+      handler = (_request, response) => void response.socket?.destroy();
+      await expect(client().blocklist.createFromCsv({ body: csv })).rejects.toBeInstanceOf(APIConnectionError);
+      expect(received).toHaveLength(1);
+    });
+
+    it('a 429 is retried: the rate limits refuse before anything is done', async () => {
+      handler = (_request, response, index) =>
+        index === 0
+          ? answer(response, 429, envelope('RATE_LIMITED'), { 'retry-after': '0' })
+          : answer(response, 202, { replayed: 3 });
+      expect(await client().webhooks.endpoints.replayFailed({ id: 'ep_1', since })).toEqual({ replayed: 3 });
+      expect(received).toHaveLength(2);
+    });
+
+    it('a connection that was never made is retried: the request never left', async () => {
+      // A port nobody listens on for the first attempt; the server opens it before the retry.
+      const later = createServer((_request, response) => answer(response, 200, { results: [] }));
+      await new Promise<void>((resolve) => later.listen(0, '127.0.0.1', resolve));
+      const port = (later.address() as AddressInfo).port;
+      await new Promise((resolve) => later.close(resolve));
+      let requests = 0;
+      later.on('request', () => requests++);
+      const call = client({ baseUrl: `http://127.0.0.1:${port}`, maxRetries: 1 }).blocklist.createFromCsv({ body: csv });
+      // The first attempt is refused at once; the retry comes after a backoff of at least 375 ms.
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      await new Promise<void>((resolve) => later.listen(port, '127.0.0.1', resolve));
+      try {
+        expect(await call).toEqual({ results: [] });
+        expect(requests).toBe(1);
+      } finally {
+        later.closeAllConnections();
+        await new Promise((resolve) => later.close(resolve));
+      }
+    });
+
+    it('a caller’s Idempotency-Key is sent, but does not make a retry safe where the operation ignores it', async () => {
+      handler = (_request, response) => answer(response, 503, envelope('SERVICE_UNAVAILABLE'));
+      await expect(
+        client().webhooks.endpoints.replayFailed({ id: 'ep_1', since }, { idempotencyKey: 'mine-2' }),
+      ).rejects.toBeInstanceOf(ServiceUnavailableError);
+      expect(received.map((request) => request.headers['idempotency-key'])).toEqual(['mine-2']);
+    });
+
+    it('POST /code/verify is retried all the same (a repeat records one more scan), as docs/SDK.md says', async () => {
+      handler = (_request, response, index) => {
+        if (index === 0) return void response.socket?.destroy();
+        if (index === 1) return answer(response, 503, envelope('SERVICE_UNAVAILABLE'));
+        answer(response, 200, { verdict: 'AUTHENTIC' });
+      };
+      expect(await client().codes.verify({ url: generated.url })).toEqual({ verdict: 'AUTHENTIC' });
+      expect(received).toHaveLength(3);
+    });
+  });
+
   describe('bodies on retry', () => {
     it('a photo upload sends the same multipart fields and file bytes on every attempt', async () => {
       const photo = new Uint8Array(64 * 1024).map((_, index) => (index * 31) % 251);
@@ -282,8 +355,11 @@ describe.each(transports)('over %s', (_name, transportOptions) => {
     });
 
     it('CSV text and JSON fields are sent again unchanged', async () => {
+      // A 429: createFromCsv takes no Idempotency-Key, so only a refusal before any work is retried.
       handler = (_request, response, index) =>
-        index === 0 ? answer(response, 500, envelope('INTERNAL_ERROR')) : answer(response, 200, { results: [] });
+        index === 0
+          ? answer(response, 429, envelope('RATE_LIMITED'), { 'retry-after': '0' })
+          : answer(response, 200, { results: [] });
       await client().blocklist.createFromCsv({ body: 'gtin,serial\n09506000134352,A\n' });
       expect(received.map((request) => request.body.toString())).toEqual([
         'gtin,serial\n09506000134352,A\n',
@@ -411,6 +487,67 @@ describe.each(transports)('over %s', (_name, transportOptions) => {
       expect(await client().resolver.logo({ file: 'a.png' })).toEqual(new Uint8Array([137, 80, 78, 71]));
     });
 
+    it('a 200 that is not JSON where JSON is due (a proxy’s page) is an InvalidResponseError, not the data', async () => {
+      handler = (_request, response) =>
+        void response.writeHead(200, { 'content-type': 'text/html', 'x-request-id': 'req-html' }).end('<html>Sign in</html>');
+      const error = await client()
+        .codes.generate({ gtin: '09506000134352', serialNumber: 'A' })
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(InvalidResponseError);
+      expect(error).toMatchObject({ code: 'INVALID_RESPONSE', status: 200, requestId: 'req-html' });
+      expect(received).toHaveLength(1);
+
+      handler = (_request, response) => void response.writeHead(200, { 'content-type': 'application/json' }).end('{"verdict":');
+      await expect(client().codes.verify({ url: generated.url })).rejects.toBeInstanceOf(InvalidResponseError);
+    });
+
+    it('a list asked for as CSV answers its text', async () => {
+      handler = (_request, response) =>
+        void response.writeHead(200, { 'content-type': 'text/csv; charset=utf-8' }).end('scanId,gtin\ns1,09506000134352\n');
+      expect(await client().scans.list({ format: 'csv' })).toBe('scanId,gtin\ns1,09506000134352\n');
+    });
+
+    it('a next cursor that is the cursor just sent throws InvalidResponseError instead of asking for ever', async () => {
+      // Answers the same cursor again; after 10 requests it ends the list, so a loop that does not stop ends too.
+      handler = (request, response, index) => {
+        const cursor = new URL(request.url, 'http://x').searchParams.get('cursor');
+        const next = index >= 10 ? null : cursor === null ? 'c1' : cursor;
+        answer(response, 200, {
+          keys: [{ id: `k${index}` }],
+          pagination: { limit: 1, nextCursor: next, hasMore: next !== null },
+        });
+      };
+      const ids: string[] = [];
+      const error = await (async () => {
+        for await (const key of client().keys.list({ limit: 1 })) ids.push(key.id);
+      })().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(InvalidResponseError);
+      expect(error).toMatchObject({ code: 'INVALID_RESPONSE', status: 200, requestId: 'req-2' });
+      expect(ids).toEqual(['k0', 'k1']);
+      expect(received).toHaveLength(2);
+
+      // The cursor the first page was asked for counts too.
+      received = [];
+      await expect(
+        (async () => {
+          for await (const page of client().keys.list({ limit: 1, cursor: 'c1' }).pages()) void page;
+        })(),
+      ).rejects.toBeInstanceOf(InvalidResponseError);
+      expect(received).toHaveLength(1);
+    });
+
+    it('an empty page with a new cursor leads on (the server may skip rows)', async () => {
+      handler = (request, response) => {
+        const cursor = new URL(request.url, 'http://x').searchParams.get('cursor');
+        if (cursor === null)
+          return answer(response, 200, { keys: [], pagination: { limit: 1, nextCursor: 'c1', hasMore: true } });
+        answer(response, 200, { keys: [{ id: 'k1' }], pagination: { limit: 1, nextCursor: null, hasMore: false } });
+      };
+      const ids: string[] = [];
+      for await (const key of client().keys.list({ limit: 1 })) ids.push(key.id);
+      expect(ids).toEqual(['k1']);
+    });
+
     it('for await walks every page by nextCursor; awaiting gives the first page', async () => {
       const all = Array.from({ length: 25 }, (_, index) => ({ id: `k${index}` }));
       handler = (request, response) => {
@@ -455,6 +592,13 @@ describe('the transport in Node', () => {
     } finally {
       server.off('connection', onConnection);
     }
+  });
+
+  it('answers a redirect where the operation answers none as an error (HTTP_302), not as data', async () => {
+    handler = (_request, response) => void response.writeHead(302, { location: '/elsewhere' }).end();
+    await expect(
+      new Hallmark({ baseUrl, maxRetries: 0 }).codes.generate({ gtin: '09506000134352', serialNumber: 'A' }),
+    ).rejects.toMatchObject({ code: 'HTTP_302', status: 302 });
   });
 
   it('is the given fetch when one is given', async () => {

@@ -3,8 +3,11 @@
  * code of packages/contracts/src/error-codes.ts; errors.unit.test.ts keeps the two lists equal), all
  * subclasses of `APIError`; a code this SDK does not know yet becomes a plain `APIError`. A request
  * that got no answer is an `APIConnectionError`, one that ran out of time an `APITimeoutError`, one
- * the caller aborted an `APIUserAbortError`.
+ * the caller aborted an `APIUserAbortError`. A success that is not what the operation answers (a
+ * proxy's HTML page where JSON was due, a list whose next cursor leads back to the same page) is an
+ * `InvalidResponseError`.
  */
+import { retryAfterMs } from './retry.ts';
 
 /** Every error code the API answers with, and its HTTP status (the API's own list). */
 export const errorStatus = {
@@ -92,10 +95,10 @@ export class KeyNotFoundError extends APIError {
 }
 export class RateLimitedError extends APIError {
   override name = 'RateLimitedError';
-  /** Seconds the API asked to wait (Retry-After), if it said. */
+  /** Seconds the API asked to wait (Retry-After), if it said: read as the retries read it. */
   get retryAfterSeconds(): number | undefined {
-    const value = Number(this.headers.get('retry-after'));
-    return Number.isFinite(value) && value >= 0 && this.headers.has('retry-after') ? value : undefined;
+    const milliseconds = retryAfterMs(this.headers);
+    return milliseconds === undefined ? undefined : milliseconds / 1000;
   }
 }
 export class MissingApiKeyError extends APIError {
@@ -158,6 +161,18 @@ export class InternalError extends APIError {
 }
 export class ServiceUnavailableError extends APIError {
   override name = 'ServiceUnavailableError';
+}
+
+/**
+ * A success that is not what the operation answers: code `INVALID_RESPONSE` (the client's, not the
+ * API's), with the answer's status and headers. Not retried: the same server would answer the same.
+ */
+export class InvalidResponseError extends APIError {
+  override name = 'InvalidResponseError';
+
+  constructor(init: { message: string; status: number; headers: Headers; requestId: string | undefined }) {
+    super({ code: 'INVALID_RESPONSE', details: undefined, ...init, message: `${init.status} INVALID_RESPONSE: ${init.message}` });
+  }
 }
 
 /** The class each error code is thrown as. */

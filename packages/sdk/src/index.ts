@@ -21,6 +21,7 @@ export {
   InternalError,
   InvalidApiKeyError,
   InvalidGtinError,
+  InvalidResponseError,
   InvalidUrlError,
   KeyNotFoundError,
   MethodNotAllowedError,

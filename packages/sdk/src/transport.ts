@@ -37,6 +37,26 @@ export interface HttpAnswer {
  */
 export type Transport = (request: HttpRequest) => Promise<HttpAnswer>;
 
+/**
+ * Error codes only a connection attempt raises (Node's and undici's): a refused connection, a name
+ * that does not resolve, no connection within undici's connect timeout. Not a reset or a timeout,
+ * which may come after the request went out.
+ */
+const connectionNotMadeCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/**
+ * True when a transport's failure says no connection was made, so the request never left and the
+ * API did nothing with it. fetch wraps the reason (`TypeError: fetch failed`, its cause the
+ * socket's error); a browser's fetch says nothing, and is taken as maybe sent.
+ */
+export function connectionNeverMade(error: unknown): boolean {
+  for (let reason = error, depth = 0; reason instanceof Error && depth < 4; reason = reason.cause, depth++) {
+    const code = (reason as { code?: unknown }).code;
+    if (typeof code === 'string' && connectionNotMadeCodes.has(code)) return true;
+  }
+  return false;
+}
+
 /** The error of an exchange that ran past its `timeoutMs`. */
 export const timeoutError = (request: HttpRequest, cause?: unknown) =>
   new APITimeoutError(`No answer within ${request.timeoutMs} ms.`, cause === undefined ? undefined : { cause });

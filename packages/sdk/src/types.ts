@@ -76,7 +76,11 @@ export interface RequestOptions {
   timeout?: number;
   /** Retries after the first attempt (the client's `maxRetries` otherwise). */
   maxRetries?: number;
-  /** The Idempotency-Key to send on an operation that takes one (a fresh one per call otherwise). */
+  /**
+   * The Idempotency-Key to send on every attempt (an operation that takes one gets a fresh one per
+   * call otherwise). Sent on any operation, but only where the operation takes one does it make a
+   * retry after a 5xx or a lost answer safe.
+   */
   idempotencyKey?: string;
   /** Extra request headers. */
   headers?: Record<string, string>;

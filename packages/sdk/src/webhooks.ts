@@ -40,7 +40,7 @@ export interface WebhookVerificationOptions {
    * receiver would deliver test messages that the test signing key signed correctly.
    */
   environment?: 'live' | 'test';
-  /** How far `webhook-timestamp` may be from now, in seconds. Default 300. */
+  /** How far `webhook-timestamp` may be from now, in seconds: 0 or more. Default 300. */
   toleranceSeconds?: number;
   /** Milliseconds since the epoch (tests). */
   now?: number;
@@ -78,9 +78,46 @@ function fromBase64(text: string): Uint8Array<ArrayBuffer> | undefined {
   }
 }
 
-async function hmacMatches(secret: string, content: Uint8Array<ArrayBuffer>, signature: Uint8Array<ArrayBuffer>) {
-  const keyBytes = fromBase64(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret);
+/**
+ * The HMAC key a `whsec_` secret holds. An empty one is refused: anyone can compute a signature
+ * under an empty key, so it would let every forged message through.
+ */
+function secretKey(secret: string): Uint8Array<ArrayBuffer> {
+  const keyBytes =
+    typeof secret === 'string' ? fromBase64(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret) : undefined;
   if (!keyBytes) throw new WebhookVerificationError('The secret is not a whsec_ secret (base64 after the prefix).');
+  if (keyBytes.length === 0) {
+    throw new WebhookVerificationError('The secret is empty: give the endpoint’s whsec_ secret (an unset variable reads as "").');
+  }
+  return keyBytes;
+}
+
+/** The tolerance asked for, or the reason it is refused: NaN would accept any age, a negative one nothing. */
+function checkedTolerance(toleranceSeconds: number | undefined): number {
+  const tolerance = toleranceSeconds ?? 300;
+  if (typeof tolerance !== 'number' || !(tolerance >= 0)) {
+    throw new WebhookVerificationError(`toleranceSeconds must be a number of seconds, 0 or more (got ${String(tolerance)}).`);
+  }
+  return tolerance;
+}
+
+/**
+ * The `version,signature` entries of a webhook-signature header. They are separated by whitespace;
+ * where a `Headers` object joined two header lines (`Headers.get`) a comma comes before it too, and
+ * since base64 holds no comma, a comma that ends an entry is the join's, not the signature's.
+ */
+function signatureEntries(header: string): string[] {
+  return header
+    .split(/\s+/)
+    .map((entry) => entry.replace(/,+$/, ''))
+    .filter((entry) => entry !== '');
+}
+
+async function hmacMatches(
+  keyBytes: Uint8Array<ArrayBuffer>,
+  content: Uint8Array<ArrayBuffer>,
+  signature: Uint8Array<ArrayBuffer>,
+) {
   const key = await crypto.subtle.importKey('raw', keyBytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
   // subtle.verify compares in constant time.
   return crypto.subtle.verify('HMAC', key, signature, content);
@@ -111,7 +148,8 @@ function parsedOrError(body: string): WebhookMessage | WebhookVerificationError 
  * in `environment`, which must also be the message's, as the service signs: not a key an account
  * registered (its private half is outside the service) nor one of the other environment. With
  * both, both must. Throws `WebhookVerificationError` otherwise, when `jwks` comes without
- * `accountId` and `environment`, or when the timestamp is further than the tolerance from now.
+ * `accountId` and `environment`, for an empty secret or a tolerance that is not 0 or more, or when
+ * the timestamp is further than the tolerance from now.
  */
 export async function verifyWebhook(
   payload: string | Uint8Array,
@@ -122,6 +160,8 @@ export async function verifyWebhook(
   if (secrets.length === 0 && !options.jwks) {
     throw new WebhookVerificationError('verifyWebhook needs the endpoint’s secret, the key set (jwks), or both.');
   }
+  const secretKeys = secrets.map(secretKey);
+  const toleranceSeconds = checkedTolerance(options.toleranceSeconds);
   if (options.jwks && options.accountId === undefined) {
     // Without it any tenant's key would do: every account's keys are in the one published set.
     throw new WebhookVerificationError(
@@ -143,7 +183,6 @@ export async function verifyWebhook(
   if (!/^\d+$/.test(timestamp) || !Number.isSafeInteger(seconds)) {
     throw new WebhookVerificationError('webhook-timestamp is not Unix seconds.');
   }
-  const toleranceSeconds = options.toleranceSeconds ?? 300;
   const nowSeconds = Math.floor((options.now ?? Date.now()) / 1000);
   if (Math.abs(nowSeconds - seconds) > toleranceSeconds) {
     throw new WebhookVerificationError(`webhook-timestamp is more than ${toleranceSeconds} s from now.`);
@@ -168,13 +207,13 @@ export async function verifyWebhook(
         );
   let v1 = false;
   let v1a = false;
-  for (const entry of signatures.split(' ')) {
+  for (const entry of signatureEntries(signatures)) {
     const comma = entry.indexOf(',');
     const version = entry.slice(0, comma);
     const signature = comma > 0 ? fromBase64(entry.slice(comma + 1)) : undefined;
     if (!signature) continue;
     if (version === 'v1') {
-      for (const secret of secrets) v1 ||= await hmacMatches(secret, content, signature);
+      for (const keyBytes of secretKeys) v1 ||= await hmacMatches(keyBytes, content, signature);
     } else if (version === 'v1a' && publicKey) {
       v1a ||= await ed25519Matches(publicKey, content, signature);
     }

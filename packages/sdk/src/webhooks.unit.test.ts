@@ -1,4 +1,4 @@
-import { generateKeyPairSync, type KeyObject, randomBytes, sign } from 'node:crypto';
+import { createHmac, generateKeyPairSync, type KeyObject, randomBytes, sign } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { verifyWebhook, WebhookVerificationError } from './webhooks.ts';
@@ -192,5 +192,44 @@ describe('verifyWebhook', () => {
     await expect(verifyWebhook(body, headersFor({ timestamp: seconds - 301 }), { secret, now })).rejects.toThrow(/from now/);
     await expect(verifyWebhook(body, headersFor({ timestamp: seconds + 301 }), { secret, now })).rejects.toThrow(/from now/);
     await expect(verifyWebhook(body, headersFor({ timestamp: seconds - 299 }), { secret, now })).resolves.toBeDefined();
+  });
+
+  it('refuses an empty secret (an unset variable) with its own error, not a forgery signed under an empty key', async () => {
+    // Anyone can sign under an empty key: an HMAC over the message with no key at all.
+    const id = 'msg_forged';
+    const content = `${id}.${seconds}.${body}`;
+    const forged = createHmac('sha256', Buffer.alloc(0)).update(content).digest('base64');
+    const headers = { 'webhook-id': id, 'webhook-timestamp': String(seconds), 'webhook-signature': `v1,${forged}` };
+    for (const empty of ['', 'whsec_', [secret, '']]) {
+      const refused = await verifyWebhook(body, headers, { secret: empty, now }).catch((caught: unknown) => caught);
+      expect(refused, JSON.stringify(empty)).toBeInstanceOf(WebhookVerificationError);
+      expect(String(refused)).toMatch(/secret is empty/);
+    }
+  });
+
+  it('refuses a tolerance that is not a number of seconds, 0 or more: NaN would accept any age', async () => {
+    const old = headersFor({ timestamp: seconds - 10 * 365 * 24 * 3600 });
+    for (const toleranceSeconds of [Number.NaN, -1, Number('300s')]) {
+      await expect(verifyWebhook(body, old, { secret, toleranceSeconds, now }), String(toleranceSeconds)).rejects.toThrow(
+        /toleranceSeconds must be/,
+      );
+    }
+    await expect(verifyWebhook(body, headersFor(), { secret, toleranceSeconds: 0, now })).resolves.toBeDefined();
+  });
+
+  it('reads every signature of two webhook-signature lines that Headers joined with ", "', async () => {
+    // The first line signed under the old secret, the second under the current one: Headers.get
+    // answers "v1,<old>, v1,<new> v1a,<…>", the old entry followed by the join's comma.
+    const [oldLine, newLine] = [oldSecret, secret].map(
+      (each) => headersFor({ secrets: [each], ed25519: each === secret })['webhook-signature'],
+    );
+    const headers = new Headers({ 'webhook-id': 'msg_1', 'webhook-timestamp': String(seconds), 'webhook-key-id': 'kid-1' });
+    headers.append('webhook-signature', oldLine as string);
+    headers.append('webhook-signature', newLine as string);
+    expect(headers.get('webhook-signature')).toMatch(/^v1,[^ ]+=, v1,/);
+    await expect(verifyWebhook(body, headers, { secret: oldSecret, now })).resolves.toBeDefined();
+    await expect(
+      verifyWebhook(body, headers, { secret, jwks, accountId: 'acc_1', environment: 'live', now }),
+    ).resolves.toBeDefined();
   });
 });

@@ -92,13 +92,36 @@ def _why_not_checkpoint_key(jwk: Mapping[str, Any], kid: str, account_id: Any, e
     return None
 
 
+#: What a JSON value that is not an object is called, as the TypeScript audit says it.
+_JSON_KINDS: tuple[tuple[type, str], ...] = (
+    (bool, "a boolean"),
+    (int, "a number"),
+    (float, "a number"),
+    (str, "a string"),
+    (list, "an array"),
+)
+
+
+def _why_not_an_event(event: Any) -> str | None:
+    """Why an export's event cannot be read at all, or None when it is an object (its members are checked as it is audited)."""
+    if isinstance(event, Mapping):
+        return None
+    if event is None:
+        return "is not an event but null"
+    kind = next((name for cls, name in _JSON_KINDS if isinstance(event, cls)), f"a {type(event).__name__}")
+    return f"is not an event but {kind}"
+
+
 def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditReport:
     """Checks an export (GET /compliance/{assetId}/export): the checkpoint's signature under a service
     signing key (`hallmark_key_type` "signing") of the asset's own account and environment (a key set
     without those members fails), then, against the signed size and root (never the unsigned copies), every
     event's hash, its link to the one before, its leaf and inclusion proof, and that the events are
-    exactly the tree's leaves.
+    exactly the tree's leaves. An export as it arrived is taken: what cannot be read (an event that is
+    not an object, a member of another type) is a problem of the report, never an exception.
     """
+    if not isinstance(document, Mapping):
+        return AuditReport(False, "", problems=["The export is not a JSON object."])
     problems: list[str] = []
 
     def problem(text: str) -> None:
@@ -111,7 +134,7 @@ def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditR
     account_id = owner.get("accountId")
     environment = owner.get("environment")
     events_value = document.get("events")
-    events: list[Mapping[str, Any]] = list(events_value) if isinstance(events_value, list) else []
+    events: list[Any] = list(events_value) if isinstance(events_value, list) else []
 
     def report(tree_size: int | None = None, root_hash: str | None = None, signed_by: str | None = None, checked: int = 0) -> AuditReport:
         named = (
@@ -123,6 +146,8 @@ def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditR
 
     if document.get("format") != "hallmark.compliance-export/1":
         problem(f"Unknown export format {document.get('format')!r}.")
+    if not isinstance(events_value, list):
+        problem("The export has no list of events.")
     checkpoint_value = document.get("checkpoint")
     note = checkpoint_value.get("note") if isinstance(checkpoint_value, Mapping) else None
     if not isinstance(note, str) or not note:
@@ -162,6 +187,12 @@ def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditR
 
     previous: str | None = None
     for index, event in enumerate(events):
+        why_not = _why_not_an_event(event)
+        if why_not is not None:
+            problem(f"Event {index + 1}: {why_not}; it cannot be checked.")
+            # No hash of it carries on: the next event's prevHash cannot be vouched for.
+            previous = None
+            continue
         where = f"Event {index + 1} ({event.get('eventId')})"
         leaf_index = event.get("leafIndex")
         if leaf_index != index or event.get("sequence") != index + 1:
@@ -177,7 +208,7 @@ def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditR
                 data=event["data"],
                 prev_hash=event.get("prevHash"),
             )
-        except (KeyError, ValueError):
+        except (KeyError, TypeError, ValueError):
             computed = None
         event_hash = event.get("hash")
         if computed != event_hash:
