@@ -41,12 +41,14 @@ function published(key: { x: string; kid: string }, members: Record<string, unkn
 }
 
 /** An export of a history of the owner's asset whose checkpoint `signer` signed (as forge.ts builds it). */
-function exportSignedBy(signer: { x: string; kid: string; privateKey: KeyObject }): ComplianceExportDocument {
-  const assetId = 'code_victim';
-  const inputs = [
+function exportSignedBy(
+  signer: { x: string; kid: string; privateKey: KeyObject },
+  inputs: ReadonlyArray<{ type: string; data: Record<string, unknown> }> = [
     { type: 'code.generated', data: { gtin: '09506000134352' } },
     { type: 'authenticated', data: { by: 'Fabricated Lab', evidence: ['x'] } },
-  ];
+  ],
+): ComplianceExportDocument {
+  const assetId = 'code_victim';
   let prevHash: string | null = null;
   const chained = inputs.map((input, index) => {
     const occurredAt = `2026-01-0${index + 1}T00:00:00.000Z`;
@@ -129,5 +131,66 @@ describe('auditExport: which key may sign a checkpoint', () => {
   it('still refuses a signing key of another account, naming it', () => {
     const report = auditExport(genuine, { keys: [published(serviceKey, { hallmark_account: 'acc_other' })] });
     expect(report.problems).toEqual([expect.stringContaining('of account acc_other, not by a key of the asset')]);
+  });
+});
+
+describe('auditExport of an export as it arrived (`hallmark audit`, the SDK): what JSON.parse may hand over', () => {
+  const serviceKey = newKey();
+  const jwks = { keys: [published(serviceKey)] };
+  const signedExport = () =>
+    exportSignedBy(
+      serviceKey,
+      ['code.generated', 'scanned', 'shipped'].map((type, step) => ({ type, data: { step } })),
+    );
+  /** The export with its second event replaced by `event`, as JSON.parse could hand it over. */
+  const withSecondEvent = (event: unknown): ComplianceExportDocument => {
+    const spoilt = signedExport();
+    (spoilt.events as unknown[])[1] = event;
+    return spoilt;
+  };
+
+  it('passes a genuine export', () => {
+    expect(auditExport(signedExport(), jwks)).toMatchObject({ valid: true, eventsChecked: 3, problems: [], owner });
+  });
+
+  it.each([
+    ['a string', 'x', 'is not an event but a string'],
+    ['null', null, 'is not an event but null'],
+    ['an array', [], 'is not an event but an array'],
+  ])('reports an event that is %s as a problem instead of throwing', (_what, event, why) => {
+    const report = auditExport(withSecondEvent(event), jwks);
+    expect(report.valid).toBe(false);
+    expect(report.problems).toContain(`Event 2: ${why}; it cannot be checked.`);
+    // The events around it are still checked: the third's prevHash names a hash nobody can read.
+    expect(report.problems).toEqual([
+      `Event 2: ${why}; it cannot be checked.`,
+      expect.stringMatching(/^Event 3 \(ev2\): prevHash does not match/),
+    ]);
+    expect(report).toMatchObject({ treeSize: 3, eventsChecked: 3, owner });
+  });
+
+  it('reports an event whose members are missing or of another type', () => {
+    const event = { ...signedExport().events[1], auditPath: 'not a list', hash: 7 };
+    delete (event as Partial<typeof event>).data;
+    const report = auditExport(withSecondEvent(event), jwks);
+    expect(report.valid).toBe(false);
+    expect(report.problems[0]).toBe(
+      'Event 2: data is not an object, hash is not a string, auditPath is not an array of strings; it cannot be checked.',
+    );
+  });
+
+  it('reports an export without a list of events, or without an owner, instead of throwing', () => {
+    const noEvents = { ...signedExport(), events: 'none' } as unknown as ComplianceExportDocument;
+    expect(auditExport(noEvents, jwks).problems).toEqual([
+      'The export has no list of events.',
+      'The checkpoint covers 3 events; the export holds 0.',
+    ]);
+    const noOwner = { ...signedExport(), owner: undefined } as unknown as ComplianceExportDocument;
+    const report = auditExport(noOwner, jwks);
+    expect(report).toMatchObject({ valid: false, owner: undefined });
+    expect(report.problems[0]).toMatch(/^Checkpoint: signed by key .* not by a key of the asset's account/);
+    // JSON.parse makes a lone surrogate of "\ud800", which no canonical JSON holds.
+    const surrogate = withSecondEvent({ ...signedExport().events[1], data: { note: '\ud800' } });
+    expect(auditExport(surrogate, jwks)).toMatchObject({ valid: false, problems: [expect.stringMatching(/lone surrogate/)] });
   });
 });
