@@ -30,6 +30,15 @@ interface DurableConsumer {
   /** Sequence of the last event acknowledged. */
   acknowledged: number;
   active: boolean;
+  /** The subjects it takes. */
+  subject: string;
+}
+
+/** A publish that waits for its event to be handled by the durable consumers that take it. */
+interface HandledWaiter {
+  subject: string;
+  sequence: number;
+  resolve: () => void;
 }
 
 interface Server {
@@ -94,6 +103,20 @@ export function createInProcessHub(options: { maxEvents?: number } = {}): InProc
   const events: StoredBusEvent[] = [];
   const durables = new Map<string, DurableConsumer>();
   const wakeConsumers = new Set<() => void>();
+  const handledWaiters = new Set<HandledWaiter>();
+  /** Ends the consumers' lingers over a partial batch: a publisher now waits for its event. */
+  const endLingers = new Set<() => void>();
+  /** Resolves the waiters whose event every running durable consumer of its subject has acknowledged. */
+  const settleWaiters = () => {
+    for (const waiter of handledWaiters) {
+      const pending = [...durables.values()].some(
+        (durable) => durable.active && durable.acknowledged < waiter.sequence && subjectMatches(durable.subject, waiter.subject),
+      );
+      if (pending) continue;
+      handledWaiters.delete(waiter);
+      waiter.resolve();
+    }
+  };
   let sequence = 0;
 
   const pickServer = (subject: string): Server | undefined => {
@@ -197,17 +220,49 @@ export function createInProcessHub(options: { maxEvents?: number } = {}): InProc
           };
         },
 
+        /**
+         * Memory is no store: an event published with a `messageId` (one its publisher must know is
+         * kept, as a SUSPICIOUS or COUNTERFEIT scan before its answer) resolves once every running
+         * durable consumer of its subject has handled it, which writes it to the database; rejects
+         * after `timeoutMs` (the event stays, and is handled later). Before, it resolved at once,
+         * and a process killed just after lost those scans and their alerts. Others resolve at once.
+         */
         async publishEvent(subject, payload, publishOptions = {}) {
           sequence += 1;
-          events.push({ subject, payload: copy(payload), sequence, requestId: publishOptions.requestId });
+          const published = sequence;
+          events.push({ subject, payload: copy(payload), sequence: published, requestId: publishOptions.requestId });
           if (events.length > maxEvents) events.splice(0, events.length - maxEvents);
           for (const wake of wakeConsumers) wake();
+          if (publishOptions.messageId === undefined) return;
+          for (const endLinger of endLingers) endLinger();
+          const timeoutMs = publishOptions.timeoutMs ?? defaultRequestTimeoutMs;
+          await new Promise<void>((resolve, reject) => {
+            const timer = setTimeout(() => {
+              handledWaiters.delete(waiter);
+              reject(new Error(`The event on ${subject} was not handled within ${timeoutMs} ms.`));
+            }, timeoutMs);
+            const waiter: HandledWaiter = {
+              subject,
+              sequence: published,
+              resolve: () => {
+                clearTimeout(timer);
+                resolve();
+              },
+            };
+            handledWaiters.add(waiter);
+            settleWaiters();
+          });
         },
 
         async consumeEvents(consumeOptions: ConsumeOptions): Promise<Subscription> {
-          const durable = durables.get(consumeOptions.durable) ?? { acknowledged: 0, active: false };
+          const durable = durables.get(consumeOptions.durable) ?? {
+            acknowledged: 0,
+            active: false,
+            subject: consumeOptions.subject,
+          };
           if (durable.active) throw new Error(`Durable consumer ${consumeOptions.durable} is already being consumed.`);
           durable.active = true;
+          durable.subject = consumeOptions.subject;
           durables.set(consumeOptions.durable, durable);
           let stopped = false;
           let wake: (() => void) | undefined;
@@ -239,13 +294,24 @@ export function createInProcessHub(options: { maxEvents?: number } = {}): InProc
                 // Nothing of ours is pending: move past other subjects' events and wait.
                 durable.acknowledged = Math.max(durable.acknowledged, events.at(-1)?.sequence ?? 0);
                 dropAcknowledged();
+                settleWaiters();
                 await pause();
                 continue;
               }
-              if (consumeOptions.handleBatch && batch.length < maxBatch && !lingered) {
-                // A partial batch waits a moment for more, so a bulk writer writes in bulk.
+              const awaited = [...handledWaiters].some((waiter) => waiter.sequence <= (batch.at(-1) as StoredBusEvent).sequence);
+              if (consumeOptions.handleBatch && batch.length < maxBatch && !lingered && !awaited) {
+                // A partial batch waits a moment for more, so a bulk writer writes in bulk (not when
+                // a publisher waits for one of its events).
                 lingered = true;
-                await new Promise((resolve) => setTimeout(resolve, batchLingerMs));
+                await new Promise<void>((resolve) => {
+                  const endLinger = () => {
+                    clearTimeout(timer);
+                    endLingers.delete(endLinger);
+                    resolve();
+                  };
+                  const timer = setTimeout(endLinger, batchLingerMs);
+                  endLingers.add(endLinger);
+                });
                 continue;
               }
               lingered = false;
@@ -258,6 +324,7 @@ export function createInProcessHub(options: { maxEvents?: number } = {}): InProc
                 await inFlight.track(deliver(consumeOptions, deliveries));
                 durable.acknowledged = (batch.at(-1) as StoredBusEvent).sequence;
                 dropAcknowledged();
+                settleWaiters();
                 attempts = 0;
               } catch {
                 attempts++;
@@ -273,6 +340,8 @@ export function createInProcessHub(options: { maxEvents?: number } = {}): InProc
               await loop;
               wakeConsumers.delete(wakeUp);
               durable.active = false;
+              // A stopped consumer handles the event when it runs again: nobody waits for it meanwhile.
+              settleWaiters();
               consumers.delete(subscription);
             },
           };

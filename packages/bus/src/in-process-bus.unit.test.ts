@@ -73,3 +73,48 @@ describe('in-process bus retention', () => {
     await Promise.all([a.stop(), b.stop()]);
   });
 });
+
+describe('in-process bus: an event its publisher must know is kept (messageId)', () => {
+  it('resolves once every running durable consumer of its subject has handled it, at once when none runs', async () => {
+    const bus = createInProcessHub().connect();
+    // No consumer of the subject: nothing to wait for.
+    await bus.publishEvent('kept.test', { n: 0 }, { messageId: 'm0' });
+    const handled: number[] = [];
+    const slowly = await bus.consumeEvents({
+      durable: 'slow-writer',
+      subject: 'kept.test',
+      // A partial batch would linger 250 ms for more; a waiting publisher's does not.
+      handleBatch: async (events) => {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        for (const event of events) handled.push((event.payload as { n: number }).n);
+      },
+    });
+    const started = Date.now();
+    await bus.publishEvent('kept.test', { n: 1 }, { messageId: 'm1' });
+    expect(handled).toContain(1);
+    expect(Date.now() - started).toBeLessThan(240);
+    await slowly.stop();
+    await bus.drain();
+  });
+
+  it('rejects after timeoutMs while its consumer fails, and the event is handled once it stops failing', async () => {
+    const bus = createInProcessHub().connect();
+    let failing = true;
+    const handled: number[] = [];
+    const consumer = await bus.consumeEvents({
+      durable: 'failing-writer',
+      subject: 'kept.test',
+      handle: async (event) => {
+        if (failing) throw new Error('the database is away');
+        handled.push((event.payload as { n: number }).n);
+      },
+    });
+    await expect(bus.publishEvent('kept.test', { n: 1 }, { messageId: 'm1', timeoutMs: 200 })).rejects.toThrow(/not handled/);
+    failing = false;
+    const deadline = Date.now() + 3_000;
+    while (handled.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(handled).toEqual([1]);
+    await consumer.stop();
+    await bus.drain();
+  });
+});
