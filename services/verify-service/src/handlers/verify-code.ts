@@ -40,6 +40,17 @@ export const scanSubject = (environment: string, gtin: string, serial: string) =
 export const forgedScanSubject = (environment: string, gtin: string, serial: string) => `forged:${environment}:${gtin}:${serial}`;
 
 /**
+ * The key a failed signature is said to have been checked against: the signer's newest active key,
+ * whatever the serial. Naming the first candidate, the key of the serial's stored code when it has
+ * one, told anyone which serials were issued once the signer had rotated its key (the old key for an
+ * issued serial, the active one for any other). `checkedKid` only when the signer has no active key.
+ */
+async function failedKeyIdOf(deps: VerifyDeps, signer: Principal, checkedKid: string): Promise<string> {
+  const [newest] = await deps.keys.unrecordedCodeKeyIds(signer);
+  return newest ?? checkedKid;
+}
+
+/**
  * POST /code/verify. Candidate keys: the key each of the signer's stored codes of the item was
  * signed with, or, for a code made elsewhere, the signer's own keys (never the caller's). COUNTERFEIT when the signature fails under
  * every candidate; KEY_NOT_FOUND when there is no candidate key at all. Every scan is counted.
@@ -175,7 +186,17 @@ export async function verifyCode(
   }
 
   const checks = {
-    signature: { passed: matchedKid !== undefined, keyId: matchedKid ?? checkedKid, algorithm: 'Ed25519' as const },
+    signature: {
+      passed: matchedKid !== undefined,
+      keyId:
+        matchedKid ??
+        (await failedKeyIdOf(
+          deps,
+          signer ?? { accountId: keys[0]?.accountId ?? '', environment: principal.environment },
+          checkedKid,
+        )),
+      algorithm: 'Ed25519' as const,
+    },
     format: { passed: true, standard: 'GS1_DIGITAL_LINK' as const },
   };
   const common = {
