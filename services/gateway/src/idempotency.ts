@@ -397,3 +397,9 @@ export function requestKeyOf(request: FastifyRequest): string | undefined {
   if (!scope) return undefined;
   return createHash('sha256').update(scopeParams(scope).join('\n')).digest('hex');
 }
+
+/** `{ requestKey }` to spread into a service call's request when the request holds an Idempotency-Key, else nothing. */
+export function requestKeyField(request: FastifyRequest): { requestKey: string } | Record<never, never> {
+  const requestKey = requestKeyOf(request);
+  return requestKey ? { requestKey } : {};
+}

@@ -25,7 +25,7 @@ import {
 } from '@hallmark/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/request-auth.ts';
-import { type Idempotency, requestKeyOf } from '../idempotency.ts';
+import { type Idempotency, requestKeyField } from '../idempotency.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
 import type { ReceiveBody, UploadSlots } from '../upload-slots.ts';
@@ -94,10 +94,9 @@ export function registerAuctionRoutes(
   deps: { services: ServiceCaller; blobs: BlobStore; idempotency: Idempotency; uploads: UploadSlots },
 ): void {
   registerRoute(app, registerObjectRoute, async (request, reply) => {
-    const requestKey = requestKeyOf(request);
     const { madeBefore, ...registered } = await deps.services.call(
       registerObjectRpc,
-      { principal: principalOf(request), body: request.body as RegisterObjectBody, ...(requestKey ? { requestKey } : {}) },
+      { principal: principalOf(request), body: request.body as RegisterObjectBody, ...requestKeyField(request) },
       request.id,
     );
     // A rerun whose first answer was lost is answered the object that attempt registered and paid for: it spends nothing again.
@@ -126,7 +125,7 @@ export function registerAuctionRoutes(
           objectId: paramOf(request, 'objectId'),
           angle,
           sha256,
-          ...(requestKeyOf(request) ? { requestKey: requestKeyOf(request) } : {}),
+          ...requestKeyField(request),
         },
         request.id,
       ),
@@ -141,7 +140,7 @@ export function registerAuctionRoutes(
       {
         principal: principalOf(request),
         body: request.body as ProvenanceEventBody,
-        ...(requestKeyOf(request) ? { requestKey: requestKeyOf(request) } : {}),
+        ...requestKeyField(request),
       },
       request.id,
     );
@@ -163,7 +162,7 @@ export function registerAuctionRoutes(
       {
         principal: principalOf(request),
         body: request.body as InitiateTransferBody,
-        ...(requestKeyOf(request) ? { requestKey: requestKeyOf(request) } : {}),
+        ...requestKeyField(request),
       },
       request.id,
     );

@@ -27,7 +27,7 @@ import {
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ReportLimits } from '../auth/report-limits.ts';
 import { principalOf, requireApiKey } from '../auth/request-auth.ts';
-import { requestKeyOf } from '../idempotency.ts';
+import { requestKeyField } from '../idempotency.ts';
 import { registerRoute } from '../route-registry.ts';
 import { mayHaveActed, type ServiceCaller } from '../service-call.ts';
 import { batchChunkStarts, batchItemBytes, maxBatchItemBytes } from './batch-chunks.ts';
@@ -42,10 +42,9 @@ const clientOf = (request: FastifyRequest) => ({ keyId: requireApiKey(request).k
 export function registerCodeRoutes(app: FastifyInstance, deps: { services: ServiceCaller; reportLimits: ReportLimits }): void {
   registerRoute(app, generateCodeRoute, async (request, reply) => {
     // An Idempotency-Key is handled before this runs (idempotency.ts), as on every route that creates something.
-    const requestKey = requestKeyOf(request);
     const { madeBefore, ...generated } = await deps.services.call(
       generateCodeRpc,
-      { principal: principalOf(request), body: request.body as GenerateCodeBody, ...(requestKey ? { requestKey } : {}) },
+      { principal: principalOf(request), body: request.body as GenerateCodeBody, ...requestKeyField(request) },
       request.id,
     );
     // A rerun whose first answer was lost is answered the code that attempt made and paid for: it spends nothing again.
@@ -57,7 +56,7 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
   registerRoute(app, generateCodeBatchRoute, async (request) => {
     const { items } = request.body as GenerateBatchBody;
     const principal = principalOf(request);
-    const requestKey = requestKeyOf(request);
+    const requestKey = requestKeyField(request);
     const chunks = batchChunkStarts(items);
     const results: BatchItemResult[][] = new Array(chunks.length);
     // A few chunks at a time: replicas of code-service share them, and no message passes NATS's 1 MB.
@@ -84,7 +83,7 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
           continue;
         }
         const answer = await deps.services
-          .call(generateCodesRpc, { principal, items: chunkItems, firstIndex, ...(requestKey ? { requestKey } : {}) }, request.id)
+          .call(generateCodesRpc, { principal, items: chunkItems, firstIndex, ...requestKey }, request.id)
           .catch((error: unknown) => {
             failed = true;
             // A chunk code-service did not answer in time may have stored its codes: they stay paid for.

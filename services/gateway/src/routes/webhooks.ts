@@ -31,7 +31,7 @@ import {
 } from '@hallmark/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/request-auth.ts';
-import { requestKeyOf } from '../idempotency.ts';
+import { requestKeyField } from '../idempotency.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
 
@@ -80,7 +80,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: { services: Se
       {
         principal: principalOf(request),
         id: params(request).id,
-        ...(requestKeyOf(request) ? { requestKey: requestKeyOf(request) } : {}),
+        ...requestKeyField(request),
       },
       request.id,
     ),
