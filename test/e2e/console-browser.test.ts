@@ -1030,7 +1030,7 @@ function pages(): Array<[string, string]> {
 }
 
 describe('a session whose key is revoked', () => {
-  it('ends: the next call answers 401 and the console shows sign-in with why', async () => {
+  it('ends: the next call answers 401 and the console says why, in a dialog over the page; leaving it shows sign-in', async () => {
     const made = await api('POST', '/keys', { key: brand, body: { name: 'Short-lived', scopes: ['assets:read', 'keys:read'] } });
     expect(made.status, JSON.stringify(made.body)).toBe(201);
     const { context, page } = await newPage('phone');
@@ -1043,8 +1043,43 @@ describe('a session whose key is revoked', () => {
       await page.screenshot({ path: join(artifacts, 'keys-read-only-phone.png'), fullPage: true });
       expect((await api('POST', `/keys/${made.body.id}/revoke`, { key: brand })).status).toBe(200);
       await page.getByRole('link', { name: 'Overview' }).click();
+      const ended = page.getByRole('dialog', { name: 'Your session ended' });
+      await ended.waitFor({ timeout: 5_000 });
+      expect(await seriousAxeIssues(page)).toEqual([]);
+      await ended.getByRole('button', { name: 'Leave this page' }).click();
       await page.getByRole('heading', { name: 'Sign in to the console' }).waitFor({ timeout: 5_000 });
       expect(await textOf(page)).toMatch(/Your session ended/);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('keeps what was typed in a form: signed in again as the same account, the form is sent as it was', async () => {
+    const made = await api('POST', '/keys', { key: brand, body: { name: 'Short-lived writer', scopes: ['*'] } });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const { context, page } = await newPage('desktop');
+    try {
+      await signIn(page, made.body.secret);
+      await open(page, '/codes/new');
+      await page.getByLabel('GTIN').fill(gtin);
+      await page.getByLabel('Serial number').fill('KEPT-THROUGH-SIGN-IN');
+      await page.getByLabel('Batch (optional)').fill('LOT-KEPT');
+      // The key is revoked while the form is open (before, the sign-in page replaced the form, and what was typed was lost).
+      expect((await api('POST', `/keys/${made.body.id}/revoke`, { key: brand })).status).toBe(200);
+      await page.getByRole('button', { name: 'Generate code', exact: true }).click();
+      const ended = page.getByRole('dialog', { name: 'Your session ended' });
+      await ended.waitFor({ timeout: 5_000 });
+      await ended.getByLabel('API key').fill(brand);
+      await ended.getByRole('button', { name: 'Sign in' }).click();
+      await ended.waitFor({ state: 'detached', timeout: 5_000 });
+      expect(await page.getByLabel('Serial number').inputValue()).toBe('KEPT-THROUGH-SIGN-IN');
+      expect(await page.getByLabel('Batch (optional)').inputValue()).toBe('LOT-KEPT');
+      await page.getByRole('button', { name: 'Generate code', exact: true }).click();
+      await page.getByRole('status').filter({ hasText: 'Code generated' }).waitFor({ timeout: 5_000 });
+      const found = await api('GET', `/codes?serial=KEPT-THROUGH-SIGN-IN`, { key: brand });
+      expect(found.body.data, JSON.stringify(found.body)).toEqual([
+        expect.objectContaining({ serialNumber: 'KEPT-THROUGH-SIGN-IN', batchNumber: 'LOT-KEPT' }),
+      ]);
     } finally {
       await context.close();
     }
@@ -1299,7 +1334,7 @@ describe('a create whose answer is lost', () => {
       await open(page, '/codes/new');
       await page.getByLabel('GTIN').fill(gtin);
       await page.getByLabel('Serial number').fill('LOST-ONE');
-      await page.getByRole('button', { name: 'Generate code' }).click();
+      await page.getByRole('button', { name: 'Generate code', exact: true }).click();
       await page.getByText('Code generated:').waitFor();
       expect(sent.map((attempt) => attempt.replayed)).toEqual([false, true]);
       expect(await page.locator('.notice.success a.code').textContent()).toBe(sent[0]?.body.url);

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { type ApiError, asApiError, whenSessionEnds } from './api.ts';
+import { Dialog } from './components/dialog.tsx';
 import { ErrorMessage, HiddenByScope, Loading } from './components/states.tsx';
 import { BlocklistPage } from './pages/blocklist.tsx';
 import { CodePage } from './pages/code.tsx';
@@ -9,7 +10,7 @@ import { GenerateCodePage } from './pages/generate-code.tsx';
 import { KeysPage } from './pages/keys.tsx';
 import { OverviewPage } from './pages/overview.tsx';
 import { ReportsPage } from './pages/reports.tsx';
-import { SignInPage } from './pages/sign-in.tsx';
+import { SignInForm, SignInPage } from './pages/sign-in.tsx';
 import { UsagePage } from './pages/usage.tsx';
 import { WebhooksPage } from './pages/webhooks.tsx';
 import { Link, type Location, navigate, useLocation } from './router.tsx';
@@ -87,7 +88,8 @@ type SessionState =
   | { state: 'checking' }
   | { state: 'signed-out'; notice?: string }
   | { state: 'failed'; error: ApiError }
-  | { state: 'signed-in'; session: SessionView; generation: number };
+  /** `ended`: the session ended on this page (why): it stays, under a dialog that signs in again. */
+  | { state: 'signed-in'; session: SessionView; generation: number; ended?: string };
 
 export function App() {
   const [current, setCurrent] = useState<SessionState>({ state: 'checking' });
@@ -104,11 +106,11 @@ export function App() {
     );
   };
   useEffect(() => {
-    // Any 401 (signed out elsewhere, idle or absolute expiry, the key revoked) ends the session here too.
+    // Any 401 (signed out elsewhere, idle or absolute expiry, the key revoked) ends the session here
+    // too. The page stays, under a dialog that signs in again, so a form half filled is not lost
+    // (before, the sign-in page replaced it).
     whenSessionEnds((error) =>
-      setCurrent((previous) =>
-        previous.state === 'signed-in' ? { state: 'signed-out', notice: `Your session ended: ${error.message}` } : previous,
-      ),
+      setCurrent((previous) => (previous.state === 'signed-in' ? { ...previous, ended: error.message } : previous)),
     );
     check();
   }, []);
@@ -133,21 +135,73 @@ export function App() {
         onSignedIn={(session) => setCurrent({ state: 'signed-in', session, generation: 0 })}
       />
     );
+  // Signed in again as the same account in the same environment, the page and what it holds stay.
+  const signedInAgain = (session: SessionView) =>
+    setCurrent((previous) =>
+      previous.state === 'signed-in' &&
+      previous.session.account.id === session.account.id &&
+      previous.session.session.environment === session.session.environment
+        ? { state: 'signed-in', session, generation: previous.generation }
+        : { state: 'signed-in', session, generation: 0 },
+    );
   return (
-    <SignedIn
-      key={current.session.session.id}
-      session={current.session}
-      generation={current.generation}
-      location={location}
-      onSession={(session) =>
-        setCurrent((previous) => ({
-          state: 'signed-in',
-          session,
-          generation: previous.state === 'signed-in' ? previous.generation + 1 : 0,
-        }))
-      }
-      onSignedOut={() => setCurrent({ state: 'signed-out', notice: 'You are signed out.' })}
-    />
+    <>
+      <SignedIn
+        key={`${current.session.account.id}/${current.session.session.environment}`}
+        session={current.session}
+        generation={current.generation}
+        location={location}
+        onSession={(session) =>
+          setCurrent((previous) => ({
+            state: 'signed-in',
+            session,
+            generation: previous.state === 'signed-in' ? previous.generation + 1 : 0,
+          }))
+        }
+        onSignedOut={() => setCurrent({ state: 'signed-out', notice: 'You are signed out.' })}
+      />
+      {current.ended !== undefined && (
+        <SessionEndedDialog
+          why={current.ended}
+          session={current.session}
+          onSignedIn={signedInAgain}
+          onLeave={() => setCurrent({ state: 'signed-out', notice: `Your session ended: ${current.ended}` })}
+        />
+      )}
+    </>
+  );
+}
+
+/**
+ * A session that ended while a page was open: sign in again here, and the page, with what was typed
+ * in it, is as it was (send the form again). With a key of another account or environment the
+ * console starts over on its pages.
+ */
+function SessionEndedDialog({
+  why,
+  session,
+  onSignedIn,
+  onLeave,
+}: {
+  why: string;
+  session: SessionView;
+  onSignedIn: (session: SessionView) => void;
+  onLeave: () => void;
+}) {
+  return (
+    <Dialog title="Your session ended" onClose={onLeave}>
+      <p class="notice" role="status">
+        {why}
+      </p>
+      <p>
+        What you typed on this page is kept. Sign in again with a key of <strong>{session.account.name}</strong> (
+        {session.session.environment}) to go on where you were, then send it again.
+      </p>
+      <SignInForm onSignedIn={onSignedIn} />
+      <button type="button" class="button secondary" onClick={onLeave}>
+        Leave this page
+      </button>
+    </Dialog>
   );
 }
 
