@@ -204,7 +204,18 @@ export const InitiateTransferBody = Type.Object(
     salePrice: Type.Number({ minimum: 0 }),
     saleCurrency: Type.String({ pattern: '^[A-Z]{3}$' }),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        objectId: 'obj_4f2a9c1e7b30d5a86e12',
+        fromOwnerId: 'client-jane',
+        toOwnerId: 'client-omar',
+        salePrice: 18500,
+        saleCurrency: 'EUR',
+      },
+    ],
+  },
 );
 export type InitiateTransferBody = Static<typeof InitiateTransferBody>;
 

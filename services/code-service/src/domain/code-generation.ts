@@ -82,7 +82,7 @@ export function gtinNotOwned(gtin: string): DomainError {
   return {
     type: 'DomainError',
     code: 'GTIN_NOT_OWNED',
-    message: `This account may not sign codes for GTIN ${gtin}: the operator grants GTINs and company prefixes (POST /api/v1/accounts/{accountId}/gtins).`,
+    message: `This account may not sign codes for GTIN ${gtin}: it was not granted to this account. The operator grants GTINs and company prefixes (POST /api/v1/accounts/{accountId}/gtins); a GTIN granted to an account is signed with that account's key, not the operator's.`,
     details: { gtin },
   };
 }
