@@ -1573,6 +1573,27 @@ describe('the codes list', () => {
       expect(await pager.getByRole('button', { name: 'Previous page' }).isDisabled()).toBe(true);
       expect(await page.getByLabel('GTIN').inputValue()).toBe('');
     }));
+
+  it('finds a code by its link pasted into the GTIN field', () =>
+    inBrandPage(async (page) => {
+      const code = await api('POST', '/code/generate', {
+        key: brand,
+        body: { gtin, serialNumber: 'PASTED/1', batchNumber: 'LOT-P' },
+      });
+      expect(code.status, JSON.stringify(code.body)).toBe(201);
+      await open(page, '/codes');
+      await page.getByLabel('GTIN').fill(code.body.url);
+      await page.getByRole('button', { name: 'Search' }).click();
+      await page.waitForURL(/serial=PASTED/);
+      await settled(page);
+      expect([
+        await page.getByLabel('GTIN').inputValue(),
+        await page.getByLabel('Serial', { exact: true }).inputValue(),
+        await page.getByLabel('Batch', { exact: true }).inputValue(),
+      ]).toEqual([gtin, 'PASTED/1', 'LOT-P']);
+      expect(await page.locator('main table tbody tr').count()).toBe(1);
+      expect(await textOf(page, 'main table')).toContain('PASTED/1');
+    }));
 });
 
 describe('usage', () => {

@@ -6,6 +6,7 @@ import { LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { formatTime } from '../format.ts';
 import { asGtin14 } from '../gtin.ts';
+import { searchOfPastedLink } from '../pasted-link.ts';
 import { Link, type Location, navigate } from '../router.tsx';
 import { holds } from '../scopes.ts';
 import type { CodeSummary, DataPage, SessionView } from '../types.ts';
@@ -47,17 +48,20 @@ export function CodesPage({ session, location }: { session: SessionView; locatio
 
   const submit = (event: Event) => {
     event.preventDefault();
-    const gtin = form.gtin.trim();
+    // A code's link pasted in the GTIN field searches for that code.
+    const asked = searchOfPastedLink(form.gtin) ?? form;
+    if (asked !== form) setForm(asked);
+    const gtin = asked.gtin.trim();
     if (gtin && !/^\d{8,14}$/.test(gtin)) {
-      setGtinError('A GTIN is 8 to 14 digits.');
+      setGtinError('A GTIN is 8 to 14 digits, or paste a code’s whole link.');
       return;
     }
     setGtinError(undefined);
     pages.reset();
     const query = new URLSearchParams();
     if (gtin) query.set('gtin', asGtin14(gtin));
-    if (form.serial.trim()) query.set('serial', form.serial.trim());
-    if (form.batch.trim()) query.set('batch', form.batch.trim());
+    if (asked.serial.trim()) query.set('serial', asked.serial.trim());
+    if (asked.batch.trim()) query.set('batch', asked.batch.trim());
     const text = query.toString();
     navigate(text ? `/codes?${text}` : '/codes');
   };
@@ -81,17 +85,16 @@ export function CodesPage({ session, location }: { session: SessionView; locatio
         </p>
       )}
       <form class="form search-form" aria-label="Search codes" onSubmit={submit} noValidate>
-        <Field id="search-gtin" label="GTIN" error={gtinError}>
+        <Field id="search-gtin" label="GTIN" hint="Or paste a code’s link." error={gtinError}>
           <input
-            {...describedBy('search-gtin', false, gtinError)}
-            inputMode="numeric"
+            {...describedBy('search-gtin', true, gtinError)}
             value={form.gtin}
             onInput={(event) => setForm({ ...form, gtin: event.currentTarget.value })}
           />
         </Field>
-        <Field id="search-serial" label="Serial">
+        <Field id="search-serial" label="Serial" hint="The whole serial: capitals and small letters differ.">
           <input
-            id="search-serial"
+            {...describedBy('search-serial', true, undefined)}
             value={form.serial}
             onInput={(event) => setForm({ ...form, serial: event.currentTarget.value })}
           />
