@@ -1574,6 +1574,24 @@ describe('the codes list', () => {
       expect(await page.getByLabel('GTIN').inputValue()).toBe('');
     }));
 
+  it('shows the page a code was opened from again on Back, not the list’s first page', () =>
+    inBrandPage(async (page) => {
+      await open(page, `/codes?gtin=${gtin}`);
+      const pager = page.getByRole('navigation', { name: 'Codes pages' });
+      await pager.getByRole('button', { name: 'Next page' }).click();
+      await pager.getByText('Page 2').waitFor();
+      await settled(page);
+      const rows = await textOf(page, 'main table tbody');
+      await page.locator('main table tbody a').first().click();
+      await page.waitForURL(/\/codes\/code_/);
+      await settled(page);
+      await page.goBack();
+      await page.waitForURL(/\/codes\?gtin=/);
+      await pager.getByText('Page 2').waitFor();
+      await settled(page);
+      expect(await textOf(page, 'main table tbody')).toBe(rows);
+    }));
+
   it('finds a code by its link pasted into the GTIN field', () =>
     inBrandPage(async (page) => {
       const code = await api('POST', '/code/generate', {

@@ -6,17 +6,33 @@ import { useEffect, useState } from 'preact/hooks';
  */
 export type CursorPages = ReturnType<typeof useCursorPages>;
 
+/** The cursors walked in the lists of this history entry, by name: the browser keeps them with the entry. */
+type RememberedPages = Record<string, { list: string; cursors: Array<string | undefined> }>;
+
+const rememberedPagesOf = (): RememberedPages =>
+  ((window.history.state as { cursorPages?: RememberedPages } | null)?.cursorPages ?? {}) as RememberedPages;
+
 /**
  * The pages of a list walked by its cursors: the cursor of the page shown, its number, and moves.
  * `list` names what is listed (a filter, say): another list starts at its first page, from the
  * render that names it, while the page and what it holds (a form, the focus) stay; coming back to a
- * list starts it at its first page again.
+ * list starts it at its first page again. With `rememberAs`, the page walked to is kept with the
+ * browser's history entry, so Back from a row's page shows the list at that page again (before, at
+ * its first).
  */
-export function useCursorPages(list = '') {
-  const [walked, setWalked] = useState<{ list: string; cursors: Array<string | undefined> }>({ list, cursors: [undefined] });
+export function useCursorPages(list = '', rememberAs?: string) {
+  const [walked, setWalked] = useState<{ list: string; cursors: Array<string | undefined> }>(() => {
+    const remembered = rememberAs === undefined ? undefined : rememberedPagesOf()[rememberAs];
+    return remembered?.list === list && remembered.cursors.length > 0 ? remembered : { list, cursors: [undefined] };
+  });
   const cursorsOf = (held: typeof walked) => (held.list === list ? held.cursors : [undefined]);
   // The pages walked in another list are forgotten once this one is shown (until then, not shown).
   useEffect(() => setWalked((held) => (held.list === list ? held : { list, cursors: [undefined] })), [list]);
+  useEffect(() => {
+    if (rememberAs === undefined || walked.list !== list) return;
+    const state = (window.history.state ?? {}) as Record<string, unknown>;
+    window.history.replaceState({ ...state, cursorPages: { ...rememberedPagesOf(), [rememberAs]: walked } }, '');
+  }, [walked, list, rememberAs]);
   const cursors = cursorsOf(walked);
   return {
     cursor: cursors[cursors.length - 1],

@@ -45,7 +45,7 @@ const kindWords: Readonly<Record<BlockKind, string>> = { counterfeit: 'Counterfe
 export function BlocklistPage({ session, location }: { session: SessionView; location: Location }) {
   const status = statusOf(location.query);
   // Another status is another list: its first page, with the form and the focus where they are.
-  const pages = useCursorPages(status);
+  const pages = useCursorPages(status, 'blocklist');
   const blocks = useLoad(
     () => api.get<{ blocks: BlockView[]; pagination: Pagination }>('/blocklist', { status, limit: 20, cursor: pages.cursor }),
     [status, pages.cursor],

@@ -33,7 +33,7 @@ export function CodesPage({ session, location }: { session: SessionView; locatio
   useEffect(() => setForm(search), [key]);
   const [gtinError, setGtinError] = useState<string | undefined>();
   // Another search is another list: its first page (a cursor of one search never goes with another).
-  const pages = useCursorPages(key);
+  const pages = useCursorPages(key, 'codes');
   const codes = useLoad(
     () =>
       api.get<DataPage<CodeSummary>>('/codes', {

@@ -74,7 +74,7 @@ const statusOf = (query: URLSearchParams): ReportStatus | '' => {
 export function ReportsPage({ session, location }: { session: SessionView; location: Location }) {
   const status = statusOf(location.query);
   // Another status is another list: its first page, with the form and the focus where they are.
-  const pages = useCursorPages(status);
+  const pages = useCursorPages(status, 'reports');
   const reports = useLoad(
     () =>
       api.get<{ reports: CodeReportView[]; pagination: Pagination }>('/code/reports', {
