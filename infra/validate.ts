@@ -185,7 +185,7 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
     const { file: _file, ...manifest } = doc;
     for (const problem of schemaProblems(manifest)) problems.push(`${where}: ${problem}`);
   }
-  const configMap = docs.find((doc) => doc.kind === 'ConfigMap')?.data ?? {};
+  const configMap: Doc = Object.assign({}, ...docs.filter((doc) => doc.kind === 'ConfigMap').map((doc) => doc.data ?? {}));
   // Every Secret's settings (the database roles' Secret is keyed by service, not by setting).
   const settingSecrets = docs.filter((doc) => doc.kind === 'Secret' && doc.metadata?.name !== 'hallmark-database-roles');
   const secret: Doc = Object.assign({}, ...settingSecrets.map((doc) => doc.stringData ?? {}));
@@ -251,10 +251,13 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
           ? `${where}: HALLMARK_MASTER_KEY does not reach its pods`
           : `${where}: HALLMARK_MASTER_KEY reaches its pods; only ${masterKeyServices.join(', ')} may hold it`,
       );
-    for (const name of s3Variables) {
+    for (const name of ['HALLMARK_S3_BUCKET_URL', ...s3Variables]) {
       if (settings.has(name) && !photoServices.includes(service))
         problems.push(`${where}: ${name} reaches its pods; only ${photoServices.join(', ')} use the photo bucket`);
     }
+    // A service given the bucket's URL without its keys refuses to start (blobStoreFor).
+    if (settings.has('HALLMARK_S3_BUCKET_URL') && !s3Variables.every((name) => settings.has(name)))
+      problems.push(`${where}: HALLMARK_S3_BUCKET_URL reaches its pods without ${s3Variables.join(' and ')}`);
     if (autoscaled.includes(service) && deployment.spec?.replicas !== undefined)
       problems.push(`${where}: sets replicas, which every apply would reset under its HorizontalPodAutoscaler`);
     const portNames = new Set((container?.ports ?? []).map((port: Doc) => port.name));
