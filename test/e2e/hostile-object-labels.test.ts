@@ -78,14 +78,38 @@ describe.each([
     const page = await scanLabel(blocked.label, 'text/html');
     expect(headlineOf(page)).toBe('Counterfeit: do not use');
     expect(page).not.toContain('Authentic product');
+    // Why, truthfully: the tag's signature is genuine, the house marked the label (not "the signature
+    // does not match"), the reason listed, and the report form the page tells the shopper to use.
+    expect(page).toContain('the auction house has marked this label as counterfeit');
+    expect(page).not.toContain('does not match the one issued');
+    expect(page).toContain('It matches a known counterfeit pattern');
+    expect(page).toContain('<form method="post" action="/resolver/report">');
+    expect(await scanLabel(genuine.label, 'text/html')).not.toContain('<form');
 
     // Each view is one scan (with the API's, three), recorded with the verdict the page showed.
-    const verdicts = await waitFor('the three scans recorded', async () => {
+    const verdicts = await waitFor('the scans recorded', async () => {
       const scans = await api('GET', `/scans?gtin=${blocked.gtin}`, { key: house });
       expect(scans.status, JSON.stringify(scans.body)).toBe(200);
       const listed = (scans.body.scans as Json[]).map((scan) => scan.verdict);
       return listed.length >= 3 ? listed : undefined;
     });
-    expect(verdicts).toEqual(['COUNTERFEIT', 'COUNTERFEIT', 'COUNTERFEIT']);
+    expect(verdicts.every((verdict) => verdict === 'COUNTERFEIT')).toBe(true);
+  });
+
+  it('says of a brand code it blocked that its signature is genuine and the brand marked it, not that the signature does not match', async () => {
+    const operator = product.operatorKey;
+    const created = await api('POST', '/accounts', { key: operator, body: { name: 'Brand', tier: 'enterprise' } });
+    const brand = created.body.apiKey.secret as string;
+    const gtin = '09506000134376';
+    await api('POST', `/accounts/${created.body.account.id}/gtins`, { key: operator, body: { gtin } });
+    const code = await api('POST', '/code/generate', { key: brand, body: { gtin, serialNumber: 'BLOCKED-PAGE-1' } });
+    expect(code.status, JSON.stringify(code.body)).toBe(201);
+    const block = await api('POST', '/blocklist', { key: brand, body: { gtin, serial: 'BLOCKED-PAGE-1', kind: 'counterfeit' } });
+    expect(block.status, JSON.stringify(block.body)).toBe(201);
+    const page = await scanLabel(code.body.url, 'text/html');
+    expect(headlineOf(page)).toBe('Counterfeit: do not use');
+    expect(page).toContain('Its signature is genuine, but the brand has marked this code as counterfeit');
+    expect(page).not.toContain('Its signature does not match a code issued here.');
+    expect(page).toContain('It matches a known counterfeit pattern');
   });
 });

@@ -196,6 +196,24 @@ function codeFacts(page: CodePage, dates: DateFormatter, issuedBy: string | unde
   ]);
 }
 
+/** Why the page warns: a line per risk indicator, and the brand's confirmed report; nothing without a risk. */
+function warningSection(riskIndicators: readonly string[], confirmedReport: CodePage['confirmedReport']): string {
+  const risks = riskIndicators.map((indicator) => english.risk[indicator]).filter((text) => text !== undefined);
+  if (risks.length === 0) return '';
+  const confirmed = confirmedReport
+    ? `<p>${escapeHtml(english.labels.brandConfirmed)}${confirmedReport.reason ? `: ${escapeHtml(confirmedReport.reason)}` : '.'}</p>`
+    : '';
+  return `<section><h2>${escapeHtml(english.labels.whyWarning)}</h2><ul>${risks.map((text) => `<li>${escapeHtml(text)}</li>`).join('')}</ul>${confirmed}</section>`;
+}
+
+/** The shopper's report form (POST /resolver/report) of the scanned link. */
+function reportSection(link: string): string {
+  return `<section><h2>${escapeHtml(english.report.heading)}</h2><p class="note">${escapeHtml(english.report.intro)}</p>
+<form method="post" action="/resolver/report"><input type="hidden" name="link" value="${escapeHtml(link)}">
+<label for="reason">${escapeHtml(english.report.reasonLabel)}</label><textarea id="reason" name="reason" maxlength="1000"></textarea>
+<button type="submit">${escapeHtml(english.report.submit)}</button></form></section>`;
+}
+
 export function renderCodePage(page: CodePage, dates: DateFormatter): string {
   if (page.testCode && page.codeFound) return renderTestCodePage(page, dates);
   const words = english.verdict[page.verdict];
@@ -204,11 +222,13 @@ export function renderCodePage(page: CodePage, dates: DateFormatter): string {
   // A forged link's page says nothing of its serial (issued or not, its product): no oracle of serials.
   const signed = page.codeFound && page.verdict !== 'counterfeit';
   const summary =
-    !signed || page.issuer === undefined
-      ? words.summary
-      : page.issuer === null
-        ? english.issuedByOperator
-        : english.issuedBy(page.issuer.name);
+    page.codeFound && page.verdict === 'counterfeit'
+      ? english.verdict.counterfeit.listedSummary
+      : !signed || page.issuer === undefined
+        ? words.summary
+        : page.issuer === null
+          ? english.issuedByOperator
+          : english.issuedBy(page.issuer.name);
   const issuer = page.issuer ?? undefined;
   const band = issuer ? brandBand(issuer, signed ? english.labels.issuedBy : english.labels.gtinOwner) : '';
   const facts = codeFacts(
@@ -216,21 +236,8 @@ export function renderCodePage(page: CodePage, dates: DateFormatter): string {
     dates,
     signed && page.issuer !== undefined ? (page.issuer === null ? english.labels.noBrand : page.issuer.name) : undefined,
   );
-  const risks = page.riskIndicators.map((indicator) => english.risk[indicator]).filter((text) => text !== undefined);
-  const confirmed = page.confirmedReport
-    ? `<p>${escapeHtml(english.labels.brandConfirmed)}${page.confirmedReport.reason ? `: ${escapeHtml(page.confirmedReport.reason)}` : '.'}</p>`
-    : '';
-  const warning =
-    risks.length > 0
-      ? `<section><h2>${escapeHtml(english.labels.whyWarning)}</h2><ul>${risks.map((text) => `<li>${escapeHtml(text)}</li>`).join('')}</ul>${confirmed}</section>`
-      : '';
-  const report =
-    page.verdict === 'authentic'
-      ? ''
-      : `<section><h2>${escapeHtml(english.report.heading)}</h2><p class="note">${escapeHtml(english.report.intro)}</p>
-<form method="post" action="/resolver/report"><input type="hidden" name="link" value="${escapeHtml(page.link)}">
-<label for="reason">${escapeHtml(english.report.reasonLabel)}</label><textarea id="reason" name="reason" maxlength="1000"></textarea>
-<button type="submit">${escapeHtml(english.report.submit)}</button></form></section>`;
+  const warning = warningSection(page.riskIndicators, page.confirmedReport);
+  const report = page.verdict === 'authentic' ? '' : reportSection(page.link);
   return layout(
     words.headline,
     'en',
@@ -277,6 +284,13 @@ export interface AuctionPage {
   /** A test object's code past its 24 hours. */
   tagExpired?: boolean | undefined;
   verifiedAt: Date;
+  /** The tag's signature is the one issued for the object (a counterfeit verdict with it came from the scan: a block, a report). */
+  signatureValid: boolean;
+  /** The scan's reasons, when its verdict is worse than the object's own (objectLabelVerification). */
+  riskIndicators: readonly string[];
+  confirmedReport?: CodePage['confirmedReport'];
+  /** The scanned link, for the report form. */
+  link: string;
 }
 
 /** The panel of test data (a test key's code or object) in the verdict's place: the test notice as its headline, amber. */
@@ -291,6 +305,13 @@ function testObjectPanel(page: AuctionPage): string {
     english.auction.test.summary,
     page.verdict === 'counterfeit' ? english.auction.summary.counterfeit : page.tagExpired ? english.auction.test.expired : '',
   ]);
+}
+
+/** The verdict's line: a counterfeit label with a genuine signature is one its house marked so, never a signature that does not match. */
+function auctionSummary(page: AuctionPage): string | undefined {
+  if (page.verdict === 'counterfeit' && page.signatureValid && page.riskIndicators.length > 0)
+    return english.auction.listedSummary;
+  return english.auction.summary[page.verdict];
 }
 
 export function renderAuctionPage(page: AuctionPage, dates: DateFormatter): string {
@@ -312,12 +333,13 @@ export function renderAuctionPage(page: AuctionPage, dates: DateFormatter): stri
   return layout(
     `${page.title}: ${test ? english.labels.testCode : words.headline}`,
     'en',
-    `${test ? testObjectPanel(page) : verdictPanel(page.verdict, english.auction.summary[page.verdict] ?? words.summary)}
+    `${test ? testObjectPanel(page) : verdictPanel(page.verdict, auctionSummary(page) ?? words.summary)}
 <section><p class="note">${escapeHtml(english.auction.kicker)}</p><h2>${escapeHtml(page.title)}</h2>${facts}</section>
 <section><h2>${escapeHtml(english.auction.history)}</h2>${history}
 <p>${escapeHtml(page.chainIntact ? english.auction.chainIntact : english.auction.chainBroken)}</p>
 <p>${escapeHtml(photos)}</p></section>
-<section><h2>${escapeHtml(english.labels.whatToDo)}</h2><p>${escapeHtml(test ? english.auction.test.action : words.action)}</p></section>`,
+<section><h2>${escapeHtml(english.labels.whatToDo)}</h2><p>${escapeHtml(test ? english.auction.test.action : words.action)}</p></section>
+${test ? '' : warningSection(page.riskIndicators, page.confirmedReport)}${test || page.verdict === 'authentic' ? '' : reportSection(page.link)}`,
   );
 }
 

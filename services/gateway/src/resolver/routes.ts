@@ -331,7 +331,13 @@ export function registerResolverRoutes(
   }
 
   /** The page of an object's label, with the verdict objectLabelVerification gives it. */
-  function auctionObjectPage(reply: FastifyReply, object: ObjectLabelVerification, scan: SeenScan, dates: DateFormatter) {
+  function auctionObjectPage(
+    reply: FastifyReply,
+    object: ObjectLabelVerification,
+    scan: SeenScan,
+    link: string,
+    dates: DateFormatter,
+  ) {
     const verdict: PageVerdict =
       object.status === 'authentic' ? 'authentic' : object.status === 'counterfeit' ? 'counterfeit' : 'suspicious';
     return html(
@@ -354,6 +360,10 @@ export function registerResolverRoutes(
           testObject: object.environment === 'test' || object.status === 'test',
           tagExpired: object.cryptographic_identity.tag_status === 'expired',
           verifiedAt: new Date(scan.verifiedAt),
+          signatureValid: object.cryptographic_identity.signature_valid,
+          riskIndicators: object.riskIndicators ?? [],
+          confirmedReport: scan.result?.confirmedReport,
+          link,
         },
         dates,
       ),
@@ -401,7 +411,7 @@ export function registerResolverRoutes(
     ]);
     if (object) {
       const verified = objectLabelVerification(object, scan);
-      return form === 'json' ? secure(reply).send(verified) : auctionObjectPage(reply, verified, scan, dates);
+      return form === 'json' ? secure(reply).send(verified) : auctionObjectPage(reply, verified, scan, scannedUrl, dates);
     }
     if (form === 'json') return secure(reply).send(verificationJson(scan, scanned));
     const result = scan.result;

@@ -21,6 +21,8 @@ export const english = {
     counterfeit: {
       headline: 'Counterfeit: do not use',
       summary: 'Its signature does not match a code issued here.',
+      /** A genuine signature on a code the brand marked as counterfeit (its blocklist, a confirmed report). */
+      listedSummary: 'Its signature is genuine, but the brand has marked this code as counterfeit: see why below.',
       action: 'Do not use or sell this product. Keep it, its packaging and your receipt, tell the seller, and report it below.',
     },
   },
@@ -101,6 +103,8 @@ export const english = {
       suspicious: 'The tag’s signature checks out, but something below does not hold.',
       counterfeit: 'The tag’s signature does not match the one issued for this object.',
     } as Record<string, string>,
+    /** A genuine signature on a label the house marked as counterfeit (its blocklist, a confirmed report). */
+    listedSummary: 'The tag’s signature checks out, but the auction house has marked this label as counterfeit: see why below.',
     /** An object registered with a test key: the headline is labels.testCode, as on a test code's page. */
     test: {
       summary: 'It was registered with a test key, in Hallmark’s sandbox: this record says nothing about a real object.',
