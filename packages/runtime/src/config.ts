@@ -86,6 +86,13 @@ export const DistributedConfig = Type.Composite([
     HALLMARK_PROBE_PORT: Type.Optional(
       Type.Integer({ minimum: 0, maximum: 65_535, description: 'port for /health and /ready of a backend service' }),
     ),
+    HALLMARK_DATABASE_POOL_MAX: Type.Integer({
+      minimum: 1,
+      maximum: 100,
+      default: 10,
+      description:
+        'PostgreSQL connections a process pools (each event subscription holds one more, for LISTEN): replicas × (this + 2) must stay under max_connections',
+    }),
     // Only a test deployment may run on a made-up master key (master-key-strength.ts).
     HALLMARK_ENVIRONMENT: Type.Union([Type.Literal('production'), Type.Literal('test')], {
       default: 'production',

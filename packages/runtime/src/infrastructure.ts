@@ -57,6 +57,7 @@ export async function connectDistributed(config: DistributedConfig, service: str
   const db = createPostgresDatabase({
     connectionString: config.HALLMARK_DATABASE_URL,
     applicationName: service,
+    maxConnections: config.HALLMARK_DATABASE_POOL_MAX,
     ...(config.HALLMARK_TLS_CA_FILE ? { tlsCaFile: config.HALLMARK_TLS_CA_FILE } : {}),
   });
   const eventStore = config.HALLMARK_ESDB_URL
