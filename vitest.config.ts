@@ -5,6 +5,7 @@ import { defineConfig } from 'vitest/config';
  * something took or counts requests within a second, and most of their time is waiting.
  */
 const pairedEndToEndFiles = [
+  'alerting-scans-stored',
   'api-polish',
   'cli',
   'codes',
@@ -15,10 +16,12 @@ const pairedEndToEndFiles = [
   'hostile-audit',
   'hostile-bus',
   'hostile-edge',
+  'hostile-object-labels',
   'hostile-ownership',
   'hostile-public-keys',
   'hostile-reports',
   'hostile-resolver',
+  'hostile-serial-oracle',
   'hostile-signing-keys',
   'hostile-transfers',
   'hostile-verdicts',
