@@ -318,6 +318,52 @@ describe.each([
       expect(mapped).toEqual([2, 2, 2]);
     });
 
+    it('one hop: another site’s image, frame, script, fetch or prefetch of a genuine code’s page is refused and counts no scan, so its visitors’ browsers fake no cloned label', async () => {
+      const view = (link: string, address: string, headers: Record<string, string>) =>
+        fetch(`${proxied.url}/verify${pathOf(link)}`, { headers: { 'x-forwarded-for': address, ...headers } });
+      const code = await operatorCode(proxied);
+      // Twelve visitors of another site, each from an address of their own: the page embeds the link.
+      const embeds: Array<Record<string, string>> = [
+        { 'sec-fetch-dest': 'image', 'sec-fetch-mode': 'no-cors', 'sec-fetch-site': 'cross-site' },
+        { 'sec-fetch-dest': 'iframe', 'sec-fetch-mode': 'navigate', 'sec-fetch-site': 'cross-site' },
+        { 'sec-fetch-dest': 'script', 'sec-fetch-mode': 'no-cors', 'sec-fetch-site': 'cross-site' },
+        { 'sec-fetch-dest': 'empty', 'sec-fetch-mode': 'cors', 'sec-fetch-site': 'cross-site', accept: 'application/json' },
+        { 'sec-fetch-dest': 'document', 'sec-purpose': 'prefetch', 'sec-fetch-site': 'cross-site' },
+        { 'sec-fetch-dest': 'empty', purpose: 'prefetch', 'sec-fetch-site': 'cross-site' },
+      ];
+      for (let index = 0; index < 12; index++) {
+        const headers = embeds[index % embeds.length] ?? {};
+        const response = await view(code, `198.51.100.${120 + index}`, headers);
+        const body = await response.text();
+        expect(response.status, `${JSON.stringify(headers)}: ${body.slice(0, 200)}`).toBe(403);
+        if (headers.accept === 'application/json') expect(JSON.parse(body).error.code).toBe('EMBEDDED_LOAD_REFUSED');
+        else expect(body).toContain('Open this link to check the product');
+      }
+      // The shopper who opens the link (a phone after the scan: a top-level navigation) makes its first scan.
+      const opened = await view(code, '198.51.100.140', {
+        'sec-fetch-dest': 'document',
+        'sec-fetch-mode': 'navigate',
+        'sec-fetch-site': 'none',
+        accept: 'application/json',
+      });
+      const first = (await opened.json()) as Json;
+      expect(opened.status, JSON.stringify(first)).toBe(200);
+      expect(first).toMatchObject({ verdict: 'AUTHENTIC', metadata: { totalScans: 1 } });
+
+      // The same twelve loads counted as views (no fetch metadata, as before): the cloned-label rule fires.
+      const counted = await operatorCode(proxied);
+      let last: Json = {};
+      for (let index = 0; index < 12; index++) {
+        const response = await view(counted, `198.51.100.${160 + index}`, { accept: 'application/json' });
+        last = (await response.json()) as Json;
+        expect(response.status, JSON.stringify(last)).toBe(200);
+      }
+      expect(last).toMatchObject({
+        verdict: 'SUSPICIOUS',
+        riskIndicators: expect.arrayContaining(['KNOWN_COUNTERFEIT_PATTERN']),
+      });
+    });
+
     it('one hop: the addresses of one IPv6 /64 share a bucket, so rotating through them buys none; another /64 has its own', async () => {
       // A holder of 2001:db8:77:1::/64 sends each request from another of its addresses, written every way.
       const spellings = (index: number) =>

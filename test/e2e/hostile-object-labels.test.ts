@@ -96,6 +96,57 @@ describe.each([
     expect(verdicts.every((verdict) => verdict === 'COUNTERFEIT')).toBe(true);
   });
 
+  it('the public look-up by serial says what the house said of the label: counterfeit when blocked so, suspicious when withdrawn, authentic again once unblocked', async () => {
+    // No key, as a buyer asks it: the serial typed from the label.
+    const lookUp = async (serial: string) => {
+      const response = await fetchFrom(newClientAddress(), `${product.url}/api/v1/auction/public/verify/${serial}`);
+      expect(response.status, response.text.slice(0, 300)).toBe(200);
+      return JSON.parse(response.text) as Json;
+    };
+    const genuine = await register('Speedmaster 2915');
+    const plain = await lookUp(genuine.serial);
+    expect(plain).toMatchObject({ status: 'authentic' });
+    expect(plain.blocked).toBeUndefined();
+    expect(plain.riskIndicators).toBeUndefined();
+
+    const copied = await register('Milgauss 6541');
+    const block = await api('POST', '/blocklist', {
+      key: house,
+      body: { gtin: copied.gtin, serial: copied.serial, kind: 'counterfeit', reason: 'copied tag seen in Geneva' },
+    });
+    expect(block.status, JSON.stringify(block.body)).toBe(201);
+    const counterfeit = await lookUp(copied.serial);
+    expect(counterfeit).toMatchObject({
+      status: 'counterfeit',
+      confidence: 0.99,
+      riskIndicators: ['KNOWN_COUNTERFEIT_PATTERN'],
+      blocked: { kind: 'counterfeit' },
+      object: { title: 'Milgauss 6541', serial: copied.serial },
+    });
+    // The house's notes and ids stay the house's.
+    expect(JSON.stringify(counterfeit)).not.toContain('Geneva');
+    expect(counterfeit.blocked.blockId).toBeUndefined();
+
+    const withdrawn = await register('Explorer 1016');
+    const withdrawal = await api('POST', '/blocklist', {
+      key: house,
+      body: { gtin: withdrawn.gtin, serial: withdrawn.serial, kind: 'withdrawn' },
+    });
+    expect(withdrawal.status, JSON.stringify(withdrawal.body)).toBe(201);
+    expect(await lookUp(withdrawn.serial)).toMatchObject({
+      status: 'suspicious',
+      confidence: 0.9,
+      blocked: { kind: 'withdrawn' },
+    });
+
+    // Unblocked: the object's own record again (every replica follows the change).
+    const removed = await api('DELETE', `/blocklist/${block.body.blockId}`, { key: house });
+    expect(removed.status, JSON.stringify(removed.body)).toBe(200);
+    await waitFor('the block lifted', async () => ((await lookUp(copied.serial)).status === 'authentic' ? true : undefined));
+    // Another house's object is untouched by this house's blocklist: the block is the label owner's word only.
+    expect(await lookUp(genuine.serial)).toMatchObject({ status: 'authentic' });
+  });
+
   it('says of a brand code it blocked that its signature is genuine and the brand marked it, not that the signature does not match', async () => {
     const operator = product.operatorKey;
     const created = await api('POST', '/accounts', { key: operator, body: { name: 'Brand', tier: 'enterprise' } });

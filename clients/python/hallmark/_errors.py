@@ -132,6 +132,12 @@ class CsrfRejectedError(APIError):
     error_code = "CSRF_REJECTED"
 
 
+class EmbeddedLoadRefusedError(APIError):
+    """The resolver's verification page loaded by another page or prefetched (a browser's Sec-Fetch-Dest): never a scan."""
+
+    error_code = "EMBEDDED_LOAD_REFUSED"
+
+
 class NotFoundError(APIError):
     error_code = "NOT_FOUND"
 
@@ -210,6 +216,7 @@ ERROR_CLASSES: dict[str, type[APIError]] = {
         GtinNotOwnedError,
         GtinClaimNotAllowedError,
         CsrfRejectedError,
+        EmbeddedLoadRefusedError,
         NotFoundError,
         MethodNotAllowedError,
         ConflictError,
@@ -242,6 +249,7 @@ ERROR_STATUS: dict[str, int] = {
     "GTIN_NOT_OWNED": 403,
     "GTIN_CLAIM_NOT_ALLOWED": 403,
     "CSRF_REJECTED": 403,
+    "EMBEDDED_LOAD_REFUSED": 403,
     "NOT_FOUND": 404,
     "METHOD_NOT_ALLOWED": 405,
     "CONFLICT": 409,

@@ -22,6 +22,8 @@ export const errorStatus = {
   GTIN_CLAIM_NOT_ALLOWED: 403,
   /** A request made with the console's session cookie without the console's header, or from another origin. */
   CSRF_REJECTED: 403,
+  /** The resolver's verification page loaded by another page (an image, a frame, a script, a fetch) or prefetched: never a scan. */
+  EMBEDDED_LOAD_REFUSED: 403,
   NOT_FOUND: 404,
   /** The path exists, the method does not: the answer's Allow header lists the ones that do. */
   METHOD_NOT_ALLOWED: 405,

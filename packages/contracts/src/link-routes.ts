@@ -70,7 +70,7 @@ export const verificationPageRoute = defineRoute({
   catchAll: true,
   params: ResolverLinkParam,
   summary:
-    'The page a shopper lands on after scanning a code (the gs1:verificationService link, and the default one unless the brand set another): the verdict, product, scan count and time. With Accept: application/json the verification result. A GET is a scan (a reload within seconds counts once); HEAD is not.',
+    'The page a shopper lands on after scanning a code (the gs1:verificationService link, and the default one unless the brand set another): the verdict, product, scan count and time. With Accept: application/json the verification result. A GET is a scan (a reload within seconds counts once); HEAD is not, nor is a load by another page (an image, a frame, a script, a fetch) or a prefetch, which is refused.',
   tags: ['resolver'],
   auth: 'public',
   publicRateLimit: true,
@@ -82,8 +82,14 @@ export const verificationPageRoute = defineRoute({
       contentType: 'text/html',
     },
     400: { description: 'A readable page saying what is wrong with the link', schema: HtmlPage, contentType: 'text/html' },
+    403: {
+      description:
+        'Loaded by another page (Sec-Fetch-Dest other than document: an image, a frame, a script, a fetch) or prefetched (Sec-Purpose): not a scan. A page, or EMBEDDED_LOAD_REFUSED as JSON.',
+      schema: HtmlPage,
+      contentType: 'text/html',
+    },
   },
-  errors: ['RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
+  errors: ['RATE_LIMITED', 'SERVICE_UNAVAILABLE', 'EMBEDDED_LOAD_REFUSED'],
 });
 
 export const verificationPageOptionsRoute = defineRoute({

@@ -3,6 +3,7 @@ import {
   DashboardList,
   DashboardQuery,
   InitiateTransferBody,
+  LabelStanding,
   PhotoUploaded,
   ProvenanceEventBody,
   ProvenanceHistory,
@@ -457,6 +458,17 @@ export const resolveScanRpc = {
   operation: 'resolveScan',
   request: Type.Object({ url: Type.String({ maxLength: 4096 }), client: Type.Object({ address: Type.String() }) }),
   response: ResolvedScan,
+} satisfies RpcDefinition;
+
+/**
+ * What an auction object label's owner said of it (a block, a confirmed report), in live: the public
+ * look-up by serial (GET /auction/public/verify/{serial}) shows it, though the look-up is no scan.
+ */
+export const objectLabelStandingRpc = {
+  service: 'verify-service',
+  operation: 'objectLabelStanding',
+  request: Type.Object({ gtin: Type.String({ maxLength: 14 }), serial: Type.String({ maxLength: 64 }) }),
+  response: LabelStanding,
 } satisfies RpcDefinition;
 
 /** A shopper's report from the resolver page: recorded for the brand to review; it does not flag the code by itself. */

@@ -25,6 +25,7 @@ export const errorStatus = {
   VALIDATION_ERROR: 400,
   INSUFFICIENT_SCOPE: 403,
   CSRF_REJECTED: 403,
+  EMBEDDED_LOAD_REFUSED: 403,
   GTIN_NOT_OWNED: 403,
   GTIN_CLAIM_NOT_ALLOWED: 403,
   NOT_FOUND: 404,
@@ -123,6 +124,10 @@ export class InsufficientScopeError extends APIError {
 export class CsrfRejectedError extends APIError {
   override name = 'CsrfRejectedError';
 }
+/** The resolver's verification page loaded by another page or prefetched (a browser's Sec-Fetch-Dest): never a scan. */
+export class EmbeddedLoadRefusedError extends APIError {
+  override name = 'EmbeddedLoadRefusedError';
+}
 export class GtinNotOwnedError extends APIError {
   override name = 'GtinNotOwnedError';
 }
@@ -191,6 +196,7 @@ export const errorClasses: Readonly<Record<ErrorCode, typeof APIError>> = {
   VALIDATION_ERROR: ValidationError,
   INSUFFICIENT_SCOPE: InsufficientScopeError,
   CSRF_REJECTED: CsrfRejectedError,
+  EMBEDDED_LOAD_REFUSED: EmbeddedLoadRefusedError,
   GTIN_NOT_OWNED: GtinNotOwnedError,
   GTIN_CLAIM_NOT_ALLOWED: GtinClaimNotAllowedError,
   NOT_FOUND: NotFoundError,

@@ -8,6 +8,7 @@ export {
   ConflictError,
   CsrfRejectedError,
   DuplicateSerialError,
+  EmbeddedLoadRefusedError,
   type ErrorCode,
   ExpiredApiKeyError,
   errorClasses,

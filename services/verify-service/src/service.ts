@@ -16,6 +16,7 @@ import {
   listBlocksRpc,
   listCodeReportsRpc,
   listScansRpc,
+  objectLabelStandingRpc,
   publicReportRpc,
   reportCodeRpc,
   resolveScanRpc,
@@ -32,6 +33,7 @@ import { createCodeProjection, runCodeProjection } from './code-projection.ts';
 import { VerifyServiceConfig } from './config.ts';
 import { createBlocks, deleteBlock, listBlocks } from './handlers/blocklist.ts';
 import { codeStatus } from './handlers/code-status.ts';
+import { objectLabelStanding } from './handlers/object-label-standing.ts';
 import { createCodeBlocks, decideCodeReport, listCodeReports, publicReport, reportCode } from './handlers/report-code.ts';
 import { resolveScan } from './handlers/resolve.ts';
 import { listScans, scanAggregates, scanCountries, topScannedCodes } from './handlers/scans.ts';
@@ -122,6 +124,9 @@ export const verifyService = defineService({
       await servePing('verify-service', context),
       await serveRpc(infra.bus, log, verifyCodeRpc, async (request, { requestId }) => verifyCode(deps, request, requestId)),
       await serveRpc(infra.bus, log, resolveScanRpc, async (request, { requestId }) => resolveScan(deps, request, requestId)),
+      await serveRpc(infra.bus, log, objectLabelStandingRpc, async (request, { requestId }) =>
+        objectLabelStanding(deps, request, requestId),
+      ),
       await serveRpc(infra.bus, log, publicReportRpc, async (request, { requestId }) =>
         publicReport(reportDeps, request, requestId),
       ),

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { BlockedCode, ConfirmedReport, RiskIndicator } from './codes.ts';
 import { Pagination } from './common.ts';
 
 /** Categories and the photo angles each requires (the interface spec; docs/INTERFACE.md, Auction objects). */
@@ -138,7 +139,7 @@ export const RecordedProvenanceEvent = Type.Object({
 export const PublicVerification = Type.Object({
   status: Type.String({
     description:
-      'authentic, or suspicious when the signature, chain or photos do not hold; test for an object registered with a test key (never authentic)',
+      'authentic, or suspicious when the signature, chain or photos do not hold, or the label’s owner withdrew it or confirmed a report of it; counterfeit when the owner blocked the label as counterfeit; test for an object registered with a test key (never authentic)',
   }),
   /** Not in the spec's table: present only on a test key's object (sandbox data, not a real object). */
   environment: Type.Optional(
@@ -171,8 +172,23 @@ export const PublicVerification = Type.Object({
     latest_event: Type.String(),
   }),
   security: Type.Object({ spatial_relations: Type.Integer(), entropy_bits: Type.Integer(), tier_label: Type.String() }),
+  /** Not in the spec's table: present when the label's owner has said something against it (below). */
+  riskIndicators: Type.Optional(
+    Type.Array(RiskIndicator, {
+      description: 'KNOWN_COUNTERFEIT_PATTERN when the label is on its owner’s blocklist or the owner confirmed a report of it',
+    }),
+  ),
+  blocked: Type.Optional(BlockedCode),
+  confirmedReport: Type.Optional(ConfirmedReport),
 });
 export type PublicVerification = Static<typeof PublicVerification>;
+
+/** What an object label's owner said of it in live (verify-service): a block on its blocklist, a report it confirmed. */
+export const LabelStanding = Type.Object({
+  blocked: Type.Optional(BlockedCode),
+  confirmedReport: Type.Optional(ConfirmedReport),
+});
+export type LabelStanding = Static<typeof LabelStanding>;
 
 export const ProvenanceHistory = Type.Object({
   object: Type.Object({ serial: Type.String(), title: Type.String() }),

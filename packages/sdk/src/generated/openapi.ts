@@ -803,7 +803,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The page a shopper lands on after scanning a code (the gs1:verificationService link, and the default one unless the brand set another): the verdict, product, scan count and time. With Accept: application/json the verification result. A GET is a scan (a reload within seconds counts once); HEAD is not. */
+    /** The page a shopper lands on after scanning a code (the gs1:verificationService link, and the default one unless the brand set another): the verdict, product, scan count and time. With Accept: application/json the verification result. A GET is a scan (a reload within seconds counts once); HEAD is not, nor is a load by another page (an image, a frame, a script, a fetch) or a prefetch, which is refused. */
     get: operations['verificationPage'];
     put?: never;
     post?: never;
@@ -6811,7 +6811,7 @@ export interface operations {
         };
         content: {
           'application/json': {
-            /** @description authentic, or suspicious when the signature, chain or photos do not hold; test for an object registered with a test key (never authentic) */
+            /** @description authentic, or suspicious when the signature, chain or photos do not hold, or the label’s owner withdrew it or confirmed a report of it; counterfeit when the owner blocked the label as counterfeit; test for an object registered with a test key (never authentic) */
             status: string;
             /**
              * @description present only when the object was registered with a test key: sandbox data, not a real object
@@ -6847,6 +6847,23 @@ export interface operations {
               spatial_relations: number;
               entropy_bits: number;
               tier_label: string;
+            };
+            /** @description KNOWN_COUNTERFEIT_PATTERN when the label is on its owner’s blocklist or the owner confirmed a report of it */
+            riskIndicators?: ('EXCESSIVE_SCANS' | 'GEOGRAPHIC_IMPOSSIBILITY' | 'KNOWN_COUNTERFEIT_PATTERN' | 'EXPIRED_CODE')[];
+            blocked?: {
+              /** @description answered to the code owner’s keys only */
+              blockId?: string;
+              kind: 'counterfeit' | 'withdrawn';
+              /** @description the owner’s words (null: none given), answered to the code owner’s keys only: other accounts and the public resolver see the kind and time */
+              reason?: string | null;
+              /** Format: date-time */
+              blockedAt: string;
+            };
+            confirmedReport?: {
+              /** @description why, in the owner’s words; null when the owner gave none (a reporter’s words are never shown) */
+              reason: string | null;
+              /** Format: date-time */
+              confirmedAt: string;
             };
           };
         };
@@ -8173,6 +8190,15 @@ export interface operations {
         };
         content: {
           'text/html': string;
+        };
+      };
+      /** @description Error: EMBEDDED_LOAD_REFUSED */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
       /** @description Error: NOT_FOUND */

@@ -27,6 +27,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ReportLimits } from '../auth/report-limits.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
+import { isEmbeddedLoad } from './embedded-load.ts';
 import { inLanguage, jsonLdContext, linksetOf, resolveLinks, resolverDescription } from './linkset.ts';
 import {
   contentSecurityPolicy,
@@ -392,6 +393,13 @@ export function registerResolverRoutes(
         .status(200)
         .type(form === 'json' ? 'application/json' : 'text/html; charset=utf-8')
         .send();
+    // Another page's image, frame, script or fetch, or a prefetch, is never a scan (embedded-load.ts):
+    // refused before anything is verified or counted.
+    if (isEmbeddedLoad(request.headers)) {
+      const problem = english.error.embedded;
+      if (form !== 'html') throw new HallmarkError('EMBEDDED_LOAD_REFUSED', problem);
+      return html(reply, 403, renderMessagePage(english.error.embeddedTitle, problem));
+    }
     if (link.serial === undefined || link.signature === undefined) {
       const problem = link.serial === undefined ? 'The code has no serial number (/21/).' : 'The code carries no signature.';
       if (form !== 'html') throw new HallmarkError(link.serial === undefined ? 'INVALID_URL' : 'MISSING_SIGNATURE', problem);

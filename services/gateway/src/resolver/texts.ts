@@ -121,6 +121,9 @@ export const english = {
     busy: 'Please wait a moment and try again.',
     unavailableTitle: 'Verification is unavailable right now',
     unavailable: 'Please try again in a minute.',
+    embeddedTitle: 'Open this link to check the product',
+    embedded:
+      'This page was loaded inside another page (as an image, a frame or a script) or ahead of time. A product is only checked when its link is opened.',
   },
   footer: 'Checked by Hallmark against the Ed25519 signing keys it publishes at /.well-known/jwks.json.',
 } as const;

@@ -11,6 +11,7 @@ import {
   type InitiateTransferBody,
   initiateTransferRoute,
   initiateTransferRpc,
+  objectLabelStandingRpc,
   type ProvenanceEventBody,
   provenanceHistoryRoute,
   provenanceHistoryRpc,
@@ -23,12 +24,14 @@ import {
   registerObjectRpc,
   uploadPhotoRoute,
 } from '@hallmark/contracts';
+import { objectGtin } from '@hallmark/gs1';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/request-auth.ts';
 import { type Idempotency, requestKeyField } from '../idempotency.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
 import type { ReceiveBody, UploadSlots } from '../upload-slots.ts';
+import { withOwnersWord } from './object-label-standing.ts';
 import { withRetryAfter } from './retry-after.ts';
 
 const paramOf = (request: FastifyRequest, name: string) => (request.params as Record<string, string>)[name] as string;
@@ -148,9 +151,15 @@ export function registerAuctionRoutes(
     return recorded;
   });
 
-  registerRoute(app, publicVerifyObjectRoute, async (request) =>
-    deps.services.call(publicVerifyObjectRpc, { serial: paramOf(request, 'serial') }, request.id),
-  );
+  // The object's record, then what its label's owner said of the label (object-label-standing.ts):
+  // a look-up by serial is no scan, but a label blocked as counterfeit is never `authentic` here.
+  registerRoute(app, publicVerifyObjectRoute, async (request) => {
+    const serial = paramOf(request, 'serial');
+    const object = await deps.services.call(publicVerifyObjectRpc, { serial }, request.id);
+    if (object.status === 'test') return object;
+    const standing = await deps.services.call(objectLabelStandingRpc, { gtin: objectGtin(serial), serial }, request.id);
+    return withOwnersWord(object, standing);
+  });
 
   registerRoute(app, provenanceHistoryRoute, async (request) =>
     deps.services.call(provenanceHistoryRpc, { principal: principalOf(request), serial: paramOf(request, 'serial') }, request.id),
