@@ -21,6 +21,9 @@ import { ComplianceServiceConfig } from '../services/compliance-service/src/conf
 import { VerifyServiceConfig } from '../services/verify-service/src/config.ts';
 import { createUnknownFieldsCheck, type UnknownFields } from './kubernetes-fields.ts';
 
+/** Where the image holds infra/postgres/roles.sql (infra/docker/Dockerfile), for the migration Job's --roles. */
+const rolesFileInImage = '/app/infra/postgres/roles.sql';
+
 // Docker cannot run here, so CI checks the deployment files against the code instead:
 // they parse, carry the fields Kubernetes and Compose need, and name only images, services,
 // commands and environment variables that exist.
@@ -296,7 +299,10 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
     const container = pod.containers?.[0];
     checkPodSecurity('Job/hallmark-migrate', pod, problems);
     checkCommand('Job/hallmark-migrate', container?.workingDir, container?.command, problems);
-    if (container?.command?.at(-1) !== 'migrate') problems.push('Job/hallmark-migrate: must run hallmark migrate');
+    // The migrations, then the roles' grants (a table a release adds is granted in the same step).
+    if (container?.command?.slice(-3).join(' ') !== `migrate --roles ${rolesFileInImage}`) {
+      problems.push(`Job/hallmark-migrate: must run hallmark migrate --roles ${rolesFileInImage}`);
+    }
     if (container?.image !== image) problems.push(`Job/hallmark-migrate: image should be ${image}`);
     // The owner's URL and nothing else: the Job holds no key, secret or other credential.
     const jobSettings = [...settingsOf(container)];
@@ -513,6 +519,12 @@ function checkDockerfile(file: string, problems: string[]): void {
     problems.push('Dockerfile: the runtime stage must not build or carry a TypeScript loader');
   const user = runtime.match(/^USER\s+(\S+)/m)?.[1];
   if (!user || /^(root|0)(:|$)/.test(user)) problems.push('Dockerfile: the runtime stage must run as a non-root USER');
+  // Copied into the members' output (/out, which becomes /app): the migration Job applies it from there.
+  if (!/cp infra\/postgres\/roles\.sql \/out\/infra\/postgres\//.test(text)) {
+    problems.push(
+      `Dockerfile: the image must hold infra/postgres/roles.sql at ${rolesFileInImage} (the migration Job applies it)`,
+    );
+  }
   const command = runtime.match(/^CMD\s+(\[.*\])/m)?.[1];
   checkCommand(
     'Dockerfile CMD',

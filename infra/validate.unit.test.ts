@@ -142,7 +142,13 @@ describe('deployment files', () => {
     // The Ingress serves another host than the gateway's links name.
     edit('ingress.yaml', ['    - host: id.example.com', '    - host: api.example.com']);
     const dockerfile = join(folder, 'Dockerfile');
-    writeFileSync(dockerfile, readFileSync(join(root, 'infra/docker/Dockerfile'), 'utf8').replace('USER 1000:1000', 'USER root'));
+    // Run as root, and without roles.sql, which the migration Job applies from the image.
+    writeFileSync(
+      dockerfile,
+      readFileSync(join(root, 'infra/docker/Dockerfile'), 'utf8')
+        .replace('USER 1000:1000', 'USER root')
+        .replace(' && mkdir -p /out/infra/postgres && cp infra/postgres/roles.sql /out/infra/postgres/', ''),
+    );
 
     const problems = validateInfra({ k8sFolder: folder, dockerfile });
     rmSync(folder, { recursive: true, force: true });
@@ -172,6 +178,7 @@ describe('deployment files', () => {
         'Ingress/gateway: api.example.com is served without TLS',
         'infra/k8s: HALLMARK_PUBLIC_URL is https://id.example.com, but the Ingress serves https://api.example.com',
         'Dockerfile: the runtime stage must run as a non-root USER',
+        'Dockerfile: the image must hold infra/postgres/roles.sql at /app/infra/postgres/roles.sql (the migration Job applies it)',
         expect.stringContaining('Deployment/compliance-service: HALLMARK_DATABASE_URL must come from its own role'),
         expect.stringContaining('Deployment/auction-service: HALLMARK_DATABASE_URL must come from its own role'),
         'Secret/hallmark-database-roles: gateway must connect as hallmark_gateway (infra/postgres/roles.sql), not hallmark',
@@ -205,6 +212,8 @@ describe('deployment files', () => {
       '          env:\n',
       '          envFrom:\n            - secretRef: { name: hallmark-secrets }\n          env:\n',
     );
+    // The Job migrating without granting: a table a release adds would meet 42501 in its service.
+    edit('migrate-job.yaml', '"migrate", "--roles", "/app/infra/postgres/roles.sql"]', '"migrate"]');
     // A replica count under an autoscaler, and the Secrets applied with every release.
     edit('verify-service.yaml', 'spec:\n  # No replicas', 'spec:\n  replicas: 2\n  # No replicas');
     edit('kustomization.yaml', '  - config.yaml\n', '  - config.yaml\n  - secrets.example.yaml\n');
@@ -229,6 +238,7 @@ describe('deployment files', () => {
         'Deployment/verify-service: HALLMARK_S3_ACCESS_KEY_ID reaches its pods; only gateway, auction-service use the photo bucket',
         'Deployment/code-service: HALLMARK_MASTER_KEY does not reach its pods',
         expect.stringContaining('Job/hallmark-migrate: should receive HALLMARK_DATABASE_URL only'),
+        'Job/hallmark-migrate: must run hallmark migrate --roles /app/infra/postgres/roles.sql',
         'Deployment/verify-service: sets replicas, which every apply would reset under its HorizontalPodAutoscaler',
         'kustomization.yaml lists secrets.example.yaml: an example is not applied',
         expect.stringContaining('Deployment/code-service: a NetworkPolicy lets its pods reach ports 443, 80'),

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,6 +41,7 @@ const role = (service: string) => `${prefix}_${service.replaceAll('-', '_')}`;
 const services = ['gateway', 'code-service', 'verify-service', 'auction-service', 'compliance-service'];
 
 let database: TestDatabase;
+let rolesFolder: string | undefined;
 
 async function on<T>(connectionString: string, work: (db: SqlDatabase) => Promise<T>): Promise<T> {
   const db = createPostgresDatabase({ connectionString, maxConnections: 1 });
@@ -69,22 +70,24 @@ const outcome = (service: string, sql: string) =>
 beforeAll(async () => {
   database = await createTestDatabase('roles');
   const sql = readFileSync(join(root, 'infra/postgres/roles.sql'), 'utf8').replaceAll('hallmark_', `${prefix}_`);
-  // The owner migrates with `hallmark migrate`, as an operator would before services on roles start.
-  const migrate = () =>
-    promisify(execFile)(process.execPath, ['apps/hallmark/bin/hallmark.js', 'migrate'], {
+  rolesFolder = mkdtempSync(join(tmpdir(), 'hallmark-roles-'));
+  const rolesFile = join(rolesFolder, 'roles.sql');
+  writeFileSync(rolesFile, sql);
+  // The owner migrates with `hallmark migrate --roles`, as the Kubernetes Job does before services on roles start.
+  const migrate = (...args: string[]) =>
+    promisify(execFile)(process.execPath, ['apps/hallmark/bin/hallmark.js', 'migrate', ...args], {
       cwd: root,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', HALLMARK_DATABASE_URL: database.url },
     });
   expect((await migrate()).stdout).toMatch(/^code-service: applied 1, 2, 3/m);
-  expect((await migrate()).stdout.trim().split('\n')).toEqual(Object.keys(modules).map((module) => `${module}: up to date`));
-  await on(database.url, async (owner) => {
-    await owner.execScript(sql);
-    // Applied again (after a release), it changes nothing and fails nowhere.
-    await owner.execScript(sql);
-  });
+  const first = (await migrate('--roles', rolesFile)).stdout.trim().split('\n');
+  expect(first).toEqual([...Object.keys(modules).map((module) => `${module}: up to date`), `roles: applied ${rolesFile}`]);
+  // Applied again (after a release), it changes nothing and fails nowhere.
+  expect((await migrate('--roles', rolesFile)).stdout).toContain(`roles: applied ${rolesFile}`);
 }, 60_000);
 
 afterAll(async () => {
+  if (rolesFolder) rmSync(rolesFolder, { recursive: true, force: true });
   await database?.drop();
   await on(testServerUrl, async (admin) => {
     for (const service of services) await admin.query(`DROP ROLE IF EXISTS "${role(service)}"`);

@@ -3,8 +3,9 @@
 -- owner of the tables (the role that ran the migrations), after the migrations and again after any
 -- release that adds a table:
 --
---   HALLMARK_DATABASE_URL="$OWNER_DATABASE_URL" hallmark migrate       (Kubernetes: the Job hallmark-migrate)
---   psql "$OWNER_DATABASE_URL" -v ON_ERROR_STOP=1 -f infra/postgres/roles.sql
+--   HALLMARK_DATABASE_URL="$OWNER_DATABASE_URL" hallmark migrate --roles infra/postgres/roles.sql
+--     (both steps in one; in Kubernetes the Job hallmark-migrate runs it on every release), or
+--   psql "$OWNER_DATABASE_URL" -v ON_ERROR_STOP=1 -f infra/postgres/roles.sql   (after hallmark migrate)
 --   psql "$OWNER_DATABASE_URL" -c "ALTER ROLE hallmark_gateway PASSWORD '…'"   -- and so for each role
 --
 -- then give each service its own HALLMARK_DATABASE_URL (postgres://hallmark_gateway:…@host/hallmark).

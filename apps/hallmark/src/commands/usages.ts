@@ -49,10 +49,11 @@ export const gtinsUsage = `hallmark gtins grant --account <id> (--gtin <14 digit
     through the API (with --key <key>, HALLMARK_OPERATOR_KEY or <data dir>/operator-key); else, and
     always for conflicts, on the database itself, which needs the server stopped.`;
 
-export const migrateUsage = `hallmark migrate
+export const migrateUsage = `hallmark migrate [--roles <file>]
     Applies every pending migration of the distributed form to HALLMARK_DATABASE_URL and exits. Run it
     with the tables' owner before services that use roles of their own (infra/postgres/roles.sql), which
-    cannot change the schema.`;
+    cannot change the schema. --roles then applies that file (the roles and their grants), so a table a
+    release adds is granted in the same step (the image holds it at /app/infra/postgres/roles.sql).`;
 
 export const codesUsage = `hallmark codes generate --csv <file> [--out <results.csv>] [--batch-size <n>] [--resume] [--json] [--url <url>] [--key <key>]
     Generates a code per row of the CSV (header: gtin, serialNumber, and any of batchNumber,
