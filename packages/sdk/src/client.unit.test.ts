@@ -601,6 +601,33 @@ describe('the transport in Node', () => {
     ).rejects.toMatchObject({ code: 'HTTP_302', status: 302 });
   });
 
+  it('over fetch, does not follow a redirect to another host: the API key never reaches it, and the call raises HTTP_307', async () => {
+    const elsewhere: IncomingMessage[] = [];
+    const collector = createServer((request, response) => {
+      elsewhere.push(request);
+      response.end('{}');
+    });
+    await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+    try {
+      const target = `http://127.0.0.1:${(collector.address() as AddressInfo).port}/collect`;
+      handler = (_request, response) => void response.writeHead(307, { location: target }).end();
+      const overFetch = new Hallmark({
+        baseUrl,
+        apiKey: 'hm_test_secret_key',
+        maxRetries: 0,
+        fetch: (input, init) => fetch(input, init),
+      });
+      await expect(overFetch.codes.generate({ gtin: '09506000134352', serialNumber: 'A' })).rejects.toMatchObject({
+        code: 'HTTP_307',
+        status: 307,
+      });
+      await expect(overFetch.system.health()).rejects.toMatchObject({ status: 307 });
+      expect(elsewhere).toHaveLength(0);
+    } finally {
+      await new Promise((resolve) => collector.close(resolve));
+    }
+  });
+
   it('is the given fetch when one is given', async () => {
     handler = (_request, response) => answer(response, 200, { status: 'ok' });
     let calls = 0;

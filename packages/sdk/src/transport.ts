@@ -61,7 +61,13 @@ export function connectionNeverMade(error: unknown): boolean {
 export const timeoutError = (request: HttpRequest, cause?: unknown) =>
   new APITimeoutError(`No answer within ${request.timeoutMs} ms.`, cause === undefined ? undefined : { cause });
 
-/** Over `fetch`: a signal of its own per exchange, aborted by the timer or by the caller's signal. */
+/**
+ * Over `fetch`: a signal of its own per exchange, aborted by the timer or by the caller's signal.
+ * Never follows a redirect, as the Node transport does not: `fetch` would send the request's headers,
+ * the API key among them, on to wherever a 3xx pointed (it drops only `Authorization` when the origin
+ * changes), so a hostile proxy or a hijacked host could collect the key. A 3xx is the answer: the
+ * operations that redirect return it, any other raises HTTP_3xx (a browser's opaque redirect: HTTP_0).
+ */
 export function fetchTransport(fetchFunction: typeof fetch): Transport {
   return async (request) => {
     const userSignal = request.signal;
@@ -80,7 +86,7 @@ export function fetchTransport(fetchFunction: typeof fetch): Transport {
         headers: request.headers,
         ...(request.body !== undefined ? { body: request.body } : {}),
         signal: controller.signal,
-        ...(request.redirect === 'manual' ? { redirect: 'manual' as const } : {}),
+        redirect: 'manual',
       });
       const body = new Uint8Array(await response.arrayBuffer());
       return {
