@@ -67,18 +67,21 @@ class Pager:
     def pages(self) -> Iterator[Page]:
         """Every page, the first included, until one says there is no next.
 
-        A page may be empty and still lead on (the server may skip rows); one whose next cursor is the
-        cursor it was asked for with would be asked for again for ever, and raises InvalidResponseError.
+        A page may be empty and still lead on (the server may skip rows); one whose next cursor was sent
+        before (the page's own, or one of a cycle A -> B -> A) would lead round the same pages for ever,
+        and raises InvalidResponseError.
         """
         cursor = self._cursor
+        sent = {cursor} if cursor is not None else set()
         while True:
             page = self._fetch(cursor)
             yield page
             next_cursor = page.next_cursor
             if next_cursor is None:
                 return
-            if next_cursor == cursor:
+            if next_cursor in sent:
                 raise _repeated_cursor(next_cursor, page)
+            sent.add(next_cursor)
             cursor = next_cursor
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
@@ -88,8 +91,7 @@ class Pager:
 
 def _repeated_cursor(cursor: str, page: Page) -> InvalidResponseError:
     return InvalidResponseError(
-        f"The page asked for with cursor {cursor!r} gives the same cursor as the next: "
-        "following it would fetch the same page for ever.",
+        f"The next cursor {cursor!r} was sent before: following it would fetch the same pages for ever.",
         status=page.status,
         headers=page.headers,
     )

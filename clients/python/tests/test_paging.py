@@ -96,6 +96,20 @@ def test_a_next_cursor_that_is_the_cursor_just_sent_raises_instead_of_asking_for
     assert ids == ["k0", "k1"] and len(scripted.received) == 2
 
 
+def test_a_cycle_of_cursors_raises_instead_of_going_round_for_ever(scripted: ScriptedServer) -> None:
+    # A -> B -> A: each cursor new to the page before it, none new to the list; ends after 10 requests.
+    def cycle(request: Received, index: int) -> tuple[int, dict[str, str], bytes]:
+        following = None if index >= 10 else "B" if _cursor_of(request) == "A" else "A"
+        pagination = {"limit": 1, "nextCursor": following, "hasMore": following is not None}
+        return json_answer(200, {"keys": [{"id": f"k{index}"}], "pagination": pagination})
+
+    scripted.script = cycle
+    with pytest.raises(InvalidResponseError):
+        for _key in Hallmark("svc_test_key", base_url=scripted.url).keys.list(limit=1):
+            pass
+    assert [_cursor_of(request) for request in scripted.received] == [None, "A", "B"]
+
+
 def test_an_empty_page_with_a_new_cursor_leads_on(scripted: ScriptedServer) -> None:
     # The server may skip rows: an empty page that says there is more is followed.
     def skipping(request: Received, _index: int) -> tuple[int, dict[str, str], bytes]:

@@ -76,18 +76,19 @@ export class PagePromise<Page extends { pagination: { nextCursor: string | null;
 
   /**
    * Every page, the first included, until one says there is no next. A page may be empty and still
-   * lead on (the server may skip rows); one whose next cursor is the cursor it was asked for with
-   * would be asked for again for ever, and throws `InvalidResponseError` instead.
+   * lead on (the server may skip rows); one whose next cursor was sent before (the page's own, or
+   * one of a cycle A → B → A) would lead round the same pages for ever, and throws
+   * `InvalidResponseError` instead.
    */
   async *pages(): AsyncGenerator<Page, void, undefined> {
     let answer = await this.withResponse();
-    let sent = this.#firstCursor;
+    const sent = new Set<string>(this.#firstCursor === undefined ? [] : [this.#firstCursor]);
     for (;;) {
       yield answer.data;
       const cursor = answer.data.pagination.nextCursor;
       if (cursor === null || cursor === undefined || answer.data.pagination.hasMore === false) return;
-      if (cursor === sent) throw repeatedCursorError(cursor, answer);
-      sent = cursor;
+      if (sent.has(cursor)) throw repeatedCursorError(cursor, answer);
+      sent.add(cursor);
       answer = await this.#nextPage(cursor).withResponse();
     }
   }
@@ -102,7 +103,7 @@ export class PagePromise<Page extends { pagination: { nextCursor: string | null;
 
 function repeatedCursorError(cursor: string, answer: WithResponse<unknown>): InvalidResponseError {
   return new InvalidResponseError({
-    message: `The page asked for with cursor ${JSON.stringify(cursor)} gives the same cursor as the next: following it would fetch the same page for ever.`,
+    message: `The next cursor ${JSON.stringify(cursor)} was sent before: following it would fetch the same pages for ever.`,
     status: answer.response.status,
     headers: answer.response.headers,
     requestId: answer.requestId,

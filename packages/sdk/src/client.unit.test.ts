@@ -534,6 +534,23 @@ describe.each(transports)('over %s', (_name, transportOptions) => {
         })(),
       ).rejects.toBeInstanceOf(InvalidResponseError);
       expect(received).toHaveLength(1);
+
+      // A cycle A → B → A: every cursor new to the page before it, none new to the list.
+      received = [];
+      handler = (request, response, index) => {
+        const cursor = new URL(request.url, 'http://x').searchParams.get('cursor');
+        const next = index >= 10 ? null : cursor === 'A' ? 'B' : 'A';
+        answer(response, 200, {
+          keys: [{ id: `k${index}` }],
+          pagination: { limit: 1, nextCursor: next, hasMore: next !== null },
+        });
+      };
+      await expect(
+        (async () => {
+          for await (const key of client().keys.list({ limit: 1 })) void key;
+        })(),
+      ).rejects.toBeInstanceOf(InvalidResponseError);
+      expect(received.map((request) => new URL(request.url, 'http://x').searchParams.get('cursor'))).toEqual([null, 'A', 'B']);
     });
 
     it('an empty page with a new cursor leads on (the server may skip rows)', async () => {
