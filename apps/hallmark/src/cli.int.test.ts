@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { findApiKeyByHash, hashApiKeySecret } from '@hallmark/accounts';
 import { createPostgresDatabase, createTestDatabase, type TestDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../test/support/distributed-product.ts';
 import { call, startTestProduct, type TestProduct } from '../../../test/support/embedded.ts';
 import { DataDirInUseError } from './data-dir-lock.ts';
 import { startEmbedded } from './embedded.ts';
@@ -370,6 +371,50 @@ describe('the data folder lock', () => {
       }
       await expect(access(lockFile)).rejects.toThrow(); // removed on stop
     } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the operator key on a first start', () => {
+  it('is on disk before /health answers, so a script that waits for /health and then reads it finds it', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'hallmark-first-start-'));
+    const port = await freePort();
+    const keyFile = join(dataDir, 'operator-key');
+    // Asks /health every few milliseconds from before the start until after it, noting each 200
+    // that came while the key file was not there yet.
+    const seen = { healthy: 0, healthyWithoutKey: 0 };
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        try {
+          const response = await fetch(`http://127.0.0.1:${port}/health`);
+          await response.arrayBuffer();
+          if (response.ok) {
+            seen.healthy++;
+            await access(keyFile).catch(() => {
+              seen.healthyWithoutKey++;
+            });
+          }
+        } catch {
+          // not listening yet
+        }
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+    })();
+    try {
+      const product = await startEmbedded({ PORT: String(port), HALLMARK_DATA_DIR: dataDir, HALLMARK_LOG_LEVEL: 'silent' });
+      try {
+        expect(product.operatorKeyFile).toBe(keyFile);
+        while (seen.healthy < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+      } finally {
+        polling = false;
+        await poller;
+        await product.stop();
+      }
+      expect(seen.healthyWithoutKey).toBe(0);
+    } finally {
+      polling = false;
       await rm(dataDir, { recursive: true, force: true });
     }
   });

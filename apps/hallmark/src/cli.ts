@@ -82,6 +82,8 @@ const io: CommandIo = { out: write, err: (text) => process.stderr.write(text), t
 
 async function start(): Promise<void> {
   const started = Date.now();
+  // A first start (migrations, the console's build) can take a while on a busy machine: say so at once.
+  write('Starting Hallmark (embedded form)…\n');
   buildConsoleIfStale();
   const { reportEventLoopOnSignal, stopOnSignal } = await import('@hallmark/runtime');
   reportEventLoopOnSignal();

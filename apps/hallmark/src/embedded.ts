@@ -106,7 +106,7 @@ async function startHoldingLock(
   });
   const infra = await createEmbedded(base, log, clock);
   const running: RunningService[] = [];
-  for (const definition of services) {
+  const startService = async (definition: ServiceDefinition) =>
     running.push(
       await definition.start({
         name: definition.name,
@@ -118,10 +118,13 @@ async function startHoldingLock(
         clock,
       }),
     );
-  }
+  for (const definition of backendServices) await startService(definition);
+  // The operator key is on disk before the gateway listens: a script that waits for /health and then
+  // reads <data dir>/operator-key finds it (the backends have migrated the accounts tables by now).
   const operatorKey = gatewayConfig.HALLMARK_BOOTSTRAP_KEY
     ? undefined
     : await ensureOperatorKeyFile(dataDir, { db: infra.db, eventStore: infra.eventStore }, clock());
+  await startService(gatewayService);
   const generatedOperatorKey = operatorKey?.secret;
   const operatorKeyFile = operatorKey?.path;
   const url = new URL(running.at(-1)?.address ?? `http://localhost:${gatewayConfig.PORT}`);
