@@ -1061,6 +1061,8 @@ describe('a session whose key is revoked', () => {
     try {
       await signIn(page, made.body.secret);
       await open(page, '/codes/new');
+      // The GTIN field says which GTINs the account may sign for (its grants, GET /gtins).
+      await page.getByText(`Your account signs for ${gtin}.`).waitFor({ timeout: 5_000 });
       await page.getByLabel('GTIN').fill(gtin);
       await page.getByLabel('Serial number').fill('KEPT-THROUGH-SIGN-IN');
       await page.getByLabel('Batch (optional)').fill('LOT-KEPT');
@@ -1611,6 +1613,13 @@ describe('the codes list', () => {
       ]).toEqual([gtin, 'PASTED/1', 'LOT-P']);
       expect(await page.locator('main table tbody tr').count()).toBe(1);
       expect(await textOf(page, 'main table')).toContain('PASTED/1');
+
+      // A search the form refuses (not a GTIN, not a link) shows no list: the code above is not its result.
+      await page.getByLabel('GTIN').fill('not a gtin');
+      await page.getByRole('button', { name: 'Search' }).click();
+      await page.getByText('A GTIN is 8 to 14 digits').waitFor();
+      expect(await page.locator('main table').count()).toBe(0);
+      expect(await textOf(page, 'section[aria-labelledby="codes-heading"]')).toContain('Correct the search above');
     }));
 });
 

@@ -45,7 +45,8 @@ function route(location: Location, session: SessionView): { title: string; scope
   if (path === '/') return { title: 'Overview', scope: 'assets:read', view: () => <OverviewPage /> };
   if (path === '/codes')
     return { title: 'Codes', scope: 'assets:read', view: () => <CodesPage session={session} location={location} /> };
-  if (path === '/codes/new') return { title: 'Generate a code', scope: 'assets:create', view: () => <GenerateCodePage /> };
+  if (path === '/codes/new')
+    return { title: 'Generate a code', scope: 'assets:create', view: () => <GenerateCodePage session={session} /> };
   if (path === '/codes/batch') return { title: 'Generate a batch', scope: 'assets:create', view: () => <GenerateBatchPage /> };
   if (path.startsWith('/codes/')) {
     const assetId = decodeURIComponent(path.slice('/codes/'.length));
@@ -279,8 +280,7 @@ function SignedIn({
           <p class="who">
             <span class="account">{session.account.name}</span>
             <span class="key-name">
-              key <span class="code">{session.key.name}</span>
-              {session.key.isOperator && ' (operator)'}
+              signed in with the key “<span class="code">{session.key.name}</span>”{session.key.isOperator && ' (operator)'}
             </span>
           </p>
           <div class="top-actions">

@@ -121,6 +121,14 @@ export interface CodeDetail extends CodeSummary {
 }
 
 /** The lists added for the console page with `{ data, nextCursor }`. */
+/** A GTIN or GS1 Company Prefix the account may sign codes for (GET /gtins). */
+export interface GtinClaimView {
+  id: string;
+  kind: 'gtin' | 'prefix';
+  value: string;
+  status: 'active' | 'revoked';
+}
+
 export interface DataPage<T> {
   data: T[];
   nextCursor: string | null;

@@ -127,46 +127,51 @@ export function CodesPage({ session, location }: { session: SessionView; locatio
       </form>
       <section aria-labelledby="codes-heading" class="panel">
         <h2 id="codes-heading">{searching ? 'Codes found' : 'Newest codes'}</h2>
-        <LoadedView
-          loaded={codes}
-          what="codes"
-          isEmpty={(data) => data.data.length === 0}
-          empty={searching ? 'No code matches this search.' : 'No codes yet in this environment.'}
-        >
-          {(data) => (
-            <>
-              <TableScroll labelledBy="codes-heading">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">GTIN</th>
-                      <th scope="col">Serial</th>
-                      <th scope="col">Batch</th>
-                      <th scope="col">Expiry</th>
-                      <th scope="col">Created</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {data.data.map((code) => (
-                      <tr key={code.assetId}>
-                        <td class="code">{code.gtin}</td>
-                        <th scope="row">
-                          <Link to={`/codes/${encodeURIComponent(code.assetId)}`}>
-                            <span class="code">{code.serialNumber}</span>
-                          </Link>
-                        </th>
-                        <td>{code.batchNumber ?? '—'}</td>
-                        <td>{code.expiryDate ?? '—'}</td>
-                        <td>{formatTime(code.createdAt)}</td>
+        {/* A search the form refused shows no list: the codes of the search before would read as its results. */}
+        {gtinError ? (
+          <p class="state">Correct the search above to see its codes.</p>
+        ) : (
+          <LoadedView
+            loaded={codes}
+            what="codes"
+            isEmpty={(data) => data.data.length === 0}
+            empty={searching ? 'No code matches this search.' : 'No codes yet in this environment.'}
+          >
+            {(data) => (
+              <>
+                <TableScroll labelledBy="codes-heading">
+                  <table>
+                    <thead>
+                      <tr>
+                        <th scope="col">GTIN</th>
+                        <th scope="col">Serial</th>
+                        <th scope="col">Batch</th>
+                        <th scope="col">Expiry</th>
+                        <th scope="col">Created</th>
                       </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </TableScroll>
-              <Pager label="Codes" pages={pages} nextCursor={data.nextCursor} />
-            </>
-          )}
-        </LoadedView>
+                    </thead>
+                    <tbody>
+                      {data.data.map((code) => (
+                        <tr key={code.assetId}>
+                          <td class="code">{code.gtin}</td>
+                          <th scope="row">
+                            <Link to={`/codes/${encodeURIComponent(code.assetId)}`}>
+                              <span class="code">{code.serialNumber}</span>
+                            </Link>
+                          </th>
+                          <td>{code.batchNumber ?? '—'}</td>
+                          <td>{code.expiryDate ?? '—'}</td>
+                          <td>{formatTime(code.createdAt)}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </TableScroll>
+                <Pager label="Codes" pages={pages} nextCursor={data.nextCursor} />
+              </>
+            )}
+          </LoadedView>
+        )}
       </section>
     </>
   );

@@ -5,7 +5,9 @@ import { FormError } from '../components/states.tsx';
 import { fieldErrorsOf } from '../field-errors.ts';
 import { asGtin14 } from '../gtin.ts';
 import { Link } from '../router.tsx';
-import type { GeneratedCode } from '../types.ts';
+import { holds } from '../scopes.ts';
+import type { GeneratedCode, GtinClaimView, SessionView } from '../types.ts';
+import { useLoad } from '../use-load.ts';
 
 interface Form {
   gtin: string;
@@ -18,8 +20,30 @@ interface Form {
 const empty: Form = { gtin: '', serialNumber: '', batchNumber: '', expiryDate: '', name: '' };
 
 /** One code: POST /code/generate, its errors shown at their fields. */
-export function GenerateCodePage() {
+/**
+ * What the account signs for, in words for the GTIN field's hint: "" while unknown, when its key may
+ * not list them, or for the operator (who also signs for every GTIN nobody owns).
+ */
+function signsFor(claims: readonly GtinClaimView[] | undefined, operator: boolean): string {
+  if (!claims || operator) return '';
+  const active = claims.filter((claim) => claim.status === 'active');
+  if (active.length === 0) return ' Your account has no GTIN or company prefix of its own yet: the operator grants them.';
+  const named = active.map((claim) => (claim.kind === 'gtin' ? claim.value : `any GTIN of the company prefix ${claim.value}`));
+  return ` Your account signs for ${named.join(', ')}.`;
+}
+
+export function GenerateCodePage({ session }: { session: SessionView }) {
   const [form, setForm] = useState<Form>(empty);
+  // The account's GTINs and prefixes, for the GTIN field's hint (a key without assets:read goes without).
+  const canList = holds(session, 'assets:read');
+  const claims = useLoad<{ claims?: GtinClaimView[] }>(
+    () =>
+      canList
+        ? api.get<{ claims: GtinClaimView[] }>('/gtins', { status: 'active', limit: 100 })
+        : Promise.resolve({ claims: undefined }),
+    [canList],
+  );
+  const gtinHint = signsFor(claims.data?.claims, session.key.isOperator);
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [failure, setFailure] = useState<ApiError | undefined>();
   const [created, setCreated] = useState<GeneratedCode | undefined>();
@@ -87,7 +111,7 @@ export function GenerateCodePage() {
         <Field
           id="code-gtin"
           label="GTIN"
-          hint="8 to 14 digits with a valid check digit (a shorter GTIN is sent as its GTIN-14, with leading zeros)."
+          hint={`8 to 14 digits with a valid check digit (a shorter GTIN is sent as its GTIN-14, with leading zeros).${gtinHint}`}
           error={errors.gtin}
         >
           <input {...describedBy('code-gtin', true, errors.gtin)} inputMode="numeric" value={form.gtin} onInput={set('gtin')} />
