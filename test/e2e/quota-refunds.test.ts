@@ -52,6 +52,15 @@ describe('quota spent only for accepted work', () => {
       'DUPLICATE_SERIAL',
     );
 
+    // A batch larger than the 60 left is refused whole, and told it may send 60 now (not only after midnight).
+    const tooLarge = Array.from({ length: 61 }, (_, i) => ({ gtin, serialNumber: `LARGE-${i}` }));
+    const overLeft = await api('POST', '/code/generate/batch', { key: brand, body: { items: tooLarge } });
+    expect(overLeft.status, JSON.stringify(overLeft.body).slice(0, 300)).toBe(429);
+    expect(overLeft.body.error?.details).toMatchObject({ limit: 'generate-per-day', remaining: 60 });
+    expect(overLeft.body.error?.message).toContain('send at most 60 now');
+    // The account's batches are held for the rest of that second (recent-refusals.ts): the smaller one goes a second later.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+
     // 58 more are accepted: the refused work spent nothing.
     const rest = Array.from({ length: 58 }, (_, i) => ({ gtin, serialNumber: `MORE-${i}` }));
     const second = await api('POST', '/code/generate/batch', { key: brand, body: { items: rest } });

@@ -14,6 +14,8 @@ export interface RateLimitOutcome {
   refusedBy?: CounterName;
   /** The route's daily quota as spent, when allowed: given back for work that is then refused. */
   quotaSpent?: SpentQuota;
+  /** Refused unread for the rest of the second, after a request larger than what the quota has left (recent-refusals.ts). */
+  heldAfterLarger?: boolean;
 }
 
 /** A route's daily quota as a request spent it, and the thresholds it took the quota past, told once the request has settled what it keeps (`settle`). */
@@ -232,6 +234,7 @@ export function createRateLimiter(options: {
         reported: refusal.reported,
         retryAfterSeconds: refusal.partial ? 1 : Math.max(1, Math.ceil((refusal.reported.resetAtMs - nowMs) / 1000)),
         refusedBy: refusal.refusedBy as CounterName,
+        ...(refusal.partial ? { heldAfterLarger: true } : {}),
       };
     },
 

@@ -91,12 +91,21 @@ export function installRequestAuth(
     reply.header('x-ratelimit-reset', Math.ceil(outcome.reported.resetAtMs / 1000));
     if (outcome.allowed) return;
     reply.header('retry-after', outcome.retryAfterSeconds);
+    const retry = retryInWords(outcome.retryAfterSeconds ?? 1, outcome.reported.resetAtMs);
+    // Refused with some of the limit left: the request needed more than is left (a batch larger than
+    // what remains of the day's quota). A smaller one goes through now, not only after the reset.
+    const left = outcome.reported.remaining;
     throw new HallmarkError(
       'RATE_LIMITED',
-      `Limit reached (${outcome.refusedBy}); retry ${retryInWords(outcome.retryAfterSeconds ?? 1, outcome.reported.resetAtMs)}.`,
+      outcome.heldAfterLarger
+        ? `Limit nearly reached (${outcome.refusedBy}): a request larger than the ${left} left was refused this second; retry ${retry}.`
+        : left > 0
+          ? `Limit reached (${outcome.refusedBy}): this request needs more than the ${left} left; send at most ${left} now, or retry ${retry}.`
+          : `Limit reached (${outcome.refusedBy}); retry ${retry}.`,
       {
         limit: outcome.refusedBy,
         retryAfterSeconds: outcome.retryAfterSeconds,
+        ...(left > 0 ? { remaining: left } : {}),
       },
     );
   };
