@@ -45,7 +45,12 @@ export const forgedScanSubject = (environment: string, gtin: string, serial: str
  * one, told anyone which serials were issued once the signer had rotated its key (the old key for an
  * issued serial, the active one for any other). `checkedKid` only when the signer has no active key.
  */
-async function failedKeyIdOf(deps: VerifyDeps, signer: Principal, checkedKid: string): Promise<string> {
+async function failedKeyIdOf(deps: VerifyDeps, signer: Principal, checked: SignatureCheck, checkedKid: string): Promise<string> {
+  // An item with no stored code was checked under the signer's own keys, newest first: already read.
+  const sameSigner = checked.signer?.accountId === signer.accountId && checked.signer.environment === signer.environment;
+  if (checked.item.codes.length === 0 && sameSigner) {
+    return checked.signersNewestKid ?? checkedKid;
+  }
   const [newest] = await deps.keys.unrecordedCodeKeyIds(signer);
   return newest ?? checkedKid;
 }
@@ -193,6 +198,7 @@ export async function verifyCode(
         (await failedKeyIdOf(
           deps,
           signer ?? { accountId: keys[0]?.accountId ?? '', environment: principal.environment },
+          checked,
           checkedKid,
         )),
       algorithm: 'Ed25519' as const,
