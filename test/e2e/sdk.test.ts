@@ -12,6 +12,7 @@ import {
   ConflictError,
   CsrfRejectedError,
   DuplicateSerialError,
+  EmbeddedLoadRefusedError,
   ExpiredApiKeyError,
   errorClasses,
   errorStatus,
@@ -618,6 +619,15 @@ describe('every operation through the SDK, answers checked against the document'
     await resolver.resolver.resolveOptions({ linkPath });
     const page = await resolver.resolver.verificationPage({ linkPath, sig });
     expect(page).toContain('<html');
+    // Loaded as another page's image, the page is refused and counts no scan (docs/RESOLVER.md).
+    await expectErrorClass(
+      resolver.resolver.verificationPage(
+        { linkPath, sig },
+        { headers: { 'sec-fetch-dest': 'image', accept: 'application/json' } },
+      ),
+      EmbeddedLoadRefusedError,
+      'EMBEDDED_LOAD_REFUSED',
+    );
     await resolver.resolver.verificationPageOptions({ linkPath });
     const compressed = await resolver.resolver.resolveCompressed({ compressed: 'ARHKVAdpQg' }).withResponse();
     expect(compressed.response.status).toBe(307);
