@@ -12,6 +12,7 @@ const pairedEndToEndFiles = [
   'compliance',
   'console-browser',
   'embedded',
+  'embedded-restart',
   'gs1-syntax',
   'hostile-audit',
   'hostile-bus',
@@ -76,9 +77,10 @@ export default defineConfig({
           ],
           // Property tests run thousands of cases; on a loaded two-core machine that can pass 5 s.
           testTimeout: 30_000,
-          // Unit and integration files first, two at a time (one a core); then the end-to-end ones alone.
+          // Unit and integration files first, three at a time (the integration files wait on PostgreSQL,
+          // Redis and NATS much of the time; both projects of a group must share their worker count).
           sequence: { groupOrder: 0 },
-          maxWorkers: 2,
+          maxWorkers: 3,
         },
       },
       {
@@ -93,7 +95,7 @@ export default defineConfig({
           testTimeout: 60_000,
           hookTimeout: 60_000,
           sequence: { groupOrder: 0 },
-          maxWorkers: 2,
+          maxWorkers: 3,
         },
       },
       {
@@ -102,7 +104,8 @@ export default defineConfig({
           name: 'e2e-paired',
           include: pairedEndToEndFiles,
           // Two files at once: these mostly wait (browsers, backoffs, Retry-After, process restarts)
-          // and time nothing of their own, so a second file uses the cores the first leaves idle.
+          // and time nothing of their own, so a second file uses the cores the first leaves idle (a
+          // third made each file that much longer, and the group no shorter: 2026-12-03).
           fileParallelism: true,
           sequence: { groupOrder: 1 },
           maxWorkers: 2,

@@ -176,7 +176,7 @@ describe('read your writes, embedded', () => {
   });
 
   it('1,000 provenance events, each followed at once by a root and a proof that include it', async () => {
-    const wrong = await provenanceRound(product, keys.house, 4, 1_000, 50);
+    const wrong = await provenanceRound(product, keys.house, 8, 1_000, 50);
     expect(wrong.count, wrong.sample).toBe(0);
   }, 600_000);
 
@@ -199,7 +199,7 @@ describe('read your writes, distributed', () => {
   });
 
   it('1,000 writes (events and codes), each followed at once by reads that include it', async () => {
-    const events = await provenanceRound(product, keys.house, 4, 800, 50);
+    const events = await provenanceRound(product, keys.house, 8, 800, 50);
     const codes = await codeRound(product, keys.brand, 200, 'distributed', keys.house);
     expect(events.count + codes.count, `${events.sample}\n${codes.sample}`).toBe(0);
   }, 600_000);
