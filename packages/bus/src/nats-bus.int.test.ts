@@ -203,3 +203,26 @@ describe('signed NATS requests seen by an insider on the bus', () => {
     }
   });
 });
+
+describe('NATS event stream copies (HALLMARK_NATS_STREAM_REPLICAS)', () => {
+  it('makes the stream with one copy by default, and refuses to start, naming the setting, when the server cannot keep more', async () => {
+    const prefix = `test_${randomUUID().slice(0, 8)}`;
+    const bus = await createNatsBus({ servers, name: 'bus-test-copies', prefix });
+    const nc = await connect({ servers });
+    try {
+      const jsm = await jetstreamManager(nc);
+      expect((await jsm.streams.info(eventStreamName(prefix))).config.num_replicas).toBe(1);
+      // This machine's NATS is one server: a new stream of three copies cannot be made, and the start
+      // says why. (A standalone server accepts raising an existing stream's copies, which it cannot
+      // keep either; a cluster keeps them.)
+      const fresh = `test_${randomUUID().slice(0, 8)}`;
+      await expect(createNatsBus({ servers, name: 'bus-test-fresh', prefix: fresh, streamReplicas: 3 })).rejects.toThrow(
+        /JetStream cannot keep 3 copies of the stream .* \(HALLMARK_NATS_STREAM_REPLICAS\)/,
+      );
+    } finally {
+      await nc.close();
+      await bus.drain();
+      await deleteEventStream(servers, prefix);
+    }
+  });
+});

@@ -45,6 +45,8 @@ export interface NatsBusOptions {
   name: string;
   /** Put in front of every subject, and names the JetStream stream; isolates deployments and tests. */
   prefix?: string;
+  /** Copies JetStream keeps of the event stream (1 unless said; a cluster of at least that many JetStream servers). */
+  streamReplicas?: number;
   onInternalError?: HandlerErrorListener;
   /**
    * Signs every request this connection sends, and answers only signed requests on the subjects
@@ -123,7 +125,12 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
       cause: error,
     });
   }
-  await ensureStream(jsm, streamName, `${prefix}.events.>`);
+  try {
+    await ensureStream(jsm, streamName, `${prefix}.events.>`, options.streamReplicas ?? 1);
+  } catch (error) {
+    await nc.close();
+    throw error;
+  }
   const js: JetStreamClient = jetstream(nc);
   const replies = createReplyInbox(nc);
 
@@ -336,11 +343,26 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
 const streamLimits = { max_age: 7 * 86_400 * 1e9, max_bytes: 1024 ** 3 };
 
 /**
- * Creates the event stream unless it exists, and gives an existing one today's limits (a stream
- * made by an older version, or by hand, keeps its other settings). Replicas starting together race
- * here: a lost race is fine.
+ * Creates the event stream unless it exists, and gives an existing one today's limits and at least
+ * the copies asked for (a stream made by an older version, or by hand, keeps its other settings). Replicas starting
+ * together race here: a lost race is fine. A number of copies the server cannot keep (more than its
+ * JetStream servers) fails the start with NATS's reason, named.
  */
-async function ensureStream(jsm: JetStreamManager, name: string, subjects: string): Promise<void> {
+async function ensureStream(jsm: JetStreamManager, name: string, subjects: string, replicas: number): Promise<void> {
+  try {
+    await ensureStreamOf(jsm, name, subjects, replicas);
+  } catch (error) {
+    if (replicas > 1 && error instanceof JetStreamApiError) {
+      throw new Error(
+        `JetStream cannot keep ${replicas} copies of the stream ${name} (HALLMARK_NATS_STREAM_REPLICAS): ${error.message}`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
+async function ensureStreamOf(jsm: JetStreamManager, name: string, subjects: string, replicas: number): Promise<void> {
   let existing: StreamInfo | undefined;
   try {
     existing = await jsm.streams.info(name);
@@ -348,14 +370,16 @@ async function ensureStream(jsm: JetStreamManager, name: string, subjects: strin
     if (!(error instanceof JetStreamApiError)) throw error;
   }
   if (existing) {
-    const { max_age, max_bytes } = existing.config;
-    if (max_age !== streamLimits.max_age || max_bytes !== streamLimits.max_bytes) {
-      await jsm.streams.update(name, streamLimits);
+    // More copies are made when asked for; fewer never (a stream an operator made with more keeps them).
+    const { max_age, max_bytes, num_replicas } = existing.config;
+    const copies = Math.max(num_replicas ?? 1, replicas);
+    if (max_age !== streamLimits.max_age || max_bytes !== streamLimits.max_bytes || copies !== num_replicas) {
+      await jsm.streams.update(name, { ...streamLimits, num_replicas: copies });
     }
     return;
   }
   try {
-    await jsm.streams.add({ name, subjects: [subjects], ...streamLimits });
+    await jsm.streams.add({ name, subjects: [subjects], ...streamLimits, num_replicas: replicas });
   } catch (error) {
     const existsNow = await jsm.streams.info(name).then(
       () => true,

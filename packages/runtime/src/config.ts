@@ -86,6 +86,13 @@ export const DistributedConfig = Type.Composite([
     HALLMARK_PROBE_PORT: Type.Optional(
       Type.Integer({ minimum: 0, maximum: 65_535, description: 'port for /health and /ready of a backend service' }),
     ),
+    HALLMARK_NATS_STREAM_REPLICAS: Type.Integer({
+      minimum: 1,
+      maximum: 5,
+      default: 1,
+      description:
+        'copies JetStream keeps of the event stream (a NATS cluster needs at least as many JetStream servers): 3 survives the loss of a NATS server and its volume',
+    }),
     HALLMARK_DATABASE_POOL_MAX: Type.Integer({
       minimum: 1,
       maximum: 100,

@@ -50,6 +50,7 @@ export async function connectDistributed(config: DistributedConfig, service: str
     ...(config.HALLMARK_TLS_CA_FILE ? { tlsCaFile: config.HALLMARK_TLS_CA_FILE } : {}),
     name: service,
     prefix: config.HALLMARK_NAMESPACE,
+    streamReplicas: config.HALLMARK_NATS_STREAM_REPLICAS,
     onInternalError: busErrorLogger(log),
     signer: createRequestSigner(parseBusSecret(config.HALLMARK_BUS_SECRET)),
     onRefusedRequest: refusalLogger(log),
