@@ -19,23 +19,21 @@ interface Form {
 
 const empty: Form = { gtin: '', serialNumber: '', batchNumber: '', expiryDate: '', name: '' };
 
-/** One code: POST /code/generate, its errors shown at their fields. */
-/**
- * What the account signs for, in words for the GTIN field's hint: "" while unknown, when its key may
- * not list them, or for the operator (who also signs for every GTIN nobody owns).
- */
-function signsFor(claims: readonly GtinClaimView[] | undefined, operator: boolean): string {
-  if (!claims || operator) return '';
+/** What the account signs for, in words for the GTIN field's hint: "" while unknown, or when not listed. */
+function signsFor(claims: readonly GtinClaimView[] | undefined): string {
+  if (!claims) return '';
   const active = claims.filter((claim) => claim.status === 'active');
   if (active.length === 0) return ' Your account has no GTIN or company prefix of its own yet: the operator grants them.';
   const named = active.map((claim) => (claim.kind === 'gtin' ? claim.value : `any GTIN of the company prefix ${claim.value}`));
   return ` Your account signs for ${named.join(', ')}.`;
 }
 
+/** One code: POST /code/generate, its errors shown at their fields. */
 export function GenerateCodePage({ session }: { session: SessionView }) {
   const [form, setForm] = useState<Form>(empty);
-  // The account's GTINs and prefixes, for the GTIN field's hint (a key without assets:read goes without).
-  const canList = holds(session, 'assets:read');
+  // The account's GTINs and prefixes, for the GTIN field's hint (a key without assets:read goes
+  // without; the operator, who signs for every GTIN nobody owns, is not told a list).
+  const canList = holds(session, 'assets:read') && !session.key.isOperator;
   const claims = useLoad<{ claims?: GtinClaimView[] }>(
     () =>
       canList
@@ -43,7 +41,7 @@ export function GenerateCodePage({ session }: { session: SessionView }) {
         : Promise.resolve({ claims: undefined }),
     [canList],
   );
-  const gtinHint = signsFor(claims.data?.claims, session.key.isOperator);
+  const gtinHint = signsFor(claims.data?.claims);
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [failure, setFailure] = useState<ApiError | undefined>();
   const [created, setCreated] = useState<GeneratedCode | undefined>();

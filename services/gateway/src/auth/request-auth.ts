@@ -59,6 +59,22 @@ function itemCount(body: unknown): number {
 }
 
 /**
+ * Why a limit refused, and when to retry. Refused with some of the limit left, the request needed
+ * more than is left (a batch larger than what remains of the day's quota): a smaller one goes now.
+ */
+function refusalMessage(outcome: RateLimitOutcome): string {
+  const retry = retryInWords(outcome.retryAfterSeconds ?? 1, outcome.reported.resetAtMs);
+  const left = outcome.reported.remaining;
+  if (outcome.heldAfterLarger) {
+    return `Limit nearly reached (${outcome.refusedBy}): a request larger than the ${left} left was refused this second; retry ${retry}.`;
+  }
+  if (left > 0) {
+    return `Limit reached (${outcome.refusedBy}): this request needs more than the ${left} left; send at most ${left} now, or retry ${retry}.`;
+  }
+  return `Limit reached (${outcome.refusedBy}); retry ${retry}.`;
+}
+
+/**
  * Every non-public route: authenticate (401s; 429 for an address past its failed
  * authentications this minute), check the route's scope (403), then spend the account's limits
  * (429). Refusals for authentication or scope happen before anything is spent.
@@ -91,23 +107,12 @@ export function installRequestAuth(
     reply.header('x-ratelimit-reset', Math.ceil(outcome.reported.resetAtMs / 1000));
     if (outcome.allowed) return;
     reply.header('retry-after', outcome.retryAfterSeconds);
-    const retry = retryInWords(outcome.retryAfterSeconds ?? 1, outcome.reported.resetAtMs);
-    // Refused with some of the limit left: the request needed more than is left (a batch larger than
-    // what remains of the day's quota). A smaller one goes through now, not only after the reset.
     const left = outcome.reported.remaining;
-    throw new HallmarkError(
-      'RATE_LIMITED',
-      outcome.heldAfterLarger
-        ? `Limit nearly reached (${outcome.refusedBy}): a request larger than the ${left} left was refused this second; retry ${retry}.`
-        : left > 0
-          ? `Limit reached (${outcome.refusedBy}): this request needs more than the ${left} left; send at most ${left} now, or retry ${retry}.`
-          : `Limit reached (${outcome.refusedBy}); retry ${retry}.`,
-      {
-        limit: outcome.refusedBy,
-        retryAfterSeconds: outcome.retryAfterSeconds,
-        ...(left > 0 ? { remaining: left } : {}),
-      },
-    );
+    throw new HallmarkError('RATE_LIMITED', refusalMessage(outcome), {
+      limit: outcome.refusedBy,
+      retryAfterSeconds: outcome.retryAfterSeconds,
+      ...(left > 0 ? { remaining: left } : {}),
+    });
   };
 
   /** Applies a limit's outcome and continues the request, or fails it. */

@@ -64,11 +64,6 @@ export interface SignatureCheck {
   keys: PublicKeyEntry[];
   /** The first of them under which the link's signature verifies. */
   matchedKid: string | undefined;
-  /**
-   * For an item with no stored code: the signer's newest active key, read with the candidates (they
-   * are the signer's keys, newest first), so a failed signature names it without asking again.
-   */
-  signersNewestKid: string | undefined;
 }
 
 /**
@@ -85,9 +80,7 @@ export async function signatureCheck(
 ): Promise<SignatureCheck> {
   const item = await codes.findItem(environment, link.gtin, link.serial, requestId);
   const signer = item.signerAccountId ? { accountId: item.signerAccountId, environment } : undefined;
-  const candidates = await candidateKeys(keys, item.codes, signer);
-  const usable = await usableCandidateKeys(keys, candidates, environment);
+  const usable = await usableCandidateKeys(keys, await candidateKeys(keys, item.codes, signer), environment);
   const matchedKid = usable.length > 0 ? await signingKeyOf(usable, link) : undefined;
-  const signersNewestKid = item.codes.length === 0 ? candidates[0]?.kid : undefined;
-  return { item, signer, keys: usable, matchedKid, signersNewestKid };
+  return { item, signer, keys: usable, matchedKid };
 }

@@ -46,11 +46,9 @@ export const forgedScanSubject = (environment: string, gtin: string, serial: str
  * issued serial, the active one for any other). `checkedKid` only when the signer has no active key.
  */
 async function failedKeyIdOf(deps: VerifyDeps, signer: Principal, checked: SignatureCheck, checkedKid: string): Promise<string> {
-  // An item with no stored code was checked under the signer's own keys, newest first: already read.
-  const sameSigner = checked.signer?.accountId === signer.accountId && checked.signer.environment === signer.environment;
-  if (checked.item.codes.length === 0 && sameSigner) {
-    return checked.signersNewestKid ?? checkedKid;
-  }
+  // An item with no stored code was checked under the signer's own active keys, newest first
+  // (candidate-keys.ts): the first of them is the newest, so no need to ask again.
+  if (checked.item.codes.length === 0) return checkedKid;
   const [newest] = await deps.keys.unrecordedCodeKeyIds(signer);
   return newest ?? checkedKid;
 }
