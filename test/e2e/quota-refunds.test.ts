@@ -147,6 +147,82 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
     expect(retries[1]?.body.serial).toBe('SLOW-ONE');
     expect(await used()).toBe(31);
   });
+  it('charges a keyed retry nothing for what its timed-out attempt kept and did not make, even at the day’s limit', async () => {
+    // The first attempt's write outlives the gateway's wait, then fails: nothing is stored, the 503
+    // kept the quota (the gateway cannot know), and the retry makes the codes. Before, the retry was
+    // charged again: 62 units for 31 codes, and at the day's limit it was refused with 429.
+    await slow.product.db.query('CREATE SEQUENCE lost_one_attempts');
+    await slow.product.db.query('CREATE SEQUENCE lost_batch_attempts');
+    await slow.product.db.query(`CREATE OR REPLACE FUNCTION lost_write() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        -- A sequence is not rolled back with the transaction: each write fails once, the first time.
+        IF nextval(CASE WHEN NEW.data->>'serial' = 'LOST-ONE' THEN 'lost_one_attempts' ELSE 'lost_batch_attempts' END) = 1 THEN
+          PERFORM pg_sleep(1.5);
+          RAISE EXCEPTION 'lost write';
+        END IF;
+        RETURN NEW;
+      END $$`);
+    await slow.product.db.query(
+      `CREATE TRIGGER lost_event BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.data->>'serial' IN ('LOST-B-0', 'LOST-ONE')) EXECUTE FUNCTION lost_write()`,
+    );
+    await earlyInWindow(86_400_000, 60_000);
+    const operator = slow.product.generatedOperatorKey as string;
+    const created = await slowApi('POST', '/accounts', { key: operator, body: { name: 'Lost brand', tier: 'free' } });
+    const key = created.body.apiKey.secret as string;
+    const ownGtin = '09506000134383';
+    const granted = await slowApi('POST', `/accounts/${created.body.account.id}/gtins`, {
+      key: operator,
+      body: { gtin: ownGtin },
+    });
+    expect(granted.status, JSON.stringify(granted.body)).toBe(201);
+    const used = async () =>
+      (await slowApi('GET', '/usage', { key })).body.quotas.find((quota: Json) => quota.name === 'generate')?.used;
+    const codesOf = async (serials: string[]) =>
+      (
+        await slow.product.db.query<{ count: number }>(
+          'SELECT count(*)::int AS count FROM codes WHERE gtin = $1 AND serial = ANY($2)',
+          [ownGtin, serials],
+        )
+      )[0]?.count;
+
+    const batchSerials = Array.from({ length: 30 }, (_, i) => `LOST-B-${i}`);
+    const batch = { items: batchSerials.map((serialNumber) => ({ gtin: ownGtin, serialNumber })) };
+    const one = { gtin: ownGtin, serialNumber: 'LOST-ONE' };
+    const keyed = (idempotencyKey: string) => ({ key, headers: { 'idempotency-key': idempotencyKey } });
+    const timedOut = await Promise.all([
+      slowApi('POST', '/code/generate/batch', { ...keyed('lost-batch'), body: batch }),
+      slowApi('POST', '/code/generate', { ...keyed('lost-one'), body: one }),
+    ]);
+    for (const answer of timedOut) {
+      expect(answer.status, JSON.stringify(answer.body)).toBe(503);
+      expect(answer.body.error?.details?.reason).toBe('timeout');
+    }
+    // The writes failed once the gateway had stopped waiting: nothing is stored, and 31 are charged.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(await codesOf([...batchSerials, 'LOST-ONE'])).toBe(0);
+    expect(await used()).toBe(31);
+
+    // The rest of the day's 100 goes to other codes: the account is at its limit.
+    const rest = Array.from({ length: 69 }, (_, i) => ({ gtin: ownGtin, serialNumber: `REST-${i}` }));
+    const restAnswer = await slowApi('POST', '/code/generate/batch', { key, body: { items: rest } });
+    expect(restAnswer.body.results.filter((result: Json) => result.code)).toHaveLength(69);
+    expect(await used()).toBe(100);
+
+    // The retries make what their first attempts paid for, and are charged nothing more.
+    const batchRetry = await slowApi('POST', '/code/generate/batch', { ...keyed('lost-batch'), body: batch });
+    expect(batchRetry.status, JSON.stringify(batchRetry.body).slice(0, 300)).toBe(200);
+    expect(batchRetry.body.results.filter((result: Json) => result.code)).toHaveLength(30);
+    const oneRetry = await slowApi('POST', '/code/generate', { ...keyed('lost-one'), body: one });
+    expect(oneRetry.status, JSON.stringify(oneRetry.body)).toBe(201);
+    expect(await codesOf([...batchSerials, 'LOST-ONE'])).toBe(31);
+    expect(await used()).toBe(100);
+    // Answered now, each key replays its answer; a new request is refused by the day's limit, as it should be.
+    const replay = await slowApi('POST', '/code/generate', { ...keyed('lost-one'), body: one });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    const over = await slowApi('POST', '/code/generate', { key, body: { gtin: ownGtin, serialNumber: 'OVER' } });
+    expect(over.status).toBe(429);
+  });
+
   it('tells quota.threshold for what is kept: not for items given back, nor for a batch larger than the day', async () => {
     await earlyInWindow(86_400_000, 60_000);
     const operator = slow.product.generatedOperatorKey as string;

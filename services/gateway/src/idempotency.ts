@@ -16,6 +16,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
  * - a retry while the first still runs is 409 CONFLICT with Retry-After, at once;
  * - a 4xx or 5xx answer releases the claim, so a retry runs again (a refusal is no result to keep,
  *   and a 503 may have been a service that was down);
+ * - except for quota a failed attempt kept (a service that did not answer in time may have done the
+ *   work): the row stays, its lease lapsed, with those units as `prepaid` by part of the request, and
+ *   the retry that takes it over spends that much less (prepaid-work.ts);
  * - a claim is a lease, renewed while its attempt runs: one left by an attempt cut off by a crash
  *   lapses after `leaseMs` (HALLMARK_IDEMPOTENCY_LEASE_MS), and a retry then runs again.
  * Keys are kept 24 h from the first attempt, then swept.
@@ -52,11 +55,24 @@ interface KeyScope {
   keyHash: string;
 }
 
-interface IdempotentAttempt {
+/**
+ * Quota units an attempt kept for work nobody knows was done, by part of the request: `"0"` for a
+ * request that makes one thing, a batch's chunks by their first item's index (prepaid-work.ts).
+ */
+export type PrepaidParts = Readonly<Record<string, number>>;
+
+export interface IdempotentAttempt {
   scope: KeyScope;
   token: string;
   /** Seals the stored answer; derived from the Idempotency-Key, so the database alone cannot open it. */
   sealingKey: Buffer;
+  /** What earlier attempts with this key paid for and may not have had made: spent by this one no more. */
+  prepaid: PrepaidParts;
+  /**
+   * What this attempt leaves paid for if it fails (set by the route or request-auth's onError); `prepaid`
+   * when unset, so a retry refused before its route ran (a 429, a 400) loses nothing of it.
+   */
+  prepaidAfter?: PrepaidParts;
   /** Renews the claim's lease while the attempt runs (stopped once its answer is stored or released). */
   renewal?: NodeJS.Timeout;
 }
@@ -69,10 +85,11 @@ interface StoredRow {
   content_type: string | null;
   answer: string | null;
   expires_at: Date | string;
+  prepaid: PrepaidParts | string | null;
 }
 
 type ClaimOutcome =
-  | { kind: 'claimed' }
+  | { kind: 'claimed'; prepaid: PrepaidParts }
   | { kind: 'replay'; status: number; contentType: string | null; answer: string }
   | { kind: 'reused' }
   | { kind: 'running' };
@@ -95,6 +112,16 @@ export interface Idempotency {
 
 const sha256Hex = (text: string | Buffer) => createHash('sha256').update(text).digest('hex');
 const timeOf = (value: Date | string | null) => (value === null ? Number.NaN : new Date(value).getTime());
+const hasParts = (parts: PrepaidParts | undefined): parts is PrepaidParts => parts !== undefined && Object.keys(parts).length > 0;
+
+/** A stored `prepaid` as parts of whole positive units (jsonb comes back parsed, or as text). */
+function prepaidOf(stored: StoredRow['prepaid']): PrepaidParts {
+  const parsed: unknown = typeof stored === 'string' ? JSON.parse(stored) : stored;
+  if (!parsed || typeof parsed !== 'object') return {};
+  return Object.fromEntries(
+    Object.entries(parsed).filter((entry): entry is [string, number] => Number.isSafeInteger(entry[1]) && entry[1] > 0),
+  );
+}
 
 /** The request's Idempotency-Key, or undefined without one. Throws 400 for one that is not 1 to 255 printable ASCII characters. */
 function idempotencyKeyOf(request: FastifyRequest): string | undefined {
@@ -167,9 +194,10 @@ function createIdempotencyStore(db: SqlDatabase) {
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING RETURNING claim`,
           [...scopeParams(scope), requestHash, token, leaseUntil, now, new Date(now.getTime() + idempotencyKeyLifetimeMs)],
         );
-        if (inserted.length === 1) return { kind: 'claimed' };
+        if (inserted.length === 1) return { kind: 'claimed', prepaid: {} };
         const [row] = await db.query<StoredRow>(
-          `SELECT request_hash, claim, lease_until, status, content_type, answer, expires_at FROM idempotent_requests WHERE ${whereScope}`,
+          `SELECT request_hash, claim, lease_until, status, content_type, answer, expires_at, prepaid
+           FROM idempotent_requests WHERE ${whereScope}`,
           scopeParams(scope),
         );
         if (!row) continue;
@@ -186,12 +214,14 @@ function createIdempotencyStore(db: SqlDatabase) {
           return { kind: 'replay', status: row.status, contentType: row.content_type, answer: row.answer };
         }
         if (timeOf(row.lease_until) > now.getTime()) return { kind: 'running' };
-        // The attempt holding the key stopped answering (a crash, a kill): its lease lapsed, so this one runs.
-        const taken = await db.query(
-          `UPDATE idempotent_requests SET claim = $6, lease_until = $7 WHERE ${whereScope} AND claim = $8 AND status IS NULL RETURNING claim`,
+        // The attempt holding the key stopped answering (a crash, a kill), or failed leaving quota
+        // prepaid: its lease lapsed, so this one runs, with what it prepaid.
+        const taken = await db.query<Pick<StoredRow, 'prepaid'>>(
+          `UPDATE idempotent_requests SET claim = $6, lease_until = $7 WHERE ${whereScope} AND claim = $8 AND status IS NULL
+           RETURNING prepaid`,
           [...scopeParams(scope), token, leaseUntil, row.claim],
         );
-        if (taken.length === 1) return { kind: 'claimed' };
+        if (taken.length === 1) return { kind: 'claimed', prepaid: prepaidOf(taken[0]?.prepaid ?? null) };
       }
       return { kind: 'running' };
     },
@@ -208,7 +238,7 @@ function createIdempotencyStore(db: SqlDatabase) {
     /** Stores the answer of the attempt holding the claim; false when its lease was taken over meanwhile. */
     async complete(attempt: IdempotentAttempt, status: number, contentType: string | null, answer: string): Promise<boolean> {
       const updated = await db.query(
-        `UPDATE idempotent_requests SET claim = NULL, lease_until = NULL, status = $7, content_type = $8, answer = $9
+        `UPDATE idempotent_requests SET claim = NULL, lease_until = NULL, prepaid = NULL, status = $7, content_type = $8, answer = $9
          WHERE ${whereScope} AND claim = $6 RETURNING status`,
         [...scopeParams(attempt.scope), attempt.token, status, contentType, answer],
       );
@@ -225,6 +255,19 @@ function createIdempotencyStore(db: SqlDatabase) {
         [...scopeParams(attempt.scope), attempt.token, leaseUntil],
       );
       return renewed.length === 1;
+    },
+
+    /**
+     * Frees the key for a retry, keeping what the failed attempt leaves prepaid: the claim's lease
+     * lapses at once (a retry takes it over, as after a crash), and the row keeps its day.
+     */
+    async leavePrepaid(attempt: IdempotentAttempt, prepaid: PrepaidParts, now: Date): Promise<void> {
+      await db.query(`UPDATE idempotent_requests SET lease_until = $7, prepaid = $8 WHERE ${whereScope} AND claim = $6`, [
+        ...scopeParams(attempt.scope),
+        attempt.token,
+        now,
+        JSON.stringify(prepaid),
+      ]);
     },
 
     /** Frees the key for a retry: the attempt failed. */
@@ -288,17 +331,19 @@ export function installIdempotency(
     const apiKey = request.apiKey;
     if (key === undefined || !apiKey) return true;
     const scope = scopeOf(apiKey, route, key);
-    const attempt: IdempotentAttempt = { scope, token: randomUUID(), sealingKey: sealingKeyOf(key, scope) };
-    const outcome = await store.claim(scope, requestHashOf(request, parts), attempt.token, deps.clock(), deps.leaseMs);
+    const token = randomUUID();
+    const outcome = await store.claim(scope, requestHashOf(request, parts), token, deps.clock(), deps.leaseMs);
     switch (outcome.kind) {
-      case 'claimed':
+      case 'claimed': {
+        const attempt: IdempotentAttempt = { scope, token, sealingKey: sealingKeyOf(key, scope), prepaid: outcome.prepaid };
         request.idempotentAttempt = attempt;
         keepLeased(request, attempt);
         return true;
+      }
       case 'replay': {
         reply.status(outcome.status).header('idempotent-replayed', 'true');
         if (outcome.contentType) reply.header('content-type', outcome.contentType);
-        reply.send(open(attempt.sealingKey, outcome.answer));
+        reply.send(open(sealingKeyOf(key, scope), outcome.answer));
         return false;
       }
       case 'reused':
@@ -347,7 +392,9 @@ export function installIdempotency(
         );
         if (!stored) request.log.warn('idempotency: the claim lapsed before the answer was stored; a retry ran again');
       } else {
-        await store.release(attempt);
+        const prepaid = attempt.prepaidAfter ?? attempt.prepaid;
+        if (hasParts(prepaid)) await store.leavePrepaid(attempt, prepaid, deps.clock());
+        else await store.release(attempt);
       }
     } catch (error) {
       // The answer goes out anyway; the key stays claimed until its lease lapses, then a retry runs again.

@@ -292,8 +292,17 @@ export function createRateLimiter(options: {
       return decision instanceof Promise ? decision.then(addressOutcomeOf) : addressOutcomeOf(decision);
     },
 
-    /** Answers at once when the counters do (memory), else with a promise (Redis). */
-    spend(key: AuthenticatedKey, rule: QuotaRule | undefined, items: number): RateLimitOutcome | Promise<RateLimitOutcome> {
+    /**
+     * Answers at once when the counters do (memory), else with a promise (Redis). `prepaid`: quota
+     * units an earlier attempt with the request's Idempotency-Key kept for work it may not have done
+     * (prepaid-work.ts); the route's quota is spent that much less.
+     */
+    spend(
+      key: AuthenticatedKey,
+      rule: QuotaRule | undefined,
+      items: number,
+      prepaid = 0,
+    ): RateLimitOutcome | Promise<RateLimitOutcome> {
       const nowMs = options.clock().getTime();
       const second = Math.floor(nowMs / 1000);
       const day = Math.floor(nowMs / dayMs);
@@ -322,7 +331,7 @@ export function createRateLimiter(options: {
         names.push(quotaName);
         quota = {
           key: `${prefix}:d:${day}:${rule.kind}`,
-          cost: rule.per === 'item' ? items : 1,
+          cost: Math.max(0, (rule.per === 'item' ? items : 1) - prepaid),
           limit: routeLimit ?? countedOnly,
           resetAtMs: endOfDayMs,
         };

@@ -2,6 +2,7 @@ import { type AuthenticatedKey, holdsScope } from '@hallmark/accounts';
 import { addressKeyOf, HallmarkError, type Principal, type RouteDefinition } from '@hallmark/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Idempotency } from '../idempotency.ts';
+import { leavePrepaid, prepaidUnitsOf } from '../prepaid-work.ts';
 import { mayHaveActed } from '../service-call.ts';
 import type { Authenticator } from './authenticator.ts';
 import type { ConsoleSessions } from './console-sessions.ts';
@@ -18,7 +19,10 @@ declare module 'fastify' {
     apiKey: AuthenticatedKey | null;
     /** The route's daily quota as this request spent it; given back for refused work (onSend). */
     quotaSpent: SpentQuota | undefined;
-    /** Items of a batch the service refused: their quota is given back. */
+    /**
+     * Quota units to give back, as the route counted them (a batch's refused items, work an earlier
+     * attempt made): at most what the request spent and what its earlier attempts left prepaid.
+     */
     refusedItems: number | undefined;
     /** The request failed, but its service may have done the work (it did not answer in time): its quota is kept. */
     mayHaveActed: boolean;
@@ -179,7 +183,7 @@ export function installRequestAuth(
     const key = request.apiKey;
     if (!key) return done();
     const items = route.quota?.per === 'item' ? itemCount(request.body) : 1;
-    settle(reply, deps.rateLimiter.spend(key, route.quota, items), done);
+    settle(reply, deps.rateLimiter.spend(key, route.quota, items, prepaidUnitsOf(request)), done);
   };
 
   /** Look-ups of stored answers for accounts past their limits, one at a time per account and environment. */
@@ -330,22 +334,30 @@ export function installRequestAuth(
   });
 
   // Runs before the error's answer is made (and so before onSend).
+  // A keyed request that makes one thing leaves that unit prepaid for its retry (prepaid-work.ts);
+  // a batch's route says which of its chunks it leaves.
   app.addHook('onError', (request, _reply, error, done) => {
-    if (mayHaveActed(error)) request.mayHaveActed = true;
+    if (mayHaveActed(error)) {
+      request.mayHaveActed = true;
+      const quota = request.routeOptions.config?.route?.quota;
+      if (quota && quota.per !== 'item' && request.quotaSpent) leavePrepaid(request, { '0': 1 });
+    }
     done();
   });
 
   // Quota is spent only for accepted work: a refused request (4xx, or a 5xx that did nothing) and a
   // batch's refused items get their daily quota back before the answer leaves. A request whose
   // service did not answer in time keeps it: the work may be done, and a keyed retry that finds it is
-  // given back what it spends again (before, every such timeout was work for free).
+  // given back what it spends again (before, every such timeout was work for free); one that did
+  // nothing is not charged again (prepaid-work.ts).
   app.addHook('onSend', (request, reply, payload, done) => {
     const spent = request.quotaSpent;
     if (!spent) return done(null, payload);
-    // A batch counts what it refused item by item, whatever its status; any other request, all or nothing.
+    // A batch counts what it refused item by item, whatever its status; any other request, all or
+    // nothing. A batch may give back more than it spent: what an earlier attempt kept for items refused.
     const refused =
       request.refusedItems !== undefined
-        ? Math.min(spent.cost, request.refusedItems)
+        ? Math.min(spent.cost + prepaidUnitsOf(request), Math.max(0, request.refusedItems))
         : reply.statusCode >= 400 && !request.mayHaveActed
           ? spent.cost
           : 0;

@@ -28,6 +28,7 @@ import { objectGtin } from '@hallmark/gs1';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/request-auth.ts';
 import { type Idempotency, requestKeyField } from '../idempotency.ts';
+import { madeByEarlierAttempt } from '../prepaid-work.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
 import type { ReceiveBody, UploadSlots } from '../upload-slots.ts';
@@ -103,7 +104,7 @@ export function registerAuctionRoutes(
       request.id,
     );
     // A rerun whose first answer was lost is answered the object that attempt registered and paid for: it spends nothing again.
-    if (madeBefore) request.refusedItems = 1;
+    if (madeBefore) madeByEarlierAttempt(request);
     reply.status(201);
     return registered;
   });

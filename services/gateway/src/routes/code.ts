@@ -28,6 +28,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ReportLimits } from '../auth/report-limits.ts';
 import { principalOf, requireApiKey } from '../auth/request-auth.ts';
 import { requestKeyField } from '../idempotency.ts';
+import { leavePrepaid, madeByEarlierAttempt, prepaidFor } from '../prepaid-work.ts';
 import { registerRoute } from '../route-registry.ts';
 import { mayHaveActed, type ServiceCaller } from '../service-call.ts';
 import { batchChunkStarts, batchItemBytes, maxBatchItemBytes } from './batch-chunks.ts';
@@ -48,7 +49,7 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
       request.id,
     );
     // A rerun whose first answer was lost is answered the code that attempt made and paid for: it spends nothing again.
-    if (madeBefore) request.refusedItems = 1;
+    if (madeBefore) madeByEarlierAttempt(request);
     reply.status(201);
     return generated;
   });
@@ -82,25 +83,41 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
           ];
           continue;
         }
+        // What an earlier attempt with this Idempotency-Key kept for this chunk, unsure it was made (prepaid-work.ts).
+        const prepaid = prepaidFor(request, firstIndex);
         const answer = await deps.services
           .call(generateCodesRpc, { principal, items: chunkItems, firstIndex, ...requestKey }, request.id)
           .catch((error: unknown) => {
             failed = true;
-            // A chunk code-service did not answer in time may have stored its codes: they stay paid for.
-            if (mayHaveActed(error)) accepted += chunkItems.length;
+            // A chunk code-service did not answer in time may have stored its codes: they stay paid
+            // for, and a retry with the key spends nothing for them again.
+            if (mayHaveActed(error)) {
+              charged += prepaid > 0 ? 0 : chunkItems.length;
+              leftPrepaid[firstIndex] = prepaid > 0 ? prepaid : chunkItems.length;
+            }
             throw error;
           });
         results[chunk] = answer.results;
-        // Codes an earlier attempt with this Idempotency-Key made (its answer was lost) were paid for by it.
-        accepted += answer.results.filter((result) => 'code' in result).length - (answer.madeBefore ?? 0);
+        const made = answer.results.filter((result) => 'code' in result).length;
+        // A prepaid chunk was paid for by the earlier attempt (and this one spent nothing for it):
+        // what it charged beyond the codes made is given back. Otherwise the codes an earlier attempt
+        // made (its answer was lost) were paid for by it.
+        charged += prepaid > 0 ? made - prepaid : made - (answer.madeBefore ?? 0);
       }
     };
     // Quota is spent only for new accepted work: the items refused, made before, or never sent (a
     // chunk failed) get theirs back. Every chunk sent is answered (or timed out) before the batch is,
     // so a chunk still running when another failed is counted too.
-    let accepted = 0;
+    let charged = 0;
+    const leftPrepaid: Record<number, number> = {};
     const workers = await Promise.allSettled(Array.from({ length: Math.min(batchConcurrency, chunks.length) }, worker));
-    request.refusedItems = items.length - accepted;
+    request.refusedItems = (request.quotaSpent?.cost ?? 0) - charged;
+    // A prepaid chunk this attempt did not make (unsent, or refused by a service that did nothing) stays prepaid for the next.
+    chunks.forEach((firstIndex, chunk) => {
+      const prepaid = prepaidFor(request, firstIndex);
+      if (prepaid > 0 && results[chunk] === undefined) leftPrepaid[firstIndex] ??= prepaid;
+    });
+    leavePrepaid(request, leftPrepaid);
     const failure = workers.find((outcome) => outcome.status === 'rejected');
     if (failure) throw failure.reason;
     return { results: results.flat() };

@@ -1,0 +1,12 @@
+-- Quota a keyed request's earlier attempt spent on work nobody knows was done (services/gateway/src/
+-- idempotency.ts, docs/API.md "Idempotency-Key"). A service that does not answer in time may still
+-- store its work, so that 503 keeps its quota; when it did nothing after all, the retry of the same
+-- key made the work and was charged for it again. Such an attempt now leaves its row unanswered, its
+-- lease lapsed, with `prepaid`: the units it kept, by part of the request (`{"0": 1}` for a code or
+-- an object; a batch's chunks by their first item's index, each with its item count). The retry
+-- that takes the row over spends that much less, and is charged only for what the prepaid parts do
+-- not cover. NULL: nothing prepaid.
+--
+-- A gateway of the previous version, during a rolling update, reads such a row as an attempt whose
+-- lease lapsed (a crash): its retry runs and is charged in full, as before this column.
+ALTER TABLE idempotent_requests ADD COLUMN prepaid jsonb;

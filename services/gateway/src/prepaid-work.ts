@@ -1,0 +1,39 @@
+import type { FastifyRequest } from 'fastify';
+import type { PrepaidParts } from './idempotency.ts';
+
+/**
+ * Quota an earlier attempt with the request's Idempotency-Key kept for work nobody knows was done
+ * (idempotency.ts, `prepaid`). A service that did not answer in time may have stored its work, so its
+ * 503 keeps the quota; the retry then spends that much less, and when the work is found done or made
+ * now, it was paid for once. Parts: `"0"` for a request that makes one thing (a code, an object); a
+ * batch's chunks by their first item's index, with their item counts.
+ */
+
+/** What the request's earlier attempts left prepaid, in all: spent by this one no more. */
+export function prepaidUnitsOf(request: FastifyRequest): number {
+  const prepaid = request.idempotentAttempt?.prepaid;
+  if (!prepaid) return 0;
+  let units = 0;
+  for (const part of Object.values(prepaid)) units += part;
+  return units;
+}
+
+/** Units an earlier attempt prepaid for the part starting at `firstIndex`; 0 when none. */
+export function prepaidFor(request: FastifyRequest, firstIndex: number): number {
+  return request.idempotentAttempt?.prepaid[String(firstIndex)] ?? 0;
+}
+
+/** What this attempt leaves prepaid should it fail (its answer not a 2xx); a request without a key keeps nothing. */
+export function leavePrepaid(request: FastifyRequest, parts: PrepaidParts): void {
+  const attempt = request.idempotentAttempt;
+  if (attempt) attempt.prepaidAfter = parts;
+}
+
+/**
+ * The route's one thing (a code, an object) was made by an earlier attempt with this Idempotency-Key,
+ * which paid for it: this attempt keeps nothing of what it spent (nothing, when that attempt's
+ * charge was left prepaid).
+ */
+export function madeByEarlierAttempt(request: FastifyRequest): void {
+  request.refusedItems = request.quotaSpent?.cost ?? 0;
+}
