@@ -23,6 +23,8 @@ __version__ = "0.1.0"
 DEFAULT_BASE_URL = "http://localhost:8080"
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_RETRIES = 2
+#: The largest answer a call reads unless told otherwise: 256 MiB (None: no bound).
+DEFAULT_MAX_RESPONSE_BYTES: int | None = 256 * 1024 * 1024
 #: A Retry-After longer than this (a daily quota spent) is not waited for: the error is raised at once.
 DEFAULT_MAX_RETRY_AFTER = 60.0
 
@@ -68,6 +70,7 @@ class BaseClient:
         max_retries: int = DEFAULT_MAX_RETRIES,
         max_retry_after: float = DEFAULT_MAX_RETRY_AFTER,
         default_headers: Mapping[str, str] | None = None,
+        max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         self.api_key = api_key if api_key is not None else os.environ.get("HALLMARK_API_KEY")
         self.base_url = (base_url or os.environ.get("HALLMARK_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
@@ -79,6 +82,9 @@ class BaseClient:
         self.max_retries = max_retries
         self.max_retry_after = max_retry_after
         self.default_headers = dict(default_headers or {})
+        if max_response_bytes is not None and max_response_bytes < 0:
+            raise ValueError("max_response_bytes must be 0 or more, or None for no bound")
+        self.max_response_bytes = max_response_bytes
         self._transport = Transport(self.base_url)
 
     def close(self) -> None:
@@ -146,7 +152,7 @@ class BaseClient:
         attempt = 0
         while True:
             try:
-                response = self._transport.send(method, target, send_headers, body, wait_for)
+                response = self._transport.send(method, target, send_headers, body, wait_for, self.max_response_bytes)
             except (OSError, http.client.HTTPException) as error:
                 # No answer (cut, timed out): the API may have acted, so only a request safe to
                 # repeat is sent again; one that never left (no connection made) always is.

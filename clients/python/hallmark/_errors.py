@@ -24,6 +24,13 @@ class APITimeoutError(APIConnectionError):
     """The answer did not come within the timeout (after every retry)."""
 
 
+class APIResponseTooLargeError(HallmarkError):
+    """The answer was larger than the client's `max_response_bytes` (256 MiB unless set): it was not
+    read further, and the call is not retried. A scans or compliance export as CSV can be larger: make
+    that call with ``hallmark.with_options(max_response_bytes=None)`` (no bound) or a larger one.
+    """
+
+
 class APIError(HallmarkError):
     """The API answered with its error envelope: `{ error: { code, message, details }, meta: { requestId } }`."""
 

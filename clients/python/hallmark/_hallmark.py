@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ._client import DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_AFTER, DEFAULT_TIMEOUT, BaseClient
+from ._client import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_AFTER, DEFAULT_TIMEOUT, BaseClient
 from .resources import (
     Account,
     Accounts,
@@ -21,6 +21,13 @@ from .resources import (
     Usage,
     Webhooks,
 )
+
+
+class _Unchanged:
+    """with_options' default for an option whose None means something (max_response_bytes: no bound)."""
+
+
+_UNCHANGED = _Unchanged()
 
 
 class Hallmark(BaseClient):
@@ -43,6 +50,7 @@ class Hallmark(BaseClient):
         max_retries: int = DEFAULT_MAX_RETRIES,
         max_retry_after: float = DEFAULT_MAX_RETRY_AFTER,
         default_headers: Mapping[str, str] | None = None,
+        max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         super().__init__(
             api_key,
@@ -51,6 +59,7 @@ class Hallmark(BaseClient):
             max_retries=max_retries,
             max_retry_after=max_retry_after,
             default_headers=default_headers,
+            max_response_bytes=max_response_bytes,
         )
         self.accounts = Accounts(self)
         self.gtins = Gtins(self)
@@ -74,8 +83,12 @@ class Hallmark(BaseClient):
         timeout: float | None = None,
         max_retries: int | None = None,
         max_retry_after: float | None = None,
+        max_response_bytes: int | None | _Unchanged = _UNCHANGED,
     ) -> Hallmark:
-        """A client like this one with some options changed: ``hallmark.with_options(max_retries=5).codes...``."""
+        """A client like this one with some options changed: ``hallmark.with_options(max_retries=5).codes...``.
+
+        ``max_response_bytes=None`` reads answers of any size (a large CSV export).
+        """
         return Hallmark(
             api_key if api_key is not None else self.api_key,
             base_url=self.base_url,
@@ -83,6 +96,7 @@ class Hallmark(BaseClient):
             max_retries=max_retries if max_retries is not None else self.max_retries,
             max_retry_after=max_retry_after if max_retry_after is not None else self.max_retry_after,
             default_headers=self.default_headers,
+            max_response_bytes=self.max_response_bytes if isinstance(max_response_bytes, _Unchanged) else max_response_bytes,
         )
 
     def __enter__(self) -> Hallmark:

@@ -15,6 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from ._errors import APIResponseTooLargeError
+
+#: What the body is read in when its length is not declared.
+_READ_SIZE = 64 * 1024
+
 
 @dataclass(frozen=True)
 class RawResponse:
@@ -116,6 +121,32 @@ class _Watchdog:
 _watchdog = _Watchdog()
 
 
+def _read_body(response: http.client.HTTPResponse, max_bytes: int | None) -> bytes:
+    """The answer's body, given up once it is past `max_bytes`: by its Content-Length at once, else as it comes."""
+    if max_bytes is None:
+        return response.read()
+    declared = response.getheader("content-length")
+    if declared is not None and declared.strip().isdigit():
+        if int(declared) > max_bytes:
+            raise _too_large(max_bytes)
+        return response.read()
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := response.read(_READ_SIZE):
+        size += len(chunk)
+        if size > max_bytes:
+            raise _too_large(max_bytes)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large(max_bytes: int) -> APIResponseTooLargeError:
+    return APIResponseTooLargeError(
+        f"the answer is larger than {max_bytes} bytes (max_response_bytes); it was not read. "
+        "Make this call with a larger max_response_bytes (with_options)."
+    )
+
+
 class Transport:
     def __init__(self, base_url: str) -> None:
         parts = urlsplit(base_url)
@@ -150,11 +181,20 @@ class Transport:
         if connection is not None:
             connection.close()
 
-    def send(self, method: str, target: str, headers: Mapping[str, str], body: bytes | None, timeout: float) -> RawResponse:
+    def send(
+        self,
+        method: str,
+        target: str,
+        headers: Mapping[str, str],
+        body: bytes | None,
+        timeout: float,
+        max_bytes: int | None = None,
+    ) -> RawResponse:
         """One attempt, the answer read whole within `timeout` seconds from its start.
 
         Raises OSError (TimeoutError past the deadline) or http.client.HTTPException when no whole
-        answer came: ConnectionNotMade when the request never left.
+        answer came: ConnectionNotMade when the request never left. Raises APIResponseTooLargeError,
+        the connection dropped, for a body past `max_bytes` (None: no bound).
         """
         deadline = time.monotonic() + timeout
         connection = self._connection(timeout)
@@ -167,7 +207,7 @@ class Transport:
             watched = _watchdog.watch(connection.sock, deadline)
             connection.request(method, self.prefix + target, body=body, headers=dict(headers))
             response = connection.getresponse()
-            content = response.read()
+            content = _read_body(response, max_bytes)
         except BaseException as error:
             self._drop()
             if watched is not None and not _watchdog.release(watched):

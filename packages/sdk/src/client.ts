@@ -26,6 +26,9 @@ import type { PagedOperationId, PageItem, Params, RequestOptions, Result } from 
 
 export const sdkVersion = '0.1.0';
 
+/** The largest answer a call reads unless told otherwise: 256 MiB. */
+const defaultMaxResponseBytes = 256 * 1024 * 1024;
+
 export interface HallmarkOptions {
   /** The API key (`svc_live_…` or `svc_test_…`), sent as `x-api-key`. Public operations work without one. */
   apiKey?: string;
@@ -43,6 +46,13 @@ export interface HallmarkOptions {
   fetch?: typeof fetch;
   /** Headers sent on every request. */
   defaultHeaders?: Record<string, string>;
+  /**
+   * The largest answer a call reads, in bytes. Default 256 MiB: a larger answer (a misdirected
+   * `baseUrl`, a hostile server streaming without end) fails the call with `APIResponseTooLargeError`
+   * rather than filling the process's memory. A scans or compliance export as CSV of millions of rows
+   * can be larger: give that call its own (`RequestOptions.maxResponseBytes`).
+   */
+  maxResponseBytes?: number;
 }
 
 // biome-ignore lint/complexity/noBannedTypes: `{} extends P` asks whether every member of P is optional
@@ -114,6 +124,7 @@ export class Hallmark {
   readonly baseUrl: string;
   readonly timeout: number;
   readonly maxRetries: number;
+  readonly maxResponseBytes: number;
   readonly #apiKey: string | undefined;
   readonly #transport: Transport;
   readonly #defaultHeaders: Record<string, string>;
@@ -125,6 +136,7 @@ export class Hallmark {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.timeout = options.timeout ?? 60_000;
     this.maxRetries = options.maxRetries ?? 2;
+    this.maxResponseBytes = options.maxResponseBytes ?? defaultMaxResponseBytes;
     this.#apiKey = options.apiKey;
     const chosenFetch = options.fetch ?? globalThis.fetch;
     if (typeof chosenFetch !== 'function') throw new HallmarkError('No fetch: pass `fetch` to new Hallmark({ … }).');
@@ -214,6 +226,7 @@ export class Hallmark {
         body,
         redirect: info.redirects ? 'manual' : 'follow',
         timeoutMs: options.timeout ?? this.timeout,
+        maxResponseBytes: options.maxResponseBytes ?? this.maxResponseBytes,
         signal: options.signal,
       });
     } catch (cause) {

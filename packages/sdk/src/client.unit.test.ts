@@ -4,6 +4,7 @@ import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   APIConnectionError,
+  APIResponseTooLargeError,
   APITimeoutError,
   APIUserAbortError,
   ConflictError,
@@ -435,6 +436,57 @@ describe.each(transports)('over %s', (_name, transportOptions) => {
       await expect(call).rejects.toBeInstanceOf(APIUserAbortError);
       await new Promise((resolve) => setTimeout(resolve, 600));
       expect(received).toHaveLength(1);
+    });
+  });
+
+  describe('answer size (maxResponseBytes)', () => {
+    const big = (bytes: number) => JSON.stringify({ status: 'ok', padding: 'x'.repeat(bytes) });
+
+    it('refuses an answer whose Content-Length is past the bound, without retrying it', async () => {
+      handler = (_request, response) => answer(response, 200, big(2 * 1024 * 1024));
+      const error = await client({ maxResponseBytes: 1024 * 1024 })
+        .system.health()
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(APIResponseTooLargeError);
+      expect((error as Error).message).toContain('1048576 bytes');
+      expect(received).toHaveLength(1);
+    });
+
+    it('stops reading an answer of no declared length once it passes the bound, the stream cut', async () => {
+      // A server streaming without end (bounded here at 64 MiB): the client stops at its bound.
+      let written = 0;
+      let cut: () => void = () => {};
+      const cutSeen = new Promise<void>((resolve) => {
+        cut = resolve;
+      });
+      handler = (_request, response) => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        const chunk = Buffer.alloc(64 * 1024, 'x');
+        const write = () => {
+          while (written < 64 * 1024 * 1024 && !response.destroyed) {
+            written += chunk.length;
+            if (!response.write(chunk)) return void response.once('drain', write);
+          }
+          response.end();
+        };
+        response.on('close', () => cut());
+        write();
+      };
+      const error = await client({ maxResponseBytes: 1024 * 1024 })
+        .system.health()
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(APIResponseTooLargeError);
+      await cutSeen;
+      expect(written).toBeLessThan(16 * 1024 * 1024);
+      expect(received).toHaveLength(1);
+    });
+
+    it('reads a larger answer when the call allows it, and any answer within the default 256 MiB', async () => {
+      handler = (_request, response) => answer(response, 200, big(2 * 1024 * 1024));
+      const limited = client({ maxResponseBytes: 1024 * 1024 });
+      const allowed = await limited.system.health(undefined, { maxResponseBytes: 4 * 1024 * 1024 });
+      expect((allowed as { status: string }).status).toBe('ok');
+      expect(((await client().system.health()) as { status: string }).status).toBe('ok');
     });
   });
 

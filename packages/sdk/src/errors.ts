@@ -225,6 +225,15 @@ export class APITimeoutError extends APIConnectionError {
   override name = 'APITimeoutError';
 }
 
+/**
+ * The answer was larger than the call's `maxResponseBytes` (256 MiB unless set): it was not read
+ * further, and the call is not retried. A scans or compliance export as CSV can be larger; give that
+ * call a larger `maxResponseBytes`.
+ */
+export class APIResponseTooLargeError extends HallmarkError {
+  override name = 'APIResponseTooLargeError';
+}
+
 /** The caller's AbortSignal fired; the call was not retried. */
 export class APIUserAbortError extends HallmarkError {
   override name = 'APIUserAbortError';

@@ -3,6 +3,7 @@ export { type CallResult, Hallmark, type HallmarkOptions, type Resources, sdkVer
 export {
   APIConnectionError,
   APIError,
+  APIResponseTooLargeError,
   APITimeoutError,
   APIUserAbortError,
   ConflictError,

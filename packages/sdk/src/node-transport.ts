@@ -9,7 +9,7 @@
  * free of Node's types, and a browser bundle never pulls `node:http` in.
  */
 import { APIUserAbortError } from './errors.ts';
-import { type HttpAnswer, type Transport, timeoutError } from './transport.ts';
+import { concatBytes, declaredTooLarge, type HttpAnswer, type Transport, timeoutError, tooLargeError } from './transport.ts';
 
 interface NodeIncomingMessage {
   statusCode?: number;
@@ -68,17 +68,6 @@ function nodeModules(): Promise<NodeModules> {
 
 /** Statuses whose answer has no body, as a fetch `Response` requires. */
 const bodilessStatuses = new Set([101, 103, 204, 205, 304]);
-
-function concat(chunks: Uint8Array[], length: number): Uint8Array {
-  if (chunks.length === 1 && chunks[0]) return chunks[0];
-  const whole = new Uint8Array(length);
-  let offset = 0;
-  for (const chunk of chunks) {
-    whole.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return whole;
-}
 
 function answerOf(message: NodeIncomingMessage, body: Uint8Array): HttpAnswer {
   const status = message.statusCode ?? 0;
@@ -148,13 +137,15 @@ export function nodeTransport(fallback: Transport): Transport {
         request.url,
         { method: request.method, headers, agent },
         (message) => {
+          if (declaredTooLarge(request, message.headers['content-length'])) return stop(tooLargeError(request));
           const chunks: Uint8Array[] = [];
           let length = 0;
           message.on('data', (chunk) => {
-            chunks.push(chunk);
             length += chunk.length;
+            if (length > request.maxResponseBytes) return stop(tooLargeError(request));
+            chunks.push(chunk);
           });
-          message.on('end', () => finish(() => resolve(answerOf(message, concat(chunks, length)))));
+          message.on('end', () => finish(() => resolve(answerOf(message, concatBytes(chunks, length)))));
           message.on('error', fail);
           // A connection closed mid-answer ('close' follows every 'end': no Error made for nothing).
           message.on('close', () => {

@@ -4,7 +4,7 @@
  * abort, the timeout, or anything else: no answer). Two transports: `fetch` (browsers, and any fetch
  * given to the client) here, and `node:http` (Node, by default) in node-transport.ts.
  */
-import { APITimeoutError, APIUserAbortError } from './errors.ts';
+import { APIResponseTooLargeError, APITimeoutError, APIUserAbortError } from './errors.ts';
 
 export interface HttpRequest {
   url: string;
@@ -16,6 +16,8 @@ export interface HttpRequest {
   redirect: 'follow' | 'manual';
   /** Milliseconds the exchange may take, the answer's body included. */
   timeoutMs: number;
+  /** The largest answer body read, in bytes: a larger one fails the exchange (APIResponseTooLargeError). */
+  maxResponseBytes: number;
   signal: AbortSignal | undefined;
 }
 
@@ -57,6 +59,17 @@ export function connectionNeverMade(error: unknown): boolean {
   return false;
 }
 
+/** The error of an answer past the request's `maxResponseBytes`. */
+export const tooLargeError = (request: HttpRequest) =>
+  new APIResponseTooLargeError(
+    `The answer is larger than ${request.maxResponseBytes} bytes (maxResponseBytes); it was not read. Give this call a larger maxResponseBytes.`,
+  );
+
+/** Whether the answer's Content-Length alone says it is past the request's `maxResponseBytes`. */
+export function declaredTooLarge(request: HttpRequest, contentLength: string | string[] | null | undefined): boolean {
+  return typeof contentLength === 'string' && Number(contentLength) > request.maxResponseBytes;
+}
+
 /** The error of an exchange that ran past its `timeoutMs`. */
 export const timeoutError = (request: HttpRequest, cause?: unknown) =>
   new APITimeoutError(`No answer within ${request.timeoutMs} ms.`, cause === undefined ? undefined : { cause });
@@ -88,7 +101,7 @@ export function fetchTransport(fetchFunction: typeof fetch): Transport {
         signal: controller.signal,
         redirect: 'manual',
       });
-      const body = new Uint8Array(await response.arrayBuffer());
+      const body = await bodyOf(response, request);
       return {
         status: response.status,
         header: (name) => response.headers.get(name),
@@ -105,4 +118,41 @@ export function fetchTransport(fetchFunction: typeof fetch): Transport {
       userSignal?.removeEventListener('abort', onUserAbort);
     }
   };
+}
+
+/** A fetch answer's body, read chunk by chunk and given up past `maxResponseBytes`. */
+async function bodyOf(response: Response, request: HttpRequest): Promise<Uint8Array> {
+  const contentLength = response.headers.get('content-length');
+  if (declaredTooLarge(request, contentLength)) {
+    await response.body?.cancel().catch(() => {});
+    throw tooLargeError(request);
+  }
+  // A declared length within bounds (fetch ends the body there): read at once.
+  if (contentLength !== null || !response.body) return new Uint8Array(await response.arrayBuffer());
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    length += value.length;
+    if (length > request.maxResponseBytes) {
+      await reader.cancel().catch(() => {});
+      throw tooLargeError(request);
+    }
+    chunks.push(value);
+  }
+  return concatBytes(chunks, length);
+}
+
+/** Chunks as one array (the chunk itself when there is one). */
+export function concatBytes(chunks: readonly Uint8Array[], length: number): Uint8Array {
+  if (chunks.length === 1 && chunks[0]) return chunks[0];
+  const whole = new Uint8Array(length);
+  let offset = 0;
+  for (const chunk of chunks) {
+    whole.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return whole;
 }

@@ -76,6 +76,8 @@ export interface RequestOptions {
   timeout?: number;
   /** Retries after the first attempt (the client's `maxRetries` otherwise). */
   maxRetries?: number;
+  /** The largest answer this call reads, in bytes (the client's `maxResponseBytes` otherwise): `Infinity` for no bound. */
+  maxResponseBytes?: number;
   /**
    * The Idempotency-Key to send on every attempt (an operation that takes one gets a fresh one per
    * call otherwise). Sent on any operation, but only where the operation takes one does it make a
