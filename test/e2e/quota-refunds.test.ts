@@ -223,6 +223,48 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
     expect(over.status).toBe(429);
   });
 
+  it('settles a keyed batch chunk by chunk: the chunk made before gives back, the prepaid chunk made now costs nothing', async () => {
+    // 600 items go as two chunks (500 and 100). The first is stored; the second's write outlives the
+    // gateway's wait, then fails. The batch answers 503: 500 kept for the codes made, 100 kept, prepaid.
+    await slow.product.db.query('CREATE SEQUENCE lost_chunk_attempts');
+    await slow.product.db.query(`CREATE OR REPLACE FUNCTION lost_chunk_write() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF nextval('lost_chunk_attempts') = 1 THEN
+          PERFORM pg_sleep(1.5);
+          RAISE EXCEPTION 'lost write';
+        END IF;
+        RETURN NEW;
+      END $$`);
+    await slow.product.db.query(
+      `CREATE TRIGGER lost_chunk_event BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.data->>'serial' = 'CHUNK-500') EXECUTE FUNCTION lost_chunk_write()`,
+    );
+    await earlyInWindow(86_400_000, 60_000);
+    const operator = slow.product.generatedOperatorKey as string;
+    const created = await slowApi('POST', '/accounts', { key: operator, body: { name: 'Chunk brand', tier: 'starter' } });
+    const key = created.body.apiKey.secret as string;
+    const ownGtin = '09506000134390';
+    const granted = await slowApi('POST', `/accounts/${created.body.account.id}/gtins`, {
+      key: operator,
+      body: { gtin: ownGtin },
+    });
+    expect(granted.status, JSON.stringify(granted.body)).toBe(201);
+    const used = async () =>
+      (await slowApi('GET', '/usage', { key })).body.quotas.find((quota: Json) => quota.name === 'generate')?.used;
+    const batch = { items: Array.from({ length: 600 }, (_, i) => ({ gtin: ownGtin, serialNumber: `CHUNK-${i}` })) };
+    const keyed = { key, headers: { 'idempotency-key': 'chunked-batch' } };
+
+    const timedOut = await slowApi('POST', '/code/generate/batch', { ...keyed, body: batch });
+    expect(timedOut.status, JSON.stringify(timedOut.body).slice(0, 300)).toBe(503);
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(await used()).toBe(600);
+
+    const retry = await slowApi('POST', '/code/generate/batch', { ...keyed, body: batch });
+    expect(retry.status, JSON.stringify(retry.body).slice(0, 300)).toBe(200);
+    expect(retry.body.results.filter((result: Json) => result.code)).toHaveLength(600);
+    // 600 codes, 600 units: before, the retry was charged the 100 again (700).
+    expect(await used()).toBe(600);
+  });
+
   it('tells quota.threshold for what is kept: not for items given back, nor for a batch larger than the day', async () => {
     await earlyInWindow(86_400_000, 60_000);
     const operator = slow.product.generatedOperatorKey as string;
