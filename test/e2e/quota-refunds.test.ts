@@ -113,14 +113,45 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
     await slow?.stop();
   });
 
-  it('keeps the quota of a timed-out generate and batch, and charges their keyed retries nothing', async () => {
+  /** A new account of `tier` that owns `ownGtin`, early enough in the UTC day; `used()` reads its generate quota. */
+  const brandOwning = async (name: string, tier: string, ownGtin: string) => {
     await earlyInWindow(86_400_000, 60_000);
     const operator = slow.product.generatedOperatorKey as string;
-    const created = await slowApi('POST', '/accounts', { key: operator, body: { name: 'Slow brand', tier: 'free' } });
+    const created = await slowApi('POST', '/accounts', { key: operator, body: { name, tier } });
     const key = created.body.apiKey.secret as string;
-    await slowApi('POST', `/accounts/${created.body.account.id}/gtins`, { key: operator, body: { gtin } });
+    const granted = await slowApi('POST', `/accounts/${created.body.account.id}/gtins`, {
+      key: operator,
+      body: { gtin: ownGtin },
+    });
+    expect(granted.status, JSON.stringify(granted.body)).toBe(201);
     const used = async () =>
       (await slowApi('GET', '/usage', { key })).body.quotas.find((quota: Json) => quota.name === 'generate')?.used;
+    return { key, accountId: created.body.account.id as string, used };
+  };
+
+  /**
+   * The first write of an event with one of `serials` outlives the gateway's wait (1.5 s), then fails:
+   * nothing stored, after the gateway answered 503. A sequence is not rolled back with the
+   * transaction, so each sequence's write fails once, the first time.
+   */
+  const failOnceAfterTheWait = async (name: string, serials: readonly string[]) => {
+    await slow.product.db.query(`CREATE SEQUENCE ${name}_attempts`);
+    await slow.product.db.query(`CREATE OR REPLACE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF nextval('${name}_attempts') = 1 THEN
+          PERFORM pg_sleep(1.5);
+          RAISE EXCEPTION 'lost write';
+        END IF;
+        RETURN NEW;
+      END $$`);
+    const listed = serials.map((serial) => `'${serial}'`).join(', ');
+    await slow.product.db.query(
+      `CREATE TRIGGER ${name} BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.data->>'serial' IN (${listed})) EXECUTE FUNCTION ${name}()`,
+    );
+  };
+
+  it('keeps the quota of a timed-out generate and batch, and charges their keyed retries nothing', async () => {
+    const { key, used } = await brandOwning('Slow brand', 'free', gtin);
 
     const batch = { items: Array.from({ length: 30 }, (_, i) => ({ gtin, serialNumber: `SLOW-B-${i}` })) };
     const one = { gtin, serialNumber: 'SLOW-ONE' };
@@ -151,32 +182,11 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
     // The first attempt's write outlives the gateway's wait, then fails: nothing is stored, the 503
     // kept the quota (the gateway cannot know), and the retry makes the codes. Before, the retry was
     // charged again: 62 units for 31 codes, and at the day's limit it was refused with 429.
-    await slow.product.db.query('CREATE SEQUENCE lost_one_attempts');
-    await slow.product.db.query('CREATE SEQUENCE lost_batch_attempts');
-    await slow.product.db.query(`CREATE OR REPLACE FUNCTION lost_write() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        -- A sequence is not rolled back with the transaction: each write fails once, the first time.
-        IF nextval(CASE WHEN NEW.data->>'serial' = 'LOST-ONE' THEN 'lost_one_attempts' ELSE 'lost_batch_attempts' END) = 1 THEN
-          PERFORM pg_sleep(1.5);
-          RAISE EXCEPTION 'lost write';
-        END IF;
-        RETURN NEW;
-      END $$`);
-    await slow.product.db.query(
-      `CREATE TRIGGER lost_event BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.data->>'serial' IN ('LOST-B-0', 'LOST-ONE')) EXECUTE FUNCTION lost_write()`,
-    );
-    await earlyInWindow(86_400_000, 60_000);
-    const operator = slow.product.generatedOperatorKey as string;
-    const created = await slowApi('POST', '/accounts', { key: operator, body: { name: 'Lost brand', tier: 'free' } });
-    const key = created.body.apiKey.secret as string;
+    // Two writes fail that way: the single code's and the batch's (its one chunk, by its first item).
+    await failOnceAfterTheWait('lost_one', ['LOST-ONE']);
+    await failOnceAfterTheWait('lost_batch', ['LOST-B-0']);
     const ownGtin = '09506000134383';
-    const granted = await slowApi('POST', `/accounts/${created.body.account.id}/gtins`, {
-      key: operator,
-      body: { gtin: ownGtin },
-    });
-    expect(granted.status, JSON.stringify(granted.body)).toBe(201);
-    const used = async () =>
-      (await slowApi('GET', '/usage', { key })).body.quotas.find((quota: Json) => quota.name === 'generate')?.used;
+    const { key, used } = await brandOwning('Lost brand', 'free', ownGtin);
     const codesOf = async (serials: string[]) =>
       (
         await slow.product.db.query<{ count: number }>(
@@ -226,30 +236,9 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
   it('settles a keyed batch chunk by chunk: the chunk made before gives back, the prepaid chunk made now costs nothing', async () => {
     // 600 items go as two chunks (500 and 100). The first is stored; the second's write outlives the
     // gateway's wait, then fails. The batch answers 503: 500 kept for the codes made, 100 kept, prepaid.
-    await slow.product.db.query('CREATE SEQUENCE lost_chunk_attempts');
-    await slow.product.db.query(`CREATE OR REPLACE FUNCTION lost_chunk_write() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF nextval('lost_chunk_attempts') = 1 THEN
-          PERFORM pg_sleep(1.5);
-          RAISE EXCEPTION 'lost write';
-        END IF;
-        RETURN NEW;
-      END $$`);
-    await slow.product.db.query(
-      `CREATE TRIGGER lost_chunk_event BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.data->>'serial' = 'CHUNK-500') EXECUTE FUNCTION lost_chunk_write()`,
-    );
-    await earlyInWindow(86_400_000, 60_000);
-    const operator = slow.product.generatedOperatorKey as string;
-    const created = await slowApi('POST', '/accounts', { key: operator, body: { name: 'Chunk brand', tier: 'starter' } });
-    const key = created.body.apiKey.secret as string;
+    await failOnceAfterTheWait('lost_chunk', ['CHUNK-500']);
     const ownGtin = '09506000134390';
-    const granted = await slowApi('POST', `/accounts/${created.body.account.id}/gtins`, {
-      key: operator,
-      body: { gtin: ownGtin },
-    });
-    expect(granted.status, JSON.stringify(granted.body)).toBe(201);
-    const used = async () =>
-      (await slowApi('GET', '/usage', { key })).body.quotas.find((quota: Json) => quota.name === 'generate')?.used;
+    const { key, used } = await brandOwning('Chunk brand', 'starter', ownGtin);
     const batch = { items: Array.from({ length: 600 }, (_, i) => ({ gtin: ownGtin, serialNumber: `CHUNK-${i}` })) };
     const keyed = { key, headers: { 'idempotency-key': 'chunked-batch' } };
 
@@ -266,15 +255,9 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
   });
 
   it('tells quota.threshold for what is kept: not for items given back, nor for a batch larger than the day', async () => {
-    await earlyInWindow(86_400_000, 60_000);
-    const operator = slow.product.generatedOperatorKey as string;
-    const created = await slowApi('POST', '/accounts', { key: operator, body: { name: 'Threshold brand', tier: 'free' } });
-    const key = created.body.apiKey.secret as string;
-    const accountId = created.body.account.id as string;
-    // A GTIN of its own: the test before holds the other.
+    // A GTIN of its own: the tests before hold the others.
     const ownGtin = '09506000134376';
-    const granted = await slowApi('POST', `/accounts/${accountId}/gtins`, { key: operator, body: { gtin: ownGtin } });
-    expect(granted.status, JSON.stringify(granted.body)).toBe(201);
+    const { key, accountId } = await brandOwning('Threshold brand', 'free', ownGtin);
     const endpoint = await slowApi('POST', '/webhooks/endpoints', {
       key,
       body: { url: 'http://127.0.0.1:9/hook', eventTypes: ['quota.threshold'] },
