@@ -140,6 +140,14 @@ def _read_body(response: http.client.HTTPResponse, max_bytes: int | None) -> byt
     return b"".join(chunks)
 
 
+def _answer_after_cut(connection: http.client.HTTPConnection, cut: OSError) -> http.client.HTTPResponse:
+    """The answer a server sent before it closed a connection whose request it did not read whole; `cut` when there is none."""
+    try:
+        return connection.getresponse()
+    except (OSError, http.client.HTTPException):
+        raise cut from None
+
+
 def _too_large(max_bytes: int) -> APIResponseTooLargeError:
     return APIResponseTooLargeError(
         f"the answer is larger than {max_bytes} bytes (max_response_bytes); it was not read. "
@@ -199,14 +207,22 @@ class Transport:
         deadline = time.monotonic() + timeout
         connection = self._connection(timeout)
         watched: int | None = None
+        answered_early = False
         try:
             if connection.sock is None:
                 self._connect(connection)
             if connection.sock is None:
                 raise ConnectionError("no connection")
             watched = _watchdog.watch(connection.sock, deadline)
-            connection.request(method, self.prefix + target, body=body, headers=dict(headers))
-            response = connection.getresponse()
+            try:
+                connection.request(method, self.prefix + target, body=body, headers=dict(headers))
+            except (BrokenPipeError, ConnectionResetError) as cut:
+                # The server may have answered before reading the whole body (a 413 for a body past its
+                # limit) and closed: that answer, already received, is read below; without one, the cut.
+                response = _answer_after_cut(connection, cut)
+                answered_early = True
+            else:
+                response = connection.getresponse()
             content = _read_body(response, max_bytes)
         except BaseException as error:
             self._drop()
@@ -216,7 +232,7 @@ class Transport:
         if watched is not None and not _watchdog.release(watched):
             # The deadline passed as the answer ended: it is whole, but its socket was shut down.
             self._drop()
-        elif response.will_close:
+        elif response.will_close or answered_early:
             self._drop()
         return RawResponse(
             status=response.status,

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from scripted_server import ScriptedServer, json_answer
 
-from hallmark import APIResponseTooLargeError, Hallmark
+from hallmark import APIResponseTooLargeError, Hallmark, PayloadTooLargeError
 
 MIB = 1024 * 1024
 
@@ -79,3 +79,45 @@ def test_an_answer_of_no_declared_length_is_cut_once_past_the_bound(endless: End
         client.system.health()
     assert endless.cut.wait(10), "the connection was closed, so the server could send no more"
     assert endless.sent < 16 * MIB
+
+
+class EarlyAnswerServer:
+    """Answers 413 as soon as it has the headers and closes without reading the body, as a server does
+    with a body past its limit: the client's send of the rest then fails (a broken pipe or a reset)."""
+
+    def __init__(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        connection, _ = self._listener.accept()
+        with connection:
+            received = b""
+            while b"\r\n\r\n" not in received:
+                received += connection.recv(65536)
+            body = (
+                b'{"error":{"code":"PAYLOAD_TOO_LARGE","message":"The body is larger than 1 MB."},'
+                b'"meta":{"requestId":"early"}}'
+            )
+            connection.sendall(
+                b"HTTP/1.1 413 Payload Too Large\r\ncontent-type: application/json\r\nconnection: close\r\n"
+                + f"content-length: {len(body)}\r\n\r\n".encode()
+                + body
+            )
+            # Closed with the body unread: the kernel resets the connection.
+
+    def close(self) -> None:
+        self._listener.close()
+
+
+def test_an_answer_sent_before_the_body_was_read_is_raised_as_its_code() -> None:
+    # Before, the broken pipe of the send hid the answer: APIConnectionError instead of the 413
+    # (the Python suite's PAYLOAD_TOO_LARGE check failed that way once against the product).
+    server = EarlyAnswerServer()
+    try:
+        client = Hallmark("svc_test_key", base_url=server.url, max_retries=0)
+        with pytest.raises(PayloadTooLargeError):
+            client.codes.generate(gtin="09506000134352", serial_number="A", metadata={"blob": "x" * (32 * MIB)})
+    finally:
+        server.close()
