@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { deleteEventStream } from '@hallmark/bus';
+import { deleteNamespaceStreams } from '@hallmark/bus';
 import { createTestDatabase } from '@hallmark/sql';
 import autocannon from 'autocannon';
 import { startServiceProcess } from '../test/support/service-process.ts';
@@ -170,7 +170,7 @@ export async function startDistributedProduct(
     // BENCH_KEEP_DATABASE=1 leaves the database for a look at what was stored (its name is printed).
     if (process.env.BENCH_KEEP_DATABASE === '1') process.stderr.write(`kept database: ${database.url}\n`);
     else await database.drop();
-    await deleteEventStream(nats, namespace);
+    await deleteNamespaceStreams(nats, namespace);
   };
   try {
     await untilPingAnswers(url);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { deleteEventStream } from '@hallmark/bus';
+import { deleteNamespaceStreams } from '@hallmark/bus';
 import { createTestDatabase, type TestDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../test/support/distributed-product.ts';
@@ -115,7 +115,7 @@ describe('the production build', () => {
       for (const started of processes) started.child.kill('SIGTERM');
       await Promise.all(processes.map((started) => started.exited));
       await database?.drop();
-      await deleteEventStream(natsUrl, namespace);
+      await deleteNamespaceStreams(natsUrl, namespace);
       rmSync(blobDir, { recursive: true, force: true });
     });
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { deleteEventStream } from '@hallmark/bus';
+import { deleteNamespaceStreams } from '@hallmark/bus';
 import {
   createPostgresDatabase,
   createTestDatabase,
@@ -27,6 +27,7 @@ import { waitFor } from '../../test/support/wait.ts';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 /** The migrations the distributed form runs, by module name (as the code loads them) and folder. */
 const modules: Record<string, string> = {
+  runtime: 'packages/runtime/migrations',
   'event-store': 'packages/event-store/migrations',
   accounts: 'packages/accounts/migrations',
   'code-service': 'services/code-service/migrations',
@@ -123,6 +124,8 @@ describe('infra/postgres/roles.sql', () => {
       ['code-service', 'SELECT count(*) FROM scans', '42501'],
       ['code-service', 'DELETE FROM events', '42501'],
       ['code-service', 'CREATE TABLE intruder (x int)', '42501'],
+      ['code-service', 'SELECT count(*) FROM installation', 'ok'],
+      ['gateway', 'UPDATE installation SET id = gen_random_uuid()', '42501'],
       ['verify-service', 'SELECT count(*) FROM code_reports', 'ok'],
       ['verify-service', `INSERT INTO codes (asset_id) VALUES ('x')`, '42501'],
       ['verify-service', `UPDATE accounts SET name = 'x'`, '42501'],
@@ -210,7 +213,7 @@ describe('infra/postgres/roles.sql', () => {
 
     afterAll(async () => {
       await Promise.all(processes.map((started) => started.stop('SIGTERM')));
-      await deleteEventStream(natsUrl, namespace);
+      await deleteNamespaceStreams(natsUrl, namespace);
       rmSync(blobDir, { recursive: true, force: true });
     });
 

@@ -67,6 +67,8 @@ GRANT USAGE ON SCHEMA public
 -- Every service checks at start that its migrations are applied.
 GRANT SELECT ON schema_migrations
   TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
+GRANT SELECT ON installation
+  TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
 
 -- The event store: appends (events; a stream's version is its last event's) and subscriptions'
 -- checkpoints. Events are never updated or deleted.

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { deleteEventStream } from '@hallmark/bus';
+import { deleteNamespaceStreams } from '@hallmark/bus';
 import { auditExport, type ComplianceExportDocument, type JsonWebKeySet } from '@hallmark/client';
 import { createPostgresDatabase, createTestDatabase, type TestDatabase } from '@hallmark/sql';
 import sharp from 'sharp';
@@ -110,7 +110,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(processes.map((process) => process.stop('SIGTERM')));
   await database?.drop();
-  await deleteEventStream(natsUrl, namespace);
+  await deleteNamespaceStreams(natsUrl, namespace);
   await rm(blobDir, { recursive: true, force: true });
 });
 
@@ -233,6 +233,38 @@ describe('distributed form: five services as separate processes', () => {
     const withoutMasterKey = start('code-service', 'no-master-key', { HALLMARK_MASTER_KEY: '' });
     expect(await withoutMasterKey.exited).toBe(78);
     expect(withoutMasterKey.stderr.join('')).toContain('HALLMARK_MASTER_KEY');
+  });
+
+  it('refuses to start a service of another installation under this namespace on the same NATS and Redis, and keeps serving', async () => {
+    const otherDatabase = await createTestDatabase('e2e');
+    try {
+      // Another installation's code-service (its own database, keys and bus secret), pointed at this one's NATS and Redis
+      // under the same HALLMARK_NAMESPACE: it would take a share of this installation's requests and events.
+      const intruder = start('code-service', 'other-installation', {
+        HALLMARK_DATABASE_URL: otherDatabase.url,
+        HALLMARK_BUS_SECRET: randomBytes(32).toString('hex'),
+        HALLMARK_MASTER_KEY: '43'.repeat(32),
+      });
+      const stillRunning = new Promise((resolve) => setTimeout(() => resolve('still running after 30 s'), 30_000).unref());
+      expect(await Promise.race([intruder.exited, stillRunning])).toBe(78);
+      const installationIn = async (url: string) => {
+        const db = createPostgresDatabase({ connectionString: url, maxConnections: 1 });
+        try {
+          const [row] = await db.query<{ id: string }>('SELECT id::text AS id FROM installation');
+          return row?.id;
+        } finally {
+          await db.close();
+        }
+      };
+      const stderr = intruder.stderr.join('');
+      expect(stderr).toContain(`HALLMARK_NAMESPACE "${namespace}" is in use on NATS by another installation`);
+      expect(stderr).toContain(`installation id ${await installationIn(database.url)}`);
+      expect(stderr).toContain(`this database's is ${await installationIn(otherDatabase.url)}`);
+      // It took no request: every ping reaches this installation's code-services.
+      for (let round = 0; round < 10; round++) expect((await ping('code-service')).status).toBe(200);
+    } finally {
+      await otherDatabase.drop();
+    }
   });
 });
 

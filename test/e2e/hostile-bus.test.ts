@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { deleteEventStream } from '@hallmark/bus';
+import { deleteNamespaceStreams } from '@hallmark/bus';
 import { createPostgresDatabase, createTestDatabase, type TestDatabase } from '@hallmark/sql';
 import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -113,7 +113,7 @@ afterAll(async () => {
   await insider?.close();
   await Promise.all(processes.map((started) => started.stop('SIGTERM')));
   await database?.drop();
-  await deleteEventStream(natsUrl, namespace);
+  await deleteNamespaceStreams(natsUrl, namespace);
 });
 
 describe('an insider on the bus', () => {

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { deleteEventStream } from '@hallmark/bus';
+import { deleteNamespaceStreams } from '@hallmark/bus';
 import { createTestDatabase } from '@hallmark/sql';
 import { type ServiceProcess, startServiceProcess } from './service-process.ts';
 import { waitFor } from './wait.ts';
@@ -109,7 +109,7 @@ export async function startDistributedProduct(
   const stop = async () => {
     await Promise.all(processes.map((started) => started.stop('SIGTERM')));
     await database.drop();
-    await deleteEventStream(natsUrl, namespace);
+    await deleteNamespaceStreams(natsUrl, namespace);
     await rm(blobDir, { recursive: true, force: true });
   };
   // A process that exits while starting (a bad setting) fails the start at once, not after the wait.

@@ -15,7 +15,16 @@ export {
   type InProcessConnectionOptions,
   type InProcessHub,
 } from './in-process-bus.ts';
-export { createNatsBus, deleteEventStream, eventStreamName, type NatsBusOptions, setEventStreamRefusing } from './nats-bus.ts';
+export type { NamespaceRegister } from './namespace-register.ts';
+export {
+  createNatsBus,
+  deleteNamespaceStreams,
+  eventStreamName,
+  type NatsBus,
+  type NatsBusOptions,
+  setEventStreamRefusing,
+} from './nats-bus.ts';
+export { claimStreamName } from './nats-namespace-register.ts';
 export { type NatsConnectionSettings, natsConnectionSettings } from './nats-url.ts';
 export {
   createRequestSigner,

@@ -4,7 +4,7 @@ import { connect, type Msg } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
 import { describeBusContract } from './bus.contract.ts';
 import type { Bus } from './bus.ts';
-import { createNatsBus, deleteEventStream, eventStreamName } from './nats-bus.ts';
+import { createNatsBus, deleteNamespaceStreams, eventStreamName } from './nats-bus.ts';
 import { createRequestSigner, type SignatureRefusal } from './request-signature.ts';
 
 const servers = process.env.HALLMARK_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -24,7 +24,7 @@ describeBusContract('NATS', async () => {
     },
     async teardown() {
       await Promise.all([a.drain(), b.drain()]);
-      await deleteEventStream(servers, prefix);
+      await deleteNamespaceStreams(servers, prefix);
     },
   };
 });
@@ -57,7 +57,7 @@ describe('NATS requests when the connection closes', () => {
       release();
     } finally {
       await server.drain();
-      await deleteEventStream(servers, prefix);
+      await deleteNamespaceStreams(servers, prefix);
     }
   });
 });
@@ -94,7 +94,7 @@ describe('NATS requests and replies larger than one message (max_payload)', () =
     } finally {
       await caller.drain();
       await server.drain();
-      await deleteEventStream(servers, prefix);
+      await deleteNamespaceStreams(servers, prefix);
     }
   });
 });
@@ -131,7 +131,7 @@ describe('NATS event consumers when a fetch fails', () => {
     } finally {
       await nc.close();
       await bus.drain();
-      await deleteEventStream(servers, prefix);
+      await deleteNamespaceStreams(servers, prefix);
     }
   });
 });
@@ -152,7 +152,7 @@ describe('NATS event stream', () => {
       });
     } finally {
       await nc.close();
-      await deleteEventStream(servers, prefix);
+      await deleteNamespaceStreams(servers, prefix);
     }
   });
 });
@@ -199,7 +199,7 @@ describe('signed NATS requests seen by an insider on the bus', () => {
     } finally {
       await insider.close();
       await Promise.all([server.drain(), caller.drain()]);
-      await deleteEventStream(servers, prefix);
+      await deleteNamespaceStreams(servers, prefix);
     }
   });
 });
@@ -222,7 +222,7 @@ describe('NATS event stream copies (HALLMARK_NATS_STREAM_REPLICAS)', () => {
     } finally {
       await nc.close();
       await bus.drain();
-      await deleteEventStream(servers, prefix);
+      await deleteNamespaceStreams(servers, prefix);
     }
   });
 });

@@ -30,6 +30,8 @@ import {
   type Subscription,
 } from './bus.ts';
 import { deliver } from './in-process-bus.ts';
+import type { NamespaceRegister } from './namespace-register.ts';
+import { claimStreamName, openNatsNamespaceRegister } from './nats-namespace-register.ts';
 import { createReplyInbox } from './nats-reply-inbox.ts';
 import { maxMessageBytes, sendReply } from './nats-reply-parts.ts';
 import { natsConnectionSettings } from './nats-url.ts';
@@ -88,13 +90,19 @@ export function eventStreamName(prefix: string): string {
   return `${prefix.replace(/[^A-Za-z0-9]/g, '_').toUpperCase()}_EVENTS`;
 }
 
+/** The bus over NATS, and the register of who uses its prefix (namespace-register.ts). */
+export interface NatsBus extends Bus {
+  /** Opens the prefix's installation claim (its stream made when missing); a claim lasts `ttlMs` from its last write. */
+  namespaceRegister(ttlMs: number): Promise<NamespaceRegister>;
+}
+
 /**
  * The bus over NATS: core request/reply on queue groups, core publish for broadcasts, and
  * JetStream (file storage, durable pull consumers with explicit acks) for events.
  * Uses only what nats-server 2.9 offers: one filter subject per consumer, no consumer metadata.
  * Fails at connect with a readable message when the server is older or runs without JetStream.
  */
-export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
+export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
   const prefix = options.prefix ?? 'hallmark';
   const full = (subject: string) => `${prefix}.${subject}`;
   const eventSubject = (subject: string) => `${prefix}.events.${subject}`;
@@ -329,6 +337,10 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
       await nc.rtt();
     },
 
+    namespaceRegister(ttlMs) {
+      return openNatsNamespaceRegister(jsm, js, prefix, { ttlMs, replicas: options.streamReplicas ?? 1 });
+    },
+
     async drain() {
       await Promise.all([...servedSubscriptions].map((subscription) => subscription.drain()));
       servedSubscriptions.clear();
@@ -389,12 +401,13 @@ async function ensureStreamOf(jsm: JetStreamManager, name: string, subjects: str
   }
 }
 
-/** Deletes the event stream of a prefix (tests clean up with this). */
-export async function deleteEventStream(url: string, prefix: string, tlsCaFile?: string): Promise<void> {
+/** Deletes the streams of a prefix, its events' and its installation claim's (tests clean up with this). */
+export async function deleteNamespaceStreams(url: string, prefix: string, tlsCaFile?: string): Promise<void> {
   const nc = await connect(natsConnectionSettings(url, tlsCaFile));
   try {
     const jsm = await jetstreamManager(nc);
     await jsm.streams.delete(eventStreamName(prefix)).catch(() => false);
+    await jsm.streams.delete(claimStreamName(prefix)).catch(() => false);
   } finally {
     await nc.close();
   }

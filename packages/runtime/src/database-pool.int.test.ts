@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { deleteEventStream } from '@hallmark/bus';
+import { deleteNamespaceStreams } from '@hallmark/bus';
 import { createTestDatabase, type TestDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DistributedConfig, readConfig } from './config.ts';
@@ -59,7 +59,7 @@ describe('HALLMARK_DATABASE_POOL_MAX', () => {
       expect(most).toBeLessThanOrEqual(3);
     } finally {
       await infra.close();
-      await deleteEventStream('nats://127.0.0.1:4222', namespace);
+      await deleteNamespaceStreams('nats://127.0.0.1:4222', namespace);
     }
   });
 });

@@ -8,6 +8,7 @@ import { createPgliteDatabase, createPostgresDatabase, type SqlDatabase } from '
 import { refusalLogger } from './bus-refusal-log.ts';
 import { type BaseConfig, ConfigError, type DistributedConfig, type EmbeddedConfig } from './config.ts';
 import type { Logger } from './logger.ts';
+import { cacheNamespaceRegister, type NamedRegister, namespaceClaimTtlMs } from './namespace-claim.ts';
 import type { ReadinessChecks } from './readiness.ts';
 
 /** The adapters a service works with; the same interfaces in both forms. */
@@ -43,8 +44,18 @@ function busErrorLogger(log: Logger) {
     log.error({ err: error, subject: context.subject, requestId: context.requestId }, 'handler failed');
 }
 
+/** The distributed form's adapters, and where its namespace is claimed (namespace-claim.ts). */
+export interface DistributedInfrastructure extends Infrastructure {
+  /** NATS and Redis, which other installations may share. */
+  namespaceRegisters(): Promise<NamedRegister[]>;
+}
+
 /** NATS, PostgreSQL and Redis from the environment; KurrentDB for events when HALLMARK_ESDB_URL is set. */
-export async function connectDistributed(config: DistributedConfig, service: string, log: Logger): Promise<Infrastructure> {
+export async function connectDistributed(
+  config: DistributedConfig,
+  service: string,
+  log: Logger,
+): Promise<DistributedInfrastructure> {
   const bus = await createNatsBus({
     servers: config.HALLMARK_NATS_URL,
     ...(config.HALLMARK_TLS_CA_FILE ? { tlsCaFile: config.HALLMARK_TLS_CA_FILE } : {}),
@@ -82,6 +93,12 @@ export async function connectDistributed(config: DistributedConfig, service: str
       postgres: () => db.ping(),
       redis: () => cache.ping(),
       ...(config.HALLMARK_ESDB_URL ? { kurrentdb: () => eventStore.ping() } : {}),
+    },
+    async namespaceRegisters() {
+      return [
+        { store: 'NATS', register: await bus.namespaceRegister(namespaceClaimTtlMs) },
+        { store: 'Redis', register: cacheNamespaceRegister(cache, namespaceClaimTtlMs) },
+      ];
     },
     async close() {
       await bus.drain();

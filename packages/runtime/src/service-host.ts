@@ -1,8 +1,10 @@
 import { ConfigError, DistributedConfig, readConfig } from './config.ts';
 import { reportEventLoopOnSignal } from './event-loop-report.ts';
 import { connectDistributed } from './infrastructure.ts';
+import { installationOf } from './installation.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { refuseTrivialMasterKey } from './master-key-strength.ts';
+import { claimNamespace } from './namespace-claim.ts';
 import { startProbeServer } from './probe-server.ts';
 import { instanceName, type RunningService, type ServiceDefinition } from './service.ts';
 
@@ -71,8 +73,11 @@ export async function runService(definition: ServiceDefinition): Promise<void> {
   } catch (error) {
     log.fatal({ err: error }, 'could not start');
     log.flush();
-    process.exitCode = 1;
-    setTimeout(() => process.exit(1), 100).unref();
+    // A setting to change (the namespace another installation holds) exits as a configuration error does.
+    const exitCode = error instanceof ConfigError ? 78 : 1;
+    if (error instanceof ConfigError) process.stderr.write(`${definition.name}: ${error.message}\n`);
+    process.exitCode = exitCode;
+    setTimeout(() => process.exit(exitCode), 100).unref();
   }
 }
 
@@ -84,6 +89,16 @@ async function startDistributed(
   log: Logger,
 ): Promise<void> {
   const infra = await connectDistributed(config, definition.name, log);
+  // Before any work is taken: another installation on the same NATS or Redis under this namespace stops the start.
+  const claim = await claimNamespace({
+    namespace: config.HALLMARK_NAMESPACE,
+    installation: await installationOf(infra.db),
+    registers: await infra.namespaceRegisters(),
+    log,
+  }).catch(async (error: unknown) => {
+    await infra.close().catch(() => undefined);
+    throw error;
+  });
   const running: RunningService = await definition.start({
     name: definition.name,
     instance,
@@ -99,6 +114,7 @@ async function startDistributed(
   stopOnSignal(
     async () => {
       await running.stop();
+      claim.stop();
       await infra.close();
       await probes?.close();
     },

@@ -5,7 +5,7 @@ import { connect as connectTcp } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { createNatsBus, deleteEventStream } from '@hallmark/bus';
+import { createNatsBus, deleteNamespaceStreams } from '@hallmark/bus';
 import { createRedisCache } from '@hallmark/cache';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type OwnedPostgres, startOwnPostgres } from '../../../test/faults/servers.ts';
@@ -157,7 +157,7 @@ describe('the distributed form over TLS, with credentials', () => {
       expect(await infra.bus.request('rpc.tls.echo', { over: 'TLS' })).toEqual({ ok: true, value: { over: 'TLS' } });
     } finally {
       await infra.close();
-      await deleteEventStream(natsUrl(), namespace, file('ca.pem'));
+      await deleteNamespaceStreams(natsUrl(), namespace, file('ca.pem'));
     }
     // Nothing logged the passwords.
     expect(lines.join('')).not.toContain(natsPassword);

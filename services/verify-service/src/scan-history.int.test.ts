@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { createNatsBus, deleteEventStream } from '@hallmark/bus';
+import { createNatsBus, deleteNamespaceStreams } from '@hallmark/bus';
 import { connectTestDatabase, loadMigrations, runMigrations, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectScanHistory, type ScanRecorded, type ScansRecorded, scanRecordedSubject } from './scan-history.ts';
@@ -18,7 +18,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await database.drop();
-  await deleteEventStream(servers, prefix);
+  await deleteNamespaceStreams(servers, prefix);
 });
 
 describe('scan history projection (NATS JetStream → PostgreSQL)', () => {

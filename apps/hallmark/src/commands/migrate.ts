@@ -9,6 +9,7 @@ import { UsageError } from './usage-error.ts';
  * the same code works from src/ (tsx) and from dist/ (the compiled build).
  */
 const modules: ReadonlyArray<[module: string, entry: string]> = [
+  ['runtime', '@hallmark/runtime'],
   ['event-store', '@hallmark/event-store'],
   ['accounts', '@hallmark/accounts'],
   ['code-service', '@hallmark/code-service'],

@@ -49,8 +49,8 @@ describe('hallmark migrate and the operator commands over TLS', () => {
     expect(await outputOf((out) => migrateCommand([], { HALLMARK_DATABASE_URL: databaseUrl }, out))).toBe(
       'failed: unable to verify the first certificate',
     );
-    expect(await outputOf((out) => migrateCommand([], withCa, out))).toMatch(/^event-store: applied /);
-    expect(await outputOf((out) => migrateCommand([], withCa, out))).toMatch(/^event-store: up to date$/m);
+    expect(await outputOf((out) => migrateCommand([], withCa, out))).toMatch(/^runtime: applied 1$/m);
+    expect(await outputOf((out) => migrateCommand([], withCa, out))).toMatch(/^runtime: up to date$/m);
     expect(
       await outputOf((out) => accountsCommand(['create', '--name', 'Maison TLS', '--tier', 'starter'], withCa, out)),
     ).toMatch(/^account acc_[0-9a-f]+ \(Maison TLS, starter\)$/m);

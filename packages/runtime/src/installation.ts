@@ -1,0 +1,16 @@
+import { fileURLToPath } from 'node:url';
+import { loadMigrations, runMigrations, type SqlDatabase } from '@hallmark/sql';
+
+const folder = fileURLToPath(new URL('../migrations', import.meta.url));
+
+/**
+ * The id of the installation this database belongs to (the `installation` table's one row, made
+ * by this package's migration, which this applies when it has not been). Every service of an
+ * installation shares the database, so they all read the same id.
+ */
+export async function installationOf(db: SqlDatabase): Promise<string> {
+  await runMigrations(db, await loadMigrations('runtime', folder));
+  const [row] = await db.query<{ id: string }>('SELECT id::text AS id FROM installation ORDER BY created_at LIMIT 1');
+  if (!row) throw new Error('the installation table has no row: its migration (runtime 1) was undone by hand');
+  return row.id;
+}

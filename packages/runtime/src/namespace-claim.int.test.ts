@@ -1,0 +1,127 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createNatsBus, deleteNamespaceStreams, type NatsBus } from '@hallmark/bus';
+import { type Cache, createRedisCache } from '@hallmark/cache';
+import { createPostgresDatabase, createTestDatabase } from '@hallmark/sql';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError } from './config.ts';
+import { installationOf } from './installation.ts';
+import { createLogger } from './logger.ts';
+import { cacheNamespaceRegister, claimNamespace, type NamedRegister, type NamespaceClaim } from './namespace-claim.ts';
+
+// Two installations (two databases) pointed at one NATS and one Redis under one HALLMARK_NAMESPACE
+// would serve each other's requests and events. Each service claims the namespace for its
+// database's installation before it takes work; the claim is shared by an installation's processes
+// and lapses when none renews it. On this machine's NATS (JetStream) and Redis.
+
+const natsUrl = process.env.HALLMARK_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
+const redisUrl = process.env.HALLMARK_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const log = createLogger({ instance: 'test', level: 'silent' });
+
+const opened: Array<{ bus: NatsBus; cache: Cache; namespace: string }> = [];
+const claims: NamespaceClaim[] = [];
+
+/** What one process of some installation connects to: the namespace's NATS and Redis registers. */
+async function registersOf(namespace: string, ttlMs: number, stores: Array<'NATS' | 'Redis'> = ['NATS', 'Redis']) {
+  const bus = await createNatsBus({ servers: natsUrl, name: 'claim-test', prefix: namespace });
+  const cache = createRedisCache({ url: redisUrl, keyPrefix: `${namespace}:` });
+  opened.push({ bus, cache, namespace });
+  const registers: NamedRegister[] = [];
+  if (stores.includes('NATS')) registers.push({ store: 'NATS', register: await bus.namespaceRegister(ttlMs) });
+  if (stores.includes('Redis')) registers.push({ store: 'Redis', register: cacheNamespaceRegister(cache, ttlMs) });
+  return registers;
+}
+
+async function claim(namespace: string, installation: string, ttlMs: number, stores?: Array<'NATS' | 'Redis'>) {
+  const held = await claimNamespace({
+    namespace,
+    installation,
+    registers: await registersOf(namespace, ttlMs, stores),
+    log,
+    ttlMs,
+  });
+  claims.push(held);
+  return held;
+}
+
+const refusal = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+
+afterEach(async () => {
+  for (const held of claims.splice(0)) held.stop();
+  const namespaces = new Set<string>();
+  for (const { bus, cache, namespace } of opened.splice(0)) {
+    await bus.drain();
+    await cache.close();
+    namespaces.add(namespace);
+  }
+  for (const namespace of namespaces) await deleteNamespaceStreams(natsUrl, namespace);
+});
+
+const freshNamespace = () => `claim_${randomBytes(4).toString('hex')}`;
+
+describe('claimNamespace', () => {
+  it("refuses another installation with both ids and the store named, and admits the installation's other processes", async () => {
+    const namespace = freshNamespace();
+    const [first, second] = [randomUUID(), randomUUID()];
+    await claim(namespace, first, 60_000);
+    // Another process (replica, another service) of the same installation.
+    await claim(namespace, first, 60_000);
+    const error = await refusal(claim(namespace, second, 60_000));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toContain(`HALLMARK_NAMESPACE "${namespace}" is in use on NATS by another installation`);
+    expect((error as Error).message).toContain(`installation id ${first}`);
+    expect((error as Error).message).toContain(`this database's is ${second}`);
+  });
+
+  it('refuses on Redis alone: two installations on one Redis under one namespace, each with a NATS of its own', async () => {
+    const namespace = freshNamespace();
+    await claim(namespace, randomUUID(), 60_000, ['Redis']);
+    const error = await refusal(claim(namespace, randomUUID(), 60_000));
+    expect((error as Error).message).toContain('is in use on Redis by another installation');
+  });
+
+  it('lets one of two installations claiming a free namespace at once win, on each store', async () => {
+    for (const stores of [['NATS'], ['Redis']] as Array<Array<'NATS' | 'Redis'>>) {
+      const namespace = freshNamespace();
+      const outcomes = await Promise.all(
+        Array.from({ length: 4 }, () => refusal(claim(namespace, randomUUID(), 60_000, stores))),
+      );
+      expect(outcomes.filter((outcome) => outcome === undefined)).toHaveLength(1);
+    }
+  });
+
+  it('keeps the claim while a process renews it, and frees it a lifetime after the last one stopped', async () => {
+    const namespace = freshNamespace();
+    const ttlMs = 1_000;
+    const held = await claim(namespace, randomUUID(), ttlMs);
+    await new Promise((resolve) => setTimeout(resolve, 2.5 * ttlMs));
+    expect(await refusal(claim(namespace, randomUUID(), ttlMs))).toBeInstanceOf(ConfigError);
+    held.stop();
+    await new Promise((resolve) => setTimeout(resolve, 2 * ttlMs));
+    // A new database (the old installation gone) takes the namespace.
+    expect(await refusal(claim(namespace, randomUUID(), ttlMs))).toBeUndefined();
+  }, 15_000);
+});
+
+describe('installationOf', () => {
+  it('gives every process of a database the same id, and each database its own', async () => {
+    const [one, other] = [await createTestDatabase('installation'), await createTestDatabase('installation')];
+    try {
+      const connect = (url: string) => createPostgresDatabase({ connectionString: url, maxConnections: 2 });
+      const [a, b, c] = [connect(one.url), connect(one.url), connect(other.url)];
+      try {
+        const [idA, idB, idC] = await Promise.all([installationOf(a), installationOf(b), installationOf(c)]);
+        expect(idA).toMatch(/^[0-9a-f-]{36}$/);
+        expect(idB).toBe(idA);
+        expect(idC).not.toBe(idA);
+      } finally {
+        await Promise.all([a.close(), b.close(), c.close()]);
+      }
+    } finally {
+      await Promise.all([one.drop(), other.drop()]);
+    }
+  });
+});
