@@ -271,6 +271,7 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
     else if (serviceDoc.spec?.selector?.['app.kubernetes.io/name'] !== service)
       problems.push(`Service/${service}: selector does not select its pods`);
     checkPodSecurity(where, deployment.spec?.template?.spec ?? {}, problems);
+    checkSpread(where, deployment.spec?.template?.spec?.topologySpreadConstraints ?? [], selector, problems);
     // Each service on its own PostgreSQL role (infra/postgres/roles.sql), never the owner's URL.
     const databaseUrl = (container?.env ?? []).find((variable: Doc) => variable.name === 'HALLMARK_DATABASE_URL');
     const roleRef = databaseUrl?.valueFrom?.secretKeyRef;
@@ -368,6 +369,19 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
 }
 
 /** Every container: a fixed non-root uid, no privilege escalation, no capabilities, RuntimeDefault seccomp, a read-only root with /tmp an emptyDir. */
+/** Replicas spread over nodes and over zones, each constraint selecting the Deployment's own pods. */
+function checkSpread(where: string, constraints: Doc[], selector: Record<string, unknown>, problems: string[]): void {
+  for (const topologyKey of ['kubernetes.io/hostname', 'topology.kubernetes.io/zone']) {
+    const constraint = constraints.find((candidate) => candidate.topologyKey === topologyKey);
+    const selects = (labels: Record<string, unknown> | undefined) =>
+      labels !== undefined &&
+      Object.keys(selector).length > 0 &&
+      Object.entries(selector).every(([key, value]) => labels[key] === value);
+    if (!constraint || !selects(constraint.labelSelector?.matchLabels))
+      problems.push(`${where}: no topologySpreadConstraints over ${topologyKey} selecting its own pods`);
+  }
+}
+
 function checkPodSecurity(where: string, pod: Doc, problems: string[]): void {
   if (pod.automountServiceAccountToken !== false) problems.push(`${where}: automountServiceAccountToken must be false`);
   const emptyDirs = new Set((pod.volumes ?? []).filter((volume: Doc) => volume.emptyDir).map((volume: Doc) => volume.name));

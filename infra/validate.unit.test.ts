@@ -18,7 +18,10 @@ describe('deployment files', () => {
     const gateway = readFileSync(join(folder, 'gateway.yaml'), 'utf8');
     writeFileSync(
       join(folder, 'gateway.yaml'),
-      gateway.replace('path: /ready', 'path: /readyz').replace('hallmark/hallmark:0.1.0', 'hallmark/other:1'),
+      gateway
+        .replace('path: /ready', 'path: /readyz')
+        .replace('hallmark/hallmark:0.1.0', 'hallmark/other:1')
+        .replace('topologyKey: topology.kubernetes.io/zone', 'topologyKey: topology.kubernetes.io/region'),
     );
     writeFileSync(
       join(folder, 'config.yaml'),
@@ -39,6 +42,7 @@ describe('deployment files', () => {
       expect.arrayContaining([
         'Deployment/gateway: readinessProbe must GET /ready',
         'Deployment/gateway: image should be hallmark/hallmark:0.1.0',
+        'Deployment/gateway: no topologySpreadConstraints over topology.kubernetes.io/zone selecting its own pods',
         'infra/k8s: HALLMARK_LOGLEVEL is not a setting the code reads',
         'kustomization.yaml lists missing autoscaling.yaml',
         'infra/k8s: no HorizontalPodAutoscaler for gateway',
