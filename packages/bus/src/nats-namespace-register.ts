@@ -1,4 +1,4 @@
-import { JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NamespaceRegister } from './namespace-register.ts';
 
 /** The stream that keeps a prefix's installation claim. */
@@ -6,13 +6,18 @@ export function claimStreamName(prefix: string): string {
   return `${prefix.replace(/[^A-Za-z0-9]/g, '_').toUpperCase()}_INSTALLATION`;
 }
 
+/** A read or write refused because the stream does not exist. */
+const isStreamNotFound = (error: unknown) =>
+  error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound;
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /**
  * The claim on NATS: a JetStream stream of one subject (`<prefix>.installation`) that keeps one
  * message, the installation's id, for `ttlMs` after it was written. A claim is a publish that
- * expects no message on the subject, so of two installations claiming at once one wins.
+ * expects no message on the subject, so of two installations claiming at once one wins. A stream
+ * that is gone (deleted, or a NATS restarted without its store) is made again by the next call.
  */
 export async function openNatsNamespaceRegister(
   jsm: JetStreamManager,
@@ -23,32 +28,51 @@ export async function openNatsNamespaceRegister(
   const stream = claimStreamName(prefix);
   const subject = `${prefix}.installation`;
   const config = { max_msgs_per_subject: 1, max_age: options.ttlMs * 1e6, num_replicas: options.replicas };
-  try {
-    await jsm.streams.add({ name: stream, subjects: [subject], ...config });
-  } catch (error) {
-    // Another process of this or another installation made it first: it is the same stream.
-    const exists = await jsm.streams.info(stream).then(
-      () => true,
-      () => false,
-    );
-    if (!exists) throw error;
-  }
+  const ensureStream = async () => {
+    try {
+      await jsm.streams.add({ name: stream, subjects: [subject], ...config });
+    } catch (error) {
+      // Another process of this or another installation made it first: it is the same stream.
+      const exists = await jsm.streams.info(stream).then(
+        () => true,
+        () => false,
+      );
+      if (!exists) throw error;
+    }
+  };
+  /** Runs `work`; if it failed for want of the stream (a publish nobody stores, a read of no stream), makes it and runs it once more. */
+  const withStream = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      const streamGone = isStreamNotFound(error) || !(error instanceof JetStreamApiError);
+      if (!streamGone) throw error;
+      await ensureStream();
+      return work();
+    }
+  };
+  await ensureStream();
+  const publish = (installation: string, expectNone: boolean) =>
+    js.publish(subject, encoder.encode(installation), expectNone ? { expect: { lastSubjectSequence: 0 } } : {});
   return {
-    async holder() {
-      const stored = await jsm.streams.getMessage(stream, { last_by_subj: subject });
-      return stored ? decoder.decode(stored.data) : undefined;
-    },
-    async claim(installation) {
-      try {
-        await js.publish(subject, encoder.encode(installation), { expect: { lastSubjectSequence: 0 } });
-        return true;
-      } catch (error) {
-        if (error instanceof JetStreamApiError) return false; // a claim is current
-        throw error;
-      }
-    },
-    async renew(installation) {
-      await js.publish(subject, encoder.encode(installation));
+    holder: () =>
+      withStream(async () => {
+        const stored = await jsm.streams.getMessage(stream, { last_by_subj: subject });
+        return stored ? decoder.decode(stored.data) : undefined;
+      }),
+    claim: (installation) =>
+      withStream(async () => {
+        try {
+          await publish(installation, true);
+          return true;
+        } catch (error) {
+          // A claim is current (wrong last sequence); anything else is withStream's to judge.
+          if (error instanceof JetStreamApiError && !isStreamNotFound(error)) return false;
+          throw error;
+        }
+      }),
+    renew: async (installation) => {
+      await withStream(() => publish(installation, false));
     },
   };
 }

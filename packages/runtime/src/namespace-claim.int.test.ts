@@ -104,6 +104,18 @@ describe('claimNamespace', () => {
     // A new database (the old installation gone) takes the namespace.
     expect(await refusal(claim(namespace, randomUUID(), ttlMs))).toBeUndefined();
   }, 15_000);
+
+  it('writes the claim again when its stream is gone (deleted, or a NATS restarted without its store)', async () => {
+    const namespace = freshNamespace();
+    const ttlMs = 1_000;
+    const installation = randomUUID();
+    await claim(namespace, installation, ttlMs);
+    await deleteNamespaceStreams(natsUrl, namespace);
+    // The next renewal (every quarter of the lifetime) makes the stream and writes the claim in it.
+    await new Promise((resolve) => setTimeout(resolve, ttlMs));
+    const error = await refusal(claim(namespace, randomUUID(), ttlMs, ['NATS']));
+    expect((error as Error).message).toContain(`is in use on NATS by another installation (installation id ${installation}`);
+  });
 });
 
 describe('installationOf', () => {
