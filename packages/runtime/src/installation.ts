@@ -10,7 +10,17 @@ const folder = fileURLToPath(new URL('../migrations', import.meta.url));
  */
 export async function installationOf(db: SqlDatabase): Promise<string> {
   await runMigrations(db, await loadMigrations('runtime', folder));
-  const [row] = await db.query<{ id: string }>('SELECT id::text AS id FROM installation ORDER BY created_at LIMIT 1');
+  const rows = await db
+    .query<{ id: string }>('SELECT id::text AS id FROM installation ORDER BY created_at LIMIT 1')
+    .catch((error: { code?: string; cause?: { code?: string } }) => {
+      if ((error.code ?? error.cause?.code) !== '42501') throw error;
+      throw new Error(
+        "This service's database role may not read the installation table: apply infra/postgres/roles.sql " +
+          "again with the tables' owner (hallmark migrate --roles infra/postgres/roles.sql), as after any release that adds a table.",
+        { cause: error },
+      );
+    });
+  const [row] = rows;
   if (!row) throw new Error('the installation table has no row: its migration (runtime 1) was undone by hand');
   return row.id;
 }

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createNatsBus, deleteNamespaceStreams, type NatsBus } from '@hallmark/bus';
 import { type Cache, createRedisCache } from '@hallmark/cache';
-import { createPostgresDatabase, createTestDatabase } from '@hallmark/sql';
+import { createPostgresDatabase, createTestDatabase, testServerUrl } from '@hallmark/sql';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError } from './config.ts';
 import { installationOf } from './installation.ts';
@@ -119,6 +119,33 @@ describe('claimNamespace', () => {
 });
 
 describe('installationOf', () => {
+  it("names the fix when the service's role may not read the table (the roles.sql of a release before it)", async () => {
+    const database = await createTestDatabase('installation');
+    const role = `installation_${randomBytes(4).toString('hex')}`;
+    const owner = createPostgresDatabase({ connectionString: database.url, maxConnections: 1 });
+    try {
+      await installationOf(owner);
+      await owner.execScript(
+        `CREATE ROLE ${role} LOGIN; GRANT USAGE ON SCHEMA public TO ${role}; GRANT SELECT ON schema_migrations TO ${role}`,
+      );
+      const url = new URL(database.url);
+      url.username = role;
+      const asService = createPostgresDatabase({ connectionString: url.toString(), maxConnections: 1 });
+      try {
+        await expect(installationOf(asService)).rejects.toThrow(
+          /may not read the installation table: apply infra\/postgres\/roles.sql again/,
+        );
+      } finally {
+        await asService.close();
+      }
+    } finally {
+      await owner.close();
+      await database.drop();
+      const admin = createPostgresDatabase({ connectionString: testServerUrl, maxConnections: 1 });
+      await admin.execScript(`DROP ROLE IF EXISTS ${role}`).finally(() => admin.close());
+    }
+  });
+
   it('gives every process of a database the same id, and each database its own', async () => {
     const [one, other] = [await createTestDatabase('installation'), await createTestDatabase('installation')];
     try {
