@@ -15,9 +15,10 @@ const decoder = new TextDecoder();
 
 /**
  * The claim on NATS: a JetStream stream of one subject (`<prefix>.installation`) that keeps one
- * message, the installation's id, for `ttlMs` after it was written. A claim is a publish that
- * expects no message on the subject, so of two installations claiming at once one wins. A stream
- * that is gone (deleted, or a NATS restarted without its store) is made again by the next call.
+ * message, the installation's id, for `ttlMs` after it was written. Every write expects the
+ * subject's last sequence it read (none, to claim), so a claim is never written over another
+ * installation's, and of two installations claiming at once one wins. A stream that is gone
+ * (deleted, or a NATS restarted without its store) is made again by the next call.
  */
 export async function openNatsNamespaceRegister(
   jsm: JetStreamManager,
@@ -27,17 +28,36 @@ export async function openNatsNamespaceRegister(
 ): Promise<NamespaceRegister> {
   const stream = claimStreamName(prefix);
   const subject = `${prefix}.installation`;
-  const config = { max_msgs_per_subject: 1, max_age: options.ttlMs * 1e6, num_replicas: options.replicas };
+  const maxAge = options.ttlMs * 1e6;
   const ensureStream = async () => {
+    const existing = await jsm.streams.info(stream).catch((error: unknown) => {
+      if (isStreamNotFound(error)) return undefined;
+      throw error;
+    });
+    if (existing) {
+      // This version's lifetime, and more copies when asked for (never fewer), as for the event stream.
+      const copies = Math.max(existing.config.num_replicas ?? 1, options.replicas);
+      if (existing.config.max_age !== maxAge || existing.config.num_replicas !== copies)
+        await jsm.streams.update(stream, { max_age: maxAge, num_replicas: copies });
+      return;
+    }
     try {
-      await jsm.streams.add({ name: stream, subjects: [subject], ...config });
+      await jsm.streams.add({
+        name: stream,
+        subjects: [subject],
+        max_msgs_per_subject: 1,
+        max_age: maxAge,
+        num_replicas: options.replicas,
+      });
     } catch (error) {
       // Another process of this or another installation made it first: it is the same stream.
-      const exists = await jsm.streams.info(stream).then(
-        () => true,
-        () => false,
-      );
-      if (!exists) throw error;
+      if (
+        !(await jsm.streams.info(stream).then(
+          () => true,
+          () => false,
+        ))
+      )
+        throw error;
     }
   };
   /** Runs `work`; if it failed for want of the stream (a publish nobody stores, a read of no stream), makes it and runs it once more. */
@@ -51,28 +71,31 @@ export async function openNatsNamespaceRegister(
       return work();
     }
   };
+  const last = async () => {
+    const stored = await jsm.streams.getMessage(stream, { last_by_subj: subject });
+    return stored ? { holder: decoder.decode(stored.data), sequence: stored.seq } : undefined;
+  };
   await ensureStream();
-  const publish = (installation: string, expectNone: boolean) =>
-    js.publish(subject, encoder.encode(installation), expectNone ? { expect: { lastSubjectSequence: 0 } } : {});
   return {
-    holder: () =>
+    holder: () => withStream(async () => (await last())?.holder),
+    hold: (installation) =>
       withStream(async () => {
-        const stored = await jsm.streams.getMessage(stream, { last_by_subj: subject });
-        return stored ? decoder.decode(stored.data) : undefined;
-      }),
-    claim: (installation) =>
-      withStream(async () => {
+        const current = await last();
+        if (current && current.holder !== installation) return { outcome: 'taken', holder: current.holder };
         try {
-          await publish(installation, true);
-          return true;
+          await js.publish(subject, encoder.encode(installation), { expect: { lastSubjectSequence: current?.sequence ?? 0 } });
+          return { outcome: current ? 'renewed' : 'claimed' };
         } catch (error) {
-          // A claim is current (wrong last sequence); anything else is withStream's to judge.
-          if (error instanceof JetStreamApiError && !isStreamNotFound(error)) return false;
-          throw error;
+          if (!(error instanceof JetStreamApiError) || isStreamNotFound(error)) throw error;
+          // Written by someone else since the read: another installation's claim, or this one's from a sibling process.
+          const now = await last();
+          return now && now.holder !== installation ? { outcome: 'taken', holder: now.holder } : { outcome: 'renewed' };
         }
       }),
-    renew: async (installation) => {
-      await withStream(() => publish(installation, false));
-    },
+    release: (installation) =>
+      withStream(async () => {
+        const current = await last();
+        if (current?.holder === installation) await jsm.streams.purge(stream, { filter: subject, seq: current.sequence + 1 });
+      }),
   };
 }

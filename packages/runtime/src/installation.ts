@@ -10,6 +10,11 @@ const folder = fileURLToPath(new URL('../migrations', import.meta.url));
  */
 export async function installationOf(db: SqlDatabase): Promise<string> {
   await runMigrations(db, await loadMigrations('runtime', folder));
+  return readInstallation(db);
+}
+
+/** The installation id as the database holds it now (installationOf, without the migration). */
+export async function readInstallation(db: SqlDatabase): Promise<string> {
   const rows = await db
     .query<{ id: string }>('SELECT id::text AS id FROM installation ORDER BY created_at LIMIT 1')
     .catch((error: { code?: string; cause?: { code?: string } }) => {

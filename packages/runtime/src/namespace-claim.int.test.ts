@@ -31,13 +31,20 @@ async function registersOf(namespace: string, ttlMs: number, stores: Array<'NATS
   return registers;
 }
 
-async function claim(namespace: string, installation: string, ttlMs: number, stores?: Array<'NATS' | 'Redis'>) {
+async function claim(
+  namespace: string,
+  installation: string,
+  ttlMs: number,
+  stores?: Array<'NATS' | 'Redis'>,
+  installationNow?: () => Promise<string>,
+) {
   const held = await claimNamespace({
     namespace,
     installation,
     registers: await registersOf(namespace, ttlMs, stores),
     log,
     ttlMs,
+    ...(installationNow ? { installationNow } : {}),
   });
   claims.push(held);
   return held;
@@ -81,6 +88,31 @@ describe('claimNamespace', () => {
     await claim(namespace, randomUUID(), 60_000, ['Redis']);
     const error = await refusal(claim(namespace, randomUUID(), 60_000));
     expect((error as Error).message).toContain('is in use on Redis by another installation');
+  });
+
+  it('leaves no claim behind when refused: a refused start cannot lock out the installation that holds the namespace', async () => {
+    const namespace = freshNamespace();
+    const rightful = randomUUID();
+    // The rightful installation's claim on NATS is gone (a NATS restarted without its store), its Redis claim holds.
+    await claim(namespace, rightful, 60_000, ['Redis']);
+    const error = await refusal(claim(namespace, randomUUID(), 60_000));
+    expect((error as Error).message).toContain('is in use on Redis by another installation');
+    const [nats] = await registersOf(namespace, 60_000, ['NATS']);
+    expect(await nats?.register.holder()).toBeUndefined();
+    // Another process of the rightful installation starts.
+    expect(await refusal(claim(namespace, rightful, 60_000))).toBeUndefined();
+  });
+
+  it('stops claiming for an installation its database no longer names (restored or replaced under the process)', async () => {
+    const namespace = freshNamespace();
+    const ttlMs = 1_000;
+    let databaseNames = randomUUID();
+    const running = databaseNames;
+    await claim(namespace, running, ttlMs, undefined, async () => databaseNames);
+    databaseNames = randomUUID();
+    // Its renewals stop, and the claim lapses a lifetime later: the processes started on the new database get the namespace.
+    await new Promise((resolve) => setTimeout(resolve, 2.5 * ttlMs));
+    expect(await refusal(claim(namespace, databaseNames, ttlMs))).toBeUndefined();
   });
 
   it('lets one of two installations claiming a free namespace at once win, on each store', async () => {

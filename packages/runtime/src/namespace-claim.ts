@@ -12,13 +12,30 @@ export interface NamedRegister {
   register: NamespaceRegister;
 }
 
-/** The claim on Redis: a key `<namespace>:installation` with a lifetime, set only when absent to claim. */
+/**
+ * The claim on Redis: a key `<namespace>:installation` with a lifetime, set only when absent to
+ * claim. A renewal reads the key and then writes it: a claim that lapsed (Redis unreachable for the
+ * claim's whole lifetime) and was taken by another installation in the moment between the two is
+ * written over; NATS's register has no such moment (each write expects the sequence it read).
+ */
 export function cacheNamespaceRegister(cache: Cache, ttlMs: number): NamespaceRegister {
   const key = 'installation';
   return {
     holder: () => cache.get(key),
-    claim: (installation) => cache.setIfAbsent(key, installation, ttlMs),
-    renew: (installation) => cache.set(key, installation, { ttlMs }),
+    async hold(installation) {
+      const held = await cache.get(key);
+      if (held !== undefined && held !== installation) return { outcome: 'taken', holder: held };
+      if (held === undefined) {
+        if (await cache.setIfAbsent(key, installation, ttlMs)) return { outcome: 'claimed' };
+        const now = await cache.get(key);
+        if (now !== undefined && now !== installation) return { outcome: 'taken', holder: now };
+      }
+      await cache.set(key, installation, { ttlMs });
+      return { outcome: 'renewed' };
+    },
+    async release(installation) {
+      if ((await cache.get(key)) === installation) await cache.delete(key);
+    },
   };
 }
 
@@ -26,6 +43,8 @@ export interface NamespaceClaimOptions {
   namespace: string;
   /** This database's installation id (installation.ts). */
   installation: string;
+  /** Reads the database's installation id again at each renewal: a database restored or replaced under a running process has another. */
+  installationNow?: () => Promise<string>;
   registers: readonly NamedRegister[];
   log: Logger;
   /** Default: namespaceClaimTtlMs. The claim is renewed every quarter of it. */
@@ -46,48 +65,85 @@ function takenMessage(namespace: string, store: string, holder: string, installa
   );
 }
 
-/** The installation holding the namespace in one register after this one claimed it where it was free. */
-async function holderAfterClaim(register: NamespaceRegister, installation: string): Promise<string | undefined> {
-  const holder = await register.holder();
-  if (holder !== undefined) return holder;
-  if (await register.claim(installation)) return installation;
-  return register.holder(); // another claimed it between the two calls
+/** A store that failed while the namespace was claimed at start, named for the operator. */
+function storeFailure(namespace: string, store: string, error: unknown): Error {
+  return new Error(`could not claim HALLMARK_NAMESPACE "${namespace}" on ${store}: ${(error as Error).message}`, {
+    cause: error,
+  });
 }
 
 /**
  * Claims the namespace for this installation in every shared store before the service takes any
  * work: when another installation holds it (two installations pointed at one NATS or Redis with
  * the same HALLMARK_NAMESPACE, where each would serve the other's requests and events), rejects
- * with a ConfigError that names both, and the service does not start. Processes of one
- * installation share the claim, and each renews it every quarter of its lifetime, so it lapses
- * only when none runs. A renewal that fails (a store restarting) is logged and tried again.
+ * with a ConfigError that names both, and the service does not start. Every store is looked at
+ * before any is written, and a claim this start made is given back when another store refuses
+ * it, so a refused process leaves nothing that would refuse the rightful installation. Processes
+ * of one installation share the claim, and each renews it every quarter of its lifetime, so it
+ * lapses only when none runs. A renewal that fails (a store restarting) is logged and tried again;
+ * one that finds another installation's claim (this one's lapsed meanwhile) is logged as an error.
  */
 export async function claimNamespace(options: NamespaceClaimOptions): Promise<NamespaceClaim> {
   const ttlMs = options.ttlMs ?? namespaceClaimTtlMs;
   const { namespace, installation, log } = options;
-  for (const { store, register } of options.registers) {
-    const holder = await holderAfterClaim(register, installation);
-    if (holder !== undefined && holder !== installation) {
-      throw new ConfigError(takenMessage(namespace, store, holder, installation, ttlMs));
+  const attempt = async <T>(store: string, work: () => Promise<T>) => {
+    try {
+      return await work();
+    } catch (error) {
+      throw storeFailure(namespace, store, error);
     }
-    await register.renew(installation);
+  };
+  for (const { store, register } of options.registers) {
+    const holder = await attempt(store, () => register.holder());
+    if (holder !== undefined && holder !== installation)
+      throw new ConfigError(takenMessage(namespace, store, holder, installation, ttlMs));
   }
-  const renewAll = async () => {
+  const claimedHere: NamespaceRegister[] = [];
+  try {
     for (const { store, register } of options.registers) {
+      const held = await attempt(store, () => register.hold(installation));
+      if (held.outcome === 'taken') throw new ConfigError(takenMessage(namespace, store, held.holder, installation, ttlMs));
+      if (held.outcome === 'claimed') claimedHere.push(register);
+    }
+  } catch (error) {
+    for (const register of claimedHere) await register.release(installation).catch(() => undefined);
+    throw error;
+  }
+  let stopped = false;
+  const renewAll = async () => {
+    if (options.installationNow) {
+      const now = await options.installationNow().catch(() => installation); // unreadable: renew as before
+      if (now !== installation && !stopped) {
+        stopped = true;
+        clearInterval(timer);
+        log.error(
+          { namespace, installation, now },
+          `this process's database now belongs to installation ${now} (restored or replaced under it): it no longer ` +
+            `claims HALLMARK_NAMESPACE "${namespace}" for ${installation}; restart it`,
+        );
+        return;
+      }
+    }
+    for (const { store, register } of options.registers) {
+      if (stopped) return;
       try {
-        const holder = await holderAfterClaim(register, installation);
-        if (holder === installation) await register.renew(installation);
-        else
+        const held = await register.hold(installation);
+        if (held.outcome === 'taken' && !stopped)
           log.error(
-            { store, namespace, holder, installation },
-            takenMessage(namespace, store, String(holder), installation, ttlMs),
+            { store, namespace, holder: held.holder, installation },
+            takenMessage(namespace, store, held.holder, installation, ttlMs),
           );
       } catch (error) {
-        log.warn({ err: error, store, namespace }, 'namespace claim not renewed; trying again');
+        if (!stopped) log.warn({ err: error, store, namespace }, 'namespace claim not renewed; trying again');
       }
     }
   };
   const timer = setInterval(() => void renewAll(), ttlMs / 4);
   timer.unref();
-  return { stop: () => clearInterval(timer) };
+  return {
+    stop: () => {
+      stopped = true;
+      clearInterval(timer);
+    },
+  };
 }

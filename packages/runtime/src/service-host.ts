@@ -1,7 +1,7 @@
 import { ConfigError, DistributedConfig, readConfig } from './config.ts';
 import { reportEventLoopOnSignal } from './event-loop-report.ts';
 import { connectDistributed } from './infrastructure.ts';
-import { installationOf } from './installation.ts';
+import { installationOf, readInstallation } from './installation.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { refuseTrivialMasterKey } from './master-key-strength.ts';
 import { claimNamespace } from './namespace-claim.ts';
@@ -93,11 +93,9 @@ async function startDistributed(
   const claim = await claimNamespace({
     namespace: config.HALLMARK_NAMESPACE,
     installation: await installationOf(infra.db),
+    installationNow: () => readInstallation(infra.db),
     registers: await infra.namespaceRegisters(),
     log,
-  }).catch(async (error: unknown) => {
-    await infra.close().catch(() => undefined);
-    throw error;
   });
   const running: RunningService = await definition.start({
     name: definition.name,
