@@ -29,6 +29,8 @@ export async function openNatsNamespaceRegister(
   const stream = claimStreamName(prefix);
   const subject = `${prefix}.installation`;
   const maxAge = options.ttlMs * 1e6;
+  // One small message; a bound all the same, as NATS accounts that require one on every stream refuse a stream without.
+  const maxBytes = 64 * 1024;
   const ensureStream = async () => {
     const existing = await jsm.streams.info(stream).catch((error: unknown) => {
       if (isStreamNotFound(error)) return undefined;
@@ -37,8 +39,9 @@ export async function openNatsNamespaceRegister(
     if (existing) {
       // This version's lifetime, and more copies when asked for (never fewer), as for the event stream.
       const copies = Math.max(existing.config.num_replicas ?? 1, options.replicas);
-      if (existing.config.max_age !== maxAge || existing.config.num_replicas !== copies)
-        await jsm.streams.update(stream, { max_age: maxAge, num_replicas: copies });
+      const { max_age, max_bytes, num_replicas } = existing.config;
+      if (max_age !== maxAge || max_bytes !== maxBytes || num_replicas !== copies)
+        await jsm.streams.update(stream, { max_age: maxAge, max_bytes: maxBytes, num_replicas: copies });
       return;
     }
     try {
@@ -47,6 +50,7 @@ export async function openNatsNamespaceRegister(
         subjects: [subject],
         max_msgs_per_subject: 1,
         max_age: maxAge,
+        max_bytes: maxBytes,
         num_replicas: options.replicas,
       });
     } catch (error) {
