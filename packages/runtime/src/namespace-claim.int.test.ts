@@ -115,6 +115,28 @@ describe('claimNamespace', () => {
     expect(await refusal(claim(namespace, databaseNames, ttlMs))).toBeUndefined();
   });
 
+  it('starts with Redis unreachable, claiming NATS, and leaves Redis to the renewals', async () => {
+    const namespace = freshNamespace();
+    const installation = randomUUID();
+    const [nats] = await registersOf(namespace, 60_000, ['NATS']);
+    if (!nats) throw new Error('no NATS register');
+    // Nothing listens on port 1: every Redis command fails, as in an outage.
+    const down = createRedisCache({ url: 'redis://127.0.0.1:1', keyPrefix: `${namespace}:`, commandTimeoutMs: 300 });
+    try {
+      const held = await claimNamespace({
+        namespace,
+        installation,
+        registers: [nats, { store: 'Redis', register: cacheNamespaceRegister(down, 60_000) }],
+        log,
+      });
+      claims.push(held);
+      expect(await nats.register.holder()).toBe(installation);
+      expect(await refusal(claim(namespace, randomUUID(), 60_000, ['NATS']))).toBeInstanceOf(ConfigError);
+    } finally {
+      await down.close().catch(() => undefined);
+    }
+  });
+
   it('lets one of two installations claiming a free namespace at once win, on each store', async () => {
     for (const stores of [['NATS'], ['Redis']] as Array<Array<'NATS' | 'Redis'>>) {
       const namespace = freshNamespace();

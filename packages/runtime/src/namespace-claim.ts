@@ -3,6 +3,8 @@ import type { Cache } from '@hallmark/cache';
 import { ConfigError } from './config.ts';
 import type { Logger } from './logger.ts';
 
+const skipped = Symbol('store unreachable');
+
 /** How long a claim outlives its last renewal: the wait before a new database may take a namespace its installation left. */
 export const namespaceClaimTtlMs = 120_000;
 
@@ -65,13 +67,6 @@ function takenMessage(namespace: string, store: string, holder: string, installa
   );
 }
 
-/** A store that failed while the namespace was claimed at start, named for the operator. */
-function storeFailure(namespace: string, store: string, error: unknown): Error {
-  return new Error(`could not claim HALLMARK_NAMESPACE "${namespace}" on ${store}: ${(error as Error).message}`, {
-    cause: error,
-  });
-}
-
 /**
  * Claims the namespace for this installation in every shared store before the service takes any
  * work: when another installation holds it (two installations pointed at one NATS or Redis with
@@ -80,28 +75,36 @@ function storeFailure(namespace: string, store: string, error: unknown): Error {
  * before any is written, and a claim this start made is given back when another store refuses
  * it, so a refused process leaves nothing that would refuse the rightful installation. Processes
  * of one installation share the claim, and each renews it every quarter of its lifetime, so it
- * lapses only when none runs. A renewal that fails (a store restarting) is logged and tried again;
+ * lapses only when none runs. A store unreachable at start is left to the renewals, which claim it
+ * once it answers. A renewal that fails (a store restarting) is logged and tried again;
  * one that finds another installation's claim (this one's lapsed meanwhile) is logged as an error.
  */
 export async function claimNamespace(options: NamespaceClaimOptions): Promise<NamespaceClaim> {
   const ttlMs = options.ttlMs ?? namespaceClaimTtlMs;
   const { namespace, installation, log } = options;
-  const attempt = async <T>(store: string, work: () => Promise<T>) => {
+  // A store that cannot be reached now does not stop the start: nobody can use it meanwhile, and the
+  // renewals claim it once it answers (and log an error if another installation has it by then).
+  const unreachable = new Set<string>();
+  const reachable = async <T>(store: string, work: () => Promise<T>): Promise<T | typeof skipped> => {
     try {
       return await work();
     } catch (error) {
-      throw storeFailure(namespace, store, error);
+      log.warn({ err: error, store, namespace }, `${store} unreachable: HALLMARK_NAMESPACE is claimed there at the next renewal`);
+      unreachable.add(store);
+      return skipped;
     }
   };
   for (const { store, register } of options.registers) {
-    const holder = await attempt(store, () => register.holder());
-    if (holder !== undefined && holder !== installation)
+    const holder = await reachable(store, () => register.holder());
+    if (holder !== skipped && holder !== undefined && holder !== installation)
       throw new ConfigError(takenMessage(namespace, store, holder, installation, ttlMs));
   }
   const claimedHere: NamespaceRegister[] = [];
   try {
     for (const { store, register } of options.registers) {
-      const held = await attempt(store, () => register.hold(installation));
+      if (unreachable.has(store)) continue;
+      const held = await reachable(store, () => register.hold(installation));
+      if (held === skipped) continue;
       if (held.outcome === 'taken') throw new ConfigError(takenMessage(namespace, store, held.holder, installation, ttlMs));
       if (held.outcome === 'claimed') claimedHere.push(register);
     }
