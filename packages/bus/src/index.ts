@@ -24,7 +24,6 @@ export {
   type NatsBusOptions,
   setEventStreamRefusing,
 } from './nats-bus.ts';
-export { claimStreamName } from './nats-namespace-register.ts';
 export { type NatsConnectionSettings, natsConnectionSettings } from './nats-url.ts';
 export {
   createRequestSigner,

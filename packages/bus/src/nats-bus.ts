@@ -4,13 +4,11 @@ import {
   AckPolicy,
   DeliverPolicy,
   DiscardPolicy,
-  JetStreamApiError,
   type JetStreamClient,
   type JetStreamManager,
   type JsMsg,
   jetstream,
   jetstreamManager,
-  type StreamInfo,
 } from '@nats-io/jetstream';
 import {
   connect,
@@ -34,6 +32,7 @@ import type { NamespaceRegister } from './namespace-register.ts';
 import { claimStreamName, openNatsNamespaceRegister } from './nats-namespace-register.ts';
 import { createReplyInbox } from './nats-reply-inbox.ts';
 import { maxMessageBytes, sendReply } from './nats-reply-parts.ts';
+import { ensureStream, streamNameOf } from './nats-streams.ts';
 import { natsConnectionSettings } from './nats-url.ts';
 import { type RefusedRequestListener, type RequestSigner, signatureHeader } from './request-signature.ts';
 import { refusedRequest, requestTooLarge, serviceUnavailable } from './unavailable.ts';
@@ -87,7 +86,7 @@ function versionAtLeast(version: string, minimum: readonly number[]): boolean {
 
 /** The stream that keeps this prefix's events. */
 export function eventStreamName(prefix: string): string {
-  return `${prefix.replace(/[^A-Za-z0-9]/g, '_').toUpperCase()}_EVENTS`;
+  return streamNameOf(prefix, 'EVENTS');
 }
 
 /** The bus over NATS, and the register of who uses its prefix (namespace-register.ts). */
@@ -134,7 +133,12 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
     });
   }
   try {
-    await ensureStream(jsm, streamName, `${prefix}.events.>`, options.streamReplicas ?? 1);
+    await ensureStream(jsm, {
+      name: streamName,
+      subject: `${prefix}.events.>`,
+      limits: streamLimits,
+      replicas: options.streamReplicas ?? 1,
+    });
   } catch (error) {
     await nc.close();
     throw error;
@@ -353,53 +357,6 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
 
 /** Limits, so every scan's event does not pile up for ever: 7 days or 1 GiB, oldest first. */
 const streamLimits = { max_age: 7 * 86_400 * 1e9, max_bytes: 1024 ** 3 };
-
-/**
- * Creates the event stream unless it exists, and gives an existing one today's limits and at least
- * the copies asked for (a stream made by an older version, or by hand, keeps its other settings). Replicas starting
- * together race here: a lost race is fine. A number of copies the server cannot keep (more than its
- * JetStream servers) fails the start with NATS's reason, named.
- */
-async function ensureStream(jsm: JetStreamManager, name: string, subjects: string, replicas: number): Promise<void> {
-  try {
-    await ensureStreamOf(jsm, name, subjects, replicas);
-  } catch (error) {
-    if (replicas > 1 && error instanceof JetStreamApiError) {
-      throw new Error(
-        `JetStream cannot keep ${replicas} copies of the stream ${name} (HALLMARK_NATS_STREAM_REPLICAS): ${error.message}`,
-        { cause: error },
-      );
-    }
-    throw error;
-  }
-}
-
-async function ensureStreamOf(jsm: JetStreamManager, name: string, subjects: string, replicas: number): Promise<void> {
-  let existing: StreamInfo | undefined;
-  try {
-    existing = await jsm.streams.info(name);
-  } catch (error) {
-    if (!(error instanceof JetStreamApiError)) throw error;
-  }
-  if (existing) {
-    // More copies are made when asked for; fewer never (a stream an operator made with more keeps them).
-    const { max_age, max_bytes, num_replicas } = existing.config;
-    const copies = Math.max(num_replicas ?? 1, replicas);
-    if (max_age !== streamLimits.max_age || max_bytes !== streamLimits.max_bytes || copies !== num_replicas) {
-      await jsm.streams.update(name, { ...streamLimits, num_replicas: copies });
-    }
-    return;
-  }
-  try {
-    await jsm.streams.add({ name, subjects: [subjects], ...streamLimits, num_replicas: replicas });
-  } catch (error) {
-    const existsNow = await jsm.streams.info(name).then(
-      () => true,
-      () => false,
-    );
-    if (!existsNow) throw error;
-  }
-}
 
 /** Deletes the streams of a prefix, its events' and its installation claim's (tests clean up with this). */
 export async function deleteNamespaceStreams(url: string, prefix: string, tlsCaFile?: string): Promise<void> {

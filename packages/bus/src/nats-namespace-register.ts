@@ -1,9 +1,10 @@
 import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NamespaceRegister } from './namespace-register.ts';
+import { ensureStream, streamNameOf } from './nats-streams.ts';
 
 /** The stream that keeps a prefix's installation claim. */
 export function claimStreamName(prefix: string): string {
-  return `${prefix.replace(/[^A-Za-z0-9]/g, '_').toUpperCase()}_INSTALLATION`;
+  return streamNameOf(prefix, 'INSTALLATION');
 }
 
 /** A read or write refused because the stream does not exist. */
@@ -28,41 +29,12 @@ export async function openNatsNamespaceRegister(
 ): Promise<NamespaceRegister> {
   const stream = claimStreamName(prefix);
   const subject = `${prefix}.installation`;
-  const maxAge = options.ttlMs * 1e6;
-  // One small message; a bound all the same, as NATS accounts that require one on every stream refuse a stream without.
-  const maxBytes = 64 * 1024;
-  const ensureStream = async () => {
-    const existing = await jsm.streams.info(stream).catch((error: unknown) => {
-      if (isStreamNotFound(error)) return undefined;
-      throw error;
-    });
-    if (existing) {
-      // This version's lifetime, and more copies when asked for (never fewer), as for the event stream.
-      const copies = Math.max(existing.config.num_replicas ?? 1, options.replicas);
-      const { max_age, max_bytes, num_replicas } = existing.config;
-      if (max_age !== maxAge || max_bytes !== maxBytes || num_replicas !== copies)
-        await jsm.streams.update(stream, { max_age: maxAge, max_bytes: maxBytes, num_replicas: copies });
-      return;
-    }
-    try {
-      await jsm.streams.add({
-        name: stream,
-        subjects: [subject],
-        max_msgs_per_subject: 1,
-        max_age: maxAge,
-        max_bytes: maxBytes,
-        num_replicas: options.replicas,
-      });
-    } catch (error) {
-      // Another process of this or another installation made it first: it is the same stream.
-      if (
-        !(await jsm.streams.info(stream).then(
-          () => true,
-          () => false,
-        ))
-      )
-        throw error;
-    }
+  const plan = {
+    name: stream,
+    subject,
+    // One small message; a bound all the same, as NATS accounts that require one on every stream refuse a stream without.
+    limits: { max_age: options.ttlMs * 1e6, max_bytes: 64 * 1024, max_msgs_per_subject: 1 },
+    replicas: options.replicas,
   };
   /** Runs `work`; if it failed for want of the stream (a publish nobody stores, a read of no stream), makes it and runs it once more. */
   const withStream = async <T>(work: () => Promise<T>): Promise<T> => {
@@ -71,7 +43,7 @@ export async function openNatsNamespaceRegister(
     } catch (error) {
       const streamGone = isStreamNotFound(error) || !(error instanceof JetStreamApiError);
       if (!streamGone) throw error;
-      await ensureStream();
+      await ensureStream(jsm, plan);
       return work();
     }
   };
@@ -79,7 +51,7 @@ export async function openNatsNamespaceRegister(
     const stored = await jsm.streams.getMessage(stream, { last_by_subj: subject });
     return stored ? { holder: decoder.decode(stored.data), sequence: stored.seq } : undefined;
   };
-  await ensureStream();
+  await ensureStream(jsm, plan);
   return {
     holder: () => withStream(async () => (await last())?.holder),
     hold: (installation) =>

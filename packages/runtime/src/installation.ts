@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { loadMigrations, runMigrations, type SqlDatabase } from '@hallmark/sql';
+import { isPermissionDenied, loadMigrations, runMigrations, type SqlDatabase } from '@hallmark/sql';
 
 const folder = fileURLToPath(new URL('../migrations', import.meta.url));
 
@@ -17,8 +17,8 @@ export async function installationOf(db: SqlDatabase): Promise<string> {
 export async function readInstallation(db: SqlDatabase): Promise<string> {
   const rows = await db
     .query<{ id: string }>('SELECT id::text AS id FROM installation ORDER BY created_at LIMIT 1')
-    .catch((error: { code?: string; cause?: { code?: string } }) => {
-      if ((error.code ?? error.cause?.code) !== '42501') throw error;
+    .catch((error: unknown) => {
+      if (!isPermissionDenied(error)) throw error;
       throw new Error(
         "This service's database role may not read the installation table: apply infra/postgres/roles.sql " +
           "again with the tables' owner (hallmark migrate --roles infra/postgres/roles.sql), as after any release that adds a table.",

@@ -117,8 +117,7 @@ export async function claimNamespace(options: NamespaceClaimOptions): Promise<Na
     if (options.installationNow) {
       const now = await options.installationNow().catch(() => installation); // unreadable: renew as before
       if (now !== installation && !stopped) {
-        stopped = true;
-        clearInterval(timer);
+        stop();
         log.error(
           { namespace, installation, now },
           `this process's database now belongs to installation ${now} (restored or replaced under it): it no longer ` +
@@ -143,10 +142,9 @@ export async function claimNamespace(options: NamespaceClaimOptions): Promise<Na
   };
   const timer = setInterval(() => void renewAll(), ttlMs / 4);
   timer.unref();
-  return {
-    stop: () => {
-      stopped = true;
-      clearInterval(timer);
-    },
+  const stop = () => {
+    stopped = true;
+    clearInterval(timer);
   };
+  return { stop };
 }

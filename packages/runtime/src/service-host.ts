@@ -74,10 +74,9 @@ export async function runService(definition: ServiceDefinition): Promise<void> {
     log.fatal({ err: error }, 'could not start');
     log.flush();
     // A setting to change (the namespace another installation holds) exits as a configuration error does.
-    const exitCode = error instanceof ConfigError ? 78 : 1;
-    if (error instanceof ConfigError) process.stderr.write(`${definition.name}: ${error.message}\n`);
-    process.exitCode = exitCode;
-    setTimeout(() => process.exit(exitCode), 100).unref();
+    if (error instanceof ConfigError) exitOnConfigError(error, definition.name);
+    process.exitCode = 1;
+    setTimeout(() => process.exit(1), 100).unref();
   }
 }
 

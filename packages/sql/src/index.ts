@@ -1,4 +1,4 @@
-export { loadMigrations, type Migration, type MigrationSet, runMigrations } from './migrations.ts';
+export { isPermissionDenied, loadMigrations, type Migration, type MigrationSet, runMigrations } from './migrations.ts';
 export { createPgliteDatabase } from './pglite-database.ts';
 export {
   createPostgresDatabase,

@@ -35,6 +35,12 @@ export async function loadMigrations(module: string, folder: string): Promise<Mi
   return { module, migrations };
 }
 
+/** PostgreSQL refused a statement for the role's privileges (SQLSTATE 42501), on the error or its cause. */
+export function isPermissionDenied(error: unknown): boolean {
+  const { code, cause } = (error ?? {}) as { code?: unknown; cause?: { code?: unknown } };
+  return (code ?? cause?.code) === '42501';
+}
+
 /**
  * Applies the migrations not yet applied, each set in one transaction under an advisory lock,
  * so replicas starting at once apply each migration exactly once and the others wait, then skip.
@@ -65,7 +71,7 @@ export async function runMigrations(db: SqlDatabase, set: MigrationSet): Promise
       try {
         await tx.execScript(migration.sql);
       } catch (error) {
-        if ((error as { code?: string }).code !== '42501') throw error;
+        if (!isPermissionDenied(error)) throw error;
         throw new Error(
           `Migration ${set.module} ${migration.version} (${migration.name}) was refused: permission denied. ` +
             "A service role cannot change the schema: apply migrations with the tables' owner (its URL as " +
