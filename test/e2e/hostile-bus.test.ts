@@ -10,8 +10,10 @@ import { waitFor } from '../support/wait.ts';
 
 // An insider on the bus: a client of NATS (here, anyone who can reach it) that is not the gateway.
 // It must not get code-service to work for it, neither with a request it makes up nor with one of
-// the gateway's it copied and changed. A gateway and a code-service of this file's own, on the real
-// NATS and PostgreSQL, with a namespace and database of their own.
+// the gateway's it copied and changed; nor bend a verdict by answering verify-service's requests
+// first, nor put scans in a tenant's history by publishing events. A gateway, a code-service and a
+// verify-service of this file's own, on the real NATS and PostgreSQL, with a namespace and database
+// of their own.
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
 type Json = Record<string, any>;
@@ -28,8 +30,18 @@ const redisUrl = process.env.HALLMARK_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 const namespace = `hostile_${randomUUID().slice(0, 8)}`;
 const operatorKey = `svc_live_${randomBytes(32).toString('hex')}`;
 const generateSubject = `${namespace}.rpc.code-service.generateCode`;
+const verifySubject = `${namespace}.rpc.verify-service.verifyCode`;
+const scansSubject = `${namespace}.events.scans.recorded`;
 /** One GTIN per tenant: a GTIN is owned by one account. */
-const gtins = ['09506000134352', '09506000134369', '09506000134376', '04006381333931', '05901234123457'];
+const gtins = [
+  '09506000134352',
+  '09506000134369',
+  '09506000134376',
+  '04006381333931',
+  '05901234123457',
+  '09506000134383',
+  '09506000134390',
+];
 let tenants = 0;
 
 let database: TestDatabase;
@@ -66,9 +78,24 @@ async function insiderRequest(data: Uint8Array, headers?: Msg['headers']): Promi
 }
 
 const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
-const codeService = () => processes.find((candidate) => candidate.name === 'code-service');
+const logOf = (name: string) => processes.find((candidate) => candidate.name === name)?.lines ?? [];
 const refusalsLogged = () =>
-  (codeService()?.lines ?? []).filter((line) => line.msg === 'refused a bus request without a valid signature');
+  logOf('code-service').filter((line) => line.msg === 'refused a bus request without a valid signature');
+const droppedLogged = (name: string, kind: 'reply' | 'event') =>
+  logOf(name).filter((line) => line.msg === `dropped a bus ${kind} without a valid signature`);
+
+/** The first message on `subject` (wildcards allowed) whose bytes hold `text`, as the insider sees it. */
+function firstMessageHolding(subject: string, text: string): Promise<Msg> {
+  return new Promise((resolve) => {
+    const subscription = insider.subscribe(subject, {
+      callback: (_error, message) => {
+        if (!new TextDecoder().decode(message.data).includes(text)) return;
+        subscription.unsubscribe();
+        resolve(message);
+      },
+    });
+  });
+}
 
 beforeAll(async () => {
   database = await createTestDatabase('hostile_bus');
@@ -174,5 +201,78 @@ describe('an insider on the bus', () => {
     const verified = await api('POST', '/code/verify', owner.key, { url: generated.body.url });
     expect(verified.status, JSON.stringify(verified.body)).toBe(200);
     expect(verified.body).toMatchObject({ verdict: 'AUTHENTIC', checks: { signature: { passed: true } } });
+  });
+
+  it('cannot bend a verdict by answering verify-service’s requests first, with an answer made up or copied', async () => {
+    const owner = await tenant('Brand');
+    const serial = `GENUINE-${randomUUID().slice(0, 8)}`;
+    const generated = await api('POST', '/code/generate', owner.key, { gtin: owner.gtin, serialNumber: serial });
+    expect(generated.status, JSON.stringify(generated.body)).toBe(201);
+    // The insider sees every reply (one NATS user for all) and keeps verify-service's AUTHENTIC answer.
+    const genuineReply = firstMessageHolding('_INBOX.>', serial);
+    await insider.flush();
+    const genuine = await api('POST', '/code/verify', owner.key, { url: generated.body.url });
+    expect(genuine.body).toMatchObject({ verdict: 'AUTHENTIC' });
+    const copied = await genuineReply;
+
+    // A counterfeiter's label: the genuine link with a serial of its own, so the signature fails.
+    const counterfeitUrl = String(generated.body.url).replace(serial, `COPY-${randomUUID().slice(0, 8)}`);
+    const answerFirst = (respond: (message: Msg) => void) =>
+      insider.subscribe(verifySubject, { callback: (_e, m) => respond(m) });
+    const copying = answerFirst((message) => message.respond(copied.data, { headers: copied.headers }));
+    await insider.flush();
+    const withCopy = await api('POST', '/code/verify', owner.key, { url: counterfeitUrl });
+    expect(withCopy.status, JSON.stringify(withCopy.body)).toBe(200);
+    expect(withCopy.body).toMatchObject({ verdict: 'COUNTERFEIT', checks: { signature: { passed: false } } });
+    copying.unsubscribe();
+
+    const madeUp = { ...(copied.json<Json>().value as Json) };
+    const makingUp = answerFirst((message) => message.respond(encode({ ok: true, value: madeUp })));
+    await insider.flush();
+    const withMadeUp = await api('POST', '/code/verify', owner.key, { url: counterfeitUrl });
+    expect(withMadeUp.body).toMatchObject({ verdict: 'COUNTERFEIT', checks: { signature: { passed: false } } });
+    makingUp.unsubscribe();
+
+    await waitFor('the gateway to warn of both dropped replies', async () => {
+      const reasons = droppedLogged('gateway', 'reply').map((line) => line.reason);
+      return reasons.includes('mismatch') && reasons.includes('missing') ? true : undefined;
+    });
+  });
+
+  it('cannot put a scan in a tenant’s history by publishing a scan event, made up or with a copied signature', async () => {
+    const owner = await tenant('Scanned');
+    const serial = `SCANNED-${randomUUID().slice(0, 8)}`;
+    const generated = await api('POST', '/code/generate', owner.key, { gtin: owner.gtin, serialNumber: serial });
+    expect(generated.status, JSON.stringify(generated.body)).toBe(201);
+    const genuineEvent = firstMessageHolding(scansSubject, serial);
+    await insider.flush();
+    expect((await api('POST', '/code/verify', owner.key, { url: generated.body.url })).body).toMatchObject({
+      verdict: 'AUTHENTIC',
+    });
+    const copied = await genuineEvent;
+    expect(copied.headers?.get('hallmark-signature')).toMatch(/^1\./);
+    const genuineScanIds = (copied.json<Json>().scans as Json[]).map((scan) => scan.scanId as string);
+
+    // The same scans, turned COUNTERFEIT under new ids: unsigned, then with the genuine event's signature.
+    const forged = () => ({
+      scans: (copied.json<Json>().scans as Json[]).map((scan) => ({ ...scan, scanId: randomUUID(), verdict: 'COUNTERFEIT' })),
+    });
+    const unsigned = forged();
+    const withCopiedSignature = forged();
+    // A plain publish on the events' subjects is stored by their JetStream stream all the same.
+    insider.publish(scansSubject, encode(unsigned));
+    insider.publish(scansSubject, encode(withCopiedSignature), { headers: copied.headers });
+    await insider.flush();
+    await waitFor('verify-service to warn of both dropped events', async () => {
+      const reasons = droppedLogged('verify-service', 'event').map((line) => line.reason);
+      return reasons.includes('missing') && reasons.includes('mismatch') ? true : undefined;
+    });
+
+    const listed = await waitFor('the genuine scan in the history', async () => {
+      const scans = await api('GET', '/scans', owner.key);
+      return genuineScanIds.every((id) => JSON.stringify(scans.body).includes(id)) ? JSON.stringify(scans.body) : undefined;
+    });
+    for (const scan of [...unsigned.scans, ...withCopiedSignature.scans]) expect(listed).not.toContain(scan.scanId);
+    expect(listed).not.toContain('COUNTERFEIT');
   });
 });

@@ -195,7 +195,7 @@ export function describeBusContract(name: string, createFixture: () => Promise<B
 
     it('with a signer: serves requests signed with the same secret and refuses unsigned or foreign ones unseen', async () => {
       const secret = randomBytes(32);
-      const refusals: Array<{ subject: string; requestId: string; reason: string }> = [];
+      const refusals: Array<{ kind: string; subject: string; requestId: string; reason: string }> = [];
       const server = await fixture.extra({ signer: createRequestSigner(secret), onRefusedRequest: (r) => refusals.push(r) });
       const signedCaller = await fixture.extra({ signer: createRequestSigner(secret) });
       const foreignCaller = await fixture.extra({ signer: createRequestSigner(randomBytes(32)) });
@@ -219,8 +219,8 @@ export function describeBusContract(name: string, createFixture: () => Promise<B
         expect(await foreignCaller.request(s, { principal }, { requestId: 'req-foreign' })).toEqual(refused);
         expect(handled).toBe(1);
         expect(refusals).toEqual([
-          { subject: s, requestId: 'req-unsigned', reason: 'missing' },
-          { subject: s, requestId: 'req-foreign', reason: 'mismatch' },
+          { kind: 'request', subject: s, requestId: 'req-unsigned', reason: 'missing' },
+          { kind: 'request', subject: s, requestId: 'req-foreign', reason: 'mismatch' },
         ]);
       } finally {
         await Promise.all([server.drain(), signedCaller.drain(), foreignCaller.drain()]);

@@ -167,7 +167,7 @@ export function createInProcessHub(options: { maxEvents?: number } = {}): InProc
             const signature = options.signer?.sign({ subject, requestId: context.requestId, data });
             const check = server.signer.verify(signature, { subject, requestId: context.requestId, data });
             if (!check.ok) {
-              server.onRefusedRequest?.({ subject, requestId: context.requestId, reason: check.reason });
+              server.onRefusedRequest?.({ kind: 'request', subject, requestId: context.requestId, reason: check.reason });
               return { ok: false, error: refusedRequest(subject) };
             }
             received = data === '' ? undefined : JSON.parse(data);

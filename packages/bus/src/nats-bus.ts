@@ -30,8 +30,8 @@ import {
 import { deliver } from './in-process-bus.ts';
 import type { NamespaceRegister } from './namespace-register.ts';
 import { claimStreamName, openNatsNamespaceRegister } from './nats-namespace-register.ts';
-import { createReplyInbox } from './nats-reply-inbox.ts';
-import { maxMessageBytes, sendReply } from './nats-reply-parts.ts';
+import { createReplyInbox, type ReplyCheck } from './nats-reply-inbox.ts';
+import { maxMessageBytes, replyPartHeader, sendReply } from './nats-reply-parts.ts';
 import { ensureStream, streamNameOf } from './nats-streams.ts';
 import { natsConnectionSettings } from './nats-url.ts';
 import { type RefusedRequestListener, type RequestSigner, signatureHeader } from './request-signature.ts';
@@ -55,10 +55,19 @@ export interface NatsBusOptions {
    * it, requests go unsigned and every request is served.
    */
   signer?: RequestSigner;
+  /**
+   * With a signer: replies and events without a signature are taken (one with a wrong signature
+   * never is). Only while processes of a release that did not sign them run beside this one (a
+   * rolling update from it); otherwise any client of NATS could answer a request or publish an event.
+   */
+  acceptUnsigned?: boolean;
+  /** Told of each request refused, and each reply or event dropped, for its signature. */
   onRefusedRequest?: RefusedRequestListener;
 }
 
 const requestIdHeader = 'x-request-id';
+/** Where JetStream keeps a published message's id (its `msgID`). */
+const messageIdHeader = 'Nats-Msg-Id';
 const minimumServer = [2, 9, 0] as const;
 const fetchExpiresMs = 1_000;
 
@@ -67,11 +76,21 @@ const decoder = new TextDecoder();
 const encode = (value: unknown) => encoder.encode(JSON.stringify(value ?? null));
 const decode = (data: Uint8Array): unknown => (data.length === 0 ? undefined : JSON.parse(decoder.decode(data)));
 
-function withRequestId(requestId: string, signature?: string): MsgHdrs {
+function withRequestId(requestId: string | undefined, signature?: string): MsgHdrs {
   const messageHeaders = headers();
-  messageHeaders.set(requestIdHeader, requestId);
+  if (requestId !== undefined) messageHeaders.set(requestIdHeader, requestId);
   if (signature !== undefined) messageHeaders.set(signatureHeader, signature);
   return messageHeaders;
+}
+
+/** Whether a message's bytes are a service's refusal of a request for its signature (unavailable.ts). */
+function isRefusal(data: Uint8Array): boolean {
+  try {
+    const answer = decode(data) as { ok?: unknown; error?: { code?: unknown; details?: { reason?: unknown } } } | undefined;
+    return answer?.ok === false && answer.error?.code === 'SERVICE_UNAVAILABLE' && answer.error.details?.reason === 'refused';
+  } catch {
+    return false;
+  }
 }
 
 function versionAtLeast(version: string, minimum: readonly number[]): boolean {
@@ -146,6 +165,30 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
   const js: JetStreamClient = jetstream(nc);
   const replies = createReplyInbox(nc);
 
+  const { signer, acceptUnsigned = false, onRefusedRequest } = options;
+
+  /**
+   * Which messages to a request's inbox are its reply: those signed for it. An unsigned one that
+   * says the service refused the request is taken as that refusal (a service cannot sign for a
+   * caller without the secret); the refusal the caller sees is its own text, not the message's.
+   */
+  const replyCheck = (subject: string, requestId: string, requestSignature: string): ReplyCheck | undefined => {
+    if (!signer) return undefined;
+    return (message) => {
+      const check = signer.verifyReply(message.headers?.get(signatureHeader) || undefined, requestSignature, {
+        part: message.headers?.get(replyPartHeader) ?? '',
+        data: message.data,
+      });
+      if (check.ok) return 'take';
+      if (check.reason === 'missing') {
+        if (acceptUnsigned) return 'take';
+        if (isRefusal(message.data)) return 'refused';
+      }
+      onRefusedRequest?.({ kind: 'reply', subject, requestId, reason: check.reason });
+      return 'drop';
+    };
+  };
+
   const inFlight = new InFlight();
   const servedSubscriptions = new Set<NatsSubscription>();
   const consumers = new Set<Subscription>();
@@ -159,9 +202,14 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
       // than the server carries is refused here, not thrown by the client library (a 500).
       if (data.length > maxMessageBytes(nc)) return { ok: false, error: requestTooLarge(data.length, maxMessageBytes(nc)) };
       const fullSubject = full(subject);
-      const signature = options.signer?.sign({ subject: fullSubject, requestId, data });
-      const outcome = await replies.request(fullSubject, data, { timeoutMs, headers: withRequestId(requestId, signature) });
+      const signature = signer?.sign({ subject: fullSubject, requestId, data });
+      const outcome = await replies.request(fullSubject, data, {
+        timeoutMs,
+        headers: withRequestId(requestId, signature),
+        ...(signature ? { check: replyCheck(subject, requestId, signature) } : {}),
+      });
       if (outcome.kind === 'reply') return decode(outcome.data) as Result<T, ErrorData>;
+      if (outcome.kind === 'refused') return { ok: false, error: refusedRequest(subject) };
       return { ok: false, error: serviceUnavailable(subject, outcome.kind, timeoutMs) };
     },
 
@@ -169,27 +217,38 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
       const onMessage = (message: Msg) => {
         const sentRequestId = message.headers?.get(requestIdHeader) ?? '';
         const requestId = sentRequestId || randomUUID();
-        if (options.signer) {
-          const check = options.signer.verify(message.headers?.get(signatureHeader), {
+        const requestSignature = message.headers?.get(signatureHeader) || undefined;
+        if (signer) {
+          const check = signer.verify(requestSignature, {
             subject: message.subject,
             requestId: sentRequestId,
             data: message.data,
           });
           if (!check.ok) {
-            options.onRefusedRequest?.({ subject, requestId, reason: check.reason });
+            onRefusedRequest?.({ kind: 'request', subject, requestId, reason: check.reason });
             message.respond(encode({ ok: false, error: refusedRequest(subject) }));
             return;
           }
         }
+        // The answer is signed for the request it answers: its caller takes no other.
+        const sign =
+          signer && requestSignature
+            ? (part: string, data: Uint8Array) => signer.signReply(requestSignature, { part, data })
+            : undefined;
         const context = { subject, requestId };
         /** Sends the answer, in parts when large; one that cannot be sent is answered as an error, never thrown. */
         const reply = (result: unknown) => {
           try {
-            sendReply(nc, message, encode(result));
+            sendReply(nc, message, encode(result), sign);
           } catch (error) {
             options.onInternalError?.(error, context);
             try {
-              message.respond(encode({ ok: false, error: { code: 'INTERNAL_ERROR', message: 'The answer could not be sent.' } }));
+              sendReply(
+                nc,
+                message,
+                encode({ ok: false, error: { code: 'INTERNAL_ERROR', message: 'The answer could not be sent.' } }),
+                sign,
+              );
             } catch {
               // The connection is gone: the requester's timeout answers it.
             }
@@ -247,14 +306,34 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
     },
 
     async publishEvent(subject, payload, publishOptions = {}) {
-      await js.publish(eventSubject(subject), encode(payload), {
+      const fullSubject = eventSubject(subject);
+      const data = encode(payload);
+      const signature = signer?.signEvent({ subject: fullSubject, messageId: publishOptions.messageId ?? '', data });
+      await js.publish(fullSubject, data, {
         ...(publishOptions.messageId ? { msgID: publishOptions.messageId } : {}),
         ...(publishOptions.timeoutMs ? { timeout: publishOptions.timeoutMs } : {}),
-        ...(publishOptions.requestId ? { headers: withRequestId(publishOptions.requestId) } : {}),
+        ...(publishOptions.requestId || signature ? { headers: withRequestId(publishOptions.requestId, signature) } : {}),
       });
     },
 
     async consumeEvents(consumeOptions: ConsumeOptions) {
+      /** An event published by a holder of the bus secret (publishEvent signs each); others are dropped. */
+      const isPublishedHere = (message: JsMsg): boolean => {
+        if (!signer) return true;
+        const check = signer.verifyEvent(message.headers?.get(signatureHeader) || undefined, {
+          subject: message.subject,
+          messageId: message.headers?.get(messageIdHeader) ?? '',
+          data: message.data,
+        });
+        if (check.ok || (check.reason === 'missing' && acceptUnsigned)) return true;
+        onRefusedRequest?.({
+          kind: 'event',
+          subject: message.subject.slice(`${prefix}.events.`.length),
+          requestId: message.headers?.get(requestIdHeader) ?? '',
+          reason: check.reason,
+        });
+        return false;
+      };
       // Adding a durable consumer that exists with the same settings changes nothing.
       const openConsumer = async () => {
         await jsm.consumers.add(streamName, {
@@ -298,9 +377,11 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
         };
         try {
           for await (const message of messages) {
-            batch.push(message);
+            if (isPublishedHere(message)) batch.push(message);
+            else message.term(); // not given again: no retry makes it signed
             // A batch handler gets full batches, or what one fetch brought; one by one, as they come.
-            if (batch.length >= maxBatch || (!consumeOptions.handleBatch && messages.getPending() === 0)) await flush();
+            if (batch.length >= maxBatch || (!consumeOptions.handleBatch && messages.getPending() === 0 && batch.length > 0))
+              await flush();
           }
         } finally {
           // A fetch that ends in an error still hands over what it brought.

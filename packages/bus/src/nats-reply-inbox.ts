@@ -7,15 +7,29 @@ export type NatsReplyOutcome =
   | { kind: 'no-responders' }
   | { kind: 'timeout' }
   /** The connection closed first. */
-  | { kind: 'closed' };
+  | { kind: 'closed' }
+  /** The service refused the request (its `check` said so of an unsigned answer). */
+  | { kind: 'refused' };
+
+/**
+ * What to do with a message that came to a request's inbox: take it as (a part of) the reply, take
+ * it as the service's refusal of the request, or drop it (another answer may still come, else the
+ * request times out).
+ */
+export type ReplyCheck = (message: Msg) => 'take' | 'refused' | 'drop';
 
 export interface ReplyInbox {
-  request(subject: string, data: Uint8Array, options: { timeoutMs: number; headers?: MsgHdrs }): Promise<NatsReplyOutcome>;
+  request(
+    subject: string,
+    data: Uint8Array,
+    options: { timeoutMs: number; headers?: MsgHdrs; check?: ReplyCheck },
+  ): Promise<NatsReplyOutcome>;
 }
 
 interface Waiting {
   resolve(outcome: NatsReplyOutcome): void;
   timer: NodeJS.Timeout;
+  check: ReplyCheck | undefined;
   /** A reply sent in parts (nats-reply-parts.ts), as far as it came. */
   parts?: ReplyParts;
 }
@@ -44,7 +58,11 @@ export function createReplyInbox(nc: NatsConnection): ReplyInbox {
       const token = message.subject.slice(prefix.length);
       const request = waiting.get(token);
       if (!request) return; // answered after its timeout
+      // The server's own status, which carries no signature (one made up is as harmful as a timeout).
       if (isNoResponders(message)) return settle(token, request, { kind: 'no-responders' });
+      const checked = request.check?.(message) ?? 'take';
+      if (checked === 'drop') return;
+      if (checked === 'refused') return settle(token, request, { kind: 'refused' });
       const received = receivePart(request.parts, message);
       if (received.kind === 'incomplete') {
         request.parts = received.parts;
@@ -64,14 +82,14 @@ export function createReplyInbox(nc: NatsConnection): ReplyInbox {
   });
 
   return {
-    request(subject, data, { timeoutMs, headers }) {
+    request(subject, data, { timeoutMs, headers, check }) {
       const token = (nextToken++).toString(36);
       return new Promise((resolve) => {
         const timer = setTimeout(() => {
           waiting.delete(token);
           resolve({ kind: 'timeout' });
         }, timeoutMs);
-        waiting.set(token, { resolve, timer });
+        waiting.set(token, { resolve, timer, check });
         try {
           nc.publish(subject, data, { reply: prefix + token, ...(headers ? { headers } : {}) });
         } catch (error) {

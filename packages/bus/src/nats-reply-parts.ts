@@ -1,4 +1,5 @@
-import { headers, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import { headers, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
+import { signatureHeader } from './request-signature.ts';
 
 /**
  * Replies larger than one NATS message (the server's `max_payload`, 1 MB by default) go in parts:
@@ -20,24 +21,36 @@ export function maxMessageBytes(nc: NatsConnection): number {
   return Math.max(1_024, (nc.info?.max_payload ?? 1_048_576) - headroomBytes);
 }
 
+/** The signature of one message of a reply, from its part header ('' for a whole reply) and bytes. */
+export type ReplySigner = (part: string, data: Uint8Array) => string;
+
 /**
- * Sends `data` as the reply to `message`: in one message when it fits, else in parts. Throws what
- * the connection throws (closed, or a reply over maxReplyParts parts), for the caller to answer.
+ * Sends `data` as the reply to `message`: in one message when it fits, else in parts; with `sign`,
+ * each message carries its signature (request-signature.ts, replies). Throws what the connection
+ * throws (closed, or a reply over maxReplyParts parts), for the caller to answer.
  */
-export function sendReply(nc: NatsConnection, message: Msg, data: Uint8Array): void {
+export function sendReply(nc: NatsConnection, message: Msg, data: Uint8Array, sign?: ReplySigner): void {
   const partBytes = maxMessageBytes(nc);
   if (data.length <= partBytes) {
-    message.respond(data);
+    if (sign) message.respond(data, { headers: withSignature(headers(), sign('', data)) });
+    else message.respond(data);
     return;
   }
   const count = Math.ceil(data.length / partBytes);
   if (count > maxReplyParts) throw new Error(`a reply of ${data.length} bytes needs more than ${maxReplyParts} messages`);
   if (!message.reply) return;
   for (let index = 0; index < count; index++) {
+    const part = `${index}/${count}`;
+    const chunk = data.subarray(index * partBytes, (index + 1) * partBytes);
     const partHeaders = headers();
-    partHeaders.set(replyPartHeader, `${index}/${count}`);
-    nc.publish(message.reply, data.subarray(index * partBytes, (index + 1) * partBytes), { headers: partHeaders });
+    partHeaders.set(replyPartHeader, part);
+    nc.publish(message.reply, chunk, { headers: withSignature(partHeaders, sign?.(part, chunk)) });
   }
+}
+
+function withSignature(messageHeaders: MsgHdrs, signature: string | undefined): MsgHdrs {
+  if (signature !== undefined) messageHeaders.set(signatureHeader, signature);
+  return messageHeaders;
 }
 
 /** The parts of one reply received so far. */

@@ -15,13 +15,40 @@ export interface SignedRequest {
   data: Uint8Array | string;
 }
 
-/** Why a request was refused; for the service's log, not for the caller. */
+/**
+ * One message of a reply as it crosses the bus: its `hallmark-reply-part` header (empty for a reply
+ * in one message) and its bytes.
+ */
+export interface SignedReply {
+  part: string;
+  data: Uint8Array | string;
+}
+
+/** An event as JetStream keeps it: its full subject, its message id (empty when it has none) and its bytes. */
+export interface SignedEvent {
+  subject: string;
+  messageId: string;
+  data: Uint8Array | string;
+}
+
+/** Why a message was refused; for the log, not for the sender. */
 export type SignatureRefusal = 'missing' | 'malformed' | 'expired' | 'mismatch';
 
 export type SignatureCheck = { ok: true } | { ok: false; reason: SignatureRefusal };
 
-/** Told of each request a bus refused for its signature; the reason is for the log, not the caller. */
-export type RefusedRequestListener = (refusal: { subject: string; requestId: string; reason: SignatureRefusal }) => void;
+/** What kind of bus message was refused: a request a service was asked, a reply, an event. */
+export type RefusedMessageKind = 'request' | 'reply' | 'event';
+
+/**
+ * Told of each message a bus refused for its signature (a request not served, a reply or an event
+ * dropped); the reason is for the log, not the sender.
+ */
+export type RefusedRequestListener = (refusal: {
+  kind: RefusedMessageKind;
+  subject: string;
+  requestId: string;
+  reason: SignatureRefusal;
+}) => void;
 
 /**
  * Signs requests on the bus and checks them, so a service does work only for callers holding the
@@ -30,10 +57,23 @@ export type RefusedRequestListener = (refusal: { subject: string; requestId: str
  * payload's bytes: a signed request moved to another subject, given another principal or replayed
  * after the window is refused. Within the window an identical copy is accepted (its answer goes
  * to the original caller's reply subject unless the copier chose another).
+ *
+ * Replies and events are signed too, so what a caller acts on (a verdict, a recorded scan) comes
+ * from a holder of the secret, not from any client of the bus that answers first or publishes on
+ * the events' subjects. A reply's signature covers the signature of the request it answers (which
+ * covers that request's subject, id, time and bytes), its part header and its bytes: a reply copied
+ * from another request, even an identical one made at another millisecond, does not check. An
+ * event's covers its full subject, its message id and its bytes; it has no time, as JetStream keeps
+ * events for days and a consumer may read one long after it was published.
  */
 export interface RequestSigner {
   sign(request: SignedRequest): string;
   verify(signature: string | undefined, request: SignedRequest): SignatureCheck;
+  /** The signature of one message of the reply to the request that carried `requestSignature`. */
+  signReply(requestSignature: string, reply: SignedReply): string;
+  verifyReply(signature: string | undefined, requestSignature: string, reply: SignedReply): SignatureCheck;
+  signEvent(event: SignedEvent): string;
+  verifyEvent(signature: string | undefined, event: SignedEvent): SignatureCheck;
 }
 
 export interface RequestSignerOptions {
@@ -72,6 +112,17 @@ export function createRequestSigner(secret: Uint8Array, options: RequestSignerOp
       .update(request.data)
       .digest();
 
+  const replyMac = (requestSignature: string, reply: SignedReply): Buffer =>
+    createHmac('sha256', key)
+      .update(`hallmark-reply-v${version}\n${requestSignature}\n${reply.part}\n`)
+      .update(reply.data)
+      .digest();
+  const eventMac = (event: SignedEvent): Buffer =>
+    createHmac('sha256', key)
+      .update(`hallmark-event-v${version}\n${event.subject}\n${event.messageId}\n`)
+      .update(event.data)
+      .digest();
+
   return {
     sign(request) {
       const timestamp = String(now());
@@ -90,5 +141,31 @@ export function createRequestSigner(secret: Uint8Array, options: RequestSignerOp
       if (Math.abs(now() - Number(timestamp)) > maxAgeMs) return { ok: false, reason: 'expired' };
       return timingSafeEqual(presented, mac(request, timestamp)) ? { ok: true } : { ok: false, reason: 'mismatch' };
     },
+
+    signReply(requestSignature, reply) {
+      return `${version}.${replyMac(requestSignature, reply).toString('base64url')}`;
+    },
+
+    verifyReply(signature, requestSignature, reply) {
+      return checkUntimed(signature, () => replyMac(requestSignature, reply));
+    },
+
+    signEvent(event) {
+      return `${version}.${eventMac(event).toString('base64url')}`;
+    },
+
+    verifyEvent(signature, event) {
+      return checkUntimed(signature, () => eventMac(event));
+    },
   };
+}
+
+/** Checks a signature of the form `1.<base64url HMAC-SHA256>` (replies and events) against `expected`. */
+function checkUntimed(signature: string | undefined, expected: () => Buffer): SignatureCheck {
+  if (!signature) return { ok: false, reason: 'missing' };
+  const dot = signature.indexOf('.');
+  if (dot < 0 || signature.slice(0, dot) !== version) return { ok: false, reason: 'malformed' };
+  const presented = Buffer.from(signature.slice(dot + 1), 'base64url');
+  if (presented.length !== macLength) return { ok: false, reason: 'malformed' };
+  return timingSafeEqual(presented, expected()) ? { ok: true } : { ok: false, reason: 'mismatch' };
 }

@@ -1,9 +1,16 @@
 import type { RefusedRequestListener } from '@hallmark/bus';
 import type { Logger } from './logger.ts';
 
+const messages = {
+  request: 'refused a bus request without a valid signature',
+  reply: 'dropped a bus reply without a valid signature',
+  event: 'dropped a bus event without a valid signature',
+} as const;
+
 /**
- * A warning for each request refused for its signature, at most 10 a second (a flood of forged
- * requests must not flood the log); the next line says how many were left out.
+ * A warning for each request refused, and each reply or event dropped, for its signature, at most
+ * 10 a second (a flood of forged messages must not flood the log); the next line says how many
+ * were left out.
  */
 export function refusalLogger(log: Logger, now: () => number = Date.now): RefusedRequestListener {
   let windowStart = 0;
@@ -20,7 +27,8 @@ export function refusalLogger(log: Logger, now: () => number = Date.now): Refuse
       return;
     }
     lines++;
-    log.warn({ ...refusal, ...(omitted > 0 ? { omitted } : {}) }, 'refused a bus request without a valid signature');
+    const { kind, ...fields } = refusal;
+    log.warn({ ...fields, ...(kind === 'request' ? {} : { kind }), ...(omitted > 0 ? { omitted } : {}) }, messages[kind]);
     omitted = 0;
   };
 }

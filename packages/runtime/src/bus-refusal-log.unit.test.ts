@@ -16,7 +16,7 @@ function capturedLog() {
 describe('warnings of refused bus requests', () => {
   it('warn with the subject, request id and reason', () => {
     const { log, lines } = capturedLog();
-    refusalLogger(log)({ subject: 'rpc.code-service.generateCode', requestId: 'req-1', reason: 'missing' });
+    refusalLogger(log)({ kind: 'request', subject: 'rpc.code-service.generateCode', requestId: 'req-1', reason: 'missing' });
     expect(lines).toEqual([
       expect.objectContaining({
         level: 'warn',
@@ -32,11 +32,22 @@ describe('warnings of refused bus requests', () => {
     const { log, lines } = capturedLog();
     let now = 0;
     const refused = refusalLogger(log, () => now);
-    for (let i = 0; i < 1_000; i++) refused({ subject: 's', requestId: `r${i}`, reason: 'mismatch' });
+    for (let i = 0; i < 1_000; i++) refused({ kind: 'request', subject: 's', requestId: `r${i}`, reason: 'mismatch' });
     expect(lines).toHaveLength(10);
     now = 1_000;
-    refused({ subject: 's', requestId: 'later', reason: 'expired' });
+    refused({ kind: 'event', subject: 's', requestId: 'later', reason: 'expired' });
     expect(lines).toHaveLength(11);
     expect(lines.at(-1)).toMatchObject({ requestId: 'later', reason: 'expired', omitted: 990 });
+  });
+
+  it('say which kind of message was dropped: a reply or an event', () => {
+    const { log, lines } = capturedLog();
+    const refused = refusalLogger(log);
+    refused({ kind: 'reply', subject: 'rpc.verify-service.verify', requestId: 'req-2', reason: 'mismatch' });
+    refused({ kind: 'event', subject: 'scans.recorded', requestId: '', reason: 'missing' });
+    expect(lines).toEqual([
+      expect.objectContaining({ msg: 'dropped a bus reply without a valid signature', kind: 'reply', reason: 'mismatch' }),
+      expect.objectContaining({ msg: 'dropped a bus event without a valid signature', kind: 'event', subject: 'scans.recorded' }),
+    ]);
   });
 });

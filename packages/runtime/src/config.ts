@@ -86,6 +86,11 @@ export const DistributedConfig = Type.Composite([
     HALLMARK_PROBE_PORT: Type.Optional(
       Type.Integer({ minimum: 0, maximum: 65_535, description: 'port for /health and /ready of a backend service' }),
     ),
+    HALLMARK_BUS_ACCEPT_UNSIGNED: Type.Boolean({
+      default: false,
+      description:
+        'take replies and events that carry no signature over NATS: only during a rolling update from a release before 2026-12-04, whose processes do not sign them; then remove it',
+    }),
     HALLMARK_NATS_STREAM_REPLICAS: Type.Integer({
       minimum: 1,
       maximum: 5,

@@ -64,6 +64,7 @@ export async function connectDistributed(
     streamReplicas: config.HALLMARK_NATS_STREAM_REPLICAS,
     onInternalError: busErrorLogger(log),
     signer: createRequestSigner(parseBusSecret(config.HALLMARK_BUS_SECRET)),
+    acceptUnsigned: config.HALLMARK_BUS_ACCEPT_UNSIGNED,
     onRefusedRequest: refusalLogger(log),
   });
   const db = createPostgresDatabase({
