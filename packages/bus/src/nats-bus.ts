@@ -172,10 +172,10 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
    * says the service refused the request is taken as that refusal (a service cannot sign for a
    * caller without the secret); the refusal the caller sees is its own text, not the message's.
    */
-  const replyCheck = (subject: string, requestId: string, requestSignature: string): ReplyCheck | undefined => {
-    if (!signer) return undefined;
-    return (message) => {
-      const check = signer.verifyReply(message.headers?.get(signatureHeader) || undefined, requestSignature, {
+  const replyCheck =
+    (requestSigner: RequestSigner, subject: string, requestId: string, requestSignature: string): ReplyCheck =>
+    (message) => {
+      const check = requestSigner.verifyReply(message.headers?.get(signatureHeader) || undefined, requestSignature, {
         part: message.headers?.get(replyPartHeader) ?? '',
         data: message.data,
       });
@@ -187,6 +187,23 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
       onRefusedRequest?.({ kind: 'reply', subject, requestId, reason: check.reason });
       return 'drop';
     };
+
+  /** An event published by a holder of the bus secret (publishEvent signs each); others are dropped. */
+  const isPublishedHere = (message: JsMsg): boolean => {
+    if (!signer) return true;
+    const check = signer.verifyEvent(message.headers?.get(signatureHeader) || undefined, {
+      subject: message.subject,
+      messageId: message.headers?.get(messageIdHeader) ?? '',
+      data: message.data,
+    });
+    if (check.ok || (check.reason === 'missing' && acceptUnsigned)) return true;
+    onRefusedRequest?.({
+      kind: 'event',
+      subject: message.subject.slice(`${prefix}.events.`.length),
+      requestId: message.headers?.get(requestIdHeader) ?? '',
+      reason: check.reason,
+    });
+    return false;
   };
 
   const inFlight = new InFlight();
@@ -206,7 +223,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
       const outcome = await replies.request(fullSubject, data, {
         timeoutMs,
         headers: withRequestId(requestId, signature),
-        ...(signature ? { check: replyCheck(subject, requestId, signature) } : {}),
+        ...(signer && signature ? { check: replyCheck(signer, subject, requestId, signature) } : {}),
       });
       if (outcome.kind === 'reply') return decode(outcome.data) as Result<T, ErrorData>;
       if (outcome.kind === 'refused') return { ok: false, error: refusedRequest(subject) };
@@ -317,23 +334,6 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
     },
 
     async consumeEvents(consumeOptions: ConsumeOptions) {
-      /** An event published by a holder of the bus secret (publishEvent signs each); others are dropped. */
-      const isPublishedHere = (message: JsMsg): boolean => {
-        if (!signer) return true;
-        const check = signer.verifyEvent(message.headers?.get(signatureHeader) || undefined, {
-          subject: message.subject,
-          messageId: message.headers?.get(messageIdHeader) ?? '',
-          data: message.data,
-        });
-        if (check.ok || (check.reason === 'missing' && acceptUnsigned)) return true;
-        onRefusedRequest?.({
-          kind: 'event',
-          subject: message.subject.slice(`${prefix}.events.`.length),
-          requestId: message.headers?.get(requestIdHeader) ?? '',
-          reason: check.reason,
-        });
-        return false;
-      };
       // Adding a durable consumer that exists with the same settings changes nothing.
       const openConsumer = async () => {
         await jsm.consumers.add(streamName, {
