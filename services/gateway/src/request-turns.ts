@@ -6,7 +6,7 @@ import { isSafeMethod } from './safe-methods.ts';
  * I/O (`setImmediate`), at most `perTurn` requests a turn, in the order they came; the rest wait for
  * the next turn, with the timers and I/O in between.
  *
- * Why (docs/PERFORMANCE.md, "Requests in turns"): run inside each socket's read callback, every
+ * Why (docs/PERFORMANCE-HISTORY.md, "Requests in turns"): run inside each socket's read callback, every
  * request of a busy moment went through one after the other in a single stretch of the loop (50
  * connections: about 15 ms with nothing else running), and each answer woke its client while the
  * next request was being handled, so the process was preempted more. In turns, the stretch of work
