@@ -1,4 +1,7 @@
+import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { deleteNamespaceStreams } from '@hallmark/bus';
 import { createPostgresDatabase, createTestDatabase, type TestDatabase } from '@hallmark/sql';
 import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
@@ -11,7 +14,8 @@ import { waitFor } from '../support/wait.ts';
 // An insider on the bus: a client of NATS (here, anyone who can reach it) that is not the gateway.
 // It must not get code-service to work for it, neither with a request it makes up nor with one of
 // the gateway's it copied and changed; nor bend a verdict by answering verify-service's requests
-// first, nor put scans in a tenant's history by publishing events. A gateway, a code-service and a
+// first, nor put scans in a tenant's history by publishing events, nor block a genuine code or lift
+// a confirmed block by broadcasting what the services act on at once. A gateway, a code-service and a
 // verify-service of this file's own, on the real NATS and PostgreSQL, with a namespace and database
 // of their own.
 
@@ -41,16 +45,22 @@ const gtins = [
   '05901234123457',
   '09506000134383',
   '09506000134390',
+  '09506000134406',
+  '09506000134413',
+  '09506000134420',
 ];
 let tenants = 0;
 
 let database: TestDatabase;
+let env: Record<string, string>;
 let gatewayUrl: string;
 let insider: NatsConnection;
 const processes: ServiceProcess[] = [];
 
 /** A tenant with a key of its own, granted a GTIN of its own by the operator. */
-async function tenant(name: string): Promise<{ accountId: string; environment: string; key: string; gtin: string }> {
+async function tenant(
+  name: string,
+): Promise<{ accountId: string; environment: string; key: string; keyId: string; gtin: string }> {
   const gtin = gtins[tenants++] as string;
   const created = await api('POST', '/accounts', operatorKey, { name: `${name} ${randomUUID()}`, tier: 'enterprise' });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
@@ -58,7 +68,8 @@ async function tenant(name: string): Promise<{ accountId: string; environment: s
   // GTIN ownership (issue #16): a tenant signs only GTINs granted to it.
   const granted = await api('POST', `/accounts/${accountId}/gtins`, operatorKey, { gtin });
   expect(granted.status, JSON.stringify(granted.body)).toBe(201);
-  return { accountId, environment: created.body.apiKey.environment as string, key: created.body.apiKey.secret as string, gtin };
+  const { environment, secret: key, id: keyId } = created.body.apiKey as { environment: string; secret: string; id: string };
+  return { accountId, environment, key, keyId, gtin };
 }
 
 async function codesWithSerial(serial: string): Promise<number> {
@@ -81,7 +92,7 @@ const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value
 const logOf = (name: string) => processes.find((candidate) => candidate.name === name)?.lines ?? [];
 const refusalsLogged = () =>
   logOf('code-service').filter((line) => line.msg === 'refused a bus request without a valid signature');
-const droppedLogged = (name: string, kind: 'reply' | 'event') =>
+const droppedLogged = (name: string, kind: 'reply' | 'event' | 'broadcast') =>
   logOf(name).filter((line) => line.msg === `dropped a bus ${kind} without a valid signature`);
 
 /** The first message on `subject` (wildcards allowed) whose bytes hold `text`, as the insider sees it. */
@@ -101,7 +112,7 @@ beforeAll(async () => {
   database = await createTestDatabase('hostile_bus');
   const port = await freePort();
   gatewayUrl = `http://127.0.0.1:${port}`;
-  const env = {
+  env = {
     HALLMARK_NATS_URL: natsUrl,
     HALLMARK_DATABASE_URL: database.url,
     HALLMARK_REDIS_URL: redisUrl,
@@ -274,5 +285,79 @@ describe('an insider on the bus', () => {
     });
     for (const scan of [...unsigned.scans, ...withCopiedSignature.scans]) expect(listed).not.toContain(scan.scanId);
     expect(listed).not.toContain('COUNTERFEIT');
+  });
+
+  it('cannot block a genuine code, nor lift a confirmed block, with a broadcast made up or carrying a copied signature', async () => {
+    const owner = await tenant('Blocking');
+    const reporter = await tenant('Reporter');
+    const code = async (serial: string) => {
+      const generated = await api('POST', '/code/generate', owner.key, { gtin: owner.gtin, serialNumber: serial });
+      expect(generated.status, JSON.stringify(generated.body)).toBe(201);
+      return { serial, url: generated.body.url as string };
+    };
+    const verdictOf = async (url: string) => (await api('POST', '/code/verify', reporter.key, { url })).body;
+    const genuine = await code(`KEPT-${randomUUID().slice(0, 8)}`);
+    const seized = await code(`SEIZED-${randomUUID().slice(0, 8)}`);
+
+    // The owner confirms a report of the seized code; the insider keeps the broadcast that blocks it.
+    const blockedSubject = `${namespace}.codes.code-blocked`;
+    const genuineBroadcast = firstMessageHolding(blockedSubject, seized.serial);
+    await insider.flush();
+    const report = await api('POST', '/code/report', reporter.key, { url: seized.url, reason: 'bought at a market' });
+    expect(report.status, JSON.stringify(report.body)).toBe(201);
+    const confirmed = await api('POST', `/code/reports/${report.body.reportId}/confirm`, owner.key, { reason: 'Seized' });
+    expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200);
+    const copied = await genuineBroadcast;
+    expect(copied.headers?.get('hallmark-signature')).toMatch(/^1\.\d+\./);
+    expect(await verdictOf(seized.url)).toMatchObject({ verdict: 'SUSPICIOUS', riskIndicators: ['KNOWN_COUNTERFEIT_PATTERN'] });
+    expect(await verdictOf(genuine.url)).toMatchObject({ verdict: 'AUTHENTIC' });
+
+    // Every verify-service replica would block the genuine code at once, and forget the seized one's block.
+    const item = { environment: owner.environment, gtin: owner.gtin, ownerAccountId: owner.accountId };
+    const block = { reportId: `rep_${randomUUID().replaceAll('-', '').slice(0, 20)}`, ...item, serial: genuine.serial };
+    const madeUpBlock = { ...block, reason: 'Confirmed counterfeit', confirmedAt: new Date().toISOString() };
+    const madeUpLift = { reportId: report.body.reportId as string, ...item, serial: seized.serial };
+    const liftedSubject = `${namespace}.codes.code-block-lifted`;
+    const droppedFor = async (count: number) =>
+      waitFor(`verify-service to warn of ${count} dropped broadcasts`, async () => {
+        const reasons = droppedLogged('verify-service', 'broadcast').map((line) => line.reason);
+        const missing = reasons.filter((reason) => reason === 'missing').length;
+        return missing >= count / 2 && reasons.length - missing >= count / 2 ? true : undefined;
+      });
+    // The lifts first: a lift makes verify-service read every block again, which would drop a block
+    // taken before it; a block taken after it would stand until the next read (every 30 s).
+    insider.publish(liftedSubject, encode(madeUpLift));
+    insider.publish(liftedSubject, encode(madeUpLift), { headers: copied.headers });
+    await insider.flush();
+    await droppedFor(2);
+    insider.publish(blockedSubject, encode(madeUpBlock));
+    insider.publish(blockedSubject, encode(madeUpBlock), { headers: copied.headers });
+    await insider.flush();
+    await droppedFor(4);
+
+    const kept = await verdictOf(genuine.url);
+    expect(kept, JSON.stringify(kept)).toMatchObject({ verdict: 'AUTHENTIC', checks: { signature: { passed: true } } });
+    expect(kept.confirmedReport).toBeUndefined();
+    expect(await verdictOf(seized.url)).toMatchObject({
+      verdict: 'SUSPICIOUS',
+      riskIndicators: ['KNOWN_COUNTERFEIT_PATTERN'],
+      confirmedReport: { reason: 'Seized' },
+    });
+  });
+
+  it('takes the operator CLI’s broadcasts, signed with the bus secret: a key it revokes is refused, and nothing is dropped', async () => {
+    const holder = await tenant('Revoked');
+    expect((await api('GET', '/keys', holder.key)).status).toBe(200);
+    const droppedBefore = droppedLogged('gateway', 'broadcast').length;
+    const cli = fileURLToPath(new URL('../../apps/hallmark/bin/hallmark.js', import.meta.url));
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [cli, 'keys', 'revoke', '--account', holder.accountId, '--id', holder.keyId, '--env', holder.environment],
+      { env: { PATH: process.env.PATH ?? '', ...env } },
+    );
+    expect(stdout).toContain(`revoked ${holder.keyId}`);
+    expect((await api('GET', '/keys', holder.key)).status).toBe(401);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(droppedLogged('gateway', 'broadcast').length).toBe(droppedBefore);
   });
 });

@@ -291,3 +291,118 @@ describe('events on NATS, with an insider publishing', () => {
     expect(seen.map((event) => event.payload)).toEqual([{ scans: [{ serial: 'OLD-1' }] }, { scans: [{ serial: 'LAST' }] }]);
   });
 });
+
+describe('broadcasts on NATS, with an insider sending its own', () => {
+  /** What a listener heard on `codes.code-blocked`, until a broadcast naming `last` arrives. */
+  async function listen(listener: Bus) {
+    const heard: unknown[] = [];
+    await listener.onBroadcast('codes.code-blocked', (payload) => heard.push(payload));
+    return {
+      heard,
+      until: (last: string) =>
+        new Promise<unknown[]>((resolve, reject) => {
+          const deadline = Date.now() + 5_000;
+          const look = () => {
+            if (JSON.stringify(heard).includes(last)) resolve(heard);
+            else if (Date.now() > deadline) reject(new Error(`no broadcast naming ${last} in 5 s`));
+            else setTimeout(look, 10);
+          };
+          look();
+        }),
+    };
+  }
+
+  it('hands a listener only what a holder of the secret broadcast: not one made up, moved, altered or signed with another secret', async () => {
+    const { prefix, insider, refused } = await start();
+    const sender = await bus();
+    const listener = listen(await bus());
+    const { heard, until } = await listener;
+    const genuine = firstMessage(insider, `${prefix}.codes.>`);
+    await insider.flush();
+    await sender.broadcast('codes.code-blocked', { reportId: 'rep_genuine', serial: 'SN-1' });
+    const copied = await genuine;
+    expect(copied.headers?.get('hallmark-signature')).toMatch(/^1\.\d+\./);
+
+    // Made up; the genuine signature on other bytes; moved from another subject; another secret's.
+    insider.publish(`${prefix}.codes.code-blocked`, encode({ reportId: 'rep_forged', serial: 'SN-2' }));
+    insider.publish(`${prefix}.codes.code-blocked`, encode({ reportId: 'rep_forged', serial: 'SN-3' }), {
+      headers: copied.headers,
+    });
+    const elsewhere = firstMessage(insider, `${prefix}.codes.code-block-lifted`);
+    await insider.flush();
+    await sender.broadcast('codes.code-block-lifted', { reportId: 'rep_forged', serial: 'SN-4' });
+    insider.publish(`${prefix}.codes.code-blocked`, (await elsewhere).data, { headers: (await elsewhere).headers });
+    const stranger = await bus({ signed: false });
+    const withOtherSecret = await createNatsBus({
+      servers,
+      name: 'bus-test-stranger',
+      prefix,
+      signer: createRequestSigner(randomBytes(32)),
+    });
+    setup?.buses.push(withOtherSecret);
+    await stranger.broadcast('codes.code-blocked', { reportId: 'rep_forged', serial: 'SN-5' });
+    await withOtherSecret.broadcast('codes.code-blocked', { reportId: 'rep_forged', serial: 'SN-6' });
+    await insider.flush();
+    await sender.broadcast('codes.code-blocked', { reportId: 'rep_last', serial: 'SN-LAST' });
+
+    await until('SN-LAST');
+    expect(heard).toEqual([
+      { reportId: 'rep_genuine', serial: 'SN-1' },
+      { reportId: 'rep_last', serial: 'SN-LAST' },
+    ]);
+    const dropped = refused.filter((refusal) => refusal.kind === 'broadcast').map((refusal) => refusal.reason);
+    expect(dropped.sort()).toEqual(['mismatch', 'mismatch', 'mismatch', 'missing', 'missing']);
+  });
+
+  it('drops a genuine broadcast the insider sends again after the window', async () => {
+    const { prefix, insider, refused } = await start();
+    const sender = await bus();
+    const { heard, until } = await listen(await bus());
+    const genuine = firstMessage(insider, `${prefix}.codes.code-blocked`);
+    await insider.flush();
+    await sender.broadcast('codes.code-blocked', { reportId: 'rep_once', serial: 'SN-1' });
+    const copied = await genuine;
+    // The copy as it would look 31 s later: the same bytes and signature, its time now outside the window.
+    const [version, time, mac] = String(copied.headers?.get('hallmark-signature')).split('.');
+    const late = headers();
+    late.set('hallmark-signature', `${version}.${Number(time) - 31_000}.${mac}`);
+    insider.publish(copied.subject, copied.data, { headers: late });
+    await insider.flush();
+    await sender.broadcast('codes.code-blocked', { reportId: 'rep_last', serial: 'SN-LAST' });
+    await until('SN-LAST');
+    expect(heard).toEqual([
+      { reportId: 'rep_once', serial: 'SN-1' },
+      { reportId: 'rep_last', serial: 'SN-LAST' },
+    ]);
+    expect(refused.filter((refusal) => refusal.kind === 'broadcast').map((refusal) => refusal.reason)).toEqual(['expired']);
+  });
+
+  it('during a rolling update (acceptUnsigned) hands over an unsigned broadcast, never a wrongly signed one', async () => {
+    const { prefix, insider } = await start();
+    const oldSender = await bus({ signed: false });
+    const { heard, until } = await listen(await bus({ acceptUnsigned: true }));
+    await oldSender.broadcast('codes.code-blocked', { reportId: 'rep_old', serial: 'OLD-1' });
+    const wrong = headers();
+    wrong.set('hallmark-signature', `1.${Date.now()}.${randomBytes(32).toString('base64url')}`);
+    insider.publish(`${prefix}.codes.code-blocked`, encode({ reportId: 'rep_forged', serial: 'FORGED' }), { headers: wrong });
+    await insider.flush();
+    await oldSender.broadcast('codes.code-blocked', { reportId: 'rep_last', serial: 'LAST' });
+    await until('LAST');
+    expect(heard).toEqual([
+      { reportId: 'rep_old', serial: 'OLD-1' },
+      { reportId: 'rep_last', serial: 'LAST' },
+    ]);
+  });
+});
+
+/** The first message the insider sees on `subject` (wildcards allowed). */
+function firstMessage(insider: NatsConnection, subject: string): Promise<Msg> {
+  return new Promise((resolve) => {
+    const subscription = insider.subscribe(subject, {
+      callback: (_error, message) => {
+        subscription.unsubscribe();
+        resolve(message);
+      },
+    });
+  });
+}

@@ -50,18 +50,19 @@ export interface NatsBusOptions {
   streamReplicas?: number;
   onInternalError?: HandlerErrorListener;
   /**
-   * Signs every request this connection sends, and answers only signed requests on the subjects
-   * it serves (others get SERVICE_UNAVAILABLE and are reported to `onRefusedRequest`). Without
-   * it, requests go unsigned and every request is served.
+   * Signs every request, reply, event and broadcast this connection sends, and takes only signed
+   * ones: a request served unsigned gets SERVICE_UNAVAILABLE, a reply, event or broadcast is
+   * dropped, each reported to `onRefusedRequest`. Without it, nothing is signed or checked.
    */
   signer?: RequestSigner;
   /**
-   * With a signer: replies and events without a signature are taken (one with a wrong signature
-   * never is). Only while processes of a release that did not sign them run beside this one (a
-   * rolling update from it); otherwise any client of NATS could answer a request or publish an event.
+   * With a signer: replies, events and broadcasts without a signature are taken (one with a wrong
+   * signature never is). Only while processes of a release that did not sign them run beside this
+   * one (a rolling update from it); otherwise any client of NATS could answer a request, publish an
+   * event or broadcast a code blocked.
    */
   acceptUnsigned?: boolean;
-  /** Told of each request refused, and each reply or event dropped, for its signature. */
+  /** Told of each request refused, and each reply, event or broadcast dropped, for its signature. */
   onRefusedRequest?: RefusedRequestListener;
 }
 
@@ -206,6 +207,27 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
     return false;
   };
 
+  /**
+   * A broadcast sent by a holder of the bus secret within the signature window; others are dropped.
+   * Replicas act on broadcasts at once (a code blocked, a block lifted), so a made-up one would bend
+   * verdicts on every replica.
+   */
+  const isBroadcastHere = (message: Msg): boolean => {
+    if (!signer) return true;
+    const check = signer.verifyBroadcast(message.headers?.get(signatureHeader) || undefined, {
+      subject: message.subject,
+      data: message.data,
+    });
+    if (check.ok || (check.reason === 'missing' && acceptUnsigned)) return true;
+    onRefusedRequest?.({
+      kind: 'broadcast',
+      subject: message.subject.slice(prefix.length + 1),
+      requestId: '',
+      reason: check.reason,
+    });
+    return false;
+  };
+
   const inFlight = new InFlight();
   const servedSubscriptions = new Set<NatsSubscription>();
   const consumers = new Set<Subscription>();
@@ -304,13 +326,16 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
     },
 
     async broadcast(subject, payload) {
-      nc.publish(full(subject), encode(payload));
+      const fullSubject = full(subject);
+      const data = encode(payload);
+      const signature = signer?.signBroadcast({ subject: fullSubject, data });
+      nc.publish(fullSubject, data, signature ? { headers: withRequestId(undefined, signature) } : {});
     },
 
     async onBroadcast(subject, handler) {
       const subscription = nc.subscribe(full(subject), {
         callback: (error, message) => {
-          if (error) return;
+          if (error || !isBroadcastHere(message)) return;
           try {
             handler(decode(message.data), message.subject.slice(prefix.length + 1));
           } catch (handlerError) {

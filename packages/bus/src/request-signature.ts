@@ -31,17 +31,23 @@ export interface SignedEvent {
   data: Uint8Array | string;
 }
 
+/** A broadcast as it crosses the bus: its full subject and its bytes. */
+export interface SignedBroadcast {
+  subject: string;
+  data: Uint8Array | string;
+}
+
 /** Why a message was refused; for the log, not for the sender. */
 export type SignatureRefusal = 'missing' | 'malformed' | 'expired' | 'mismatch';
 
 export type SignatureCheck = { ok: true } | { ok: false; reason: SignatureRefusal };
 
-/** What kind of bus message was refused: a request a service was asked, a reply, an event. */
-export type RefusedMessageKind = 'request' | 'reply' | 'event';
+/** What kind of bus message was refused: a request a service was asked, a reply, an event, a broadcast. */
+export type RefusedMessageKind = 'request' | 'reply' | 'event' | 'broadcast';
 
 /**
- * Told of each message a bus refused for its signature (a request not served, a reply or an event
- * dropped); the reason is for the log, not the sender.
+ * Told of each message a bus refused for its signature (a request not served, a reply, an event or
+ * a broadcast dropped); the reason is for the log, not the sender.
  */
 export type RefusedRequestListener = (refusal: {
   kind: RefusedMessageKind;
@@ -65,6 +71,10 @@ export type RefusedRequestListener = (refusal: {
  * from another request, even an identical one made at another millisecond, does not check. An
  * event's covers its full subject, its message id and its bytes; it has no time, as JetStream keeps
  * events for days and a consumer may read one long after it was published.
+ *
+ * Broadcasts (a code blocked, a block lifted, a key revoked: what every replica acts on at once) are
+ * signed over their full subject, a timestamp and their bytes, and taken within the same window as
+ * requests: core NATS delivers them at once or never, and a copy replayed later is refused.
  */
 export interface RequestSigner {
   sign(request: SignedRequest): string;
@@ -74,6 +84,8 @@ export interface RequestSigner {
   verifyReply(signature: string | undefined, requestSignature: string, reply: SignedReply): SignatureCheck;
   signEvent(event: SignedEvent): string;
   verifyEvent(signature: string | undefined, event: SignedEvent): SignatureCheck;
+  signBroadcast(broadcast: SignedBroadcast): string;
+  verifyBroadcast(signature: string | undefined, broadcast: SignedBroadcast): SignatureCheck;
 }
 
 export interface RequestSignerOptions {
@@ -122,24 +134,35 @@ export function createRequestSigner(secret: Uint8Array, options: RequestSignerOp
       .update(`hallmark-event-v${version}\n${event.subject}\n${event.messageId}\n`)
       .update(event.data)
       .digest();
+  const broadcastMac = (broadcast: SignedBroadcast, timestamp: string): Buffer =>
+    createHmac('sha256', key)
+      .update(`hallmark-broadcast-v${version}\n${broadcast.subject}\n${timestamp}\n`)
+      .update(broadcast.data)
+      .digest();
+  const timed = (timestamp: string, mac: Buffer) => `${version}.${timestamp}.${mac.toString('base64url')}`;
+
+  /** Checks a signature of the form `1.<unix ms>.<base64url HMAC-SHA256>`, made within the window, against `expected`. */
+  const checkTimed = (signature: string | undefined, expected: (timestamp: string) => Buffer): SignatureCheck => {
+    if (!signature) return { ok: false, reason: 'missing' };
+    const parts = signature.split('.');
+    const [signatureVersion, timestamp, encoded] = parts;
+    if (parts.length !== 3 || signatureVersion !== version || !timestamp || !/^\d{1,15}$/.test(timestamp) || !encoded) {
+      return { ok: false, reason: 'malformed' };
+    }
+    const presented = Buffer.from(encoded, 'base64url');
+    if (presented.length !== macLength) return { ok: false, reason: 'malformed' };
+    if (Math.abs(now() - Number(timestamp)) > maxAgeMs) return { ok: false, reason: 'expired' };
+    return timingSafeEqual(presented, expected(timestamp)) ? { ok: true } : { ok: false, reason: 'mismatch' };
+  };
 
   return {
     sign(request) {
       const timestamp = String(now());
-      return `${version}.${timestamp}.${mac(request, timestamp).toString('base64url')}`;
+      return timed(timestamp, mac(request, timestamp));
     },
 
     verify(signature, request) {
-      if (!signature) return { ok: false, reason: 'missing' };
-      const parts = signature.split('.');
-      const [signatureVersion, timestamp, encoded] = parts;
-      if (parts.length !== 3 || signatureVersion !== version || !timestamp || !/^\d{1,15}$/.test(timestamp) || !encoded) {
-        return { ok: false, reason: 'malformed' };
-      }
-      const presented = Buffer.from(encoded, 'base64url');
-      if (presented.length !== macLength) return { ok: false, reason: 'malformed' };
-      if (Math.abs(now() - Number(timestamp)) > maxAgeMs) return { ok: false, reason: 'expired' };
-      return timingSafeEqual(presented, mac(request, timestamp)) ? { ok: true } : { ok: false, reason: 'mismatch' };
+      return checkTimed(signature, (timestamp) => mac(request, timestamp));
     },
 
     signReply(requestSignature, reply) {
@@ -156,6 +179,15 @@ export function createRequestSigner(secret: Uint8Array, options: RequestSignerOp
 
     verifyEvent(signature, event) {
       return checkUntimed(signature, () => eventMac(event));
+    },
+
+    signBroadcast(broadcast) {
+      const timestamp = String(now());
+      return timed(timestamp, broadcastMac(broadcast, timestamp));
+    },
+
+    verifyBroadcast(signature, broadcast) {
+      return checkTimed(signature, (timestamp) => broadcastMac(broadcast, timestamp));
     },
   };
 }

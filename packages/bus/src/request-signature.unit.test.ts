@@ -100,6 +100,61 @@ describe('request signatures on the bus', () => {
   });
 });
 
+describe('broadcast signatures on the bus', () => {
+  const blocked = (serial: string) => ({
+    subject: 'hallmark.codes.code-blocked',
+    data: encode({ reportId: 'rep_1', environment: 'live', gtin: '09506000134352', serial, ownerAccountId: 'acc_a' }),
+  });
+
+  it('accept a broadcast signed with the same secret, within the window', () => {
+    let clock = 1_800_000_000_000;
+    const signer = createRequestSigner(secret, { now: () => clock });
+    const signature = signer.signBroadcast(blocked('SN-1'));
+    clock += 29_000;
+    expect(signer.verifyBroadcast(signature, blocked('SN-1'))).toEqual({ ok: true });
+  });
+
+  it('refuse one made up, moved to another subject, carrying other bytes or made with another secret', () => {
+    const signer = createRequestSigner(secret);
+    const signature = signer.signBroadcast(blocked('SN-1'));
+    expect(signer.verifyBroadcast(undefined, blocked('SN-1'))).toEqual({ ok: false, reason: 'missing' });
+    expect(signer.verifyBroadcast(signature, { ...blocked('SN-1'), subject: 'hallmark.codes.code-block-lifted' })).toEqual({
+      ok: false,
+      reason: 'mismatch',
+    });
+    expect(signer.verifyBroadcast(signature, blocked('SN-2'))).toEqual({ ok: false, reason: 'mismatch' });
+    const other = createRequestSigner(randomBytes(32));
+    expect(signer.verifyBroadcast(other.signBroadcast(blocked('SN-1')), blocked('SN-1'))).toEqual({
+      ok: false,
+      reason: 'mismatch',
+    });
+  });
+
+  it('refuse a request’s signature as a broadcast’s, and a broadcast’s as a request’s, on the same subject and bytes', () => {
+    const signer = createRequestSigner(secret);
+    const { subject, data } = blocked('SN-1');
+    expect(signer.verifyBroadcast(signer.sign({ subject, requestId: '', data }), { subject, data })).toEqual({
+      ok: false,
+      reason: 'mismatch',
+    });
+    expect(signer.verify(signer.signBroadcast({ subject, data }), { subject, requestId: '', data })).toEqual({
+      ok: false,
+      reason: 'mismatch',
+    });
+  });
+
+  it('refuse a copy replayed after the window, and malformed signatures without throwing', () => {
+    let clock = 1_800_000_000_000;
+    const signer = createRequestSigner(secret, { now: () => clock });
+    const signature = signer.signBroadcast(blocked('SN-1'));
+    clock += 30_001;
+    expect(signer.verifyBroadcast(signature, blocked('SN-1'))).toEqual({ ok: false, reason: 'expired' });
+    for (const malformed of ['1', '1.x.y', `2.${clock}.${signature.split('.')[2]}`, `1.${clock}.short`]) {
+      expect(signer.verifyBroadcast(malformed, blocked('SN-1'))).toEqual({ ok: false, reason: 'malformed' });
+    }
+  });
+});
+
 describe('the bus secret setting', () => {
   it('reads 64 hex characters or base64 of 32 bytes', () => {
     const bytes = randomBytes(32);

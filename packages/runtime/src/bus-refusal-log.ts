@@ -5,10 +5,11 @@ const messages = {
   request: 'refused a bus request without a valid signature',
   reply: 'dropped a bus reply without a valid signature',
   event: 'dropped a bus event without a valid signature',
+  broadcast: 'dropped a bus broadcast without a valid signature',
 } as const;
 
 /**
- * A warning for each request refused, and each reply or event dropped, for its signature, at most
+ * A warning for each request refused, and each reply, event or broadcast dropped, for its signature, at most
  * 10 a second (a flood of forged messages must not flood the log); the next line says how many
  * were left out.
  */

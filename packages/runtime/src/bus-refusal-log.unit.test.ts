@@ -40,14 +40,16 @@ describe('warnings of refused bus requests', () => {
     expect(lines.at(-1)).toMatchObject({ requestId: 'later', reason: 'expired', omitted: 990 });
   });
 
-  it('say which kind of message was dropped: a reply or an event', () => {
+  it('say which kind of message was dropped: a reply, an event or a broadcast', () => {
     const { log, lines } = capturedLog();
     const refused = refusalLogger(log);
     refused({ kind: 'reply', subject: 'rpc.verify-service.verify', requestId: 'req-2', reason: 'mismatch' });
     refused({ kind: 'event', subject: 'scans.recorded', requestId: '', reason: 'missing' });
+    refused({ kind: 'broadcast', subject: 'codes.code-blocked', requestId: '', reason: 'expired' });
     expect(lines).toEqual([
       expect.objectContaining({ msg: 'dropped a bus reply without a valid signature', kind: 'reply', reason: 'mismatch' }),
       expect.objectContaining({ msg: 'dropped a bus event without a valid signature', kind: 'event', subject: 'scans.recorded' }),
+      expect.objectContaining({ msg: 'dropped a bus broadcast without a valid signature', kind: 'broadcast', reason: 'expired' }),
     ]);
   });
 });

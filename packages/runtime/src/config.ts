@@ -89,7 +89,7 @@ export const DistributedConfig = Type.Composite([
     HALLMARK_BUS_ACCEPT_UNSIGNED: Type.Boolean({
       default: false,
       description:
-        'take replies and events that carry no signature over NATS: only during a rolling update from a release before 2026-12-04, whose processes do not sign them; then remove it',
+        'take replies, events and broadcasts that carry no signature over NATS: only during a rolling update from a release of 2026-12-04 or before, whose processes do not sign all of them; then remove it',
     }),
     HALLMARK_NATS_STREAM_REPLICAS: Type.Integer({
       minimum: 1,

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { migrateAccounts } from '@hallmark/accounts';
-import { type Bus, createNatsBus } from '@hallmark/bus';
+import { type Bus, createNatsBus, createRequestSigner, parseBusSecret } from '@hallmark/bus';
 import { createSqlEventStore, type EventStore, loadKurrentEventStore } from '@hallmark/event-store';
 import { createPgliteDatabase, createPostgresDatabase, type SqlDatabase } from '@hallmark/sql';
 import { acquireDataDirLock, DataDirInUseError, type DataDirLock } from '../data-dir-lock.ts';
@@ -15,7 +15,7 @@ export interface OperatorConnection {
    * HALLMARK_ESDB_URL is set, as in the running services, else the database's own event store.
    */
   eventStore: EventStore;
-  /** Set when HALLMARK_NATS_URL is: revocations are then broadcast to running gateways. */
+  /** Set when HALLMARK_NATS_URL and HALLMARK_BUS_SECRET are: revocations are then broadcast to running gateways. */
   bus: Bus | undefined;
   close(): Promise<void>;
 }
@@ -86,14 +86,18 @@ async function openOperatorDatabase(env: NodeJS.ProcessEnv): Promise<OperatorCon
   }
   await migrateAccounts(db);
   const eventStore = env.HALLMARK_ESDB_URL ? await loadKurrentEventStore(env.HALLMARK_ESDB_URL) : await createSqlEventStore(db);
-  const bus = env.HALLMARK_NATS_URL
-    ? await createNatsBus({
-        servers: env.HALLMARK_NATS_URL,
-        ...(env.HALLMARK_TLS_CA_FILE ? { tlsCaFile: env.HALLMARK_TLS_CA_FILE } : {}),
-        name: 'hallmark-cli',
-        prefix: env.HALLMARK_NAMESPACE || 'hallmark',
-      })
-    : undefined;
+  // Services take only signed broadcasts: without the bus secret there is nothing to send, and
+  // the running processes see the change when their caches next look (api keys: within a second).
+  const bus =
+    env.HALLMARK_NATS_URL && env.HALLMARK_BUS_SECRET
+      ? await createNatsBus({
+          servers: env.HALLMARK_NATS_URL,
+          ...(env.HALLMARK_TLS_CA_FILE ? { tlsCaFile: env.HALLMARK_TLS_CA_FILE } : {}),
+          name: 'hallmark-cli',
+          prefix: env.HALLMARK_NAMESPACE || 'hallmark',
+          signer: createRequestSigner(busSecretOf(env.HALLMARK_BUS_SECRET)),
+        })
+      : undefined;
   return {
     db,
     eventStore,
@@ -105,4 +109,13 @@ async function openOperatorDatabase(env: NodeJS.ProcessEnv): Promise<OperatorCon
       await lock?.release();
     },
   };
+}
+
+/** HALLMARK_BUS_SECRET as the services read it; a CommandError when it is not 32 bytes. */
+function busSecretOf(text: string): Buffer {
+  try {
+    return parseBusSecret(text);
+  } catch (error) {
+    throw new CommandError(`HALLMARK_BUS_SECRET: ${(error as Error).message}`);
+  }
 }

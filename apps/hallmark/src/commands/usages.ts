@@ -15,7 +15,8 @@ export const keysUsage = `hallmark keys create --account <id> --name <name> --sc
   hallmark keys list --account <id> [--json]
     Lists the account's API keys, never a secret (--json: one JSON object per line).
   hallmark keys revoke --account <id> --id <key id> [--env live|test]
-    Revokes a key; with HALLMARK_NATS_URL set, running gateways drop it at once.
+    Revokes a key; with HALLMARK_NATS_URL and HALLMARK_BUS_SECRET set, running gateways drop it at
+    once (else within a second).
     With --url <url>, or while "hallmark start" runs on HALLMARK_DATA_DIR, the keys commands go
     through the API with --key <key>, HALLMARK_OPERATOR_KEY or <data dir>/operator-key, for that
     key's own account; else on the database itself.`;
