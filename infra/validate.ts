@@ -19,7 +19,9 @@ import { parseAllDocuments } from 'yaml';
 import { AuctionServiceConfig } from '../services/auction-service/src/config.ts';
 import { ComplianceServiceConfig } from '../services/compliance-service/src/config.ts';
 import { VerifyServiceConfig } from '../services/verify-service/src/config.ts';
+import { authorizationFile, authorizedNamespace } from './gen-nats-authorization.ts';
 import { createUnknownFieldsCheck, type UnknownFields } from './kubernetes-fields.ts';
+import { natsAuthorization, natsUsers, passwordVariableOf } from './nats-permissions.ts';
 
 /** Where the image holds infra/postgres/roles.sql (infra/docker/Dockerfile), for the migration Job's --roles. */
 const rolesFileInImage = '/app/infra/postgres/roles.sql';
@@ -189,8 +191,10 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
     for (const problem of schemaProblems(manifest)) problems.push(`${where}: ${problem}`);
   }
   const configMap: Doc = Object.assign({}, ...docs.filter((doc) => doc.kind === 'ConfigMap').map((doc) => doc.data ?? {}));
-  // Every Secret's settings (the database roles' Secret is keyed by service, not by setting).
-  const settingSecrets = docs.filter((doc) => doc.kind === 'Secret' && doc.metadata?.name !== 'hallmark-database-roles');
+  // Every Secret's settings (the database roles' and NATS users' Secrets are keyed by service, not by setting).
+  const settingSecrets = docs.filter(
+    (doc) => doc.kind === 'Secret' && !['hallmark-database-roles', 'hallmark-nats-users'].includes(doc.metadata?.name),
+  );
   const secret: Doc = Object.assign({}, ...settingSecrets.map((doc) => doc.stringData ?? {}));
   /** The settings a container receives: its envFrom ConfigMaps' and Secrets' keys, and its env. */
   const settingsOf = (container: Doc | undefined): Set<string> => {
@@ -209,6 +213,8 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
     if (!knownVariables.has(name)) problems.push(`infra/k8s: ${name} is not a setting the code reads`);
   }
   for (const required of requiredVariables) {
+    // Each Deployment's own NATS user (checked with the Deployments, below).
+    if (required === 'HALLMARK_NATS_URL') continue;
     if (!(required in configMap) && !(required in secret)) problems.push(`infra/k8s: ${required} is set nowhere`);
   }
   for (const name of secretVariables) {
@@ -286,6 +292,15 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
       if (user !== expected)
         problems.push(`Secret/${roleRef.name}: ${service} must connect as ${expected} (infra/postgres/roles.sql), not ${user}`);
     }
+    // Each service on its own NATS user (infra/nats/authorization.conf), allowed only its subjects.
+    const natsUrl = (container?.env ?? []).find((variable: Doc) => variable.name === 'HALLMARK_NATS_URL');
+    const natsRef = natsUrl?.valueFrom?.secretKeyRef;
+    if (natsRef?.name !== 'hallmark-nats-users' || natsRef.key !== service)
+      problems.push(`${where}: HALLMARK_NATS_URL must come from its own NATS user's entry (hallmark-nats-users, key ${service})`);
+    else {
+      const url = docs.find((doc) => doc.kind === 'Secret' && doc.metadata?.name === natsRef.name)?.stringData?.[service];
+      checkNatsUser(`Secret/${natsRef.name}`, service, url, problems);
+    }
     const budget = docs.find((doc) => doc.kind === 'PodDisruptionBudget' && selects(doc.spec?.selector, labels));
     if (!budget) problems.push(`${where}: no PodDisruptionBudget selects its pods`);
     else if (budget.spec?.minAvailable === undefined && budget.spec?.maxUnavailable === undefined)
@@ -322,8 +337,19 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
   }
   const natsCommand: string[] = (compose.services?.nats?.command ?? []).map(String);
   if (!natsCommand.includes('-js')) problems.push('docker-compose.yml: nats must run with -js');
-  if (!natsCommand.includes('--user') || !natsCommand.includes('--pass'))
-    problems.push('docker-compose.yml: nats must run with authorization (--user and --pass)');
+  const natsConfig = natsCommand[natsCommand.indexOf('-c') + 1];
+  const natsVolumes: string[] = (compose.services?.nats?.volumes ?? []).map(String);
+  if (!natsCommand.includes('-c') || !natsVolumes.includes(`./infra/nats/authorization.conf:${natsConfig}:ro`))
+    problems.push('docker-compose.yml: nats must run with its users (-c, infra/nats/authorization.conf mounted read-only)');
+  for (const user of natsUsers) {
+    const variable = passwordVariableOf(user);
+    if (!(variable in (compose.services?.nats?.environment ?? {})))
+      problems.push(`docker-compose.yml nats: ${variable} is not set (authorization.conf reads it)`);
+  }
+  checkNatsAuthorizationFile(
+    [compose.services?.gateway?.environment?.HALLMARK_NAMESPACE, configMap.HALLMARK_NAMESPACE],
+    problems,
+  );
   if (!(compose.services?.redis?.command ?? []).map(String).includes('--requirepass'))
     problems.push('docker-compose.yml: redis must run with --requirepass');
   for (const service of services) {
@@ -356,6 +382,7 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
       if (name in (entry.environment ?? {}) && !carriesCredentials(entry.environment[name]))
         problems.push(`${where}: ${name} carries no credentials (NATS and Redis run with authorization)`);
     }
+    checkNatsUser(where, service, entry.environment?.HALLMARK_NATS_URL, problems);
     for (const dependency of ['nats', 'postgres', 'redis']) {
       if (entry.depends_on?.[dependency]?.condition !== 'service_healthy')
         problems.push(`${where}: should wait for ${dependency} to be healthy`);
@@ -546,6 +573,29 @@ function checkDockerfile(file: string, problems: string[]): void {
     command ? JSON.parse(command) : undefined,
     problems,
   );
+}
+
+/** A service's NATS URL names its own user, with a password (infra/nats/authorization.conf). */
+function checkNatsUser(where: string, service: string, url: unknown, problems: string[]): void {
+  // The user before the password, which may be a ${VARIABLE} compose fills in.
+  const user = /^(?:nats|tls):\/\/([^:@/]+):[^@]+@/.exec(String(url ?? ''))?.[1];
+  if (user !== service)
+    problems.push(
+      `${where}: ${service} must connect to NATS as its own user, ${service}, with its password (infra/nats/authorization.conf)`,
+    );
+}
+
+/** infra/nats/authorization.conf is what infra/nats-permissions.ts makes, for the namespace the deployments use. */
+function checkNatsAuthorizationFile(namespaces: unknown[], problems: string[]): void {
+  for (const namespace of namespaces) {
+    if (namespace !== undefined && namespace !== authorizedNamespace)
+      problems.push(
+        `HALLMARK_NAMESPACE ${String(namespace)}: infra/nats/authorization.conf allows ${authorizedNamespace}'s subjects only`,
+      );
+  }
+  const written = existsSync(authorizationFile) ? readFileSync(authorizationFile, 'utf8') : '';
+  if (written !== natsAuthorization(authorizedNamespace))
+    problems.push('infra/nats/authorization.conf is not what infra/nats-permissions.ts makes: run pnpm gen:nats');
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

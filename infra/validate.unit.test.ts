@@ -51,17 +51,23 @@ describe('deployment files', () => {
     );
   });
 
-  it('keep NATS and Redis behind credentials, and every secret in the Secret', () => {
+  it('keep NATS (a user a service) and Redis behind credentials, and every secret in the Secret', () => {
     const folder = mkdtempSync(join(tmpdir(), 'k8s-'));
     cpSync(join(root, 'infra/k8s'), folder, { recursive: true });
     const config = readFileSync(join(folder, 'config.yaml'), 'utf8');
     const secrets = readFileSync(join(folder, 'secrets.example.yaml'), 'utf8');
-    // The bus secret moved into the ConfigMap, and the NATS URL without its credentials.
+    // The bus secret moved into the ConfigMap, the gateway's NATS URL without its credentials, and
+    // verify-service on the gateway's NATS user.
     const secretLine = secrets.match(/^ {2}HALLMARK_BUS_SECRET: .*$/m)?.[0] ?? '';
     expect(secretLine).not.toBe('');
     writeFileSync(
       join(folder, 'config.yaml'),
       config.replace('  HALLMARK_NAMESPACE: hallmark', `${secretLine}\n  HALLMARK_NAMESPACE: hallmark`),
+    );
+    const verify = readFileSync(join(folder, 'verify-service.yaml'), 'utf8');
+    writeFileSync(
+      join(folder, 'verify-service.yaml'),
+      verify.replace('hallmark-nats-users, key: verify-service', 'hallmark-nats-users, key: gateway'),
     );
     writeFileSync(
       join(folder, 'secrets.example.yaml'),
@@ -74,18 +80,23 @@ describe('deployment files', () => {
         .replace(/^ {4}HALLMARK_BUS_SECRET: .*\n/m, '')
         .replace(/"redis:\/\/[^@"]+@/, '"redis://')
         .replace('"--requirepass", ', '')
-        .replace('"--user", "hallmark", ', ''),
+        .replace('"-c", "/etc/nats/authorization.conf", ', '')
+        .replace(/^ {6}HALLMARK_NATS_AUCTION_SERVICE_PASSWORD: .*\n/m, '')
+        .replace('nats://verify-service:', 'nats://gateway:'),
     );
     const problems = validateInfra({ k8sFolder: folder, composeFile: compose });
     rmSync(folder, { recursive: true, force: true });
     expect(problems).toEqual(
       expect.arrayContaining([
         'infra/k8s: HALLMARK_BUS_SECRET holds a secret and belongs in the Secret, not the ConfigMap',
-        'infra/k8s: HALLMARK_NATS_URL carries no credentials (NATS and Redis run with authorization)',
+        'Secret/hallmark-nats-users: gateway must connect to NATS as its own user, gateway, with its password (infra/nats/authorization.conf)',
+        "Deployment/verify-service: HALLMARK_NATS_URL must come from its own NATS user's entry (hallmark-nats-users, key verify-service)",
         'docker-compose.yml gateway: HALLMARK_BUS_SECRET is not set',
         'docker-compose.yml code-service: HALLMARK_REDIS_URL carries no credentials (NATS and Redis run with authorization)',
         'docker-compose.yml: redis must run with --requirepass',
-        'docker-compose.yml: nats must run with authorization (--user and --pass)',
+        'docker-compose.yml: nats must run with its users (-c, infra/nats/authorization.conf mounted read-only)',
+        'docker-compose.yml nats: HALLMARK_NATS_AUCTION_SERVICE_PASSWORD is not set (authorization.conf reads it)',
+        'docker-compose.yml verify-service: verify-service must connect to NATS as its own user, verify-service, with its password (infra/nats/authorization.conf)',
       ]),
     );
   });

@@ -219,7 +219,8 @@ describe('an insider on the bus', () => {
     const serial = `GENUINE-${randomUUID().slice(0, 8)}`;
     const generated = await api('POST', '/code/generate', owner.key, { gtin: owner.gtin, serialNumber: serial });
     expect(generated.status, JSON.stringify(generated.body)).toBe(201);
-    // The insider sees every reply (one NATS user for all) and keeps verify-service's AUTHENTIC answer.
+    // The insider sees every reply (this NATS has no users; with infra/nats/authorization.conf only the
+    // gateway's password reads its inbox) and keeps verify-service's AUTHENTIC answer.
     const genuineReply = firstMessageHolding('_INBOX.>', serial);
     await insider.flush();
     const genuine = await api('POST', '/code/verify', owner.key, { url: generated.body.url });

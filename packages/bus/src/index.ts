@@ -16,10 +16,12 @@ export {
   type InProcessHub,
 } from './in-process-bus.ts';
 export type { NamespaceRegister } from './namespace-register.ts';
+export { claimStreamName } from './nats-namespace-register.ts';
 export {
   createNatsBus,
   deleteNamespaceStreams,
   eventStreamName,
+  inboxPrefixOf,
   type NatsBus,
   type NatsBusOptions,
   setEventStreamRefusing,

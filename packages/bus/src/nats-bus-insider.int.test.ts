@@ -88,7 +88,7 @@ describe('replies on NATS, with an insider answering first', () => {
     const server = await bus();
     const caller = await bus();
     await serveVerdicts(server);
-    // The insider sees every reply (one NATS user for all) and keeps the service's answer to a
+    // The insider sees every reply (this NATS has no users) and keeps the service's answer to a
     // genuine item (this test's own serial: other files' replies pass by on this server too).
     const serial = `SN-${randomUUID()}`;
     const copied = new Promise<Msg>((resolve) => {

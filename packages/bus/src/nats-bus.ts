@@ -42,7 +42,7 @@ export interface NatsBusOptions {
   servers: string;
   /** PEM file of the authorities trusted for a `tls://` server's certificate. */
   tlsCaFile?: string;
-  /** Shown in the server's connection list. */
+  /** Shown in the server's connection list; also names its inbox, `_INBOX.<name>` (inboxPrefixOf). */
   name: string;
   /** Put in front of every subject, and names the JetStream stream; isolates deployments and tests. */
   prefix?: string;
@@ -82,6 +82,11 @@ function withRequestId(requestId: string | undefined, signature?: string): MsgHd
   if (requestId !== undefined) messageHeaders.set(requestIdHeader, requestId);
   if (signature !== undefined) messageHeaders.set(signatureHeader, signature);
   return messageHeaders;
+}
+
+/** `_INBOX.<name>`: where a connection named `name` takes its replies (the name as one subject token). */
+export function inboxPrefixOf(name: string): string {
+  return `_INBOX.${name.replace(/[^A-Za-z0-9_-]/g, '_') || 'hallmark'}`;
 }
 
 /** Whether a message's bytes are a service's refusal of a request for its signature (unavailable.ts). */
@@ -128,10 +133,14 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
   const streamName = eventStreamName(prefix);
 
   const { servers, ...credentialsAndTls } = natsConnectionSettings(options.servers, options.tlsCaFile);
+  const inboxPrefix = inboxPrefixOf(options.name);
   const nc: NatsConnection = await connect({
     servers,
     ...credentialsAndTls,
     name: options.name,
+    // Replies (and JetStream's answers) come to `_INBOX.<name>.…`, so NATS can let each service's
+    // user read only its own (infra/nats-permissions.ts).
+    inboxPrefix,
     maxReconnectAttempts: -1,
     // The client would otherwise make an Error per request and per timer, only to give its own
     // failures an async stack: that was ~5% of the gateway's CPU under load. Bus failures reach
@@ -164,7 +173,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
     throw error;
   }
   const js: JetStreamClient = jetstream(nc);
-  const replies = createReplyInbox(nc);
+  const replies = createReplyInbox(nc, inboxPrefix);
 
   const { signer, acceptUnsigned = false, onRefusedRequest } = options;
 

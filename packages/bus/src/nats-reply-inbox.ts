@@ -43,8 +43,8 @@ const isNoResponders = (message: Msg) => message.data.length === 0 && message.he
  * request it completes (a cancellation it then ignores), whose stack trace cost ~10 µs, 2–3% of the
  * gateway's and verify-service's CPU under load (profiled). Outcomes are values, not exceptions.
  */
-export function createReplyInbox(nc: NatsConnection): ReplyInbox {
-  const prefix = `${createInbox()}.`;
+export function createReplyInbox(nc: NatsConnection, inboxPrefix?: string): ReplyInbox {
+  const prefix = `${createInbox(inboxPrefix)}.`;
   const waiting = new Map<string, Waiting>();
   let nextToken = 0;
   const settle = (token: string, request: Waiting, outcome: NatsReplyOutcome) => {
