@@ -16,7 +16,6 @@ export {
   type InProcessHub,
 } from './in-process-bus.ts';
 export type { NamespaceRegister } from './namespace-register.ts';
-export { claimStreamName } from './nats-namespace-register.ts';
 export {
   createNatsBus,
   deleteNamespaceStreams,
@@ -26,6 +25,7 @@ export {
   type NatsBusOptions,
   setEventStreamRefusing,
 } from './nats-bus.ts';
+export { claimStreamName } from './nats-namespace-register.ts';
 export { type NatsConnectionSettings, natsConnectionSettings } from './nats-url.ts';
 export {
   createRequestSigner,
