@@ -8,7 +8,7 @@ import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/distributed-product.ts';
 import { call as callApi } from '../support/embedded.ts';
-import { type ServiceProcess, startServiceProcess } from '../support/service-process.ts';
+import { type ServiceProcess, startServiceProcess, untilServicesAnswer } from '../support/service-process.ts';
 import { waitFor } from '../support/wait.ts';
 
 // An insider on the bus: a client of NATS (here, anyone who can reach it) that is not the gateway.
@@ -128,23 +128,7 @@ beforeAll(async () => {
   // verify-service asks code-service for codes over the bus: service-to-service requests are signed too.
   processes.push(startServiceProcess('verify-service', env));
   insider = await connect({ servers: natsUrl, name: 'insider' });
-  try {
-    await waitFor('the gateway to be ready', async () => ((await fetch(`${gatewayUrl}/ready`)).ok ? true : undefined), {
-      timeoutMs: 60_000,
-    });
-    for (const service of ['code-service', 'verify-service']) {
-      await waitFor(
-        `${service} to answer through the gateway`,
-        async () => ((await fetch(`${gatewayUrl}/api/v1/system/ping/${service}`, { method: 'POST' })).ok ? true : undefined),
-        { timeoutMs: 60_000 },
-      );
-    }
-  } catch (error) {
-    for (const started of processes) {
-      console.error(`--- ${started.name} (exit ${started.child.exitCode})\n${started.stderr.join('')}`);
-    }
-    throw error;
-  }
+  await untilServicesAnswer(gatewayUrl, ['code-service', 'verify-service'], processes);
 });
 
 afterAll(async () => {

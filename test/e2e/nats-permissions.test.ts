@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type NatsUser, natsAuthorization, natsUsers, passwordVariableOf } from '../../infra/nats-permissions.ts';
 import { freePort } from '../support/distributed-product.ts';
 import { call as callApi } from '../support/embedded.ts';
-import { type ServiceProcess, startServiceProcess } from '../support/service-process.ts';
+import { type ServiceProcess, startServiceProcess, untilServicesAnswer } from '../support/service-process.ts';
 import { waitFor } from '../support/wait.ts';
 
 // The distributed form on a nats-server of this file's own, configured with infra/nats-permissions.ts:
@@ -99,19 +99,8 @@ beforeAll(async () => {
     );
   }
   try {
-    await waitFor('the gateway to be ready', async () => ((await fetch(`${gatewayUrl}/ready`)).ok ? true : undefined), {
-      timeoutMs: 60_000,
-    });
-    for (const service of services.slice(1)) {
-      await waitFor(
-        `${service} to answer through the gateway`,
-        async () => ((await fetch(`${gatewayUrl}/api/v1/system/ping/${service}`, { method: 'POST' })).ok ? true : undefined),
-        { timeoutMs: 60_000 },
-      );
-    }
+    await untilServicesAnswer(gatewayUrl, services.slice(1), processes);
   } catch (error) {
-    for (const started of processes)
-      console.error(`--- ${started.name} (exit ${started.child.exitCode})\n${started.stderr.join('')}`);
     console.error(`--- nats-server\n${await serverLog()}`);
     throw error;
   }
@@ -234,12 +223,22 @@ describe('the distributed form with a NATS user a service (infra/nats-permission
     }
   });
 
-  it('refuses a client holding verify-service’s password another service’s requests and the gateway’s replies', async () => {
+  it('refuses a client holding verify-service’s password another service’s requests, the gateway’s replies and a replay of its own requests', async () => {
     const leaked = await connect({ servers: `127.0.0.1:${natsPort}`, user: 'verify-service', pass: passwords['verify-service'] });
     try {
       for (const subject of [`${namespace}.rpc.code-service.>`, '_INBOX.gateway.>', `${namespace}.rpc.>`]) {
         expect(await subscriptionError(leaked, subject), subject).toMatch(/Permissions Violation for Subscription/);
       }
+      // It reads its own requests but may not send one of them again (a replay) to its own subject.
+      leaked.publish(`${namespace}.rpc.verify-service.verifyCode`, JSON.stringify({}));
+      await leaked.flush();
+      await waitFor('the server to log the refused replay', async () =>
+        (await serverLog()).includes(
+          `Publish Violation - User "verify-service", Subject "${namespace}.rpc.verify-service.verifyCode"`,
+        )
+          ? true
+          : undefined,
+      );
     } finally {
       await leaked.close();
     }

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { bundlePath } from './build-services.ts';
+import { waitFor } from './wait.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -60,4 +61,30 @@ export function startServiceProcess(service: string, env: Record<string, string>
       return exited;
     },
   };
+}
+
+/**
+ * Waits for the gateway at `gatewayUrl` to be ready and for each of `services` to answer a ping
+ * through it; on a timeout, prints every started process's standard error and rethrows.
+ */
+export async function untilServicesAnswer(
+  gatewayUrl: string,
+  services: readonly string[],
+  started: readonly ServiceProcess[],
+): Promise<void> {
+  try {
+    await waitFor('the gateway to be ready', async () => ((await fetch(`${gatewayUrl}/ready`)).ok ? true : undefined), {
+      timeoutMs: 60_000,
+    });
+    for (const service of services) {
+      await waitFor(
+        `${service} to answer through the gateway`,
+        async () => ((await fetch(`${gatewayUrl}/api/v1/system/ping/${service}`, { method: 'POST' })).ok ? true : undefined),
+        { timeoutMs: 60_000 },
+      );
+    }
+  } catch (error) {
+    for (const one of started) console.error(`--- ${one.name} (exit ${one.child.exitCode})\n${one.stderr.join('')}`);
+    throw error;
+  }
 }
