@@ -11,7 +11,7 @@
 // reads as a number (`3e8f…`, all digits) is refused, so passwords start with a letter.
 
 import { claimStreamName, eventStreamName, inboxPrefixOf } from '@hallmark/bus';
-import { type BackendService, broadcasts, type ServiceName } from '@hallmark/contracts';
+import { type BackendService, backendServices, broadcasts } from '@hallmark/contracts';
 
 /** The NATS users: a service each, by the name its connection carries, and the operator CLI. */
 export const natsUsers = [
@@ -37,15 +37,8 @@ interface Access {
   claimsNamespace: boolean;
 }
 
-const backends = [
-  'code-service',
-  'verify-service',
-  'auction-service',
-  'compliance-service',
-] as const satisfies readonly ServiceName[];
-
 const access: Record<NatsUser, Access> = {
-  gateway: { serves: false, calls: backends, publishesEvents: false, consumers: [], claimsNamespace: true },
+  gateway: { serves: false, calls: backendServices, publishesEvents: false, consumers: [], claimsNamespace: true },
   'code-service': { serves: true, calls: [], publishesEvents: false, consumers: [], claimsNamespace: true },
   'verify-service': {
     serves: true,

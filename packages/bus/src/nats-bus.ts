@@ -34,7 +34,13 @@ import { createReplyInbox, type ReplyCheck } from './nats-reply-inbox.ts';
 import { maxMessageBytes, replyPartHeader, sendReply } from './nats-reply-parts.ts';
 import { ensureStream, streamNameOf } from './nats-streams.ts';
 import { natsConnectionSettings } from './nats-url.ts';
-import { type RefusedRequestListener, type RequestSigner, signatureHeader } from './request-signature.ts';
+import {
+  type RefusedMessageKind,
+  type RefusedRequestListener,
+  type RequestSigner,
+  type SignatureCheck,
+  signatureHeader,
+} from './request-signature.ts';
 import { refusedRequest, requestTooLarge, serviceUnavailable } from './unavailable.ts';
 
 export interface NatsBusOptions {
@@ -77,7 +83,12 @@ const decoder = new TextDecoder();
 const encode = (value: unknown) => encoder.encode(JSON.stringify(value ?? null));
 const decode = (data: Uint8Array): unknown => (data.length === 0 ? undefined : JSON.parse(decoder.decode(data)));
 
-function withRequestId(requestId: string | undefined, signature?: string): MsgHdrs {
+/** A message's `hallmark-signature` header; undefined when it has none (or an empty one). */
+const signatureOf = (message: { headers?: MsgHdrs | undefined }): string | undefined =>
+  message.headers?.get(signatureHeader) || undefined;
+
+/** The headers of a message this bus sends: its request id and its signature, each when it has one. */
+function busHeaders(requestId: string | undefined, signature?: string): MsgHdrs {
   const messageHeaders = headers();
   if (requestId !== undefined) messageHeaders.set(requestIdHeader, requestId);
   if (signature !== undefined) messageHeaders.set(signatureHeader, signature);
@@ -185,7 +196,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
   const replyCheck =
     (requestSigner: RequestSigner, subject: string, requestId: string, requestSignature: string): ReplyCheck =>
     (message) => {
-      const check = requestSigner.verifyReply(message.headers?.get(signatureHeader) || undefined, requestSignature, {
+      const check = requestSigner.verifyReply(signatureOf(message), requestSignature, {
         part: message.headers?.get(replyPartHeader) ?? '',
         data: message.data,
       });
@@ -198,44 +209,40 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
       return 'drop';
     };
 
-  /** An event published by a holder of the bus secret (publishEvent signs each); others are dropped. */
-  const isPublishedHere = (message: JsMsg): boolean => {
-    if (!signer) return true;
-    const check = signer.verifyEvent(message.headers?.get(signatureHeader) || undefined, {
-      subject: message.subject,
-      messageId: message.headers?.get(messageIdHeader) ?? '',
-      data: message.data,
-    });
+  /** Whether a checked event or broadcast is taken: signed, or unsigned during a rolling update; else reported. */
+  const taken = (check: SignatureCheck, kind: RefusedMessageKind, subject: string, requestId: string): boolean => {
     if (check.ok || (check.reason === 'missing' && acceptUnsigned)) return true;
-    onRefusedRequest?.({
-      kind: 'event',
-      subject: message.subject.slice(`${prefix}.events.`.length),
-      requestId: message.headers?.get(requestIdHeader) ?? '',
-      reason: check.reason,
-    });
+    onRefusedRequest?.({ kind, subject, requestId, reason: check.reason });
     return false;
   };
+
+  /** An event published by a holder of the bus secret (publishEvent signs each); others are dropped. */
+  const isPublishedHere = (message: JsMsg): boolean =>
+    !signer ||
+    taken(
+      signer.verifyEvent(signatureOf(message), {
+        subject: message.subject,
+        messageId: message.headers?.get(messageIdHeader) ?? '',
+        data: message.data,
+      }),
+      'event',
+      message.subject.slice(`${prefix}.events.`.length),
+      message.headers?.get(requestIdHeader) ?? '',
+    );
 
   /**
    * A broadcast sent by a holder of the bus secret within the signature window; others are dropped.
    * Replicas act on broadcasts at once (a code blocked, a block lifted), so a made-up one would bend
    * verdicts on every replica.
    */
-  const isBroadcastHere = (message: Msg): boolean => {
-    if (!signer) return true;
-    const check = signer.verifyBroadcast(message.headers?.get(signatureHeader) || undefined, {
-      subject: message.subject,
-      data: message.data,
-    });
-    if (check.ok || (check.reason === 'missing' && acceptUnsigned)) return true;
-    onRefusedRequest?.({
-      kind: 'broadcast',
-      subject: message.subject.slice(prefix.length + 1),
-      requestId: '',
-      reason: check.reason,
-    });
-    return false;
-  };
+  const isBroadcastHere = (message: Msg): boolean =>
+    !signer ||
+    taken(
+      signer.verifyBroadcast(signatureOf(message), { subject: message.subject, data: message.data }),
+      'broadcast',
+      message.subject.slice(prefix.length + 1),
+      '',
+    );
 
   const inFlight = new InFlight();
   const servedSubscriptions = new Set<NatsSubscription>();
@@ -253,7 +260,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
       const signature = signer?.sign({ subject: fullSubject, requestId, data });
       const outcome = await replies.request(fullSubject, data, {
         timeoutMs,
-        headers: withRequestId(requestId, signature),
+        headers: busHeaders(requestId, signature),
         ...(signer && signature ? { check: replyCheck(signer, subject, requestId, signature) } : {}),
       });
       if (outcome.kind === 'reply') return decode(outcome.data) as Result<T, ErrorData>;
@@ -265,7 +272,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
       const onMessage = (message: Msg) => {
         const sentRequestId = message.headers?.get(requestIdHeader) ?? '';
         const requestId = sentRequestId || randomUUID();
-        const requestSignature = message.headers?.get(signatureHeader) || undefined;
+        const requestSignature = signatureOf(message);
         if (signer) {
           const check = signer.verify(requestSignature, {
             subject: message.subject,
@@ -338,7 +345,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
       const fullSubject = full(subject);
       const data = encode(payload);
       const signature = signer?.signBroadcast({ subject: fullSubject, data });
-      nc.publish(fullSubject, data, signature ? { headers: withRequestId(undefined, signature) } : {});
+      nc.publish(fullSubject, data, signature ? { headers: busHeaders(undefined, signature) } : {});
     },
 
     async onBroadcast(subject, handler) {
@@ -363,7 +370,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
       await js.publish(fullSubject, data, {
         ...(publishOptions.messageId ? { msgID: publishOptions.messageId } : {}),
         ...(publishOptions.timeoutMs ? { timeout: publishOptions.timeoutMs } : {}),
-        ...(publishOptions.requestId || signature ? { headers: withRequestId(publishOptions.requestId, signature) } : {}),
+        ...(publishOptions.requestId || signature ? { headers: busHeaders(publishOptions.requestId, signature) } : {}),
       });
     },
 
