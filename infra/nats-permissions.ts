@@ -24,7 +24,10 @@ export const natsUsers = [
 ] as const;
 export type NatsUser = (typeof natsUsers)[number];
 
-interface Access {
+/** A broadcast, by its name in contracts' `broadcasts`. */
+export type BroadcastName = keyof typeof broadcasts;
+
+export interface Access {
   /** Answers `rpc.<itself>.*` (a backend service). */
   serves: boolean;
   /** The services it sends requests to. */
@@ -35,17 +38,52 @@ interface Access {
   consumers: readonly string[];
   /** Opens the installation claim (every process of the distributed form, at start). */
   claimsNamespace: boolean;
+  /**
+   * The broadcasts it sends, and those it listens to. A broadcast is signed, but a signed one can be
+   * sent again within its 30 s window by whoever reads it; with these, only a user that reads a
+   * broadcast and may send it (its own senders) could. infra/nats-permissions.unit.test.ts checks
+   * them against the `broadcast(…)` and `onBroadcast(…)` calls in each service's sources.
+   */
+  sends: readonly BroadcastName[];
+  hears: readonly BroadcastName[];
 }
 
 const access: Record<NatsUser, Access> = {
-  gateway: { serves: false, calls: backendServices, publishesEvents: false, consumers: [], claimsNamespace: true },
-  'code-service': { serves: true, calls: [], publishesEvents: false, consumers: [], claimsNamespace: true },
+  gateway: {
+    serves: false,
+    calls: backendServices,
+    publishesEvents: false,
+    consumers: [],
+    claimsNamespace: true,
+    sends: ['apiKeyRevoked', 'publicKeyRegistered', 'publicKeyRevoked', 'brandingChanged'],
+    hears: ['apiKeyRevoked', 'publicKeyRevoked', 'signingKeyAdded', 'gtinOwnershipChanged'],
+  },
+  'code-service': {
+    serves: true,
+    calls: [],
+    publishesEvents: false,
+    consumers: [],
+    claimsNamespace: true,
+    sends: ['gtinOwnershipChanged', 'signingKeyAdded'],
+    hears: ['signingKeyAdded', 'gtinOwnershipChanged'],
+  },
   'verify-service': {
     serves: true,
     calls: ['code-service', 'compliance-service'],
     publishesEvents: true,
     consumers: ['verify-service-scan-history'],
     claimsNamespace: true,
+    sends: ['codeBlocked', 'codeBlockLifted', 'blocklistChanged'],
+    hears: [
+      'codeBlocked',
+      'codeBlockLifted',
+      'blocklistChanged',
+      'publicKeyRevoked',
+      'publicKeyRegistered',
+      'gtinOwnershipChanged',
+      'brandingChanged',
+      'complianceConfigChanged',
+    ],
   },
   'auction-service': {
     serves: true,
@@ -53,6 +91,8 @@ const access: Record<NatsUser, Access> = {
     publishesEvents: false,
     consumers: [],
     claimsNamespace: true,
+    sends: ['gtinOwnershipChanged', 'signingKeyAdded'],
+    hears: ['signingKeyAdded', 'publicKeyRevoked', 'complianceConfigChanged'],
   },
   'compliance-service': {
     serves: true,
@@ -60,10 +100,23 @@ const access: Record<NatsUser, Access> = {
     publishesEvents: false,
     consumers: ['compliance-service-webhook-scans'],
     claimsNamespace: true,
+    sends: ['complianceConfigChanged'],
+    hears: ['signingKeyAdded'],
   },
   // Broadcasts what it changes (a key revoked, a GTIN granted); its bus makes sure the event stream exists.
-  'hallmark-cli': { serves: false, calls: [], publishesEvents: false, consumers: [], claimsNamespace: false },
+  'hallmark-cli': {
+    serves: false,
+    calls: [],
+    publishesEvents: false,
+    consumers: [],
+    claimsNamespace: false,
+    sends: ['apiKeyRevoked', 'gtinOwnershipChanged'],
+    hears: [],
+  },
 };
+
+/** What `user` may send and listen to, as declared above (for the check against the sources). */
+export const accessOf = (user: NatsUser): Readonly<Access> => access[user];
 
 export interface NatsPermissions {
   publish: string[];
@@ -72,11 +125,11 @@ export interface NatsPermissions {
 
 /** The subjects `user` may publish and subscribe to, in `namespace` (HALLMARK_NAMESPACE). */
 export function natsPermissions(namespace: string, user: NatsUser): NatsPermissions {
-  const { serves, calls, publishesEvents, consumers, claimsNamespace } = access[user];
+  const { serves, calls, publishesEvents, consumers, claimsNamespace, sends, hears } = access[user];
   const events = eventStreamName(namespace);
   const claim = claimStreamName(namespace);
   const api = '$JS.API';
-  const broadcastSubjects = Object.values(broadcasts).map((subject) => `${namespace}.${subject}`);
+  const broadcastSubjects = (names: readonly BroadcastName[]) => names.map((name) => `${namespace}.${broadcasts[name]}`);
   const streamAdmin = (stream: string) => [
     `${api}.STREAM.INFO.${stream}`,
     `${api}.STREAM.CREATE.${stream}`,
@@ -97,7 +150,7 @@ export function natsPermissions(namespace: string, user: NatsUser): NatsPermissi
       // Replies go to the caller's inbox; they are signed for the request they answer.
       ...(serves ? ['_INBOX.>'] : []),
       ...(publishesEvents ? [`${namespace}.events.>`] : []),
-      ...broadcastSubjects,
+      ...broadcastSubjects(sends),
       `${api}.INFO`,
       ...streamAdmin(events),
       ...consumers.flatMap(consumer),
@@ -105,11 +158,7 @@ export function natsPermissions(namespace: string, user: NatsUser): NatsPermissi
         ? [...streamAdmin(claim), `${api}.STREAM.MSG.GET.${claim}`, `${api}.STREAM.PURGE.${claim}`, `${namespace}.installation`]
         : []),
     ],
-    subscribe: [
-      `${inboxPrefixOf(user)}.>`,
-      ...(serves ? [`${namespace}.rpc.${user}.>`] : []),
-      ...(user === 'hallmark-cli' ? [] : broadcastSubjects),
-    ],
+    subscribe: [`${inboxPrefixOf(user)}.>`, ...(serves ? [`${namespace}.rpc.${user}.>`] : []), ...broadcastSubjects(hears)],
   };
 }
 

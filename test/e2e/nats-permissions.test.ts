@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { claimStreamName, eventStreamName } from '@hallmark/bus';
+import { broadcasts } from '@hallmark/contracts';
 import { createTestDatabase, type TestDatabase } from '@hallmark/sql';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -190,6 +191,8 @@ describe('the distributed form with a NATS user a service (infra/nats-permission
         '_INBOX.>',
         '_INBOX.verify-service.>',
         `${namespace}.events.>`,
+        // A block confirmed: only verify-service sends and reads it (a replay within its window needs both).
+        `${namespace}.${broadcasts.codeBlocked}`,
       ]) {
         expect(await subscriptionError(leaked, subject), subject).toMatch(/Permissions Violation for Subscription/);
       }
@@ -207,6 +210,7 @@ describe('the distributed form with a NATS user a service (infra/nats-permission
       expect(spying).not.toBe('answered');
       leaked.publish(`${namespace}.events.scans.recorded`, JSON.stringify({ scans: [] }));
       leaked.publish(`$JS.API.STREAM.DELETE.${claimStreamName(namespace)}`, '');
+      leaked.publish(`${namespace}.${broadcasts.codeBlockLifted}`, '{}');
       await leaked.flush();
       await waitFor('the server to log the refused publishes', async () => {
         const log = await serverLog();
@@ -214,6 +218,7 @@ describe('the distributed form with a NATS user a service (infra/nats-permission
           `$JS.API.CONSUMER.CREATE.${eventStreamName(namespace)}.spy`,
           `${namespace}.events.scans.recorded`,
           '$JS.API.STREAM.DELETE',
+          `${namespace}.${broadcasts.codeBlockLifted}`,
         ].every((subject) => log.includes(`Publish Violation - User "gateway", Subject "${subject}`))
           ? true
           : undefined;
