@@ -7,8 +7,8 @@ import { call, startEmbeddedProduct } from '../support/embedded.ts';
 import { publicKeyRegistration } from '../support/public-keys.ts';
 
 // Online and offline verification give the same answer on the same input: for every case of the
-// verify suite, POST /code/verify's signature check passes exactly when `verifyOffline` (the
-// published key set, no server) says valid. Each case also states the answer it must get, so the
+// verify suite, POST /code/verify's signature check passes, and the code has not expired
+// (EXPIRED_CODE), exactly when `verifyOffline` (the published key set, no server) says valid. Each case also states the answer it must get, so the
 // two cannot agree by both being wrong.
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
@@ -86,14 +86,16 @@ describe.each([
       const registered = await api('POST', '/keys', owner.key, publicKeyRegistration(pair, { accountId: owner.id }, 'HSM'));
       expect(registered.status, JSON.stringify(registered.body)).toBe(201);
     }
-    const signedBy = (pair: ReturnType<typeof generateEd25519KeyPair>, serial: string) =>
-      `https://brand.example/01/09506000134352/21/${serial}?sig=${signCode(ed25519PrivateKeyObject(pair), {
-        kid: ed25519Thumbprint(pair.publicKey),
-        gtin: '09506000134352',
-        serial,
-      })}`;
+    const signedBy = (pair: ReturnType<typeof generateEd25519KeyPair>, serial: string, expiry?: string) =>
+      `https://brand.example/01/09506000134352/21/${serial}?${expiry ? `17=${expiry}&` : ''}sig=${signCode(
+        ed25519PrivateKeyObject(pair),
+        { kid: ed25519Thumbprint(pair.publicKey), gtin: '09506000134352', serial, expiry },
+      )}`;
     add('a code the brand signed itself with its registered key', signedBy(external, 'EXT-1'), true);
     add("the brand's GTIN signed by a key another tenant registered", signedBy(foreign, 'EXT-2'), false);
+    // Genuine, but its expiry date (31 January 2025) has passed: SUSPICIOUS with EXPIRED_CODE online.
+    add('a code the brand signed whose expiry date has passed', signedBy(external, 'EXT-3', '250131'), false);
+    add('a code the brand signed whose expiry date is to come', signedBy(external, 'EXT-4', '761231'), true);
 
     // The operator signs GTINs nobody owns, and nothing else.
     add(
@@ -136,7 +138,10 @@ describe.each([
     for (const entry of cases) {
       const online = await api('POST', '/code/verify', verifiers[entry.environment], { url: entry.url });
       expect([200, 404], JSON.stringify(online.body)).toContain(online.status);
-      const onlineGenuine = online.status === 200 && online.body.checks.signature.passed === true;
+      const onlineGenuine =
+        online.status === 200 &&
+        online.body.checks.signature.passed === true &&
+        !online.body.riskIndicators.includes('EXPIRED_CODE');
       const offline = verifyOffline(entry.url, jwks, { environment: entry.environment });
       answers.push({ case: entry.name, online: onlineGenuine, offline: offline.valid, expected: entry.genuine });
     }

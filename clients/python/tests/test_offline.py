@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import copy
 import re
+from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import quote
 
@@ -34,6 +35,35 @@ def test_the_signing_vector_of_docs_signing_md() -> None:
     assert link.signature == vector["signature"]
     signature = __import__("base64").urlsafe_b64decode(vector["signature"] + "==")
     assert verify_ed25519(bytes.fromhex(vector["public key (hex)"]), message, signature)
+
+
+def test_a_genuine_code_whose_expiry_date_has_passed_is_not_valid_offline() -> None:
+    private = Ed25519PrivateKey.generate()
+    public = private.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+
+    def b64(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    key = {"kty": "OKP", "crv": "Ed25519", "x": b64(public), "kid": "brand-key", "hallmark_environment": "live"}
+    jwks = {"keys": [{**key, "hallmark_account": "acc_brand", "hallmark_gtin_prefixes": ["9506000"]}]}
+
+    def dated(expiry: str) -> str:
+        message = signed_message(kid="brand-key", gtin="09506000134352", serial="D-1", batch=None, variant=None, expiry=expiry)
+        return f"https://brand.example/01/09506000134352/21/D-1?17={expiry}&sig={b64(private.sign(message))}"
+
+    def at(moment: str) -> datetime:
+        return datetime.fromisoformat(moment).replace(tzinfo=timezone.utc)
+
+    assert verify_offline(dated("270131"), jwks, now=at("2027-01-31T23:59:59")).valid
+    expired = verify_offline(dated("270131"), jwks, now=at("2027-02-01T00:00:00"))
+    assert not expired.valid and expired.reason is not None and "expired on 2027-01-31" in expired.reason
+    # Day 00 is the month's last day, December's too; 99 is 1999 in 2026 (GS1's rule) and 2099 in 2060.
+    assert verify_offline(dated("270200"), jwks, now=at("2027-02-28T12:00:00")).valid
+    assert not verify_offline(dated("270200"), jwks, now=at("2027-03-01T00:00:00")).valid
+    assert verify_offline(dated("271200"), jwks, now=at("2027-12-31T23:00:00")).valid
+    assert not verify_offline(dated("271200"), jwks, now=at("2028-01-01T00:00:00")).valid
+    assert not verify_offline(dated("991231"), jwks, now=at("2026-12-04T00:00:00")).valid
+    assert verify_offline(dated("991231"), jwks, now=at("2060-01-01T00:00:00")).valid
 
 
 def test_canonical_json_writes_what_javascript_writes() -> None:

@@ -1,4 +1,4 @@
-import { verifyCodeSignature } from '@hallmark/codes';
+import { endOfYymmdd, verifyCodeSignature } from '@hallmark/codes';
 import { ed25519PublicKeyObject } from '@hallmark/crypto';
 import { parseDigitalLink } from '@hallmark/gs1';
 
@@ -60,13 +60,16 @@ export function keysBoundToGtin(jwks: JsonWebKeySet, gtin: string): { keys: Publ
  * (the set's `hallmark_*` members), and verify the signature under those keys only (the kid is
  * part of what is signed, so a key can only match its own codes). Fails closed: a set that does not
  * say whose keys are whose, or a signature by a key of an account that does not own the GTIN, is
- * not valid. Only keys of `environment` (live unless said) count. Says nothing of scan history or
- * reports: those need the service.
+ * not valid. Only keys of `environment` (live unless said) count. A code whose expiry date (AI 17,
+ * read as online: GS1's rule for the century, expired at the end of that day in UTC) has passed by
+ * `now` is not valid either, though genuine: online it is SUSPICIOUS with EXPIRED_CODE. Says
+ * nothing of scan history, reports or blocks, nor of a test code's 24 hours (not in the link): those
+ * need the service.
  */
 export function verifyOffline(
   link: string,
   jwks: JsonWebKeySet,
-  options: { environment?: 'live' | 'test' } = {},
+  options: { environment?: 'live' | 'test'; now?: Date } = {},
 ): OfflineVerification {
   const parsed = parseDigitalLink(link);
   if (!parsed.ok) return { valid: false, reason: parsed.problem.message };
@@ -92,6 +95,13 @@ export function verifyOffline(
   const bound = keysBoundToGtin({ keys: all }, gtin);
   const signer = bound.keys.find(signedBy);
   if (signer) {
+    const now = options.now ?? new Date();
+    if (expiry !== undefined && endOfYymmdd(expiry, now).getTime() <= now.getTime()) {
+      return {
+        valid: false,
+        reason: `The code expired on ${expiredOn(expiry, now)} (its expiry date, AI 17); its signature is genuine (key ${signer.kid} of account ${signer.hallmark_account}), so online it is SUSPICIOUS with EXPIRED_CODE.`,
+      };
+    }
     return {
       valid: true,
       kid: signer.kid as string,
@@ -117,4 +127,9 @@ export function verifyOffline(
     valid: false,
     reason: `The signature does not verify under any of the ${bound.keys.length} keys bound to GTIN ${gtin}'s ${bound.owner === 'account' ? 'owner' : 'operator'}.`,
   };
+}
+
+/** The last day a code with this AI 17 verifies, `YYYY-MM-DD`, its century read as of `now`. */
+function expiredOn(expiry: string, now: Date): string {
+  return new Date(endOfYymmdd(expiry, now).getTime() - 1).toISOString().slice(0, 10);
 }

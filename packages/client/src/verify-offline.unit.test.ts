@@ -105,4 +105,26 @@ describe('verifyOffline', () => {
       false,
     );
   });
+  it('refuses a genuine code whose expiry date (AI 17) has passed, read as online reads it', () => {
+    const brand = generateEd25519KeyPair();
+    const kid = ed25519Thumbprint(brand.publicKey);
+    const keys = { keys: [published(brand.publicKey, 'acc_brand', { prefixes: ['9506000'] })] };
+    const dated = (expiry: string) =>
+      `https://brand.example/01/09506000134352/21/D-1?17=${expiry}&sig=${signCode(ed25519PrivateKeyObject(brand), {
+        kid,
+        gtin: '09506000134352',
+        serial: 'D-1',
+        expiry,
+      })}`;
+    // Valid through the last second of 31 January 2027 (UTC), not after.
+    expect(verifyOffline(dated('270131'), keys, { now: new Date('2027-01-31T23:59:59Z') })).toMatchObject({ valid: true });
+    const expired = verifyOffline(dated('270131'), keys, { now: new Date('2027-02-01T00:00:00Z') });
+    expect(expired).toEqual({ valid: false, reason: expect.stringContaining('expired on 2027-01-31') });
+    expect(expired.valid === false && expired.reason).toContain(`its signature is genuine (key ${kid}`);
+    // Day 00 is the month's last day; 99 is 1999 in 2026 (GS1's rule) and 2099 in 2060.
+    expect(verifyOffline(dated('270200'), keys, { now: new Date('2027-02-28T12:00:00Z') })).toMatchObject({ valid: true });
+    expect(verifyOffline(dated('270200'), keys, { now: new Date('2027-03-01T00:00:00Z') })).toMatchObject({ valid: false });
+    expect(verifyOffline(dated('991231'), keys, { now: new Date('2026-12-04T00:00:00Z') })).toMatchObject({ valid: false });
+    expect(verifyOffline(dated('991231'), keys, { now: new Date('2060-01-01T00:00:00Z') })).toMatchObject({ valid: true });
+  });
 });

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from typing import Any, Literal
 
 from .digital_link import LinkError, parse_digital_link
@@ -47,14 +48,42 @@ def signed_message(*, kid: str, gtin: str, serial: str, batch: str | None, varia
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
+def year_of_yy(yy: int, now: datetime) -> int:
+    """GS1's rule for a two-digit year: the one within 49 years behind and 50 ahead of `now`'s."""
+    current = now.year
+    century = current - current % 100
+    ahead = yy - current % 100
+    if ahead >= 51:
+        return century - 100 + yy
+    if ahead <= -50:
+        return century + 100 + yy
+    return century + yy
+
+
+def end_of_yymmdd(yymmdd: str, now: datetime) -> datetime:
+    """When a code with this expiry date (AI 17) stops verifying: the end of that day in UTC (day 00: the month's end)."""
+    year = year_of_yy(int(yymmdd[0:2]), now)
+    month, day = int(yymmdd[2:4]), int(yymmdd[4:6])
+    if day == 0:
+        return datetime(year + month // 12, month % 12 + 1, 1, tzinfo=timezone.utc)
+    return datetime(year, month, day, tzinfo=timezone.utc) + timedelta(days=1)
+
+
 def verify_offline(
-    link: str, jwks: Mapping[str, Any], *, environment: Literal["live", "test"] = "live"
+    link: str,
+    jwks: Mapping[str, Any],
+    *,
+    environment: Literal["live", "test"] = "live",
+    now: datetime | None = None,
 ) -> OfflineVerification:
     """Verifies a code's signature under the keys bound to its GTIN's owner in a saved key set.
 
     Fails closed: a key set that does not say whose keys are whose, or a signature by a key of an
-    account that does not own the GTIN, is not valid. Only keys of `environment` count. Says nothing
-    of scan history, reports or blocks: those need the service (``hallmark.codes.verify``).
+    account that does not own the GTIN, is not valid. Only keys of `environment` count. A code whose
+    expiry date (AI 17, read as online reads it) has passed by `now` (an aware datetime; the present
+    unless given) is not valid either, though genuine: online it is SUSPICIOUS with EXPIRED_CODE.
+    Says nothing of scan history, reports or blocks, nor of a test code's 24 hours (not in the link):
+    those need the service (``hallmark.codes.verify``).
     """
     try:
         parsed = parse_digital_link(link)
@@ -93,6 +122,14 @@ def verify_offline(
     bound, owner = keys_bound_to_gtin(candidates, parsed.gtin)
     signer = next((key for key in bound if signed_by(key)), None)
     if signer is not None:
+        moment = now or datetime.now(timezone.utc)
+        if parsed.expiry is not None and end_of_yymmdd(parsed.expiry, moment) <= moment:
+            last_day = (end_of_yymmdd(parsed.expiry, moment) - timedelta(days=1)).date().isoformat()
+            return OfflineVerification(
+                valid=False,
+                reason=f"The code expired on {last_day} (its expiry date, AI 17); its signature is genuine "
+                f"(key {signer['kid']} of account {signer['hallmark_account']}), so online it is SUSPICIOUS with EXPIRED_CODE.",
+            )
         return OfflineVerification(
             valid=True,
             kid=str(signer["kid"]),
