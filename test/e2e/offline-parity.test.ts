@@ -103,6 +103,11 @@ describe.each([
       await generate(operator, { gtin: '04006381333931', serialNumber: 'OP-1' }),
       true,
     );
+    // Once the GTIN is granted, the operator's codes of it are not the owner's, though the owner has no key yet.
+    const madeBeforeTheGrant = await generate(operator, { gtin: '08712345678906', serialNumber: 'OP-2' });
+    const grant = await api('POST', `/accounts/${keyless.id}/gtins`, operator, { gtin: '08712345678906' });
+    expect(grant.status, JSON.stringify(grant.body)).toBe(201);
+    add('the operator’s code for a GTIN granted since to an account without keys', madeBeforeTheGrant, false);
 
     // Environments never mix: a test code is genuine to a test verifier only.
     const testKey = (await api('POST', '/keys', brand.key, { name: 'sandbox', scopes: ['*'], environment: 'test' })).body.secret;

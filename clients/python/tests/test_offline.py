@@ -66,6 +66,31 @@ def test_a_genuine_code_whose_expiry_date_has_passed_is_not_valid_offline() -> N
     assert verify_offline(dated("991231"), jwks, now=at("2060-01-01T00:00:00")).valid
 
 
+def test_no_key_vouches_for_a_gtin_whose_owner_has_none_in_the_set() -> None:
+    operator = Ed25519PrivateKey.generate()
+    public = operator.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    x = base64.urlsafe_b64encode(public).rstrip(b"=").decode()
+    key = {"kty": "OKP", "crv": "Ed25519", "x": x, "kid": "op-key", "hallmark_environment": "live"}
+    keys = [{**key, "hallmark_account": "acc_operator", "hallmark_signs_unowned": True}]
+    message = signed_message(kid="op-key", gtin="08712345678906", serial="OP-2", batch=None, variant=None, expiry=None)
+    signature = base64.urlsafe_b64encode(operator.sign(message)).rstrip(b"=").decode()
+    link = f"https://x.example/01/08712345678906/21/OP-2?sig={signature}"
+    assert verify_offline(link, {"keys": keys}).valid, "nobody owns the GTIN: the operator's code is genuine"
+
+    owner = {"hallmark_account": "acc_new", "hallmark_gtins": ["08712345678906"], "hallmark_gtin_prefixes": []}
+    owned = verify_offline(link, {"keys": keys, "hallmark_owners_without_keys": [{**owner, "hallmark_environment": "live"}]})
+    assert not owned.valid and owned.reason is not None and "(it is owned by account acc_new)" in owned.reason
+    in_test = verify_offline(link, {"keys": keys, "hallmark_owners_without_keys": [{**owner, "hallmark_environment": "test"}]})
+    assert in_test.valid, "an owner in the test environment leaves a live verification as it was"
+    made_up = verify_offline(
+        "https://x.example/01/08712345678906/21/X?sig=" + "a" * 86,
+        {"keys": keys, "hallmark_owners_without_keys": [{**owner, "hallmark_environment": "live"}]},
+    )
+    assert made_up.reason == (
+        "GTIN 08712345678906 is owned by account acc_new, which has no live key in the set: no code of it is genuine."
+    )
+
+
 def test_canonical_json_writes_what_javascript_writes() -> None:
     # The expected texts are what packages/provenance's canonicalJson writes (members by UTF-16 code units: € before 😀).
     assert canonical_json({"b": 1, "a": [True, None, "é\n\u2028"], "\u20ac": 0, "\U0001f600": 1}) == (

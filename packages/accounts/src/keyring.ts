@@ -333,6 +333,25 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
           };
         }),
       };
+      // An owner without a key of an environment leaves no trace on any key: say so, or an offline
+      // verifier would take the operator's codes of its GTINs (made before the grant) for genuine.
+      const keyed = new Set(rows.map((row) => `${row.account_id}\n${row.environment}`));
+      const keyless = new Map<string, NonNullable<Jwks['hallmark_owners_without_keys']>[number]>();
+      for (const claim of claims) {
+        for (const environment of environmentsCovered(claim.environment)) {
+          const owner = `${claim.accountId}\n${environment}`;
+          if (keyed.has(owner)) continue;
+          const entry = keyless.get(owner) ?? {
+            hallmark_account: claim.accountId,
+            hallmark_environment: environment,
+            hallmark_gtins: [],
+            hallmark_gtin_prefixes: [],
+          };
+          (claim.kind === 'gtin' ? entry.hallmark_gtins : entry.hallmark_gtin_prefixes).push(claim.value);
+          keyless.set(owner, entry);
+        }
+      }
+      if (keyless.size > 0) jwks.hallmark_owners_without_keys = [...keyless.values()];
       published = { jwks, until: Date.now() + cacheMs, keysEpoch, claimsEpoch };
       return jwks;
     },

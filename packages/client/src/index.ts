@@ -4,6 +4,7 @@ export {
   keyOwnsGtin,
   keysBoundToGtin,
   type OfflineVerification,
+  type OwnerWithoutKeys,
   type PublishedKey,
   verifyOffline,
 } from './verify-offline.ts';

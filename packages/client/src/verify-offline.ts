@@ -15,8 +15,17 @@ export interface PublishedKey {
   hallmark_signs_unowned?: boolean;
 }
 
+/** An account that owns GTINs in an environment but has no key of it in the set (docs/SIGNING.md). */
+export interface OwnerWithoutKeys {
+  hallmark_account?: string;
+  hallmark_environment?: string;
+  hallmark_gtins?: string[];
+  hallmark_gtin_prefixes?: string[];
+}
+
 export interface JsonWebKeySet {
   keys: PublishedKey[];
+  hallmark_owners_without_keys?: OwnerWithoutKeys[];
 }
 
 export type OfflineVerification =
@@ -37,7 +46,7 @@ const isEd25519 = (key: PublishedKey) =>
   key.kty === 'OKP' && key.crv === 'Ed25519' && typeof key.x === 'string' && typeof key.kid === 'string';
 
 /** True when the key's account may sign codes of this GTIN by one of its claims. */
-export function keyOwnsGtin(key: PublishedKey, gtin: string): boolean {
+export function keyOwnsGtin(key: Pick<PublishedKey, 'hallmark_gtins' | 'hallmark_gtin_prefixes'>, gtin: string): boolean {
   return (
     (key.hallmark_gtins ?? []).includes(gtin) ||
     (key.hallmark_gtin_prefixes ?? []).some((prefix) => gtin.slice(1).startsWith(prefix))
@@ -46,12 +55,18 @@ export function keyOwnsGtin(key: PublishedKey, gtin: string): boolean {
 
 /**
  * The keys that may have signed a code of this GTIN, as online verification decides it: the keys
- * of the account that owns the GTIN; when no account does, the operator's keys. Nobody else's.
+ * of the account that owns the GTIN (none when the set says its owner has no key); when no account
+ * does, the operator's keys. Nobody else's. The set is one environment's.
  */
-export function keysBoundToGtin(jwks: JsonWebKeySet, gtin: string): { keys: PublishedKey[]; owner: 'account' | 'operator' } {
+export function keysBoundToGtin(
+  jwks: JsonWebKeySet,
+  gtin: string,
+): { keys: PublishedKey[]; owner: 'account' | 'operator'; account?: string } {
   const keys = jwks.keys.filter(isEd25519);
   const owning = keys.filter((key) => keyOwnsGtin(key, gtin));
-  if (owning.length > 0) return { keys: owning, owner: 'account' };
+  if (owning.length > 0) return { keys: owning, owner: 'account', account: owning[0]?.hallmark_account };
+  const keyless = (jwks.hallmark_owners_without_keys ?? []).find((owner) => keyOwnsGtin(owner, gtin));
+  if (keyless) return { keys: [], owner: 'account', account: keyless.hallmark_account };
   return { keys: keys.filter((key) => key.hallmark_signs_unowned === true), owner: 'operator' };
 }
 
@@ -92,7 +107,8 @@ export function verifyOffline(
     const fields = { kid: key.kid as string, gtin, serial, batch, variant, expiry };
     return verifyCodeSignature(ed25519PublicKeyObject(publicKey), fields, signature ?? '');
   };
-  const bound = keysBoundToGtin({ keys: all }, gtin);
+  const owners = (jwks.hallmark_owners_without_keys ?? []).filter((owner) => owner.hallmark_environment === environment);
+  const bound = keysBoundToGtin({ keys: all, hallmark_owners_without_keys: owners }, gtin);
   const signer = bound.keys.find(signedBy);
   if (signer) {
     const now = options.now ?? new Date();
@@ -118,11 +134,19 @@ export function verifyOffline(
     return {
       valid: false,
       reason: `The signature is by key ${stranger.kid} of account ${stranger.hallmark_account}, which may not sign GTIN ${gtin}${
-        bound.owner === 'account' ? ` (it is owned by account ${bound.keys[0]?.hallmark_account})` : ''
+        bound.owner === 'account' ? ` (it is owned by account ${bound.account})` : ''
       }.`,
     };
   }
-  if (bound.keys.length === 0) return { valid: false, reason: `No key of the set may sign GTIN ${gtin}.` };
+  if (bound.keys.length === 0) {
+    return {
+      valid: false,
+      reason:
+        bound.owner === 'account'
+          ? `GTIN ${gtin} is owned by account ${bound.account}, which has no ${environment} key in the set: no code of it is genuine.`
+          : `No key of the set may sign GTIN ${gtin}.`,
+    };
+  }
   return {
     valid: false,
     reason: `The signature does not verify under any of the ${bound.keys.length} keys bound to GTIN ${gtin}'s ${bound.owner === 'account' ? 'owner' : 'operator'}.`,

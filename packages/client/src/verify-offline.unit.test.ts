@@ -127,4 +127,34 @@ describe('verifyOffline', () => {
     expect(verifyOffline(dated('991231'), keys, { now: new Date('2026-12-04T00:00:00Z') })).toMatchObject({ valid: false });
     expect(verifyOffline(dated('991231'), keys, { now: new Date('2060-01-01T00:00:00Z') })).toMatchObject({ valid: true });
   });
+  it('takes no key for a GTIN whose owner has none in the set, not even the operator’s', () => {
+    const operator = generateEd25519KeyPair();
+    const operatorKid = ed25519Thumbprint(operator.publicKey);
+    const link = `https://x.example/01/08712345678906/21/OP-2?sig=${signCode(ed25519PrivateKeyObject(operator), {
+      kid: operatorKid,
+      gtin: '08712345678906',
+      serial: 'OP-2',
+    })}`;
+    const keys = [published(operator.publicKey, 'acc_operator', { operator: true })];
+    // Nobody owns it: the operator's code is genuine.
+    expect(verifyOffline(link, { keys })).toMatchObject({ valid: true, account: 'acc_operator' });
+    const owner = { hallmark_account: 'acc_new', hallmark_gtins: ['08712345678906'], hallmark_gtin_prefixes: [] };
+    const owned = verifyOffline(link, { keys, hallmark_owners_without_keys: [{ ...owner, hallmark_environment: 'live' }] });
+    expect(owned).toEqual({
+      valid: false,
+      reason: `The signature is by key ${operatorKid} of account acc_operator, which may not sign GTIN 08712345678906 (it is owned by account acc_new).`,
+    });
+    // An owner in the test environment only leaves a live verification as it was.
+    const inTest = { keys, hallmark_owners_without_keys: [{ ...owner, hallmark_environment: 'test' }] };
+    expect(verifyOffline(link, inTest)).toMatchObject({ valid: true });
+    expect(
+      verifyOffline(`https://x.example/01/08712345678906/21/X?sig=${'a'.repeat(86)}`, {
+        keys,
+        hallmark_owners_without_keys: [{ ...owner, hallmark_environment: 'live' }],
+      }),
+    ).toEqual({
+      valid: false,
+      reason: 'GTIN 08712345678906 is owned by account acc_new, which has no live key in the set: no code of it is genuine.',
+    });
+  });
 });

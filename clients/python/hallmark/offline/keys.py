@@ -58,10 +58,21 @@ def key_owns_gtin(key: PublishedKey, gtin: str) -> bool:
     return gtin in gtins or any(gtin[1:].startswith(prefix) for prefix in prefixes)
 
 
-def keys_bound_to_gtin(keys: Sequence[PublishedKey], gtin: str) -> tuple[list[PublishedKey], str]:
-    """The keys of the GTIN's owning account; when no account owns it, the operator's. (keys, "account"|"operator")"""
+def keyless_owner_of(owners_without_keys: Sequence[Mapping[str, Any]], gtin: str) -> str | None:
+    """The account that owns the GTIN though it has no key in the set (the set's ``hallmark_owners_without_keys``)."""
+    owner = next((owner for owner in owners_without_keys if key_owns_gtin(owner, gtin)), None)
+    return None if owner is None else str(owner.get("hallmark_account"))
+
+
+def keys_bound_to_gtin(
+    keys: Sequence[PublishedKey], gtin: str, owners_without_keys: Sequence[Mapping[str, Any]] = ()
+) -> tuple[list[PublishedKey], str]:
+    """The keys of the GTIN's owning account (none when it owns it without a key); when no account owns it,
+    the operator's. (keys, "account"|"operator"). The keys and owners are one environment's."""
     candidates = [key for key in keys if is_ed25519(key)]
     owning = [key for key in candidates if key_owns_gtin(key, gtin)]
     if owning:
         return owning, "account"
+    if keyless_owner_of(owners_without_keys, gtin) is not None:
+        return [], "account"
     return [key for key in candidates if key.get("hallmark_signs_unowned") is True], "operator"

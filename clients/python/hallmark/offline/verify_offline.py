@@ -14,6 +14,7 @@ from .keys import (
     is_ed25519,
     keys_bound_to_gtin,
     keys_of,
+    keyless_owner_of,
     public_key_bytes,
     verify_ed25519,
 )
@@ -119,7 +120,14 @@ def verify_offline(
         )
         return verify_ed25519(public_key, message, signature)
 
-    bound, owner = keys_bound_to_gtin(candidates, parsed.gtin)
+    listed = jwks.get("hallmark_owners_without_keys")
+    owners = [
+        entry
+        for entry in (listed if isinstance(listed, list) else [])
+        if isinstance(entry, Mapping) and entry.get("hallmark_environment") == environment
+    ]
+    bound, owner = keys_bound_to_gtin(candidates, parsed.gtin, owners)
+    keyless_owner = keyless_owner_of(owners, parsed.gtin) if owner == "account" and not bound else None
     signer = next((key for key in bound if signed_by(key)), None)
     if signer is not None:
         moment = now or datetime.now(timezone.utc)
@@ -142,11 +150,18 @@ def verify_offline(
         )
     stranger = next((key for key in candidates if not any(key is b for b in bound) and signed_by(key)), None)
     if stranger is not None:
-        owned = f" (it is owned by account {bound[0].get('hallmark_account')})" if owner == "account" and bound else ""
+        owning_account = bound[0].get("hallmark_account") if bound else keyless_owner
+        owned = f" (it is owned by account {owning_account})" if owner == "account" else ""
         return OfflineVerification(
             valid=False,
             reason=f"The signature is by key {stranger['kid']} of account {stranger['hallmark_account']}, "
             f"which may not sign GTIN {parsed.gtin}{owned}.",
+        )
+    if keyless_owner is not None:
+        return OfflineVerification(
+            valid=False,
+            reason=f"GTIN {parsed.gtin} is owned by account {keyless_owner}, which has no {environment} key in the set: "
+            "no code of it is genuine.",
         )
     if not bound:
         return OfflineVerification(valid=False, reason=f"No key of the set may sign GTIN {parsed.gtin}.")

@@ -177,6 +177,20 @@ export const Jwks = Type.Object({
       ),
     }),
   ),
+  hallmark_owners_without_keys: Type.Optional(
+    Type.Array(
+      Type.Object({
+        hallmark_account: Type.String(),
+        hallmark_environment: EnvironmentSchema,
+        hallmark_gtins: Type.Array(Type.String()),
+        hallmark_gtin_prefixes: Type.Array(Type.String()),
+      }),
+      {
+        description:
+          'accounts that own GTINs (or prefixes) in an environment but have no key of it in this set: no code of those GTINs is genuine there, not even one the operator signed before they were granted',
+      },
+    ),
+  ),
 });
 export type Jwks = Static<typeof Jwks>;
 

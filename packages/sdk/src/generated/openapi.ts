@@ -1888,6 +1888,13 @@ export interface operations {
                */
               hallmark_signs_unowned?: true;
             }[];
+            /** @description accounts that own GTINs (or prefixes) in an environment but have no key of it in this set: no code of those GTINs is genuine there, not even one the operator signed before they were granted */
+            hallmark_owners_without_keys?: {
+              hallmark_account: string;
+              hallmark_environment: 'test' | 'live';
+              hallmark_gtins: string[];
+              hallmark_gtin_prefixes: string[];
+            }[];
           };
         };
       };
