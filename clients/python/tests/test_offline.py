@@ -177,6 +177,13 @@ def test_an_export_audits_offline_and_a_changed_one_does_not(client: Hallmark, c
         report = audit_export(export, jwks)
         assert report.valid, report.problems
         assert report.tree_size == len(export["events"]) >= 1 and report.signed_by
+        # The checkpoint says when the tree was this size (it is signed with the rest): moments ago.
+        assert report.checkpoint_signed_at is not None and report.checkpoint_signed_at in export["checkpoint"]["note"]
+        signed_at = datetime.fromisoformat(report.checkpoint_signed_at.replace("Z", "+00:00"))
+        assert abs((datetime.now(timezone.utc) - signed_at).total_seconds()) < 300
+        retimed = copy.deepcopy(export)
+        retimed["checkpoint"]["note"] = export["checkpoint"]["note"].replace(report.checkpoint_signed_at, "2099-01-01T00:00:00.000Z")
+        assert not audit_export(retimed, jwks).valid, "a checkpoint whose time was changed does not verify"
         assert patient.compliance.verify_chain(asset_id)["isValid"] is True
 
         changed = copy.deepcopy(export)

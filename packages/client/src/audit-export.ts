@@ -39,6 +39,12 @@ export interface AuditReport {
   treeSize: number | undefined;
   rootHash: string | undefined;
   signedBy: string | undefined;
+  /**
+   * When the service signed the checkpoint (ISO 8601), from the verified checkpoint: the history is
+   * complete as of then, and the service signs only its current tree, so an export cut short shows an
+   * older time. Demand a recent one. Undefined for checkpoints signed before 2026-12-04 (no time).
+   */
+  checkpointSignedAt: string | undefined;
   eventsChecked: number;
   /** Each problem found, with the event it concerns; empty when valid. */
   problems: string[];
@@ -90,13 +96,14 @@ function auditWellFormedExport(document: ComplianceExportDocument, jwks: JsonWeb
   const problem = (text: string) => {
     if (problems.length < maxProblems) problems.push(text);
   };
-  const report = (treeSize?: number, rootHash?: string, signedBy?: string, eventsChecked = 0): AuditReport => ({
+  const report = (treeSize?: number, rootHash?: string, signedBy?: string, eventsChecked = 0, signedAt?: Date): AuditReport => ({
     valid: problems.length === 0,
     assetId: document.assetId,
     owner: document.owner ? { accountId: document.owner.accountId, environment: document.owner.environment } : undefined,
     treeSize,
     rootHash,
     signedBy,
+    checkpointSignedAt: signedAt?.toISOString(),
     eventsChecked,
     problems,
   });
@@ -154,7 +161,7 @@ function auditWellFormedExport(document: ComplianceExportDocument, jwks: JsonWeb
       problem(`${where}: its inclusion proof does not lead to the signed root.`);
     }
   });
-  return report(treeSize, rootHash.toString('hex'), opened.signedBy, document.events.length);
+  return report(treeSize, rootHash.toString('hex'), opened.signedBy, document.events.length, opened.checkpoint.signedAt);
 }
 
 type ExportEvent = ComplianceExportDocument['events'][number];
@@ -241,7 +248,13 @@ export function auditExport(document: ComplianceExportDocument, jwks: JsonWebKey
 
 /** The report on an export the audit could not go through. */
 function unauditable(assetId: string, problem: string): AuditReport {
-  const nothing = { owner: undefined, treeSize: undefined, rootHash: undefined, signedBy: undefined };
+  const nothing = {
+    owner: undefined,
+    treeSize: undefined,
+    rootHash: undefined,
+    signedBy: undefined,
+    checkpointSignedAt: undefined,
+  };
   return { ...nothing, valid: false, assetId, eventsChecked: 0, problems: [problem] };
 }
 

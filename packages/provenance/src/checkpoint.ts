@@ -3,14 +3,23 @@ import { verifyEd25519 } from '@hallmark/crypto';
 
 /**
  * Signed checkpoints in the C2SP tlog-checkpoint format: a signed note whose text is the log's
- * origin, the tree size and the base64 root hash, one per line, signed with Ed25519.
+ * origin, the tree size and the base64 root hash, one per line, then an extension line of ours,
+ * `hallmark-signed-at <ISO 8601 UTC>`, signed with Ed25519.
  * https://c2sp.org/tlog-checkpoint and https://c2sp.org/signed-note
+ *
+ * The time is what makes a checkpoint a statement of the tree *then*: the service signs only its
+ * current tree, so a checkpoint of an older size carries the time it was the current one, and an
+ * export cut short with it shows how old it is.
  */
 export interface Checkpoint {
   origin: string;
   treeSize: number;
   rootHash: Buffer;
+  /** When the service signed it (the tree was then this size); absent on checkpoints signed before 2026-12-04. */
+  signedAt?: Date;
 }
+
+const signedAtPrefix = 'hallmark-signed-at ';
 
 export interface NoteSigner {
   /** The key's name in the signature line; no spaces, no `+`. */
@@ -25,7 +34,8 @@ const signaturePrefix = '\u2014 ';
 export function checkpointBody(checkpoint: Checkpoint): string {
   if (/[\n\r]/.test(checkpoint.origin) || checkpoint.origin.length === 0)
     throw new Error('A checkpoint origin is one non-empty line');
-  return `${checkpoint.origin}\n${checkpoint.treeSize}\n${checkpoint.rootHash.toString('base64')}\n`;
+  const signedAt = checkpoint.signedAt ? `${signedAtPrefix}${checkpoint.signedAt.toISOString()}\n` : '';
+  return `${checkpoint.origin}\n${checkpoint.treeSize}\n${checkpoint.rootHash.toString('base64')}\n${signedAt}`;
 }
 
 /** The signed note's 4-byte key hash for an Ed25519 key: SHA-256(name || "\n" || 0x01 || key)[:4]. */
@@ -85,10 +95,16 @@ export function openSignedCheckpoint(note: string, keyFor: (name: string) => Not
 }
 
 function parseCheckpointBody(body: string): Checkpoint | undefined {
-  const [origin, size, root] = body.split('\n');
+  const [origin, size, root, ...extensions] = body.split('\n');
   if (!origin || !size || !root || !/^\d{1,16}$/.test(size)) return undefined;
   const treeSize = Number(size);
   const rootHash = Buffer.from(root, 'base64');
   if (!Number.isSafeInteger(treeSize) || rootHash.length !== 32 || rootHash.toString('base64') !== root) return undefined;
-  return { origin, treeSize, rootHash };
+  // Extension lines (C2SP): ours is the signing time, at most once; others are not ours to read.
+  const times = extensions.filter((line) => line.startsWith(signedAtPrefix)).map((line) => line.slice(signedAtPrefix.length));
+  if (times.length > 1) return undefined;
+  if (times.length === 0) return { origin, treeSize, rootHash };
+  const signedAt = new Date(times[0] as string);
+  if (Number.isNaN(signedAt.getTime()) || signedAt.toISOString() !== times[0]) return undefined;
+  return { origin, treeSize, rootHash, signedAt };
 }

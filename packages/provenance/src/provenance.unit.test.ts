@@ -6,6 +6,7 @@ import {
   chainEvents,
   chainedRecordOf,
   hashProvenanceRecord,
+  noteKeyHash,
   openSignedCheckpoint,
   signCheckpoint,
   verifyChain,
@@ -152,6 +153,45 @@ describe('signed checkpoints (C2SP signed note)', () => {
         keyObject: ed25519PublicKeyObject(other.publicKey),
       })),
     ).toMatchObject({ ok: false });
+  });
+
+  it('signs the time it was signed as an extension line, and refuses a changed, doubled or unreadable one', () => {
+    const signedAt = new Date('2026-12-04T12:00:00.123Z');
+    const note = signCheckpoint({ origin: 'o', treeSize: 5, rootHash, signedAt }, signer);
+    expect(note.split('\n\n')[0]).toBe(`o\n5\n${rootHash.toString('base64')}\nhallmark-signed-at 2026-12-04T12:00:00.123Z`);
+    expect(openSignedCheckpoint(note, () => key)).toEqual({
+      ok: true,
+      signedBy: key.name,
+      checkpoint: { origin: 'o', treeSize: 5, rootHash, signedAt },
+    });
+    // An older export cut short cannot be made to look recent: the time is under the signature.
+    expect(openSignedCheckpoint(note.replace('2026-12-04T12', '2027-01-01T12'), () => key)).toMatchObject({ ok: false });
+    // Signed, but not one time: malformed, not read.
+    const resign = (body: string) => {
+      const signature = Buffer.concat([noteKeyHash(signer.name, signer.publicKey), signer.sign(Buffer.from(body))]);
+      return `${body}\n\u2014 ${signer.name} ${signature.toString('base64')}\n`;
+    };
+    const base = `o\n5\n${rootHash.toString('base64')}\n`;
+    for (const extension of [
+      'hallmark-signed-at 2026-12-04T12:00:00.123Z\nhallmark-signed-at 2026-12-05T12:00:00.123Z\n',
+      'hallmark-signed-at 2026-02-31T12:00:00.000Z\n',
+      'hallmark-signed-at yesterday\n',
+    ]) {
+      expect(
+        openSignedCheckpoint(resign(base + extension), () => key),
+        extension,
+      ).toEqual({
+        ok: false,
+        reason: 'The checkpoint text is malformed.',
+      });
+    }
+    // Another extension line is not ours to read; a checkpoint without a time (signed before it had one) still opens.
+    expect(openSignedCheckpoint(resign(`${base}other-extension 1\n`), () => key)).toMatchObject({ ok: true });
+    expect(openSignedCheckpoint(resign(base), () => key)).toEqual({
+      ok: true,
+      signedBy: key.name,
+      checkpoint: { origin: 'o', treeSize: 5, rootHash },
+    });
   });
 
   it('refuses a checkpoint whose size or root was changed after signing', () => {

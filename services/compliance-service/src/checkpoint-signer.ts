@@ -12,13 +12,16 @@ export interface SignedCheckpointView {
 export const checkpointKeyName = (originPrefix: string, kid: string) => `${originPrefix}/keys/${kid}`;
 export const checkpointOrigin = (originPrefix: string, assetId: string) => `${originPrefix}/assets/${assetId}`;
 
-/** Signs C2SP checkpoints with the asset owner's active signing key. */
-export function createCheckpointSigner(keyring: SigningKeyring, originPrefix: string) {
+/**
+ * Signs C2SP checkpoints with the asset owner's active signing key, with the time (`clock`). Callers
+ * sign only the asset's current tree: a checkpoint says the tree was this size at that time.
+ */
+export function createCheckpointSigner(keyring: SigningKeyring, originPrefix: string, clock: () => Date = () => new Date()) {
   return async (owner: Principal, assetId: string, treeSize: number, rootHash: Buffer): Promise<SignedCheckpointView> => {
     const key = await keyring.activeSigningKey(owner);
     const origin = checkpointOrigin(originPrefix, assetId);
     const note = signCheckpoint(
-      { origin, treeSize, rootHash },
+      { origin, treeSize, rootHash, signedAt: clock() },
       { name: checkpointKeyName(originPrefix, key.kid), publicKey: key.publicKey, sign: key.sign },
     );
     return { note, keyId: key.kid, origin };

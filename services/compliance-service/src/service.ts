@@ -50,7 +50,7 @@ export const complianceService = defineService({
     );
     const merkle = {
       db: infra.db,
-      signCheckpoint: createCheckpointSigner(keyring, config.HALLMARK_CHECKPOINT_ORIGIN),
+      signCheckpoint: createCheckpointSigner(keyring, config.HALLMARK_CHECKPOINT_ORIGIN, clock),
       projectionWait,
     };
     const subscriptions = [

@@ -32,6 +32,10 @@ class AuditReport:
     #: (``{"accountId", "environment"}``): when ``valid``, the checkpoint's key and every event's
     #: hash vouch for them. Compare them with the brand and environment expected.
     owner: dict[str, str] | None = None
+    #: When the service signed the checkpoint (ISO 8601), from the verified checkpoint: the history is
+    #: complete as of then; the service signs only its current tree, so an export cut short shows an
+    #: older time. Demand a recent one. None for checkpoints signed before 2026-12-04 (no time).
+    checkpoint_signed_at: str | None = None
 
 
 def hash_provenance_record(
@@ -136,13 +140,19 @@ def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditR
     events_value = document.get("events")
     events: list[Any] = list(events_value) if isinstance(events_value, list) else []
 
-    def report(tree_size: int | None = None, root_hash: str | None = None, signed_by: str | None = None, checked: int = 0) -> AuditReport:
+    def report(
+        tree_size: int | None = None,
+        root_hash: str | None = None,
+        signed_by: str | None = None,
+        checked: int = 0,
+        signed_at: str | None = None,
+    ) -> AuditReport:
         named = (
             {"accountId": account_id, "environment": environment}
             if isinstance(account_id, str) and isinstance(environment, str)
             else None
         )
-        return AuditReport(not problems, asset_id, tree_size, root_hash, signed_by, checked, problems, named)
+        return AuditReport(not problems, asset_id, tree_size, root_hash, signed_by, checked, problems, named, signed_at)
 
     if document.get("format") != "hallmark.compliance-export/1":
         problem(f"Unknown export format {document.get('format')!r}.")
@@ -225,4 +235,4 @@ def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditR
             path = []
         if not isinstance(leaf_index, int) or not verify_inclusion(leaf_index, tree_size, leaf, path, root_hash):
             problem(f"{where}: its inclusion proof does not lead to the signed root.")
-    return report(tree_size, root_hash.hex(), signed_by, len(events))
+    return report(tree_size, root_hash.hex(), signed_by, len(events), checkpoint.signed_at)

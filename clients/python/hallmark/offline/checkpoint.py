@@ -8,10 +8,15 @@ import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from .keys import verify_ed25519
 
 _SIGNATURE_PREFIX = "\u2014 "
+
+
+_SIGNED_AT_PREFIX = "hallmark-signed-at "
+_ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
 
 
 @dataclass(frozen=True)
@@ -19,6 +24,9 @@ class Checkpoint:
     origin: str
     tree_size: int
     root_hash: bytes
+    #: When the service signed it (ISO 8601, UTC), from the extension line ``hallmark-signed-at``;
+    #: None for checkpoints signed before 2026-12-04. The service signs only its current tree.
+    signed_at: str | None = None
 
 
 class CheckpointError(ValueError):
@@ -43,7 +51,22 @@ def _parse_body(body: str) -> Checkpoint | None:
         return None
     if len(root_hash) != 32 or base64.b64encode(root_hash).decode() != root:
         return None
-    return Checkpoint(origin=origin, tree_size=int(size), root_hash=root_hash)
+    # Extension lines (C2SP): ours is the signing time, at most once; others are not ours to read.
+    times = [line[len(_SIGNED_AT_PREFIX) :] for line in lines[3:] if line.startswith(_SIGNED_AT_PREFIX)]
+    if len(times) > 1 or (times and not _valid_time(times[0])):
+        return None
+    return Checkpoint(origin=origin, tree_size=int(size), root_hash=root_hash, signed_at=times[0] if times else None)
+
+
+def _valid_time(text: str) -> bool:
+    """An instant as JavaScript's toISOString writes it, and a real one (no 31 February)."""
+    if not _ISO_TIME.fullmatch(text):
+        return False
+    try:
+        datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ")
+    except ValueError:
+        return False
+    return True
 
 
 def open_signed_checkpoint(note: str, key_for: Callable[[str], bytes | None]) -> tuple[Checkpoint, str]:

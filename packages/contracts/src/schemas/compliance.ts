@@ -17,7 +17,7 @@ export const SignedCheckpoint = Type.Object(
   {
     note: Type.String({
       description:
-        'C2SP tlog-checkpoint signed note: origin, tree size and base64 root, then an Ed25519 signature line. Take the size and root from here, after verifying the signature, never from the unsigned fields.',
+        'C2SP tlog-checkpoint signed note: origin, tree size and base64 root, the extension line `hallmark-signed-at <ISO 8601 time>`, then an Ed25519 signature line. Take the size, root and time from here, after verifying the signature, never from the unsigned fields. The service signs only the current tree: the time says when the tree was this size.',
     }),
     keyId: Type.String({ description: 'kid of the signing key in /.well-known/jwks.json' }),
     origin: Type.String(),
@@ -71,7 +71,9 @@ export const ConsistencyProof = Type.Object({
   toRootHash: Hex32,
   proof: Type.Array(Hex32, { description: 'RFC 9162 consistency proof' }),
   algorithm: MerkleAlgorithm,
-  checkpoint: SignedCheckpoint,
+  // Present when toSize is the current size: the service signs only its current tree (keep the
+  // checkpoints you were given to vouch for an older size).
+  checkpoint: Type.Optional(SignedCheckpoint),
 });
 
 export const ChainVerification = Type.Object({

@@ -5676,7 +5676,7 @@ export interface operations {
             algorithm: 'RFC9162_SHA256';
             /** @description A signed statement of the tree size and root */
             checkpoint: {
-              /** @description C2SP tlog-checkpoint signed note: origin, tree size and base64 root, then an Ed25519 signature line. Take the size and root from here, after verifying the signature, never from the unsigned fields. */
+              /** @description C2SP tlog-checkpoint signed note: origin, tree size and base64 root, the extension line `hallmark-signed-at <ISO 8601 time>`, then an Ed25519 signature line. Take the size, root and time from here, after verifying the signature, never from the unsigned fields. The service signs only the current tree: the time says when the tree was this size. */
               note: string;
               /** @description kid of the signing key in /.well-known/jwks.json */
               keyId: string;
@@ -5784,7 +5784,7 @@ export interface operations {
             algorithm: 'RFC9162_SHA256';
             /** @description A signed statement of the tree size and root */
             checkpoint: {
-              /** @description C2SP tlog-checkpoint signed note: origin, tree size and base64 root, then an Ed25519 signature line. Take the size and root from here, after verifying the signature, never from the unsigned fields. */
+              /** @description C2SP tlog-checkpoint signed note: origin, tree size and base64 root, the extension line `hallmark-signed-at <ISO 8601 time>`, then an Ed25519 signature line. Take the size, root and time from here, after verifying the signature, never from the unsigned fields. The service signs only the current tree: the time says when the tree was this size. */
               note: string;
               /** @description kid of the signing key in /.well-known/jwks.json */
               keyId: string;
@@ -5891,8 +5891,8 @@ export interface operations {
             /** @constant */
             algorithm: 'RFC9162_SHA256';
             /** @description A signed statement of the tree size and root */
-            checkpoint: {
-              /** @description C2SP tlog-checkpoint signed note: origin, tree size and base64 root, then an Ed25519 signature line. Take the size and root from here, after verifying the signature, never from the unsigned fields. */
+            checkpoint?: {
+              /** @description C2SP tlog-checkpoint signed note: origin, tree size and base64 root, the extension line `hallmark-signed-at <ISO 8601 time>`, then an Ed25519 signature line. Take the size, root and time from here, after verifying the signature, never from the unsigned fields. The service signs only the current tree: the time says when the tree was this size. */
               note: string;
               /** @description kid of the signing key in /.well-known/jwks.json */
               keyId: string;
@@ -6002,7 +6002,7 @@ export interface operations {
             algorithm: 'RFC9162_SHA256';
             /** @description A signed statement of the tree size and root */
             checkpoint: {
-              /** @description C2SP tlog-checkpoint signed note: origin, tree size and base64 root, then an Ed25519 signature line. Take the size and root from here, after verifying the signature, never from the unsigned fields. */
+              /** @description C2SP tlog-checkpoint signed note: origin, tree size and base64 root, the extension line `hallmark-signed-at <ISO 8601 time>`, then an Ed25519 signature line. Take the size, root and time from here, after verifying the signature, never from the unsigned fields. The service signs only the current tree: the time says when the tree was this size. */
               note: string;
               /** @description kid of the signing key in /.well-known/jwks.json */
               keyId: string;

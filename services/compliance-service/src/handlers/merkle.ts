@@ -119,6 +119,8 @@ export async function merkleConsistency(deps: MerkleDeps, owner: Principal, asse
     toRootHash: toRoot.toString('hex'),
     proof: consistencyProofFromNodes(from, toSize, lookup).map((hash) => hash.toString('hex')),
     algorithm,
-    checkpoint: await deps.signCheckpoint(tree.owner, tree.assetId, toSize, toRoot),
+    // Only the current tree is signed: a checkpoint of an older size signed now would say the
+    // history ended there today, and an export cut to it would pass an audit as complete.
+    ...(toSize === tree.treeSize ? { checkpoint: await deps.signCheckpoint(tree.owner, tree.assetId, toSize, toRoot) } : {}),
   };
 }
