@@ -16,7 +16,7 @@ import { securityFigures } from '../object-history.ts';
 import { changeObject, type ObjectRepositoryDeps } from '../object-repository.ts';
 import { analysePhoto, type PhotoCheck } from '../photo-analysis.ts';
 import { eventIdOf } from '../request-ids.ts';
-import { isPhotoBlob, recordPhotoBlob } from '../store/photo-blobs.ts';
+import { isPhotoBlob, markPhotoBlobBound, recordPhotoBlob, releasePhotoBlob } from '../store/photo-blobs.ts';
 import { photoStorageOf } from '../store/photo-storage.ts';
 import { objectView } from './register-object.ts';
 
@@ -42,11 +42,17 @@ export async function bindPhoto(deps: BindPhotoDeps, owner: Principal, request: 
   if (!bytes)
     throw new HallmarkError('VALIDATION_ERROR', 'Invalid request: the uploaded photo was not found.', { sha256: request.sha256 });
   let bound: PhotoUploaded;
+  const record = { madeHere: false };
   try {
-    bound = await bind(deps, owner, request, bytes);
+    bound = await bind(deps, owner, request, bytes, record);
   } catch (error) {
-    // The refusal is the answer; a blob that could not be removed is only storage.
-    await forgetUnboundBlob(deps, request.sha256, bytes).catch(() => undefined);
+    // The refusal is the answer; a blob that could not be removed is only storage. The record this
+    // upload made goes first, unless a binding marked it (where bindings mark theirs in their
+    // event's transaction: elsewhere, KurrentDB, records stay as they did).
+    await (async () => {
+      if (record.madeHere && deps.eventStore.atomicReadModels) await releasePhotoBlob(deps.db, request.sha256);
+      await forgetUnboundBlob(deps, request.sha256, bytes);
+    })().catch(() => undefined);
     throw error;
   }
   // A refused upload of the same bytes may have removed the blob while this one was deciding: put it back.
@@ -83,7 +89,13 @@ function photoUploaded(state: ObjectState, angle: string, bound: PhotoBoundData)
   };
 }
 
-async function bind(deps: BindPhotoDeps, owner: Principal, request: PhotoRequest, bytes: Buffer): Promise<PhotoUploaded> {
+async function bind(
+  deps: BindPhotoDeps,
+  owner: Principal,
+  request: PhotoRequest,
+  bytes: Buffer,
+  record: { madeHere: boolean },
+): Promise<PhotoUploaded> {
   // With an Idempotency-Key the binding's event id follows from it and the upload: a retry after a
   // crash finds the binding its first attempt stored and answers it, binding nothing again.
   const { requestKey, ...upload } = request;
@@ -120,8 +132,9 @@ async function bind(deps: BindPhotoDeps, owner: Principal, request: PhotoRequest
       if (isRefusal(decision)) throw toHallmarkError(decision);
       const [event] = decision;
       bound = event && isPhotoBinding(event) ? event.data : undefined;
-      // Before the event: a crash in between leaves a record that only keeps the blob, never a photo without its blob.
-      await recordPhotoBlob(deps.db, request.sha256, deps.clock());
+      // Before the event: a crash in between leaves a record that only keeps the blob, never a photo
+      // without its blob; a refusal from here on (a race lost, then refused) releases it.
+      if (await recordPhotoBlob(deps.db, request.sha256, deps.clock())) record.madeHere = true;
       return decision;
     },
     {
@@ -133,9 +146,12 @@ async function bind(deps: BindPhotoDeps, owner: Principal, request: PhotoRequest
           `hallmark:photo-bytes:${owner.accountId}:${owner.environment}`,
         ]);
         const withThis = await photoStorageOf(sql, owner, deps.photoBytesPerAccount);
-        if (withThis.usedBytes <= withThis.limitBytes) return;
-        const full = checkPhotoStorage({ ...withThis, usedBytes: withThis.usedBytes - bytes.length }, bytes.length);
-        if (full) throw toHallmarkError(full);
+        if (withThis.usedBytes > withThis.limitBytes) {
+          const full = checkPhotoStorage({ ...withThis, usedBytes: withThis.usedBytes - bytes.length }, bytes.length);
+          if (full) throw toHallmarkError(full);
+        }
+        // Bound with its event: from now on no refused upload of these bytes removes the record.
+        await markPhotoBlobBound(sql, request.sha256, deps.clock());
       },
     },
   );

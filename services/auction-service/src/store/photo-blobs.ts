@@ -6,12 +6,35 @@ import type { SqlExecutor } from '@hallmark/sql';
  * a refused upload may also be another object's photo: only a SHA-256 recorded here is kept.
  */
 
-/** Records a photo's SHA-256 before its `photographed` event is appended (a record without the event only keeps a blob). */
-export async function recordPhotoBlob(sql: SqlExecutor, sha256: string, now: Date): Promise<void> {
-  await sql.query('INSERT INTO auction_photo_blobs (sha256, recorded_at) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING', [
-    sha256,
-    now,
-  ]);
+/**
+ * Records a photo's SHA-256 before its `photographed` event is appended (a record without the event
+ * only keeps a blob). True when this call made the record (none was there): the upload, if refused,
+ * removes it again while unbound (releasePhotoBlob).
+ */
+export async function recordPhotoBlob(sql: SqlExecutor, sha256: string, now: Date): Promise<boolean> {
+  const made = await sql.query(
+    'INSERT INTO auction_photo_blobs (sha256, recorded_at) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING RETURNING sha256',
+    [sha256, now],
+  );
+  return made.length > 0;
+}
+
+/** Marks the SHA-256 bound, in the transaction of the `photographed` event that binds it (recorded again if it was released meanwhile). */
+export async function markPhotoBlobBound(sql: SqlExecutor, sha256: string, now: Date): Promise<void> {
+  await sql.query(
+    `INSERT INTO auction_photo_blobs (sha256, recorded_at, bound_at) VALUES ($1, $2, $2)
+     ON CONFLICT (sha256) DO UPDATE SET bound_at = coalesce(auction_photo_blobs.bound_at, excluded.bound_at)`,
+    [sha256, now],
+  );
+}
+
+/**
+ * Removes the record a refused upload made, unless a binding has marked it since. An upload of the
+ * same bytes still deciding, which counted on it, records it again as bound in its own transaction
+ * and puts the blob back if it finds it gone (handlers/bind-photo.ts).
+ */
+export async function releasePhotoBlob(sql: SqlExecutor, sha256: string): Promise<void> {
+  await sql.query('DELETE FROM auction_photo_blobs WHERE sha256 = $1 AND bound_at IS NULL', [sha256]);
 }
 
 export async function isPhotoBlob(sql: SqlExecutor, sha256: string): Promise<boolean> {
@@ -33,7 +56,7 @@ export async function backfillPhotoBlobs(sql: SqlExecutor, eventStore: EventStor
     const page = await eventStore.readAll({ ...(after ? { after } : {}), limit: 1_000 });
     for (const event of page.events) {
       if (event.type === 'photographed' && typeof event.data.sha256 === 'string') {
-        await recordPhotoBlob(sql, event.data.sha256, now);
+        await markPhotoBlobBound(sql, event.data.sha256, now);
         copied += 1;
       }
     }
