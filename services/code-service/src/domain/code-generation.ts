@@ -74,9 +74,13 @@ export type DomainError = ContractsDomainError<'GTIN_NOT_OWNED' | 'DUPLICATE_SER
 export const isDomainError = (decision: readonly CodeEvent[] | DomainError): decision is DomainError =>
   isRefusedDecision(decision);
 
-export const initialCodeBatch = (owner: CodeOwner): CodeBatchState => ({ owner, taken: new Set() });
-
 const itemKey = (gtin: string, serial: string) => `${gtin}\n${serial}`;
+
+/** A batch with nothing decided yet; `earlier`: codes of it an earlier attempt stored (a retry), whose serials it has taken. */
+export const initialCodeBatch = (owner: CodeOwner, earlier: Iterable<{ gtin: string; serial: string }> = []): CodeBatchState => ({
+  owner,
+  taken: new Set([...earlier].map(({ gtin, serial }) => itemKey(gtin, serial))),
+});
 
 export function gtinNotOwned(gtin: string): DomainError {
   return {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { GtinSigners, SigningKeyring } from '@hallmark/accounts';
-import { signedMessage, validateGenerateRequest, yymmddToIsoDate } from '@hallmark/codes';
+import { signedMessage, type ValidGenerateRequest, validateGenerateRequest, yymmddToIsoDate } from '@hallmark/codes';
 import {
   type BatchItemResult,
   type ErrorData,
@@ -12,7 +12,7 @@ import {
 import { uuidV7 } from '@hallmark/crypto';
 import type { EventStore } from '@hallmark/event-store';
 import { formatDigitalLink } from '@hallmark/gs1';
-import { startAssetHistory } from '@hallmark/provenance';
+import { canonicalJson, startAssetHistory } from '@hallmark/provenance';
 import { isConnectionError, type SqlDatabase } from '@hallmark/sql';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import {
@@ -100,6 +100,7 @@ export async function generateCodes(
   const results: Array<BatchItemResult | undefined> = [];
   const asked: Array<{ position: number; command: GenerateCodeCommand }> = [];
 
+  const valid: Array<{ position: number; index: number; item: GenerateCodeBody; request: ValidGenerateRequest }> = [];
   for (const [offset, item] of items.entries()) {
     const index = firstIndex + offset;
     const invalid = schemaError(item);
@@ -112,10 +113,37 @@ export async function generateCodes(
       results.push({ index, error: checked.problem });
       continue;
     }
-    const { gtin, serial, batch: lot, expiry, metadata } = checked.request;
+    valid.push({ position: results.length, index, item: item as GenerateCodeBody, request: checked.request });
+    results.push(undefined);
+  }
+  // Time-ordered, so the tables keyed by asset id take new codes at the end of their indexes. With an
+  // Idempotency-Key, derived from it instead: a retry finds what its first attempt stored.
+  const assetIds = valid.map(({ index, request: { gtin, serial } }) =>
+    requestKey ? codeAssetIdOf(requestKey, index, gtin, serial) : `code_${uuidV7(nowMs).replaceAll('-', '')}`,
+  );
+  // A retry of a request whose codes were stored (its answer was lost) is answered those codes, as
+  // the first attempt was allowed to make them: nothing is decided again (a schema changed or a GTIN
+  // revoked since would refuse a code that exists and was paid for). A stored code of this key and
+  // serial that is not this item (the key used again, after the gateway forgot it, for another lot)
+  // is a serial taken, never an answer.
+  const stored = requestKey ? await findOwnCodesByAssetId(deps.db, principal, assetIds) : new Map<string, CodeRecord>();
+  const madeBefore: CodeRecord[] = [];
+  for (const [offset, { position, index, item, request }] of valid.entries()) {
+    const { gtin, serial, batch: lot, expiry, metadata } = request;
+    const assetId = assetIds[offset] as string;
+    const earlier = stored.get(assetId);
+    if (earlier) {
+      if (isSameItem(earlier, { batch: lot, expiry, metadata })) {
+        results[position] = { index, code: generatedCodeOf(earlier) };
+        madeBefore.push(earlier);
+      } else {
+        results[position] = { index, error: itemError(duplicateSerial(gtin, serial)) };
+      }
+      continue;
+    }
     // Only the GTIN's owner signs its codes (the operator, for a GTIN nobody owns): docs/SIGNING.md.
     const signer = await deps.signers.signerOf(principal.environment, gtin);
-    const { schemaId, schemaVersion } = item as GenerateCodeBody;
+    const { schemaId, schemaVersion } = item;
     let schema: SchemaFact | undefined;
     // The schema is asked only when the decision can reach it (the signer's own items).
     if (schemaId !== undefined && signer?.accountId === principal.accountId) {
@@ -132,13 +160,11 @@ export async function generateCodes(
           };
     }
     asked.push({
-      position: results.length,
+      position,
       command: {
         type: 'GenerateCode',
         now,
-        // Time-ordered, so the tables keyed by asset id take new codes at the end of their indexes.
-        // With an Idempotency-Key, derived from it instead: a retry finds what its first attempt stored.
-        assetId: requestKey ? codeAssetIdOf(requestKey, index, gtin, serial) : `code_${uuidV7(nowMs).replaceAll('-', '')}`,
+        assetId,
         gtin,
         serial,
         batch: lot,
@@ -148,33 +174,19 @@ export async function generateCodes(
         schema,
       },
     });
-    results.push(undefined);
   }
-  // Decide, on the facts gathered: each item on the batch the earlier items left.
+  // Decide, on the facts gathered: each item on the batch the earlier items (and the stored ones) left.
   const decisions = decideBatch(
     asked.map(({ command }) => command),
-    initialCodeBatch(principal),
+    initialCodeBatch(principal, madeBefore),
   );
-  const decided: Array<{ position: number; code: DecidedCode }> = [];
+  const accepted: Array<{ position: number; code: DecidedCode }> = [];
   for (const [offset, { position }] of asked.entries()) {
     const decision = decisions[offset] as CodeEvent[] | DomainError;
     if (isDomainError(decision)) results[position] = { index: firstIndex + position, error: itemError(decision) };
-    else for (const event of decision) decided.push({ position, code: event.data });
+    else for (const event of decision) accepted.push({ position, code: event.data });
   }
-  // A retry of a request whose codes were stored (its answer was lost): answer those, write nothing again.
-  const madeBefore = requestKey
-    ? await findOwnCodesByAssetId(
-        deps.db,
-        principal,
-        decided.map(({ code }) => code.assetId),
-      )
-    : new Map<string, CodeRecord>();
-  const accepted = decided.filter(({ position, code }) => {
-    const stored = madeBefore.get(code.assetId);
-    if (stored) results[position] = { index: firstIndex + position, code: generatedCodeOf(stored) };
-    return !stored;
-  });
-  if (accepted.length === 0) return { results: filled(results), madeBefore: madeBefore.size };
+  if (accepted.length === 0) return { results: filled(results), madeBefore: madeBefore.length };
 
   // A batch's signatures all at once, in the thread pool: its signing (~30-60 µs a code) spreads over
   // every core. A request of a few codes signs them here: handing one signature to the pool and back
@@ -237,17 +249,25 @@ export async function generateCodes(
   // A code this write did not insert may be this request's own, stored meanwhile: an earlier attempt
   // with the same Idempotency-Key still running when this retry began (its ids are derived from the
   // key), or a group whose commit went through though its answer was lost. An asset id belongs to
-  // one request, so a stored row with it is the code asked for: answered, not DUPLICATE_SERIAL.
+  // one request, so a stored row with it and this item's content is the code asked for: answered,
+  // not DUPLICATE_SERIAL.
   const storedMeanwhile =
     taken.size > 0 ? await findOwnCodesByAssetId(deps.db, principal, [...taken]) : new Map<string, CodeRecord>();
+  let answeredStored = madeBefore.length;
   for (const entry of pending) {
     if (!taken.has(entry.code.assetId)) continue;
     const stored = storedMeanwhile.get(entry.code.assetId);
-    results[entry.position] = stored
-      ? { index: firstIndex + entry.position, code: generatedCodeOf(stored) }
-      : { index: firstIndex + entry.position, error: itemError(duplicateSerial(entry.code.gtin, entry.code.serial)) };
+    if (stored && isSameItem(stored, entry.code)) {
+      results[entry.position] = { index: firstIndex + entry.position, code: generatedCodeOf(stored) };
+      answeredStored += 1;
+    } else {
+      results[entry.position] = {
+        index: firstIndex + entry.position,
+        error: itemError(duplicateSerial(entry.code.gtin, entry.code.serial)),
+      };
+    }
   }
-  return { results: filled(results), madeBefore: madeBefore.size + storedMeanwhile.size };
+  return { results: filled(results), madeBefore: answeredStored };
 }
 
 /** What a generate answers: every item's result, and how many of the codes an earlier attempt had stored. */
@@ -474,6 +494,22 @@ function filled(results: ReadonlyArray<BatchItemResult | undefined>): BatchItemR
  */
 export function codeAssetIdOf(requestKey: string, index: number, gtin: string, serial: string): string {
   return `code_${createHash('sha256').update(`hallmark:code:${requestKey}:${index}:${gtin}:${serial}`).digest('hex').slice(0, 32)}`;
+}
+
+/**
+ * Whether a stored code is this item (its GTIN and serial are in the asset id): the same lot, expiry
+ * date and metadata. A key used again after the gateway forgot it (24 hours) for another lot of the
+ * same serial derives the same asset id, and must not be answered the earlier lot's code.
+ */
+function isSameItem(
+  stored: CodeRecord,
+  item: { batch: string | null | undefined; expiry: string | null | undefined; metadata: Record<string, unknown> },
+): boolean {
+  return (
+    (stored.batch ?? null) === (item.batch ?? null) &&
+    (stored.expiry ?? null) === (item.expiry ?? null) &&
+    canonicalJson(stored.metadata ?? {}) === canonicalJson(item.metadata ?? {})
+  );
 }
 
 /** A stored code as POST /code/generate answered it. */
