@@ -331,6 +331,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   registerBrandAssetRoutes(app, { db: deps.db });
   registerResolverRoutes(app, {
     publicOrigin,
+    ownOrigins,
     services,
     cache: deps.cache,
     clock: deps.clock,

@@ -43,7 +43,7 @@ export function foreignOriginRefusal(request: CsrfRequest, ownOrigins: readonly 
 }
 
 /** Origins compared as URLs (scheme, host, port; default ports and case normalised); `null` and garbage never match. */
-function sameOrigin(own: string, origin: string): boolean {
+export function sameOrigin(own: string, origin: string): boolean {
   try {
     return new URL(own).origin === new URL(origin).origin && origin !== 'null';
   } catch {

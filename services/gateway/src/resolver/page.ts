@@ -84,7 +84,7 @@ function layout(title: string, lang: string, body: string, head = ''): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${escapeHtml(title)} – ${escapeHtml(english.siteName)}</title>
 <style>${style}</style>${head}
 </head>

@@ -27,6 +27,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ReportLimits } from '../auth/report-limits.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
+import { isCrossSiteForm } from './cross-site-form.ts';
 import { isEmbeddedLoad } from './embedded-load.ts';
 import { inLanguage, jsonLdContext, linksetOf, resolveLinks, resolverDescription } from './linkset.ts';
 import {
@@ -59,7 +60,7 @@ function secure(reply: FastifyReply): FastifyReply {
   return reply
     .header('content-security-policy', contentSecurityPolicy)
     .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'no-referrer')
+    .header('referrer-policy', 'same-origin')
     .header('access-control-allow-origin', '*')
     .header('cache-control', 'no-store')
     .header('vary', 'Accept, Accept-Language');
@@ -181,6 +182,8 @@ export function registerResolverRoutes(
     reportLimits: ReportLimits;
     /** Scheme and host of this resolver, from configuration (never from the request's Host header). */
     publicOrigin: () => string;
+    /** The origins a page of this gateway has: the configured one and the one the request reached. */
+    ownOrigins: (request: FastifyRequest) => string[];
   },
 ): void {
   const { reloadWindowMs } = deps;
@@ -468,6 +471,9 @@ export function registerResolverRoutes(
     if (!parsed.ok) {
       // The page says what is wrong with the link, as every other reader of a link does.
       return html(reply, 400, renderMessagePage(english.error.badLinkTitle, parsed.problem.message, english.error.tryAgain));
+    }
+    if (isCrossSiteForm(request.headers, deps.ownOrigins(request))) {
+      return html(reply, 403, renderMessagePage(english.report.crossSiteTitle, english.report.crossSite));
     }
     await deps.reportLimits.forAddress(reply, request.ip);
     const outcome = await deps.services.call(publicReportRpc, { url: link, ...(reason ? { reason } : {}) }, request.id);

@@ -73,6 +73,9 @@ export const english = {
     unknownTitle: 'We could not file this report',
     unknown:
       'This code does not match one the brand issued, so there is no brand to send it to. Keep the product and tell the seller.',
+    crossSiteTitle: 'Send your report from the product’s page',
+    crossSite:
+      'This report came from another website, not from the page of the code you scanned, so it was not sent. Scan the code again and use the form on its page.',
   },
   auction: {
     kicker: 'Registered object',

@@ -39,6 +39,10 @@ export const scanSubject = (environment: string, gtin: string, serial: string) =
 /** Where scans of a link whose signature failed are counted: never the genuine code's counters. */
 export const forgedScanSubject = (environment: string, gtin: string, serial: string) => `forged:${environment}:${gtin}:${serial}`;
 
+/** How long a forged link's counters are kept: the longest window a rule reads them over. */
+const forgedCountersMs = (rules: { repeatWindowSeconds: number; scanWindowMinutes: number; clonedLabelWindowMinutes: number }) =>
+  Math.max(rules.repeatWindowSeconds * 1000, rules.scanWindowMinutes * 60_000, rules.clonedLabelWindowMinutes * 60_000);
+
 /**
  * The key a failed signature is said to have been checked against: the signer's newest active key,
  * whatever the serial. Naming the first candidate, the key of the serial's stored code when it has
@@ -96,8 +100,9 @@ export async function verifyCode(
   // Only a scan whose signature verifies counts toward the code's history (scan limit, travel,
   // clients): anyone can send forged links by the thousand. A forged scan is counted under a
   // subject of its own, so it still shows in its own counters and in the scan events.
+  const forged = matchedKid === undefined;
   const scan = await deps.cache.recordScan({
-    subject: (matchedKid !== undefined ? scanSubject : forgedScanSubject)(principal.environment, link.gtin, link.serial),
+    subject: (forged ? forgedScanSubject : scanSubject)(principal.environment, link.gtin, link.serial),
     atMs: now.getTime(),
     // A client is the caller's address (an IPv6 address's /64: addressKeyOf), whichever key or page
     // it came through: keys are free to make, so ten keys from one address (another tenant's, say)
@@ -116,7 +121,10 @@ export async function verifyCode(
           reportedBy: `${principal.environment}:${principal.accountId}`,
         }
       : undefined,
-    retentionMs,
+    // A forged link's counters are kept only as long as the rules' longest window: its serial is
+    // whatever the sender made up, and kept for the history's retention (400 days) each made-up
+    // serial held state that one address could add ten a second of, for months.
+    retentionMs: forged ? Math.min(retentionMs, forgedCountersMs(rules)) : retentionMs,
   });
   const code = codes.find((candidate) => candidate.kid === matchedKid);
   // A signing key (its private half sealed in the service) vouches only for what the service issued.
