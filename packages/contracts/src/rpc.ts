@@ -154,12 +154,19 @@ export const listGtinClaimsRpc = {
 
 /**
  * `asOperator`: the caller holds accounts:write and may revoke any account's claim (with a test key,
- * test claims only). Otherwise only the principal's own claims of its own environment.
+ * test claims only). Otherwise only the principal's own claims of its own environment, and of those
+ * a claim others made for it (granted, registered, migrated: codes printed under it stop verifying)
+ * only when `holdsAll`, the caller's key holds `*`; a narrower key gives up only its own self-service claims.
  */
 export const revokeGtinClaimRpc = {
   service: 'code-service',
   operation: 'revokeGtinClaim',
-  request: Type.Object({ principal: PrincipalSchema, claimId: Type.String(), asOperator: Type.Boolean() }),
+  request: Type.Object({
+    principal: PrincipalSchema,
+    claimId: Type.String(),
+    asOperator: Type.Boolean(),
+    holdsAll: Type.Optional(Type.Boolean()),
+  }),
   response: GtinClaimView,
 } satisfies RpcDefinition;
 

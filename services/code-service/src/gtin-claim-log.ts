@@ -95,10 +95,14 @@ export async function recordGtinRevocation(
   reach: GtinClaimReach,
   by: string,
   now: Date,
+  /** A refusal of this caller's giving the claim up, if any (thrown before anything is written). */
+  refusalOf: (claim: GtinClaimView) => Error | undefined = () => undefined,
 ): Promise<{ claim: GtinClaimView; changed: boolean } | undefined> {
   const existing = await findGtinClaim(deps.db, claimId, reach);
   if (!existing) return undefined;
   if (existing.status === 'revoked') return { claim: existing, changed: false };
+  const refusal = refusalOf(existing);
+  if (refusal) throw refusal;
   const revoked: GtinClaimView = { ...existing, status: 'revoked', revokedAt: now.toISOString() };
   await deps.eventStore.append(
     accountStream({ accountId: existing.accountId, environment: existing.environment }),

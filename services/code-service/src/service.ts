@@ -95,8 +95,8 @@ export const codeService = defineService({
       await serveRpc(infra.bus, log, listGtinClaimsRpc, async ({ principal, accountId, query, asOperator }) =>
         gtinClaims.list(principal, accountId, query, asOperator),
       ),
-      await serveRpc(infra.bus, log, revokeGtinClaimRpc, async ({ principal, claimId, asOperator }) =>
-        gtinClaims.revoke(principal, claimId, asOperator),
+      await serveRpc(infra.bus, log, revokeGtinClaimRpc, async ({ principal, claimId, asOperator, holdsAll }) =>
+        gtinClaims.revoke(principal, claimId, asOperator, holdsAll === true),
       ),
       // Idempotency-Key is the gateway's (services/gateway/src/idempotency.ts), for every route alike.
       await serveRpc(infra.bus, log, generateCodeRpc, async ({ principal, body, requestKey }, { requestId }) =>

@@ -17,6 +17,16 @@ export const webhookEventTypes = [
 ] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
 
+/**
+ * The event types whose messages carry an account's asset data (scans with the item and where it
+ * was scanned, reports, blocks, sales): a key subscribes an endpoint to them, or reads their
+ * messages, only if it holds `assets:read` as well as `keys:*`, so an endpoint is no way around the
+ * scopes (docs/WEBHOOKS.md, "Scopes").
+ */
+export const assetWebhookEventTypes: ReadonlySet<WebhookEventType> = new Set(
+  webhookEventTypes.filter((type) => /^(scan|code|transfer)\./.test(type)),
+);
+
 const EventType = Type.Union(
   webhookEventTypes.map((type) => Type.Literal(type)),
   { description: 'An event type of the catalogue (docs/WEBHOOKS.md)' },

@@ -153,15 +153,19 @@ export function createGtinClaims(deps: GtinClaimDeps) {
     /**
      * The owner gives a claim up, or the operator takes it away. A claim out of the caller's reach
      * (another account's, or another environment's: a test key never touches a live claim) is
-     * NOT_FOUND, as an unknown id is.
+     * NOT_FOUND, as an unknown id is. A claim others made for the owner (granted, registered,
+     * migrated) is given up only with a key holding `*` (holdsAll): every code printed under it stops
+     * verifying, and the owner cannot take it back, so a packaging line's `assets:create` key must
+     * not be able to (as registering or revoking a public key needs `*`).
      */
-    async revoke(principal: Principal, claimId: string, asOperator: boolean): Promise<GtinClaimView> {
+    async revoke(principal: Principal, claimId: string, asOperator: boolean, holdsAll = false): Promise<GtinClaimView> {
       const revoked = await recordGtinRevocation(
         deps,
         claimId,
         gtinClaimReach(principal, asOperator),
         principal.accountId,
         deps.clock(),
+        (claim) => (asOperator || holdsAll || claim.source === 'claimed' ? undefined : giveUpNeedsAll(claim)),
       );
       if (!revoked) throw new HallmarkError('NOT_FOUND', 'There is no GTIN claim with this id.', { claimId });
       if (revoked.changed) await changed(revoked.claim);
@@ -170,3 +174,12 @@ export function createGtinClaims(deps: GtinClaimDeps) {
   };
 }
 export type GtinClaims = ReturnType<typeof createGtinClaims>;
+
+/** The refusal of a narrow key's giving up a claim others made for its account. */
+function giveUpNeedsAll(claim: GtinClaimView): HallmarkError {
+  return new HallmarkError(
+    'INSUFFICIENT_SCOPE',
+    `Giving up a ${claim.kind === 'gtin' ? 'GTIN' : 'prefix'} ${claim.source === 'granted' ? 'the operator granted' : 'this account was given'} needs a key holding *: every code printed under it stops verifying, and only the operator can grant it again.`,
+    { required: ['*'], claimId: claim.id, source: claim.source },
+  );
+}

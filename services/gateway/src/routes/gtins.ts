@@ -63,6 +63,7 @@ export function registerGtinRoutes(app: FastifyInstance, deps: { services: Servi
     const key = requireApiKey(request);
     const { claimId } = request.params as { claimId: string };
     const asOperator = holdsScope(key.scopes, key.isOperator, 'accounts:write');
-    return deps.services.call(revokeGtinClaimRpc, { principal: principalOf(request), claimId, asOperator }, request.id);
+    const holdsAll = holdsScope(key.scopes, key.isOperator, '*');
+    return deps.services.call(revokeGtinClaimRpc, { principal: principalOf(request), claimId, asOperator, holdsAll }, request.id);
   });
 }

@@ -1,4 +1,6 @@
+import { holdsScope } from '@hallmark/accounts';
 import {
+  assetWebhookEventTypes,
   type CreateWebhookEndpointBody,
   createWebhookEndpointRoute,
   createWebhookEndpointRpc,
@@ -7,6 +9,7 @@ import {
   disableWebhookEndpointRoute,
   getWebhookEndpointRoute,
   getWebhookEndpointRpc,
+  HallmarkError,
   type ListWebhookAttemptsQuery,
   type ListWebhookEndpointsQuery,
   type ListWebhookMessagesQuery,
@@ -30,18 +33,52 @@ import {
   updateWebhookEndpointRpc,
 } from '@hallmark/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { principalOf } from '../auth/request-auth.ts';
+import { principalOf, requireApiKey } from '../auth/request-auth.ts';
 import { requestKeyField } from '../idempotency.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
 
 const params = (request: FastifyRequest) => request.params as { id: string; messageId?: string };
 
+/** Whether the request's key may see the account's asset data (scans, reports, sales): `assets:read`. */
+const readsAssets = (request: FastifyRequest) => {
+  const key = requireApiKey(request);
+  return holdsScope(key.scopes, key.isOperator, 'assets:read');
+};
+
+/** The refusal of an endpoint's asset events to a key without `assets:read`. */
+function assetEventsRefusal(request: FastifyRequest, types: readonly string[]): HallmarkError {
+  const key = requireApiKey(request);
+  return new HallmarkError(
+    'INSUFFICIENT_SCOPE',
+    `Events that carry the account's asset data (${types.join(', ')}) need the scope assets:read as well: an endpoint, or its messages, would show what the key may not read.`,
+    { required: 'assets:read', granted: [...key.scopes], eventTypes: [...types] },
+  );
+}
+
+const assetTypesOf = (types: readonly string[] | undefined) =>
+  (types ?? []).filter((type) => assetWebhookEventTypes.has(type as never));
+
 /** /webhooks/endpoints…: Standard Webhooks endpoints, served by compliance-service (docs/WEBHOOKS.md). */
 export function registerWebhookRoutes(app: FastifyInstance, deps: { services: ServiceCaller }): void {
   const { services } = deps;
+  /**
+   * Endpoints are managed with `keys:*`, but one subscribed to asset events delivers, and lists, the
+   * account's scans, reports and sales: a key without `assets:read` may not subscribe one, change one
+   * (its URL, say, to its own), nor read its messages or attempts. Refuses otherwise.
+   */
+  const requireAssetReadFor = async (request: FastifyRequest, id: string | undefined, newTypes?: readonly string[]) => {
+    if (readsAssets(request)) return;
+    const asked = assetTypesOf(newTypes);
+    if (asked.length > 0) throw assetEventsRefusal(request, asked);
+    if (id === undefined) return;
+    const endpoint = await services.call(getWebhookEndpointRpc, { principal: principalOf(request), id }, request.id);
+    const subscribed = assetTypesOf(endpoint.eventTypes);
+    if (subscribed.length > 0) throw assetEventsRefusal(request, subscribed);
+  };
   registerRoute(app, createWebhookEndpointRoute, async (request, reply) => {
     const body = request.body as CreateWebhookEndpointBody;
+    await requireAssetReadFor(request, undefined, body.eventTypes);
     const endpoint = await services.call(createWebhookEndpointRpc, { principal: principalOf(request), body }, request.id);
     reply.status(201);
     return endpoint;
@@ -56,13 +93,11 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: { services: Se
   registerRoute(app, getWebhookEndpointRoute, async (request) =>
     services.call(getWebhookEndpointRpc, { principal: principalOf(request), id: params(request).id }, request.id),
   );
-  registerRoute(app, updateWebhookEndpointRoute, async (request) =>
-    services.call(
-      updateWebhookEndpointRpc,
-      { principal: principalOf(request), id: params(request).id, body: request.body as UpdateWebhookEndpointBody },
-      request.id,
-    ),
-  );
+  registerRoute(app, updateWebhookEndpointRoute, async (request) => {
+    const body = request.body as UpdateWebhookEndpointBody;
+    await requireAssetReadFor(request, params(request).id, body.eventTypes);
+    return services.call(updateWebhookEndpointRpc, { principal: principalOf(request), id: params(request).id, body }, request.id);
+  });
   registerRoute(app, disableWebhookEndpointRoute, async (request) =>
     services.call(
       updateWebhookEndpointRpc,
@@ -94,15 +129,17 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: { services: Se
     reply.status(202);
     return message;
   });
-  registerRoute(app, listWebhookMessagesRoute, async (request) =>
-    services.call(
+  registerRoute(app, listWebhookMessagesRoute, async (request) => {
+    await requireAssetReadFor(request, params(request).id);
+    return services.call(
       listWebhookMessagesRpc,
       { principal: principalOf(request), id: params(request).id, query: request.query as ListWebhookMessagesQuery },
       request.id,
-    ),
-  );
-  registerRoute(app, listWebhookAttemptsRoute, async (request) =>
-    services.call(
+    );
+  });
+  registerRoute(app, listWebhookAttemptsRoute, async (request) => {
+    await requireAssetReadFor(request, params(request).id);
+    return services.call(
       listWebhookAttemptsRpc,
       {
         principal: principalOf(request),
@@ -111,8 +148,8 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: { services: Se
         query: request.query as ListWebhookAttemptsQuery,
       },
       request.id,
-    ),
-  );
+    );
+  });
   registerRoute(app, replayWebhookMessageRoute, async (request, reply) => {
     const message = await services.call(
       replayWebhookMessageRpc,

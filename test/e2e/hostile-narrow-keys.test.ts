@@ -1,0 +1,159 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startTestProduct, type TestProduct } from '../support/embedded.ts';
+import { waitFor } from '../support/wait.ts';
+
+// What a leaked narrow key can reach beyond its scopes (found by a review of authentication, keys
+// and limits, 2026-12-04). An `assets:create` key (a packaging line's) could give up the brand's
+// operator-granted live GTINs, and every printed code stopped verifying until the operator granted
+// them again; giving up a claim others made for the account now needs `*`. A `keys:*` key could
+// subscribe a webhook endpoint of its own to the account's scans (GTIN, serial, where the shopper
+// stood) and read them in the endpoint's messages, which `assets:read` guards everywhere else;
+// asset events now need `assets:read` too. Over real HTTP, embedded form.
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
+type Json = Record<string, any>;
+
+let t: TestProduct;
+let operator: string;
+const api = (method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
+  call<Json>(t.url, method, `/api/v1${path}`, options);
+
+/** A brand (enterprise) with a live operator grant of `prefix`, its `*` key and a narrower key of `scopes`. */
+async function brand(name: string, prefix: string, scopes: string[]) {
+  const created = await api('POST', '/accounts', { key: operator, body: { name, tier: 'enterprise' } });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  const star = created.body.apiKey.secret as string;
+  const grant = await api('POST', `/accounts/${created.body.account.id}/gtins`, { key: operator, body: { prefix } });
+  expect(grant.status, JSON.stringify(grant.body)).toBe(201);
+  expect(grant.body).toMatchObject({ environment: 'live', source: 'granted', status: 'active' });
+  const narrow = await api('POST', '/keys', { key: star, body: { name: `narrow ${scopes.join(' ')}`, scopes } });
+  expect(narrow.status, JSON.stringify(narrow.body)).toBe(201);
+  return { accountId: created.body.account.id as string, star, narrow: narrow.body.secret as string, claimId: grant.body.id };
+}
+
+beforeAll(async () => {
+  // Webhook endpoints on loopback (a receiver of this test's own).
+  t = await startTestProduct({ HALLMARK_WEBHOOKS_ALLOW_PRIVATE: 'true' });
+  operator = t.product.generatedOperatorKey as string;
+});
+
+afterAll(async () => {
+  await t?.stop();
+});
+
+describe('a leaked assets:create key (the packaging line’s key)', () => {
+  it('cannot give up the brand’s operator-granted live GTINs, which voids every printed code until the operator grants them again', async () => {
+    const { star, narrow: lineKey, claimId } = await brand('Printed brand', '9506000', ['assets:create']);
+    const printed = await api('POST', '/code/generate', {
+      key: lineKey,
+      body: { gtin: '09506000134352', serialNumber: 'ON-THE-SHELF-1' },
+    });
+    expect(printed.status, JSON.stringify(printed.body)).toBe(201);
+    const verdict = async () => (await api('POST', '/code/verify', { key: star, body: { url: printed.body.url } })).body;
+    expect((await verdict()).verdict).toBe('AUTHENTIC');
+
+    // The attack: one request with the narrowest key that writes anything. Removing what makes a
+    // printed code verify needs `*` everywhere else (a signing key, a registered public key).
+    const revoked = await api('POST', `/gtins/${claimId}/revoke`, { key: lineKey });
+    expect(revoked.status, JSON.stringify(revoked.body)).toBe(403);
+
+    // The brand's printed codes still verify (on the reviewed code: 404 KEY_NOT_FOUND, no verdict),
+    // and the brand cannot take its GTINs back itself (self-service claims are test-only).
+    expect((await verdict()).verdict).toBe('AUTHENTIC');
+    const listed = await api('GET', '/gtins', { key: star });
+    expect(listed.body.claims.find((claim: Json) => claim.id === claimId)?.status).toBe('active');
+  });
+});
+
+describe('a leaked keys:write / keys:read key', () => {
+  let receiver: Server;
+  const received: Json[] = [];
+
+  beforeAll(async () => {
+    receiver = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk) => {
+        body += chunk;
+      });
+      request.on('end', () => {
+        try {
+          received.push({ path: request.url, body: JSON.parse(body) });
+        } catch {
+          // not JSON: nothing to keep
+        }
+        response.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  });
+
+  afterAll(async () => {
+    await new Promise((resolve) => receiver?.close(resolve));
+  });
+
+  it('gets no scan data (GTIN, serial, shopper location) that assets:read guards, through a webhook endpoint or its messages', async () => {
+    const { star, narrow: keyManager } = await brand('Watched brand', '9506001', ['keys:write', 'keys:read']);
+    // What the key may read itself: no scans.
+    const scans = await api('GET', '/scans', { key: keyManager });
+    expect(scans.status).toBe(403);
+    expect(scans.body.error?.details?.required).toBe('assets:read');
+
+    // The attack: an endpoint of the attacker's, subscribed to the account's scans.
+    const port = (receiver.address() as AddressInfo).port;
+    const refused = await api('POST', '/webhooks/endpoints', {
+      key: keyManager,
+      body: { url: `http://127.0.0.1:${port}/hook`, eventTypes: ['scan.counterfeit', 'scan.suspicious'] },
+    });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(403);
+    expect(refused.body.error).toMatchObject({ code: 'INSUFFICIENT_SCOPE', details: { required: 'assets:read' } });
+    // Events that carry no asset data are still the key manager's to subscribe.
+    const quota = await api('POST', '/webhooks/endpoints', {
+      key: keyManager,
+      body: { url: `http://127.0.0.1:${port}/quota`, eventTypes: ['quota.threshold', 'key.expiring'] },
+    });
+    expect(quota.status, JSON.stringify(quota.body)).toBe(201);
+    // Nor may it read, or redirect, the brand's own endpoint of scans.
+    const brands = await api('POST', '/webhooks/endpoints', {
+      key: star,
+      body: { url: `http://127.0.0.1:${port}/brand`, eventTypes: ['scan.counterfeit'] },
+    });
+    expect(brands.status, JSON.stringify(brands.body)).toBe(201);
+    const redirected = await api('PATCH', `/webhooks/endpoints/${brands.body.id}`, {
+      key: keyManager,
+      body: { url: `http://127.0.0.1:${port}/hook` },
+    });
+    expect(redirected.status, JSON.stringify(redirected.body)).toBe(403);
+
+    // A shopper's scan of a forged label of the brand, with where the shopper stood.
+    const code = await api('POST', '/code/generate', {
+      key: star,
+      body: { gtin: '09506001343524', serialNumber: 'SECRET-SERIAL-7' },
+    });
+    expect(code.status, JSON.stringify(code.body)).toBe(201);
+    const forged = (code.body.url as string).replace(/sig=[A-Za-z0-9_-]{6}/, 'sig=AAAAAA');
+    const scan = await api('POST', '/code/verify', {
+      key: star,
+      body: { url: forged, location: { latitude: 48.8566, longitude: 2.3522 } },
+    });
+    expect(scan.body.verdict).toBe('COUNTERFEIT');
+    // The brand's endpoint has the message (as its owner sees); the key manager may not list it.
+    const owned = await waitFor('the scan’s message on the brand’s endpoint', async () => {
+      const messages = await api('GET', `/webhooks/endpoints/${brands.body.id}/messages`, { key: star });
+      return messages.body.messages?.some((message: Json) => message.payload?.data?.serial === 'SECRET-SERIAL-7')
+        ? messages.body.messages
+        : undefined;
+    });
+    expect(owned.length).toBeGreaterThan(0);
+    const listed = await api('GET', `/webhooks/endpoints/${brands.body.id}/messages`, { key: keyManager });
+    expect(listed.status, JSON.stringify(listed.body)).toBe(403);
+    const attempts = await api('GET', `/webhooks/endpoints/${brands.body.id}/messages/${owned[0].id}/attempts`, {
+      key: keyManager,
+    });
+    expect(attempts.status, JSON.stringify(attempts.body)).toBe(403);
+    // Only the brand's own URL got the scan.
+    const delivered = received.filter((message) => message.body?.data?.serial === 'SECRET-SERIAL-7');
+    expect(delivered.map((message) => message.path)).not.toContain('/hook');
+  });
+});
