@@ -96,6 +96,30 @@ describe('the resolver’s report form', () => {
     }
     expect((await resolverReports(code.serial)).map((report) => report.reason)).toEqual(['bought at a market stall']);
   });
+
+  it('files no report of a test code, whose page offers no form (a test claim is nobody’s word to shoppers)', async () => {
+    const testKey = await api('POST', '/keys', { key: brand, body: { name: 'sandbox', scopes: ['*'], environment: 'test' } });
+    expect(testKey.status, JSON.stringify(testKey.body)).toBe(201);
+    const made = await api('POST', '/code/generate', {
+      key: testKey.body.secret,
+      body: { gtin, serialNumber: 'RR-TEST-1' },
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const answer = await fetchFrom(newClientAddress(), `${t.url}/resolver/report`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        origin: t.url,
+        'sec-fetch-site': 'same-origin',
+        'sec-fetch-dest': 'document',
+      },
+      body: new URLSearchParams({ link: made.body.url, reason: 'a made-up post' }).toString(),
+    });
+    expect(answer.text).not.toContain('Thank you for your report');
+    const queue = await api('GET', '/code/reports?limit=100', { key: testKey.body.secret });
+    expect(queue.status, JSON.stringify(queue.body)).toBe(200);
+    expect(queue.body.reports.filter((report: Json) => report.serial === 'RR-TEST-1')).toEqual([]);
+  });
 });
 
 describe('forged scans of made-up serials', () => {

@@ -168,9 +168,10 @@ export async function reportCode(
 }
 
 /**
- * A shopper's report from the resolver page (live codes first, then test: a printed link names no
- * environment): pending in the owner's queue, as any report. `recorded: false` when no stored code
- * signed the link.
+ * A shopper's report from the resolver page: pending in the owner's queue, as any report, of a live
+ * code only (a test code's page offers no form and says it is no real product: a test claim is
+ * nobody's word to shoppers, docs/RESOLVER.md; before 2026-12-04 a post made up for one was filed).
+ * `recorded: false` when no stored live code signed the link.
  */
 export async function publicReport(
   deps: ReportDeps,
@@ -178,7 +179,7 @@ export async function publicReport(
   requestId: string,
 ): Promise<{ recorded: boolean }> {
   const link = readLink({ url: request.url });
-  const signed = await signedCodeOf(deps, link, ['live', 'test'], requestId);
+  const signed = await signedCodeOf(deps, link, ['live'], requestId);
   if (!signed) return { recorded: false };
   await insertReport(deps, {
     reportId: newReportId(),
