@@ -1,41 +1,21 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCsv } from '../../apps/hallmark/src/csv.ts';
 import { call, startTestProduct, type TestProduct } from '../support/embedded.ts';
+import { hallmarkBin as bin, type CliOutcome as Outcome, runHallmark } from '../support/hallmark-cli.ts';
 
 // The `hallmark` binary as a child process (stdout and stderr are pipes, not a terminal) against a
 // started embedded product, found as a user's shell finds it: through HALLMARK_DATA_DIR's lock, or --url.
 
-const run = promisify(execFile);
-const bin = fileURLToPath(new URL('../../apps/hallmark/bin/hallmark.js', import.meta.url));
 const gtin = '09506000134352';
-
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 let t: TestProduct;
 let operatorKey: string;
 let tenantKey: string;
 
-async function hallmark(env: Record<string, string>, ...args: string[]): Promise<Outcome> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args], {
-      cwd: t.dataDir,
-      env: { PATH: process.env.PATH ?? '', HALLMARK_DATA_DIR: t.dataDir, ...env },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as Outcome;
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+const hallmark = (env: Record<string, string>, ...args: string[]): Promise<Outcome> => runHallmark(t.dataDir, env, args);
 
 /** `hallmark codes generate --csv <csv> --out <out> [flags]` with `key` as HALLMARK_API_KEY. */
 const generateCodes = (key: string, csv: string, out: string, ...flags: string[]) =>

@@ -86,9 +86,15 @@ function countLineBreaks(text: string): number {
   return count;
 }
 
-/** One field, quoted when it holds a comma, a quote or a line break. */
+/**
+ * One field, quoted when it holds a comma, a quote or a line break. Text that a spreadsheet would
+ * run as a formula (starting with =, +, -, @, a tab or a carriage return: a serial or lot such as
+ * `=HYPERLINK(…)` is valid GS1 text and signed as it is) gets a leading `'`, as the API's scans CSV and
+ * the console's batch results do; numbers stay as they are.
+ */
 export function csvField(value: string | number | null | undefined): string {
-  const text = value === null || value === undefined ? '' : String(value);
+  const raw = value === null || value === undefined ? '' : String(value);
+  const text = typeof value === 'string' && /^[=+\-@\t\r]/.test(raw) ? `'${raw}` : raw;
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 

@@ -25,4 +25,10 @@ describe('CSV', () => {
     expect([...parseCsv(csvLine(values))]).toEqual([{ fields: values, line: 1 }]);
     expect(csvLine([1, null, undefined, 'x'])).toBe('1,,,x\r\n');
   });
+
+  it('writes text a spreadsheet would run as a formula with a leading quote, numbers as they are', () => {
+    expect(csvLine(['=HYPERLINK("x",1)', '-2+3', '+1', '@SUM(A1)', '\tx', 'plain', -2])).toBe(
+      `'=HYPERLINK(""x"",1),'-2+3,'+1,'@SUM(A1),'\tx,plain,-2\r\n`.replace(`'=HYPERLINK(""x"",1)`, `"'=HYPERLINK(""x"",1)"`),
+    );
+  });
 });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { link, open, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { link, lstat, open, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
@@ -48,6 +48,36 @@ function isAlive(pid: number): boolean {
     // EPERM: the process exists but belongs to someone else.
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/**
+ * Why the server a lock file names is not to be sent a key, or undefined when it may be: the command
+ * sends the operator's (or an API) key to the URL in `<data dir>/hallmark.lock`, and the data folder
+ * defaults to `./.hallmark`, so a lock file planted in a checkout, an archive or a shared folder could
+ * name anyone's address. A server of ours writes the file itself, mode 0600, owned by its user, with
+ * its own pid and a loopback URL (`http://localhost:<port>`; embedded.ts).
+ */
+export async function whyNotTrusted(dataDir: string, holder: LockHolder): Promise<string | undefined> {
+  const file = lockFileOf(dataDir);
+  const stats = await lstat(file).catch(() => undefined);
+  if (!stats?.isFile()) return `${file} is not a file of ours`;
+  if (typeof process.getuid === 'function' && stats.uid !== process.getuid()) return `${file} belongs to another user`;
+  if ((stats.mode & 0o077) !== 0)
+    return `${file} may be read or written by others (mode ${(stats.mode & 0o777).toString(8)}), not as a server writes it`;
+  try {
+    process.kill(holder.pid, 0);
+  } catch {
+    return `its process (pid ${holder.pid}) is not one of this user's`;
+  }
+  let host: string;
+  try {
+    host = new URL(holder.url ?? '').hostname;
+  } catch {
+    return `its address ${JSON.stringify(holder.url)} is not a URL`;
+  }
+  return ['localhost', '127.0.0.1', '[::1]'].includes(host)
+    ? undefined
+    : `its address ${holder.url} is not this machine's loopback`;
 }
 
 function parse(text: string): LockHolder | undefined {

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { listAccounts, provisionAccount } from '@hallmark/accounts';
 import { type Environment, environments, type ListedAccount, type Tier, tiers } from '@hallmark/contracts';
+import { printable } from '../terminal-text.ts';
 import { connectOperator } from './operator-database.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -8,7 +9,7 @@ import { UsageError } from './usage-error.ts';
 const describeAccount = (account: ListedAccount, json: boolean | undefined) =>
   json
     ? `${JSON.stringify(account)}\n`
-    : `${account.id}\t${account.tier}\t${account.createdAt}\t${account.name}${account.isOperator ? '\t(operator)' : ''}\n`;
+    : `${account.id}\t${account.tier}\t${account.createdAt}\t${printable(account.name)}${account.isOperator ? '\t(operator)' : ''}\n`;
 
 export async function accountsCommand(args: string[], env: NodeJS.ProcessEnv, out: (text: string) => void): Promise<void> {
   const [action, ...rest] = args;
@@ -32,14 +33,14 @@ export async function accountsCommand(args: string[], env: NodeJS.ProcessEnv, ou
   if (target.kind === 'server') {
     // The running product's POST /accounts, with the operator key.
     const created = await target.api.client.accounts.create({ name: values.name, tier: values.tier as Tier, environment });
-    out(`account ${created.account.id} (${created.account.name}, ${created.account.tier})\n`);
+    out(`account ${created.account.id} (${printable(created.account.name)}, ${created.account.tier})\n`);
     out(`API key ${created.apiKey.id}, scope *, ${environment}; shown this once:\n${created.apiKey.secret}\n`);
     return;
   }
   const { connection } = target;
   try {
     const created = await provisionAccount(connection, { name: values.name, tier: values.tier as Tier, environment }, new Date());
-    out(`account ${created.account.id} (${created.account.name}, ${created.account.tier})\n`);
+    out(`account ${created.account.id} (${printable(created.account.name)}, ${created.account.tier})\n`);
     out(`API key ${created.apiKey.id}, scope *, ${environment}; shown this once:\n${created.apiKey.secret}\n`);
   } finally {
     await connection.close();

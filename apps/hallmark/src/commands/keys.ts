@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { apiKeyView, listApiKeysOfAccount, recordApiKeyRevocation, recordOperatorKeyIssue } from '@hallmark/accounts';
 import { type ApiKeyView, broadcasts, type Environment, environments, isScope, type Scope } from '@hallmark/contracts';
+import { printable } from '../terminal-text.ts';
 import { CommandError } from './command-error.ts';
 import { connectOperator } from './operator-database.ts';
 import type { ProductApi } from './product-api.ts';
@@ -99,7 +100,7 @@ type KeysOptions = {
 const describeKey = (key: ApiKeyView, json: boolean | undefined) =>
   json
     ? `${JSON.stringify(key)}\n`
-    : `${key.id}\t${key.environment}\t${key.status}\t${key.prefix}\t${key.name}\t${key.scopes.join(',')}\n`;
+    : `${key.id}\t${key.environment}\t${key.status}\t${printable(key.prefix)}\t${printable(key.name)}\t${key.scopes.join(',')}\n`;
 
 /**
  * The keys commands through a running product's API (the SDK), which manages the keys of the

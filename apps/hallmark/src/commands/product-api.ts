@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Hallmark } from '@hallmark/sdk';
-import { type LockHolder, readLockHolder } from '../data-dir-lock.ts';
+import { type LockHolder, lockFileOf, readLockHolder, whyNotTrusted } from '../data-dir-lock.ts';
 import { CommandError } from './command-error.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -94,6 +94,13 @@ export async function connectEmbeddedServer(
 ): Promise<ProductApi> {
   if (!holder.url) {
     throw new CommandError(`a Hallmark server (pid ${holder.pid}) is starting on ${dataDir}; try again in a moment`);
+  }
+  // The key goes only to a server of ours: the lock file names the address.
+  const distrust = await whyNotTrusted(dataDir, holder);
+  if (distrust) {
+    throw new CommandError(
+      `${lockFileOf(dataDir)} names a server this command does not trust (${distrust}); no key was sent. Remove the file if no Hallmark server of yours runs on ${dataDir}, or pass --url`,
+    );
   }
   return apiOf(holder.url, await keyFor(options, env, prefer, { dataDir, holder }));
 }
