@@ -35,13 +35,26 @@ beforeAll(async () => {
   expect(created.status).toBe(201);
   accountId = created.body.account.id;
   const tenantKey = created.body.apiKey.secret;
-  // The tenant names a key of its own with terminal escapes, a tab and a line break: the API takes it.
-  const key = await call<{ id: string }>(t.url, 'POST', '/api/v1/keys', {
+  // The tenant names a key of its own with terminal escapes, a tab and a line break: the API refuses
+  // such a name now (400), so the name is the one stored before that rule (written in the table).
+  const refused = await call(t.url, 'POST', '/api/v1/keys', {
     key: tenantKey,
     body: { name: hostileName(created.body.apiKey.id), scopes: ['assets:read'], environment: 'live' },
   });
+  expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+  // As is a webhook description of the same kind (shown in the console's and the API's listings).
+  const endpoint = await call(t.url, 'POST', '/api/v1/webhooks/endpoints', {
+    key: tenantKey,
+    body: { url: 'https://hooks.example.com/x', eventTypes: ['quota.threshold'], description: 'ops\u001b[2J\u202eevil' },
+  });
+  expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(400);
+  const key = await call<{ id: string }>(t.url, 'POST', '/api/v1/keys', {
+    key: tenantKey,
+    body: { name: 'ci', scopes: ['assets:read'], environment: 'live' },
+  });
   expect(key.status, JSON.stringify(key.body)).toBe(201);
   activeKeyId = key.body.id;
+  await t.product.db.query('UPDATE api_keys SET name = $1 WHERE id = $2', [hostileName(created.body.apiKey.id), activeKeyId]);
   // The operator works on the database (as with HALLMARK_DATABASE_URL in the distributed form).
   await t.stopKeepingData();
 }, 120_000);

@@ -22,3 +22,11 @@ export const Pagination = Type.Object({
   hasMore: Type.Boolean(),
 });
 export type Pagination = Static<typeof Pagination>;
+
+/**
+ * A `pattern` for text others are shown (key and account names, webhook descriptions): no control
+ * characters (escape sequences, line breaks, tabs) and no bidirectional overrides, which a terminal
+ * would act on or which would reorder what a listing shows. The console renders text as text and
+ * the CLI escapes what it prints anyway; this keeps such text from being stored at all.
+ */
+export const printableTextPattern = '^[^\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]*$';

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { environments, scopes, tiers } from '../scopes.ts';
-import { Pagination } from './common.ts';
+import { Pagination, printableTextPattern } from './common.ts';
 
 const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((value) => Type.Literal(value)));
 
@@ -8,7 +8,13 @@ export const EnvironmentSchema = literals(environments);
 export const TierSchema = literals(tiers);
 export const ScopeSchema = literals(['*', ...scopes]);
 
-const Name = Type.String({ minLength: 1, maxLength: 100, description: 'shown in listings (the console calls it a description)' });
+const Name = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  pattern: printableTextPattern,
+  description: 'shown in listings (the console calls it a description); no control characters or bidi overrides',
+  examples: ['Packaging line 3'],
+});
 const Timestamp = Type.String({ format: 'date-time' });
 const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
 

@@ -1,5 +1,5 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { Pagination } from './common.ts';
+import { Pagination, printableTextPattern } from './common.ts';
 
 /** Every event a webhook endpoint can subscribe to (docs/WEBHOOKS.md, the catalogue). */
 export const webhookEventTypes = [
@@ -45,7 +45,7 @@ const WebhookUrl = Type.String({
   description: 'An http(s) URL. Private, loopback and link-local addresses are refused at delivery (docs/WEBHOOKS.md, SSRF).',
   examples: ['https://hooks.example.com/hallmark'],
 });
-const Description = Type.String({ maxLength: 500 });
+const Description = Type.String({ maxLength: 500, pattern: printableTextPattern, examples: ['Production alerts'] });
 const EventTypes = Type.Array(EventType, { minItems: 1, maxItems: webhookEventTypes.length, uniqueItems: true });
 
 export const CreateWebhookEndpointBody = Type.Object(

@@ -2022,7 +2022,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** @description shown in listings (the console calls it a description) */
+          /** @description shown in listings (the console calls it a description); no control characters or bidi overrides */
           name: string;
           tier: 'free' | 'starter' | 'enterprise';
           environment?: 'test' | 'live';
@@ -2981,7 +2981,7 @@ export interface operations {
       content: {
         'application/json':
           | {
-              /** @description shown in listings (the console calls it a description) */
+              /** @description shown in listings (the console calls it a description); no control characters or bidi overrides */
               name: string;
               /** @description Ed25519: 32 bytes in base64url, or a PEM "PUBLIC KEY" */
               publicKey: string;
@@ -2992,7 +2992,7 @@ export interface operations {
               environment?: 'test' | 'live';
             }
           | {
-              /** @description shown in listings (the console calls it a description) */
+              /** @description shown in listings (the console calls it a description); no control characters or bidi overrides */
               name: string;
               scopes: (
                 | '*'
