@@ -349,7 +349,13 @@ describe('EPCIS 2.0 export', () => {
     addFormats.default(ajv);
     const validate = ajv.compile(JSON.parse(await readFile(schemaPath, 'utf8')));
 
-    const assetId = await generate('EPCIS-1');
+    // A serial with the characters encodeURIComponent leaves alone and a link percent-encodes.
+    const code = await api('POST', '/code/generate', {
+      key: brand,
+      body: { gtin: '09506000134352', serialNumber: "EPCIS-1!'()*", batchNumber: 'B1' },
+    });
+    expect(code.status, JSON.stringify(code.body)).toBe(201);
+    const assetId = code.body.assetId as string;
     await rootOf(assetId);
     const object = (
       await api('POST', '/auction/objects/register', { key: brand, body: { title: 'Clock', category: 'watch', ownerId: 'o-1' } })
@@ -378,6 +384,12 @@ describe('EPCIS 2.0 export', () => {
       expect(events).toHaveLength(count);
       expect(events[0]).toMatchObject({ type: 'ObjectEvent', action: 'ADD', bizStep: 'commissioning' });
       expect(events[0].epcList[0]).toMatch(/^https:\/\/id\.gs1\.org\/01\/\d{14}\/21\//);
+      if (id === assetId) {
+        // One item, one spelling: the EPC is the code's own link on GS1's resolver, without the rest.
+        const link = new URL(code.body.url as string);
+        expect(events[0].epcList[0]).toBe(`https://id.gs1.org${link.pathname.replace(/\/10\/.*$/, '')}`);
+        expect(events[0].epcList[0]).toContain('/21/EPCIS-1%21%27%28%29%2A');
+      }
       expect(events.at(-1)['hallmark:hash']).toMatch(/^[0-9a-f]{64}$/);
     }
     // A broken document is refused by the same schema: the check has teeth.

@@ -152,11 +152,10 @@ describe('branding by API', () => {
   it('refuses colours that are not #rrggbb, names with direction overrides, and text that is not legible on the band', async () => {
     expectError(await api('PUT', '/account/branding', { key: brand, body: { primaryColor: 'red' } }), 400, 'VALIDATION_ERROR');
     expectError(await api('PUT', '/account/branding', { key: brand, body: { primaryColor: '#0b3d9' } }), 400, 'VALIDATION_ERROR');
-    expectError(
-      await api('PUT', '/account/branding', { key: brand, body: { displayName: 'Acme\u202Eevil' } }),
-      400,
-      'VALIDATION_ERROR',
-    );
+    // Every character that changes text direction, U+061C (the Arabic letter mark) included.
+    for (const displayName of ['Acme\u202Eevil', 'Acme\u061Cevil', 'Acme\u2067evil', 'Acme\u200Fevil']) {
+      expectError(await api('PUT', '/account/branding', { key: brand, body: { displayName } }), 400, 'VALIDATION_ERROR');
+    }
     const grey = await api('PUT', '/account/branding', { key: brand, body: { primaryColor: '#777777', textColor: '#888888' } });
     expectError(grey, 400, 'VALIDATION_ERROR');
     expect(grey.body.error?.details).toMatchObject({ minimum: 4.5, contrastRatio: expect.any(Number) });

@@ -198,7 +198,7 @@ export {
   VerifyCodeBody,
   VerifyCodeQuery,
 } from './schemas/codes.ts';
-export { ErrorEnvelope, Pagination, ResponseMeta } from './schemas/common.ts';
+export { ErrorEnvelope, isPrintableText, Pagination, ResponseMeta } from './schemas/common.ts';
 export {
   AssetIdParam,
   ChainVerification,

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { BlockedCode, ConfirmedReport, RiskIndicator } from './codes.ts';
-import { Pagination } from './common.ts';
+import { Pagination, printableNonBlankTextPattern } from './common.ts';
 
 /** Categories and the photo angles each requires (the interface spec; docs/INTERFACE.md, Auction objects). */
 export const categoryAngles = {
@@ -40,7 +40,7 @@ export const TransferIdParam = Type.Object({
 const OwnerId = Type.String({
   minLength: 1,
   maxLength: 128,
-  pattern: '^(?=.*\\S)[^\\u0000-\\u001F\\u007F-\\u009F\\u200E\\u200F\\u202A-\\u202E\\u2066-\\u2069]+$',
+  pattern: printableNonBlankTextPattern,
   description:
     'Your identifier of an owner (a client id); default: the account. Not blank; no control or text-direction characters.',
   examples: ['client-jane'],

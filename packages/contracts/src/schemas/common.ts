@@ -24,9 +24,24 @@ export const Pagination = Type.Object({
 export type Pagination = Static<typeof Pagination>;
 
 /**
- * A `pattern` for text others are shown (key and account names, webhook descriptions): no control
- * characters (escape sequences, line breaks, tabs) and no bidirectional overrides, which a terminal
- * would act on or which would reorder what a listing shows. The console renders text as text and
- * the CLI escapes what it prints anyway; this keeps such text from being stored at all.
+ * Characters text others are shown may not hold: control characters (escape sequences, line
+ * breaks, tabs), which a terminal would act on, and the characters that change text direction
+ * (U+061C, U+200E/F, U+202A–U+202E, U+2066–U+2069), which would reorder what a page or a listing
+ * shows. As the inside of a regular-expression character class.
  */
-export const printableTextPattern = '^[^\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]*$';
+const unprintableCharacters = '\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069';
+
+/**
+ * A `pattern` for text others are shown (key and account names, webhook descriptions, a brand's
+ * display name): none of the characters above. The console renders text as text and the CLI
+ * escapes what it prints anyway; this keeps such text from being stored at all.
+ */
+export const printableTextPattern = `^[^${unprintableCharacters}]*$`;
+
+/** The same, and not blank (an owner as an auction house names it). */
+export const printableNonBlankTextPattern = `^(?=.*\\S)[^${unprintableCharacters}]+$`;
+
+const printableText = new RegExp(printableTextPattern);
+
+/** Whether `text` matches {@link printableTextPattern}, for checks made outside a schema. */
+export const isPrintableText = (text: string): boolean => printableText.test(text);

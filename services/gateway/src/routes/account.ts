@@ -14,6 +14,7 @@ import {
   deleteBrandingLogoRoute,
   getBrandingRoute,
   HallmarkError,
+  isPrintableText,
   type Principal,
   updateBrandingRoute,
   uploadBrandingLogoRoute,
@@ -33,7 +34,6 @@ const unsupportedLogoType = () =>
   new HallmarkError('UNSUPPORTED_MEDIA_TYPE', 'Send the logo as the body, with Content-Type image/png or image/jpeg.', {
     accepted: [...logoTypes],
   });
-const unsafeNameCharacters = /[\p{Cc}\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
 
 /**
  * Writes a branding change with its audit event (`branding.updated` or `branding.logo-set`) in the
@@ -114,7 +114,7 @@ export function registerAccountSettingsRoutes(
     const owner = principalOf(request);
     const body = request.body as BrandingInput;
     // A name with control or direction-override characters could make the page read as something else.
-    if (body.displayName && unsafeNameCharacters.test(body.displayName)) {
+    if (body.displayName && !isPrintableText(body.displayName)) {
       throw new HallmarkError('VALIDATION_ERROR', 'Invalid request: check displayName.', {
         fields: [{ field: 'displayName', in: 'body', message: 'contains control or text-direction characters' }],
       });

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import type { ExportedEvent, ExportPage } from '@hallmark/contracts';
+import { formatDigitalLink } from '@hallmark/gs1';
 
 /**
  * Writes an export as its pages arrive, so memory stays flat however long the history is.
@@ -127,13 +128,17 @@ const bizSteps: Record<string, string> = {
   transferred: 'accepting',
 };
 
-/** The item's EPC as a GS1 Digital Link URI (GTIN + serial), from the asset's first event. */
+/**
+ * The item's EPC as a GS1 Digital Link URI (GTIN + serial) on GS1's own resolver, from the asset's
+ * first event, the serial percent-encoded as every link the product writes (formatDigitalLink), so
+ * one item has one spelling across exports and links.
+ */
 function epcOf(first: ExportedEvent | undefined): string | undefined {
   const data = (first?.data ?? {}) as { gtin?: unknown; serial?: unknown; serviceSerial?: unknown; link?: { gtin?: unknown } };
   const gtin = typeof data.gtin === 'string' ? data.gtin : typeof data.link?.gtin === 'string' ? data.link.gtin : undefined;
   const serial =
     typeof data.serial === 'string' ? data.serial : typeof data.serviceSerial === 'string' ? data.serviceSerial : undefined;
-  return gtin && serial ? `https://id.gs1.org/01/${gtin}/21/${encodeURIComponent(serial)}` : undefined;
+  return gtin && serial ? formatDigitalLink({ origin: 'https://id.gs1.org', gtin, serial }) : undefined;
 }
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
