@@ -391,6 +391,33 @@ describe.each([
   });
 
   describe('a key manages only keys within its own scopes', () => {
+    it('holds an account to 100 active API keys an environment, taken one at a time; a revoked one frees its place', async () => {
+      // Every key in use sits in each gateway's key cache, which all accounts share: a tenant
+      // minting keys by the thousand would churn the other tenants' keys out of it.
+      const { key: star } = await newTenant('enterprise');
+      // Its first key is one; 98 more one by one, then two at once for the last place.
+      const made: { id: string; secret: string }[] = [];
+      for (let i = 0; i < 98; i++) made.push(await newKey(star, { name: `line ${i}`, scopes: ['keys:read'] }));
+      const racing = await Promise.all(
+        ['a', 'b'].map((name) => api('POST', '/keys', { key: star, body: { name: `racing ${name}`, scopes: ['keys:read'] } })),
+      );
+      expect(racing.map((r) => r.status).sort()).toEqual([201, 409]);
+      const refused = racing.find((r) => r.status === 409) as ApiResponse;
+      expectError(refused, 409, 'CONFLICT');
+      expect(refused.body.error?.details).toEqual({ limit: 100 });
+      // Nothing was stored of the refusal: the listing holds the 100.
+      const listed = await api('GET', '/keys?type=api&limit=100', { key: star });
+      expect(listed.body.keys.filter((k: Json) => k.status === 'active')).toHaveLength(100);
+      expect(listed.body.pagination.hasMore).toBe(false);
+      // Rotating needs a place too (the old key stays active through its grace period).
+      expectError(await api('POST', `/keys/${made[0]?.id}/rotate`, { key: star, body: { graceSeconds: 3600 } }), 409, 'CONFLICT');
+      // The test environment is another 100; a revoked key frees its place.
+      await newKey(star, { name: 'sandbox', scopes: ['keys:read'], environment: 'test' });
+      expect((await api('POST', `/keys/${made[0]?.id}/revoke`, { key: star })).status).toBe(200);
+      await newKey(star, { name: 'after a revocation', scopes: ['keys:read'] });
+      expectError(await api('POST', '/keys', { key: star, body: { name: 'one too many', scopes: ['keys:read'] } }), 409, 'CONFLICT');
+    });
+
     it('refuses to revoke a key with scopes the caller lacks, and the key keeps working', async () => {
       const { key: owner, keyId: ownerId } = await newTenant('starter');
       const manager = await newKey(owner, { name: 'manager', scopes: ['keys:write'] });

@@ -75,6 +75,20 @@ export async function insertApiKey(sql: SqlExecutor, key: NewApiKey): Promise<Ap
   return toApiKeyRecord(rows[0] as ApiKeyRow);
 }
 
+/** How many API keys of the account and environment are active at `now` (neither revoked nor expired). */
+export async function countActiveApiKeys(
+  sql: SqlExecutor,
+  owner: { accountId: string; environment: Environment },
+  now: Date,
+): Promise<number> {
+  const rows = await sql.query<{ count: string | number }>(
+    `SELECT count(*) AS count FROM api_keys
+     WHERE account_id = $1 AND environment = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)`,
+    [owner.accountId, owner.environment, now],
+  );
+  return Number(rows[0]?.count ?? 0);
+}
+
 /** The key whose secret hashes to `keyHash`, with its account; undefined when there is none. */
 export async function findApiKeyByHash(sql: SqlExecutor, keyHash: string): Promise<ApiKeyWithAccount | undefined> {
   const rows = await sql.query<ApiKeyRow>(

@@ -8,7 +8,7 @@ import {
 } from '@hallmark/contracts';
 import type { SqlExecutor } from '@hallmark/sql';
 import { environmentOfSecret, hashApiKeySecret, secretPrefix } from './api-key-secret.ts';
-import { type ApiKeyRecord, insertApiKey } from './api-key-store.ts';
+import { type ApiKeyRecord, countActiveApiKeys, insertApiKey } from './api-key-store.ts';
 import type { AuthenticatedKey } from './authenticated-key.ts';
 import {
   type ApiKeyEvent,
@@ -60,9 +60,29 @@ export function environmentFor(creator: AuthenticatedKey, requested: Environment
   return typeof decided === 'string' ? decided : throwRefusal(decided);
 }
 
-/** Writes the row a KeyIssued event describes, with the secret's hash, and answers the secret, the one time it is shown. */
+/**
+ * API keys an account may have active in one environment. Every key in use sits in each gateway's
+ * key cache, shared by all accounts; without a cap one account could churn the others' keys out of
+ * it. A rotation needs a place too (the old key stays active through its grace period).
+ */
+export const maxActiveApiKeys = 100;
+
+/**
+ * Writes the row a KeyIssued event describes, with the secret's hash, and answers the secret, the
+ * one time it is shown; in the event's transaction. `409 CONFLICT` when the account has
+ * maxActiveApiKeys active in the environment already. Issues of one owner are taken one at a time
+ * (a transaction lock), so two at once cannot both take the last place.
+ */
 export async function writeKeyIssued(sql: SqlExecutor, event: KeyIssued, secret: string, now: Date): Promise<CreatedApiKey> {
   const { data } = event;
+  await sql.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`api-keys:${data.accountId}:${data.environment}`]);
+  if ((await countActiveApiKeys(sql, data, now)) >= maxActiveApiKeys) {
+    throw new HallmarkError(
+      'CONFLICT',
+      `This account has ${maxActiveApiKeys} active API keys in this environment, the most it may have: revoke one no longer used.`,
+      { limit: maxActiveApiKeys },
+    );
+  }
   const record = await insertApiKey(sql, {
     id: data.keyId,
     accountId: data.accountId,

@@ -29,6 +29,7 @@ export {
   decideOperatorKeyIssue,
   environmentFor,
   type KeyIssued,
+  maxActiveApiKeys,
   throwRefusal,
   writeKeyIssued,
 } from './api-keys.ts';
