@@ -104,10 +104,19 @@ export interface Idempotency {
   admit(request: FastifyRequest, reply: FastifyReply, parts: Readonly<Record<string, string>>): Promise<boolean>;
   /**
    * Whether the request's Idempotency-Key holds a stored answer for its API key and route, which a
-   * retry is then sent whatever the limits (a replay spends nothing). One indexed read; false
-   * without a key, with one that is malformed, unanswered or expired, and for uploads.
+   * retry is then sent whatever the limits (a replay spends nothing), or quota an earlier attempt
+   * paid (the retry spends that much less, so limits the earlier attempt kept do not refuse it). One
+   * indexed read; false without a key, with one that is malformed, unanswered and unpaid or expired,
+   * and for uploads.
    */
   hasStoredAnswer(request: FastifyRequest, route: RouteDefinition): Promise<boolean>;
+  /**
+   * Notes on the claimed key what the attempt has paid, by part, once its quota is spent: should its
+   * gateway die before the answer (nothing then runs onSend), the retry that takes the key over finds
+   * it prepaid and pays nothing twice. An answer replaces it (a 2xx clears it; a failure leaves what
+   * it keeps). Resolves at once for a request without a claimed key.
+   */
+  notePaid(request: FastifyRequest, parts: PrepaidParts): Promise<void>;
 }
 
 const sha256Hex = (text: string | Buffer) => createHash('sha256').update(text).digest('hex');
@@ -226,10 +235,11 @@ function createIdempotencyStore(db: SqlDatabase) {
       return { kind: 'running' };
     },
 
-    /** Whether the key holds an answer not yet expired (whatever request it answered). */
-    async answered(scope: KeyScope, now: Date): Promise<boolean> {
+    /** Whether the key holds an answer or prepaid quota, not yet expired (whatever request it was for). */
+    async answeredOrPrepaid(scope: KeyScope, now: Date): Promise<boolean> {
       const rows = await db.query(
-        `SELECT 1 FROM idempotent_requests WHERE ${whereScope} AND status IS NOT NULL AND expires_at > $6`,
+        `SELECT 1 FROM idempotent_requests
+         WHERE ${whereScope} AND (status IS NOT NULL OR prepaid IS NOT NULL) AND expires_at > $6`,
         [...scopeParams(scope), now],
       );
       return rows.length === 1;
@@ -255,6 +265,15 @@ function createIdempotencyStore(db: SqlDatabase) {
         [...scopeParams(attempt.scope), attempt.token, leaseUntil],
       );
       return renewed.length === 1;
+    },
+
+    /** What the attempt holding the claim has paid, while it runs; its lease is left as it is. */
+    async notePaid(attempt: IdempotentAttempt, prepaid: PrepaidParts): Promise<void> {
+      await db.query(`UPDATE idempotent_requests SET prepaid = $7 WHERE ${whereScope} AND claim = $6 AND status IS NULL`, [
+        ...scopeParams(attempt.scope),
+        attempt.token,
+        JSON.stringify(prepaid),
+      ]);
     },
 
     /**
@@ -427,7 +446,11 @@ export function installIdempotency(
       const apiKey = request.apiKey;
       // An upload's limits are spent before its handler reads the parts and replays: no use looking.
       if (key === undefined || !apiKey || !route.idempotent || route.formBody) return false;
-      return store.answered(scopeOf(apiKey, route, key), deps.clock());
+      return store.answeredOrPrepaid(scopeOf(apiKey, route, key), deps.clock());
+    },
+    notePaid: async (request, parts) => {
+      const attempt = request.idempotentAttempt;
+      if (attempt) await store.notePaid(attempt, parts);
     },
   };
 }

@@ -1,5 +1,7 @@
+import type { RouteDefinition } from '@hallmark/contracts';
 import type { FastifyRequest } from 'fastify';
 import type { PrepaidParts } from './idempotency.ts';
+import { batchChunkStarts } from './routes/batch-chunks.ts';
 
 /**
  * Quota an earlier attempt with the request's Idempotency-Key kept for work nobody knows was done
@@ -36,4 +38,16 @@ export function leavePrepaid(request: FastifyRequest, parts: PrepaidParts): void
  */
 export function madeByEarlierAttempt(request: FastifyRequest): void {
   request.refusedItems = request.quotaSpent?.cost ?? 0;
+}
+
+/**
+ * Everything a keyed request has paid for once its quota is spent (what earlier attempts left
+ * prepaid and what this one spent, together the whole request), by part: what a retry finds prepaid
+ * if this attempt's gateway dies before its answer (idempotency.ts, notePaid).
+ */
+export function paidParts(request: FastifyRequest, route: RouteDefinition): PrepaidParts {
+  const items = (request.body as { items?: unknown } | undefined)?.items;
+  if (route.quota?.per !== 'item' || !Array.isArray(items) || items.length === 0) return { '0': 1 };
+  const starts = batchChunkStarts(items);
+  return Object.fromEntries(starts.map((start, chunk) => [String(start), (starts[chunk + 1] ?? items.length) - start]));
 }

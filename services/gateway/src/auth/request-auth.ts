@@ -2,7 +2,7 @@ import { type AuthenticatedKey, holdsScope } from '@hallmark/accounts';
 import { addressKeyOf, HallmarkError, type Principal, type RouteDefinition } from '@hallmark/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Idempotency } from '../idempotency.ts';
-import { leavePrepaid, prepaidUnitsOf } from '../prepaid-work.ts';
+import { leavePrepaid, paidParts, prepaidUnitsOf } from '../prepaid-work.ts';
 import { mayHaveActed } from '../service-call.ts';
 import type { Authenticator } from './authenticator.ts';
 import type { ConsoleSessions } from './console-sessions.ts';
@@ -96,8 +96,11 @@ export function installRequestAuth(
     ownOrigins: (request: FastifyRequest) => readonly string[];
     /** Notes each authorised request's key for lastUsedAt (written in batches, never per request). */
     keyLastUsed: KeyLastUsed;
-    /** Stored answers of Idempotency-Keys: a retry of an answered request is not refused by held limits. */
-    idempotency: Pick<Idempotency, 'hasStoredAnswer'>;
+    /**
+     * Idempotency-Keys: a retry of an answered or prepaid request is not refused by held limits, and a
+     * keyed attempt notes what it paid as soon as it has.
+     */
+    idempotency: Pick<Idempotency, 'hasStoredAnswer' | 'notePaid'>;
   },
 ): void {
   app.decorateRequest('apiKey', null);
@@ -183,7 +186,20 @@ export function installRequestAuth(
     const key = request.apiKey;
     if (!key) return done();
     const items = route.quota?.per === 'item' ? itemCount(request.body) : 1;
-    settle(reply, deps.rateLimiter.spend(key, route.quota, items, prepaidUnitsOf(request)), done);
+    const outcome = deps.rateLimiter.spend(key, route.quota, items, prepaidUnitsOf(request));
+    if (!request.idempotentAttempt) return settle(reply, outcome, done);
+    // A keyed attempt notes on its key what it paid before any work starts: a gateway killed before
+    // the answer runs no onSend to give back or keep quota, and its retry would pay it all again.
+    settle(reply, outcome, (error) => {
+      if (error || !request.quotaSpent) return done(error);
+      deps.idempotency.notePaid(request, paidParts(request, route)).then(
+        () => done(),
+        (failure: unknown) => {
+          request.log.warn({ err: failure }, 'idempotency: could not note the quota a keyed attempt paid');
+          done();
+        },
+      );
+    });
   };
 
   /** Look-ups of stored answers for accounts past their limits, one at a time per account and environment. */

@@ -1,0 +1,171 @@
+// A gateway killed mid-request, and the keyed retry through another gateway (found by a review of
+// replicas and kills, 2026-12-04). The killed gateway runs no onSend, where quota is given back or
+// left prepaid for a retry, so the retry paid everything again: the items the dead gateway never
+// sent were charged twice, and a code paid at the day's limit could not get its answer back until
+// midnight. A keyed attempt now notes on its key what it paid as soon as it has (idempotency.ts,
+// notePaid). Distributed form: two gateways, two code-service replicas, SIGKILL and SIGSTOP.
+import { randomUUID } from 'node:crypto';
+import { createPostgresDatabase } from '@hallmark/sql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { earlyInWindow } from '../support/client-address.ts';
+import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
+import { call } from '../support/embedded.ts';
+import { waitFor } from '../support/wait.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
+type Json = Record<string, any>;
+
+const gtin = '09506000134352';
+const otherGtin = '09506000134369';
+let product: DistributedProduct;
+
+const api = (url: string, method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
+  call<Json>(url, method, `/api/v1${path}`, options);
+
+async function sql<T = Json>(text: string, params: unknown[] = []): Promise<T[]> {
+  const db = createPostgresDatabase({ connectionString: product.databaseUrl, maxConnections: 1 });
+  try {
+    return (await db.query(text, params)) as T[];
+  } finally {
+    await db.close();
+  }
+}
+
+async function newAccount(tier: 'free' | 'starter' | 'enterprise', withGtin = true, ownGtin = gtin) {
+  const created = await api(product.url, 'POST', '/accounts', {
+    key: product.operatorKey,
+    body: { name: `Killed gateway ${randomUUID().slice(0, 6)}`, tier },
+  });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  if (withGtin) {
+    const granted = await api(product.url, 'POST', `/accounts/${created.body.account.id}/gtins`, {
+      key: product.operatorKey,
+      body: { gtin: ownGtin },
+    });
+    expect(granted.status, JSON.stringify(granted.body)).toBe(201);
+  }
+  return { accountId: created.body.account.id as string, key: created.body.apiKey.secret as string };
+}
+
+describe('a gateway killed mid-request, the keyed retry through another gateway', () => {
+  beforeAll(async () => {
+    product = await startDistributedProduct(
+      { HALLMARK_IDEMPOTENCY_LEASE_MS: '1500' },
+      { gateways: 2, replicas: { 'code-service': 2 } },
+    );
+  }, 120_000);
+  afterAll(async () => {
+    await product?.stop();
+  }, 60_000);
+
+  it('charges the day’s generate quota once per code made: the items the dead gateway never sent are not paid twice', async () => {
+    await earlyInWindow(86_400_000, 90_000);
+    // A starter account: 1,000 generates a day.
+    const brand = await newAccount('starter');
+    // 450 items of ~13 KB metadata: chunks of ~28 items (384 KB each), sent four at a time.
+    const prefix = `KILL-${randomUUID().slice(0, 6)}`;
+    const items = Array.from({ length: 450 }, (_, i) => ({
+      gtin,
+      serialNumber: `${prefix}-${i}`,
+      metadata: { name: `Item ${i}`, notes: 'n'.repeat(13_000) },
+    }));
+    const key = `batch-${randomUUID()}`;
+    const [first, second] = product.gatewayUrls as [string, string];
+    const cutOff = api(first, 'POST', '/code/generate/batch', {
+      key: brand.key,
+      headers: { 'idempotency-key': key },
+      body: { items },
+    }).catch((error: unknown) => ({ status: 0, error }));
+    // Kill gateway-1 once code-service has stored the batch's first codes, before it sent the rest.
+    await waitFor(
+      'the batch’s first codes',
+      async () => {
+        const [row] = await sql<{ n: string }>(`SELECT count(*) AS n FROM codes WHERE serial LIKE $1`, [`${prefix}-%`]);
+        return Number(row?.n) > 0 ? true : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 10 },
+    );
+    await product.kill('gateway-1');
+    await cutOff;
+    // Let code-service finish what it was sent, and the dead gateway's lease lapse.
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    const [beforeRetry] = await sql<{ n: string }>(`SELECT count(*) AS n FROM codes WHERE serial LIKE $1`, [`${prefix}-%`]);
+    const madeByFirst = Number(beforeRetry?.n);
+    // The kill must have cut the batch: some chunks were never sent.
+    expect(madeByFirst).toBeGreaterThan(0);
+    expect(madeByFirst).toBeLessThan(items.length);
+
+    const retry = await api(second, 'POST', '/code/generate/batch', {
+      key: brand.key,
+      headers: { 'idempotency-key': key },
+      body: { items },
+    });
+    const usage = await api(second, 'GET', '/usage', { key: brand.key });
+    const used = usage.body.quotas?.find((quota: Json) => quota.name === 'generate')?.used;
+    const [after] = await sql<{ n: string }>(`SELECT count(*) AS n FROM codes WHERE serial LIKE $1`, [`${prefix}-%`]);
+    const summary = { madeByFirst, retryStatus: retry.status, retryError: retry.body.error, codesStored: Number(after?.n), used };
+    expect(retry.status, JSON.stringify(summary)).toBe(200);
+    expect(
+      retry.body.results.filter((result: Json) => result.code),
+      JSON.stringify(summary),
+    ).toHaveLength(items.length);
+    // 450 codes made in all: 450 units of the day's quota, not 450 plus the items the dead gateway never sent.
+    expect(summary.codesStored).toBe(items.length);
+    expect(used, JSON.stringify(summary)).toBe(items.length);
+  }, 120_000);
+
+  it('answers a keyed generate cut off by a gateway kill with its code on retry at the day’s limit, charging it once', async () => {
+    await earlyInWindow(86_400_000, 60_000);
+    // A free account: 100 generates a day; 99 spent, the 100th is the keyed one cut off.
+    // gateway-1 was killed by the test before: start it again.
+    await product.restart('gateway-1');
+    await waitFor(
+      'gateway-1 to be ready',
+      async () => ((await fetch(`${product.url}/ready`).catch(() => undefined))?.ok ? true : undefined),
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    const brand = await newAccount('free', true, otherGtin);
+    const prefix = `ONE-${randomUUID().slice(0, 6)}`;
+    const spend = await api(product.url, 'POST', '/code/generate/batch', {
+      key: brand.key,
+      body: { items: Array.from({ length: 99 }, (_, i) => ({ gtin: otherGtin, serialNumber: `${prefix}-${i}` })) },
+    });
+    expect(spend.status).toBe(200);
+    const [first, second] = product.gatewayUrls as [string, string];
+    const body = { gtin: otherGtin, serialNumber: `${prefix}-last` };
+    const key = `one-${randomUUID()}`;
+    // Hold every code-service replica so the request is in flight when gateway-1 dies.
+    const codeServices = product.processNames().filter((name) => name.startsWith('code-service'));
+    for (const name of codeServices) product.process(name).child.kill('SIGSTOP');
+    let cutOff: Promise<unknown>;
+    try {
+      cutOff = api(first, 'POST', '/code/generate', { key: brand.key, headers: { 'idempotency-key': key }, body }).catch(
+        () => undefined,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      await product.kill('gateway-1');
+    } finally {
+      for (const name of codeServices) product.process(name).child.kill('SIGCONT');
+    }
+    await cutOff;
+    // code-service makes the code it was sent; the dead gateway's lease lapses.
+    await waitFor(
+      'the cut-off code to be stored',
+      async () => {
+        const [row] = await sql<{ n: string }>('SELECT count(*) AS n FROM codes WHERE serial = $1', [body.serialNumber]);
+        return Number(row?.n) === 1 ? true : undefined;
+      },
+      { timeoutMs: 10_000 },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const retry = await api(second, 'POST', '/code/generate', { key: brand.key, headers: { 'idempotency-key': key }, body });
+    const usage = await api(second, 'GET', '/usage', { key: brand.key });
+    const used = usage.body.quotas?.find((quota: Json) => quota.name === 'generate')?.used;
+    // The code exists and was paid for (100 used of 100): the retry answers it.
+    expect(retry.status, JSON.stringify({ retry: retry.body, used })).toBe(201);
+    expect(retry.body).toMatchObject({ gtin: otherGtin, serial: body.serialNumber });
+    expect(used).toBe(100);
+  }, 120_000);
+});
