@@ -415,7 +415,11 @@ describe.each([
       await newKey(star, { name: 'sandbox', scopes: ['keys:read'], environment: 'test' });
       expect((await api('POST', `/keys/${made[0]?.id}/revoke`, { key: star })).status).toBe(200);
       await newKey(star, { name: 'after a revocation', scopes: ['keys:read'] });
-      expectError(await api('POST', '/keys', { key: star, body: { name: 'one too many', scopes: ['keys:read'] } }), 409, 'CONFLICT');
+      expectError(
+        await api('POST', '/keys', { key: star, body: { name: 'one too many', scopes: ['keys:read'] } }),
+        409,
+        'CONFLICT',
+      );
     });
 
     it('refuses to revoke a key with scopes the caller lacks, and the key keeps working', async () => {

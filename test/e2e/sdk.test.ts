@@ -389,10 +389,12 @@ describe('retries through a proxy that fails on purpose', () => {
   });
 
   it('iterates a paged list of 2,500 keys completely', async () => {
+    // Revoked, as an account's old keys are: an account holds at most 100 active ones, and the later
+    // tests of this file create keys.
     await t.product.db.query(
-      `INSERT INTO api_keys (id, account_id, environment, name, key_hash, prefix, scopes, created_at)
+      `INSERT INTO api_keys (id, account_id, environment, name, key_hash, prefix, scopes, created_at, revoked_at)
        SELECT 'key_' || lpad(to_hex(i), 20, '0'), $1, 'live', 'bulk ' || i, 'seeded-' || i, 'svc_live_', ARRAY['assets:verify'],
-              now() - make_interval(secs => i)
+              now() - make_interval(secs => i), now()
        FROM generate_series(1, 2500) AS i`,
       [accountId],
     );

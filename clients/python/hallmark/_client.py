@@ -187,7 +187,13 @@ class BaseClient:
             value = path_params.get(name)
             if value is None or value == "":
                 raise ValueError(f"{operation.operation_id}: {name} is required")
-            path = path.replace("{" + name + "}", quote(str(value), safe=""))
+            text = str(value)
+            # As the TypeScript SDK refuses them (request.ts): a "." or ".." segment is resolved by a URL
+            # library or a normalising proxy, moving the request to another operation with this key.
+            for segment in text.split("/"):
+                if segment in (".", ".."):
+                    raise ValueError(f'{operation.operation_id}: the path parameter "{name}" may not hold a "{segment}" segment.')
+            path = path.replace("{" + name + "}", quote(text, safe=""))
         return path
 
     def call_raw(
@@ -255,7 +261,8 @@ def _json_of(response: RawResponse, operation_id: str) -> Any:
     """The answer's JSON; InvalidResponseError when it is something else (a proxy's HTML page with 200)."""
     try:
         return response.json()
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:
+        # RecursionError: JSON nested deeper than the parser goes (no API answer is).
         kind = response.headers.get("content-type", "no content type").split(";")[0]
         raise InvalidResponseError(
             f"The answer to {operation_id} ({kind}) is not the JSON this operation answers.",
@@ -266,7 +273,8 @@ def _json_of(response: RawResponse, operation_id: str) -> Any:
 
 
 def _json_or_none(response: RawResponse) -> Any:
+    """An error answer's JSON; None when it is something else (raised as HTTP_<status>), nested too deep included."""
     try:
         return response.json()
-    except ValueError:
+    except (ValueError, RecursionError):
         return None

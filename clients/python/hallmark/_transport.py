@@ -6,6 +6,7 @@ import heapq
 import http.client
 import itertools
 import json
+import re
 import select
 import socket
 import threading
@@ -17,7 +18,7 @@ from urllib.parse import urlsplit
 
 from ._errors import APIResponseTooLargeError
 
-#: What the body is read in when its length is not declared.
+#: What the body is read in (a bounded answer is counted as it comes, whatever its declared length).
 _READ_SIZE = 64 * 1024
 
 
@@ -121,14 +122,40 @@ class _Watchdog:
 _watchdog = _Watchdog()
 
 
+class MalformedAnswer(http.client.HTTPException):
+    """An answer whose framing cannot be read (a Content-Length that is not a number): no whole answer,
+    as http.client says of a bad status line or chunk size, so the client raises APIConnectionError."""
+
+
+class _FinalResponse(http.client.HTTPResponse):
+    """An HTTPResponse that reads past every interim 1xx answer (103 Early Hints, 102 Processing) to the
+    final one; http.client itself skips only 100 Continue and would take a 103 for the answer."""
+
+    def _read_status(self) -> tuple[str, int, str]:
+        while True:
+            version, status, reason = super()._read_status()  # type: ignore[misc]
+            if not 100 <= status < 200:
+                return version, status, reason
+            # An interim answer's header fields (at most http.client's 100, each line bounded): dropped.
+            http.client.parse_headers(self.fp)
+
+
+#: A Content-Length: ASCII digits only (str.isdigit() takes "\xb2", which int() refuses; int() takes "1_0").
+_CONTENT_LENGTH = re.compile(r"[0-9]+")
+
+
 def _read_body(response: http.client.HTTPResponse, max_bytes: int | None) -> bytes:
-    """The answer's body, given up once it is past `max_bytes`: by its Content-Length at once, else as it comes."""
+    """The answer's body, given up once it is past `max_bytes`: by its Content-Length at once, else counted
+    as it comes (a chunked body included: http.client reads one whatever Content-Length says)."""
+    declared = response.getheader("content-length")
+    if declared is not None and not _CONTENT_LENGTH.fullmatch(declared.strip()):
+        raise MalformedAnswer(f"the answer's Content-Length {declared!r} is not a number")
     if max_bytes is None:
         return response.read()
-    declared = response.getheader("content-length")
-    if declared is not None and declared.strip().isdigit():
-        if int(declared) > max_bytes:
-            raise _too_large(max_bytes)
+    if declared is not None and int(declared) > max_bytes:
+        raise _too_large(max_bytes)
+    if declared is not None and not response.chunked:
+        # http.client reads exactly the declared length (within bounds), however slowly it comes.
         return response.read()
     chunks: list[bytes] = []
     size = 0
@@ -180,6 +207,7 @@ class Transport:
             connection = http.client.HTTPSConnection(self.host, self.port, timeout=timeout)
         else:
             connection = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+        connection.response_class = _FinalResponse
         self._local.connection = connection
         return connection
 

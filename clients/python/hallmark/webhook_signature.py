@@ -119,7 +119,8 @@ def verify_webhook(
             raise WebhookVerificationError("No v1 signature matches the secret.")
     try:
         payload = json.loads(raw)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:
+        # RecursionError: nested deeper than the parser goes (a forged body, checked by key set alone).
         raise WebhookVerificationError("The body is not JSON.") from error
     if not isinstance(payload, dict):
         raise WebhookVerificationError("The body is not a JSON object.")

@@ -120,15 +120,20 @@ export function fetchTransport(fetchFunction: typeof fetch): Transport {
   };
 }
 
-/** A fetch answer's body, read chunk by chunk and given up past `maxResponseBytes`. */
+/**
+ * A fetch answer's body, read chunk by chunk and given up past `maxResponseBytes` (the bytes counted
+ * are those fetch gives, after any Content-Encoding is undone; a declared length past the limit is
+ * refused before reading).
+ */
 async function bodyOf(response: Response, request: HttpRequest): Promise<Uint8Array> {
   const contentLength = response.headers.get('content-length');
   if (declaredTooLarge(request, contentLength)) {
     await response.body?.cancel().catch(() => {});
     throw tooLargeError(request);
   }
-  // A declared length within bounds (fetch ends the body there): read at once.
-  if (contentLength !== null || !response.body) return new Uint8Array(await response.arrayBuffer());
+  if (!response.body) return new Uint8Array(0);
+  // Counted as it comes, whatever the declared length: a compressed answer's Content-Length is that of
+  // the bytes sent, and fetch inflates them (a gzip answer of a few KiB can be gigabytes once inflated).
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let length = 0;

@@ -63,7 +63,7 @@ def hash_provenance_record(
     return hashlib.sha256(canonical_json(record).encode("utf-8")).hexdigest()
 
 
-def _why_not_checkpoint_key(jwk: Mapping[str, Any], kid: str, account_id: Any, environment: Any) -> str | None:
+def _why_not_checkpoint_key(jwk: Mapping[str, Any], kid: str, account_id: str, environment: str) -> str | None:
     """Why a published key may not sign the checkpoint of the owner's asset, or None when it may.
 
     The service signs checkpoints only with the owner's own signing key in the asset's environment:
@@ -137,6 +137,11 @@ def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditR
     assert isinstance(owner, Mapping)
     account_id = owner.get("accountId")
     environment = owner.get("environment")
+    # What the checkpoint's key and every event's hash are checked against, as the TypeScript audit
+    # reads them: a member the export does not name is "" (never None, which a key set's missing
+    # hallmark_account would equal: a key of no account would vouch for an export of no owner).
+    account_text = "" if account_id is None else str(account_id)
+    environment_text = "" if environment is None else str(environment)
     events_value = document.get("events")
     events: list[Any] = list(events_value) if isinstance(events_value, list) else []
 
@@ -175,7 +180,7 @@ def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditR
         )
         if jwk is None:
             return None
-        refusal = _why_not_checkpoint_key(jwk, kid, account_id, environment)
+        refusal = _why_not_checkpoint_key(jwk, kid, account_text, environment_text)
         if refusal is not None:
             refusals.append(refusal)
             return None
@@ -210,15 +215,16 @@ def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditR
         try:
             computed = hash_provenance_record(
                 asset_id=asset_id,
-                account_id=str(account_id),
-                environment=str(environment),
+                account_id=account_text,
+                environment=environment_text,
                 sequence=event["sequence"],
                 type=event["type"],
                 occurred_at=event["occurredAt"],
                 data=event["data"],
                 prev_hash=event.get("prevHash"),
             )
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, RecursionError):
+            # Missing or mistyped members, or data nested too deep to canonicalise: it hashes to nothing.
             computed = None
         event_hash = event.get("hash")
         if computed != event_hash:
