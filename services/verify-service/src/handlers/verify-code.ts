@@ -35,9 +35,17 @@ export interface VerifyDeps {
   clock: () => Date;
 }
 
-export const scanSubject = (environment: string, gtin: string, serial: string) => `${environment}:${gtin}:${serial}`;
+/**
+ * Where a code's scans are counted: per signer (the GTIN's owner, or the operator), so a GTIN that
+ * changes hands starts its new owner's codes afresh; the previous owner's scans of a serial used
+ * again are neither shown to the new owner (firstSeen, totalScans) nor held against its code by the
+ * risk rules. Counters kept before 2026-12-04 were per item alone and are not read since.
+ */
+export const scanSubject = (environment: string, signer: string, gtin: string, serial: string) =>
+  `${environment}:${signer}:${gtin}:${serial}`;
 /** Where scans of a link whose signature failed are counted: never the genuine code's counters. */
-export const forgedScanSubject = (environment: string, gtin: string, serial: string) => `forged:${environment}:${gtin}:${serial}`;
+export const forgedScanSubject = (environment: string, signer: string, gtin: string, serial: string) =>
+  `forged:${environment}:${signer}:${gtin}:${serial}`;
 
 /** How long a forged link's counters are kept: the longest window a rule reads them over. */
 const forgedCountersMs = (rules: { repeatWindowSeconds: number; scanWindowMinutes: number; clonedLabelWindowMinutes: number }) =>
@@ -102,7 +110,7 @@ export async function verifyCode(
   // subject of its own, so it still shows in its own counters and in the scan events.
   const forged = matchedKid === undefined;
   const scan = await deps.cache.recordScan({
-    subject: (forged ? forgedScanSubject : scanSubject)(principal.environment, link.gtin, link.serial),
+    subject: (forged ? forgedScanSubject : scanSubject)(principal.environment, signerAccountId ?? '-', link.gtin, link.serial),
     atMs: now.getTime(),
     // A client is the caller's address (an IPv6 address's /64: addressKeyOf), whichever key or page
     // it came through: keys are free to make, so ten keys from one address (another tenant's, say)
