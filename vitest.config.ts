@@ -24,6 +24,7 @@ const pairedEndToEndFiles = [
   'hostile-resolver',
   'hostile-serial-oracle',
   'hostile-signing-keys',
+  'hostile-spellings',
   'hostile-tenants',
   'hostile-transfers',
   'hostile-verdicts',

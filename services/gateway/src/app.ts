@@ -85,6 +85,9 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     // One line per response (onResponse below) instead of fastify's two; request ids under the same key as the services'.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     bodyLimit: deps.config.HALLMARK_BODY_LIMIT_BYTES,
+    // The longest path parameter a route takes (a compressed Digital Link with its signature, 2048);
+    // each route's schema bounds its own. Fastify's default of 100 refused such a link before routing.
+    maxParamLength: 2048,
     requestIdHeader: false,
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];
