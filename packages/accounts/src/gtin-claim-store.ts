@@ -136,7 +136,7 @@ export async function findClaimsGivingWay(sql: SqlExecutor, claim: GtinClaimView
  * under an advisory lock, since overlap of prefixes is not a constraint SQL can express.
  */
 export async function insertGtinClaim(sql: SqlExecutor, claim: GtinClaimView, createdBy: string): Promise<GtinClaimView[]> {
-  await sql.query(`SELECT pg_advisory_xact_lock(hashtextextended('hallmark:gtin-claims', 0))`);
+  await sql.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [gtinClaimsLock]);
   const { kind, value } = claim;
   const overlapping = await activeOverlapping(sql, claim);
   const others = overlapping.filter((row) => row.account_id !== claim.accountId);
@@ -178,13 +178,22 @@ export async function findGtinClaim(
   return rows[0] ? gtinClaimView(rows[0]) : undefined;
 }
 
-/** Revokes an active claim; undefined when it is not active (any more). */
+/**
+ * The advisory lock under which claims change (held exclusively, in the change's transaction) and
+ * codes are stored (shared, code-service's codesInsert): a code is stored either before a claim
+ * changes or after, read against the claims as they are then, never by a signer who lost the GTIN
+ * while its statement ran.
+ */
+export const gtinClaimsLock = 'hallmark:gtin-claims';
+
+/** Revokes an active claim; undefined when it is not active (any more). Run it in a transaction (it takes gtinClaimsLock). */
 export async function revokeGtinClaim(
   sql: SqlExecutor,
   claimId: string,
   at: Date,
   by: string,
 ): Promise<GtinClaimView | undefined> {
+  await sql.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [gtinClaimsLock]);
   const revoked = await sql.query<GtinClaimRow>(
     `UPDATE gtin_claims SET revoked_at = $2, revoked_by = $3 WHERE id = $1 AND revoked_at IS NULL RETURNING *`,
     [claimId, at, by],

@@ -102,6 +102,7 @@ export {
   findGtinClaim,
   findGtinSigner,
   givesWayTo,
+  gtinClaimsLock,
   gtinClaimView,
   insertGtinClaim,
   listActiveGtinClaims,

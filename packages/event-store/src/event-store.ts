@@ -49,6 +49,12 @@ export interface KeyedRowsInsert {
   db: SqlDatabase;
   text: string;
   params: readonly unknown[];
+  /**
+   * An advisory lock (its name) the statement runs under, shared: taken first in the statement's
+   * transaction, so the statement reads what a writer holding it exclusively committed, and such a
+   * writer waits for the statements already running (two round trips more).
+   */
+  sharedLock?: string;
 }
 
 export interface AppendOptions {

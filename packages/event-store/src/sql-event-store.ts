@@ -299,9 +299,8 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
       // One statement: the rows first; the events of the rows stored, in the events' order; a
       // notification when anything was stored. A data-modifying WITH runs each part once
       // and to the end, and the statement commits or fails as a whole (its own transaction).
-      const stored = await db
-        .query<{ key: string }>(
-          `WITH stored AS (${rows.text}),
+      const statement = {
+        text: `WITH stored AS (${rows.text}),
            started AS (
              SELECT e->>'stream' AS stream_id, (e->>'version')::bigint AS stream_version, (e->>'id')::uuid AS event_id,
                     e->>'type' AS event_type, e->'data' AS data, e->'metadata' AS metadata, n
@@ -313,11 +312,19 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
              SELECT stream_id, stream_version, event_id, event_type, data, metadata FROM started ORDER BY n
            )
            SELECT key, (SELECT pg_notify('${notifyChannel}', '*')) IS NULL AS notified FROM stored`,
-          [...rows.params, JSON.stringify(events)],
-        )
-        .catch((error: unknown) => {
-          throw startConflict(error, streams[0]?.streamId ?? '');
-        });
+        params: [...rows.params, JSON.stringify(events)],
+      };
+      const { sharedLock } = rows;
+      const stored = await (sharedLock === undefined
+        ? db.query<{ key: string }>(statement.text, statement.params)
+        : db.transaction(async (tx) => {
+            // The statement's snapshot is taken after the lock: it sees what the lock's holder committed.
+            await tx.query('SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))', [sharedLock]);
+            return tx.query<{ key: string }>(statement.text, statement.params);
+          })
+      ).catch((error: unknown) => {
+        throw startConflict(error, streams[0]?.streamId ?? '');
+      });
       return new Set(stored.map((row) => row.key));
     },
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { GtinSigners, SigningKeyring } from '@hallmark/accounts';
+import { findGtinSigner, type GtinSigners, gtinClaimsLock, type SigningKeyring } from '@hallmark/accounts';
 import { signedMessage, type ValidGenerateRequest, validateGenerateRequest, yymmddToIsoDate } from '@hallmark/codes';
 import {
   type BatchItemResult,
@@ -22,6 +22,7 @@ import {
   decideBatch,
   duplicateSerial,
   type GenerateCodeCommand,
+  gtinNotOwned,
   initialCodeBatch,
   isDomainError,
   type SchemaFact,
@@ -245,7 +246,7 @@ export async function generateCodes(
   const taken =
     deps.groupCommit && pending.length <= groupCommitMaxCodesPerRequest
       ? await deps.groupCommit.write(write)
-      : await writeCodes(deps, [write]).then((refused) => refused[0] ?? new Set<string>());
+      : await writeCodes(deps, [write], { underClaimsLock: true }).then((refused) => refused[0] ?? new Set<string>());
   // A code this write did not insert may be this request's own, stored meanwhile: an earlier attempt
   // with the same Idempotency-Key still running when this retry began (its ids are derived from the
   // key), or a group whose commit went through though its answer was lost. An asset id belongs to
@@ -253,6 +254,9 @@ export async function generateCodes(
   // not DUPLICATE_SERIAL.
   const storedMeanwhile =
     taken.size > 0 ? await findOwnCodesByAssetId(deps.db, principal, [...taken]) : new Map<string, CodeRecord>();
+  // Or its GTIN was revoked (or granted to another account) since it was decided: the insert takes
+  // only the current signer's codes (codesInsert). Asked of the database, not the signers' cache.
+  const signedNoLonger = taken.size > 0 ? await gtinsNoLongerSignedBy(deps.db, principal, pending, taken) : new Set<string>();
   let answeredStored = madeBefore.length;
   for (const entry of pending) {
     if (!taken.has(entry.code.assetId)) continue;
@@ -261,13 +265,30 @@ export async function generateCodes(
       results[entry.position] = { index: firstIndex + entry.position, code: generatedCodeOf(stored) };
       answeredStored += 1;
     } else {
+      const { gtin, serial } = entry.code;
       results[entry.position] = {
         index: firstIndex + entry.position,
-        error: itemError(duplicateSerial(entry.code.gtin, entry.code.serial)),
+        error: itemError(signedNoLonger.has(gtin) ? gtinNotOwned(gtin) : duplicateSerial(gtin, serial)),
       };
     }
   }
   return { results: filled(results), madeBefore: answeredStored };
+}
+
+/** The GTINs of these codes (of those refused, `taken`) whose signer is no longer `owner`. */
+async function gtinsNoLongerSignedBy(
+  db: SqlDatabase,
+  owner: Principal,
+  pending: ReadonlyArray<{ code: NewCode }>,
+  taken: ReadonlySet<string>,
+): Promise<Set<string>> {
+  const gtins = new Set(pending.filter(({ code }) => taken.has(code.assetId)).map(({ code }) => code.gtin));
+  const noLonger = new Set<string>();
+  for (const gtin of gtins) {
+    const signer = await findGtinSigner(db, owner.environment, gtin);
+    if (signer?.accountId !== owner.accountId) noLonger.add(gtin);
+  }
+  return noLonger;
 }
 
 /** What a generate answers: every item's result, and how many of the codes an earlier attempt had stored. */
@@ -297,8 +318,16 @@ export interface CodeWrite {
 export async function writeCodes(
   deps: Pick<GenerateDeps, 'db' | 'eventStore'>,
   writes: readonly CodeWrite[],
+  /**
+   * Under gtinClaimsLock, shared (codesInsert): a claim's change waits for this write, or this write
+   * reads it. A batch's chunks take it; group commit's small writes do not, for the round trips
+   * (their statement still reads the claims as it starts).
+   */
+  { underClaimsLock = false }: { underClaimsLock?: boolean } = {},
 ): Promise<Array<Set<string>>> {
-  if (deps.eventStore.startStreamsWithRows && deps.eventStore.atomicReadModels) return writeCodesInOneStatement(deps, writes);
+  if (deps.eventStore.startStreamsWithRows && deps.eventStore.atomicReadModels) {
+    return writeCodesInOneStatement(deps, writes, underClaimsLock);
+  }
   const refused = writes.map(() => new Set<string>());
   let pending = writes.flatMap((write, index) => write.entries.map((entry) => ({ index, write, entry })));
   // Each pass that meets a taken serial stores nothing and drops at least one code, so this ends.
@@ -323,6 +352,10 @@ export async function writeCodes(
                 kid: write.kid,
                 createdAt: write.now,
               }));
+              // Under the claims' lock, shared: a revocation waits for this write, or this write sees it.
+              if (underClaimsLock) {
+                await sql.query('SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))', [gtinClaimsLock]);
+              }
               const stored = await insertCodes(sql, codes);
               if (stored.size !== codes.length) {
                 throw new SerialsTaken(new Set(codes.filter((code) => !stored.has(code.assetId)).map((code) => code.assetId)));
@@ -350,6 +383,7 @@ export async function writeCodes(
 async function writeCodesInOneStatement(
   deps: Pick<GenerateDeps, 'db' | 'eventStore'>,
   writes: readonly CodeWrite[],
+  underClaimsLock: boolean,
 ): Promise<Array<Set<string>>> {
   const entries = writes.flatMap((write, index) => write.entries.map((entry) => ({ index, write, entry })));
   const assetIds = entries.map(({ entry }) => entry.code.assetId);
@@ -363,6 +397,8 @@ async function writeCodesInOneStatement(
   }));
   const rows = {
     db: deps.db,
+    // A revocation waits for this statement, or this statement sees it (codesInsert).
+    ...(underClaimsLock ? { sharedLock: gtinClaimsLock } : {}),
     ...codesInsert(
       entries.map(({ write, entry }) => ({ ...entry.code, owner: write.owner, kid: write.kid, createdAt: write.now })),
     ),

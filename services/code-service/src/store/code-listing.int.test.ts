@@ -47,8 +47,8 @@ describe('the codes listing and its indexes, on codes stored as generate request
         ...request({ accountId: 'acc_listing_other', environment: 'live' }, number, new Date(start + number * 1_000 + 1)),
         ...request({ ...owner, environment: 'test' }, number, new Date(start + number * 1_000 + 2)),
       ];
-      await insertCodes(database.db, codes);
-      if (number % 4 === 0) await insertCodes(database.db, others);
+      await insertCodes(database.db, codes, { onlyCurrentSigners: false });
+      if (number % 4 === 0) await insertCodes(database.db, others, { onlyCurrentSigners: false });
     }
     await database.db.query('ANALYZE codes');
   });

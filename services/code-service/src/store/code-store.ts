@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { claimValuesCovering } from '@hallmark/accounts';
 import type { Environment, Principal } from '@hallmark/contracts';
 import { loadMigrations, runMigrations, type SqlDatabase, type SqlExecutor } from '@hallmark/sql';
 
@@ -110,38 +111,66 @@ export interface StoredCode extends NewCode {
 /**
  * The statement that stores codes (in their events' transaction or statement); the codes of several
  * requests, owners and keys may share it (group commit). A code whose GTIN and serial its owner
- * already has is left out, and so is the second of two such codes in one statement. Rows go in in
- * (account, environment, gtin, serial) order, so two statements racing over the same serials wait
- * for each other instead of deadlocking. It returns the asset id of each code stored, as `key`
- * (what `EventStore.startStreamsWithRows` reads).
+ * already has is left out, and so is the second of two such codes in one statement. So is a code
+ * whose owner is no longer its GTIN's signer as the statement reads the claims (gtin-claim-store.ts,
+ * findGtinSigner: the owner of an active claim covering it, else the operator), whatever a replica's
+ * cache of signers still says (`onlyCurrentSigners`, false only where tests seed rows). Run under
+ * gtinClaimsLock held shared, taken before the statement (a batch's chunks: writeCodes), a claim's
+ * change (which holds it exclusively) waits for the statements running and the ones after it read
+ * the change, so a GTIN revoked while a batch runs takes not one code more once it has answered. Rows go in in (account, environment,
+ * gtin, serial) order, so two statements racing over the same serials wait for each other instead of
+ * deadlocking. It returns the asset id of each code stored, as `key` (what
+ * `EventStore.startStreamsWithRows` reads).
  */
-export function codesInsert(codes: readonly StoredCode[]): { text: string; params: unknown[] } {
+export function codesInsert(
+  codes: readonly StoredCode[],
+  { onlyCurrentSigners = true }: { onlyCurrentSigners?: boolean } = {},
+): { text: string; params: unknown[] } {
+  const rows = JSON.stringify(
+    codes.map(({ assetId, expiresAt, owner, createdAt, ...rest }) => ({
+      ...rest,
+      asset_id: assetId,
+      account_id: owner.accountId,
+      environment: owner.environment,
+      created_at: createdAt,
+      expires_at: expiresAt,
+    })),
+  );
+  // Each GTIN's signer is read once per statement, whatever the number of its codes.
+  const items = new Map<string, { environment: Environment; gtin: string; covering: string[] }>();
+  for (const { owner, gtin } of codes) {
+    items.set(`${owner.environment}:${gtin}`, { environment: owner.environment, gtin, covering: claimValuesCovering(gtin) });
+  }
+  const signers = onlyCurrentSigners
+    ? `JOIN (
+         SELECT s.environment, s.gtin, COALESCE(
+           (SELECT c.account_id FROM gtin_claims c
+             WHERE c.revoked_at IS NULL AND c.value = ANY(s.covering) AND (c.environment = 'live' OR c.environment = s.environment)
+             LIMIT 1),
+           (SELECT a.id FROM accounts a WHERE a.is_operator ORDER BY a.created_at LIMIT 1)) AS account_id
+         FROM jsonb_to_recordset($2::jsonb) AS s(environment text, gtin text, covering text[])
+       ) AS signer ON signer.environment = r.environment AND signer.gtin = r.gtin AND signer.account_id = r.account_id`
+    : '';
   return {
     text: `INSERT INTO codes (asset_id, account_id, environment, gtin, serial, batch, expiry, kid, signature, url, metadata, created_at, expires_at)
      SELECT r.asset_id, r.account_id, r.environment, r.gtin, r.serial, r.batch, r.expiry, r.kid, r.signature, r.url, r.metadata, r.created_at, r.expires_at
      FROM jsonb_to_recordset($1::jsonb)
        AS r(asset_id text, account_id text, environment text, gtin text, serial text, batch text, expiry text, kid text, signature text,
             url text, metadata jsonb, created_at timestamptz, expires_at timestamptz)
+     ${signers}
      ORDER BY r.account_id, r.environment, r.gtin, r.serial
      ON CONFLICT (account_id, environment, gtin, serial) DO NOTHING RETURNING asset_id AS key`,
-    params: [
-      JSON.stringify(
-        codes.map(({ assetId, expiresAt, owner, createdAt, ...rest }) => ({
-          ...rest,
-          asset_id: assetId,
-          account_id: owner.accountId,
-          environment: owner.environment,
-          created_at: createdAt,
-          expires_at: expiresAt,
-        })),
-      ),
-    ],
+    params: onlyCurrentSigners ? [rows, JSON.stringify([...items.values()])] : [rows],
   };
 }
 
 /** Stores codes in one statement (codesInsert). Resolves with the asset ids that were stored. */
-export async function insertCodes(sql: SqlExecutor, codes: readonly StoredCode[]): Promise<Set<string>> {
-  const { text, params } = codesInsert(codes);
+export async function insertCodes(
+  sql: SqlExecutor,
+  codes: readonly StoredCode[],
+  options?: { onlyCurrentSigners?: boolean },
+): Promise<Set<string>> {
+  const { text, params } = codesInsert(codes, options);
   const rows = await sql.query<{ key: string }>(text, params);
   return new Set(rows.map((row) => row.key));
 }
