@@ -44,7 +44,6 @@ export const sendHttp: Send = (target, headers, body, timeoutMs, remainingMs = t
     const finish = (result: SendResult) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
       resolve(result);
     };
     const request = client.request(
@@ -56,16 +55,15 @@ export const sendHttp: Send = (target, headers, body, timeoutMs, remainingMs = t
         agent: false,
       },
       (response) => {
+        // The status line decides the attempt: a 2xx acknowledges when it comes, however long the
+        // body then takes (read and dropped, at most maxAnswerBytes, until the deadline cuts it).
+        finish({ status: response.statusCode ?? 0, retryAfterSeconds: parseRetryAfter(response.headers['retry-after']) });
         let read = 0;
         response.on('data', (chunk: Buffer) => {
           read += chunk.length;
-          if (read > maxAnswerBytes) response.destroy();
+          if (read > maxAnswerBytes) request.destroy();
         });
-        const done = () =>
-          finish({ status: response.statusCode ?? 0, retryAfterSeconds: parseRetryAfter(response.headers['retry-after']) });
-        response.on('end', done);
-        response.on('close', done);
-        response.on('error', done);
+        response.on('error', () => {});
       },
     );
     const timer = setTimeout(
@@ -75,6 +73,7 @@ export const sendHttp: Send = (target, headers, body, timeoutMs, remainingMs = t
       },
       Math.max(0, remainingMs),
     );
+    request.on('close', () => clearTimeout(timer));
     request.on('error', (error: NodeJS.ErrnoException) => finish({ error: error.code ?? error.message }));
     request.end(body);
   });
