@@ -112,10 +112,13 @@ export function verifyOffline(
   const signer = bound.keys.find(signedBy);
   if (signer) {
     const now = options.now ?? new Date();
-    if (expiry !== undefined && endOfYymmdd(expiry, now).getTime() <= now.getTime()) {
+    const endOfExpiry = expiry === undefined ? undefined : endOfYymmdd(expiry, now);
+    if (endOfExpiry !== undefined && endOfExpiry.getTime() <= now.getTime()) {
+      // The last day it verified, YYYY-MM-DD.
+      const expiredOn = new Date(endOfExpiry.getTime() - 1).toISOString().slice(0, 10);
       return {
         valid: false,
-        reason: `The code expired on ${expiredOn(expiry, now)} (its expiry date, AI 17); its signature is genuine (key ${signer.kid} of account ${signer.hallmark_account}), so online it is SUSPICIOUS with EXPIRED_CODE.`,
+        reason: `The code expired on ${expiredOn} (its expiry date, AI 17); its signature is genuine (key ${signer.kid} of account ${signer.hallmark_account}), so online it is SUSPICIOUS with EXPIRED_CODE.`,
       };
     }
     return {
@@ -151,9 +154,4 @@ export function verifyOffline(
     valid: false,
     reason: `The signature does not verify under any of the ${bound.keys.length} keys bound to GTIN ${gtin}'s ${bound.owner === 'account' ? 'owner' : 'operator'}.`,
   };
-}
-
-/** The last day a code with this AI 17 verifies, `YYYY-MM-DD`, its century read as of `now`. */
-function expiredOn(expiry: string, now: Date): string {
-  return new Date(endOfYymmdd(expiry, now).getTime() - 1).toISOString().slice(0, 10);
 }

@@ -40,15 +40,13 @@ import type { ServiceCaller } from '../service-call.ts';
 
 const params = (request: FastifyRequest) => request.params as { id: string; messageId?: string };
 
-/** Whether the request's key may see the account's asset data (scans, reports, sales): `assets:read`. */
-const readsAssets = (request: FastifyRequest) => {
-  const key = requireApiKey(request);
-  return holdsScope(key.scopes, key.isOperator, 'assets:read');
-};
+type RequestKey = ReturnType<typeof requireApiKey>;
+
+/** Whether the key may see the account's asset data (scans, reports, sales): `assets:read`. */
+const readsAssets = (key: RequestKey) => holdsScope(key.scopes, key.isOperator, 'assets:read');
 
 /** The refusal of an endpoint's asset events to a key without `assets:read`. */
-function assetEventsRefusal(request: FastifyRequest, types: readonly string[]): HallmarkError {
-  const key = requireApiKey(request);
+function assetEventsRefusal(key: RequestKey, types: readonly string[]): HallmarkError {
   return new HallmarkError(
     'INSUFFICIENT_SCOPE',
     `Events that carry the account's asset data (${types.join(', ')}) need the scope assets:read as well: an endpoint, or its messages, would show what the key may not read.`,
@@ -68,13 +66,14 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: { services: Se
    * (its URL, say, to its own), nor read its messages or attempts. Refuses otherwise.
    */
   const requireAssetReadFor = async (request: FastifyRequest, id: string | undefined, newTypes?: readonly string[]) => {
-    if (readsAssets(request)) return;
+    const key = requireApiKey(request);
+    if (readsAssets(key)) return;
     const asked = assetTypesOf(newTypes);
-    if (asked.length > 0) throw assetEventsRefusal(request, asked);
+    if (asked.length > 0) throw assetEventsRefusal(key, asked);
     if (id === undefined) return;
     const endpoint = await services.call(getWebhookEndpointRpc, { principal: principalOf(request), id }, request.id);
     const subscribed = assetTypesOf(endpoint.eventTypes);
-    if (subscribed.length > 0) throw assetEventsRefusal(request, subscribed);
+    if (subscribed.length > 0) throw assetEventsRefusal(key, subscribed);
   };
   registerRoute(app, createWebhookEndpointRoute, async (request, reply) => {
     const body = request.body as CreateWebhookEndpointBody;
