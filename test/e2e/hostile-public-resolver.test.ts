@@ -145,7 +145,7 @@ describe('forged scans of made-up serials', () => {
         (
           await t.product.db.query<{ n: string }>(
             `SELECT count(*)::text AS n FROM cache_state WHERE kind = 'scan' AND key LIKE $1 AND expires_at_ms > $2`,
-            [`forged:live:${gtin}:RR-FAKE-%`, outliving],
+            [`forged:live:%:${gtin}:RR-FAKE-%`, outliving],
           )
         )[0]?.n,
       );

@@ -87,7 +87,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     bodyLimit: deps.config.HALLMARK_BODY_LIMIT_BYTES,
     // The longest path parameter a route takes (a compressed Digital Link with its signature, 2048);
     // each route's schema bounds its own. Fastify's default of 100 refused such a link before routing.
-    maxParamLength: 2048,
+    routerOptions: { maxParamLength: 2048 },
     requestIdHeader: false,
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];
