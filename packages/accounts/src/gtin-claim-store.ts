@@ -39,7 +39,8 @@ export function gtinClaimView(row: GtinClaimRow): GtinClaimView {
 /**
  * The account whose codes of this GTIN count in this environment: the owner of an active claim
  * covering it, or, when nobody owns it, the operator's account (so a single-brand deployment needs
- * no set-up). Undefined only when there is neither.
+ * no set-up). Undefined only when there is neither. gtinSignerSql states the same rule for a
+ * statement (one GTIN at a time here, with whether the account owns it).
  */
 export async function findGtinSigner(
   sql: SqlExecutor,
@@ -56,6 +57,18 @@ export async function findGtinSigner(
   const owner = rows.find((row) => row.owned) ?? rows[0];
   return owner ? { accountId: owner.account_id, owned: owner.owned } : undefined;
 }
+
+/**
+ * findGtinSigner's rule as an SQL expression, for statements that check many GTINs at once (the
+ * codes insert): the account of an active claim covering the GTIN (`covering`: claimValuesCovering's
+ * values, a text[] expression) in `environment` (live claims count in test too), else the operator's.
+ */
+export const gtinSignerSql = (covering: string, environment: string): string =>
+  `COALESCE(
+     (SELECT c.account_id FROM gtin_claims c
+       WHERE c.revoked_at IS NULL AND c.value = ANY(${covering}) AND (c.environment = 'live' OR c.environment = ${environment})
+       LIMIT 1),
+     (SELECT a.id FROM accounts a WHERE a.is_operator ORDER BY a.created_at LIMIT 1))`;
 
 /** A claim as it will be stored and recorded: its id and time are made here, before its event is written. */
 export function newGtinClaim(

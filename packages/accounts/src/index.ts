@@ -104,6 +104,7 @@ export {
   givesWayTo,
   gtinClaimsLock,
   gtinClaimView,
+  gtinSignerSql,
   insertGtinClaim,
   listActiveGtinClaims,
   listGtinClaims,

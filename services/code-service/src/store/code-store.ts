@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { claimValuesCovering } from '@hallmark/accounts';
+import { claimValuesCovering, gtinSignerSql } from '@hallmark/accounts';
 import type { Environment, Principal } from '@hallmark/contracts';
 import { loadMigrations, runMigrations, type SqlDatabase, type SqlExecutor } from '@hallmark/sql';
 
@@ -143,11 +143,7 @@ export function codesInsert(
   }
   const signers = onlyCurrentSigners
     ? `JOIN (
-         SELECT s.environment, s.gtin, COALESCE(
-           (SELECT c.account_id FROM gtin_claims c
-             WHERE c.revoked_at IS NULL AND c.value = ANY(s.covering) AND (c.environment = 'live' OR c.environment = s.environment)
-             LIMIT 1),
-           (SELECT a.id FROM accounts a WHERE a.is_operator ORDER BY a.created_at LIMIT 1)) AS account_id
+         SELECT s.environment, s.gtin, ${gtinSignerSql('s.covering', 's.environment')} AS account_id
          FROM jsonb_to_recordset($2::jsonb) AS s(environment text, gtin text, covering text[])
        ) AS signer ON signer.environment = r.environment AND signer.gtin = r.gtin AND signer.account_id = r.account_id`
     : '';
