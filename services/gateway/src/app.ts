@@ -20,6 +20,7 @@ import { createReportLimits } from './auth/report-limits.ts';
 import { installRequestAuth, installUncheckedKey } from './auth/request-auth.ts';
 import type { GatewayConfig } from './config.ts';
 import { registerConsoleRoutes } from './console/routes.ts';
+import { drainOnClose } from './draining.ts';
 import { errorEnvelope, toApiError } from './error-envelope.ts';
 import { installIdempotency } from './idempotency.ts';
 import { hostileClientOptions, installInputLimits } from './input-limits.ts';
@@ -93,13 +94,16 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && acceptableRequestId.test(incoming) ? incoming : randomUUID();
     },
-    return503OnClosing: true,
+    // Stopping: answered by drainOnClose (draining.ts) in the API's envelope, connections closed after their answers.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     // Timeouts for slow clients; envelopes for what is refused before routing (input-limits.ts).
     ...hostileClientOptions(deps.config),
     // Whose X-Forwarded-For decides request.ip (rate limits, logs, scans): nobody's unless configured.
     trustProxy: trustProxyOf(deps.config.HALLMARK_TRUST_PROXY),
   });
+
+  drainOnClose(app);
 
   // Before any hook that counts the client: an address a trusted proxy wrote with a port, or no
   // address at all, is read as clientAddressOf says (the request's own `ip`, shadowing fastify's).

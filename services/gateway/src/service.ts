@@ -33,7 +33,8 @@ export const gatewayService = defineService({
     log.info({ address }, 'listening');
     return {
       address,
-      // Stops accepting connections, answers 503 to requests on kept-alive ones, and waits for those in flight.
+      // Stops accepting connections, answers 503 to requests on kept-alive ones, waits for those in flight
+      // and closes each connection after its answer (draining.ts).
       stop: () => app.close(),
     };
   },

@@ -1,0 +1,35 @@
+import { HallmarkError } from '@hallmark/contracts';
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * A gateway that stops (SIGTERM: a rolling update, Ctrl-C) finishes the requests in flight and then
+ * closes their connections, without waiting on clients. Node's `server.close()` closes the
+ * connections idle at that moment only: a kept-alive connection whose request was in flight stayed
+ * open after its answer until HALLMARK_HTTP_KEEP_ALIVE_TIMEOUT_MS (72 s by default) ran out, and
+ * the stop timed out with its work done (the embedded form exited 1 after 10 s).
+ *
+ * So, once closing: every answer says `Connection: close` (the client opens its next connection
+ * elsewhere; Node closes the socket after the answer); an answer whose headers left before the
+ * stop closes its connection once it has ended; and a request read after the stop began (one
+ * pipelined behind another) is refused 503 SERVICE_UNAVAILABLE in the API's envelope, not run
+ * (fastify's own 503 has another body).
+ */
+export function drainOnClose(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async () => {
+    if (closing) {
+      throw new HallmarkError('SERVICE_UNAVAILABLE', 'This gateway is stopping; send the request again.', {
+        retryAfterSeconds: 1,
+      });
+    }
+  });
+  app.addHook('onSend', async (request, reply) => {
+    if (closing && request.raw.httpVersionMajor < 2) reply.header('connection', 'close');
+  });
+  app.addHook('onResponse', async (request) => {
+    if (closing && request.raw.httpVersionMajor < 2) request.raw.socket.end();
+  });
+}
