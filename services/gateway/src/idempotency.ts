@@ -109,7 +109,7 @@ export interface Idempotency {
    * indexed read; false without a key, with one that is malformed, unanswered and unpaid or expired,
    * and for uploads.
    */
-  hasStoredAnswer(request: FastifyRequest, route: RouteDefinition): Promise<boolean>;
+  hasStoredAnswerOrPrepaid(request: FastifyRequest, route: RouteDefinition): Promise<boolean>;
   /**
    * Notes on the claimed key what the attempt has paid, by part, once its quota is spent: should its
    * gateway die before the answer (nothing then runs onSend), the retry that takes the key over finds
@@ -441,7 +441,7 @@ export function installIdempotency(
       if (!route?.idempotent) throw new Error(`${request.routeOptions.url} is not an idempotent route`);
       return admit(request, reply, route, parts);
     },
-    hasStoredAnswer: async (request, route) => {
+    hasStoredAnswerOrPrepaid: async (request, route) => {
       const key = idempotencyKeyOf(request);
       const apiKey = request.apiKey;
       // An upload's limits are spent before its handler reads the parts and replays: no use looking.

@@ -1,7 +1,7 @@
 import type { RouteDefinition } from '@hallmark/contracts';
 import type { FastifyRequest } from 'fastify';
 import type { PrepaidParts } from './idempotency.ts';
-import { batchChunkStarts } from './routes/batch-chunks.ts';
+import { chunkStartsOf } from './routes/batch-chunks.ts';
 
 /**
  * Quota an earlier attempt with the request's Idempotency-Key kept for work nobody knows was done
@@ -48,6 +48,6 @@ export function madeByEarlierAttempt(request: FastifyRequest): void {
 export function paidParts(request: FastifyRequest, route: RouteDefinition): PrepaidParts {
   const items = (request.body as { items?: unknown } | undefined)?.items;
   if (route.quota?.per !== 'item' || !Array.isArray(items) || items.length === 0) return { '0': 1 };
-  const starts = batchChunkStarts(items);
+  const starts = chunkStartsOf(items);
   return Object.fromEntries(starts.map((start, chunk) => [String(start), (starts[chunk + 1] ?? items.length) - start]));
 }

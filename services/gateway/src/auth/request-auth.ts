@@ -100,7 +100,7 @@ export function installRequestAuth(
      * Idempotency-Keys: a retry of an answered or prepaid request is not refused by held limits, and a
      * keyed attempt notes what it paid as soon as it has.
      */
-    idempotency: Pick<Idempotency, 'hasStoredAnswer' | 'notePaid'>;
+    idempotency: Pick<Idempotency, 'hasStoredAnswerOrPrepaid' | 'notePaid'>;
   },
 ): void {
   app.decorateRequest('apiKey', null);
@@ -224,12 +224,13 @@ export function installRequestAuth(
     const refused = deps.rateLimiter.refusalHolding(key, route.quota);
     if (!refused) return done();
     if (request.headers['idempotency-key'] === undefined) return applyOutcome(reply, refused);
-    // Unless it is the retry of a request already answered: its stored answer is sent whatever the
-    // limits (a replay spends nothing), else a client whose test requests ran out at 08:00 could not
+    // Unless it is the retry of a request already answered, or one an earlier attempt paid for (a
+    // gateway killed before its answer: the retry spends that much less): its stored answer is sent
+    // whatever the limits (a replay spends nothing), else a client whose test requests ran out at 08:00 could not
     // fetch a key's secret or a transfer's code it was sent once until midnight. The account's
     // look-ups go one at a time, so an account past its limits holds one connection at most.
     const lookUp = storedAnswerLookUps.inTurn(`${key.accountId}:${key.environment}`, () =>
-      deps.idempotency.hasStoredAnswer(request, route),
+      deps.idempotency.hasStoredAnswerOrPrepaid(request, route),
     );
     if (!lookUp) return applyOutcome(reply, refused);
     lookUp.then(

@@ -38,3 +38,18 @@ export function batchChunkStarts(items: readonly unknown[], limits: BatchChunkLi
   });
   return starts;
 }
+
+const startsOfBodies = new WeakMap<readonly unknown[], number[]>();
+
+/**
+ * `batchChunkStarts` with the default limits, worked out once for a request's items: a keyed batch
+ * needs them when its quota is spent (prepaid-work.ts, paidParts) and again in the route.
+ */
+export function chunkStartsOf(items: readonly unknown[]): number[] {
+  let starts = startsOfBodies.get(items);
+  if (!starts) {
+    starts = batchChunkStarts(items);
+    startsOfBodies.set(items, starts);
+  }
+  return starts;
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { batchChunkStarts } from './batch-chunks.ts';
+import { batchChunkStarts, chunkStartsOf } from './batch-chunks.ts';
 
 const item = (metadataBytes: number) => ({
   gtin: '09506000134352',
@@ -27,5 +27,13 @@ describe('batch chunks', () => {
     const items = [item(10), item(500_000), item(10), item(10)];
     expect(batchChunkStarts(items, { maxItems: 500, maxBytes: 1_000 })).toEqual([0, 1, 2]);
     expect(batchChunkStarts([item(10)])).toEqual([0]);
+  });
+
+  it('works a request’s chunks out once: the same items give the same starts, other items their own', () => {
+    const items = Array.from({ length: 1_201 }, () => item(10));
+    const starts = chunkStartsOf(items);
+    expect(starts).toEqual(batchChunkStarts(items));
+    expect(chunkStartsOf(items)).toBe(starts);
+    expect(chunkStartsOf([item(10)])).toEqual([0]);
   });
 });

@@ -31,7 +31,7 @@ import { requestKeyField } from '../idempotency.ts';
 import { leavePrepaid, madeByEarlierAttempt, prepaidFor } from '../prepaid-work.ts';
 import { registerRoute } from '../route-registry.ts';
 import { mayHaveActed, type ServiceCaller } from '../service-call.ts';
-import { batchChunkStarts, batchItemBytes, maxBatchItemBytes } from './batch-chunks.ts';
+import { batchItemBytes, chunkStartsOf, maxBatchItemBytes } from './batch-chunks.ts';
 import { withRetryAfter } from './retry-after.ts';
 
 /** Calls to code-service in flight for a batch (each of at most 500 items and 384 KB: batch-chunks.ts). */
@@ -58,7 +58,7 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
     const { items } = request.body as GenerateBatchBody;
     const principal = principalOf(request);
     const requestKey = requestKeyField(request);
-    const chunks = batchChunkStarts(items);
+    const chunks = chunkStartsOf(items);
     const results: BatchItemResult[][] = new Array(chunks.length);
     // A few chunks at a time: replicas of code-service share them, and no message passes NATS's 1 MB.
     // Once one fails no other is started: the batch answers that failure.
