@@ -1,7 +1,8 @@
 // Transfers against a caller who holds the API key but not the transfer code, over HTTP, in both
 // forms (the race matters most on real PostgreSQL): a burst of guesses at once must not get around
 // the five-try lock, and a reused Idempotency-Key must never hand back another object's transfer
-// (nor another registration's object, nor another request's event).
+// (nor another registration's object, nor another request's event); and a seller's cancellation
+// holds against the code it cancelled, a race with it, and other accounts and keys.
 import { randomUUID } from 'node:crypto';
 import { createPostgresDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -291,6 +292,96 @@ describe.each([
       } finally {
         product.restoreClock();
       }
+    });
+  });
+
+  describe('a seller who cancels', () => {
+    const cancel = (transferId: string, key = house) => api('POST', `/auction/transfers/${transferId}/cancel`, { key });
+
+    it('ends a pending transfer for good: its right code completes nothing, and the object sells to another at once', async () => {
+      const object = await register('Lot whose buyer backed out');
+      const started = await initiate(object.id);
+      const { transferId, transferCode } = started.body;
+      const cancelled = await cancel(transferId);
+      expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
+      expect(cancelled.body).toEqual({
+        transferId,
+        status: 'cancelled',
+        objectId: object.id,
+        serial: object.service_serial,
+        objectStatus: 'consigned',
+      });
+      // The code that went to the wrong person, sent with the house's own key.
+      const late = await confirm(transferId, transferCode);
+      expectError(late, 409, 'CONFLICT');
+      expect(late.body.error?.details).toEqual({ status: 'cancelled' });
+      // Cancelling again answers the same and records nothing.
+      expect((await cancel(transferId)).body).toEqual(cancelled.body);
+      const next = await initiate(object.id, { toOwnerId: 'buyer-2' });
+      expect(next.status, JSON.stringify(next.body)).toBe(201);
+      expect((await confirm(next.body.transferId, next.body.transferCode)).status).toBe(200);
+      const history = await historyOf(object.id);
+      expect(history.events.map((entry) => entry.type)).toEqual([
+        'registered',
+        'transfer_initiated',
+        'transfer_cancelled',
+        'transfer_initiated',
+        'sold',
+        'transferred',
+      ]);
+      expect(history.chain_valid).toBe(true);
+      expect(history.chain_of_custody.map((entry) => entry.to)).toEqual(['client-jane', 'buyer-2']);
+      const chain = await api('GET', `/compliance/${object.id}/verify`, { key: house });
+      expect(chain.status, JSON.stringify(chain.body)).toBe(200);
+      expect(chain.body).toMatchObject({ isValid: true, eventCount: 6 });
+      // A buyer sees the sale, not the one that fell through.
+      const shown = await api('GET', `/auction/public/verify/${object.service_serial}`);
+      expect(shown.status, JSON.stringify(shown.body)).toBe(200);
+      expect(JSON.stringify(shown.body)).not.toContain('cancel');
+    });
+
+    it('of a cancel and the right code racing, exactly one wins, and the object is where the winner left it', async () => {
+      for (const round of [1, 2, 3]) {
+        const object = await register(`Raced cancel ${round}`);
+        const { transferId, transferCode } = (await initiate(object.id)).body;
+        const [confirmed, cancelled] = await Promise.all([confirm(transferId, transferCode), cancel(transferId)]);
+        const statuses = [confirmed.status, cancelled.status];
+        expect(statuses.sort(), JSON.stringify([confirmed.body, cancelled.body])).toEqual([200, 409]);
+        const sold = confirmed.status === 200;
+        expect((sold ? cancelled : confirmed).body.error?.details).toEqual({ status: sold ? 'completed' : 'cancelled' });
+        const history = await historyOf(object.id);
+        expect(history.events.map((entry) => entry.type)).toEqual(
+          sold
+            ? ['registered', 'transfer_initiated', 'sold', 'transferred']
+            : ['registered', 'transfer_initiated', 'transfer_cancelled'],
+        );
+        expect(history.chain_of_custody.at(-1)?.to).toBe(sold ? 'buyer-1' : 'client-jane');
+      }
+    });
+
+    it('only the seller’s account, in the transfer’s environment, with assets:create, can cancel', async () => {
+      const object = await register('Lot others try to cancel');
+      const { transferId, transferCode } = (await initiate(object.id)).body;
+      const other = await api('POST', '/accounts', {
+        key: product.operatorKey,
+        body: { name: 'Rival house', tier: 'enterprise' },
+      });
+      expectError(await cancel(transferId, other.body.apiKey.secret), 404, 'NOT_FOUND');
+      const testKey = await api('POST', '/keys', {
+        key: house,
+        body: { name: 'house test', environment: 'test', scopes: ['assets:create', 'assets:read'] },
+      });
+      expect(testKey.status, JSON.stringify(testKey.body)).toBe(201);
+      expectError(await cancel(transferId, testKey.body.secret), 404, 'NOT_FOUND');
+      const desk = await api('POST', '/keys', { key: house, body: { name: 'transfer desk', scopes: ['assets:transfer'] } });
+      expect(desk.status, JSON.stringify(desk.body)).toBe(201);
+      expectError(await cancel(transferId, desk.body.secret), 403, 'INSUFFICIENT_SCOPE');
+      expectError(await cancel('trf_00000000000000000000'), 404, 'NOT_FOUND');
+      // Still pending: the seller's code completes it.
+      expect((await confirm(transferId, transferCode)).status).toBe(200);
+      const after = await cancel(transferId);
+      expectError(after, 409, 'CONFLICT');
+      expect(after.body.error?.details).toEqual({ status: 'completed' });
     });
   });
 

@@ -21,6 +21,18 @@ class Operation:
 
 
 OPERATIONS: dict[str, Operation] = {
+    'cancelTransfer': Operation(
+        operation_id='cancelTransfer',
+        method='POST',
+        path='/api/v1/auction/transfers/{transferId}/cancel',
+        path_params=('transferId',),
+        query_params=(),
+        idempotent=False,
+        success=200,
+        redirects=False,
+        items=None,
+        scope='assets:create',
+    ),
     'claimGtin': Operation(
         operation_id='claimGtin',
         method='POST',

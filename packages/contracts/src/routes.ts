@@ -20,6 +20,7 @@ import {
   RegisteredObject,
   RegisterObjectBody,
   SerialParam,
+  TransferCancelled,
   TransferConfirmed,
   TransferIdParam,
   TransferInitiated,
@@ -773,6 +774,20 @@ export const confirmTransferRoute = defineRoute({
   errors: [...auctionErrors, 'CONFLICT', 'GONE'],
 });
 
+export const cancelTransferRoute = defineRoute({
+  operationId: 'cancelTransfer',
+  method: 'POST',
+  path: `${apiPrefix}/auction/transfers/{transferId}/cancel`,
+  summary:
+    'Cancel a pending transfer (the seller’s: a buyer who backed out, a code sent to the wrong person): its code completes nothing from then on and the object is free for a new transfer. Cancelling again answers the same.',
+  tags: ['auction'],
+  auth: 'api-key',
+  scope: 'assets:create',
+  params: TransferIdParam,
+  responses: { 200: { description: 'The cancelled transfer', schema: TransferCancelled } },
+  errors: [...auctionErrors, 'CONFLICT'],
+});
+
 export const auctionDashboardRoute = defineRoute({
   operationId: 'listAuctionObjects',
   method: 'GET',
@@ -987,6 +1002,7 @@ export const routes = [
   provenanceHistoryRoute,
   initiateTransferRoute,
   confirmTransferRoute,
+  cancelTransferRoute,
   auctionDashboardRoute,
   resolverPageRoute,
   resolverOptionsRoute,

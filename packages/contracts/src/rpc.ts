@@ -11,6 +11,7 @@ import {
   RecordedProvenanceEvent,
   RegisteredObject,
   RegisterObjectBody,
+  TransferCancelled,
   TransferConfirmed,
   TransferInitiated,
 } from './schemas/auction.ts';
@@ -450,6 +451,13 @@ export const confirmTransferRpc = {
   operation: 'confirmTransfer',
   request: Type.Object({ principal: PrincipalSchema, transferId: Type.String(), transferCode: Type.String() }),
   response: TransferConfirmed,
+} satisfies RpcDefinition;
+
+export const cancelTransferRpc = {
+  service: 'auction-service',
+  operation: 'cancelTransfer',
+  request: Type.Object({ principal: PrincipalSchema, transferId: Type.String() }),
+  response: TransferCancelled,
 } satisfies RpcDefinition;
 
 export const auctionDashboardRpc = {

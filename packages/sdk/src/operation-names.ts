@@ -70,7 +70,7 @@ export const operationNames = {
       publicVerify: 'publicVerifyAuctionObject',
     },
     provenance: { record: 'recordProvenanceEvent' },
-    transfers: { initiate: 'initiateTransfer', confirm: 'confirmTransfer' },
+    transfers: { initiate: 'initiateTransfer', confirm: 'confirmTransfer', cancel: 'cancelTransfer' },
   },
   links: { create: 'createLink', list: 'listLinks', update: 'updateLink', delete: 'deleteLink' },
   scans: {

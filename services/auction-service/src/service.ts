@@ -5,6 +5,7 @@ import {
   auctionDashboardRpc,
   bindPhotoRpc,
   broadcasts,
+  cancelTransferRpc,
   confirmTransferRpc,
   initiateTransferRpc,
   type Principal,
@@ -22,7 +23,7 @@ import { provenanceHistory } from './handlers/provenance-history.ts';
 import { type PublicFacts, publicVerify } from './handlers/public-verify.ts';
 import { recordProvenanceEvent } from './handlers/record-event.ts';
 import { registerObject } from './handlers/register-object.ts';
-import { confirmTransfer, initiateTransfer } from './handlers/transfers.ts';
+import { cancelTransfer, confirmTransfer, initiateTransfer } from './handlers/transfers.ts';
 import { createPublicFactsCache } from './public-facts-cache.ts';
 import { migrateAuction } from './store/object-store.ts';
 import { backfillPhotoBlobs } from './store/photo-blobs.ts';
@@ -109,6 +110,9 @@ export const auctionService = defineService({
       ),
       await serveRpc(infra.bus, log, confirmTransferRpc, async ({ principal, transferId, transferCode }) =>
         confirmTransfer({ ...repository, codeKey }, principal, transferId, transferCode),
+      ),
+      await serveRpc(infra.bus, log, cancelTransferRpc, async ({ principal, transferId }) =>
+        cancelTransfer({ ...repository, codeKey }, principal, transferId),
       ),
       await serveRpc(infra.bus, log, auctionDashboardRpc, async ({ principal, query }) => dashboard(infra.db, principal, query)),
     ];

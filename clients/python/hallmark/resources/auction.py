@@ -138,6 +138,10 @@ class Transfers(Resource):
             "confirmTransfer", path_params={"transferId": transfer_id}, body={"transferCode": transfer_code}
         )
 
+    def cancel(self, transfer_id: str) -> ApiResult:
+        """Cancels a pending transfer (the seller's): its code completes nothing from then on."""
+        return self._client.call("cancelTransfer", path_params={"transferId": transfer_id})
+
 
 class Auction(Resource):
     def __init__(self, client: BaseClient) -> None:

@@ -247,6 +247,15 @@ export const ConfirmTransferBody = Type.Object(
   { additionalProperties: false },
 );
 
+export const TransferCancelled = Type.Object({
+  transferId: Type.String(),
+  status: Type.Literal('cancelled'),
+  objectId: Type.String(),
+  serial: Type.String(),
+  objectStatus: Type.String(),
+});
+export type TransferCancelled = Static<typeof TransferCancelled>;
+
 export const TransferConfirmed = Type.Object({
   transferId: Type.String(),
   status: Type.Literal('completed'),

@@ -239,6 +239,7 @@ const recordedElsewhere: Record<string, string> = {
   registered: 'it is recorded by POST /auction/objects/register',
   sold: 'it is recorded by a confirmed transfer',
   transferred: 'it is recorded by a confirmed transfer',
+  transfer_cancelled: 'it is recorded by POST /auction/transfers/{transferId}/cancel',
 };
 
 /** Which client-recorded event types each status allows, and where they lead (docs/AUCTION.md, "States"). */

@@ -25,6 +25,7 @@ export type TransferEvent =
   | { type: 'transfer_code_rejected'; data: { transferId: string; attempts: number } }
   | { type: 'transfer_locked'; data: { transferId: string } }
   | { type: 'transfer_expired'; data: { transferId: string; expiresAt: string } }
+  | { type: 'transfer_cancelled'; data: { transferId: string } }
   | { type: 'sold'; data: TransferTerms }
   | { type: 'transferred'; data: { transferId: string; fromOwnerId: string; toOwnerId: string } };
 
@@ -34,6 +35,7 @@ export const transferEventTypes: readonly TransferEventType[] = [
   'transfer_code_rejected',
   'transfer_locked',
   'transfer_expired',
+  'transfer_cancelled',
   'sold',
   'transferred',
 ];
@@ -43,7 +45,7 @@ export const isPrivateTransferEvent = (event: TransferEvent): boolean => event.t
 
 export interface TransferState extends TransferTerms {
   expiresAt: string;
-  status: 'pending' | 'completed' | 'locked' | 'expired';
+  status: 'pending' | 'completed' | 'locked' | 'expired' | 'cancelled';
   /** Wrong codes so far (from the private row). */
   attempts: number;
 }
@@ -79,7 +81,8 @@ export type CodeCheck = { result: 'matches' } | { result: 'wrong'; attempts: num
 
 export type TransferCommand =
   | ({ type: 'StartTransfer'; now: Date } & TransferTerms)
-  | { type: 'ConfirmTransfer'; transferId: string; code: CodeCheck; now: Date };
+  | { type: 'ConfirmTransfer'; transferId: string; code: CodeCheck; now: Date }
+  | { type: 'CancelTransfer'; transferId: string; now: Date };
 
 /** A refusal, as a value; the shell answers it with the same code. */
 export type DomainError = ContractsDomainError<'CONFLICT' | 'GONE' | 'NOT_FOUND' | 'VALIDATION_ERROR'>;
@@ -165,6 +168,8 @@ export function decide(command: TransferCommand, state: TransferFacts): Transfer
           });
         case 'expired':
           return refuse('GONE', 'The transfer code has expired; start a new transfer.', { expiresAt: transfer.expiresAt });
+        case 'cancelled':
+          return refuse('CONFLICT', 'The transfer was cancelled by the seller; start a new one.', { status: 'cancelled' });
         case 'pending':
           break;
         default:
@@ -197,6 +202,26 @@ export function decide(command: TransferCommand, state: TransferFacts): Transfer
         { type: 'sold', data: { transferId, fromOwnerId, toOwnerId, salePrice, saleCurrency } },
         { type: 'transferred', data: { transferId, fromOwnerId, toOwnerId } },
       ];
+    }
+    case 'CancelTransfer': {
+      const transfer = state.transfers.get(command.transferId);
+      if (!transfer) {
+        return refuse('NOT_FOUND', `Transfer ${command.transferId} was not found.`, { transferId: command.transferId });
+      }
+      const { transferId } = transfer;
+      // Cancelled already (a retry whose answer was lost): nothing more to record.
+      if (transfer.status === 'cancelled') return [];
+      if (transfer.status !== 'pending') {
+        return refuse('CONFLICT', `The transfer has ended (${transfer.status}); there is nothing to cancel.`, {
+          status: transfer.status,
+        });
+      }
+      // Ended by its expiry or its fifth wrong code without the event recorded: record that, not a cancellation.
+      if (hasExpired(transfer, command.now)) {
+        return [{ type: 'transfer_expired', data: { transferId, expiresAt: transfer.expiresAt } }];
+      }
+      if (transfer.attempts >= maxCodeAttempts) return [{ type: 'transfer_locked', data: { transferId } }];
+      return [{ type: 'transfer_cancelled', data: { transferId } }];
     }
     default:
       return command satisfies never;
@@ -244,6 +269,8 @@ export function evolve<S extends TransferFacts>(state: S, event: TransferEvent):
       return withTransfer(state, event.data.transferId, { status: 'locked' });
     case 'transfer_expired':
       return withTransfer(state, event.data.transferId, { status: 'expired' });
+    case 'transfer_cancelled':
+      return withTransfer(state, event.data.transferId, { status: 'cancelled' });
     case 'sold':
       return withTransfer(state, event.data.transferId, { status: 'completed' });
     case 'transferred':

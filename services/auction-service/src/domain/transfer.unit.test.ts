@@ -255,6 +255,60 @@ describe('confirming a transfer', () => {
   });
 });
 
+describe('cancelling a transfer', () => {
+  const cancel = (now = at(60_000), transferId = 'trf_1'): TransferCommand => ({ type: 'CancelTransfer', transferId, now });
+  const cancelled = (transferId = 'trf_1'): TransferEvent => ({ type: 'transfer_cancelled', data: { transferId } });
+
+  it('records the cancellation of a pending transfer, which frees the object', () => {
+    given([started()]).when(cancel()).then([cancelled()]);
+    const { state } = given([started(), cancelled()]);
+    expect(state.openTransferId).toBeUndefined();
+    expect(state.transfers.get('trf_1')?.status).toBe('cancelled');
+    expect(state.ownerId).toBe('jane');
+  });
+
+  it('a cancelled transfer’s code completes nothing, right or not', () => {
+    given([started(), cancelled()]).when(confirm(matches)).thenRefused('CONFLICT', { status: 'cancelled' });
+    given([started(), cancelled()])
+      .when(confirm(wrong(1)))
+      .thenRefused('CONFLICT', { status: 'cancelled' });
+  });
+
+  it('a new transfer starts at once after a cancellation', () =>
+    given([started(), cancelled()])
+      .when(start(at(120_000)))
+      .then([started('trf_2', at(120_000))]));
+
+  it('cancelling again records nothing (a retry whose answer was lost)', () =>
+    given([started(), cancelled()])
+      .when(cancel(at(120_000)))
+      .then([]));
+
+  it('an ended transfer has nothing to cancel', () => {
+    given([started(), ...completion()])
+      .when(cancel())
+      .thenRefused('CONFLICT', { status: 'completed' });
+    given([started(), rejected(5), locked()])
+      .when(cancel())
+      .thenRefused('CONFLICT', { status: 'locked' });
+    given([started(), expired()]).when(cancel()).thenRefused('CONFLICT', { status: 'expired' });
+  });
+
+  it('a transfer past its expiry, or whose fifth wrong code’s lock was cut off, records that instead', () => {
+    given([started()])
+      .when(cancel(at(transferLifetimeMs)))
+      .then([expired()]);
+    given([started(), rejected(5)])
+      .when(cancel())
+      .then([locked()]);
+  });
+
+  it('an unknown transfer is not found', () =>
+    given([started()])
+      .when(cancel(at(1), 'trf_9'))
+      .thenRefused('NOT_FOUND', { transferId: 'trf_9' }));
+});
+
 describe('evolve', () => {
   it('leaves the state it was given as it was', () => {
     const before = given([started()]).state;

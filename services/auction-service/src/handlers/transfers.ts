@@ -192,6 +192,36 @@ export async function initiateTransfer(deps: TransferDeps, owner: Principal, bod
 }
 
 /**
+ * POST /auction/transfers/{transferId}/cancel: the seller ends a pending transfer (a buyer who
+ * backed out, a code sent to the wrong person); its code completes nothing from then on, and the
+ * object is free for a new transfer. `transfer_cancelled` is appended at the stream version it was
+ * decided on, so of a cancel and a right code racing exactly one wins. Cancelling a cancelled
+ * transfer answers the same; an ended one is 409 with its status (one that had expired, or taken its
+ * fifth wrong code, without the event recorded has that recorded instead).
+ */
+export async function cancelTransfer(deps: TransferDeps, owner: Principal, transferId: string) {
+  const row = await findTransfer(deps.db, owner, transferId);
+  if (!row) throw new HallmarkError('NOT_FOUND', `Transfer ${transferId} was not found.`, { transferId });
+  const { events, state } = await settle(deps, owner, row.object_id, {
+    type: 'CancelTransfer',
+    transferId,
+    now: deps.clock(),
+  });
+  const ended = events.find((event) => event.type === 'transfer_expired' || event.type === 'transfer_locked');
+  if (ended) {
+    const status = ended.type === 'transfer_expired' ? 'expired' : 'locked';
+    throw new HallmarkError('CONFLICT', `The transfer has ended (${status}); there is nothing to cancel.`, { status });
+  }
+  return {
+    transferId,
+    status: 'cancelled' as const,
+    objectId: state.id,
+    serial: state.serial,
+    objectStatus: state.status,
+  };
+}
+
+/**
  * POST /auction/transfers/{transferId}/confirm. The code's HMAC is checked here and counts only
  * with one of the transfer's five tries, taken in the row in one statement (a wrong code is counted
  * in it too): however many confirms arrive at once, no more than five codes are acted on, and a

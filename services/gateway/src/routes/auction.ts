@@ -4,6 +4,8 @@ import {
   auctionDashboardRoute,
   auctionDashboardRpc,
   bindPhotoRpc,
+  cancelTransferRoute,
+  cancelTransferRpc,
   confirmTransferRoute,
   confirmTransferRpc,
   type DashboardQuery,
@@ -188,6 +190,14 @@ export function registerAuctionRoutes(
         transferId: paramOf(request, 'transferId'),
         transferCode: (request.body as { transferCode: string }).transferCode,
       },
+      request.id,
+    ),
+  );
+
+  registerRoute(app, cancelTransferRoute, async (request) =>
+    deps.services.call(
+      cancelTransferRpc,
+      { principal: principalOf(request), transferId: paramOf(request, 'transferId') },
       request.id,
     ),
   );
