@@ -227,6 +227,29 @@ export function describeBusContract(name: string, createFixture: () => Promise<B
       }
     });
 
+    it('a served subject stops once its handlers in flight have answered, and takes no more', async () => {
+      const server = await fixture.extra();
+      try {
+        const s = subject('stop-waits');
+        let answered = false;
+        const served = await server.serve(s, { queue: 'svc' }, async () => {
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          answered = true;
+          return 'done';
+        });
+        const inFlight = fixture.a.request<string>(s, {}, { timeoutMs: 2_000 });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        await served.stop();
+        // What the service closes next (a thread pool, say) is no longer in use by the request.
+        expect(answered).toBe(true);
+        expect(await inFlight).toEqual({ ok: true, value: 'done' });
+        const after = await fixture.a.request(s, {}, { timeoutMs: 500 });
+        expect(after.ok).toBe(false);
+      } finally {
+        await server.drain();
+      }
+    });
+
     it('drains: finishes the request in flight, then takes no more', async () => {
       const server = await fixture.extra();
       const s = subject('drain');

@@ -44,6 +44,11 @@ export interface ConsumeOptions {
 }
 
 export interface Subscription {
+  /**
+   * Takes no more messages, and (for a served subject) resolves once the handlers it started have
+   * answered: what a service closes after stopping its subscriptions (a thread pool, a publisher) is
+   * no longer in use by a request.
+   */
   stop(): Promise<void>;
 }
 

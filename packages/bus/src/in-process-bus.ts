@@ -43,7 +43,10 @@ interface HandledWaiter {
 
 interface Server {
   handler: RequestHandler;
+  /** The connection's handlers in flight (drain waits for them). */
   inFlight: InFlight;
+  /** This subject's (its subscription's stop waits for them). */
+  handlers: InFlight;
   onInternalError: HandlerErrorListener | undefined;
   signer: RequestSigner | undefined;
   onRefusedRequest: RefusedRequestListener | undefined;
@@ -174,7 +177,9 @@ export function createInProcessHub(options: { maxEvents?: number } = {}): InProc
           } else {
             received = copy(payload);
           }
-          const reply = server.inFlight.track(answer(server.handler, received, context, server.onInternalError));
+          const reply = server.inFlight.track(
+            server.handlers.track(answer(server.handler, received, context, server.onInternalError)),
+          );
           let timer: NodeJS.Timeout | undefined;
           const timeout = new Promise<Result<unknown, ErrorData>>((resolve) => {
             timer = setTimeout(() => resolve({ ok: false, error: serviceUnavailable(subject, 'timeout', timeoutMs) }), timeoutMs);
@@ -188,6 +193,7 @@ export function createInProcessHub(options: { maxEvents?: number } = {}): InProc
           const server: Server = {
             handler,
             inFlight,
+            handlers: new InFlight(),
             onInternalError: options.onInternalError,
             signer: options.signer,
             onRefusedRequest: options.onRefusedRequest,
@@ -198,6 +204,7 @@ export function createInProcessHub(options: { maxEvents?: number } = {}): InProc
             async stop() {
               removeServer(subject, server);
               served.delete(server);
+              await server.handlers.idle();
             },
           };
         },

@@ -269,6 +269,8 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
     },
 
     async serve(subject, serveOptions, handler: RequestHandler) {
+      // This subject's handlers in flight (stop waits for them), beside the connection's (drain does).
+      const handlers = new InFlight();
       const onMessage = (message: Msg) => {
         const sentRequestId = message.headers?.get(requestIdHeader) ?? '';
         const requestId = sentRequestId || randomUUID();
@@ -310,17 +312,19 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
           }
         };
         void inFlight.track(
-          (async () => {
-            let payload: unknown;
-            try {
-              payload = decode(message.data);
-            } catch {
-              const error: ErrorData = { code: 'VALIDATION_ERROR', message: 'The request is not valid JSON.' };
-              reply({ ok: false, error });
-              return;
-            }
-            reply(await answer(handler, payload, context, options.onInternalError));
-          })(),
+          handlers.track(
+            (async () => {
+              let payload: unknown;
+              try {
+                payload = decode(message.data);
+              } catch {
+                const error: ErrorData = { code: 'VALIDATION_ERROR', message: 'The request is not valid JSON.' };
+                reply({ ok: false, error });
+                return;
+              }
+              reply(await answer(handler, payload, context, options.onInternalError));
+            })(),
+          ),
         );
       };
       const subscription = nc.subscribe(full(subject), {
@@ -337,6 +341,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<NatsBus> {
         async stop() {
           servedSubscriptions.delete(subscription);
           await subscription.drain();
+          await handlers.idle();
         },
       };
     },
