@@ -178,12 +178,18 @@ describe('distributed form: five services as separate processes', () => {
             signal: AbortSignal.timeout(500),
           }).catch(() => undefined);
           if (response?.status !== 503) return undefined;
-          return { status: response.status, body: (await response.json()) as { error?: { code: string } } };
+          return {
+            status: response.status,
+            retryAfter: response.headers.get('retry-after'),
+            body: (await response.json()) as { error?: { code: string; details?: { reason?: string } } },
+          };
         },
         { timeoutMs: 2_000, intervalMs: 50 },
       );
       expect(Date.now() - killedAt).toBeLessThan(2_000);
       expect(unavailable.body.error?.code).toBe('SERVICE_UNAVAILABLE');
+      expect(unavailable.body.error?.details?.reason).toBe('no-responders');
+      expect(unavailable.retryAfter).toBe('1');
     } finally {
       // Back for the tests after this one, whatever happened above.
       start('verify-service', 'verify-service-restarted');

@@ -144,8 +144,10 @@ describe('embedded form over HTTP', () => {
     await expectEnvelope(await fetch(`${product.url}/api/v1/no/such/thing`), 404, 'NOT_FOUND');
   });
 
-  it('answers 503 SERVICE_UNAVAILABLE when a service does not answer in time', async () => {
-    await expectEnvelope(await post('/api/v1/system/ping/compliance-service', '{"delayMs":1500}'), 503, 'SERVICE_UNAVAILABLE');
+  it('answers 503 SERVICE_UNAVAILABLE with Retry-After when a service does not answer in time', async () => {
+    const slow = await post('/api/v1/system/ping/compliance-service', '{"delayMs":1500}');
+    expect(slow.headers.get('retry-after')).toBe('1');
+    await expectEnvelope(slow, 503, 'SERVICE_UNAVAILABLE');
   });
 
   it('serves an OpenAPI 3.1 document with every route of the contracts', async () => {

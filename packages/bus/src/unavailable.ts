@@ -6,11 +6,16 @@ const messages = {
   closed: () => 'The connection to the message bus closed before the service answered. Retry shortly.',
 };
 
+/**
+ * The answer when no service answered: one not running, one too slow, or the bus gone. Worth a retry
+ * a second on (the gateway sends `retryAfterSeconds` as Retry-After): another replica, or the same
+ * one restarted, takes it.
+ */
 export function serviceUnavailable(subject: string, reason: keyof typeof messages, timeoutMs: number): ErrorData {
   return {
     code: 'SERVICE_UNAVAILABLE',
     message: messages[reason](timeoutMs),
-    details: { subject, reason },
+    details: { subject, reason, retryAfterSeconds: 1 },
   };
 }
 
