@@ -20,6 +20,7 @@ const pairedEndToEndFiles = [
   'hostile-cli',
   'hostile-cli-csv',
   'hostile-edge',
+  'hostile-embedded-kills',
   'hostile-keyed-retries',
   'hostile-narrow-keys',
   'hostile-object-labels',

@@ -5,15 +5,13 @@
 // answered COUNTERFEIT is there after a restart; a request pipelined behind one of them, read once
 // the stop has begun, is not run. Over raw HTTP/1.1 against the real process, the
 // requests' bodies held back until the stop has begun, so that they are in flight, not racing it.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { connect, createServer, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { call } from '../support/embedded.ts';
-import { hallmarkBin } from '../support/hallmark-cli.ts';
-import { waitFor } from '../support/wait.ts';
+import { type HallmarkServer, startHallmarkServer } from '../support/hallmark-server.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
 type Json = Record<string, any>;
@@ -23,52 +21,11 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-interface Server {
-  url: string;
-  port: number;
-  child: ChildProcess;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-async function startServer(dataDir: string): Promise<Server> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [hallmarkBin, 'start'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '/tmp',
-      PORT: String(port),
-      HALLMARK_HOST: '127.0.0.1',
-      HALLMARK_DATA_DIR: dataDir,
-      HALLMARK_LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  cleanups.push(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await exited;
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(
-    'the product to answer /health',
-    async () => {
-      if (child.exitCode !== null) throw new Error(`hallmark start exited with ${child.exitCode}`);
-      const response = await fetch(`${url}/health`).catch(() => undefined);
-      return response?.ok ? true : undefined;
-    },
-    { timeoutMs: 60_000, intervalMs: 100 },
-  );
-  return { url, port, child, exited };
+/** A server of this test's, killed after it (SIGKILL) if it still runs. */
+async function startServer(dataDir: string): Promise<HallmarkServer> {
+  const server = await startHallmarkServer(dataDir);
+  cleanups.push(server.dispose);
+  return server;
 }
 
 /** A kept-alive HTTP/1.1 connection read by hand: each answer whole (Content-Length), and whether the server closed it. */

@@ -109,6 +109,13 @@ export interface Cache {
   recordScan(scan: ScanInput): Promise<ScanRecord>;
   /** Marks a subject as reported counterfeit; later scans answer `reported: true`. */
   markReported(subject: string, retentionMs: number): Promise<void>;
+  /**
+   * Resolves once every change made so far outlives this process: at once where the state lives in
+   * another process (Redis) or nowhere lasting (memory); after its write where it is journaled into
+   * the database (the embedded form, every 100 ms otherwise). For a record elsewhere that must not
+   * outlast what it refers to (a keyed request's prepaid quota, noted right after its spend).
+   */
+  persist(): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

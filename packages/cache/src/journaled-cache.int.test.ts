@@ -148,4 +148,19 @@ describe('journaled cache: its state outlives a restart', () => {
       expect(cache.consumeQuotas([daily('rl:{crash}:d', 0)])).toMatchObject({ counters: [{ used: 5 }] });
     });
   });
+
+  it('persist resolves once what was spent is written: a crash right after it keeps it', async () => {
+    await life(
+      async (cache) => {
+        expect(cache.consumeQuotas([daily('rl:{persist}:d', 4)])).toMatchObject({ allowed: true });
+        await cache.persist();
+        // Spent after it: not written when the process dies.
+        expect(cache.consumeQuotas([daily('rl:{persist}:d', 1)])).toMatchObject({ counters: [{ used: 5 }] });
+      },
+      { stop: 'crash', flushIntervalMs: 60_000 },
+    );
+    await life(async (cache) => {
+      expect(cache.consumeQuotas([daily('rl:{persist}:d', 0)])).toMatchObject({ counters: [{ used: 4 }] });
+    });
+  });
 });

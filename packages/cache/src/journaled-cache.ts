@@ -128,6 +128,7 @@ export async function createJournaledCache(options: JournaledCacheOptions): Prom
   return {
     ...memory,
     flush,
+    persist: flush,
     async close() {
       clearInterval(timer);
       await flush();

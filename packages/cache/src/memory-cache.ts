@@ -244,6 +244,7 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): MemoryCache
           record.kind satisfies never;
       }
     },
+    async persist() {},
     async ping() {},
     async close() {
       clearInterval(sweeper);

@@ -162,6 +162,8 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
       const key = `scan:{${subject}}`;
       await redis.multi().hset(key, 'reported', '1').pexpire(key, retentionMs).exec();
     },
+    // Redis keeps the counters whatever becomes of this process.
+    async persist() {},
     async ping() {
       await redis.ping();
     },

@@ -429,6 +429,11 @@ export function createRateLimiter(options: {
     refund(refunds: readonly QuotaRefund[]): Promise<void> {
       return options.cache.refundQuotas(refunds);
     },
+
+    /** Resolves once what was spent so far outlives this process (Cache.persist). */
+    persistSpent(): Promise<void> {
+      return options.cache.persist();
+    },
   };
 }
 export type RateLimiter = ReturnType<typeof createRateLimiter>;

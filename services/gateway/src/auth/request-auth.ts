@@ -187,15 +187,23 @@ export function installRequestAuth(
     if (!key) return done();
     const items = route.quota?.per === 'item' ? itemCount(request.body) : 1;
     const outcome = deps.rateLimiter.spend(key, route.quota, items, prepaidUnitsOf(request));
-    if (!request.idempotentAttempt) return settle(reply, outcome, done);
-    // A keyed attempt notes on its key what it paid before any work starts: a gateway killed before
-    // the answer runs no onSend to give back or keep quota, and its retry would pay it all again.
+    const keyed = request.idempotentAttempt !== undefined;
+    // In the embedded form the counters reach the database every 100 ms: a crash loses the spending
+    // of the last moments, a unit for each request of one. A batch's spend (up to 10,000 units) is
+    // written before its work starts, or a kill as its first chunk committed left those codes unpaid.
+    if (!keyed && items <= 1) return settle(reply, outcome, done);
     settle(reply, outcome, (error) => {
       if (error || !request.quotaSpent) return done(error);
-      deps.idempotency.notePaid(request, paidParts(request, route)).then(
+      const persisted = deps.rateLimiter.persistSpent();
+      // A keyed attempt then notes on its key what it paid, before any work starts: a gateway killed
+      // before the answer runs no onSend to give back or keep quota, and its retry would pay it all
+      // again. The note never outlasts the spend (written first): a kill between the two left a
+      // day's quota noted prepaid and spent nowhere, and the retry made a batch of 1,000 free.
+      const noted = keyed ? persisted.then(() => deps.idempotency.notePaid(request, paidParts(request, route))) : persisted;
+      noted.then(
         () => done(),
         (failure: unknown) => {
-          request.log.warn({ err: failure }, 'idempotency: could not note the quota a keyed attempt paid');
+          request.log.warn({ err: failure }, 'quota: could not write or note what a request paid');
           done();
         },
       );
