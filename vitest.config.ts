@@ -76,6 +76,13 @@ const endToEnd = {
   isolate: false,
 };
 
+/**
+ * Runs too long for every change (`pnpm test:long`, HALLMARK_LONG_TESTS=1): kills and faults
+ * repeated at many moments, in test/long. Not among the projects otherwise, so `pnpm test` neither
+ * runs nor lists them.
+ */
+const longRuns = process.env.HALLMARK_LONG_TESTS === '1';
+
 // Three kinds of test (see docs/ARCHITECTURE.md): pure unit tests beside the code, integration tests
 // against the real PostgreSQL, Redis and NATS of the machine, and end-to-end tests over HTTP.
 export default defineConfig({
@@ -139,6 +146,20 @@ export default defineConfig({
           maxWorkers: 1,
         },
       },
+      ...(longRuns
+        ? [
+            {
+              test: {
+                ...endToEnd,
+                name: 'long',
+                include: ['test/long/**/*.test.ts'],
+                fileParallelism: false,
+                sequence: { groupOrder: 3 },
+                maxWorkers: 1,
+              },
+            },
+          ]
+        : []),
     ],
   },
 });

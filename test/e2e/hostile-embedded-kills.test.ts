@@ -1,327 +1,34 @@
-// The embedded form killed with SIGKILL in the middle of writes, then started again on the same
-// data folder (a review of 2026-12-04; one finding fixed: a keyed batch's quota after a kill). Over real HTTP against the real `hallmark start` process; every answer the client
-// got before the kill is recorded, and after the restart: each acknowledged write is there, whole
-// (code with its event, chain and Merkle tree), keyed retries answer once, the folder's lock is taken
-// over and the product starts without repair.
-import { createHash, randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { auditExport } from '@hallmark/client';
+// The embedded form killed with SIGKILL in the middle of writes, then started again on the same data
+// folder (a review of 2026-12-04; its finding fixed: a keyed batch's quota after a kill). Over real
+// HTTP against the real `hallmark start` process; every answer the client got before the kill is
+// recorded, and after the restart: each acknowledged write is there, whole (code with its event,
+// chain and Merkle tree), and keyed retries answer once. The review's other kills (first starts,
+// single and unkeyed generates, key rotations, API keys, kills during recovery, the lock) are
+// test/long/embedded-kills.test.ts, in `pnpm test:long`.
+import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { call } from '../support/embedded.ts';
-import { runHallmark } from '../support/hallmark-cli.ts';
-import { type HallmarkServer as Server, spawnHallmarkServer, startHallmarkServer } from '../support/hallmark-server.ts';
+import {
+  api,
+  checkAsset,
+  cleanUp,
+  gtin,
+  gtinNumbered,
+  type Json,
+  kill,
+  listCodes,
+  newDataDir,
+  ok,
+  pool,
+  settled,
+  startServer,
+  tenant,
+} from '../support/killed-product.ts';
 import { waitFor } from '../support/wait.ts';
 
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
-type Json = Record<string, any>;
-
-const gtin = '09506000134352';
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-/** A server of this test's, killed after it (SIGKILL) if it still runs. */
-async function startServer(
-  dataDir: string,
-  env: Record<string, string> = {},
-  options: { healthTimeoutMs?: number } = {},
-): Promise<Server> {
-  const server = await startHallmarkServer(dataDir, env, options);
-  cleanups.push(server.dispose);
-  return server;
-}
-
-async function kill(server: Server) {
-  server.child.kill('SIGKILL');
-  expect((await server.exited).signal).toBe('SIGKILL');
-}
-
-async function newDataDir(): Promise<string> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'hallmark-review-kills-'));
-  cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-  return dataDir;
-}
-
-const api = (
-  url: string,
-  key: string | undefined,
-  method: string,
-  path: string,
-  body?: unknown,
-  headers?: Record<string, string>,
-) =>
-  call<Json>(url, method, `/api/v1${path}`, {
-    ...(key ? { key } : {}),
-    ...(body !== undefined ? { body } : {}),
-    ...(headers ? { headers } : {}),
-  });
-
-function ok(response: { status: number; body: Json }, status = 200): Json {
-  expect(response.status, JSON.stringify(response.body)).toBe(status);
-  return response.body;
-}
-
-/** GTIN-14 `0950600013<n>` with its check digit: a GTIN of its own for each tenant of a test that makes several. */
-function gtinNumbered(n: number): string {
-  const body = `0950600013${String(n).padStart(3, '0')}`;
-  let sum = 0;
-  for (let i = 0; i < 13; i++) sum += Number(body[i]) * (i % 2 === 0 ? 3 : 1);
-  return `${body}${(10 - (sum % 10)) % 10}`;
-}
-
-async function tenant(url: string, dataDir: string, tier = 'enterprise', withGtin: boolean | string = true) {
-  const operator = (await readFile(join(dataDir, 'operator-key'), 'utf8')).trim();
-  const created = ok(await api(url, operator, 'POST', '/accounts', { name: `Brand ${randomUUID().slice(0, 4)}`, tier }), 201);
-  if (withGtin) {
-    const granted = typeof withGtin === 'string' ? withGtin : gtin;
-    ok(await api(url, operator, 'POST', `/accounts/${created.account.id}/gtins`, { gtin: granted }), 201);
-  }
-  return { key: created.apiKey.secret as string, accountId: created.account.id as string, operator };
-}
-
-/** Runs `work` over `items`, `concurrency` at a time. */
-async function pool<T, R>(items: readonly T[], concurrency: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-      for (;;) {
-        const index = next++;
-        if (index >= items.length) return;
-        results[index] = await work(items[index] as T);
-      }
-    }),
-  );
-  return results;
-}
-
-async function listCodes(url: string, key: string): Promise<Json[]> {
-  const all: Json[] = [];
-  let cursor: string | undefined;
-  for (;;) {
-    const page = ok(await api(url, key, 'GET', `/codes?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`));
-    all.push(...page.data);
-    cursor = page.nextCursor ?? undefined;
-    if (!cursor) return all;
-  }
-}
-
-const leafHash = (eventHashHex: string) =>
-  createHash('sha256')
-    .update(Buffer.concat([Buffer.from([0]), Buffer.from(eventHashHex, 'hex')]))
-    .digest('hex');
-
-/** A read that may wait for the Merkle projection after a restart (503 with Retry-After). */
-async function settled(url: string, key: string, path: string): Promise<{ status: number; body: Json }> {
-  return waitFor(
-    `GET ${path}`,
-    async () => {
-      const answer = await api(url, key, 'GET', path);
-      return answer.status === 503 ? undefined : answer;
-    },
-    { timeoutMs: 30_000, intervalMs: 200 },
-  );
-}
-
-/** The chain check and the Merkle root of an asset agree, and its export audits valid offline. */
-async function checkAsset(
-  url: string,
-  key: string,
-  assetId: string,
-  audit: boolean,
-  jwks?: Json,
-): Promise<{ eventCount: number; problems: string[] }> {
-  const problems: string[] = [];
-  const verified = await settled(url, key, `/compliance/${assetId}/verify`);
-  if (verified.status !== 200 || verified.body.isValid !== true)
-    problems.push(`${assetId} verify ${verified.status} ${JSON.stringify(verified.body)}`);
-  const root = await settled(url, key, `/compliance/${assetId}/merkle/root`);
-  if (root.status !== 200) problems.push(`${assetId} root ${root.status} ${JSON.stringify(root.body)}`);
-  else if (root.body.treeSize !== verified.body.eventCount) {
-    problems.push(`${assetId} treeSize ${root.body.treeSize} but eventCount ${verified.body.eventCount}`);
-  } else if (verified.body.eventCount === 1 && root.body.rootHash !== leafHash(verified.body.headHash)) {
-    problems.push(`${assetId} root is not the leaf hash of its one event`);
-  }
-  if (audit && jwks) {
-    const exported = await settled(url, key, `/compliance/${assetId}/export?format=json`);
-    const report = auditExport(exported.body as never, jwks as never);
-    if (!report.valid) problems.push(`${assetId} audit: ${report.problems.join('; ')}`);
-    if (root.status === 200 && report.rootHash !== undefined && report.rootHash !== root.body.rootHash) {
-      problems.push(`${assetId} export root ${report.rootHash} differs from merkle/root ${root.body.rootHash}`);
-    }
-  }
-  return { eventCount: Number(verified.body.eventCount), problems };
-}
-
-async function lockHolder(dataDir: string): Promise<Json | undefined> {
-  try {
-    return JSON.parse(await readFile(join(dataDir, 'hallmark.lock'), 'utf8')) as Json;
-  } catch {
-    return undefined;
-  }
-}
+afterEach(cleanUp);
 
 describe('the embedded form killed (SIGKILL) mid-write and started again', () => {
-  it('starts again after being killed at any moment of its very first start (initdb, migrations, operator key)', async () => {
-    // Kill the first start of an empty folder at growing delays; every following start must come up.
-    const outcomes: string[] = [];
-    for (const delayMs of [300, 900, 1_600, 2_600]) {
-      const dataDir = await newDataDir();
-      const start = await spawnHallmarkServer(dataDir);
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
-      await start.dispose();
-      try {
-        const second = await startServer(dataDir, {}, { healthTimeoutMs: 40_000 });
-        const { key } = await tenant(second.url, dataDir);
-        const code = ok(await api(second.url, key, 'POST', '/code/generate', { gtin, serialNumber: 'FIRST-1' }), 201);
-        const verdict = ok(await api(second.url, key, 'POST', '/code/verify', { url: code.url })).verdict;
-        outcomes.push(`${delayMs}ms: ok ${verdict}`);
-        await kill(second);
-      } catch (error) {
-        outcomes.push(
-          `${delayMs}ms: FAILED ${(error as Error).message.slice(0, 600)} ${String((error as Error).cause ?? '').slice(0, 400)}`,
-        );
-      }
-    }
-    expect(
-      outcomes.filter((outcome) => outcome.includes('FAILED')),
-      outcomes.join('\n'),
-    ).toEqual([]);
-  }, 240_000);
-
-  it('keeps every acknowledged single generate whole, and answers keyed retries of the cut-off ones once', async () => {
-    const dataDir = await newDataDir();
-    const env = { HALLMARK_IDEMPOTENCY_LEASE_MS: '1500' };
-    const first = await startServer(dataDir, env);
-    const { key } = await tenant(first.url, dataDir);
-    interface Attempt {
-      serial: string;
-      idempotencyKey: string | undefined;
-      status?: number;
-      body?: Json;
-      error?: string;
-      at?: number;
-    }
-    const attempts: Attempt[] = [];
-    let stop = false;
-    const workers = Array.from({ length: 24 }, async (_, w) => {
-      for (let i = 0; !stop; i++) {
-        const serial = `S${w}-${i}`;
-        const attempt: Attempt = { serial, idempotencyKey: w % 2 === 0 ? `single-${serial}-${randomUUID()}` : undefined };
-        attempts.push(attempt);
-        try {
-          const answer = await api(
-            first.url,
-            key,
-            'POST',
-            '/code/generate',
-            { gtin, serialNumber: serial, batchNumber: 'L1' },
-            attempt.idempotencyKey ? { 'idempotency-key': attempt.idempotencyKey } : undefined,
-          );
-          attempt.status = answer.status;
-          attempt.body = answer.body;
-          attempt.at = Date.now();
-        } catch (error) {
-          attempt.error = String(error);
-          return;
-        }
-      }
-    });
-    await waitFor(
-      '300 acknowledged codes',
-      async () => (attempts.filter((a) => a.status === 201).length >= 300 ? true : undefined),
-      {
-        timeoutMs: 30_000,
-        intervalMs: 5,
-      },
-    );
-    await kill(first);
-    stop = true;
-    await Promise.all(workers);
-    const acknowledged = attempts.filter((a) => a.status === 201);
-    const cut = attempts.filter((a) => a.status === undefined);
-    const refused = attempts.filter((a) => a.status !== undefined && a.status !== 201);
-    expect(refused.map((a) => `${a.serial} ${a.status} ${JSON.stringify(a.body)}`)).toEqual([]);
-    expect(await lockHolder(dataDir), 'the dead server’s lock is left behind').toBeDefined();
-
-    const second = await startServer(dataDir, env);
-    const holder = await lockHolder(dataDir);
-    expect(holder?.pid).toBe(second.child.pid);
-
-    // The keyed cut-off ones: the retry (same key, same body) answers 201 once, made or found.
-    const retried = new Map<string, Json>();
-    for (const attempt of cut.filter((a) => a.idempotencyKey)) {
-      const answer = await waitFor(
-        `the keyed retry of ${attempt.serial}`,
-        async () => {
-          const again = await api(
-            second.url,
-            key,
-            'POST',
-            '/code/generate',
-            { gtin, serialNumber: attempt.serial, batchNumber: 'L1' },
-            {
-              'idempotency-key': attempt.idempotencyKey as string,
-            },
-          );
-          return again.status === 409 && again.body.error?.code === 'CONFLICT' ? undefined : again;
-        },
-        { timeoutMs: 20_000, intervalMs: 250 },
-      );
-      expect(answer.status, `${attempt.serial} ${JSON.stringify(answer.body)}`).toBe(201);
-      retried.set(attempt.serial, answer.body);
-    }
-    // A keyed acknowledged one, retried after the restart: the same answer (replayed).
-    const keyedAcknowledged = acknowledged.filter((a) => a.idempotencyKey).slice(-5);
-    for (const attempt of keyedAcknowledged) {
-      const again = await api(
-        second.url,
-        key,
-        'POST',
-        '/code/generate',
-        { gtin, serialNumber: attempt.serial, batchNumber: 'L1' },
-        {
-          'idempotency-key': attempt.idempotencyKey as string,
-        },
-      );
-      expect(again.status, JSON.stringify(again.body)).toBe(201);
-      expect(again.body.assetId).toBe(attempt.body?.assetId);
-      expect(again.body.url).toBe(attempt.body?.url);
-    }
-
-    const listed = await listCodes(second.url, key);
-    const bySerial = new Map(listed.map((code) => [code.serialNumber as string, code]));
-    expect(bySerial.size).toBe(listed.length);
-    const lost = acknowledged.filter((a) => bySerial.get(a.serial)?.assetId !== a.body?.assetId);
-    expect(
-      lost.map((a) => a.serial),
-      `acknowledged ${acknowledged.length}, listed ${listed.length}`,
-    ).toEqual([]);
-    for (const [serial, body] of retried) expect(bySerial.get(serial)?.assetId).toBe(body.assetId);
-    // Nothing but what was asked: every listed serial was attempted.
-    const attempted = new Set(attempts.map((a) => a.serial));
-    expect(listed.filter((code) => !attempted.has(code.serialNumber))).toEqual([]);
-
-    const jwks = (await call<Json>(second.url, 'GET', '/.well-known/jwks.json')).body;
-    const problems: string[] = [];
-    await pool(listed, 16, async (code) => {
-      const verdict = await api(second.url, key, 'POST', '/code/verify', { url: code.url });
-      if (verdict.body.verdict !== 'AUTHENTIC')
-        problems.push(`${code.serialNumber} ${verdict.status} ${JSON.stringify(verdict.body).slice(0, 300)}`);
-      const checked = await checkAsset(second.url, key, code.assetId, problems.length < 5 && Math.random() < 0.05, jwks);
-      if (checked.eventCount !== 1) problems.push(`${code.assetId} has ${checked.eventCount} events`);
-      problems.push(...checked.problems);
-    });
-    console.log(
-      `singles: acknowledged ${acknowledged.length}, cut ${cut.length} (keyed ${retried.size}), listed ${listed.length}`,
-    );
-    expect(problems, `acknowledged ${acknowledged.length}, cut ${cut.length}, listed ${listed.length}`).toEqual([]);
-    await kill(second);
-  }, 120_000);
-
   it('completes a keyed batch of 4,000 cut off by the kill exactly once on retry', async () => {
     const dataDir = await newDataDir();
     const env = { HALLMARK_IDEMPOTENCY_LEASE_MS: '1500' };
@@ -393,44 +100,6 @@ describe('the embedded form killed (SIGKILL) mid-write and started again', () =>
       problems.push(...checked.problems);
     });
     expect(problems, summary).toEqual([]);
-    await kill(second);
-  }, 120_000);
-
-  it('leaves an unkeyed batch cut off by the kill whole code by code: every stored code has its event and tree', async () => {
-    const dataDir = await newDataDir();
-    const first = await startServer(dataDir);
-    const { key } = await tenant(first.url, dataDir);
-    const items = Array.from({ length: 3_000 }, (_, i) => ({ gtin, serialNumber: `UB-${i}`, batchNumber: 'L2' }));
-    const attempt = api(first.url, key, 'POST', '/code/generate/batch', { items }).then(
-      (answer) => ({ answer }),
-      (error: unknown) => ({ error: String(error) }),
-    );
-    await waitFor(
-      'the batch’s first codes',
-      async () => ((await api(first.url, key, 'GET', '/codes?limit=1')).body.data?.length ? true : undefined),
-      { timeoutMs: 30_000, intervalMs: 20 },
-    );
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    await kill(first);
-    await attempt;
-
-    const second = await startServer(dataDir);
-    const listed = await listCodes(second.url, key);
-    const retry = ok(await api(second.url, key, 'POST', '/code/generate/batch', { items }));
-    const made = retry.results.filter((result: Json) => result.code).length;
-    const duplicates = retry.results.filter((result: Json) => result.error?.code === 'DUPLICATE_SERIAL').length;
-    const summary = `stored before ${listed.length}, retry made ${made}, duplicates ${duplicates}`;
-    console.log(`unkeyed batch: ${summary}`);
-    expect(duplicates, summary).toBe(listed.length);
-    expect(made + duplicates, summary).toBe(items.length);
-    // Every code the killed batch stored: its event, chain and tree (all of them).
-    const problems: string[] = [];
-    await pool(listed, 16, async (code) => {
-      const checked = await checkAsset(second.url, key, code.assetId, false);
-      if (checked.eventCount !== 1) problems.push(`${code.assetId} has ${checked.eventCount} events`);
-      problems.push(...checked.problems);
-    });
-    expect(problems.slice(0, 10), summary).toEqual([]);
     await kill(second);
   }, 120_000);
 
@@ -662,81 +331,6 @@ describe('the embedded form killed (SIGKILL) mid-write and started again', () =>
     await kill(second);
   }, 120_000);
 
-  it('keeps signing-key rotations and the codes signed around them', async () => {
-    const dataDir = await newDataDir();
-    const first = await startServer(dataDir);
-    const { key } = await tenant(first.url, dataDir);
-    const acknowledged: Json[] = [];
-    const rotations: { kid?: string; status?: number; at?: number; startedAt: number }[] = [];
-    let stop = false;
-    const generators = Array.from({ length: 8 }, async (_, w) => {
-      for (let i = 0; !stop; i++) {
-        try {
-          const startedAt = Date.now();
-          const answer = await api(first.url, key, 'POST', '/code/generate', { gtin, serialNumber: `R${w}-${i}` });
-          if (answer.status === 201) acknowledged.push({ ...answer.body, startedAt });
-        } catch {
-          return;
-        }
-      }
-    });
-    const rotator = (async () => {
-      while (!stop) {
-        const rotation: (typeof rotations)[number] = { startedAt: Date.now() };
-        rotations.push(rotation);
-        try {
-          const answer = await api(first.url, key, 'POST', '/keys/signing/rotate', {}, { 'idempotency-key': randomUUID() });
-          rotation.status = answer.status;
-          rotation.kid = answer.body.id ?? answer.body.kid ?? answer.body.key?.id;
-          rotation.at = Date.now();
-        } catch {
-          return;
-        }
-        await new Promise((resolve) => setTimeout(resolve, 60));
-      }
-    })();
-    await waitFor('six rotations', async () => (rotations.filter((r) => r.status === 201).length >= 6 ? true : undefined), {
-      timeoutMs: 30_000,
-      intervalMs: 5,
-    });
-    await kill(first);
-    stop = true;
-    await Promise.all([...generators, rotator]);
-    expect(rotations.filter((r) => r.status !== undefined && r.status !== 201)).toEqual([]);
-
-    const second = await startServer(dataDir);
-    const signing = ok(await api(second.url, key, 'GET', '/keys?type=signing&limit=100')).keys as Json[];
-    const active = signing.filter((k) => k.status === 'active');
-    expect(active.length, JSON.stringify(signing.map((k) => [k.id, k.status]))).toBe(1);
-    const jwks = (await call<Json>(second.url, 'GET', '/.well-known/jwks.json')).body;
-    const published = new Set((jwks.keys as Json[]).map((k) => k.kid));
-    const done = rotations.filter((r) => r.status === 201);
-    for (const rotation of done) expect(published.has(rotation.kid), `${rotation.kid} published`).toBe(true);
-    // The last acknowledged rotation's key, or a later one cut off by the kill, is the active one.
-    const last = done.at(-1) as (typeof rotations)[number];
-    const cutRotation = rotations.find((r) => r.status === undefined);
-    expect([
-      last.kid,
-      ...(cutRotation ? signing.filter((k) => !done.some((r) => r.kid === k.id)).map((k) => k.id) : []),
-    ]).toContain(active[0]?.id);
-    const problems: string[] = [];
-    await pool(acknowledged, 16, async (code) => {
-      const verdict = await api(second.url, key, 'POST', '/code/verify', { url: code.url });
-      if (verdict.body.verdict !== 'AUTHENTIC')
-        problems.push(`${code.serial} ${verdict.status} ${JSON.stringify(verdict.body).slice(0, 300)}`);
-      // A code asked for after a rotation was answered is signed with that key or a later one.
-      const rotatedBefore = done.filter((r) => (r.at as number) < code.startedAt).at(-1);
-      const kid = verdict.body.checks?.signature?.keyId;
-      if (rotatedBefore && kid !== undefined) {
-        const order = signing.map((k) => k.id).reverse();
-        if (order.indexOf(kid) < order.indexOf(rotatedBefore.kid))
-          problems.push(`${code.serial} signed by ${kid}, older than ${rotatedBefore.kid}`);
-      }
-    });
-    expect(problems, `codes ${acknowledged.length}, rotations ${done.length}`).toEqual([]);
-    await kill(second);
-  }, 120_000);
-
   it('counts a keyed batch’s quota after a kill: the keyed retry of a prepaid batch does not make a day’s quota free', async () => {
     // Starter tier: 1,000 codes a day. A keyed batch of the whole day's quota, the server killed just
     // after the quota was spent (in memory, written behind every 100 ms) and noted as prepaid on the
@@ -746,7 +340,7 @@ describe('the embedded form killed (SIGKILL) mid-write and started again', () =>
     let server = await startServer(dataDir, env);
     const findings: string[] = [];
     const tries: string[] = [];
-    for (const [round, delayMs] of [15, 45, 100].entries()) {
+    for (const [round, delayMs] of [15, 60].entries()) {
       const ownGtin = gtinNumbered(round + 1);
       const { key } = await tenant(server.url, dataDir, 'starter', ownGtin);
       const items = Array.from({ length: 1_000 }, (_, i) => ({ gtin: ownGtin, serialNumber: `Q${delayMs}-${i}` }));
@@ -795,97 +389,5 @@ describe('the embedded form killed (SIGKILL) mid-write and started again', () =>
     console.log(`quota after kills:\n${tries.join('\n')}`);
     expect(findings, tries.join('\n')).toEqual([]);
     await kill(server);
-  }, 120_000);
-
-  it('keeps API keys made and revoked just before the kill as acknowledged', async () => {
-    const dataDir = await newDataDir();
-    // Many revoked keys tried from one address: the failed-authentication limit is not what is tested.
-    const env = { HALLMARK_AUTH_FAILURES_PER_MINUTE: '100000' };
-    const first = await startServer(dataDir, env);
-    const { key } = await tenant(first.url, dataDir);
-    const made: string[] = [];
-    const revoked: string[] = [];
-    let stop = false;
-    const workers = Array.from({ length: 6 }, async () => {
-      while (!stop) {
-        try {
-          const created = await api(first.url, key, 'POST', '/keys', { name: 'k', scopes: ['assets:read'] });
-          if (created.status !== 201) continue;
-          const secret = created.body.secret as string;
-          const id = created.body.key?.id ?? created.body.id;
-          made.push(secret);
-          const gone = await api(first.url, key, 'POST', `/keys/${id}/revoke`);
-          if (gone.status === 200) revoked.push(secret);
-        } catch {
-          return;
-        }
-      }
-    });
-    await waitFor('60 revoked keys', async () => (revoked.length >= 60 ? true : undefined), { timeoutMs: 30_000, intervalMs: 5 });
-    await kill(first);
-    stop = true;
-    await Promise.all(workers);
-    const second = await startServer(dataDir, env);
-    const problems: string[] = [];
-    await pool(made, 8, async (secret) => {
-      const answer = await api(second.url, secret, 'GET', '/codes?limit=1');
-      const isRevoked = revoked.includes(secret);
-      if (isRevoked && answer.status !== 401) problems.push(`revoked key answered ${answer.status}`);
-      if (!isRevoked && answer.status !== 200 && answer.status !== 401) problems.push(`made key answered ${answer.status}`);
-    });
-    expect(problems, `made ${made.length}, revoked ${revoked.length}`).toEqual([]);
-    await kill(second);
-  }, 120_000);
-
-  it('starts after being killed again during the recovery of a kill mid-batch', async () => {
-    const dataDir = await newDataDir();
-    const first = await startServer(dataDir);
-    const { key } = await tenant(first.url, dataDir);
-    const items = Array.from({ length: 3_000 }, (_, i) => ({ gtin, serialNumber: `DK-${i}` }));
-    const attempt = api(first.url, key, 'POST', '/code/generate/batch', { items }).catch(() => undefined);
-    await waitFor(
-      'the batch’s first codes',
-      async () => ((await api(first.url, key, 'GET', '/codes?limit=1')).body.data?.length ? true : undefined),
-      {
-        timeoutMs: 30_000,
-        intervalMs: 20,
-      },
-    );
-    await kill(first);
-    await attempt;
-    for (const delayMs of [200, 700, 1_500]) {
-      const start = await spawnHallmarkServer(dataDir);
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
-      await start.dispose();
-    }
-    const last = await startServer(dataDir, {}, { healthTimeoutMs: 40_000 });
-    const listed = await listCodes(last.url, key);
-    const problems: string[] = [];
-    await pool(
-      listed.filter((_, i) => i % 25 === 0),
-      16,
-      async (code) => {
-        const checked = await checkAsset(last.url, key, code.assetId, false);
-        problems.push(...checked.problems);
-      },
-    );
-    expect(problems, `codes ${listed.length}`).toEqual([]);
-    await kill(last);
-  }, 120_000);
-
-  it('lets the hallmark command use a folder whose server was killed, and the server start after it', async () => {
-    const dataDir = await newDataDir();
-    const first = await startServer(dataDir);
-    await tenant(first.url, dataDir);
-    const deadPid = first.child.pid;
-    await kill(first);
-    expect((await lockHolder(dataDir))?.pid).toBe(deadPid);
-    const listed = await runHallmark(dataDir, { HOME: process.env.HOME ?? '/tmp' }, ['accounts', 'list', '--json']);
-    expect(listed.code, listed.stderr).toBe(0);
-    expect(listed.stdout.trim().split('\n').length).toBeGreaterThanOrEqual(1);
-    const second = await startServer(dataDir);
-    expect((await lockHolder(dataDir))?.pid).toBe(second.child.pid);
-    expect((await stat(join(dataDir, 'hallmark.lock'))).mode & 0o777).toBe(0o600);
-    await kill(second);
   }, 120_000);
 });

@@ -593,9 +593,18 @@ describe('every operation through the SDK, answers checked against the document'
       ConflictError,
       'CONFLICT',
     );
+    // The buyer backed out: cancelled, and offered again.
+    expect((await hallmark.auction.transfers.cancel({ transferId: transfer.transferId })).status).toBe('cancelled');
+    const offered = await hallmark.auction.transfers.initiate({
+      objectId: object.id,
+      fromOwnerId: 'client-jane',
+      toOwnerId: 'client-bob',
+      salePrice: 1000,
+      saleCurrency: 'EUR',
+    });
     const confirmed = await hallmark.auction.transfers.confirm({
-      transferId: transfer.transferId,
-      transferCode: transfer.transferCode,
+      transferId: offered.transferId,
+      transferCode: offered.transferCode,
     });
     expect(confirmed.status).toBe('completed');
   });
