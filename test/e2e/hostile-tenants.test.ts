@@ -437,6 +437,7 @@ describe('lists, filters, cursors and events, as another tenant and as A’s tes
       'code.unblocked',
       'transfer.completed',
       'transfer.locked',
+      'transfer.cancelled',
     ];
     for (const [who, key] of [
       ['a-live', a.star],

@@ -331,8 +331,12 @@ describe('webhooks (distributed)', () => {
     ok(await api('DELETE', `/webhooks/endpoints/${blockedOnly.id}`), 204);
   });
 
-  it('sends transfer.completed for a sale and transfer.locked after five wrong codes, through the auction API', async () => {
-    ok(await api('PATCH', `/webhooks/endpoints/${endpoint.id}`, { eventTypes: ['transfer.completed', 'transfer.locked'] }));
+  it('sends transfer.completed for a sale, transfer.locked after five wrong codes and transfer.cancelled, through the auction API', async () => {
+    ok(
+      await api('PATCH', `/webhooks/endpoints/${endpoint.id}`, {
+        eventTypes: ['transfer.completed', 'transfer.locked', 'transfer.cancelled'],
+      }),
+    );
     const registered = ok(
       await api('POST', '/auction/objects/register', { title: 'Hooked lot', category: 'watch', ownerId: 'client-jane' }),
       201,
@@ -366,6 +370,18 @@ describe('webhooks (distributed)', () => {
       { timeoutMs: 15_000 },
     );
     expect(JSON.parse(locked.body).data).toMatchObject({ assetId: objectId, transferId: second.transferId });
+
+    const third = ok(
+      await api('POST', '/auction/transfers/initiate', { ...sale, fromOwnerId: 'buyer-1', toOwnerId: 'buyer-3' }),
+      201,
+    );
+    ok(await api('POST', `/auction/transfers/${third.transferId}/cancel`));
+    const cancelled = await waitFor(
+      'transfer.cancelled',
+      async () => ofType('transfer.cancelled').find((each) => JSON.parse(each.body).data.transferId === third.transferId),
+      { timeoutMs: 15_000 },
+    );
+    expect(JSON.parse(cancelled.body).data).toEqual({ assetId: objectId, transferId: third.transferId });
   });
 
   it('answers no SUSPICIOUS verdict before its scan is stored: a JetStream that refuses events gets 503, and the retry is told', async () => {

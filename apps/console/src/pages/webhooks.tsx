@@ -25,6 +25,7 @@ export const webhookEventChoices: ReadonlyArray<{ type: string; words: string }>
   { type: 'code.unblocked', words: 'A block was removed or lifted' },
   { type: 'transfer.completed', words: 'An auction object changed hands' },
   { type: 'transfer.locked', words: 'A transfer was locked after wrong transfer codes' },
+  { type: 'transfer.cancelled', words: 'A pending transfer was cancelled' },
   { type: 'quota.threshold', words: 'A daily quota reached 80% or 100%' },
   { type: 'key.expiring', words: 'An API key expires within 7 days, or 1 day' },
   { type: 'endpoint.disabled', words: 'Another of your endpoints was disabled' },

@@ -10,6 +10,7 @@ export const webhookEventTypes = [
   'code.unblocked',
   'transfer.completed',
   'transfer.locked',
+  'transfer.cancelled',
   'quota.threshold',
   'key.expiring',
   'endpoint.disabled',
@@ -250,6 +251,10 @@ export const webhookEventPayloads: Readonly<Record<WebhookEventType, { summary: 
   'transfer.locked': {
     summary: 'A transfer was locked after too many wrong transfer codes.',
     schema: envelope('transfer.locked', TransferData),
+  },
+  'transfer.cancelled': {
+    summary: 'A pending transfer was cancelled by the seller: its code completes nothing.',
+    schema: envelope('transfer.cancelled', TransferData),
   },
   'quota.threshold': {
     summary: 'The account spent 80% or 100% of a daily quota (once per quota, threshold and UTC day).',

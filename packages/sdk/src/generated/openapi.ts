@@ -1454,6 +1454,23 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'transfer.cancelled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** A pending transfer was cancelled by the seller: its code completes nothing. */
+    post: operations['webhook_transfer_cancelled'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   'quota.threshold': {
     parameters: {
       query?: never;
@@ -10294,6 +10311,7 @@ export interface operations {
                 | 'code.unblocked'
                 | 'transfer.completed'
                 | 'transfer.locked'
+                | 'transfer.cancelled'
                 | 'quota.threshold'
                 | 'key.expiring'
                 | 'endpoint.disabled'
@@ -10406,6 +10424,7 @@ export interface operations {
             | 'code.unblocked'
             | 'transfer.completed'
             | 'transfer.locked'
+            | 'transfer.cancelled'
             | 'quota.threshold'
             | 'key.expiring'
             | 'endpoint.disabled'
@@ -10434,6 +10453,7 @@ export interface operations {
               | 'code.unblocked'
               | 'transfer.completed'
               | 'transfer.locked'
+              | 'transfer.cancelled'
               | 'quota.threshold'
               | 'key.expiring'
               | 'endpoint.disabled'
@@ -10584,6 +10604,7 @@ export interface operations {
               | 'code.unblocked'
               | 'transfer.completed'
               | 'transfer.locked'
+              | 'transfer.cancelled'
               | 'quota.threshold'
               | 'key.expiring'
               | 'endpoint.disabled'
@@ -10781,6 +10802,7 @@ export interface operations {
             | 'code.unblocked'
             | 'transfer.completed'
             | 'transfer.locked'
+            | 'transfer.cancelled'
             | 'quota.threshold'
             | 'key.expiring'
             | 'endpoint.disabled'
@@ -10811,6 +10833,7 @@ export interface operations {
               | 'code.unblocked'
               | 'transfer.completed'
               | 'transfer.locked'
+              | 'transfer.cancelled'
               | 'quota.threshold'
               | 'key.expiring'
               | 'endpoint.disabled'
@@ -10941,6 +10964,7 @@ export interface operations {
               | 'code.unblocked'
               | 'transfer.completed'
               | 'transfer.locked'
+              | 'transfer.cancelled'
               | 'quota.threshold'
               | 'key.expiring'
               | 'endpoint.disabled'
@@ -11182,6 +11206,7 @@ export interface operations {
               | 'code.unblocked'
               | 'transfer.completed'
               | 'transfer.locked'
+              | 'transfer.cancelled'
               | 'quota.threshold'
               | 'key.expiring'
               | 'endpoint.disabled'
@@ -11317,6 +11342,7 @@ export interface operations {
                 | 'code.unblocked'
                 | 'transfer.completed'
                 | 'transfer.locked'
+                | 'transfer.cancelled'
                 | 'quota.threshold'
                 | 'key.expiring'
                 | 'endpoint.disabled'
@@ -11541,6 +11567,7 @@ export interface operations {
               | 'code.unblocked'
               | 'transfer.completed'
               | 'transfer.locked'
+              | 'transfer.cancelled'
               | 'quota.threshold'
               | 'key.expiring'
               | 'endpoint.disabled'
@@ -12707,6 +12734,51 @@ export interface operations {
         'application/json': {
           /** @constant */
           type: 'transfer.locked';
+          /** Format: date-time */
+          timestamp: string;
+          environment: 'test' | 'live';
+          data: {
+            assetId: string;
+            /** @description transfer.completed only */
+            kind?: 'sold' | 'transferred';
+            transferId: string;
+            fromOwnerId?: string;
+            toOwnerId?: string;
+            salePrice?: number;
+            saleCurrency?: string;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the message; anything else is retried (docs/WEBHOOKS.md) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_transfer_cancelled: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The message id, the same on every attempt: the idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256>` (one per live secret) and `v1a,<base64 Ed25519>` */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @constant */
+          type: 'transfer.cancelled';
           /** Format: date-time */
           timestamp: string;
           environment: 'test' | 'live';

@@ -93,6 +93,7 @@ export const eventTypesWithMessages = [
   'sold',
   'transferred',
   'transfer_locked',
+  'transfer_cancelled',
 ] as const;
 
 /** The webhook messages an event of the store causes: transfers, filed reports, blocked and unblocked codes. */
@@ -135,8 +136,9 @@ export function eventMessages(event: StoredEvent): OutboxMessage[] {
     if (event.type === 'sold' || event.type === 'transferred') {
       return [{ ...owner, type: 'transfer.completed', cause, at, data: { assetId: record.assetId, kind: event.type, ...data } }];
     }
-    if (event.type === 'transfer_locked') {
-      return [{ ...owner, type: 'transfer.locked', cause, at, data: { assetId: record.assetId, ...data } }];
+    if (event.type === 'transfer_locked' || event.type === 'transfer_cancelled') {
+      const type = event.type === 'transfer_locked' ? 'transfer.locked' : 'transfer.cancelled';
+      return [{ ...owner, type, cause, at, data: { assetId: record.assetId, ...data } }];
     }
     if (event.type === 'code.report-confirmed' || event.type === 'code.report-lifted') {
       return [

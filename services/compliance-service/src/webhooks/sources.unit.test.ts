@@ -27,6 +27,10 @@ describe('webhook messages from their causes', () => {
       }),
     ]);
     expect(eventMessages(chained('transfer_locked', { transferId: 't1' }, 'e2'))[0]?.type).toBe('transfer.locked');
+    expect(eventMessages(chained('transfer_cancelled', { transferId: 't1' }, 'e3'))[0]).toMatchObject({
+      type: 'transfer.cancelled',
+      data: { transferId: 't1' },
+    });
     expect(eventMessages(chained('transfer_initiated', { transferId: 't1' }))).toEqual([]);
   });
 

@@ -124,6 +124,8 @@ const bizSteps: Record<string, string> = {
   withdrawn: 'holding',
   transfer_initiated: 'consigning',
   transfer_locked: 'holding',
+  transfer_expired: 'holding',
+  transfer_cancelled: 'holding',
   sold: 'retail_selling',
   transferred: 'accepting',
 };
