@@ -3,6 +3,7 @@ import { addressKeyOf, HallmarkError, type Principal, type RouteDefinition } fro
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Idempotency } from '../idempotency.ts';
 import { leavePrepaid, paidParts, prepaidUnitsOf } from '../prepaid-work.ts';
+import { isSafeMethod } from '../safe-methods.ts';
 import { mayHaveActed } from '../service-call.ts';
 import type { Authenticator } from './authenticator.ts';
 import type { ConsoleSessions } from './console-sessions.ts';
@@ -354,8 +355,22 @@ export function installRequestAuth(
 
   app.addHook('preValidation', (request, reply, done) => {
     const route = request.routeOptions.config?.route;
-    if (route && spendsAfterBody(request, route)) spend(request, reply, route, done);
-    else done();
+    const spendNow = () => (route && spendsAfterBody(request, route) ? spend(request, reply, route, done) : done());
+    const key = request.apiKey;
+    // A request that changes something: its key again, now that its body has been read. Checked only
+    // as its headers came, a key revoked while the body was held back (a gateway waits up to
+    // HALLMARK_HTTP_REQUEST_TIMEOUT_MS for it) still made a key or registered a public key after the
+    // revocation had answered. A map look-up while the key stays cached; a revocation, on any
+    // replica, drops it from every replica's cache (authenticator.ts), so the look-up finds it revoked.
+    if (!key || isSafeMethod(request.method)) return spendNow();
+    let current: AuthenticatedKey | Promise<AuthenticatedKey>;
+    try {
+      current = deps.authenticator.authenticateKeyId(key.keyId);
+    } catch (error) {
+      return done(error as Error);
+    }
+    if (current instanceof Promise) current.then(spendNow, (error: Error) => done(error));
+    else spendNow();
   });
 
   // Runs before the error's answer is made (and so before onSend).
