@@ -5,6 +5,7 @@ import { assessScan, endOfYymmdd } from '@hallmark/codes';
 import {
   addressKeyOf,
   blockSeenByOthers,
+  type CodeLookup,
   HallmarkError,
   type Principal,
   type QuickstartVerificationResult,
@@ -17,7 +18,7 @@ import type { CodeDirectory } from '../code-directory.ts';
 import type { RiskRulesSource } from '../risk-rules-source.ts';
 import type { ScanRecorded } from '../scan-history.ts';
 import type { ScanPublisher } from '../scan-publisher.ts';
-import { type SignatureCheck, signatureCheck } from './candidate-keys.ts';
+import { type SignatureCheck, type SignedLink, signatureCheck } from './candidate-keys.ts';
 import { readLink } from './read-link.ts';
 import type { CodeBlocks } from './report-code.ts';
 
@@ -64,6 +65,14 @@ async function failedKeyIdOf(deps: VerifyDeps, signer: Principal, checked: Signa
   const [newest] = await deps.keys.unrecordedCodeKeyIds(signer);
   return newest ?? checkedKid;
 }
+
+/**
+ * Whether the link is the one the service issued for `code`: the same batch and expiry, and no
+ * variant (AI 22), which the service never signs. The signature covers them all, so another spelling
+ * of them signed with the same key is a link the service never made.
+ */
+const isIssuedLink = (code: CodeLookup, link: SignedLink): boolean =>
+  (link.batch ?? null) === code.batch && (link.expiry ?? null) === code.expiry && link.variant === undefined;
 
 /**
  * POST /code/verify. Candidate keys: the key each of the signer's stored codes of the item was
@@ -135,16 +144,17 @@ export async function verifyCode(
     retentionMs: forged ? Math.min(retentionMs, forgedCountersMs(rules)) : retentionMs,
   });
   const code = codes.find((candidate) => candidate.kid === matchedKid);
-  // A signing key (its private half sealed in the service) vouches only for what the service issued.
-  // Code-service, which stores every code before its 201, says none of this item was: the key got
-  // out. (A key the brand registered vouches for what it signs elsewhere; an auction object's label
-  // is recorded by auction-service alone; with code-service away, the lag of the read model rules.)
+  // A signing key (its private half sealed in the service) vouches only for what the service issued:
+  // the key got out when code-service, which stores every code before its 201, says none of this item
+  // was, or when the item's code was issued with another batch or expiry than the link's (a leaked
+  // key relabelling an issued serial: a recalled batch as a good one). (A key the brand registered
+  // vouches for what it signs elsewhere; an auction object's label is recorded by auction-service
+  // alone; with code-service away, the lag of the read model rules.)
   const unissued =
     matchedKid !== undefined &&
-    codes.length === 0 &&
-    fromCodeService &&
     keys.find((key) => key.kid === matchedKid)?.type === 'signing' &&
-    !isObjectLabel(link.gtin, link.serial);
+    !isObjectLabel(link.gtin, link.serial) &&
+    ((codes.length === 0 && fromCodeService) || (code !== undefined && !isIssuedLink(code, link)));
   // Blocked by its owner's confirmed report (an in-memory lookup). The cache's `reported` flag is not
   // read: flags set before reports needed the owner's review block nothing.
   const block = code ? deps.blocks.find(principal.environment, link.gtin, link.serial, code.accountId) : undefined;
