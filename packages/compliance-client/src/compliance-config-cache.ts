@@ -28,10 +28,21 @@ export function createComplianceConfigCache(
   const cacheMs = options.cacheMs ?? 60_000;
   const cache = new Map<string, { config: ComplianceConfig; until: number }>();
   const keyOf = (owner: Principal) => `${owner.accountId}/${owner.environment}`;
+  // Bumped by every change broadcast: a load that began before a change may answer the config as it
+  // was, after the broadcast; it is then asked again, and kept only when no change came meanwhile.
+  // (Kept as it was, it served the earlier config for up to cacheMs after the change had answered.)
+  let changes = 0;
+  const load = (owner: Principal, requestId: string | undefined) =>
+    bus.request<RpcResponse<typeof getComplianceConfigRpc>>(
+      rpcSubject(getComplianceConfigRpc),
+      { principal: owner },
+      { timeoutMs: options.timeoutMs, ...(requestId ? { requestId } : {}) },
+    );
 
   return {
     start: () =>
       bus.onBroadcast(broadcasts.complianceConfigChanged, (payload) => {
+        changes += 1;
         cache.delete(keyOf(payload as Principal));
       }),
 
@@ -39,20 +50,23 @@ export function createComplianceConfigCache(
       const key = keyOf(owner);
       const cached = cache.get(key);
       if (cached && cached.until > Date.now()) return cached.config;
-      const answer = await bus.request<RpcResponse<typeof getComplianceConfigRpc>>(
-        rpcSubject(getComplianceConfigRpc),
-        { principal: owner },
-        { timeoutMs: options.timeoutMs, ...(requestId ? { requestId } : {}) },
-      );
-      if (!answer.ok) {
-        const error = HallmarkError.fromData(answer.error);
-        if (!cached) throw error;
-        options.onStale?.(error);
-        return cached.config;
+      for (let attempt = 1; ; attempt += 1) {
+        const changesAtStart = changes;
+        const answer = await load(owner, requestId);
+        if (!answer.ok) {
+          const error = HallmarkError.fromData(answer.error);
+          if (!cached) throw error;
+          options.onStale?.(error);
+          return cached.config;
+        }
+        if (changes === changesAtStart) {
+          if (cache.size > 100_000) cache.clear();
+          cache.set(key, { config: answer.value.config, until: Date.now() + cacheMs });
+          return answer.value.config;
+        }
+        // Changes keep coming: answer the newest read, keeping none.
+        if (attempt >= 3) return answer.value.config;
       }
-      if (cache.size > 100_000) cache.clear();
-      cache.set(key, { config: answer.value.config, until: Date.now() + cacheMs });
-      return answer.value.config;
     },
   };
 }

@@ -104,20 +104,29 @@ export async function recordGtinRevocation(
   const refusal = refusalOf(existing);
   if (refusal) throw refusal;
   const revoked: GtinClaimView = { ...existing, status: 'revoked', revokedAt: now.toISOString() };
-  await deps.eventStore.append(
-    accountStream({ accountId: existing.accountId, environment: existing.environment }),
-    [{ type: 'gtin.revoked', data: { ...revoked, by } }],
-    {
-      expectedVersion: 'any',
-      readModels: {
-        db: deps.db,
-        async write(sql) {
-          if (!(await revokeGtinClaim(sql, claimId, now, by))) {
-            throw new HallmarkError('CONFLICT', 'This claim was revoked meanwhile.', { claimId });
-          }
+  try {
+    await deps.eventStore.append(
+      accountStream({ accountId: existing.accountId, environment: existing.environment }),
+      [{ type: 'gtin.revoked', data: { ...revoked, by } }],
+      {
+        expectedVersion: 'any',
+        readModels: {
+          db: deps.db,
+          async write(sql) {
+            if (!(await revokeGtinClaim(sql, claimId, now, by))) throw new RevokedMeanwhile();
+          },
         },
       },
-    },
-  );
+    );
+  } catch (error) {
+    if (!(error instanceof RevokedMeanwhile)) throw error;
+    // Another revocation (through another replica, say) came first: its answer stands, this one
+    // records nothing (rolled back with the append) and answers the claim as it was revoked.
+    const stored = await findGtinClaim(deps.db, claimId, reach);
+    return stored ? { claim: stored, changed: false } : undefined;
+  }
   return { claim: revoked, changed: true };
 }
+
+/** The claim was revoked between its read and the revocation's write: the first revocation stands. */
+class RevokedMeanwhile extends Error {}

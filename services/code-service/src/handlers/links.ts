@@ -360,39 +360,54 @@ export function createLinks(deps: LinkDeps) {
     },
 
     async update(owner: Principal, id: string, body: UpdateLinkBody): Promise<LinkView> {
-      const existing = viewOf(await find(owner, id));
-      // A GTIN the account gave up (or had taken away) is no longer its to link.
-      await requireOwned(owner, existing.gtin);
-      const changed: LinkView = {
-        ...existing,
-        ...(body.linkType !== undefined ? { linkType: checkLinkType(body.linkType) } : {}),
-        ...(body.href !== undefined ? { href: checkHref(body.href, deps.resolverUrl) } : {}),
-        ...(body.title !== undefined ? { title: body.title } : {}),
-        ...(body.type !== undefined ? { type: body.type } : {}),
-        ...(body.hreflang !== undefined ? { hreflang: body.hreflang } : {}),
-        ...(body.default !== undefined ? { default: body.default } : {}),
-        updatedAt: deps.clock().toISOString(),
-      };
-      await record(owner, 'link.updated', { ...changed, changes: Object.keys(body) }, async (sql) => {
-        if (changed.default && (await otherDefault(sql, owner, changed))) throw defaultTaken(changed);
-        const updated = await sql.query(
-          `UPDATE item_links SET link_type = $3, href = $4, title = $5, media_type = $6, hreflang = $7::jsonb, is_default = $8, updated_at = $9
-           WHERE id = $1 AND account_id = $2 RETURNING id`,
-          [
-            id,
-            owner.accountId,
-            changed.linkType,
-            changed.href,
-            changed.title,
-            changed.type,
-            JSON.stringify(changed.hreflang),
-            changed.default,
-            changed.updatedAt,
-          ],
-        );
-        if (updated.length === 0) throw new HallmarkError('NOT_FOUND', 'There is no link with this id.', { id });
-      });
-      return changed;
+      // Read, merge, write, with the row locked and compared in the write: a change stored in
+      // between (another PATCH of the link, through another replica say) is merged into, never
+      // written over; before, of two PATCHes of different fields both answered 200 and one was lost.
+      for (let attempt = 1; ; attempt += 1) {
+        const existing = viewOf(await find(owner, id));
+        // A GTIN the account gave up (or had taken away) is no longer its to link.
+        await requireOwned(owner, existing.gtin);
+        const changed: LinkView = {
+          ...existing,
+          ...(body.linkType !== undefined ? { linkType: checkLinkType(body.linkType) } : {}),
+          ...(body.href !== undefined ? { href: checkHref(body.href, deps.resolverUrl) } : {}),
+          ...(body.title !== undefined ? { title: body.title } : {}),
+          ...(body.type !== undefined ? { type: body.type } : {}),
+          ...(body.hreflang !== undefined ? { hreflang: body.hreflang } : {}),
+          ...(body.default !== undefined ? { default: body.default } : {}),
+          updatedAt: deps.clock().toISOString(),
+        };
+        try {
+          await record(owner, 'link.updated', { ...changed, changes: Object.keys(body) }, async (sql) => {
+            const [current] = await sql.query<Row>('SELECT * FROM item_links WHERE id = $1 AND account_id = $2 FOR UPDATE', [
+              id,
+              owner.accountId,
+            ]);
+            if (!current) throw new HallmarkError('NOT_FOUND', 'There is no link with this id.', { id });
+            if (viewOf(current).updatedAt !== existing.updatedAt) throw new LinkChangedMeanwhile();
+            if (changed.default && (await otherDefault(sql, owner, changed))) throw defaultTaken(changed);
+            await sql.query(
+              `UPDATE item_links SET link_type = $3, href = $4, title = $5, media_type = $6, hreflang = $7::jsonb, is_default = $8, updated_at = $9
+               WHERE id = $1 AND account_id = $2`,
+              [
+                id,
+                owner.accountId,
+                changed.linkType,
+                changed.href,
+                changed.title,
+                changed.type,
+                JSON.stringify(changed.hreflang),
+                changed.default,
+                changed.updatedAt,
+              ],
+            );
+          });
+          return changed;
+        } catch (error) {
+          if (!(error instanceof LinkChangedMeanwhile)) throw error;
+          if (attempt >= 10) throw new HallmarkError('CONFLICT', 'The link kept changing; try again.', { id });
+        }
+      }
     },
 
     async remove(owner: Principal, id: string): Promise<void> {
@@ -439,3 +454,6 @@ interface GtinLinks {
   gtinWide: LinkView[];
   narrower: boolean;
 }
+
+/** The link changed between its read and the write of a change to it: read it again and merge. */
+class LinkChangedMeanwhile extends Error {}

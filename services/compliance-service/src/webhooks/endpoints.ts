@@ -249,8 +249,11 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
          WHERE endpoint_id = $1 RETURNING *`,
         [id, body.url ?? null, body.eventTypes ?? null, body.description ?? null, enabled ?? null, deps.clock()],
       );
+      // Deleted since it was loaded (a DELETE racing this change, on another replica say): gone.
+      const updated = rows[0];
+      if (!updated) throw notFound();
       if (enabled || body.url !== undefined) deps.wake();
-      return viewOfEndpoint(rows[0] as EndpointRow);
+      return viewOfEndpoint(updated);
     },
 
     async remove(principal: Principal, id: string): Promise<{ deleted: true }> {
@@ -276,11 +279,13 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
       const expires = new Date(now.getTime() + deps.rotationGraceMs);
       // The secret in use now stays valid for the grace period; a second rotation within it drops
       // the oldest (only two are ever sent).
-      await db.query(
+      const rotated = await db.query(
         `UPDATE webhook_endpoints SET previous_secret_sealed = secret_sealed, previous_secret_expires_at = $3,
-           secret_sealed = $2, updated_at = $4 WHERE endpoint_id = $1`,
+           secret_sealed = $2, updated_at = $4 WHERE endpoint_id = $1 RETURNING endpoint_id`,
         [row.endpoint_id, seal(deps.masterKey, Buffer.from(secret), sealContext(row.endpoint_id)), expires, now],
       );
+      // Deleted since it was loaded: no secret was stored, so none is answered.
+      if (rotated.length === 0) throw notFound();
       return { secret, previousSecretExpiresAt: expires.toISOString() };
     },
 
