@@ -101,6 +101,17 @@ export const initialTransferFacts = (objectId: string, ownerId: string): Transfe
 
 const hasExpired = (transfer: TransferState, now: Date) => now.getTime() >= Date.parse(transfer.expiresAt);
 
+/**
+ * The end of a pending transfer that has ended without its event recorded (its expiry passed, or
+ * its fifth wrong code counted but the lock cut off), if it has: the event to record.
+ */
+function unrecordedEnd(transfer: TransferState, now: Date): TransferEvent | undefined {
+  const { transferId } = transfer;
+  if (hasExpired(transfer, now)) return { type: 'transfer_expired', data: { transferId, expiresAt: transfer.expiresAt } };
+  if (transfer.attempts >= maxCodeAttempts) return { type: 'transfer_locked', data: { transferId } };
+  return undefined;
+}
+
 const sameTerms = (a: TransferTerms, b: TransferTerms) =>
   a.fromOwnerId === b.fromOwnerId &&
   a.toOwnerId === b.toOwnerId &&
@@ -136,17 +147,10 @@ export function decide(command: TransferCommand, state: TransferFacts): Transfer
         if (existing.status === 'pending' && !hasExpired(existing, command.now) && sameTerms(existing, command)) return [];
         return refuse('CONFLICT', `Transfer ${command.transferId} exists already.`, { transferId: command.transferId });
       }
-      const ended: TransferEvent[] = [];
       const open = state.openTransferId === undefined ? undefined : state.transfers.get(state.openTransferId);
-      if (open) {
-        if (hasExpired(open, command.now)) {
-          ended.push({ type: 'transfer_expired', data: { transferId: open.transferId, expiresAt: open.expiresAt } });
-        } else if (open.attempts >= maxCodeAttempts) {
-          ended.push({ type: 'transfer_locked', data: { transferId: open.transferId } });
-        } else {
-          return refuse('CONFLICT', 'The object already has a pending transfer.', { objectId: state.id });
-        }
-      }
+      const openEnd = open && unrecordedEnd(open, command.now);
+      if (open && !openEnd) return refuse('CONFLICT', 'The object already has a pending transfer.', { objectId: state.id });
+      const ended: TransferEvent[] = openEnd ? [openEnd] : [];
       const { transferId, fromOwnerId, toOwnerId, salePrice, saleCurrency, now } = command;
       const expiresAt = new Date(now.getTime() + transferLifetimeMs).toISOString();
       return [
@@ -208,7 +212,6 @@ export function decide(command: TransferCommand, state: TransferFacts): Transfer
       if (!transfer) {
         return refuse('NOT_FOUND', `Transfer ${command.transferId} was not found.`, { transferId: command.transferId });
       }
-      const { transferId } = transfer;
       // Cancelled already (a retry whose answer was lost): nothing more to record.
       if (transfer.status === 'cancelled') return [];
       if (transfer.status !== 'pending') {
@@ -217,11 +220,8 @@ export function decide(command: TransferCommand, state: TransferFacts): Transfer
         });
       }
       // Ended by its expiry or its fifth wrong code without the event recorded: record that, not a cancellation.
-      if (hasExpired(transfer, command.now)) {
-        return [{ type: 'transfer_expired', data: { transferId, expiresAt: transfer.expiresAt } }];
-      }
-      if (transfer.attempts >= maxCodeAttempts) return [{ type: 'transfer_locked', data: { transferId } }];
-      return [{ type: 'transfer_cancelled', data: { transferId } }];
+      const end = unrecordedEnd(transfer, command.now);
+      return [end ?? { type: 'transfer_cancelled', data: { transferId: transfer.transferId } }];
     }
     default:
       return command satisfies never;
