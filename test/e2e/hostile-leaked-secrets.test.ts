@@ -1,7 +1,8 @@
 // A leaked secret, and how fast and how completely its owner can contain it, over real HTTP (a
 // review of 2026-12-04; its findings fixed: a key revoked while its request was held open still
 // acted, and a rotated-out signing key relabelled issued serials; its third, that ?createdBy= lists
-// neither the other environment's keys nor registered public keys, is documented in docs/API.md).
+// no registered public key, fixed since (public keys record their creator); that it lists the keys of
+// the calling key's environment only is documented in docs/API.md).
 // For each secret (an API key with `*`, a console session, a brand's registered Ed25519 key,
 // Hallmark's signing key rotated out, a webhook secret, a transfer code) the owner revokes, rotates,
 // signs out or cancels, and the test checks what the thief can still do afterwards: requests already
@@ -196,6 +197,13 @@ describe('leaked secrets, contained by their owner (embedded form)', () => {
     const keyIdem = randomUUID();
     const child = await api('POST', '/keys', { key: leaked.secret, body: keyBody, headers: { 'idempotency-key': keyIdem } });
     expect(child.status).toBe(201);
+    const thiefKeyPair = generateEd25519KeyPair();
+    const thiefKey = await api('POST', '/keys', {
+      key: leaked.secret,
+      body: publicKeyRegistration(thiefKeyPair, { accountId: brand.id }, 'thief printer'),
+    });
+    expect(thiefKey.status, JSON.stringify(thiefKey.body)).toBe(201);
+    expect(thiefKey.body.createdBy).toBe(leaked.id);
     const object = await api('POST', '/auction/objects/register', {
       key: leaked.secret,
       body: { title: 'Leaked lot', category: 'watch', ownerId: 'client-jane' },
@@ -243,9 +251,10 @@ describe('leaked secrets, contained by their owner (embedded form)', () => {
       expect(JSON.stringify(replay.body)).not.toContain(started.body.transferCode);
     }
     expect((await api('GET', '/sessions/current', { headers: cookieHeaders(token) })).status).toBe(401);
-    // Documented choice (docs/API.md, Key records): the key's children outlive it; createdBy finds them.
+    // Documented choice (docs/API.md, Key records): the key's children outlive it; createdBy finds
+    // them, the public key it registered with them.
     const listed = await api('GET', `/keys?createdBy=${leaked.id}`, { key: brand.key });
-    expect(listed.body.keys.map((key: Json) => key.id)).toEqual([child.body.id]);
+    expect(listed.body.keys.map((key: Json) => key.id)).toEqual([thiefKey.body.id, child.body.id]);
     // The owner cancels the transfer whose code the thief holds: the code completes nothing.
     expect((await api('POST', `/auction/transfers/${started.body.transferId}/cancel`, { key: brand.key })).status).toBe(200);
     const used = await api('POST', `/auction/transfers/${started.body.transferId}/confirm`, {

@@ -14,7 +14,14 @@ import { accountStream } from '@hallmark/provenance';
 import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
 import { type Account, findAccount, findOperatorAccount, insertAccount } from './account-store.ts';
 import { hashApiKeySecret, newApiKeySecret } from './api-key-secret.ts';
-import { type ApiKeyRecord, decideApiKeyRevocation, findApiKeyByHash, findApiKeyById, writeKeyRevoked } from './api-key-store.ts';
+import {
+  type ApiKeyRecord,
+  decideApiKeyRevocation,
+  findApiKeyByHash,
+  findApiKeyById,
+  lockActingKey,
+  writeKeyRevoked,
+} from './api-key-store.ts';
 import {
   assertWellFormedSecret,
   decideApiKeyCreation,
@@ -182,6 +189,8 @@ async function appendKeyIssued(deps: AccountLogDeps, event: KeyIssued, now: Date
       readModels: {
         db: deps.db,
         async write(sql) {
+          // A key made by a key is written only while that key works (its revocation waits for this write).
+          if (event.data.createdBy !== null) await lockActingKey(sql, event.data.createdBy, now);
           created = await writeKeyIssued(sql, event, secret, now);
         },
       },
@@ -218,6 +227,7 @@ export async function recordApiKeyRevocation(
       readModels: {
         db: deps.db,
         async write(sql) {
+          if (by) await lockActingKey(sql, by.keyId, now);
           revoked = await writeKeyRevoked(sql, owner, event);
           if (revoked?.revokedAt?.toISOString() !== event.data.revokedAt) throw new RevokedMeanwhile();
         },
@@ -273,6 +283,8 @@ export async function recordApiKeyRotation(
         readModels: {
           db: deps.db,
           async write(sql) {
+            // Before the old key's expiry changes: a key rotating itself away is still working here.
+            await lockActingKey(sql, by.keyId, now);
             const shortened = await sql.query(
               `UPDATE api_keys SET expires_at = $2
                WHERE id = $1 AND revoked_at IS NULL AND expires_at IS NOT DISTINCT FROM $3 RETURNING id`,

@@ -15,6 +15,7 @@ import {
   provisionAccount,
   recordApiKeyCreation,
   recordApiKeyRevocation,
+  recordApiKeyRotation,
 } from './account-log.ts';
 import { hashApiKeySecret } from './api-key-secret.ts';
 import { findApiKeyByHash } from './api-key-store.ts';
@@ -292,5 +293,73 @@ describe('keyring', () => {
     await expect(verification.register(holder.key, registration(holder.key, pair))).rejects.toMatchObject({ code: 'CONFLICT' });
     await verification.revoke(key, kid, now);
     expect((await verification.register(holder.key, registration(holder.key, pair))).status).toBe('active');
+  });
+
+  it('records the API key that registered a public key, and lists it with ?createdBy', async () => {
+    const { key } = await tenant('Brand J');
+    const verification = createVerificationKeys(db, { cacheMs: 0 });
+    const maker = await recordApiKeyCreation(log, key, { name: 'maker', scopes: ['keys:write'] }, now);
+    const pair = generateEd25519KeyPair();
+    const registered = await verification.register(key, registration(key, pair), { keyId: maker.id, now });
+    expect(registered.createdBy).toBe(maker.id);
+    const made = await recordApiKeyCreation(
+      log,
+      { ...key, keyId: maker.id, scopes: ['keys:write'] },
+      { name: 'made', scopes: ['keys:write'] },
+      now,
+    );
+    const listed = await listKeys(db, key, { limit: 10, createdBy: maker.id }, now);
+    expect(listed.keys.map((entry) => entry.id).sort()).toEqual([made.id, registered.id].sort());
+    // Registered again after a revocation: the new registration's creator.
+    await verification.revoke(key, registered.id, now);
+    expect((await verification.register(key, registration(key, pair), { keyId: key.keyId, now })).createdBy).toBe(key.keyId);
+  });
+});
+
+describe('a key revoked after the gateway checked it', () => {
+  // The gateway checks the key as the request comes and again once its body is read; a revocation
+  // can still land between that check and the write. The write checks the acting key in its own
+  // transaction, holding the key's row, so the revoked key makes nothing.
+  const registration = (owner: Principal, pair: ReturnType<typeof generateEd25519KeyPair>) => ({
+    name: 'late key',
+    publicKey: pair.publicKey.toString('base64url'),
+    proof: signKeyRegistration(ed25519PrivateKeyObject(pair), { ...owner, publicKey: pair.publicKey }),
+  });
+
+  it('creates, rotates, registers and revokes nothing, and leaves no row', async () => {
+    const { key } = await tenant('Leaked Ltd');
+    const thief = await recordApiKeyCreation(log, key, { name: 'leaked', scopes: ['*'] }, now);
+    const other = await recordApiKeyCreation(log, key, { name: 'other', scopes: ['assets:read'] }, now);
+    // What the gateway authenticated before the owner's revocation.
+    const checked: AuthenticatedKey = { ...key, keyId: thief.id };
+    await recordApiKeyRevocation(log, key, thief.id, now, key);
+    const keysBefore = await db.query('SELECT id FROM api_keys WHERE account_id = $1', [key.accountId]);
+
+    await expect(recordApiKeyCreation(log, checked, { name: 'backdoor', scopes: ['*'] }, now)).rejects.toMatchObject({
+      code: 'REVOKED_API_KEY',
+    });
+    await expect(recordApiKeyRotation(log, key, other.id, 0, now, checked)).rejects.toMatchObject({ code: 'REVOKED_API_KEY' });
+    await expect(recordApiKeyRevocation(log, key, other.id, now, checked)).rejects.toMatchObject({ code: 'REVOKED_API_KEY' });
+    const pair = generateEd25519KeyPair();
+    await expect(
+      createVerificationKeys(db, { cacheMs: 0 }).register(key, registration(key, pair), { keyId: thief.id, now }),
+    ).rejects.toMatchObject({ code: 'REVOKED_API_KEY' });
+
+    expect(await db.query('SELECT id FROM api_keys WHERE account_id = $1', [key.accountId])).toEqual(keysBefore);
+    expect(await db.query('SELECT id FROM verification_keys WHERE account_id = $1', [key.accountId])).toEqual([]);
+    const untouched = await findApiKeyByHash(db, hashApiKeySecret(other.secret));
+    expect(untouched).toMatchObject({ revokedAt: null, expiresAt: null });
+  });
+
+  it('refuses an expired acting key the same way, and lets a working key rotate itself', async () => {
+    const { key } = await tenant('Expired Ltd');
+    const shortLived = await recordApiKeyCreation(log, key, { name: 'short', scopes: ['*'], expiresIn: '1h' }, now);
+    const later = new Date(now.getTime() + 2 * 3600_000);
+    await expect(
+      recordApiKeyCreation(log, { ...key, keyId: shortLived.id }, { name: 'x', scopes: ['assets:read'] }, later),
+    ).rejects.toMatchObject({ code: 'EXPIRED_API_KEY' });
+    const rotated = await recordApiKeyRotation(log, key, key.keyId, 900, now, key);
+    expect(rotated.replaced).toEqual({ id: key.keyId, expiresAt: new Date(now.getTime() + 900_000).toISOString() });
+    expect(rotated.created.createdBy).toBe(key.keyId);
   });
 });

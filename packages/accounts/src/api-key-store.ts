@@ -109,6 +109,33 @@ export async function findApiKeyById(sql: SqlExecutor, id: string): Promise<ApiK
   return row ? { ...toApiKeyRecord(row), tier: row.tier as Tier, isOperator: Boolean(row.is_operator) } : undefined;
 }
 
+/**
+ * In a write made by an API key (a key it creates or rotates, a public key it registers): holds the
+ * acting key's row until the transaction ends (`FOR SHARE`, so its revocation or rotation waits for
+ * this write, or this write reads it done) and refuses when the key no longer works, as the gateway
+ * would (`401 REVOKED_API_KEY`, `EXPIRED_API_KEY`). The gateway checks the key once the request's
+ * body is read; this closes the milliseconds between that check and the write, in which a key
+ * revoked by its owner could still have made a working credential.
+ */
+export async function lockActingKey(sql: SqlExecutor, keyId: string, now: Date): Promise<void> {
+  const [row] = await sql.query<{ revoked_at: Date | string | null; expires_at: Date | string | null }>(
+    'SELECT revoked_at, expires_at FROM api_keys WHERE id = $1 FOR SHARE',
+    [keyId],
+  );
+  if (!row) throw new HallmarkError('INVALID_API_KEY', 'The API key does not exist.');
+  refuseUnusableKey({ revokedAt: dateOrNull(row.revoked_at), expiresAt: dateOrNull(row.expires_at) }, now);
+}
+
+/** Throws `REVOKED_API_KEY` for a revoked key and `EXPIRED_API_KEY` (details `expiredAt`) for an expired one. */
+export function refuseUnusableKey(key: Pick<ApiKeyRecord, 'revokedAt' | 'expiresAt'>, now: Date): void {
+  if (key.revokedAt) throw new HallmarkError('REVOKED_API_KEY', 'The API key was revoked; create a new one.');
+  if (key.expiresAt && key.expiresAt.getTime() <= now.getTime()) {
+    throw new HallmarkError('EXPIRED_API_KEY', 'The API key has expired; create a new one.', {
+      expiredAt: key.expiresAt.toISOString(),
+    });
+  }
+}
+
 export type KeyRevoked = Extract<ApiKeyEvent, { type: 'KeyRevoked' }>;
 
 /**

@@ -19,6 +19,8 @@ export {
   findApiKeyById,
   type KeyRevoked,
   listApiKeysOfAccount,
+  lockActingKey,
+  refuseUnusableKey,
   writeKeyRevoked,
 } from './api-key-store.ts';
 export {

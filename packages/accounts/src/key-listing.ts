@@ -25,10 +25,10 @@ export async function listKeys(
          FROM api_keys WHERE account_id = $1 AND environment = $2 AND ($3::text IS NULL OR $3 = 'api')
           AND ($7::text IS NULL OR created_by = $7)
        UNION ALL
-       SELECT 'verification', id, account_id, environment, name, NULL::text, NULL::text[], NULL::text, created_at, NULL::timestamptz, revoked_at,
+       SELECT 'verification', id, account_id, environment, name, NULL::text, NULL::text[], created_by, created_at, NULL::timestamptz, revoked_at,
               type, public_key, status, retired_at, NULL::timestamptz
          FROM verification_keys WHERE account_id = $1 AND environment = $2 AND ($3::text IS NULL OR $3 = type)
-          AND $7::text IS NULL
+          AND ($7::text IS NULL OR created_by = $7)
      ) AS all_keys
      CROSS JOIN LATERAL (SELECT (extract(epoch FROM created_at) * 1000000)::bigint AS created_us) AS t
      WHERE $4::bigint IS NULL OR (t.created_us, id) < ($4::bigint, $5::text)

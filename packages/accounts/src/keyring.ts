@@ -14,6 +14,7 @@ import {
   verifyKeyRegistrationProof,
 } from '@hallmark/crypto';
 import type { SqlDatabase } from '@hallmark/sql';
+import { lockActingKey } from './api-key-store.ts';
 import { type CacheEpochs, fixedCacheEpochs } from './cache-epochs.ts';
 import { listActiveGtinClaims } from './gtin-claim-store.ts';
 import { environmentsCovered } from './gtin-ownership.ts';
@@ -247,9 +248,15 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
      * (holding one private key in two accounts is a misuse). The owner may register one key in
      * both environments, and register again a key it revoked (the same row, active again). A row
      * of another account without a proof (registered before proofs were needed: accounts
-     * migration 0009) or revoked keeps nobody from registering the key.
+     * migration 0009) or revoked keeps nobody from registering the key. With `by`, the API key
+     * registering it: recorded as its creator (`GET /keys?createdBy=`), and the key is written only
+     * while that key works (`401 REVOKED_API_KEY` or `EXPIRED_API_KEY` otherwise).
      */
-    async register(owner: Principal, input: { name: string; publicKey: string; proof: string }): Promise<VerificationKeyView> {
+    async register(
+      owner: Principal,
+      input: { name: string; publicKey: string; proof: string },
+      by?: { keyId: string; now: Date },
+    ): Promise<VerificationKeyView> {
       const parsed = parseEd25519PublicKey(input.publicKey);
       if (!parsed.ok) {
         throw new HallmarkError('VALIDATION_ERROR', `Invalid request: publicKey: ${parsed.reason}.`, {
@@ -272,6 +279,8 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
       }
       const kid = ed25519Thumbprint(parsed.publicKey);
       const row = await db.transaction(async (tx) => {
+        // Registered only while the registering key works (its revocation waits for this write).
+        if (by) await lockActingKey(tx, by.keyId, by.now);
         // Registrations of one owner one at a time, so two at once cannot both take the last place;
         // then of one key one at a time, so two accounts at once cannot both take it (always in this order).
         await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
@@ -292,7 +301,7 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
             { limit: maxActivePublicKeys },
           );
         }
-        const key = { kid, name: input.name, publicKey, proof: input.proof };
+        const key = { kid, name: input.name, publicKey, proof: input.proof, createdBy: by?.keyId ?? null };
         return own ? reactivatePublicKey(tx, owner, key) : insertPublicKey(tx, owner, key);
       });
       if (!row) throw alreadyRegistered();

@@ -12,6 +12,8 @@ export interface VerificationKeyRow {
   status: 'active' | 'retired' | 'revoked';
   /** A registered public key's proof of possession (packages/crypto/src/key-registration.ts); null for signing keys and public keys registered before proofs. */
   proof?: string | null;
+  /** The API key that registered a public key; null for signing keys and public keys registered before it was recorded (migration 0012). */
+  created_by?: string | null;
   created_at: Date | string;
   retired_at: Date | string | null;
   revoked_at: Date | string | null;
@@ -28,6 +30,7 @@ export function toVerificationKeyView(row: VerificationKeyRow): VerificationKeyV
     algorithm: 'Ed25519',
     publicKey: row.public_key,
     status: row.status,
+    createdBy: row.created_by ?? null,
     createdAt: new Date(row.created_at).toISOString(),
     retiredAt: isoOrNull(row.retired_at),
     revokedAt: isoOrNull(row.revoked_at),
@@ -110,30 +113,31 @@ export async function countActivePublicKeys(sql: SqlExecutor, owner: Principal):
 export async function insertPublicKey(
   sql: SqlExecutor,
   owner: Principal,
-  key: { kid: string; name: string; publicKey: string; proof: string },
+  key: { kid: string; name: string; publicKey: string; proof: string; createdBy: string | null },
 ): Promise<VerificationKeyRow | undefined> {
   const rows = await sql.query<VerificationKeyRow>(
-    `INSERT INTO verification_keys (id, account_id, environment, type, name, public_key, proof, status)
-     VALUES ($1, $2, $3, 'public', $4, $5, $6, 'active')
+    `INSERT INTO verification_keys (id, account_id, environment, type, name, public_key, proof, status, created_by)
+     VALUES ($1, $2, $3, 'public', $4, $5, $6, 'active', $7)
      ON CONFLICT (id, account_id, environment) DO NOTHING RETURNING *`,
-    [key.kid, owner.accountId, owner.environment, key.name, key.publicKey, key.proof],
+    [key.kid, owner.accountId, owner.environment, key.name, key.publicKey, key.proof, key.createdBy],
   );
   return rows[0];
 }
 
 /**
  * Registers again a public key this owner revoked: the same row (same id) active again, with the
- * new name and proof, `createdAt` now (when this registration was made) and no `revokedAt`.
+ * new name, proof and creator, `createdAt` now (when this registration was made) and no `revokedAt`.
  */
 export async function reactivatePublicKey(
   sql: SqlExecutor,
   owner: Principal,
-  key: { kid: string; name: string; proof: string },
+  key: { kid: string; name: string; proof: string; createdBy: string | null },
 ): Promise<VerificationKeyRow | undefined> {
   const rows = await sql.query<VerificationKeyRow>(
-    `UPDATE verification_keys SET status = 'active', revoked_at = NULL, name = $4, proof = $5, created_at = clock_timestamp()
+    `UPDATE verification_keys
+     SET status = 'active', revoked_at = NULL, name = $4, proof = $5, created_by = $6, created_at = clock_timestamp()
      WHERE id = $1 AND account_id = $2 AND environment = $3 AND type = 'public' AND status = 'revoked' RETURNING *`,
-    [key.kid, owner.accountId, owner.environment, key.name, key.proof],
+    [key.kid, owner.accountId, owner.environment, key.name, key.proof, key.createdBy],
   );
   return rows[0];
 }

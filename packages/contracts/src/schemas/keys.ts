@@ -92,6 +92,10 @@ export const VerificationKeyView = Type.Object({
   algorithm: Type.Literal('Ed25519'),
   publicKey: Type.String({ description: 'raw public key, base64url' }),
   status: literals(['active', 'retired', 'revoked']),
+  createdBy: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'the id of the API key that registered this public key; null for signing keys (the service’s) and public keys registered before creators were recorded. After a key leaks, `GET /keys?createdBy=<its id>` lists the public keys it registered, to revoke them too',
+  }),
   createdAt: Timestamp,
   retiredAt: NullableTimestamp,
   revokedAt: NullableTimestamp,
@@ -109,7 +113,11 @@ export const ListKeysQuery = Type.Object(
     cursor: Type.Optional(Type.String({ maxLength: 200 })),
     type: Type.Optional(literals(['api', 'public', 'signing'])),
     createdBy: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 100, description: 'only the API keys created by the API key of this id' }),
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'only the keys created by the API key of this id: the API keys it made and the public keys it registered',
+      }),
     ),
   },
   { additionalProperties: false },

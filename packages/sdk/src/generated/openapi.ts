@@ -2928,6 +2928,8 @@ export interface operations {
                   /** @description raw public key, base64url */
                   publicKey: string;
                   status: 'active' | 'retired' | 'revoked';
+                  /** @description the id of the API key that registered this public key; null for signing keys (the service’s) and public keys registered before creators were recorded. After a key leaks, `GET /keys?createdBy=<its id>` lists the public keys it registered, to revoke them too */
+                  createdBy: string | null;
                   /** Format: date-time */
                   createdAt: string;
                   retiredAt: string | null;
@@ -3087,6 +3089,8 @@ export interface operations {
                 /** @description raw public key, base64url */
                 publicKey: string;
                 status: 'active' | 'retired' | 'revoked';
+                /** @description the id of the API key that registered this public key; null for signing keys (the service’s) and public keys registered before creators were recorded. After a key leaks, `GET /keys?createdBy=<its id>` lists the public keys it registered, to revoke them too */
+                createdBy: string | null;
                 /** Format: date-time */
                 createdAt: string;
                 retiredAt: string | null;
@@ -3307,6 +3311,8 @@ export interface operations {
             /** @description raw public key, base64url */
             publicKey: string;
             status: 'active' | 'retired' | 'revoked';
+            /** @description the id of the API key that registered this public key; null for signing keys (the service’s) and public keys registered before creators were recorded. After a key leaks, `GET /keys?createdBy=<its id>` lists the public keys it registered, to revoke them too */
+            createdBy: string | null;
             /** Format: date-time */
             createdAt: string;
             retiredAt: string | null;

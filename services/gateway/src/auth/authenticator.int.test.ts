@@ -73,4 +73,18 @@ describe('authenticator cache (PostgreSQL)', () => {
     await next;
     expect(queries()).toBe(3);
   });
+
+  it('checks a key again by its id without a look-up while its secret is cached, and again after a forget', async () => {
+    const { db, queries } = counted(test.db);
+    const authenticator = createAuthenticator({ db, clock: () => new Date() });
+    const { keyId } = await authenticator.authenticate(secret);
+    expect(queries()).toBe(1);
+    expect(authenticator.authenticateKeyId(keyId)).not.toBeInstanceOf(Promise);
+    expect(queries()).toBe(1);
+    authenticator.forget(keyId);
+    const afterForget = authenticator.authenticateKeyId(keyId);
+    expect(afterForget).toBeInstanceOf(Promise);
+    await afterForget;
+    expect(queries()).toBe(2);
+  });
 });

@@ -7,6 +7,7 @@ import {
   fixedCacheEpochs,
   hashApiKeySecret,
   isWellFormedSecret,
+  refuseUnusableKey,
 } from '@hallmark/accounts';
 import { HallmarkError } from '@hallmark/contracts';
 import type { SqlExecutor } from '@hallmark/sql';
@@ -137,12 +138,7 @@ export function createAuthenticator(options: {
   const check = (entry: CacheEntry): AuthenticatedKey => {
     const { record, authenticated } = entry;
     if (!record || !authenticated) throw new HallmarkError('INVALID_API_KEY', 'The API key does not exist.');
-    if (record.revokedAt) throw new HallmarkError('REVOKED_API_KEY', 'The API key was revoked; create a new one.');
-    if (record.expiresAt && record.expiresAt.getTime() <= options.clock().getTime()) {
-      throw new HallmarkError('EXPIRED_API_KEY', 'The API key has expired; create a new one.', {
-        expiredAt: record.expiresAt.toISOString(),
-      });
-    }
+    refuseUnusableKey(record, options.clock());
     return authenticated;
   };
 
@@ -181,8 +177,11 @@ export function createAuthenticator(options: {
       return pending.then(check);
     },
     authenticateKeyId(keyId) {
-      const cached = byId.get(keyId);
-      if (cached && cached.until > Date.now() && cached.epoch >= epochs.current('api_keys')) return check(cached);
+      // A key just authenticated by its secret (a request's second check, once its body is read)
+      // is found through its hash, without a look-up of its own.
+      const hash = hashById.get(keyId);
+      const cached = fresh(byId.get(keyId)) ?? (hash === undefined ? undefined : fresh(byHash.get(hash)));
+      if (cached) return check(cached);
       let pending = fillingById.get(keyId);
       if (!pending) {
         pending = fillById(keyId).finally(() => fillingById.delete(keyId));

@@ -53,7 +53,10 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
       const refusal = decidePublicKeyChange(key, 'register');
       if (refusal) throwRefusal(refusal);
       const environment = environmentFor(key, body.environment, 'register');
-      const registered = await deps.verificationKeys.register({ accountId: key.accountId, environment }, body);
+      const registered = await deps.verificationKeys.register({ accountId: key.accountId, environment }, body, {
+        keyId: key.keyId,
+        now: deps.clock(),
+      });
       // A key registered again after its revocation verifies at once on every replica (the cache epoch is the slower path).
       await deps.bus.broadcast(broadcasts.publicKeyRegistered, { kid: registered.id });
       return registered;
