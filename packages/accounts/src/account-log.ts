@@ -286,9 +286,9 @@ export async function recordApiKeyRotation(
             // Before the old key's expiry changes: a key rotating itself away is still working here.
             await lockActingKey(sql, by.keyId, now);
             const shortened = await sql.query(
-              `UPDATE api_keys SET expires_at = $2
-               WHERE id = $1 AND revoked_at IS NULL AND expires_at IS NOT DISTINCT FROM $3 RETURNING id`,
-              [id, new Date(rotated.data.expiresAt), target?.expiresAt ?? null],
+              `UPDATE api_keys SET expires_at = $2, replaced_by = $4
+               WHERE id = $1 AND revoked_at IS NULL AND replaced_by IS NULL AND expires_at IS NOT DISTINCT FROM $3 RETURNING id`,
+              [id, new Date(rotated.data.expiresAt), target?.expiresAt ?? null, rotated.data.replacedBy],
             );
             if (shortened.length !== 1) throw new ChangedMeanwhile();
             created = await writeKeyIssued(sql, issued, secret, now);

@@ -14,6 +14,8 @@ export interface ApiKeyRecord {
   createdAt: Date;
   expiresAt: Date | null;
   revokedAt: Date | null;
+  /** The key that replaced it by a rotation; null if it was never rotated (accounts migration 0013). */
+  replacedBy: string | null;
 }
 
 /** A key as authentication needs it: with its account's tier and operator flag. */
@@ -33,6 +35,7 @@ interface ApiKeyRow {
   created_at: Date | string;
   expires_at: Date | string | null;
   revoked_at: Date | string | null;
+  replaced_by?: string | null;
   tier?: Tier;
   is_operator?: boolean;
 }
@@ -51,6 +54,7 @@ export function toApiKeyRecord(row: ApiKeyRow): ApiKeyRecord {
     createdAt: new Date(row.created_at),
     expiresAt: dateOrNull(row.expires_at),
     revokedAt: dateOrNull(row.revoked_at),
+    replacedBy: row.replaced_by ?? null,
   };
 }
 
@@ -63,14 +67,27 @@ export interface NewApiKey {
   prefix: string;
   scopes: readonly Scope[];
   createdBy: string | null;
+  /** The time of its key.issued event: the clock its expiresAt was counted on, not the database's. */
+  createdAt: Date;
   expiresAt: Date | null;
 }
 
 export async function insertApiKey(sql: SqlExecutor, key: NewApiKey): Promise<ApiKeyRecord> {
   const rows = await sql.query<ApiKeyRow>(
-    `INSERT INTO api_keys (id, account_id, environment, name, key_hash, prefix, scopes, created_by, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
-    [key.id, key.accountId, key.environment, key.name, key.keyHash, key.prefix, key.scopes, key.createdBy, key.expiresAt],
+    `INSERT INTO api_keys (id, account_id, environment, name, key_hash, prefix, scopes, created_by, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
+    [
+      key.id,
+      key.accountId,
+      key.environment,
+      key.name,
+      key.keyHash,
+      key.prefix,
+      key.scopes,
+      key.createdBy,
+      key.createdAt,
+      key.expiresAt,
+    ],
   );
   return toApiKeyRecord(rows[0] as ApiKeyRow);
 }

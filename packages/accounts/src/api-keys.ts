@@ -92,6 +92,7 @@ export async function writeKeyIssued(sql: SqlExecutor, event: KeyIssued, secret:
     prefix: secretPrefix(secret),
     scopes: data.scopes,
     createdBy: data.createdBy,
+    createdAt: new Date(data.createdAt),
     expiresAt: data.expiresAt === null ? null : new Date(data.expiresAt),
   });
   return { ...apiKeyView(record, now), secret };

@@ -44,20 +44,25 @@ export function yearOfYy(yy: number, now: Date): number {
 }
 
 /**
- * `2027-12-31` or a date-time → `271231` (UTC), for years 2000–2099 that GS1's rule reads back as
+ * `2027-12-31` or a date-time (without an offset: UTC) → `271231` (UTC), for years 2000–2099 that GS1's rule reads back as
  * themselves (yearOfYy: at most 50 years after `now`'s), so no reader takes the code for one that
  * expired a century ago.
  */
 export function toYymmdd(isoDate: string, now: Date): string | undefined {
   // 2027-02-30, or 2031-02-30T00:00:00Z, which new Date reads as 2 March.
   if (!/^\d{4}-\d{2}-\d{2}(T.*)?$/.test(isoDate) || !writesRealDateTime(isoDate)) return undefined;
-  const date = new Date(isoDate.length === 10 ? `${isoDate}T00:00:00Z` : isoDate);
+  // A date-time without an offset is read as UTC: `new Date` would read it in the host's zone, and
+  // the same request would print another day on a server in New York than on one in UTC.
+  const date = new Date(isoDate.length === 10 ? `${isoDate}T00:00:00Z` : hasUtcOffset(isoDate) ? isoDate : `${isoDate}Z`);
   if (Number.isNaN(date.getTime())) return undefined;
   const year = date.getUTCFullYear();
   // Stored codes read their AI 17 as 20YY (endOfYymmdd without `now`), so 2000–2099 as before.
   if (year < 2000 || year > 2099 || yearOfYy(year % 100, now) !== year) return undefined;
   return date.toISOString().slice(2, 10).replaceAll('-', '');
 }
+
+/** Whether an ISO 8601 date-time ends with its offset from UTC (`Z`, `+02:00`, `-0500`, `+05`). */
+const hasUtcOffset = (isoDateTime: string) => /(?:[Zz]|[+-]\d{2}(?::?\d{2})?)$/.test(isoDateTime.slice(10));
 
 /**
  * The first moment after an AI 17 date: the end of that day, or of the month when the day is 00.

@@ -92,6 +92,23 @@ describe('AI 17 dates', () => {
   it('converts ISO dates and date-times to YYMMDD and back', () => {
     expect(toYymmdd('2027-12-31', now)).toBe('271231');
     expect(toYymmdd('2027-12-31T23:30:00-02:00', now)).toBe('280101');
+    expect(toYymmdd('2027-12-31T23:30:00-0200', now)).toBe('280101');
+    expect(toYymmdd('2027-12-31T01:30:00+05:00', now)).toBe('271230');
+    expect(toYymmdd('2027-12-31T01:30:00+05', now)).toBeUndefined(); // an hour-only offset: refused, not read in the host's zone
+    expect(toYymmdd('2027-12-31T23:30:00z', now)).toBe('271231');
+    // Without an offset: UTC, whatever the host's zone (the review of 2026-12-04 printed 1 January
+    // for this on a host in New York).
+    const zone = process.env.TZ;
+    try {
+      for (const tz of ['UTC', 'America/New_York', 'Pacific/Kiritimati']) {
+        process.env.TZ = tz;
+        expect(toYymmdd('2027-12-31T23:30:00', now), tz).toBe('271231');
+        expect(toYymmdd('2027-12-31T05:00:00.250', now), tz).toBe('271231');
+      }
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
     expect(toYymmdd('2027-02-30', now)).toBeUndefined();
     // A date-time's date and time must exist too: new Date read 30 February as 2 March.
     expect(toYymmdd('2031-02-30T00:00:00Z', now)).toBeUndefined();

@@ -20,6 +20,8 @@ export interface RotatedKeyFacts {
   createdAt: Date;
   expiresAt: Date | null;
   revokedAt: Date | null;
+  /** The key a rotation of it made already; null if none. */
+  replacedBy: string | null;
 }
 
 export interface RotateKey {
@@ -67,7 +69,8 @@ export type RotationRefusal = ContractsDomainError<'INSUFFICIENT_SCOPE' | 'NOT_F
 
 /**
  * Decides rotating `target` (undefined: no such key of the asker's account and environment):
- * NOT_FOUND; CONFLICT for a revoked or expired key (make a new one instead); VALIDATION_ERROR for a
+ * NOT_FOUND; CONFLICT for a revoked or expired key (make a new one instead) or one rotated already
+ * (details `replacedBy`: rotate that one; its lifetime is no longer readable); VALIDATION_ERROR for a
  * key rotating itself with no grace; INSUFFICIENT_SCOPE
  * when the asker lacks one of the key's scopes (a narrow key may neither revoke nor mint a stronger
  * one). Else the new key (same name, environment, scopes; the same lifetime from now, never past
@@ -86,6 +89,16 @@ export function decideKeyRotation(
   const nowMs = cmd.now.getTime();
   if (target.expiresAt && target.expiresAt.getTime() <= nowMs) {
     return refuse('CONFLICT', 'An expired key cannot be rotated; create a new key.', { id: target.id });
+  }
+  // Replaced once already, and in its grace period: its expiry is the grace's end now, not its
+  // lifetime, and a second replacement would make two keys of one. Rotate the replacement, or
+  // revoke this key to end its grace at once.
+  if (target.replacedBy !== null) {
+    return refuse(
+      'CONFLICT',
+      `This key was rotated already and is in its grace period; its replacement is ${target.replacedBy}. Rotate that key instead, or revoke this one to stop it now.`,
+      { id: target.id, replacedBy: target.replacedBy },
+    );
   }
   // A key rotating itself with no grace: its answer is the only copy of the new secret, and a retry
   // after a lost answer would come with a key that no longer works (401), locking its holder out.

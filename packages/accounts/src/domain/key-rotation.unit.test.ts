@@ -15,6 +15,7 @@ const key = (facts: Partial<RotatedKeyFacts> = {}): RotatedKeyFacts => ({
   createdAt: at(-10 * day),
   expiresAt: null,
   revokedAt: null,
+  replacedBy: null,
   ...facts,
 });
 const rotate = (cmd: Partial<RotateKey> = {}): RotateKey => ({
@@ -82,6 +83,17 @@ describe('rotating an API key', () => {
       { data: { expiresAt: string } },
     ];
     expect(sooner.data.expiresAt).toBe(at(10 * 60_000).toISOString());
+  });
+
+  it('refuses a key rotated already, in its grace: its expiry is the grace’s end, not its lifetime', () => {
+    // Given a key with no expiry, rotated an hour ago with a day's grace (its expiry now the grace's end),
+    const replaced = key({ expiresAt: at(23 * hour), replacedBy: 'key_first' });
+    // when it is rotated again, the answer is a refusal naming its replacement, not a second
+    // replacement that would expire with the grace.
+    expect(decideKeyRotation(replaced, rotate())).toMatchObject({
+      code: 'CONFLICT',
+      details: { id: 'key_old', replacedBy: 'key_first' },
+    });
   });
 
   it('refuses a key it cannot see, a revoked or expired one, and one with scopes the asker lacks', () => {
