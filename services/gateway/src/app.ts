@@ -4,7 +4,14 @@ import { type AuthenticatedKey, createVerificationKeys, watchCacheEpochs } from 
 import type { BlobStore } from '@hallmark/blob-store';
 import type { Bus } from '@hallmark/bus';
 import type { Cache } from '@hallmark/cache';
-import { broadcasts, HallmarkError, recordQuotaThresholdRpc, routerPathOf, routes } from '@hallmark/contracts';
+import {
+  broadcasts,
+  generateCodeBatchRoute,
+  HallmarkError,
+  recordQuotaThresholdRpc,
+  routerPathOf,
+  routes,
+} from '@hallmark/contracts';
 import type { EventStore } from '@hallmark/event-store';
 import { isDependencyOutage, type Logger, outageAsUnavailable, type ReadinessChecks } from '@hallmark/runtime';
 import type { SqlDatabase } from '@hallmark/sql';
@@ -24,6 +31,7 @@ import { drainOnClose } from './draining.ts';
 import { errorEnvelope, toApiError } from './error-envelope.ts';
 import { installIdempotency } from './idempotency.ts';
 import { hostileClientOptions, installInputLimits } from './input-limits.ts';
+import { installLargeBodyLimits } from './large-bodies.ts';
 import { createRequestTurns, maxWaitingPerConnection } from './request-turns.ts';
 import { registerBrandAssetRoutes } from './resolver/brand-assets.ts';
 import { contentSecurityPolicy } from './resolver/page.ts';
@@ -229,6 +237,13 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   await app.register(multipart, { limits: { fileSize: deps.config.HALLMARK_UPLOAD_LIMIT_BYTES, files: 1, fields: 20 } });
   // Before authentication's preValidation hooks, so refused input spends no quota.
   installInputLimits(app);
+  // After authentication (onRequest), before a large body is read: one account's batches take a
+  // bounded share of this gateway's memory and event loop (large-bodies.ts).
+  installLargeBodyLimits(app, {
+    atOnce: deps.config.HALLMARK_LARGE_BODIES_AT_ONCE,
+    bytesPerSecond: deps.config.HALLMARK_LARGE_BODY_BYTES_PER_SECOND,
+    burstBytes: generateCodeBatchRoute.bodyLimit ?? 16 * 1024 * 1024,
+  });
   // After authentication (onRequest) and before the limits are spent (preValidation): a replay spends nothing.
   const idempotency = installIdempotency(app, {
     db: deps.db,

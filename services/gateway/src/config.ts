@@ -25,6 +25,20 @@ export const GatewayConfig = Type.Object({
     description:
       'photo uploads a gateway holds in memory at once (each up to HALLMARK_UPLOAD_LIMIT_BYTES); as many more wait, beyond that 503 with Retry-After',
   }),
+  HALLMARK_LARGE_BODIES_AT_ONCE: Type.Integer({
+    minimum: 1,
+    maximum: 1_024,
+    default: 8,
+    description:
+      'request bodies over 1 MiB (batches with metadata) a gateway reads and works on at once, one account a quarter of them at most (large-bodies.ts); beyond that 503, or 429 for the account, with Retry-After',
+  }),
+  HALLMARK_LARGE_BODY_BYTES_PER_SECOND: Type.Integer({
+    minimum: 1_024,
+    maximum: 1024 * 1024 * 1024,
+    default: 4 * 1024 * 1024,
+    description:
+      'bytes of request bodies over 1 MiB one account may send a gateway a second on average (16 MiB at once); beyond that 429 with Retry-After',
+  }),
   HALLMARK_REQUESTS_PER_TURN: Type.Integer({
     minimum: 0,
     maximum: 10_000,
