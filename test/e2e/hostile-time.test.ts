@@ -162,6 +162,13 @@ describe('API keys at the millisecond of their expiry', () => {
     expect(quarterly.body.expiresAt).toBe('2031-06-30T00:00:00.000Z');
     // createdAt + expiresIn = expiresAt: both read on the product's clock.
     expect(quarterly.body.createdAt, 'createdAt of a key made at 2031-04-01T00:00:00Z').toBe('2031-04-01T00:00:00.000Z');
+    // An account and its first key likewise (their account.created and key.issued events' time).
+    const account = await api('POST', '/accounts', { key: operator, body: { name: `Dated ${Math.random()}`, tier: 'free' } });
+    expect(account.status, JSON.stringify(account.body)).toBe(201);
+    expect([account.body.account.createdAt, account.body.apiKey.createdAt]).toEqual([
+      '2031-04-01T00:00:00.000Z',
+      '2031-04-01T00:00:00.000Z',
+    ]);
     at('2031-06-20T00:00:00.000Z');
     const rotated = await api('POST', `/keys/${quarterly.body.id}/rotate`, { key: admin.key, body: { graceSeconds: 3600 } });
     expect(rotated.status, JSON.stringify(rotated.body)).toBe(201);

@@ -77,7 +77,7 @@ export async function provisionAccount(
       readModels: {
         db: deps.db,
         async write(sql) {
-          const stored = await insertAccount(sql, account);
+          const stored = await insertAccount(sql, account, now);
           const apiKey = await writeKeyIssued(sql, event, newApiKeySecret(input.environment), now);
           created = { account: accountView(stored), apiKey };
         },
@@ -135,7 +135,7 @@ export async function ensureOperator(
             db: deps.db,
             async write(sql) {
               if (!(await stillAsSeen(sql))) throw new BootstrapMoved();
-              if (!existingOperator) await insertAccount(sql, operator);
+              if (!existingOperator) await insertAccount(sql, operator, now);
               await writeKeyIssued(sql, event, keySecret, now);
             },
           },

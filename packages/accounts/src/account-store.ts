@@ -29,10 +29,12 @@ const toAccount = (row: AccountRow): Account => ({
 export async function insertAccount(
   sql: SqlExecutor,
   input: { id?: string; name: string; tier: Tier; isOperator: boolean },
+  /** The time of its account.created event (the product's clock, as its keys' times). */
+  createdAt: Date,
 ): Promise<Account> {
   const rows = await sql.query<AccountRow>(
-    'INSERT INTO accounts (id, name, tier, is_operator) VALUES ($1, $2, $3, $4) RETURNING *',
-    [input.id ?? newId('acc'), input.name, input.tier, input.isOperator],
+    'INSERT INTO accounts (id, name, tier, is_operator, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING *',
+    [input.id ?? newId('acc'), input.name, input.tier, input.isOperator, createdAt],
   );
   return toAccount(rows[0] as AccountRow);
 }

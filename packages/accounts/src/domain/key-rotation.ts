@@ -90,16 +90,6 @@ export function decideKeyRotation(
   if (target.expiresAt && target.expiresAt.getTime() <= nowMs) {
     return refuse('CONFLICT', 'An expired key cannot be rotated; create a new key.', { id: target.id });
   }
-  // Replaced once already, and in its grace period: its expiry is the grace's end now, not its
-  // lifetime, and a second replacement would make two keys of one. Rotate the replacement, or
-  // revoke this key to end its grace at once.
-  if (target.replacedBy !== null) {
-    return refuse(
-      'CONFLICT',
-      `This key was rotated already and is in its grace period; its replacement is ${target.replacedBy}. Rotate that key instead, or revoke this one to stop it now.`,
-      { id: target.id, replacedBy: target.replacedBy },
-    );
-  }
   // A key rotating itself with no grace: its answer is the only copy of the new secret, and a retry
   // after a lost answer would come with a key that no longer works (401), locking its holder out.
   if (cmd.by?.keyId === target.id && cmd.graceSeconds === 0) {
@@ -118,6 +108,17 @@ export function decideKeyRotation(
         { required: beyond, granted: [...cmd.by.scopes] },
       );
     }
+  }
+  // Replaced once already, and in its grace period (told only to a key that may rotate it: the
+  // answer names the replacement): its expiry is the grace's end now, not its
+  // lifetime, and a second replacement would make two keys of one. Rotate the replacement, or
+  // revoke this key to end its grace at once.
+  if (target.replacedBy !== null) {
+    return refuse(
+      'CONFLICT',
+      `This key was rotated already and is in its grace period; its replacement is ${target.replacedBy}. Rotate that key instead, or revoke this one to stop it now.`,
+      { id: target.id, replacedBy: target.replacedBy },
+    );
   }
   // The same lifetime as the old key, from now; never past the asking key's own expiry.
   let newExpiresMs = target.expiresAt ? nowMs + (target.expiresAt.getTime() - target.createdAt.getTime()) : null;

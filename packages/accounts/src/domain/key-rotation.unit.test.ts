@@ -94,6 +94,9 @@ describe('rotating an API key', () => {
       code: 'CONFLICT',
       details: { id: 'key_old', replacedBy: 'key_first' },
     });
+    // A key that may not rotate it learns nothing of its replacement.
+    const narrow = rotate({ by: { keyId: 'key_narrow', environment: 'live', scopes: ['keys:write'], expiresAt: null } });
+    expect(decideKeyRotation(replaced, narrow)).toMatchObject({ code: 'INSUFFICIENT_SCOPE' });
   });
 
   it('refuses a key it cannot see, a revoked or expired one, and one with scopes the asker lacks', () => {
