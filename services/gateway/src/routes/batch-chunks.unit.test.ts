@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { batchChunkStarts, chunkStartsOf } from './batch-chunks.ts';
+import { batchChunkStarts, chunkStartsOf, isOversizedItem } from './batch-chunks.ts';
 
 const item = (metadataBytes: number) => ({
   gtin: '09506000134352',
@@ -27,6 +27,11 @@ describe('batch chunks', () => {
     const items = [item(10), item(500_000), item(10), item(10)];
     expect(batchChunkStarts(items, { maxItems: 500, maxBytes: 1_000 })).toEqual([0, 1, 2]);
     expect(batchChunkStarts([item(10)])).toEqual([0]);
+  });
+
+  it('names the items too large to send, worked out with the chunks', () => {
+    const items = [item(10), item(70 * 1024), item(10), item(500_000)];
+    expect([0, 1, 2, 3].map((index) => isOversizedItem(items, index))).toEqual([false, true, false, true]);
   });
 
   it('works a request’s chunks out once: the same items give the same starts, other items their own', () => {

@@ -31,7 +31,7 @@ import { requestKeyField } from '../idempotency.ts';
 import { leavePrepaid, madeByEarlierAttempt, prepaidFor } from '../prepaid-work.ts';
 import { registerRoute } from '../route-registry.ts';
 import { mayHaveActed, type ServiceCaller } from '../service-call.ts';
-import { batchItemBytes, chunkStartsOf, maxBatchItemBytes } from './batch-chunks.ts';
+import { chunkStartsOf, isOversizedItem, maxBatchItemBytes } from './batch-chunks.ts';
 import { withRetryAfter } from './retry-after.ts';
 
 /** Calls to code-service in flight for a batch (each of at most 500 items and 384 KB: batch-chunks.ts). */
@@ -70,7 +70,7 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
         const firstIndex = chunks[chunk] as number;
         const chunkItems = items.slice(firstIndex, chunks[chunk + 1] ?? items.length);
         // An item too large to be valid is alone in its chunk (batch-chunks.ts): refused here, unsent.
-        if (chunkItems.length === 1 && batchItemBytes(chunkItems[0]) > maxBatchItemBytes) {
+        if (chunkItems.length === 1 && isOversizedItem(items, firstIndex)) {
           results[chunk] = [
             {
               index: firstIndex,
