@@ -31,6 +31,7 @@ const pairedEndToEndFiles = [
   'hostile-reports',
   'hostile-resolver',
   'hostile-revoked-mid-batch',
+  'hostile-scan-integrity',
   'hostile-sdk',
   'hostile-serial-oracle',
   'hostile-signing-keys',

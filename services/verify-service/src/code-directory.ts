@@ -88,11 +88,18 @@ export function createCodeDirectory(
     throw answer;
   };
 
-  const findItem = async (environment: Environment, gtin: string, serial: string, requestId: string): Promise<ItemCodes> => {
+  /** With `fresh`, asked again whatever is remembered (and remembered anew). */
+  const findItem = async (
+    environment: Environment,
+    gtin: string,
+    serial: string,
+    requestId: string,
+    { fresh = false }: { fresh?: boolean } = {},
+  ): Promise<ItemCodes> => {
     const key = `${environment}\n${gtin}\n${serial}`;
     const cached = cache.get(key);
     const epoch = epochs.current('gtin_claims');
-    if (cached && cached.until > Date.now() && cached.epoch >= epoch) return cached.item;
+    if (!fresh && cached && cached.until > Date.now() && cached.epoch >= epoch) return cached.item;
     const item = await lookUp(environment, gtin, serial, requestId);
     if (cache.size > 100_000) cache.clear();
     cache.set(key, { item, until: Date.now() + (item.codes.length > 0 ? cacheMs : missCacheMs), epoch });

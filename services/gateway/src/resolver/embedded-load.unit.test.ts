@@ -19,4 +19,15 @@ describe('isEmbeddedLoad', () => {
     expect(isEmbeddedLoad({ purpose: 'prefetch' })).toBe(true);
     expect(isEmbeddedLoad({ 'x-moz': 'prefetch' })).toBe(true);
   });
+
+  it('takes a navigation another site started with no click (a meta refresh, location =) as embedded', () => {
+    const navigation = { 'sec-fetch-dest': 'document', 'sec-fetch-mode': 'navigate' };
+    expect(isEmbeddedLoad({ ...navigation, 'sec-fetch-site': 'cross-site' })).toBe(true);
+    expect(isEmbeddedLoad({ ...navigation, 'sec-fetch-site': 'same-site' })).toBe(true);
+    expect(isEmbeddedLoad({ ...navigation, 'sec-fetch-site': 'Cross-Site ', 'sec-fetch-user': '?0' })).toBe(true);
+    // Our own pages' links (same-origin), and the scanned link opened by a phone (none), count.
+    expect(isEmbeddedLoad({ ...navigation, 'sec-fetch-site': 'same-origin' })).toBe(false);
+    expect(isEmbeddedLoad({ ...navigation, 'sec-fetch-site': 'none', 'sec-fetch-user': '?1' })).toBe(false);
+    expect(isEmbeddedLoad({ ...navigation, 'sec-fetch-site': 'same-site', 'sec-fetch-user': '?1' })).toBe(false);
+  });
 });

@@ -1,7 +1,7 @@
 import type { PublicKeyEntry, VerificationKeys } from '@hallmark/accounts';
 import { verifyCodeSignatureForRequest } from '@hallmark/codes';
 import type { CodeLookup, Environment, Principal } from '@hallmark/contracts';
-import type { DigitalLink } from '@hallmark/gs1';
+import { type DigitalLink, isObjectLabel } from '@hallmark/gs1';
 import type { CodeDirectory, ItemCodes } from '../code-directory.ts';
 
 /** A scanned link as readLink gives it: a Digital Link with its serial and signature. */
@@ -78,9 +78,19 @@ export async function signatureCheck(
   link: SignedLink,
   requestId: string,
 ): Promise<SignatureCheck> {
-  const item = await codes.findItem(environment, link.gtin, link.serial, requestId);
-  const signer = item.signerAccountId ? { accountId: item.signerAccountId, environment } : undefined;
-  const usable = await usableCandidateKeys(keys, await candidateKeys(keys, item.codes, signer), environment);
-  const matchedKid = usable.length > 0 ? await signingKeyOf(usable, link) : undefined;
-  return { item, signer, keys: usable, matchedKid };
+  const checkItem = async (item: ItemCodes): Promise<SignatureCheck> => {
+    const signer = item.signerAccountId ? { accountId: item.signerAccountId, environment } : undefined;
+    const usable = await usableCandidateKeys(keys, await candidateKeys(keys, item.codes, signer), environment);
+    const matchedKid = usable.length > 0 ? await signingKeyOf(usable, link) : undefined;
+    return { item, signer, keys: usable, matchedKid };
+  };
+  const checked = await checkItem(await codes.findItem(environment, link.gtin, link.serial, requestId));
+  // Signed by a service signing key, yet no code of the item: a leaked key's work (verify-code.ts,
+  // unissued), or a code made since the directory remembered the item as having none (2 s: a page
+  // view of a made-up link to the brand's next serial made the genuine code just issued read as
+  // SUSPICIOUS). Asked again, fresh, before it is judged unissued; rare (the rest is cached).
+  // (An auction object's label has no code here: auction-service alone records it.)
+  const bySigningKey = checked.keys.find((key) => key.kid === checked.matchedKid)?.type === 'signing';
+  if (checked.item.codes.length > 0 || !bySigningKey || isObjectLabel(link.gtin, link.serial)) return checked;
+  return checkItem(await codes.findItem(environment, link.gtin, link.serial, requestId, { fresh: true }));
 }

@@ -1,0 +1,329 @@
+// The integrity of what a brand sees about its scans (a review of 2026-12-04), over real HTTP on
+// loopback, embedded form. The attacker is a counterfeiter with a script (no key, the public
+// resolver only), or another tenant with its own keys (live and test). Questions: can it make a
+// brand's genuine code SUSPICIOUS or COUNTERFEIT for real shoppers (the risk rules as a weapon);
+// can its scans pass for the brand's AUTHENTIC ones, or reach another tenant's statistics; does a
+// spoofed X-Forwarded-For make new clients, with trust in proxies off and on.
+//
+// Found and fixed (both tests failed before):
+// - "a serial scanned before it is issued ...": verify-service remembered "no code of this item" for
+//   2 s, and a genuine code issued within that time verified SUSPICIOUS, KNOWN_COUNTERFEIT_PATTERN
+//   (critical), as a leaked signing key's work. Now a link signed by a service key with no code is
+//   looked up again, fresh, before it is judged (candidate-keys.ts, signatureCheck).
+// - "another site's redirect ...": a top-level navigation another site makes its visitors' browsers
+//   do (meta refresh, window.open: Sec-Fetch-Dest document, Sec-Fetch-Site cross-site, no
+//   Sec-Fetch-User) counted as a scan from each visitor's own address, so ten visitors of any site
+//   made a genuine code look like a cloned label to every shopper. Now refused as an embedded load
+//   (resolver/embedded-load.ts).
+import { signCode } from '@hallmark/codes';
+import { ed25519PrivateKeyObject, ed25519Thumbprint, generateEd25519KeyPair } from '@hallmark/crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callFrom, fetchFrom } from '../support/client-address.ts';
+import { startTestProduct, type TestProduct } from '../support/embedded.ts';
+import { publicKeyRegistration } from '../support/public-keys.ts';
+import { waitFor } from '../support/wait.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
+type Json = Record<string, any>;
+
+/** Trust in X-Forwarded-For off (the default). */
+let direct: TestProduct;
+/** Behind one named proxy: HALLMARK_TRUST_PROXY=127.0.0.1 (the way the README recommends, not a hop count). */
+let proxied: TestProduct;
+
+/** Loopback client addresses of this file's own (Linux routes 127.0.0.0/8 to lo), one per simulated client. */
+let lastHost = 99;
+function newAddress(): string {
+  lastHost += 1;
+  if (lastHost > 250) throw new Error('out of loopback addresses for this file');
+  return `127.0.0.${lastHost}`;
+}
+
+const api = (
+  product: TestProduct,
+  method: string,
+  path: string,
+  options: { key?: string; body?: unknown; headers?: Record<string, string>; from?: string } = {},
+) => {
+  const { from = '127.0.0.1', ...rest } = options;
+  return callFrom<Json>(from, product.url, method, `/api/v1${path}`, rest);
+};
+
+function ok(response: { status: number; body: Json }, status = 200): Json {
+  expect(response.status, JSON.stringify(response.body)).toBe(status);
+  return response.body;
+}
+
+async function tenant(product: TestProduct, name: string, gtin?: string): Promise<{ key: string; id: string }> {
+  const operator = product.product.generatedOperatorKey as string;
+  const created = ok(await api(product, 'POST', '/accounts', { key: operator, body: { name, tier: 'enterprise' } }), 201);
+  if (gtin) ok(await api(product, 'POST', `/accounts/${created.account.id}/gtins`, { key: operator, body: { gtin } }), 201);
+  return { key: created.apiKey.secret as string, id: created.account.id as string };
+}
+
+const generate = async (product: TestProduct, key: string, gtin: string, serialNumber: string) =>
+  ok(await api(product, 'POST', '/code/generate', { key, body: { gtin, serialNumber } }), 201);
+
+const verify = async (product: TestProduct, key: string, url: string, options: { location?: Json; from?: string } = {}) =>
+  ok(
+    await api(product, 'POST', '/code/verify', {
+      key,
+      body: { url, ...(options.location ? { location: options.location } : {}) },
+      ...(options.from ? { from: options.from } : {}),
+    }),
+  );
+
+const pathOf = (url: string) => url.slice(new URL(url).origin.length);
+const forge = (url: string) => url.replace(/sig=(.)/, (_, c: string) => `sig=${c === 'A' ? 'B' : 'A'}`);
+
+/** The verification page of a link (`GET /verify/01/…`) from a client address, with the headers given. */
+async function viewPage(product: TestProduct, from: string, link: string, headers: Record<string, string> = {}) {
+  const response = await fetchFrom(from, `${product.url}/verify${pathOf(link)}`, {
+    headers: { accept: 'application/json', ...headers },
+  });
+  const json = (response.headers.get('content-type') ?? '').includes('json');
+  return { status: response.status, body: (json && response.text ? JSON.parse(response.text) : {}) as Json };
+}
+
+/** What a phone sends opening a scanned link: a top-level navigation the user started (JSON asked, to read the verdict). */
+const phone = {
+  'sec-fetch-dest': 'document',
+  'sec-fetch-mode': 'navigate',
+  'sec-fetch-site': 'none',
+  'sec-fetch-user': '?1',
+};
+
+beforeAll(async () => {
+  // Per-address limits high enough that only the behaviour under test decides (each simulated
+  // client is a loopback address of its own anyway).
+  direct = await startTestProduct({ HALLMARK_PUBLIC_RATE_LIMIT: '1000' });
+  proxied = await startTestProduct({ HALLMARK_PUBLIC_RATE_LIMIT: '1000', HALLMARK_TRUST_PROXY: '127.0.0.1' });
+});
+
+afterAll(async () => {
+  await direct?.stop();
+  await proxied?.stop();
+});
+
+describe('a counterfeiter turning the risk rules against a brand’s genuine code', () => {
+  it('a serial scanned before it is issued answers SUSPICIOUS (KNOWN_COUNTERFEIT_PATTERN) for the genuine code just issued', async () => {
+    // Found (fixed). verify-service's code directory (services/verify-service/src/code-directory.ts,
+    // findItem) keeps an item with no code for missCacheMs (2 s), marked `fromCodeService: true`.
+    // verify-code.ts then reads the brand's own genuine signature over that serial as a signing key's
+    // signature "over a serial code-service holds no code of" (`unissued`: a leaked key) and answers
+    // SUSPICIOUS, KNOWN_COUNTERFEIT_PATTERN, critical; the scan is stored so, and a scan.suspicious
+    // alert goes out. Nothing invalidates the entry when the code is generated. Anyone can create the
+    // entry with one keyless page view of a made-up link of the next serial (serials are usually
+    // sequential), and keep it fresh by repeating it every second or two: the production line's
+    // first verification of each label it prints (a QA camera) then says the genuine label is a
+    // leaked key's forgery. docs/API.md (Candidate keys) promises SUSPICIOUS only for a serial
+    // code-service holds no code of; this one it holds.
+    const gtin = '09506000134352';
+    const brand = await tenant(direct, 'Line brand', gtin);
+    await generate(direct, brand.key, gtin, 'LINE-0001'); // the brand prints; its signing key exists
+    // Some time after the GTIN's grant, as on any day of printing: the grant moves the cache epoch
+    // of GTIN claims, which verify-service reads every 500 ms and which drops older entries.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const next = 'LINE-0002';
+    // The counterfeiter, no key: a page view of a made-up link of the next serial (any signature).
+    const guess = `http://anything.example/01/${gtin}/21/${next}?sig=${'A'.repeat(86)}`;
+    const probe = await viewPage(direct, newAddress(), guess);
+    expect(probe.status, JSON.stringify(probe.body)).toBe(200);
+    expect(probe.body.verdict).toBe('COUNTERFEIT');
+
+    // The brand issues the serial and its line verifies the printed label at once.
+    const issued = await generate(direct, brand.key, gtin, next);
+    const lineCheck = await verify(direct, brand.key, issued.url, { from: newAddress() });
+    const shopper = await viewPage(direct, newAddress(), issued.url, phone);
+    // Two seconds later the same genuine code is AUTHENTIC: the verdict came from the stale entry.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const later = await verify(direct, brand.key, issued.url, { from: newAddress() });
+    // What the brand keeps of its code: every flag any of its scans raised (GET /codes/{assetId}).
+    const record = await waitFor('the code’s three scans recorded', async () => {
+      const item = ok(await api(direct, 'GET', `/codes/${issued.assetId}`, { key: brand.key }));
+      return item.scans.count >= 3 ? item : undefined;
+    });
+    expect(
+      {
+        lineCheck: [lineCheck.verdict, ...lineCheck.riskIndicators],
+        shopper: [shopper.body.verdict, ...(shopper.body.riskIndicators ?? [])],
+        later: [later.verdict, ...later.riskIndicators],
+        flagsOnRecord: record.scans.flags,
+      },
+      'a genuine code just issued is AUTHENTIC, whoever scanned its serial before it existed',
+    ).toEqual({ lineCheck: ['AUTHENTIC'], shopper: ['AUTHENTIC'], later: ['AUTHENTIC'], flagsOnRecord: [] });
+  });
+
+  it('another site’s redirect (no click) of ten visitors to a genuine code’s page fakes no cloned label for shoppers', async () => {
+    // Found (fixed). embedded-load.ts refused the page as another site's image, frame, script, fetch or
+    // prefetch, so "any web page" can no longer make each visitor's browser scan a genuine code from
+    // the visitor's own address (docs/RESOLVER.md, "Each view of the page is a scan, once"). But a
+    // page can still send its visitors there top level: a meta refresh, `location = …`,
+    // `window.open` (closed again at once), or a 302 from its own server. The browser then sends
+    // Sec-Fetch-Dest: document, Sec-Fetch-Mode: navigate, Sec-Fetch-Site: cross-site and no
+    // Sec-Fetch-User (no user activation), which isEmbeddedLoad takes for a phone opening the link:
+    // each visitor is a new client, and ten within ten minutes make the code SUSPICIOUS,
+    // KNOWN_COUNTERFEIT_PATTERN (critical) for every shopper. The report form already refuses
+    // cross-site posts for the same reason (cross-site-form.ts). Neither "a phone opening the
+    // scanned link" (Sec-Fetch-Site: none) nor "a click on it" (Sec-Fetch-User: ?1) is this.
+    const gtin = '09506000134369';
+    const brand = await tenant(direct, 'Redirected brand', gtin);
+    const code = await generate(direct, brand.key, gtin, 'NAV-1');
+    const redirected = {
+      accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+      'sec-fetch-dest': 'document',
+      'sec-fetch-mode': 'navigate',
+      'sec-fetch-site': 'cross-site',
+      'upgrade-insecure-requests': '1',
+      referer: 'https://deals.attacker.example/',
+    };
+    const visitors: number[] = [];
+    for (let i = 0; i < 10; i++) visitors.push((await viewPage(direct, newAddress(), code.url, redirected)).status);
+    // A shopper who scans the label afterwards, and the brand's own app.
+    const shopper = await viewPage(direct, newAddress(), code.url, phone);
+    expect(shopper.status, JSON.stringify(shopper.body)).toBe(200);
+    const app = await verify(direct, brand.key, code.url, { from: newAddress() });
+    expect(
+      { shopper: [shopper.body.verdict, ...(shopper.body.riskIndicators ?? [])], app: [app.verdict, ...app.riskIndicators] },
+      `after ten redirected visitors (answered ${visitors.join(', ')}); the shopper's answer: ${JSON.stringify(shopper.body)}`,
+    ).toEqual({ shopper: ['AUTHENTIC'], app: ['AUTHENTIC'] });
+  });
+
+  it('trust in proxies off: X-Forwarded-For buys no new clients, on the page or the API (ten real addresses do: the rule works)', async () => {
+    const gtin = '09506000134376';
+    const brand = await tenant(direct, 'Spoofed brand', gtin);
+    const rival = await tenant(direct, 'Rival with a script');
+    const code = await generate(direct, brand.key, gtin, 'XFF-1');
+    const script = newAddress();
+    for (let i = 1; i <= 10; i++) {
+      const spoofed = { 'x-forwarded-for': `198.51.100.${i}`, 'x-real-ip': `198.51.100.${i}`, forwarded: `for=198.51.100.${i}` };
+      expect((await viewPage(direct, script, code.url, spoofed)).status).toBe(200);
+      ok(
+        await api(direct, 'POST', '/code/verify', {
+          key: rival.key,
+          body: { url: code.url },
+          from: script,
+          headers: { 'x-forwarded-for': `203.0.113.${i}` },
+        }),
+      );
+    }
+    const shopper = await viewPage(direct, newAddress(), code.url, phone);
+    expect(shopper.body, JSON.stringify(shopper.body)).toMatchObject({ verdict: 'AUTHENTIC', riskIndicators: [] });
+
+    // The same ten views from ten real addresses: the cloned-label rule fires (docs/API.md, Risk rules),
+    // so the check above would have seen spoofed addresses counted.
+    const control = await generate(direct, brand.key, gtin, 'XFF-2');
+    let last: Json = {};
+    for (let i = 0; i < 10; i++) last = (await viewPage(direct, newAddress(), control.url)).body;
+    expect(last, JSON.stringify(last)).toMatchObject({
+      verdict: 'SUSPICIOUS',
+      riskIndicators: expect.arrayContaining(['KNOWN_COUNTERFEIT_PATTERN']),
+    });
+  });
+
+  it('trust in a named proxy: an untrusted peer’s X-Forwarded-For, and what a client wrote before the proxy’s entry, make no clients', async () => {
+    const gtin = '09506000134352';
+    const brand = await tenant(proxied, 'Brand behind a proxy', gtin);
+    const code = await generate(proxied, brand.key, gtin, 'PROXY-1');
+    // A script reaching the gateway past the proxy: its own headers say nothing.
+    const past = newAddress();
+    for (let i = 1; i <= 10; i++) {
+      expect((await viewPage(proxied, past, code.url, { 'x-forwarded-for': `198.51.100.${i}` })).status).toBe(200);
+    }
+    // The same script through the proxy (127.0.0.1), which appends the address it saw (203.0.113.9)
+    // to what the script wrote.
+    for (let i = 1; i <= 10; i++) {
+      const through = await viewPage(proxied, '127.0.0.1', code.url, { 'x-forwarded-for': `10.9.9.${i}, 203.0.113.9` });
+      expect(through.status).toBe(200);
+    }
+    const shopper = await viewPage(proxied, '127.0.0.1', code.url, { ...phone, 'x-forwarded-for': '203.0.113.50' });
+    expect(shopper.body, JSON.stringify(shopper.body)).toMatchObject({ verdict: 'AUTHENTIC', riskIndicators: [] });
+
+    // The proxy's own entries do count: ten shoppers it forwarded make the rule fire.
+    const control = await generate(proxied, brand.key, gtin, 'PROXY-2');
+    let last: Json = {};
+    for (let i = 0; i < 10; i++) {
+      last = (await viewPage(proxied, '127.0.0.1', control.url, { 'x-forwarded-for': `203.0.113.${100 + i}` })).body;
+    }
+    expect(last, JSON.stringify(last)).toMatchObject({
+      verdict: 'SUSPICIOUS',
+      riskIndicators: expect.arrayContaining(['KNOWN_COUNTERFEIT_PATTERN']),
+    });
+  });
+});
+
+describe('another tenant’s scans of a brand’s codes', () => {
+  it('never count as the brand’s AUTHENTIC scans, never show in the tenant’s own statistics, and a test key writes none of the brand’s live ones', async () => {
+    const gtinA = '09506000134383';
+    const gtinB = '09506000134390';
+    const a = await tenant(direct, 'Brand A', gtinA);
+    const b = await tenant(direct, 'Competitor B', gtinB);
+    const genuine = await generate(direct, a.key, gtinA, 'A-1');
+    await generate(direct, b.key, gtinB, 'B-1');
+    // B holds a key of its own, registered with its proof, and signs A's GTIN and serial with it.
+    const pair = generateEd25519KeyPair();
+    ok(await api(direct, 'POST', '/keys', { key: b.key, body: publicKeyRegistration(pair, { accountId: b.id }, 'B HSM') }), 201);
+    const kid = ed25519Thumbprint(pair.publicKey);
+    const signedByB = `https://brand.example/01/${gtinA}/21/A-1?sig=${signCode(ed25519PrivateKeyObject(pair), { kid, gtin: gtinA, serial: 'A-1' })}`;
+    const bTest = ok(
+      await api(direct, 'POST', '/keys', { key: b.key, body: { name: 'sandbox', scopes: ['*'], environment: 'test' } }),
+      201,
+    ).secret as string;
+
+    // B's live key: forged copies of A-1 said to be scanned in North Korea, and B's own signature over A-1.
+    for (let i = 0; i < 3; i++) {
+      const answer = await verify(direct, b.key, forge(genuine.url), {
+        location: { latitude: 39.03, longitude: 125.75, country: 'KP' },
+      });
+      expect(answer.verdict).toBe('COUNTERFEIT');
+    }
+    for (let i = 0; i < 2; i++) expect((await verify(direct, b.key, signedByB)).verdict).toBe('COUNTERFEIT');
+    // B's test key: A's genuine code and a forged copy, said to be in Russia (a verdict or KEY_NOT_FOUND: test data either way).
+    for (const url of [genuine.url, forge(genuine.url), signedByB]) {
+      const answer = await api(direct, 'POST', '/code/verify', {
+        key: bTest,
+        body: { url, location: { latitude: 55.75, longitude: 37.62, country: 'RU' } },
+      });
+      expect([200, 404], JSON.stringify(answer.body)).toContain(answer.status);
+    }
+    // Then a real shopper, through A's app.
+    const own = await verify(direct, a.key, genuine.url, { location: { latitude: 48.85, longitude: 2.35, country: 'FR' } });
+    expect(own, JSON.stringify(own)).toMatchObject({ verdict: 'AUTHENTIC', riskIndicators: [], metadata: { totalScans: 1 } });
+
+    // A sees six live scans of A-1: its shopper's (AUTHENTIC) and B's five (COUNTERFEIT), under its own GTIN.
+    const listed = await waitFor('A’s six scans listed', async () => {
+      const page = ok(await api(direct, 'GET', '/scans?limit=100', { key: a.key }));
+      return page.scans.length >= 6 ? (page.scans as Json[]) : undefined;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 500)); // nothing more arrives
+    const scans = ok(await api(direct, 'GET', '/scans?limit=100', { key: a.key })).scans as Json[];
+    expect(scans.length, JSON.stringify(listed)).toBe(6);
+    expect(scans.map((scan) => `${scan.gtin}/${scan.serial}:${scan.verdict}`).sort()).toEqual([
+      `${gtinA}/A-1:AUTHENTIC`,
+      ...Array(5).fill(`${gtinA}/A-1:COUNTERFEIT`),
+    ]);
+    expect(scans.filter((scan) => scan.country === 'RU')).toEqual([]);
+    const aggregates = ok(await api(direct, 'GET', '/scans/aggregates?groupBy=verdict&bucket=day', { key: a.key }));
+    const totals: Record<string, number> = {};
+    for (const bucket of aggregates.buckets as Json[]) {
+      for (const [verdict, count] of Object.entries(bucket.counts as Record<string, number>))
+        totals[verdict] = (totals[verdict] ?? 0) + count;
+    }
+    expect(totals).toEqual({ AUTHENTIC: 1, COUNTERFEIT: 5 });
+    const top = ok(await api(direct, 'GET', '/scans/top-codes', { key: a.key }));
+    expect(top.codes).toEqual([expect.objectContaining({ gtin: gtinA, serial: 'A-1', suspicious: 0, counterfeit: 5 })]);
+    const countries = ok(await api(direct, 'GET', '/scans/countries', { key: a.key }));
+    expect(countries.countries).toEqual([
+      { country: 'KP', scans: 3 },
+      { country: 'FR', scans: 1 },
+    ]);
+
+    // B, live or test, sees nothing of A's scans, nor of its own scanning of them.
+    for (const key of [b.key, bTest]) {
+      expect(ok(await api(direct, 'GET', '/scans?limit=100', { key })).scans).toEqual([]);
+      expect(ok(await api(direct, 'GET', '/scans/aggregates?groupBy=country&bucket=day', { key })).buckets).toEqual([]);
+      expect(ok(await api(direct, 'GET', '/scans/top-codes', { key })).codes).toEqual([]);
+      expect(ok(await api(direct, 'GET', '/scans/countries', { key })).countries).toEqual([]);
+    }
+  });
+});
