@@ -36,6 +36,7 @@ const pairedEndToEndFiles = [
   'hostile-serial-oracle',
   'hostile-signing-keys',
   'hostile-spellings',
+  'hostile-stored-injection',
   'hostile-tenants',
   'hostile-transfers',
   'hostile-verdicts',

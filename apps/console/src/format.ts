@@ -35,3 +35,11 @@ export function scanReasons(scan: { riskIndicators: string[]; travelKm?: number 
       : flagInWords(flag),
   );
 }
+
+/**
+ * Text someone else wrote, set in a sentence of ours that is a plain string (a notice): between
+ * FIRST STRONG ISOLATE and POP DIRECTIONAL ISOLATE, as `<bdi>` does in markup, with the isolate
+ * controls it holds itself taken out (a POP of its own would end ours early), so a direction override
+ * in it reorders nothing after it.
+ */
+export const isolated = (text: string): string => `\u2068${text.replace(/[\u2066-\u2069]/g, '')}\u2069`;

@@ -7,6 +7,7 @@ import { describedBy, Field } from '../components/field.tsx';
 import { FilterTabs } from '../components/filter-tabs.tsx';
 import { Notice, useNoticeOf } from '../components/notice.tsx';
 import { Pager, useCursorPages } from '../components/pager.tsx';
+import { Quoted } from '../components/quoted.tsx';
 import { FormError, HiddenByScope, LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { formatTime } from '../format.ts';
@@ -110,7 +111,7 @@ export function BlocklistPage({ session, location }: { session: SessionView; loc
                         <td>
                           <Badge tone={block.kind === 'counterfeit' ? 'bad' : 'warning'}>{kindWords[block.kind]}</Badge>
                         </td>
-                        <td>{block.reason ? `“${block.reason}”` : '—'}</td>
+                        <td>{block.reason ? <Quoted text={block.reason} /> : '—'}</td>
                         <td>
                           {formatTime(block.createdAt)}
                           {block.removedAt && (
@@ -335,7 +336,12 @@ function UnblockDialog({
       <form class="form" onSubmit={unblock} noValidate>
         <p>
           <span class="code">{codesOf(block)}</span> · {kindWords[block.kind]}
-          {block.reason && <> · “{block.reason}”</>}
+          {block.reason && (
+            <>
+              {' '}
+              · <Quoted text={block.reason} />
+            </>
+          )}
         </p>
         <p>
           Verifications stop answering with this block at once, on every server, unless another entry or a confirmed report still

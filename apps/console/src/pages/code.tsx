@@ -6,6 +6,7 @@ import { CopyButton } from '../components/copy-button.tsx';
 import { Dialog, DialogActions } from '../components/dialog.tsx';
 import { describedBy, Field } from '../components/field.tsx';
 import { Pager, useCursorPages } from '../components/pager.tsx';
+import { Quoted } from '../components/quoted.tsx';
 import { HiddenByScope, LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { flagInWords, formatCount, formatTime, scanReasons, verdictWords } from '../format.ts';
@@ -93,7 +94,16 @@ function CodeDetails({ code, session, onChanged }: { code: CodeDetail; session: 
             <dt>Blocked</dt>
             <dd>
               {code.blocked && code.blocked.status === 'active' ? (
-                <Badge tone="bad">{`Blocked${code.blocked.reason ? `: ${code.blocked.reason}` : ''}`}</Badge>
+                <Badge tone="bad">
+                  Blocked
+                  {code.blocked.reason ? (
+                    <>
+                      : <bdi>{code.blocked.reason}</bdi>
+                    </>
+                  ) : (
+                    ''
+                  )}
+                </Badge>
               ) : (
                 'No'
               )}
@@ -176,7 +186,15 @@ function BlockControl({ code, onChanged }: { code: CodeDetail; onChanged: () => 
       >
         {blocked ? (
           <p>
-            Verifications of this code answer with the block{blocked.reason ? ` (“${blocked.reason}”)` : ''}
+            Verifications of this code answer with the block
+            {blocked.reason ? (
+              <>
+                {' '}
+                (<Quoted text={blocked.reason} />)
+              </>
+            ) : (
+              ''
+            )}
             {covers ? <>, an entry for every code of {covers}</> : ''}. Unblocking keeps the block in the record as removed.
           </p>
         ) : (
@@ -247,9 +265,17 @@ function ReportBlock({
     <section aria-labelledby="block-heading" class="panel">
       <h2 id="block-heading">Blocked by a confirmed report</h2>
       <p>
-        A report of this code was confirmed{reason ? ` (“${reason}”)` : ''}: every verification of it answers SUSPICIOUS, a known
-        counterfeit pattern. If the confirmation was a mistake, lift the block; the report and its confirmation stay in the
-        record.
+        A report of this code was confirmed
+        {reason ? (
+          <>
+            {' '}
+            (<Quoted text={reason} />)
+          </>
+        ) : (
+          ''
+        )}
+        : every verification of it answers SUSPICIOUS, a known counterfeit pattern. If the confirmation was a mistake, lift the
+        block; the report and its confirmation stay in the record.
       </p>
       <p class="actions-row">
         <button type="button" class="button secondary" onClick={() => setLifting(true)}>

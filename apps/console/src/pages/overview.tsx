@@ -1,4 +1,5 @@
 import { api } from '../api.ts';
+import { Quoted } from '../components/quoted.tsx';
 import { LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { VerdictChart, type VerdictCounts, type VerdictPeriod } from '../components/verdict-chart.tsx';
@@ -166,7 +167,11 @@ function ReportedCodes() {
                 <span class="muted">
                   {formatTime(report.reportedAt)} · from {report.source === 'resolver' ? 'the public page' : 'the API'}
                 </span>
-                {report.reason && <p class="report-reason">“{report.reason}”</p>}
+                {report.reason && (
+                  <p class="report-reason">
+                    <Quoted text={report.reason} />
+                  </p>
+                )}
               </li>
             ))}
           </ul>

@@ -6,6 +6,7 @@ import { describedBy, Field } from '../components/field.tsx';
 import { FilterTabs } from '../components/filter-tabs.tsx';
 import { Notice, useNoticeOf } from '../components/notice.tsx';
 import { Pager, useCursorPages } from '../components/pager.tsx';
+import { Quoted } from '../components/quoted.tsx';
 import { HiddenByScope, LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { formatTime } from '../format.ts';
@@ -135,7 +136,7 @@ export function ReportsPage({ session, location }: { session: SessionView; locat
                           <br />
                           <span class="muted">from {report.source === 'resolver' ? 'the public page' : 'the API'}</span>
                         </td>
-                        <td>{report.reason ? `“${report.reason}”` : '—'}</td>
+                        <td>{report.reason ? <Quoted text={report.reason} /> : '—'}</td>
                         <td>
                           <Badge tone={statusBadge[report.status].tone}>{statusBadge[report.status].label}</Badge>
                         </td>
@@ -267,7 +268,12 @@ export function DecideDialog({
       <form class="form" onSubmit={decide} noValidate>
         <p>
           <span class="code">{report.gtin}</span> / <span class="code">{report.serial}</span>
-          {report.reason && <> · reported as “{report.reason}”</>}
+          {report.reason && (
+            <>
+              {' '}
+              · reported as <Quoted text={report.reason} />
+            </>
+          )}
         </p>
         <p>{words.effect}</p>
         <Field id="decision-reason" label="Reason (optional)" hint={words.reasonHint}>

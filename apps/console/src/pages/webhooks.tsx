@@ -7,7 +7,7 @@ import { describedBy, Field } from '../components/field.tsx';
 import { Pager, useCursorPages } from '../components/pager.tsx';
 import { FormError, HiddenByScope, LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
-import { formatTime } from '../format.ts';
+import { formatTime, isolated } from '../format.ts';
 import { holds } from '../scopes.ts';
 import type { CreatedWebhookEndpoint, Pagination, SessionView, WebhookEndpointView, WebhookMessageView } from '../types.ts';
 import { useLoad } from '../use-load.ts';
@@ -168,7 +168,7 @@ export function WebhooksPage({ session }: { session: SessionView }) {
                                         async () => {
                                           const queued = await api.post<{ id: string }>(path(endpoint, '/test'));
                                           watch(endpoint);
-                                          return `A test message (${queued.id}) is on its way to ${endpoint.url}.`;
+                                          return `A test message (${queued.id}) is on its way to ${isolated(endpoint.url)}.`;
                                         },
                                         { reload: false },
                                       )
@@ -202,7 +202,7 @@ export function WebhooksPage({ session }: { session: SessionView }) {
                                     onClick={() =>
                                       change(async () => {
                                         await api.patch(path(endpoint), { enabled: true });
-                                        return `${endpoint.url} is enabled again.`;
+                                        return `${isolated(endpoint.url)} is enabled again.`;
                                       })
                                     }
                                   >
@@ -274,7 +274,7 @@ export function WebhooksPage({ session }: { session: SessionView }) {
             setDisabling(undefined);
             setProblem(undefined);
             setNotice(
-              `${disabling.url} is disabled: nothing is recorded for it while it is; messages already waiting go out when it is enabled again.`,
+              `${isolated(disabling.url)} is disabled: nothing is recorded for it while it is; messages already waiting go out when it is enabled again.`,
             );
             endpoints.reload();
           }}
@@ -289,7 +289,7 @@ export function WebhooksPage({ session }: { session: SessionView }) {
             setProblem(undefined);
             if (watching?.endpoint.id === deleting.id) setWatching(undefined);
             if (secret?.endpointId === deleting.id) setSecret(undefined);
-            setNotice(`${deleting.url} is deleted: nothing more is sent to it.`);
+            setNotice(`${isolated(deleting.url)} is deleted: nothing more is sent to it.`);
             pages.reset();
             endpoints.reload();
           }}
@@ -413,7 +413,7 @@ function EndpointSecret({ shown, onDone }: { shown: ShownSecret; onDone: () => v
   return (
     <section class="secret-panel" aria-labelledby="webhook-secret-heading">
       <h3 id="webhook-secret-heading" ref={heading} tabIndex={-1}>
-        Signing secret of {shown.url}
+        Signing secret of <bdi>{shown.url}</bdi>
       </h3>
       <p class="warning">
         <strong>Copy this secret now.</strong> It is shown only this once. Whoever has it can sign messages your endpoint would

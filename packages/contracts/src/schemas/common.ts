@@ -41,6 +41,13 @@ export const printableTextPattern = `^[^${unprintableCharacters}]*$`;
 /** The same, and not blank (an owner as an auction house names it). */
 export const printableNonBlankTextPattern = `^(?=.*\\S)[^${unprintableCharacters}]+$`;
 
+/**
+ * A `pattern` for an http(s) URL others are shown (a webhook endpoint's): none of the characters
+ * above (a URL parser drops tabs and line breaks, so the address shown would not be the one used;
+ * a direction override would reorder the console's own words around it).
+ */
+export const printableHttpUrlPattern = `^[Hh][Tt][Tt][Pp][Ss]?://[^${unprintableCharacters}]*$`;
+
 const printableText = new RegExp(printableTextPattern);
 
 /** Whether `text` matches {@link printableTextPattern}, for checks made outside a schema. */

@@ -1,5 +1,5 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { Pagination, printableTextPattern } from './common.ts';
+import { Pagination, printableHttpUrlPattern, printableTextPattern } from './common.ts';
 
 /** Every event a webhook endpoint can subscribe to (docs/WEBHOOKS.md, the catalogue). */
 export const webhookEventTypes = [
@@ -42,8 +42,9 @@ export const maxWebhookEndpoints = 20;
 const WebhookUrl = Type.String({
   minLength: 1,
   maxLength: 2048,
-  pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
-  description: 'An http(s) URL. Private, loopback and link-local addresses are refused at delivery (docs/WEBHOOKS.md, SSRF).',
+  pattern: printableHttpUrlPattern,
+  description:
+    'An http(s) URL, without control characters (tabs, line breaks) or characters that change text direction. Private, loopback and link-local addresses are refused at delivery (docs/WEBHOOKS.md, SSRF).',
   examples: ['https://hooks.example.com/hallmark'],
 });
 const Description = Type.String({ maxLength: 500, pattern: printableTextPattern, examples: ['Production alerts'] });

@@ -10420,7 +10420,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** @description An http(s) URL. Private, loopback and link-local addresses are refused at delivery (docs/WEBHOOKS.md, SSRF). */
+          /** @description An http(s) URL, without control characters (tabs, line breaks) or characters that change text direction. Private, loopback and link-local addresses are refused at delivery (docs/WEBHOOKS.md, SSRF). */
           url: string;
           eventTypes: (
             | 'scan.suspicious'
@@ -10798,7 +10798,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** @description An http(s) URL. Private, loopback and link-local addresses are refused at delivery (docs/WEBHOOKS.md, SSRF). */
+          /** @description An http(s) URL, without control characters (tabs, line breaks) or characters that change text direction. Private, loopback and link-local addresses are refused at delivery (docs/WEBHOOKS.md, SSRF). */
           url?: string;
           eventTypes?: (
             | 'scan.suspicious'
