@@ -147,7 +147,7 @@ describe('noisy neighbours (embedded form)', () => {
     }
   }, 60_000);
 
-  // Found (fixed by large-bodies.ts: one account's large bodies spend 4 MiB a second of budget).
+  // Found (fixed by large-bodies.ts: one account's large bodies spend 1 MiB a second of budget).
   // A batch body is parsed and checked on the event loop that serves every tenant, with no
   // bound on the number of JSON values under the 16 MiB limit: JSON.parse (~440 ms for 1.6 million
   // keys), findUnacceptableInput's walk building a path string per value

@@ -35,7 +35,7 @@ export const GatewayConfig = Type.Object({
   HALLMARK_LARGE_BODY_BYTES_PER_SECOND: Type.Integer({
     minimum: 1_024,
     maximum: 1024 * 1024 * 1024,
-    default: 4 * 1024 * 1024,
+    default: 1024 * 1024,
     description:
       'bytes of request bodies over 1 MiB one account may send a gateway a second on average (16 MiB at once); beyond that 429 with Retry-After',
   }),
