@@ -64,13 +64,14 @@ export function installLargeBodyLimits(app: FastifyInstance, limits: LargeBodyLi
   };
 
   const admit = (request: FastifyRequest, reply: FastifyReply): HallmarkError | undefined => {
-    const account = request.apiKey?.accountId;
-    if (account === undefined || /^multipart\//i.test(request.headers['content-type'] ?? '')) return undefined;
+    // Every request comes here: the size first, which rules out nearly all of them.
     const limit = request.routeOptions.bodyLimit ?? largeBodyBytes;
     const length = request.headers['content-length'];
     const declared = length === undefined ? limit : Number(length);
     // Over the route's limit: fastify answers 413 without reading it.
     if (!(declared > largeBodyBytes) || declared > limit) return undefined;
+    const account = request.apiKey?.accountId;
+    if (account === undefined || /^multipart\//i.test(request.headers['content-type'] ?? '')) return undefined;
     if (held >= limits.atOnce) {
       return refuse(
         reply,

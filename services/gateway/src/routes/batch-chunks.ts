@@ -19,7 +19,7 @@ export const batchChunkLimits: BatchChunkLimits = { maxItems: 500, maxBytes: 384
 export const maxBatchItemBytes = 64 * 1024;
 
 /** The JSON size of an item, as the split counts it. */
-export const batchItemBytes = (item: unknown): number => Buffer.byteLength(JSON.stringify(item) ?? 'null');
+const batchItemBytes = (item: unknown): number => Buffer.byteLength(JSON.stringify(item) ?? 'null');
 
 /**
  * The index of each chunk's first item, in order (the first is 0); `items` is not empty. Items over

@@ -92,5 +92,8 @@ export async function signatureCheck(
   // (An auction object's label has no code here: auction-service alone records it.)
   const bySigningKey = checked.keys.find((key) => key.kid === checked.matchedKid)?.type === 'signing';
   if (checked.item.codes.length > 0 || !bySigningKey || isObjectLabel(link.gtin, link.serial)) return checked;
-  return checkItem(await codes.findItem(environment, link.gtin, link.serial, requestId, { fresh: true }));
+  const fresh = await codes.findItem(environment, link.gtin, link.serial, requestId, { fresh: true });
+  // Still none, under the same signer: the same candidates and signature, not checked again.
+  if (fresh.codes.length === 0 && fresh.signerAccountId === checked.item.signerAccountId) return { ...checked, item: fresh };
+  return checkItem(fresh);
 }
