@@ -1,3 +1,4 @@
+import { writesRealDateTime } from '@hallmark/gs1';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { checkDefinition, type DefinitionProblem, type FieldDefinition, type SchemaDefinition } from './field-definition.ts';
 
@@ -45,7 +46,8 @@ function newAjv(allErrors: boolean): Ajv {
   const ajv = new Ajv({ allErrors, strict: false, validateSchema: false, ownProperties: true });
   ajv.addFormat('iso-date', {
     type: 'string',
-    validate: (value: string) => isoDate.test(value) && !Number.isNaN(Date.parse(value)),
+    // Date.parse rolls a 30th of February over into March: the date must exist as written.
+    validate: (value: string) => isoDate.test(value) && writesRealDateTime(value) && !Number.isNaN(Date.parse(value)),
   });
   return ajv;
 }
@@ -73,6 +75,9 @@ function typeSchema(
       return { type: 'array', items: typeSchema({ type: field.items ?? 'string', fields: field.fields }, additionalProperties) };
     case 'object':
       return jsonSchemaOf(field.fields ?? [], additionalProperties);
+    case 'integer':
+      // 9007199254740993 parses as ...992: a whole number past 2^53 would be stored as one the client never sent.
+      return { type: 'integer', minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER };
     default:
       return { type: field.type };
   }
@@ -123,7 +128,7 @@ export class UnusableDefinitionError extends Error {
  * `__proto__`), never checking data against a schema that means something else than it says.
  */
 export function compileMetadataSchema(definition: SchemaDefinition): MetadataValidator {
-  const problems = checkDefinition(definition);
+  const problems = checkDefinition(definition, { storedBefore: true });
   if (problems.length > 0) throw new UnusableDefinitionError(problems);
   const schema = jsonSchemaOf(definition.fields, definition.additionalProperties ?? false);
   let firstError: ValidateFunction;

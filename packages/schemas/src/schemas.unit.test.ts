@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkDefinition, type FieldDefinition, reservedFieldNames } from './field-definition.ts';
+import { checkDefinition, type FieldDefinition, maxDefinitionProblems, reservedFieldNames } from './field-definition.ts';
 import { compileMetadataSchema } from './metadata-validator.ts';
 import { schemaTemplates } from './templates.ts';
 
@@ -85,6 +85,30 @@ describe('checkDefinition', () => {
         ],
       }),
     ).toEqual([]);
+  });
+
+  // A nested `enum` was stored and shown back, but never applied: the schema said more than it checked.
+  it('refuses keys outside the field model at any depth, except in a definition stored before', () => {
+    const definition = {
+      fields: [{ name: 'box', type: 'object', fields: [{ name: 'grade', type: 'string', enum: ['A'] }] }],
+    } as never;
+    expect(checkDefinition(definition)).toEqual([
+      { field: 'box.grade', message: expect.stringContaining('enum is not an accepted field') },
+    ]);
+    expect(checkDefinition(definition, { storedBefore: true })).toEqual([]);
+    expect(compileMetadataSchema(definition).validate({ box: { grade: 'Z' } }).isValid).toBe(true);
+  });
+
+  // 500,000 bad entries below the request schema's reach were a 60 MB answer and a second of the loop.
+  it('stops at the first field past 200 and lists at most 100 problems, however many were sent', () => {
+    const entries = (count: number, entry: (index: number) => unknown) =>
+      checkDefinition({
+        fields: [{ name: 'a', type: 'object', fields: Array.from({ length: count }, (_, index) => entry(index)) as never }],
+      });
+    expect(entries(500_000, () => 0)).toHaveLength(maxDefinitionProblems);
+    const named = (index: number) => ({ name: `b${index}`, type: 'string' });
+    expect(entries(500, named)).toEqual([{ field: 'fields', message: 'has more than 200 fields' }]);
+    expect(entries(199, named)).toEqual([]);
   });
 });
 

@@ -212,10 +212,18 @@ export function createSchemaCatalog(deps: SchemaDeps) {
     async list(owner: Principal, query: ListSchemasQuery): Promise<SchemaList> {
       const limit = query.limit ?? 20;
       if (query.templates) {
-        const all = [...templates.values()].filter((template) => !query.vertical || template.vertical === query.vertical);
+        // Paged by id like any list, so `limit` and the cursor mean the same as for a brand's own schemas.
+        const [afterId] = query.cursor ? decodeCursor(query.cursor, [/^.{1,100}$/]) : [];
+        const all = [...templates.values()]
+          .filter((template) => !query.vertical || template.vertical === query.vertical)
+          .filter((template) => !afterId || template.id > afterId)
+          .sort((a, b) => (a.id < b.id ? -1 : 1));
+        const page = all.slice(0, limit);
+        const last = page.at(-1);
+        const hasMore = all.length > limit;
         return {
-          schemas: all.map((template) => schemaView(template, true)),
-          pagination: { limit, nextCursor: null, hasMore: false },
+          schemas: page.map((template) => schemaView(template, true)),
+          pagination: { limit, nextCursor: hasMore && last ? encodeCursor([last.id]) : null, hasMore },
         };
       }
       const [afterUs, afterId] = query.cursor ? decodeCursor(query.cursor, [/^\d{1,20}$/, /^.{1,100}$/]) : [];
