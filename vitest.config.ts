@@ -38,6 +38,7 @@ const pairedEndToEndFiles = [
   'hostile-spellings',
   'hostile-stored-injection',
   'hostile-tenants',
+  'hostile-time-steps',
   'hostile-transfers',
   'hostile-verdicts',
   'key-events',

@@ -48,7 +48,7 @@ try {
   );
   const owner: Principal = { accountId: account.account.id, environment: 'live' };
   const keyring = createSigningKeyring(db, randomBytes(32));
-  const deps = { db, signCheckpoint: createCheckpointSigner(keyring, 'hallmark') };
+  const deps = { db, signCheckpoint: createCheckpointSigner(keyring, 'hallmark', { db }) };
 
   // 1. Appends, each read-head-then-append with the store's version check.
   const start = (assetId: string) =>

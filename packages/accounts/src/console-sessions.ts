@@ -78,13 +78,15 @@ export function isSessionLive(session: Pick<ConsoleSession, 'expiresAt' | 'idleE
  * it moves to `now` + 30 min (never past the absolute expiry), but only once it would move by a
  * minute or more, so a busy session writes at most once a minute. Reaching the absolute expiry is
  * written however little it moves: else a session used every minute ended idle up to a minute
- * before its 12 hours, its last move to the cap never written.
+ * before its 12 hours, its last move to the cap never written. An idle expiry a minute or more past
+ * `now` + 30 min (the clock stepped back since it was written) moves back to it: 30 minutes after
+ * the last use, as the clock now reads it, not the length of the step more.
  */
 export function touchedIdleExpiry(session: Pick<ConsoleSession, 'expiresAt' | 'idleExpiresAt'>, now: Date): Date | undefined {
   const cap = session.expiresAt.getTime();
   const next = Math.min(now.getTime() + sessionIdleMs, cap);
   const moved = next - session.idleExpiresAt.getTime();
-  return moved >= sessionTouchIntervalMs || (next === cap && moved > 0) ? new Date(next) : undefined;
+  return Math.abs(moved) >= sessionTouchIntervalMs || (next === cap && moved > 0) ? new Date(next) : undefined;
 }
 
 export async function insertConsoleSession(
@@ -122,9 +124,26 @@ export async function findLiveConsoleSession(
   return rows[0] ? toSession(rows[0]) : undefined;
 }
 
-/** Moves the idle expiry forward (never back: two replicas touching at once keep the later). */
+/**
+ * Moves the idle expiry forward (two replicas touching at once keep the later), or back when it is
+ * more than a minute past `idleExpiresAt` (written before the clock stepped back: touchedIdleExpiry).
+ */
 export async function touchConsoleSession(sql: SqlExecutor, id: string, idleExpiresAt: Date): Promise<void> {
-  await sql.query('UPDATE console_sessions SET idle_expires_at = $2 WHERE id = $1 AND idle_expires_at < $2', [id, idleExpiresAt]);
+  await sql.query(
+    'UPDATE console_sessions SET idle_expires_at = $2 WHERE id = $1 AND (idle_expires_at < $2 OR idle_expires_at >= $3)',
+    [id, idleExpiresAt, new Date(idleExpiresAt.getTime() + sessionTouchIntervalMs)],
+  );
+}
+
+/**
+ * Deletes the token's session if it has ended at `now` (a look-up found it not live): it stays ended
+ * when the clock then steps back before its end.
+ */
+export async function deleteEndedConsoleSession(sql: SqlExecutor, tokenHash: string, now: Date): Promise<void> {
+  await sql.query('DELETE FROM console_sessions WHERE token_hash = $1 AND (idle_expires_at <= $2 OR expires_at <= $2)', [
+    tokenHash,
+    now,
+  ]);
 }
 
 /** Switches a session's environment; the session as it now is, or undefined when it is gone. */

@@ -31,6 +31,14 @@ describe('console session times', () => {
     const nearCap = { ...signedIn, idleExpiresAt: at('2026-01-15T20:59:30Z') };
     expect(touchedIdleExpiry(nearCap, at('2026-01-15T20:31:00Z'))?.toISOString()).toBe('2026-01-15T21:00:00.000Z');
   });
+
+  // A clock stepped back two hours left the idle expiry two hours and a half away.
+  it('move the idle expiry back to 30 minutes after a use when it lies further ahead (the clock stepped back)', () => {
+    const ahead = { ...signedIn, idleExpiresAt: at('2026-01-15T11:30:00Z') };
+    expect(touchedIdleExpiry(ahead, at('2026-01-15T09:10:00Z'))?.toISOString()).toBe('2026-01-15T09:40:00.000Z');
+    const lessThanAMinute = { ...signedIn, idleExpiresAt: at('2026-01-15T09:40:30Z') };
+    expect(touchedIdleExpiry(lessThanAMinute, at('2026-01-15T09:10:00Z'))).toBeUndefined();
+  });
 });
 
 describe('console session tokens', () => {

@@ -62,6 +62,7 @@ export {
   deleteConsoleSession,
   deleteConsoleSessionByToken,
   deleteConsoleSessionsOfKey,
+  deleteEndedConsoleSession,
   deleteEndedConsoleSessions,
   findLiveConsoleSession,
   hashSessionToken,

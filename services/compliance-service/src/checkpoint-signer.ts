@@ -1,6 +1,8 @@
 import type { SigningKeyring } from '@hallmark/accounts';
 import type { Principal } from '@hallmark/contracts';
 import { signCheckpoint } from '@hallmark/provenance';
+import type { SqlExecutor } from '@hallmark/sql';
+import { checkpointSignedAt } from './store/merkle-store.ts';
 
 export interface SignedCheckpointView {
   note: string;
@@ -13,15 +15,24 @@ export const checkpointKeyName = (originPrefix: string, kid: string) => `${origi
 export const checkpointOrigin = (originPrefix: string, assetId: string) => `${originPrefix}/assets/${assetId}`;
 
 /**
- * Signs C2SP checkpoints with the asset owner's active signing key, with the time (`clock`). Callers
- * sign only the asset's current tree: a checkpoint says the tree was this size at that time.
+ * Signs C2SP checkpoints with the asset owner's active signing key, with the time. Callers sign only
+ * the asset's current tree: a checkpoint says the tree was this size at that time. With `db`, the
+ * time is never before that of a checkpoint of the asset signed already (`checkpointSignedAt`), so a
+ * clock stepped back cannot date a larger tree before a smaller one; without it (tools, benchmarks),
+ * the clock's as read.
  */
-export function createCheckpointSigner(keyring: SigningKeyring, originPrefix: string, clock: () => Date = () => new Date()) {
+export function createCheckpointSigner(
+  keyring: SigningKeyring,
+  originPrefix: string,
+  options: { clock?: () => Date; db?: SqlExecutor } = {},
+) {
+  const clock = options.clock ?? (() => new Date());
   return async (owner: Principal, assetId: string, treeSize: number, rootHash: Buffer): Promise<SignedCheckpointView> => {
     const key = await keyring.activeSigningKey(owner);
     const origin = checkpointOrigin(originPrefix, assetId);
+    const signedAt = options.db ? await checkpointSignedAt(options.db, assetId, clock()) : clock();
     const note = signCheckpoint(
-      { origin, treeSize, rootHash, signedAt: clock() },
+      { origin, treeSize, rootHash, signedAt },
       { name: checkpointKeyName(originPrefix, key.kid), publicKey: key.publicKey, sign: key.sign },
     );
     return { note, keyId: key.kid, origin };

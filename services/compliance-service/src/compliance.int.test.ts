@@ -106,7 +106,7 @@ beforeAll(async () => {
   );
   owner = { accountId: account.account.id, environment: 'live' };
   keyring = createSigningKeyring(db, randomBytes(32));
-  deps = { db, signCheckpoint: createCheckpointSigner(keyring, 'hallmark') };
+  deps = { db, signCheckpoint: createCheckpointSigner(keyring, 'hallmark', { db }) };
 });
 
 afterAll(async () => {

@@ -62,7 +62,7 @@ async function openFixture(db: SqlDatabase): Promise<Fixture> {
       ],
     };
   };
-  return { db, store, owner, deps: { db, signCheckpoint: createCheckpointSigner(keyring, 'hallmark') }, jwks };
+  return { db, store, owner, deps: { db, signCheckpoint: createCheckpointSigner(keyring, 'hallmark', { db }) }, jwks };
 }
 
 const startAsset = (f: Fixture, assetId: string, types: readonly string[]) =>

@@ -50,7 +50,7 @@ export const complianceService = defineService({
     );
     const merkle = {
       db: infra.db,
-      signCheckpoint: createCheckpointSigner(keyring, config.HALLMARK_CHECKPOINT_ORIGIN, clock),
+      signCheckpoint: createCheckpointSigner(keyring, config.HALLMARK_CHECKPOINT_ORIGIN, { clock, db: infra.db }),
       projectionWait,
     };
     const subscriptions = [

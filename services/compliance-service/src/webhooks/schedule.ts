@@ -30,6 +30,9 @@ export function endpointHoldMs(
   return nextDelayMs(schedule, Math.min(Math.max(1, failuresInRow), schedule.length), retryAfterSeconds);
 }
 
+/** The longest a message or an endpoint can be made to wait by the schedule or a Retry-After. */
+export const longestWaitMs = (schedule: readonly number[]): number => Math.max(maxRetryAfterMs, ...schedule);
+
 /** Parses HALLMARK_WEBHOOK_RETRY_SCHEDULE_MS ("5000,300000,…"). */
 export function parseSchedule(text: string): number[] {
   const delays = text.split(',').map((part) => Number(part.trim()));

@@ -193,7 +193,8 @@ export function projectEventsToOutbox(eventStore: EventStore, db: SqlDatabase, l
 
 /**
  * key.expiring: API keys expiring within 7 days, then within 1 day, each announced once (the
- * threshold row and the messages commit together).
+ * threshold row and the messages commit together); a key made with a day or less to live gets the
+ * 1-day notice only.
  */
 export function checkKeyExpiry(
   db: SqlDatabase,
@@ -214,7 +215,9 @@ export function checkKeyExpiry(
         }>(
           `WITH due AS (
              SELECT id, account_id, environment, name, expires_at FROM api_keys
-              WHERE revoked_at IS NULL AND expires_at > $1 AND expires_at <= $1 + make_interval(days => $2::int)),
+              WHERE revoked_at IS NULL AND expires_at > $1 AND expires_at <= $1 + make_interval(days => $2::int)
+                -- A key with a day or less left gets the 1-day notice alone, not a 7 beside it.
+                AND ($2::int = 1 OR expires_at > $1 + interval '1 day')),
            recorded AS (
              INSERT INTO webhook_thresholds (account_id, environment, threshold, recorded_at)
              SELECT account_id, environment, 'key.expiring:' || id || ':' || $2::int, $1 FROM due

@@ -5,7 +5,7 @@ import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
 import { type EndpointRow, secretsOf } from './endpoints.ts';
 import { deliverOnce, type Send } from './http-sender.ts';
 import { enqueueMessages } from './outbox.ts';
-import { endpointHoldMs, nextDelayMs } from './schedule.ts';
+import { endpointHoldMs, longestWaitMs, nextDelayMs } from './schedule.ts';
 import { type WebhookSigner, webhookHeaders } from './signing.ts';
 import { type Lookup, RefusedTarget } from './ssrf.ts';
 
@@ -337,6 +337,48 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
     });
   };
 
+  /**
+   * A retry is due at an instant (`next_attempt_at`, an endpoint's `held_until`): the failure's time
+   * plus its wait. When the clock steps back those instants stay where they were and would hold for
+   * the step's length more (a 6 h step: 6 h without a delivery to the endpoint). So a step back this
+   * worker sees (its clock more than 5 s behind the latest it read) moves every future instant back
+   * by the step: a 5 s retry stays 5 s away. A step it did not see (it ran after one) is caught once a
+   * minute: no wait is longer than longestWaitMs, so an instant further ahead is due now. Both are
+   * index ranges over the pending rows, empty but after a step.
+   */
+  let latestSeenMs = Number.NEGATIVE_INFINITY;
+  let lastFarCheckMs = Number.NEGATIVE_INFINITY;
+  const followClockStepsBack = async () => {
+    const now = deps.clock();
+    const stepMs = latestSeenMs - now.getTime();
+    latestSeenMs = Math.max(latestSeenMs, now.getTime());
+    const seen = stepMs > 5_000;
+    const farCheck = performance.now() - lastFarCheckMs >= 60_000;
+    if (!seen && !farCheck) return;
+    if (farCheck) lastFarCheckMs = performance.now();
+    if (seen) latestSeenMs = now.getTime();
+    // Seen: every instant after now moves back by the step (never to before now); else only those
+    // beyond any wait, to now.
+    const from = seen ? now : new Date(now.getTime() + longestWaitMs(settings.scheduleMs) + 60_000);
+    const parameters = seen ? [now, from, stepMs] : [now, from];
+    const moved = (column: string) =>
+      seen ? `greatest($1::timestamptz, ${column} - $3::float8 * interval '1 millisecond')` : '$1::timestamptz';
+    const messages = await db.query<{ message_id: string }>(
+      `UPDATE webhook_messages SET next_attempt_at = ${moved('next_attempt_at')}
+        WHERE status = 'pending' AND next_attempt_at > $2 RETURNING message_id`,
+      parameters,
+    );
+    const endpoints = await db.query<{ endpoint_id: string }>(
+      `UPDATE webhook_endpoints SET held_until = ${moved('held_until')} WHERE held_until > $2 RETURNING endpoint_id`,
+      parameters,
+    );
+    if (messages.length > 0 || endpoints.length > 0)
+      log.warn(
+        { stepBackMs: seen ? stepMs : undefined, messages: messages.length, endpoints: endpoints.length },
+        'the clock stepped back: webhook retries and holds moved back with it',
+      );
+  };
+
   const idle = () =>
     new Promise<void>((resolve) => {
       if (woken || stopped) {
@@ -364,6 +406,7 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
       let claimed: ClaimedRow[] = [];
       if (free > 0) {
         try {
+          await followClockStepsBack();
           claimed = await claim(free, [...inFlight.values()]);
         } catch (error) {
           log.warn({ err: error }, 'webhook claim failed; retrying');

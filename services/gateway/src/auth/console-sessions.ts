@@ -3,6 +3,7 @@ import {
   type ConsoleSession,
   deleteConsoleSession,
   deleteConsoleSessionByToken,
+  deleteEndedConsoleSession,
   deleteEndedConsoleSessions,
   findLiveConsoleSession,
   hashSessionToken,
@@ -85,8 +86,13 @@ export function createConsoleSessions(options: {
     async authenticate(token) {
       if (!isWellFormedSessionToken(token)) throw noSession('the cookie is not one this API gave out');
       const now = options.clock();
-      const session = await findLiveConsoleSession(options.db, hashSessionToken(token), now);
-      if (!session) throw noSession('the session ended or never was');
+      const tokenHash = hashSessionToken(token);
+      const session = await findLiveConsoleSession(options.db, tokenHash, now);
+      if (!session) {
+        // Ended (not swept yet): gone now, so a clock stepped back does not bring it back.
+        await deleteEndedConsoleSession(options.db, tokenHash, now);
+        throw noSession('the session ended or never was');
+      }
       let key: AuthenticatedKey;
       try {
         key = await options.authenticator.authenticateKeyId(session.keyId);

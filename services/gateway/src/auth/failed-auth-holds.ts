@@ -3,6 +3,8 @@ import type { CounterState } from '@hallmark/cache';
 /** An address this replica saw refused for its failed authentications, and the counter that refused it. */
 export interface FailedAuthHold {
   reported: CounterState;
+  /** When it was noted: a clock stepped back before it lets it go (else it would hold for the step's length). */
+  notedAtMs: number;
 }
 
 /** More addresses than this held at once: the ones whose minute ended are let go first; beyond, none is noted. */
@@ -28,14 +30,14 @@ export function createFailedAuthHolds() {
         for (const [held, hold] of byAddress) if (hold.reported.resetAtMs <= nowMs) byAddress.delete(held);
       }
       if (byAddress.size >= maxAddresses && !byAddress.has(address)) return;
-      byAddress.set(address, { reported });
+      byAddress.set(address, { reported, notedAtMs: nowMs });
     },
 
     /** The address's hold, while its minute lasts. */
     holding(address: string, nowMs: number): FailedAuthHold | undefined {
       const hold = byAddress.get(address);
       if (!hold) return undefined;
-      if (hold.reported.resetAtMs > nowMs) return hold;
+      if (hold.reported.resetAtMs > nowMs && nowMs >= hold.notedAtMs) return hold;
       byAddress.delete(address);
       return undefined;
     },

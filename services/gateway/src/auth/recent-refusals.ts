@@ -6,6 +6,8 @@ export interface RecentRefusal {
   refusedBy: string;
   reported: CounterState;
   untilMs: number;
+  /** When it was noted: a clock stepped back before it lets it go (else it would hold for the step's length). */
+  notedAtMs: number;
   /** A daily quota with some left (a smaller request would have passed): held only for the rest of its second. */
   partial: boolean;
 }
@@ -70,7 +72,7 @@ export function createRecentRefusals() {
       const account = accountOf(owner);
       let refusals = byAccount.get(account);
       if (!refusals) byAccount.set(account, (refusals = new Map()));
-      refusals.set(budget, { refusedBy, reported, untilMs, partial });
+      refusals.set(budget, { refusedBy, reported, untilMs, notedAtMs: nowMs, partial });
     },
 
     /** A refusal that still holds for a request of this account and route, if any. */
@@ -86,6 +88,11 @@ export function createRecentRefusals() {
       for (const budget of budgets) {
         const refusal = refusals.get(budget);
         if (!refusal || refusal.untilMs <= nowMs) continue;
+        if (nowMs < refusal.notedAtMs) {
+          // The clock stepped back: the counter that refused is asked again, in the window it is now in.
+          refusals.delete(budget);
+          continue;
+        }
         // Some quota is left: a request of one unit (a single generate or verify) may fit it.
         if (refusal.partial && rule?.per !== 'item') continue;
         return refusal;
