@@ -1,5 +1,5 @@
 import { decodeCursor, encodeCursor, type Pagination, type Tier } from '@hallmark/contracts';
-import type { SqlExecutor } from '@hallmark/sql';
+import { cursorMicroseconds, cursorTime, type SqlExecutor } from '@hallmark/sql';
 import { newId } from './ids.ts';
 
 export interface Account {
@@ -56,10 +56,9 @@ export async function listAccounts(
 ): Promise<{ accounts: Account[]; pagination: Pagination }> {
   const [afterUs, afterId] = options.cursor ? decodeCursor(options.cursor, [/^\d{1,20}$/, /^.{1,100}$/]) : [];
   const rows = await sql.query<AccountRow & { created_us: string }>(
-    `SELECT a.*, t.created_us::text AS created_us FROM accounts a
-     CROSS JOIN LATERAL (SELECT (extract(epoch FROM a.created_at) * 1000000)::bigint AS created_us) AS t
-     WHERE $1::bigint IS NULL OR (t.created_us, a.id) < ($1::bigint, $2::text)
-     ORDER BY t.created_us DESC, a.id DESC
+    `SELECT a.*, ${cursorMicroseconds('a.created_at')} AS created_us FROM accounts a
+     WHERE $1::bigint IS NULL OR (a.created_at, a.id) < (${cursorTime('$1')}, $2::text)
+     ORDER BY a.created_at DESC, a.id DESC
      LIMIT $3`,
     [afterUs ?? null, afterId ?? null, options.limit + 1],
   );

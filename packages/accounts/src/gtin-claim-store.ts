@@ -7,7 +7,7 @@ import {
   HallmarkError,
 } from '@hallmark/contracts';
 import { randomHex } from '@hallmark/crypto';
-import type { SqlExecutor } from '@hallmark/sql';
+import { cursorMicroseconds, cursorTime, type SqlExecutor } from '@hallmark/sql';
 import type { GtinClaimReach } from './domain/caller-environment.ts';
 import { claimValuesCovering, type GtinClaimTarget } from './gtin-ownership.ts';
 
@@ -227,13 +227,12 @@ export async function listGtinClaims(
 ): Promise<GtinClaimList> {
   const [afterUs, afterId] = options.cursor ? decodeCursor(options.cursor, [/^\d{1,17}$/, /^gtc_[0-9a-f]{20}$/]) : [];
   const rows = await sql.query<GtinClaimRow & { created_us: string }>(
-    `SELECT c.*, t.created_us::text AS created_us FROM gtin_claims c
-     CROSS JOIN LATERAL (SELECT (extract(epoch FROM c.created_at) * 1000000)::bigint AS created_us) AS t
+    `SELECT c.*, ${cursorMicroseconds('c.created_at')} AS created_us FROM gtin_claims c
      WHERE c.account_id = $1
        AND ($2::text IS NULL OR ($2 = 'active') = (c.revoked_at IS NULL))
-       AND ($3::bigint IS NULL OR (t.created_us, c.id) < ($3::bigint, $4::text))
+       AND ($3::bigint IS NULL OR (c.created_at, c.id) < (${cursorTime('$3')}, $4::text))
        AND ($6::text[] IS NULL OR c.environment = ANY($6::text[]))
-     ORDER BY t.created_us DESC, c.id DESC LIMIT $5`,
+     ORDER BY c.created_at DESC, c.id DESC LIMIT $5`,
     [accountId, options.status ?? null, afterUs ?? null, afterId ?? null, options.limit + 1, options.environments ?? null],
   );
   const page = rows.slice(0, options.limit);

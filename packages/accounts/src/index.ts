@@ -123,6 +123,7 @@ export {
   createSigningKeyring,
   createVerificationKeys,
   maxActivePublicKeys,
+  maxSigningKeysPerDay,
   type PublicKeyEntry,
   type SigningKey,
   type SigningKeyring,

@@ -1,5 +1,5 @@
 import { decodeCursor, encodeCursor, type KeyView, type Pagination, type Principal } from '@hallmark/contracts';
-import type { SqlExecutor } from '@hallmark/sql';
+import { cursorMicroseconds, cursorTime, type SqlExecutor } from '@hallmark/sql';
 import { toApiKeyRecord } from './api-key-store.ts';
 import { apiKeyView } from './api-keys.ts';
 import { toVerificationKeyView, type VerificationKeyRow } from './verification-key-store.ts';
@@ -18,7 +18,9 @@ export async function listKeys(
 ): Promise<{ keys: KeyView[]; pagination: Pagination }> {
   const [afterUs, afterId] = options.cursor ? decodeCursor(options.cursor, [/^\d{1,20}$/, /^.{1,100}$/]) : [];
   const rows = await sql.query<Row>(
-    `SELECT all_keys.*, t.created_us::text AS created_us FROM (
+    // Ordered on the owners' indexes' columns themselves (api_keys_by_owner, verification_keys_by_owner,
+    // merged): a value computed from created_at sorted all the owner's keys for a page of one.
+    `SELECT all_keys.*, ${cursorMicroseconds('created_at')} AS created_us FROM (
        SELECT 'api' AS kind, id, account_id, environment, name, prefix, scopes, created_by, created_at, expires_at, revoked_at,
               NULL::text AS type, NULL::text AS public_key, NULL::text AS status, NULL::timestamptz AS retired_at,
               (SELECT u.last_used_at FROM api_key_last_used u WHERE u.key_id = api_keys.id) AS last_used_at
@@ -30,9 +32,8 @@ export async function listKeys(
          FROM verification_keys WHERE account_id = $1 AND environment = $2 AND ($3::text IS NULL OR $3 = type)
           AND ($7::text IS NULL OR created_by = $7)
      ) AS all_keys
-     CROSS JOIN LATERAL (SELECT (extract(epoch FROM created_at) * 1000000)::bigint AS created_us) AS t
-     WHERE $4::bigint IS NULL OR (t.created_us, id) < ($4::bigint, $5::text)
-     ORDER BY t.created_us DESC, id DESC
+     WHERE $4::bigint IS NULL OR (created_at, id) < (${cursorTime('$4')}, $5::text)
+     ORDER BY created_at DESC, id DESC
      LIMIT $6`,
     [
       owner.accountId,

@@ -30,6 +30,7 @@ import {
   reactivatePublicKey,
   retireActiveSigningKey,
   revokePublicKey,
+  signingKeysMadeInADay,
   toVerificationKeyView,
   type VerificationKeyRow,
 } from './verification-key-store.ts';
@@ -39,6 +40,14 @@ import {
  * checked under each of them (verify-code.ts), so their number bounds what a forged link costs.
  */
 export const maxActivePublicKeys = 20;
+
+/**
+ * Signing keys made for an account and environment in any 24 hours (its first, and one a rotation):
+ * enough to replace a leaked key, and its replacement, several times over; beyond, a rotation is
+ * 429 RATE_LIMITED with Retry-After. Every key ever active stays published, so without it rotations
+ * grew the public key set every offline verifier downloads without bound.
+ */
+export const maxSigningKeysPerDay = 10;
 
 /** The sealed private key is bound to its key id, so a sealed value cannot be moved to another row. */
 const sealContext = (kid: string) => `hallmark:signing-key:${kid}`;
@@ -131,6 +140,14 @@ export function createSigningKeyring(
     async rotate(owner: Principal): Promise<VerificationKeyView> {
       const created = await db.transaction(async (tx) => {
         await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`hallmark:signing:${ownerKey(owner)}`]);
+        const made = await signingKeysMadeInADay(tx, owner);
+        if (made.count >= maxSigningKeysPerDay) {
+          throw new HallmarkError(
+            'RATE_LIMITED',
+            `${maxSigningKeysPerDay} signing keys were made for this account and environment in the last 24 hours (its first and its rotations), the most there may be.`,
+            { limit: maxSigningKeysPerDay, retryAfterSeconds: Math.max(1, Math.ceil(made.freeInSeconds)) },
+          );
+        }
         await retireActiveSigningKey(tx, owner);
         const fresh = newSealedKey();
         await insertActiveSigningKey(tx, owner, fresh);

@@ -100,6 +100,24 @@ export async function retireActiveSigningKey(sql: SqlExecutor, owner: Principal)
   );
 }
 
+/**
+ * The owner's signing keys made in the last day (its first, and each rotation's), and when the
+ * soonest of them leaves that day (seconds from now; 0 when none), by the database's clock as keys are written.
+ */
+export async function signingKeysMadeInADay(
+  sql: SqlExecutor,
+  owner: Principal,
+): Promise<{ count: number; freeInSeconds: number }> {
+  const [row] = await sql.query<{ count: number; free_in: number | string | null }>(
+    `SELECT count(*)::int AS count,
+            extract(epoch FROM min(created_at) + interval '1 day' - clock_timestamp())::float8 AS free_in
+       FROM verification_keys
+      WHERE account_id = $1 AND environment = $2 AND type = 'signing' AND created_at > clock_timestamp() - interval '1 day'`,
+    [owner.accountId, owner.environment],
+  );
+  return { count: row?.count ?? 0, freeInSeconds: Math.max(0, Number(row?.free_in ?? 0)) };
+}
+
 export async function countActivePublicKeys(sql: SqlExecutor, owner: Principal): Promise<number> {
   const [row] = await sql.query<{ active: number }>(
     `SELECT count(*)::int AS active FROM verification_keys

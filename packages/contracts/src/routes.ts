@@ -165,7 +165,9 @@ export const jwksRoute = defineRoute({
   summary: 'Every public key that signs or verifies codes (RFC 8037 OKP keys with kid), for offline verification.',
   tags: ['keys'],
   auth: 'public',
-  responses: { 200: { description: 'The key set', schema: Jwks } },
+  responses: {
+    200: { description: 'The key set (gzip when asked; ETag, and 304 to an If-None-Match of the current one)', schema: Jwks },
+  },
   errors: [],
 });
 
@@ -330,7 +332,7 @@ export const rotateSigningKeyRoute = defineRoute({
   auth: 'api-key',
   scope: 'keys:write',
   responses: { 201: { description: 'The new active signing key', schema: VerificationKeyView } },
-  errors: ['SERVICE_UNAVAILABLE'],
+  errors: ['RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
 });
 
 export const generateCodeRoute = defineRoute({
@@ -497,7 +499,7 @@ export const createSchemaRoute = defineRoute({
   scope: 'schemas:write',
   body: CreateSchemaBody,
   responses: { 201: { description: 'The schema, version 1', schema: SchemaView } },
-  errors: [...schemaErrors],
+  errors: [...schemaErrors, 'CONFLICT'],
 });
 
 export const listSchemasRoute = defineRoute({

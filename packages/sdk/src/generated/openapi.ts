@@ -1889,7 +1889,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description The key set */
+      /** @description The key set (gzip when asked; ETag, and 304 to an If-None-Match of the current one) */
       200: {
         headers: {
           [name: string]: unknown;

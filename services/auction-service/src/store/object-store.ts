@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import type { Environment, ObjectStatus, Principal } from '@hallmark/contracts';
-import { loadMigrations, runMigrations, type SqlDatabase, type SqlExecutor } from '@hallmark/sql';
+import { cursorMicroseconds, cursorTime, loadMigrations, runMigrations, type SqlDatabase, type SqlExecutor } from '@hallmark/sql';
 import { type ObjectState, securityFigures } from '../object-history.ts';
 
 const folder = fileURLToPath(new URL('../../migrations', import.meta.url));
@@ -29,7 +29,7 @@ export interface ObjectRow {
 
 const columns = `id, account_id, environment, service_serial, title, category, status, security_tier, anchor_count,
   entropy_bits, spatial_relations, photo_count, photo_required, registered_at,
-  (extract(epoch from registered_at) * 1000000)::bigint::text AS registered_us`;
+  ${cursorMicroseconds('registered_at')} AS registered_us`;
 
 /** Writes the read model of an object from its folded history; an older version never overwrites a newer one. */
 export async function saveObject(sql: SqlExecutor, state: ObjectState, now: Date): Promise<void> {
@@ -95,7 +95,7 @@ export async function listObjects(
   }
   if (options.after) {
     params.push(options.after.registeredUs, options.after.id);
-    filter += ` AND ((extract(epoch from registered_at) * 1000000)::bigint, id) < ($${params.length - 1}::bigint, $${params.length})`;
+    filter += ` AND (registered_at, id) < (${cursorTime(`$${params.length - 1}`)}, $${params.length})`;
   }
   return sql.query<ObjectRow>(
     `SELECT ${columns} FROM auction_objects WHERE account_id = $1 AND environment = $2${filter}

@@ -17,7 +17,7 @@ import { randomHex } from '@hallmark/crypto';
 import type { EventStore } from '@hallmark/event-store';
 import { checkAi82Value, checkGtin14 } from '@hallmark/gs1';
 import { accountStream } from '@hallmark/provenance';
-import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
+import { cursorMicroseconds, cursorTime, type SqlDatabase, type SqlExecutor } from '@hallmark/sql';
 
 export interface LinkDeps {
   db: SqlDatabase;
@@ -135,6 +135,12 @@ function checkItemPart(field: 'lot' | 'serial', value: string | undefined): stri
  */
 export const maxLinksPerItemLevel = 100;
 
+/**
+ * The most links an account may have per environment: a free account could otherwise add 20 a
+ * second without end (1.7 million a day), each a row every page of `GET /links` and every backup carries.
+ */
+export const maxLinksPerAccount = 100_000;
+
 const isUniqueViolation = (error: unknown) =>
   typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';
 
@@ -145,15 +151,31 @@ const defaultTaken = (link: { gtin: string; lot: string | null; serial: string |
     { gtin: link.gtin, lot: link.lot, serial: link.serial },
   );
 
-/** Takes the item level's place for one more link, or refuses (409, nothing stored); creations at once take it in turn. */
+/**
+ * Takes a place for one more link, in the account's maxLinksPerAccount and the item level's
+ * maxLinksPerItemLevel, or refuses (409, nothing stored); the owner's creations at once take it in turn.
+ */
 async function takeLinkPlace(
   sql: SqlExecutor,
   owner: Principal,
   link: { gtin: string; lot: string | null; serial: string | null },
 ): Promise<void> {
+  // One owner's creations take their places in turn (the count below is then exact).
   await sql.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
-    `hallmark:links:${owner.accountId}:${owner.environment}:${link.gtin}`,
+    `hallmark:links:${owner.accountId}:${owner.environment}`,
   ]);
+  // Counted along item_links_by_owner, at most up to the limit.
+  const [owned] = await sql.query<{ links: string | number }>(
+    'SELECT count(*) AS links FROM (SELECT 1 FROM item_links WHERE account_id = $1 AND environment = $2 LIMIT $3) AS owned',
+    [owner.accountId, owner.environment, maxLinksPerAccount],
+  );
+  if (Number(owned?.links ?? 0) >= maxLinksPerAccount) {
+    throw new HallmarkError(
+      'CONFLICT',
+      `This account has ${maxLinksPerAccount.toLocaleString('en')} links in this environment, the most it may have: delete links no longer needed.`,
+      { limit: maxLinksPerAccount },
+    );
+  }
   const [row] = await sql.query<{ links: string | number }>(
     `SELECT count(*) AS links FROM item_links WHERE environment = $2 AND gtin = $3 AND account_id = $1
        AND coalesce(lot, '') = coalesce($4, '') AND coalesce(serial, '') = coalesce($5, '')`,
@@ -332,12 +354,13 @@ export function createLinks(deps: LinkDeps) {
       const limit = query.limit ?? 20;
       const [afterUs, afterId] = query.cursor ? decodeCursor(query.cursor, [/^\d{1,20}$/, /^.{1,100}$/]) : [];
       const rows = await deps.db.query<Row>(
-        `SELECT l.*, t.created_us FROM item_links l
-         CROSS JOIN LATERAL (SELECT (extract(epoch FROM l.created_at) * 1000000)::bigint::text AS created_us) AS t
+        // Ordered on the columns of item_links_by_owner themselves, so a page reads its rows off the
+        // index: ordered on a value computed from created_at, a page of one sorted all the owner's links.
+        `SELECT l.*, ${cursorMicroseconds('l.created_at')} AS created_us FROM item_links l
          WHERE l.account_id = $1 AND l.environment = $2
            AND ($3::text IS NULL OR l.gtin = $3) AND ($4::text IS NULL OR l.lot = $4) AND ($5::text IS NULL OR l.serial = $5)
-           AND ($6::bigint IS NULL OR (t.created_us::bigint, l.id) < ($6::bigint, $7::text))
-         ORDER BY t.created_us::bigint DESC, l.id DESC
+           AND ($6::bigint IS NULL OR (l.created_at, l.id) < (${cursorTime('$6')}, $7::text))
+         ORDER BY l.created_at DESC, l.id DESC
          LIMIT $8`,
         [
           owner.accountId,

@@ -21,7 +21,7 @@ import {
   schemaTemplates,
   UnusableDefinitionError,
 } from '@hallmark/schemas';
-import type { SqlDatabase } from '@hallmark/sql';
+import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
 import { decide, isDomainError, type SchemaCommand, type SchemaContent } from '../domain/metadata-schema.ts';
 import {
   findSchema,
@@ -71,6 +71,28 @@ const maxCompiledValidatorsPerOwner = 100;
  * A stored version that no validator can be made of: one saved before its definition was checked as
  * it is now (a field named `__proto__` made every check of it a 500). The owner fixes it with PATCH.
  */
+/** The most live schemas an account may have per environment (each is a stream of versions, listed and cached). */
+export const maxSchemasPerAccount = 1_000;
+
+/** Takes a place for one more schema of the owner, or refuses (409, nothing stored); creations at once take it in turn. */
+async function takeSchemaPlace(sql: SqlExecutor, owner: Principal): Promise<void> {
+  await sql.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+    `hallmark:schemas:${owner.accountId}:${owner.environment}`,
+  ]);
+  const [row] = await sql.query<{ schemas: string | number }>(
+    `SELECT count(*) AS schemas FROM (
+       SELECT 1 FROM metadata_schemas WHERE account_id = $1 AND environment = $2 AND deleted_at IS NULL LIMIT $3) AS live`,
+    [owner.accountId, owner.environment, maxSchemasPerAccount],
+  );
+  if (Number(row?.schemas ?? 0) >= maxSchemasPerAccount) {
+    throw new HallmarkError(
+      'CONFLICT',
+      `This account has ${maxSchemasPerAccount.toLocaleString('en')} schemas in this environment, the most it may have: delete schemas no longer used.`,
+      { limit: maxSchemasPerAccount },
+    );
+  }
+}
+
 const unusableSchema = (schema: StoredSchema, error: UnusableDefinitionError) =>
   new HallmarkError(
     'CONFLICT',
@@ -124,6 +146,7 @@ export function createSchemaCatalog(deps: SchemaDeps) {
             readModels: {
               db: deps.db,
               async write(sql) {
+                if (command.type === 'CreateSchema') await takeSchemaPlace(sql, owner);
                 for (const event of decision) written = await writeSchemaEvent(sql, owner, event, decidedAt);
               },
             },

@@ -1,6 +1,6 @@
 import type { Principal, SchemaView } from '@hallmark/contracts';
 import type { SchemaDefinition } from '@hallmark/schemas';
-import type { SqlExecutor } from '@hallmark/sql';
+import { cursorMicroseconds, cursorTime, type SqlExecutor } from '@hallmark/sql';
 import type { SchemaContent, SchemaEvent, SchemaState } from '../domain/metadata-schema.ts';
 
 export interface StoredSchema extends SchemaDefinition {
@@ -157,14 +157,13 @@ export async function listSchemas(
   options: { limit: number; vertical?: string | undefined; after?: { createdUs: string; id: string } | undefined },
 ): Promise<Array<StoredSchema & { createdUs: string }>> {
   const rows = await sql.query<Row>(
-    `SELECT * FROM (
-       ${selectVersion}
-       WHERE s.account_id = $1 AND s.environment = $2 AND s.deleted_at IS NULL AND v.version = s.current_version
-         AND ($3::text IS NULL OR s.vertical = $3)
-     ) AS current
-     CROSS JOIN LATERAL (SELECT (extract(epoch FROM current.created_at) * 1000000)::bigint::text AS created_us) AS t
-     WHERE $4::bigint IS NULL OR (t.created_us::bigint, current.id) < ($4::bigint, $5::text)
-     ORDER BY t.created_us::bigint DESC, current.id DESC
+    // Ordered on metadata_schemas_by_owner's columns themselves (a value computed from created_at
+    // sorted all the owner's schemas for a page of one).
+    `${selectVersion.replace('SELECT ', `SELECT ${cursorMicroseconds('s.created_at')} AS created_us, `)}
+     WHERE s.account_id = $1 AND s.environment = $2 AND s.deleted_at IS NULL AND v.version = s.current_version
+       AND ($3::text IS NULL OR s.vertical = $3)
+       AND ($4::bigint IS NULL OR (s.created_at, s.id) < (${cursorTime('$4')}, $5::text))
+     ORDER BY s.created_at DESC, s.id DESC
      LIMIT $6`,
     [
       owner.accountId,

@@ -31,6 +31,7 @@ import type { Authenticator } from '../auth/authenticator.ts';
 import { principalOf, requireApiKey } from '../auth/request-auth.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
+import { withRetryAfter } from './retry-after.ts';
 
 export interface KeyRouteDeps {
   db: SqlDatabase;
@@ -135,7 +136,10 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
     const key = requireApiKey(request);
     const refusal = decideSigningKeyRotation(key);
     if (refusal) throwRefusal(refusal);
+    const rotated = await withRetryAfter(reply, () =>
+      deps.services.call(rotateSigningKeyRpc, { principal: principalOf(request) }, request.id),
+    );
     reply.status(201);
-    return deps.services.call(rotateSigningKeyRpc, { principal: principalOf(request) }, request.id);
+    return rotated;
   });
 }

@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-import { gzipSync } from 'node:zlib';
 import {
   type BackendService,
   HallmarkError,
@@ -18,6 +16,7 @@ import { checkReadiness, type ReadinessChecks } from '@hallmark/runtime';
 import type { FastifyInstance } from 'fastify';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
+import { type SerialisedJson, sendSerialisedJson, serialiseJson } from './serialised-json.ts';
 
 /** GET /, GET /health, GET /ready, GET /api/v1/openapi.json, POST /api/v1/system/ping/{service}. */
 export function registerSystemRoutes(
@@ -33,7 +32,7 @@ export function registerSystemRoutes(
 ): void {
   // Built and serialised once, on the first request: the origin is known only once the gateway
   // listens (PORT=0). Serialising its ~470 KB on every request took ~9 ms of the event loop each.
-  let openApiDocument: SerialisedDocument | undefined;
+  let openApiDocument: SerialisedJson | undefined;
 
   registerRoute(app, landingRoute, async (): Promise<Landing> => {
     const origin = deps.publicOrigin();
@@ -58,28 +57,12 @@ export function registerSystemRoutes(
   });
 
   registerRoute(app, openApiRoute, async (request, reply) => {
-    openApiDocument ??= serialised(hallmarkOpenApiDocument(routes, deps.publicOrigin()));
-    reply.header('cache-control', 'public, max-age=300').header('etag', openApiDocument.etag).header('vary', 'accept-encoding');
-    if (request.headers['if-none-match'] === openApiDocument.etag) return reply.status(304).send();
-    reply.type('application/json; charset=utf-8');
-    if (/\bgzip\b/.test(request.headers['accept-encoding'] ?? ''))
-      return reply.header('content-encoding', 'gzip').send(openApiDocument.gzip);
-    return reply.send(openApiDocument.json);
+    openApiDocument ??= serialiseJson(hallmarkOpenApiDocument(routes, deps.publicOrigin()));
+    return sendSerialisedJson(request, reply, openApiDocument, 'public, max-age=300');
   });
 
   registerRoute(app, pingServiceRoute, async (request) => {
     const { service } = request.params as { service: BackendService };
     return deps.services.call(pingRpc(service), request.body as PingRequest, request.id);
   });
-}
-
-interface SerialisedDocument {
-  json: Buffer;
-  gzip: Buffer;
-  etag: string;
-}
-
-function serialised(document: object): SerialisedDocument {
-  const json = Buffer.from(JSON.stringify(document));
-  return { json, gzip: gzipSync(json), etag: `"${createHash('sha256').update(json).digest('base64url').slice(0, 27)}"` };
 }

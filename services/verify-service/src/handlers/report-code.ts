@@ -22,7 +22,7 @@ import { uuidV7 } from '@hallmark/crypto';
 import type { EventStore } from '@hallmark/event-store';
 import { accountStream, appendToAssetHistory } from '@hallmark/provenance';
 import type { Logger } from '@hallmark/runtime';
-import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
+import { cursorMicroseconds, cursorTime, type SqlDatabase, type SqlExecutor } from '@hallmark/sql';
 import type { CodeDirectory } from '../code-directory.ts';
 import { createBlocklistCache } from './blocklist-cache.ts';
 import { readLink } from './read-link.ts';
@@ -212,7 +212,7 @@ interface ReportRow {
 }
 
 const reportColumns = `report_id, status, source, gtin, serial, asset_id, reason, reported_at, decided_at, decision_reason,
-  lifted_at, lift_reason, (extract(epoch from reported_at) * 1000000)::bigint::text AS reported_us`;
+  lifted_at, lift_reason, ${cursorMicroseconds('reported_at')} AS reported_us`;
 
 const iso = (value: Date | string) => new Date(value).toISOString();
 
@@ -247,7 +247,7 @@ export async function listCodeReports(db: SqlDatabase, owner: Principal, query: 
   }
   if (afterUs && afterId) {
     params.push(afterUs, afterId);
-    filter += ` AND ((extract(epoch from reported_at) * 1000000)::bigint, report_id) < ($${params.length - 1}::bigint, $${params.length})`;
+    filter += ` AND (reported_at, report_id) < (${cursorTime(`$${params.length - 1}`)}, $${params.length})`;
   }
   const rows = await db.query<ReportRow>(
     `SELECT ${reportColumns} FROM code_reports WHERE owner_account_id = $1 AND environment = $2${filter}
