@@ -49,6 +49,9 @@ export const maxActivePublicKeys = 20;
  */
 export const maxSigningKeysPerDay = 10;
 
+/** Kids whose look-ups a process keeps (found or not); the first looked up goes first past it. */
+const maxCachedKids = 50_000;
+
 /** The sealed private key is bound to its key id, so a sealed value cannot be moved to another row. */
 const sealContext = (kid: string) => `hallmark:signing-key:${kid}`;
 
@@ -217,7 +220,12 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
           }
         : undefined;
       let scopes = byKid.get(kid);
-      if (!scopes) byKid.set(kid, (scopes = new Map()));
+      if (!scopes) {
+        // Bounded: a kid looked up is anyone's to name (DELETE /keys/{id} looks its id up), and each
+        // kid never found stayed here; past the bound the kid looked up longest ago goes.
+        if (byKid.size >= maxCachedKids) byKid.delete(byKid.keys().next().value as string);
+        byKid.set(kid, (scopes = new Map()));
+      }
       scopes.set(scope, { entry, until: Date.now() + (entry ? cacheMs : 5_000), epoch });
       return entry;
     },

@@ -20,6 +20,8 @@ export interface CodeDirectoryOptions {
   timeoutMs: number;
   cacheMs?: number;
   missCacheMs?: number;
+  /** Items kept in memory (100,000). */
+  maxItems?: number;
   /** Told when code-service could not be asked and the read model answered alone. */
   onFallback?(error: HallmarkError): void;
   /** Told when the read model could not be read (code-service is asked instead). */
@@ -48,9 +50,24 @@ export function createCodeDirectory(
 ) {
   const cacheMs = options.cacheMs ?? 300_000;
   const missCacheMs = options.missCacheMs ?? 2_000;
+  const maxCachedItems = options.maxItems ?? 100_000;
   // An item's codes count for its GTIN's signer: an entry from before an ownership change is gone.
   const epochs = store.epochs ?? fixedCacheEpochs;
   const cache = new Map<string, { item: ItemCodes; until: number; epoch: number }>();
+  /**
+   * Full: what expired goes, and when that is not a tenth, the tenth remembered first. It was cleared
+   * whole, so anyone scanning made-up serials (each remembered 2 s, then kept until a clear) emptied
+   * every tenant's cached codes every 100,000 scans.
+   */
+  const forgetOldest = () => {
+    const now = Date.now();
+    for (const [key, entry] of cache) if (entry.until <= now) cache.delete(key);
+    let excess = cache.size - Math.floor(maxCachedItems * 0.9);
+    for (const key of cache.keys()) {
+      if (excess-- <= 0) break;
+      cache.delete(key);
+    }
+  };
 
   const askCodeService = async (environment: Environment, gtin: string, serial: string, requestId: string) => {
     const answer = await bus.request<Omit<ItemCodes, 'fromCodeService'>>(
@@ -101,7 +118,7 @@ export function createCodeDirectory(
     const epoch = epochs.current('gtin_claims');
     if (!fresh && cached && cached.until > Date.now() && cached.epoch >= epoch) return cached.item;
     const item = await lookUp(environment, gtin, serial, requestId);
-    if (cache.size > 100_000) cache.clear();
+    if (cache.size >= maxCachedItems) forgetOldest();
     cache.set(key, { item, until: Date.now() + (item.codes.length > 0 ? cacheMs : missCacheMs), epoch });
     return item;
   };

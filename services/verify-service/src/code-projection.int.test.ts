@@ -423,4 +423,32 @@ describe('the code directory (read model first, code-service for a miss and as l
       await served.stop();
     }
   });
+
+  // The cache was cleared whole when full: anyone scanning made-up serials emptied every tenant's
+  // cached codes. Now what expired goes first, then the entries remembered first.
+  it('keeps the codes it found when made-up serials fill its memory', async () => {
+    const bus = createInProcessBus();
+    const asked: string[] = [];
+    const directory = createCodeDirectory(
+      bus,
+      { db, signers: createGtinSigners(db) },
+      { timeoutMs: 1_000, missCacheMs: 0, maxItems: 10 },
+    );
+    const served = await bus.serve(rpcSubject(findCodesRpc), { queue: 'code-service' }, async (payload) => {
+      const { serial } = payload as { serial: string };
+      asked.push(serial);
+      return {
+        signerAccountId: brand.accountId,
+        codes: serial.startsWith('MADE-UP') ? [] : [item(`code_${serial}`, brand.accountId)],
+      };
+    });
+    try {
+      await directory.findItem('live', gtin, 'KEPT', 'k1');
+      for (let i = 0; i < 30; i++) await directory.findItem('live', gtin, `MADE-UP-${i}`, `m${i}`);
+      await directory.findItem('live', gtin, 'KEPT', 'k2');
+      expect(asked.filter((serial) => serial === 'KEPT')).toHaveLength(1);
+    } finally {
+      await served.stop();
+    }
+  });
 });

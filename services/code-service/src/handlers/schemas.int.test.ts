@@ -27,4 +27,21 @@ describe('schema changes', () => {
     expect(events[1]?.data).toMatchObject({ name: 'Renamed', fields: expect.any(Array) });
     await db.close();
   });
+
+  // A version was kept 10 min by each replica: one that had read it went on validating and generating
+  // against a schema another replica had deleted.
+  it('are seen by another replica: a version it kept is gone once its schema is deleted', async () => {
+    const db = await createPgliteDatabase();
+    await migrateAccounts(db);
+    await migrateCodes(db);
+    const eventStore = await createSqlEventStore(db);
+    const replicaA = createSchemaCatalog({ db, eventStore, clock: () => new Date() });
+    const replicaB = createSchemaCatalog({ db, eventStore, clock: () => new Date() });
+    const owner = { accountId: 'acc_replicas', environment: 'live' as const };
+    const created = await replicaA.create(owner, { copyFrom: 'tpl_luxury_goods' });
+    expect((await replicaB.get(owner, created.id, 1)).version).toBe(1);
+    await replicaA.remove(owner, created.id);
+    await expect(replicaB.get(owner, created.id, 1)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await db.close();
+  });
 });

@@ -117,9 +117,9 @@ export function createSchemaCatalog(deps: SchemaDeps) {
     maxEntries: maxCompiledValidators,
     maxPerOwner: maxCompiledValidatorsPerOwner,
   });
-  // A version never changes, so it is kept; "the current version" is kept 5 s, and dropped here
-  // at once on update or delete (another replica may answer the previous version for up to 5 s,
-  // and says which version it used).
+  // A version never changes, so it is kept (while its schema lives); "the current version" is kept
+  // 5 s, and dropped here at once on update or delete (another replica may answer the previous
+  // version, or a deleted schema's, for up to 5 s, and says which version it used).
   const found = new Map<string, { schema: StoredSchema; until: number }>();
   const forget = (owner: Principal, id: string) => {
     for (const key of found.keys()) if (key.startsWith(`${owner.accountId}|${owner.environment}|${id}|`)) found.delete(key);
@@ -172,7 +172,12 @@ export function createSchemaCatalog(deps: SchemaDeps) {
     }
     const key = `${owner.accountId}|${owner.environment}|${id}|${version ?? 'current'}`;
     const cached = found.get(key);
-    if (cached && cached.until > Date.now()) return { schema: cached.schema, template: false };
+    if (cached && cached.until > Date.now()) {
+      // A version is kept 10 min, but only while its schema lives: a deletion on another replica is
+      // seen here within the current version's 5 s (it was seen only when the version's 10 min ran out).
+      if (version !== undefined) await read(owner, id);
+      return { schema: cached.schema, template: false };
+    }
     const schema = await findSchema(deps.db, owner, id, version);
     if (!schema) throw notFound(version === undefined ? id : `${id} version ${version}`);
     if (found.size > 10_000) found.clear();

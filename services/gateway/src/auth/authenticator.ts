@@ -100,7 +100,13 @@ export function createAuthenticator(options: {
     const entries = record ? byHash : unknownHashes;
     if (entries.size >= maxEntries) {
       const oldest = entries.keys().next().value;
-      if (oldest !== undefined) entries.delete(oldest);
+      if (oldest !== undefined) {
+        // Its key's id goes with it: else every key ever seen stayed in hashById (a tenant creating
+        // and revoking keys without end grew it without bound).
+        const evictedId = entries.get(oldest)?.record?.id;
+        if (evictedId !== undefined && hashById.get(evictedId) === oldest) hashById.delete(evictedId);
+        entries.delete(oldest);
+      }
     }
     const entry: CacheEntry = {
       record,
