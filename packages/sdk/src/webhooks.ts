@@ -67,7 +67,11 @@ function header(headers: HeaderSource, name: string): string | undefined {
 
 const encoder = new TextEncoder();
 
+/** Base64 as the API writes it: the standard alphabet, padded. `atob` also takes it unpadded or with spaces, which Python's check refuses. */
+const canonicalBase64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
 function fromBase64(text: string): Uint8Array<ArrayBuffer> | undefined {
+  if (!canonicalBase64.test(text)) return undefined;
   try {
     const binary = atob(text);
     const bytes = new Uint8Array(binary.length);
@@ -110,25 +114,26 @@ function signatureEntries(header: string): string[] {
   return header
     .split(/\s+/)
     .map((entry) => entry.replace(/,+$/, ''))
-    .filter((entry) => entry !== '');
+    .filter((entry) => entry !== '')
+    .slice(0, maxSignatureEntries);
 }
 
-async function hmacMatches(
-  keyBytes: Uint8Array<ArrayBuffer>,
-  content: Uint8Array<ArrayBuffer>,
-  signature: Uint8Array<ArrayBuffer>,
-) {
-  const key = await crypto.subtle.importKey('raw', keyBytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
-  // subtle.verify compares in constant time.
-  return crypto.subtle.verify('HMAC', key, signature, content);
-}
+/**
+ * Entries of a webhook-signature header looked at: the API sends at most three (two v1 during a
+ * secret's rotation, one v1a). Each costs a signature check, so a forged header of 15,000 entries
+ * held a receiver for seconds.
+ */
+const maxSignatureEntries = 8;
 
-async function ed25519Matches(publicKey: WebhookPublicKey, content: Uint8Array<ArrayBuffer>, signature: Uint8Array<ArrayBuffer>) {
-  if (publicKey.kty !== 'OKP' || publicKey.crv !== 'Ed25519' || typeof publicKey.x !== 'string') return false;
-  const key = await crypto.subtle.importKey('jwk', { kty: 'OKP', crv: 'Ed25519', x: publicKey.x }, { name: 'Ed25519' }, false, [
-    'verify',
-  ]);
-  return crypto.subtle.verify({ name: 'Ed25519' }, key, signature, content);
+/** A WebCrypto key (its type is the DOM's, which this package's types leave out). */
+type VerifyingKey = Awaited<ReturnType<typeof crypto.subtle.importKey>>;
+
+const hmacKey = (keyBytes: Uint8Array<ArrayBuffer>) =>
+  crypto.subtle.importKey('raw', keyBytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+
+async function ed25519Key(publicKey: WebhookPublicKey): Promise<VerifyingKey | undefined> {
+  if (publicKey.kty !== 'OKP' || publicKey.crv !== 'Ed25519' || typeof publicKey.x !== 'string') return undefined;
+  return crypto.subtle.importKey('jwk', { kty: 'OKP', crv: 'Ed25519', x: publicKey.x }, { name: 'Ed25519' }, false, ['verify']);
 }
 
 /** The body as JSON, or the reason it is not (answered once the signatures are checked). */
@@ -183,12 +188,22 @@ export async function verifyWebhook(
   if (!/^\d+$/.test(timestamp) || !Number.isSafeInteger(seconds)) {
     throw new WebhookVerificationError('webhook-timestamp is not Unix seconds.');
   }
-  const nowSeconds = Math.floor((options.now ?? Date.now()) / 1000);
-  if (Math.abs(nowSeconds - seconds) > toleranceSeconds) {
+  if (Math.abs((options.now ?? Date.now()) - seconds * 1000) > toleranceSeconds * 1000) {
     throw new WebhookVerificationError(`webhook-timestamp is more than ${toleranceSeconds} s from now.`);
   }
-  const body = typeof payload === 'string' ? payload : new TextDecoder().decode(payload);
-  const content = encoder.encode(`${id}.${timestamp}.${body}`);
+  // What was signed is the bytes as received: decoded first, a BOM and bytes that are not UTF-8 were
+  // dropped or replaced, so bytes the API never sent verified. Decoded for JSON only, strictly.
+  const bytes = typeof payload === 'string' ? encoder.encode(payload) : payload;
+  const prefix = encoder.encode(`${id}.${timestamp}.`);
+  const content = new Uint8Array(prefix.length + bytes.length);
+  content.set(prefix);
+  content.set(bytes, prefix.length);
+  let body: string;
+  try {
+    body = typeof payload === 'string' ? payload : new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(payload);
+  } catch {
+    body = '';
+  }
   const keyId = header(headers, 'webhook-key-id');
   // The message's environment must be the one expected; the key is then looked for in it.
   const message = parsedOrError(body);
@@ -207,15 +222,22 @@ export async function verifyWebhook(
         );
   let v1 = false;
   let v1a = false;
+  // Each key imported once, when an entry needs it.
+  let hmacKeys: Promise<VerifyingKey[]> | undefined;
+  let verifyingKey: Promise<VerifyingKey | undefined> | undefined;
   for (const entry of signatureEntries(signatures)) {
     const comma = entry.indexOf(',');
     const version = entry.slice(0, comma);
     const signature = comma > 0 ? fromBase64(entry.slice(comma + 1)) : undefined;
     if (!signature) continue;
     if (version === 'v1') {
-      for (const keyBytes of secretKeys) v1 ||= await hmacMatches(keyBytes, content, signature);
+      hmacKeys ??= Promise.all(secretKeys.map(hmacKey));
+      // subtle.verify compares in constant time.
+      for (const key of await hmacKeys) v1 ||= await crypto.subtle.verify('HMAC', key, signature, content);
     } else if (version === 'v1a' && publicKey) {
-      v1a ||= await ed25519Matches(publicKey, content, signature);
+      verifyingKey ??= ed25519Key(publicKey);
+      const key = await verifyingKey;
+      if (key) v1a ||= await crypto.subtle.verify({ name: 'Ed25519' }, key, signature, content);
     }
   }
   if (secrets.length > 0 && !v1) {
