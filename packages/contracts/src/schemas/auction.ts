@@ -116,8 +116,14 @@ export const ProvenanceEventBody = Type.Object(
   {
     objectId: Type.String({ minLength: 1, maxLength: 64, description: 'The object’s id or service_serial' }),
     eventType: Type.String({ minLength: 1, maxLength: 40 }),
-    actorRole: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    actorName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    // Shown to whoever reads the history and its exports: printable and not blank, as an ownerId
+    // (a bidi override or a line break in a name shows another name).
+    actorRole: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, pattern: printableNonBlankTextPattern, examples: ['appraiser'] }),
+    ),
+    actorName: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, pattern: printableNonBlankTextPattern, examples: ['Geneva Watch Lab'] }),
+    ),
     description: Type.Optional(Type.String({ maxLength: 5_000 })),
     evidence: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.Unknown())),
   },

@@ -14,9 +14,11 @@ export async function provenanceHistory(
     chain_valid: verifyChain(state.records).isValid,
     events: state.records.map((record) => {
       const { actorRole, actorName, ...details } = record.data as { actorRole?: string; actorName?: string };
+      // A name sent without a role stays in the details: the export and its hash hold it, and the
+      // history must say what they say (it was dropped, an authentication by nobody).
       return actorRole
         ? { type: record.type, timestamp: record.occurredAt, actor: { type: actorRole, name: actorName ?? actorRole }, details }
-        : { type: record.type, timestamp: record.occurredAt, details };
+        : { type: record.type, timestamp: record.occurredAt, details: record.data as Record<string, unknown> };
     }),
     chain_of_custody: state.custody,
   };
