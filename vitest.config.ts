@@ -24,6 +24,7 @@ const pairedEndToEndFiles = [
   'hostile-keyed-retries',
   'hostile-narrow-keys',
   'hostile-object-labels',
+  'hostile-offline-audit',
   'hostile-ownership',
   'hostile-photo-races',
   'hostile-provenance-events',

@@ -51,6 +51,10 @@ export interface AuditReport {
 }
 
 const maxProblems = 100;
+/** A hash as the export writes it. */
+const hex64 = /^[0-9a-f]{64}$/;
+/** The longest inclusion proof there is: a tree of 2^64 leaves is 64 levels high. */
+const maxAuditPath = 64;
 
 /**
  * Why a published key may not sign the checkpoint of an asset of `owner`, or undefined when it may.
@@ -108,7 +112,11 @@ function auditWellFormedExport(document: ComplianceExportDocument, jwks: JsonWeb
     problems,
   });
 
-  if (document.format !== 'hallmark.compliance-export/1') problem(`Unknown export format ${JSON.stringify(document.format)}.`);
+  if (document.format !== 'hallmark.compliance-export/1') {
+    problem(
+      `Unknown export format ${typeof document.format === 'string' ? JSON.stringify(document.format) : 'of another type'}.`,
+    );
+  }
   if (!document.checkpoint?.note) {
     problem('The export carries no signed checkpoint.');
     return report();
@@ -138,7 +146,13 @@ function auditWellFormedExport(document: ComplianceExportDocument, jwks: JsonWeb
   }
 
   let previousHash: string | null = null;
-  document.events.forEach((event, index) => {
+  // Events past the signed size are none of the tree's (said above): not worth a hash each.
+  document.events.slice(0, treeSize).forEach((event, index) => {
+    // An event that cannot be read is a problem of its own (auditExport); no hash of it carries on.
+    if (event === unreadableEvent) {
+      previousHash = null;
+      return;
+    }
     const where = `Event ${index + 1} (${event.eventId})`;
     if (event.leafIndex !== index || event.sequence !== index + 1) problem(`${where}: out of order (leaf ${event.leafIndex}).`);
     const hash = hashProvenanceRecord({
@@ -161,7 +175,13 @@ function auditWellFormedExport(document: ComplianceExportDocument, jwks: JsonWeb
       problem(`${where}: its inclusion proof does not lead to the signed root.`);
     }
   });
-  return report(treeSize, rootHash.toString('hex'), opened.signedBy, document.events.length, opened.checkpoint.signedAt);
+  return report(
+    treeSize,
+    rootHash.toString('hex'),
+    opened.signedBy,
+    Math.min(document.events.length, treeSize),
+    opened.checkpoint.signedAt,
+  );
 }
 
 type ExportEvent = ComplianceExportDocument['events'][number];
@@ -169,15 +189,22 @@ type ExportEvent = ComplianceExportDocument['events'][number];
 /** What each member of an event the audit reads must be, as JSON. */
 const eventMembers: ReadonlyArray<[keyof ExportEvent, (value: unknown) => boolean, string]> = [
   ['eventId', (value) => typeof value === 'string', 'a string'],
-  ['sequence', (value) => typeof value === 'number', 'a number'],
+  ['sequence', (value) => Number.isSafeInteger(value), 'a whole number'],
   ['type', (value) => typeof value === 'string', 'a string'],
   ['occurredAt', (value) => typeof value === 'string', 'a string'],
   ['data', (value) => typeof value === 'object' && value !== null && !Array.isArray(value), 'an object'],
   ['prevHash', (value) => value === null || typeof value === 'string', 'a string or null'],
   ['hash', (value) => typeof value === 'string', 'a string'],
-  ['leafIndex', (value) => typeof value === 'number', 'a number'],
+  ['leafIndex', (value) => Number.isSafeInteger(value), 'a whole number'],
   ['leafHash', (value) => typeof value === 'string', 'a string'],
-  ['auditPath', (value) => Array.isArray(value) && value.every((node) => typeof node === 'string'), 'an array of strings'],
+  // Checked before a node is decoded: Buffer.from(_, 'hex') keeps what it could read of a bad one,
+  // and a path of 16 million nodes held gigabytes as Buffers.
+  [
+    'auditPath',
+    (value) =>
+      Array.isArray(value) && value.length <= maxAuditPath && value.every((node) => typeof node === 'string' && hex64.test(node)),
+    `an array of at most ${maxAuditPath} hashes (64 lowercase hex digits each)`,
+  ],
 ];
 
 /** Why an export's event cannot be read (not an object, a member missing or of another type), or undefined. */
@@ -189,10 +216,7 @@ function whyNotAnEvent(event: unknown): string | undefined {
   return wrong.length === 0 ? undefined : wrong.map(([name, , what]) => `${name} is not ${what}`).join(', ');
 }
 
-/**
- * What stands in for an event that cannot be read: every check fails on it, and no hash of it
- * carries on to the next event's `prevHash`.
- */
+/** What stands in for an event that cannot be read: the audit passes over it, and no hash of it carries on to the next event's `prevHash`. */
 const unreadableEvent: ExportEvent = {
   eventId: '',
   sequence: -1,
@@ -216,18 +240,27 @@ export function auditExport(document: ComplianceExportDocument, jwks: JsonWebKey
   if (typeof document !== 'object' || document === null || Array.isArray(document)) {
     return unauditable('', 'The export is not a JSON object.');
   }
+  // Read as strings only: a 10,000-level array there overflowed the stack when made into text, and
+  // its echo in the report grew with the square of its depth.
+  if (typeof document.assetId !== 'string') return unauditable('', 'The export’s assetId is not a string.');
   const given: unknown = document.events;
   const events: unknown[] = Array.isArray(given) ? given : [];
+  // Only the first maxProblems are kept: a 2 MB export of a million zeros was a 73 MB report.
   const unreadable = new Map<number, string>();
-  events.forEach((event, index) => {
+  let unreadableCount = 0;
+  const checkable = events.map((event, index) => {
     const why = whyNotAnEvent(event);
-    if (why !== undefined) unreadable.set(index, why);
+    if (why === undefined) return event as ExportEvent;
+    unreadableCount += 1;
+    if (unreadable.size < maxProblems) unreadable.set(index, why);
+    return unreadableEvent;
   });
   const owner = document.owner as Partial<ComplianceExportDocument['owner']> | undefined;
+  const text = (value: unknown) => (typeof value === 'string' ? value : '');
   const readable: ComplianceExportDocument = {
     ...document,
-    owner: { accountId: String(owner?.accountId ?? ''), environment: String(owner?.environment ?? '') },
-    events: events.map((event, index) => (unreadable.has(index) ? unreadableEvent : (event as ExportEvent))),
+    owner: { accountId: text(owner?.accountId), environment: text(owner?.environment) },
+    events: checkable,
   };
   const keys: unknown = (jwks as Partial<JsonWebKeySet> | undefined)?.keys;
   let report: AuditReport;
@@ -240,9 +273,9 @@ export function auditExport(document: ComplianceExportDocument, jwks: JsonWebKey
   const problems = [
     ...(Array.isArray(given) ? [] : ['The export has no list of events.']),
     ...[...unreadable].map(([index, why]) => `Event ${index + 1}: ${why}; it cannot be checked.`),
-    // The audit's own words about an unreadable event say nothing more.
-    ...report.problems.filter((problem) => ![...unreadable.keys()].some((index) => problem.startsWith(`Event ${index + 1} (`))),
-  ];
+    ...(unreadableCount > unreadable.size ? [`${unreadableCount - unreadable.size} more events cannot be checked.`] : []),
+    ...report.problems,
+  ].slice(0, maxProblems + 1);
   return { ...report, owner: ownerNamed(owner), valid: problems.length === 0, problems };
 }
 

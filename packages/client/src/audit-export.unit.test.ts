@@ -175,7 +175,7 @@ describe('auditExport of an export as it arrived (`hallmark audit`, the SDK): wh
     const report = auditExport(withSecondEvent(event), jwks);
     expect(report.valid).toBe(false);
     expect(report.problems[0]).toBe(
-      'Event 2: data is not an object, hash is not a string, auditPath is not an array of strings; it cannot be checked.',
+      'Event 2: data is not an object, hash is not a string, auditPath is not an array of at most 64 hashes (64 lowercase hex digits each); it cannot be checked.',
     );
   });
 

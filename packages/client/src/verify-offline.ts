@@ -42,14 +42,27 @@ export type OfflineVerification =
     }
   | { valid: false; reason: string };
 
+// A saved key set is read as the Python client reads it: entries that are not objects, and members
+// of another type than the service writes, count for nothing (a null entry or a string of prefixes
+// threw here, where Python passed them over).
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
 const isEd25519 = (key: PublishedKey) =>
-  key.kty === 'OKP' && key.crv === 'Ed25519' && typeof key.x === 'string' && typeof key.kid === 'string';
+  isObject(key) && key.kty === 'OKP' && key.crv === 'Ed25519' && typeof key.x === 'string' && typeof key.kid === 'string';
+
+const stringsOf = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((each): each is string => typeof each === 'string') : [];
+
+/** The set's owners without keys, when it lists them as the service does (an array of objects). */
+const ownersWithoutKeys = (jwks: JsonWebKeySet): OwnerWithoutKeys[] =>
+  (Array.isArray(jwks.hallmark_owners_without_keys) ? jwks.hallmark_owners_without_keys : []).filter((owner) => isObject(owner));
 
 /** True when the key's account may sign codes of this GTIN by one of its claims. */
 export function keyOwnsGtin(key: Pick<PublishedKey, 'hallmark_gtins' | 'hallmark_gtin_prefixes'>, gtin: string): boolean {
   return (
-    (key.hallmark_gtins ?? []).includes(gtin) ||
-    (key.hallmark_gtin_prefixes ?? []).some((prefix) => gtin.slice(1).startsWith(prefix))
+    stringsOf(key.hallmark_gtins).includes(gtin) ||
+    stringsOf(key.hallmark_gtin_prefixes).some((prefix) => gtin.slice(1).startsWith(prefix))
   );
 }
 
@@ -62,11 +75,17 @@ export function keysBoundToGtin(
   jwks: JsonWebKeySet,
   gtin: string,
 ): { keys: PublishedKey[]; owner: 'account' | 'operator'; account?: string } {
-  const keys = jwks.keys.filter(isEd25519);
+  const keys = (Array.isArray(jwks.keys) ? jwks.keys : []).filter(isEd25519);
   const owning = keys.filter((key) => keyOwnsGtin(key, gtin));
   if (owning.length > 0) return { keys: owning, owner: 'account', account: owning[0]?.hallmark_account };
-  const keyless = (jwks.hallmark_owners_without_keys ?? []).find((owner) => keyOwnsGtin(owner, gtin));
-  if (keyless) return { keys: [], owner: 'account', account: keyless.hallmark_account };
+  const keyless = ownersWithoutKeys(jwks).find((owner) => keyOwnsGtin(owner, gtin));
+  if (keyless) {
+    return {
+      keys: [],
+      owner: 'account',
+      account: typeof keyless.hallmark_account === 'string' ? keyless.hallmark_account : undefined,
+    };
+  }
   return { keys: keys.filter((key) => key.hallmark_signs_unowned === true), owner: 'operator' };
 }
 
@@ -92,7 +111,9 @@ export function verifyOffline(
   if (serial === undefined) return { valid: false, reason: 'The link has no serial number (/21/).' };
   // As online, where a live key's verification never takes a test code for genuine, and the reverse.
   const environment = options.environment ?? 'live';
-  const all = jwks.keys.filter((key) => isEd25519(key) && (key.hallmark_environment ?? environment) === environment);
+  const all = (Array.isArray(jwks?.keys) ? jwks.keys : []).filter(
+    (key) => isEd25519(key) && (key.hallmark_environment ?? environment) === environment,
+  );
   if (all.length === 0) return { valid: false, reason: `The key set holds no Ed25519 key of the ${environment} environment.` };
   if (all.some((key) => typeof key.hallmark_account !== 'string')) {
     return {
@@ -107,7 +128,7 @@ export function verifyOffline(
     const fields = { kid: key.kid as string, gtin, serial, batch, variant, expiry };
     return verifyCodeSignature(ed25519PublicKeyObject(publicKey), fields, signature ?? '');
   };
-  const owners = (jwks.hallmark_owners_without_keys ?? []).filter((owner) => owner.hallmark_environment === environment);
+  const owners = ownersWithoutKeys(jwks).filter((owner) => owner.hallmark_environment === environment);
   const bound = keysBoundToGtin({ keys: all, hallmark_owners_without_keys: owners }, gtin);
   const signer = bound.keys.find(signedBy);
   if (signer) {

@@ -55,6 +55,11 @@ export function signCheckpoint(checkpoint: Checkpoint, signer: NoteSigner): stri
   return `${body}\n${signaturePrefix}${signer.name} ${blob}\n`;
 }
 
+/** A signature line after its em dash: the key's name (printable ASCII), one space, the base64 of key hash and signature. */
+const signatureLine = /^[!-~]+ [A-Za-z0-9+/]+={0,2}$/;
+/** Signature lines a note may have (Go's note package takes at most 100). */
+const maxSignatureLines = 100;
+
 export interface NoteKey {
   name: string;
   publicKey: Uint8Array;
@@ -71,12 +76,22 @@ export function openSignedCheckpoint(note: string, keyFor: (name: string) => Not
   const split = note.indexOf('\n\n');
   if (split < 0) return { ok: false, reason: 'The checkpoint has no signature block.' };
   const body = note.slice(0, split + 1);
-  const signatureLines = note
-    .slice(split + 2)
-    .split('\n')
-    .filter((line) => line.length > 0);
+  // Every line after the blank one is a signature, and the note ends with a newline, as the signed-note
+  // format says (Go's note.Open refuses anything else): text after a good signature (a second,
+  // unsigned checkpoint) is no part of what was signed, and is refused rather than passed over.
+  const block = note.slice(split + 2);
+  const signatureLines = block.endsWith('\n') ? block.slice(0, -1).split('\n') : [];
+  if (signatureLines.length === 0 || signatureLines.length > maxSignatureLines) {
+    return {
+      ok: false,
+      reason: `The checkpoint's signature block is not 1 to ${maxSignatureLines} lines ending with a newline.`,
+    };
+  }
   for (const line of signatureLines) {
     if (!line.startsWith(signaturePrefix)) return { ok: false, reason: 'A signature line does not start with an em dash.' };
+    if (!signatureLine.test(line.slice(signaturePrefix.length))) return { ok: false, reason: 'A signature line is malformed.' };
+  }
+  for (const line of signatureLines) {
     const [name, blob] = line.slice(signaturePrefix.length).split(' ');
     if (!name || !blob) return { ok: false, reason: 'A signature line is malformed.' };
     const key = keyFor(name);

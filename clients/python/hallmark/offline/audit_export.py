@@ -15,6 +15,9 @@ from .merkle import leaf_hash, verify_inclusion
 
 _MAX_PROBLEMS = 100
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+# The longest inclusion proof there is: a tree of 2^64 leaves is 64 levels high.
+_MAX_AUDIT_PATH = 64
+_MAX_SAFE_INTEGER = 2**53 - 1
 
 
 @dataclass
@@ -106,14 +109,58 @@ _JSON_KINDS: tuple[tuple[type, str], ...] = (
 )
 
 
-def _why_not_an_event(event: Any) -> str | None:
-    """Why an export's event cannot be read at all, or None when it is an object (its members are checked as it is audited)."""
-    if isinstance(event, Mapping):
+def _whole(value: Any) -> int | None:
+    """A JSON number that is a whole number JavaScript holds exactly (1 and 1.0 alike, never true), or None."""
+    if isinstance(value, bool):
         return None
-    if event is None:
-        return "is not an event but null"
-    kind = next((name for cls, name in _JSON_KINDS if isinstance(event, cls)), f"a {type(event).__name__}")
-    return f"is not an event but {kind}"
+    if isinstance(value, int):
+        return value if abs(value) <= _MAX_SAFE_INTEGER else None
+    if isinstance(value, float) and value.is_integer() and abs(value) <= _MAX_SAFE_INTEGER:
+        return int(value)
+    return None
+
+
+def _is_audit_path(value: Any) -> bool:
+    # Checked before a node is decoded: bytes.fromhex skips spaces, and a path of millions of nodes
+    # would be held as bytes.
+    return (
+        isinstance(value, list)
+        and len(value) <= _MAX_AUDIT_PATH
+        and all(isinstance(node, str) and _HEX64.match(node) for node in value)
+    )
+
+
+#: What each member of an event the audit reads must be, as the TypeScript audit has it (same words).
+_EVENT_MEMBERS: tuple[tuple[str, Any, str], ...] = (
+    ("eventId", lambda v: isinstance(v, str), "a string"),
+    ("sequence", lambda v: _whole(v) is not None, "a whole number"),
+    ("type", lambda v: isinstance(v, str), "a string"),
+    ("occurredAt", lambda v: isinstance(v, str), "a string"),
+    ("data", lambda v: isinstance(v, Mapping), "an object"),
+    ("prevHash", lambda v: v is None or isinstance(v, str), "a string or null"),
+    ("hash", lambda v: isinstance(v, str), "a string"),
+    ("leafIndex", lambda v: _whole(v) is not None, "a whole number"),
+    ("leafHash", lambda v: isinstance(v, str), "a string"),
+    ("auditPath", _is_audit_path, f"an array of at most {_MAX_AUDIT_PATH} hashes (64 lowercase hex digits each)"),
+)
+
+_MISSING = object()
+
+
+def _why_not_an_event(event: Any) -> str | None:
+    """Why an export's event cannot be read (not an object, a member missing or of another type), or None."""
+    if not isinstance(event, Mapping):
+        if event is None:
+            return "is not an event but null"
+        kind = next((name for cls, name in _JSON_KINDS if isinstance(event, cls)), f"a {type(event).__name__}")
+        return f"is not an event but {kind}"
+    # A member missing is never null: prevHash must be there, as null for the first event.
+    wrong = [
+        f"{name} is not {what}"
+        for name, fits, what in _EVENT_MEMBERS
+        if (value := event.get(name, _MISSING)) is _MISSING or not fits(value)
+    ]
+    return ", ".join(wrong) if wrong else None
 
 
 def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditReport:
@@ -132,18 +179,31 @@ def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditR
         if len(problems) < _MAX_PROBLEMS:
             problems.append(text)
 
-    asset_id = str(document.get("assetId", ""))
+    asset_value = document.get("assetId")
+    if not isinstance(asset_value, str):
+        # Read as a string only: a deep array there is neither text nor worth echoing.
+        return AuditReport(False, "", problems=["The export's assetId is not a string."])
+    asset_id = asset_value
     owner = document.get("owner") if isinstance(document.get("owner"), Mapping) else {}
     assert isinstance(owner, Mapping)
     account_id = owner.get("accountId")
     environment = owner.get("environment")
     # What the checkpoint's key and every event's hash are checked against, as the TypeScript audit
-    # reads them: a member the export does not name is "" (never None, which a key set's missing
+    # reads them: a member that is not a string is "" (never None, which a key set's missing
     # hallmark_account would equal: a key of no account would vouch for an export of no owner).
-    account_text = "" if account_id is None else str(account_id)
-    environment_text = "" if environment is None else str(environment)
+    account_text = account_id if isinstance(account_id, str) else ""
+    environment_text = environment if isinstance(environment, str) else ""
     events_value = document.get("events")
     events: list[Any] = list(events_value) if isinstance(events_value, list) else []
+    # Only the first _MAX_PROBLEMS are listed: a 2 MB export of a million zeros was a 73 MB report.
+    unreadable: dict[int, str] = {}
+    unreadable_count = 0
+    for index, event in enumerate(events):
+        why = _why_not_an_event(event)
+        if why is not None:
+            unreadable_count += 1
+            if len(unreadable) < _MAX_PROBLEMS:
+                unreadable[index] = why
 
     def report(
         tree_size: int | None = None,
@@ -159,10 +219,15 @@ def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditR
         )
         return AuditReport(not problems, asset_id, tree_size, root_hash, signed_by, checked, problems, named, signed_at)
 
-    if document.get("format") != "hallmark.compliance-export/1":
-        problem(f"Unknown export format {document.get('format')!r}.")
     if not isinstance(events_value, list):
         problem("The export has no list of events.")
+    for index, why in unreadable.items():
+        problem(f"Event {index + 1}: {why}; it cannot be checked.")
+    if unreadable_count > len(unreadable):
+        problem(f"{unreadable_count - len(unreadable)} more events cannot be checked.")
+    export_format = document.get("format")
+    if export_format != "hallmark.compliance-export/1":
+        problem(f"Unknown export format {export_format!r}." if isinstance(export_format, str) else "Unknown export format of another type.")
     checkpoint_value = document.get("checkpoint")
     note = checkpoint_value.get("note") if isinstance(checkpoint_value, Mapping) else None
     if not isinstance(note, str) or not note:
@@ -195,29 +260,29 @@ def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditR
     tree_size, root_hash = checkpoint.tree_size, checkpoint.root_hash
     if not checkpoint.origin.endswith(f"/assets/{asset_id}"):
         problem(f"The checkpoint is for {checkpoint.origin}, not asset {asset_id}.")
-    if document.get("treeSize") != tree_size or document.get("rootHash") != root_hash.hex():
+    if _whole(document.get("treeSize")) != tree_size or document.get("rootHash") != root_hash.hex():
         problem("The unsigned treeSize or rootHash differs from the signed checkpoint; the checkpoint's values were used.")
     if len(events) != tree_size:
         problem(f"The checkpoint covers {tree_size} events; the export holds {len(events)}.")
 
     previous: str | None = None
-    for index, event in enumerate(events):
-        why_not = _why_not_an_event(event)
-        if why_not is not None:
-            problem(f"Event {index + 1}: {why_not}; it cannot be checked.")
-            # No hash of it carries on: the next event's prevHash cannot be vouched for.
+    # Events past the signed size are none of the tree's (said above): not worth a hash each.
+    for index, event in enumerate(events[:tree_size]):
+        if _why_not_an_event(event) is not None:
+            # Listed above; no hash of it carries on: the next event's prevHash cannot be vouched for.
             previous = None
             continue
         where = f"Event {index + 1} ({event.get('eventId')})"
-        leaf_index = event.get("leafIndex")
-        if leaf_index != index or event.get("sequence") != index + 1:
+        leaf_index = _whole(event.get("leafIndex"))
+        sequence = _whole(event.get("sequence"))
+        if leaf_index != index or sequence != index + 1:
             problem(f"{where}: out of order (leaf {leaf_index}).")
         try:
             computed = hash_provenance_record(
                 asset_id=asset_id,
                 account_id=account_text,
                 environment=environment_text,
-                sequence=event["sequence"],
+                sequence=int(event["sequence"]),
                 type=event["type"],
                 occurred_at=event["occurredAt"],
                 data=event["data"],
@@ -241,4 +306,4 @@ def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditR
             path = []
         if not isinstance(leaf_index, int) or not verify_inclusion(leaf_index, tree_size, leaf, path, root_hash):
             problem(f"{where}: its inclusion proof does not lead to the signed root.")
-    return report(tree_size, root_hash.hex(), signed_by, len(events), checkpoint.signed_at)
+    return report(tree_size, root_hash.hex(), signed_by, min(len(events), tree_size), checkpoint.signed_at)

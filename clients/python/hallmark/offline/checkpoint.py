@@ -13,6 +13,10 @@ from datetime import datetime
 from .keys import verify_ed25519
 
 _SIGNATURE_PREFIX = "\u2014 "
+# A signature line after its em dash: the key's name, one space, the base64 of key hash and signature.
+_SIGNATURE_LINE = re.compile(r"[!-~]+ [A-Za-z0-9+/]+={0,2}")
+# Signature lines a note may have (Go's note package takes at most 100).
+_MAX_SIGNATURE_LINES = 100
 
 
 _SIGNED_AT_PREFIX = "hallmark-signed-at "
@@ -75,9 +79,18 @@ def open_signed_checkpoint(note: str, key_for: Callable[[str], bytes | None]) ->
     if split < 0:
         raise CheckpointError("The checkpoint has no signature block.")
     body = note[: split + 1]
-    for line in (line for line in note[split + 2 :].split("\n") if line):
+    # Every line after the blank one is a signature, and the note ends with a newline, as the
+    # signed-note format says: text after a good signature is no part of what was signed.
+    block = note[split + 2 :]
+    lines = block[:-1].split("\n") if block.endswith("\n") else []
+    if not 1 <= len(lines) <= _MAX_SIGNATURE_LINES:
+        raise CheckpointError(f"The checkpoint's signature block is not 1 to {_MAX_SIGNATURE_LINES} lines ending with a newline.")
+    for line in lines:
         if not line.startswith(_SIGNATURE_PREFIX):
             raise CheckpointError("A signature line does not start with an em dash.")
+        if not _SIGNATURE_LINE.fullmatch(line[len(_SIGNATURE_PREFIX) :]):
+            raise CheckpointError("A signature line is malformed.")
+    for line in lines:
         parts = line[len(_SIGNATURE_PREFIX) :].split(" ")
         if len(parts) < 2 or not parts[0] or not parts[1]:
             raise CheckpointError("A signature line is malformed.")

@@ -13,7 +13,8 @@ PublishedKey = Mapping[str, Any]
 
 
 def keys_of(jwks: Mapping[str, Any]) -> list[PublishedKey]:
-    keys = jwks.get("keys")
+    # A key set that is not a JSON object (null, a list) holds no key: an AttributeError before.
+    keys = jwks.get("keys") if isinstance(jwks, Mapping) else None
     return [key for key in keys if isinstance(key, Mapping)] if isinstance(keys, list) else []
 
 
@@ -53,9 +54,15 @@ def verify_ed25519(public_key: bytes, message: bytes, signature: bytes) -> bool:
 
 def key_owns_gtin(key: PublishedKey, gtin: str) -> bool:
     """True when the key's account may sign codes of this GTIN by one of its claims."""
-    gtins: Sequence[str] = key.get("hallmark_gtins") or []
-    prefixes: Sequence[str] = key.get("hallmark_gtin_prefixes") or []
+    # Lists of strings only, as the service writes them: a string there was searched as text (a GTIN
+    # inside it matched) and its characters taken as one-digit prefixes.
+    gtins = _strings_of(key.get("hallmark_gtins"))
+    prefixes = _strings_of(key.get("hallmark_gtin_prefixes"))
     return gtin in gtins or any(gtin[1:].startswith(prefix) for prefix in prefixes)
+
+
+def _strings_of(value: Any) -> list[str]:
+    return [each for each in value if isinstance(each, str)] if isinstance(value, list) else []
 
 
 def keyless_owner_of(owners_without_keys: Sequence[Mapping[str, Any]], gtin: str) -> str | None:
