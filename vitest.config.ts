@@ -7,6 +7,7 @@ import { defineConfig } from 'vitest/config';
 const pairedEndToEndFiles = [
   'alerting-scans-stored',
   'api-polish',
+  'auth',
   'cli',
   'codes',
   'compliance',
@@ -21,6 +22,7 @@ const pairedEndToEndFiles = [
   'hostile-cli-csv',
   'hostile-edge',
   'hostile-embedded-kills',
+  'hostile-input',
   'hostile-keyed-retries',
   'hostile-narrow-keys',
   'hostile-object-labels',
@@ -47,6 +49,7 @@ const pairedEndToEndFiles = [
   'key-events',
   'large-answers',
   'lost-answers',
+  'nats-permissions',
   'offline-parity',
   'photo-storage',
   'public-verify-sandbox',

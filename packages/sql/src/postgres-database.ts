@@ -54,7 +54,7 @@ export function isConnectionError(error: unknown): boolean {
 }
 
 /**
- * True when no pooled connection came free within the pool's wait (`connectionTimeoutMillis`, 5 s):
+ * True when no pooled connection came free within the pool's wait (`connectionTimeoutMillis`: 5 s, or the statement timeout when shorter):
  * every connection is busy, with a saturated or silent server. The request did nothing; the
  * connections are not lost (not {@link isConnectionError}), and a retry a moment later may pass.
  */
@@ -95,7 +95,10 @@ export function createPostgresDatabase(options: PostgresOptions): SqlDatabase {
     connectionString,
     max: options.maxConnections ?? 10,
     application_name: applicationName,
-    connectionTimeoutMillis: 5_000,
+    // A statement that cannot even have a connection within its own timeout is as late as one that
+    // timed out: with a short statement timeout (300 ms) and a server gone silent, a request waited
+    // 5 s for a new connection's handshake, twice, where it should have had its 503 at once.
+    connectionTimeoutMillis: statementTimeoutMs > 0 ? Math.min(5_000, statementTimeoutMs) : 5_000,
   });
 
   // Connections made before the last observed loss are suspect: the server that dropped one
