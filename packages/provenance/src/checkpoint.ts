@@ -92,8 +92,8 @@ export function openSignedCheckpoint(note: string, keyFor: (name: string) => Not
     if (!signatureLine.test(line.slice(signaturePrefix.length))) return { ok: false, reason: 'A signature line is malformed.' };
   }
   for (const line of signatureLines) {
-    const [name, blob] = line.slice(signaturePrefix.length).split(' ');
-    if (!name || !blob) return { ok: false, reason: 'A signature line is malformed.' };
+    // Each line matched signatureLine above: a name, one space, the blob.
+    const [name, blob] = line.slice(signaturePrefix.length).split(' ') as [string, string];
     const key = keyFor(name);
     if (!key) continue;
     const bytes = Buffer.from(blob, 'base64');

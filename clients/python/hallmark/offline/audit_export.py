@@ -197,13 +197,13 @@ def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditR
     events: list[Any] = list(events_value) if isinstance(events_value, list) else []
     # Only the first _MAX_PROBLEMS are listed: a 2 MB export of a million zeros was a 73 MB report.
     unreadable: dict[int, str] = {}
-    unreadable_count = 0
+    readable = [False] * len(events)
     for index, event in enumerate(events):
         why = _why_not_an_event(event)
-        if why is not None:
-            unreadable_count += 1
-            if len(unreadable) < _MAX_PROBLEMS:
-                unreadable[index] = why
+        readable[index] = why is None
+        if why is not None and len(unreadable) < _MAX_PROBLEMS:
+            unreadable[index] = why
+    unreadable_count = readable.count(False)
 
     def report(
         tree_size: int | None = None,
@@ -268,7 +268,7 @@ def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditR
     previous: str | None = None
     # Events past the signed size are none of the tree's (said above): not worth a hash each.
     for index, event in enumerate(events[:tree_size]):
-        if _why_not_an_event(event) is not None:
+        if not readable[index]:
             # Listed above; no hash of it carries on: the next event's prevHash cannot be vouched for.
             previous = None
             continue
