@@ -17,6 +17,7 @@ const pairedEndToEndFiles = [
   'hostile-audit',
   'hostile-bus',
   'hostile-checkpoints',
+  'hostile-claim-churn',
   'hostile-cli',
   'hostile-cli-csv',
   'hostile-edge',

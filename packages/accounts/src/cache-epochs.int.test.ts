@@ -9,6 +9,7 @@ import { writeBranding } from './branding.ts';
 import { type CacheEpochs, watchCacheEpochs } from './cache-epochs.ts';
 import { insertGtinClaim, newGtinClaim } from './gtin-claim-store.ts';
 import { createGtinIssuers } from './gtin-issuers.ts';
+import { createGtinSigners } from './gtin-signers.ts';
 import { createVerificationKeys } from './keyring.ts';
 import { migrateAccounts } from './migrate.ts';
 
@@ -25,6 +26,21 @@ async function waitFor(condition: () => boolean | Promise<boolean>, withinMs: nu
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   return Date.now() - started;
+}
+
+/** The database, with a count of the statements sent through it. */
+function countingStatements(db: SqlDatabase) {
+  const counted = {
+    statements: 0,
+    db: {
+      ...db,
+      query: (text: string, params?: readonly unknown[]) => {
+        counted.statements++;
+        return db.query(text, params);
+      },
+    } as SqlDatabase,
+  };
+  return counted;
 }
 
 for (const kind of ['postgresql', 'pglite'] as const) {
@@ -112,19 +128,12 @@ for (const kind of ['postgresql', 'pglite'] as const) {
       await writeBranding(db, { accountId, environment: 'live' }, { displayName: 'Before' }, now);
       await epochs.refresh();
       // Statements the issuers send, counted through a wrapper of the database.
-      let statements = 0;
-      const counted = {
-        ...db,
-        query: (text: string, params?: readonly unknown[]) => {
-          statements++;
-          return db.query(text, params);
-        },
-      } as SqlDatabase;
-      const issuers = createGtinIssuers(counted, { epochs, cacheMs: 60_000 });
+      const counted = countingStatements(db);
+      const issuers = createGtinIssuers(counted.db, { epochs, cacheMs: 60_000 });
       const scans = await Promise.all(Array.from({ length: 20 }, () => issuers.issuerOf('live', gtin)));
       expect(scans.every((issuer) => issuer?.accountId === accountId && issuer.name === 'Before')).toBe(true);
       expect(await issuers.issuerOf('live', gtin)).toMatchObject({ name: 'Before' });
-      expect(statements).toBe(1);
+      expect(counted.statements).toBe(1);
 
       await db.query(`UPDATE account_branding SET display_name = 'After' WHERE account_id = $1`, [accountId]);
       const tookMs = await waitFor(async () => (await issuers.issuerOf('live', gtin))?.name === 'After', 1_000);
@@ -133,10 +142,60 @@ for (const kind of ['postgresql', 'pglite'] as const) {
       await db.query('UPDATE gtin_claims SET revoked_at = $2 WHERE account_id = $1', [accountId, now]);
       await waitFor(async () => (await issuers.issuerOf('live', gtin)) === undefined, 1_000);
       // A broadcast's forgetAll: the next scan asks again at once.
-      const before = statements;
+      const before = counted.statements;
       issuers.forgetAll();
       await issuers.issuerOf('live', gtin);
-      expect(statements).toBe(before + 1);
+      expect(counted.statements).toBe(before + 1);
+    });
+
+    it('a claim made (no broadcast) drops only what was remembered of GTINs nobody owned; a claim ended drops all', async () => {
+      const owner = (
+        await provisionAccount(
+          { db, eventStore: await createSqlEventStore(db) },
+          { name: 'epoch owner', tier: 'starter', environment: 'live' },
+          now,
+        )
+      ).account.id;
+      const owned = '09506000134383';
+      const free = '09506000134390';
+      await insertGtinClaim(
+        db,
+        newGtinClaim({ accountId: owner, environment: 'live', target: { kind: 'gtin', value: owned }, source: 'granted' }, now),
+        owner,
+      );
+      await epochs.refresh();
+      const counted = countingStatements(db);
+      const signers = createGtinSigners(counted.db, { epochs, cacheMs: 60_000 });
+      expect(await signers.signerOf('live', owned)).toEqual({ accountId: owner, owned: true });
+      expect((await signers.signerOf('live', free))?.owned ?? false).toBe(false);
+      expect(counted.statements).toBe(2);
+
+      // Another tenant registers an object (its claim on a GTIN of its own), by plain SQL: no broadcast.
+      const added = epochs.current('gtin_claims_added');
+      const claims = epochs.current('gtin_claims');
+      await db.query(
+        `INSERT INTO gtin_claims (id, account_id, environment, kind, value, source) VALUES ('gtc_epoch_other', $1, 'live', 'gtin', '02000000000015', 'registered')`,
+        [owner],
+      );
+      await waitFor(() => epochs.current('gtin_claims_added') > added, 1_000);
+      expect(epochs.current('gtin_claims')).toBe(claims);
+      expect(await signers.signerOf('live', owned)).toEqual({ accountId: owner, owned: true });
+      expect(counted.statements).toBe(2);
+      await signers.signerOf('live', free);
+      expect(counted.statements).toBe(3);
+
+      // A claim on the free GTIN: its signer is the new owner within one poll.
+      await db.query(
+        `INSERT INTO gtin_claims (id, account_id, environment, kind, value, source) VALUES ('gtc_epoch_free', $1, 'live', 'gtin', $2, 'granted')`,
+        [owner, free],
+      );
+      await waitFor(async () => (await signers.signerOf('live', free))?.owned === true, 1_000);
+      // A claim ended: every entry goes, the owned one too.
+      await db.query(`UPDATE gtin_claims SET revoked_at = $1 WHERE id = 'gtc_epoch_other'`, [now]);
+      await waitFor(() => epochs.current('gtin_claims') > claims, 1_000);
+      const before = counted.statements;
+      await signers.signerOf('live', owned);
+      expect(counted.statements).toBe(before + 1);
     });
 
     it('keeps the last epochs when a poll fails, and says so', async () => {

@@ -1,7 +1,10 @@
 import type { SqlExecutor } from '@hallmark/sql';
 
-/** The tables whose in-memory caches the epochs guard (migrations 0004_cache_epochs.sql, 0010). */
-export type CachedTable = 'api_keys' | 'verification_keys' | 'gtin_claims' | 'account_branding';
+/**
+ * The tables whose in-memory caches the epochs guard (migrations 0004_cache_epochs.sql, 0010, 0014):
+ * `gtin_claims` moves when a claim ends or changes, `gtin_claims_added` when one is made.
+ */
+export type CachedTable = 'api_keys' | 'verification_keys' | 'gtin_claims' | 'gtin_claims_added' | 'account_branding';
 
 /**
  * The replica's view of the cache epochs. A cache stamps each entry with `current(table)` as it
@@ -35,7 +38,13 @@ interface SharedPoll {
 const sharedPolls = new WeakMap<SqlExecutor, Map<number, SharedPoll>>();
 
 function startPoll(db: SqlExecutor, pollMs: number, polls: Map<number, SharedPoll>): SharedPoll {
-  const epochs: Record<CachedTable, number> = { api_keys: 0, verification_keys: 0, gtin_claims: 0, account_branding: 0 };
+  const epochs: Record<CachedTable, number> = {
+    api_keys: 0,
+    verification_keys: 0,
+    gtin_claims: 0,
+    gtin_claims_added: 0,
+    account_branding: 0,
+  };
   let reading: Promise<void> | undefined;
   const read = async () => {
     const rows = await db.query<{ name: CachedTable; value: string }>('SELECT name, value FROM cache_epochs');

@@ -100,6 +100,7 @@ export {
   rotationGraceSeconds,
 } from './domain/key-rotation.ts';
 export { parseExpiresIn } from './expires-in.ts';
+export { changedClaimOf, createGtinChanges, type GtinChanges } from './gtin-changes.ts';
 export {
   findClaimsGivingWay,
   findGtinClaim,

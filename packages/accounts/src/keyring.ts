@@ -344,7 +344,8 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
     /** Every key a code may have been signed with, as RFC 8037 JWKs. Cached for a minute. */
     async jwks(): Promise<Jwks> {
       const keysEpoch = epochs.current('verification_keys');
-      const claimsEpoch = epochs.current('gtin_claims');
+      // Claims made and claims ended both change the lists of GTINs below.
+      const claimsEpoch = epochs.current('gtin_claims') + epochs.current('gtin_claims_added');
       if (published && published.until > Date.now() && published.keysEpoch >= keysEpoch && published.claimsEpoch >= claimsEpoch) {
         return published.jwks;
       }

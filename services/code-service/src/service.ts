@@ -1,4 +1,11 @@
-import { createGtinSigners, createSigningKeyring, migrateAccounts, watchCacheEpochs } from '@hallmark/accounts';
+import {
+  changedClaimOf,
+  createGtinChanges,
+  createGtinSigners,
+  createSigningKeyring,
+  migrateAccounts,
+  watchCacheEpochs,
+} from '@hallmark/accounts';
 import {
   broadcasts,
   claimGtinRpc,
@@ -49,7 +56,9 @@ export const codeService = defineService({
     const epochs = await watchCacheEpochs(infra.db, {
       onError: (error) => log.warn({ err: error }, 'cache epochs unreadable; keeping the last ones'),
     });
-    const signers = createGtinSigners(infra.db, { epochs });
+    // Claim changes this replica heard of, by GTIN: the signers it remembers of other GTINs stay.
+    const claimChanges = createGtinChanges();
+    const signers = createGtinSigners(infra.db, { epochs, changes: claimChanges });
     const gtinClaims = createGtinClaims({
       db: infra.db,
       eventStore: infra.eventStore,
@@ -87,7 +96,7 @@ export const codeService = defineService({
       await servePing('code-service', context),
       // A key rotated on another replica is the one to sign with from now on.
       await infra.bus.onBroadcast(broadcasts.signingKeyAdded, (payload) => keyring.onSigningKeyAdded(payload)),
-      await infra.bus.onBroadcast(broadcasts.gtinOwnershipChanged, () => signers.forgetAll()),
+      await infra.bus.onBroadcast(broadcasts.gtinOwnershipChanged, (payload) => claimChanges.changed(changedClaimOf(payload))),
       await serveRpc(infra.bus, log, grantGtinRpc, async ({ principal, accountId, input }) =>
         gtinClaims.grant(principal, accountId, input),
       ),

@@ -1,4 +1,4 @@
-import { type CacheEpochs, fixedCacheEpochs, type GtinSigners } from '@hallmark/accounts';
+import { type CacheEpochs, fixedCacheEpochs, type GtinChanges, type GtinSigners } from '@hallmark/accounts';
 import type { Bus } from '@hallmark/bus';
 import { type CodeLookup, type Environment, findCodesRpc, HallmarkError, rpcSubject } from '@hallmark/contracts';
 import type { SqlExecutor } from '@hallmark/sql';
@@ -41,11 +41,13 @@ export interface CodeDirectoryOptions {
  * unknown (verify-code.ts checks it under the signer's own keys, as a code made elsewhere; the
  * resolver finds no issued code) until code-service is back or the projection has it.
  *
- * `forgetAll` runs when GTIN ownership changes (broadcast), since that changes whose codes count.
+ * A change of a GTIN's claims changes whose codes count: the items of the GTINs a broadcast names
+ * go (`changes`), and every item once the `gtin_claims` epoch moves (a claim ended), or once
+ * `gtin_claims_added` moves for an item of a GTIN nobody owned (gtin-cache.ts in @hallmark/accounts).
  */
 export function createCodeDirectory(
   bus: Bus,
-  store: { db: SqlExecutor; signers: GtinSigners; epochs?: CacheEpochs },
+  store: { db: SqlExecutor; signers: GtinSigners; epochs?: CacheEpochs; changes?: GtinChanges },
   options: CodeDirectoryOptions,
 ) {
   const cacheMs = options.cacheMs ?? 300_000;
@@ -53,7 +55,12 @@ export function createCodeDirectory(
   const maxCachedItems = options.maxItems ?? 100_000;
   // An item's codes count for its GTIN's signer: an entry from before an ownership change is gone.
   const epochs = store.epochs ?? fixedCacheEpochs;
-  const cache = new Map<string, { item: ItemCodes; until: number; epoch: number }>();
+  const changes = store.changes;
+  /** `owned`: the GTIN's signer owns it (so a claim made since cannot change whose codes count). */
+  const cache = new Map<
+    string,
+    { item: ItemCodes; until: number; epoch: number; added: number; heard: number; owned: boolean }
+  >();
   /**
    * Full: what expired goes, and when that is not a tenth, the tenth remembered first. It was cleared
    * whole, so anyone scanning made-up serials (each remembered 2 s, then kept until a clear) emptied
@@ -78,29 +85,38 @@ export function createCodeDirectory(
     return answer.ok ? { ...answer.value, fromCodeService: true } : HallmarkError.fromData(answer.error);
   };
 
-  const lookUp = async (environment: Environment, gtin: string, serial: string, requestId: string): Promise<ItemCodes> => {
+  /** The item's codes, and whether its signer owns the GTIN (false when that could not be told). */
+  const lookUp = async (
+    environment: Environment,
+    gtin: string,
+    serial: string,
+    requestId: string,
+  ): Promise<{ item: ItemCodes; owned: boolean }> => {
     let local: ItemCodes | undefined;
+    let owner: string | undefined;
     try {
       const [signer, projected] = await Promise.all([
         store.signers.signerOf(environment, gtin),
         findProjectedCodes(store.db, environment, gtin, serial),
       ]);
       const signerAccountId = signer?.accountId ?? null;
+      if (signer?.owned) owner = signer.accountId;
       local = {
         signerAccountId,
         codes: projected.filter((code) => code.accountId === signerAccountId),
         fromCodeService: false,
       };
-      if (local.codes.length > 0) return local;
+      if (local.codes.length > 0) return { item: local, owned: owner !== undefined };
     } catch (error) {
       // The database is away from this process: code-service may still answer.
       options.onReadModelError?.(error);
     }
     const answer = await askCodeService(environment, gtin, serial, requestId);
-    if (!(answer instanceof HallmarkError)) return answer;
+    if (!(answer instanceof HallmarkError))
+      return { item: answer, owned: owner !== undefined && answer.signerAccountId === owner };
     if (answer.code === 'SERVICE_UNAVAILABLE' && local) {
       options.onFallback?.(answer);
-      return local;
+      return { item: local, owned: owner !== undefined };
     }
     throw answer;
   };
@@ -116,10 +132,21 @@ export function createCodeDirectory(
     const key = `${environment}\n${gtin}\n${serial}`;
     const cached = cache.get(key);
     const epoch = epochs.current('gtin_claims');
-    if (!fresh && cached && cached.until > Date.now() && cached.epoch >= epoch) return cached.item;
-    const item = await lookUp(environment, gtin, serial, requestId);
+    const added = epochs.current('gtin_claims_added');
+    if (
+      !fresh &&
+      cached &&
+      cached.until > Date.now() &&
+      cached.epoch >= epoch &&
+      (cached.owned || cached.added >= added) &&
+      (changes?.isCurrent(gtin, cached.heard) ?? true)
+    ) {
+      return cached.item;
+    }
+    const heard = changes?.stamp() ?? 0;
+    const { item, owned } = await lookUp(environment, gtin, serial, requestId);
     if (cache.size >= maxCachedItems) forgetOldest();
-    cache.set(key, { item, until: Date.now() + (item.codes.length > 0 ? cacheMs : missCacheMs), epoch });
+    cache.set(key, { item, until: Date.now() + (item.codes.length > 0 ? cacheMs : missCacheMs), epoch, added, heard, owned });
     return item;
   };
   return {
@@ -127,10 +154,6 @@ export function createCodeDirectory(
     /** The signer's codes of the item (usually one). */
     async find(environment: Environment, gtin: string, serial: string, requestId: string): Promise<CodeLookup[]> {
       return (await findItem(environment, gtin, serial, requestId)).codes;
-    },
-    forgetAll(): void {
-      cache.clear();
-      store.signers.forgetAll();
     },
   };
 }

@@ -1,5 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import {
+  changedClaimOf,
+  createGtinChanges,
   createGtinIssuers,
   createGtinSigners,
   createVerificationKeys,
@@ -57,6 +59,8 @@ export const verifyService = defineService({
       onError: (error) => log.warn({ err: error }, 'cache epochs unreadable; keeping the last ones'),
     });
     const keys = createVerificationKeys(infra.db, { epochs });
+    // Claim changes this replica heard of, by GTIN: its caches drop only what a change is about.
+    const claimChanges = createGtinChanges();
     const configs = createComplianceConfigCache(infra.bus, {
       timeoutMs: base.HALLMARK_REQUEST_TIMEOUT_MS,
       onStale: (error) => log.warn({ code: error.code }, 'compliance config unavailable; using the last copy'),
@@ -69,7 +73,7 @@ export const verifyService = defineService({
     let lastFallbackLog = 0;
     const codes = createCodeDirectory(
       infra.bus,
-      { db: infra.db, signers: createGtinSigners(infra.db, { epochs }), epochs },
+      { db: infra.db, signers: createGtinSigners(infra.db, { epochs, changes: claimChanges }), epochs, changes: claimChanges },
       {
         timeoutMs: base.HALLMARK_REQUEST_TIMEOUT_MS,
         onFallback: (error) => {
@@ -85,7 +89,7 @@ export const verifyService = defineService({
       else log.error({ err: error }, 'code directory projection failed; retrying');
     });
     // Who a resolver page names as a GTIN's issuer, remembered briefly (gtin-issuers.ts).
-    const issuers = createGtinIssuers(infra.db, { epochs });
+    const issuers = createGtinIssuers(infra.db, { epochs, changes: claimChanges });
     const deps = {
       db: infra.db,
       codes,
@@ -111,10 +115,8 @@ export const verifyService = defineService({
       epochs,
       await infra.bus.onBroadcast(broadcasts.publicKeyRevoked, forgetKid),
       await infra.bus.onBroadcast(broadcasts.publicKeyRegistered, forgetKid),
-      await infra.bus.onBroadcast(broadcasts.gtinOwnershipChanged, () => {
-        codes.forgetAll();
-        issuers.forgetAll();
-      }),
+      // Drops what is remembered of the GTINs the change names (signers, codes, issuers), no other.
+      await infra.bus.onBroadcast(broadcasts.gtinOwnershipChanged, (payload) => claimChanges.changed(changedClaimOf(payload))),
       await infra.bus.onBroadcast(broadcasts.brandingChanged, () => issuers.forgetAll()),
       await configs.start(),
       await blocks.start(infra.bus),
