@@ -3,7 +3,7 @@
 // memory for 100,000 events. Runs the service's own code against a fresh database on the local server.
 //
 //   pnpm bench:compliance            (BENCH_BIG=200000 for a smaller big tree)
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createSigningKeyring, migrateAccounts, provisionAccount } from '@hallmark/accounts';
@@ -18,6 +18,12 @@ import { projectEvents } from '../services/compliance-service/src/merkle-project
 import { migrateCompliance } from '../services/compliance-service/src/store/merkle-store.ts';
 import { exportStream } from '../services/gateway/src/routes/compliance-export.ts';
 import { machineLine } from './support.ts';
+
+/** A synthetic event's id: a UUID (the column's type), the same for the same asset and sequence. */
+function eventIdOf(assetId: string, sequence: number): string {
+  const hex = createHash('sha256').update(`${assetId}:${sequence}`).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
 
 const bigTree = Number(process.env.BENCH_BIG ?? 1_000_000);
 const exportEvents = 100_000;
@@ -83,7 +89,7 @@ try {
       const { records } = chainEvents({ assetId, owner }, head, inputs, now().toISOString());
       head = records.at(-1);
       const events: StoredEvent[] = records.map((record) => ({
-        eventId: `${assetId}-${record.sequence}`,
+        eventId: eventIdOf(assetId, record.sequence),
         streamId: `asset-${assetId}`,
         streamVersion: record.sequence,
         globalPosition: record.sequence,
@@ -102,7 +108,7 @@ try {
     const built = (performance.now() - t0) / 1000;
     // What autovacuum does after a bulk load; without statistics the planner may scan the whole tree.
     await db.query('ANALYZE merkle_nodes, provenance_events, provenance_assets');
-    for (let i = 0; i < 200; i += 1) await merkleProof(deps, owner, assetId, `${assetId}-${1 + (i % size)}`);
+    for (let i = 0; i < 200; i += 1) await merkleProof(deps, owner, assetId, eventIdOf(assetId, 1 + (i % size)));
     const roots: number[] = [];
     const proofs: number[] = [];
     for (let i = 0; i < 2_000; i += 1) {
@@ -111,7 +117,7 @@ try {
       roots.push(performance.now() - t);
       const leaf = 1 + Math.floor(Math.random() * size);
       t = performance.now();
-      await merkleProof(deps, owner, assetId, `${assetId}-${leaf}`);
+      await merkleProof(deps, owner, assetId, eventIdOf(assetId, leaf));
       proofs.push(performance.now() - t);
     }
     say(

@@ -37,7 +37,7 @@
 --     rollups (scan_counts_hourly, scan_code_days), code_blocklist and blocklist_active_counts.
 --   auction-service: auction_objects, auction_transfers, auction_photo_blobs, auction_photo_blobs_backfill.
 --   compliance-service: merkle_nodes, provenance_events, provenance_assets, projection_checkpoints,
---     compliance_configs (a rebuild truncates the first three); webhook_endpoints, webhook_messages,
+--     compliance_configs (a rebuild truncates the first three), checkpoint_clock; webhook_endpoints, webhook_messages,
 --     webhook_attempts, webhook_checkpoints, webhook_thresholds, webhook_deliveries_in_flight
 --     (docs/WEBHOOKS.md). For webhooks it also reads some columns of api_keys (key.expiring).
 -- Not narrowed: verification_keys is granted by table, so the gateway and verify-service can read
@@ -114,6 +114,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON auction_objects, auction_transfers, auct
 GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE
   ON merkle_nodes, provenance_events, provenance_assets, projection_checkpoints, compliance_configs
   TO hallmark_compliance_service;
+GRANT SELECT, UPDATE ON checkpoint_clock TO hallmark_compliance_service;
 GRANT SELECT, INSERT, UPDATE, DELETE
   ON webhook_endpoints, webhook_messages, webhook_attempts, webhook_checkpoints, webhook_thresholds,
      webhook_deliveries_in_flight

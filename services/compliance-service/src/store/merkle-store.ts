@@ -45,20 +45,6 @@ export async function findAssetTree(sql: SqlExecutor, owner: Principal, idOrAlia
   return rows[0] ? toAssetTree(rows[0]) : undefined;
 }
 
-/**
- * The time a checkpoint of the asset signed now carries: `now`, or the latest one signed already if
- * that is later (the clock stepped back since, or another replica's runs ahead), recorded as the
- * latest. One row update a checkpoint (the asset's row, no index touched).
- */
-export async function checkpointSignedAt(sql: SqlExecutor, assetId: string, now: Date): Promise<Date> {
-  const rows = await sql.query<{ signed_at: Date | string }>(
-    `UPDATE provenance_assets SET checkpoint_signed_at = greatest(checkpoint_signed_at, $2::timestamptz)
-      WHERE asset_id = $1 RETURNING checkpoint_signed_at AS signed_at`,
-    [assetId, now],
-  );
-  return rows[0] ? new Date(rows[0].signed_at) : now;
-}
-
 /** How many events of the asset the projection holds, whoever owns it (0: none yet). */
 export async function projectedTreeSize(sql: SqlExecutor, assetId: string): Promise<number> {
   const rows = await sql.query<{ tree_size: string | number }>('SELECT tree_size FROM provenance_assets WHERE asset_id = $1', [
