@@ -163,6 +163,26 @@ describe('keyring', () => {
     await expect(createSigningKeyring(db, Buffer.alloc(32, 1), { cacheMs: 0 }).activeSigningKey(key)).rejects.toThrow();
   });
 
+  it('builds the public key set once for the requests that find it gone together', async () => {
+    const { key } = await tenant('Published brand');
+    await createSigningKeyring(db, masterKey, { cacheMs: 0 }).activeSigningKey(key);
+    let statements = 0;
+    const counted = {
+      ...db,
+      query: (text: string, params?: readonly unknown[]) => {
+        statements++;
+        return db.query(text, params);
+      },
+    } as SqlDatabase;
+    const verification = createVerificationKeys(counted, { cacheMs: 60_000 });
+    // As after any claim anywhere (gtins.ownership-changed): the set is gone, and downloads come at once.
+    verification.republish();
+    const sets = await Promise.all(Array.from({ length: 20 }, () => verification.jwks()));
+    expect(statements).toBe(2); // the keys and the claims, once
+    expect(new Set(sets).size).toBe(1);
+    expect(sets[0]?.keys.some((jwk) => jwk.hallmark_account === key.accountId)).toBe(true);
+  });
+
   it('rotates: the new key signs, the old one keeps verifying, both are published', async () => {
     const { key } = await tenant('Signer B');
     const keyring = createSigningKeyring(db, masterKey, { cacheMs: 0 });

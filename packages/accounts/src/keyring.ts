@@ -1,7 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { type Environment, HallmarkError, type Jwks, type Principal, type VerificationKeyView } from '@hallmark/contracts';
 import {
-  ed25519Jwk,
   ed25519PrivateKeyObject,
   ed25519PublicKeyObject,
   ed25519Thumbprint,
@@ -17,7 +16,7 @@ import type { SqlDatabase } from '@hallmark/sql';
 import { lockActingKey } from './api-key-store.ts';
 import { type CacheEpochs, fixedCacheEpochs } from './cache-epochs.ts';
 import { listActiveGtinClaims } from './gtin-claim-store.ts';
-import { environmentsCovered } from './gtin-ownership.ts';
+import { publishedKeySet } from './published-key-set.ts';
 import { createSingleFlight } from './single-flight.ts';
 import {
   countActivePublicKeys,
@@ -196,6 +195,7 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
   const byKid = new Map<string, Map<string, { entry: PublicKeyEntry | undefined; until: number; epoch: number }>>();
   // The published set also says who may sign which GTINs, so it is as old as the older of its two epochs.
   let published: { jwks: Jwks; until: number; keysEpoch: number; claimsEpoch: number } | undefined;
+  const builds = createSingleFlight<Jwks>();
 
   return {
     /**
@@ -256,11 +256,13 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
     forget(kid: string): void {
       byKid.delete(kid);
       published = undefined;
+      builds.forget();
     },
 
     /** Drops the published key set, e.g. when who may sign for which GTINs changed. */
     republish(): void {
       published = undefined;
+      builds.forget();
     },
 
     /**
@@ -341,7 +343,11 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
       return row ? toVerificationKeyView(row) : undefined;
     },
 
-    /** Every key a code may have been signed with, as RFC 8037 JWKs. Cached for a minute. */
+    /**
+     * Every key a code may have been signed with, as RFC 8037 JWKs. Cached for a minute; the requests
+     * that find it gone share one build (each built it: after any claim anywhere, every download of
+     * the public set read every key and claim again).
+     */
     async jwks(): Promise<Jwks> {
       const keysEpoch = epochs.current('verification_keys');
       // Claims made and claims ended both change the lists of GTINs below.
@@ -349,46 +355,16 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
       if (published && published.until > Date.now() && published.keysEpoch >= keysEpoch && published.claimsEpoch >= claimsEpoch) {
         return published.jwks;
       }
-      const [rows, claims] = await Promise.all([listPublishableKeys(db), listActiveGtinClaims(db)]);
-      const jwks: Jwks = {
-        keys: rows.map((row) => {
-          // What this key may sign for: its account's claims that cover the key's environment.
-          const covering = claims.filter(
-            (claim) => claim.accountId === row.account_id && environmentsCovered(claim.environment).includes(row.environment),
-          );
-          return {
-            ...ed25519Jwk(Buffer.from(row.public_key, 'base64url'), row.id),
-            hallmark_environment: row.environment,
-            hallmark_account: row.account_id,
-            // Only a signing key (held by the service) signs checkpoints and webhooks; a public key's private half is the account's.
-            hallmark_key_type: row.type,
-            hallmark_gtins: covering.filter((claim) => claim.kind === 'gtin').map((claim) => claim.value),
-            hallmark_gtin_prefixes: covering.filter((claim) => claim.kind === 'prefix').map((claim) => claim.value),
-            ...(row.is_operator ? { hallmark_signs_unowned: true as const } : {}),
-          };
-        }),
-      };
-      // An owner without a key of an environment leaves no trace on any key: say so, or an offline
-      // verifier would take the operator's codes of its GTINs (made before the grant) for genuine.
-      const keyed = new Set(rows.map((row) => `${row.account_id}\n${row.environment}`));
-      const keyless = new Map<string, NonNullable<Jwks['hallmark_owners_without_keys']>[number]>();
-      for (const claim of claims) {
-        for (const environment of environmentsCovered(claim.environment)) {
-          const owner = `${claim.accountId}\n${environment}`;
-          if (keyed.has(owner)) continue;
-          const entry = keyless.get(owner) ?? {
-            hallmark_account: claim.accountId,
-            hallmark_environment: environment,
-            hallmark_gtins: [],
-            hallmark_gtin_prefixes: [],
-          };
-          (claim.kind === 'gtin' ? entry.hallmark_gtins : entry.hallmark_gtin_prefixes).push(claim.value);
-          keyless.set(owner, entry);
-        }
-      }
-      if (keyless.size > 0) jwks.hallmark_owners_without_keys = [...keyless.values()];
-      published = { jwks, until: Date.now() + cacheMs, keysEpoch, claimsEpoch };
-      return jwks;
+      return builds.run(
+        `${keysEpoch}:${claimsEpoch}`,
+        async () => {
+          const [rows, claims] = await Promise.all([listPublishableKeys(db), listActiveGtinClaims(db)]);
+          return publishedKeySet(rows, claims);
+        },
+        (jwks) => {
+          published = { jwks, until: Date.now() + cacheMs, keysEpoch, claimsEpoch };
+        },
+      );
     },
   };
 }
