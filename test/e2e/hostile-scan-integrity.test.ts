@@ -326,4 +326,49 @@ describe('another tenant’s scans of a brand’s codes', () => {
       expect(ok(await api(direct, 'GET', '/scans/countries', { key })).countries).toEqual([]);
     }
   });
+  it('say who asked (the owner, the public page, another account), so a rival’s made-up locations can be told apart and left out', async () => {
+    const gtin = '09506000134406';
+    const brand = await tenant(direct, 'Brand with a map', gtin);
+    const rival = await tenant(direct, 'Rival with a map');
+    const code = await generate(direct, brand.key, gtin, 'MAP-1');
+    expect(
+      (await verify(direct, brand.key, code.url, { location: { latitude: 48.85, longitude: 2.35, country: 'FR' } })).verdict,
+    ).toBe('AUTHENTIC');
+    for (let i = 0; i < 2; i++) {
+      const answer = await verify(direct, rival.key, code.url, {
+        location: { latitude: 39.03, longitude: 125.75, country: 'KP' },
+      });
+      expect(answer.verdict).toBe('AUTHENTIC');
+    }
+    const page = await viewPage(direct, newAddress(), code.url, phone);
+    expect(page.status, JSON.stringify(page.body)).toBe(200);
+
+    const scans = await waitFor('the four scans listed', async () => {
+      const listed = ok(await api(direct, 'GET', `/scans?gtin=${gtin}&limit=100`, { key: brand.key })).scans as Json[];
+      return listed.length >= 4 ? listed : undefined;
+    });
+    expect(scans.map((scan) => `${scan.scannedBy}:${scan.country ?? '-'}`).sort()).toEqual([
+      'other:KP',
+      'other:KP',
+      'owner:FR',
+      'public:-',
+    ]);
+    for (const [scannedBy, count] of [
+      ['owner', 1],
+      ['public', 1],
+      ['other', 2],
+    ] as const) {
+      const filtered = ok(await api(direct, 'GET', `/scans?gtin=${gtin}&scannedBy=${scannedBy}`, { key: brand.key }))
+        .scans as Json[];
+      expect(filtered.map((scan) => scan.scannedBy)).toEqual(Array(count).fill(scannedBy));
+    }
+    const csv = await fetchFrom('127.0.0.1', `${direct.url}/api/v1/scans?gtin=${gtin}&scannedBy=owner&format=csv`, {
+      headers: { 'x-api-key': brand.key },
+    });
+    const [header, row, ...rest] = csv.text.trim().split('\r\n');
+    expect(header?.split(',').at(-1)).toBe('scannedBy');
+    expect(row?.split(',').at(-1)).toBe('owner');
+    expect(rest).toEqual([]);
+    expect((await api(direct, 'GET', '/scans?scannedBy=rival', { key: brand.key })).status).toBe(400);
+  });
 });

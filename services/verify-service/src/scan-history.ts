@@ -1,6 +1,13 @@
 import type { Bus, Subscription } from '@hallmark/bus';
 import type { SqlExecutor } from '@hallmark/sql';
 
+/**
+ * A scan's `verifiedBy` when the public verification page asked (a shopper's phone), as its client
+ * key id: the page verifies on behalf of the code's owner, so the account alone would count the
+ * page's scans as the owner's own (GET /scans `scannedBy`). Scans before 2026-12-05 carry the owner.
+ */
+export const publicPageVerifier = 'resolver';
+
 /** One verification's scan, as recorded. */
 export interface ScanRecorded {
   scanId: string;
@@ -11,6 +18,7 @@ export interface ScanRecorded {
   riskIndicators: string[];
   scanNumber: number;
   at: string;
+  /** The verifying account, or publicPageVerifier. */
   verifiedBy: string;
   /** The account whose code (or GTIN) was scanned: whose scans API lists it. Absent when nobody's. */
   accountId?: string;

@@ -6,6 +6,7 @@ from .._types import ApiResult, Pager
 from ._base import Resource, body_of
 
 Verdict = Literal["AUTHENTIC", "COUNTERFEIT", "SUSPICIOUS"]
+ScannedBy = Literal["owner", "public", "other"]
 
 
 class Scans(Resource):
@@ -23,6 +24,7 @@ class Scans(Resource):
         batch: str | None = None,
         country: str | None = None,
         reported: bool | None = None,
+        scanned_by: ScannedBy | None = None,
         limit: int | None = None,
     ) -> Pager:
         """Newest first; iterate it for every matching scan, page after page."""
@@ -36,6 +38,7 @@ class Scans(Resource):
             "batch": batch,
             "country": country,
             "reported": reported,
+            "scannedBy": scanned_by,
             "limit": limit,
         }
         return self._client.paged("listScans", query=query)

@@ -19,6 +19,17 @@ const Limit = (fallback: number, most: number) =>
     description: `rows per page, ${fallback} by default; more than ${most} is taken as ${most}`,
   });
 
+/**
+ * Who asked for a scan's verification: the code owner's own API keys, the public verification page
+ * (a shopper), or another account's key (a retailer, a partner, or a rival: its location and country
+ * are its word).
+ */
+export const ScannedBy = Type.Union([Type.Literal('owner'), Type.Literal('public'), Type.Literal('other')], {
+  description:
+    'owner: one of your API keys; public: the public verification page (a shopper); other: another account’s key (a partner or a rival: its location is its word). Scans before 2026-12-05 made on the page are counted as owner',
+});
+export type ScannedBy = Static<typeof ScannedBy>;
+
 export const ScanFilters = {
   from: Type.Optional(Type.String({ maxLength: 40, description: 'scanned at or after (ISO 8601 date-time)' })),
   to: Type.Optional(Type.String({ maxLength: 40, description: 'scanned before (ISO 8601 date-time)' })),
@@ -31,6 +42,7 @@ export const ScanFilters = {
   reported: Type.Optional(
     Type.Boolean({ description: 'true: only scans of codes with a report in the owner’s queue; false: only the others' }),
   ),
+  scannedBy: Type.Optional(ScannedBy),
 };
 
 export const ListScansQuery = Type.Object(
@@ -60,6 +72,7 @@ export const ScanView = Type.Object({
   location: Type.Union([Type.Object({ latitude: Type.Number(), longitude: Type.Number() }), Type.Null()]),
   country: Type.Union([Country, Type.Null()]),
   reported: Type.Boolean({ description: 'the code has a report in its owner’s queue (any status)' }),
+  scannedBy: ScannedBy,
   travelKm: Type.Union([Type.Number(), Type.Null()], {
     description:
       'kilometres from the code’s previous scan with a location to this one (what GEOGRAPHIC_IMPOSSIBILITY judges); null when either has none',

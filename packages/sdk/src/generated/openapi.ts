@@ -8572,6 +8572,7 @@ export interface operations {
         batch?: string;
         country?: string;
         reported?: boolean;
+        scannedBy?: 'owner' | 'public' | 'other';
         limit?: number;
         cursor?: string;
         format?: 'json' | 'csv';
@@ -8606,6 +8607,8 @@ export interface operations {
               country: string | null;
               /** @description the code has a report in its owner’s queue (any status) */
               reported: boolean;
+              /** @description owner: one of your API keys; public: the public verification page (a shopper); other: another account’s key (a partner or a rival: its location is its word). Scans before 2026-12-05 made on the page are counted as owner */
+              scannedBy: 'owner' | 'public' | 'other';
               /** @description kilometres from the code’s previous scan with a location to this one (what GEOGRAPHIC_IMPOSSIBILITY judges); null when either has none */
               travelKm: number | null;
               /** @description the speed of that journey in km/h; null without one, or when no time passed between the two scans */

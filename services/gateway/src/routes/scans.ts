@@ -46,7 +46,7 @@ export function csvCell(value: string, text = true): string {
 }
 
 export const scanCsvHeader =
-  'scanId,scannedAt,gtin,serial,batch,verdict,riskIndicators,scanNumber,latitude,longitude,country,reported\r\n';
+  'scanId,scannedAt,gtin,serial,batch,verdict,riskIndicators,scanNumber,latitude,longitude,country,reported,scannedBy\r\n';
 
 function scanCsvRow(scan: ScanView): string {
   return `${[
@@ -62,6 +62,7 @@ function scanCsvRow(scan: ScanView): string {
     scan.location ? String(scan.location.longitude) : '',
     csvCell(scan.country ?? ''),
     String(scan.reported),
+    scan.scannedBy,
   ].join(',')}\r\n`;
 }
 

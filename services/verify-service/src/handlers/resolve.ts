@@ -1,4 +1,5 @@
 import type { CodeLookup, Principal, ResolvedIssuer, ResolvedScan, VerificationResult } from '@hallmark/contracts';
+import { publicPageVerifier } from '../scan-history.ts';
 import { type SignatureCheck, signatureCheck } from './candidate-keys.ts';
 import { readLink } from './read-link.ts';
 import { type VerifyDeps, verifyCode } from './verify-code.ts';
@@ -64,7 +65,7 @@ const verifyFor = (
     deps,
     {
       principal: signer,
-      client: { keyId: 'resolver', address: request.client.address },
+      client: { keyId: publicPageVerifier, address: request.client.address },
       body: { url: request.url },
       view: 'full',
     },

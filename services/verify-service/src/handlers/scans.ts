@@ -12,6 +12,7 @@ import {
   type ScanCountries,
   type ScanCountriesQuery,
   type ScanList,
+  type ScannedBy,
   type ScanView,
   type TopCodes,
   type TopCodesQuery,
@@ -20,6 +21,7 @@ import {
 } from '@hallmark/contracts';
 import { writesRealDateTime } from '@hallmark/gs1';
 import type { SqlDatabase } from '@hallmark/sql';
+import { publicPageVerifier } from '../scan-history.ts';
 
 // The scans API (issue #21; docs/API.md, "Scans"). A scan belongs to the account whose code (or
 // GTIN) was scanned, in the environment of the key that verified it. The list reads `scans` by
@@ -43,6 +45,9 @@ interface ScanRow {
   longitude: number | null;
   country: string | null;
   reported: boolean;
+  /** The verifying account, or `resolver` for the public page (verify-code.ts, publicPageVerifier). */
+  verified_by: string;
+  account_id: string;
   /** The code's previous located scan (of the same kind: genuine or forged), for the journey's speed. */
   previous_latitude: number | null;
   previous_longitude: number | null;
@@ -81,8 +86,17 @@ const viewOf = (row: ScanRow): ScanView => ({
   location: row.latitude === null || row.longitude === null ? null : { latitude: row.latitude, longitude: row.longitude },
   country: row.country,
   reported: row.reported,
+  scannedBy: row.verified_by === publicPageVerifier ? 'public' : row.verified_by === row.account_id ? 'owner' : 'other',
   ...travelOf(row),
 });
+
+/** The scans `scannedBy` names (viewOf's rule as SQL). */
+const scannedByFilter = (scannedBy: ScannedBy, ref: (value: unknown) => string): string =>
+  scannedBy === 'public'
+    ? `s.verified_by = ${ref(publicPageVerifier)}`
+    : scannedBy === 'owner'
+      ? 's.verified_by = s.account_id'
+      : `s.verified_by <> s.account_id AND s.verified_by <> ${ref(publicPageVerifier)}`;
 
 const invalid = (message: string, details: Record<string, unknown>) => new HallmarkError('VALIDATION_ERROR', message, details);
 
@@ -176,6 +190,7 @@ export async function listScans(db: SqlDatabase, owner: Principal, query: ListSc
   if (query.serial) where.push(`s.serial = ${ref(query.serial)}`);
   if (query.batch) where.push(indexedFilter.batch(ref(query.batch)));
   if (query.country) where.push(indexedFilter.country(ref(query.country)));
+  if (query.scannedBy) where.push(scannedByFilter(query.scannedBy, ref));
   const reported = `EXISTS (SELECT 1 FROM code_reports r WHERE r.environment = s.environment AND r.gtin = s.gtin
                       AND r.serial = s.serial AND r.owner_account_id = s.account_id)`;
   if (query.reported !== undefined) where.push(query.reported ? reported : `NOT ${reported}`);
@@ -199,7 +214,7 @@ export async function listScans(db: SqlDatabase, owner: Principal, query: ListSc
   const limitRef = ref(limit + 1);
   const rows = await db.query<ScanRow>(
     `SELECT s.scan_id, s.scanned_at, s.scanned_at::text AS at_text, s.gtin, s.serial, s.batch, s.verdict, s.risk_indicators,
-            s.scan_number, s.latitude, s.longitude, s.country, ${reported} AS reported,
+            s.scan_number, s.latitude, s.longitude, s.country, s.verified_by, s.account_id, ${reported} AS reported,
             p.latitude AS previous_latitude, p.longitude AS previous_longitude, p.scanned_at AS previous_at
        FROM (SELECT s.* FROM scans s WHERE ${where.join(' AND ')}
               ORDER BY s.scanned_at DESC, s.scan_id DESC LIMIT ${limitRef}) s

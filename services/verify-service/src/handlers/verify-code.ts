@@ -16,7 +16,7 @@ import { isObjectLabel } from '@hallmark/gs1';
 import type { SqlDatabase } from '@hallmark/sql';
 import type { CodeDirectory } from '../code-directory.ts';
 import type { RiskRulesSource } from '../risk-rules-source.ts';
-import type { ScanRecorded } from '../scan-history.ts';
+import { publicPageVerifier, type ScanRecorded } from '../scan-history.ts';
 import type { ScanPublisher } from '../scan-publisher.ts';
 import { type SignatureCheck, type SignedLink, signatureCheck } from './candidate-keys.ts';
 import { readLink } from './read-link.ts';
@@ -201,7 +201,7 @@ export async function verifyCode(
     riskIndicators: assessment.riskIndicators,
     scanNumber: scan.total,
     at: now.toISOString(),
-    verifiedBy: principal.accountId,
+    verifiedBy: request.client.keyId === publicPageVerifier ? publicPageVerifier : principal.accountId,
     ...(request.body.location ? { location: coordinates as { latitude: number; longitude: number } } : {}),
   };
   if (assessment.verdict === 'AUTHENTIC') deps.scans.record(scanRecorded);
