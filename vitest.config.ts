@@ -24,7 +24,6 @@ const pairedEndToEndFiles = [
   'hostile-keyed-retries',
   'hostile-narrow-keys',
   'hostile-object-labels',
-  'hostile-offline-audit',
   'hostile-ownership',
   'hostile-photo-races',
   'hostile-provenance-events',
@@ -38,7 +37,6 @@ const pairedEndToEndFiles = [
   'hostile-serial-oracle',
   'hostile-signing-keys',
   'hostile-spellings',
-  'hostile-stored-injection',
   'hostile-tenants',
   'hostile-time-steps',
   'hostile-transfers',
@@ -80,10 +78,23 @@ const longEndToEndFiles = [
   'hostile-embedded-kills',
   'read-your-writes',
   // Load runs (20.3 minutes with them on 258c11e): large bodies and floods beside another tenant, and
-  // uploads held open or trickled; large-bodies.unit.test, hostile-limits, hostile-held-uploads and
-  // hostile-upload-slots stay in `pnpm test`.
+  // uploads held open or trickled; large-bodies.unit.test, hostile-limits and hostile-upload-slots
+  // stay in `pnpm test`.
   'hostile-noisy-neighbours',
   'hostile-uploads',
+  // Floods, races, scale and browsers (22.7 minutes with them on ef5f7e9, a slow hour of this machine;
+  // 18 in the CI of 5581966): forged-scan floods before a brand's alerts and endpoints held open
+  // (webhooks.test and the delivery unit tests stay), writes racing across replicas (replicas-kills,
+  // replicas-merkle and replicas-transfers stay), a tenant with 50,000 things, uploads held open
+  // (hostile-upload-slots stays), stored injection in Chromium (console-browser and hostile-console
+  // stay), the offline auditor against hostile files (offline-parity and the audit unit tests stay).
+  'hostile-webhook-delivery',
+  'hostile-webhook-slots',
+  'hostile-replica-races',
+  'hostile-tenant-scale',
+  'hostile-held-uploads',
+  'hostile-stored-injection',
+  'hostile-offline-audit',
 ].map((name) => `test/e2e/${name}.test.ts`);
 
 /** What both end-to-end projects share. */
