@@ -297,6 +297,7 @@ describe.each([
           'longitude',
           'country',
           'reported',
+          'scannedBy',
         ]);
         expect(rows).toHaveLength(9);
         const formula = rows.find((row) => row[3]?.includes('HYPER'));

@@ -68,6 +68,16 @@ describe('GET /scans with filters combined', () => {
     expect(pages.at(-1)?.pagination).toEqual({ limit: 50, hasMore: false, nextCursor: null });
   });
 
+  it('bounds scannedBy alone too (it has no index of its own): every scan here is another account’s', async () => {
+    const pages = await everyPage({ scannedBy: 'owner', limit: 50 });
+    expect(pages[0]?.scans).toEqual([]);
+    expect(pages[0]?.pagination.hasMore).toBe(true);
+    expect(pages).toHaveLength(2);
+    expect(pages.at(-1)?.pagination).toEqual({ limit: 50, hasMore: false, nextCursor: null });
+    const others = await listScans(database.db, owner, { scannedBy: 'other', limit: 50 });
+    expect(others.scans.map((scan) => scan.scannedBy)).toEqual(Array(50).fill('other'));
+  });
+
   it('leaves a single filter as it was: the matches on the first page, however deep', async () => {
     const [page] = await everyPage({ verdict: 'COUNTERFEIT', limit: 50 });
     expect(page?.scans).toHaveLength(2);
