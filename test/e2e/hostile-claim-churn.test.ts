@@ -12,7 +12,7 @@
 import { createPostgresDatabase, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
-import { call } from '../support/embedded.ts';
+import { call, createEnterpriseAccount } from '../support/embedded.ts';
 import { waitFor } from '../support/wait.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
@@ -30,11 +30,7 @@ describe('claims changing under another tenant (distributed form)', () => {
   let url: string;
   const api = (method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
     call<Json>(product.url, method, `/api/v1${path}`, options);
-  const tenant = async (name: string) => {
-    const created = await api('POST', '/accounts', { key: product.operatorKey, body: { name, tier: 'enterprise' } });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    return { id: created.body.account.id as string, key: created.body.apiKey.secret as string };
-  };
+  const tenant = (name: string) => createEnterpriseAccount(product.url, product.operatorKey, name);
   /** The verdict, or the error's code (a code whose signer no longer owns its GTIN: KEY_NOT_FOUND). */
   const verdict = async () => {
     const verified = await api('POST', '/code/verify', { key: brand.key, body: { url } });

@@ -1,7 +1,7 @@
 import { createPostgresDatabase, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
-import { call } from '../support/embedded.ts';
+import { call, createEnterpriseAccount } from '../support/embedded.ts';
 import { waitFor } from '../support/wait.ts';
 
 // Issue #17, item 6: verification is the hot path every shopper depends on, so it must not stop
@@ -22,11 +22,7 @@ describe('verification with code-service down (distributed form)', () => {
   let retailer: string;
   const api = (method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
     call<Json>(product.url, method, `/api/v1${path}`, options);
-  const tenant = async (name: string) => {
-    const created = await api('POST', '/accounts', { key: product.operatorKey, body: { name, tier: 'enterprise' } });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    return { id: created.body.account.id as string, key: created.body.apiKey.secret as string };
-  };
+  const tenant = (name: string) => createEnterpriseAccount(product.url, product.operatorKey, name);
 
   beforeAll(async () => {
     product = await startDistributedProduct({ HALLMARK_PUBLIC_RATE_LIMIT: '1000' });

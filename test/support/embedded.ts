@@ -171,3 +171,17 @@ export async function call<T = Record<string, unknown>>(
   const text = await response.text();
   return { status: response.status, headers: response.headers, body: (text ? JSON.parse(text) : {}) as ApiResponse<T>['body'] };
 }
+
+/** An enterprise account made by the operator (`POST /accounts`): its id and its first key's secret. */
+export async function createEnterpriseAccount(
+  url: string,
+  operatorKey: string,
+  name: string,
+): Promise<{ id: string; key: string }> {
+  const created = await call<{ account: { id: string }; apiKey: { secret: string } }>(url, 'POST', '/api/v1/accounts', {
+    key: operatorKey,
+    body: { name, tier: 'enterprise' },
+  });
+  if (created.status !== 201) throw new Error(`POST /accounts answered ${created.status}: ${JSON.stringify(created.body)}`);
+  return { id: created.body.account.id, key: created.body.apiKey.secret };
+}
