@@ -78,6 +78,17 @@ describe('GET /scans with filters combined', () => {
     expect(others.scans.map((scan) => scan.scannedBy)).toEqual(Array(50).fill('other'));
   });
 
+  it('bounds reported alone too (it has no index in page order): no code here has a report', async () => {
+    const pages = await everyPage({ reported: true, limit: 50 });
+    expect(pages[0]?.scans).toEqual([]);
+    expect(pages[0]?.pagination.hasMore).toBe(true);
+    expect(pages).toHaveLength(2);
+    expect(pages.at(-1)?.pagination).toEqual({ limit: 50, hasMore: false, nextCursor: null });
+    const unreported = await listScans(database.db, owner, { reported: false, limit: 50 });
+    expect(unreported.scans).toHaveLength(50);
+    expect(unreported.pagination.hasMore).toBe(true);
+  });
+
   it('leaves a single filter as it was: the matches on the first page, however deep', async () => {
     const [page] = await everyPage({ verdict: 'COUNTERFEIT', limit: 50 });
     expect(page?.scans).toHaveLength(2);

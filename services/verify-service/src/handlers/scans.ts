@@ -196,14 +196,15 @@ export async function listScans(db: SqlDatabase, owner: Principal, query: ListSc
   if (query.reported !== undefined) where.push(query.reported ? reported : `NOT ${reported}`);
 
   // Filters combined: first find where the walk of one index stops (the scan `scansExaminedPerPage`
-  // deep along it), then look no further than that (docs/API.md, Scans). `scannedBy` has no index of
-  // its own, so a page with it is bounded alone too: a brand with millions of its own scans asking for
-  // the few of other accounts would otherwise read every scan it has for one page.
+  // deep along it), then look no further than that (docs/API.md, Scans). `scannedBy` and `reported`
+  // have no index in page order, so a page with either is bounded alone too: a brand with millions of
+  // its own scans asking for the few of other accounts, or of its few reported codes, would
+  // otherwise read every scan it has for one page.
   const narrowing = [query.verdict, query.flag, query.gtin, query.batch, query.country, query.reported, query.scannedBy].filter(
     (value) => value !== undefined,
   ).length;
   let walkEnd: { at_text: string; scan_id: string } | undefined;
-  if (narrowing >= 2 || query.scannedBy) {
+  if (narrowing >= 2 || query.scannedBy || query.reported !== undefined) {
     const walk = pageClauses();
     walk.where.push(walkedFilter(query, walk.ref));
     [walkEnd] = await db.query<{ at_text: string; scan_id: string }>(
