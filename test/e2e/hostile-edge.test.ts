@@ -276,7 +276,7 @@ describe.each([
       expect(odd.statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(odd.owed);
     });
 
-    it('one hop: the addresses of one IPv6 /64 are one client to the risk rules, so rotating through them fakes no cloned label', async () => {
+    it('one hop: the addresses and /64s of one IPv6 /48 are one client to the risk rules, so rotating through them fakes no cloned label', async () => {
       const scanFrom = async (url: string, address: string) =>
         (
           await api(proxied, 'POST', '/code/verify', {
@@ -290,10 +290,15 @@ describe.each([
       for (let index = 1; index <= 11; index++) await scanFrom(rotated, `2001:db8:99:1::${index.toString(16)}`);
       const last = await scanFrom(rotated, '2001:db8:99:1:ffff::1');
       expect(last).toMatchObject({ verdict: 'AUTHENTIC' });
-      // Twelve scans from twelve /64s are twelve clients: the cloned-label rule fires (10 within 10 minutes).
+      // Twelve scans from twelve /64s of one /48 (a tunnel broker hands out /48s for free): one client
+      // too. Before 2026-12-05 each /64 was a client, and these twelve made the code SUSPICIOUS.
+      const subnets = await operatorCode(proxied);
+      for (let index = 1; index <= 11; index++) await scanFrom(subnets, `2001:db8:9a:${index.toString(16)}::1`);
+      expect(await scanFrom(subnets, '2001:db8:9a:ff::1')).toMatchObject({ verdict: 'AUTHENTIC', riskIndicators: [] });
+      // Twelve scans from twelve /48s are twelve clients: the cloned-label rule fires (10 within 10 minutes).
       const cloned = await operatorCode(proxied);
-      for (let index = 1; index <= 11; index++) await scanFrom(cloned, `2001:db8:9a:${index.toString(16)}::1`);
-      expect(await scanFrom(cloned, '2001:db8:9a:ff::1')).toMatchObject({
+      for (let index = 1; index <= 11; index++) await scanFrom(cloned, `2001:db8:${(0xa0 + index).toString(16)}::1`);
+      expect(await scanFrom(cloned, '2001:db8:ff::1')).toMatchObject({
         verdict: 'SUSPICIOUS',
         riskIndicators: expect.arrayContaining(['KNOWN_COUNTERFEIT_PATTERN']),
       });
@@ -322,7 +327,7 @@ describe.each([
       const view = (link: string, address: string, headers: Record<string, string>) =>
         fetch(`${proxied.url}/verify${pathOf(link)}`, { headers: { 'x-forwarded-for': address, ...headers } });
       const code = await operatorCode(proxied);
-      // Twelve visitors of another site, each from an address of their own: the page embeds the link.
+      // Twelve visitors of another site, each from a network of their own: the page embeds the link.
       const embeds: Array<Record<string, string>> = [
         { 'sec-fetch-dest': 'image', 'sec-fetch-mode': 'no-cors', 'sec-fetch-site': 'cross-site' },
         { 'sec-fetch-dest': 'iframe', 'sec-fetch-mode': 'navigate', 'sec-fetch-site': 'cross-site' },
@@ -333,7 +338,7 @@ describe.each([
       ];
       for (let index = 0; index < 12; index++) {
         const headers = embeds[index % embeds.length] ?? {};
-        const response = await view(code, `198.51.100.${120 + index}`, headers);
+        const response = await view(code, `198.${51 + index}.100.120`, headers);
         const body = await response.text();
         expect(response.status, `${JSON.stringify(headers)}: ${body.slice(0, 200)}`).toBe(403);
         if (headers.accept === 'application/json') expect(JSON.parse(body).error.code).toBe('EMBEDDED_LOAD_REFUSED');
@@ -350,11 +355,11 @@ describe.each([
       expect(opened.status, JSON.stringify(first)).toBe(200);
       expect(first).toMatchObject({ verdict: 'AUTHENTIC', metadata: { totalScans: 1 } });
 
-      // The same twelve loads counted as views (no fetch metadata, as before): the cloned-label rule fires.
+      // The same twelve loads counted as views (no fetch metadata, as before), from twelve networks: the cloned-label rule fires.
       const counted = await operatorCode(proxied);
       let last: Json = {};
       for (let index = 0; index < 12; index++) {
-        const response = await view(counted, `198.51.100.${160 + index}`, { accept: 'application/json' });
+        const response = await view(counted, `198.${51 + index}.100.160`, { accept: 'application/json' });
         last = (await response.json()) as Json;
         expect(response.status, JSON.stringify(last)).toBe(200);
       }

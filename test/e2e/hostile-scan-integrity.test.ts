@@ -39,6 +39,14 @@ function newAddress(): string {
   return `127.0.0.${lastHost}`;
 }
 
+/** A loopback address in a /24 of its own (127.N.0.1): another network to the risk rules. */
+let lastNetwork = 9;
+function newNetwork(): string {
+  lastNetwork += 1;
+  if (lastNetwork > 250) throw new Error('out of loopback networks for this file');
+  return `127.${lastNetwork}.0.1`;
+}
+
 const api = (
   product: TestProduct,
   method: string,
@@ -178,7 +186,7 @@ describe('a counterfeiter turning the risk rules against a brand’s genuine cod
       referer: 'https://deals.attacker.example/',
     };
     const visitors: number[] = [];
-    for (let i = 0; i < 10; i++) visitors.push((await viewPage(direct, newAddress(), code.url, redirected)).status);
+    for (let i = 0; i < 10; i++) visitors.push((await viewPage(direct, newNetwork(), code.url, redirected)).status);
     // A shopper who scans the label afterwards, and the brand's own app.
     const shopper = await viewPage(direct, newAddress(), code.url, phone);
     expect(shopper.status, JSON.stringify(shopper.body)).toBe(200);
@@ -187,6 +195,39 @@ describe('a counterfeiter turning the risk rules against a brand’s genuine cod
       { shopper: [shopper.body.verdict, ...(shopper.body.riskIndicators ?? [])], app: [app.verdict, ...app.riskIndicators] },
       `after ten redirected visitors (answered ${visitors.join(', ')}); the shopper's answer: ${JSON.stringify(shopper.body)}`,
     ).toEqual({ shopper: ['AUTHENTIC'], app: ['AUTHENTIC'] });
+  });
+
+  it('ten addresses of one IPv4 /24 are one client: a rented /24 fakes no cloned label (ten networks do)', async () => {
+    // Found (fixed). The risk rules counted each IPv4 address as a client (an IPv6 /64 as one), so
+    // whoever held ten addresses of one cheap network (a /24 rented by the month, a cloud's floating
+    // addresses) viewed a brand's genuine code's page once from each and made it SUSPICIOUS,
+    // KNOWN_COUNTERFEIT_PATTERN (critical), for every shopper for ten minutes, and again at will.
+    // Now a client of the risk rules is its network, an IPv4 /24 or an IPv6 /48 (riskClientOf,
+    // packages/contracts/src/client-address.ts; the /48 in hostile-edge.test.ts).
+    const gtin = '09506000134413';
+    const brand = await tenant(direct, 'Rented-network brand', gtin);
+    const code = await generate(direct, brand.key, gtin, 'NET-1');
+    const views: number[] = [];
+    for (let i = 0; i < 10; i++) views.push((await viewPage(direct, newAddress(), code.url, phone)).status);
+    expect(
+      views.every((status) => status === 200),
+      `the ten views answered ${views.join(', ')}`,
+    ).toBe(true);
+    const shopper = await viewPage(direct, newNetwork(), code.url, phone);
+    const app = await verify(direct, brand.key, code.url, { from: newNetwork() });
+    expect(
+      { shopper: [shopper.body.verdict, ...(shopper.body.riskIndicators ?? [])], app: [app.verdict, ...app.riskIndicators] },
+      `after ten views from ten addresses of 127.0.0.0/24; the shopper's answer: ${JSON.stringify(shopper.body)}`,
+    ).toEqual({ shopper: ['AUTHENTIC'], app: ['AUTHENTIC'] });
+
+    // Ten networks are ten clients: the rule still catches a label scanned all over.
+    const control = await generate(direct, brand.key, gtin, 'NET-2');
+    let last: Json = {};
+    for (let i = 0; i < 10; i++) last = (await viewPage(direct, newNetwork(), control.url, phone)).body;
+    expect(last, JSON.stringify(last)).toMatchObject({
+      verdict: 'SUSPICIOUS',
+      riskIndicators: expect.arrayContaining(['KNOWN_COUNTERFEIT_PATTERN']),
+    });
   });
 
   it('trust in proxies off: X-Forwarded-For buys no new clients, on the page or the API (ten real addresses do: the rule works)', async () => {
@@ -210,11 +251,11 @@ describe('a counterfeiter turning the risk rules against a brand’s genuine cod
     const shopper = await viewPage(direct, newAddress(), code.url, phone);
     expect(shopper.body, JSON.stringify(shopper.body)).toMatchObject({ verdict: 'AUTHENTIC', riskIndicators: [] });
 
-    // The same ten views from ten real addresses: the cloned-label rule fires (docs/API.md, Risk rules),
+    // The same ten views from ten real networks: the cloned-label rule fires (docs/API.md, Risk rules),
     // so the check above would have seen spoofed addresses counted.
     const control = await generate(direct, brand.key, gtin, 'XFF-2');
     let last: Json = {};
-    for (let i = 0; i < 10; i++) last = (await viewPage(direct, newAddress(), control.url)).body;
+    for (let i = 0; i < 10; i++) last = (await viewPage(direct, newNetwork(), control.url)).body;
     expect(last, JSON.stringify(last)).toMatchObject({
       verdict: 'SUSPICIOUS',
       riskIndicators: expect.arrayContaining(['KNOWN_COUNTERFEIT_PATTERN']),
@@ -243,7 +284,7 @@ describe('a counterfeiter turning the risk rules against a brand’s genuine cod
     const control = await generate(proxied, brand.key, gtin, 'PROXY-2');
     let last: Json = {};
     for (let i = 0; i < 10; i++) {
-      last = (await viewPage(proxied, '127.0.0.1', control.url, { 'x-forwarded-for': `203.0.113.${100 + i}` })).body;
+      last = (await viewPage(proxied, '127.0.0.1', control.url, { 'x-forwarded-for': `203.0.${120 + i}.100` })).body;
     }
     expect(last, JSON.stringify(last)).toMatchObject({
       verdict: 'SUSPICIOUS',

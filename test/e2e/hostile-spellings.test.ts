@@ -154,7 +154,7 @@ describe('spellings of one genuine link', () => {
     const spellings = spellingsOf(printed, serial, batch);
     const verdicts: string[] = [];
     for (const [i, url] of spellings.slice(0, 5).entries()) {
-      const page = await resolverJson(`127.0.0.${20 + i}`, pathOf(url).replace(/^\/some\/prefix/, ''));
+      const page = await resolverJson(`127.${20 + i}.0.1`, pathOf(url).replace(/^\/some\/prefix/, ''));
       verdicts.push(page.body.verdict);
     }
     // clonedLabelClients 4: the fourth and fifth distinct clients make it SUSPICIOUS whatever they typed.

@@ -86,7 +86,7 @@ describe('one address scanning a genuine code again and again (embedded form, it
       // with EXCESSIVE_SCANS, for every shopper, for about an hour.
       for (let i = 0; i < 22; i++) {
         clock.freeze(new Date(at));
-        const answer = await verify(attacker.key, code.url, { from: '127.0.0.60' });
+        const answer = await verify(attacker.key, code.url, { from: '127.60.0.1' });
         expect(answer.verdict, `scan ${i + 1}`).toBe('AUTHENTIC');
         at += 11_000;
       }
@@ -94,7 +94,7 @@ describe('one address scanning a genuine code again and again (embedded form, it
       const page = new URL(code.url);
       for (let i = 0; i < 22; i++) {
         clock.freeze(new Date(at));
-        const viewed = await callFrom<Json>('127.0.0.61', product.url, 'GET', `/verify${page.pathname}${page.search}`, {
+        const viewed = await callFrom<Json>('127.61.0.1', product.url, 'GET', `/verify${page.pathname}${page.search}`, {
           headers: { accept: 'application/json' },
         });
         expect(viewed.status, JSON.stringify(viewed.body)).toBe(200);
@@ -102,7 +102,7 @@ describe('one address scanning a genuine code again and again (embedded form, it
       }
       // A shopper elsewhere still sees a genuine code.
       clock.freeze(new Date(at));
-      const shopper = await verify(brand.key, code.url, { from: '127.0.0.62' });
+      const shopper = await verify(brand.key, code.url, { from: '127.62.0.1' });
       expect(shopper.verdict).toBe('AUTHENTIC');
       expect(shopper.riskIndicators).toEqual([]);
       expect(shopper.metadata.totalScans).toBe(45);

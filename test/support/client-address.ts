@@ -5,15 +5,17 @@ import type { ApiResponse } from './embedded.ts';
 // window) count by the client's address. The embedded form's tests move its clock to a fresh
 // window; the distributed form's clock is the machine's, so a test there sends from a loopback
 // address of its own instead (Linux routes all of 127.0.0.0/8 to lo: a socket bound to
-// 127.0.0.N reaches the product on 127.0.0.1 and the product sees 127.0.0.N).
+// 127.N.0.1 reaches the product on 127.0.0.1 and the product sees 127.N.0.1). Each is in a /24 of
+// its own, so the risk rules (which count an IPv4 /24 as one client: riskClientOf) see another
+// client too.
 
 let last = 1;
 
-/** A loopback address (127.0.0.2, .3, …) this test file has not sent from before. */
+/** A loopback address in a /24 of its own (127.2.0.1, 127.3.0.1, …) this test file has not sent from before. */
 export function newClientAddress(): string {
   last += 1;
-  if (last > 254) throw new Error('out of loopback client addresses (127.0.0.2-254)');
-  return `127.0.0.${last}`;
+  if (last > 254) throw new Error('out of loopback client addresses (127.2.0.1-127.254.0.1)');
+  return `127.${last}.0.1`;
 }
 
 export interface AddressedResponse {

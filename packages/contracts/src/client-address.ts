@@ -42,3 +42,21 @@ export function addressKeyOf(address: string): string {
     .map((group) => group.toString(16))
     .join(':')}::/64`;
 }
+
+/**
+ * The network a client counts as to the risk rules (verify-service: the distinct clients of the
+ * cloned-label rule, the repeats of EXCESSIVE_SCANS): an IPv4 address's /24 and an IPv6 address's
+ * /48, wherever they came through. A network that cheap to hold (a /24 rented by the month, a
+ * tunnel broker's free /48) gave whoever held it as many "distinct clients" as it has addresses or
+ * /64s, and ten made a brand's genuine code SUSPICIOUS, KNOWN_COUNTERFEIT_PATTERN, for every
+ * shopper. The per-address limits keep counting each address (addressKeyOf): neighbours in one
+ * /24 are not one budget. Anything that is not an address is its own network.
+ */
+export function riskClientOf(address: string): string {
+  const key = addressKeyOf(address);
+  const ipv4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(key);
+  if (ipv4) return ipv4.slice(1).every((octet) => Number(octet) <= 255) ? `${ipv4[1]}.${ipv4[2]}.${ipv4[3]}.0/24` : key;
+  if (!key.endsWith('::/64')) return key;
+  const [g0, g1, g2] = key.slice(0, -'::/64'.length).split(':');
+  return `${g0}:${g1}:${g2}::/48`;
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addressKeyOf } from './client-address.ts';
+import { addressKeyOf, riskClientOf } from './client-address.ts';
 
 describe('the key a client address counts under', () => {
   it('is an IPv4 address itself', () => {
@@ -40,5 +40,23 @@ describe('the key a client address counts under', () => {
       '1::2:3:4:5:6:7:8',
     ])
       expect(addressKeyOf(text)).toBe(text);
+  });
+});
+
+describe('the network a client counts as to the risk rules', () => {
+  it('is an IPv4 address’s /24, however the address is written', () => {
+    const sameNetwork = ['203.0.113.7', '203.0.113.250', '::ffff:203.0.113.9', '::ffff:cb00:7101'];
+    expect(new Set(sameNetwork.map(riskClientOf))).toEqual(new Set(['203.0.113.0/24']));
+    expect(riskClientOf('203.0.114.7')).toBe('203.0.114.0/24');
+  });
+
+  it('is an IPv6 address’s /48: the /64s of one /48 are one client', () => {
+    const sameNetwork = ['2001:db8:1:2::1', '2001:db8:1:ffff::1', '2001:0DB8:0001:0000:0000:0000:0000:00aa', '2001:db8:1::%eth0'];
+    expect(new Set(sameNetwork.map(riskClientOf))).toEqual(new Set(['2001:db8:1::/48']));
+    expect(riskClientOf('2001:db8:2::1')).toBe('2001:db8:2::/48');
+  });
+
+  it('leaves anything that is not an address as it is', () => {
+    for (const text of ['unknown', '', '1:2:3', '300.1.2.3', '1.2.3']) expect(riskClientOf(text)).toBe(text);
   });
 });

@@ -1,4 +1,4 @@
-export { addressKeyOf } from './client-address.ts';
+export { addressKeyOf, riskClientOf } from './client-address.ts';
 export * from './code-listing-routes.ts';
 export * from './code-listing-rpc.ts';
 export { consoleFileRoute, consolePageRoute, consoleRoutes } from './console-routes.ts';

@@ -321,8 +321,8 @@ export function registerResolverRoutes(
   /**
    * The scan of a link, counted once per client and reload window: a reload by the same client
    * shortly after shows the scan it already made. The key is the whole signed message (a link with
-   * another batch, variant or expiry is another scan) and the client as the limits and risk rules
-   * see it (an IPv6 /64, an IPv4 address however written).
+   * another batch, variant or expiry is another scan) and the client as the per-address limits see
+   * it (an IPv6 /64, an IPv4 address however written).
    */
   function scanOf(request: FastifyRequest, link: DigitalLink, scannedUrl: string): Promise<SeenScan> {
     const client = addressKeyOf(request.ip);

@@ -3,12 +3,12 @@ import type { GtinIssuers, VerificationKeys } from '@hallmark/accounts';
 import type { Cache } from '@hallmark/cache';
 import { assessScan, endOfYymmdd } from '@hallmark/codes';
 import {
-  addressKeyOf,
   blockSeenByOthers,
   type CodeLookup,
   HallmarkError,
   type Principal,
   type QuickstartVerificationResult,
+  riskClientOf,
   type VerificationResult,
   type VerifyCodeBody,
 } from '@hallmark/contracts';
@@ -121,11 +121,11 @@ export async function verifyCode(
   const scan = await deps.cache.recordScan({
     subject: (forged ? forgedScanSubject : scanSubject)(principal.environment, signerAccountId ?? '-', link.gtin, link.serial),
     atMs: now.getTime(),
-    // A client is the caller's address (an IPv6 address's /64: addressKeyOf), whichever key or page
-    // it came through: keys are free to make, so ten keys from one address (another tenant's, say)
-    // would otherwise be ten clients and fake a cloned label; nor does rotating through one
-    // subscriber's addresses make new clients.
-    client: addressKeyOf(request.client.address),
+    // A client is the caller's network (an IPv4 /24, an IPv6 /48: riskClientOf), whichever key or
+    // page it came through: keys are free to make, so ten keys from one address (another tenant's,
+    // say) would otherwise be ten clients and fake a cloned label; nor do the addresses of one cheap
+    // network (a rented /24, a tunnel broker's /48) make new clients.
+    client: riskClientOf(request.client.address),
     repeatWindowMs: rules.repeatWindowSeconds * 1000,
     windowMs: rules.scanWindowMinutes * 60_000,
     clientWindowMs: rules.clonedLabelWindowMinutes * 60_000,
