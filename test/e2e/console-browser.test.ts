@@ -97,6 +97,13 @@ beforeAll(async () => {
   const authentic = await generate('PEN-A1');
   codeAssetId = authentic.assetId;
   expect((await verify(authentic.url)).verdict).toBe('AUTHENTIC');
+  // A shopper's view of its public page: a scan the code's history says was not the brand's own.
+  const shopperView = await fetch(`${t.url}/verify${new URL(authentic.url).pathname}${new URL(authentic.url).search}`, {
+    headers: { accept: 'application/json' },
+  });
+  expect(shopperView.status).toBe(200);
+  expect(((await shopperView.json()) as Json).verdict).toBe('AUTHENTIC');
+  verdictCounts.AUTHENTIC += 1;
   // A report waiting in the brand's queue (it changes no verdict).
   const report = await api('POST', '/code/report', {
     key: brand,
@@ -659,6 +666,10 @@ describe('the console in Chromium', () => {
     await open(page, `/codes/${encodeURIComponent(codeAssetId)}`);
     const link = await page.locator('[aria-labelledby="link-heading"] a.code').getAttribute('href');
     expect(link).toContain('/21/PEN-A1');
+    // Its scan history says who asked: the brand's own key, then a shopper on the public page.
+    const history = page.locator('section[aria-labelledby="history-heading"]');
+    await history.locator('td[data-scanned-by="public"]').waitFor();
+    expect(await history.locator('td[data-scanned-by]').allTextContents()).toEqual(['Public page', 'Your API keys']);
     await expect
       .poll(() => page.locator('img.qr').evaluate((image) => (image as unknown as { naturalWidth: number }).naturalWidth))
       .toBeGreaterThan(0);

@@ -27,6 +27,17 @@ export const verdictWords: Readonly<Record<string, string>> = {
   COUNTERFEIT: 'Counterfeit',
 };
 
+/**
+ * Who asked for a scan, in words (`scannedBy`, docs/API.md): another account's location and country
+ * are its word alone, so the console says whose scan it was. Absent from gateways before 2026-12-05.
+ */
+export function scannedByWords(scannedBy: string | undefined): string {
+  if (scannedBy === 'owner') return 'Your API keys';
+  if (scannedBy === 'public') return 'Public page';
+  if (scannedBy === 'other') return 'Another account';
+  return '—';
+}
+
 /** Why a scan was flagged, in words: the rules that fired, with the travel speed where one was measured. */
 export function scanReasons(scan: { riskIndicators: string[]; travelKm?: number | null; travelKmh?: number | null }): string[] {
   return scan.riskIndicators.map((flag) =>

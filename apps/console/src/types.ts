@@ -66,6 +66,8 @@ export interface ScanView {
   scanNumber: number;
   country: string | null;
   reported: boolean;
+  /** Who asked: the account's own keys, the public page, or another account (absent from gateways before 2026-12-05). */
+  scannedBy?: 'owner' | 'public' | 'other';
   /** The journey from the code's previous located scan (added with the console; absent from older gateways). */
   travelKm?: number | null;
   travelKmh?: number | null;

@@ -9,7 +9,7 @@ import { Pager, useCursorPages } from '../components/pager.tsx';
 import { Quoted } from '../components/quoted.tsx';
 import { HiddenByScope, LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
-import { flagInWords, formatCount, formatTime, scanReasons, verdictWords } from '../format.ts';
+import { flagInWords, formatCount, formatTime, scanReasons, scannedByWords, verdictWords } from '../format.ts';
 import { Link } from '../router.tsx';
 import { holds } from '../scopes.ts';
 import type { BlockKind, CodeDetail, ScanView, SessionView } from '../types.ts';
@@ -327,6 +327,7 @@ function ScanHistory({ gtin, serial }: { gtin: string; serial: string }) {
                     <th scope="col">Scan no.</th>
                     <th scope="col">Risk flags</th>
                     <th scope="col">Country</th>
+                    <th scope="col">Scanned by</th>
                   </tr>
                 </thead>
                 <tbody>
@@ -337,6 +338,7 @@ function ScanHistory({ gtin, serial }: { gtin: string; serial: string }) {
                       <td>{formatCount(scan.scanNumber)}</td>
                       <td>{scan.riskIndicators.length > 0 ? scanReasons(scan).join('; ') : '—'}</td>
                       <td>{scan.country ?? '—'}</td>
+                      <td data-scanned-by={scan.scannedBy}>{scannedByWords(scan.scannedBy)}</td>
                     </tr>
                   ))}
                 </tbody>

@@ -3,7 +3,7 @@ import { Quoted } from '../components/quoted.tsx';
 import { LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { VerdictChart, type VerdictCounts, type VerdictPeriod } from '../components/verdict-chart.tsx';
-import { formatCount, formatTime, scanReasons, verdictWords } from '../format.ts';
+import { formatCount, formatTime, scanReasons, scannedByWords, verdictWords } from '../format.ts';
 import { type Period, periodRange, periods } from '../periods.ts';
 import { Link } from '../router.tsx';
 import type { CodeReportView, ScanAggregates, ScanView } from '../types.ts';
@@ -114,6 +114,7 @@ function RecentScans({ verdict }: { verdict: 'SUSPICIOUS' | 'COUNTERFEIT' }) {
                   <th scope="col">Why</th>
                   <th scope="col">Scan no.</th>
                   <th scope="col">Country</th>
+                  <th scope="col">Scanned by</th>
                 </tr>
               </thead>
               <tbody>
@@ -135,6 +136,7 @@ function RecentScans({ verdict }: { verdict: 'SUSPICIOUS' | 'COUNTERFEIT' }) {
                     </td>
                     <td>{formatCount(scan.scanNumber)}</td>
                     <td>{scan.country ?? '—'}</td>
+                    <td data-scanned-by={scan.scannedBy}>{scannedByWords(scan.scannedBy)}</td>
                   </tr>
                 ))}
               </tbody>
