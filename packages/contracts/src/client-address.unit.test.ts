@@ -56,7 +56,14 @@ describe('the network a client counts as to the risk rules', () => {
     expect(riskClientOf('2001:db8:2::1')).toBe('2001:db8:2::/48');
   });
 
+  it('is the /24 of the IPv4 address an IPv6 one carries: NAT64, and 6to4 (whose every IPv4 address holds a /48)', () => {
+    const sameNetwork = ['64:ff9b::203.0.113.7', '64:ff9b::cb00:71fe', '2002:cb00:7107::1', '2002:cb00:71ff:1::1'];
+    expect(new Set(sameNetwork.map(riskClientOf))).toEqual(new Set(['203.0.113.0/24']));
+    expect(riskClientOf('2002:cb00:7207::1')).toBe('203.0.114.0/24');
+  });
+
   it('leaves anything that is not an address as it is', () => {
-    for (const text of ['unknown', '', '1:2:3', '300.1.2.3', '1.2.3']) expect(riskClientOf(text)).toBe(text);
+    for (const text of ['unknown', '', '1:2:3', '300.1.2.3', '1.2.3.256', '1.2.3', '2001:db8::g'])
+      expect(riskClientOf(text)).toBe(text);
   });
 });
