@@ -9,7 +9,7 @@ import { Pager, useCursorPages } from '../components/pager.tsx';
 import { Quoted } from '../components/quoted.tsx';
 import { HiddenByScope, LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
-import { flagInWords, formatCount, formatTime, scanReasons, scannedByWords, verdictWords } from '../format.ts';
+import { flagInWords, formatCount, formatTime, scannedByWords, scanReasons, verdictWords } from '../format.ts';
 import { Link } from '../router.tsx';
 import { holds } from '../scopes.ts';
 import type { BlockKind, CodeDetail, ScanView, SessionView } from '../types.ts';

@@ -3,7 +3,7 @@ import { Quoted } from '../components/quoted.tsx';
 import { LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { VerdictChart, type VerdictCounts, type VerdictPeriod } from '../components/verdict-chart.tsx';
-import { formatCount, formatTime, scanReasons, scannedByWords, verdictWords } from '../format.ts';
+import { formatCount, formatTime, scannedByWords, scanReasons, verdictWords } from '../format.ts';
 import { type Period, periodRange, periods } from '../periods.ts';
 import { Link } from '../router.tsx';
 import type { CodeReportView, ScanAggregates, ScanView } from '../types.ts';
