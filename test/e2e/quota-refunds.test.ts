@@ -132,14 +132,15 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
   /**
    * The first write of an event with one of `serials` outlives the gateway's wait (1.5 s), then fails:
    * nothing stored, after the gateway answered 503. A sequence is not rolled back with the
-   * transaction, so each sequence's write fails once, the first time.
+   * transaction, so each sequence's write fails once, the first time. `sleepSeconds` 0: it fails at
+   * once, and the service answers the failure.
    */
-  const failOnceAfterTheWait = async (name: string, serials: readonly string[]) => {
+  const failOnceAfterTheWait = async (name: string, serials: readonly string[], sleepSeconds = 1.5) => {
     await slow.product.db.query(`CREATE SEQUENCE ${name}_attempts`);
     await slow.product.db.query(`CREATE OR REPLACE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         IF nextval('${name}_attempts') = 1 THEN
-          PERFORM pg_sleep(1.5);
+          PERFORM pg_sleep(${sleepSeconds});
           RAISE EXCEPTION 'lost write';
         END IF;
         RETURN NEW;
@@ -252,6 +253,36 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
     expect(retry.body.results.filter((result: Json) => result.code)).toHaveLength(600);
     // 600 codes, 600 units: before, the retry was charged the 100 again (700).
     expect(await used()).toBe(600);
+  });
+
+  it('charges a keyed retry of a failed batch nothing for the chunks it made, even near the day’s limit', async () => {
+    // Found (fixed; the test above failed on it when its first chunk happened to be stored within the
+    // gateway's wait). A batch whose second chunk failed answered 5xx; its first chunk's codes were made
+    // and paid for, but the key's record kept nothing for them, so its retry was charged for them again
+    // up front (and given them back after): with less of the day left than that, the retry that would
+    // make only the missing chunk was refused 429. Now a failed attempt leaves every chunk it answered
+    // paid for, as many units as its codes (routes/code.ts).
+    const ownGtin = '09506000134413';
+    const { key, used } = await brandOwning('Near-limit brand', 'starter', ownGtin);
+    const others = await slowApi('POST', '/code/generate/batch', {
+      key,
+      body: { items: Array.from({ length: 400 }, (_, i) => ({ gtin: ownGtin, serialNumber: `OTHER-${i}` })) },
+    });
+    expect(others.body.results.filter((result: Json) => result.code)).toHaveLength(400);
+    // The second chunk's first write fails at once: the service answers the failure, and the batch with it.
+    await failOnceAfterTheWait('failed_chunk', ['NEAR-500'], 0);
+    const batch = { items: Array.from({ length: 600 }, (_, i) => ({ gtin: ownGtin, serialNumber: `NEAR-${i}` })) };
+    const keyed = { key, headers: { 'idempotency-key': 'near-the-limit' } };
+    const failed = await slowApi('POST', '/code/generate/batch', { ...keyed, body: batch });
+    expect(failed.status, JSON.stringify(failed.body).slice(0, 300)).toBeGreaterThanOrEqual(500);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await used()).toBe(900);
+
+    // 100 of the day left, and the retry makes 100 new codes: it goes.
+    const retry = await slowApi('POST', '/code/generate/batch', { ...keyed, body: batch });
+    expect(retry.status, JSON.stringify(retry.body).slice(0, 300)).toBe(200);
+    expect(retry.body.results.filter((result: Json) => result.code)).toHaveLength(600);
+    expect(await used()).toBe(1000);
   });
 
   it('tells quota.threshold for what is kept: not for items given back, nor for a batch larger than the day', async () => {

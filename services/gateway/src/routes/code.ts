@@ -112,10 +112,20 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
     const leftPrepaid: Record<number, number> = {};
     const workers = await Promise.allSettled(Array.from({ length: Math.min(batchConcurrency, chunks.length) }, worker));
     request.refusedItems = (request.quotaSpent?.cost ?? 0) - charged;
-    // A prepaid chunk this attempt did not make (unsent, or refused by a service that did nothing) stays prepaid for the next.
+    // Should the batch fail, what the key's next attempt finds paid for: a prepaid chunk this attempt
+    // did not make (unsent, or refused by a service that did nothing) stays prepaid; a chunk answered
+    // now is paid for as many units as its codes (made now, or before and answered so), which the
+    // retry is answered again at no cost. Before 2026-12-05 a retry was charged for those again up
+    // front, and refused 429 near the day's limit when the day could not hold them twice.
     chunks.forEach((firstIndex, chunk) => {
-      const prepaid = prepaidFor(request, firstIndex);
-      if (prepaid > 0 && results[chunk] === undefined) leftPrepaid[firstIndex] ??= prepaid;
+      const answered = results[chunk];
+      if (answered === undefined) {
+        const prepaid = prepaidFor(request, firstIndex);
+        if (prepaid > 0) leftPrepaid[firstIndex] ??= prepaid;
+        return;
+      }
+      const codes = answered.filter((result) => 'code' in result).length;
+      if (codes > 0) leftPrepaid[firstIndex] ??= codes;
     });
     leavePrepaid(request, leftPrepaid);
     const failure = workers.find((outcome) => outcome.status === 'rejected');
