@@ -25,9 +25,12 @@ export interface ServiceProcess {
  */
 export function startServiceProcess(service: string, env: Record<string, string>, name = service): ServiceProcess {
   const bundles = process.env.HALLMARK_TEST_SERVICE_BUNDLES;
+  // Node's own options for every process, which NODE_OPTIONS refuses (a benchmark's profile:
+  // BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/profiles').
+  const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const args = bundles
-    ? ['--enable-source-maps', bundlePath(bundles, service)]
-    : ['--import', 'tsx', `services/${service}/src/main.ts`];
+    ? [...nodeArgs, '--enable-source-maps', bundlePath(bundles, service)]
+    : [...nodeArgs, '--import', 'tsx', `services/${service}/src/main.ts`];
   const child = spawn(process.execPath, args, {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
