@@ -133,15 +133,19 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
    * The first write of an event with one of `serials` outlives the gateway's wait (1.5 s), then fails:
    * nothing stored, after the gateway answered 503. A sequence is not rolled back with the
    * transaction, so each sequence's write fails once, the first time. `sleepSeconds` 0: it fails at
-   * once, and the service answers the failure.
+   * once, and the service answers the failure; `fail` false: it is only slow, and stored.
    */
-  const failOnceAfterTheWait = async (name: string, serials: readonly string[], sleepSeconds = 1.5) => {
+  const failOnceAfterTheWait = async (
+    name: string,
+    serials: readonly string[],
+    { sleepSeconds = 1.5, fail = true }: { sleepSeconds?: number; fail?: boolean } = {},
+  ) => {
     await slow.product.db.query(`CREATE SEQUENCE ${name}_attempts`);
     await slow.product.db.query(`CREATE OR REPLACE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         IF nextval('${name}_attempts') = 1 THEN
           PERFORM pg_sleep(${sleepSeconds});
-          RAISE EXCEPTION 'lost write';
+          ${fail ? "RAISE EXCEPTION 'lost write';" : ''}
         END IF;
         RETURN NEW;
       END $$`);
@@ -150,6 +154,14 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
       `CREATE TRIGGER ${name} BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.data->>'serial' IN (${listed})) EXECUTE FUNCTION ${name}()`,
     );
   };
+
+  /** The account's codes as stored (GET /codes would list them). */
+  const codesStoredOf = async (accountId: string) =>
+    (
+      await slow.product.db.query<{ count: number }>('SELECT count(*)::int AS count FROM codes WHERE account_id = $1', [
+        accountId,
+      ])
+    )[0]?.count;
 
   it('keeps the quota of a timed-out generate and batch, and charges their keyed retries nothing', async () => {
     const { key, used } = await brandOwning('Slow brand', 'free', gtin);
@@ -270,7 +282,7 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
     });
     expect(others.body.results.filter((result: Json) => result.code)).toHaveLength(400);
     // The second chunk's first write fails at once: the service answers the failure, and the batch with it.
-    await failOnceAfterTheWait('failed_chunk', ['NEAR-500'], 0);
+    await failOnceAfterTheWait('failed_chunk', ['NEAR-500'], { sleepSeconds: 0 });
     const batch = { items: Array.from({ length: 600 }, (_, i) => ({ gtin: ownGtin, serialNumber: `NEAR-${i}` })) };
     const keyed = { key, headers: { 'idempotency-key': 'near-the-limit' } };
     const failed = await slowApi('POST', '/code/generate/batch', { ...keyed, body: batch });
@@ -283,6 +295,82 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
     expect(retry.status, JSON.stringify(retry.body).slice(0, 300)).toBe(200);
     expect(retry.body.results.filter((result: Json) => result.code)).toHaveLength(600);
     expect(await used()).toBe(1000);
+  });
+
+  it('charges a keyed retry for every code of a partly prepaid chunk that timed out (a review of 2026-12-05)', async () => {
+    // Found (fixed). With the chunks a failed batch answered left paid for as many units as their
+    // codes (the test above), a chunk could be prepaid for fewer units than its items: its retry, once
+    // refused items were allowed (a GTIN granted meanwhile), then timed out, was charged nothing for
+    // the new codes, as if the chunk had been prepaid whole. Now a chunk that timed out is paid for
+    // whole: what was prepaid, and the rest spent now.
+    const ownGtin = '09506000134437';
+    const laterGtin = '09506000134444';
+    const { key, accountId, used } = await brandOwning('Partly prepaid brand', 'starter', ownGtin);
+    const items = [
+      { gtin: ownGtin, serialNumber: 'PART-A-0' },
+      ...Array.from({ length: 499 }, (_, i) => ({ gtin: laterGtin, serialNumber: `PART-A-${i + 1}` })),
+      ...Array.from({ length: 100 }, (_, i) => ({ gtin: ownGtin, serialNumber: `PART-B-${i}` })),
+    ];
+    const keyed = { key, headers: { 'idempotency-key': 'partly-prepaid' } };
+    // The first chunk makes 1 code (499 GTIN_NOT_OWNED); the second's write fails at once.
+    await failOnceAfterTheWait('part_fail_b', ['PART-B-0'], { sleepSeconds: 0 });
+    const first = await slowApi('POST', '/code/generate/batch', { ...keyed, body: { items } });
+    expect(first.status, JSON.stringify(first.body).slice(0, 300)).toBeGreaterThanOrEqual(500);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await used()).toBe(1);
+
+    // The other GTIN is granted; the retry's first chunk is stored after the gateway's wait.
+    const operator = slow.product.generatedOperatorKey as string;
+    const granted = await slowApi('POST', `/accounts/${accountId}/gtins`, { key: operator, body: { gtin: laterGtin } });
+    expect(granted.status, JSON.stringify(granted.body)).toBe(201);
+    await failOnceAfterTheWait('part_slow_a', ['PART-A-1'], { fail: false });
+    const retry = await slowApi('POST', '/code/generate/batch', { ...keyed, body: { items } });
+    expect(retry.status, JSON.stringify(retry.body).slice(0, 300)).toBe(503);
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(await codesStoredOf(accountId)).toBe(600);
+    expect(await used(), 'every stored code paid for').toBe(600);
+  });
+
+  it('answers a keyed retry after midnight the codes its first attempt made that day, and gives back none of their quota (a review of 2026-12-05)', async () => {
+    // Found (fixed). The retry checked each item again before it looked for the code its first attempt
+    // stored: an item whose expiry date was that day was refused "in the past" after midnight UTC,
+    // the code it had made not answered, and the units paid for it given back to the new day.
+    const dayMs = 86_400_000;
+    const day = Math.floor(Date.now() / dayMs) + 2;
+    const today = new Date(day * dayMs).toISOString().slice(0, 10);
+    slow.clock.freeze(new Date((day + 1) * dayMs - 120_000)); // 23:58 UTC
+    try {
+      const ownGtin = '09506000134451';
+      const { key, accountId, used } = await brandOwning('Midnight brand', 'starter', ownGtin);
+      await failOnceAfterTheWait('midnight_fail_b', ['MID-B-0'], { sleepSeconds: 0 });
+      const items = [
+        ...Array.from({ length: 500 }, (_, i) => ({ gtin: ownGtin, serialNumber: `MID-A-${i}`, expiryDate: today })),
+        ...Array.from({ length: 100 }, (_, i) => ({ gtin: ownGtin, serialNumber: `MID-B-${i}` })),
+      ];
+      const keyed = { key, headers: { 'idempotency-key': 'past-midnight' } };
+      const first = await slowApi('POST', '/code/generate/batch', { ...keyed, body: { items } });
+      expect(first.status, JSON.stringify(first.body).slice(0, 300)).toBeGreaterThanOrEqual(500);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(await used()).toBe(500);
+
+      slow.clock.freeze(new Date((day + 1) * dayMs + 120_000)); // 00:02 UTC, a new day's quota
+      const retry = await slowApi('POST', '/code/generate/batch', { ...keyed, body: { items } });
+      expect(retry.status, JSON.stringify(retry.body).slice(0, 300)).toBe(200);
+      expect(retry.body.results.filter((result: Json) => result.code)).toHaveLength(600);
+      expect(await codesStoredOf(accountId)).toBe(600);
+      // The 100 made today are today's; the 500 of yesterday were paid yesterday.
+      expect(await used()).toBe(100);
+      // A new item with that expiry date is refused as before.
+      const late = await slowApi('POST', '/code/generate', {
+        key,
+        headers: { 'idempotency-key': 'late-item' },
+        body: { gtin: ownGtin, serialNumber: 'MID-LATE', expiryDate: today },
+      });
+      expect(late.status, JSON.stringify(late.body)).toBe(400);
+      expect(late.body.error?.details?.fields).toEqual([{ field: 'expiryDate', in: 'body', message: 'is in the past' }]);
+    } finally {
+      slow.clock.freeze(undefined);
+    }
   });
 
   it('tells quota.threshold for what is kept: not for items given back, nor for a batch larger than the day', async () => {

@@ -17,6 +17,8 @@ export interface ValidGenerateRequest {
   metadata: Record<string, unknown>;
   /** When verification starts answering EXPIRED_CODE; null: never. */
   expiresAt: Date | null;
+  /** Its expiry date has passed (only with `allowPastExpiry`; the item is otherwise valid). */
+  pastExpiry?: true;
 }
 
 export interface GenerateProblem {
@@ -92,6 +94,12 @@ export function validateGenerateRequest(
   input: GenerateInput,
   environment: 'test' | 'live',
   now: Date,
+  /**
+   * `allowPastExpiry`: an item whose only fault is an expiry date now past is answered valid, marked
+   * `pastExpiry`, for a retry to find the code its first attempt made (that day) before refusing it
+   * with pastExpiryProblem.
+   */
+  options: { allowPastExpiry?: boolean } = {},
 ): { ok: true; request: ValidGenerateRequest } | { ok: false; problem: GenerateProblem } {
   const missing = (['gtin', 'serialNumber'] as const).filter((field) => input[field] === undefined || input[field] === '');
   if (missing.length > 0) {
@@ -137,26 +145,42 @@ export function validateGenerateRequest(
         // GS1 reads AI 17's two-digit year within 50 years of the current one.
         message: `must be an ISO 8601 date (YYYY-MM-DD) or date-time, in ${now.getUTCFullYear() + 50} at the latest`,
       });
-    else if (endOfYymmdd(expiry) <= now) fields.push({ field: 'expiryDate', in: 'body', message: 'is in the past' });
+    else if (endOfYymmdd(expiry) <= now) fields.push(pastExpiryField);
   }
   const metadata = input.metadata ?? {};
   if (Buffer.byteLength(JSON.stringify(metadata)) > maxMetadataBytes) {
     fields.push({ field: 'metadata', in: 'body', message: `is larger than ${maxMetadataBytes / 1024} KiB as JSON` });
   }
-  if (fields.length > 0) {
-    return {
-      ok: false,
-      problem: {
-        code: 'VALIDATION_ERROR',
-        message: `Invalid request: check ${fields.map((f) => f.field).join(', ')}.`,
-        details: { fields },
-      },
-    };
-  }
+  const onlyPastExpiry = options.allowPastExpiry === true && fields.length === 1 && fields[0] === pastExpiryField;
+  if (fields.length > 0 && !onlyPastExpiry) return { ok: false, problem: invalidFields(fields) };
   const deadlines = [
     ...(environment === 'test' ? [new Date(now.getTime() + testCodeLifetimeMs)] : []),
     ...(expiry ? [endOfYymmdd(expiry)] : []),
   ];
   const expiresAt = deadlines.length === 0 ? null : new Date(Math.min(...deadlines.map((date) => date.getTime())));
-  return { ok: true, request: { gtin, serial, batch: input.batchNumber, expiry, metadata, expiresAt } };
+  return {
+    ok: true,
+    request: {
+      gtin,
+      serial,
+      batch: input.batchNumber,
+      expiry,
+      metadata,
+      expiresAt,
+      ...(onlyPastExpiry ? { pastExpiry: true } : {}),
+    },
+  };
 }
+
+const pastExpiryField = Object.freeze({ field: 'expiryDate', in: 'body', message: 'is in the past' } as const);
+
+function invalidFields(fields: ReadonlyArray<{ field: string; in: 'body'; message: string }>): GenerateProblem {
+  return {
+    code: 'VALIDATION_ERROR',
+    message: `Invalid request: check ${fields.map((f) => f.field).join(', ')}.`,
+    details: { fields: [...fields] },
+  };
+}
+
+/** What validateGenerateRequest answers an item whose only fault is an expiry date past. */
+export const pastExpiryProblem = (): GenerateProblem => invalidFields([pastExpiryField]);

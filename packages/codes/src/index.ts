@@ -3,6 +3,7 @@ export {
   type GenerateInput,
   type GenerateProblem,
   maxMetadataBytes,
+  pastExpiryProblem,
   toYymmdd,
   type ValidGenerateRequest,
   validateGenerateRequest,

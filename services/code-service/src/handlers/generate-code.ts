@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import { findGtinSigner, type GtinSigners, gtinClaimsLock, type SigningKeyring } from '@hallmark/accounts';
-import { signedMessage, type ValidGenerateRequest, validateGenerateRequest, yymmddToIsoDate } from '@hallmark/codes';
+import {
+  pastExpiryProblem,
+  signedMessage,
+  type ValidGenerateRequest,
+  validateGenerateRequest,
+  yymmddToIsoDate,
+} from '@hallmark/codes';
 import {
   type BatchItemResult,
   type ErrorData,
@@ -109,7 +115,11 @@ export async function generateCodes(
       results.push({ index, error: invalid });
       continue;
     }
-    const checked = validateGenerateRequest(item as GenerateCodeBody, principal.environment, now);
+    // With an Idempotency-Key, an item whose expiry date has passed since its first attempt made its
+    // code (a retry after midnight UTC) is looked up before it is refused: it is answered that code.
+    const checked = validateGenerateRequest(item as GenerateCodeBody, principal.environment, now, {
+      allowPastExpiry: requestKey !== undefined,
+    });
     if (!checked.ok) {
       results.push({ index, error: checked.problem });
       continue;
@@ -140,6 +150,10 @@ export async function generateCodes(
       } else {
         results[position] = { index, error: itemError(duplicateSerial(gtin, serial)) };
       }
+      continue;
+    }
+    if (request.pastExpiry) {
+      results[position] = { index, error: pastExpiryProblem() };
       continue;
     }
     // Only the GTIN's owner signs its codes (the operator, for a GTIN nobody owns): docs/SIGNING.md.

@@ -89,11 +89,12 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
           .call(generateCodesRpc, { principal, items: chunkItems, firstIndex, ...requestKey }, request.id)
           .catch((error: unknown) => {
             failed = true;
-            // A chunk code-service did not answer in time may have stored its codes: they stay paid
-            // for, and a retry with the key spends nothing for them again.
+            // A chunk code-service did not answer in time may have stored every one of its codes:
+            // they stay paid for, all of them (what an earlier attempt prepaid for the chunk and what
+            // this one spent on it), and a retry with the key spends nothing for them again.
             if (mayHaveActed(error)) {
-              charged += prepaid > 0 ? 0 : chunkItems.length;
-              leftPrepaid[firstIndex] = prepaid > 0 ? prepaid : chunkItems.length;
+              charged += chunkItems.length - prepaid;
+              leftPrepaid[firstIndex] = chunkItems.length;
             }
             throw error;
           });
