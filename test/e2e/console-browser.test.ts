@@ -669,7 +669,7 @@ describe('the console in Chromium', () => {
     // Its scan history says who asked: the brand's own key, then a shopper on the public page.
     const history = page.locator('section[aria-labelledby="history-heading"]');
     await history.locator('td[data-scanned-by="public"]').waitFor();
-    expect(await history.locator('td[data-scanned-by]').allTextContents()).toEqual(['Public page', 'Your API keys']);
+    expect(await history.locator('td[data-scanned-by]').allTextContents()).toEqual(['Public page', 'Your account']);
     await expect
       .poll(() => page.locator('img.qr').evaluate((image) => (image as unknown as { naturalWidth: number }).naturalWidth))
       .toBeGreaterThan(0);

@@ -237,14 +237,19 @@ describe('a counterfeiter turning the risk rules against a brand’s genuine cod
     const code = await generate(direct, brand.key, gtin, 'XFF-1');
     const script = newAddress();
     for (let i = 1; i <= 10; i++) {
-      const spoofed = { 'x-forwarded-for': `198.51.100.${i}`, 'x-real-ip': `198.51.100.${i}`, forwarded: `for=198.51.100.${i}` };
+      // Each spoofed address in a network of its own: counted, they would be ten clients.
+      const spoofed = {
+        'x-forwarded-for': `198.${50 + i}.100.1`,
+        'x-real-ip': `198.${50 + i}.100.1`,
+        forwarded: `for=198.${50 + i}.100.1`,
+      };
       expect((await viewPage(direct, script, code.url, spoofed)).status).toBe(200);
       ok(
         await api(direct, 'POST', '/code/verify', {
           key: rival.key,
           body: { url: code.url },
           from: script,
-          headers: { 'x-forwarded-for': `203.0.113.${i}` },
+          headers: { 'x-forwarded-for': `203.${i}.113.1` },
         }),
       );
     }
@@ -269,12 +274,12 @@ describe('a counterfeiter turning the risk rules against a brand’s genuine cod
     // A script reaching the gateway past the proxy: its own headers say nothing.
     const past = newAddress();
     for (let i = 1; i <= 10; i++) {
-      expect((await viewPage(proxied, past, code.url, { 'x-forwarded-for': `198.51.100.${i}` })).status).toBe(200);
+      expect((await viewPage(proxied, past, code.url, { 'x-forwarded-for': `198.${50 + i}.100.1` })).status).toBe(200);
     }
     // The same script through the proxy (127.0.0.1), which appends the address it saw (203.0.113.9)
     // to what the script wrote.
     for (let i = 1; i <= 10; i++) {
-      const through = await viewPage(proxied, '127.0.0.1', code.url, { 'x-forwarded-for': `10.9.9.${i}, 203.0.113.9` });
+      const through = await viewPage(proxied, '127.0.0.1', code.url, { 'x-forwarded-for': `10.${i}.9.9, 203.0.113.9` });
       expect(through.status).toBe(200);
     }
     const shopper = await viewPage(proxied, '127.0.0.1', code.url, { ...phone, 'x-forwarded-for': '203.0.113.50' });
@@ -353,11 +358,13 @@ describe('another tenant’s scans of a brand’s codes', () => {
     expect(totals).toEqual({ AUTHENTIC: 1, COUNTERFEIT: 5 });
     const top = ok(await api(direct, 'GET', '/scans/top-codes', { key: a.key }));
     expect(top.codes).toEqual([expect.objectContaining({ gtin: gtinA, serial: 'A-1', suspicious: 0, counterfeit: 5 })]);
+    // A's map holds its own keys' countries only: B's made-up KP is its word alone (found by a review
+    // of 2026-12-05: it was on A's map, which could not leave it out). The scans keep it in the list.
     const countries = ok(await api(direct, 'GET', '/scans/countries', { key: a.key }));
-    expect(countries.countries).toEqual([
-      { country: 'KP', scans: 3 },
-      { country: 'FR', scans: 1 },
-    ]);
+    expect(countries.countries).toEqual([{ country: 'FR', scans: 1 }]);
+    const byCountry = ok(await api(direct, 'GET', '/scans/aggregates?groupBy=country&bucket=day', { key: a.key }));
+    expect((byCountry.buckets as Json[]).map((bucket) => bucket.counts)).toEqual([{ FR: 1 }]);
+    expect(scans.filter((scan) => scan.country === 'KP').map((scan) => scan.scannedBy)).toEqual(['other', 'other', 'other']);
 
     // B, live or test, sees nothing of A's scans, nor of its own scanning of them.
     for (const key of [b.key, bTest]) {
@@ -411,5 +418,65 @@ describe('another tenant’s scans of a brand’s codes', () => {
     expect(row?.split(',').at(-1)).toBe('owner');
     expect(rest).toEqual([]);
     expect((await api(direct, 'GET', '/scans?scannedBy=rival', { key: brand.key })).status).toBe(400);
+  });
+
+  it('a rival’s made-up location makes no journey of the brand’s own scans in the list (found by a review of 2026-12-05)', async () => {
+    // The verdict's GEOGRAPHIC_IMPOSSIBILITY compares one verifying account's locations; the list's
+    // travelKm measured from any earlier located scan, so the rival's "Sydney" between two of the
+    // brand's scans in Paris showed the brand's own second scan as a 16,959 km journey.
+    const gtin = '09506000134420';
+    const brand = await tenant(direct, 'Brand in Paris', gtin);
+    const rival = await tenant(direct, 'Rival in "Sydney"');
+    const code = await generate(direct, brand.key, gtin, 'TRAVEL-1');
+    await verify(direct, brand.key, code.url, { location: { latitude: 48.85, longitude: 2.35 } });
+    await verify(direct, rival.key, code.url, { location: { latitude: -33.86, longitude: 151.2 } });
+    const second = await verify(direct, brand.key, code.url, { location: { latitude: 48.86, longitude: 2.35 } });
+    expect(second.riskIndicators).toEqual([]);
+    const scans = await waitFor('the three scans listed', async () => {
+      const listed = ok(await api(direct, 'GET', `/scans?gtin=${gtin}&limit=100`, { key: brand.key })).scans as Json[];
+      return listed.length >= 3 ? listed : undefined;
+    });
+    const [latest, rivals, first] = scans;
+    expect(latest).toMatchObject({ scannedBy: 'owner' });
+    expect(latest?.travelKm).toBeLessThan(2);
+    expect(rivals).toMatchObject({ scannedBy: 'other', travelKm: null });
+    expect(first).toMatchObject({ scannedBy: 'owner', travelKm: null });
+  });
+
+  it('refuses limit=1e309 (Infinity) at the gateway, naming limit, in JSON and CSV alike (found by a review of 2026-12-05)', async () => {
+    const brand = await tenant(direct, 'Brand with a large page');
+    for (const path of ['/scans?limit=1e309', '/scans?limit=1e309&format=csv', '/scans/top-codes?limit=1e309']) {
+      const answer = await api(direct, 'GET', path, { key: brand.key });
+      expect(answer.status, `${path}: ${JSON.stringify(answer.body)}`).toBe(400);
+      expect(answer.body).toMatchObject({
+        error: {
+          code: 'VALIDATION_ERROR',
+          details: { fields: [expect.objectContaining({ field: 'limit', in: 'querystring' })] },
+        },
+      });
+    }
+    // A large finite limit is still taken as the page size.
+    expect(ok(await api(direct, 'GET', '/scans?limit=1e15', { key: brand.key })).pagination.limit).toBe(1000);
+  });
+
+  it('writes no spreadsheet formula into the brand’s CSV from a rival’s forged serial with a `;` (found by a review of 2026-12-05)', async () => {
+    // Excel in most European locales splits a .csv on `;`, quotes or not: the rival's forged link of
+    // the brand's GTIN with serial `X;=1+1` put a cell `=1+1,,COUNTERFEIT,…` in the brand's export.
+    const gtin = '09506000134437';
+    const brand = await tenant(direct, 'Brand with a spreadsheet', gtin);
+    const rival = await tenant(direct, 'Rival with a formula');
+    const code = await generate(direct, brand.key, gtin, 'SHEET-1');
+    const planted = code.url.replace('/21/SHEET-1', `/21/${encodeURIComponent('X;=1+1')}`);
+    expect((await verify(direct, rival.key, planted)).verdict).toBe('COUNTERFEIT');
+    const csv = await waitFor('the forged scan in the CSV', async () => {
+      const response = await fetchFrom('127.0.0.1', `${direct.url}/api/v1/scans?gtin=${gtin}&format=csv`, {
+        headers: { 'x-api-key': brand.key },
+      });
+      return response.text.includes('X;') ? response.text : undefined;
+    });
+    // Split as such a spreadsheet does: no cell starts a formula.
+    const cells = csv.split('\r\n').flatMap((line) => line.split(';'));
+    expect(cells.filter((cell) => /^[=+\-@]/.test(cell))).toEqual([]);
+    expect(csv).toContain("X;'=1+1");
   });
 });

@@ -36,12 +36,15 @@ export function parseCsv(text: string): string[][] {
 
 const needsQuotes = /[",\r\n]/;
 
-/** One CSV line; a field that starts like a formula is prefixed with ' so a spreadsheet does not run it. */
+/**
+ * One CSV line; a field that starts like a formula is prefixed with ' so a spreadsheet does not run
+ * it, and so is each part after a `;` that does (a spreadsheet whose list separator is `;` starts a
+ * cell there, quotes or not).
+ */
 export function csvLine(fields: ReadonlyArray<string | number | null | undefined>): string {
   return fields
     .map((value) => {
-      let text = value === null || value === undefined ? '' : String(value);
-      if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+      const text = (value === null || value === undefined ? '' : String(value)).replace(/(^|;)([=+\-@\t\r])/g, "$1'$2");
       return needsQuotes.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
     })
     .join(',');

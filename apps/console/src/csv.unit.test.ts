@@ -15,6 +15,8 @@ describe('csvLine', () => {
   it('quotes what needs it and defuses cells a spreadsheet would run as a formula', () => {
     expect(csvLine(['plain', 'a,b', 'say "hi"', null, 3])).toBe('plain,"a,b","say ""hi""",,3');
     expect(csvLine(['=HYPERLINK("x")', '+1', '-2', '@sum'])).toBe(`"'=HYPERLINK(""x"")",'+1,'-2,'@sum`);
+    // After a `;` too: a spreadsheet splitting on `;` starts a cell there.
+    expect(csvLine(['X;=1+1', 'A;B'])).toBe("X;'=1+1,A;B");
   });
 });
 

@@ -32,7 +32,8 @@ export const verdictWords: Readonly<Record<string, string>> = {
  * are its word alone, so the console says whose scan it was. Absent from gateways before 2026-12-05.
  */
 export function scannedByWords(scannedBy: string | undefined): string {
-  if (scannedBy === 'owner') return 'Your API keys';
+  // The account's own keys; the public page's views before 2026-12-05 were recorded so too.
+  if (scannedBy === 'owner') return 'Your account';
   if (scannedBy === 'public') return 'Public page';
   if (scannedBy === 'other') return 'Another account';
   return '—';

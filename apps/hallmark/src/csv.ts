@@ -89,12 +89,14 @@ function countLineBreaks(text: string): number {
 /**
  * One field, quoted when it holds a comma, a quote or a line break. Text that a spreadsheet would
  * run as a formula (starting with =, +, -, @, a tab or a carriage return: a serial or lot such as
- * `=HYPERLINK(…)` is valid GS1 text and signed as it is) gets a leading `'`, as the API's scans CSV and
- * the console's batch results do; numbers stay as they are.
+ * `=HYPERLINK(…)` is valid GS1 text and signed as it is) gets a leading `'`, and so does each part
+ * after a `;` that starts so, as the API's scans CSV and the console's batch results do; numbers
+ * stay as they are.
  */
 export function csvField(value: string | number | null | undefined): string {
   const raw = value === null || value === undefined ? '' : String(value);
-  const text = typeof value === 'string' && /^[=+\-@\t\r]/.test(raw) ? `'${raw}` : raw;
+  // At the start and after every `;`, where a spreadsheet whose list separator is `;` starts a cell.
+  const text = typeof value === 'string' ? raw.replace(/(^|;)([=+\-@\t\r])/g, "$1'$2") : raw;
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 

@@ -30,5 +30,7 @@ describe('CSV', () => {
     expect(csvLine(['=HYPERLINK("x",1)', '-2+3', '+1', '@SUM(A1)', '\tx', 'plain', -2])).toBe(
       `'=HYPERLINK(""x"",1),'-2+3,'+1,'@SUM(A1),'\tx,plain,-2\r\n`.replace(`'=HYPERLINK(""x"",1)`, `"'=HYPERLINK(""x"",1)"`),
     );
+    // After a `;` too: a spreadsheet splitting on `;` starts a cell there.
+    expect(csvLine(['X;=1+1', 'L;-2;@SUM(A1)', 'A;B'])).toBe("X;'=1+1,L;'-2;'@SUM(A1),A;B\r\n");
   });
 });

@@ -84,7 +84,9 @@ const maxRowsPerStatement = 200;
 /**
  * Inserts the scans and, from the rows actually inserted (a redelivered scan is not counted twice),
  * adds them to the rollups the aggregates read (migrations/0005): counts per hour by verdict, by
- * flag and by country, and suspicious/counterfeit scans per code and day. One statement, so the
+ * flag and by country (the owner's own keys' countries only: another account's, a rival's, is its
+ * word alone and filled a brand's map with countries of its choosing), and suspicious/counterfeit
+ * scans per code and day. One statement, so the
  * rollups move with the rows or not at all. The JSON array of flags is read as text[] directly (a
  * subquery per row, as ARRAY(SELECT jsonb_array_elements_text(…)) was, costs the projection more).
  */
@@ -100,7 +102,7 @@ async function insertScans(db: SqlExecutor, rows: readonly object[]): Promise<vo
            scan_number integer, scanned_at timestamptz, verified_by text, latitude double precision, longitude double precision,
            account_id text, batch text, country text)
          ON CONFLICT (scan_id) DO NOTHING
-         RETURNING account_id, environment, gtin, serial, verdict, risk_indicators, scanned_at, country
+         RETURNING account_id, environment, gtin, serial, verdict, risk_indicators, scanned_at, country, verified_by
      ),
      counted AS (
        SELECT account_id, environment, 'verdict' AS dimension, date_trunc('hour', scanned_at) AS hour, verdict AS value FROM inserted
@@ -109,8 +111,9 @@ async function insertScans(db: SqlExecutor, rows: readonly object[]): Promise<vo
        SELECT account_id, environment, 'flag', date_trunc('hour', scanned_at), flag FROM inserted, unnest(risk_indicators) AS flag
         WHERE account_id IS NOT NULL
        UNION ALL
+       -- A country is the scanning client's word: only the owner's own keys' count on its map.
        SELECT account_id, environment, 'country', date_trunc('hour', scanned_at), country FROM inserted
-        WHERE account_id IS NOT NULL AND country IS NOT NULL
+        WHERE account_id IS NOT NULL AND country IS NOT NULL AND verified_by = account_id
      ),
      hourly AS (
        INSERT INTO scan_counts_hourly AS t (account_id, environment, dimension, hour, value, count)

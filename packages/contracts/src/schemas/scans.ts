@@ -15,6 +15,9 @@ export const maxScansPageSize = 1000;
 const Limit = (fallback: number, most: number) =>
   Type.Integer({
     minimum: 1,
+    // A number, not Infinity (`limit=1e309`), which passed as an integer and was refused by
+    // verify-service in its own words; any larger value is still taken as `most`.
+    maximum: Number.MAX_SAFE_INTEGER,
     default: fallback,
     description: `rows per page, ${fallback} by default; more than ${most} is taken as ${most}`,
   });

@@ -39,9 +39,14 @@ import type { ServiceCaller } from '../service-call.ts';
 
 const clientOf = (request: FastifyRequest) => ({ keyId: requireApiKey(request).keyId, address: request.ip });
 
-/** A CSV cell (RFC 4180). Text a spreadsheet would run as a formula (= + - @, tab, CR) gets a leading quote. */
+/**
+ * A CSV cell (RFC 4180). Text a spreadsheet would run as a formula (= + - @, tab, CR) gets a quote
+ * before it, at the start and after every `;`: a spreadsheet whose list separator is `;` (Excel in
+ * most European locales) splits the row there, quotes or not, and a serial `X;=1+1` (which GS1 AI
+ * 82 allows, and anyone can send in a forged link of a brand's GTIN) became a formula cell.
+ */
 export function csvCell(value: string, text = true): string {
-  const safe = text && /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  const safe = text ? value.replace(/(^|;)([=+\-@\t\r])/g, "$1'$2") : value;
   return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
 }
 

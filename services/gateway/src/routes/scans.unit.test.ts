@@ -8,6 +8,13 @@ describe('CSV cells', () => {
     expect(csvCell('-3.5', false)).toBe('-3.5');
   });
 
+  it('prefixes a quote to formula text after a `;` too, where a spreadsheet splitting on `;` starts a cell', () => {
+    expect(csvCell('X;=1+1')).toBe("X;'=1+1");
+    expect(csvCell('L;-2+3;@SUM(A1)')).toBe("L;'-2+3;'@SUM(A1)");
+    expect(csvCell('A;B')).toBe('A;B');
+    expect(csvCell('=1;+2')).toBe("'=1;'+2");
+  });
+
   it('quotes commas, quotes and line breaks (RFC 4180)', () => {
     expect(csvCell('a,b')).toBe('"a,b"');
     expect(csvCell('say "hi"')).toBe('"say ""hi"""');

@@ -223,11 +223,13 @@ export async function listScans(db: SqlDatabase, owner: Principal, query: ListSc
               ORDER BY s.scanned_at DESC, s.scan_id DESC LIMIT ${limitRef}) s
        -- The page's rows only (at most limit + 1): the code's previous located scan while the same
        -- account owned it, by scans_by_account_item (after a GTIN changes hands, the previous owner's
-       -- scans are not this account's to measure against).
+       -- scans are not this account's to measure against), reported by the same verifier, as the
+       -- verdict's journey is (a location is its sender's word: a rival's made-up Sydney made the
+       -- brand's own next scan in Paris a 16,959 km journey in this list until 2026-12-05).
        LEFT JOIN LATERAL (
          SELECT q.latitude, q.longitude, q.scanned_at FROM scans q
           WHERE s.latitude IS NOT NULL AND q.account_id = s.account_id AND q.environment = s.environment
-            AND q.gtin = s.gtin AND q.serial = s.serial
+            AND q.gtin = s.gtin AND q.serial = s.serial AND q.verified_by = s.verified_by
             AND q.scanned_at < s.scanned_at AND q.latitude IS NOT NULL AND q.longitude IS NOT NULL
             AND (q.verdict = 'COUNTERFEIT') = (s.verdict = 'COUNTERFEIT')
           ORDER BY q.scanned_at DESC LIMIT 1
