@@ -665,10 +665,21 @@ describe.each([
         '/scans/aggregates?groupBy=verdict&bucket=day&to=0001-01-02',
         '/scans?from=0000-01-01T00:00:00Z',
       ];
+      // Each names its field in details.fields, as every validation error does (they carried none
+      // before 2026-12-05, a review's finding).
       for (const path of dated) {
         const refused = await api('GET', path);
         expectRefused(refused, 400, 'VALIDATION_ERROR');
         expect(refused.body.error?.message, path).toMatch(/0001-01-01/);
+        expect(refused.body.error?.details, path).toMatchObject({
+          fields: expect.arrayContaining([
+            expect.objectContaining({
+              field: expect.stringMatching(/^(from|to)$/),
+              in: 'querystring',
+              message: expect.stringMatching(/0001-01-01/),
+            }),
+          ]),
+        });
       }
       // Dates and times that do not exist were rolled over into the next month or day (a 30th of
       // February read as 2 March), so a `to` before `from` could pass as after it.
@@ -684,6 +695,15 @@ describe.each([
         const refused = await api('GET', path);
         expectRefused(refused, 400, 'VALIDATION_ERROR');
         expect(refused.body.error?.message, path).toMatch(/is not a date-time/);
+        expect(refused.body.error?.details?.fields, path).toEqual([
+          { field: expect.stringMatching(/^(from|to)$/), in: 'querystring', message: 'is not a date-time' },
+        ]);
+      }
+      for (const [path, field] of [
+        ['/scans?from=2026-03-02&to=2026-03-01', 'from'],
+        ['/scans/aggregates?groupBy=verdict&bucket=hour&from=2026-01-01&to=2026-03-01', 'from'],
+      ] as const) {
+        expectRefused(await api('GET', path), 400, 'VALIDATION_ERROR', field);
       }
       expect((await api('GET', '/scans?from=2028-02-29T23:59:59.5Z&to=2028-03-01')).status).toBe(200);
       // What the API gives out is still taken.

@@ -72,7 +72,29 @@ function scanCsvRow(scan: ScanView): string {
 }
 
 const wantsCsv = (request: FastifyRequest, query: ListScansQuery) =>
-  query.format === 'csv' || (query.format === undefined && /(^|[\s,])text\/csv\b/i.test(request.headers.accept ?? ''));
+  query.format === 'csv' || (query.format === undefined && prefersCsv(request.headers.accept ?? ''));
+
+/**
+ * Whether an Accept header asks for CSV: `text/csv` with a quality above 0 and no lower than
+ * `application/json`'s (`text/csv;q=0` says CSV is not acceptable: JSON, since 2026-12-05).
+ */
+export function prefersCsv(accept: string): boolean {
+  const csv = acceptQuality(accept, 'text/csv');
+  return csv > 0 && csv >= acceptQuality(accept, 'application/json');
+}
+
+/** The quality an Accept header gives one media type named in it (its `q`, 1 without one; 0 when not named). */
+function acceptQuality(accept: string, type: string): number {
+  let quality = 0;
+  for (const range of accept.split(',')) {
+    const [name = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
+    if (name !== type) continue;
+    const q = parameters.find((parameter) => parameter.startsWith('q='));
+    const value = q === undefined ? 1 : Number(q.slice(2));
+    if (Number.isFinite(value)) quality = Math.max(quality, value);
+  }
+  return quality;
+}
 
 /**
  * Every matching scan as CSV: keyset pages of 1,000 asked of verify-service one after another (the

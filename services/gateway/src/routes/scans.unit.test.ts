@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { csvCell, parseCsv } from './scans.ts';
+import { csvCell, parseCsv, prefersCsv } from './scans.ts';
 
 describe('CSV cells', () => {
   it('prefixes a quote to text a spreadsheet would run as a formula', () => {
@@ -20,6 +20,21 @@ describe('CSV cells', () => {
     expect(csvCell('say "hi"')).toBe('"say ""hi"""');
     expect(csvCell('two\nlines')).toBe('"two\nlines"');
     expect(csvCell('=HYPER("x",1)')).toBe(`"'=HYPER(""x"",1)"`);
+  });
+});
+
+describe('an Accept header asking for CSV', () => {
+  it('is text/csv with a quality above 0, no lower than JSON’s', () => {
+    for (const accept of ['text/csv', 'text/csv, application/json', 'application/json;q=0.5, text/csv', 'TEXT/CSV;Q=0.9'])
+      expect(prefersCsv(accept), accept).toBe(true);
+    for (const accept of [
+      '',
+      'application/json',
+      'application/json, text/csv;q=0',
+      'text/csv;q=0.5, application/json',
+      'text/csvx',
+    ])
+      expect(prefersCsv(accept), accept).toBe(false);
   });
 });
 

@@ -98,7 +98,17 @@ const scannedByFilter = (scannedBy: ScannedBy, ref: (value: unknown) => string):
       ? 's.verified_by = s.account_id'
       : `s.verified_by <> s.account_id AND s.verified_by <> ${ref(publicPageVerifier)}`;
 
-const invalid = (message: string, details: Record<string, unknown>) => new HallmarkError('VALIDATION_ERROR', message, details);
+/**
+ * A refused query: `details.fields` as every validation error has them (docs/API.md, Validation
+ * errors), one per field named, beside the values given (which these refusals carried before).
+ */
+const invalid = (message: string, details: Record<string, unknown>, fields: ReadonlyArray<{ field: string; message: string }>) =>
+  new HallmarkError('VALIDATION_ERROR', message, {
+    ...details,
+    fields: fields.map(({ field, message: text }) => ({ field, in: 'querystring', message: text })),
+  });
+
+const fromBeforeTo = [{ field: 'from', message: 'must be before to' }];
 
 const isoDateTime = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/i;
 
@@ -113,10 +123,12 @@ function instant(name: string, value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
   const date = new Date(value);
   if (!isoDateTime.test(value) || Number.isNaN(date.getTime()) || !writesRealDateTime(value)) {
-    throw invalid(`${name} is not a date-time.`, { [name]: value });
+    throw invalid(`${name} is not a date-time.`, { [name]: value }, [{ field: name, message: 'is not a date-time' }]);
   }
   if (!withinYears(date.getTime()))
-    throw invalid(`${name} must be from 0001-01-01 up to 9999-12-31T00:00:00Z.`, { [name]: value });
+    throw invalid(`${name} must be from 0001-01-01 up to 9999-12-31T00:00:00Z.`, { [name]: value }, [
+      { field: name, message: 'must be from 0001-01-01 up to 9999-12-31T00:00:00Z' },
+    ]);
   return date;
 }
 
@@ -164,7 +176,7 @@ export async function listScans(db: SqlDatabase, owner: Principal, query: ListSc
   const limit = Math.min(query.limit ?? 50, maxScansPageSize);
   const from = instant('from', query.from);
   const to = instant('to', query.to);
-  if (from && to && from >= to) throw invalid('from must be before to.', { from: query.from, to: query.to });
+  if (from && to && from >= to) throw invalid('from must be before to.', { from: query.from, to: query.to }, fromBeforeTo);
   const cursor = query.cursor ? decodeInstantCursor(query.cursor, uuidPattern) : undefined;
   /** The account, environment, time range and cursor: what every query of a page shares. */
   const pageClauses = () => {
@@ -256,12 +268,17 @@ function rangeOf(query: { from?: string; to?: string }, unitMs: number, defaultM
   const floor = (ms: number) => Math.floor(ms / unitMs) * unitMs;
   const to = ceil((instant('to', query.to) ?? now).getTime());
   const from = floor(instant('from', query.from)?.getTime() ?? to - defaultMs);
-  if (from >= to) throw invalid('from must be before to.', { from: query.from, to: query.to });
+  if (from >= to) throw invalid('from must be before to.', { from: query.from, to: query.to }, fromBeforeTo);
   // A default `from` (before an early `to`) or a `to` rounded up may leave the years the database takes.
   if (!withinYears(from) || !withinYears(to))
-    throw invalid('The range must lie from 0001-01-01 up to 9999-12-31T00:00:00Z.', { from: query.from, to: query.to });
+    throw invalid('The range must lie from 0001-01-01 up to 9999-12-31T00:00:00Z.', { from: query.from, to: query.to }, [
+      { field: 'from', message: 'must leave the range within 0001-01-01 and 9999-12-31T00:00:00Z' },
+      { field: 'to', message: 'must leave the range within 0001-01-01 and 9999-12-31T00:00:00Z' },
+    ]);
   if (to - from > maxMs) {
-    throw invalid(`The range is longer than ${maxMs / dayMs} days.`, { from: query.from, to: query.to, maxDays: maxMs / dayMs });
+    throw invalid(`The range is longer than ${maxMs / dayMs} days.`, { from: query.from, to: query.to, maxDays: maxMs / dayMs }, [
+      { field: 'from', message: `must be at most ${maxMs / dayMs} days before to` },
+    ]);
   }
   return { from: new Date(from), to: new Date(to) };
 }
