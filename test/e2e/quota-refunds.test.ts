@@ -368,6 +368,90 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
       });
       expect(late.status, JSON.stringify(late.body)).toBe(400);
       expect(late.body.error?.details?.fields).toEqual([{ field: 'expiryDate', in: 'body', message: 'is in the past' }]);
+      // The key used again after the gateway forgot it (24 hours): no expired code is answered.
+      slow.clock.freeze(new Date((day + 2) * dayMs + 3_600_000));
+      const again = await slowApi('POST', '/code/generate/batch', { ...keyed, body: { items } });
+      expect(again.status, JSON.stringify(again.body).slice(0, 300)).toBe(200);
+      const answered = again.body.results as Json[];
+      expect(answered.filter((result) => result.code)).toHaveLength(100);
+      expect(
+        new Set(answered.filter((result) => result.error).map((result) => result.error.details?.fields?.[0]?.message)),
+      ).toEqual(new Set(['is in the past']));
+    } finally {
+      slow.clock.freeze(undefined);
+    }
+  });
+
+  it('gives back what a timed-out attempt kept for a chunk its keyed retry finds refused, the same day (a review of 2026-12-05)', async () => {
+    // Found (fixed). docs/API.md promised "a prepaid chunk's items the retry refuses get back what the
+    // first attempt kept for them", but the give-back was capped at what the retry itself spent: the
+    // Idempotency-Key's hook had forgotten the prepaid units by the time the quota was settled.
+    const dayMs = 86_400_000;
+    slow.clock.freeze(new Date((Math.floor(Date.now() / dayMs) + 5) * dayMs + 3_600_000)); // 01:00 UTC
+    try {
+      const ownGtin = '09506000134475';
+      const { key, used } = await brandOwning('Give-back brand', 'starter', ownGtin);
+      await failOnceAfterTheWait('same_day', ['SAME-0']);
+      const items = Array.from({ length: 500 }, (_, i) => ({ gtin: ownGtin, serialNumber: `SAME-${i}` }));
+      const keyed = { key, headers: { 'idempotency-key': 'same-day' } };
+      const first = await slowApi('POST', '/code/generate/batch', { ...keyed, body: { items } });
+      expect(first.status, JSON.stringify(first.body).slice(0, 300)).toBe(503);
+      await new Promise((resolve) => setTimeout(resolve, 2_500)); // the write failed after the wait: nothing stored
+      expect(await used()).toBe(500);
+      // Meanwhile a request without the key makes those very serials.
+      const others = await slowApi('POST', '/code/generate/batch', { key, body: { items } });
+      expect(others.body.results.filter((result: Json) => result.code)).toHaveLength(500);
+      expect(await used()).toBe(1000);
+      // The keyed retry makes nothing (DUPLICATE_SERIAL each): the 500 its first attempt kept come back.
+      const retry = await slowApi('POST', '/code/generate/batch', { ...keyed, body: { items } });
+      expect(retry.status, JSON.stringify(retry.body).slice(0, 300)).toBe(200);
+      expect(retry.body.results.filter((result: Json) => result.code)).toHaveLength(0);
+      expect(retry.body.results[0].error.code).toBe('DUPLICATE_SERIAL');
+      expect(await used(), '500 codes exist').toBe(500);
+    } finally {
+      slow.clock.freeze(undefined);
+    }
+  });
+
+  it('pays no new day’s codes with what a keyed retry’s earlier attempt kept the day before (a review of 2026-12-05)', async () => {
+    // Found (fixed). What an attempt at 23:58 kept for a chunk that, retried at 00:02, was refused
+    // (its expiry date now past) offset what the retry spent on its other chunk's codes: 100 codes
+    // made on the new day cost it nothing. Units prepaid on another day are that day's, and are
+    // given back to no one.
+    const dayMs = 86_400_000;
+    const day = Math.floor(Date.now() / dayMs) + 9;
+    const today = new Date(day * dayMs).toISOString().slice(0, 10);
+    slow.clock.freeze(new Date((day + 1) * dayMs - 120_000)); // 23:58 UTC
+    try {
+      const ownGtin = '09506000134482';
+      const laterGtin = '09506000134499';
+      const { key, accountId, used } = await brandOwning('Next-day brand', 'starter', ownGtin);
+      await failOnceAfterTheWait('next_day', ['NEXT-A-0']);
+      const items = [
+        ...Array.from({ length: 500 }, (_, i) => ({ gtin: ownGtin, serialNumber: `NEXT-A-${i}`, expiryDate: today })),
+        ...Array.from({ length: 100 }, (_, i) => ({ gtin: laterGtin, serialNumber: `NEXT-B-${i}` })),
+      ];
+      const keyed = { key, headers: { 'idempotency-key': 'next-day' } };
+      // Chunk A times out, nothing stored (500 kept, prepaid); chunk B is refused GTIN_NOT_OWNED.
+      const first = await slowApi('POST', '/code/generate/batch', { ...keyed, body: { items } });
+      expect(first.status, JSON.stringify(first.body).slice(0, 300)).toBe(503);
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      expect(await used()).toBe(500);
+      const operator = slow.product.generatedOperatorKey as string;
+      const granted = await slowApi('POST', `/accounts/${accountId}/gtins`, { key: operator, body: { gtin: laterGtin } });
+      expect(granted.status, JSON.stringify(granted.body)).toBe(201);
+      slow.clock.freeze(new Date((day + 1) * dayMs + 120_000)); // 00:02 UTC, a new day of 1,000
+      const others = await slowApi('POST', '/code/generate/batch', {
+        key,
+        body: { items: Array.from({ length: 900 }, (_, i) => ({ gtin: ownGtin, serialNumber: `NEXT-X-${i}` })) },
+      });
+      expect(others.body.results.filter((result: Json) => result.code)).toHaveLength(900);
+      expect(await used()).toBe(900);
+      // The retry: A refused (its expiry date now past, never made), B's 100 codes made today, and paid today.
+      const retry = await slowApi('POST', '/code/generate/batch', { ...keyed, body: { items } });
+      expect(retry.status, JSON.stringify(retry.body).slice(0, 300)).toBe(200);
+      expect(retry.body.results.filter((result: Json) => result.code)).toHaveLength(100);
+      expect(await used(), 'the day made 1,000 codes').toBe(1000);
     } finally {
       slow.clock.freeze(undefined);
     }

@@ -44,7 +44,7 @@ const needsQuotes = /[",\r\n]/;
 export function csvLine(fields: ReadonlyArray<string | number | null | undefined>): string {
   return fields
     .map((value) => {
-      const text = (value === null || value === undefined ? '' : String(value)).replace(/(^|;)([=+\-@\t\r])/g, "$1'$2");
+      const text = (value === null || value === undefined ? '' : String(value)).replace(/(^|;)("*)([=+\-@\t\r])/g, "$1$2'$3");
       return needsQuotes.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
     })
     .join(',');

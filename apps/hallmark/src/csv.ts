@@ -96,7 +96,7 @@ function countLineBreaks(text: string): number {
 export function csvField(value: string | number | null | undefined): string {
   const raw = value === null || value === undefined ? '' : String(value);
   // At the start and after every `;`, where a spreadsheet whose list separator is `;` starts a cell.
-  const text = typeof value === 'string' ? raw.replace(/(^|;)([=+\-@\t\r])/g, "$1'$2") : raw;
+  const text = typeof value === 'string' ? raw.replace(/(^|;)("*)([=+\-@\t\r])/g, "$1$2'$3") : raw;
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 

@@ -293,6 +293,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
       ownOrigins,
       keyLastUsed,
       idempotency,
+      clock: deps.clock,
     });
   }
   // A key revoked or added on any replica reaches this one's caches within a bus round trip.

@@ -68,6 +68,8 @@ export interface IdempotentAttempt {
   sealingKey: Buffer;
   /** What earlier attempts with this key paid for and may not have had made: spent by this one no more. */
   prepaid: PrepaidParts;
+  /** When the key's first attempt started: every earlier attempt, and so every prepaid unit, is from then on. */
+  since: Date;
   /**
    * What this attempt leaves paid for if it fails (set by the route or request-auth's onError); `prepaid`
    * when unset, so a retry refused before its route ran (a 429, a 400) loses nothing of it.
@@ -89,7 +91,7 @@ interface StoredRow {
 }
 
 type ClaimOutcome =
-  | { kind: 'claimed'; prepaid: PrepaidParts }
+  | { kind: 'claimed'; prepaid: PrepaidParts; since: Date }
   | { kind: 'replay'; status: number; contentType: string | null; answer: string }
   | { kind: 'reused' }
   | { kind: 'running' };
@@ -203,7 +205,7 @@ function createIdempotencyStore(db: SqlDatabase) {
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING RETURNING claim`,
           [...scopeParams(scope), requestHash, token, leaseUntil, now, new Date(now.getTime() + idempotencyKeyLifetimeMs)],
         );
-        if (inserted.length === 1) return { kind: 'claimed', prepaid: {} };
+        if (inserted.length === 1) return { kind: 'claimed', prepaid: {}, since: now };
         const [row] = await db.query<StoredRow>(
           `SELECT request_hash, claim, lease_until, status, content_type, answer, expires_at, prepaid
            FROM idempotent_requests WHERE ${whereScope}`,
@@ -225,12 +227,13 @@ function createIdempotencyStore(db: SqlDatabase) {
         if (timeOf(row.lease_until) > now.getTime()) return { kind: 'running' };
         // The attempt holding the key stopped answering (a crash, a kill), or failed leaving quota
         // prepaid: its lease lapsed, so this one runs, with what it prepaid.
-        const taken = await db.query<Pick<StoredRow, 'prepaid'>>(
+        const taken = await db.query<Pick<StoredRow, 'prepaid'> & { created_at: Date | string }>(
           `UPDATE idempotent_requests SET claim = $6, lease_until = $7 WHERE ${whereScope} AND claim = $8 AND status IS NULL
-           RETURNING prepaid`,
+           RETURNING prepaid, created_at`,
           [...scopeParams(scope), token, leaseUntil, row.claim],
         );
-        if (taken.length === 1) return { kind: 'claimed', prepaid: prepaidOf(taken[0]?.prepaid ?? null) };
+        const [took] = taken;
+        if (took) return { kind: 'claimed', prepaid: prepaidOf(took.prepaid ?? null), since: new Date(timeOf(took.created_at)) };
       }
       return { kind: 'running' };
     },
@@ -354,7 +357,13 @@ export function installIdempotency(
     const outcome = await store.claim(scope, requestHashOf(request, parts), token, deps.clock(), deps.leaseMs);
     switch (outcome.kind) {
       case 'claimed': {
-        const attempt: IdempotentAttempt = { scope, token, sealingKey: sealingKeyOf(key, scope), prepaid: outcome.prepaid };
+        const attempt: IdempotentAttempt = {
+          scope,
+          token,
+          sealingKey: sealingKeyOf(key, scope),
+          prepaid: outcome.prepaid,
+          since: outcome.since,
+        };
         request.idempotentAttempt = attempt;
         keepLeased(request, attempt);
         return true;

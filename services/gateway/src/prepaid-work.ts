@@ -20,6 +20,18 @@ export function prepaidUnitsOf(request: FastifyRequest): number {
   return units;
 }
 
+const dayMs = 86_400_000;
+
+/**
+ * Whether what the request's earlier attempts prepaid was spent in today's quota (daily windows end
+ * at 00:00 UTC): the key's first attempt started today, so every later one did too. Only then can
+ * units of it be given back; one of an earlier day's is that day's, spent.
+ */
+export function prepaidToday(request: FastifyRequest, now: Date): boolean {
+  const since = request.idempotentAttempt?.since;
+  return since !== undefined && Math.floor(since.getTime() / dayMs) === Math.floor(now.getTime() / dayMs);
+}
+
 /** Units an earlier attempt prepaid for the part starting at `firstIndex`; 0 when none. */
 export function prepaidFor(request: FastifyRequest, firstIndex: number): number {
   return request.idempotentAttempt?.prepaid[String(firstIndex)] ?? 0;

@@ -142,7 +142,10 @@ export async function generateCodes(
   for (const [offset, { position, index, item, request }] of valid.entries()) {
     const { gtin, serial, batch: lot, expiry, metadata } = request;
     const assetId = assetIds[offset] as string;
-    const earlier = stored.get(assetId);
+    const stale = stored.get(assetId);
+    // An expiry date now past is looked past only for the key's own retries, within its day: a key
+    // used again after the gateway forgot it is not answered a code that has expired.
+    const earlier = stale && request.pastExpiry && nowMs - stale.createdAt.getTime() >= keyedRetryWindowMs ? undefined : stale;
     if (earlier) {
       if (isSameItem(earlier, { batch: lot, expiry, metadata })) {
         results[position] = { index, code: generatedCodeOf(earlier) };
@@ -439,6 +442,9 @@ async function writeCodesInOneStatement(
  * batch chunk's answer of 500 items must still fit one bus message (1 MB).
  */
 const maxSchemaErrorsPerItem = 10;
+
+/** How long the gateway keeps an Idempotency-Key (docs/API.md): the retries of one request fall within it. */
+const keyedRetryWindowMs = 24 * 3_600_000;
 
 /** Requests of at most this many codes sign them on the event loop rather than in the thread pool. */
 const signOnTheLoopMaxCodes = 4;

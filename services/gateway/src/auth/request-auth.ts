@@ -2,7 +2,7 @@ import { type AuthenticatedKey, holdsScope } from '@hallmark/accounts';
 import { addressKeyOf, HallmarkError, type Principal, type RouteDefinition } from '@hallmark/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Idempotency } from '../idempotency.ts';
-import { leavePrepaid, paidParts, prepaidUnitsOf } from '../prepaid-work.ts';
+import { leavePrepaid, paidParts, prepaidToday, prepaidUnitsOf } from '../prepaid-work.ts';
 import { isSafeMethod } from '../safe-methods.ts';
 import { mayHaveActed } from '../service-call.ts';
 import type { Authenticator } from './authenticator.ts';
@@ -21,10 +21,18 @@ declare module 'fastify' {
     /** The route's daily quota as this request spent it; given back for refused work (onSend). */
     quotaSpent: SpentQuota | undefined;
     /**
-     * Quota units to give back, as the route counted them (a batch's refused items, work an earlier
-     * attempt made): at most what the request spent and what its earlier attempts left prepaid.
+     * Quota units of this request's spending to give back, as the route counted them (a batch's
+     * refused items, work an earlier attempt made): at most what the request spent.
      */
     refusedItems: number | undefined;
+    /**
+     * Units earlier attempts with the request's Idempotency-Key left prepaid that the route found
+     * not needed (a prepaid chunk's items refused now): given back beside `refusedItems`, when they
+     * were spent in today's quota (`prepaidToday`), up to what was prepaid.
+     */
+    prepaidCredit: number | undefined;
+    /** What earlier attempts left prepaid, and whether it was spent in today's (UTC) quota: read as the quota is spent. */
+    prepaidSpent: { units: number; today: boolean } | undefined;
     /** The request failed, but its service may have done the work (it did not answer in time): its quota is kept. */
     mayHaveActed: boolean;
   }
@@ -102,11 +110,15 @@ export function installRequestAuth(
      * keyed attempt notes what it paid as soon as it has.
      */
     idempotency: Pick<Idempotency, 'hasStoredAnswerOrPrepaid' | 'notePaid'>;
+    /** The quota's clock (daily windows end at 00:00 UTC): whether an earlier attempt's prepaid units are today's. */
+    clock: () => Date;
   },
 ): void {
   app.decorateRequest('apiKey', null);
   app.decorateRequest('quotaSpent', undefined);
   app.decorateRequest('refusedItems', undefined);
+  app.decorateRequest('prepaidCredit', undefined);
+  app.decorateRequest('prepaidSpent', undefined);
   app.decorateRequest('mayHaveActed', false);
 
   const applyOutcome = (reply: FastifyReply, outcome: RateLimitOutcome) => {
@@ -187,8 +199,11 @@ export function installRequestAuth(
     const key = request.apiKey;
     if (!key) return done();
     const items = route.quota?.per === 'item' ? itemCount(request.body) : 1;
-    const outcome = deps.rateLimiter.spend(key, route.quota, items, prepaidUnitsOf(request));
+    const prepaid = prepaidUnitsOf(request);
+    const outcome = deps.rateLimiter.spend(key, route.quota, items, prepaid);
     const keyed = request.idempotentAttempt !== undefined;
+    // Read now: the Idempotency-Key's hook forgets the attempt before the onSend below runs.
+    if (prepaid > 0) request.prepaidSpent = { units: prepaid, today: prepaidToday(request, deps.clock()) };
     // In the embedded form the counters reach the database every 100 ms: a crash loses the spending
     // of the last moments, a unit for each request of one. A batch's spend (up to 10,000 units) is
     // written before its work starts, or a kill as its first chunk committed left those codes unpaid.
@@ -394,10 +409,14 @@ export function installRequestAuth(
     const spent = request.quotaSpent;
     if (!spent) return done(null, payload);
     // A batch counts what it refused item by item, whatever its status; any other request, all or
-    // nothing. A batch may give back more than it spent: what an earlier attempt kept for items refused.
+    // nothing. A batch may give back more than it spent: what an earlier attempt kept for items
+    // refused now, when that was today's quota (before 2026-12-05 that was never given back, and a
+    // day's credit could pay for the next day's codes instead).
+    const prepaid = request.prepaidSpent;
+    const credit = prepaid?.today ? Math.min(prepaid.units, Math.max(0, request.prepaidCredit ?? 0)) : 0;
     const refused =
       request.refusedItems !== undefined
-        ? Math.min(spent.cost + prepaidUnitsOf(request), Math.max(0, request.refusedItems))
+        ? Math.min(spent.cost, Math.max(0, request.refusedItems)) + credit
         : reply.statusCode >= 400 && !request.mayHaveActed
           ? spent.cost
           : 0;

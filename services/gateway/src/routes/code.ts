@@ -100,19 +100,25 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
           });
         results[chunk] = answer.results;
         const made = answer.results.filter((result) => 'code' in result).length;
-        // A prepaid chunk was paid for by the earlier attempt (and this one spent nothing for it):
-        // what it charged beyond the codes made is given back. Otherwise the codes an earlier attempt
-        // made (its answer was lost) were paid for by it.
-        charged += prepaid > 0 ? made - prepaid : made - (answer.madeBefore ?? 0);
+        // A prepaid chunk was paid for by the earlier attempt as far as it was prepaid (this one spent
+        // the rest of its items): this one keeps what its codes need beyond that, and what was
+        // prepaid beyond its codes is the earlier attempt's to get back (credit). Otherwise the codes
+        // an earlier attempt made (its answer was lost) were paid for by it.
+        if (prepaid > 0) {
+          charged += Math.max(0, made - prepaid);
+          credit += Math.max(0, prepaid - made);
+        } else charged += made - (answer.madeBefore ?? 0);
       }
     };
     // Quota is spent only for new accepted work: the items refused, made before, or never sent (a
     // chunk failed) get theirs back. Every chunk sent is answered (or timed out) before the batch is,
     // so a chunk still running when another failed is counted too.
     let charged = 0;
+    let credit = 0;
     const leftPrepaid: Record<number, number> = {};
     const workers = await Promise.allSettled(Array.from({ length: Math.min(batchConcurrency, chunks.length) }, worker));
     request.refusedItems = (request.quotaSpent?.cost ?? 0) - charged;
+    request.prepaidCredit = credit;
     // Should the batch fail, what the key's next attempt finds paid for: a prepaid chunk this attempt
     // did not make (unsent, or refused by a service that did nothing) stays prepaid; a chunk answered
     // now is paid for as many units as its codes (made now, or before and answered so), which the

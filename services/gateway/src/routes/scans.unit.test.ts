@@ -13,6 +13,8 @@ describe('CSV cells', () => {
     expect(csvCell('L;-2+3;@SUM(A1)')).toBe("L;'-2+3;'@SUM(A1)");
     expect(csvCell('A;B')).toBe('A;B');
     expect(csvCell('=1;+2')).toBe("'=1;'+2");
+    // Quotes between the `;` and the formula do not hide it from such a spreadsheet.
+    expect(csvCell('X;"=1+1')).toBe('"X;""\'=1+1"');
   });
 
   it('quotes commas, quotes and line breaks (RFC 4180)', () => {
