@@ -1,3 +1,4 @@
+import { spreadsheetSafe } from '@hallmark/contracts';
 /**
  * CSV as RFC 4180 writes it (quoted fields with "" for a quote, commas and line breaks inside
  * quotes, CRLF or LF), read with the line each record starts on, so a bad row can be named by
@@ -95,8 +96,7 @@ function countLineBreaks(text: string): number {
  */
 export function csvField(value: string | number | null | undefined): string {
   const raw = value === null || value === undefined ? '' : String(value);
-  // At the start and after every `;`, where a spreadsheet whose list separator is `;` starts a cell.
-  const text = typeof value === 'string' ? raw.replace(/(^|;)("*)([=+\-@\t\r])/g, "$1$2'$3") : raw;
+  const text = typeof value === 'string' ? spreadsheetSafe(raw) : raw;
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 

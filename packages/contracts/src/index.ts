@@ -295,6 +295,7 @@ export {
 } from './scopes.ts';
 export { allServices, type BackendService, backendServices, broadcasts, isBackendService, type ServiceName } from './services.ts';
 export * from './session-routes.ts';
+export { spreadsheetSafe } from './spreadsheet-text.ts';
 export * from './usage-routes.ts';
 export * from './webhook-routes.ts';
 export * from './webhook-rpc.ts';

@@ -60,6 +60,8 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
     const requestKey = requestKeyField(request);
     const chunks = chunkStartsOf(items);
     const results: BatchItemResult[][] = new Array(chunks.length);
+    /** The codes each answered chunk holds (made now, or before and answered so). */
+    const madeByChunk: number[] = new Array(chunks.length);
     // A few chunks at a time: replicas of code-service share them, and no message passes NATS's 1 MB.
     // Once one fails no other is started: the batch answers that failure.
     let next = 0;
@@ -100,6 +102,7 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
           });
         results[chunk] = answer.results;
         const made = answer.results.filter((result) => 'code' in result).length;
+        madeByChunk[chunk] = made;
         // A prepaid chunk was paid for by the earlier attempt as far as it was prepaid (this one spent
         // the rest of its items): this one keeps what its codes need beyond that, and what was
         // prepaid beyond its codes is the earlier attempt's to get back (credit). Otherwise the codes
@@ -125,14 +128,8 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
     // retry is answered again at no cost. Before 2026-12-05 a retry was charged for those again up
     // front, and refused 429 near the day's limit when the day could not hold them twice.
     chunks.forEach((firstIndex, chunk) => {
-      const answered = results[chunk];
-      if (answered === undefined) {
-        const prepaid = prepaidFor(request, firstIndex);
-        if (prepaid > 0) leftPrepaid[firstIndex] ??= prepaid;
-        return;
-      }
-      const codes = answered.filter((result) => 'code' in result).length;
-      if (codes > 0) leftPrepaid[firstIndex] ??= codes;
+      const paid = results[chunk] === undefined ? prepaidFor(request, firstIndex) : (madeByChunk[chunk] ?? 0);
+      if (paid > 0) leftPrepaid[firstIndex] ??= paid;
     });
     leavePrepaid(request, leftPrepaid);
     const failure = workers.find((outcome) => outcome.status === 'rejected');

@@ -24,6 +24,7 @@ import {
   scanAggregatesRpc,
   scanCountriesRoute,
   scanCountriesRpc,
+  spreadsheetSafe,
   type TopCodesQuery,
   topScannedCodesRoute,
   topScannedCodesRpc,
@@ -46,7 +47,7 @@ const clientOf = (request: FastifyRequest) => ({ keyId: requireApiKey(request).k
  * 82 allows, and anyone can send in a forged link of a brand's GTIN) became a formula cell.
  */
 export function csvCell(value: string, text = true): string {
-  const safe = text ? value.replace(/(^|;)("*)([=+\-@\t\r])/g, "$1$2'$3") : value;
+  const safe = text ? spreadsheetSafe(value) : value;
   return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
 }
 
