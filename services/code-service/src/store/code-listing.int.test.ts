@@ -130,7 +130,7 @@ describe('the codes listing and its indexes, on codes stored as generate request
       const nodes = nodesOf(await planOf(deep));
       expect(nodes.map((node) => node['Node Type'])).not.toContain('Sort');
       const scan = nodes.find((node) => node['Index Name'] !== undefined);
-      expect(scan).toMatchObject({ 'Node Type': 'Index Scan', 'Index Name': index, 'Scan Direction': 'Forward' });
+      expect(scan).toMatchObject({ 'Node Type': 'Index Scan', 'Index Name': index, 'Scan Direction': 'Backward' });
       // (the cursor is where the scan starts, not a filter over the rows before it)
       expect(scan?.['Index Cond']).toMatch(/ROW\(created_at, asset_id\) < ROW\(/);
       expect(scan?.['Rows Removed by Filter'] ?? 0).toBe(0);
