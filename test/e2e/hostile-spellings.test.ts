@@ -211,6 +211,22 @@ describe('spellings of one genuine link', () => {
     expect(ok(await api('POST', '/code/verify', { key, body: { url: printed } })).verdict).toBe('AUTHENTIC');
   });
 
+  it('a serial percent-encoded as UTF-8 is refused naming what was sent, at the API and the resolver', async () => {
+    const key = await brandWithGtin('09506000134390');
+    const sig = 'A'.repeat(86);
+    const sent = { url: `https://x.example/01/09506000134390/21/caf%C3%A9?sig=${sig}` };
+    const refused = await api('POST', '/code/verify', { key, body: sent });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({
+      code: 'INVALID_URL',
+      message: 'AI 21 (SERIAL) contains "é", which is not in GS1 character set 82.',
+      details: { ai: '21', provided: 'café' },
+    });
+    const page = await resolverJson('127.0.0.1', `/01/09506000134390/21/caf%C3%A9?sig=${sig}`);
+    expect(page.status).toBe(400);
+    expect(page.body.error).toMatchObject({ code: 'INVALID_URL', details: { provided: 'café' } });
+  });
+
   /** GS1's binary compression of `/01/<gtin>/21/<serial>`, with the signature as a non-GS1 `sig` pair inside when asked. */
   function compress(gtin: string, serial: string, sig?: string): string {
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';

@@ -242,10 +242,41 @@ export function escapeUriComponent(text: string, query: boolean): string {
   return out;
 }
 
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A decoded value as a person reads it. unescapeUriComponent makes each `%XY` one byte (one char),
+ * as the engine counts lengths, so `%C3%A9` is two chars here; a refusal shows the UTF-8 text
+ * those bytes spell (`é`), or, when they spell none, `%XY` for each byte above 7F (`utf8`: false).
+ */
+function readableText(value: string): { text: string; utf8: boolean } {
+  if (!/[\u0080-\u00ff]/.test(value)) return { text: value, utf8: true };
+  try {
+    return { text: strictUtf8.decode(Uint8Array.from(value, (char) => char.charCodeAt(0))), utf8: true };
+  } catch {
+    const text = value.replace(/[\u0080-\u00ff]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`);
+    return { text, utf8: false };
+  }
+}
+
 const fail = (message: string, ai?: string, value?: string): DlSyntaxResult => ({
   ok: false,
-  error: { message, ...(ai !== undefined ? { ai } : {}), ...(value !== undefined ? { value } : {}) },
+  error: { message, ...(ai !== undefined ? { ai } : {}), ...(value !== undefined ? { value: readableText(value).text } : {}) },
 });
+
+/**
+ * A value's refusal said of the characters a person sent (`contains "é"`), not of the bytes the
+ * engine read them as (`contains "Ã"`); a byte that is no UTF-8 at all is named as sent (`%FF`).
+ */
+function readableProblem(entry: AiEntry, value: string, problem: string): string {
+  const { text, utf8 } = readableText(value);
+  if (text === value) return problem;
+  if (!utf8) {
+    const byte = /[\u0080-\u00ff]/.exec(value)?.[0] ?? '';
+    return `${describe(entry)} contains the byte %${byte.charCodeAt(0).toString(16).toUpperCase()}, which is not UTF-8 text, nor in any GS1 character set.`;
+  }
+  return checkAiValue(entry, text) ?? problem;
+}
 
 const describe = (entry: AiEntry) => `AI ${entry.ai}${entry.title && !entry.unknown ? ` (${entry.title})` : ''}`;
 
@@ -454,7 +485,7 @@ export function parseDlUri(uri: string, options: DlSyntaxOptions = {}): DlSyntax
   for (const [index, entry] of entries.entries()) {
     const value = (ais[index] as DlAiValue).value;
     const problem = checkAiValue(entry, value);
-    if (problem) return fail(problem, entry.ai, value);
+    if (problem) return fail(readableProblem(entry, value, problem), entry.ai, value);
   }
   const association = checkAiAssociations(ais, options.checkRequisites ?? true);
   if (association) return { ok: false, error: association };

@@ -133,6 +133,26 @@ describe('parseDigitalLink', () => {
     const result = parseDigitalLink(`https://x.y/01/09506000134353/21/S?sig=${sig}`);
     expect(result).toMatchObject({ ok: false, problem: { details: { provided: '09506000134353', expected: '09506000134352' } } });
   });
+
+  it('names the characters sent percent-encoded as UTF-8, not as the bytes they are read as', () => {
+    const refusal = (path: string) => {
+      const result = parseDigitalLink(`https://x.y/01/09506000134352/21/${path}?sig=${sig}`);
+      return result.ok ? undefined : { message: result.problem.message, provided: result.problem.details?.provided };
+    };
+    expect(refusal('%C3%A9t%C3%A9')).toEqual({
+      message: 'AI 21 (SERIAL) contains "é", which is not in GS1 character set 82.',
+      provided: 'été',
+    });
+    expect(refusal('A%E2%82%AC')).toEqual({
+      message: 'AI 21 (SERIAL) contains "€", which is not in GS1 character set 82.',
+      provided: 'A€',
+    });
+    // bytes that are no UTF-8 text are named as sent; a `%` sent as %25 stays a `%`
+    expect(refusal('%25%FF')).toEqual({
+      message: 'AI 21 (SERIAL) contains the byte %FF, which is not UTF-8 text, nor in any GS1 character set.',
+      provided: '%%FF',
+    });
+  });
 });
 
 describe('formatDigitalLink', () => {
