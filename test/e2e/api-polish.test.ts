@@ -124,4 +124,30 @@ describe('validation errors', () => {
     expect(query.status).toBe(400);
     expect(query.body.error?.details?.fields).toEqual([{ field: 'limit', in: 'querystring', message: 'must be at least 1' }]);
   });
+
+  it('count a length as every service does (UTF-16 code units): an emoji beyond U+FFFF is two, refused at the gateway in its envelope', async () => {
+    // 15 emoji: 15 code points, 30 code units, over the filters' 20. Counted in code points at the
+    // gateway and in code units behind it, they passed the first and were refused by the second as
+    // "Invalid listCodes request." naming the field /query/batch.
+    const emoji = encodeURIComponent('😀'.repeat(15));
+    for (const [path, field] of [
+      [`/api/v1/codes?batch=${emoji}`, 'batch'],
+      [`/api/v1/links?serial=${emoji}`, 'serial'],
+      [`/api/v1/scans?batch=${emoji}`, 'batch'],
+    ] as const) {
+      const refused = await call(t.url, 'GET', path, { key: operator });
+      expect({ path, status: refused.status, error: refused.body.error }).toEqual({
+        path,
+        status: 400,
+        error: {
+          code: 'VALIDATION_ERROR',
+          message: `Invalid request: ${field} must be at most 20 characters long.`,
+          details: { fields: [{ field, in: 'querystring', message: 'must be at most 20 characters long' }] },
+        },
+      });
+    }
+    // Ten (20 code units) is within the limit: an empty page, not a refusal.
+    const within = await call(t.url, 'GET', `/api/v1/codes?batch=${encodeURIComponent('😀'.repeat(10))}`, { key: operator });
+    expect(within.status).toBe(200);
+  });
 });

@@ -79,10 +79,30 @@ export interface GatewayDependencies {
 /** An incoming X-Request-Id is kept when it is a plain token; otherwise a new one is made. */
 const acceptableRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
 
-function createAjv(coerceTypes: boolean): Ajv {
+function createAjv(coerceTypes: boolean, log: Logger): Ajv {
   // Bodies are JSON and must carry the right types; query strings and path parameters are text.
   // verbose: a refusal carries its schema, whose description makes the message (error-envelope.ts).
-  const ajv = new Ajv({ allErrors: true, coerceTypes, useDefaults: true, removeAdditional: false, strict: false, verbose: true });
+  // unicode false: a length counts UTF-16 code units (an emoji beyond U+FFFF is two), as every
+  // service's own check of the same schema does (TypeBox, rpc-server.ts); counted in code points
+  // here, a value between the two passed the gateway and was refused behind it in another form.
+  // Ajv calls the option deprecated (code points are JSON Schema's count) and says so at each start:
+  // that line is left out of the log, any other of Ajv's goes to it.
+  const ajv = new Ajv({
+    allErrors: true,
+    coerceTypes,
+    useDefaults: true,
+    removeAdditional: false,
+    strict: false,
+    verbose: true,
+    unicode: false,
+    logger: {
+      log: (...args: unknown[]) => log.info({ ajv: args }, 'ajv'),
+      warn: (...args: unknown[]) => {
+        if (!String(args[0]).startsWith('DEPRECATED: option unicode.')) log.warn({ ajv: args }, 'ajv');
+      },
+      error: (...args: unknown[]) => log.error({ ajv: args }, 'ajv'),
+    },
+  });
   addFormats.default(ajv);
   return ajv;
 }
@@ -136,8 +156,8 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     return boundOrigin;
   };
 
-  const bodyAjv = createAjv(false);
-  const textAjv = createAjv(true);
+  const bodyAjv = createAjv(false, deps.log);
+  const textAjv = createAjv(true, deps.log);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
 
   // The OpenAPI document is generated from the contracts' route list; refusing any other route keeps them equal.
