@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { ListScansQuery, Principal } from '@hallmark/contracts';
 import { connectTestDatabase, loadMigrations, runMigrations, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listScans, scansExaminedPerPage } from './scans.ts';
+import { listScans, scansExaminedPerPage, travelLookback } from './scans.ts';
 
 const owner: Principal = { accountId: 'acc_walk', environment: 'live' } as Principal;
 const total = scansExaminedPerPage + 10_000;
@@ -113,5 +113,81 @@ describe('GET /scans with filters combined', () => {
       `SELECT scan_id FROM scans WHERE verdict = 'AUTHENTIC' ORDER BY scanned_at DESC, scan_id DESC LIMIT 600`,
     );
     expect(ids).toEqual(expected.map((row) => row.scan_id));
+  });
+});
+
+describe('travelKm beside a flood of the code by another verifier', () => {
+  // The brand's own located scans of one code, in Paris, then (an hour later) in Lyon; between them a
+  // rival's scans of the same code from Sydney. The journey is measured from the brand's own previous
+  // located scan, and finding it reads at most travelLookback of the code's scans.
+  const brand: Principal = { accountId: 'acc_travel', environment: 'live' } as Principal;
+  const scan = (serial: string, verifiedBy: string, at: string, where: [number, number] | null) =>
+    database.db.query(
+      `INSERT INTO scans (scan_id, environment, gtin, serial, verdict, risk_indicators, scan_number, scanned_at, verified_by,
+                          account_id, latitude, longitude)
+       VALUES (gen_random_uuid(), 'live', '09506000134369', $1, 'AUTHENTIC', '{}', 1, $2::timestamptz, $3, $4, $5, $6)`,
+      [serial, at, verifiedBy, brand.accountId, where?.[0] ?? null, where?.[1] ?? null],
+    );
+  const flood = (serial: string, count: number) =>
+    database.db.query(
+      `INSERT INTO scans (scan_id, environment, gtin, serial, verdict, risk_indicators, scan_number, scanned_at, verified_by,
+                          account_id, latitude, longitude)
+       SELECT gen_random_uuid(), 'live', '09506000134369', $1, 'AUTHENTIC', '{}', 1,
+              '2026-12-01T10:00:00Z'::timestamptz + make_interval(secs => i), 'acc_rival', $2, -33.87, 151.21
+         FROM generate_series(1, $3::int) AS i`,
+      [serial, brand.accountId, count],
+    );
+  const paris: [number, number] = [48.857, 2.352];
+  const lyon: [number, number] = [45.764, 4.836];
+
+  /** The page's statement run again under EXPLAIN ANALYZE: how many scans its lateral look-ups read in all. */
+  const scansReadByLookups = async (query: ListScansQuery) => {
+    const statements: Array<{ text: string; params: readonly unknown[] }> = [];
+    const recording = {
+      ...database.db,
+      query: (text: string, params: readonly unknown[] = []) => {
+        statements.push({ text, params });
+        return database.db.query(text, params);
+      },
+    } as SqlDatabase;
+    const page = await listScans(recording, brand, query);
+    const listing = statements.find((statement) => statement.text.includes('LEFT JOIN LATERAL')) as (typeof statements)[number];
+    type PlanNode = {
+      'Node Type': string;
+      'Actual Rows': number;
+      'Actual Loops': number;
+      'Relation Name'?: string;
+      Plans?: PlanNode[];
+    };
+    const [row] = await database.db.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${listing.text}`,
+      listing.params,
+    );
+    // The look-ups are the plan's nodes over `scans` run once for each row of the page (loops > 1).
+    const nodes = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodes)];
+    const read = nodes(row?.['QUERY PLAN'][0]?.Plan as PlanNode)
+      .filter((node) => node['Relation Name'] === 'scans' && node['Actual Loops'] > 1)
+      .reduce((sum, node) => sum + node['Actual Rows'] * node['Actual Loops'], 0);
+    return { page, read };
+  };
+
+  it('measures from the brand’s own previous scan past a rival’s in between, and reads at most travelLookback scans a row', async () => {
+    await scan('T1', brand.accountId, '2026-12-01T09:00:00Z', paris);
+    await flood('T1', 50);
+    await scan('T1', brand.accountId, '2026-12-01T11:00:00Z', lyon);
+    const near = await listScans(database.db, brand, { serial: 'T1', scannedBy: 'owner', limit: 50 });
+    expect(near.scans.map((listed) => listed.travelKm)).toEqual([391.6, null]);
+
+    // 30,000 of the rival's scans in between: the previous own scan is beyond the look-back, so no
+    // journey, and the page's look-ups read about travelLookback scans for each of its rows.
+    await scan('T2', brand.accountId, '2026-12-01T09:00:00Z', paris);
+    await flood('T2', 30_000);
+    await scan('T2', brand.accountId, '2026-12-02T11:00:00Z', lyon);
+    await database.db.query('ANALYZE scans');
+    const { page, read } = await scansReadByLookups({ serial: 'T2', limit: 5 });
+    expect(page.scans.map((listed) => listed.scannedBy)).toEqual(['owner', 'other', 'other', 'other', 'other']);
+    expect(page.scans[0]?.travelKm).toBeNull();
+    expect(page.scans[1]?.travelKm).toBe(0);
+    expect(read).toBeLessThanOrEqual(6 * travelLookback);
   });
 });

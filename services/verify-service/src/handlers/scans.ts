@@ -141,6 +141,13 @@ function instant(name: string, value: string | undefined): Date | undefined {
  */
 export const scansExaminedPerPage = 20_000;
 
+/**
+ * How many of a code's scans before a listed one its `travelKm` looks through for the previous
+ * located scan by the same verifier: a page of 1,000 reads at most 1,000 × this many of them, however
+ * many scans of the code other verifiers (or unlocated ones) put in between.
+ */
+export const travelLookback = 100;
+
 /** The SQL of a filter with an index of its own in page order (migration 0005), over a `$n` reference. */
 const indexedFilter = {
   batch: (p: string) => `s.batch = ${p} AND s.batch IS NOT NULL`,
@@ -238,11 +245,15 @@ export async function listScans(db: SqlDatabase, owner: Principal, query: ListSc
        -- scans are not this account's to measure against), reported by the same verifier, as the
        -- verdict's journey is (a location is its sender's word: a rival's made-up Sydney made the
        -- brand's own next scan in Paris a 16,959 km journey in this list until 2026-12-05).
+       -- Among the code's travelLookback scans before this one only: another verifier's scans (a
+       -- rival's flood of the code) are walked past, and so were all of them, for each row of a page.
        LEFT JOIN LATERAL (
-         SELECT q.latitude, q.longitude, q.scanned_at FROM scans q
-          WHERE s.latitude IS NOT NULL AND q.account_id = s.account_id AND q.environment = s.environment
-            AND q.gtin = s.gtin AND q.serial = s.serial AND q.verified_by = s.verified_by
-            AND q.scanned_at < s.scanned_at AND q.latitude IS NOT NULL AND q.longitude IS NOT NULL
+         SELECT q.latitude, q.longitude, q.scanned_at
+           FROM (SELECT q.latitude, q.longitude, q.scanned_at, q.verified_by, q.verdict FROM scans q
+                  WHERE s.latitude IS NOT NULL AND q.account_id = s.account_id AND q.environment = s.environment
+                    AND q.gtin = s.gtin AND q.serial = s.serial AND q.scanned_at < s.scanned_at
+                  ORDER BY q.scanned_at DESC LIMIT ${travelLookback}) q
+          WHERE q.verified_by = s.verified_by AND q.latitude IS NOT NULL AND q.longitude IS NOT NULL
             AND (q.verdict = 'COUNTERFEIT') = (s.verdict = 'COUNTERFEIT')
           ORDER BY q.scanned_at DESC LIMIT 1
        ) p ON true
