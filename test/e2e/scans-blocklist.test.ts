@@ -14,6 +14,8 @@ interface Form {
   url: string;
   operatorKey: string;
   query<Row>(text: string, params?: unknown[]): Promise<Row[]>;
+  /** Embedded only (the services' database is this process's): counts the statements they send that hold `needle`. */
+  countStatements?(needle: string): { count(): number; stop(): void };
   stop(): Promise<void>;
 }
 
@@ -27,6 +29,16 @@ async function embedded(): Promise<Form> {
     url: test.url,
     operatorKey: test.product.generatedOperatorKey as string,
     query: (text, params) => test.product.db.query(text, params),
+    countStatements(needle) {
+      const db = test.product.db;
+      const original = db.query;
+      let count = 0;
+      db.query = ((text: string, params?: unknown[]) => {
+        if (text.includes(needle)) count += 1;
+        return original.call(db, text, params);
+      }) as typeof db.query;
+      return { count: () => count, stop: () => void (db.query = original) };
+    },
     stop: () => test.stop(),
   };
 }
@@ -339,6 +351,21 @@ describe.each([
       const lines = parse(text).slice(1);
       expect(lines).toHaveLength(rows);
       expect(lines.map((line) => line[3])).toEqual(Array.from({ length: rows }, (_, i) => `B${i + 1}`));
+
+      // HEAD: the export's status and headers, without the export behind them (Node drops a HEAD's
+      // body as it is written: nothing paced the pages, and each HEAD read every one of them).
+      const statements = form.countStatements?.('FROM scans');
+      const head = await fetch(`${form.url}/api/v1/scans?format=csv`, { method: 'HEAD', headers: { 'x-api-key': bulk.key } });
+      expect([head.status, head.headers.get('content-type')]).toEqual([200, 'text/csv; charset=utf-8']);
+      const badHead = await fetch(`${form.url}/api/v1/scans?format=csv&from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00Z`, {
+        method: 'HEAD',
+        headers: { 'x-api-key': bulk.key },
+      });
+      expect(badHead.status).toBe(400);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      statements?.stop();
+      // One page read for the HEAD (its query checked), none for the refused one; the GET read three.
+      if (statements) expect(statements.count()).toBe(1);
     });
   });
 
