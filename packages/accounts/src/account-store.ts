@@ -1,5 +1,5 @@
 import { decodeCursor, encodeCursor, type Pagination, type Tier } from '@hallmark/contracts';
-import { cursorMicroseconds, cursorTime, type SqlExecutor } from '@hallmark/sql';
+import { cursorMicroseconds, cursorMicrosecondsPattern, cursorTime, type SqlExecutor } from '@hallmark/sql';
 import { newId } from './ids.ts';
 
 export interface Account {
@@ -54,7 +54,7 @@ export async function listAccounts(
   sql: SqlExecutor,
   options: { limit: number; cursor?: string | undefined },
 ): Promise<{ accounts: Account[]; pagination: Pagination }> {
-  const [afterUs, afterId] = options.cursor ? decodeCursor(options.cursor, [/^\d{1,20}$/, /^.{1,100}$/]) : [];
+  const [afterUs, afterId] = options.cursor ? decodeCursor(options.cursor, [cursorMicrosecondsPattern, /^.{1,100}$/]) : [];
   const rows = await sql.query<AccountRow & { created_us: string }>(
     `SELECT a.*, ${cursorMicroseconds('a.created_at')} AS created_us FROM accounts a
      WHERE $1::bigint IS NULL OR (a.created_at, a.id) < (${cursorTime('$1')}, $2::text)

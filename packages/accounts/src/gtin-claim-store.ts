@@ -7,7 +7,7 @@ import {
   HallmarkError,
 } from '@hallmark/contracts';
 import { randomHex } from '@hallmark/crypto';
-import { cursorMicroseconds, cursorTime, type SqlExecutor } from '@hallmark/sql';
+import { cursorMicroseconds, cursorMicrosecondsPattern, cursorTime, type SqlExecutor } from '@hallmark/sql';
 import type { GtinClaimReach } from './domain/caller-environment.ts';
 import { claimValuesCovering, type GtinClaimTarget } from './gtin-ownership.ts';
 
@@ -225,7 +225,9 @@ export async function listGtinClaims(
     environments?: readonly Environment[] | undefined;
   },
 ): Promise<GtinClaimList> {
-  const [afterUs, afterId] = options.cursor ? decodeCursor(options.cursor, [/^\d{1,17}$/, /^gtc_[0-9a-f]{20}$/]) : [];
+  const [afterUs, afterId] = options.cursor
+    ? decodeCursor(options.cursor, [cursorMicrosecondsPattern, /^gtc_[0-9a-f]{20}$/])
+    : [];
   const rows = await sql.query<GtinClaimRow & { created_us: string }>(
     `SELECT c.*, ${cursorMicroseconds('c.created_at')} AS created_us FROM gtin_claims c
      WHERE c.account_id = $1

@@ -1,5 +1,5 @@
 import { decodeCursor, encodeCursor, type KeyView, type Pagination, type Principal } from '@hallmark/contracts';
-import { cursorMicroseconds, cursorTime, type SqlExecutor } from '@hallmark/sql';
+import { cursorMicroseconds, cursorMicrosecondsPattern, cursorTime, type SqlExecutor } from '@hallmark/sql';
 import { toApiKeyRecord } from './api-key-store.ts';
 import { apiKeyView } from './api-keys.ts';
 import { toVerificationKeyView, type VerificationKeyRow } from './verification-key-store.ts';
@@ -16,7 +16,7 @@ export async function listKeys(
   options: { limit: number; cursor?: string; type?: 'api' | 'public' | 'signing'; createdBy?: string },
   now: Date,
 ): Promise<{ keys: KeyView[]; pagination: Pagination }> {
-  const [afterUs, afterId] = options.cursor ? decodeCursor(options.cursor, [/^\d{1,20}$/, /^.{1,100}$/]) : [];
+  const [afterUs, afterId] = options.cursor ? decodeCursor(options.cursor, [cursorMicrosecondsPattern, /^.{1,100}$/]) : [];
   const rows = await sql.query<Row>(
     // Ordered on the owners' indexes' columns themselves (api_keys_by_owner, verification_keys_by_owner,
     // merged): a value computed from created_at sorted all the owner's keys for a page of one.

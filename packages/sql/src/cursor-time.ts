@@ -11,3 +11,10 @@ export const cursorMicroseconds = (column: string): string => `(extract(epoch FR
 /** SQL: a cursor's microseconds (the bigint parameter, e.g. `$4`) as the timestamptz they name, exactly. */
 export const cursorTime = (parameter: string): string =>
   `('epoch'::timestamptz + ${parameter}::bigint * interval '1 microsecond')`;
+
+/**
+ * A cursor's microseconds as decodeCursor checks them: at most 17 digits (before the year 5138).
+ * More than PostgreSQL's interval arithmetic takes (cursorTime) was a 500 "interval out of range"
+ * for a forged cursor of 20 digits; it is a 400 like any cursor the API did not give out.
+ */
+export const cursorMicrosecondsPattern = /^\d{1,17}$/;

@@ -1,4 +1,4 @@
-export { cursorMicroseconds, cursorTime } from './cursor-time.ts';
+export { cursorMicroseconds, cursorMicrosecondsPattern, cursorTime } from './cursor-time.ts';
 export { isPermissionDenied, loadMigrations, type Migration, type MigrationSet, runMigrations } from './migrations.ts';
 export { createPgliteDatabase } from './pglite-database.ts';
 export {

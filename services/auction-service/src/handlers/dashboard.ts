@@ -1,11 +1,11 @@
 import { type DashboardQuery, decodeCursor, encodeCursor, type Principal } from '@hallmark/contracts';
-import type { SqlDatabase } from '@hallmark/sql';
+import { cursorMicrosecondsPattern, type SqlDatabase } from '@hallmark/sql';
 import { listObjects } from '../store/object-store.ts';
 
 /** GET /auction/dashboard/objects: newest first, by status, cursor-paged. */
 export async function dashboard(db: SqlDatabase, owner: Principal, query: DashboardQuery) {
   const limit = query.limit ?? 20;
-  const [afterUs, afterId] = query.cursor ? decodeCursor(query.cursor, [/^\d{1,20}$/, /^obj_[0-9a-f]{1,40}$/]) : [];
+  const [afterUs, afterId] = query.cursor ? decodeCursor(query.cursor, [cursorMicrosecondsPattern, /^obj_[0-9a-f]{1,40}$/]) : [];
   const rows = await listObjects(db, owner, {
     limit: limit + 1,
     ...(query.status ? { status: query.status } : {}),

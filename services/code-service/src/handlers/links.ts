@@ -17,7 +17,7 @@ import { randomHex } from '@hallmark/crypto';
 import type { EventStore } from '@hallmark/event-store';
 import { checkAi82Value, checkGtin14 } from '@hallmark/gs1';
 import { accountStream } from '@hallmark/provenance';
-import { cursorMicroseconds, cursorTime, type SqlDatabase, type SqlExecutor } from '@hallmark/sql';
+import { cursorMicroseconds, cursorMicrosecondsPattern, cursorTime, type SqlDatabase, type SqlExecutor } from '@hallmark/sql';
 
 export interface LinkDeps {
   db: SqlDatabase;
@@ -352,7 +352,7 @@ export function createLinks(deps: LinkDeps) {
 
     async list(owner: Principal, query: ListLinksQuery): Promise<LinkList> {
       const limit = query.limit ?? 20;
-      const [afterUs, afterId] = query.cursor ? decodeCursor(query.cursor, [/^\d{1,20}$/, /^.{1,100}$/]) : [];
+      const [afterUs, afterId] = query.cursor ? decodeCursor(query.cursor, [cursorMicrosecondsPattern, /^.{1,100}$/]) : [];
       const rows = await deps.db.query<Row>(
         // Ordered on the columns of item_links_by_owner themselves, so a page reads its rows off the
         // index: ordered on a value computed from created_at, a page of one sorted all the owner's links.

@@ -21,7 +21,7 @@ import {
   schemaTemplates,
   UnusableDefinitionError,
 } from '@hallmark/schemas';
-import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
+import { cursorMicrosecondsPattern, type SqlDatabase, type SqlExecutor } from '@hallmark/sql';
 import { decide, isDomainError, type SchemaCommand, type SchemaContent } from '../domain/metadata-schema.ts';
 import {
   findSchema,
@@ -254,7 +254,7 @@ export function createSchemaCatalog(deps: SchemaDeps) {
           pagination: { limit, nextCursor: hasMore && last ? encodeCursor([last.id]) : null, hasMore },
         };
       }
-      const [afterUs, afterId] = query.cursor ? decodeCursor(query.cursor, [/^\d{1,20}$/, /^.{1,100}$/]) : [];
+      const [afterUs, afterId] = query.cursor ? decodeCursor(query.cursor, [cursorMicrosecondsPattern, /^.{1,100}$/]) : [];
       const after = afterUs && afterId ? { createdUs: afterUs, id: afterId } : undefined;
       const rows = await listSchemas(deps.db, owner, { limit: limit + 1, vertical: query.vertical, after });
       const page = rows.slice(0, limit);

@@ -22,7 +22,7 @@ import { uuidV7 } from '@hallmark/crypto';
 import type { EventStore } from '@hallmark/event-store';
 import { accountStream, appendToAssetHistory } from '@hallmark/provenance';
 import type { Logger } from '@hallmark/runtime';
-import { cursorMicroseconds, cursorTime, type SqlDatabase, type SqlExecutor } from '@hallmark/sql';
+import { cursorMicroseconds, cursorMicrosecondsPattern, cursorTime, type SqlDatabase, type SqlExecutor } from '@hallmark/sql';
 import type { CodeDirectory } from '../code-directory.ts';
 import { createBlocklistCache } from './blocklist-cache.ts';
 import { readLink } from './read-link.ts';
@@ -238,7 +238,7 @@ function viewOf(row: ReportRow): CodeReportView {
 /** GET /code/reports: the owner's queue, newest first, cursor-paged, by status. */
 export async function listCodeReports(db: SqlDatabase, owner: Principal, query: ListCodeReportsQuery): Promise<CodeReportList> {
   const limit = query.limit ?? 20;
-  const [afterUs, afterId] = query.cursor ? decodeCursor(query.cursor, [/^\d{1,20}$/, /^rep_[0-9a-f]{1,40}$/]) : [];
+  const [afterUs, afterId] = query.cursor ? decodeCursor(query.cursor, [cursorMicrosecondsPattern, /^rep_[0-9a-f]{1,40}$/]) : [];
   const params: unknown[] = [owner.accountId, owner.environment, limit + 1];
   let filter = '';
   if (query.status) {
