@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parseCsv } from '@hallmark/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseCsv } from '../../apps/hallmark/src/csv.ts';
 import { call, startTestProduct, type TestProduct } from '../support/embedded.ts';
 import { hallmarkBin as bin, type CliOutcome as Outcome, runHallmark } from '../support/hallmark-cli.ts';
 

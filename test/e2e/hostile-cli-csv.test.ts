@@ -3,8 +3,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { parseCsv } from '@hallmark/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseCsv } from '../../apps/hallmark/src/csv.ts';
 import { call, startTestProduct, type TestProduct } from '../support/embedded.ts';
 
 /**

@@ -636,12 +636,7 @@ describe.each([
         // are beyond what PostgreSQL's interval arithmetic takes: each was a 500 "interval out of
         // range" on five of these lists (a review of 2026-12-05).
         for (const microseconds of ['99999999999999999999', '9223372036854775807', '100000000000000000']) {
-          expectRefused(
-            await api('GET', `${path}?cursor=${cursor([microseconds, id])}`),
-            400,
-            'VALIDATION_ERROR',
-            'cursor',
-          );
+          expectRefused(await api('GET', `${path}?cursor=${cursor([microseconds, id])}`), 400, 'VALIDATION_ERROR', 'cursor');
         }
         expect((await api('GET', `${path}?cursor=${cursor(['99999999999999999', id])}`)).status).toBe(200);
         expectRefused(await api('GET', `${path}?cursor=${cursor(['1', `${id}\u0000`])}`), 400, 'VALIDATION_ERROR', 'cursor');

@@ -554,6 +554,39 @@ describe.each([
       expect(badHeader.status).toBe(400);
     });
 
+    it('names each bulk result by the line its record starts on, blank lines and quoted line breaks counted', async () => {
+      const lined = await account('Brand with a long recall list', '09506000134413');
+      // Blank lines were dropped before the records were numbered: a refusal on line 4 said line 2,
+      // and a brand fixing a long upload edited the wrong serial (a review of 2026-12-05).
+      const body = `gtin,serial,kind,reason\n\n\n${lined.gtin},BAD SERIAL,counterfeit,x\n${lined.gtin},L0001,withdrawn,"two\nlines"\n\n${lined.gtin},L0002,withdrawn,y\n`;
+      const response = await fetch(`${form.url}/api/v1/blocklist/bulk`, {
+        method: 'POST',
+        headers: { 'x-api-key': lined.key, 'content-type': 'text/csv' },
+        body,
+      });
+      const answer = (await response.json()) as Json;
+      expect(response.status, JSON.stringify(answer)).toBe(200);
+      expect(answer.results.map((result: Json) => [result.line, result.block?.serialFrom ?? result.error.code])).toEqual([
+        [4, 'VALIDATION_ERROR'],
+        [5, 'L0001'],
+        [8, 'L0002'],
+      ]);
+      // A CSV that cannot be read is refused whole, naming where: nothing of it is blocked.
+      const unreadable = await fetch(`${form.url}/api/v1/blocklist/bulk`, {
+        method: 'POST',
+        headers: { 'x-api-key': brand.key, 'content-type': 'text/csv' },
+        body: `gtin,serial,kind\n${brand.gtin},L0003,withdrawn\n${brand.gtin},"L0004"x,withdrawn\n`,
+      });
+      const refusal = (await unreadable.json()) as Json;
+      expect([unreadable.status, refusal.error.code, refusal.error.details]).toEqual([400, 'VALIDATION_ERROR', { line: 3 }]);
+      expect(refusal.error.message).toBe(
+        'The CSV cannot be read: line 3: text after a closing quote (a quote inside a field is written "").',
+      );
+      expect(
+        ok(await api('GET', '/blocklist?limit=100', { key: brand.key })).blocks.map((block: Json) => block.serialFrom),
+      ).not.toContain('L0003');
+    });
+
     it('refuses another tenant’s GTIN, lists only the account’s blocks, and records every change', async () => {
       refused(
         await api('POST', '/blocklist', { key: rival.key, body: { gtin: brand.gtin, serial: 'R0001', kind: 'counterfeit' } }),

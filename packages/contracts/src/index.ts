@@ -2,6 +2,7 @@ export { addressKeyOf, riskClientOf } from './client-address.ts';
 export * from './code-listing-routes.ts';
 export * from './code-listing-rpc.ts';
 export { consoleFileRoute, consolePageRoute, consoleRoutes } from './console-routes.ts';
+export { type CsvRecord, CsvSyntaxError, parseCsv } from './csv-records.ts';
 export { decodeCursor, encodeCursor } from './cursor.ts';
 export { type DomainError, isDomainError, refuse } from './domain-error.ts';
 export { type ErrorCode, errorCodes, errorStatus, isErrorCode } from './error-codes.ts';

@@ -3,13 +3,16 @@ import { parseArgs } from 'node:util';
 import {
   type BatchItemResult,
   type CodeListItem,
+  type CsvRecord,
+  CsvSyntaxError,
   GenerateBatchBody,
   type GenerateCodeBody,
   type GeneratedCode,
+  parseCsv,
 } from '@hallmark/contracts';
 import { asGtin14 } from '@hallmark/gs1';
 import { canonicalJson } from '@hallmark/provenance';
-import { type CsvRecord, CsvSyntaxError, csvLine, parseCsv } from '../csv.ts';
+import { csvLine } from '../csv.ts';
 import { createProgress } from '../progress.ts';
 import type { CommandIo } from './command-io.ts';
 import { connectProduct } from './product-api.ts';

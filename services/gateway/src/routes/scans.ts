@@ -3,6 +3,8 @@ import {
   bulkBlockRoute,
   type CreateBlockBody,
   CreateBlockBody as CreateBlockBodySchema,
+  type CsvRecord,
+  CsvSyntaxError,
   createBlockRoute,
   createBlocksRpc,
   deleteBlockRoute,
@@ -16,6 +18,7 @@ import {
   listScansRoute,
   listScansRpc,
   maxScansPageSize,
+  parseCsv,
   type ScanAggregatesQuery,
   type ScanCountriesQuery,
   type ScanList,
@@ -129,38 +132,14 @@ async function scanCsv(services: ServiceCaller, request: FastifyRequest, query: 
   return Readable.from(lines(), { objectMode: false });
 }
 
-/** The fields of a CSV line (RFC 4180: quoted fields may hold commas, quotes doubled, line breaks). */
-export function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const char = text[i] as string;
-    if (quoted) {
-      if (char === '"' && text[i + 1] === '"') {
-        cell += '"';
-        i++;
-      } else if (char === '"') quoted = false;
-      else cell += char;
-    } else if (char === '"' && cell === '') quoted = true;
-    else if (char === ',') {
-      row.push(cell);
-      cell = '';
-    } else if (char === '\n' || char === '\r') {
-      if (char === '\r' && text[i + 1] === '\n') i++;
-      row.push(cell);
-      rows.push(row);
-      row = [];
-      cell = '';
-    } else cell += char;
+/** The bulk blocklist's records; a CSV that cannot be read is a VALIDATION_ERROR naming the line. */
+function csvRecordsOf(text: string): CsvRecord[] {
+  try {
+    return [...parseCsv(text)];
+  } catch (error) {
+    if (!(error instanceof CsvSyntaxError)) throw error;
+    throw new HallmarkError('VALIDATION_ERROR', `The CSV cannot be read: ${error.message}.`, { line: error.line });
   }
-  if (quoted) throw new HallmarkError('VALIDATION_ERROR', 'The CSV ends inside a quoted field.');
-  if (cell !== '' || row.length > 0) {
-    row.push(cell);
-    rows.push(row);
-  }
-  return rows.filter((fields) => fields.some((field) => field !== ''));
 }
 
 const bulkColumns = ['gtin', 'serial', 'serialFrom', 'serialTo', 'kind', 'reason'] as const;
@@ -217,8 +196,8 @@ export function registerScanRoutes(app: FastifyInstance, deps: { services: Servi
     if (!/^text\/csv\b/i.test(request.headers['content-type'] ?? '') || typeof request.body !== 'string') {
       throw new HallmarkError('UNSUPPORTED_MEDIA_TYPE', 'Send the blocklist as the body, with Content-Type text/csv.');
     }
-    const [header, ...lines] = parseCsv(request.body);
-    const names = (header ?? []).map((name) => name.trim());
+    const [header, ...lines] = csvRecordsOf(request.body);
+    const names = (header?.fields ?? []).map((name) => name.trim());
     const unknown = names.filter((name) => !(bulkColumns as readonly string[]).includes(name));
     if (!names.includes('gtin') || !names.includes('kind') || unknown.length > 0) {
       throw new HallmarkError(
@@ -234,8 +213,8 @@ export function registerScanRoutes(app: FastifyInstance, deps: { services: Servi
     }
     const results: BulkResult[] = [];
     const valid: { line: number; body: CreateBlockBody }[] = [];
-    lines.forEach((fields, index) => {
-      const line = index + 2;
+    // Each result names the line its record starts on (the header is line 1), blank lines counted.
+    lines.forEach(({ fields, line }) => {
       const body: Record<string, string> = {};
       names.forEach((name, column) => {
         const value = fields[column]?.trim() ?? '';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { csvCell, parseCsv, prefersCsv } from './scans.ts';
+import { csvCell, prefersCsv } from './scans.ts';
 
 describe('CSV cells', () => {
   it('prefixes a quote to text a spreadsheet would run as a formula', () => {
@@ -37,23 +37,5 @@ describe('an Accept header asking for CSV', () => {
       'text/csvx',
     ])
       expect(prefersCsv(accept), accept).toBe(false);
-  });
-});
-
-describe('the bulk blocklist CSV', () => {
-  it('reads quoted fields, doubled quotes, CRLF and LF, and skips blank lines', () => {
-    expect(parseCsv('gtin,reason\r\n1,"a, ""b"""\n\n2,c\n')).toEqual([
-      ['gtin', 'reason'],
-      ['1', 'a, "b"'],
-      ['2', 'c'],
-    ]);
-    expect(parseCsv('a,b\n1,"two\nlines"')).toEqual([
-      ['a', 'b'],
-      ['1', 'two\nlines'],
-    ]);
-  });
-
-  it('refuses a quoted field left open', () => {
-    expect(() => parseCsv('a\n"open')).toThrow(/quoted/);
   });
 });
