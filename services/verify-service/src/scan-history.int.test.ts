@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { createNatsBus, deleteNamespaceStreams } from '@hallmark/bus';
-import { connectTestDatabase, loadMigrations, runMigrations, type SqlDatabase } from '@hallmark/sql';
+import {
+  connectTestDatabase,
+  createPostgresDatabase,
+  createTestDatabase,
+  loadMigrations,
+  runMigrations,
+  type SqlDatabase,
+} from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectScanHistory, type ScanRecorded, type ScansRecorded, scanRecordedSubject } from './scan-history.ts';
 
@@ -71,5 +78,87 @@ describe('scan history projection (NATS JetStream → PostgreSQL)', () => {
       { scan_number: 101, risk_indicators: ['EXCESSIVE_SCANS'], latitude: null },
       { scan_number: 102, risk_indicators: [], latitude: 48.85 },
     ]);
+  });
+});
+
+describe('hourly scan counts on a database whose TimeZone is not whole hours from UTC', () => {
+  // initdb takes the machine's zone; in Asia/Kolkata (UTC+05:30) date_trunc('hour', …) without a
+  // zone started every hour at :30 UTC (a review of 2026-12-05).
+  it('counts a scan in its whole UTC hour, and recounts from the scans the hours an earlier release split', async () => {
+    const kolkata = await createTestDatabase('scans_tz');
+    const admin = createPostgresDatabase({ connectionString: kolkata.url, maxConnections: 1 });
+    await admin.query(`ALTER DATABASE "${kolkata.name}" SET timezone TO 'Asia/Kolkata'`);
+    await admin.close();
+    const db = createPostgresDatabase({ connectionString: kolkata.url, maxConnections: 2 });
+    const bus = await createNatsBus({ servers, name: 'scan-history-tz-test', prefix: `${prefix}_tz` });
+    try {
+      const migrations = await loadMigrations('verify-service', fileURLToPath(new URL('../migrations', import.meta.url)));
+      const repair = migrations.migrations.findIndex((migration) => migration.name === 'hourly_counts_in_utc_hours');
+      expect(repair).toBeGreaterThan(0);
+      // Given what the release before this one stored: two scans (10:10 and 10:50 UTC) counted under
+      // 09:30 and 10:30 UTC, one in each half-hour-shifted "hour"
+      await runMigrations(db, { module: migrations.module, migrations: migrations.migrations.slice(0, repair) });
+      for (const [id, at] of [
+        ['00000000-0000-4000-8000-000000000001', '2026-12-01T10:10:00Z'],
+        ['00000000-0000-4000-8000-000000000002', '2026-12-01T10:50:00Z'],
+      ])
+        await db.query(
+          `INSERT INTO scans (scan_id, environment, gtin, serial, verdict, risk_indicators, scan_number, scanned_at, verified_by,
+                              account_id, country)
+           VALUES ($1, 'live', '09506000134352', 'TZ', 'AUTHENTIC', '{}', 1, $2, 'acc_tz', 'acc_tz', 'IN')`,
+          [id, at],
+        );
+      await db.query(
+        `INSERT INTO scan_counts_hourly (account_id, environment, dimension, hour, value, count) VALUES
+           ('acc_tz', 'live', 'verdict', '2026-12-01T09:30:00Z', 'AUTHENTIC', 1),
+           ('acc_tz', 'live', 'verdict', '2026-12-01T10:30:00Z', 'AUTHENTIC', 1)`,
+      );
+      const hours = async () =>
+        (
+          await db.query<{ dimension: string; hour: Date; value: string; count: string }>(
+            `SELECT dimension, hour, value, count FROM scan_counts_hourly WHERE account_id = 'acc_tz' ORDER BY dimension, hour`,
+          )
+        ).map((row) => [row.dimension, row.hour.toISOString(), row.value, Number(row.count)]);
+
+      // When this release's migrations run, the account's hours are counted again from its scans
+      expect(await runMigrations(db, migrations)).toEqual([repair + 1]);
+      expect(await hours()).toEqual([
+        ['country', '2026-12-01T10:00:00.000Z', 'IN', 2],
+        ['verdict', '2026-12-01T10:00:00.000Z', 'AUTHENTIC', 2],
+      ]);
+
+      // And a scan the projection stores now is counted in its whole UTC hour too
+      const projection = await projectScanHistory(bus, db);
+      await bus.publishEvent(scanRecordedSubject, {
+        scans: [
+          {
+            scanId: randomUUID(),
+            environment: 'live',
+            gtin: '09506000134352',
+            serial: 'TZ',
+            verdict: 'AUTHENTIC',
+            riskIndicators: [],
+            scanNumber: 3,
+            at: '2026-12-01T10:33:35.000Z',
+            verifiedBy: 'acc_tz',
+            accountId: 'acc_tz',
+          },
+        ],
+      } satisfies ScansRecorded);
+      const deadline = Date.now() + 20_000;
+      while (Date.now() < deadline && JSON.stringify(await hours()).includes('"AUTHENTIC",2')) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      await projection.stop();
+      expect(await hours()).toEqual([
+        ['country', '2026-12-01T10:00:00.000Z', 'IN', 2],
+        ['verdict', '2026-12-01T10:00:00.000Z', 'AUTHENTIC', 3],
+      ]);
+    } finally {
+      await bus.drain();
+      await deleteNamespaceStreams(servers, `${prefix}_tz`);
+      await db.close();
+      await kolkata.drop();
+    }
   });
 });

@@ -104,15 +104,17 @@ async function insertScans(db: SqlExecutor, rows: readonly object[]): Promise<vo
          ON CONFLICT (scan_id) DO NOTHING
          RETURNING account_id, environment, gtin, serial, verdict, risk_indicators, scanned_at, country, verified_by
      ),
+     -- Whole UTC hours whatever the session's TimeZone (date_trunc's third argument): in a zone with
+     -- a half-hour offset (Asia/Kolkata) the hours started at :30 UTC, each holding halves of two.
      counted AS (
-       SELECT account_id, environment, 'verdict' AS dimension, date_trunc('hour', scanned_at) AS hour, verdict AS value FROM inserted
+       SELECT account_id, environment, 'verdict' AS dimension, date_trunc('hour', scanned_at, 'UTC') AS hour, verdict AS value FROM inserted
         WHERE account_id IS NOT NULL
        UNION ALL
-       SELECT account_id, environment, 'flag', date_trunc('hour', scanned_at), flag FROM inserted, unnest(risk_indicators) AS flag
+       SELECT account_id, environment, 'flag', date_trunc('hour', scanned_at, 'UTC'), flag FROM inserted, unnest(risk_indicators) AS flag
         WHERE account_id IS NOT NULL
        UNION ALL
        -- A country is the scanning client's word: only the owner's own keys' count on its map.
-       SELECT account_id, environment, 'country', date_trunc('hour', scanned_at), country FROM inserted
+       SELECT account_id, environment, 'country', date_trunc('hour', scanned_at, 'UTC'), country FROM inserted
         WHERE account_id IS NOT NULL AND country IS NOT NULL AND verified_by = account_id
      ),
      hourly AS (
