@@ -413,6 +413,39 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
     }
   });
 
+  it('gives back the unit a timed-out single generate kept when its keyed retry is refused, as a batch of one does (a review of 2026-12-05)', async () => {
+    // Found (fixed). The retry's refusal gave back what the retry spent (nothing: the unit was kept
+    // by its first attempt), so the unit stayed spent and the key kept it for a request that could
+    // never succeed; a batch of one gave it back.
+    const dayMs = 86_400_000;
+    slow.clock.freeze(new Date((Math.floor(Date.now() / dayMs) + 6) * dayMs + 3_600_000)); // 01:00 UTC
+    try {
+      const ownGtin = '09506000134536';
+      const { key, accountId, used } = await brandOwning('Single give-back brand', 'starter', ownGtin);
+      await failOnceAfterTheWait('single_lost', ['SOLO-1']);
+      const keyed = { key, headers: { 'idempotency-key': 'solo-1' } };
+      const body = { gtin: ownGtin, serialNumber: 'SOLO-1' };
+      const first = await slowApi('POST', '/code/generate', { ...keyed, body });
+      expect([first.status, first.body.error?.details?.reason]).toEqual([503, 'timeout']);
+      await new Promise((resolve) => setTimeout(resolve, 2_500)); // the write failed after the wait: nothing stored
+      expect(await used()).toBe(1);
+      // Meanwhile a request without the key makes that very serial: one code, one more unit.
+      expect((await slowApi('POST', '/code/generate', { key, body })).status).toBe(201);
+      expect(await used()).toBe(2);
+      // The keyed retry is refused (its code was never made): the unit its first attempt kept comes back.
+      const retry = await slowApi('POST', '/code/generate', { ...keyed, body });
+      expect([retry.status, retry.body.error?.code]).toEqual([409, 'DUPLICATE_SERIAL']);
+      expect(await codesStoredOf(accountId)).toBe(1);
+      expect(await used(), 'one code exists').toBe(1);
+      // Once: the key keeps nothing prepaid now, and a further retry is charged and given back as any refusal.
+      const again = await slowApi('POST', '/code/generate', { ...keyed, body });
+      expect(again.status).toBe(409);
+      expect(await used()).toBe(1);
+    } finally {
+      slow.clock.freeze(undefined);
+    }
+  });
+
   it('pays no new day’s codes with what a keyed retry’s earlier attempt kept the day before (a review of 2026-12-05)', async () => {
     // Found (fixed). What an attempt at 23:58 kept for a chunk that, retried at 00:02, was refused
     // (its expiry date now past) offset what the retry spent on its other chunk's codes: 100 codes

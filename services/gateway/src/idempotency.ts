@@ -4,6 +4,7 @@ import { HallmarkError, type RouteDefinition } from '@hallmark/contracts';
 import type { Logger } from '@hallmark/runtime';
 import type { SqlDatabase } from '@hallmark/sql';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { refusedAfterPrepaidWork } from './prepaid-work.ts';
 
 /**
  * `Idempotency-Key` on every route that creates something (RouteDefinition.idempotent), for all
@@ -420,7 +421,8 @@ export function installIdempotency(
         );
         if (!stored) request.log.warn('idempotency: the claim lapsed before the answer was stored; a retry ran again');
       } else {
-        const prepaid = attempt.prepaidAfter ?? attempt.prepaid;
+        // A refusal after the spend: what earlier attempts kept paid for nothing (prepaid-work.ts).
+        const prepaid = refusedAfterPrepaidWork(request, status) ? {} : (attempt.prepaidAfter ?? attempt.prepaid);
         if (hasParts(prepaid)) await store.leavePrepaid(attempt, prepaid, deps.clock());
         else await store.release(attempt);
       }

@@ -32,6 +32,25 @@ export function prepaidToday(request: FastifyRequest, now: Date): boolean {
   return since !== undefined && Math.floor(since.getTime() / dayMs) === Math.floor(now.getTime() / dayMs);
 }
 
+/**
+ * A keyed request that makes one thing (a code, an object), refused (4xx) after its quota was spent:
+ * the work its earlier attempts kept quota for was not done, as a retry answers work it finds done
+ * (generate-code.ts, register-object.ts). What they kept is then given back when it was today's
+ * (request-auth.ts) and no longer kept on the key (idempotency.ts). A batch settles its chunks itself
+ * (routes/code.ts); a 5xx that did nothing (no service answered) knows nothing of that work.
+ */
+export function refusedAfterPrepaidWork(request: FastifyRequest, statusCode: number): boolean {
+  const quota = request.routeOptions.config?.route?.quota;
+  return (
+    quota !== undefined &&
+    quota.per !== 'item' &&
+    request.quotaSpent !== undefined &&
+    !request.mayHaveActed &&
+    statusCode >= 400 &&
+    statusCode < 500
+  );
+}
+
 /** Units an earlier attempt prepaid for the part starting at `firstIndex`; 0 when none. */
 export function prepaidFor(request: FastifyRequest, firstIndex: number): number {
   return request.idempotentAttempt?.prepaid[String(firstIndex)] ?? 0;

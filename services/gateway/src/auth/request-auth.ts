@@ -2,7 +2,7 @@ import { type AuthenticatedKey, holdsScope } from '@hallmark/accounts';
 import { addressKeyOf, HallmarkError, type Principal, type RouteDefinition } from '@hallmark/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Idempotency } from '../idempotency.ts';
-import { leavePrepaid, paidParts, prepaidToday, prepaidUnitsOf } from '../prepaid-work.ts';
+import { leavePrepaid, paidParts, prepaidToday, prepaidUnitsOf, refusedAfterPrepaidWork } from '../prepaid-work.ts';
 import { isSafeMethod } from '../safe-methods.ts';
 import { mayHaveActed } from '../service-call.ts';
 import type { Authenticator } from './authenticator.ts';
@@ -412,13 +412,16 @@ export function installRequestAuth(
     // nothing. A batch may give back more than it spent: what an earlier attempt kept for items
     // refused now, when that was today's quota (before 2026-12-05 that was never given back, and a
     // day's credit could pay for the next day's codes instead).
+    // A request that makes one thing, refused after its spend, gives back what its earlier attempts
+    // kept too: that work was not done (prepaid-work.ts, refusedAfterPrepaidWork).
     const prepaid = request.prepaidSpent;
-    const credit = prepaid?.today ? Math.min(prepaid.units, Math.max(0, request.prepaidCredit ?? 0)) : 0;
+    const creditAsked = refusedAfterPrepaidWork(request, reply.statusCode) ? (prepaid?.units ?? 0) : (request.prepaidCredit ?? 0);
+    const credit = prepaid?.today ? Math.min(prepaid.units, Math.max(0, creditAsked)) : 0;
     const refused =
       request.refusedItems !== undefined
         ? Math.min(spent.cost, Math.max(0, request.refusedItems)) + credit
         : reply.statusCode >= 400 && !request.mayHaveActed
-          ? spent.cost
+          ? spent.cost + credit
           : 0;
     deps.rateLimiter.tellThresholdsKept(spent, refused);
     if (refused === 0) return done(null, payload);
