@@ -212,9 +212,9 @@ describe('spellings of one genuine link', () => {
   });
 
   it('a serial percent-encoded as UTF-8 is refused naming what was sent, at the API and the resolver', async () => {
-    const key = await brandWithGtin('09506000134390');
+    const key = await brandWithGtin('09506000134529');
     const sig = 'A'.repeat(86);
-    const sent = { url: `https://x.example/01/09506000134390/21/caf%C3%A9?sig=${sig}` };
+    const sent = { url: `https://x.example/01/09506000134529/21/caf%C3%A9?sig=${sig}` };
     const refused = await api('POST', '/code/verify', { key, body: sent });
     expect(refused.status).toBe(400);
     expect(refused.body.error).toMatchObject({
@@ -222,7 +222,7 @@ describe('spellings of one genuine link', () => {
       message: 'AI 21 (SERIAL) contains "é", which is not in GS1 character set 82.',
       details: { ai: '21', provided: 'café' },
     });
-    const page = await resolverJson('127.0.0.1', `/01/09506000134390/21/caf%C3%A9?sig=${sig}`);
+    const page = await resolverJson('127.0.0.1', `/01/09506000134529/21/caf%C3%A9?sig=${sig}`);
     expect(page.status).toBe(400);
     expect(page.body.error).toMatchObject({ code: 'INVALID_URL', details: { provided: 'café' } });
   });
