@@ -33,11 +33,26 @@ export function prepaidToday(request: FastifyRequest, now: Date): boolean {
 }
 
 /**
- * A keyed request that makes one thing (a code, an object), refused (4xx) after its quota was spent:
- * the work its earlier attempts kept quota for was not done, as a retry answers work it finds done
- * (generate-code.ts, register-object.ts). What they kept is then given back when it was today's
- * (request-auth.ts) and no longer kept on the key (idempotency.ts). A batch settles its chunks itself
- * (routes/code.ts); a 5xx that did nothing (no service answered) knows nothing of that work.
+ * Refusals a service decides on the request itself after looking for the work an earlier attempt
+ * with its Idempotency-Key stored (generate-code.ts, register-object.ts answer work they find done):
+ * the work was not done. Not CONFLICT: that may be the earlier attempt committing the same work
+ * meanwhile (a registration's retry met its first attempt's stream, and was given back the unit of
+ * an object that exists: a review of 2026-12-05).
+ */
+const refusalsOfUndoneWork: ReadonlySet<string> = new Set([
+  'DUPLICATE_SERIAL',
+  'GTIN_NOT_OWNED',
+  'INVALID_GTIN',
+  'MISSING_REQUIRED_FIELD',
+  'VALIDATION_ERROR',
+]);
+
+/**
+ * A keyed request that makes one thing (a code, an object), refused after its quota was spent for
+ * the request itself (refusalsOfUndoneWork): the work its earlier attempts kept quota for was not
+ * done. What they kept is then given back when it was today's (request-auth.ts) and no longer kept
+ * on the key (idempotency.ts). A batch settles its chunks itself (routes/code.ts); a 5xx that did
+ * nothing (no service answered) knows nothing of that work.
  */
 export function refusedAfterPrepaidWork(request: FastifyRequest, statusCode: number): boolean {
   const quota = request.routeOptions.config?.route?.quota;
@@ -47,7 +62,9 @@ export function refusedAfterPrepaidWork(request: FastifyRequest, statusCode: num
     request.quotaSpent !== undefined &&
     !request.mayHaveActed &&
     statusCode >= 400 &&
-    statusCode < 500
+    statusCode < 500 &&
+    request.failedWith !== undefined &&
+    refusalsOfUndoneWork.has(request.failedWith)
   );
 }
 

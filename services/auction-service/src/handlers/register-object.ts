@@ -11,8 +11,9 @@ import {
   type RegisterObjectBody,
 } from '@hallmark/contracts';
 import { randomHex } from '@hallmark/crypto';
+import { isVersionConflict } from '@hallmark/event-store';
 import { formatDigitalLink, objectGtin } from '@hallmark/gs1';
-import { startAssetHistory } from '@hallmark/provenance';
+import { assetStream, startAssetHistory } from '@hallmark/provenance';
 import { type DomainError, decide, isRefusal, type ObjectCommand, type SignedLink } from '../domain/object.ts';
 import { foldObjectHistory, type ObjectState, securityFigures } from '../object-history.ts';
 import { type ObjectRepositoryDeps, requireOwnedObject } from '../object-repository.ts';
@@ -58,18 +59,19 @@ export async function registerObject(
 ): Promise<RegisteredObject & { madeBefore?: true }> {
   const derived = requestKey ? idSeedOf('object', requestKey, body) : undefined;
   const id = derived ? `obj_${derived.subarray(0, 10).toString('hex')}` : `obj_${randomHex(10)}`;
-  if (derived) {
+  /** The object an earlier attempt with this key stored, answered as made before. */
+  const madeBefore = async (): Promise<(RegisteredObject & { madeBefore: true }) | undefined> => {
     const stored = await requireOwnedObject(deps, owner, id).catch((error: unknown) => {
       if (error instanceof HallmarkError && error.code === 'NOT_FOUND') return undefined;
       throw error;
     });
-    if (stored) {
-      return {
-        object: objectView(stored),
-        qr_data: { gs1DigitalLink: stored.link.url, serial: stored.serial },
-        madeBefore: true,
-      };
-    }
+    return stored
+      ? { object: objectView(stored), qr_data: { gs1DigitalLink: stored.link.url, serial: stored.serial }, madeBefore: true }
+      : undefined;
+  };
+  if (derived) {
+    const stored = await madeBefore();
+    if (stored) return stored;
   }
   // An object's GTIN holds 11 digits of its serial's hash: two objects share one about once in the
   // first 400,000, and a GTIN is one account's claim. The registration that finds its GTIN taken
@@ -79,6 +81,12 @@ export async function registerObject(
     try {
       return await registerWithSerial(deps, owner, body, id, serial);
     } catch (error) {
+      // The object's own stream started meanwhile: an earlier attempt with this key (its gateway
+      // stopped waiting) committed it as this one wrote. Answered as made before, not CONFLICT.
+      if (derived && isVersionConflict(error) && error.details?.streamId === assetStream(id)) {
+        const stored = await madeBefore();
+        if (stored) return stored;
+      }
       if (!(error instanceof GtinTaken)) throw error;
       // Whose claims were in the way is not the caller's to know.
       if (attempt + 1 >= maxSerialDraws) throw new HallmarkError('CONFLICT', 'No free GTIN was found for the object; try again.');

@@ -35,6 +35,8 @@ declare module 'fastify' {
     prepaidSpent: { units: number; today: boolean } | undefined;
     /** The request failed, but its service may have done the work (it did not answer in time): its quota is kept. */
     mayHaveActed: boolean;
+    /** The error code the request failed with, when it did (set as the error is answered). */
+    failedWith: string | undefined;
   }
   interface FastifyContextConfig {
     /** The contract this route was registered from. */
@@ -120,6 +122,7 @@ export function installRequestAuth(
   app.decorateRequest('prepaidCredit', undefined);
   app.decorateRequest('prepaidSpent', undefined);
   app.decorateRequest('mayHaveActed', false);
+  app.decorateRequest('failedWith', undefined);
 
   const applyOutcome = (reply: FastifyReply, outcome: RateLimitOutcome) => {
     reply.header('x-ratelimit-limit', outcome.reported.limit);
@@ -392,6 +395,7 @@ export function installRequestAuth(
   // A keyed request that makes one thing leaves that unit prepaid for its retry (prepaid-work.ts);
   // a batch's route says which of its chunks it leaves.
   app.addHook('onError', (request, _reply, error, done) => {
+    if (error instanceof HallmarkError) request.failedWith = error.code;
     if (mayHaveActed(error)) {
       request.mayHaveActed = true;
       const quota = request.routeOptions.config?.route?.quota;

@@ -1,0 +1,30 @@
+import type { FastifyRequest } from 'fastify';
+import { describe, expect, it } from 'vitest';
+import { refusedAfterPrepaidWork } from './prepaid-work.ts';
+
+/** A request as the quota and Idempotency-Key hooks leave it, on a route charged per request or per item. */
+const requestOf = (fields: { per?: 'request' | 'item'; failedWith?: string; mayHaveActed?: boolean; spent?: boolean }) =>
+  ({
+    routeOptions: { config: { route: { quota: { kind: 'generate', per: fields.per ?? 'request' } } } },
+    quotaSpent: fields.spent === false ? undefined : { key: 'k', cost: 0 },
+    mayHaveActed: fields.mayHaveActed ?? false,
+    failedWith: fields.failedWith,
+  }) as unknown as FastifyRequest;
+
+describe('refusedAfterPrepaidWork', () => {
+  it('is a refusal the service decided on the request itself, after the spend, of a route making one thing', () => {
+    expect(refusedAfterPrepaidWork(requestOf({ failedWith: 'DUPLICATE_SERIAL' }), 409)).toBe(true);
+    expect(refusedAfterPrepaidWork(requestOf({ failedWith: 'GTIN_NOT_OWNED' }), 403)).toBe(true);
+    expect(refusedAfterPrepaidWork(requestOf({ failedWith: 'VALIDATION_ERROR' }), 400)).toBe(true);
+  });
+
+  it('is not a CONFLICT (maybe the earlier attempt committing the same work), a 5xx, work that may be done, nor before the spend', () => {
+    expect(refusedAfterPrepaidWork(requestOf({ failedWith: 'CONFLICT' }), 409)).toBe(false);
+    expect(refusedAfterPrepaidWork(requestOf({ failedWith: 'SERVICE_UNAVAILABLE' }), 503)).toBe(false);
+    expect(refusedAfterPrepaidWork(requestOf({ failedWith: 'DUPLICATE_SERIAL', mayHaveActed: true }), 409)).toBe(false);
+    expect(refusedAfterPrepaidWork(requestOf({ failedWith: 'RATE_LIMITED', spent: false }), 429)).toBe(false);
+    expect(refusedAfterPrepaidWork(requestOf({}), 404)).toBe(false);
+    // A batch settles its chunks itself.
+    expect(refusedAfterPrepaidWork(requestOf({ per: 'item', failedWith: 'VALIDATION_ERROR' }), 400)).toBe(false);
+  });
+});
