@@ -558,7 +558,8 @@ describe.each([
       const lined = await account('Brand with a long recall list', '09506000134413');
       // Blank lines were dropped before the records were numbered: a refusal on line 4 said line 2,
       // and a brand fixing a long upload edited the wrong serial (a review of 2026-12-05).
-      const body = `gtin,serial,kind,reason\n\n\n${lined.gtin},BAD SERIAL,counterfeit,x\n${lined.gtin},L0001,withdrawn,"two\nlines"\n\n${lined.gtin},L0002,withdrawn,y\n`;
+      // A spreadsheet's empty rows (`,,,`) are skipped as blank lines are, and counted as lines too.
+      const body = `gtin,serial,kind,reason\n\n\n${lined.gtin},BAD SERIAL,counterfeit,x\n${lined.gtin},L0001,withdrawn,"two\nlines"\n,,,\n${lined.gtin},L0002,withdrawn,y\n,,,\n`;
       const response = await fetch(`${form.url}/api/v1/blocklist/bulk`, {
         method: 'POST',
         headers: { 'x-api-key': lined.key, 'content-type': 'text/csv' },

@@ -21,7 +21,7 @@ export class CsvSyntaxError extends Error {
 }
 
 /**
- * Every record of `text`, in order. Blank lines are skipped. Throws CsvSyntaxError for a quoted
+ * Every record of `text`, in order. Blank lines, and rows of empty cells only, are skipped. Throws CsvSyntaxError for a quoted
  * field that never closes or text right after a closing quote.
  */
 export function* parseCsv(text: string): Generator<CsvRecord> {
@@ -71,7 +71,8 @@ export function* parseCsv(text: string): Generator<CsvRecord> {
       if (separator !== undefined) line++;
       endOfRecord = true;
     }
-    if (fields.length === 1 && fields[0] === '') continue; // a blank line
+    // A blank line, or a spreadsheet's empty row (`,,,`: its cells, no values).
+    if (fields.every((field) => field === '')) continue;
     yield { fields, line: startLine };
   }
 }

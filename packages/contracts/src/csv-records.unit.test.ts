@@ -11,6 +11,11 @@ describe('CSV records', () => {
       { fields: ['3', 'd', ''], line: 6 },
     ]);
     expect([...parseCsv('a,b')]).toEqual([{ fields: ['a', 'b'], line: 1 }]);
+    // A spreadsheet's empty rows are its cells with no values: skipped as blank lines are.
+    expect([...parseCsv('a,b\n,\n"",\n1,2\n')]).toEqual([
+      { fields: ['a', 'b'], line: 1 },
+      { fields: ['1', '2'], line: 4 },
+    ]);
   });
 
   it('names the line of a quote that never closes, and of text after a closing quote', () => {

@@ -265,8 +265,9 @@ const fail = (message: string, ai?: string, value?: string): DlSyntaxResult => (
 });
 
 /**
- * A value's refusal said of the characters a person sent (`contains "é"`), not of the bytes the
- * engine read them as (`contains "Ã"`); a byte that is no UTF-8 at all is named as sent (`%FF`).
+ * A value's refusal said of the characters a person sent (`contains "é"`, or its length in them),
+ * not of the bytes the engine read them as (`contains "Ã"`, 21 characters for 20 with an é); a byte
+ * that is no UTF-8 at all is named as sent (`%FF`).
  */
 function readableProblem(entry: AiEntry, value: string, problem: string): string {
   const { text, utf8 } = readableText(value);
@@ -411,7 +412,7 @@ export function parseDlUri(uri: string, options: DlSyntaxOptions = {}): DlSyntax
     if (decoded === undefined) return fail(`The value of ${describe(entry)} decodes to a NUL character.`, entry.ai);
     const value = expandZeroSuppressed(entry, decoded, options);
     const lengthProblem = checkAiValueLength(entry, value);
-    if (lengthProblem) return fail(lengthProblem, entry.ai, value);
+    if (lengthProblem) return fail(readableProblem(entry, value, lengthProblem), entry.ai, value);
     add(entry, value, ais.length);
   }
   const pathCount = ais.length;
@@ -444,7 +445,7 @@ export function parseDlUri(uri: string, options: DlSyntaxOptions = {}): DlSyntax
     if (decoded === undefined) return fail(`The value of ${describe(entry)} decodes to a NUL character.`, key);
     const value = expandZeroSuppressed(entry, decoded, options);
     const lengthProblem = checkAiValueLength(entry, value);
-    if (lengthProblem) return fail(lengthProblem, key, value);
+    if (lengthProblem) return fail(readableProblem(entry, value, lengthProblem), key, value);
     add(entry, value);
   }
 

@@ -147,6 +147,12 @@ describe('parseDigitalLink', () => {
       message: 'AI 21 (SERIAL) contains "€", which is not in GS1 character set 82.',
       provided: 'A€',
     });
+    // Its length in characters too: 19 letters and é are 20, within AI 21's 20 (21 bytes were "too long").
+    expect(refusal(`${'A'.repeat(19)}%C3%A9`)).toEqual({
+      message: 'AI 21 (SERIAL) contains "é", which is not in GS1 character set 82.',
+      provided: `${'A'.repeat(19)}é`,
+    });
+    expect(refusal(`${'A'.repeat(21)}%C3%A9`)?.message).toBe('AI 21 (SERIAL) is too long: 22 characters, at most 20 allowed.');
     // bytes that are no UTF-8 text are named as sent; a `%` sent as %25 stays a `%`
     expect(refusal('%25%FF')).toEqual({
       message: 'AI 21 (SERIAL) contains the byte %FF, which is not UTF-8 text, nor in any GS1 character set.',
