@@ -286,6 +286,16 @@ describe('what a client may say about an event', () => {
     ]) {
       expectError(await record(house.key, object.id, eventType), 400, 'VALIDATION_ERROR');
     }
+    // Types named like JavaScript's own members are unknown types like any other: the refusal looked
+    // them up in a plain object, and said "is not accepted here: function Object() { [native code] }"
+    // with a field entry whose message was a function, dropped from the JSON (a review of 2026-12-05).
+    for (const eventType of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf']) {
+      const refused = await record(house.key, object.id, eventType);
+      expectError(refused, 400, 'VALIDATION_ERROR');
+      expect(refused.body.error?.details?.fields).toEqual([
+        { field: 'eventType', in: 'body', message: expect.stringMatching(/^it must be one of cataloged, /) },
+      ]);
+    }
     expectError(await record(house.key, object.id, 'cataloged', { actorRole: 42 }), 400, 'VALIDATION_ERROR');
     expectError(await record(house.key, object.id, 'cataloged', { evidence: ['not', 'an', 'object'] }), 400, 'VALIDATION_ERROR');
 

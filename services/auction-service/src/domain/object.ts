@@ -235,12 +235,13 @@ export function checkPhotoStorage(storage: PhotoStorage, size: number): DomainEr
   );
 }
 
-const recordedElsewhere: Record<string, string> = {
-  registered: 'it is recorded by POST /auction/objects/register',
-  sold: 'it is recorded by a confirmed transfer',
-  transferred: 'it is recorded by a confirmed transfer',
-  transfer_cancelled: 'it is recorded by POST /auction/transfers/{transferId}/cancel',
-};
+/** A Map: a client's eventType of `constructor` or `__proto__` must find nothing (an object found Object's members). */
+const recordedElsewhere: ReadonlyMap<string, string> = new Map([
+  ['registered', 'it is recorded by POST /auction/objects/register'],
+  ['sold', 'it is recorded by a confirmed transfer'],
+  ['transferred', 'it is recorded by a confirmed transfer'],
+  ['transfer_cancelled', 'it is recorded by POST /auction/transfers/{transferId}/cancel'],
+]);
 
 /** Which client-recorded event types each status allows, and where they lead (docs/AUCTION.md, "States"). */
 export function nextStatus(status: ObjectStatus, eventType: string): ObjectStatus | undefined {
@@ -258,7 +259,7 @@ export function checkProvenanceEvent(
 ): DomainError | undefined {
   const type = command.eventType;
   if (!(clientEventTypes as readonly string[]).includes(type)) {
-    const reason = recordedElsewhere[type] ?? `it must be one of ${clientEventTypes.join(', ')}`;
+    const reason = recordedElsewhere.get(type) ?? `it must be one of ${clientEventTypes.join(', ')}`;
     return refuse('VALIDATION_ERROR', `Invalid request: eventType ${JSON.stringify(type)} is not accepted here: ${reason}.`, {
       fields: [{ field: 'eventType', in: 'body', message: reason }],
       allowed: clientEventTypes,
