@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { auditExport, type ComplianceExportDocument, type JsonWebKeySet } from '@hallmark/client';
 import { ed25519PrivateKeyObject, ed25519Thumbprint, generateEd25519KeyPair, signEd25519 } from '@hallmark/crypto';
 import { leafHash, verifyConsistency, verifyInclusion } from '@hallmark/merkle';
-import { signCheckpoint } from '@hallmark/provenance';
+import { hashProvenanceRecord, type ProvenanceRecord, signCheckpoint } from '@hallmark/provenance';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -251,6 +251,33 @@ describe('compliance over HTTP', () => {
       eventCount: 1,
       brokenAt: { sequence: 1, reason: 'HASH_MISMATCH', eventId: expect.any(String) },
     });
+  });
+
+  it('sees a history moved to another account, chain re-hashed and all: LOG_MISMATCH to both, valid to neither', async () => {
+    // Someone with write access to the event store names another account in a code's events and
+    // computes every hash again. The log, kept apart, still records the code as its brand's: the new
+    // owner was answered `isValid: true`, and the brand 404 (a review of 2026-12-05).
+    const assetId = await generate('CHAIN-MOVED');
+    await rootOf(assetId);
+    const otherId = (await api('GET', '/accounts/me', { key: other })).body.account.id as string;
+    const [row] = await t.product.db.query<{
+      event_type: string;
+      data: Record<string, unknown>;
+      metadata: { provenance: ProvenanceRecord & { hash: string } };
+    }>('SELECT event_type, data, metadata FROM events WHERE stream_id = $1 AND stream_version = 1', [`asset-${assetId}`]);
+    if (!row) throw new Error(`no event of ${assetId}`);
+    const { hash: _hash, ...chain } = row.metadata.provenance;
+    const moved: ProvenanceRecord = { ...chain, accountId: otherId, type: row.event_type, data: row.data };
+    const provenance = { ...row.metadata.provenance, accountId: otherId, hash: hashProvenanceRecord(moved) };
+    await t.product.db.query(
+      `UPDATE events SET metadata = jsonb_set(metadata, '{provenance}', $2::jsonb) WHERE stream_id = $1 AND stream_version = 1`,
+      [`asset-${assetId}`, JSON.stringify(provenance)],
+    );
+    for (const key of [other, brand]) {
+      const verified = await api('GET', `/compliance/${assetId}/verify`, { key });
+      expect(verified.status, JSON.stringify(verified.body)).toBe(200);
+      expect(verified.body).toMatchObject({ isValid: false, eventCount: 1, brokenAt: { sequence: 1, reason: 'LOG_MISMATCH' } });
+    }
   });
 });
 

@@ -5,7 +5,7 @@ import { leafHash } from '@hallmark/merkle';
 import { assetStream, type ChainBreak, chainedRecordOf, createChainChecker, leafInputOf } from '@hallmark/provenance';
 import type { SqlDatabase } from '@hallmark/sql';
 import type { ProjectionWait } from '../projection-wait.ts';
-import { readLeafHashes } from '../store/merkle-store.ts';
+import { loggedForAnotherOwner, readLeafHashes } from '../store/merkle-store.ts';
 import { findCurrentAssetTree } from './merkle.ts';
 
 const pageSize = 1_000;
@@ -30,6 +30,10 @@ export async function verifyChain(
   // The log must hold every stored event, so each is compared with its leaf (read your writes).
   const tree = await findCurrentAssetTree(deps, owner, assetId);
   const id = tree?.assetId ?? assetId;
+  // The owner is inside every hash, so events moved to another account were rewritten, chain and
+  // all; the log, kept apart, still names the owner they were logged for (a review of 2026-12-05:
+  // such a history answered valid to its new owner, and not found to the one the log names).
+  const movedHere = !tree && (await loggedForAnotherOwner(deps.db, owner, assetId));
   const streamId = assetStream(id);
   const checker = createChainChecker();
   let broken: ChainVerification['brokenAt'];
@@ -40,8 +44,18 @@ export async function verifyChain(
     const logged = tree ? await readLeafHashes(deps.db, tree, after, after + events.length) : new Map<number, Buffer>();
     for (const event of events) {
       const record = chainedRecordOf(event);
-      if (count === 0 && (!record || record.accountId !== owner.accountId || record.environment !== owner.environment)) {
+      // Another owner's asset is not found, unless the log records it as the caller's: then its events
+      // were moved away from the caller, and the leaves below tell where they differ.
+      if (count === 0 && !tree && (!record || record.accountId !== owner.accountId || record.environment !== owner.environment)) {
         throw new HallmarkError('NOT_FOUND', `Asset ${assetId} was not found.`, { assetId });
+      }
+      if (count === 0 && movedHere) {
+        broken = {
+          sequence: 1,
+          eventId: event.eventId,
+          reason: 'LOG_MISMATCH',
+          message: 'The Merkle log recorded this asset for another owner than its events name: its history was moved.',
+        };
       }
       if (!record) {
         broken ??= {

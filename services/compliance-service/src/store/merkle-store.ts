@@ -45,6 +45,15 @@ export async function findAssetTree(sql: SqlExecutor, owner: Principal, idOrAlia
   return rows[0] ? toAssetTree(rows[0]) : undefined;
 }
 
+/** Whether the Merkle log holds the asset under another owner than `owner` (by id; aliases are an owner's own). */
+export async function loggedForAnotherOwner(sql: SqlExecutor, owner: Principal, assetId: string): Promise<boolean> {
+  const rows = await sql.query(
+    'SELECT 1 FROM provenance_assets WHERE asset_id = $1 AND NOT (account_id = $2 AND environment = $3)',
+    [assetId, owner.accountId, owner.environment],
+  );
+  return rows.length > 0;
+}
+
 /** How many events of the asset the projection holds, whoever owns it (0: none yet). */
 export async function projectedTreeSize(sql: SqlExecutor, assetId: string): Promise<number> {
   const rows = await sql.query<{ tree_size: string | number }>('SELECT tree_size FROM provenance_assets WHERE asset_id = $1', [
