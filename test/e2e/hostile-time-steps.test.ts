@@ -164,16 +164,25 @@ describe('webhook delivery when the clock steps back', () => {
       return listed.body.messages?.find((each: Json) => each.eventType === 'key.expiring');
     });
     expect(written.createdAt).toBe('2032-03-10T06:00:00.000Z');
-    // Ten seconds on by the clock: more than the 5 s the schedule asks after one failure.
+    // Ten seconds on by the clock: more than the 5 s the schedule asks after one failure. The worker
+    // moves the hold back by the step it sees: seen only now (a loaded machine ran no look between
+    // the two settings of the clock), the hold is 5 s from now, so ten seconds more are given then.
+    const alertDelivered = (timeoutMs: number) =>
+      waitFor(
+        'the key.expiring written after the step, delivered',
+        async () => deliveredTo(path).find((delivery) => delivery.json.type === 'key.expiring'),
+        { timeoutMs },
+      );
     at('2032-03-10T06:00:10.000Z');
-    const alert = await waitFor(
-      'the key.expiring written after the step, delivered',
-      async () => deliveredTo(path).find((delivery) => delivery.json.type === 'key.expiring'),
-      { timeoutMs: 6_000 },
-    ).catch(async () => {
-      const shown = await api('GET', `/webhooks/endpoints/${endpoint.id}/messages`, { key: house.key });
-      return `not delivered; the endpoint's messages: ${JSON.stringify(shown.body.messages?.map((each: Json) => [each.eventType, each.status, each.nextAttemptAt]))}`;
-    });
+    const alert = await alertDelivered(4_000)
+      .catch(async () => {
+        at('2032-03-10T06:00:20.000Z');
+        return alertDelivered(6_000);
+      })
+      .catch(async () => {
+        const shown = await api('GET', `/webhooks/endpoints/${endpoint.id}/messages`, { key: house.key });
+        return `not delivered; the endpoint's messages: ${JSON.stringify(shown.body.messages?.map((each: Json) => [each.eventType, each.status, each.nextAttemptAt]))}`;
+      });
     expect(typeof alert === 'string' ? alert : 'delivered').toBe('delivered');
     // And the failed test message is retried, not held until 12:00:05 by the clock (six hours).
     const retried = await waitFor(
