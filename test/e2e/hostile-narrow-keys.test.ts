@@ -125,6 +125,23 @@ describe('a leaked keys:write / keys:read key', () => {
       body: { url: `http://127.0.0.1:${port}/hook` },
     });
     expect(redirected.status, JSON.stringify(redirected.body)).toBe(403);
+    // Nor a secret of its own for it (it would sign made-up scan.counterfeit messages the brand's
+    // receiver takes for the service's), nor silence it: rotate-secret answered 200 with the new
+    // secret, and disable and delete went through (a review of 2026-12-05).
+    for (const [method, path] of [
+      ['POST', 'rotate-secret'],
+      ['POST', 'disable'],
+      ['DELETE', ''],
+    ] as const) {
+      const refused = await api(method, `/webhooks/endpoints/${brands.body.id}${path ? `/${path}` : ''}`, { key: keyManager });
+      expect([method, path, refused.status, refused.body.error?.code, refused.body.secret]).toEqual([
+        method,
+        path,
+        403,
+        'INSUFFICIENT_SCOPE',
+        undefined,
+      ]);
+    }
 
     // A shopper's scan of a forged label of the brand, with where the shopper stood.
     const code = await api('POST', '/code/generate', {

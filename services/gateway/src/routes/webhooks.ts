@@ -63,7 +63,8 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: { services: Se
   /**
    * Endpoints are managed with `keys:*`, but one subscribed to asset events delivers, and lists, the
    * account's scans, reports and sales: a key without `assets:read` may not subscribe one, change one
-   * (its URL, say, to its own), nor read its messages or attempts. Refuses otherwise.
+   * (its URL, say, to its own; its secret; disable or delete it), nor read its messages or
+   * attempts. Refuses otherwise.
    */
   const requireAssetReadFor = async (request: FastifyRequest, id: string | undefined, newTypes?: readonly string[]) => {
     const key = requireApiKey(request);
@@ -97,19 +98,25 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: { services: Se
     await requireAssetReadFor(request, params(request).id, body.eventTypes);
     return services.call(updateWebhookEndpointRpc, { principal: principalOf(request), id: params(request).id, body }, request.id);
   });
-  registerRoute(app, disableWebhookEndpointRoute, async (request) =>
-    services.call(
+  // Disabling, deleting and a new secret change the endpoint as PATCH does: the same key's (a narrow
+  // key given the secret signs asset events the brand's receiver takes for the service's, and one
+  // that disables or deletes the endpoint silences its alerts: a review of 2026-12-05).
+  registerRoute(app, disableWebhookEndpointRoute, async (request) => {
+    await requireAssetReadFor(request, params(request).id);
+    return services.call(
       updateWebhookEndpointRpc,
       { principal: principalOf(request), id: params(request).id, body: { enabled: false } },
       request.id,
-    ),
-  );
+    );
+  });
   registerRoute(app, deleteWebhookEndpointRoute, async (request, reply) => {
+    await requireAssetReadFor(request, params(request).id);
     await services.call(deleteWebhookEndpointRpc, { principal: principalOf(request), id: params(request).id }, request.id);
     return reply.status(204).send();
   });
-  registerRoute(app, rotateWebhookSecretRoute, async (request) =>
-    services.call(
+  registerRoute(app, rotateWebhookSecretRoute, async (request) => {
+    await requireAssetReadFor(request, params(request).id);
+    return services.call(
       rotateWebhookSecretRpc,
       {
         principal: principalOf(request),
@@ -117,8 +124,8 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: { services: Se
         ...requestKeyField(request),
       },
       request.id,
-    ),
-  );
+    );
+  });
   registerRoute(app, testWebhookEndpointRoute, async (request, reply) => {
     const message = await services.call(
       testWebhookEndpointRpc,
