@@ -277,6 +277,38 @@ describe('GET /code/qr', () => {
     expect(PNG.sync.read(png).width).toBe(295);
   });
 
+  it('refuses a PNG with fewer than 2 pixels a module, and draws the smallest it takes readable at its size', async () => {
+    // Too few pixels for the code's modules: the QR library drew 4 a module instead (10 mm at 72 dpi
+    // came back 228 pixels, printing 80 mm wide), or uneven ones a reader could not tell apart
+    // (64 pixels for 65 modules): a review of 2026-12-05.
+    const code = await generate(brand);
+    const link = `url=${encodeURIComponent(code.url)}&format=png`;
+    const refusals: Array<{ minPixels: number; pixels: number; field: string }> = [];
+    for (const [query, field] of [
+      ['mm=10&dpi=72', 'mm'],
+      ['size=64', 'size'],
+    ] as const) {
+      const response = await image(brand, `${link}&${query}`);
+      const body = (await response.json()) as {
+        error: { code: string; details: { minPixels: number; pixels: number; fields: Array<{ field: string }> } };
+      };
+      expect([query, response.status, body.error.code, body.error.details.fields[0]?.field]).toEqual([
+        query,
+        400,
+        'VALIDATION_ERROR',
+        field,
+      ]);
+      refusals.push({ ...body.error.details, field });
+    }
+    const { minPixels } = refusals[0] as { minPixels: number };
+    expect(refusals.map((refusal) => refusal.pixels)).toEqual([28, 64]);
+    const smallest = await image(brand, `${link}&size=${minPixels}`);
+    expect(smallest.status).toBe(200);
+    const decoded = PNG.sync.read(Buffer.from(await smallest.arrayBuffer()));
+    expect(decoded.width).toBe(minPixels);
+    expect(jsQR(new Uint8ClampedArray(decoded.data), decoded.width, decoded.height)?.data).toBe(code.url);
+  });
+
   it('refuses a link that is not a code', async () => {
     const response = await image(brand, 'url=https%3A%2F%2Fexample.com%2Fhello');
     expect(response.status).toBe(400);

@@ -33,7 +33,7 @@ const createLink = (body: Json) =>
   });
 
 beforeAll(async () => {
-  t = await startTestProduct({ HALLMARK_PUBLIC_RATE_LIMIT: '100000' });
+  t = await startTestProduct({ HALLMARK_PUBLIC_RATE_LIMIT: '100000', HALLMARK_RESOLVER_URL: 'https://id.brand.example' });
   const operator = t.product.generatedOperatorKey as string;
   const created = await api('POST', '/accounts', { key: operator, body: { name: 'Many links', tier: 'enterprise' } });
   brand = created.body.apiKey.secret;
@@ -45,6 +45,24 @@ afterAll(async () => {
 });
 
 describe('links on the hostile path', () => {
+  it('refuses an href back into the resolver’s item links however its host name is spelled, so no scan goes round in circles', async () => {
+    // A trailing dot names the same host in DNS; `%2E` is one once a URL parser reads it. Both were
+    // stored, and every scan of the GTIN was sent to itself again (a review of 2026-12-05).
+    for (const href of [
+      `https://id.brand.example/01/${gtin}`,
+      `http://ID.Brand.Example:8443/01/${gtin}`,
+      `https://id.brand.example./01/${gtin}`,
+      `https://id.brand.example%2E/01/${gtin}`,
+    ]) {
+      const refused = await createLink({ href, default: true, title: 'Loop', hreflang: ['en'] });
+      expect([href, refused.status, refused.body.error?.details?.fields?.[0]?.field]).toEqual([href, 400, 'href']);
+    }
+    // Another host's /01/ path is a link like any other.
+    const elsewhere = await createLink({ href: `https://shop.brand.example/01/${gtin}`, title: 'Shop', hreflang: ['en'] });
+    expect(elsewhere.status, JSON.stringify(elsewhere.body)).toBe(201);
+    expect((await api('DELETE', `/links/${elsewhere.body.id}`, { key: brand })).status).toBe(204);
+  });
+
   it('holds at most 100 links per level of an item, however many are created at once', async () => {
     for (let index = 0; index < 96; index += 1) {
       const created = await createLink({ href: longHref(index) });

@@ -110,10 +110,12 @@ function checkHref(value: string, resolverUrl?: string): string {
     throw invalid('href', `must be an http or https URL, not ${url.protocol.replace(':', '')}`, value);
   }
   if (url.username !== '' || url.password !== '') throw invalid('href', 'must not carry a user name or password', value);
-  // By host name: the resolver's http address redirects to its https one, and a port may be left out.
+  // By host name: the resolver's http address redirects to its https one, and a port may be left out;
+  // a trailing dot names the same host in DNS (`id.brand.example.`), so it is left out of both.
+  const hostOf = (address: URL) => address.hostname.replace(/\.$/, '');
   if (
     resolverUrl !== undefined &&
-    url.hostname === new URL(resolverUrl).hostname &&
+    hostOf(url) === hostOf(new URL(resolverUrl)) &&
     /^\/(01\/|[A-Za-z0-9_-]+$)/.test(url.pathname)
   ) {
     throw invalid('href', 'must not lead back to this resolver’s item links (a scan would go round in circles)', value);

@@ -17,6 +17,9 @@ export interface QrRequest {
 /** The print recommendations of the spec (Limits 6): error correction M, a quiet zone of 4 modules. */
 const qrOptions = { errorCorrectionLevel: 'M', margin: 4 } as const;
 
+/** The fewest pixels a module of a PNG is drawn with: fewer, and a reader cannot tell modules apart. */
+export const minPixelsPerModule = 2;
+
 /** The widest QR image drawn, in pixels a side, whether asked by `size` or by `mm` and `dpi`. */
 export const maxQrPixels = 4096;
 
@@ -29,7 +32,8 @@ export function qrPixelWidth(request: Pick<QrRequest, 'size' | 'mm' | 'dpi'>): n
  * A QR image of a code. With `mm` and `dpi` a PNG is exactly that size when printed at that
  * resolution (its pHYs chunk records the DPI); 25 mm at 300 DPI is 295 pixels. PNGs are drawn on
  * the renderers' threads. Fails with VALIDATION_ERROR beyond `maxQrPixels` a side (before any
- * drawing), and with SERVICE_UNAVAILABLE when the renderers' queue is full.
+ * drawing) or below `minPixelsPerModule` a module, and with SERVICE_UNAVAILABLE when the renderers'
+ * queue is full.
  */
 export async function renderQr(
   request: QrRequest,
@@ -53,6 +57,34 @@ export async function renderQr(
   const parsed = parseDigitalLink(request.url);
   if (!parsed.ok) throw new HallmarkError(parsed.problem.code, parsed.problem.message, parsed.problem.details);
   const text = request.url.trim();
+  if (request.format === 'png') {
+    // Too few pixels for the code's modules: the QR library then drew 4 pixels a module, an image of
+    // another size than asked (10 mm at 72 dpi printed 80 mm wide), or uneven ones no reader could
+    // tell apart (64 pixels for 65 modules): refused instead (a review of 2026-12-05).
+    const modules =
+      QRCode.create(text, { errorCorrectionLevel: qrOptions.errorCorrectionLevel }).modules.size + 2 * qrOptions.margin;
+    const minPixels = minPixelsPerModule * modules;
+    if (width < minPixels) {
+      const field = request.mm !== undefined ? 'mm' : 'size';
+      const asked =
+        request.mm !== undefined ? `${request.mm} mm at ${request.dpi ?? 300} dpi is ${width} pixels` : `${width} pixels`;
+      throw new HallmarkError(
+        'VALIDATION_ERROR',
+        `Invalid request: this code's QR is ${modules} modules a side with its quiet zone, and a PNG needs ${minPixelsPerModule} pixels a module, at least ${minPixels} pixels; ${asked}.`,
+        {
+          fields: [
+            {
+              field,
+              in: 'querystring',
+              message: `must give at least ${minPixels} pixels for this code (${minPixelsPerModule} a module)`,
+            },
+          ],
+          minPixels,
+          pixels: width,
+        },
+      );
+    }
+  }
   if (request.format === 'svg') {
     // An SVG's cost does not grow with its width (one path, scaled by the viewer): drawn here.
     const svg = await QRCode.toString(text, { ...qrOptions, type: 'svg', ...(request.size ? { width: request.size } : {}) });
