@@ -55,7 +55,8 @@ describe('links on the hostile path', () => {
       `https://id.brand.example%2E/01/${gtin}`,
     ]) {
       const refused = await createLink({ href, default: true, title: 'Loop', hreflang: ['en'] });
-      expect([href, refused.status, refused.body.error?.details?.fields?.[0]?.field]).toEqual([href, 400, 'href']);
+      const fields = (refused.body.error?.details as { fields?: Array<{ field: string }> } | undefined)?.fields;
+      expect([href, refused.status, fields?.[0]?.field]).toEqual([href, 400, 'href']);
     }
     // Another host's /01/ path is a link like any other.
     const elsewhere = await createLink({ href: `https://shop.brand.example/01/${gtin}`, title: 'Shop', hreflang: ['en'] });
