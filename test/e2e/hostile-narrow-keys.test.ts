@@ -169,6 +169,16 @@ describe('a leaked keys:write / keys:read key', () => {
       key: keyManager,
     });
     expect(attempts.status, JSON.stringify(attempts.body)).toBe(403);
+    // Nor replay them: a replay answered the message, serial and place and all (a review of 2026-12-05).
+    const replayed = await api('POST', `/webhooks/endpoints/${brands.body.id}/messages/${owned[0].id}/replay`, {
+      key: keyManager,
+    });
+    expect([replayed.status, replayed.body.error?.code, replayed.body.payload]).toEqual([403, 'INSUFFICIENT_SCOPE', undefined]);
+    const replayedFailed = await api('POST', `/webhooks/endpoints/${brands.body.id}/replay`, {
+      key: keyManager,
+      body: { since: '2020-01-01T00:00:00Z' },
+    });
+    expect([replayedFailed.status, replayedFailed.body.error?.code]).toEqual([403, 'INSUFFICIENT_SCOPE']);
     // Only the brand's own URL got the scan.
     const delivered = received.filter((message) => message.body?.data?.serial === 'SECRET-SERIAL-7');
     expect(delivered.map((message) => message.path)).not.toContain('/hook');

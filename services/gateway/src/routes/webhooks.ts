@@ -64,7 +64,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: { services: Se
    * Endpoints are managed with `keys:*`, but one subscribed to asset events delivers, and lists, the
    * account's scans, reports and sales: a key without `assets:read` may not subscribe one, change one
    * (its URL, say, to its own; its secret; disable or delete it), nor read its messages or
-   * attempts. Refuses otherwise.
+   * attempts, nor replay them. Refuses otherwise.
    */
   const requireAssetReadFor = async (request: FastifyRequest, id: string | undefined, newTypes?: readonly string[]) => {
     const key = requireApiKey(request);
@@ -156,7 +156,10 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: { services: Se
       request.id,
     );
   });
+  // A replay answers the message, payload and all, and sends the account's asset messages again: the
+  // key that may list them only (a review of 2026-12-05: it read a scan's serial and place).
   registerRoute(app, replayWebhookMessageRoute, async (request, reply) => {
+    await requireAssetReadFor(request, params(request).id);
     const message = await services.call(
       replayWebhookMessageRpc,
       { principal: principalOf(request), id: params(request).id, messageId: params(request).messageId ?? '' },
@@ -166,6 +169,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: { services: Se
     return message;
   });
   registerRoute(app, replayFailedWebhookMessagesRoute, async (request, reply) => {
+    await requireAssetReadFor(request, params(request).id);
     const replayed = await services.call(
       replayFailedWebhookMessagesRpc,
       { principal: principalOf(request), id: params(request).id, body: request.body as ReplayWebhookMessagesBody },
