@@ -10,6 +10,7 @@ const pairedEndToEndFiles = [
   'cli',
   'codes',
   'compliance',
+  'confirmed-reports-shown',
   'console-browser',
   'embedded',
   'embedded-restart',

@@ -28,9 +28,11 @@ export async function codeStatus(db: SqlExecutor, owner: Principal, gtin: string
       item,
     ),
     db.query<{ report_id: string; status: string; reason: string | null }>(
+      // A confirmed report first, the first confirmed: the one verifiers are shown (report-code.ts,
+      // "the first confirmation of a code stands"); the owner was shown the latest reported instead.
       `SELECT report_id, status, decision_reason AS reason FROM code_reports
         WHERE owner_account_id = $1 AND environment = $2 AND gtin = $3 AND serial = $4
-        ORDER BY (status = 'confirmed') DESC, reported_at DESC LIMIT 1`,
+        ORDER BY (status = 'confirmed') DESC, CASE WHEN status = 'confirmed' THEN decided_at END ASC, reported_at DESC LIMIT 1`,
       item,
     ),
     // Serial ranges compare byte by byte (as the in-memory blocks do), among serials of one length.
