@@ -58,6 +58,7 @@ const pairedEndToEndFiles = [
   'resolver-branding',
   'resolver-browser',
   'resolver-conformance',
+  'resolver-error-headers',
   'scans-blocklist',
   'schemas',
   'test-claims-give-way',

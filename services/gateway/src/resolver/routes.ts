@@ -196,6 +196,13 @@ export function registerResolverRoutes(
         .header('access-control-allow-origin', '*')
         .header('access-control-allow-methods', 'GET, HEAD, OPTIONS')
         .header('access-control-expose-headers', 'Link, Location');
+      // An error is a page or a JSON envelope by Accept, wherever it was raised (a limit's 429 before
+      // the route, a compressed link that does not decompress): said so, and kept out of caches, as
+      // every other resolver answer is (a review of 2026-12-05: these two carried neither).
+      if (reply.statusCode >= 400) {
+        if (!reply.hasHeader('vary')) reply.header('vary', 'Accept, Accept-Language');
+        if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+      }
     }
     return payload;
   });
