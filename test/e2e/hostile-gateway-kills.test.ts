@@ -5,11 +5,11 @@
 // midnight. A keyed attempt now notes on its key what it paid as soon as it has (idempotency.ts,
 // notePaid). Distributed form: two gateways, two code-service replicas, SIGKILL and SIGSTOP.
 import { randomUUID } from 'node:crypto';
-import { createPostgresDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { earlyInWindow } from '../support/client-address.ts';
 import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { call } from '../support/embedded.ts';
+import { sqlOnce } from '../support/sql-once.ts';
 import { waitFor } from '../support/wait.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
@@ -22,14 +22,7 @@ let product: DistributedProduct;
 const api = (url: string, method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
   call<Json>(url, method, `/api/v1${path}`, options);
 
-async function sql<T = Json>(text: string, params: unknown[] = []): Promise<T[]> {
-  const db = createPostgresDatabase({ connectionString: product.databaseUrl, maxConnections: 1 });
-  try {
-    return (await db.query(text, params)) as T[];
-  } finally {
-    await db.close();
-  }
-}
+const sql = <T = Json>(text: string, params: unknown[] = []) => sqlOnce<T>(product.databaseUrl, text, params);
 
 async function newAccount(tier: 'free' | 'starter' | 'enterprise', withGtin = true, ownGtin = gtin) {
   const created = await api(product.url, 'POST', '/accounts', {

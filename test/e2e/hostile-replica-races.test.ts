@@ -14,11 +14,11 @@
 // enforcing an earlier compliance config (evidenceRequiredFor) after a later change had answered.
 import { createHash, randomUUID } from 'node:crypto';
 import { gs1CheckDigit } from '@hallmark/gs1';
-import { createPostgresDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { earlyInWindow } from '../support/client-address.ts';
 import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { type ApiResponse, call } from '../support/embedded.ts';
+import { sqlOnce } from '../support/sql-once.ts';
 import { waitFor } from '../support/wait.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
@@ -29,14 +29,7 @@ const gateway = (i: number) => (product.gatewayUrls as string[])[i % 2] as strin
 const api = (i: number, method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
   call<Json>(gateway(i), method, `/api/v1${path}`, options);
 
-async function sql<T = Json>(text: string, params: unknown[] = []): Promise<T[]> {
-  const db = createPostgresDatabase({ connectionString: product.databaseUrl, maxConnections: 1 });
-  try {
-    return (await db.query(text, params)) as T[];
-  } finally {
-    await db.close();
-  }
-}
+const sql = <T = Json>(text: string, params: unknown[] = []) => sqlOnce<T>(product.databaseUrl, text, params);
 
 let gtinCounter = 0;
 /** A fresh GTIN-14 (not in GS1's restricted range 2). */

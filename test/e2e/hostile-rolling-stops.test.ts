@@ -7,9 +7,9 @@
 // retried happen once; what was acknowledged is stored once, verifies, is listed once, and the
 // projections (Merkle, code directory, scan history) hold every event once.
 import { randomUUID } from 'node:crypto';
-import { createPostgresDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
+import { sqlOnce } from '../support/sql-once.ts';
 import { waitFor } from '../support/wait.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
@@ -107,14 +107,7 @@ function problemsAmong(list: Outcome[], allowed: Record<string, number[]>): stri
     .filter((problem): problem is string => problem !== undefined);
 }
 
-async function sql<T = Json>(text: string, params: unknown[] = []): Promise<T[]> {
-  const db = createPostgresDatabase({ connectionString: product.databaseUrl, maxConnections: 1 });
-  try {
-    return (await db.query(text, params)) as T[];
-  } finally {
-    await db.close();
-  }
-}
+const sql = <T = Json>(text: string, params: unknown[] = []) => sqlOnce<T>(product.databaseUrl, text, params);
 const countOf = async (text: string, params: unknown[]) => Number((await sql<{ n: string }>(text, params))[0]?.n);
 
 /** Runs `workers` loops of `step` until `done` resolves; each loop's i counts its steps. */

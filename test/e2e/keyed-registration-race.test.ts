@@ -4,11 +4,11 @@
 // unit the first attempt kept, for an object that exists. The retry is now answered that object
 // (madeBefore), and a CONFLICT never gives prepaid quota back (prepaid-work.ts). Real PostgreSQL (the
 // distributed form): the embedded form's one connection serialises the two attempts.
-import { createPostgresDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { earlyInWindow } from '../support/client-address.ts';
 import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { call } from '../support/embedded.ts';
+import { sqlOnce } from '../support/sql-once.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
 type Json = Record<string, any>;
@@ -17,14 +17,7 @@ let product: DistributedProduct;
 const api = (method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
   call<Json>(product.url, method, `/api/v1${path}`, options);
 
-async function sql<T = Json>(text: string, params: unknown[] = []): Promise<T[]> {
-  const db = createPostgresDatabase({ connectionString: product.databaseUrl, maxConnections: 1 });
-  try {
-    return (await db.query(text, params)) as T[];
-  } finally {
-    await db.close();
-  }
-}
+const sql = <T = Json>(text: string, params: unknown[] = []) => sqlOnce<T>(product.databaseUrl, text, params);
 
 beforeAll(async () => {
   product = await startDistributedProduct({ HALLMARK_REQUEST_TIMEOUT_MS: '1000' });

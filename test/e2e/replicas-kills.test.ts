@@ -3,11 +3,11 @@
 // Merkle tree (one leaf, the root the leaf hash of its chained event), its directory row, and the
 // day's quota counts each code once.
 import { createHash, randomUUID } from 'node:crypto';
-import { createPostgresDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { earlyInWindow } from '../support/client-address.ts';
 import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { call } from '../support/embedded.ts';
+import { sqlOnce } from '../support/sql-once.ts';
 import { waitFor } from '../support/wait.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
@@ -19,14 +19,7 @@ let product: DistributedProduct;
 const api = (url: string, method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
   call<Json>(url, method, `/api/v1${path}`, options);
 
-async function sql<T = Json>(text: string, params: unknown[] = []): Promise<T[]> {
-  const db = createPostgresDatabase({ connectionString: product.databaseUrl, maxConnections: 1 });
-  try {
-    return (await db.query(text, params)) as T[];
-  } finally {
-    await db.close();
-  }
-}
+const sql = <T = Json>(text: string, params: unknown[] = []) => sqlOnce<T>(product.databaseUrl, text, params);
 const countOf = async (text: string, params: unknown[]) => Number((await sql<{ n: string }>(text, params))[0]?.n);
 
 describe('code-service and compliance-service killed mid-batch and restarted', () => {

@@ -20,6 +20,9 @@ const qrOptions = { errorCorrectionLevel: 'M', margin: 4 } as const;
 /** The fewest pixels a module of a PNG is drawn with: fewer, and a reader cannot tell modules apart. */
 export const minPixelsPerModule = 2;
 
+/** A side of the largest QR code (version 40, 177 modules) with its quiet zone. */
+const largestQrModules = 177 + 2 * qrOptions.margin;
+
 /** The widest QR image drawn, in pixels a side, whether asked by `size` or by `mm` and `dpi`. */
 export const maxQrPixels = 4096;
 
@@ -40,10 +43,10 @@ export async function renderQr(
   renderers: QrRenderers,
 ): Promise<{ contentType: string; body: string; encoding: 'utf8' | 'base64' }> {
   const width = qrPixelWidth(request);
+  // What a size refusal names: the field asked with, and how many pixels that made.
+  const field = request.mm !== undefined ? 'mm' : 'size';
+  const asked = request.mm !== undefined ? `${request.mm} mm at ${request.dpi ?? 300} dpi is ${width} pixels` : `${width} pixels`;
   if (width > maxQrPixels) {
-    const field = request.mm !== undefined ? 'mm' : 'size';
-    const asked =
-      request.mm !== undefined ? `${request.mm} mm at ${request.dpi ?? 300} dpi is ${width} pixels` : `${width} pixels`;
     throw new HallmarkError(
       'VALIDATION_ERROR',
       `Invalid request: a QR image is at most ${maxQrPixels} pixels a side; ${asked}.`,
@@ -57,17 +60,15 @@ export async function renderQr(
   const parsed = parseDigitalLink(request.url);
   if (!parsed.ok) throw new HallmarkError(parsed.problem.code, parsed.problem.message, parsed.problem.details);
   const text = request.url.trim();
-  if (request.format === 'png') {
-    // Too few pixels for the code's modules: the QR library then drew 4 pixels a module, an image of
-    // another size than asked (10 mm at 72 dpi printed 80 mm wide), or uneven ones no reader could
-    // tell apart (64 pixels for 65 modules): refused instead (a review of 2026-12-05).
+  // Too few pixels for the code's modules: the QR library then drew 4 pixels a module, an image of
+  // another size than asked (10 mm at 72 dpi printed 80 mm wide), or uneven ones no reader could
+  // tell apart (64 pixels for 65 modules): refused instead (a review of 2026-12-05). The code is
+  // encoded here only for a width that the largest one (version 40) could make too small.
+  if (request.format === 'png' && width < minPixelsPerModule * largestQrModules) {
     const modules =
       QRCode.create(text, { errorCorrectionLevel: qrOptions.errorCorrectionLevel }).modules.size + 2 * qrOptions.margin;
     const minPixels = minPixelsPerModule * modules;
     if (width < minPixels) {
-      const field = request.mm !== undefined ? 'mm' : 'size';
-      const asked =
-        request.mm !== undefined ? `${request.mm} mm at ${request.dpi ?? 300} dpi is ${width} pixels` : `${width} pixels`;
       throw new HallmarkError(
         'VALIDATION_ERROR',
         `Invalid request: this code's QR is ${modules} modules a side with its quiet zone, and a PNG needs ${minPixelsPerModule} pixels a module, at least ${minPixels} pixels; ${asked}.`,
