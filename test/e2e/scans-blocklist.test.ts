@@ -552,6 +552,22 @@ describe.each([
         body: 'gtin,colour\n1,2',
       });
       expect(badHeader.status).toBe(400);
+      // A column named twice: its second value replaced the first on every line, so a blocklist
+      // sent as withdrawn went in as the later column's kind. Refused whole, naming the column.
+      const repeatedColumn = await fetch(`${form.url}/api/v1/blocklist/bulk`, {
+        method: 'POST',
+        headers: { 'x-api-key': brand.key, 'content-type': 'text/csv' },
+        body: `gtin,serial,kind,kind\n${brand.gtin},R0006,withdrawn,counterfeit\n`,
+      });
+      const repeated = (await repeatedColumn.json()) as Json;
+      expect([repeatedColumn.status, repeated.error.code, repeated.error.details]).toEqual([
+        400,
+        'VALIDATION_ERROR',
+        { repeatedColumns: ['kind'] },
+      ]);
+      expect(
+        ok(await api('GET', '/blocklist?limit=100', { key: brand.key })).blocks.map((block: Json) => block.serialFrom),
+      ).not.toContain('R0006');
     });
 
     it('names each bulk result by the line its record starts on, blank lines and quoted line breaks counted', async () => {

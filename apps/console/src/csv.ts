@@ -1,38 +1,7 @@
-// CSV in (RFC 4180: quoted fields, doubled quotes, CRLF or LF) and out, for batch generation.
+// CSV in (read by @hallmark/contracts' parseCsv, as the API and the CLI read it) and out, for batch generation.
 
+import { type CsvRecord, CsvSyntaxError, parseCsv } from '@hallmark/contracts/csv';
 import { asGtin14 } from './gtin.ts';
-
-/** The rows of a CSV text, each a list of fields; blank lines are left out. */
-export function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  const input = text.replace(/^\uFEFF/, '');
-  for (let index = 0; index < input.length; index += 1) {
-    const character = input[index]!;
-    if (quoted) {
-      if (character === '"' && input[index + 1] === '"') {
-        field += '"';
-        index += 1;
-      } else if (character === '"') quoted = false;
-      else field += character;
-    } else if (character === '"') quoted = true;
-    else if (character === ',') {
-      row.push(field);
-      field = '';
-    } else if (character === '\n' || character === '\r') {
-      if (character === '\r' && input[index + 1] === '\n') index += 1;
-      row.push(field);
-      if (row.some((value) => value.trim() !== '')) rows.push(row);
-      row = [];
-      field = '';
-    } else field += character;
-  }
-  row.push(field);
-  if (row.some((value) => value.trim() !== '')) rows.push(row);
-  return rows;
-}
 
 const needsQuotes = /[",\r\n]/;
 
@@ -81,9 +50,16 @@ export interface ParsedBatch {
  * metadata, e.g. name) as generate bodies, one per data row.
  */
 export function batchFromCsv(text: string): ParsedBatch {
-  const [header, ...data] = parseCsv(text);
+  let records: CsvRecord[];
+  try {
+    records = [...parseCsv(text)];
+  } catch (error) {
+    if (!(error instanceof CsvSyntaxError)) throw error;
+    return { rows: [], problems: [], fileError: `The file cannot be read as CSV: ${error.message}.` };
+  }
+  const [header, ...data] = records;
   if (!header) return { rows: [], problems: [], fileError: 'The file is empty.' };
-  const names = header.map((name) => name.trim());
+  const names = header.fields.map((name) => name.trim());
   const fields = names.map((name) => columns[name.toLowerCase().replace(/[\s_-]/g, '')]);
   if (!fields.includes('gtin') || !fields.includes('serialNumber')) {
     return {
@@ -93,10 +69,17 @@ export function batchFromCsv(text: string): ParsedBatch {
         'The first line must name the columns, with at least “gtin” and “serial” (optionally “batch”, “expiry”, and metadata such as “name”).',
     };
   }
+  // Two columns for one field (“lot” and “batch”, or “name” twice): the second would silently
+  // replace the first on every row.
+  // (A column without a name is left out, as many as there are.)
+  const keys = names.map((name, column) => fields[column] ?? (name ? `metadata ${name}` : `unnamed ${column}`));
+  const repeated = names.find((_, column) => keys.indexOf(keys[column] as string) !== column);
+  if (repeated !== undefined) {
+    return { rows: [], problems: [], fileError: `The first line names “${repeated}” twice, or two columns for one field.` };
+  }
   const rows: BatchRow[] = [];
   const problems: ParsedBatch['problems'] = [];
-  data.forEach((values, index) => {
-    const line = index + 2;
+  for (const { fields: values, line } of data) {
     const body: Record<string, unknown> = {};
     const metadata: Record<string, string> = {};
     names.forEach((name, column) => {
@@ -111,6 +94,6 @@ export function batchFromCsv(text: string): ParsedBatch {
     const missing = ['gtin', 'serialNumber'].filter((field) => !body[field]);
     if (missing.length > 0) problems.push({ line, message: `${missing.join(' and ')} missing` });
     else rows.push({ line, body });
-  });
+  }
   return { rows, problems };
 }

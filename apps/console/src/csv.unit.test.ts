@@ -1,15 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { batchFromCsv, csvLine, parseCsv } from './csv.ts';
-
-describe('parseCsv', () => {
-  it('reads quoted fields, doubled quotes, commas and line breaks inside quotes, CRLF and a byte-order mark', () => {
-    expect(parseCsv('\uFEFFa,b\r\n"x, y","say ""hi"""\n"two\nlines",\n\n')).toEqual([
-      ['a', 'b'],
-      ['x, y', 'say "hi"'],
-      ['two\nlines', ''],
-    ]);
-  });
-});
+import { batchFromCsv, csvLine } from './csv.ts';
 
 describe('csvLine', () => {
   it('quotes what needs it and defuses cells a spreadsheet would run as a formula', () => {
@@ -56,6 +46,29 @@ describe('batchFromCsv', () => {
       'ABC',
       '1234567',
     ]);
+  });
+
+  it('names rows by the line an editor shows, blank lines and line breaks inside quotes counted', () => {
+    // The console's own reader dropped blank lines before numbering the rows: a row on line 5 was
+    // reported as line 3, and the brand fixed the wrong row.
+    const batch = batchFromCsv('\uFEFFgtin,serial,name\r\n\r\n09506000134352,A-1,"two\nlines"\n,,\n09506000134352,,x\n');
+    expect(batch.rows).toEqual([
+      { line: 3, body: { gtin: '09506000134352', serialNumber: 'A-1', metadata: { name: 'two\nlines' } } },
+    ]);
+    expect(batch.problems).toEqual([{ line: 6, message: 'serialNumber missing' }]);
+  });
+
+  it('refuses a file that is not CSV, or whose header names a field twice, naming why', () => {
+    // A quote never closed swallowed every later row into one field, and the rows were silently lost.
+    expect(batchFromCsv('gtin,serial\n09506000134352,"A-1\n09506000134352,A-2\n').fileError).toBe(
+      'The file cannot be read as CSV: a quoted field opened on line 2 never closes.',
+    );
+    // “lot” and “batch” are one field; “name” twice one metadata entry: the second replaced the first.
+    expect(batchFromCsv('gtin,serial,lot,batch\n09506000134352,A-1,L1,L2\n').fileError).toBe(
+      'The first line names “batch” twice, or two columns for one field.',
+    );
+    expect(batchFromCsv('gtin,serial,name,name\n09506000134352,A-1,x,y\n').fileError).toMatch(/names “name” twice/);
+    expect(batchFromCsv('gtin,serial,,\n09506000134352,A-1,x,y\n').rows).toHaveLength(1);
   });
 
   it('refuses a file without a header naming gtin and serial', () => {

@@ -199,12 +199,15 @@ export function registerScanRoutes(app: FastifyInstance, deps: { services: Servi
     const [header, ...lines] = csvRecordsOf(request.body);
     const names = (header?.fields ?? []).map((name) => name.trim());
     const unknown = names.filter((name) => !(bulkColumns as readonly string[]).includes(name));
-    if (!names.includes('gtin') || !names.includes('kind') || unknown.length > 0) {
+    // A column named twice would let its second value silently replace the first on every line.
+    const repeated = [...new Set(names.filter((name, column) => names.indexOf(name) !== column))];
+    if (!names.includes('gtin') || !names.includes('kind') || unknown.length > 0 || repeated.length > 0) {
       throw new HallmarkError(
         'VALIDATION_ERROR',
-        `The first line must name the columns, of ${bulkColumns.join(', ')}; gtin and kind are required.`,
+        `The first line must name the columns, each once, of ${bulkColumns.join(', ')}; gtin and kind are required.`,
         {
           ...(unknown.length > 0 ? { unknownColumns: unknown } : {}),
+          ...(repeated.length > 0 ? { repeatedColumns: repeated } : {}),
         },
       );
     }
