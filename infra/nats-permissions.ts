@@ -56,7 +56,7 @@ const access: Record<NatsUser, Access> = {
     consumers: [],
     claimsNamespace: true,
     sends: ['apiKeyRevoked', 'publicKeyRegistered', 'publicKeyRevoked', 'brandingChanged'],
-    hears: ['apiKeyRevoked', 'publicKeyRevoked', 'signingKeyAdded', 'gtinOwnershipChanged'],
+    hears: ['apiKeyRevoked', 'publicKeyRegistered', 'publicKeyRevoked', 'signingKeyAdded', 'gtinOwnershipChanged'],
   },
   'code-service': {
     serves: true,

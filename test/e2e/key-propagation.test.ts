@@ -1,7 +1,9 @@
+import { generateEd25519KeyPair } from '@hallmark/crypto';
 import { createPostgresDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { call } from '../support/embedded.ts';
+import { publicKeyRegistration } from '../support/public-keys.ts';
 
 // A rotated signing key reaches every replica at once (#17): with two code-service replicas, every
 // code generated after the rotation's answer is signed with the new key, not only the codes of the
@@ -52,6 +54,29 @@ describe('signing key rotation across replicas (distributed form)', () => {
       for (const code of [before[0], after[0]]) {
         expect((await api('POST', '/code/verify', brand, { url: code?.url })).body.verdict).toBe('AUTHENTIC');
       }
+    }
+  });
+
+  it('a public key registered through one gateway is in every gateway’s key set in its answer’s wake', async () => {
+    const [first, second] = product.gatewayUrls ?? [];
+    if (!first || !second) throw new Error('two gateways expected');
+    const jwksOf = async (url: string) => {
+      const response = await call<{ keys: Array<{ kid: string }> }>(url, 'GET', '/.well-known/jwks.json');
+      expect(response.status).toBe(200);
+      return response.body.keys.map((key) => key.kid);
+    };
+    for (let round = 0; round < 3; round++) {
+      // The second gateway has built (and keeps) its key set.
+      await jwksOf(second);
+      const registered = await call<Json>(first, 'POST', '/api/v1/keys', {
+        key: brand,
+        body: publicKeyRegistration(generateEd25519KeyPair(), { accountId: brandAccount }, `line ${round}`),
+      });
+      expect(registered.status, JSON.stringify(registered.body)).toBe(201);
+      // It heard of the registration: an offline verifier that fetched the key set from it a
+      // moment after the answer found no key for the codes signed with it (until the cache epoch
+      // came round, up to a second later).
+      expect(await jwksOf(second)).toContain(registered.body.id);
     }
   });
 

@@ -238,8 +238,8 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
      * record, so a leaked key, once rotated, makes no new serial AUTHENTIC.
      */
     async unrecordedCodeKeyIds(owner: Principal): Promise<string[]> {
-      // Not cached: a key registered a moment ago verifies its codes at once (no broadcast tells
-      // other replicas of a registration).
+      // Not cached: a key registered a moment ago verifies its codes at once, on every replica,
+      // whether or not the registration's broadcast has reached it yet.
       const rows = await db.query<{ id: string }>(
         `(SELECT id, created_at FROM verification_keys
           WHERE account_id = $1 AND environment = $2 AND type = 'public' AND status = 'active'

@@ -323,6 +323,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
       authenticator.forget(String((payload as { keyId: unknown }).keyId)),
     ),
     await deps.bus.onBroadcast(broadcasts.publicKeyRevoked, forgetKid),
+    await deps.bus.onBroadcast(broadcasts.publicKeyRegistered, forgetKid),
     await deps.bus.onBroadcast(broadcasts.signingKeyAdded, forgetKid),
     // The key set says which GTINs each key may sign for; republish it when that changes.
     await deps.bus.onBroadcast(broadcasts.gtinOwnershipChanged, () => verificationKeys.republish()),
