@@ -1,21 +1,14 @@
-import { fileURLToPath } from 'node:url';
-import {
-  createGtinSigners,
-  ensureOperator,
-  insertGtinClaim,
-  migrateAccounts,
-  newGtinClaim,
-  provisionAccount,
-} from '@hallmark/accounts';
+import { createGtinSigners, ensureOperator, insertGtinClaim, newGtinClaim, provisionAccount } from '@hallmark/accounts';
 import { createInProcessBus } from '@hallmark/bus';
 import { type CodeLookup, type Environment, findCodesRpc, type Principal, rpcSubject } from '@hallmark/contracts';
 import { createSqlEventStore, type EventStore, ProjectionMovedOn, type StoredEvent } from '@hallmark/event-store';
 import { formatDigitalLink } from '@hallmark/gs1';
 import { startAssetHistory } from '@hallmark/provenance';
-import { createPostgresDatabase, createTestDatabase, loadMigrations, runMigrations, type SqlDatabase } from '@hallmark/sql';
+import { createPostgresDatabase, createTestDatabase, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCodeDirectory } from './code-directory.ts';
 import { codeDirectoryProjectionName, createCodeProjection, findProjectedCodes, runCodeProjection } from './code-projection.ts';
+import { migrateVerifyService } from './migrations.ts';
 
 let db: SqlDatabase;
 let drop: () => Promise<void>;
@@ -139,8 +132,7 @@ beforeAll(async () => {
     await test.drop();
   };
   store = await createSqlEventStore(db, { pollIntervalMs: 20 });
-  await migrateAccounts(db);
-  await runMigrations(db, await loadMigrations('verify-service', fileURLToPath(new URL('../migrations', import.meta.url))));
+  await migrateVerifyService(db);
   const now = new Date(at);
   brand = {
     accountId: (

@@ -1,11 +1,9 @@
-import { fileURLToPath } from 'node:url';
 import {
   changedClaimOf,
   createGtinChanges,
   createGtinIssuers,
   createGtinSigners,
   createVerificationKeys,
-  migrateAccounts,
   watchCacheEpochs,
 } from '@hallmark/accounts';
 import { createComplianceConfigCache } from '@hallmark/compliance-client';
@@ -29,7 +27,6 @@ import {
 } from '@hallmark/contracts';
 import { ProjectionMovedOn } from '@hallmark/event-store';
 import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
-import { loadMigrations, runMigrations } from '@hallmark/sql';
 import { createCodeDirectory } from './code-directory.ts';
 import { createCodeProjection, runCodeProjection } from './code-projection.ts';
 import { VerifyServiceConfig } from './config.ts';
@@ -40,11 +37,10 @@ import { createCodeBlocks, decideCodeReport, listCodeReports, publicReport, repo
 import { resolveScan } from './handlers/resolve.ts';
 import { listScans, scanAggregates, scanCountries, topScannedCodes } from './handlers/scans.ts';
 import { verifyCode } from './handlers/verify-code.ts';
+import { migrateVerifyService } from './migrations.ts';
 import { createRiskRulesSource } from './risk-rules-source.ts';
 import { projectScanHistory } from './scan-history.ts';
 import { createScanPublisher } from './scan-publisher.ts';
-
-const migrations = fileURLToPath(new URL('../migrations', import.meta.url));
 
 /** Verification: signatures, scan history, risk rules and counterfeit reports. */
 export const verifyService = defineService({
@@ -52,9 +48,7 @@ export const verifyService = defineService({
   configSchema: VerifyServiceConfig,
   async start(context) {
     const { infra, log, base, clock, config } = context;
-    // It reads the keys tables, and may start before the services that own them.
-    await migrateAccounts(infra.db);
-    await runMigrations(infra.db, await loadMigrations('verify-service', migrations));
+    await migrateVerifyService(infra.db);
     const epochs = await watchCacheEpochs(infra.db, {
       onError: (error) => log.warn({ err: error }, 'cache epochs unreadable; keeping the last ones'),
     });
@@ -66,7 +60,7 @@ export const verifyService = defineService({
       onStale: (error) => log.warn({ code: error.code }, 'compliance config unavailable; using the last copy'),
     });
     const rules = createRiskRulesSource(configs, log);
-    const blocks = createCodeBlocks(infra.db, { log });
+    const blocks = createCodeBlocks(infra.db, { epochs, log });
     const scans = createScanPublisher(infra.bus, log);
     // Codes from verify-service's own read model (fed from the event store), code-service only for
     // what the projection has not reached yet, so verification goes on while code-service is down.

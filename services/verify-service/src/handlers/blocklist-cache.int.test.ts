@@ -1,7 +1,7 @@
-import { fileURLToPath } from 'node:url';
 import type { Principal } from '@hallmark/contracts';
-import { connectTestDatabase, loadMigrations, runMigrations, type SqlDatabase } from '@hallmark/sql';
+import { connectTestDatabase, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrateVerifyService } from '../migrations.ts';
 import { createBlocklistCache } from './blocklist-cache.ts';
 
 // Every verify-service replica holds every active block in memory. A change used to read them all
@@ -16,10 +16,7 @@ describe('the blocklist in memory, against PostgreSQL', () => {
 
   beforeAll(async () => {
     database = await connectTestDatabase('blocklist_cache');
-    await runMigrations(
-      database.db,
-      await loadMigrations('verify-service', fileURLToPath(new URL('../../migrations', import.meta.url))),
-    );
+    await migrateVerifyService(database.db);
   });
   afterAll(() => database?.drop());
 

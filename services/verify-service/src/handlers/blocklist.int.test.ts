@@ -1,10 +1,10 @@
-import { fileURLToPath } from 'node:url';
 import { createInProcessBus } from '@hallmark/bus';
 import type { Principal } from '@hallmark/contracts';
 import { createSqlEventStore, type EventStore } from '@hallmark/event-store';
 import { accountStream } from '@hallmark/provenance';
-import { connectTestDatabase, loadMigrations, runMigrations, type SqlDatabase } from '@hallmark/sql';
+import { connectTestDatabase, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrateVerifyService } from '../migrations.ts';
 import { type BlocklistDeps, deleteBlock } from './blocklist.ts';
 
 // Two removals of one blocklist entry at once (a double click, two operators): both read the entry
@@ -21,10 +21,7 @@ describe('removing a blocklist entry twice at once, against PostgreSQL', () => {
 
   beforeAll(async () => {
     database = await connectTestDatabase('blocklist_race');
-    await runMigrations(
-      database.db,
-      await loadMigrations('verify-service', fileURLToPath(new URL('../../migrations', import.meta.url))),
-    );
+    await migrateVerifyService(database.db);
     const real = database.db;
     racing = new Proxy(real, {
       get(target, property, receiver) {

@@ -1,10 +1,10 @@
-import { fileURLToPath } from 'node:url';
 import { createInProcessBus } from '@hallmark/bus';
 import type { Principal } from '@hallmark/contracts';
 import { createSqlEventStore, type EventStore } from '@hallmark/event-store';
 import { assetStream, startAssetHistory } from '@hallmark/provenance';
-import { connectTestDatabase, loadMigrations, runMigrations, type SqlDatabase } from '@hallmark/sql';
+import { connectTestDatabase, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrateVerifyService } from '../migrations.ts';
 import { createCodeBlocks, decideCodeReport } from './report-code.ts';
 
 // A report's decision is stored with its event in the code's history, or not at all (#17: no
@@ -20,10 +20,7 @@ describe('report decisions and their events, against PostgreSQL', () => {
 
   beforeAll(async () => {
     database = await connectTestDatabase('report_writes');
-    await runMigrations(
-      database.db,
-      await loadMigrations('verify-service', fileURLToPath(new URL('../../migrations', import.meta.url))),
-    );
+    await migrateVerifyService(database.db);
     eventStore = await createSqlEventStore(database.db);
     deps = { db: database.db, eventStore, blocks: createCodeBlocks(database.db), bus: createInProcessBus(), clock: () => now };
   });

@@ -1,4 +1,4 @@
-import type { VerificationKeys } from '@hallmark/accounts';
+import { type CacheEpochs, fixedCacheEpochs, type VerificationKeys } from '@hallmark/accounts';
 import type { Bus } from '@hallmark/bus';
 import { verifyCodeSignatureForRequest } from '@hallmark/codes';
 import {
@@ -413,14 +413,23 @@ function ownerOfBroadcast(payload: unknown): Principal | undefined {
 /**
  * The codes their owners blocked, held in memory by every verify-service replica so verification
  * looks them up without a round trip: read whole from the confirmed reports (the record) at start,
- * every `refreshMs` in case a broadcast was missed, and on the `codes.code-block-lifted` broadcast
- * (a lifted report drops out, and the code stays blocked only if another confirmed report of it
- * remains); added to at once on the `codes.code-blocked` broadcast. Blocks are rare (a person
+ * when the `code_blocks` cache epoch moves (every decision bumps it in its transaction, so a
+ * broadcast lost, or never sent by a process killed after its commit, costs one poll: accounts
+ * migration 0015), every `refreshMs` in case the epochs cannot be read, and on the
+ * `codes.code-block-lifted` broadcast (a lifted report drops out, and the code stays blocked only if
+ * another confirmed report of it remains); added to at once on the `codes.code-blocked` broadcast. Blocks are rare (a person
  * confirms each), so the set stays small. The blocklist's entries (handlers/blocklist.ts), which can
  * be removed, are held beside them and read again whole on each change and each refresh.
  */
-export function createCodeBlocks(db: SqlDatabase, options: { refreshMs?: number; log?: Logger } = {}) {
+export function createCodeBlocks(
+  db: SqlDatabase,
+  options: { refreshMs?: number; epochs?: CacheEpochs; epochCheckMs?: number; log?: Logger } = {},
+) {
   const refreshMs = options.refreshMs ?? 30_000;
+  const epochs = options.epochs ?? fixedCacheEpochs;
+  /** The `code_blocks` epoch the blocks were last read under (or are being read under). */
+  let readEpoch = 0;
+  let epochTimer: NodeJS.Timeout | undefined;
   let blocks = new Map<string, ConfirmedReport>();
   /**
    * The blocks added while each read under way ran: kept on top of what it read (it may have begun
@@ -509,7 +518,16 @@ export function createCodeBlocks(db: SqlDatabase, options: { refreshMs?: number;
     reload: load,
     /** Loads the blocks, follows the broadcasts and starts the periodic top-up; `stop` ends them. */
     async start(bus: Bus) {
+      readEpoch = epochs.current('code_blocks');
       await Promise.all([load(), listed.reload()]);
+      // The epochs are polled (cache-epochs.ts); looking at the number costs nothing.
+      epochTimer = setInterval(() => {
+        const epoch = epochs.current('code_blocks');
+        if (epoch <= readEpoch) return;
+        readEpoch = epoch;
+        load().catch((error: unknown) => options.log?.warn({ err: error }, 'could not read the blocked codes again'));
+      }, options.epochCheckMs ?? 100);
+      epochTimer.unref();
       const subscription = await bus.onBroadcast(broadcasts.codeBlocked, (payload) => add(payload as BlockedCode));
       const liftedSubscription = await bus.onBroadcast(broadcasts.codeBlockLifted, (payload) => {
         const { reportId } = payload as { reportId?: unknown };
@@ -531,6 +549,7 @@ export function createCodeBlocks(db: SqlDatabase, options: { refreshMs?: number;
       return {
         async stop() {
           if (timer) clearInterval(timer);
+          if (epochTimer) clearInterval(epochTimer);
           await subscription.stop();
           await liftedSubscription.stop();
           await listedSubscription.stop();

@@ -1,10 +1,7 @@
-// GET /scans with filters combined (handlers/scans.ts): a page looks at most scansExaminedPerPage
-// scans along one filter's index, so filters that rarely meet cost the same as any page; paging on
-// still finds every match, once, in order. Against PostgreSQL with verify-service's migrations.
-import { fileURLToPath } from 'node:url';
 import type { ListScansQuery, Principal } from '@hallmark/contracts';
-import { connectTestDatabase, loadMigrations, runMigrations, type SqlDatabase } from '@hallmark/sql';
+import { connectTestDatabase, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrateVerifyService } from '../migrations.ts';
 import { listScans, scansExaminedPerPage, travelLookback } from './scans.ts';
 
 const owner: Principal = { accountId: 'acc_walk', environment: 'live' } as Principal;
@@ -15,10 +12,7 @@ let database: { db: SqlDatabase; drop(): Promise<void> };
 
 beforeAll(async () => {
   database = await connectTestDatabase('scans_walk');
-  await runMigrations(
-    database.db,
-    await loadMigrations('verify-service', fileURLToPath(new URL('../../migrations', import.meta.url))),
-  );
+  await migrateVerifyService(database.db);
   await database.db.query(
     `INSERT INTO scans (scan_id, environment, gtin, serial, verdict, risk_indicators, scan_number, scanned_at, verified_by,
                         account_id, batch, country)
