@@ -77,6 +77,14 @@ function csvField(value: string | number | null): string {
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
+/**
+ * An event's data as JSON for a CSV cell, with every `;` written `\u003b`: the same JSON once parsed
+ * (a `;` is only ever inside a string), and no `;` where a spreadsheet whose list separator is `;`
+ * would start a cell and run what follows as a formula. The data holds outsiders' words (a report's
+ * reason in `code.report-dismissed`), and spreadsheetSafe's `'` would change them.
+ */
+const inertJson = (data: unknown): string => JSON.stringify(data).replaceAll(';', '\\u003b');
+
 const csvRow = (values: Partial<Record<(typeof csvColumns)[number], string | number | null>>) =>
   `${csvColumns.map((column) => csvField(values[column] ?? null)).join(',')}\r\n`;
 
@@ -92,7 +100,7 @@ function eventRow(event: ExportedEvent): string {
     hash: event.hash,
     leaf_hash: event.leafHash,
     audit_path: event.auditPath.join(' '),
-    data: JSON.stringify(event.data),
+    data: inertJson(event.data),
   });
 }
 

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import {
   type ComplianceConfigPatch,
   complianceExportRoute,
@@ -78,6 +79,10 @@ export function registerComplianceRoutes(app: FastifyInstance, deps: { services:
       deps.services.call(exportPageRpc, { principal, assetId, treeSize: first.treeSize, fromLeafIndex }, request.id);
     const fileName = `${first.assetId}-${first.treeSize}.${format === 'epcis' ? 'jsonld' : format}`;
     reply.header('content-type', contentTypes[format]).header('content-disposition', `attachment; filename="${fileName}"`);
+    // HEAD: the GET's status and headers, from its first page, and no export behind them (Node drops
+    // a HEAD's body as it is written, so nothing would pace the pages: each HEAD read the asset's whole
+    // history at the database's speed).
+    if (request.method === 'HEAD') return reply.send(Readable.from([]));
     return reply.send(exportStream(first, nextPage, format, deps.clock().toISOString()));
   });
 
