@@ -27,7 +27,9 @@ export function exportStream(
       : format === 'csv'
         ? csvChunks(first, pages())
         : epcisChunks(first, pages(), exportedAt);
-  return Readable.from(chunks);
+  // In bytes, not objects: an object-mode stream reads 16 chunks (pages of up to 600 KB) ahead of a
+  // client that reads slowly; this one reads a page past its 16 KB mark at most.
+  return Readable.from(chunks, { objectMode: false });
 }
 
 async function* jsonChunks(first: ExportPage, pages: AsyncGenerator<ExportPage>, exportedAt: string): AsyncGenerator<string> {
