@@ -1,6 +1,6 @@
 // CSV in (read by @hallmark/contracts' parseCsv, as the API and the CLI read it) and out, for batch generation.
 
-import { type CsvRecord, CsvSyntaxError, parseCsv } from '@hallmark/contracts/csv';
+import { type CsvRecord, CsvSyntaxError, parseCsv, spreadsheetSafe } from '@hallmark/contracts/csv';
 import { asGtin14 } from './gtin.ts';
 
 const needsQuotes = /[",\r\n]/;
@@ -13,7 +13,7 @@ const needsQuotes = /[",\r\n]/;
 export function csvLine(fields: ReadonlyArray<string | number | null | undefined>): string {
   return fields
     .map((value) => {
-      const text = (value === null || value === undefined ? '' : String(value)).replace(/(^|;)("*)([=+\-@\t\r])/g, "$1$2'$3");
+      const text = spreadsheetSafe(value === null || value === undefined ? '' : String(value));
       return needsQuotes.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
     })
     .join(',');
