@@ -34,7 +34,8 @@
 --   code-service: codes, metadata_schemas, metadata_schema_versions, gtin_ownership_conflicts,
 --     item_links (the brand's links the resolver serves).
 --   verify-service: code_reports, scans, code_directory, verify_projection_checkpoints, the scans'
---     rollups (scan_counts_hourly, scan_code_days), code_blocklist and blocklist_active_counts.
+--     rollups (scan_counts_hourly, scan_code_days), code_blocklist, blocklist_active_counts and
+--     blocklist_owner_changes (read only: its trigger counts).
 --   auction-service: auction_objects, auction_transfers, auction_photo_blobs, auction_photo_blobs_backfill.
 --   compliance-service: merkle_nodes, provenance_events, provenance_assets, projection_checkpoints,
 --     compliance_configs (a rebuild truncates the first three), checkpoint_clock; webhook_endpoints, webhook_messages,
@@ -99,7 +100,8 @@ GRANT SELECT, INSERT, UPDATE ON api_key_last_used TO hallmark_gateway;
 -- The brand on the resolver page: set through the gateway, read by verify-service with a scan.
 GRANT SELECT, INSERT, UPDATE ON account_branding TO hallmark_gateway;
 GRANT SELECT ON account_branding TO hallmark_verify_service;
--- Bumped by a SECURITY DEFINER trigger on the three tables above; every replica polls them.
+-- Bumped by SECURITY DEFINER triggers (on the tables above, and on code_reports and code_blocklist);
+-- every replica polls them.
 GRANT SELECT ON cache_epochs
   TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
 
@@ -109,6 +111,8 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON codes, metadata_schemas, metadata_schema
 GRANT SELECT, INSERT, UPDATE, DELETE ON code_reports, scans, code_directory, verify_projection_checkpoints,
   scan_counts_hourly, scan_code_days, code_blocklist, blocklist_active_counts
   TO hallmark_verify_service;
+-- Counted by a SECURITY DEFINER trigger on code_blocklist (verify-service migration 0011); read only.
+GRANT SELECT ON blocklist_owner_changes TO hallmark_verify_service;
 GRANT SELECT, INSERT, UPDATE, DELETE ON auction_objects, auction_transfers, auction_photo_blobs, auction_photo_blobs_backfill
   TO hallmark_auction_service;
 GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE

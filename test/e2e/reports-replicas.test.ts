@@ -2,7 +2,8 @@
 // gateways, two verify-service replicas (the decisions and the in-memory blocks) and two
 // compliance-service replicas (the webhook projection and delivery workers). Every attack is made
 // over HTTP; the webhook receiver is a loopback server of this file. From a review of 2026-12-05
-// that found these holding, and one gap: a confirmation whose broadcast never came.
+// that found these holding, and one gap: a decision whose broadcast never came (and so a blocklist
+// entry's).
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gs1CheckDigit } from '@hallmark/gs1';
@@ -89,6 +90,18 @@ async function verdicts(key: string, url: string, times = 8): Promise<Json[]> {
   const answers: Json[] = [];
   for (let i = 0; i < times; i++) answers.push(ok(await api(i, 'POST', '/code/verify', key, { url })));
   return answers;
+}
+
+/** How long until three rounds in a row, through both gateways to whichever replica, all verify `url` as `verdict`. */
+async function msUntilEveryReplicaVerifies(key: string, url: string, verdict: string): Promise<number> {
+  const started = Date.now();
+  let rounds = 0;
+  while (rounds < 3) {
+    const answers = await verdicts(key, url, 6);
+    rounds = answers.every((answer) => answer.verdict === verdict) ? rounds + 1 : 0;
+    if (Date.now() - started > 10_000) throw new Error(`still not ${verdict} everywhere after 10 s`);
+  }
+  return Date.now() - started;
 }
 
 const assetEvents = async (assetId: string) =>
@@ -284,17 +297,7 @@ describe('reports across replicas (distributed form)', () => {
     const { key: reporter } = await account('Reporter whose confirmation went unheard');
     const report = ok(await api(0, 'POST', '/code/report', reporter, { url: code.url, reason: 'unheard' }), 201);
     for (const answer of await verdicts(reporter, code.url, 4)) expect(answer.verdict).toBe('AUTHENTIC');
-    /** How long until three rounds in a row, through both gateways to whichever replica, all say `verdict`. */
-    const msUntilEveryReplicaSays = async (verdict: string) => {
-      const started = Date.now();
-      let rounds = 0;
-      while (rounds < 3) {
-        const answers = await verdicts(reporter, code.url, 6);
-        rounds = answers.every((answer) => answer.verdict === verdict) ? rounds + 1 : 0;
-        if (Date.now() - started > 10_000) throw new Error(`still not ${verdict} everywhere after 10 s`);
-      }
-      return Date.now() - started;
-    };
+    const msUntilEveryReplicaSays = (verdict: string) => msUntilEveryReplicaVerifies(reporter, code.url, verdict);
     // Stored as a confirmation is, and told to no replica: each answered AUTHENTIC for a confirmed
     // counterfeit until its 30 s re-read.
     await db.query(
@@ -306,6 +309,24 @@ describe('reports across replicas (distributed form)', () => {
       report.reportId,
     ]);
     expect(await msUntilEveryReplicaSays('AUTHENTIC')).toBeLessThan(2_500);
+  });
+
+  it('a blocklist entry whose broadcast never came blocks the code on every replica within a second, and its removal likewise', async () => {
+    const gtin = await ownedGtin();
+    const code = await generate(gtin);
+    const { key: verifier } = await account('Verifier of an unheard block');
+    for (const answer of await verdicts(verifier, code.url, 4)) expect(answer.verdict).toBe('AUTHENTIC');
+    // Stored as POST /blocklist stores it, and told to no replica: each answered AUTHENTIC for a
+    // code its owner had blocked as counterfeit until its 30 s re-read.
+    const blockId = `blk_unheard_${Date.now().toString(36)}`;
+    await db.query(
+      `INSERT INTO code_blocklist (block_id, account_id, environment, gtin, serial_from, serial_to, kind, reason, created_at, created_by_key)
+       VALUES ($1, $2, 'live', $3, $4, $4, 'counterfeit', 'unheard', now(), 'key_sql')`,
+      [blockId, ownerAccountId, gtin, code.serial],
+    );
+    expect(await msUntilEveryReplicaVerifies(verifier, code.url, 'COUNTERFEIT')).toBeLessThan(2_500);
+    await db.query(`UPDATE code_blocklist SET removed_at = now(), removed_by_key = 'key_sql' WHERE block_id = $1`, [blockId]);
+    expect(await msUntilEveryReplicaVerifies(verifier, code.url, 'AUTHENTIC')).toBeLessThan(2_500);
   });
 
   it('another tenant’s report ids cannot be decided or lifted through either gateway, and its own same-serial code is not blocked by the owner’s confirmation', async () => {

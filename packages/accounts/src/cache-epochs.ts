@@ -2,8 +2,9 @@ import type { SqlExecutor } from '@hallmark/sql';
 
 /**
  * The tables whose in-memory caches the epochs guard (migrations 0004_cache_epochs.sql, 0010, 0014,
- * 0015): `gtin_claims` moves when a claim ends or changes, `gtin_claims_added` when one is made,
- * `code_blocks` when a report of a code is decided (verify-service's blocks).
+ * 0015, 0016): `gtin_claims` moves when a claim ends or changes, `gtin_claims_added` when one is
+ * made, `code_blocks` when a report of a code is decided, `code_blocklist` when a blocklist entry is
+ * added or removed (verify-service's blocks).
  */
 export type CachedTable =
   | 'api_keys'
@@ -11,7 +12,8 @@ export type CachedTable =
   | 'gtin_claims'
   | 'gtin_claims_added'
   | 'account_branding'
-  | 'code_blocks';
+  | 'code_blocks'
+  | 'code_blocklist';
 
 /**
  * The replica's view of the cache epochs. A cache stamps each entry with `current(table)` as it
@@ -52,6 +54,7 @@ function startPoll(db: SqlExecutor, pollMs: number, polls: Map<number, SharedPol
     gtin_claims_added: 0,
     account_branding: 0,
     code_blocks: 0,
+    code_blocklist: 0,
   };
   let reading: Promise<void> | undefined;
   const read = async () => {

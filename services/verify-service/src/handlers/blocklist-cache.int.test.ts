@@ -60,6 +60,41 @@ describe('the blocklist in memory, against PostgreSQL', () => {
     expect(cache.find('live', gtin, 'B-2', other.accountId)).toBeDefined();
   });
 
+  it('reads again, on the epoch’s move, the owners whose changes the database counted, and only theirs', async () => {
+    const third: Principal = { accountId: 'acc_cache_third', environment: 'test' };
+    const epoch = async () =>
+      Number(
+        (await database.db.query<{ value: string }>(`SELECT value FROM cache_epochs WHERE name = 'code_blocklist'`))[0]?.value,
+      );
+    const cache = createBlocklistCache(database.db);
+    await cache.reload();
+    const before = await epoch();
+    // A change made with the triggers off (a superuser's replication role): counted nowhere, so
+    // reloadChanged leaves its owner's blocks as they were read.
+    await database.db.transaction(async (tx) => {
+      await tx.query('SET LOCAL session_replication_role = replica');
+      await tx.query(
+        `INSERT INTO code_blocklist (block_id, account_id, environment, gtin, serial_from, serial_to, kind, created_at, created_by_key)
+         VALUES ('blk_cache_uncounted', $1, 'live', $2, 'F-1', 'F-1', 'withdrawn', now(), 'key_test')`,
+        [other.accountId, gtin],
+      );
+    });
+    await cache.reloadChanged();
+    expect(cache.find('live', gtin, 'F-1', other.accountId)).toBeUndefined();
+    // A change made as every writer makes it: counted for its owner, and the epoch moved.
+    const blockId = await block(third, 'E-1');
+    expect(await epoch()).toBeGreaterThan(before);
+    await cache.reloadChanged();
+    expect(cache.find('test', gtin, 'E-1', third.accountId)?.blockId).toBe(blockId);
+    expect(cache.find('live', gtin, 'F-1', other.accountId)).toBeUndefined();
+    // Its removal too; and a full read takes in everything.
+    await database.db.query('UPDATE code_blocklist SET removed_at = now() WHERE block_id = $1', [blockId]);
+    await cache.reloadChanged();
+    expect(cache.find('test', gtin, 'E-1', third.accountId)).toBeUndefined();
+    await cache.reload();
+    expect(cache.find('live', gtin, 'F-1', other.accountId)?.kind).toBe('withdrawn');
+  });
+
   it('lands reads in the order asked: a change made during a full read is in the read after it', async () => {
     const cache = createBlocklistCache(database.db);
     const everyone = cache.reload();

@@ -45,7 +45,9 @@ function byGtinOf(rows: readonly BlockRow[]): Map<string, OwnerBlocks> {
  * without a query. A change reads again only its owner's blocks (here at once, on other replicas on
  * the `codes.blocklist-changed` broadcast, which names the owner), so one tenant changing blocks in
  * a loop costs a read of its own blocks (at most HALLMARK_MAX_ACTIVE_BLOCKS), never of everyone's;
- * everything is read at start and on CodeBlocks' periodic refresh. Reads run one at a time, in the
+ * the owners whose changes were counted since (`reloadChanged`) when the `code_blocklist` cache
+ * epoch moves, so a lost broadcast costs one poll; everything at start and on CodeBlocks' periodic
+ * refresh. Reads run one at a time, in the
  * order asked, so an older read never lands over a newer one; the asks made while one runs share
  * the next.
  */
@@ -53,10 +55,27 @@ export function createBlocklistCache(db: SqlDatabase) {
   let owners = new Map<string, OwnerBlocks>();
   let next: (Round & { done: Promise<void>; settle: (error?: unknown) => void }) | undefined;
   let reading = false;
+  /** Each owner's count of blocklist changes (blocklist_owner_changes) as of the last read of its blocks here. */
+  let readChanges = new Map<string, number>();
+
+  /** Every owner's count of changes, counted by the database's triggers in each change's transaction. */
+  const changeCounts = async () => {
+    const rows = await db.query<{ account_id: string; environment: Environment; changes: string | number }>(
+      'SELECT account_id, environment, changes FROM blocklist_owner_changes',
+    );
+    return rows.map((row) => ({
+      key: ownerKey(row.environment, row.account_id),
+      owner: { accountId: row.account_id, environment: row.environment },
+      changes: Number(row.changes),
+    }));
+  };
 
   const read = async (round: Round) => {
     if (round.everyone) {
+      // The counts before the blocks: a change counted after this read is read again on its count.
+      const counts = await changeCounts();
       owners = byGtinOf(await db.query<BlockRow>(`SELECT ${columns} FROM code_blocklist WHERE removed_at IS NULL`));
+      readChanges = new Map(counts.map(({ key, changes }) => [key, changes]));
       return;
     }
     const asked = [...round.owners.values()];
@@ -94,26 +113,39 @@ export function createBlocklistCache(db: SqlDatabase) {
     }
   };
 
+  /**
+   * Reads the owner's blocks again (every owner's without one); resolves once a read begun after
+   * this call has landed.
+   */
+  function reload(owner?: Principal): Promise<void> {
+    if (!next) {
+      let settle!: (error?: unknown) => void;
+      const done = new Promise<void>((resolve, reject) => {
+        settle = (error) => (error === undefined ? resolve() : reject(error));
+      });
+      // A caller that does not wait for it is told nothing; one that does gets the error.
+      done.catch(() => {});
+      next = { everyone: false, owners: new Map(), done, settle };
+    }
+    if (owner) next.owners.set(ownerKey(owner.environment, owner.accountId), owner);
+    else next.everyone = true;
+    const { done } = next;
+    if (!reading) void drain();
+    return done;
+  }
+
   return {
+    reload,
     /**
-     * Reads the owner's blocks again (every owner's without one); resolves once a read begun after
-     * this call has landed.
+     * Reads again the blocks of every owner whose changes were counted since its blocks were last
+     * read here: when the `code_blocklist` cache epoch moves (a change anywhere, its broadcast heard
+     * here or not). Another owner's blocks are not read.
      */
-    reload(owner?: Principal): Promise<void> {
-      if (!next) {
-        let settle!: (error?: unknown) => void;
-        const done = new Promise<void>((resolve, reject) => {
-          settle = (error) => (error === undefined ? resolve() : reject(error));
-        });
-        // A caller that does not wait for it is told nothing; one that does gets the error.
-        done.catch(() => {});
-        next = { everyone: false, owners: new Map(), done, settle };
-      }
-      if (owner) next.owners.set(ownerKey(owner.environment, owner.accountId), owner);
-      else next.everyone = true;
-      const { done } = next;
-      if (!reading) void drain();
-      return done;
+    async reloadChanged(): Promise<void> {
+      const changed = (await changeCounts()).filter(({ key, changes }) => readChanges.get(key) !== changes);
+      await Promise.all(changed.map(({ owner }) => reload(owner)));
+      // The counts were read before the blocks: a later change has a higher count, read again then.
+      for (const { key, changes } of changed) readChanges.set(key, changes);
     },
     /** The owner's active block of the code, if any. Synchronous: this is on every verification. */
     find(environment: Environment, gtin: string, serial: string, ownerAccountId: string): BlockedCode | undefined {

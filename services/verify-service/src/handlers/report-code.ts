@@ -417,9 +417,11 @@ function ownerOfBroadcast(payload: unknown): Principal | undefined {
  * broadcast lost, or never sent by a process killed after its commit, costs one poll: accounts
  * migration 0015), every `refreshMs` in case the epochs cannot be read, and on the
  * `codes.code-block-lifted` broadcast (a lifted report drops out, and the code stays blocked only if
- * another confirmed report of it remains); added to at once on the `codes.code-blocked` broadcast. Blocks are rare (a person
- * confirms each), so the set stays small. The blocklist's entries (handlers/blocklist.ts), which can
- * be removed, are held beside them and read again whole on each change and each refresh.
+ * another confirmed report of it remains); added to at once on the `codes.code-blocked` broadcast.
+ * Blocks are rare (a person confirms each), so the set stays small. The blocklist's entries
+ * (handlers/blocklist.ts), which can be removed, are held beside them (blocklist-cache.ts): an
+ * owner's read again on each change of theirs (its broadcast, or the `code_blocklist` epoch's move
+ * and their count of changes), everyone's on each refresh.
  */
 export function createCodeBlocks(
   db: SqlDatabase,
@@ -427,8 +429,9 @@ export function createCodeBlocks(
 ) {
   const refreshMs = options.refreshMs ?? 30_000;
   const epochs = options.epochs ?? fixedCacheEpochs;
-  /** The `code_blocks` epoch the blocks were last read under (or are being read under). */
+  /** The `code_blocks` and `code_blocklist` epochs the blocks were last read under (or are being read under). */
   let readEpoch = 0;
+  let listedEpoch = 0;
   let epochTimer: NodeJS.Timeout | undefined;
   let blocks = new Map<string, ConfirmedReport>();
   /**
@@ -519,13 +522,18 @@ export function createCodeBlocks(
     /** Loads the blocks, follows the broadcasts and starts the periodic top-up; `stop` ends them. */
     async start(bus: Bus) {
       readEpoch = epochs.current('code_blocks');
+      listedEpoch = epochs.current('code_blocklist');
       await Promise.all([load(), listed.reload()]);
-      // The epochs are polled (cache-epochs.ts); looking at the number costs nothing.
+      // The epochs are polled (cache-epochs.ts); looking at the numbers costs nothing.
       epochTimer = setInterval(() => {
-        const epoch = epochs.current('code_blocks');
-        if (epoch <= readEpoch) return;
-        readEpoch = epoch;
-        load().catch((error: unknown) => options.log?.warn({ err: error }, 'could not read the blocked codes again'));
+        if (epochs.current('code_blocks') > readEpoch) {
+          readEpoch = epochs.current('code_blocks');
+          load().catch((error: unknown) => options.log?.warn({ err: error }, 'could not read the blocked codes again'));
+        }
+        if (epochs.current('code_blocklist') > listedEpoch) {
+          listedEpoch = epochs.current('code_blocklist');
+          listed.reloadChanged().catch((error: unknown) => options.log?.warn({ err: error }, 'could not reload the blocklist'));
+        }
       }, options.epochCheckMs ?? 100);
       epochTimer.unref();
       const subscription = await bus.onBroadcast(broadcasts.codeBlocked, (payload) => add(payload as BlockedCode));
