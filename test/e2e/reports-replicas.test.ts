@@ -3,12 +3,13 @@
 // compliance-service replicas (the webhook projection and delivery workers). Every attack is made
 // over HTTP; the webhook receiver is a loopback server of this file. From a review of 2026-12-05
 // that found these holding, and one gap: a decision whose broadcast never came (and so a blocklist
-// entry's).
+// entry's, and a compliance config change's).
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gs1CheckDigit } from '@hallmark/gs1';
 import { createPostgresDatabase, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { earlyInWindow } from '../support/client-address.ts';
 import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { type ApiResponse, call } from '../support/embedded.ts';
 import { waitFor } from '../support/wait.ts';
@@ -327,6 +328,29 @@ describe('reports across replicas (distributed form)', () => {
     expect(await msUntilEveryReplicaVerifies(verifier, code.url, 'COUNTERFEIT')).toBeLessThan(2_500);
     await db.query(`UPDATE code_blocklist SET removed_at = now(), removed_by_key = 'key_sql' WHERE block_id = $1`, [blockId]);
     expect(await msUntilEveryReplicaVerifies(verifier, code.url, 'AUTHENTIC')).toBeLessThan(2_500);
+  });
+
+  it('a compliance config change whose broadcast never came applies on every replica within a second', async () => {
+    const gtin = await ownedGtin();
+    const code = await generate(gtin);
+    const { key: verifier } = await account('Verifier under a lowered threshold');
+    ok(
+      await api(0, 'PATCH', '/compliance/config', owner, {
+        riskThresholds: { maxScansPerWindow: 1_000, repeatWindowSeconds: 0 },
+      }),
+    );
+    // Scans count per clock hour: room for the scans below before the hour turns.
+    await earlyInWindow(3_600_000, 30_000);
+    // Both replicas keep the config (for a minute, dropped on its broadcast).
+    for (const answer of await verdicts(verifier, code.url, 6)) expect(answer.verdict).toBe('AUTHENTIC');
+    // Lowered as PATCH stores it, and told to no replica: each applied the old threshold for up to
+    // its copy's minute.
+    await db.query(
+      `UPDATE compliance_configs SET config = jsonb_set(config, '{riskThresholds,maxScansPerWindow}', '2'), version = version + 1
+        WHERE account_id = $1 AND environment = 'live'`,
+      [ownerAccountId],
+    );
+    expect(await msUntilEveryReplicaVerifies(verifier, code.url, 'SUSPICIOUS')).toBeLessThan(2_500);
   });
 
   it('another tenant’s report ids cannot be decided or lifted through either gateway, and its own same-serial code is not blocked by the owner’s confirmation', async () => {

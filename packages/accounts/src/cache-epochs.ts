@@ -1,10 +1,10 @@
 import type { SqlExecutor } from '@hallmark/sql';
 
 /**
- * The tables whose in-memory caches the epochs guard (migrations 0004_cache_epochs.sql, 0010, 0014,
- * 0015, 0016): `gtin_claims` moves when a claim ends or changes, `gtin_claims_added` when one is
- * made, `code_blocks` when a report of a code is decided, `code_blocklist` when a blocklist entry is
- * added or removed (verify-service's blocks).
+ * The tables whose in-memory caches the epochs guard (migrations 0004_cache_epochs.sql, 0010, 0014 to
+ * 0017): `gtin_claims` moves when a claim ends or changes, `gtin_claims_added` when one is made,
+ * `code_blocks` when a report of a code is decided, `code_blocklist` when a blocklist entry is added
+ * or removed (verify-service's blocks), `compliance_configs` when an account's config changes.
  */
 export type CachedTable =
   | 'api_keys'
@@ -13,7 +13,8 @@ export type CachedTable =
   | 'gtin_claims_added'
   | 'account_branding'
   | 'code_blocks'
-  | 'code_blocklist';
+  | 'code_blocklist'
+  | 'compliance_configs';
 
 /**
  * The replica's view of the cache epochs. A cache stamps each entry with `current(table)` as it
@@ -55,6 +56,7 @@ function startPoll(db: SqlExecutor, pollMs: number, polls: Map<number, SharedPol
     account_branding: 0,
     code_blocks: 0,
     code_blocklist: 0,
+    compliance_configs: 0,
   };
   let reading: Promise<void> | undefined;
   const read = async () => {

@@ -14,19 +14,30 @@ export interface ComplianceConfigCache {
   start(): Promise<Subscription>;
   /**
    * The owner's config, from compliance-service and kept for `cacheMs`; a change anywhere is
-   * broadcast and drops the copy at once. When compliance-service cannot answer, the last copy
+   * broadcast and drops the copy at once, and moves the `compliance_configs` epoch, which drops it
+   * within a poll when the broadcast is lost. When compliance-service cannot answer, the last copy
    * is used if there is one; without one the error is thrown (callers decide to fail or fall back).
    */
   configFor(owner: Principal, requestId?: string): Promise<ComplianceConfig>;
 }
 
+/**
+ * The `compliance_configs` cache epoch (`CacheEpochs` of @hallmark/accounts): every config change
+ * moves it in its own transaction, so a copy read under an older one is stale whether or not the
+ * change's broadcast came.
+ */
+export interface ConfigEpochs {
+  current(table: 'compliance_configs'): number;
+}
+
 /** How other services read an account's compliance config (GET/PATCH /compliance/config). */
 export function createComplianceConfigCache(
   bus: Bus,
-  options: { timeoutMs: number; cacheMs?: number; onStale?: (error: HallmarkError) => void },
+  options: { timeoutMs: number; cacheMs?: number; epochs?: ConfigEpochs; onStale?: (error: HallmarkError) => void },
 ): ComplianceConfigCache {
   const cacheMs = options.cacheMs ?? 60_000;
-  const cache = new Map<string, { config: ComplianceConfig; until: number }>();
+  const epochOf = () => options.epochs?.current('compliance_configs') ?? 0;
+  const cache = new Map<string, { config: ComplianceConfig; until: number; epoch: number }>();
   const keyOf = (owner: Principal) => `${owner.accountId}/${owner.environment}`;
   // Bumped by every change broadcast: a load that began before a change may answer the config as it
   // was, after the broadcast; it is then asked again, and kept only when no change came meanwhile.
@@ -49,9 +60,10 @@ export function createComplianceConfigCache(
     async configFor(owner, requestId) {
       const key = keyOf(owner);
       const cached = cache.get(key);
-      if (cached && cached.until > Date.now()) return cached.config;
+      if (cached && cached.until > Date.now() && cached.epoch >= epochOf()) return cached.config;
       for (let attempt = 1; ; attempt += 1) {
         const changesAtStart = changes;
+        const epoch = epochOf();
         const answer = await load(owner, requestId);
         if (!answer.ok) {
           const error = HallmarkError.fromData(answer.error);
@@ -61,7 +73,7 @@ export function createComplianceConfigCache(
         }
         if (changes === changesAtStart) {
           if (cache.size > 100_000) cache.clear();
-          cache.set(key, { config: answer.value.config, until: Date.now() + cacheMs });
+          cache.set(key, { config: answer.value.config, until: Date.now() + cacheMs, epoch });
           return answer.value.config;
         }
         // Changes keep coming: answer the newest read, keeping none.

@@ -18,6 +18,29 @@ const config = (maxScansPerWindow: number): ComplianceConfig => ({
 });
 
 describe('compliance config cache', () => {
+  it('reads again a copy kept under an older compliance_configs epoch: a change whose broadcast was lost', async () => {
+    const bus = createInProcessBus();
+    const owner = { accountId: 'acc_epochs', environment: 'live' as const };
+    let stored = config(20);
+    let asked = 0;
+    const service = await bus.serve(rpcSubject(getComplianceConfigRpc), { queue: 'compliance-service' }, async () => {
+      asked += 1;
+      return { config: stored, version: asked, updatedAt: null };
+    });
+    let epoch = 1;
+    const cache = createComplianceConfigCache(bus, { timeoutMs: 1_000, cacheMs: 60_000, epochs: { current: () => epoch } });
+    expect((await cache.configFor(owner)).riskThresholds.maxScansPerWindow).toBe(20);
+    expect((await cache.configFor(owner)).riskThresholds.maxScansPerWindow).toBe(20);
+    expect(asked).toBe(1);
+    // Changed, and no broadcast came: the epoch moved (the change's trigger), so the copy is stale.
+    stored = config(3);
+    epoch = 2;
+    expect((await cache.configFor(owner)).riskThresholds.maxScansPerWindow).toBe(3);
+    expect((await cache.configFor(owner)).riskThresholds.maxScansPerWindow).toBe(3);
+    expect(asked).toBe(2);
+    await service.stop();
+  });
+
   it('asks once, keeps the answer, drops it on a broadcast change, and falls back to the last copy', async () => {
     const bus = createInProcessBus();
     const owner = { accountId: 'acc_1', environment: 'live' as const };

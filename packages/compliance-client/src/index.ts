@@ -1,1 +1,1 @@
-export { type ComplianceConfigCache, createComplianceConfigCache } from './compliance-config-cache.ts';
+export { type ComplianceConfigCache, type ConfigEpochs, createComplianceConfigCache } from './compliance-config-cache.ts';

@@ -60,6 +60,7 @@ export const auctionService = defineService({
     const codeKey = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'hallmark:transfer-codes', 32));
     const configs = createComplianceConfigCache(infra.bus, {
       timeoutMs: base.HALLMARK_REQUEST_TIMEOUT_MS,
+      epochs,
       onStale: (error) => log.warn({ code: error.code }, 'compliance config unavailable; using the last copy'),
     });
     /** The event types the owner's compliance config says need evidence (fails closed when it cannot be read). */

@@ -1,4 +1,4 @@
-import { createSigningKeyring, migrateAccounts, watchCacheEpochs } from '@hallmark/accounts';
+import { createSigningKeyring, watchCacheEpochs } from '@hallmark/accounts';
 import {
   broadcasts,
   exportPageRpc,
@@ -28,7 +28,6 @@ export const complianceService = defineService({
   configSchema: ComplianceServiceConfig,
   async start(context) {
     const { infra, log, config, clock } = context;
-    await migrateAccounts(infra.db);
     await migrateCompliance(infra.db);
     const epochs = await watchCacheEpochs(infra.db, {
       onError: (error) => log.warn({ err: error }, 'cache epochs unreadable; keeping the last ones'),

@@ -57,6 +57,7 @@ export const verifyService = defineService({
     const claimChanges = createGtinChanges();
     const configs = createComplianceConfigCache(infra.bus, {
       timeoutMs: base.HALLMARK_REQUEST_TIMEOUT_MS,
+      epochs,
       onStale: (error) => log.warn({ code: error.code }, 'compliance config unavailable; using the last copy'),
     });
     const rules = createRiskRulesSource(configs, log);

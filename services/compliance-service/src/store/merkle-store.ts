@@ -1,11 +1,17 @@
 import { fileURLToPath } from 'node:url';
+import { migrateAccounts } from '@hallmark/accounts';
 import type { Environment, Principal } from '@hallmark/contracts';
 import { type Hash, mapLookup, type NodeAddress, type NodeLookup, nodeKey } from '@hallmark/merkle';
 import { loadMigrations, runMigrations, type SqlDatabase, type SqlExecutor } from '@hallmark/sql';
 
 const folder = fileURLToPath(new URL('../../migrations', import.meta.url));
 
+/**
+ * compliance-service's tables, after the accounts tables: it signs with the accounts' keys, and its
+ * trigger moves their cache epochs (migration 0011 calls `bump_named_cache_epoch`).
+ */
 export async function migrateCompliance(db: SqlDatabase): Promise<void> {
+  await migrateAccounts(db);
   await runMigrations(db, await loadMigrations('compliance-service', folder));
 }
 
