@@ -33,6 +33,12 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The claim this request holds on its Idempotency-Key, until its answer is stored or released. */
     idempotentAttempt?: IdempotentAttempt | undefined;
+    /**
+     * Another attempt with the request's Idempotency-Key took its claim over (this one stalled past
+     * its lease) after this one noted on the key what it paid: the retry spent nothing for that, so
+     * nothing of it is given back, whatever this attempt's answer (request-auth.ts, onSend).
+     */
+    paidForTakeover?: boolean;
   }
 }
 
@@ -76,6 +82,8 @@ export interface IdempotentAttempt {
    * when unset, so a retry refused before its route ran (a 429, a 400) loses nothing of it.
    */
   prepaidAfter?: PrepaidParts;
+  /** This attempt noted on the key what it paid (notePaid) while it held the claim. */
+  paidNoted?: boolean;
   /** Renews the claim's lease while the attempt runs (stopped once its answer is stored or released). */
   renewal?: NodeJS.Timeout;
 }
@@ -271,34 +279,34 @@ function createIdempotencyStore(db: SqlDatabase) {
       return renewed.length === 1;
     },
 
-    /** What the attempt holding the claim has paid, while it runs; its lease is left as it is. */
-    async notePaid(attempt: IdempotentAttempt, prepaid: PrepaidParts): Promise<void> {
-      await db.query(`UPDATE idempotent_requests SET prepaid = $7 WHERE ${whereScope} AND claim = $6 AND status IS NULL`, [
-        ...scopeParams(attempt.scope),
-        attempt.token,
-        JSON.stringify(prepaid),
-      ]);
+    /** What the attempt holding the claim has paid, while it runs; its lease is left as it is. False when it no longer holds it. */
+    async notePaid(attempt: IdempotentAttempt, prepaid: PrepaidParts): Promise<boolean> {
+      const noted = await db.query(
+        `UPDATE idempotent_requests SET prepaid = $7 WHERE ${whereScope} AND claim = $6 AND status IS NULL RETURNING claim`,
+        [...scopeParams(attempt.scope), attempt.token, JSON.stringify(prepaid)],
+      );
+      return noted.length === 1;
     },
 
     /**
      * Frees the key for a retry, keeping what the failed attempt leaves prepaid: the claim's lease
      * lapses at once (a retry takes it over, as after a crash), and the row keeps its day.
      */
-    async leavePrepaid(attempt: IdempotentAttempt, prepaid: PrepaidParts, now: Date): Promise<void> {
-      await db.query(`UPDATE idempotent_requests SET lease_until = $7, prepaid = $8 WHERE ${whereScope} AND claim = $6`, [
-        ...scopeParams(attempt.scope),
-        attempt.token,
-        now,
-        JSON.stringify(prepaid),
-      ]);
+    async leavePrepaid(attempt: IdempotentAttempt, prepaid: PrepaidParts, now: Date): Promise<boolean> {
+      const left = await db.query(
+        `UPDATE idempotent_requests SET lease_until = $7, prepaid = $8 WHERE ${whereScope} AND claim = $6 RETURNING claim`,
+        [...scopeParams(attempt.scope), attempt.token, now, JSON.stringify(prepaid)],
+      );
+      return left.length === 1;
     },
 
-    /** Frees the key for a retry: the attempt failed. */
-    async release(attempt: IdempotentAttempt): Promise<void> {
-      await db.query(`DELETE FROM idempotent_requests WHERE ${whereScope} AND claim = $6`, [
+    /** Frees the key for a retry: the attempt failed. False when its claim was taken over meanwhile. */
+    async release(attempt: IdempotentAttempt): Promise<boolean> {
+      const released = await db.query(`DELETE FROM idempotent_requests WHERE ${whereScope} AND claim = $6 RETURNING claim`, [
         ...scopeParams(attempt.scope),
         attempt.token,
       ]);
+      return released.length === 1;
     },
 
     /** Removes keys past their day; resolves with how many. */
@@ -411,21 +419,25 @@ export function installIdempotency(
     const status = reply.statusCode;
     const bytes = typeof payload === 'string' ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : undefined;
     try {
+      let held: boolean;
       if (status >= 200 && status < 300 && bytes) {
         const contentType = reply.getHeader('content-type');
-        const stored = await store.complete(
+        held = await store.complete(
           attempt,
           status,
           typeof contentType === 'string' ? contentType : null,
           seal(attempt.sealingKey, bytes),
         );
-        if (!stored) request.log.warn('idempotency: the claim lapsed before the answer was stored; a retry ran again');
+        if (!held) request.log.warn('idempotency: the claim lapsed before the answer was stored; a retry ran again');
       } else {
         // A refusal after the spend: what earlier attempts kept paid for nothing (prepaid-work.ts).
         const prepaid = refusedAfterPrepaidWork(request, status) ? {} : (attempt.prepaidAfter ?? attempt.prepaid);
-        if (hasParts(prepaid)) await store.leavePrepaid(attempt, prepaid, deps.clock());
-        else await store.release(attempt);
+        held = hasParts(prepaid) ? await store.leavePrepaid(attempt, prepaid, deps.clock()) : await store.release(attempt);
       }
+      // Taken over by a retry that counted what this attempt noted as paid: it keeps all of it. Before,
+      // it gave back the chunks it never sent (the retry made them, unpaid): a gateway stalled past
+      // its lease made the day's quota hold more codes than it allows (a review of 2026-12-05).
+      if (!held && attempt.paidNoted) request.paidForTakeover = true;
     } catch (error) {
       // The answer goes out anyway; the key stays claimed until its lease lapses, then a retry runs again.
       request.log.error({ err: error }, 'idempotency: could not store or release the answer of a claimed key');
@@ -461,7 +473,7 @@ export function installIdempotency(
     },
     notePaid: async (request, parts) => {
       const attempt = request.idempotentAttempt;
-      if (attempt) await store.notePaid(attempt, parts);
+      if (attempt && (await store.notePaid(attempt, parts))) attempt.paidNoted = true;
     },
   };
 }

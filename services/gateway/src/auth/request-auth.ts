@@ -421,8 +421,10 @@ export function installRequestAuth(
     const prepaid = request.prepaidSpent;
     const creditAsked = refusedAfterPrepaidWork(request, reply.statusCode) ? (prepaid?.units ?? 0) : (request.prepaidCredit ?? 0);
     const credit = prepaid?.today ? Math.min(prepaid.units, Math.max(0, creditAsked)) : 0;
-    const refused =
-      request.refusedItems !== undefined
+    // (The Idempotency-Key's onSend, before this one, says whether a retry took the key over counting on this spend.)
+    const refused = request.paidForTakeover
+      ? 0
+      : request.refusedItems !== undefined
         ? Math.min(spent.cost, Math.max(0, request.refusedItems)) + credit
         : reply.statusCode >= 400 && !request.mayHaveActed
           ? spent.cost + credit
