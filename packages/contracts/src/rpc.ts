@@ -449,7 +449,13 @@ export const initiateTransferRpc = {
 export const confirmTransferRpc = {
   service: 'auction-service',
   operation: 'confirmTransfer',
-  request: Type.Object({ principal: PrincipalSchema, transferId: Type.String(), transferCode: Type.String() }),
+  request: Type.Object({
+    principal: PrincipalSchema,
+    transferId: Type.String(),
+    transferCode: Type.String(),
+    /** The request's Idempotency-Key as the gateway scopes it: the sale's `transferred` event id is derived from it, so a retry finds its sale. */
+    requestKey: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+  }),
   response: TransferConfirmed,
 } satisfies RpcDefinition;
 

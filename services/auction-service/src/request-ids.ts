@@ -9,14 +9,18 @@ import { canonicalJson } from '@hallmark/provenance';
  * 24 hours, or released it after a failed answer) makes something of its own, and never meets,
  * answers or changes the first request's object, event or transfer.
  */
-export function idSeedOf(kind: 'object' | 'provenance-event' | 'photo' | 'transfer', requestKey: string, body: unknown): Buffer {
+export function idSeedOf(
+  kind: 'object' | 'provenance-event' | 'photo' | 'transfer' | 'transfer-confirm',
+  requestKey: string,
+  body: unknown,
+): Buffer {
   return createHash('sha256')
     .update(`hallmark:${kind}:${requestKey}\n${canonicalJson(body)}`)
     .digest();
 }
 
 /** The id (a UUID, version 8, RFC 9562) of the event a keyed request records: the same request always names the same event. */
-export function eventIdOf(kind: 'provenance-event' | 'photo', requestKey: string, body: unknown): string {
+export function eventIdOf(kind: 'provenance-event' | 'photo' | 'transfer-confirm', requestKey: string, body: unknown): string {
   const hex = idSeedOf(kind, requestKey, body).toString('hex').slice(0, 32).split('');
   hex[12] = '8';
   hex[16] = ((Number.parseInt(hex[16] as string, 16) & 0x3) | 0x8).toString(16);

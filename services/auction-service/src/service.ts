@@ -109,8 +109,8 @@ export const auctionService = defineService({
       await serveRpc(infra.bus, log, initiateTransferRpc, async ({ principal, body, requestKey }) =>
         initiateTransfer({ ...repository, codeKey }, principal, body, requestKey),
       ),
-      await serveRpc(infra.bus, log, confirmTransferRpc, async ({ principal, transferId, transferCode }) =>
-        confirmTransfer({ ...repository, codeKey }, principal, transferId, transferCode),
+      await serveRpc(infra.bus, log, confirmTransferRpc, async ({ principal, transferId, transferCode, requestKey }) =>
+        confirmTransfer({ ...repository, codeKey }, principal, transferId, transferCode, requestKey),
       ),
       await serveRpc(infra.bus, log, cancelTransferRpc, async ({ principal, transferId }) =>
         cancelTransfer({ ...repository, codeKey }, principal, transferId),

@@ -27,7 +27,8 @@ export type TransferEvent =
   | { type: 'transfer_expired'; data: { transferId: string; expiresAt: string } }
   | { type: 'transfer_cancelled'; data: { transferId: string } }
   | { type: 'sold'; data: TransferTerms }
-  | { type: 'transferred'; data: { transferId: string; fromOwnerId: string; toOwnerId: string } };
+  /** `eventId`: derived from the confirm's Idempotency-Key, so its retry finds the sale it made. */
+  | { type: 'transferred'; data: { transferId: string; fromOwnerId: string; toOwnerId: string }; eventId?: string };
 
 export type TransferEventType = TransferEvent['type'];
 export const transferEventTypes: readonly TransferEventType[] = [
@@ -81,7 +82,8 @@ export type CodeCheck = { result: 'matches' } | { result: 'wrong'; attempts: num
 
 export type TransferCommand =
   | ({ type: 'StartTransfer'; now: Date } & TransferTerms)
-  | { type: 'ConfirmTransfer'; transferId: string; code: CodeCheck; now: Date }
+  /** `eventId`: the id the sale's `transferred` event takes (from the request's Idempotency-Key). */
+  | { type: 'ConfirmTransfer'; transferId: string; code: CodeCheck; now: Date; eventId?: string }
   | { type: 'CancelTransfer'; transferId: string; now: Date };
 
 /** A refusal, as a value; the shell answers it with the same code. */
@@ -204,7 +206,11 @@ export function decide(command: TransferCommand, state: TransferFacts): Transfer
       const { fromOwnerId, toOwnerId, salePrice, saleCurrency } = transfer;
       return [
         { type: 'sold', data: { transferId, fromOwnerId, toOwnerId, salePrice, saleCurrency } },
-        { type: 'transferred', data: { transferId, fromOwnerId, toOwnerId } },
+        {
+          type: 'transferred',
+          data: { transferId, fromOwnerId, toOwnerId },
+          ...(command.eventId !== undefined ? { eventId: command.eventId } : {}),
+        },
       ];
     }
     case 'CancelTransfer': {

@@ -170,6 +170,24 @@ describe('starting a transfer', () => {
 describe('confirming a transfer', () => {
   it('the right code completes the sale', () => given([started()]).when(confirm(matches)).then(completion()));
 
+  it('a keyed confirm’s sale is recorded under the id its key gives, so its retry finds it', () => {
+    const [sold, transferred] = completion() as [TransferEvent, TransferEvent];
+    const keyed: TransferCommand = {
+      type: 'ConfirmTransfer',
+      transferId: 'trf_1',
+      code: matches,
+      now: at(60_000),
+      eventId: 'ev-confirm',
+    };
+    given([started()])
+      .when(keyed)
+      .then([sold, { ...transferred, eventId: 'ev-confirm' } as TransferEvent]);
+    // Completed, it is refused: the shell, not the decider, answers a retry with its sale.
+    given([started(), ...completion()])
+      .when(keyed)
+      .thenRefused('CONFLICT', { status: 'completed' });
+  });
+
   it('a wrong code is recorded as an attempt, not thrown', () =>
     given([started()])
       .when(confirm(wrong(1)))

@@ -17,7 +17,7 @@ import {
 } from '../domain/transfer.ts';
 import { foldObjectHistory, type ObjectState } from '../object-history.ts';
 import { type ObjectRepositoryDeps, requireOwnedHistory } from '../object-repository.ts';
-import { idSeedOf } from '../request-ids.ts';
+import { eventIdOf, idSeedOf } from '../request-ids.ts';
 import { saveObject } from '../store/object-store.ts';
 import {
   findTransfer,
@@ -221,6 +221,18 @@ export async function cancelTransfer(deps: TransferDeps, owner: Principal, trans
   };
 }
 
+/** A completed transfer's answer: the object as the sale left it. */
+function completedView(transferId: string, state: ObjectState, completedAt: string) {
+  return {
+    transferId,
+    status: 'completed' as const,
+    objectId: state.id,
+    serial: state.serial,
+    objectStatus: state.status,
+    completedAt,
+  };
+}
+
 /**
  * POST /auction/transfers/{transferId}/confirm. The code's HMAC is checked here and counts only
  * with one of the transfer's five tries, taken in the row in one statement (a wrong code is counted
@@ -231,9 +243,27 @@ export async function cancelTransfer(deps: TransferDeps, owner: Principal, trans
  * so of two confirms racing exactly one completes and the other finds it completed; a right code
  * that does not complete the transfer gives its try back.
  */
-export async function confirmTransfer(deps: TransferDeps, owner: Principal, transferId: string, code: string) {
+export async function confirmTransfer(
+  deps: TransferDeps,
+  owner: Principal,
+  transferId: string,
+  code: string,
+  requestKey?: string,
+) {
   const row = await findTransfer(deps.db, owner, transferId);
   if (!row) throw new HallmarkError('NOT_FOUND', `Transfer ${transferId} was not found.`, { transferId });
+  // With an Idempotency-Key the sale's `transferred` event takes an id derived from it: a retry whose
+  // first attempt sold the object (its answer a 503: the service was slow, a gateway died) finds that
+  // sale and answers it, taking no try, where it met the completed transfer's 409.
+  const eventId = requestKey ? eventIdOf('transfer-confirm', requestKey, { transferId }) : undefined;
+  const soldByThisRequest = async () => {
+    if (!eventId) return undefined;
+    const { state } = await requireOwnedHistory(deps, owner, row.object_id);
+    const sale = state.records.find((record) => record.eventId === eventId);
+    return sale ? completedView(transferId, state, sale.occurredAt) : undefined;
+  };
+  const madeBefore = await soldByThisRequest();
+  if (madeBefore) return madeBefore;
   const expected = Buffer.from(row.code_hash, 'hex');
   const given = Buffer.from(codeHash(deps.codeKey, transferId, code), 'hex');
   const codeMatches = expected.length === given.length && timingSafeEqual(expected, given);
@@ -245,28 +275,25 @@ export async function confirmTransfer(deps: TransferDeps, owner: Principal, tran
       : { result: 'wrong', attempts: taken.attempts };
   const now = deps.clock();
   const giveTryBack = () => (check.result === 'matches' ? returnCodeTry(deps.db, transferId) : Promise.resolve());
-  const { events, state } = await settle(deps, owner, row.object_id, {
+  const settled = await settle(deps, owner, row.object_id, {
     type: 'ConfirmTransfer',
     transferId,
     code: check,
     now,
+    ...(eventId ? { eventId } : {}),
   }).catch(async (error: unknown) => {
     await giveTryBack();
+    // The transfer completed meanwhile: by this request's first attempt, still running when it came?
+    const sold = error instanceof HallmarkError && error.details?.status === 'completed' ? await soldByThisRequest() : undefined;
+    if (sold) return sold;
     throw error;
   });
+  if ('transferId' in settled) return settled;
+  const { events, state } = settled;
   const completed = events.some((event) => event.type === 'transferred');
   if (!completed) await giveTryBack();
 
-  if (completed) {
-    return {
-      transferId,
-      status: 'completed' as const,
-      objectId: state.id,
-      serial: state.serial,
-      objectStatus: state.status,
-      completedAt: now.toISOString(),
-    };
-  }
+  if (completed) return completedView(transferId, state, now.toISOString());
   const expiredEvent = events.find((event) => event.type === 'transfer_expired');
   if (expiredEvent) {
     throw new HallmarkError('GONE', 'The transfer code has expired; start a new transfer.', {

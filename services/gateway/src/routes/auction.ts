@@ -189,6 +189,7 @@ export function registerAuctionRoutes(
         principal: principalOf(request),
         transferId: paramOf(request, 'transferId'),
         transferCode: (request.body as { transferCode: string }).transferCode,
+        ...requestKeyField(request),
       },
       request.id,
     ),
