@@ -63,6 +63,7 @@ const pairedEndToEndFiles = [
   'resolver-error-headers',
   'reports-killed-replica',
   'scans-blocklist',
+  'scans-reads',
   'schemas',
   'test-claims-give-way',
   'test-keys-stay-in-test',
