@@ -278,14 +278,33 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
       const now = deps.clock();
       const expires = new Date(now.getTime() + deps.rotationGraceMs);
       // The secret in use now stays valid for the grace period; a second rotation within it drops
-      // the oldest (only two are ever sent).
+      // the oldest (only two are ever sent). Only over the secret this rotation read: two runs of one
+      // keyed rotation at once (a retry after a timeout, its first attempt still running) both found
+      // the new secret missing, and the second made it the previous one too, dropping at once the
+      // secret the receiver still used.
       const rotated = await db.query(
         `UPDATE webhook_endpoints SET previous_secret_sealed = secret_sealed, previous_secret_expires_at = $3,
-           secret_sealed = $2, updated_at = $4 WHERE endpoint_id = $1 RETURNING endpoint_id`,
-        [row.endpoint_id, seal(deps.masterKey, Buffer.from(secret), sealContext(row.endpoint_id)), expires, now],
+           secret_sealed = $2, updated_at = $4 WHERE endpoint_id = $1 AND secret_sealed = $5 RETURNING endpoint_id`,
+        [
+          row.endpoint_id,
+          seal(deps.masterKey, Buffer.from(secret), sealContext(row.endpoint_id)),
+          expires,
+          now,
+          row.secret_sealed,
+        ],
       );
-      // Deleted since it was loaded: no secret was stored, so none is answered.
-      if (rotated.length === 0) throw notFound();
+      if (rotated.length === 0) {
+        // Deleted since it was loaded (no secret was stored, so none is answered), or rotated
+        // meanwhile: by this very request's other run (its secret is in place: answered), or by another.
+        const [current] = await db.query<EndpointRow>('SELECT * FROM webhook_endpoints WHERE endpoint_id = $1', [
+          row.endpoint_id,
+        ]);
+        if (!current) throw notFound();
+        if (requestKey && open(deps.masterKey, current.secret_sealed, sealContext(current.endpoint_id)).toString() === secret) {
+          return { secret, previousSecretExpiresAt: iso(current.previous_secret_expires_at ?? now) };
+        }
+        throw new HallmarkError('CONFLICT', 'The secret was rotated meanwhile; rotate again to get a secret of your own.', {});
+      }
       return { secret, previousSecretExpiresAt: expires.toISOString() };
     },
 

@@ -181,6 +181,37 @@ describe('webhook delivery on PostgreSQL', () => {
     }
   });
 
+  it('runs one keyed rotation once however many of its runs arrive at once: the secret in use stays valid', async () => {
+    const hook = await receiver((_request, _n, response) => response.writeHead(204).end());
+    const endpoint = await endpoints.create(owner, { url: hook.url, eventTypes: ['scan.suspicious'] });
+    const running = worker();
+    wakeAll = () => running.wake();
+    try {
+      // A retry after a timeout while the first run still works: each run found the new secret
+      // missing, and the later one made the new secret the previous one too, dropping at once the
+      // secret the receiver still used (a review of 2026-12-05).
+      const requestKey = randomBytes(32).toString('hex');
+      const runs = await Promise.all(Array.from({ length: 4 }, () => endpoints.rotate(owner, endpoint.id, requestKey)));
+      expect(new Set(runs.map((run) => run.secret)).size).toBe(1);
+      await emit();
+      const delivered = await until('a delivery after the rotation', () => hook.received[0]);
+      const headers = delivered.headers as Record<string, string>;
+      new Webhook((runs[0] as { secret: string }).secret).verify(delivered.body, headers);
+      new Webhook(endpoint.secret).verify(delivered.body, headers);
+      // Two rotations of their own at once: one rotates, the other is told to rotate again.
+      const [a, b] = await Promise.allSettled([endpoints.rotate(owner, endpoint.id), endpoints.rotate(owner, endpoint.id)]);
+      const outcomes = [a, b].map((outcome) =>
+        outcome.status === 'fulfilled' ? 'rotated' : (outcome.reason as { code: string }).code,
+      );
+      expect(outcomes.filter((outcome) => outcome === 'rotated').length).toBeGreaterThanOrEqual(1);
+      for (const outcome of outcomes) expect(['rotated', 'CONFLICT']).toContain(outcome);
+    } finally {
+      await running.stop();
+      await endpoints.remove(owner, endpoint.id);
+      await hook.close();
+    }
+  });
+
   it('retries a failing and a timing-out receiver on the schedule with the same webhook-id, listing every attempt', async () => {
     const hook = await receiver((_request, n, response) => {
       if (n === 1) response.writeHead(500).end('no');

@@ -219,7 +219,9 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
   const attempt = async (row: ClaimedRow) => {
     const endpoints = await db.query<EndpointRow>('SELECT * FROM webhook_endpoints WHERE endpoint_id = $1', [row.endpoint_id]);
     const endpoint = endpoints[0];
-    if (!endpoint) return;
+    // Disabled (or deleted) since the claim: the message stays pending, unsent. A disable answered
+    // between the claim and this read let the request go out after its 200 (a review of 2026-12-05).
+    if (!endpoint || endpoint.status !== 'enabled') return;
     const started = deps.clock();
     const body = JSON.stringify(row.payload);
     let status: number | undefined;
