@@ -86,6 +86,41 @@ describe('a keyed generate whose answer was lost, retried after the facts it was
   });
 });
 
+describe('replays of a stored answer', () => {
+  it('spend the account’s burst, and no daily quota: a leaked key cannot ask an answer again without end', async () => {
+    const created = await api('POST', '/accounts', { key: operator, body: { name: 'Replayed brand', tier: 'free' } });
+    const brand = { id: created.body.account.id as string, key: created.body.apiKey.secret as string };
+    const gtin = '09506000134390';
+    expect((await api('POST', `/accounts/${brand.id}/gtins`, { key: operator, body: { gtin } })).status).toBe(201);
+    const usedToday = async () =>
+      (await api('GET', '/usage', { key: brand.key })).body.quotas.find((quota: Json) => quota.name === 'generate').used;
+    // Every request below falls in one second of the product's clock: the free tier's burst is 20.
+    t.clock.freeze(new Date(Math.ceil(t.clock.now().getTime() / 1000) * 1000 + 100));
+    const keyed = { key: brand.key, headers: { 'idempotency-key': 'replayed-42' }, body: { gtin, serialNumber: 'REPLAY-1' } };
+    const first = await api('POST', '/code/generate', keyed);
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    // Replays spent nothing: a key could ask a stored answer (a batch's: megabytes) as fast as it liked.
+    const replays = await Promise.all(Array.from({ length: 30 }, () => api('POST', '/code/generate', keyed)));
+    const replayed = replays.filter((answer) => answer.status === 201);
+    const refused = replays.filter((answer) => answer.status === 429);
+    expect([replayed.length, refused.length]).toEqual([19, 11]);
+    for (const answer of replayed) {
+      expect(answer.headers.get('idempotent-replayed')).toBe('true');
+      expect(answer.body.assetId).toBe(first.body.assetId);
+    }
+    for (const answer of refused) {
+      expect(answer.body.error).toMatchObject({ code: 'RATE_LIMITED', details: { limit: 'requests-per-second' } });
+      expect(answer.headers.get('retry-after')).toBe('1');
+    }
+    // The next second replays again; the day's quota counted the one code once.
+    t.clock.freeze(new Date(t.clock.now().getTime() + 1_000));
+    const later = await api('POST', '/code/generate', keyed);
+    expect([later.status, later.headers.get('idempotent-replayed')]).toEqual([201, 'true']);
+    expect(await usedToday()).toBe(1);
+    t.clock.freeze(undefined);
+  });
+});
+
 // Last: it moves the product's clock a day on.
 describe('an Idempotency-Key used again after its day, for another item of the same serial', () => {
   it('is not answered the earlier request’s code, with another lot, as made now', async () => {

@@ -24,7 +24,7 @@ import { createConsoleSessions } from './auth/console-sessions.ts';
 import { createKeyLastUsed } from './auth/key-last-used.ts';
 import { createRateLimiter } from './auth/rate-limiter.ts';
 import { createReportLimits } from './auth/report-limits.ts';
-import { installRequestAuth, installUncheckedKey } from './auth/request-auth.ts';
+import { applyLimitOutcome, installRequestAuth, installUncheckedKey } from './auth/request-auth.ts';
 import type { GatewayConfig } from './config.ts';
 import { registerConsoleRoutes } from './console/routes.ts';
 import { drainOnClose } from './draining.ts';
@@ -264,12 +264,16 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     bytesPerSecond: deps.config.HALLMARK_LARGE_BODY_BYTES_PER_SECOND,
     burstBytes: generateCodeBatchRoute.bodyLimit ?? 16 * 1024 * 1024,
   });
-  // After authentication (onRequest) and before the limits are spent (preValidation): a replay spends nothing.
+  // After authentication (onRequest) and before the limits are spent (preValidation): a replay spends
+  // the burst alone, no daily quota (a retry past the day's limit still gets its answer).
   const idempotency = installIdempotency(app, {
     db: deps.db,
     clock: deps.clock,
     leaseMs: deps.config.HALLMARK_IDEMPOTENCY_LEASE_MS,
     log: deps.log,
+    beforeReplay: async (request, reply) => {
+      if (request.apiKey) applyLimitOutcome(reply, await rateLimiter.spendBurst(request.apiKey));
+    },
   });
 
   // Key and claim changes made anywhere (another replica, the CLI) reach the caches within a second.

@@ -324,7 +324,18 @@ function createIdempotencyStore(db: SqlDatabase) {
  */
 export function installIdempotency(
   app: FastifyInstance,
-  deps: { db: SqlDatabase; clock: () => Date; leaseMs: number; log: Logger },
+  deps: {
+    db: SqlDatabase;
+    clock: () => Date;
+    leaseMs: number;
+    log: Logger;
+    /**
+     * What answering a stored answer again costs, before it is sent (throws a 429 when refused): the
+     * tier's burst. Replays spent nothing, so a leaked key could ask a batch's answer of megabytes
+     * again as fast as the network carried it.
+     */
+    beforeReplay?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  },
 ): Idempotency {
   const store = createIdempotencyStore(deps.db);
 
@@ -378,6 +389,8 @@ export function installIdempotency(
         return true;
       }
       case 'replay': {
+        // (An upload's limits were spent whole before its handler read the parts: not again.)
+        if (!route.formBody) await deps.beforeReplay?.(request, reply);
         reply.status(outcome.status).header('idempotent-replayed', 'true');
         if (outcome.contentType) reply.header('content-type', outcome.contentType);
         reply.send(open(sealingKeyOf(key, scope), outcome.answer));

@@ -221,7 +221,7 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
     const endpoint = endpoints[0];
     // Disabled (or deleted) since the claim: the message stays pending, unsent. A disable answered
     // between the claim and this read let the request go out after its 200 (a review of 2026-12-05).
-    if (!endpoint || endpoint.status !== 'enabled') return;
+    if (endpoint?.status !== 'enabled') return;
     const started = deps.clock();
     const body = JSON.stringify(row.payload);
     let status: number | undefined;

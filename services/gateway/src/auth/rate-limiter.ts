@@ -297,6 +297,27 @@ export function createRateLimiter(options: {
      * units an earlier attempt with the request's Idempotency-Key kept for work it may not have done
      * (prepaid-work.ts); the route's quota is spent that much less.
      */
+    /**
+     * The tier's burst alone (requests per second): what answering a request's stored answer again
+     * costs (idempotency.ts). No daily count: a retry past the day's limits still gets its answer.
+     */
+    spendBurst(key: AuthenticatedKey): RateLimitOutcome | Promise<RateLimitOutcome> {
+      const nowMs = options.clock().getTime();
+      const second = Math.floor(nowMs / 1000);
+      const names: CounterName[] = ['requests-per-second'];
+      const counters: QuotaCounter[] = [
+        {
+          key: `rl:{${key.accountId}:${key.environment}}:s:${second}`,
+          cost: 1,
+          limit: tierLimits[key.tier].requestsPerSecond,
+          resetAtMs: (second + 1) * 1000,
+        },
+      ];
+      const outcomeOfDecision = (settled: QuotaDecision) => decided(key, outcomeOf(settled, names, nowMs), nowMs);
+      const decision = options.cache.consumeQuotas(counters);
+      return decision instanceof Promise ? decision.then(outcomeOfDecision) : outcomeOfDecision(decision);
+    },
+
     spend(
       key: AuthenticatedKey,
       rule: QuotaRule | undefined,

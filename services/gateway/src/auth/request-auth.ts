@@ -89,6 +89,21 @@ function refusalMessage(outcome: RateLimitOutcome): string {
   return `Limit reached (${outcome.refusedBy}); retry ${retry}.`;
 }
 
+/** A limit's outcome on the answer: the X-RateLimit headers, and when refused a 429 with Retry-After (thrown). */
+export function applyLimitOutcome(reply: FastifyReply, outcome: RateLimitOutcome): void {
+  reply.header('x-ratelimit-limit', outcome.reported.limit);
+  reply.header('x-ratelimit-remaining', outcome.reported.remaining);
+  reply.header('x-ratelimit-reset', Math.ceil(outcome.reported.resetAtMs / 1000));
+  if (outcome.allowed) return;
+  reply.header('retry-after', outcome.retryAfterSeconds);
+  const left = outcome.reported.remaining;
+  throw new HallmarkError('RATE_LIMITED', refusalMessage(outcome), {
+    limit: outcome.refusedBy,
+    retryAfterSeconds: outcome.retryAfterSeconds,
+    ...(left > 0 ? { remaining: left } : {}),
+  });
+}
+
 /**
  * Every non-public route: authenticate (401s; 429 for an address past its failed
  * authentications this minute), check the route's scope (403), then spend the account's limits
@@ -124,24 +139,10 @@ export function installRequestAuth(
   app.decorateRequest('mayHaveActed', false);
   app.decorateRequest('failedWith', undefined);
 
-  const applyOutcome = (reply: FastifyReply, outcome: RateLimitOutcome) => {
-    reply.header('x-ratelimit-limit', outcome.reported.limit);
-    reply.header('x-ratelimit-remaining', outcome.reported.remaining);
-    reply.header('x-ratelimit-reset', Math.ceil(outcome.reported.resetAtMs / 1000));
-    if (outcome.allowed) return;
-    reply.header('retry-after', outcome.retryAfterSeconds);
-    const left = outcome.reported.remaining;
-    throw new HallmarkError('RATE_LIMITED', refusalMessage(outcome), {
-      limit: outcome.refusedBy,
-      retryAfterSeconds: outcome.retryAfterSeconds,
-      ...(left > 0 ? { remaining: left } : {}),
-    });
-  };
-
   /** Applies a limit's outcome and continues the request, or fails it. */
   const continueWith = (reply: FastifyReply, outcome: RateLimitOutcome, done: HookHandlerDoneFunction): void => {
     try {
-      applyOutcome(reply, outcome);
+      applyLimitOutcome(reply, outcome);
       if (outcome.quotaSpent) reply.request.quotaSpent = outcome.quotaSpent;
       done();
     } catch (error) {
@@ -250,7 +251,7 @@ export function installRequestAuth(
     // Refused anyway: refused before its body is read (a batch can be megabytes), spending nothing.
     const refused = deps.rateLimiter.refusalHolding(key, route.quota);
     if (!refused) return done();
-    if (request.headers['idempotency-key'] === undefined) return applyOutcome(reply, refused);
+    if (request.headers['idempotency-key'] === undefined) return applyLimitOutcome(reply, refused);
     // Unless it is the retry of a request already answered, or one an earlier attempt paid for (a
     // gateway killed before its answer: the retry spends that much less): its stored answer is sent
     // whatever the limits (a replay spends nothing), else a client whose test requests ran out at 08:00 could not
@@ -259,7 +260,7 @@ export function installRequestAuth(
     const lookUp = storedAnswerLookUps.inTurn(`${key.accountId}:${key.environment}`, () =>
       deps.idempotency.hasStoredAnswerOrPrepaid(request, route),
     );
-    if (!lookUp) return applyOutcome(reply, refused);
+    if (!lookUp) return applyLimitOutcome(reply, refused);
     lookUp.then(
       (stored) => (stored ? done() : continueWith(reply, refused, done)),
       // The store unreachable: the refusal stands, as it would have without the key.
