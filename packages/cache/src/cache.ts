@@ -116,6 +116,12 @@ export interface Cache {
    * outlast what it refers to (a keyed request's prepaid quota, noted right after its spend).
    */
   persist(): Promise<void>;
+  /**
+   * How long, in ms, the oldest change that would not outlive this process has waited for its write:
+   * 0 where the state lives elsewhere or nowhere lasting; the embedded form's journal falls behind
+   * while its database is busy (a large batch), and a crash loses what it had not written.
+   */
+  unsavedForMs(): number;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -149,6 +149,41 @@ describe('journaled cache: its state outlives a restart', () => {
     });
   });
 
+  it('says how long its oldest unwritten change has waited while the database is busy, and callers waiting share one write', async () => {
+    await life(
+      async (cache, db) => {
+        expect(cache.unsavedForMs()).toBe(0);
+        // The database busy (a batch's transaction): the write waits behind it.
+        let release!: () => void;
+        const held = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        const busy = db.transaction(async (tx) => {
+          await tx.query('SELECT 1');
+          await held;
+        });
+        expect(cache.consumeQuotas([daily('rl:{lag}:d', 1)])).toMatchObject({ allowed: true });
+        const first = cache.persist();
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        expect(cache.unsavedForMs()).toBeGreaterThanOrEqual(140);
+        // A hundred callers waiting for their spends' write, made while the first write waits: one more write.
+        const waiting = Array.from({ length: 100 }, () => {
+          cache.consumeQuotas([daily('rl:{lag}:d', 0)]);
+          cache.consumeQuotas([daily(`rl:{lag-${Math.random()}}:d`, 1)]);
+          return cache.persist();
+        });
+        expect(new Set(waiting).size).toBe(1);
+        release();
+        await Promise.all([busy, first, ...waiting]);
+        expect(cache.unsavedForMs()).toBe(0);
+        expect(
+          Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM cache_state WHERE key LIKE 'rl:{lag%'`))[0]?.n),
+        ).toBe(101);
+      },
+      { flushIntervalMs: 60_000 },
+    );
+  });
+
   it('persist resolves once what was spent is written: a crash right after it keeps it', async () => {
     await life(
       async (cache) => {

@@ -46,7 +46,17 @@ export async function createJournaledCache(options: JournaledCacheOptions): Prom
   await runMigrations(db, await loadMigrations('cache', migrationsFolder));
 
   const dirty: Record<CacheStateKind, Set<string>> = { entry: new Set(), quota: new Set(), scan: new Set() };
-  const memory = createMemoryCache({ now, onChange: (kind, key) => dirty[kind].add(key) });
+  // When the oldest change not yet taken by a write, and the oldest of the write under way, were
+  // made (the machine's monotonic time, whatever the cache's clock says).
+  let unsavedSince: number | undefined;
+  let writingSince: number | undefined;
+  const memory = createMemoryCache({
+    now,
+    onChange: (kind, key) => {
+      dirty[kind].add(key);
+      unsavedSince ??= performance.now();
+    },
+  });
 
   await db.query('DELETE FROM cache_state WHERE expires_at_ms <= $1', [now()]);
   const rows = await db.query<{ kind: CacheStateKind; key: string; state: unknown; expires_at_ms: string | number | null }>(
@@ -61,11 +71,12 @@ export async function createJournaledCache(options: JournaledCacheOptions): Prom
     });
   }
 
-  let inFlight: Promise<void> | undefined;
   let lastSweepMs = now();
 
   const writeChanges = async (): Promise<void> => {
     const nowMs = now();
+    writingSince = unsavedSince;
+    unsavedSince = undefined;
     const changes: (CacheStateRecord | { kind: CacheStateKind; key: string; removed: true })[] = [];
     const taken: [CacheStateKind, string[]][] = [];
     for (const kind of kinds) {
@@ -82,7 +93,10 @@ export async function createJournaledCache(options: JournaledCacheOptions): Prom
       }
     }
     const sweep = nowMs - lastSweepMs >= 60_000;
-    if (changes.length === 0 && !sweep) return;
+    if (changes.length === 0 && !sweep) {
+      writingSince = undefined;
+      return;
+    }
     try {
       if (changes.length > 0) {
         await db.query(
@@ -106,22 +120,35 @@ export async function createJournaledCache(options: JournaledCacheOptions): Prom
     } catch (error) {
       // Written again next time, with the state they have then.
       for (const [kind, keys] of taken) for (const key of keys) dirty[kind].add(key);
+      if (writingSince !== undefined) unsavedSince = Math.min(unsavedSince ?? writingSince, writingSince);
       options.onError?.(error);
+    } finally {
+      writingSince = undefined;
     }
   };
 
+  // One write at a time, in order: a key changed during a write is written by the next one, which
+  // every ask made meanwhile joins (a hundred callers waiting for their changes' write make one
+  // more write, not a hundred).
+  let running: Promise<void> | undefined;
+  let queued: Promise<void> | undefined;
   const flush = (): Promise<void> => {
-    // One write at a time, in order: a key changed during a write is written by the next one.
-    const next = (inFlight ?? Promise.resolve()).then(writeChanges);
-    const tracked = next.finally(() => {
-      if (inFlight === tracked) inFlight = undefined;
-    });
-    inFlight = tracked;
-    return next;
+    if (queued) return queued;
+    const start = (): Promise<void> => {
+      queued = undefined;
+      const write = writeChanges().finally(() => {
+        if (running === write) running = undefined;
+      });
+      running = write;
+      return write;
+    };
+    if (!running) return start();
+    queued = running.then(start, start);
+    return queued;
   };
 
   const timer = setInterval(() => {
-    if (!inFlight) void flush();
+    if (!running) void flush();
   }, flushIntervalMs);
   timer.unref();
 
@@ -129,6 +156,10 @@ export async function createJournaledCache(options: JournaledCacheOptions): Prom
     ...memory,
     flush,
     persist: flush,
+    unsavedForMs() {
+      const oldest = writingSince ?? unsavedSince;
+      return oldest === undefined ? 0 : performance.now() - oldest;
+    },
     async close() {
       clearInterval(timer);
       await flush();

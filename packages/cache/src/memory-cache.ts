@@ -245,6 +245,7 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): MemoryCache
       }
     },
     async persist() {},
+    unsavedForMs: () => 0,
     async ping() {},
     async close() {
       clearInterval(sweeper);

@@ -164,6 +164,7 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
     },
     // Redis keeps the counters whatever becomes of this process.
     async persist() {},
+    unsavedForMs: () => 0,
     async ping() {
       await redis.ping();
     },

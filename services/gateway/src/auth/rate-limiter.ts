@@ -455,6 +455,11 @@ export function createRateLimiter(options: {
     persistSpent(): Promise<void> {
       return options.cache.persist();
     },
+
+    /** How long the oldest spending not yet outliving this process has waited for its write (the embedded form's journal). */
+    unsavedForMs(): number {
+      return options.cache.unsavedForMs();
+    },
   };
 }
 export type RateLimiter = ReturnType<typeof createRateLimiter>;

@@ -56,6 +56,12 @@ export function principalOf(request: FastifyRequest): Principal {
   return { accountId: key.accountId, environment: key.environment };
 }
 
+/**
+ * How far the embedded form's counters may fall behind their writes before a request of one waits
+ * for the write (its spend and the scans before it outlive a crash from then on).
+ */
+const maxUnsavedCountersMs = 300;
+
 /** Authentication failures that count against the client address: a key was sent, and it is no good. */
 const badKeyCodes = new Set(['INVALID_API_KEY', 'REVOKED_API_KEY', 'EXPIRED_API_KEY']);
 
@@ -211,7 +217,19 @@ export function installRequestAuth(
     // In the embedded form the counters reach the database every 100 ms: a crash loses the spending
     // of the last moments, a unit for each request of one. A batch's spend (up to 10,000 units) is
     // written before its work starts, or a kill as its first chunk committed left those codes unpaid.
-    if (!keyed && items <= 1) return settle(reply, outcome, done);
+    // A request of one waits for the write too when the writes have fallen behind (the database busy
+    // with a batch): they waited behind it for seconds, answered verifications piled up unwritten,
+    // and a crash lost their counts and quota (a review of 2026-12-05: ~300 verifications over 2 s).
+    if (!keyed && items <= 1) {
+      if (deps.rateLimiter.unsavedForMs() <= maxUnsavedCountersMs) return settle(reply, outcome, done);
+      return settle(reply, outcome, (error) => {
+        if (error || !request.quotaSpent) return done(error);
+        deps.rateLimiter.persistSpent().then(
+          () => done(),
+          () => done(),
+        );
+      });
+    }
     settle(reply, outcome, (error) => {
       if (error || !request.quotaSpent) return done(error);
       const persisted = deps.rateLimiter.persistSpent();
