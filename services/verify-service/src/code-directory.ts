@@ -52,6 +52,11 @@ export function createCodeDirectory(
 ) {
   const cacheMs = options.cacheMs ?? 300_000;
   const missCacheMs = options.missCacheMs ?? 2_000;
+  // The codes code-service answered are kept half a second at most: it may be a replica that has not
+  // yet seen a claim change this one has (the epochs are polled by each process in its own phase),
+  // and kept under this replica's newer epoch for the full cacheMs, a revoked signer's codes went on
+  // verifying AUTHENTIC for minutes when the change's broadcast was lost (a review of 2026-12-05).
+  const codeServiceCodesMs = Math.min(cacheMs, 500);
   const maxCachedItems = options.maxItems ?? 100_000;
   // An item's codes count for its GTIN's signer: an entry from before an ownership change is gone.
   const epochs = store.epochs ?? fixedCacheEpochs;
@@ -146,7 +151,8 @@ export function createCodeDirectory(
     const heard = changes?.stamp() ?? 0;
     const { item, owned } = await lookUp(environment, gtin, serial, requestId);
     if (cache.size >= maxCachedItems) forgetOldest();
-    cache.set(key, { item, until: Date.now() + (item.codes.length > 0 ? cacheMs : missCacheMs), epoch, added, heard, owned });
+    const keptMs = item.codes.length === 0 ? missCacheMs : item.fromCodeService ? codeServiceCodesMs : cacheMs;
+    cache.set(key, { item, until: Date.now() + keptMs, epoch, added, heard, owned });
     return item;
   };
   return {
