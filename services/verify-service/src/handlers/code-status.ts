@@ -32,7 +32,8 @@ export async function codeStatus(db: SqlExecutor, owner: Principal, gtin: string
       // "the first confirmation of a code stands"); the owner was shown the latest reported instead.
       `SELECT report_id, status, decision_reason AS reason FROM code_reports
         WHERE owner_account_id = $1 AND environment = $2 AND gtin = $3 AND serial = $4
-        ORDER BY (status = 'confirmed') DESC, CASE WHEN status = 'confirmed' THEN decided_at END ASC, reported_at DESC LIMIT 1`,
+        ORDER BY (status = 'confirmed') DESC, CASE WHEN status = 'confirmed' THEN date_trunc('milliseconds', decided_at) END ASC,
+                 CASE WHEN status = 'confirmed' THEN report_id END ASC, reported_at DESC LIMIT 1`,
       item,
     ),
     // Serial ranges compare byte by byte (as the in-memory blocks do), among serials of one length.

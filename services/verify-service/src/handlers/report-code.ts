@@ -400,6 +400,12 @@ interface BlockedCode {
   confirmedAt: string;
 }
 
+/** A code's block as verifiers are shown it, and the confirmed report it is (absent in broadcasts of the release before). */
+interface ShownBlock {
+  shown: ConfirmedReport;
+  reportId: string | undefined;
+}
+
 const blockKey = (environment: string, gtin: string, serial: string, ownerAccountId: string) =>
   `${environment}\n${gtin}\n${serial}\n${ownerAccountId}`;
 
@@ -433,7 +439,7 @@ export function createCodeBlocks(
   let readEpoch = 0;
   let listedEpoch = 0;
   let epochTimer: NodeJS.Timeout | undefined;
-  let blocks = new Map<string, ConfirmedReport>();
+  let blocks = new Map<string, ShownBlock>();
   /**
    * The blocks added while each read under way ran: kept on top of what it read (it may have begun
    * before their commit). One list a read, so a read gets only the adds made while it ran.
@@ -450,12 +456,19 @@ export function createCodeBlocks(
   let timer: NodeJS.Timeout | undefined;
   const listed = createBlocklistCache(db);
 
-  const addTo = (map: Map<string, ConfirmedReport>, block: BlockedCode) => {
+  const addTo = (map: Map<string, ShownBlock>, block: BlockedCode) => {
     if (block.reportId !== undefined && liftedReports.has(block.reportId)) return;
     const key = blockKey(block.environment, block.gtin, block.serial, block.ownerAccountId);
     const known = map.get(key);
-    // The first confirmation of a code stands; later ones (another report of it) change nothing shown.
-    if (!known || known.confirmedAt > block.confirmedAt) map.set(key, { reason: block.reason, confirmedAt: block.confirmedAt });
+    // The first confirmation of a code stands; later ones (another report of it) change nothing
+    // shown. Of two confirmed in the same millisecond, the lower report id, as GET /codes/{assetId}
+    // names it (code-status.ts): which was read first decided it, and replicas and the code's view
+    // could name different reports.
+    const first =
+      !known ||
+      known.shown.confirmedAt > block.confirmedAt ||
+      (known.shown.confirmedAt === block.confirmedAt && (block.reportId ?? '') < (known.reportId ?? ''));
+    if (first) map.set(key, { shown: { reason: block.reason, confirmedAt: block.confirmedAt }, reportId: block.reportId });
   };
   const add = (block: BlockedCode) => {
     addTo(blocks, block);
@@ -485,7 +498,7 @@ export function createCodeBlocks(
           WHERE status = 'confirmed'`,
       );
       if (number < lastApplied) return;
-      const read = new Map<string, ConfirmedReport>();
+      const read = new Map<string, ShownBlock>();
       for (const row of rows) {
         addTo(read, {
           reportId: row.report_id,
@@ -508,7 +521,7 @@ export function createCodeBlocks(
   return {
     /** The owner's block of the code, if any. Synchronous: this is on every verification. */
     find(environment: Environment, gtin: string, serial: string, ownerAccountId: string): ConfirmedReport | undefined {
-      return blocks.size === 0 ? undefined : blocks.get(blockKey(environment, gtin, serial, ownerAccountId));
+      return blocks.size === 0 ? undefined : blocks.get(blockKey(environment, gtin, serial, ownerAccountId))?.shown;
     },
     /** The owner's active blocklist entry covering the code, if any (synchronous too). */
     findListed: listed.find,
