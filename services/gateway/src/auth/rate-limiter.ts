@@ -124,6 +124,14 @@ function failuresRefusal(state: CounterState, nowMs: number): RateLimitOutcome {
   };
 }
 
+/** The account's requests in `second`, against the tier's burst: spent by every request and every replay. */
+const burstCounter = (key: AuthenticatedKey, second: number): QuotaCounter => ({
+  key: `rl:{${key.accountId}:${key.environment}}:s:${second}`,
+  cost: 1,
+  limit: tierLimits[key.tier].requestsPerSecond,
+  resetAtMs: (second + 1) * 1000,
+});
+
 /**
  * Per account and environment limits (every key of the account in that environment spends on the
  * same counters), in one atomic call per request: the tier's burst per second, the test
@@ -305,14 +313,7 @@ export function createRateLimiter(options: {
       const nowMs = options.clock().getTime();
       const second = Math.floor(nowMs / 1000);
       const names: CounterName[] = ['requests-per-second'];
-      const counters: QuotaCounter[] = [
-        {
-          key: `rl:{${key.accountId}:${key.environment}}:s:${second}`,
-          cost: 1,
-          limit: tierLimits[key.tier].requestsPerSecond,
-          resetAtMs: (second + 1) * 1000,
-        },
-      ];
+      const counters: QuotaCounter[] = [burstCounter(key, second)];
       const outcomeOfDecision = (settled: QuotaDecision) => decided(key, outcomeOf(settled, names, nowMs), nowMs);
       const decision = options.cache.consumeQuotas(counters);
       return decision instanceof Promise ? decision.then(outcomeOfDecision) : outcomeOfDecision(decision);
@@ -333,9 +334,7 @@ export function createRateLimiter(options: {
       const prefix = `rl:{${key.accountId}:${key.environment}}`;
       const limits = tierLimits[key.tier];
       const names: CounterName[] = ['requests-per-second'];
-      const counters: QuotaCounter[] = [
-        { key: `${prefix}:s:${second}`, cost: 1, limit: limits.requestsPerSecond, resetAtMs: (second + 1) * 1000 },
-      ];
+      const counters: QuotaCounter[] = [burstCounter(key, second)];
       // The account's requests of the day: limited in test, only counted in live (GET /usage).
       names.push(key.environment === 'test' ? 'test-key-requests-per-day' : 'requests-per-day');
       counters.push({
