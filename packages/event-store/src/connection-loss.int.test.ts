@@ -79,38 +79,48 @@ describe('PostgreSQL event store when the database terminates its connections', 
     const held = new Promise<void>((resolve) => {
       release = resolve;
     });
-    let locked!: () => void;
-    const isLocked = new Promise<void>((resolve) => {
+    let locked!: (pid: number) => void;
+    const isLocked = new Promise<number>((resolve) => {
       locked = resolve;
     });
     const blocker = db
       .transaction(async (tx) => {
-        await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [stream]);
-        locked();
+        const [holder] = await tx.query<{ pid: number }>(
+          'SELECT pg_backend_pid() AS pid, pg_advisory_xact_lock(hashtextextended($1, 0))',
+          [stream],
+        );
+        locked(holder?.pid ?? 0);
         await held;
       })
       .then(
         () => undefined,
         (error: unknown) => error,
       );
-    await isLocked;
+    const holderPid = await isLocked;
     const cutOff = store.append(stream, [{ type: 'cut-off', data: {} }], { expectedVersion: 0 }).then(
       () => undefined,
       (error: unknown) => error,
     );
     // Cut off only once the append waits for the lock inside its transaction: on a loaded machine its
     // connection can take longer than any fixed pause, and an append that starts after the
-    // termination simply succeeds.
+    // termination simply succeeds. The waiter is found by the holder it waits for, not by any
+    // advisory wait of the database.
     const deadline = Date.now() + 15_000;
+    let appendPid: number | undefined;
     for (;;) {
-      const [waiting] = await db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity
-         WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`,
+      const [waiting] = await db.query<{ pid: number }>(
+        'SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
+        [holderPid],
       );
-      if ((waiting?.n ?? 0) >= 1) break;
+      appendPid = waiting?.pid;
+      if (appendPid !== undefined) break;
       if (Date.now() > deadline) throw new Error('timed out waiting for the append to wait for the lock');
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
+    // The append's backend first, waiting until it is gone: were the holder's to go first, its
+    // lock would pass to the append before the append's own termination.
+    const [terminated] = await db.query<{ gone: boolean }>('SELECT pg_terminate_backend($1, 10000) AS gone', [appendPid]);
+    expect(terminated?.gone).toBe(true);
     await database.terminateBackends();
     release();
     expect(await cutOff).toBeInstanceOf(Error);
