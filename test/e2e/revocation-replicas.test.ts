@@ -1,9 +1,9 @@
 // Revocation across replicas (from a review of 2026-12-05): with two gateways and two replicas of
 // code-service and verify-service, each change is made through one gateway and used at once through
-// the other, many rounds over. Those the next request sees at once: a console sign-out, a public
-// key's codes, a GTIN claim moved or revoked, a signing key rotated, a prefix granted and revoked,
-// branding. (An API key revoked, and the JWKS, are told by a broadcast a few milliseconds after the
-// answer: docs/SECURITY.md.) A change whose broadcast is lost (plain SQL) reaches every replica
+// the other, many rounds over. Those the next request sees at once: a console sign-out, an API key
+// revoked or rotated with no grace, a public key's codes, a GTIN claim moved or revoked, a signing
+// key rotated, a prefix granted and revoked, branding. (The JWKS is told by a broadcast a few
+// milliseconds after the answer: docs/SECURITY.md.) A change whose broadcast is lost (plain SQL) reaches every replica
 // within about a second (the cache epochs): a GTIN claim revoked so took minutes, as verify-service
 // kept code-service's stale answer under its own newer epoch.
 import { signCode } from '@hallmark/codes';
@@ -14,11 +14,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { call } from '../support/embedded.ts';
 import { publicKeyRegistration } from '../support/public-keys.ts';
+import { type SilentLink, startSilentLink } from '../support/silent-link.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
 type Json = Record<string, any>;
 
 const rounds = 20;
+const natsUrl = process.env.HALLMARK_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 let nextGtin = 10_000_000_000 + (Date.now() % 80_000_000_000);
 /** A GTIN-14 no other test uses, with its check digit. */
 function uniqueGtin(): string {
@@ -70,6 +72,8 @@ describe('revocation across two gateways and two replicas (distributed form)', (
   let product: DistributedProduct;
   let one: string;
   let two: string;
+  let three: string;
+  let lateBus: SilentLink;
   let brand: { id: string; key: string };
   let gtin: string;
   let serial = 0;
@@ -116,11 +120,16 @@ describe('revocation across two gateways and two replicas (distributed form)', (
   }
 
   beforeAll(async () => {
+    // A third gateway reaches NATS through a relay whose traffic a test can hold: its broadcasts late.
+    lateBus = await startSilentLink({ host: '127.0.0.1', port: Number(new URL(natsUrl).port || 4222) });
     product = await startDistributedProduct(
       { HALLMARK_PUBLIC_RATE_LIMIT: '100000', HALLMARK_AUTH_FAILURES_PER_MINUTE: '100000' },
-      { gateways: 2, replicas: { 'code-service': 2, 'verify-service': 2 } },
+      {
+        replicas: { 'code-service': 2, 'verify-service': 2 },
+        gatewayEnv: [{}, {}, { HALLMARK_NATS_URL: `nats://127.0.0.1:${lateBus.port}` }],
+      },
     );
-    [one, two] = product.gatewayUrls as [string, string];
+    [one, two, three] = product.gatewayUrls as [string, string, string];
     brand = await newAccount('Revoking brand');
     gtin = uniqueGtin();
     await grant(brand.id, gtin);
@@ -128,6 +137,7 @@ describe('revocation across two gateways and two replicas (distributed form)', (
 
   afterAll(async () => {
     await product?.stop();
+    await lateBus?.close();
   });
 
   it('a console session signed out through one gateway is refused at once by the other', async () => {
@@ -145,6 +155,75 @@ describe('revocation across two gateways and two replicas (distributed form)', (
       if (served.length > 0) late.push(`round ${round}: ${served.length} of ${after.length} served`);
     }
     expect(late).toEqual([]);
+  }, 60_000);
+
+  /** GET /accounts/me through `base` with `key`: its status and error code. */
+  const meWith = async (base: string, key: string) => {
+    const answer = await at(base, 'GET', '/accounts/me', { key });
+    return { status: answer.status, code: answer.body.error?.code as string | undefined, details: answer.body.error?.details };
+  };
+  /**
+   * `change` through the first gateway while the third's bus connection is held (its broadcast
+   * late), probing the second and third gateways as probesAfter does; then the held bus traffic goes.
+   */
+  const keyProbesAfter = async <R>(secret: string, change: () => Promise<R>) => {
+    lateBus.hold();
+    try {
+      const { after, answer } = await probesAfter(async () => Promise.all([meWith(two, secret), meWith(three, secret)]), change);
+      return { after: after.flat(), answer };
+    } finally {
+      lateBus.release();
+    }
+  };
+
+  // Served by the other gateways until they heard the broadcast: 1 to 12 rounds of 200 (a review of
+  // 2026-12-05), and every request until the cache epoch came round (a second) where the broadcast
+  // was late or lost, as on the third gateway here. The revoking gateway now marks the key stopped
+  // in the counters every request's spend reads, before it answers.
+  it('an API key revoked through one gateway is refused at once by the others, with REVOKED_API_KEY, whether or not they heard', async () => {
+    const late: string[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const made = await at(one, 'POST', '/keys', {
+        key: brand.key,
+        body: { name: `revoked ${round}`, scopes: ['assets:read'] },
+      });
+      expect(made.status, JSON.stringify(made.body)).toBe(201);
+      const secret = made.body.secret as string;
+      // The other gateways have it cached.
+      expect([(await meWith(two, secret)).status, (await meWith(three, secret)).status]).toEqual([200, 200]);
+      const { after } = await keyProbesAfter(secret, async () =>
+        expect((await at(one, 'POST', `/keys/${made.body.id}/revoke`, { key: brand.key })).status).toBe(200),
+      );
+      const served = after.filter((answer) => answer.status !== 401 || answer.code !== 'REVOKED_API_KEY');
+      if (served.length > 0) late.push(`round ${round}: ${JSON.stringify(served)} of ${after.length}`);
+    }
+    expect(late).toEqual([]);
+    // The brand's own key, of the same account and counters, goes on.
+    expect([(await meWith(two, brand.key)).status, (await meWith(three, brand.key)).status]).toEqual([200, 200]);
+  }, 60_000);
+
+  it('an API key rotated through one gateway with no grace is refused at once by the others, with EXPIRED_API_KEY and its expiredAt', async () => {
+    const made = await at(one, 'POST', '/keys', { key: brand.key, body: { name: 'rotated', scopes: ['assets:read'] } });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    let current = { id: made.body.id as string, secret: made.body.secret as string };
+    const late: string[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const old = current;
+      expect([(await meWith(two, old.secret)).status, (await meWith(three, old.secret)).status]).toEqual([200, 200]);
+      const { after, answer } = await keyProbesAfter(old.secret, () =>
+        at(one, 'POST', `/keys/${old.id}/rotate`, { key: brand.key, body: { graceSeconds: 0 } }),
+      );
+      expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+      current = { id: answer.body.id, secret: answer.body.secret };
+      const served = after.filter(
+        (one) =>
+          one.status !== 401 || one.code !== 'EXPIRED_API_KEY' || one.details?.expiredAt !== answer.body.replaced.expiresAt,
+      );
+      if (served.length > 0) late.push(`round ${round}: ${JSON.stringify(served)} of ${after.length}`);
+    }
+    expect(late).toEqual([]);
+    // The new key works everywhere.
+    expect([(await meWith(two, current.secret)).status, (await meWith(three, current.secret)).status]).toEqual([200, 200]);
   }, 60_000);
 
   it('a public key revoked through one gateway: a code signed with it is not AUTHENTIC at once on either verify replica', async () => {

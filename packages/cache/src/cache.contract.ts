@@ -164,6 +164,19 @@ export function describeCacheContract(name: string, create: () => Promise<Cache>
       });
     });
 
+    it('reads a counter of cost 0 without spending on it: with limit 0, a marker that refuses once anything was spent on it', async () => {
+      const burst = key('burst');
+      const marker = key('marker');
+      const far = Date.now() + 60_000;
+      const check = () => cache.consumeQuotas([counter(burst, 1, 100), { key: marker, cost: 0, limit: 0, resetAtMs: far }]);
+      expect(await check()).toMatchObject({ allowed: true, counters: [{ used: 1 }, { used: 0 }] });
+      expect(await check()).toMatchObject({ allowed: true, counters: [{ used: 2 }, { used: 0 }] });
+      await cache.consumeQuotas([{ key: marker, cost: 1, limit: Number.MAX_SAFE_INTEGER, resetAtMs: far }]);
+      expect(await check()).toMatchObject({ allowed: false, refusedIndex: 1, counters: [{ used: 2 }, { used: 1 }] });
+      // Refused: nothing spent on the other counter either.
+      expect(await cache.consumeQuotas([counter(burst, 0, 100)])).toMatchObject({ counters: [{ used: 2 }] });
+    });
+
     const scan = (
       subject: string,
       atMs: number,

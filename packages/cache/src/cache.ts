@@ -96,7 +96,8 @@ export interface Cache {
   increment(key: string, by: number, ttlMs: number): Promise<number>;
   /**
    * Spends on several fixed-window counters at once, all or nothing: when any counter would pass
-   * its limit, nothing is spent on any of them. One round trip. The memory adapter answers at once,
+   * its limit, nothing is spent on any of them. A counter of cost 0 is only read: with limit 0 it
+   * refuses once anything was spent on it (a marker, such as a key stopped on another replica). One round trip. The memory adapter answers at once,
    * without a promise: on the per-request path a promise's continuation costs more than the spending.
    */
   consumeQuotas(counters: readonly QuotaCounter[]): QuotaDecision | Promise<QuotaDecision>;

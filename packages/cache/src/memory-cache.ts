@@ -132,7 +132,8 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): MemoryCache
       const allowed = refusedIndex === -1;
       const states: CounterState[] = counters.map((counter, index) => {
         let quota = current[index];
-        if (allowed) {
+        // A counter spent with cost 0 is read, not written: no entry made, nothing to journal.
+        if (allowed && counter.cost > 0) {
           if (quota) quota.used += counter.cost;
           else {
             quota = { used: counter.cost, resetAtMs: counter.resetAtMs };

@@ -4,7 +4,8 @@ import { counterState, type QuotaCounter, type QuotaDecision } from './cache.ts'
  * Spends the quotas of several requests in order, each all or nothing, as one script call.
  * ARGV: the number of requests, then for each: its number of counters n, then for each counter
  * its KEYS index, cost, limit and expiry (Unix ms). Returns, for each request: the index of the
- * counter that refused it (0 when spent), then each counter's count after the request.
+ * counter that refused it (0 when spent), then each counter's count after the request. A counter
+ * of cost 0 is read, not written (no key made).
  */
 export const consumeQuotaBatchScript = `
 local result = {}
@@ -22,7 +23,7 @@ for _ = 1, tonumber(ARGV[1]) do
   result[#result + 1] = refused
   for i = 1, n do
     local base = at + (i - 1) * 4
-    if refused == 0 then
+    if refused == 0 and tonumber(ARGV[base + 1]) > 0 then
       local key = KEYS[tonumber(ARGV[base])]
       used[i] = redis.call('INCRBY', key, ARGV[base + 1])
       redis.call('PEXPIREAT', key, ARGV[base + 3])

@@ -19,7 +19,7 @@ import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, LogController } from 'fastify';
 import { createAllowedMethods } from './allowed-methods.ts';
-import { createAuthenticator } from './auth/authenticator.ts';
+import { createAuthenticator, refusalOfStoppedKey } from './auth/authenticator.ts';
 import { createConsoleSessions } from './auth/console-sessions.ts';
 import { createKeyLastUsed } from './auth/key-last-used.ts';
 import { createRateLimiter } from './auth/rate-limiter.ts';
@@ -296,6 +296,8 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     clock: deps.clock,
     publicPerSecond: deps.config.HALLMARK_PUBLIC_RATE_LIMIT,
     authFailuresPerMinute: deps.config.HALLMARK_AUTH_FAILURES_PER_MINUTE,
+    // A key revoked through another gateway a moment ago, still in this one's cache (keys.ts marks it).
+    refusalOfStoppedKey: (keyId, stop) => refusalOfStoppedKey(authenticator, keyId, stop),
     // Webhooks' quota.threshold: compliance-service records each once (docs/WEBHOOKS.md); a
     // failed telling is told again by the next request past the threshold.
     onQuotaThreshold: async ({ accountId, environment, ...crossed }) => {
@@ -393,6 +395,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     bus: deps.bus,
     services,
     authenticator,
+    rateLimiter,
     verificationKeys,
     clock: deps.clock,
     eventStore: deps.eventStore,

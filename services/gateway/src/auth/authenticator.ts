@@ -204,3 +204,23 @@ export function createAuthenticator(options: {
     },
   };
 }
+
+/**
+ * The refusal of a key another replica stopped a moment ago (a stop marker, rate-limiter.ts), as
+ * the database tells it now: the key is forgotten and read again, so a revoked key answers
+ * REVOKED_API_KEY and an expired one EXPIRED_API_KEY with its `expiredAt`, as every later request
+ * with it will. Without the database, the stop's code alone.
+ */
+export async function refusalOfStoppedKey(
+  authenticator: Authenticator,
+  keyId: string,
+  stop: 'REVOKED_API_KEY' | 'EXPIRED_API_KEY',
+): Promise<HallmarkError> {
+  authenticator.forget(keyId);
+  try {
+    await authenticator.authenticateKeyId(keyId);
+  } catch (error) {
+    if (error instanceof HallmarkError) return error;
+  }
+  return new HallmarkError(stop, 'The API key no longer works; create a new one.');
+}

@@ -1,6 +1,6 @@
 import { type AuthenticatedKey, testKeyRequestsPerDay, tierLimits } from '@hallmark/accounts';
 import type { Cache, CounterState, QuotaCounter, QuotaDecision, QuotaRefund } from '@hallmark/cache';
-import { addressKeyOf, type Principal, type QuotaRule } from '@hallmark/contracts';
+import { addressKeyOf, HallmarkError, type Principal, type QuotaRule } from '@hallmark/contracts';
 import { createFailedAuthHolds } from './failed-auth-holds.ts';
 import { createRecentRefusals } from './recent-refusals.ts';
 
@@ -16,7 +16,19 @@ export interface RateLimitOutcome {
   quotaSpent?: SpentQuota;
   /** Refused unread for the rest of the second, after a request larger than what the quota has left (recent-refusals.ts). */
   heldAfterLarger?: boolean;
+  /** The key stopped working on another replica a moment ago (a stop marker): its 401, answered instead of a 429. */
+  keyRefusal?: HallmarkError;
 }
+
+/** How a key stopped working: revoked, or rotated with no grace (expired at once). */
+export type KeyStop = 'REVOKED_API_KEY' | 'EXPIRED_API_KEY';
+const keyStops: readonly KeyStop[] = ['REVOKED_API_KEY', 'EXPIRED_API_KEY'];
+
+/**
+ * How long a stop marker lasts: longer than any replica keeps the key cached without hearing of the
+ * change (its broadcast takes milliseconds, the api_keys cache epoch a second, a cached key 30 s).
+ */
+const keyStopMarkerMs = 60_000;
 
 /** A route's daily quota as a request spent it, and the thresholds it took the quota past, told once the request has settled what it keeps (`settle`). */
 export interface SpentQuota extends QuotaRefund {
@@ -100,6 +112,31 @@ function keyRequestsCounter(
   return `rl:{${key.accountId}:${key.environment}}:k:${key.keyId}:${window}:${index}`;
 }
 
+/**
+ * The marker that `key` stopped working (revoked, or expired by a rotation with no grace), under its
+ * account's hash tag: every spend of the key reads it in the same script call (cost 0, limit 0), so
+ * a key stopped through one gateway is refused by every other from the moment that gateway answers,
+ * before their caches hear of it.
+ */
+function keyStopMarker(key: { accountId: string; environment: string; keyId: string }, stop: KeyStop): string {
+  return `rl:{${key.accountId}:${key.environment}}:k:${key.keyId}:${stop === 'REVOKED_API_KEY' ? 'revoked' : 'expired'}`;
+}
+
+/** The key's stop markers, read (not spent) with its counters: they refuse once set. */
+function keyStopChecks(key: AuthenticatedKey, nowMs: number): QuotaCounter[] {
+  return keyStops.map((stop) => ({ key: keyStopMarker(key, stop), cost: 0, limit: 0, resetAtMs: nowMs + keyStopMarkerMs }));
+}
+
+/**
+ * A decision on counters followed by keyStopChecks: the stop it found, if any, and the decision on
+ * the counters before the checks (a check refuses only when its marker is set).
+ */
+function splitKeyStops(decision: QuotaDecision): { stopped: KeyStop | undefined; decision: QuotaDecision } {
+  const checks = decision.counters.length - keyStops.length;
+  const stopped = keyStops.find((_, index) => (decision.counters[checks + index]?.used ?? 0) > 0);
+  return { stopped, decision: stopped ? decision : { ...decision, counters: decision.counters.slice(0, checks) } };
+}
+
 /** A per-address decision (public routes): one counter, one second. */
 function addressOutcomeOf(decision: QuotaDecision): RateLimitOutcome {
   const state = decision.counters[0] as CounterState;
@@ -151,6 +188,11 @@ export function createRateLimiter(options: {
    * away, is told again by the next request past the threshold, so none is lost to an outage.
    */
   onQuotaThreshold?: (crossed: QuotaThresholdCrossed) => Promise<void> | void;
+  /**
+   * The 401 of a key a stop marker refused, which this replica's cache still held: read again from
+   * the database (authenticator.ts, refusalOfStoppedKey); without it, the stop's code alone.
+   */
+  refusalOfStoppedKey?: (keyId: string, stop: KeyStop) => Promise<HallmarkError>;
 }) {
   const publicPerSecond = options.publicPerSecond ?? 10;
   // Thresholds this replica already told of, for the current day only (a few per account), and those being told.
@@ -224,6 +266,13 @@ export function createRateLimiter(options: {
   const recentRefusals = createRecentRefusals();
   const failedAuthHolds = createFailedAuthHolds();
   /** The account's outcome, its refusal noted for requests not yet read (`refusalHolding`). */
+  /** The refusal of a key a stop marker names: nothing was spent (a set marker refuses the whole call). */
+  const stoppedKey = async (key: AuthenticatedKey, decision: QuotaDecision, stop: KeyStop): Promise<RateLimitOutcome> => {
+    const keyRefusal = options.refusalOfStoppedKey
+      ? await options.refusalOfStoppedKey(key.keyId, stop)
+      : new HallmarkError(stop, 'The API key no longer works.');
+    return { allowed: false, reported: decision.counters[0] as CounterState, keyRefusal };
+  };
   const decided = (key: AuthenticatedKey, outcome: RateLimitOutcome, nowMs: number): RateLimitOutcome => {
     if (!outcome.allowed && outcome.refusedBy) recentRefusals.note(key, outcome.refusedBy, outcome.reported, nowMs);
     return outcome;
@@ -313,8 +362,11 @@ export function createRateLimiter(options: {
       const nowMs = options.clock().getTime();
       const second = Math.floor(nowMs / 1000);
       const names: CounterName[] = ['requests-per-second'];
-      const counters: QuotaCounter[] = [burstCounter(key, second)];
-      const outcomeOfDecision = (settled: QuotaDecision) => decided(key, outcomeOf(settled, names, nowMs), nowMs);
+      const counters: QuotaCounter[] = [burstCounter(key, second), ...keyStopChecks(key, nowMs)];
+      const outcomeOfDecision = (all: QuotaDecision): RateLimitOutcome | Promise<RateLimitOutcome> => {
+        const { stopped, decision: settled } = splitKeyStops(all);
+        return stopped ? stoppedKey(key, settled, stopped) : decided(key, outcomeOf(settled, names, nowMs), nowMs);
+      };
       const decision = options.cache.consumeQuotas(counters);
       return decision instanceof Promise ? decision.then(outcomeOfDecision) : outcomeOfDecision(decision);
     },
@@ -364,11 +416,14 @@ export function createRateLimiter(options: {
       counters.push(
         { key: keyRequestsCounter(key, 'd', day), cost: 1, limit: countedOnly, resetAtMs: endOfDayMs },
         { key: keyRequestsCounter(key, 'm', minute), cost: 1, limit: countedOnly, resetAtMs: (minute + 1) * 60_000 },
+        ...keyStopChecks(key, nowMs),
       );
       const decision = options.cache.consumeQuotas(counters);
       // The route's quota is what a refused request gets back (`refund`); the thresholds an allowed
       // request took it past are told once it is known what the request keeps (`settle`).
-      const outcomeOfDecision = (settled: QuotaDecision): RateLimitOutcome => {
+      const outcomeOfDecision = (all: QuotaDecision): RateLimitOutcome | Promise<RateLimitOutcome> => {
+        const { stopped, decision: settled } = splitKeyStops(all);
+        if (stopped) return stoppedKey(key, settled, stopped);
         const outcome = decided(key, outcomeOf(settled, names, nowMs), nowMs);
         const reached = thresholdsOf(key, settled, names, day);
         const keepsTelling = (name: CounterName) => outcome.allowed && name === quotaName;
@@ -379,6 +434,18 @@ export function createRateLimiter(options: {
       };
       // In memory the decision is here already: no promise.
       return decision instanceof Promise ? decision.then(outcomeOfDecision) : outcomeOfDecision(decision);
+    },
+
+    /**
+     * Sets the marker that `key` stopped working (keyStopMarker), once its revocation or rotation is
+     * stored and before it is answered: from then on every gateway refuses the key on its next
+     * spend, whether or not it has heard the broadcast.
+     */
+    async markKeyStopped(key: { accountId: string; environment: string; keyId: string }, stop: KeyStop): Promise<void> {
+      const nowMs = options.clock().getTime();
+      await options.cache.consumeQuotas([
+        { key: keyStopMarker(key, stop), cost: 1, limit: countedOnly, resetAtMs: nowMs + keyStopMarkerMs },
+      ]);
     },
 
     /**

@@ -95,8 +95,12 @@ function refusalMessage(outcome: RateLimitOutcome): string {
   return `Limit reached (${outcome.refusedBy}); retry ${retry}.`;
 }
 
-/** A limit's outcome on the answer: the X-RateLimit headers, and when refused a 429 with Retry-After (thrown). */
+/**
+ * A limit's outcome on the answer: the X-RateLimit headers, and when refused a 429 with Retry-After
+ * (thrown); a key another replica stopped a moment ago, its 401 (thrown).
+ */
 export function applyLimitOutcome(reply: FastifyReply, outcome: RateLimitOutcome): void {
+  if (outcome.keyRefusal) throw outcome.keyRefusal;
   reply.header('x-ratelimit-limit', outcome.reported.limit);
   reply.header('x-ratelimit-remaining', outcome.reported.remaining);
   reply.header('x-ratelimit-reset', Math.ceil(outcome.reported.resetAtMs / 1000));

@@ -28,6 +28,7 @@ import type { EventStore } from '@hallmark/event-store';
 import type { SqlDatabase } from '@hallmark/sql';
 import type { FastifyInstance } from 'fastify';
 import type { Authenticator } from '../auth/authenticator.ts';
+import type { RateLimiter } from '../auth/rate-limiter.ts';
 import { principalOf, requireApiKey } from '../auth/request-auth.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
@@ -40,6 +41,8 @@ export interface KeyRouteDeps {
   bus: Bus;
   services: ServiceCaller;
   authenticator: Authenticator;
+  /** Marks a key revoked or expired at once for every gateway, before the answer (rate-limiter.ts, stop markers). */
+  rateLimiter: Pick<RateLimiter, 'markKeyStopped'>;
   verificationKeys: VerificationKeys;
   clock: () => Date;
 }
@@ -90,6 +93,9 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
     const apiKey = await recordApiKeyRevocation({ db: deps.db, eventStore: deps.eventStore }, owner, id, now, key);
     if (apiKey) {
       deps.authenticator.forget(id);
+      // Every gateway refuses the key from this answer on: the marker is read by each request's
+      // spend; the broadcast (milliseconds) and the cache epoch (a second) then empty their caches.
+      await deps.rateLimiter.markKeyStopped({ ...owner, keyId: id }, 'REVOKED_API_KEY');
       await deps.bus.broadcast(broadcasts.apiKeyRevoked, { keyId: id });
       return { id, type: 'api', status: 'revoked', revokedAt: (apiKey.revokedAt ?? now).toISOString() };
     }
@@ -125,6 +131,8 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
     // The old key's expiry changed: this replica drops it at once, the others on the broadcast (or,
     // if that is lost, on the api_keys cache epoch the update moved, within a second).
     deps.authenticator.forget(id);
+    // With no grace the old key expired now: every gateway refuses it from this answer on.
+    if (graceSeconds === 0) await deps.rateLimiter.markKeyStopped({ ...principalOf(request), keyId: id }, 'EXPIRED_API_KEY');
     await deps.bus.broadcast(broadcasts.apiKeyRevoked, { keyId: id });
     reply.status(201);
     return { ...rotated.created, replaced: rotated.replaced };
