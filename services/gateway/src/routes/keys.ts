@@ -26,9 +26,9 @@ import {
 } from '@hallmark/contracts';
 import type { EventStore } from '@hallmark/event-store';
 import type { SqlDatabase } from '@hallmark/sql';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../auth/authenticator.ts';
-import type { RateLimiter } from '../auth/rate-limiter.ts';
+import type { KeyStop, RateLimiter } from '../auth/rate-limiter.ts';
 import { principalOf, requireApiKey } from '../auth/request-auth.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
@@ -45,6 +45,24 @@ export interface KeyRouteDeps {
   rateLimiter: Pick<RateLimiter, 'markKeyStopped'>;
   verificationKeys: VerificationKeys;
   clock: () => Date;
+}
+
+/**
+ * Sets the stop marker of a key just revoked or expired. The change is stored already: a failure
+ * (the counters unreachable, where no gateway can spend anyway) is logged and the answer stands;
+ * the other gateways then drop the key on the broadcast, or within a second on the cache epoch.
+ */
+async function markStopped(
+  deps: KeyRouteDeps,
+  request: FastifyRequest,
+  key: { accountId: string; environment: string; keyId: string },
+  stop: KeyStop,
+): Promise<void> {
+  try {
+    await deps.rateLimiter.markKeyStopped(key, stop);
+  } catch (error) {
+    request.log.warn({ err: error, keyId: key.keyId }, 'key stop marker not set; other gateways drop the key on the broadcast');
+  }
 }
 
 /** POST /keys, GET /keys, POST /keys/{id}/revoke, POST /keys/{id}/rotate, POST /keys/signing/rotate. */
@@ -95,7 +113,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
       deps.authenticator.forget(id);
       // Every gateway refuses the key from this answer on: the marker is read by each request's
       // spend; the broadcast (milliseconds) and the cache epoch (a second) then empty their caches.
-      await deps.rateLimiter.markKeyStopped({ ...owner, keyId: id }, 'REVOKED_API_KEY');
+      await markStopped(deps, request, { ...owner, keyId: id }, 'REVOKED_API_KEY');
       await deps.bus.broadcast(broadcasts.apiKeyRevoked, { keyId: id });
       return { id, type: 'api', status: 'revoked', revokedAt: (apiKey.revokedAt ?? now).toISOString() };
     }
@@ -132,7 +150,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
     // if that is lost, on the api_keys cache epoch the update moved, within a second).
     deps.authenticator.forget(id);
     // With no grace the old key expired now: every gateway refuses it from this answer on.
-    if (graceSeconds === 0) await deps.rateLimiter.markKeyStopped({ ...principalOf(request), keyId: id }, 'EXPIRED_API_KEY');
+    if (graceSeconds === 0) await markStopped(deps, request, { ...principalOf(request), keyId: id }, 'EXPIRED_API_KEY');
     await deps.bus.broadcast(broadcasts.apiKeyRevoked, { keyId: id });
     reply.status(201);
     return { ...rotated.created, replaced: rotated.replaced };
