@@ -275,20 +275,22 @@ export async function confirmTransfer(
       : { result: 'wrong', attempts: taken.attempts };
   const now = deps.clock();
   const giveTryBack = () => (check.result === 'matches' ? returnCodeTry(deps.db, transferId) : Promise.resolve());
-  const settled = await settle(deps, owner, row.object_id, {
-    type: 'ConfirmTransfer',
-    transferId,
-    code: check,
-    now,
-    ...(eventId ? { eventId } : {}),
-  }).catch(async (error: unknown) => {
+  let settled: Awaited<ReturnType<typeof settle>>;
+  try {
+    settled = await settle(deps, owner, row.object_id, {
+      type: 'ConfirmTransfer',
+      transferId,
+      code: check,
+      now,
+      ...(eventId ? { eventId } : {}),
+    });
+  } catch (error) {
     await giveTryBack();
     // The transfer completed meanwhile: by this request's first attempt, still running when it came?
     const sold = error instanceof HallmarkError && error.details?.status === 'completed' ? await soldByThisRequest() : undefined;
     if (sold) return sold;
     throw error;
-  });
-  if ('transferId' in settled) return settled;
+  }
   const { events, state } = settled;
   const completed = events.some((event) => event.type === 'transferred');
   if (!completed) await giveTryBack();
