@@ -18,6 +18,7 @@ const pairedEndToEndFiles = [
   'embedded-restart',
   'gs1-syntax',
   'hostile-audit',
+  'hostile-batch-serials',
   'hostile-bus',
   'hostile-checkpoints',
   'hostile-claim-churn',

@@ -441,11 +441,29 @@ export function createRateLimiter(options: {
      * stored and before it is answered: from then on every gateway refuses the key on its next
      * spend, whether or not it has heard the broadcast.
      */
-    async markKeyStopped(key: { accountId: string; environment: string; keyId: string }, stop: KeyStop): Promise<void> {
+    async markKeyStopped(key: { accountId: string; keyId: string }, stop: KeyStop): Promise<void> {
       const nowMs = options.clock().getTime();
-      await options.cache.consumeQuotas([
-        { key: keyStopMarker(key, stop), cost: 1, limit: countedOnly, resetAtMs: nowMs + keyStopMarkerMs },
-      ]);
+      // In both environments of the account: a live key's console session acts in test (actingKey,
+      // console-sessions.ts), and its spends read the markers under the environment it acts in.
+      for (const environment of ['live', 'test'] as const) {
+        await options.cache.consumeQuotas([
+          { key: keyStopMarker({ ...key, environment }, stop), cost: 1, limit: countedOnly, resetAtMs: nowMs + keyStopMarkerMs },
+        ]);
+      }
+    },
+
+    /**
+     * The key's stop markers alone, read and not spent: the refusal of a key stopped through another
+     * gateway since this request spent (its body held back past the revocation), else undefined.
+     */
+    checkKeyStopped(key: AuthenticatedKey): RateLimitOutcome | undefined | Promise<RateLimitOutcome | undefined> {
+      const checks = keyStopChecks(key, options.clock().getTime());
+      const outcomeOfDecision = (decision: QuotaDecision) => {
+        const { stopped } = splitKeyStops(decision);
+        return stopped ? stoppedKey(key, decision, stopped) : undefined;
+      };
+      const decision = options.cache.consumeQuotas(checks);
+      return decision instanceof Promise ? decision.then(outcomeOfDecision) : outcomeOfDecision(decision);
     },
 
     /**

@@ -37,6 +37,8 @@ declare module 'fastify' {
     mayHaveActed: boolean;
     /** The error code the request failed with, when it did (set as the error is answered). */
     failedWith: string | undefined;
+    /** When its limits were spent (performance.now()), where that was before its body was read. */
+    spentBeforeBodyAt: number | undefined;
   }
   interface FastifyContextConfig {
     /** The contract this route was registered from. */
@@ -61,6 +63,13 @@ export function principalOf(request: FastifyRequest): Principal {
  * for the write (its spend and the scans before it outlive a crash from then on).
  */
 const maxUnsavedCountersMs = 300;
+
+/**
+ * A changing request whose body was read this long after its limits were spent reads its key's
+ * stop markers again (rate-limiter.ts): its key may have been revoked through another gateway
+ * meanwhile. Bodies that come with their headers cost no second read.
+ */
+const bodyReadLateMs = 20;
 
 /** Authentication failures that count against the client address: a key was sent, and it is no good. */
 const badKeyCodes = new Set(['INVALID_API_KEY', 'REVOKED_API_KEY', 'EXPIRED_API_KEY']);
@@ -148,6 +157,7 @@ export function installRequestAuth(
   app.decorateRequest('prepaidSpent', undefined);
   app.decorateRequest('mayHaveActed', false);
   app.decorateRequest('failedWith', undefined);
+  app.decorateRequest('spentBeforeBodyAt', undefined);
 
   /** Applies a limit's outcome and continues the request, or fails it. */
   const continueWith = (reply: FastifyReply, outcome: RateLimitOutcome, done: HookHandlerDoneFunction): void => {
@@ -213,6 +223,7 @@ export function installRequestAuth(
     const key = request.apiKey;
     if (!key) return done();
     const items = route.quota?.per === 'item' ? itemCount(request.body) : 1;
+    if (!spendsAfterBody(request, route)) request.spentBeforeBodyAt = performance.now();
     const prepaid = prepaidUnitsOf(request);
     const outcome = deps.rateLimiter.spend(key, route.quota, items, prepaid);
     const keyed = request.idempotentAttempt !== undefined;
@@ -400,18 +411,28 @@ export function installRequestAuth(
     const key = request.apiKey;
     // A request that changes something: its key again, now that its body has been read. Checked only
     // as its headers came, a key revoked while the body was held back (a gateway waits up to
-    // HALLMARK_HTTP_REQUEST_TIMEOUT_MS for it) still made a key or registered a public key after the
-    // revocation had answered. A map look-up while the key stays cached; a revocation, on any
-    // replica, drops it from every replica's cache (authenticator.ts), so the look-up finds it revoked.
+    // HALLMARK_HTTP_REQUEST_TIMEOUT_MS for it) still made a key or changed the branding after the
+    // revocation had answered. A map look-up while the key stays cached (this replica's revocations
+    // and broadcasts drop it); and, for a body that came late, the key's stop markers, which a
+    // revocation through another gateway set before it answered, heard here or not.
     if (!key || isSafeMethod(request.method)) return spendNow();
+    const markersNow = () => {
+      const late = request.spentBeforeBodyAt !== undefined && performance.now() - request.spentBeforeBodyAt > bodyReadLateMs;
+      const stopped = late ? deps.rateLimiter.checkKeyStopped(key) : undefined;
+      if (!(stopped instanceof Promise)) return stopped?.keyRefusal ? done(stopped.keyRefusal) : spendNow();
+      stopped.then(
+        (settled) => (settled?.keyRefusal ? done(settled.keyRefusal) : spendNow()),
+        (error: Error) => done(error),
+      );
+    };
     let current: AuthenticatedKey | Promise<AuthenticatedKey>;
     try {
       current = deps.authenticator.authenticateKeyId(key.keyId);
     } catch (error) {
       return done(error as Error);
     }
-    if (current instanceof Promise) current.then(spendNow, (error: Error) => done(error));
-    else spendNow();
+    if (current instanceof Promise) current.then(markersNow, (error: Error) => done(error));
+    else markersNow();
   });
 
   // Runs before the error's answer is made (and so before onSend).

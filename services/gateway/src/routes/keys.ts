@@ -55,7 +55,7 @@ export interface KeyRouteDeps {
 async function markStopped(
   deps: KeyRouteDeps,
   request: FastifyRequest,
-  key: { accountId: string; environment: string; keyId: string },
+  key: { accountId: string; keyId: string },
   stop: KeyStop,
 ): Promise<void> {
   try {
@@ -113,7 +113,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
       deps.authenticator.forget(id);
       // Every gateway refuses the key from this answer on: the marker is read by each request's
       // spend; the broadcast (milliseconds) and the cache epoch (a second) then empty their caches.
-      await markStopped(deps, request, { ...owner, keyId: id }, 'REVOKED_API_KEY');
+      await markStopped(deps, request, { accountId: owner.accountId, keyId: id }, 'REVOKED_API_KEY');
       await deps.bus.broadcast(broadcasts.apiKeyRevoked, { keyId: id });
       return { id, type: 'api', status: 'revoked', revokedAt: (apiKey.revokedAt ?? now).toISOString() };
     }
@@ -150,7 +150,8 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): voi
     // if that is lost, on the api_keys cache epoch the update moved, within a second).
     deps.authenticator.forget(id);
     // With no grace the old key expired now: every gateway refuses it from this answer on.
-    if (graceSeconds === 0) await markStopped(deps, request, { ...principalOf(request), keyId: id }, 'EXPIRED_API_KEY');
+    if (graceSeconds === 0)
+      await markStopped(deps, request, { accountId: principalOf(request).accountId, keyId: id }, 'EXPIRED_API_KEY');
     await deps.bus.broadcast(broadcasts.apiKeyRevoked, { keyId: id });
     reply.status(201);
     return { ...rotated.created, replaced: rotated.replaced };
