@@ -13,8 +13,8 @@
 // two PATCHes of one link at once lost one change answered 200; an auction-service replica kept
 // enforcing an earlier compliance config (evidenceRequiredFor) after a later change had answered.
 import { createHash, randomUUID } from 'node:crypto';
-import { gs1CheckDigit } from '@hallmark/gs1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount, freshGtin } from '../support/accounts.ts';
 import { earlyInWindow } from '../support/client-address.ts';
 import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { type ApiResponse, call } from '../support/embedded.ts';
@@ -31,31 +31,9 @@ const api = (i: number, method: string, path: string, options: Parameters<typeof
 
 const sql = <T = Json>(text: string, params: unknown[] = []) => sqlOnce<T>(product.databaseUrl, text, params);
 
-let gtinCounter = 0;
-/** A fresh GTIN-14 (not in GS1's restricted range 2). */
-function freshGtin(): string {
-  gtinCounter += 1;
-  const digits = `0950600${String(Math.floor(Math.random() * 9000) + 1000)}${String(gtinCounter).padStart(2, '0')}`.slice(0, 13);
-  return `${digits}${gs1CheckDigit(digits)}`;
-}
-
-async function newAccount(tier: 'free' | 'starter' | 'enterprise', gtin?: string) {
-  const created = await api(0, 'POST', '/accounts', {
-    key: product.operatorKey,
-    body: { name: `Race ${randomUUID().slice(0, 6)}`, tier },
-  });
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  let claimId: string | undefined;
-  if (gtin) {
-    const granted = await api(1, 'POST', `/accounts/${created.body.account.id}/gtins`, {
-      key: product.operatorKey,
-      body: { gtin },
-    });
-    expect(granted.status, JSON.stringify(granted.body)).toBe(201);
-    claimId = granted.body.id;
-  }
-  return { id: created.body.account.id as string, key: created.body.apiKey.secret as string, claimId };
-}
+/** An account of `tier` made through the first gateway, granted `gtin` through the second. */
+const newAccount = (tier: 'free' | 'starter' | 'enterprise', gtin?: string) =>
+  createAccount(gateway(0), product.operatorKey, { tier, ...(gtin ? { gtin } : {}), grantVia: gateway(1) });
 
 const tally = (answers: ApiResponse<Json>[]) =>
   JSON.stringify(answers.map((answer) => [answer.status, answer.body?.error?.code ?? null]));

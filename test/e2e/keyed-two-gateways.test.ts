@@ -10,8 +10,8 @@
 // though the retry relied on those units: the day's quota did not count codes that exist. It now
 // keeps what it noted as paid. And a gateway killed after code-service stored its batch.
 import { randomUUID } from 'node:crypto';
-import { gs1CheckDigit } from '@hallmark/gs1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount, freshGtin } from '../support/accounts.ts';
 import { earlyInWindow } from '../support/client-address.ts';
 import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { type ApiResponse, call } from '../support/embedded.ts';
@@ -26,28 +26,11 @@ const gateway = (i: number) => (product.gatewayUrls as string[])[i % 2] as strin
 const api = (i: number, method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
   call<Json>(gateway(i), method, `/api/v1${path}`, options);
 const sql = <T = Json>(text: string, params: unknown[] = []) => sqlOnce<T>(product.databaseUrl, text, params);
+
+/** An account of `tier` made through the first gateway, granted `gtin` through the second. */
+const newAccount = (tier: 'free' | 'starter', gtin?: string) =>
+  createAccount(gateway(0), product.operatorKey, { tier, ...(gtin ? { gtin } : {}), grantVia: gateway(1) });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-let gtinCounter = 0;
-function freshGtin(): string {
-  gtinCounter += 1;
-  const digits = `0950612${String(Math.floor(Math.random() * 10_000)).padStart(4, '0')}${String(gtinCounter).padStart(2, '0')}`;
-  return `${digits}${gs1CheckDigit(digits)}`;
-}
-
-async function newAccount(tier: 'free' | 'starter', gtin: string) {
-  const created = await api(0, 'POST', '/accounts', {
-    key: product.operatorKey,
-    body: { name: `Idem ${randomUUID().slice(0, 6)}`, tier },
-  });
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  const granted = await api(1, 'POST', `/accounts/${created.body.account.id}/gtins`, {
-    key: product.operatorKey,
-    body: { gtin },
-  });
-  expect(granted.status, JSON.stringify(granted.body)).toBe(201);
-  return { id: created.body.account.id as string, key: created.body.apiKey.secret as string };
-}
 
 const codesOf = async (accountId: string) =>
   Number((await sql<{ n: string }>('SELECT count(*) AS n FROM codes WHERE account_id = $1', [accountId]))[0]?.n);

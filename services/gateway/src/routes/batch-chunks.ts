@@ -74,3 +74,32 @@ export const chunkStartsOf = (items: readonly unknown[]): number[] => chunksOf(i
 
 /** Whether the item at `index` is larger than maxBatchItemBytes as JSON (no valid item is). */
 export const isOversizedItem = (items: readonly unknown[], index: number): boolean => chunksOf(items).oversized.has(index);
+
+/** An item's GTIN and serial as one key, when both are strings (else it names no code, and is refused). */
+function itemKeyOf(item: unknown): string | undefined {
+  if (typeof item !== 'object' || item === null) return undefined;
+  const { gtin, serialNumber } = item as { gtin?: unknown; serialNumber?: unknown };
+  return typeof gtin === 'string' && typeof serialNumber === 'string' ? `${gtin}\n${serialNumber}` : undefined;
+}
+
+/**
+ * For each chunk (by `starts`), the earlier chunks it must wait for: the last earlier one holding an
+ * item with the same GTIN and serial as one of its own. A serial repeated within a batch is
+ * DUPLICATE_SERIAL for the later item; within one call the decider sees to that, across calls only
+ * their order can (sent at once, the call that committed first won, however late its item).
+ */
+export function chunksToWaitFor(items: readonly unknown[], starts: readonly number[]): number[][] {
+  const lastChunkOf = new Map<string, number>();
+  return starts.map((start, chunk) => {
+    const end = starts[chunk + 1] ?? items.length;
+    const after = new Set<number>();
+    for (let index = start; index < end; index++) {
+      const key = itemKeyOf(items[index]);
+      if (key === undefined) continue;
+      const earlier = lastChunkOf.get(key);
+      if (earlier !== undefined && earlier !== chunk) after.add(earlier);
+      lastChunkOf.set(key, chunk);
+    }
+    return [...after];
+  });
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { batchChunkStarts, chunkStartsOf, isOversizedItem } from './batch-chunks.ts';
+import { batchChunkStarts, chunkStartsOf, chunksToWaitFor, isOversizedItem } from './batch-chunks.ts';
 
 const item = (metadataBytes: number) => ({
   gtin: '09506000134352',
@@ -40,5 +40,16 @@ describe('batch chunks', () => {
     expect(starts).toEqual(batchChunkStarts(items));
     expect(chunkStartsOf(items)).toBe(starts);
     expect(chunkStartsOf([item(10)])).toEqual([0]);
+  });
+
+  it('makes a chunk wait for the last earlier chunk repeating one of its GTINs and serials, and no other', () => {
+    const of = (serialNumber: string) => ({ gtin: '09506000134352', serialNumber });
+    // Chunks of two: [A B] [C A] [B C] [D E] [A x]: x names no code.
+    const items = [of('A'), of('B'), of('C'), of('A'), of('B'), of('C'), of('D'), of('E'), of('A'), { gtin: 1 }];
+    expect(chunksToWaitFor(items, [0, 2, 4, 6, 8])).toEqual([[], [0], [0, 1], [], [1]]);
+    // Repeats within one chunk are its own call's to tell (the decider), not a wait.
+    expect(chunksToWaitFor([of('A'), of('A')], [0])).toEqual([[]]);
+    // Another GTIN with the same serial is another item.
+    expect(chunksToWaitFor([of('A'), { gtin: '09506000134369', serialNumber: 'A' }], [0, 1])).toEqual([[], []]);
   });
 });

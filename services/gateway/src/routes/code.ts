@@ -31,7 +31,7 @@ import { requestKeyField } from '../idempotency.ts';
 import { leavePrepaid, madeByEarlierAttempt, prepaidFor } from '../prepaid-work.ts';
 import { registerRoute } from '../route-registry.ts';
 import { mayHaveActed, type ServiceCaller } from '../service-call.ts';
-import { chunkStartsOf, isOversizedItem, maxBatchItemBytes } from './batch-chunks.ts';
+import { chunkStartsOf, chunksToWaitFor, isOversizedItem, maxBatchItemBytes } from './batch-chunks.ts';
 import { withRetryAfter } from './retry-after.ts';
 
 /** Calls to code-service in flight for a batch (each of at most 500 items and 384 KB: batch-chunks.ts). */
@@ -66,52 +66,75 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
     // Once one fails no other is started: the batch answers that failure.
     let next = 0;
     let failed = false;
+    // A chunk repeating a GTIN and serial of an earlier chunk is sent once that one has been answered,
+    // so the earlier item takes the serial (chunks are picked in order: what one waits for is under way).
+    const waitFor = chunksToWaitFor(items, chunks);
+    const answered = chunks.map(() => {
+      let resolve!: () => void;
+      const promise = new Promise<void>((done) => {
+        resolve = done;
+      });
+      return { promise, resolve };
+    });
     const worker = async () => {
       while (next < chunks.length && !failed) {
         const chunk = next++;
-        const firstIndex = chunks[chunk] as number;
-        const chunkItems = items.slice(firstIndex, chunks[chunk + 1] ?? items.length);
-        // An item too large to be valid is alone in its chunk (batch-chunks.ts): refused here, unsent.
-        if (chunkItems.length === 1 && isOversizedItem(items, firstIndex)) {
-          results[chunk] = [
-            {
-              index: firstIndex,
-              error: {
-                code: 'VALIDATION_ERROR',
-                message: `The item is larger than ${maxBatchItemBytes / 1024} KiB as JSON (metadata may be 16 KiB).`,
-                details: { fields: [{ field: 'metadata', in: 'body', message: 'is larger than 16 KiB as JSON' }] },
-              },
-            },
-          ];
-          continue;
+        try {
+          await sendChunk(chunk);
+        } finally {
+          answered[chunk]?.resolve();
         }
-        // What an earlier attempt with this Idempotency-Key kept for this chunk, unsure it was made (prepaid-work.ts).
-        const prepaid = prepaidFor(request, firstIndex);
-        const answer = await deps.services
-          .call(generateCodesRpc, { principal, items: chunkItems, firstIndex, ...requestKey }, request.id)
-          .catch((error: unknown) => {
-            failed = true;
-            // A chunk code-service did not answer in time may have stored every one of its codes:
-            // they stay paid for, all of them (what an earlier attempt prepaid for the chunk and what
-            // this one spent on it), and a retry with the key spends nothing for them again.
-            if (mayHaveActed(error)) {
-              charged += chunkItems.length - prepaid;
-              leftPrepaid[firstIndex] = chunkItems.length;
-            }
-            throw error;
-          });
-        results[chunk] = answer.results;
-        const made = answer.results.filter((result) => 'code' in result).length;
-        madeByChunk[chunk] = made;
-        // A prepaid chunk was paid for by the earlier attempt as far as it was prepaid (this one spent
-        // the rest of its items): this one keeps what its codes need beyond that, and what was
-        // prepaid beyond its codes is the earlier attempt's to get back (credit). Otherwise the codes
-        // an earlier attempt made (its answer was lost) were paid for by it.
-        if (prepaid > 0) {
-          charged += Math.max(0, made - prepaid);
-          credit += Math.max(0, prepaid - made);
-        } else charged += made - (answer.madeBefore ?? 0);
       }
+    };
+    /** Sends one chunk to code-service and counts what it made; a chunk after a failed one is not sent. */
+    const sendChunk = async (chunk: number) => {
+      const earlier = waitFor[chunk] ?? [];
+      if (earlier.length > 0) {
+        await Promise.all(earlier.map((each) => answered[each]?.promise));
+        if (failed) return;
+      }
+      const firstIndex = chunks[chunk] as number;
+      const chunkItems = items.slice(firstIndex, chunks[chunk + 1] ?? items.length);
+      // An item too large to be valid is alone in its chunk (batch-chunks.ts): refused here, unsent.
+      if (chunkItems.length === 1 && isOversizedItem(items, firstIndex)) {
+        results[chunk] = [
+          {
+            index: firstIndex,
+            error: {
+              code: 'VALIDATION_ERROR',
+              message: `The item is larger than ${maxBatchItemBytes / 1024} KiB as JSON (metadata may be 16 KiB).`,
+              details: { fields: [{ field: 'metadata', in: 'body', message: 'is larger than 16 KiB as JSON' }] },
+            },
+          },
+        ];
+        return;
+      }
+      // What an earlier attempt with this Idempotency-Key kept for this chunk, unsure it was made (prepaid-work.ts).
+      const prepaid = prepaidFor(request, firstIndex);
+      const answer = await deps.services
+        .call(generateCodesRpc, { principal, items: chunkItems, firstIndex, ...requestKey }, request.id)
+        .catch((error: unknown) => {
+          failed = true;
+          // A chunk code-service did not answer in time may have stored every one of its codes:
+          // they stay paid for, all of them (what an earlier attempt prepaid for the chunk and what
+          // this one spent on it), and a retry with the key spends nothing for them again.
+          if (mayHaveActed(error)) {
+            charged += chunkItems.length - prepaid;
+            leftPrepaid[firstIndex] = chunkItems.length;
+          }
+          throw error;
+        });
+      results[chunk] = answer.results;
+      const made = answer.results.filter((result) => 'code' in result).length;
+      madeByChunk[chunk] = made;
+      // A prepaid chunk was paid for by the earlier attempt as far as it was prepaid (this one spent
+      // the rest of its items): this one keeps what its codes need beyond that, and what was
+      // prepaid beyond its codes is the earlier attempt's to get back (credit). Otherwise the codes
+      // an earlier attempt made (its answer was lost) were paid for by it.
+      if (prepaid > 0) {
+        charged += Math.max(0, made - prepaid);
+        credit += Math.max(0, prepaid - made);
+      } else charged += made - (answer.madeBefore ?? 0);
     };
     // Quota is spent only for new accepted work: the items refused, made before, or never sent (a
     // chunk failed) get theirs back. Every chunk sent is answered (or timed out) before the batch is,
