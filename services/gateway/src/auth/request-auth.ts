@@ -37,7 +37,7 @@ declare module 'fastify' {
     mayHaveActed: boolean;
     /** The error code the request failed with, when it did (set as the error is answered). */
     failedWith: string | undefined;
-    /** When its limits were spent (performance.now()), where that was before its body was read. */
+    /** When the counters answered its spend (performance.now()), where that was before its body was read. */
     spentBeforeBodyAt: number | undefined;
   }
   interface FastifyContextConfig {
@@ -65,9 +65,9 @@ export function principalOf(request: FastifyRequest): Principal {
 const maxUnsavedCountersMs = 300;
 
 /**
- * A changing request whose body was read this long after its limits were spent reads its key's
- * stop markers again (rate-limiter.ts): its key may have been revoked through another gateway
- * meanwhile. Bodies that come with their headers cost no second read.
+ * A changing request whose body was read this long after the counters answered its spend reads its
+ * key's stop markers again (rate-limiter.ts): its key may have been revoked through another gateway
+ * meanwhile. Bodies that come with their headers cost no second read, however long the counters took.
  */
 const bodyReadLateMs = 20;
 
@@ -161,6 +161,8 @@ export function installRequestAuth(
 
   /** Applies a limit's outcome and continues the request, or fails it. */
   const continueWith = (reply: FastifyReply, outcome: RateLimitOutcome, done: HookHandlerDoneFunction): void => {
+    // The markers were read as the counters answered: a body is late if it comes well after this.
+    if (reply.request.spentBeforeBodyAt !== undefined) reply.request.spentBeforeBodyAt = performance.now();
     try {
       applyLimitOutcome(reply, outcome);
       if (outcome.quotaSpent) reply.request.quotaSpent = outcome.quotaSpent;
