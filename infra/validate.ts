@@ -267,11 +267,22 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
     // A service given the bucket's URL without its keys refuses to start (blobStoreFor).
     if (settings.has('HALLMARK_S3_BUCKET_URL') && !s3Variables.every((name) => settings.has(name)))
       problems.push(`${where}: HALLMARK_S3_BUCKET_URL reaches its pods without ${s3Variables.join(' and ')}`);
-    if (autoscaled.includes(service) && deployment.spec?.replicas !== undefined)
-      problems.push(`${where}: sets replicas, which every apply would reset under its HorizontalPodAutoscaler`);
+    if (deployment.spec?.replicas !== undefined)
+      problems.push(
+        autoscaled.includes(service)
+          ? `${where}: sets replicas, which every apply would reset under its HorizontalPodAutoscaler`
+          : `${where}: sets replicas, which every apply would reset after a kubectl scale`,
+      );
     const portNames = new Set((container?.ports ?? []).map((port: Doc) => port.name));
     if (!portNames.has(container?.readinessProbe?.httpGet?.port))
       problems.push(`${where}: the readiness probe's port is not declared`);
+    // Outside the gateway's request queue: behind it, a load spike failed every replica's readiness at once.
+    if (container?.readinessProbe?.httpGet?.port !== 'probes')
+      problems.push(`${where}: the readiness probe must use the probes port (HALLMARK_PROBE_PORT)`);
+    // A first start may wait on the migrations' lock while the Job builds an index (30 minutes).
+    const startup = container?.startupProbe ?? {};
+    if ((startup.periodSeconds ?? 10) * (startup.failureThreshold ?? 3) < 1_800)
+      problems.push(`${where}: the startup probe must allow 30 minutes (the migrations' lock)`);
     const serviceDoc = docs.find((doc) => doc.kind === 'Service' && doc.metadata?.name === service);
     if (!serviceDoc) problems.push(`infra/k8s: no Service for ${service}`);
     else if (serviceDoc.spec?.selector?.['app.kubernetes.io/name'] !== service)
