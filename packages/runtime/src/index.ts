@@ -14,7 +14,7 @@ export { connectDistributed, createEmbedded, type Infrastructure } from './infra
 export { createLogger, type Logger, type LoggerOptions } from './logger.ts';
 export { refuseTrivialMasterKey } from './master-key-strength.ts';
 export { startProbeServer } from './probe-server.ts';
-export { checkReadiness, type ReadinessChecks, type ReadinessReport } from './readiness.ts';
+export { checkReadiness, createSharedReadiness, type ReadinessChecks, type ReadinessReport } from './readiness.ts';
 export { type RpcContext, serveRpc } from './rpc-server.ts';
 export {
   defineService,

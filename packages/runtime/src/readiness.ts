@@ -29,3 +29,32 @@ export async function checkReadiness(checks: ReadinessChecks, timeoutMs = 1_000)
   );
   return { ready: entries.every(([, result]) => result.ok), checks: Object.fromEntries(entries) };
 }
+
+/**
+ * Readiness for an address anyone may ask (the gateway's public /ready): one check of the stores
+ * a `everyMs` at most, however often it is asked (each takes a pooled connection, and a flood of
+ * them starved the requests), its report shared by the askers; and no error text beyond the
+ * check's own timeout (a connection error names internal hosts): `onFailure` is told the rest.
+ */
+export function createSharedReadiness(
+  checks: ReadinessChecks,
+  options: { everyMs?: number; onFailure?: (report: ReadinessReport) => void } = {},
+): () => Promise<ReadinessReport> {
+  const everyMs = options.everyMs ?? 1_000;
+  let last: { at: number; report: Promise<ReadinessReport> } | undefined;
+  const publicReport = (report: ReadinessReport): ReadinessReport => {
+    if (!report.ready) options.onFailure?.(report);
+    const checksShown = Object.fromEntries(
+      Object.entries(report.checks).map(([name, { ok, latencyMs, error }]) => [
+        name,
+        ok ? { ok, latencyMs } : { ok, latencyMs, error: error?.startsWith('no answer within') ? error : 'unreachable' },
+      ]),
+    );
+    return { ready: report.ready, checks: checksShown };
+  };
+  return () => {
+    const now = performance.now();
+    if (!last || now - last.at >= everyMs) last = { at: now, report: checkReadiness(checks).then(publicReport) };
+    return last.report;
+  };
+}

@@ -80,6 +80,8 @@ describe('requests in turns (HALLMARK_REQUESTS_PER_TURN)', () => {
           turnsSeen.push(loopTurn);
         },
       },
+      // Each request's own check, so that the checks count the requests run.
+      readinessShareMs: 0,
     });
     try {
       await app.listen({ host: '127.0.0.1', port: 0 });
@@ -140,6 +142,7 @@ describe('requests in turns (HALLMARK_REQUESTS_PER_TURN)', () => {
           checksRun.push('ran');
         },
       },
+      readinessShareMs: 0,
     });
     try {
       await app.listen({ host: '127.0.0.1', port: 0 });

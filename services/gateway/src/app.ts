@@ -64,6 +64,8 @@ export interface GatewayDependencies {
   blobs: BlobStore;
   log: Logger;
   readiness: ReadinessChecks;
+  /** How long the public /ready shares one check of `readiness` among its askers (1 s; tests that count checks: 0). */
+  readinessShareMs?: number;
   requestTimeoutMs: number;
   clock: () => Date;
   /** Where accounts and API keys are recorded as events (the account's stream), with their rows in the event's transaction. */
@@ -342,6 +344,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   registerSystemRoutes(app, {
     services,
     readiness: deps.readiness,
+    ...(deps.readinessShareMs !== undefined ? { readinessShareMs: deps.readinessShareMs } : {}),
     publicOrigin,
     consoleUrl: deps.config.HALLMARK_CONSOLE_URL,
   });

@@ -12,7 +12,7 @@ import {
   readyRoute,
   routes,
 } from '@hallmark/contracts';
-import { checkReadiness, type ReadinessChecks } from '@hallmark/runtime';
+import { createSharedReadiness, type ReadinessChecks } from '@hallmark/runtime';
 import type { FastifyInstance } from 'fastify';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
@@ -24,6 +24,8 @@ export function registerSystemRoutes(
   deps: {
     services: ServiceCaller;
     readiness: ReadinessChecks;
+    /** How long one check of `readiness` answers the public /ready (default 1 s). */
+    readinessShareMs?: number;
     /** The gateway's public origin: the document's server, and the landing answer's links. */
     publicOrigin: () => string;
     /** Where the console is deployed, when not at this gateway's own /console (HALLMARK_CONSOLE_URL). */
@@ -48,8 +50,13 @@ export function registerSystemRoutes(
 
   registerRoute(app, healthRoute, async () => ({ status: 'ok' }));
 
+  // Public: checked once a second at most whoever asks, without the stores' error text (logged instead).
+  const readiness = createSharedReadiness(deps.readiness, {
+    ...(deps.readinessShareMs !== undefined ? { everyMs: deps.readinessShareMs } : {}),
+    onFailure: (report) => app.log.warn({ checks: report.checks }, 'not ready: a dependency is not reachable'),
+  });
   registerRoute(app, readyRoute, async () => {
-    const report = await checkReadiness(deps.readiness);
+    const report = await readiness();
     if (!report.ready) {
       throw new HallmarkError('SERVICE_UNAVAILABLE', 'A dependency is not reachable.', { checks: report.checks });
     }
