@@ -269,7 +269,10 @@ describe('a schema changed while a batch naming it is written', () => {
         WHERE event_type = 'code.generated' AND data->>'serial' LIKE $1 GROUP BY 1, 2`,
       [`${prefix}-%`],
     );
-    expect(events.map((row) => [row.schema_id, row.version, Number(row.n)])).toEqual([[schemaId, 1, made.length]]);
+    // The change may land before the batch's first chunk is checked (a loaded machine): then none is made.
+    expect(events.map((row) => [row.schema_id, row.version, Number(row.n)])).toEqual(
+      made.length > 0 ? [[schemaId, 1, made.length]] : [],
+    );
     expect(await generateUsed(account.key)).toBe(made.length);
   }, 60_000);
 });

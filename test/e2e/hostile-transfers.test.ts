@@ -161,17 +161,23 @@ describe.each([
         const answers = await Promise.all(codes.map((code) => confirm(transferId, code)));
         const tally = JSON.stringify(statusesOf(answers));
 
+        // Five codes at most are acted on: each wrong one a 400 (unless the lock was recorded before
+        // its answer), a right one among them the sale. The requests reach the service in any order
+        // (a loaded machine sent index 96 third: 400, 400, sold), so a right code may be among the
+        // first five, a lucky guess; never a sixth (the unguarded confirm sold after five 400s).
+        const sold = answers.flatMap((answer, index) => (answer.status === 200 ? [index] : []));
+        const counted = answers.filter((answer) => answer.status === 400).length;
+        expect(sold.length, `at most one sale (burst ${round}: ${tally})`).toBeLessThanOrEqual(1);
+        expect(counted + sold.length, `at most five codes acted on (burst ${round}: ${tally})`).toBeLessThanOrEqual(5);
         expect(
-          answers.flatMap((answer, index) => (answer.status === 200 ? [index] : [])),
-          `no guess completes (burst ${round}: ${tally})`,
-        ).toEqual([]);
-        // Five wrong codes are compared and counted (a 400 each, unless the lock was recorded before
-        // its answer); every other confirm is told the transfer is locked, the right code each time.
-        expect(
-          answers.every((answer) => answer.status === 400 || answer.status === 409),
+          answers.every((answer) => answer.status === 200 || answer.status === 400 || answer.status === 409),
           tally,
         ).toBe(true);
-        expect(answers.filter((answer) => answer.status === 400).length, tally).toBeLessThanOrEqual(5);
+        if (sold.length === 1) {
+          expect(await typesOf(object.id)).toEqual(['registered', 'transfer_initiated', 'sold', 'transferred']);
+          continue;
+        }
+        // Every other confirm is told the transfer is locked, the right code each time.
         for (const [index, answer] of answers.entries()) {
           if (!rightAt(index)) continue;
           expectError(answer, 409, 'CONFLICT');
