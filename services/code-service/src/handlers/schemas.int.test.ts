@@ -44,4 +44,20 @@ describe('schema changes', () => {
     await expect(replicaB.get(owner, created.id, 1)).rejects.toMatchObject({ code: 'NOT_FOUND' });
     await db.close();
   });
+
+  it('tells a schema that is not there from a database that did not answer', async () => {
+    const db = await createPgliteDatabase();
+    await migrateAccounts(db);
+    await migrateCodes(db);
+    const eventStore = await createSqlEventStore(db);
+    const owner = { accountId: 'acc_unreachable', environment: 'live' as const };
+    const created = await createSchemaCatalog({ db, eventStore, clock: () => new Date() }).create(owner, {
+      copyFrom: 'tpl_luxury_goods',
+    });
+    // Another replica, which has read nothing yet.
+    const replica = createSchemaCatalog({ db, eventStore, clock: () => new Date() });
+    expect(await replica.validateForGeneration(owner, 'sch_none', undefined, {})).toEqual({ missing: true });
+    await db.close();
+    await expect(replica.validateForGeneration(owner, created.id, undefined, {})).rejects.toThrow();
+  });
 });

@@ -312,7 +312,12 @@ export function createSchemaCatalog(deps: SchemaDeps) {
 
     /** For generation: the outcome, or undefined when no schema is asked for. A missing schema is a VALIDATION_ERROR. */
     async validateForGeneration(owner: Principal, schemaId: string, version: number | undefined, metadata: unknown) {
-      const found = await read(owner, schemaId, version).catch(() => undefined);
+      // Missing is NOT_FOUND alone: a database that failed to answer fails the call (503), where it
+      // was answered VALIDATION_ERROR "is not a schema of this account", and a client dropped the items.
+      const found = await read(owner, schemaId, version).catch((error: unknown) => {
+        if (error instanceof HallmarkError && error.code === 'NOT_FOUND') return undefined;
+        throw error;
+      });
       if (!found) return { missing: true as const };
       let outcome: ReturnType<MetadataValidator['validate']>;
       try {
