@@ -265,7 +265,6 @@ export function createRateLimiter(options: {
   const authFailuresPerMinute = options.authFailuresPerMinute ?? 20;
   const recentRefusals = createRecentRefusals();
   const failedAuthHolds = createFailedAuthHolds();
-  /** The account's outcome, its refusal noted for requests not yet read (`refusalHolding`). */
   /** The refusal of a key a stop marker names: nothing was spent (a set marker refuses the whole call). */
   const stoppedKey = async (key: AuthenticatedKey, decision: QuotaDecision, stop: KeyStop): Promise<RateLimitOutcome> => {
     const keyRefusal = options.refusalOfStoppedKey
@@ -273,6 +272,7 @@ export function createRateLimiter(options: {
       : new HallmarkError(stop, 'The API key no longer works.');
     return { allowed: false, reported: decision.counters[0] as CounterState, keyRefusal };
   };
+  /** The account's outcome, its refusal noted for requests not yet read (`refusalHolding`). */
   const decided = (key: AuthenticatedKey, outcome: RateLimitOutcome, nowMs: number): RateLimitOutcome => {
     if (!outcome.allowed && outcome.refusedBy) recentRefusals.note(key, outcome.refusedBy, outcome.reported, nowMs);
     return outcome;
@@ -445,11 +445,18 @@ export function createRateLimiter(options: {
       const nowMs = options.clock().getTime();
       // In both environments of the account: a live key's console session acts in test (actingKey,
       // console-sessions.ts), and its spends read the markers under the environment it acts in.
-      for (const environment of ['live', 'test'] as const) {
-        await options.cache.consumeQuotas([
-          { key: keyStopMarker({ ...key, environment }, stop), cost: 1, limit: countedOnly, resetAtMs: nowMs + keyStopMarkerMs },
-        ]);
-      }
+      await Promise.all(
+        (['live', 'test'] as const).map((environment) =>
+          options.cache.consumeQuotas([
+            {
+              key: keyStopMarker({ ...key, environment }, stop),
+              cost: 1,
+              limit: countedOnly,
+              resetAtMs: nowMs + keyStopMarkerMs,
+            },
+          ]),
+        ),
+      );
     },
 
     /**

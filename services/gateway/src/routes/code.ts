@@ -69,28 +69,19 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
     // A chunk repeating a GTIN and serial of an earlier chunk is sent once that one has been answered,
     // so the earlier item takes the serial (chunks are picked in order: what one waits for is under way).
     const waitFor = chunksToWaitFor(items, chunks);
-    const answered = chunks.map(() => {
-      let resolve!: () => void;
-      const promise = new Promise<void>((done) => {
-        resolve = done;
-      });
-      return { promise, resolve };
-    });
+    const sent: Array<Promise<void>> = [];
     const worker = async () => {
       while (next < chunks.length && !failed) {
         const chunk = next++;
-        try {
-          await sendChunk(chunk);
-        } finally {
-          answered[chunk]?.resolve();
-        }
+        sent[chunk] = sendChunk(chunk);
+        await sent[chunk];
       }
     };
     /** Sends one chunk to code-service and counts what it made; a chunk after a failed one is not sent. */
     const sendChunk = async (chunk: number) => {
       const earlier = waitFor[chunk] ?? [];
       if (earlier.length > 0) {
-        await Promise.all(earlier.map((each) => answered[each]?.promise));
+        await Promise.allSettled(earlier.map((each) => sent[each]));
         if (failed) return;
       }
       const firstIndex = chunks[chunk] as number;
