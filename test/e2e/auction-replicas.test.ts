@@ -281,6 +281,12 @@ describe('auction objects on two gateways and two auction-service replicas', () 
     }
     const notes = writes.slice(0, 10).filter((answer) => answer.status === 201);
     const bound = writes.slice(10, 14).filter((answer) => answer.status === 201);
+    // Gateway 0 waits 1.5 s (shortTimeoutMs): on a loaded machine a write through it can be answered
+    // 503 `timeout` while its replica still stores it, as the answer says (its outcome is unknown).
+    const unknownOutcome = (answers: ApiResponse<Json>[]) =>
+      answers.filter((answer) => answer.status === 503 && answer.body.error?.details?.reason === 'timeout').length;
+    const notesMaybe = unknownOutcome(writes.slice(0, 10));
+    const boundMaybe = unknownOutcome(writes.slice(10, 14));
     const cancels = writes.slice(14);
     expect(
       cancels.map((answer) => answer.status),
@@ -292,8 +298,12 @@ describe('auction objects on two gateways and two auction-service replicas', () 
     expect(history.chain_valid).toBe(true);
     const types = history.events.map((event) => event.type);
     expect(types.filter((type) => type === 'transfer_cancelled')).toHaveLength(1);
-    expect(types.filter((type) => type === 'cataloged')).toHaveLength(notes.length);
-    expect(types.filter((type) => type === 'photographed')).toHaveLength(bound.length);
+    const cataloged = types.filter((type) => type === 'cataloged').length;
+    const photographed = types.filter((type) => type === 'photographed').length;
+    expect(cataloged, tally(writes)).toBeGreaterThanOrEqual(notes.length);
+    expect(cataloged, tally(writes)).toBeLessThanOrEqual(notes.length + notesMaybe);
+    expect(photographed, tally(writes)).toBeGreaterThanOrEqual(bound.length);
+    expect(photographed, tally(writes)).toBeLessThanOrEqual(bound.length + boundMaybe);
     const exported = await waitFor('the export', async () => {
       const answer = await api(0, 'GET', `/compliance/${object.id}/export?format=json`, { key: house });
       return answer.status === 200 ? answer : undefined;
@@ -305,7 +315,7 @@ describe('auction objects on two gateways and two auction-service replicas', () 
     // The dashboard's row agrees with the stream, whichever replica wrote last.
     const dashboard = await api(0, 'GET', '/auction/dashboard/objects?limit=100', { key: house });
     const entry = (dashboard.body.objects as Json[]).find((candidate) => candidate.serial === object.service_serial);
-    expect(entry?.photo_status?.count, JSON.stringify(entry)).toBe(bound.length);
+    expect(entry?.photo_status?.count, JSON.stringify(entry)).toBe(photographed);
     // And the object is free for a new transfer at once.
     await initiate(object.id, 0);
   }, 120_000);

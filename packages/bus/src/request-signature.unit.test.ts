@@ -91,12 +91,16 @@ describe('request signatures on the bus', () => {
   it('costs a few microseconds per signature and check', () => {
     const signer = createRequestSigner(secret);
     const sample = request();
-    const rounds = 2_000;
-    const started = performance.now();
-    for (let i = 0; i < rounds; i++) signer.verify(signer.sign(sample), sample);
-    const microsecondsEach = ((performance.now() - started) * 1_000) / rounds;
-    // Generous for a shared CI machine; measured here at about 5 µs for both together.
-    expect(microsecondsEach).toBeLessThan(100);
+    // The fastest of 20 runs of 200: a run preempted by the other test workers on a shared machine
+    // (one of 2,000 in a row took 140 µs each in CI) says nothing of the cost. About 5 µs here.
+    const rounds = 200;
+    let fastest = Number.POSITIVE_INFINITY;
+    for (let run = 0; run < 20; run++) {
+      const started = performance.now();
+      for (let i = 0; i < rounds; i++) signer.verify(signer.sign(sample), sample);
+      fastest = Math.min(fastest, ((performance.now() - started) * 1_000) / rounds);
+    }
+    expect(fastest).toBeLessThan(100);
   });
 });
 

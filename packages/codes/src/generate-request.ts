@@ -121,7 +121,8 @@ export function validateGenerateRequest(
         code: 'INVALID_GTIN',
         message: `The GTIN is not valid: ${gtinCheck.message}.`,
         details: {
-          provided: gtin,
+          // What was sent, its first 64 characters when longer (the answer need not echo a long body).
+          provided: gtin.length > 64 ? `${gtin.slice(0, 64)}…` : gtin,
           expected: gtinCheck.reason === 'check-digit' ? gtinCheck.expected : '14 digits ending in a valid GS1 check digit',
         },
       },

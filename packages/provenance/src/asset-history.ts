@@ -71,6 +71,16 @@ export function startAssetHistory(
   return { streamId: assetStream(asset.assetId), events: chainEvents(asset, undefined, inputs, occurredAt).events };
 }
 
+/**
+ * The time of events chained after one dated `previous`: now, or `previous` when the clock reads
+ * earlier (stepped back, or another replica's clock behind this one's). A history never dates an
+ * event before the one it follows.
+ */
+function notBefore(now: Date, previous: string): string {
+  const at = now.toISOString();
+  return Date.parse(previous) > now.getTime() ? previous : at;
+}
+
 /** Under heavy contention one writer wins per round; give up only after many rounds. */
 const maxAttempts = 100;
 
@@ -99,7 +109,7 @@ export async function appendToAssetHistory(
     if (options.expectedVersion !== undefined && options.expectedVersion !== last.streamVersion) {
       throw versionConflict(streamId, options.expectedVersion, last.streamVersion);
     }
-    const { events } = chainEvents(asset, head, inputs, options.now().toISOString());
+    const { events } = chainEvents(asset, head, inputs, notBefore(options.now(), head.occurredAt));
     try {
       const result = await store.append(streamId, events, {
         expectedVersion: last.streamVersion,

@@ -224,6 +224,8 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     if (isDependencyOutage(error)) request.log.warn({ err: error }, 'a store is unreachable');
     const apiError = toApiError(outageAsUnavailable(error));
     if (apiError.code === 'INTERNAL_ERROR') request.log.error({ err: error }, 'internal error');
+    // A refusal by a hook that runs before the request-id hook (a stopping gateway's 503) has it too.
+    if (!reply.hasHeader('x-request-id')) reply.header('x-request-id', request.id);
     if (apiError.code === 'RATE_LIMITED' || apiError.status >= 500) reply.header('cache-control', 'no-store');
     // A service that says when to come back (busy, or a store unreachable): tell the client too.
     const retryAfter = apiError.details?.retryAfterSeconds;

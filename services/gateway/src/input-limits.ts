@@ -160,9 +160,13 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? new HallmarkError('REQUEST_TIMEOUT', 'The request was not received in time.')
         : new HallmarkError('VALIDATION_ERROR', 'The request is not valid HTTP.');
-  const body = JSON.stringify(errorEnvelope(refusal, randomUUID()));
+  const requestId = randomUUID();
+  const body = JSON.stringify(errorEnvelope(refusal, requestId));
+  // The headers every answer carries (docs/API.md): its request id, nosniff, and no-store (whether the
+  // unread request had an x-api-key is not known here).
   socket.end(
     `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `X-Request-Id: ${requestId}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

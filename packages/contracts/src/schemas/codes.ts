@@ -10,9 +10,9 @@ const Timestamp = Type.String({ format: 'date-time' });
  */
 export const GenerateCodeBody = Type.Object(
   {
-    gtin: Type.Optional(
-      Type.String({ maxLength: 64, description: 'GTIN-14: 14 digits with a valid GS1 check digit (required)' }),
-    ),
+    // No maxLength: a GTIN of any length that is not 14 digits is the spec's INVALID_GTIN (the body's
+    // size bounds it), not a VALIDATION_ERROR of the schema.
+    gtin: Type.Optional(Type.String({ description: 'GTIN-14: 14 digits with a valid GS1 check digit (required)' })),
     serialNumber: Type.Optional(
       Type.String({ maxLength: 64, description: 'AI 21: 1–20 characters of GS1 set 82, unique per GTIN (required)' }),
     ),

@@ -25,11 +25,20 @@ export type Pagination = Static<typeof Pagination>;
 
 /**
  * Characters text others are shown may not hold: control characters (escape sequences, line
- * breaks, tabs), which a terminal would act on, and the characters that change text direction
- * (U+061C, U+200E/F, U+202A–U+202E, U+2066–U+2069), which would reorder what a page or a listing
- * shows. As the inside of a regular-expression character class.
+ * breaks, tabs) and the line and paragraph separators U+2028/U+2029, which a terminal or a page
+ * would act on, and the characters that change text direction (U+061C, U+200E/F, U+202A–U+202E,
+ * U+2066–U+2069), which would reorder what a page or a listing shows. As the inside of a
+ * regular-expression character class.
  */
-const unprintableCharacters = '\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069';
+const unprintableCharacters = '\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069';
+
+/**
+ * Characters that show nothing: white space, and those that print no mark (zero-width spaces and
+ * joiners, the word joiner and invisible operators, the byte-order mark, soft hyphen, the combining
+ * grapheme joiner, the Hangul and Mongolian fillers, the blank Braille pattern). A name of only
+ * these reads as nobody. As the inside of a regular-expression character class.
+ */
+const invisibleCharacters = '\\s\\u00ad\\u034f\\u115f\\u1160\\u180e\\u200b-\\u200d\\u2060-\\u2064\\u2800\\u3164\\ufeff\\uffa0';
 
 /**
  * A `pattern` for text others are shown (key and account names, webhook descriptions, a brand's
@@ -38,8 +47,8 @@ const unprintableCharacters = '\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u20
  */
 export const printableTextPattern = `^[^${unprintableCharacters}]*$`;
 
-/** The same, and not blank (an owner as an auction house names it). */
-export const printableNonBlankTextPattern = `^(?=.*\\S)[^${unprintableCharacters}]+$`;
+/** The same, and not blank: at least one character that shows (an owner as an auction house names it). */
+export const printableNonBlankTextPattern = `^(?=.*[^${invisibleCharacters}])[^${unprintableCharacters}]+$`;
 
 /**
  * A `pattern` for an http(s) URL others are shown (a webhook endpoint's): none of the characters

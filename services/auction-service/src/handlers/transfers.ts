@@ -252,21 +252,23 @@ export async function confirmTransfer(
 ) {
   const row = await findTransfer(deps.db, owner, transferId);
   if (!row) throw new HallmarkError('NOT_FOUND', `Transfer ${transferId} was not found.`, { transferId });
+  const expected = Buffer.from(row.code_hash, 'hex');
+  const given = Buffer.from(codeHash(deps.codeKey, transferId, code), 'hex');
+  const codeMatches = expected.length === given.length && timingSafeEqual(expected, given);
   // With an Idempotency-Key the sale's `transferred` event takes an id derived from it: a retry whose
   // first attempt sold the object (its answer a 503: the service was slow, a gateway died) finds that
-  // sale and answers it, taking no try, where it met the completed transfer's 409.
+  // sale and answers it, taking no try, where it met the completed transfer's 409. Only with the right
+  // code: the key never stands in for it (once the gateway has forgotten the key, or after a 503, a
+  // wrong code sent with it is the completed transfer's 409).
   const eventId = requestKey ? eventIdOf('transfer-confirm', requestKey, { transferId }) : undefined;
   const soldByThisRequest = async () => {
-    if (!eventId) return undefined;
+    if (!eventId || !codeMatches) return undefined;
     const { state } = await requireOwnedHistory(deps, owner, row.object_id);
     const sale = state.records.find((record) => record.eventId === eventId);
     return sale ? completedView(transferId, state, sale.occurredAt) : undefined;
   };
   const madeBefore = await soldByThisRequest();
   if (madeBefore) return madeBefore;
-  const expected = Buffer.from(row.code_hash, 'hex');
-  const given = Buffer.from(codeHash(deps.codeKey, transferId, code), 'hex');
-  const codeMatches = expected.length === given.length && timingSafeEqual(expected, given);
   const taken = await takeCodeTry(deps.db, transferId, !codeMatches, maxCodeAttempts);
   const check: CodeCheck = !taken
     ? { result: 'untried' }
