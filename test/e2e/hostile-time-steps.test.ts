@@ -501,9 +501,9 @@ describe('an auditor’s checkpoints when the clock steps back between two event
     // condition report is recorded (three events), and every checkpoint signed until the clock
     // passes 11:00 again says "three events at 10:xx". The two-event export "as of 11:00" then
     // looks newer than the three-event one, and an auditor asking for "the history as of 11:00 or
-    // later" accepts the export without the condition report. The event's own `occurredAt` may be
-    // honest (10:00, before the event ahead of it); the time a checkpoint vouches for must not go
-    // back. What the code does: checkpoint-signer.ts signs with `clock()` as it is.
+    // later" accepts the export without the condition report. The time a checkpoint vouches for must
+    // not go back (checkpoint-signer.ts signed with `clock()` as it was). Nor does an event's own
+    // `occurredAt` since 2026-12-05: dated at its predecessor's time, 11:00, not at 10:00 before it.
     const house = await tenant('enterprise', 'Audited house');
     at('2032-06-15T11:00:00.000Z');
     const registered = await api('POST', '/auction/objects/register', {
@@ -535,14 +535,14 @@ describe('an auditor’s checkpoints when the clock steps back between two event
     await record('condition_report', { evidence: { finding: 'service dial, case polished' } });
     at('2032-06-15T10:30:00.000Z');
     const genuine = await exportOf(3);
-    // The chain itself stays whole for the auditor, in sequence order, with honest times.
+    // The chain itself stays whole for the auditor, in sequence order, its times never going back.
     const current = auditExport(genuine, jwks);
     expect(current).toMatchObject({ valid: true, treeSize: 3 });
     expect(genuine.events.map((event) => event.sequence)).toEqual([1, 2, 3]);
     expect(genuine.events.map((event) => event.occurredAt)).toEqual([
       '2032-06-15T11:00:00.000Z',
       '2032-06-15T11:00:00.000Z',
-      '2032-06-15T10:00:00.000Z',
+      '2032-06-15T11:00:00.000Z',
     ]);
     // The three-event tree's checkpoint must not say it is older than the two-event one's.
     expect(
