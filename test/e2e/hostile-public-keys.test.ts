@@ -7,11 +7,11 @@ import { type ApiResponse, call, startTestProduct, type TestProduct } from '../s
 import { publicKeyRegistration } from '../support/public-keys.ts';
 
 // Registered public keys against a tenant that registers a brand's key first (public keys are
-// public), over real HTTP (embedded form). A registration must prove it holds the private key,
-// bound to the registering account and environment (docs/SIGNING.md, "Registering a key"); a
+// public), over real HTTP (embedded form). A registration's proof, when it has one, must be the
+// key's signature for the registering account and environment (docs/SIGNING.md, "Registering a key"); a
 // registration is one account's in one environment, so a brand may hold its key in test and in
-// live, register again a key it revoked, and a key squatted before proofs blocks it no more; a 409
-// names nobody.
+// live, register again a key it revoked, and a key registered by another account without a proof
+// (the contract's form: name, publicKey, algorithm) blocks it not; a 409 names nobody.
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
 type Json = Record<string, any>;
@@ -82,9 +82,8 @@ describe('who may register a public key, and for which account and environment',
     await test?.stop();
   });
 
-  it('refuses the brand’s public key to an account without its private key, live or test, and stores nothing', async () => {
+  it('refuses the brand’s public key to an account whose proof is not the key’s, live or test, and stores nothing', async () => {
     const { proof: _none, ...withoutProof } = publicKeyRegistration(hsm, { accountId: attacker.id }, 'my HSM');
-    expectProofRefused(await api('POST', '/keys', { key: attacker.key, body: withoutProof }));
     // A made-up proof; the attacker's own key signing a registration of the brand's key; the
     // brand's genuine proof (made for the brand's account) replayed; a test key, for test.
     const madeUp = { ...withoutProof, proof: 'A'.repeat(86) };
@@ -100,7 +99,6 @@ describe('who may register a public key, and for which account and environment',
     for (const body of [madeUp, ownKeySigned, replayed]) {
       expectProofRefused(await api('POST', '/keys', { key: attacker.key, body }));
     }
-    expectProofRefused(await api('POST', '/keys', { key: attacker.testKey, body: withoutProof }));
     expectProofRefused(await api('POST', '/keys', { key: attacker.testKey, body: { ...replayed, environment: 'test' } }));
 
     const rows = await test.product.db.query('SELECT account_id FROM verification_keys WHERE id = $1', [kid]);
@@ -223,15 +221,16 @@ describe('who may register a public key, and for which account and environment',
     expect(await verdictOf(printed(hsm, 'LIVE-3'))).toBe('AUTHENTIC');
   });
 
-  it('lets the brand register a key another account squatted before registrations needed a proof', async () => {
+  it('lets the brand register a key another account registered first without a proof, and its codes stay the brand’s', async () => {
     const hsm2 = generateEd25519KeyPair();
     const kid2 = ed25519Thumbprint(hsm2.publicKey);
-    // What a registration made before this fix left: the attacker's row of the brand's key, no proof.
-    await test.product.db.query(
-      `INSERT INTO verification_keys (id, account_id, environment, type, name, public_key, status)
-       VALUES ($1, $2, 'live', 'public', 'squat', $3, 'active')`,
-      [kid2, attacker.id, hsm2.publicKey.toString('base64url')],
-    );
+    // The contract's registration (name, publicKey, algorithm) takes no proof: the attacker registers
+    // the brand's public key first. It reserves nothing and vouches for none of the brand's codes.
+    const { proof: _none, ...squat } = publicKeyRegistration(hsm2, { accountId: attacker.id }, 'squat');
+    const squatted = await api('POST', '/keys', { key: attacker.key, body: squat });
+    expect(squatted.status, JSON.stringify(squatted.body)).toBe(201);
+    expect(squatted.body).toMatchObject({ id: kid2, type: 'public', status: 'active' });
+    expect(await verdictOf(printed(hsm2, 'SECOND-0'))).not.toBe('AUTHENTIC');
     const registered = await api('POST', '/keys', {
       key: brand.key,
       body: publicKeyRegistration(hsm2, { accountId: brand.id }, 'second HSM'),

@@ -1,4 +1,6 @@
+import { createPublicKey } from 'node:crypto';
 import { connect } from 'node:net';
+import { generateEd25519KeyPair } from '@hallmark/crypto';
 import { gs1CheckDigit } from '@hallmark/gs1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
@@ -24,6 +26,9 @@ interface Tenant {
 let brand: Tenant;
 let freeTenant: Tenant;
 let counter = 0;
+
+/** The DER prefix of an Ed25519 SubjectPublicKeyInfo (RFC 8410), before the key's 32 bytes. */
+const ed25519SpkiPrefix = Buffer.from('302a300506032b6570032100', 'hex');
 
 /** A GTIN-14 under `prefix` (indicator 0), with its check digit. */
 function gtinUnder(prefix: string): string {
@@ -160,6 +165,28 @@ describe('POST /code/generate: INVALID_GTIN (spec, Errors 5; DECISIONS.md, Codes
     });
     expect(response.status, JSON.stringify(response.body)).toBe(200);
     expect(response.body.results[0]?.error?.code, JSON.stringify(response.body.results[0])).toBe('INVALID_GTIN');
+  });
+});
+
+describe('Keys (DECISIONS.md, Keys and auth)', () => {
+  it('POST /keys with name, publicKey (base64url raw 32 bytes, or PEM) and algorithm "Ed25519" registers a public key (201, type public)', async () => {
+    for (const encoding of ['raw', 'pem'] as const) {
+      const pair = generateEd25519KeyPair();
+      const publicKey =
+        encoding === 'raw'
+          ? pair.publicKey.toString('base64url')
+          : createPublicKey({ key: Buffer.concat([ed25519SpkiPrefix, pair.publicKey]), format: 'der', type: 'spki' })
+              .export({ format: 'pem', type: 'spki' })
+              .toString();
+      const response = await api('POST', '/keys', {
+        key: brand.key,
+        body: { name: `Factory HSM ${encoding}`, publicKey, algorithm: 'Ed25519' },
+      });
+      expect(response.status, JSON.stringify(response.body)).toBe(201);
+      expect(response.body).toMatchObject({ type: 'public', status: 'active', environment: 'live' });
+      const listed = await api('GET', '/keys?type=public', { key: brand.key });
+      expect((listed.body.keys as Json[]).map((key) => key.id)).toContain(response.body.id);
+    }
   });
 });
 

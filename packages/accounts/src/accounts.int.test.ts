@@ -237,7 +237,7 @@ describe('keyring', () => {
     expect((await verification.jwks()).keys.map((jwk) => jwk.kid)).not.toContain(registered.id);
   });
 
-  it('registers a key only with its proof, for its own account and environment', async () => {
+  it('refuses a proof made for another account, environment or key, storing nothing', async () => {
     const { key } = await tenant('Brand E');
     const other = await tenant('Brand F');
     const verification = createVerificationKeys(db, { cacheMs: 0 });
@@ -296,15 +296,38 @@ describe('keyring', () => {
     expect((await verification.find(live.id, key))?.status).toBe('active');
   });
 
+  it('takes a registration without a proof, which reserves the key for nobody', async () => {
+    const { key } = await tenant('Brand K');
+    const other = await tenant('Brand L');
+    const verification = createVerificationKeys(db, { cacheMs: 0 });
+    const pair = generateEd25519KeyPair();
+    const { proof: _none, ...bare } = registration(key, pair);
+    const unproven = await verification.register(key, bare);
+    expect(unproven).toMatchObject({ type: 'public', status: 'active' });
+    const rows = await db.query<{ proof: string | null }>('SELECT proof FROM verification_keys WHERE id = $1 AND account_id = $2', [
+      unproven.id,
+      key.accountId,
+    ]);
+    expect(rows).toEqual([{ proof: null }]);
+    // Active for its owner: a second registration of it there is a conflict, with or without a proof.
+    await expect(verification.register(key, bare)).rejects.toMatchObject({ code: 'CONFLICT' });
+    // Another account may still register it, and with a proof holds it alone from then on.
+    const proven = await verification.register(other.key, registration(other.key, pair));
+    expect(proven).toMatchObject({ id: unproven.id, status: 'active' });
+    const third = await tenant('Brand M');
+    const { proof: _also, ...bareThird } = registration(third.key, pair);
+    await expect(verification.register(third.key, bareThird)).rejects.toMatchObject({ code: 'CONFLICT' });
+  });
+
   it('lets a key holder register a key another account registered without a proof, or gave up', async () => {
     const { key } = await tenant('Brand I');
     const squatter = await tenant('Squatter');
     const verification = createVerificationKeys(db, { cacheMs: 0 });
     const pair = generateEd25519KeyPair();
     const { publicKey } = registration(key, pair);
-    // As a registration made before proofs were needed left it: no proof.
-    const kid = (await verification.register(squatter.key, registration(squatter.key, pair))).id;
-    await db.query('UPDATE verification_keys SET proof = NULL WHERE id = $1 AND account_id = $2', [kid, squatter.key.accountId]);
+    // As a registration without a proof (or made before proofs existed) left it.
+    const { proof: _none, ...bare } = registration(squatter.key, pair);
+    const kid = (await verification.register(squatter.key, bare)).id;
     const registered = await verification.register(key, { ...registration(key, pair), publicKey });
     expect(registered).toMatchObject({ id: kid, status: 'active' });
     expect((await verification.find(kid, key))?.accountId).toBe(key.accountId);

@@ -266,22 +266,23 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
     },
 
     /**
-     * Registers an external Ed25519 public key (base64url raw or PEM) for the owner, with `proof`:
-     * the key's signature over its registration message for this account and environment
-     * (packages/crypto/src/key-registration.ts), so only who holds the private key can register
-     * it. The proof is checked before anything is looked up: without the private key, nobody
-     * learns whether a key is registered. Already registered is `409 CONFLICT` in the same words
-     * whoever holds it: this owner (active), or another account that proved it holds the key
-     * (holding one private key in two accounts is a misuse). The owner may register one key in
-     * both environments, and register again a key it revoked (the same row, active again). A row
-     * of another account without a proof (registered before proofs were needed: accounts
-     * migration 0009) or revoked keeps nobody from registering the key. With `by`, the API key
+     * Registers an external Ed25519 public key (base64url raw or PEM) for the owner, with or
+     * without `proof`: the key's signature over its registration message for this account and
+     * environment (packages/crypto/src/key-registration.ts). A proof, when given, is checked before
+     * anything is looked up: without the private key, nobody learns whether a key is registered.
+     * Already registered is `409 CONFLICT` in the same words whoever holds it: this owner (active),
+     * or another account that proved it holds the key (holding one private key in two accounts is
+     * a misuse). The owner may register one key in both environments, and register again a key it
+     * revoked (the same row, active again). A row of another account without a proof (registered
+     * without one, or before proofs existed: accounts migration 0009) or revoked keeps nobody from
+     * registering the key: public keys are public, so a registration that proves nothing reserves
+     * nothing (it verifies only codes of its own account's GTINs). With `by`, the API key
      * registering it: recorded as its creator (`GET /keys?createdBy=`), and the key is written only
      * while that key works (`401 REVOKED_API_KEY` or `EXPIRED_API_KEY` otherwise).
      */
     async register(
       owner: Principal,
-      input: { name: string; publicKey: string; proof: string },
+      input: { name: string; publicKey: string; proof?: string | undefined },
       by?: { keyId: string; now: Date },
     ): Promise<VerificationKeyView> {
       const parsed = parseEd25519PublicKey(input.publicKey);
@@ -292,6 +293,7 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
       }
       const publicKey = parsed.publicKey.toString('base64url');
       if (
+        input.proof !== undefined &&
         !verifyKeyRegistrationProof({
           accountId: owner.accountId,
           environment: owner.environment,
@@ -328,7 +330,7 @@ export function createVerificationKeys(db: SqlDatabase, options: { cacheMs?: num
             { limit: maxActivePublicKeys },
           );
         }
-        const key = { kid, name: input.name, publicKey, proof: input.proof, createdBy: by?.keyId ?? null };
+        const key = { kid, name: input.name, publicKey, proof: input.proof ?? null, createdBy: by?.keyId ?? null };
         return own ? reactivatePublicKey(tx, owner, key) : insertPublicKey(tx, owner, key);
       });
       if (!row) throw alreadyRegistered();

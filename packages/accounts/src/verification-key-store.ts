@@ -131,7 +131,7 @@ export async function countActivePublicKeys(sql: SqlExecutor, owner: Principal):
 export async function insertPublicKey(
   sql: SqlExecutor,
   owner: Principal,
-  key: { kid: string; name: string; publicKey: string; proof: string; createdBy: string | null },
+  key: { kid: string; name: string; publicKey: string; proof: string | null; createdBy: string | null },
 ): Promise<VerificationKeyRow | undefined> {
   const rows = await sql.query<VerificationKeyRow>(
     `INSERT INTO verification_keys (id, account_id, environment, type, name, public_key, proof, status, created_by)
@@ -149,7 +149,7 @@ export async function insertPublicKey(
 export async function reactivatePublicKey(
   sql: SqlExecutor,
   owner: Principal,
-  key: { kid: string; name: string; proof: string; createdBy: string | null },
+  key: { kid: string; name: string; proof: string | null; createdBy: string | null },
 ): Promise<VerificationKeyRow | undefined> {
   const rows = await sql.query<VerificationKeyRow>(
     `UPDATE verification_keys

@@ -43,15 +43,17 @@ class Keys(Resource):
         *,
         name: str,
         public_key: str,
-        proof: str,
+        proof: str | None = None,
         environment: Environment | None = None,
         idempotency_key: str | None = None,
     ) -> ApiResult:
         """Registers an Ed25519 public key (base64url of its 32 bytes, or PEM) that signs codes made elsewhere.
 
-        `proof` shows you hold the private key: its Ed25519 signature (base64url, 86 characters) over
-        the UTF-8 bytes of `hallmark-key-registration:<account id>:<environment>:<public key as base64url
-        of its 32 raw bytes>`, for the account and environment it is registered in (docs/SIGNING.md).
+        `proof` (optional) shows you hold the private key: its Ed25519 signature (base64url, 86
+        characters) over the UTF-8 bytes of `hallmark-key-registration:<account id>:<environment>:<public
+        key as base64url of its 32 raw bytes>`, for the account and environment it is registered in
+        (docs/SIGNING.md). With it no other account may register the key; without it the key verifies
+        your codes but reserves nothing.
         """
         body = body_of(name=name, publicKey=public_key, algorithm="Ed25519", proof=proof, environment=environment)
         return self._client.call("createKey", body=body, idempotency_key=idempotency_key)

@@ -38,11 +38,13 @@ export const RegisterPublicKeyBody = Type.Object(
       description: 'Ed25519: 32 bytes in base64url, or a PEM "PUBLIC KEY"',
     }),
     algorithm: Type.Literal('Ed25519'),
-    proof: Type.String({
-      pattern: '^[A-Za-z0-9_-]{86}$',
-      description:
-        'that you hold the private key: its Ed25519 signature (64 bytes, base64url, 86 characters) over the UTF-8 bytes of `hallmark-key-registration:<accountId>:<environment>:<publicKey>`, the account and environment the key is registered for and the key as base64url of its 32 raw bytes (docs/SIGNING.md, "Registering a key")',
-    }),
+    proof: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z0-9_-]{86}$',
+        description:
+          'that you hold the private key: its Ed25519 signature (64 bytes, base64url, 86 characters) over the UTF-8 bytes of `hallmark-key-registration:<accountId>:<environment>:<publicKey>`, the account and environment the key is registered for and the key as base64url of its 32 raw bytes (docs/SIGNING.md, "Registering a key"). Optional: with it the key is yours alone (no other account may register it); without it the key verifies your codes but keeps nobody from registering it',
+      }),
+    ),
     environment: Type.Optional(EnvironmentSchema),
   },
   { additionalProperties: false },

@@ -3023,8 +3023,8 @@ export interface operations {
               publicKey: string;
               /** @constant */
               algorithm: 'Ed25519';
-              /** @description that you hold the private key: its Ed25519 signature (64 bytes, base64url, 86 characters) over the UTF-8 bytes of `hallmark-key-registration:<accountId>:<environment>:<publicKey>`, the account and environment the key is registered for and the key as base64url of its 32 raw bytes (docs/SIGNING.md, "Registering a key") */
-              proof: string;
+              /** @description that you hold the private key: its Ed25519 signature (64 bytes, base64url, 86 characters) over the UTF-8 bytes of `hallmark-key-registration:<accountId>:<environment>:<publicKey>`, the account and environment the key is registered for and the key as base64url of its 32 raw bytes (docs/SIGNING.md, "Registering a key"). Optional: with it the key is yours alone (no other account may register it); without it the key verifies your codes but keeps nobody from registering it */
+              proof?: string;
               environment?: 'test' | 'live';
             }
           | {
