@@ -23,6 +23,7 @@ const pairedEndToEndFiles = [
   'hostile-bus',
   'hostile-checkpoints',
   'hostile-claim-churn',
+  'hostile-compliance-evidence',
   'hostile-cli',
   'hostile-cli-csv',
   'hostile-edge',

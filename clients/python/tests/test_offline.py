@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import json
 import re
 from datetime import datetime, timezone
 from typing import Any
@@ -267,6 +268,38 @@ def test_a_genuine_export_made_here_audits() -> None:
     document, jwks = _signed_export()
     report = audit_export(document, jwks)
     assert report.valid and report.problems == [] and report.events_checked == 3
+
+
+def test_an_export_given_as_text_audits_and_one_naming_a_member_twice_does_not() -> None:
+    document, jwks = _signed_export()
+    text = json.dumps(document)
+    assert audit_export(text, jwks).valid and audit_export(text.encode(), jwks).valid
+    # A forged list of events first, the genuine one last: json keeps the last, a person reads the first.
+    forged = json.dumps([{**event, "data": {"step": "forged"}} for event in document["events"]])
+    twice = text.replace('"events": [', f'"events": {forged}, "events": [', 1)
+    report = audit_export(twice, jwks)
+    assert not report.valid
+    assert report.problems[0] == 'The file names the member "events" twice in one object: readers disagree on which one counts.'
+    # Inside an event, with the name spelled by an escape.
+    inner = text.replace('"data": {"step": 1}', '"data": {"step": 9, "\\u0073tep": 1}', 1)
+    assert inner != text and not audit_export(inner, jwks).valid
+    assert audit_export("{not json", jwks).problems == ["The export is not JSON."]
+
+
+def test_a_checkpoint_of_a_key_retired_since_is_refused_when_undated_or_dated_after() -> None:
+    document, jwks = _signed_export()
+    # The checkpoint made here gives no time: under a retired key it cannot be told from a forgery.
+    jwks["keys"][0]["hallmark_retired_at"] = "2026-12-01T00:00:00.000Z"
+    report = audit_export(document, jwks)
+    assert not report.valid
+    assert report.problems[0] == (
+        "Checkpoint: key kid-1 was retired at 2026-12-01T00:00:00.000Z and the checkpoint gives no time:"
+        " it cannot be told from one made after."
+    )
+    jwks["keys"][0]["hallmark_retired_at"] = "the first of December"
+    assert audit_export(document, jwks).problems[0] == "Checkpoint: the key set gives key kid-1 a retirement time that is not a time."
+    del jwks["keys"][0]["hallmark_retired_at"]
+    assert audit_export(document, jwks).valid
 
 
 @pytest.mark.parametrize(("event", "why"), [("x", "a string"), (None, "null"), ([], "an array"), (7, "a number")])

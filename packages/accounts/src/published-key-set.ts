@@ -43,6 +43,8 @@ export function publishedKeySet(
         hallmark_gtins: covering.filter((claim) => claim.kind === 'gtin').map((claim) => claim.value),
         hallmark_gtin_prefixes: covering.filter((claim) => claim.kind === 'prefix').map((claim) => claim.value),
         ...(row.is_operator ? { hallmark_signs_unowned: true as const } : {}),
+        // A signing key rotated out signs no checkpoint after this (docs/COMPLIANCE.md): an auditor reads it.
+        ...(row.type === 'signing' && row.retired_at ? { hallmark_retired_at: new Date(row.retired_at).toISOString() } : {}),
       };
     }),
   };

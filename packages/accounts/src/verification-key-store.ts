@@ -178,7 +178,7 @@ export async function revokePublicKey(
 /** Keys that codes may have been signed with: signing keys (active or retired) and active public keys. */
 export async function listPublishableKeys(sql: SqlExecutor): Promise<Array<VerificationKeyRow & { is_operator: boolean }>> {
   return sql.query<VerificationKeyRow & { is_operator: boolean }>(
-    `SELECT k.id, k.account_id, k.environment, k.type, k.public_key, k.status, a.is_operator
+    `SELECT k.id, k.account_id, k.environment, k.type, k.public_key, k.status, k.retired_at, a.is_operator
      FROM verification_keys k JOIN accounts a ON a.id = k.account_id
      WHERE k.status <> 'revoked' ORDER BY k.created_at, k.id`,
   );

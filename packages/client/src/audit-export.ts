@@ -2,6 +2,7 @@ import type { Environment } from '@hallmark/contracts';
 import { ed25519PublicKeyObject } from '@hallmark/crypto';
 import { leafHash, verifyInclusion } from '@hallmark/merkle';
 import { hashProvenanceRecord, leafInputOf, openSignedCheckpoint } from '@hallmark/provenance';
+import { firstRepeatedMember } from './repeated-member.ts';
 import type { JsonWebKeySet, PublishedKey } from './verify-offline.ts';
 
 /** The parts of a compliance export (GET /compliance/{assetId}/export?format=json) the audit reads. */
@@ -88,6 +89,38 @@ function whyNotCheckpointKey(
 }
 
 /**
+ * How long after its retirement a signing key may still date a checkpoint: replicas learn of a
+ * rotation within about a second (the key cache's epoch) and date checkpoints by a clock that may
+ * run a second and a half ahead (checkpoint-clock.ts); a minute covers both with room.
+ */
+export const checkpointRetirementGraceMs = 60_000;
+
+/**
+ * Why a checkpoint signed by `jwk` at `signedAt` cannot be the service's, when it cannot: the key was
+ * retired (rotated out, `hallmark_retired_at`) before the time the checkpoint gives, past the grace,
+ * or the checkpoint gives no time (whoever holds a retired key could date one after its retirement).
+ * The service signs with the active key only, so such a checkpoint was made with a key that left it:
+ * rotating a leaked key contains it for audits as well.
+ */
+function whyNotAfterRetirement(jwk: PublishedKey | undefined, signedAt: Date | undefined): string | undefined {
+  const retiredAt = jwk?.hallmark_retired_at;
+  if (retiredAt === undefined) return undefined;
+  // As the service writes times (toISOString), the form the checkpoint's own time must have.
+  const retiredMs =
+    typeof retiredAt === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(retiredAt)
+      ? Date.parse(retiredAt)
+      : Number.NaN;
+  if (Number.isNaN(retiredMs)) return `the key set gives key ${jwk?.kid} a retirement time that is not a time.`;
+  if (!signedAt) {
+    return `key ${jwk?.kid} was retired at ${String(retiredAt).slice(0, 40)} and the checkpoint gives no time: it cannot be told from one made after.`;
+  }
+  if (signedAt.getTime() > retiredMs + checkpointRetirementGraceMs) {
+    return `signed at ${signedAt.toISOString()} by key ${jwk?.kid}, retired at ${String(retiredAt).slice(0, 40)}: the service signs with its active key only.`;
+  }
+  return undefined;
+}
+
+/**
  * Verifies an export with no server (docs/COMPLIANCE.md, "Auditing an export"): the checkpoint's
  * signature under a service signing key (`hallmark_key_type: signing`) of the asset's account
  * (`hallmark_account`) and environment (`hallmark_environment`), so a key set without those members
@@ -123,12 +156,14 @@ function auditWellFormedExport(document: ComplianceExportDocument, jwks: JsonWeb
   }
   // Why the key the checkpoint names may not sign it, when it may not.
   let refusal: string | undefined;
+  const keysByName = new Map<string, PublishedKey>();
   const opened = openSignedCheckpoint(document.checkpoint.note, (name) => {
     const kid = name.slice(name.lastIndexOf('/keys/') + '/keys/'.length);
     const jwk = jwks.keys.find((key) => key.kid === kid && key.kty === 'OKP' && key.crv === 'Ed25519' && key.x);
     if (!jwk) return undefined;
     refusal = whyNotCheckpointKey(jwk, kid, document.owner);
     if (refusal) return undefined;
+    keysByName.set(name, jwk);
     const publicKey = Buffer.from(jwk.x as string, 'base64url');
     return publicKey.length === 32 ? { name, publicKey, keyObject: ed25519PublicKeyObject(publicKey) } : undefined;
   });
@@ -137,6 +172,8 @@ function auditWellFormedExport(document: ComplianceExportDocument, jwks: JsonWeb
     return report();
   }
   const { treeSize, rootHash, origin } = opened.checkpoint;
+  const retired = whyNotAfterRetirement(keysByName.get(opened.signedBy), opened.checkpoint.signedAt);
+  if (retired) problem(`Checkpoint: ${retired}`);
   if (!origin.endsWith(`/assets/${document.assetId}`)) problem(`The checkpoint is for ${origin}, not asset ${document.assetId}.`);
   if (document.treeSize !== treeSize || document.rootHash !== rootHash.toString('hex')) {
     problem('The unsigned treeSize or rootHash differs from the signed checkpoint; the checkpoint’s values were used.');
@@ -280,6 +317,26 @@ export function auditExport(document: ComplianceExportDocument, jwks: JsonWebKey
 }
 
 /** The report on an export the audit could not go through. */
+/**
+ * `auditExport` of an export as the text of its file, which is what an auditor holds: the text must
+ * be JSON, and no object in it may name a member twice (JSON.parse keeps the last of two, other
+ * readers and a person the first, so such a file says two histories; the service never writes one).
+ * Prefer this to parsing the file yourself.
+ */
+export function auditExportText(text: string, jwks: JsonWebKeySet): AuditReport {
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch {
+    return unauditable('', 'The export is not JSON.');
+  }
+  const report = auditExport(document as ComplianceExportDocument, jwks);
+  const repeated = firstRepeatedMember(text);
+  if (repeated === undefined) return report;
+  const problem = `The file names the member ${JSON.stringify(repeated).slice(0, 100)} twice in one object: readers disagree on which one counts.`;
+  return { ...report, valid: false, problems: [problem, ...report.problems].slice(0, maxProblems) };
+}
+
 function unauditable(assetId: string, problem: string): AuditReport {
   const nothing = {
     owner: undefined,

@@ -3,7 +3,7 @@ import { ed25519Thumbprint } from '@hallmark/crypto';
 import { leafHash, referenceInclusionProof, referenceRoot } from '@hallmark/merkle';
 import { hashProvenanceRecord, leafInputOf, signCheckpoint } from '@hallmark/provenance';
 import { describe, expect, it } from 'vitest';
-import { auditExport, type ComplianceExportDocument } from './audit-export.ts';
+import { auditExport, auditExportText, type ComplianceExportDocument } from './audit-export.ts';
 import type { PublishedKey } from './verify-offline.ts';
 
 // The service signs a checkpoint only with the owner's own signing key in the asset's environment
@@ -47,6 +47,7 @@ function exportSignedBy(
     { type: 'code.generated', data: { gtin: '09506000134352' } },
     { type: 'authenticated', data: { by: 'Fabricated Lab', evidence: ['x'] } },
   ],
+  signedAt?: Date,
 ): ComplianceExportDocument {
   const assetId = 'code_victim';
   let prevHash: string | null = null;
@@ -67,7 +68,7 @@ function exportSignedBy(
   const leaves = chained.map((event) => leafHash(leafInputOf(event.hash)));
   const root = referenceRoot(leaves);
   const note = signCheckpoint(
-    { origin: `hallmark/assets/${assetId}`, treeSize: leaves.length, rootHash: root },
+    { origin: `hallmark/assets/${assetId}`, treeSize: leaves.length, rootHash: root, ...(signedAt ? { signedAt } : {}) },
     {
       name: `hallmark/keys/${signer.kid}`,
       publicKey: Buffer.from(signer.x, 'base64url'),
@@ -192,5 +193,51 @@ describe('auditExport of an export as it arrived (`hallmark audit`, the SDK): wh
     // JSON.parse makes a lone surrogate of "\ud800", which no canonical JSON holds.
     const surrogate = withSecondEvent({ ...signedExport().events[1], data: { note: '\ud800' } });
     expect(auditExport(surrogate, jwks)).toMatchObject({ valid: false, problems: [expect.stringMatching(/lone surrogate/)] });
+  });
+});
+
+describe('auditExport: a signing key rotated out (hallmark_retired_at)', () => {
+  const key = newKey();
+  const retiredAt = '2026-12-05T12:00:00.000Z';
+  const signedAt = (iso: string) => exportSignedBy(key, undefined, new Date(iso));
+  const jwks = { keys: [published(key, { hallmark_retired_at: retiredAt })] };
+
+  it('takes a checkpoint it dated before its retirement, or within the minute after', () => {
+    expect(auditExport(signedAt('2026-12-05T11:00:00.000Z'), jwks)).toMatchObject({ valid: true });
+    expect(auditExport(signedAt('2026-12-05T12:00:59.000Z'), jwks)).toMatchObject({ valid: true });
+  });
+
+  it('refuses one dated later, or undated, and a retirement time that is not one', () => {
+    expect(auditExport(signedAt('2026-12-05T12:10:00.000Z'), jwks).problems).toEqual([
+      `Checkpoint: signed at 2026-12-05T12:10:00.000Z by key ${key.kid}, retired at ${retiredAt}: the service signs with its active key only.`,
+    ]);
+    expect(auditExport(exportSignedBy(key), jwks).problems).toEqual([
+      `Checkpoint: key ${key.kid} was retired at ${retiredAt} and the checkpoint gives no time: it cannot be told from one made after.`,
+    ]);
+    const badTime = { keys: [published(key, { hallmark_retired_at: 'noon' })] };
+    expect(auditExport(signedAt('2026-12-05T11:00:00.000Z'), badTime).problems).toEqual([
+      `Checkpoint: the key set gives key ${key.kid} a retirement time that is not a time.`,
+    ]);
+  });
+});
+
+describe('auditExportText: the export as the text of its file', () => {
+  const key = newKey();
+  const jwks = { keys: [published(key)] };
+  const text = JSON.stringify(exportSignedBy(key));
+
+  it('audits the text as auditExport audits what it parses to', () => {
+    expect(auditExportText(text, jwks)).toEqual(auditExport(JSON.parse(text), jwks));
+    expect(auditExportText('{"assetId":', jwks)).toMatchObject({ valid: false, problems: ['The export is not JSON.'] });
+  });
+
+  it('refuses a file that names a member twice in one object, whichever one JSON.parse keeps', () => {
+    const twice = text.replace('"assetId":"code_victim"', '"assetId":"code_other","assetId":"code_victim"');
+    expect(twice).not.toBe(text);
+    const report = auditExportText(twice, jwks);
+    expect(report.valid).toBe(false);
+    expect(report.problems[0]).toBe(
+      'The file names the member "assetId" twice in one object: readers disagree on which one counts.',
+    );
   });
 });

@@ -1,4 +1,5 @@
-export { type AuditReport, auditExport, type ComplianceExportDocument } from './audit-export.ts';
+export { type AuditReport, auditExport, auditExportText, type ComplianceExportDocument } from './audit-export.ts';
+export { firstRepeatedMember } from './repeated-member.ts';
 export {
   type JsonWebKeySet,
   keyOwnsGtin,

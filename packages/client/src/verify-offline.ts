@@ -13,6 +13,8 @@ export interface PublishedKey {
   hallmark_gtins?: string[];
   hallmark_gtin_prefixes?: string[];
   hallmark_signs_unowned?: boolean;
+  /** A signing key rotated out: when it stopped signing (checkpoints dated after it are refused). */
+  hallmark_retired_at?: string;
 }
 
 /** An account that owns GTINs in an environment but has no key of it in the set (docs/SIGNING.md). */

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from .canonical_json import canonical_json
-from .checkpoint import CheckpointError, open_signed_checkpoint
+from .checkpoint import CheckpointError, open_signed_checkpoint, valid_time
 from .keys import keys_of, public_key_bytes
 from .merkle import leaf_hash, verify_inclusion
 
@@ -109,6 +111,29 @@ _JSON_KINDS: tuple[tuple[type, str], ...] = (
 )
 
 
+#: How long after its retirement a signing key may still date a checkpoint (as `checkpointRetirementGraceMs`).
+_RETIREMENT_GRACE_SECONDS = 60
+
+
+def _instant(text: str) -> float:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+
+
+def _why_not_after_retirement(jwk: Mapping[str, Any] | None, signed_at: str | None) -> str | None:
+    """Why a checkpoint signed by `jwk` at `signed_at` cannot be the service's: its key was retired
+    (`hallmark_retired_at`) before that time, past the grace, or the checkpoint gives no time."""
+    if jwk is None or "hallmark_retired_at" not in jwk:
+        return None
+    retired, kid = jwk.get("hallmark_retired_at"), jwk.get("kid")
+    if not isinstance(retired, str) or not valid_time(retired):
+        return f"the key set gives key {kid} a retirement time that is not a time."
+    if signed_at is None:
+        return f"key {kid} was retired at {retired} and the checkpoint gives no time: it cannot be told from one made after."
+    if _instant(signed_at) > _instant(retired) + _RETIREMENT_GRACE_SECONDS:
+        return f"signed at {signed_at} by key {kid}, retired at {retired}: the service signs with its active key only."
+    return None
+
+
 def _whole(value: Any) -> int | None:
     """A JSON number that is a whole number JavaScript holds exactly (1 and 1.0 alike, never true), or None."""
     if isinstance(value, bool):
@@ -163,14 +188,52 @@ def _why_not_an_event(event: Any) -> str | None:
     return ", ".join(wrong) if wrong else None
 
 
-def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditReport:
+class _RepeatedMember(Exception):
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+def _object_without_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    names = set()
+    for name, _ in pairs:
+        if name in names:
+            raise _RepeatedMember(name)
+        names.add(name)
+    return dict(pairs)
+
+
+def _audit_text(text: str | bytes, jwks: Mapping[str, Any]) -> AuditReport:
+    """An export as the text of its file: JSON in which no object names a member twice."""
+    try:
+        document = json.loads(text)
+    except ValueError:
+        return AuditReport(False, "", problems=["The export is not JSON."])
+    report = audit_export(document, jwks)
+    try:
+        json.loads(text, object_pairs_hook=_object_without_repeats)
+    except _RepeatedMember as repeated:
+        shown = json.dumps(repeated.name, ensure_ascii=False)[:100]
+        problem = f"The file names the member {shown} twice in one object: readers disagree on which one counts."
+        report.valid = False
+        report.problems = [problem, *report.problems][:_MAX_PROBLEMS]
+    return report
+
+
+def audit_export(document: Mapping[str, Any] | str | bytes, jwks: Mapping[str, Any]) -> AuditReport:
     """Checks an export (GET /compliance/{assetId}/export): the checkpoint's signature under a service
     signing key (`hallmark_key_type` "signing") of the asset's own account and environment (a key set
     without those members fails), then, against the signed size and root (never the unsigned copies), every
     event's hash, its link to the one before, its leaf and inclusion proof, and that the events are
     exactly the tree's leaves. An export as it arrived is taken: what cannot be read (an event that is
     not an object, a member of another type) is a problem of the report, never an exception.
+
+    Give a file's text (str or bytes) rather than what ``json.load`` made of it: an object that names a
+    member twice makes the export invalid (``json`` keeps the last of the two, other readers and a
+    person the first, so such a file says two histories; the service never writes one).
     """
+    if isinstance(document, (str, bytes)):
+        return _audit_text(document, jwks)
     if not isinstance(document, Mapping):
         return AuditReport(False, "", problems=["The export is not a JSON object."])
     problems: list[str] = []
@@ -236,6 +299,7 @@ def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditR
 
     refusals: list[str] = []
     keys = keys_of(jwks)
+    keys_by_name: dict[str, Mapping[str, Any]] = {}
 
     def key_for(name: str) -> bytes | None:
         kid = name[name.rfind("/keys/") + len("/keys/") :]
@@ -249,6 +313,7 @@ def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditR
         if refusal is not None:
             refusals.append(refusal)
             return None
+        keys_by_name[name] = jwk
         return public_key_bytes(jwk)
 
     try:
@@ -258,6 +323,9 @@ def audit_export(document: Mapping[str, Any], jwks: Mapping[str, Any]) -> AuditR
         return report()
 
     tree_size, root_hash = checkpoint.tree_size, checkpoint.root_hash
+    retired = _why_not_after_retirement(keys_by_name.get(signed_by), checkpoint.signed_at)
+    if retired is not None:
+        problem(f"Checkpoint: {retired}")
     if not checkpoint.origin.endswith(f"/assets/{asset_id}"):
         problem(f"The checkpoint is for {checkpoint.origin}, not asset {asset_id}.")
     if _whole(document.get("treeSize")) != tree_size or document.get("rootHash") != root_hash.hex():

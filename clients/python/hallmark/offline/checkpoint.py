@@ -57,12 +57,12 @@ def _parse_body(body: str) -> Checkpoint | None:
         return None
     # Extension lines (C2SP): ours is the signing time, at most once; others are not ours to read.
     times = [line[len(_SIGNED_AT_PREFIX) :] for line in lines[3:] if line.startswith(_SIGNED_AT_PREFIX)]
-    if len(times) > 1 or (times and not _valid_time(times[0])):
+    if len(times) > 1 or (times and not valid_time(times[0])):
         return None
     return Checkpoint(origin=origin, tree_size=int(size), root_hash=root_hash, signed_at=times[0] if times else None)
 
 
-def _valid_time(text: str) -> bool:
+def valid_time(text: str) -> bool:
     """An instant as JavaScript's toISOString writes it, and a real one (no 31 February)."""
     if not _ISO_TIME.fullmatch(text):
         return False

@@ -191,6 +191,13 @@ export const Jwks = Type.Object({
       hallmark_signs_unowned: Type.Optional(
         Type.Literal(true, { description: 'the operator’s key: may sign GTINs that no account owns' }),
       ),
+      hallmark_retired_at: Type.Optional(
+        Type.String({
+          format: 'date-time',
+          description:
+            'a signing key rotated out: when it stopped signing. Codes it signed stay genuine; a checkpoint it dates more than a minute after this, or without a time, is not the service’s (docs/COMPLIANCE.md)',
+        }),
+      ),
     }),
   ),
   hallmark_owners_without_keys: Type.Optional(

@@ -1921,6 +1921,11 @@ export interface operations {
                * @constant
                */
               hallmark_signs_unowned?: true;
+              /**
+               * Format: date-time
+               * @description a signing key rotated out: when it stopped signing. Codes it signed stay genuine; a checkpoint it dates more than a minute after this, or without a time, is not the service’s (docs/COMPLIANCE.md)
+               */
+              hallmark_retired_at?: string;
             }[];
             /** @description accounts that own GTINs (or prefixes) in an environment but have no key of it in this set: no code of those GTINs is genuine there, not even one the operator signed before they were granted */
             hallmark_owners_without_keys?: {
