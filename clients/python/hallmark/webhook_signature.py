@@ -15,9 +15,11 @@ import hmac
 import json
 import time
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
 from typing import Any
 
 from ._errors import HallmarkError
+from .offline.checkpoint import valid_time
 from .offline.keys import is_ed25519, keys_of, public_key_bytes, verify_ed25519
 
 DEFAULT_TOLERANCE = 300.0
@@ -72,6 +74,17 @@ def _signatures(header: str, version: str) -> list[bytes]:
                 # hands over as latin-1): a bad signature, not a misconfiguration.
                 continue
     return found
+
+
+def _signed_before_retirement(key: Mapping[str, Any], sent_at: int) -> bool:
+    """Not a signing key rotated out (`hallmark_retired_at`) more than a minute before `sent_at`."""
+    if "hallmark_retired_at" not in key:
+        return True
+    retired = key.get("hallmark_retired_at")
+    if not isinstance(retired, str) or not valid_time(retired):
+        return False
+    retired_seconds = datetime.strptime(retired, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+    return sent_at <= retired_seconds + 60
 
 
 def verify_webhook(
@@ -148,12 +161,14 @@ def verify_webhook(
                 and k.get("hallmark_account") == account_id
                 and k.get("hallmark_key_type") == "signing"
                 and k.get("hallmark_environment") == environment
+                and _signed_before_retirement(k, sent_at)
             ),
             None,
         )
         if key is None:
             raise WebhookVerificationError(
-                f"The key set has no signing key {kid} of account {account_id} in the message's environment ({environment})."
+                f"The key set has no signing key {kid} of account {account_id} in the message's environment ({environment})"
+                " that was not retired before the message's time."
             )
         public_key = public_key_bytes(key)
         if public_key is None or not any(

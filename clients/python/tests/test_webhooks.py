@@ -11,10 +11,13 @@ import secrets
 import threading
 import time
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from conftest import Brand
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from hallmark import WebhookVerificationError, verify_webhook
 
@@ -130,3 +133,30 @@ def test_every_signature_of_two_header_lines_joined_with_a_comma_is_read() -> No
     joined = _headers(f"{_v1(old_key)}, {_v1(new_key)}")
     for key in (old_key, new_key):
         assert verify_webhook(BODY, joined, secret="whsec_" + base64.b64encode(key).decode(), now=NOW)["type"] == "test"
+
+
+def test_a_v1a_signature_by_a_key_retired_before_the_message_is_refused() -> None:
+    # A signing key rotated out (perhaps because it leaked) signs nothing the service sends after.
+    private_key = Ed25519PrivateKey.generate()
+    raw = private_key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    signature = "v1a," + base64.b64encode(private_key.sign(f"msg_1.{NOW}.".encode() + BODY)).decode()
+    headers = {**_headers(signature), "webhook-key-id": "kid-1"}
+
+    def key_set(retired_at: str | None) -> dict[str, object]:
+        jwk = {"kty": "OKP", "crv": "Ed25519", "kid": "kid-1", "x": base64.urlsafe_b64encode(raw).rstrip(b"=").decode(),
+               "hallmark_account": "acc_1", "hallmark_environment": "live", "hallmark_key_type": "signing"}  # fmt: skip
+        return {"keys": [jwk if retired_at is None else {**jwk, "hallmark_retired_at": retired_at}]}
+
+    def at(seconds: int) -> str:
+        return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+    def verified(jwks: dict[str, object]) -> bool:
+        try:
+            verify_webhook(BODY, headers, jwks=jwks, account_id="acc_1", environment="live", now=NOW)
+        except WebhookVerificationError:
+            return False
+        return True
+
+    assert verified(key_set(None)) and verified(key_set(at(NOW - 30))) and verified(key_set(at(NOW + 3600)))
+    assert not verified(key_set(at(NOW - 61)))
+    assert not verified(key_set("yesterday"))

@@ -22,6 +22,24 @@ export interface WebhookPublicKey {
   hallmark_environment?: string;
   /** `signing` (the service holds it) or `public` (registered by an account, which holds its private half). */
   hallmark_key_type?: string;
+  /** A signing key rotated out: when it stopped signing (ISO 8601). */
+  hallmark_retired_at?: string;
+}
+
+/**
+ * Whether a signing key may have signed a message sent at `seconds` (Unix): not when it was rotated
+ * out (`hallmark_retired_at`) more than a minute before, the time replicas take to learn of a
+ * rotation, with room. The service signs with the active key only, so a later message under a
+ * retired key was signed by whoever took it: rotating the key contains it.
+ */
+function signedBeforeRetirement(key: WebhookPublicKey, seconds: number): boolean {
+  const retiredAt = key.hallmark_retired_at;
+  if (retiredAt === undefined) return true;
+  const retiredMs =
+    typeof retiredAt === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(retiredAt)
+      ? Date.parse(retiredAt)
+      : Number.NaN;
+  return !Number.isNaN(retiredMs) && seconds * 1000 <= retiredMs + 60_000;
 }
 
 export interface WebhookVerificationOptions {
@@ -150,7 +168,7 @@ function parsedOrError(body: string): WebhookMessage | WebhookVerificationError 
  * exactly as received (the raw text or bytes, not re-serialised JSON). With `secret`, a `v1` must
  * verify under one of the secrets; with `jwks`, the `v1a` must verify under the key
  * `webhook-key-id` names, and that key must be a signing key (`hallmark_key_type`) of `accountId`
- * in `environment`, which must also be the message's, as the service signs: not a key an account
+ * in `environment`, not retired more than a minute before the message's timestamp, which must also be the message's, as the service signs: not a key an account
  * registered (its private half is outside the service) nor one of the other environment. With
  * both, both must. Throws `WebhookVerificationError` otherwise, when `jwks` comes without
  * `accountId` and `environment`, for an empty secret or a tolerance that is not 0 or more, or when
@@ -218,7 +236,8 @@ export async function verifyWebhook(
             key.kid === keyId &&
             key.hallmark_account === options.accountId &&
             key.hallmark_key_type === 'signing' &&
-            key.hallmark_environment === environment,
+            key.hallmark_environment === environment &&
+            signedBeforeRetirement(key, seconds),
         );
   let v1 = false;
   let v1a = false;

@@ -79,6 +79,21 @@ describe('verifyWebhook', () => {
     ).resolves.toBeDefined();
   });
 
+  it('refuses a v1a signature by a signing key retired more than a minute before the message (a rotated-out, maybe stolen key)', async () => {
+    const options = { accountId: 'acc_1', environment: 'live' as const, now };
+    const retiredAt = (ms: number) => ({
+      keys: [published(jwk.x as string, 'kid-1', { hallmark_retired_at: new Date(ms).toISOString() })],
+    });
+    const headers = headersFor({ secrets: [] });
+    await expect(verifyWebhook(body, headers, { ...options, jwks: retiredAt(now - 61_000) })).rejects.toThrow(
+      WebhookVerificationError,
+    );
+    await expect(verifyWebhook(body, headers, { ...options, jwks: retiredAt(now - 30_000) })).resolves.toBeDefined();
+    await expect(verifyWebhook(body, headers, { ...options, jwks: retiredAt(now + 3_600_000) })).resolves.toBeDefined();
+    const notATime = { keys: [published(jwk.x as string, 'kid-1', { hallmark_retired_at: 'yesterday' })] };
+    await expect(verifyWebhook(body, headers, { ...options, jwks: notATime })).rejects.toThrow(WebhookVerificationError);
+  });
+
   it('accepts a genuine message with both the secret and the key set: both signatures verify', async () => {
     await expect(
       verifyWebhook(body, headersFor(), { secret, jwks, accountId: 'acc_1', environment: 'live', now }),
