@@ -304,10 +304,10 @@ describe('keyring', () => {
     const { proof: _none, ...bare } = registration(key, pair);
     const unproven = await verification.register(key, bare);
     expect(unproven).toMatchObject({ type: 'public', status: 'active' });
-    const rows = await db.query<{ proof: string | null }>('SELECT proof FROM verification_keys WHERE id = $1 AND account_id = $2', [
-      unproven.id,
-      key.accountId,
-    ]);
+    const rows = await db.query<{ proof: string | null }>(
+      'SELECT proof FROM verification_keys WHERE id = $1 AND account_id = $2',
+      [unproven.id, key.accountId],
+    );
     expect(rows).toEqual([{ proof: null }]);
     // Active for its owner: a second registration of it there is a conflict, with or without a proof.
     await expect(verification.register(key, bare)).rejects.toMatchObject({ code: 'CONFLICT' });

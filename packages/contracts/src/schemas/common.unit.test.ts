@@ -20,7 +20,18 @@ describe('text others are shown', () => {
   });
 
   it('refuses, where a name is required, one of only characters that print nothing', () => {
-    for (const name of [' ', '\u00a0', '\u200b', '\u200b\u200d', '\u2060\u2060', '\u3164', '\u115f', '\ufeff', '\u2800', '\u00ad']) {
+    for (const name of [
+      ' ',
+      '\u00a0',
+      '\u200b',
+      '\u200b\u200d',
+      '\u2060\u2060',
+      '\u3164',
+      '\u115f',
+      '\ufeff',
+      '\u2800',
+      '\u00ad',
+    ]) {
       expect(printableNonBlank.test(name), JSON.stringify(name)).toBe(false);
     }
     // One character that shows is enough; invisible ones beside it are not refused here.
