@@ -127,6 +127,33 @@ describe('names that read as another name or as nobody', () => {
     expect(answers.filter(([, status]) => status !== 400)).toEqual([]);
     expect((await historyOf(object.id)).events.map((event) => event.type)).toEqual(['registered']);
   });
+
+  it('refuses a title that reorders, breaks or shows nothing, and a description with text-direction or control characters; keeps a description of several lines', async () => {
+    // The title and description are shown to whoever scans the object's label (the public verification
+    // and the resolver's page): an U+202E there reorders what the page says of the object.
+    const refused: Array<[string, number]> = [];
+    for (const title of ['Rolex \u202Eacilper', 'Lot\nno. 7', 'Lot\u2028no. 7', '   ', ...blanks, 'Lot\u001b[2J']) {
+      const answer = await api('POST', '/auction/objects/register', { key: house, body: { title, category: 'watch' } });
+      refused.push([`title ${shown(title)}`, answer.status]);
+    }
+    for (const description of ['Dial \u202Eacilper', 'Case\u2066 back', 'Bell\u0007']) {
+      const answer = await api('POST', '/auction/objects/register', {
+        key: house,
+        body: { title: 'Described lot', category: 'watch', description },
+      });
+      refused.push([`description ${shown(description)}`, answer.status]);
+    }
+    expect(refused.filter(([, status]) => status !== 400)).toEqual([]);
+    const kept = await api('POST', '/auction/objects/register', {
+      key: house,
+      body: {
+        title: 'Zoë’s lot, 1962',
+        category: 'watch',
+        description: 'Dial: original.\nCase:\tpolished once.\r\nBox and papers.',
+      },
+    });
+    expect(kept.status, JSON.stringify(kept.body)).toBe(201);
+  });
 });
 
 describe('an Idempotency-Key once the gateway has forgotten it', () => {

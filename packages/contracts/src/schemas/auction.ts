@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { BlockedCode, ConfirmedReport, RiskIndicator } from './codes.ts';
-import { Pagination, printableNonBlankTextPattern } from './common.ts';
+import { Pagination, printableMultilineTextPattern, printableNonBlankTextPattern } from './common.ts';
 
 /** Categories and the photo angles each requires (the interface spec; docs/INTERFACE.md, Auction objects). */
 export const categoryAngles = {
@@ -56,9 +56,24 @@ export const PhotoUploadForm = Type.Object({
 
 export const RegisterObjectBody = Type.Object(
   {
-    title: Type.String({ minLength: 1, maxLength: 300 }),
+    // Shown on the public verification and the resolver's page: a title is one printable line that
+    // shows something, a description lines without control or text-direction characters.
+    title: Type.String({
+      minLength: 1,
+      maxLength: 300,
+      pattern: printableNonBlankTextPattern,
+      description: 'Not blank; no control or text-direction characters.',
+      examples: ['Rolex Submariner 5513, 1967'],
+    }),
     category: Type.String({ minLength: 1, maxLength: 40, description: 'watch, painting or bottle' }),
-    description: Type.Optional(Type.String({ maxLength: 5_000 })),
+    description: Type.Optional(
+      Type.String({
+        maxLength: 5_000,
+        pattern: printableMultilineTextPattern,
+        description: 'Line breaks and tabs allowed; no other control characters, no text-direction characters.',
+        examples: ['Original dial and hands.\nCase polished once; box and papers.'],
+      }),
+    ),
     estimated_value: Type.Optional(
       Type.Object(
         {

@@ -51,6 +51,13 @@ export const printableTextPattern = `^[^${unprintableCharacters}]*$`;
 export const printableNonBlankTextPattern = `^(?=.*[^${invisibleCharacters}])[^${unprintableCharacters}]+$`;
 
 /**
+ * A `pattern` for several lines of text others are shown (an auction object's description): line
+ * breaks and tabs are taken, other control characters and the text-direction characters are not.
+ */
+export const printableMultilineTextPattern =
+  '^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]*$';
+
+/**
  * A `pattern` for an http(s) URL others are shown (a webhook endpoint's): none of the characters
  * above (a URL parser drops tabs and line breaks, so the address shown would not be the one used;
  * a direction override would reorder the console's own words around it).

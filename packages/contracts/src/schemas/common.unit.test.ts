@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { printableNonBlankTextPattern, printableTextPattern } from './common.ts';
+import { printableMultilineTextPattern, printableNonBlankTextPattern, printableTextPattern } from './common.ts';
 
 const printable = new RegExp(printableTextPattern);
 const printableNonBlank = new RegExp(printableNonBlankTextPattern);
+const printableMultiline = new RegExp(printableMultilineTextPattern);
 
 describe('text others are shown', () => {
   it('takes names in any script, with spaces and marks', () => {
@@ -36,5 +37,14 @@ describe('text others are shown', () => {
     }
     // One character that shows is enough; invisible ones beside it are not refused here.
     expect(printableNonBlank.test('\u200bjane')).toBe(true);
+  });
+});
+
+describe('several lines of text others are shown', () => {
+  it('takes line breaks and tabs, and refuses other control characters and text-direction characters', () => {
+    expect(printableMultiline.test('Dial: original.\nCase:\tpolished.\r\n')).toBe(true);
+    for (const text of ['a\u0007b', 'a\u001bb', 'a\u0085b', 'a\u202eb', 'a\u2066b', 'a\u200fb']) {
+      expect(printableMultiline.test(text), JSON.stringify(text)).toBe(false);
+    }
   });
 });

@@ -6387,9 +6387,11 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          /** @description Not blank; no control or text-direction characters. */
           title: string;
           /** @description watch, painting or bottle */
           category: string;
+          /** @description Line breaks and tabs allowed; no other control characters, no text-direction characters. */
           description?: string;
           estimated_value?: {
             min: number;
