@@ -15,11 +15,11 @@ import hmac
 import json
 import time
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
 from typing import Any
 
 from ._errors import HallmarkError
-from .offline.checkpoint import valid_time
+from .offline.audit_export import RETIREMENT_GRACE_SECONDS
+from .offline.checkpoint import instant_seconds, valid_time
 from .offline.keys import is_ed25519, keys_of, public_key_bytes, verify_ed25519
 
 DEFAULT_TOLERANCE = 300.0
@@ -83,8 +83,7 @@ def _signed_before_retirement(key: Mapping[str, Any], sent_at: int) -> bool:
     retired = key.get("hallmark_retired_at")
     if not isinstance(retired, str) or not valid_time(retired):
         return False
-    retired_seconds = datetime.strptime(retired, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
-    return sent_at <= retired_seconds + 60
+    return sent_at <= instant_seconds(retired) + RETIREMENT_GRACE_SECONDS
 
 
 def verify_webhook(

@@ -3,6 +3,7 @@ import { ed25519PublicKeyObject } from '@hallmark/crypto';
 import { leafHash, verifyInclusion } from '@hallmark/merkle';
 import { hashProvenanceRecord, leafInputOf, openSignedCheckpoint } from '@hallmark/provenance';
 import { firstRepeatedMember } from './repeated-member.ts';
+import { retiredAtMs, retirementGraceMs } from './retired-key.ts';
 import type { JsonWebKeySet, PublishedKey } from './verify-offline.ts';
 
 /** The parts of a compliance export (GET /compliance/{assetId}/export?format=json) the audit reads. */
@@ -89,13 +90,6 @@ function whyNotCheckpointKey(
 }
 
 /**
- * How long after its retirement a signing key may still date a checkpoint: replicas learn of a
- * rotation within about a second (the key cache's epoch) and date checkpoints by a clock that may
- * run a second and a half ahead (checkpoint-clock.ts); a minute covers both with room.
- */
-export const checkpointRetirementGraceMs = 60_000;
-
-/**
  * Why a checkpoint signed by `jwk` at `signedAt` cannot be the service's, when it cannot: the key was
  * retired (rotated out, `hallmark_retired_at`) before the time the checkpoint gives, past the grace,
  * or the checkpoint gives no time (whoever holds a retired key could date one after its retirement).
@@ -103,19 +97,15 @@ export const checkpointRetirementGraceMs = 60_000;
  * rotating a leaked key contains it for audits as well.
  */
 function whyNotAfterRetirement(jwk: PublishedKey | undefined, signedAt: Date | undefined): string | undefined {
+  const retiredMs = jwk ? retiredAtMs(jwk) : undefined;
+  if (retiredMs === undefined) return undefined;
   const retiredAt = jwk?.hallmark_retired_at;
-  if (retiredAt === undefined) return undefined;
-  // As the service writes times (toISOString), the form the checkpoint's own time must have.
-  const retiredMs =
-    typeof retiredAt === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(retiredAt)
-      ? Date.parse(retiredAt)
-      : Number.NaN;
   if (Number.isNaN(retiredMs)) return `the key set gives key ${jwk?.kid} a retirement time that is not a time.`;
   if (!signedAt) {
-    return `key ${jwk?.kid} was retired at ${String(retiredAt).slice(0, 40)} and the checkpoint gives no time: it cannot be told from one made after.`;
+    return `key ${jwk?.kid} was retired at ${retiredAt} and the checkpoint gives no time: it cannot be told from one made after.`;
   }
-  if (signedAt.getTime() > retiredMs + checkpointRetirementGraceMs) {
-    return `signed at ${signedAt.toISOString()} by key ${jwk?.kid}, retired at ${String(retiredAt).slice(0, 40)}: the service signs with its active key only.`;
+  if (signedAt.getTime() > retiredMs + retirementGraceMs) {
+    return `signed at ${signedAt.toISOString()} by key ${jwk?.kid}, retired at ${retiredAt}: the service signs with its active key only.`;
   }
   return undefined;
 }
@@ -323,10 +313,11 @@ export function auditExport(document: ComplianceExportDocument, jwks: JsonWebKey
  * readers and a person the first, so such a file says two histories; the service never writes one).
  * Prefer this to parsing the file yourself.
  */
-export function auditExportText(text: string, jwks: JsonWebKeySet): AuditReport {
+export function auditExportText(text: string, jwks: JsonWebKeySet, parsed?: { document: unknown }): AuditReport {
+  // `parsed`: the text as the caller parsed it already (a large export is not parsed twice).
   let document: unknown;
   try {
-    document = JSON.parse(text);
+    document = parsed ? parsed.document : JSON.parse(text);
   } catch {
     return unauditable('', 'The export is not JSON.');
   }

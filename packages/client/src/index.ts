@@ -1,5 +1,6 @@
 export { type AuditReport, auditExport, auditExportText, type ComplianceExportDocument } from './audit-export.ts';
 export { firstRepeatedMember } from './repeated-member.ts';
+export { retiredAtMs, retirementGraceMs } from './retired-key.ts';
 export {
   type JsonWebKeySet,
   keyOwnsGtin,

@@ -42,7 +42,7 @@ export async function auditCommand(args: string[], out: (text: string) => void):
     throw new UsageError(`${file} is not a JSON compliance export (no "events" array)`);
   }
   // From the text: an export that names a member twice is invalid (auditExportText).
-  const report = auditExportText(exportText, jwks);
+  const report = auditExportText(exportText, jwks, { document });
   out(`${JSON.stringify(report, null, 2)}\n`);
   return report.valid ? 0 : 1;
 }

@@ -7,11 +7,10 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any
 
 from .canonical_json import canonical_json
-from .checkpoint import CheckpointError, open_signed_checkpoint, valid_time
+from .checkpoint import CheckpointError, instant_seconds, open_signed_checkpoint, valid_time
 from .keys import keys_of, public_key_bytes
 from .merkle import leaf_hash, verify_inclusion
 
@@ -111,12 +110,8 @@ _JSON_KINDS: tuple[tuple[type, str], ...] = (
 )
 
 
-#: How long after its retirement a signing key may still date a checkpoint (as `checkpointRetirementGraceMs`).
-_RETIREMENT_GRACE_SECONDS = 60
-
-
-def _instant(text: str) -> float:
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+#: How long after its retirement a signing key may still date a checkpoint or a webhook (as `retirementGraceMs`).
+RETIREMENT_GRACE_SECONDS = 60
 
 
 def _why_not_after_retirement(jwk: Mapping[str, Any] | None, signed_at: str | None) -> str | None:
@@ -129,7 +124,7 @@ def _why_not_after_retirement(jwk: Mapping[str, Any] | None, signed_at: str | No
         return f"the key set gives key {kid} a retirement time that is not a time."
     if signed_at is None:
         return f"key {kid} was retired at {retired} and the checkpoint gives no time: it cannot be told from one made after."
-    if _instant(signed_at) > _instant(retired) + _RETIREMENT_GRACE_SECONDS:
+    if instant_seconds(signed_at) > instant_seconds(retired) + RETIREMENT_GRACE_SECONDS:
         return f"signed at {signed_at} by key {kid}, retired at {retired}: the service signs with its active key only."
     return None
 
@@ -188,32 +183,29 @@ def _why_not_an_event(event: Any) -> str | None:
     return ", ".join(wrong) if wrong else None
 
 
-class _RepeatedMember(Exception):
-    def __init__(self, name: str) -> None:
-        super().__init__(name)
-        self.name = name
-
-
-def _object_without_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    names = set()
-    for name, _ in pairs:
-        if name in names:
-            raise _RepeatedMember(name)
-        names.add(name)
-    return dict(pairs)
-
-
 def _audit_text(text: str | bytes, jwks: Mapping[str, Any]) -> AuditReport:
     """An export as the text of its file: JSON in which no object names a member twice."""
+    repeated: list[str] = []
+
+    def object_of(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        # As json.loads builds it (the last of two members kept), noting the first name said twice.
+        made = dict(pairs)
+        if not repeated and len(made) < len(pairs):
+            seen: set[str] = set()
+            for name, _ in pairs:
+                if name in seen:
+                    repeated.append(name)
+                    break
+                seen.add(name)
+        return made
+
     try:
-        document = json.loads(text)
+        document = json.loads(text, object_pairs_hook=object_of)
     except ValueError:
         return AuditReport(False, "", problems=["The export is not JSON."])
     report = audit_export(document, jwks)
-    try:
-        json.loads(text, object_pairs_hook=_object_without_repeats)
-    except _RepeatedMember as repeated:
-        shown = json.dumps(repeated.name, ensure_ascii=False)[:100]
+    if repeated:
+        shown = json.dumps(repeated[0], ensure_ascii=False)[:100]
         problem = f"The file names the member {shown} twice in one object: readers disagree on which one counts."
         report.valid = False
         report.problems = [problem, *report.problems][:_MAX_PROBLEMS]

@@ -8,7 +8,7 @@ import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 
 from .keys import verify_ed25519
 
@@ -60,6 +60,11 @@ def _parse_body(body: str) -> Checkpoint | None:
     if len(times) > 1 or (times and not valid_time(times[0])):
         return None
     return Checkpoint(origin=origin, tree_size=int(size), root_hash=root_hash, signed_at=times[0] if times else None)
+
+
+def instant_seconds(text: str) -> float:
+    """Unix seconds of a time `valid_time` took."""
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
 
 
 def valid_time(text: str) -> bool:
