@@ -30,7 +30,8 @@ export type Pagination = Static<typeof Pagination>;
  * U+2066–U+2069), which would reorder what a page or a listing shows. As the inside of a
  * regular-expression character class.
  */
-const unprintableCharacters = '\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069';
+const textDirectionCharacters = '\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069';
+const unprintableCharacters = `\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029${textDirectionCharacters}`;
 
 /**
  * Characters that show nothing: white space, and those that print no mark (zero-width spaces and
@@ -54,8 +55,7 @@ export const printableNonBlankTextPattern = `^(?=.*[^${invisibleCharacters}])[^$
  * A `pattern` for several lines of text others are shown (an auction object's description): line
  * breaks and tabs are taken, other control characters and the text-direction characters are not.
  */
-export const printableMultilineTextPattern =
-  '^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]*$';
+export const printableMultilineTextPattern = `^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f${textDirectionCharacters}]*$`;
 
 /**
  * A `pattern` for an http(s) URL others are shown (a webhook endpoint's): none of the characters
