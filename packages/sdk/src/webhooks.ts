@@ -6,7 +6,6 @@
  * `<webhook-id>.<webhook-timestamp>.<body>`. WebCrypto only, so it
  * runs in Node 20 and in browsers and workers alike.
  */
-import { retiredAtMs, retirementGraceMs } from '@hallmark/client';
 import { HallmarkError } from './errors.ts';
 
 export class WebhookVerificationError extends HallmarkError {
@@ -34,8 +33,14 @@ export interface WebhookPublicKey {
  * retired key was signed by whoever took it: rotating the key contains it.
  */
 function signedBeforeRetirement(key: WebhookPublicKey, seconds: number): boolean {
-  const retiredMs = retiredAtMs(key);
-  return retiredMs === undefined || (!Number.isNaN(retiredMs) && seconds * 1000 <= retiredMs + retirementGraceMs);
+  // Read as @hallmark/client's retiredAtMs reads it; the SDK's main entry runs without that package.
+  const retiredAt = key.hallmark_retired_at;
+  if (retiredAt === undefined) return true;
+  const retiredMs =
+    typeof retiredAt === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(retiredAt)
+      ? Date.parse(retiredAt)
+      : Number.NaN;
+  return !Number.isNaN(retiredMs) && seconds * 1000 <= retiredMs + 60_000;
 }
 
 export interface WebhookVerificationOptions {
