@@ -28,6 +28,7 @@ const pairedEndToEndFiles = [
   'hostile-cli-csv',
   'hostile-edge',
   'hostile-keyed-retries',
+  'hostile-log-rebuild',
   'hostile-narrow-keys',
   'hostile-object-labels',
   'hostile-ownership',

@@ -14,7 +14,8 @@ import { createCheckpointSigner } from './checkpoint-signer.ts';
 import { exportPage } from './handlers/export-page.ts';
 import { merkleConsistency, merkleProof, merkleRoot } from './handlers/merkle.ts';
 import { verifyChain } from './handlers/verify-chain.ts';
-import { createMerkleProjection, rebuildMerkleProjection, runMerkleProjection } from './merkle-projection.ts';
+import { createMerkleProjection, runMerkleProjection } from './merkle-projection.ts';
+import { rebuildMerkleProjection } from './merkle-rebuild.ts';
 import { findAssetTree, migrateCompliance } from './store/merkle-store.ts';
 
 let db: SqlDatabase;
@@ -215,33 +216,95 @@ describe('compliance on PostgreSQL', () => {
     });
   });
 
-  it('rebuilds the projection by replay to the identical roots', async () => {
-    await newAsset('code_rebuild', 5);
+  it('rebuilds the projection by replay to the identical roots, and never erases a log the events no longer give unless told', async () => {
     const projection = runMerkleProjection(store, createMerkleProjection(db), () => {});
+    await newAsset('code_rebuild', 5);
+    await newAsset('obj_lagging', 3);
     await projectedSize('code_rebuild', 5);
+    await projectedSize('obj_lagging', 3);
     await projection.stop();
-    // obj_race lost its last event in the test before: a replay cannot bring back what was deleted.
-    const trees = 'SELECT asset_id, tree_size, root_hash FROM provenance_assets WHERE asset_id <> $1 ORDER BY asset_id';
-    const nodes = 'SELECT count(*) FROM merkle_nodes WHERE asset_id <> $1';
-    const before = await db.query(trees, ['obj_race']);
-    const nodesBefore = await db.query(nodes, ['obj_race']);
-    await rebuildMerkleProjection(db, store);
-    expect(before.length).toBe(2);
-    expect(await db.query(trees, ['obj_race'])).toEqual(before);
-    // The operator's command does the same on the configured database.
-    const cli = spawnSync(
-      process.execPath,
-      [fileURLToPath(new URL('../../../apps/hallmark/bin/hallmark.js', import.meta.url)), 'projections', 'rebuild'],
-      {
+    // The log lags behind the events of obj_lagging (the projection stopped before their turn): no difference.
+    for (const i of [3, 4])
+      await appendToAssetHistory(store, { assetId: 'obj_lagging', owner }, [{ type: 'exhibited', data: { i } }], { now });
+    const trees = 'SELECT asset_id, account_id, tree_size, root_hash FROM provenance_assets ORDER BY asset_id';
+    const counts = `SELECT (SELECT count(*) FROM merkle_nodes) AS nodes, (SELECT count(*) FROM provenance_events) AS events,
+      (SELECT cursor FROM projection_checkpoints WHERE name = 'compliance-merkle') AS checkpoint`;
+    const before = await db.query<{ asset_id: string }>(trees);
+    const countsBefore = await db.query(counts);
+    expect(before.map((row) => row.asset_id)).toEqual(['code_rebuild', 'obj_lagging', 'obj_many', 'obj_race']);
+
+    // obj_race lost its last event in the test before, which its verification reports (LOG_MISMATCH):
+    // the rebuild names it and leaves the log as it was, that evidence included.
+    const refused = await rebuildMerkleProjection(db, store);
+    expect(refused).toMatchObject({
+      outcome: 'differs',
+      differences: [{ assetId: 'obj_race', loggedSize: 41, rebuiltSize: 40, reason: 'EVENTS_MISSING' }],
+    });
+    expect(await db.query(trees)).toEqual(before);
+    expect(await db.query(counts)).toEqual(countsBefore);
+    expect(await db.query(`SELECT 1 FROM pg_namespace WHERE nspname = 'hallmark_merkle_rebuild'`)).toEqual([]);
+    expect(await verifyChain({ db, eventStore: store, clock: now }, owner, 'obj_race')).toMatchObject({
+      isValid: false,
+      brokenAt: { reason: 'LOG_MISMATCH', sequence: 41 },
+    });
+
+    // The operator's command does the same on the configured database: it refuses, naming the asset.
+    const hallmark = (...args: string[]) =>
+      spawnSync(process.execPath, [fileURLToPath(new URL('../../../apps/hallmark/bin/hallmark.js', import.meta.url)), ...args], {
         env: { ...process.env, HALLMARK_DATABASE_URL: databaseUrl },
         encoding: 'utf8',
-      },
-    );
+      });
+    const cliRefused = hallmark('projections', 'rebuild');
+    expect(cliRefused.status).toBe(1);
+    expect(cliRefused.stderr).toContain('The Merkle log differs from the events for 1 asset; it was left as it was.');
+    expect(cliRefused.stderr).toContain('obj_race: the log recorded events the store no longer holds (log 41 leaves, events 40)');
+    expect(cliRefused.stderr).toContain('--accept-differences');
+    expect(await db.query(trees)).toEqual(before);
+    expect(hallmark('projections', 'rebuild', '--accept-difference').status).toBe(2);
+
+    // Told to, it replaces the log: the same roots for the rest, obj_race at the events' 40, obj_lagging caught up.
+    const cli = hallmark('projections', 'rebuild', '--accept-differences');
     expect(cli.stderr).toBe('');
-    expect(cli.stdout).toMatch(/^Rebuilt the Merkle projection from \d+ events? in \d+ ms\.\n$/);
+    expect(cli.stdout).toMatch(
+      /^Rebuilt the Merkle projection from \d+ events in \d+ ms \(replacing the log of 1 asset that differed\)\.\n$/,
+    );
     expect(cli.status).toBe(0);
-    expect(await db.query(trees, ['obj_race'])).toEqual(before);
-    expect(await db.query(nodes, ['obj_race'])).toEqual(nodesBefore);
+    const after = await db.query<{ asset_id: string }>(trees);
+    expect(after.filter((row) => !['obj_race', 'obj_lagging'].includes(row.asset_id))).toEqual(
+      before.filter((row) => !['obj_race', 'obj_lagging'].includes(row.asset_id)),
+    );
     expect(await findAssetTree(db, owner, 'obj_race')).toMatchObject({ treeSize: 40 });
+    expect(await findAssetTree(db, owner, 'obj_lagging')).toMatchObject({
+      treeSize: 5,
+      rootHash: referenceRoot(await leavesOf('obj_lagging')),
+    });
+    expect((await db.query(counts))[0]?.checkpoint).not.toBe(countsBefore[0]?.checkpoint);
+
+    // A log that matches replaces itself with identical rows; one that lagged with the same leaves too.
+    const leaves = await leavesOf('obj_lagging');
+    await db.query(`UPDATE provenance_assets SET tree_size = 3, root_hash = $1 WHERE asset_id = 'obj_lagging'`, [
+      referenceRoot(leaves.slice(0, 3)),
+    ]);
+    expect(await rebuildMerkleProjection(db, store)).toMatchObject({ outcome: 'rebuilt', differences: [] });
+    expect(await db.query(trees)).toEqual(after);
+
+    // A log whose recorded root, first leaves or owner the events no longer give is a difference of each kind.
+    await db.query(`UPDATE provenance_assets SET root_hash = $1 WHERE asset_id = 'obj_many'`, [randomBytes(32)]);
+    await db.query(`UPDATE provenance_assets SET tree_size = 3, root_hash = $1 WHERE asset_id = 'obj_lagging'`, [
+      referenceRoot(leaves.slice(1, 4)),
+    ]);
+    await db.query(`UPDATE provenance_assets SET account_id = 'acc_other' WHERE asset_id = 'code_rebuild'`);
+    const changed = await db.query(trees);
+    expect(await rebuildMerkleProjection(db, store)).toMatchObject({
+      outcome: 'differs',
+      differences: [
+        { assetId: 'code_rebuild', loggedSize: 5, rebuiltSize: 5, reason: 'OWNER_CHANGED' },
+        { assetId: 'obj_lagging', loggedSize: 3, rebuiltSize: 5, reason: 'EVENTS_CHANGED' },
+        { assetId: 'obj_many', loggedSize: 37, rebuiltSize: 37, reason: 'EVENTS_CHANGED' },
+      ],
+    });
+    expect(await db.query(trees)).toEqual(changed);
+    expect(await rebuildMerkleProjection(db, store, { acceptDifferences: true })).toMatchObject({ outcome: 'rebuilt' });
+    expect(await db.query(trees)).toEqual(after);
   });
 });

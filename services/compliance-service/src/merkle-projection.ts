@@ -295,28 +295,3 @@ export function runMerkleProjection(eventStore: EventStore, projection: MerklePr
     dataOfTypes: [aliasedType],
   });
 }
-
-/**
- * Drops the projection and replays every event into it, to the end of the store. The same events
- * give the same trees, so the roots come out identical.
- */
-export async function rebuildMerkleProjection(db: SqlDatabase, eventStore: EventStore, name = merkleProjectionName) {
-  await db.transaction(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`hallmark:projection:${name}`]);
-    await tx.query('TRUNCATE merkle_nodes, provenance_events, provenance_assets');
-    await tx.query('DELETE FROM projection_checkpoints WHERE name = $1', [name]);
-  });
-  const projection = createMerkleProjection(db, name);
-  let cursor = await projection.checkpoints.load(name);
-  let events = 0;
-  for (;;) {
-    const page = await eventStore.readAll(cursor === undefined ? { limit: 1000 } : { after: cursor, limit: 1000 });
-    if (page.events.length === 0) break;
-    await projection.handle(page.events, page.cursor);
-    events += page.events.length;
-    cursor = page.cursor;
-  }
-  // Fresh statistics, so the planner probes the primary key instead of scanning a tree it thinks small.
-  await db.query('ANALYZE merkle_nodes, provenance_events, provenance_assets');
-  return { events };
-}

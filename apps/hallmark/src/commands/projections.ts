@@ -1,6 +1,7 @@
-import { migrateCompliance, rebuildMerkleProjection } from '@hallmark/compliance-service';
+import { type LogDifference, migrateCompliance, rebuildMerkleProjection } from '@hallmark/compliance-service';
 import type { EventStore } from '@hallmark/event-store';
 import { createProgress, type Progress } from '../progress.ts';
+import { CommandError } from './command-error.ts';
 import type { CommandIo } from './command-io.ts';
 import { connectOperatorDatabase } from './operator-database.ts';
 import { UsageError } from './usage-error.ts';
@@ -18,13 +19,40 @@ function countingReads(eventStore: EventStore, progress: Progress): EventStore {
   };
 }
 
+/** How many differing assets the refusal names; the count covers all. */
+const differencesShown = 20;
+
+const reasons: Record<LogDifference['reason'], string> = {
+  EVENTS_MISSING: 'the log recorded events the store no longer holds',
+  OWNER_CHANGED: 'the log recorded it for another owner than its events name',
+  EVENTS_CHANGED: 'its events no longer hash to the leaves the log recorded',
+};
+
+function refusal(differences: readonly LogDifference[]): string {
+  const shown = differences
+    .slice(0, differencesShown)
+    .map((d) => `  ${d.assetId}: ${reasons[d.reason]} (log ${d.loggedSize} leaves, events ${d.rebuiltSize})`);
+  const more = differences.length > differencesShown ? [`  … and ${differences.length - differencesShown} more`] : [];
+  return [
+    `The Merkle log differs from the events for ${differences.length} asset${differences.length === 1 ? '' : 's'}; it was left as it was.`,
+    ...shown,
+    ...more,
+    'A rebuild would erase this evidence (GET /api/v1/compliance/{assetId}/verify reports it as LOG_MISMATCH).',
+    'To replace the log anyway (for instance after restoring the events from an older backup), run it again with --accept-differences.',
+  ].join('\n');
+}
+
 /**
- * `hallmark projections rebuild`: works on the database itself (the product stopped), so a
- * projection can be rebuilt when the product cannot start or answer.
+ * `hallmark projections rebuild [--accept-differences]`: works on the database itself (the product
+ * stopped), so a projection can be rebuilt when the product cannot start or answer. The log is
+ * replaced only when the replay reproduces every tree it recorded (merkle-rebuild.ts).
  */
 export async function projectionsCommand(args: string[], env: NodeJS.ProcessEnv, io: CommandIo): Promise<void> {
   const [action, ...rest] = args;
-  if (action !== 'rebuild' || rest.length > 0) throw new UsageError('the projections command takes one action: rebuild');
+  if (action !== 'rebuild') throw new UsageError('the projections command takes one action: rebuild');
+  const unknown = rest.find((arg) => arg !== '--accept-differences');
+  if (unknown !== undefined) throw new UsageError(`projections rebuild takes one option, --accept-differences (not ${unknown})`);
+  const acceptDifferences = rest.length > 0;
   const connection = await connectOperatorDatabase(env, 'projections rebuild');
   let progress: Progress | undefined;
   try {
@@ -36,9 +64,19 @@ export async function projectionsCommand(args: string[], env: NodeJS.ProcessEnv,
     progress = createProgress({ label: 'replaying', unit: 'events', total, stream: io.terminal });
     await migrateCompliance(connection.db);
     const started = Date.now();
-    const { events } = await rebuildMerkleProjection(connection.db, countingReads(connection.eventStore, progress));
+    const rebuilt = await rebuildMerkleProjection(connection.db, countingReads(connection.eventStore, progress), {
+      acceptDifferences,
+    });
     progress.finish();
-    io.out(`Rebuilt the Merkle projection from ${events} event${events === 1 ? '' : 's'} in ${Date.now() - started} ms.\n`);
+    if (rebuilt.outcome === 'differs') throw new CommandError(refusal(rebuilt.differences));
+    const { events, differences } = rebuilt;
+    const replaced =
+      differences.length > 0
+        ? ` (replacing the log of ${differences.length} asset${differences.length === 1 ? '' : 's'} that differed)`
+        : '';
+    io.out(
+      `Rebuilt the Merkle projection from ${events} event${events === 1 ? '' : 's'} in ${Date.now() - started} ms${replaced}.\n`,
+    );
   } finally {
     progress?.finish();
     await connection.close();

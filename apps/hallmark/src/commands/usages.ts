@@ -34,9 +34,13 @@ export const verifyUsage = `hallmark verify <link> [--url <url>] [--key <key>]
     only keys of the account that owns the GTIN count (the operator's, for a GTIN nobody owns), and
     only keys of the environment (live unless said). Exit code 0: valid; 1: not valid.`;
 
-export const projectionsUsage = `hallmark projections rebuild
-    Drops the Merkle projection and replays every event into it; the roots come out identical.
-    Works on the database itself, with the product stopped (a progress bar on a terminal).`;
+export const projectionsUsage = `hallmark projections rebuild [--accept-differences]
+    Replays every event into a new Merkle projection and puts it in place of the old one when it
+    reproduces every tree the old one recorded (the roots come out identical). Where the events no
+    longer give what the log recorded (deleted, changed, or moved to another owner: the evidence
+    that /compliance/{assetId}/verify reports as LOG_MISMATCH) it leaves the log as it was, names
+    those assets and exits 1; --accept-differences replaces it anyway. Works on the database itself,
+    with the product stopped (a progress bar on a terminal).`;
 
 export const gtinsUsage = `hallmark gtins grant --account <id> (--gtin <14 digits> | --prefix <4-12 digits>) [--env live|test]
     Lets the account sign codes for a GTIN or a GS1 Company Prefix (live covers both environments).
