@@ -15,11 +15,13 @@ import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
 import { type Account, findAccount, findOperatorAccount, insertAccount } from './account-store.ts';
 import { hashApiKeySecret, newApiKeySecret } from './api-key-secret.ts';
 import {
+  ActingKeyExpiryMoved,
   type ApiKeyRecord,
   decideApiKeyRevocation,
   findApiKeyByHash,
   findApiKeyById,
   lockActingKey,
+  lockActingKeyOutliving,
   writeKeyRevoked,
 } from './api-key-store.ts';
 import {
@@ -160,7 +162,23 @@ export async function recordApiKeyCreation(
   body: CreateApiKeyBody,
   now: Date,
 ): Promise<CreatedApiKey> {
-  return appendKeyIssued(deps, decideApiKeyCreation(creator, body, now), now);
+  return withActingKeyExpiry(creator, (acting) => appendKeyIssued(deps, decideApiKeyCreation(acting, body, now), now));
+}
+
+/**
+ * Runs a write decided with the acting key's expiry; when the write finds the key expiring sooner
+ * (ActingKeyExpiryMoved), decides and writes again with that expiry (twice at most: an expiry only
+ * ever moves earlier, once per rotation).
+ */
+async function withActingKeyExpiry<T>(acting: AuthenticatedKey, write: (acting: AuthenticatedKey) => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await write(acting);
+    } catch (error) {
+      if (!(error instanceof ActingKeyExpiryMoved) || attempt >= 2) throw error;
+      acting = { ...acting, expiresAt: error.expiresAt };
+    }
+  }
 }
 
 /**
@@ -189,8 +207,9 @@ async function appendKeyIssued(deps: AccountLogDeps, event: KeyIssued, now: Date
       readModels: {
         db: deps.db,
         async write(sql) {
-          // A key made by a key is written only while that key works (its revocation waits for this write).
-          if (event.data.createdBy !== null) await lockActingKey(sql, event.data.createdBy, now);
+          // A key made by a key is written only while that key works (its revocation waits for this
+          // write), and never outlives it as it is now.
+          if (event.data.createdBy !== null) await lockActingKeyOutliving(sql, event.data.createdBy, event.data.expiresAt, now);
           created = await writeKeyIssued(sql, event, secret, now);
         },
       },
@@ -258,6 +277,17 @@ export async function recordApiKeyRotation(
   now: Date,
   by: AuthenticatedKey,
 ): Promise<{ created: CreatedApiKey; replaced: { id: string; expiresAt: string } }> {
+  return withActingKeyExpiry(by, (acting) => appendKeyRotation(deps, owner, id, graceSeconds, now, acting));
+}
+
+async function appendKeyRotation(
+  deps: AccountLogDeps,
+  owner: Principal,
+  id: string,
+  graceSeconds: RotationGraceSeconds,
+  now: Date,
+  by: AuthenticatedKey,
+): Promise<{ created: CreatedApiKey; replaced: { id: string; expiresAt: string } }> {
   const target = await findApiKeyById(deps.db, id);
   const decision = decideKeyRotation(target && target.accountId === owner.accountId ? target : undefined, {
     type: 'RotateKey',
@@ -284,7 +314,8 @@ export async function recordApiKeyRotation(
           db: deps.db,
           async write(sql) {
             // Before the old key's expiry changes: a key rotating itself away is still working here.
-            await lockActingKey(sql, by.keyId, now);
+            // The new key never outlives the acting key as it is now.
+            await lockActingKeyOutliving(sql, by.keyId, issued.data.expiresAt, now);
             const shortened = await sql.query(
               `UPDATE api_keys SET expires_at = $2, replaced_by = $4
                WHERE id = $1 AND revoked_at IS NULL AND replaced_by IS NULL AND expires_at IS NOT DISTINCT FROM $3 RETURNING id`,

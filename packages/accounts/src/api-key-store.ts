@@ -134,13 +134,37 @@ export async function findApiKeyById(sql: SqlExecutor, id: string): Promise<ApiK
  * body is read; this closes the milliseconds between that check and the write, in which a key
  * revoked by its owner could still have made a working credential.
  */
-export async function lockActingKey(sql: SqlExecutor, keyId: string, now: Date): Promise<void> {
+export async function lockActingKey(sql: SqlExecutor, keyId: string, now: Date): Promise<{ expiresAt: Date | null }> {
   const [row] = await sql.query<{ revoked_at: Date | string | null; expires_at: Date | string | null }>(
     'SELECT revoked_at, expires_at FROM api_keys WHERE id = $1 FOR SHARE',
     [keyId],
   );
   if (!row) throw new HallmarkError('INVALID_API_KEY', 'The API key does not exist.');
-  refuseUnusableKey({ revokedAt: dateOrNull(row.revoked_at), expiresAt: dateOrNull(row.expires_at) }, now);
+  const expiresAt = dateOrNull(row.expires_at);
+  refuseUnusableKey({ revokedAt: dateOrNull(row.revoked_at), expiresAt }, now);
+  return { expiresAt };
+}
+
+/**
+ * Thrown in a write whose key was decided to expire later than the acting key now does: the
+ * decision read the acting key as the gateway authenticated it, before a rotation with a grace gave
+ * it an expiry (a request held open across the rotation, a gateway that had not heard). The write
+ * rolls back and is decided again with `expiresAt`, so a new key never outlives the key that made it.
+ */
+export class ActingKeyExpiryMoved extends Error {
+  override readonly name = 'ActingKeyExpiryMoved';
+  constructor(readonly expiresAt: Date) {
+    super('The acting key expires sooner than the decision read.');
+  }
+}
+
+/**
+ * lockActingKey, then ActingKeyExpiryMoved when the key the write makes (expiring at `made`, ISO or
+ * null for never) would outlive the acting key as it is now.
+ */
+export async function lockActingKeyOutliving(sql: SqlExecutor, keyId: string, made: string | null, now: Date): Promise<void> {
+  const { expiresAt } = await lockActingKey(sql, keyId, now);
+  if (expiresAt && (made === null || Date.parse(made) > expiresAt.getTime())) throw new ActingKeyExpiryMoved(expiresAt);
 }
 
 /** Throws `REVOKED_API_KEY` for a revoked key and `EXPIRED_API_KEY` (details `expiredAt`) for an expired one. */

@@ -40,6 +40,14 @@ declare module 'fastify' {
     /** When the counters answered its spend (performance.now()), where that was before its body was read. */
     spentBeforeBodyAt: number | undefined;
   }
+  interface FastifyInstance {
+    /**
+     * Checks the request's key again now, throwing its refusal (401 REVOKED_API_KEY, EXPIRED_API_KEY)
+     * when it stopped working: for a handler that reads its body itself (a multipart upload) or works
+     * long after its body (a batch, between chunks), which the preValidation check cannot cover.
+     */
+    confirmKeyStillWorks(request: FastifyRequest): Promise<void>;
+  }
   interface FastifyContextConfig {
     /** The contract this route was registered from. */
     route?: RouteDefinition;
@@ -158,6 +166,15 @@ export function installRequestAuth(
   app.decorateRequest('mayHaveActed', false);
   app.decorateRequest('failedWith', undefined);
   app.decorateRequest('spentBeforeBodyAt', undefined);
+  // This gateway's cache (its own revocations and the broadcasts it heard drop the key), then the
+  // key's stop markers, which a revocation through any gateway set before it answered.
+  app.decorate('confirmKeyStillWorks', async (request: FastifyRequest) => {
+    const key = request.apiKey;
+    if (!key) return;
+    await deps.authenticator.authenticateKeyId(key.keyId);
+    const stopped = await deps.rateLimiter.checkKeyStopped(key);
+    if (stopped?.keyRefusal) throw stopped.keyRefusal;
+  });
 
   /** Applies a limit's outcome and continues the request, or fails it. */
   const continueWith = (reply: FastifyReply, outcome: RateLimitOutcome, done: HookHandlerDoneFunction): void => {
@@ -491,6 +508,7 @@ export function installRequestAuth(
 /** Measurement only (GatewayDependencies.uncheckedKey): every request acts as `key`, unchecked and unlimited. */
 export function installUncheckedKey(app: FastifyInstance, key: AuthenticatedKey): void {
   app.decorateRequest('apiKey', null);
+  app.decorate('confirmKeyStillWorks', async () => {});
   app.addHook('onRequest', (request, _reply, done) => {
     request.apiKey = key;
     done();

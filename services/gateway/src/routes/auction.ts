@@ -118,6 +118,8 @@ export function registerAuctionRoutes(
 
   async function uploadPhoto(request: FastifyRequest, reply: FastifyReply, receive: ReceiveBody) {
     const { bytes, angle } = await readPhotoUpload(request, receive);
+    // The file came after the headers were checked, maybe long after: a key revoked meanwhile binds nothing.
+    await request.server.confirmKeyStillWorks(request);
     // The request is known only now: a retry with the same Idempotency-Key, angle and file gets the first answer.
     const photoSha256 = createHash('sha256').update(bytes).digest('hex');
     if (!(await deps.idempotency.admit(request, reply, { angle, photo: photoSha256 }))) return reply;

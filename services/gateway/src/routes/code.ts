@@ -100,6 +100,16 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
         ];
         return;
       }
+      // A batch outlasts its key's check (preValidation): a key revoked meanwhile, through any
+      // gateway, sends no further chunk, and the batch answers its 401 (the chunks answered before
+      // keep their codes). The first chunk follows that check at once.
+      if (chunk >= batchConcurrency) {
+        await request.server.confirmKeyStillWorks(request).catch((error: unknown) => {
+          failed = true;
+          throw error;
+        });
+        if (failed) return;
+      }
       // What an earlier attempt with this Idempotency-Key kept for this chunk, unsure it was made (prepaid-work.ts).
       const prepaid = prepaidFor(request, firstIndex);
       const answer = await deps.services

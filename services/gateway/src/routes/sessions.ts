@@ -56,12 +56,24 @@ async function currentSession(deps: SessionRouteDeps, request: FastifyRequest, r
   const token = sessionTokenOf(request.headers.cookie, isHttps(request));
   if (token === undefined) throw noSession('no session cookie was sent');
   try {
-    return await deps.sessions.authenticate(token);
+    const authenticated = await deps.sessions.authenticate(token);
+    await refuseStoppedKey(deps, authenticated.key);
+    return authenticated;
   } catch (error) {
     if (!(error instanceof HallmarkError && error.status === 401)) throw error;
     reply.header('set-cookie', clearedSessionCookie(isHttps(request)));
     return refuseSignIn(deps, request, reply, error);
   }
+}
+
+/**
+ * The key's stop markers, which a revocation through any gateway sets before it answers: this
+ * gateway's cache may not have heard of it yet (the broadcast is on its way), and a sign-in or a
+ * session's look-up with a key revoked elsewhere is refused at once, as an API request is.
+ */
+async function refuseStoppedKey(deps: SessionRouteDeps, key: AuthenticatedKey): Promise<void> {
+  const stopped = await deps.rateLimiter.checkKeyStopped(key);
+  if (stopped?.keyRefusal) throw stopped.keyRefusal;
 }
 
 /**
@@ -94,6 +106,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
     let key: AuthenticatedKey;
     try {
       key = await deps.authenticator.authenticate(apiKey);
+      await refuseStoppedKey(deps, key);
     } catch (error) {
       return refuseSignIn(deps, request, reply, error);
     }
