@@ -87,6 +87,7 @@ const longEndToEndFiles = [
   'faults',
   'hostile-rolling-stops',
   'hostile-embedded-kills',
+  'hostile-projection-kills',
   'read-your-writes',
   // Load runs (20.3 minutes with them on 258c11e): large bodies and floods beside another tenant, and
   // uploads held open or trickled; large-bodies.unit.test, hostile-limits and hostile-upload-slots

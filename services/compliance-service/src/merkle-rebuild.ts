@@ -1,11 +1,16 @@
+import { randomBytes } from 'node:crypto';
 import type { EventStore } from '@hallmark/event-store';
 import { type Hash, referenceRoot } from '@hallmark/merkle';
 import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
 import { merkleProjectionName, projectEvents } from './merkle-projection.ts';
-import { readLeafHashes } from './store/merkle-store.ts';
 
-/** Where the replay writes, beside the log it may replace: the log stays as it was until the two are compared. */
-const rebuildSchema = 'hallmark_merkle_rebuild';
+/**
+ * Where a run replays, beside the log it may replace: a schema of its own (two runs never share one),
+ * named with this prefix and a random part, its comment the time the run began.
+ */
+const rebuildSchemaPrefix = 'hallmark_merkle_rebuild_';
+/** A schema of a run that began this long ago was left by a run that died: the next run drops it. */
+const abandonedAfterMs = 24 * 60 * 60 * 1000;
 const projectionTables = ['merkle_nodes', 'provenance_events', 'provenance_assets'] as const;
 const pageSize = 1_000;
 
@@ -21,19 +26,24 @@ export interface LogDifference {
 
 export type RebuildOutcome =
   | { outcome: 'rebuilt'; events: number; differences: LogDifference[] }
-  | { outcome: 'differs'; events: number; differences: LogDifference[] };
+  | { outcome: 'differs'; events: number; differences: LogDifference[] }
+  /** The log changed while the run replayed (a running compliance-service, another rebuild): nothing replaced. */
+  | { outcome: 'moved'; events: number };
 
 const quoted = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
 
 /**
- * Replays every event into a Merkle log built apart (schema hallmark_merkle_rebuild), compares it
- * with the log the product holds, and replaces that log only if every tree it recorded is the same
- * or a prefix of the rebuilt one (the projection had not caught up). A log that recorded events the
+ * Replays every event into a Merkle log built apart (a schema of this run's own), compares it with
+ * the log the product holds, and replaces that log only if every tree it recorded is the same or a
+ * prefix of the rebuilt one (the projection had not caught up). A log that recorded events the
  * store no longer gives (deleted, rewritten, moved to another owner) is what
  * GET /compliance/{assetId}/verify reports as LOG_MISMATCH: replacing it would erase that evidence,
  * so the log is left as it was and the differences come back, unless `acceptDifferences` (the
  * operator knows why, e.g. the event store was restored from a backup older than the log).
- * A crash part-way leaves the product's log untouched; the next rebuild starts the apart one again.
+ * The comparison and the replacement happen under the projection's lock, and only if its checkpoint
+ * is where it was when the run began: a log that moved meanwhile (a compliance-service still
+ * running, another rebuild that finished first) is neither compared with a replay that has not
+ * seen its newest events nor replaced ('moved'). A run that dies part-way leaves the log untouched.
  */
 export async function rebuildMerkleProjection(
   db: SqlDatabase,
@@ -43,11 +53,14 @@ export async function rebuildMerkleProjection(
   const name = options.name ?? merkleProjectionName;
   const [{ schema } = { schema: 'public' }] = await db.query<{ schema: string }>('SELECT current_schema() AS schema');
   const product = quoted(schema);
+  const apart = `${rebuildSchemaPrefix}${randomBytes(6).toString('hex')}`;
+  await dropAbandonedRuns(db);
+  const checkpointAtStart = await readCheckpoint(db, product, name);
   await db.transaction(async (tx) => {
-    await tx.query(`DROP SCHEMA IF EXISTS ${rebuildSchema} CASCADE`);
-    await tx.query(`CREATE SCHEMA ${rebuildSchema}`);
+    await tx.query(`CREATE SCHEMA ${apart}`);
+    await tx.query(`COMMENT ON SCHEMA ${apart} IS '${new Date().toISOString()}'`);
     for (const table of projectionTables) {
-      await tx.query(`CREATE TABLE ${rebuildSchema}.${table} (LIKE ${product}.${table} INCLUDING ALL)`);
+      await tx.query(`CREATE TABLE ${apart}.${table} (LIKE ${product}.${table} INCLUDING ALL)`);
     }
   });
   try {
@@ -57,31 +70,54 @@ export async function rebuildMerkleProjection(
       const page = await eventStore.readAll(cursor === undefined ? { limit: pageSize } : { after: cursor, limit: pageSize });
       if (page.events.length === 0) break;
       await db.transaction(async (tx) => {
-        // The projection's statements name its tables unqualified: here they are the apart ones.
-        await tx.query(`SELECT set_config('search_path', $1, true)`, [rebuildSchema]);
+        // The projection's statements name its tables unqualified: here they are the run's own.
+        await tx.query(`SELECT set_config('search_path', $1, true)`, [apart]);
         await projectEvents(tx, page.events);
       });
       events += page.events.length;
       cursor = page.cursor;
     }
-    const differences = await compareLogs(db, product);
-    if (differences.length > 0 && !options.acceptDifferences) return { outcome: 'differs', events, differences };
-    await db.transaction(async (tx) => {
+    const outcome = await db.transaction(async (tx): Promise<RebuildOutcome> => {
       await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`hallmark:projection:${name}`]);
+      if ((await readCheckpoint(tx, product, name)) !== checkpointAtStart) return { outcome: 'moved', events };
+      const differences = await compareLogs(tx, product, apart);
+      if (differences.length > 0 && !options.acceptDifferences) return { outcome: 'differs', events, differences };
       await tx.query(`TRUNCATE ${projectionTables.map((table) => `${product}.${table}`).join(', ')}`);
       for (const table of projectionTables) {
-        await tx.query(`INSERT INTO ${product}.${table} SELECT * FROM ${rebuildSchema}.${table}`);
+        await tx.query(`INSERT INTO ${product}.${table} SELECT * FROM ${apart}.${table}`);
       }
       await tx.query(`DELETE FROM ${product}.projection_checkpoints WHERE name = $1`, [name]);
       if (cursor !== undefined) {
         await tx.query(`INSERT INTO ${product}.projection_checkpoints (name, cursor) VALUES ($1, $2)`, [name, cursor]);
       }
+      return { outcome: 'rebuilt', events, differences };
     });
     // Fresh statistics, so the planner probes the primary key instead of scanning a tree it thinks small.
-    await db.query(`ANALYZE ${projectionTables.map((table) => `${product}.${table}`).join(', ')}`);
-    return { outcome: 'rebuilt', events, differences };
+    if (outcome.outcome === 'rebuilt')
+      await db.query(`ANALYZE ${projectionTables.map((table) => `${product}.${table}`).join(', ')}`);
+    return outcome;
   } finally {
-    await db.query(`DROP SCHEMA IF EXISTS ${rebuildSchema} CASCADE`);
+    await db.query(`DROP SCHEMA IF EXISTS ${apart} CASCADE`);
+  }
+}
+
+async function readCheckpoint(sql: SqlExecutor, product: string, name: string): Promise<string | null> {
+  const [row] = await sql.query<{ cursor: string }>(`SELECT cursor FROM ${product}.projection_checkpoints WHERE name = $1`, [
+    name,
+  ]);
+  return row?.cursor ?? null;
+}
+
+/** Drops the schemas of runs that began more than a day ago (a run killed part-way leaves its own). */
+async function dropAbandonedRuns(db: SqlDatabase): Promise<void> {
+  const runs = await db.query<{ name: string; began: string | null }>(
+    `SELECT nspname AS name, obj_description(oid, 'pg_namespace') AS began FROM pg_namespace WHERE starts_with(nspname, $1)`,
+    [rebuildSchemaPrefix],
+  );
+  for (const run of runs) {
+    const began = Date.parse(run.began ?? '');
+    if (!/^[a-z0-9_]+$/.test(run.name) || !(Date.now() - began > abandonedAfterMs)) continue;
+    await db.query(`DROP SCHEMA IF EXISTS ${run.name} CASCADE`);
   }
 }
 
@@ -90,8 +126,8 @@ export async function rebuildMerkleProjection(
  * another owner, fewer leaves, or another root at the recorded size. An asset the log has not
  * recorded yet, or recorded fewer leaves of, is no difference if those leaves are the same.
  */
-async function compareLogs(db: SqlDatabase, product: string): Promise<LogDifference[]> {
-  const rows = await db.query<{
+async function compareLogs(sql: SqlExecutor, product: string, apart: string): Promise<LogDifference[]> {
+  const rows = await sql.query<{
     asset_id: string;
     logged_size: string | number;
     logged_root: Uint8Array;
@@ -100,7 +136,7 @@ async function compareLogs(db: SqlDatabase, product: string): Promise<LogDiffere
   }>(
     `SELECT p.asset_id, p.tree_size AS logged_size, p.root_hash AS logged_root, r.tree_size AS rebuilt_size,
        (p.account_id = r.account_id AND p.environment = r.environment) AS same_owner
-     FROM ${product}.provenance_assets p LEFT JOIN ${rebuildSchema}.provenance_assets r ON r.asset_id = p.asset_id
+     FROM ${product}.provenance_assets p LEFT JOIN ${apart}.provenance_assets r ON r.asset_id = p.asset_id
      WHERE r.asset_id IS NULL OR r.account_id <> p.account_id OR r.environment <> p.environment
        OR r.tree_size <> p.tree_size OR r.root_hash <> p.root_hash
      ORDER BY p.asset_id`,
@@ -116,19 +152,19 @@ async function compareLogs(db: SqlDatabase, product: string): Promise<LogDiffere
     else if (rebuiltSize === loggedSize) difference('EVENTS_CHANGED');
     else {
       // The log lagged: what it recorded must be the rebuilt tree's first leaves.
-      const prefixRoot = await rootOfFirstLeaves(db, row.asset_id, rebuiltSize, loggedSize);
+      const prefixRoot = await rootOfFirstLeaves(sql, apart, row.asset_id, loggedSize);
       if (!prefixRoot?.equals(Buffer.from(row.logged_root))) difference('EVENTS_CHANGED');
     }
   }
   return differences;
 }
 
-/** The root of the first `size` leaves of a rebuilt tree of `treeSize` leaves (treeSize > 1, so its leaves are nodes). */
-async function rootOfFirstLeaves(db: SqlDatabase, assetId: string, treeSize: number, size: number): Promise<Hash | undefined> {
-  return db.transaction(async (tx: SqlExecutor) => {
-    await tx.query(`SELECT set_config('search_path', $1, true)`, [rebuildSchema]);
-    const leaves = await readLeafHashes(tx, { assetId, treeSize, rootHash: Buffer.alloc(0) }, 0, size);
-    const ordered = Array.from({ length: size }, (_, index) => leaves.get(index));
-    return ordered.every((leaf) => leaf !== undefined) ? referenceRoot(ordered as Hash[]) : undefined;
-  });
+/** The root of the first `size` leaves of a rebuilt tree that has more (so its leaves are nodes: leafIsRoot). */
+async function rootOfFirstLeaves(sql: SqlExecutor, apart: string, assetId: string, size: number): Promise<Hash | undefined> {
+  const rows = await sql.query<{ idx: string | number; hash: Uint8Array }>(
+    `SELECT idx, hash FROM ${apart}.merkle_nodes WHERE asset_id = $1 AND level = 0 AND idx < $2 ORDER BY idx`,
+    [assetId, size],
+  );
+  const leaves = rows.map((row) => Buffer.from(row.hash));
+  return rows.length === size && rows.every((row, index) => Number(row.idx) === index) ? referenceRoot(leaves) : undefined;
 }

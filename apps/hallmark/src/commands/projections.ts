@@ -69,6 +69,11 @@ export async function projectionsCommand(args: string[], env: NodeJS.ProcessEnv,
     });
     progress.finish();
     if (rebuilt.outcome === 'differs') throw new CommandError(refusal(rebuilt.differences));
+    if (rebuilt.outcome === 'moved') {
+      throw new CommandError(
+        'The Merkle projection moved on while the rebuild replayed (a compliance-service still running, or another rebuild that finished first); the log was left as it was. Stop the product (scale compliance-service to zero) and run it again.',
+      );
+    }
     const { events, differences } = rebuilt;
     const replaced =
       differences.length > 0
