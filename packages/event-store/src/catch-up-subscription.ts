@@ -1,4 +1,5 @@
 import type { CheckpointStore, EventPage, EventSubscription, SubscribeOptions } from './event-store.ts';
+import { ProjectionMovedOn } from './sql-projection.ts';
 
 export interface PollingSource {
   /**
@@ -21,6 +22,14 @@ export interface PollingSource {
 }
 
 const retryDelayMs = 1_000;
+/**
+ * A failing read or batch is tried again after 1, 2, 4 s, then every 5 s, and no notification or
+ * reader cuts that pause short (before, each write's notification and each waiting reader did: a
+ * batch that failed every time, as one replayed over rows already stored, was tried hundreds of times
+ * a second, each a transaction and a warning). A batch refused because another replica moved the
+ * checkpoint is no failure: it goes on from the stored checkpoint at the next wake.
+ */
+const maxRetryDelayMs = 5_000;
 /**
  * Quick looks after an empty read that followed a wake-up: after 50, 100, … 1,600 ms, then every
  * 1,600 ms, for up to 30 s from the first of them (an older transaction of this database, a slow
@@ -67,6 +76,12 @@ export function startCatchUpSubscription(
       wake = () => done(true);
     });
 
+  /** Waits `ms` whatever wakes come meanwhile (they are spent); only a stop ends it sooner. */
+  const pause = async (ms: number) => {
+    const until = performance.now() + ms;
+    while (!stopping && performance.now() < until) await sleep(until - performance.now());
+  };
+
   const signal = () => {
     if (wake) wake();
     else pendingWake = true;
@@ -107,6 +122,8 @@ export function startCatchUpSubscription(
     let horizonRetries = 0;
     /** When the quick looks began (the first empty read after a wake-up), by performance.now(). */
     let lookingSince: number | undefined;
+    /** Failures in a row, for the pause before the next try. */
+    let failures = 0;
     try {
       while (!stopping) {
         try {
@@ -124,6 +141,7 @@ export function startCatchUpSubscription(
             ...(dataTypes ? { dataTypes } : {}),
           });
           if (page.events.length === 0) {
+            failures = 0;
             const now = performance.now();
             if (woken) lookingSince ??= now;
             const soon: boolean = woken && now - (lookingSince ?? now) < quickLooksForMs;
@@ -142,12 +160,19 @@ export function startCatchUpSubscription(
           await options.handle(wanted ? page.events.filter((event) => wanted.has(event.type)) : page.events, page.cursor);
           await checkpoints.save(options.name, page.cursor);
           cursor = page.cursor;
+          failures = 0;
           // A short page is the end of what is readable: linger then, never while catching up (a
           // typed page is short whenever it left events out, though the log goes on).
           if (options.lingerMs && (page.passed ?? page.events.length) < batchSize && !stopping) await linger(options.lingerMs);
         } catch (error) {
           options.onError?.(error);
-          await sleep(retryDelayMs);
+          if (error instanceof ProjectionMovedOn) {
+            failures = 0;
+            await sleep(retryDelayMs);
+          } else {
+            failures += 1;
+            await pause(Math.min(retryDelayMs * 2 ** (failures - 1), maxRetryDelayMs));
+          }
           // Another replica may have moved a projection's checkpoint: continue from the stored one.
           if (loaded) cursor = await checkpoints.load(options.name).catch(() => cursor);
         }
