@@ -174,43 +174,47 @@ describe('a leaked key, contained by its owner (embedded form)', () => {
   // stops it ("stores not one more code"); a revoked key should stop it at least as surely: the
   // owner revoked the leaked key, and the thief's batch goes on minting signed codes for minutes.
   it('two batches of 10,000 codes the leaked key started make no more than the chunks in flight once its revocation has answered', async () => {
-    const leaked = await leakedStarKey('leaked packaging line');
-    const prefix = `LB${randomUUID().slice(0, 6)}`;
-    // Two at once, so that much is still to come when the revocation answers (in this form it waits
-    // behind the batches' chunks for PGlite's one connection: over a second at full speed).
-    const batches = [0, 1].map((half) =>
-      api('POST', '/code/generate/batch', {
-        key: leaked.secret,
-        body: { items: Array.from({ length: 10_000 }, (_, i) => ({ gtin, serialNumber: `${prefix}${half}-${i}` })) },
-      }),
-    );
-    // Revoked once the first chunks are stored: a fixed wait let a fast hour finish first.
-    await codesStored(
-      async () =>
-        (
-          await t.product.db.query<{ made: number }>('SELECT count(*)::int AS made FROM codes WHERE serial LIKE $1', [
-            `${prefix}%`,
-          ])
-        )[0]?.made ?? 0,
-    );
-    const revoked = await revoke(leaked.id);
-    // The key stops when the revocation has answered (its stop markers are set before that).
-    const answeredAt = new Date().toISOString();
-    expectError(await api('GET', '/accounts/me', { key: leaked.secret }), 401, 'REVOKED_API_KEY');
-    const answers = await Promise.all(batches);
-    const [row] = await t.product.db.query<{ before: number; after: number }>(
-      `SELECT count(*) FILTER (WHERE created_at <= $3)::int AS before, count(*) FILTER (WHERE created_at > $3)::int AS after
-         FROM codes WHERE account_id = $1 AND serial LIKE $2`,
-      [brand.id, `${prefix}%`, answeredAt],
-    );
-    // The revocation must land while much of the batches is still to come, or this proves nothing.
-    expect(row?.before, 'the batches were (nearly) done before the revocation').toBeLessThan(16_000);
-    // At most the four chunks of 500 then in flight in each may still be made.
-    expect(
-      row?.after,
-      `codes made after the revocation answered at ${answeredAt} (decided ${revoked.revokedAt}; before it: ${row?.before}; batch statuses ${answers.map((answer) => answer.status)})`,
-    ).toBeLessThanOrEqual(4_000);
-  }, 60_000);
+    // In this form the revocation's write waits behind the batches' chunks for PGlite's one
+    // connection (over a second at full speed), so in a fast hour the batches may be (nearly) done
+    // before it answers, which proves nothing: tried again with a new key then, three times at most.
+    const tries: string[] = [];
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const leaked = await leakedStarKey(`leaked packaging line ${attempt}`);
+      const prefix = `LB${randomUUID().slice(0, 6)}`;
+      const batches = [0, 1].map((half) =>
+        api('POST', '/code/generate/batch', {
+          key: leaked.secret,
+          body: { items: Array.from({ length: 10_000 }, (_, i) => ({ gtin, serialNumber: `${prefix}${half}-${i}` })) },
+        }),
+      );
+      // Revoked once the first chunk is stored.
+      await codesStored(
+        async () =>
+          (
+            await t.product.db.query<{ made: number }>('SELECT count(*)::int AS made FROM codes WHERE serial LIKE $1', [
+              `${prefix}%`,
+            ])
+          )[0]?.made ?? 0,
+      );
+      const revoked = await revoke(leaked.id);
+      // The key stops when the revocation has answered (its stop markers are set before that).
+      const answeredAt = new Date().toISOString();
+      expectError(await api('GET', '/accounts/me', { key: leaked.secret }), 401, 'REVOKED_API_KEY');
+      const answers = await Promise.all(batches);
+      const [row] = await t.product.db.query<{ before: number; after: number }>(
+        `SELECT count(*) FILTER (WHERE created_at <= $3)::int AS before, count(*) FILTER (WHERE created_at > $3)::int AS after
+           FROM codes WHERE account_id = $1 AND serial LIKE $2`,
+        [brand.id, `${prefix}%`, answeredAt],
+      );
+      const what = `revocation answered at ${answeredAt} (decided ${revoked.revokedAt}); codes before it ${row?.before}, after ${row?.after}; batch statuses ${answers.map((answer) => answer.status)}`;
+      tries.push(what);
+      if ((row?.before ?? 0) >= 16_000) continue;
+      // At most the four chunks of 500 then in flight in each may still be made.
+      expect(row?.after, what).toBeLessThanOrEqual(4_000);
+      return;
+    }
+    expect.fail(`the batches were (nearly) done before the revocation answered, three times: ${tries.join(' | ')}`);
+  }, 90_000);
 
   // docs/API.md: "A new key never outlives its creator: its expiry is capped at the creator's", and a
   // rotation with a grace makes the old key expire at now + graceSeconds. The owner rotates the
