@@ -478,6 +478,7 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
         key,
         body: { items: Array.from({ length: 900 }, (_, i) => ({ gtin: ownGtin, serialNumber: `NEXT-X-${i}` })) },
       });
+      expect(others.status, JSON.stringify(others.body).slice(0, 300)).toBe(200);
       expect(others.body.results.filter((result: Json) => result.code)).toHaveLength(900);
       expect(await used()).toBe(900);
       // The retry: A refused (its expiry date now past, never made), B's 100 codes made today, and paid today.
