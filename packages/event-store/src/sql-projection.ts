@@ -1,6 +1,12 @@
 import type { OneTripStatement, SqlDatabase, SqlExecutor } from '@hallmark/sql';
 import type { CheckpointStore, StoredEvent } from './event-store.ts';
 
+/**
+ * The advisory lock (its key, for `pg_advisory_xact_lock(hashtextextended(key, 0))`) that a
+ * projection's writes hold: one writer at a time, a rebuild's swap included.
+ */
+export const projectionLockKey = (name: string) => `hallmark:projection:${name}`;
+
 /** A batch refused because another replica moved the projection's checkpoint meanwhile. */
 export class ProjectionMovedOn extends Error {
   override name = 'ProjectionMovedOn';
@@ -65,7 +71,7 @@ export function createSqlProjection(options: {
       // written: two round trips fewer while the transaction holds a connection, in PGlite the only one.)
       const lock: OneTripStatement = {
         text: `SELECT set_config('synchronous_commit', 'off', true), pg_advisory_xact_lock(hashtextextended($1, 0))`,
-        params: [`hallmark:projection:${name}`],
+        params: [projectionLockKey(name)],
       };
       // Checked (and moved) first, under the lock, before any row: a batch another replica projected
       // already is refused before its rows could meet that replica's (a Merkle leaf's key, say).

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { EventStore } from '@hallmark/event-store';
+import { type EventStore, projectionLockKey } from '@hallmark/event-store';
 import { type Hash, referenceRoot } from '@hallmark/merkle';
 import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
 import { merkleProjectionName, projectEvents } from './merkle-projection.ts';
@@ -53,6 +53,7 @@ export async function rebuildMerkleProjection(
   const name = options.name ?? merkleProjectionName;
   const [{ schema } = { schema: 'public' }] = await db.query<{ schema: string }>('SELECT current_schema() AS schema');
   const product = quoted(schema);
+  const productTables = projectionTables.map((table) => `${product}.${table}`).join(', ');
   const apart = `${rebuildSchemaPrefix}${randomBytes(6).toString('hex')}`;
   await dropAbandonedRuns(db);
   const checkpointAtStart = await readCheckpoint(db, product, name);
@@ -78,11 +79,11 @@ export async function rebuildMerkleProjection(
       cursor = page.cursor;
     }
     const outcome = await db.transaction(async (tx): Promise<RebuildOutcome> => {
-      await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`hallmark:projection:${name}`]);
+      await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [projectionLockKey(name)]);
       if ((await readCheckpoint(tx, product, name)) !== checkpointAtStart) return { outcome: 'moved', events };
       const differences = await compareLogs(tx, product, apart);
       if (differences.length > 0 && !options.acceptDifferences) return { outcome: 'differs', events, differences };
-      await tx.query(`TRUNCATE ${projectionTables.map((table) => `${product}.${table}`).join(', ')}`);
+      await tx.query(`TRUNCATE ${productTables}`);
       for (const table of projectionTables) {
         await tx.query(`INSERT INTO ${product}.${table} SELECT * FROM ${apart}.${table}`);
       }
@@ -93,8 +94,7 @@ export async function rebuildMerkleProjection(
       return { outcome: 'rebuilt', events, differences };
     });
     // Fresh statistics, so the planner probes the primary key instead of scanning a tree it thinks small.
-    if (outcome.outcome === 'rebuilt')
-      await db.query(`ANALYZE ${projectionTables.map((table) => `${product}.${table}`).join(', ')}`);
+    if (outcome.outcome === 'rebuilt') await db.query(`ANALYZE ${productTables}`);
     return outcome;
   } finally {
     await db.query(`DROP SCHEMA IF EXISTS ${apart} CASCADE`);
