@@ -3,13 +3,15 @@
 // authentic product; a code the brand signed outside Hallmark is found under the brand's
 // registered key; an auction object's label with a variant or an expiry it was not issued with is
 // not authentic; a brand's code that only looks like an object's label is the brand's code; and a
-// forged signature tells nobody which serials were issued or what they are.
+// forged signature tells nobody which serials were issued or what they are; and a reload within the
+// reload window never shows a verdict that a key's revocation or the owner's block has changed.
 import { signCode } from '@hallmark/codes';
 import { ed25519PrivateKeyObject, ed25519Thumbprint, generateEd25519KeyPair } from '@hallmark/crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { call, startEmbeddedProduct } from '../support/embedded.ts';
 import { publicKeyRegistration } from '../support/public-keys.ts';
+import { waitFor } from '../support/wait.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
 type Json = Record<string, any>;
@@ -23,9 +25,12 @@ const run = Date.now().toString(36).toUpperCase();
 /** The page's one headline. */
 const headline = (html: string) => /<h1>([^<]*)<\/h1>/.exec(html)?.[1];
 
+/** A reload window longer than any test here: a reload shows the earlier scan unless something it read changed. */
+const settings = { HALLMARK_PUBLIC_RATE_LIMIT: '1000', HALLMARK_RESOLVER_RELOAD_SECONDS: '600' };
+
 describe.each([
-  ['embedded', () => startEmbeddedProduct({ HALLMARK_PUBLIC_RATE_LIMIT: '1000' })],
-  ['distributed', () => startDistributedProduct({ HALLMARK_PUBLIC_RATE_LIMIT: '1000' })],
+  ['embedded', () => startEmbeddedProduct(settings)],
+  ['distributed', () => startDistributedProduct(settings)],
 ])('the public resolver against a hostile reader (%s form)', (_form, start) => {
   let product: RunningProduct;
   let brand: { id: string; key: string; testKey: string };
@@ -129,6 +134,57 @@ describe.each([
     expect(await apiVerdict(forged)).toBe('COUNTERFEIT');
     expect((await resolverJson(forged)).body).toMatchObject({ verdict: 'COUNTERFEIT' });
     expect(headline(await page(forged))).toBe('Counterfeit: do not use');
+  });
+
+  it('does not show a reload an AUTHENTIC verdict the revocation of its key, or its owner’s block, has changed since', async () => {
+    /** The resolver's verdict for `link` once it is no longer AUTHENTIC, waiting at most 5 s (the cache epochs' poll is 500 ms). */
+    const verdictOnceChanged = (link: string) =>
+      waitFor(
+        'a reload to be verified again',
+        async () => {
+          const { body } = await resolverJson(link);
+          return body.verdict === 'AUTHENTIC' ? undefined : (body.verdict as string);
+        },
+        { timeoutMs: 5_000, intervalMs: 250 },
+      );
+
+    // A code signed outside Hallmark, under a key the brand registered, then revoked.
+    const hsm = generateEd25519KeyPair();
+    const registered = await api('POST', '/keys', {
+      key: brand.key,
+      body: publicKeyRegistration(hsm, { accountId: brand.id }, 'leaked HSM'),
+    });
+    expect(registered.status, JSON.stringify(registered.body)).toBe(201);
+    const serial = `REVOKED-${run}`;
+    const signed = `${product.url}/01/${gtin}/21/${serial}?sig=${signCode(ed25519PrivateKeyObject(hsm), {
+      kid: ed25519Thumbprint(hsm.publicKey),
+      gtin,
+      serial,
+    })}`;
+    const first = await resolverJson(signed);
+    expect(first.body).toMatchObject({ verdict: 'AUTHENTIC', metadata: { totalScans: 1 } });
+    // A reload is the same scan, as long as nothing changed.
+    expect((await resolverJson(signed)).body).toMatchObject({ verdict: 'AUTHENTIC', metadata: { totalScans: 1 } });
+    const revoked = await api('POST', `/keys/${registered.body.id}/revoke`, { key: brand.key });
+    expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
+    await waitFor('the API to stop answering AUTHENTIC', async () =>
+      (await apiVerdict(signed)) === 'AUTHENTIC' ? undefined : true,
+    );
+    expect(await verdictOnceChanged(signed)).toBe('COUNTERFEIT');
+    expect(headline(await page(signed))).toBe('Counterfeit: do not use');
+
+    // A code Hallmark issued, which its owner then blocks as counterfeit (a cloned label).
+    const issued = await generate(brand.key, { serialNumber: `BLOCKED-${run}`, metadata: { name: 'Cloned Cuvée' } });
+    expect((await resolverJson(issued)).body).toMatchObject({ verdict: 'AUTHENTIC', metadata: { totalScans: 1 } });
+    expect(headline(await page(issued))).toBe('Authentic product');
+    const block = await api('POST', '/blocklist', {
+      key: brand.key,
+      body: { gtin, serial: `BLOCKED-${run}`, kind: 'counterfeit', reason: 'clones seen' },
+    });
+    expect(block.status, JSON.stringify(block.body)).toBe(201);
+    await waitFor('the API to answer COUNTERFEIT', async () => ((await apiVerdict(issued)) === 'COUNTERFEIT' ? true : undefined));
+    expect(await verdictOnceChanged(issued)).toBe('COUNTERFEIT');
+    expect(headline(await page(issued))).toBe('Counterfeit: do not use');
   });
 
   it('does not read an auction object’s label as authentic with a variant or an expiry it was not issued with', async () => {

@@ -391,6 +391,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     cache: deps.cache,
     clock: deps.clock,
     reloadWindowMs: deps.config.HALLMARK_RESOLVER_RELOAD_SECONDS * 1000,
+    epochs,
     reportLimits,
   });
   registerSessionRoutes(app, { db: deps.db, sessions, authenticator, rateLimiter, ownOrigins });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { CachedTable, CacheEpochs } from '@hallmark/accounts';
 import type { Cache } from '@hallmark/cache';
 import { endOfYymmdd } from '@hallmark/codes';
 import {
@@ -178,6 +179,8 @@ export function registerResolverRoutes(
     cache: Cache;
     clock: () => Date;
     reloadWindowMs: number;
+    /** The cache epochs this gateway watches: a reload shows an earlier scan only while none of what its verdict read has changed. */
+    epochs: Pick<CacheEpochs, 'current'>;
     /** Reports from the page's form per client address per hour. */
     reportLimits: ReportLimits;
     /** Scheme and host of this resolver, from configuration (never from the request's Host header). */
@@ -328,12 +331,17 @@ export function registerResolverRoutes(
   /**
    * The scan of a link, counted once per client and reload window: a reload by the same client
    * shortly after shows the scan it already made. The key is the whole signed message (a link with
-   * another batch, variant or expiry is another scan) and the client as the per-address limits see
-   * it (an IPv6 /64, an IPv4 address however written).
+   * another batch, variant or expiry is another scan), the client as the per-address limits see it
+   * (an IPv6 /64, an IPv4 address however written), and the epochs of what the verdict read (keys,
+   * GTIN claims, blocks, the blocklist, the owner's thresholds and branding): once one of them moves
+   * (a key revoked, a code blocked), a reload is verified, and counted, again. Before, a reload within
+   * the window showed AUTHENTIC for a code whose key had just been revoked or which its owner had
+   * just blocked, while POST /code/verify said otherwise.
    */
   function scanOf(request: FastifyRequest, link: DigitalLink, scannedUrl: string): Promise<SeenScan> {
     const client = addressKeyOf(request.ip);
-    const signedMessage = [link.gtin, link.serial, link.batch, link.variant, link.expiry, link.signature, client];
+    const standing = verdictInputs.map((table) => deps.epochs.current(table));
+    const signedMessage = [link.gtin, link.serial, link.batch, link.variant, link.expiry, link.signature, client, standing];
     const seenKey = `resolver:seen:${createHash('sha256').update(JSON.stringify(signedMessage)).digest('base64url')}`;
     return scanOncePerWindow(deps.cache, seenKey, reloadWindowMs, async () => ({
       ...(await deps.services.call(resolveScanRpc, { url: scannedUrl, client: { address: request.ip } }, request.id)),
@@ -504,6 +512,17 @@ function lastDayOfExpiry(yymmdd: string, scannedAt: Date): Date {
 }
 
 type SeenScan = ResolvedScan & { verifiedAt: string };
+
+/** The cached tables a scan's verdict reads, whose change ends a reload window's scan (every one but API keys). */
+const verdictInputs: readonly CachedTable[] = [
+  'verification_keys',
+  'gtin_claims',
+  'gtin_claims_added',
+  'code_blocks',
+  'code_blocklist',
+  'compliance_configs',
+  'account_branding',
+];
 
 /** What `resolver:seen:` holds while the client's first load of a link is being verified. */
 const scanInProgress = 'pending';
