@@ -48,13 +48,23 @@ async function ensureStreamOf(jsm: JetStreamManager, { name, subject, limits, re
     if (differs || copies !== config.num_replicas) await jsm.streams.update(name, { ...limits, num_replicas: copies });
     return;
   }
-  try {
-    await jsm.streams.add({ name, subjects: [subject], ...limits, num_replicas: replicas });
-  } catch (error) {
-    const existsNow = await jsm.streams.info(name).then(
-      () => true,
-      () => false,
-    );
-    if (!existsNow) throw error;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await jsm.streams.add({ name, subjects: [subject], ...limits, num_replicas: replicas });
+      return;
+    } catch (error) {
+      const existsNow = await jsm.streams.info(name).then(
+        () => true,
+        () => false,
+      );
+      if (existsNow) return;
+      // A new server's first streams, made at once, can race in its store: "could not create
+      // storage directory" (err_code 10077) for one of them (seen in CI, 2026-12-06). Tried again.
+      if (attempt >= streamAddAttempts || !(error instanceof JetStreamApiError)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+    }
   }
 }
+
+/** How many times a stream's creation is tried before its failure is the process's. */
+const streamAddAttempts = 3;
