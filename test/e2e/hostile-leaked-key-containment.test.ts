@@ -173,6 +173,56 @@ describe('a leaked key, contained by its owner (embedded form)', () => {
   // checked once, before the first chunk. docs/API.md promises that a GTIN claim revoked mid-batch
   // stops it ("stores not one more code"); a revoked key should stop it at least as surely: the
   // owner revoked the leaked key, and the thief's batch goes on minting signed codes for minutes.
+  // docs/WEBHOOKS.md, "After a key leaks": an endpoint made or redirected by a leaked key goes on
+  // receiving the account's events after the key's revocation; its owner must be able to find it.
+  it('the owner finds the webhook endpoints a leaked key made or redirected, by createdBy and changedBy', async () => {
+    const leaked = await leakedStarKey('webhook leak');
+    const hook = (path: string) => ({ url: `http://127.0.0.1:9/${path}`, eventTypes: ['quota.threshold'] });
+    const owners = await api('POST', '/webhooks/endpoints', { key: brand.key, body: hook('owner') });
+    expect(owners.status, JSON.stringify(owners.body)).toBe(201);
+    expect(owners.body).toMatchObject({ createdBy: brand.keyId, changedBy: null });
+    const made = await api('POST', '/webhooks/endpoints', { key: leaked.secret, body: hook('made-by-leak') });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const redirected = await api('PATCH', `/webhooks/endpoints/${owners.body.id}`, {
+      key: leaked.secret,
+      body: { url: 'http://127.0.0.1:9/redirected-by-leak' },
+    });
+    expect(redirected.status, JSON.stringify(redirected.body)).toBe(200);
+    await revoke(leaked.id);
+
+    const listed = async (query: string) => {
+      const list = await api('GET', `/webhooks/endpoints?${query}`, { key: brand.key });
+      expect(list.status, JSON.stringify(list.body)).toBe(200);
+      return (list.body.endpoints as Json[]).map((endpoint) => ({ id: endpoint.id, url: endpoint.url }));
+    };
+    expect(await listed(`createdBy=${leaked.id}`)).toEqual([{ id: made.body.id, url: 'http://127.0.0.1:9/made-by-leak' }]);
+    expect(await listed(`changedBy=${leaked.id}`)).toEqual([
+      { id: owners.body.id, url: 'http://127.0.0.1:9/redirected-by-leak' },
+    ]);
+    expect((await api('GET', `/webhooks/endpoints/${owners.body.id}`, { key: brand.key })).body).toMatchObject({
+      createdBy: brand.keyId,
+      changedBy: leaked.id,
+    });
+    // The owner's own key: a rotation of the secret is a change by it.
+    const rotated = await api('POST', `/webhooks/endpoints/${made.body.id}/rotate-secret`, { key: brand.key });
+    expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
+    expect(await listed(`changedBy=${brand.keyId}`)).toEqual([{ id: made.body.id, url: 'http://127.0.0.1:9/made-by-leak' }]);
+    // Put right by the owner: changed last by the owner's key, no longer the leaked one's.
+    const fixed = await api('PATCH', `/webhooks/endpoints/${owners.body.id}`, { key: brand.key, body: hook('owner') });
+    expect(fixed.body).toMatchObject({ createdBy: brand.keyId, changedBy: brand.keyId });
+    expect(await listed(`changedBy=${leaked.id}`)).toEqual([]);
+    expect((await api('DELETE', `/webhooks/endpoints/${made.body.id}`, { key: brand.key })).status).toBe(204);
+    expect(await listed(`createdBy=${leaked.id}`)).toEqual([]);
+
+    // Another account's key id finds nothing of this account's; an empty filter is refused.
+    const rival = await api('POST', '/accounts', { key: operatorKey(), body: { name: 'Rival Review', tier: 'enterprise' } });
+    expect(rival.status, JSON.stringify(rival.body)).toBe(201);
+    const rivalList = await api('GET', `/webhooks/endpoints?createdBy=${brand.keyId}`, { key: rival.body.apiKey.secret });
+    expect(rivalList.body.endpoints).toEqual([]);
+    expectError(await api('GET', '/webhooks/endpoints?createdBy=', { key: brand.key }), 400, 'VALIDATION_ERROR');
+    expect((await api('DELETE', `/webhooks/endpoints/${owners.body.id}`, { key: brand.key })).status).toBe(204);
+  });
+
   it('two batches of 10,000 codes the leaked key started make no more than the chunks in flight once its revocation has answered', async () => {
     // In this form the revocation's write waits behind the batches' chunks for PGlite's one
     // connection (over a second at full speed), so in a fast hour the batches may be (nearly) done

@@ -19,12 +19,14 @@ import {
 
 const service = 'compliance-service';
 const Id = Type.String();
+/** The id of the API key the gateway authenticated, recorded as the endpoint's creator or last changer. */
+const ActingKeyId = Type.Optional(Type.String({ maxLength: 100 }));
 
 /** Webhook endpoints and their messages (compliance-service, src/webhooks/endpoints.ts). */
 export const createWebhookEndpointRpc = {
   service,
   operation: 'createWebhookEndpoint',
-  request: Type.Object({ principal: PrincipalSchema, body: CreateWebhookEndpointBody }),
+  request: Type.Object({ principal: PrincipalSchema, body: CreateWebhookEndpointBody, actingKeyId: ActingKeyId }),
   response: CreatedWebhookEndpoint,
 } satisfies RpcDefinition;
 
@@ -45,7 +47,7 @@ export const getWebhookEndpointRpc = {
 export const updateWebhookEndpointRpc = {
   service,
   operation: 'updateWebhookEndpoint',
-  request: Type.Object({ principal: PrincipalSchema, id: Id, body: UpdateWebhookEndpointBody }),
+  request: Type.Object({ principal: PrincipalSchema, id: Id, body: UpdateWebhookEndpointBody, actingKeyId: ActingKeyId }),
   response: WebhookEndpointView,
 } satisfies RpcDefinition;
 
@@ -60,7 +62,12 @@ export const rotateWebhookSecretRpc = {
   service,
   operation: 'rotateWebhookSecret',
   // requestKey: the gateway's scoped hash of the request's Idempotency-Key, when it has one.
-  request: Type.Object({ principal: PrincipalSchema, id: Id, requestKey: Type.Optional(Type.String({ maxLength: 200 })) }),
+  request: Type.Object({
+    principal: PrincipalSchema,
+    id: Id,
+    requestKey: Type.Optional(Type.String({ maxLength: 200 })),
+    actingKeyId: ActingKeyId,
+  }),
   response: RotatedWebhookSecret,
 } satisfies RpcDefinition;
 

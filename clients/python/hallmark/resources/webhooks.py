@@ -25,8 +25,11 @@ class Endpoints(Resource):
         body = body_of(url=url, eventTypes=list(event_types), description=description)
         return self._client.call("createWebhookEndpoint", body=body, idempotency_key=idempotency_key)
 
-    def list(self, *, limit: int | None = None) -> Pager:
-        return self._client.paged("listWebhookEndpoints", query={"limit": limit})
+    def list(self, *, limit: int | None = None, created_by: str | None = None, changed_by: str | None = None) -> Pager:
+        """The endpoints, oldest first; `created_by` / `changed_by`: only those an API key (its id) made / changed last."""
+        return self._client.paged(
+            "listWebhookEndpoints", query={"limit": limit, "createdBy": created_by, "changedBy": changed_by}
+        )
 
     def get(self, endpoint_id: str) -> ApiResult:
         return self._client.call("getWebhookEndpoint", path_params={"id": endpoint_id})

@@ -82,6 +82,14 @@ export const WebhookEndpointView = Type.Object({
   }),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
+  createdBy: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'the id of the API key that created the endpoint (null for endpoints made before creators were recorded). After a key leaks, `GET /webhooks/endpoints?createdBy=<its id>` lists the endpoints it made, to delete them',
+  }),
+  changedBy: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'the id of the API key that last changed the endpoint (its URL, event types, description, status or secret); null when no key has since it was made. After a key leaks, `?changedBy=<its id>` lists the endpoints it changed last',
+  }),
 });
 export type WebhookEndpointView = Static<typeof WebhookEndpointView>;
 
@@ -106,7 +114,17 @@ export type WebhookEndpointList = Static<typeof WebhookEndpointList>;
 const Limit = Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 }));
 const Cursor = Type.Optional(Type.String({ maxLength: 200 }));
 
-export const ListWebhookEndpointsQuery = Type.Object({ limit: Limit, cursor: Cursor }, { additionalProperties: false });
+const KeyIdFilter = (description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 100, description }));
+
+export const ListWebhookEndpointsQuery = Type.Object(
+  {
+    limit: Limit,
+    cursor: Cursor,
+    createdBy: KeyIdFilter('only the endpoints created by the API key of this id'),
+    changedBy: KeyIdFilter('only the endpoints the API key of this id changed last'),
+  },
+  { additionalProperties: false },
+);
 export type ListWebhookEndpointsQuery = Static<typeof ListWebhookEndpointsQuery>;
 
 const MessageStatus = Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]);

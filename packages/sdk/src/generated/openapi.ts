@@ -10301,6 +10301,8 @@ export interface operations {
       query?: {
         limit?: number;
         cursor?: string;
+        createdBy?: string;
+        changedBy?: string;
       };
       header?: never;
       path?: never;
@@ -10343,6 +10345,10 @@ export interface operations {
               createdAt: string;
               /** Format: date-time */
               updatedAt: string;
+              /** @description the id of the API key that created the endpoint (null for endpoints made before creators were recorded). After a key leaks, `GET /webhooks/endpoints?createdBy=<its id>` lists the endpoints it made, to delete them */
+              createdBy: string | null;
+              /** @description the id of the API key that last changed the endpoint (its URL, event types, description, status or secret); null when no key has since it was made. After a key leaks, `?changedBy=<its id>` lists the endpoints it changed last */
+              changedBy: string | null;
             }[];
             pagination: {
               limit: number;
@@ -10485,6 +10491,10 @@ export interface operations {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            /** @description the id of the API key that created the endpoint (null for endpoints made before creators were recorded). After a key leaks, `GET /webhooks/endpoints?createdBy=<its id>` lists the endpoints it made, to delete them */
+            createdBy: string | null;
+            /** @description the id of the API key that last changed the endpoint (its URL, event types, description, status or secret); null when no key has since it was made. After a key leaks, `?changedBy=<its id>` lists the endpoints it changed last */
+            changedBy: string | null;
             /** @description The signing secret (Standard Webhooks: whsec_ and base64 of 32 random bytes). Shown only in this answer. */
             secret: string;
           };
@@ -10636,6 +10646,10 @@ export interface operations {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            /** @description the id of the API key that created the endpoint (null for endpoints made before creators were recorded). After a key leaks, `GET /webhooks/endpoints?createdBy=<its id>` lists the endpoints it made, to delete them */
+            createdBy: string | null;
+            /** @description the id of the API key that last changed the endpoint (its URL, event types, description, status or secret); null when no key has since it was made. After a key leaks, `?changedBy=<its id>` lists the endpoints it changed last */
+            changedBy: string | null;
           };
         };
       };
@@ -10865,6 +10879,10 @@ export interface operations {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            /** @description the id of the API key that created the endpoint (null for endpoints made before creators were recorded). After a key leaks, `GET /webhooks/endpoints?createdBy=<its id>` lists the endpoints it made, to delete them */
+            createdBy: string | null;
+            /** @description the id of the API key that last changed the endpoint (its URL, event types, description, status or secret); null when no key has since it was made. After a key leaks, `?changedBy=<its id>` lists the endpoints it changed last */
+            changedBy: string | null;
           };
         };
       };
@@ -10996,6 +11014,10 @@ export interface operations {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            /** @description the id of the API key that created the endpoint (null for endpoints made before creators were recorded). After a key leaks, `GET /webhooks/endpoints?createdBy=<its id>` lists the endpoints it made, to delete them */
+            createdBy: string | null;
+            /** @description the id of the API key that last changed the endpoint (its URL, event types, description, status or secret); null when no key has since it was made. After a key leaks, `?changedBy=<its id>` lists the endpoints it changed last */
+            changedBy: string | null;
           };
         };
       };

@@ -1049,7 +1049,7 @@ export const operationTable = {
     method: 'GET',
     path: '/api/v1/webhooks/endpoints',
     pathParams: [],
-    queryParams: ['limit', 'cursor'],
+    queryParams: ['limit', 'cursor', 'createdBy', 'changedBy'],
     idempotent: false,
     body: 'none',
     contentType: null,

@@ -45,6 +45,9 @@ export interface EndpointRow {
   held_until: Date | string | null;
   created_at: Date | string;
   updated_at: Date | string;
+  /** The API keys that made the endpoint and last changed it (migration 0012). */
+  created_by: string | null;
+  changed_by: string | null;
 }
 
 interface MessageRow {
@@ -76,6 +79,8 @@ export function viewOfEndpoint(row: EndpointRow): WebhookEndpointView {
     previousSecretExpiresAt: isoOrNull(row.previous_secret_expires_at),
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
+    createdBy: row.created_by,
+    changedBy: row.changed_by,
   };
 }
 
@@ -165,7 +170,7 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
   };
 
   return {
-    async create(principal: Principal, body: CreateWebhookEndpointBody): Promise<CreatedWebhookEndpoint> {
+    async create(principal: Principal, body: CreateWebhookEndpointBody, actingKeyId?: string): Promise<CreatedWebhookEndpoint> {
       checkUrl(body.url);
       const id = `whep_${uuidV7().replaceAll('-', '')}`;
       const secret = newWebhookSecret();
@@ -187,8 +192,8 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
           );
         }
         return tx.query<EndpointRow>(
-          `INSERT INTO webhook_endpoints (endpoint_id, account_id, environment, url, description, event_types, secret_sealed, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING *`,
+          `INSERT INTO webhook_endpoints (endpoint_id, account_id, environment, url, description, event_types, secret_sealed, created_at, updated_at, created_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9) RETURNING *`,
           [
             id,
             principal.accountId,
@@ -198,6 +203,7 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
             body.eventTypes,
             seal(deps.masterKey, Buffer.from(secret), sealContext(id)),
             now,
+            actingKeyId ?? null,
           ],
         );
       });
@@ -210,8 +216,17 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
       const rows = await db.query<EndpointRow>(
         `SELECT * FROM webhook_endpoints WHERE account_id = $1 AND environment = $2
            AND ($3::timestamptz IS NULL OR (created_at, endpoint_id) > ($3::timestamptz, $4::text))
+           AND ($6::text IS NULL OR created_by = $6) AND ($7::text IS NULL OR changed_by = $7)
          ORDER BY created_at, endpoint_id LIMIT $5`,
-        [principal.accountId, principal.environment, after?.[0] ?? null, after?.[1] ?? null, limit + 1],
+        [
+          principal.accountId,
+          principal.environment,
+          after?.[0] ?? null,
+          after?.[1] ?? null,
+          limit + 1,
+          query.createdBy ?? null,
+          query.changedBy ?? null,
+        ],
       );
       const page = rows.slice(0, limit);
       const last = page.at(-1);
@@ -230,7 +245,12 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
       return viewOfEndpoint(await load(principal, id));
     },
 
-    async update(principal: Principal, id: string, body: UpdateWebhookEndpointBody): Promise<WebhookEndpointView> {
+    async update(
+      principal: Principal,
+      id: string,
+      body: UpdateWebhookEndpointBody,
+      actingKeyId?: string,
+    ): Promise<WebhookEndpointView> {
       await load(principal, id);
       if (body.url !== undefined) checkUrl(body.url);
       const enabled = body.enabled;
@@ -245,9 +265,18 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
            failing_since = CASE WHEN $5::boolean OR $2::text IS DISTINCT FROM NULL AND $2 <> url THEN NULL ELSE failing_since END,
            failure_streak = CASE WHEN $5::boolean OR $2::text IS DISTINCT FROM NULL AND $2 <> url THEN 0 ELSE failure_streak END,
            held_until = CASE WHEN $5::boolean OR $2::text IS DISTINCT FROM NULL AND $2 <> url THEN NULL ELSE held_until END,
-           updated_at = $6
+           updated_at = $6,
+           changed_by = $7
          WHERE endpoint_id = $1 RETURNING *`,
-        [id, body.url ?? null, body.eventTypes ?? null, body.description ?? null, enabled ?? null, deps.clock()],
+        [
+          id,
+          body.url ?? null,
+          body.eventTypes ?? null,
+          body.description ?? null,
+          enabled ?? null,
+          deps.clock(),
+          actingKeyId ?? null,
+        ],
       );
       // Deleted since it was loaded (a DELETE racing this change, on another replica say): gone.
       const updated = rows[0];
@@ -269,7 +298,7 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
      * answer) finds that secret in place and answers it, rotating nothing: before, it rotated again,
      * and the secret the receiver still used stopped at once.
      */
-    async rotate(principal: Principal, id: string, requestKey?: string): Promise<RotatedWebhookSecret> {
+    async rotate(principal: Principal, id: string, requestKey?: string, actingKeyId?: string): Promise<RotatedWebhookSecret> {
       const row = await load(principal, id);
       const secret = requestKey ? rotatedSecretOf(deps.masterKey, row.endpoint_id, requestKey) : newWebhookSecret();
       if (requestKey && open(deps.masterKey, row.secret_sealed, sealContext(row.endpoint_id)).toString() === secret) {
@@ -284,13 +313,14 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
       // secret the receiver still used.
       const rotated = await db.query(
         `UPDATE webhook_endpoints SET previous_secret_sealed = secret_sealed, previous_secret_expires_at = $3,
-           secret_sealed = $2, updated_at = $4 WHERE endpoint_id = $1 AND secret_sealed = $5 RETURNING endpoint_id`,
+           secret_sealed = $2, updated_at = $4, changed_by = $6 WHERE endpoint_id = $1 AND secret_sealed = $5 RETURNING endpoint_id`,
         [
           row.endpoint_id,
           seal(deps.masterKey, Buffer.from(secret), sealContext(row.endpoint_id)),
           expires,
           now,
           row.secret_sealed,
+          actingKeyId ?? null,
         ],
       );
       if (rotated.length === 0) {

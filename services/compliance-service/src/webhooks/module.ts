@@ -91,13 +91,17 @@ export async function startWebhooks(deps: WebhookModuleDeps): Promise<Subscripti
     await consumeScans(bus, db, wake),
     checkKeyExpiry(db, log, { intervalMs: checkMs, clock: deps.clock, onWritten: wake }),
     sweepWebhooks(db, log, { intervalMs: 3_600_000, retentionDays: config.HALLMARK_WEBHOOK_RETENTION_DAYS, clock: deps.clock }),
-    await serveRpc(bus, log, createWebhookEndpointRpc, async ({ principal, body }) => endpoints.create(principal, body)),
+    await serveRpc(bus, log, createWebhookEndpointRpc, async ({ principal, body, actingKeyId }) =>
+      endpoints.create(principal, body, actingKeyId),
+    ),
     await serveRpc(bus, log, listWebhookEndpointsRpc, async ({ principal, query }) => endpoints.list(principal, query)),
     await serveRpc(bus, log, getWebhookEndpointRpc, async ({ principal, id }) => endpoints.get(principal, id)),
-    await serveRpc(bus, log, updateWebhookEndpointRpc, async ({ principal, id, body }) => endpoints.update(principal, id, body)),
+    await serveRpc(bus, log, updateWebhookEndpointRpc, async ({ principal, id, body, actingKeyId }) =>
+      endpoints.update(principal, id, body, actingKeyId),
+    ),
     await serveRpc(bus, log, deleteWebhookEndpointRpc, async ({ principal, id }) => endpoints.remove(principal, id)),
-    await serveRpc(bus, log, rotateWebhookSecretRpc, async ({ principal, id, requestKey }) =>
-      endpoints.rotate(principal, id, requestKey),
+    await serveRpc(bus, log, rotateWebhookSecretRpc, async ({ principal, id, requestKey, actingKeyId }) =>
+      endpoints.rotate(principal, id, requestKey, actingKeyId),
     ),
     await serveRpc(bus, log, testWebhookEndpointRpc, async ({ principal, id }) => endpoints.test(principal, id)),
     await serveRpc(bus, log, listWebhookMessagesRpc, async ({ principal, id, query }) =>

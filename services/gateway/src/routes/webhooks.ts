@@ -54,6 +54,9 @@ function assetEventsRefusal(key: RequestKey, types: readonly string[]): Hallmark
   );
 }
 
+/** The authenticated key's id, which compliance-service records as the endpoint's creator or last changer. */
+const actingKeyIdOf = (request: FastifyRequest) => requireApiKey(request).keyId;
+
 const assetTypesOf = (types: readonly string[] | undefined) =>
   (types ?? []).filter((type) => assetWebhookEventTypes.has(type as never));
 
@@ -79,7 +82,11 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: { services: Se
   registerRoute(app, createWebhookEndpointRoute, async (request, reply) => {
     const body = request.body as CreateWebhookEndpointBody;
     await requireAssetReadFor(request, undefined, body.eventTypes);
-    const endpoint = await services.call(createWebhookEndpointRpc, { principal: principalOf(request), body }, request.id);
+    const endpoint = await services.call(
+      createWebhookEndpointRpc,
+      { principal: principalOf(request), body, actingKeyId: actingKeyIdOf(request) },
+      request.id,
+    );
     reply.status(201);
     return endpoint;
   });
@@ -96,7 +103,11 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: { services: Se
   registerRoute(app, updateWebhookEndpointRoute, async (request) => {
     const body = request.body as UpdateWebhookEndpointBody;
     await requireAssetReadFor(request, params(request).id, body.eventTypes);
-    return services.call(updateWebhookEndpointRpc, { principal: principalOf(request), id: params(request).id, body }, request.id);
+    return services.call(
+      updateWebhookEndpointRpc,
+      { principal: principalOf(request), id: params(request).id, body, actingKeyId: actingKeyIdOf(request) },
+      request.id,
+    );
   });
   // Disabling, deleting and a new secret change the endpoint as PATCH does: the same key's (a narrow
   // key given the secret signs asset events the brand's receiver takes for the service's, and one
@@ -105,7 +116,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: { services: Se
     await requireAssetReadFor(request, params(request).id);
     return services.call(
       updateWebhookEndpointRpc,
-      { principal: principalOf(request), id: params(request).id, body: { enabled: false } },
+      { principal: principalOf(request), id: params(request).id, body: { enabled: false }, actingKeyId: actingKeyIdOf(request) },
       request.id,
     );
   });
@@ -122,6 +133,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: { services: Se
         principal: principalOf(request),
         id: params(request).id,
         ...requestKeyField(request),
+        actingKeyId: actingKeyIdOf(request),
       },
       request.id,
     );
