@@ -326,8 +326,14 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
       clock: deps.clock,
     });
   }
-  // A key revoked or added on any replica reaches this one's caches within a bus round trip.
-  const forgetKid = (payload: unknown) => verificationKeys.forget(String((payload as { kid: unknown }).kid));
+  // A key revoked or added on any replica reaches this one's caches within a bus round trip, and its
+  // epochs too (the resolver's reload window ends with them) rather than at the next poll.
+  const forgetKid = (payload: unknown) => {
+    verificationKeys.forget(String((payload as { kid: unknown }).kid));
+    epochs
+      .refresh()
+      .catch((error: unknown) => deps.log.warn({ err: error }, 'cache epochs unreadable; the next poll reads them'));
+  };
   const keyChanges = [
     await deps.bus.onBroadcast(broadcasts.apiKeyRevoked, (payload) =>
       authenticator.forget(String((payload as { keyId: unknown }).keyId)),
