@@ -8,8 +8,7 @@ import { ensureStream, type StreamPlan } from './nats-streams.ts';
 function managerFailingAdds(failures: number) {
   const calls = { adds: 0 };
   let created = false;
-  const storeError = () =>
-    new JetStreamApiError({ code: 500, err_code: 10077, description: 'error creating store for stream' });
+  const storeError = () => new JetStreamApiError({ code: 500, err_code: 10077, description: 'error creating store for stream' });
   const streams = {
     async info(name: string) {
       if (!created) throw new JetStreamApiError({ code: 404, err_code: 10059, description: `stream not found: ${name}` });
