@@ -912,6 +912,10 @@ describe('the console in Chromium', () => {
       const listed = await api('GET', '/webhooks/endpoints', { key: brand });
       expect(listed.status).toBe(200);
       expect(JSON.stringify(listed.body)).not.toContain(secret);
+      // The key that made it (the session's), shown beside its date.
+      const createdBy = listed.body.endpoints[0]?.createdBy as string;
+      expect(createdBy).toMatch(/\S/);
+      expect(await textOf(page, 'tr[data-endpoint]')).toContain(`by key ${createdBy}`);
       await page.getByRole('button', { name: 'I have stored it' }).click();
       expect(await secretField.count()).toBe(0);
 

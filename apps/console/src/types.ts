@@ -179,6 +179,9 @@ export interface WebhookEndpointView {
   failingSince: string | null;
   previousSecretExpiresAt: string | null;
   createdAt: string;
+  /** The API keys that made the endpoint and last changed it (null: not recorded, or not changed). */
+  createdBy: string | null;
+  changedBy: string | null;
 }
 
 export interface CreatedWebhookEndpoint extends WebhookEndpointView {

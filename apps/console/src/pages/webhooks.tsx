@@ -150,7 +150,20 @@ export function WebhooksPage({ session }: { session: SessionView }) {
                               <span class="muted block">failing since {formatTime(endpoint.failingSince)}</span>
                             )}
                           </td>
-                          <td>{formatTime(endpoint.createdAt)}</td>
+                          <td>
+                            {formatTime(endpoint.createdAt)}
+                            {/* Which key made it, and changed it last: after a leak, what to delete (docs/WEBHOOKS.md). */}
+                            {endpoint.createdBy && (
+                              <span class="muted block">
+                                by key <span class="code break">{endpoint.createdBy}</span>
+                              </span>
+                            )}
+                            {endpoint.changedBy && (
+                              <span class="muted block">
+                                changed by key <span class="code break">{endpoint.changedBy}</span>
+                              </span>
+                            )}
+                          </td>
                           <td class="actions">
                             <button type="button" class="button secondary small" onClick={() => watch(endpoint)}>
                               Messages<span class="visually-hidden"> of{which}</span>
