@@ -18,6 +18,7 @@ const pairedEndToEndFiles = [
   'embedded-restart',
   'gs1-syntax',
   'hostile-audit',
+  'hostile-auction-bad-faith',
   'hostile-auction-names',
   'hostile-batch-serials',
   'hostile-bus',
