@@ -29,6 +29,7 @@ const pairedEndToEndFiles = [
   'hostile-cli-csv',
   'hostile-edge',
   'hostile-keyed-retries',
+  'hostile-labels-and-reloads',
   'hostile-log-rebuild',
   'hostile-narrow-keys',
   'hostile-object-labels',

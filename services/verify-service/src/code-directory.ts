@@ -1,6 +1,7 @@
 import { type CacheEpochs, fixedCacheEpochs, type GtinChanges, type GtinSigners } from '@hallmark/accounts';
 import type { Bus } from '@hallmark/bus';
 import { type CodeLookup, type Environment, findCodesRpc, HallmarkError, rpcSubject } from '@hallmark/contracts';
+import { isObjectLabel } from '@hallmark/gs1';
 import type { SqlExecutor } from '@hallmark/sql';
 import { findProjectedCodes } from './code-projection.ts';
 
@@ -112,6 +113,8 @@ export function createCodeDirectory(
         fromCodeService: false,
       };
       if (local.codes.length > 0) return { item: local, owned: owner !== undefined };
+      // Code-service records no auction object (isObjectLabel): the read model's answer is the answer.
+      if (isObjectLabel(gtin, serial)) return { item: local, owned: owner !== undefined };
     } catch (error) {
       // The database is away from this process: code-service may still answer.
       options.onReadModelError?.(error);

@@ -23,7 +23,7 @@ import {
   verificationPageOptionsRoute,
   verificationPageRoute,
 } from '@hallmark/contracts';
-import { type DigitalLink, decompressDigitalLink, looksCompressed, parseDigitalLink } from '@hallmark/gs1';
+import { type DigitalLink, decompressDigitalLink, isObjectLabel, looksCompressed, parseDigitalLink } from '@hallmark/gs1';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ReportLimits } from '../auth/report-limits.ts';
 import { registerRoute } from '../route-registry.ts';
@@ -98,9 +98,15 @@ export function resolverErrorPage(error: HallmarkError): string {
   return renderMessagePage(english.error.badLinkTitle, english.error.badLink, english.error.tryAgain);
 }
 
-/** Whether a scanned link has the shape of an auction object's label (docs/RESOLVER.md): a guess, never a verdict. */
+/**
+ * Whether a scanned link has the shape of an auction object's label (docs/RESOLVER.md): a guess,
+ * never a verdict. Its GTIN is the one derived from its serial (isObjectLabel): a brand's code of its
+ * own GTIN with an object's serial and a category as batch is the brand's code (it showed as the
+ * object's counterfeit label until 2026-12-06).
+ */
 function looksLikeObjectLabel(link: ScannedLink): boolean {
   return (
+    isObjectLabel(link.gtin, link.serial) &&
     link.batch !== undefined &&
     (categories as string[]).includes(link.batch) &&
     /^HM-/.test(link.serial) &&
@@ -343,7 +349,13 @@ export function registerResolverRoutes(
     const standing = verdictInputs.map((table) => deps.epochs.current(table));
     const signedMessage = [link.gtin, link.serial, link.batch, link.variant, link.expiry, link.signature, client, standing];
     const seenKey = `resolver:seen:${createHash('sha256').update(JSON.stringify(signedMessage)).digest('base64url')}`;
-    return scanOncePerWindow(deps.cache, seenKey, reloadWindowMs, async () => ({
+    // A code whose expiry date ends within the window is seen again after it: the scan before it said
+    // AUTHENTIC, a reload after it must say EXPIRED_CODE as the API does (it showed the earlier page
+    // for the rest of the window until 2026-12-06).
+    const now = deps.clock().getTime();
+    const untilExpiry = link.expiry ? endOfYymmdd(link.expiry, new Date(now)).getTime() - now : Number.POSITIVE_INFINITY;
+    const windowMs = untilExpiry > 0 ? Math.min(reloadWindowMs, untilExpiry) : reloadWindowMs;
+    return scanOncePerWindow(deps.cache, seenKey, windowMs, async () => ({
       ...(await deps.services.call(resolveScanRpc, { url: scannedUrl, client: { address: request.ip } }, request.id)),
       verifiedAt: deps.clock().toISOString(),
     }));

@@ -85,13 +85,18 @@ export async function signatureCheck(
     return { item, signer, keys: usable, matchedKid };
   };
   const checked = await checkItem(await codes.findItem(environment, link.gtin, link.serial, requestId));
+  if (checked.item.codes.length > 0) return checked;
   // Signed by a service signing key, yet no code of the item: a leaked key's work (verify-code.ts,
   // unissued), or a code made since the directory remembered the item as having none (2 s: a page
   // view of a made-up link to the brand's next serial made the genuine code just issued read as
   // SUSPICIOUS). Asked again, fresh, before it is judged unissued; rare (the rest is cached).
-  // (An auction object's label has no code here: auction-service alone records it.)
+  // An auction object's label has no code at code-service (auction-service alone records it) and is
+  // in the directory once the projection has it: one signed by none of the signer's active keys,
+  // while the directory remembered it as unknown, is asked again too, since a label registered just
+  // before a rotation is signed by the key rotated out (it read COUNTERFEIT for 2 s, until 2026-12-06).
   const bySigningKey = checked.keys.find((key) => key.kid === checked.matchedKid)?.type === 'signing';
-  if (checked.item.codes.length > 0 || !bySigningKey || isObjectLabel(link.gtin, link.serial)) return checked;
+  const askAgain = isObjectLabel(link.gtin, link.serial) ? checked.matchedKid === undefined : bySigningKey;
+  if (!askAgain) return checked;
   const fresh = await codes.findItem(environment, link.gtin, link.serial, requestId, { fresh: true });
   // Still none, under the same signer: the same candidates and signature, not checked again.
   if (fresh.codes.length === 0 && fresh.signerAccountId === checked.item.signerAccountId) return { ...checked, item: fresh };

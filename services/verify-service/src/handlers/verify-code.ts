@@ -146,15 +146,18 @@ export async function verifyCode(
   const code = codes.find((candidate) => candidate.kid === matchedKid);
   // A signing key (its private half sealed in the service) vouches only for what the service issued:
   // the key got out when code-service, which stores every code before its 201, says none of this item
-  // was, or when the item's code was issued with another batch or expiry than the link's (a leaked
-  // key relabelling an issued serial: a recalled batch as a good one). (A key the brand registered
-  // vouches for what it signs elsewhere; an auction object's label is recorded by auction-service
-  // alone; with code-service away, the lag of the read model rules.)
+  // was, or when the item's code (or auction object's label) was issued with another batch, expiry or
+  // variant than the link's (a leaked key relabelling an issued serial: a recalled batch as a good
+  // one, an object's label with an expiry or a variant added). (A key the brand registered vouches
+  // for what it signs elsewhere; code-service knows no auction object, so an object's label no
+  // record has yet is judged by auction-service alone; with code-service away, the lag of the read
+  // model rules.) Before 2026-12-06 an object's label was exempt from the relabelling check too: a
+  // leaked signing key's label with `17` or `22` added verified AUTHENTIC, by the API and the page.
   const unissued =
     matchedKid !== undefined &&
     keys.find((key) => key.kid === matchedKid)?.type === 'signing' &&
-    !isObjectLabel(link.gtin, link.serial) &&
-    ((codes.length === 0 && fromCodeService) || (code !== undefined && !isIssuedLink(code, link)));
+    ((code !== undefined && !isIssuedLink(code, link)) ||
+      (!isObjectLabel(link.gtin, link.serial) && codes.length === 0 && fromCodeService));
   // Blocked by its owner's confirmed report (an in-memory lookup). The cache's `reported` flag is not
   // read: flags set before reports needed the owner's review block nothing.
   const block = code ? deps.blocks.find(principal.environment, link.gtin, link.serial, code.accountId) : undefined;
