@@ -148,6 +148,23 @@ describe.each([
         { timeoutMs: 5_000, intervalMs: 250 },
       );
 
+    /**
+     * Until a reload shows the scan just made (the same count, AUTHENTIC), at most 5 s: a reload is
+     * the same scan as long as nothing its verdict read changed, and a key registered (or a brand's
+     * first signing key made) just before moves the epochs this gateway reads within a poll.
+     */
+    const reloadsShowTheirScan = (link: string) =>
+      waitFor(
+        'a reload to show the scan it made',
+        async () => {
+          const before = (await resolverJson(link)).body;
+          const reload = (await resolverJson(link)).body;
+          const same = reload.verdict === 'AUTHENTIC' && reload.metadata?.totalScans === before.metadata?.totalScans;
+          return same ? true : undefined;
+        },
+        { timeoutMs: 5_000, intervalMs: 250 },
+      );
+
     // A code signed outside Hallmark, under a key the brand registered, then revoked.
     const hsm = generateEd25519KeyPair();
     const registered = await api('POST', '/keys', {
@@ -161,10 +178,8 @@ describe.each([
       gtin,
       serial,
     })}`;
-    const first = await resolverJson(signed);
-    expect(first.body).toMatchObject({ verdict: 'AUTHENTIC', metadata: { totalScans: 1 } });
-    // A reload is the same scan, as long as nothing changed.
-    expect((await resolverJson(signed)).body).toMatchObject({ verdict: 'AUTHENTIC', metadata: { totalScans: 1 } });
+    expect((await resolverJson(signed)).body).toMatchObject({ verdict: 'AUTHENTIC' });
+    await reloadsShowTheirScan(signed);
     const revoked = await api('POST', `/keys/${registered.body.id}/revoke`, { key: brand.key });
     expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
     await waitFor('the API to stop answering AUTHENTIC', async () =>
@@ -175,7 +190,8 @@ describe.each([
 
     // A code Hallmark issued, which its owner then blocks as counterfeit (a cloned label).
     const issued = await generate(brand.key, { serialNumber: `BLOCKED-${run}`, metadata: { name: 'Cloned Cuvée' } });
-    expect((await resolverJson(issued)).body).toMatchObject({ verdict: 'AUTHENTIC', metadata: { totalScans: 1 } });
+    expect((await resolverJson(issued)).body).toMatchObject({ verdict: 'AUTHENTIC' });
+    await reloadsShowTheirScan(issued);
     expect(headline(await page(issued))).toBe('Authentic product');
     const block = await api('POST', '/blocklist', {
       key: brand.key,
