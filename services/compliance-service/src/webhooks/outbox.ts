@@ -19,6 +19,8 @@ export interface OutboxMessage {
   cause: string;
   data: Record<string, unknown>;
   at: Date;
+  /** Sent after the endpoint's other due messages: a forged link's scan.counterfeit (sources.ts). */
+  deferred?: boolean;
 }
 
 /**
@@ -35,12 +37,14 @@ export async function enqueueMessages(sql: SqlExecutor, messages: readonly Outbo
     message_id: messageIdOf(message.cause),
     payload: { type: message.type, timestamp: message.at.toISOString(), environment: message.environment, data: message.data },
     created_at: message.at.toISOString(),
+    deferred: message.deferred ?? false,
   }));
   const written = await sql.query<{ n: string | number }>(
     `WITH inserted AS (
-       INSERT INTO webhook_messages (endpoint_id, message_id, account_id, environment, event_type, payload, created_at, next_attempt_at)
-       SELECT e.endpoint_id, r.message_id, r.account_id, r.environment, r.event_type, r.payload, r.created_at, r.created_at
-         FROM jsonb_to_recordset($1::jsonb) AS r(account_id text, environment text, event_type text, message_id text, payload jsonb, created_at timestamptz)
+       INSERT INTO webhook_messages (endpoint_id, message_id, account_id, environment, event_type, payload, created_at, next_attempt_at, deferred)
+       SELECT e.endpoint_id, r.message_id, r.account_id, r.environment, r.event_type, r.payload, r.created_at, r.created_at, r.deferred
+         FROM jsonb_to_recordset($1::jsonb)
+           AS r(account_id text, environment text, event_type text, message_id text, payload jsonb, created_at timestamptz, deferred boolean)
          JOIN webhook_endpoints e
            ON e.account_id = r.account_id AND e.environment = r.environment AND e.status = 'enabled'
           AND ($2::text IS NULL AND r.event_type = ANY (e.event_types) OR e.endpoint_id = $2::text)

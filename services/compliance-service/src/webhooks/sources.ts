@@ -41,6 +41,10 @@ export function scanMessages(scans: readonly PublishedScan[]): OutboxMessage[] {
       type,
       cause: `scan:${scan.scanId}`,
       at: new Date(scan.at),
+      // A forged link's scan (COUNTERFEIT with no risk indicator: its signature failed, risk.ts) goes
+      // after the endpoint's other messages; a clone the brand blocklisted (KNOWN_COUNTERFEIT_PATTERN)
+      // does not wait behind those.
+      deferred: type === 'scan.counterfeit' && scan.riskIndicators.length === 0,
       data: {
         scanId: scan.scanId,
         gtin: scan.gtin,

@@ -121,4 +121,19 @@ describe('webhook messages from their causes', () => {
     expect(messageIdOf(messages[0]?.cause ?? '')).toBe(messageIdOf('scan:a'));
     expect(messageIdOf('scan:a')).not.toBe(messageIdOf('scan:b'));
   });
+
+  it('sends a forged link’s scan.counterfeit after the endpoint’s others, and a blocklisted clone’s in due order', () => {
+    const base = { environment: 'live' as const, gtin: 'g', serial: 's', scanNumber: 1, at: '2026-11-25T06:00:00.000Z' };
+    const messages = scanMessages([
+      // Its signature failed: no risk indicator (risk.ts).
+      { ...base, scanId: 'forged', verdict: 'COUNTERFEIT', accountId: 'acc_1', riskIndicators: [] },
+      { ...base, scanId: 'clone', verdict: 'COUNTERFEIT', accountId: 'acc_1', riskIndicators: ['KNOWN_COUNTERFEIT_PATTERN'] },
+      { ...base, scanId: 'cloned', verdict: 'SUSPICIOUS', accountId: 'acc_1', riskIndicators: [] },
+    ]);
+    expect(messages.map((message) => [message.cause, message.deferred])).toEqual([
+      ['scan:forged', true],
+      ['scan:clone', false],
+      ['scan:cloned', false],
+    ]);
+  });
 });

@@ -108,9 +108,10 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
              LEFT JOIN busy_accounts ba USING (account_id)
             WHERE e.status = 'enabled' AND (e.held_until IS NULL OR e.held_until <= $1)
               AND coalesce(be.n, 0) < $5::int AND coalesce(ba.n, 0) < $6::int),
-         -- An endpoint's scan.counterfeit messages go after its others (last = true): anyone can cause
-         -- them by the thousand with forged links, and a brand's other alerts must not wait behind
-         -- them. Each kind is read in due order through its own index (compliance migration 0008).
+         -- An endpoint's forged links' scan.counterfeit messages (deferred) go after its others (last =
+         -- true): anyone can cause them by the thousand, and a brand's other alerts, a blocklisted
+         -- clone's scan.counterfeit among them, must not wait behind them. Each kind is read in due
+         -- order through its own index (compliance migrations 0008, 0013).
          -- Never one this worker is sending under its lease still ($7, $9, $10): the lease looks lapsed
          -- only because the clock stepped forward or the process stalled, and sending it again would
          -- deliver it twice (a replay clears the lease: that one goes again, as asked).
@@ -118,14 +119,14 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
            SELECT c.* FROM ready r CROSS JOIN LATERAL (
              SELECT * FROM (
                (SELECT m.endpoint_id, m.message_id, m.account_id, m.next_attempt_at, false AS last FROM webhook_messages m
-                 WHERE m.endpoint_id = r.endpoint_id AND m.status = 'pending' AND m.event_type <> 'scan.counterfeit'
+                 WHERE m.endpoint_id = r.endpoint_id AND m.status = 'pending' AND NOT m.deferred
                    AND m.next_attempt_at <= $1 AND (m.lease_until IS NULL OR m.lease_until < $1)
                    AND NOT EXISTS (SELECT 1 FROM unnest($7::text[], $9::text[], $10::text[]) AS l(endpoint_id, message_id, lease_token)
                                     WHERE l.endpoint_id = m.endpoint_id AND l.message_id = m.message_id AND l.lease_token = m.lease_token)
                  ORDER BY m.next_attempt_at LIMIT r.room)
                UNION ALL
                (SELECT m.endpoint_id, m.message_id, m.account_id, m.next_attempt_at, true FROM webhook_messages m
-                 WHERE m.endpoint_id = r.endpoint_id AND m.status = 'pending' AND m.event_type = 'scan.counterfeit'
+                 WHERE m.endpoint_id = r.endpoint_id AND m.status = 'pending' AND m.deferred
                    AND m.next_attempt_at <= $1 AND (m.lease_until IS NULL OR m.lease_until < $1)
                    AND NOT EXISTS (SELECT 1 FROM unnest($7::text[], $9::text[], $10::text[]) AS l(endpoint_id, message_id, lease_token)
                                     WHERE l.endpoint_id = m.endpoint_id AND l.message_id = m.message_id AND l.lease_token = m.lease_token)
@@ -134,10 +135,15 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
          ranked AS (
            SELECT c.*, row_number() OVER (PARTITION BY c.account_id ORDER BY c.last, c.next_attempt_at, c.endpoint_id, c.message_id) AS place
              FROM candidates c),
+         -- Across accounts, the fewest in flight first (an account's next message ranks by how many it
+         -- would then have), then due order: an account with nothing in flight takes the next free
+         -- slot, however old other accounts' backlogs are. Ordered by (last, due) alone, four accounts
+         -- with slow receivers and a steady backlog held every slot, and another account's alert
+         -- waited until they stopped (its scan.counterfeit behind every account's other messages).
          picked AS (
            SELECT r.endpoint_id, r.message_id FROM ranked r LEFT JOIN busy_accounts ba USING (account_id)
             WHERE r.place <= $6::int - coalesce(ba.n, 0)
-            ORDER BY r.last, r.next_attempt_at LIMIT $2),
+            ORDER BY coalesce(ba.n, 0) + r.place, r.last, r.next_attempt_at LIMIT $2),
          due AS (
            SELECT m.endpoint_id, m.message_id FROM webhook_messages m JOIN picked p USING (endpoint_id, message_id)
             WHERE m.status = 'pending' AND (m.lease_until IS NULL OR m.lease_until < $1)
