@@ -191,4 +191,37 @@ describe('deliveries in flight', () => {
       if (again) await endpoints.remove(owner, again.id);
     }
   });
+
+  it('a failure that ends after another attempt succeeded starts a new failing spell: the endpoint that works is not disabled for the old one', async () => {
+    const { held, send } = heldSends();
+    const endpoint = await endpoints.create(owner, { url: 'http://127.0.0.1:9/recovering', eventTypes: ['test'] });
+    // Failing for six days (the endpoint is disabled after five of failures and no success).
+    const sixDaysAgo = new Date(Date.now() - 6 * 86_400_000);
+    await db.query('UPDATE webhook_endpoints SET failing_since = $2 WHERE endpoint_id = $1', [endpoint.id, sixDaysAgo]);
+    const running = worker(send);
+    wakeAll = () => running.wake();
+    try {
+      // Two attempts at once, both begun while the endpoint was failing.
+      await endpoints.test(owner, endpoint.id);
+      await endpoints.test(owner, endpoint.id);
+      await until('both attempts', () => held[1]);
+      // The second one is answered first: the endpoint works again, its failing spell over.
+      held[1]?.answer({ status: 204 });
+      await until('the success on record', async () =>
+        (await endpointRow(endpoint.id))?.failing_since === null ? true : undefined,
+      );
+      // Then the first fails: a new spell starting now, not the six-day one the attempt read at its start.
+      held[0]?.answer({ status: 500 });
+      const failed = await until('the failure on record', async () => {
+        const row = await endpointRow(endpoint.id);
+        return row && row.failure_streak > 0 ? row : undefined;
+      });
+      expect((await endpoints.get(owner, endpoint.id)).status).toBe('enabled');
+      expect(Date.now() - new Date(failed.failing_since ?? 0).getTime()).toBeLessThan(60_000);
+    } finally {
+      for (const each of held) each.answer({ status: 500 });
+      await running.stop();
+      await endpoints.remove(owner, endpoint.id);
+    }
+  });
 });

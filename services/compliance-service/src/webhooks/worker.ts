@@ -314,23 +314,21 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
           row.lease_token,
         ],
       );
-      const failingSince = endpoint.failing_since ? new Date(endpoint.failing_since) : now;
-      if (!endpoint.failing_since) {
-        await tx.query('UPDATE webhook_endpoints SET failing_since = $2 WHERE endpoint_id = $1 AND failing_since IS NULL', [
-          row.endpoint_id,
-          now,
-        ]);
-      }
       // The endpoint's other messages wait for its backoff rather than each taking a slot for
       // another timeout: the schedule's step for its failures in a row (at least any Retry-After).
       // A failure while the endpoint is held already was an attempt in flight with the one that set the
       // hold: the same failure in a row, not another (else two at once would skip a step of the schedule).
-      const [streak] = await tx.query<{ failure_streak: number }>(
+      // Since when it has been failing is taken as its row says now (locked until this commits), not as
+      // it was read when the attempt started: an attempt that succeeded meanwhile ended the failing
+      // spell, and this failure starts a new one rather than disabling an endpoint that works.
+      const [streak] = await tx.query<{ failure_streak: number; failing_since: Date | string }>(
         `UPDATE webhook_endpoints
-            SET failure_streak = failure_streak + CASE WHEN held_until IS NOT NULL AND held_until > $2 THEN 0 ELSE 1 END
-          WHERE endpoint_id = $1 RETURNING failure_streak`,
+            SET failure_streak = failure_streak + CASE WHEN held_until IS NOT NULL AND held_until > $2 THEN 0 ELSE 1 END,
+                failing_since = coalesce(failing_since, $2)
+          WHERE endpoint_id = $1 RETURNING failure_streak, failing_since`,
         [row.endpoint_id, now],
       );
+      const failingSince = streak ? new Date(streak.failing_since) : now;
       const hold = endpointHoldMs(settings.scheduleMs, Number(streak?.failure_streak ?? 1), retryAfter);
       if (hold !== undefined && hold > 0) {
         await tx.query(`UPDATE webhook_endpoints SET held_until = greatest(held_until, $2) WHERE endpoint_id = $1`, [
