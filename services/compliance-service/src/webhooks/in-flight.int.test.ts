@@ -224,4 +224,32 @@ describe('deliveries in flight', () => {
       await endpoints.remove(owner, endpoint.id);
     }
   });
+
+  it('an account’s places go first to the endpoint with the fewest in flight: two slow receivers with a backlog leave the brand’s own endpoint a place as soon as one frees', async () => {
+    const { held, send } = heldSends();
+    const running = worker(send);
+    wakeAll = () => running.wake();
+    // Two receivers that answer, slowly (a leaked key's endpoints and pings, or a slow partner), with
+    // a backlog older than the brand's alert.
+    const slow = [
+      await endpoints.create(owner, { url: 'http://127.0.0.1:9/slow-a', eventTypes: ['test'] }),
+      await endpoints.create(owner, { url: 'http://127.0.0.1:9/slow-b', eventTypes: ['test'] }),
+    ];
+    const brand = await endpoints.create(owner, { url: 'http://127.0.0.1:9/brand', eventTypes: ['test'] });
+    try {
+      for (let i = 0; i < 4; i++) for (const endpoint of slow) await endpoints.test(owner, endpoint.id);
+      await until('the account’s 4 places taken', () => held[3]);
+      const alert = await endpoints.test(owner, brand.id);
+      await sleep(200);
+      expect(held).toHaveLength(4);
+      // One slow attempt ends (2xx): its place goes to the brand's endpoint, not to the slow one's next message.
+      held[0]?.answer({ status: 204 });
+      const next = await until('the next attempt', () => held[4]);
+      expect(next.messageId).toBe(alert.id);
+    } finally {
+      for (const each of held) each.answer({ status: 204 });
+      await running.stop();
+      for (const endpoint of [...slow, brand]) await endpoints.remove(owner, endpoint.id);
+    }
+  });
 });

@@ -132,9 +132,20 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
                                     WHERE l.endpoint_id = m.endpoint_id AND l.message_id = m.message_id AND l.lease_token = m.lease_token)
                  ORDER BY m.next_attempt_at LIMIT r.room)) both_kinds
              ORDER BY last, next_attempt_at LIMIT r.room) c),
+         -- Within an account, the endpoint with the fewest in flight first (its next message ranks by how
+         -- many the endpoint would then have), then due order: a slow receiver with a backlog, or a
+         -- leaked key's test endpoints and pings, cannot take every place of the account while its
+         -- other endpoints' alerts wait. Ordered by due time alone, two endpoints answering 2xx slowly
+         -- took each freed place with their older messages, and the brand's own endpoint waited
+         -- behind their whole backlog.
+         by_endpoint AS (
+           SELECT c.*, row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.last, c.next_attempt_at, c.message_id)
+                       + coalesce(be.n, 0) AS endpoint_place
+             FROM candidates c LEFT JOIN busy_endpoints be USING (endpoint_id)),
          ranked AS (
-           SELECT c.*, row_number() OVER (PARTITION BY c.account_id ORDER BY c.last, c.next_attempt_at, c.endpoint_id, c.message_id) AS place
-             FROM candidates c),
+           SELECT b.*, row_number() OVER (PARTITION BY b.account_id
+                                          ORDER BY b.endpoint_place, b.last, b.next_attempt_at, b.endpoint_id, b.message_id) AS place
+             FROM by_endpoint b),
          -- Across accounts, the fewest in flight first (an account's next message ranks by how many it
          -- would then have), then due order: an account with nothing in flight takes the next free
          -- slot, however old other accounts' backlogs are. Ordered by (last, due) alone, four accounts
