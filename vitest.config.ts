@@ -31,6 +31,7 @@ const pairedEndToEndFiles = [
   'hostile-keyed-retries',
   'hostile-labels-and-reloads',
   'hostile-log-rebuild',
+  'hostile-metering',
   'hostile-narrow-keys',
   'hostile-object-labels',
   'hostile-ownership',

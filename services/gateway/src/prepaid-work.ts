@@ -33,19 +33,19 @@ export function prepaidToday(request: FastifyRequest, now: Date): boolean {
 }
 
 /**
- * Refusals a service decides on the request itself after looking for the work an earlier attempt
- * with its Idempotency-Key stored (generate-code.ts, register-object.ts answer work they find done):
- * the work was not done. Not CONFLICT: that may be the earlier attempt committing the same work
+ * Refusals that prove the work an earlier attempt with the request's Idempotency-Key kept quota for
+ * was not done, and never will be: decided by the request's own content (the same body was refused
+ * alike then), or by a serial another code holds (the earlier attempt's insert meets it too). A
+ * retry is answered the work it finds done (generate-code.ts, register-object.ts), so these come
+ * only when none was found. Not VALIDATION_ERROR or GTIN_NOT_OWNED: the tenant's own metadata
+ * schema changed since (PATCH /schemas/{id}), or a GTIN claim that ended, refuses the retry while
+ * the earlier attempt, past those checks, may still be committing its work; given back, that work
+ * was free (a review of 2026-12-06: 120 codes on a tier of 100 a day, by a PATCH between a timed-out
+ * attempt and its retry). Not CONFLICT: that may be the earlier attempt committing the same work
  * meanwhile (a registration's retry met its first attempt's stream, and was given back the unit of
  * an object that exists: a review of 2026-12-05).
  */
-const refusalsOfUndoneWork: ReadonlySet<string> = new Set([
-  'DUPLICATE_SERIAL',
-  'GTIN_NOT_OWNED',
-  'INVALID_GTIN',
-  'MISSING_REQUIRED_FIELD',
-  'VALIDATION_ERROR',
-]);
+export const refusalsOfUndoneWork: ReadonlySet<string> = new Set(['DUPLICATE_SERIAL', 'INVALID_GTIN', 'MISSING_REQUIRED_FIELD']);
 
 /**
  * A keyed request that makes one thing (a code, an object), refused after its quota was spent for

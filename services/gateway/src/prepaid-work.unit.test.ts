@@ -14,8 +14,14 @@ const requestOf = (fields: { per?: 'request' | 'item'; failedWith?: string; mayH
 describe('refusedAfterPrepaidWork', () => {
   it('is a refusal the service decided on the request itself, after the spend, of a route making one thing', () => {
     expect(refusedAfterPrepaidWork(requestOf({ failedWith: 'DUPLICATE_SERIAL' }), 409)).toBe(true);
-    expect(refusedAfterPrepaidWork(requestOf({ failedWith: 'GTIN_NOT_OWNED' }), 403)).toBe(true);
-    expect(refusedAfterPrepaidWork(requestOf({ failedWith: 'VALIDATION_ERROR' }), 400)).toBe(true);
+    expect(refusedAfterPrepaidWork(requestOf({ failedWith: 'INVALID_GTIN' }), 400)).toBe(true);
+    expect(refusedAfterPrepaidWork(requestOf({ failedWith: 'MISSING_REQUIRED_FIELD' }), 400)).toBe(true);
+  });
+
+  it('is not a refusal by something that changed since the earlier attempt, which may still be committing its work', () => {
+    // The tenant's own metadata schema, changed by a PATCH; a GTIN claim that ended.
+    expect(refusedAfterPrepaidWork(requestOf({ failedWith: 'VALIDATION_ERROR' }), 400)).toBe(false);
+    expect(refusedAfterPrepaidWork(requestOf({ failedWith: 'GTIN_NOT_OWNED' }), 403)).toBe(false);
   });
 
   it('is not a CONFLICT (maybe the earlier attempt committing the same work), a 5xx, work that may be done, nor before the spend', () => {

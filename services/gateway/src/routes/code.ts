@@ -28,7 +28,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ReportLimits } from '../auth/report-limits.ts';
 import { principalOf, requireApiKey } from '../auth/request-auth.ts';
 import { requestKeyField } from '../idempotency.ts';
-import { leavePrepaid, madeByEarlierAttempt, prepaidFor } from '../prepaid-work.ts';
+import { leavePrepaid, madeByEarlierAttempt, prepaidFor, refusalsOfUndoneWork } from '../prepaid-work.ts';
 import { registerRoute } from '../route-registry.ts';
 import { mayHaveActed, type ServiceCaller } from '../service-call.ts';
 import { chunkStartsOf, chunksToWaitFor, isOversizedItem, maxBatchItemBytes } from './batch-chunks.ts';
@@ -60,8 +60,11 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
     const requestKey = requestKeyField(request);
     const chunks = chunkStartsOf(items);
     const results: BatchItemResult[][] = new Array(chunks.length);
-    /** The codes each answered chunk holds (made now, or before and answered so). */
-    const madeByChunk: number[] = new Array(chunks.length);
+    /**
+     * What each answered chunk is paid for: its codes (made now, or before and answered so), and a
+     * prepaid chunk's items refused for a reason that does not prove its earlier attempt's work undone.
+     */
+    const paidByChunk: number[] = new Array(chunks.length);
     // A few chunks at a time: replicas of code-service share them, and no message passes NATS's 1 MB.
     // Once one fails no other is started: the batch answers that failure.
     let next = 0;
@@ -127,15 +130,22 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
         });
       results[chunk] = answer.results;
       const made = answer.results.filter((result) => 'code' in result).length;
-      madeByChunk[chunk] = made;
       // A prepaid chunk was paid for by the earlier attempt as far as it was prepaid (this one spent
       // the rest of its items): this one keeps what its codes need beyond that, and what was
-      // prepaid beyond its codes is the earlier attempt's to get back (credit). Otherwise the codes
-      // an earlier attempt made (its answer was lost) were paid for by it.
+      // prepaid beyond its codes is the earlier attempt's to get back (credit), as far as the items'
+      // refusals prove that attempt did not make them and never will (prepaid-work.ts,
+      // refusalsOfUndoneWork); the rest stays paid for. Otherwise the codes an earlier attempt made
+      // (its answer was lost) were paid for by it.
       if (prepaid > 0) {
+        const undone = answer.results.filter((result) => 'error' in result && refusalsOfUndoneWork.has(result.error.code)).length;
+        const given = Math.min(Math.max(0, prepaid - made), undone);
         charged += Math.max(0, made - prepaid);
-        credit += Math.max(0, prepaid - made);
-      } else charged += made - (answer.madeBefore ?? 0);
+        credit += given;
+        paidByChunk[chunk] = Math.max(made, prepaid - given);
+      } else {
+        charged += made - (answer.madeBefore ?? 0);
+        paidByChunk[chunk] = made;
+      }
     };
     // Quota is spent only for new accepted work: the items refused, made before, or never sent (a
     // chunk failed) get theirs back. Every chunk sent is answered (or timed out) before the batch is,
@@ -148,11 +158,10 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
     request.prepaidCredit = credit;
     // Should the batch fail, what the key's next attempt finds paid for: a prepaid chunk this attempt
     // did not make (unsent, or refused by a service that did nothing) stays prepaid; a chunk answered
-    // now is paid for as many units as its codes (made now, or before and answered so), which the
-    // retry is answered again at no cost. Before 2026-12-05 a retry was charged for those again up
+    // now is paid for as many units as paidByChunk says, which the retry is answered again at no cost. Before 2026-12-05 a retry was charged for those again up
     // front, and refused 429 near the day's limit when the day could not hold them twice.
     chunks.forEach((firstIndex, chunk) => {
-      const paid = results[chunk] === undefined ? prepaidFor(request, firstIndex) : (madeByChunk[chunk] ?? 0);
+      const paid = results[chunk] === undefined ? prepaidFor(request, firstIndex) : (paidByChunk[chunk] ?? 0);
       if (paid > 0) leftPrepaid[firstIndex] ??= paid;
     });
     leavePrepaid(request, leftPrepaid);
