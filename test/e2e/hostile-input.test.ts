@@ -592,6 +592,26 @@ describe.each([
       expectRefused(tooLarge, 400, 'VALIDATION_ERROR', 'metadata.grams');
     });
 
+    it('a whole number with more digits than a double holds is a 400 naming the field, not stored as a neighbour (2026-12-06)', async () => {
+      // 90071992547409921 is read as ...920: stored, the client's certificate number would change
+      // without a word, and an export holding it would read otherwise to Python's json.
+      const rounded = await raw(
+        'POST',
+        '/code/generate',
+        `{"gtin":"${gtins[1]}","serialNumber":"ROUND-1","metadata":{"lot":{"certificates":[12,90071992547409921]}}}`,
+      );
+      expectRefused(rounded, 400, 'VALIDATION_ERROR', 'metadata.lot.certificates.1');
+      // Written as JavaScript writes a double, a large number is taken and stored as written.
+      const taken = await raw(
+        'POST',
+        '/code/generate',
+        `{"gtin":"${gtins[1]}","serialNumber":"ROUND-2","metadata":{"certificate":90071992547409920,"grams":1e21}}`,
+      );
+      expect(taken.status, JSON.stringify(taken.body).slice(0, 300)).toBe(201);
+      const stored = await fetch(`${product.url}/api/v1/codes/${taken.body.assetId}`, { headers: { 'x-api-key': operator } });
+      expect(await stored.text()).toContain('"certificate":90071992547409920');
+    });
+
     it('U+0000 in a string, a key, a path parameter or a query is a 400 before it reaches PostgreSQL', async () => {
       expectRefused(await raw('POST', '/accounts', '{"name":"x\\u0000","tier":"starter"}'), 400, 'VALIDATION_ERROR', 'name');
       expectRefused(

@@ -29,3 +29,4 @@ export {
   type ProvenanceRecord,
   provenanceMetadataOf,
 } from './provenance-record.ts';
+export { firstRoundedInteger } from './rounded-integers.ts';

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { HallmarkError } from '@hallmark/contracts';
+import { firstRoundedInteger } from '@hallmark/provenance';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayConfig } from './config.ts';
 import { errorEnvelope } from './error-envelope.ts';
@@ -10,8 +11,9 @@ import { errorEnvelope } from './error-envelope.ts';
  * What the gateway refuses in any request before a handler or a service sees it (issue #16):
  * JSON nested deeper than {@link maxJsonDepth}, text no service can store (U+0000, which
  * PostgreSQL refuses with 22021, and lone UTF-16 surrogates, which are not Unicode text and turn into
- * U+FFFD or a failure depending on who encodes them), and numbers JSON cannot carry (1e999 parses as
- * Infinity, which would be stored as null). Everything refused is a 400 VALIDATION_ERROR
+ * U+FFFD or a failure depending on who encodes them), numbers JSON cannot carry (1e999 parses as
+ * Infinity, which would be stored as null), and whole numbers it does not carry alike (a literal
+ * past 2^53 read as a neighbouring double, see firstRoundedInteger). Everything refused is a 400 VALIDATION_ERROR
  * naming the field, never a 500 further in.
  */
 
@@ -94,6 +96,28 @@ const multipartBoundary = /;\s*boundary=(?:"([^"]{1,70})"|([^\s;"]{1,70}))\s*(?:
  * unread rest of a body is discarded so that its connection goes on.
  */
 export function installInputLimits(app: FastifyInstance): void {
+  // fastify's own JSON parser (secure-json-parse, refusing __proto__ and constructor keys), then the
+  // text's whole numbers: 90071992547409921 parses as ...920, and stored so the client's number
+  // would change without a word (and an export holding it read otherwise by exact readers).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    parseJson(request, text, (error, value) => {
+      if (error) return done(error);
+      const rounded = firstRoundedInteger(text);
+      if (!rounded) return done(null, value);
+      done(
+        refuse(
+          {
+            field: rounded.path,
+            message: `is the whole number ${rounded.literal.slice(0, 40)}, which JSON readers take for different values (past 2^53 a number is read as the nearest double): send it as a string`,
+          },
+          'body',
+        ),
+      );
+    });
+  });
   app.addHook('preValidation', async (request) => {
     const parts: Array<[Location, unknown]> = [
       ['params', request.params],
