@@ -23,6 +23,7 @@ const pairedEndToEndFiles = [
   'hostile-batch-serials',
   'hostile-bus',
   'hostile-checkpoints',
+  'hostile-client-trust',
   'hostile-claim-churn',
   'hostile-compliance-evidence',
   'hostile-cli',

@@ -1,7 +1,7 @@
 import type { Environment } from '@hallmark/contracts';
 import { ed25519PublicKeyObject } from '@hallmark/crypto';
 import { leafHash, verifyInclusion } from '@hallmark/merkle';
-import { hashProvenanceRecord, leafInputOf, openSignedCheckpoint } from '@hallmark/provenance';
+import { firstRoundedInteger, hashProvenanceRecord, leafInputOf, openSignedCheckpoint } from '@hallmark/provenance';
 import { firstRepeatedMember } from './repeated-member.ts';
 import { retiredAtMs, retirementGraceMs } from './retired-key.ts';
 import type { JsonWebKeySet, PublishedKey } from './verify-offline.ts';
@@ -309,9 +309,11 @@ export function auditExport(document: ComplianceExportDocument, jwks: JsonWebKey
 /** The report on an export the audit could not go through. */
 /**
  * `auditExport` of an export as the text of its file, which is what an auditor holds: the text must
- * be JSON, and no object in it may name a member twice (JSON.parse keeps the last of two, other
- * readers and a person the first, so such a file says two histories; the service never writes one).
- * Prefer this to parsing the file yourself.
+ * be JSON, no object in it may name a member twice (JSON.parse keeps the last of two, other
+ * readers and a person the first, so such a file says two histories; the service never writes one),
+ * and no whole number may be written otherwise than JavaScript writes its double (`…921` for the
+ * double `…920` hashes alike, while Python's json reads it exactly). Prefer this to parsing the file
+ * yourself.
  */
 export function auditExportText(text: string, jwks: JsonWebKeySet, parsed?: { document: unknown }): AuditReport {
   // `parsed`: the text as the caller parsed it already (a large export is not parsed twice).
@@ -323,9 +325,23 @@ export function auditExportText(text: string, jwks: JsonWebKeySet, parsed?: { do
   }
   const report = auditExport(document as ComplianceExportDocument, jwks);
   const repeated = firstRepeatedMember(text);
-  if (repeated === undefined) return report;
-  const problem = `The file names the member ${JSON.stringify(repeated).slice(0, 100)} twice in one object: readers disagree on which one counts.`;
-  return { ...report, valid: false, problems: [problem, ...report.problems].slice(0, maxProblems) };
+  const rounded = firstRoundedInteger(text);
+  const problems = [
+    ...(repeated === undefined
+      ? []
+      : [
+          `The file names the member ${JSON.stringify(repeated).slice(0, 100)} twice in one object: readers disagree on which one counts.`,
+        ]),
+    // The service writes every number as JavaScript writes its double: another digit there hashes
+    // alike (both read as one double) while a reader that keeps whole numbers exactly sees it.
+    ...(rounded === undefined
+      ? []
+      : [
+          `The file writes the whole number ${rounded.literal.slice(0, 40)} at ${rounded.path.slice(0, 100)}, which readers take for different values (the service would have written ${String(Number(rounded.literal)).slice(0, 40)}).`,
+        ]),
+  ];
+  if (problems.length === 0) return report;
+  return { ...report, valid: false, problems: [...problems, ...report.problems].slice(0, maxProblems) };
 }
 
 function unauditable(assetId: string, problem: string): AuditReport {

@@ -84,9 +84,12 @@ export class PagePromise<Page extends { pagination: { nextCursor: string | null;
     let answer = await this.withResponse();
     const sent = new Set<string>(this.#firstCursor === undefined ? [] : [this.#firstCursor]);
     for (;;) {
+      // Not a page (no `pagination` object, a cursor that is not text): an answer the API never
+      // gives, so no item of it is handed on, and no cursor of another type is sent (an object's
+      // text is the same every time, `[object Object]`, while each page's object is a new one).
+      const cursor = cursorOf(answer);
       yield answer.data;
-      const cursor = answer.data.pagination.nextCursor;
-      if (cursor === null || cursor === undefined || answer.data.pagination.hasMore === false) return;
+      if (cursor === null || answer.data.pagination.hasMore === false) return;
       if (sent.has(cursor)) throw repeatedCursorError(cursor, answer);
       sent.add(cursor);
       answer = await this.#nextPage(cursor).withResponse();
@@ -99,6 +102,26 @@ export class PagePromise<Page extends { pagination: { nextCursor: string | null;
       if (Array.isArray(items)) yield* items as Item[];
     }
   }
+}
+
+/** The page's next cursor (null at the end); throws InvalidResponseError for an answer that is not a page. */
+function cursorOf(answer: WithResponse<unknown>): string | null {
+  const refuse = (message: string) =>
+    new InvalidResponseError({
+      message,
+      status: answer.response.status,
+      headers: answer.response.headers,
+      requestId: answer.requestId,
+    });
+  const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
+  const pagination = isObject(answer.data) ? answer.data.pagination : undefined;
+  if (!isObject(pagination)) throw refuse('The answer is not a page of a list: it has no pagination object.');
+  const cursor = pagination.nextCursor;
+  if (cursor === null || cursor === undefined) return null;
+  if (typeof cursor === 'string') return cursor;
+  throw refuse(
+    `The page's next cursor is ${Array.isArray(cursor) ? 'an array' : typeof cursor}, not text: it cannot be followed.`,
+  );
 }
 
 function repeatedCursorError(cursor: string, answer: WithResponse<unknown>): InvalidResponseError {

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .canonical_json import canonical_json
+from .canonical_json import _number, canonical_json
 from .checkpoint import CheckpointError, instant_seconds, open_signed_checkpoint, valid_time
 from .keys import keys_of, public_key_bytes
 from .merkle import leaf_hash, verify_inclusion
@@ -183,9 +183,28 @@ def _why_not_an_event(event: Any) -> str | None:
     return ", ".join(wrong) if wrong else None
 
 
+def _rounded(literal: str) -> bool:
+    """Whether a whole-number literal is written otherwise than JavaScript writes its double: the
+    service writes every number so, and another digit there (`…921` for the double `…920`) hashes
+    alike to a reader of doubles while ``json`` reads it exactly."""
+    if len(literal.lstrip("-")) < 16:
+        return False
+    try:
+        return _number(float(int(literal))) != literal
+    except (OverflowError, ValueError):
+        return True
+
+
 def _audit_text(text: str | bytes, jwks: Mapping[str, Any]) -> AuditReport:
-    """An export as the text of its file: JSON in which no object names a member twice."""
+    """An export as the text of its file: JSON in which no object names a member twice, and every
+    whole number is written as JavaScript writes its double."""
     repeated: list[str] = []
+    rounded: list[str] = []
+
+    def integer_of(literal: str) -> int:
+        if not rounded and _rounded(literal):
+            rounded.append(literal)
+        return int(literal)
 
     def object_of(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         # As json.loads builds it (the last of two members kept), noting the first name said twice.
@@ -200,15 +219,22 @@ def _audit_text(text: str | bytes, jwks: Mapping[str, Any]) -> AuditReport:
         return made
 
     try:
-        document = json.loads(text, object_pairs_hook=object_of)
+        document = json.loads(text, object_pairs_hook=object_of, parse_int=integer_of)
     except ValueError:
         return AuditReport(False, "", problems=["The export is not JSON."])
     report = audit_export(document, jwks)
+    problems: list[str] = []
     if repeated:
         shown = json.dumps(repeated[0], ensure_ascii=False)[:100]
-        problem = f"The file names the member {shown} twice in one object: readers disagree on which one counts."
+        problems.append(f"The file names the member {shown} twice in one object: readers disagree on which one counts.")
+    if rounded:
+        problems.append(
+            f"The file writes the whole number {rounded[0][:40]}, which readers take for different values "
+            "(a reader of doubles hashes it as a neighbouring number)."
+        )
+    if problems:
         report.valid = False
-        report.problems = [problem, *report.problems][:_MAX_PROBLEMS]
+        report.problems = [*problems, *report.problems][:_MAX_PROBLEMS]
     return report
 
 
