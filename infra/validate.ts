@@ -361,8 +361,16 @@ export function validateInfra(options: { k8sFolder?: string; composeFile?: strin
     [compose.services?.gateway?.environment?.HALLMARK_NAMESPACE, configMap.HALLMARK_NAMESPACE],
     problems,
   );
-  if (!(compose.services?.redis?.command ?? []).map(String).includes('--requirepass'))
-    problems.push('docker-compose.yml: redis must run with --requirepass');
+  const redisCommand: string[] = (compose.services?.redis?.command ?? []).map(String);
+  if (!redisCommand.includes('--requirepass')) problems.push('docker-compose.yml: redis must run with --requirepass');
+  // Scan totals and quotas live there: lost on a restart, a clone's scans would count from 1 again.
+  const redisOption = (name: string) => redisCommand[redisCommand.indexOf(name) + 1];
+  if (!redisCommand.includes('--appendonly') || redisOption('--appendonly') !== 'yes')
+    problems.push('docker-compose.yml: redis must run with --appendonly yes');
+  if (!redisCommand.includes('--maxmemory-policy') || redisOption('--maxmemory-policy') !== 'noeviction')
+    problems.push('docker-compose.yml: redis must run with --maxmemory-policy noeviction');
+  if (!(compose.services?.redis?.volumes ?? []).map(String).some((volume: string) => volume.endsWith(':/data')))
+    problems.push('docker-compose.yml: redis must keep /data on a volume');
   for (const service of services) {
     const entry = compose.services?.[service];
     const where = `docker-compose.yml ${service}`;

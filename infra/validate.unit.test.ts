@@ -79,7 +79,9 @@ describe('deployment files', () => {
       readFileSync(join(root, 'docker-compose.yml'), 'utf8')
         .replace(/^ {4}HALLMARK_BUS_SECRET: .*\n/m, '')
         .replace(/"redis:\/\/[^@"]+@/, '"redis://')
-        .replace('"--requirepass", ', '')
+        .replace('      - --requirepass\n', '')
+        .replace('      - --appendonly\n      - "yes"\n', '')
+        .replace('    volumes: [redis-data:/data]\n', '')
         .replace('"-c", "/etc/nats/authorization.conf", ', '')
         .replace(/^ {6}HALLMARK_NATS_AUCTION_SERVICE_PASSWORD: .*\n/m, '')
         .replace('nats://verify-service:', 'nats://gateway:'),
@@ -94,6 +96,8 @@ describe('deployment files', () => {
         'docker-compose.yml gateway: HALLMARK_BUS_SECRET is not set',
         'docker-compose.yml code-service: HALLMARK_REDIS_URL carries no credentials (NATS and Redis run with authorization)',
         'docker-compose.yml: redis must run with --requirepass',
+        'docker-compose.yml: redis must run with --appendonly yes',
+        'docker-compose.yml: redis must keep /data on a volume',
         'docker-compose.yml: nats must run with its users (-c, infra/nats/authorization.conf mounted read-only)',
         'docker-compose.yml nats: HALLMARK_NATS_AUCTION_SERVICE_PASSWORD is not set (authorization.conf reads it)',
         'docker-compose.yml verify-service: verify-service must connect to NATS as its own user, verify-service, with its password (infra/nats/authorization.conf)',
