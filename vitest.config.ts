@@ -21,6 +21,7 @@ const pairedEndToEndFiles = [
   'hostile-auction-bad-faith',
   'hostile-auction-names',
   'hostile-batch-serials',
+  'hostile-brand-views',
   'hostile-bus',
   'hostile-checkpoints',
   'hostile-client-trust',

@@ -68,8 +68,19 @@ class Scans(Resource):
             "getScanAggregates", query={"groupBy": group_by, "bucket": bucket, "from": from_, "to": to}
         )
 
-    def top_codes(self, *, from_: str | None = None, to: str | None = None, limit: int | None = None) -> ApiResult:
-        return self._client.call("getTopScannedCodes", query={"from": from_, "to": to, "limit": limit})
+    def top_codes(
+        self,
+        *,
+        from_: str | None = None,
+        to: str | None = None,
+        limit: int | None = None,
+        verdict: Literal["SUSPICIOUS", "COUNTERFEIT"] | None = None,
+    ) -> ApiResult:
+        """``verdict="SUSPICIOUS"`` ranks by suspicious scans alone: a cloned code stays on the list
+        however many forged serials are scanned (docs/API.md, Scans)."""
+        return self._client.call(
+            "getTopScannedCodes", query={"from": from_, "to": to, "limit": limit, "verdict": verdict}
+        )
 
     def countries(self, *, from_: str | None = None, to: str | None = None) -> ApiResult:
         return self._client.call("getScanCountries", query={"from": from_, "to": to})

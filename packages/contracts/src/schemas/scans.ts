@@ -122,7 +122,19 @@ export const ScanAggregates = Type.Object({
 });
 export type ScanAggregates = Static<typeof ScanAggregates>;
 
-export const TopCodesQuery = Type.Object({ ...Range, limit: Type.Optional(Limit(10, 100)) }, { additionalProperties: false });
+export const TopCodesQuery = Type.Object(
+  {
+    ...Range,
+    limit: Type.Optional(Limit(10, 100)),
+    verdict: Type.Optional(
+      Type.Union([Type.Literal('SUSPICIOUS'), Type.Literal('COUNTERFEIT')], {
+        description:
+          'rank by this verdict’s scans alone, codes without any left out (default: SUSPICIOUS and COUNTERFEIT together). A SUSPICIOUS scan needs a valid signature, a COUNTERFEIT one anyone can forge for a made-up serial: SUSPICIOUS finds a cloned code however many forged serials are scanned',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 export type TopCodesQuery = Static<typeof TopCodesQuery>;
 
 export const TopCodes = Type.Object({

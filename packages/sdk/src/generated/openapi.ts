@@ -8804,6 +8804,7 @@ export interface operations {
         from?: string;
         to?: string;
         limit?: number;
+        verdict?: 'SUSPICIOUS' | 'COUNTERFEIT';
       };
       header?: never;
       path?: never;

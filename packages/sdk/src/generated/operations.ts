@@ -854,7 +854,7 @@ export const operationTable = {
     method: 'GET',
     path: '/api/v1/scans/top-codes',
     pathParams: [],
-    queryParams: ['from', 'to', 'limit'],
+    queryParams: ['from', 'to', 'limit', 'verdict'],
     idempotent: false,
     body: 'none',
     contentType: null,

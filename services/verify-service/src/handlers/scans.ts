@@ -324,10 +324,23 @@ export async function scanAggregates(
   return { groupBy: query.groupBy, bucket, from: from.toISOString(), to: to.toISOString(), buckets };
 }
 
+/**
+ * What GET /scans/top-codes ranks by: both verdicts' scans, or one verdict's alone (`?verdict=`),
+ * codes with none of it left out. Anyone can forge a COUNTERFEIT scan of a made-up serial, a hundred
+ * of them fill the list, and a cloned code's SUSPICIOUS scans (which need a valid signature) fall off
+ * it: ranked by SUSPICIOUS alone, the clone stays (a review of 2026-12-06, hostile-brand-views).
+ */
+const topCodesRank = {
+  both: { score: 'sum(suspicious) + sum(counterfeit)', having: '' },
+  SUSPICIOUS: { score: 'sum(suspicious)', having: 'HAVING sum(suspicious) > 0' },
+  COUNTERFEIT: { score: 'sum(counterfeit)', having: 'HAVING sum(counterfeit) > 0' },
+} as const;
+
 /** GET /scans/top-codes: most suspicious and counterfeit scans over whole UTC days, from scan_code_days. */
 export async function topScannedCodes(db: SqlDatabase, owner: Principal, query: TopCodesQuery, now: Date): Promise<TopCodes> {
   const { from, to } = rangeOf(query, dayMs, 30 * dayMs, 366 * dayMs, now);
   const limit = Math.min(query.limit ?? 10, 100);
+  const rank = topCodesRank[query.verdict ?? 'both'];
   const rows = await db.query<{
     gtin: string;
     serial: string;
@@ -337,7 +350,7 @@ export async function topScannedCodes(db: SqlDatabase, owner: Principal, query: 
   }>(
     `SELECT gtin, serial, sum(suspicious)::bigint AS suspicious, sum(counterfeit)::bigint AS counterfeit, max(last_scanned_at) AS last_scanned_at
        FROM scan_code_days WHERE account_id = $1 AND environment = $2 AND day >= $3::date AND day < $4::date
-      GROUP BY gtin, serial ORDER BY sum(suspicious) + sum(counterfeit) DESC, gtin, serial LIMIT $5`,
+      GROUP BY gtin, serial ${rank.having} ORDER BY ${rank.score} DESC, gtin, serial LIMIT $5`,
     [owner.accountId, owner.environment, from.toISOString().slice(0, 10), to.toISOString().slice(0, 10), limit],
   );
   return {
