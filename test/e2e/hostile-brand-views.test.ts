@@ -406,6 +406,25 @@ describe('the reports queue under a flood', () => {
     });
   }, 60_000);
 
+  it('shows the code as reported and pending while the shopper’s report waits, though a rival’s later report of it was dismissed', async () => {
+    // Another rival's (the first has spent its hour's reports above).
+    const another = await tenant('Another rival', newGtin());
+    const bogus = ok(
+      await api('POST', '/code/report', { key: another.key, body: { url: clone.url, reason: 'nothing wrong, just noise' } }),
+      201,
+    );
+    const dismissed = await api('POST', `/code/reports/${bogus.reportId}/dismiss`, {
+      key: brand.key,
+      body: { reason: 'a rival’s noise' },
+    });
+    expect(dismissed.status, JSON.stringify(dismissed.body)).toBe(200);
+    // Before 2026-12-06 the latest report's status was shown: `dismissed`, the shopper's hidden.
+    expect(ok(await api('GET', `/codes/${clone.assetId}`, { key: brand.key }))).toMatchObject({
+      reported: true,
+      reportStatus: 'pending',
+    });
+  }, 60_000);
+
   it('a flood of reports makes no genuine code look blocked, to shoppers, verifiers or the brand', async () => {
     const detail = ok(await api('GET', `/codes/${decoy.assetId}`, { key: brand.key }));
     expect(detail).toMatchObject({ reported: true, reportStatus: 'pending', blocked: null });

@@ -30,10 +30,12 @@ export async function codeStatus(db: SqlExecutor, owner: Principal, gtin: string
     db.query<{ report_id: string; status: string; reason: string | null }>(
       // A confirmed report first, the first confirmed: the one verifiers are shown (report-code.ts,
       // "the first confirmation of a code stands"); the owner was shown the latest reported instead.
+      // Then one still pending: a bogus report filed after a shopper's and dismissed showed the code
+      // as `dismissed` while the shopper's waited (a review of 2026-12-06, hostile-brand-views).
       `SELECT report_id, status, decision_reason AS reason FROM code_reports
         WHERE owner_account_id = $1 AND environment = $2 AND gtin = $3 AND serial = $4
         ORDER BY (status = 'confirmed') DESC, CASE WHEN status = 'confirmed' THEN date_trunc('milliseconds', decided_at) END ASC,
-                 CASE WHEN status = 'confirmed' THEN report_id END ASC, reported_at DESC LIMIT 1`,
+                 CASE WHEN status = 'confirmed' THEN report_id END ASC, (status = 'pending') DESC, reported_at DESC LIMIT 1`,
       item,
     ),
     // Serial ranges compare byte by byte (as the in-memory blocks do), among serials of one length.
