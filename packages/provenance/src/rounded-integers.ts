@@ -1,27 +1,53 @@
 /**
- * Whole numbers a JSON text writes that a reader keeping whole numbers exactly (Python's `json`,
- * Java's BigDecimal, a person) and one reading every number as a double (JavaScript, our hashing)
- * take for different values, or that come back from us written otherwise: `90071992547409921` reads
- * as the double ...920, and `1152921504606846976` (2^60, a double) is written back
- * `1152921504606847000`. A number is written here as JavaScript writes it (JSON.stringify), so such a
- * literal is one whose double is written otherwise. Stored, the client's number would change
- * without a word; in an export, a forged digit would hash like the genuine one while another reader
- * sees it. Fractions and exponents (`0.1`, `1e21`) are doubles to every such reader, and `-0` is
- * zero to all of them.
+ * Whole numbers a JSON text writes that come back from a double as another number: `90071992547409921`
+ * (or `90071992547409921.0`, `9.0071992547409921e16`) is read as the double ...920, and
+ * `1152921504606846976` (2^60, a double) is written back `1152921504606847000`. A reader that keeps
+ * whole numbers exactly (Python's `json`, Java's BigDecimal, a person) and one that reads every number
+ * as a double (JavaScript, our hashing) then take the text for different values. Stored, the client's
+ * number would change without a word; in an export, a forged digit would hash like the genuine one
+ * while another reader sees it. What is compared is the literal's exact value and that of what
+ * JavaScript writes for its double (`String`, as JSON.stringify does): `1e21`, `1e23` and `1.5e300`
+ * come back as written, and fractions (`0.1`) are doubles to every such reader.
  */
 
-/** Sixteen digits in a row: no shorter whole number can be rounded (2^53 has 16 digits). */
-const longDigitRun = /\d{16}/;
+/** Sixteen digits, a decimal point perhaps among them: a number written with fewer comes back as written. */
+const manyDigits = /\d(?:\.?\d){15}/;
 
-/** An integer literal as JSON writes one: no fraction, no exponent. */
-const integerLiteral = /^-?\d+$/;
+/** A JSON number literal, its parts. */
+const numberLiteral = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+
+/** The exact value of a JSON number literal that is a whole number; undefined for a fraction or past any double. */
+function wholeValueOf(literal: string): bigint | undefined {
+  const parts = numberLiteral.exec(literal);
+  if (!parts) return undefined;
+  const [, sign, whole = '', fraction = '', exponent = '0'] = parts;
+  let digits = `${whole}${fraction}`;
+  let scale = Number(exponent) - fraction.length;
+  if (scale < 0) {
+    if (/[^0]/.test(digits.slice(scale))) return undefined;
+    digits = digits.slice(0, scale) || '0';
+    scale = 0;
+  }
+  if (digits.length + scale > 400) return undefined;
+  const value = BigInt(digits) * 10n ** BigInt(scale);
+  return sign ? -value : value;
+}
+
+/** Whether a number literal is a whole number that JavaScript writes back as another number. */
+function comesBackOtherwise(literal: string): boolean {
+  const read = Number(literal);
+  // Below 2^53 every whole number is a double; a fraction is a double to every reader.
+  if (!Number.isFinite(read) || !Number.isInteger(read) || Math.abs(read) < 2 ** 53) return false;
+  const exact = wholeValueOf(literal);
+  return exact !== undefined && exact !== wholeValueOf(String(read));
+}
 
 /**
- * The first whole-number literal of a JSON text (`text` must be valid JSON) that JavaScript writes
- * otherwise once read, with its path in the form validation errors use (`items.3.metadata.lot`).
+ * The first number literal of a JSON text (`text` must be valid JSON) that comes back from a double
+ * as another whole number, with its path in the form validation errors use (`items.3.metadata.lot`).
  */
 export function firstRoundedInteger(text: string): { literal: string; path: string } | undefined {
-  if (!longDigitRun.test(text)) return undefined;
+  if (!manyDigits.test(text)) return undefined;
   /** The member name or array index each open object or array is at. */
   const path: Array<string | number> = [];
   const inArray: boolean[] = [];
@@ -50,9 +76,7 @@ export function firstRoundedInteger(text: string): { literal: string; path: stri
       let end = at + 1;
       while (end < text.length && '0123456789.eE+-'.includes(text[end] as string)) end++;
       const literal = text.slice(at, end);
-      if (literal.length >= 16 && integerLiteral.test(literal) && String(Number(literal)) !== literal) {
-        return { literal, path: path.map(String).join('.') };
-      }
+      if (end - at >= 16 && comesBackOtherwise(literal)) return { literal, path: path.map(String).join('.') };
       at = end - 1;
     }
   }

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from .canonical_json import _number, canonical_json
@@ -184,15 +186,17 @@ def _why_not_an_event(event: Any) -> str | None:
 
 
 def _rounded(literal: str) -> bool:
-    """Whether a whole-number literal is written otherwise than JavaScript writes its double: the
-    service writes every number so, and another digit there (`…921` for the double `…920`) hashes
-    alike to a reader of doubles while ``json`` reads it exactly."""
-    if len(literal.lstrip("-")) < 16:
+    """Whether a number literal is a whole number that comes back from a double as another: the
+    service writes every number as JavaScript writes its double, and another digit there (`…921`,
+    or `…921.0`, for the double `…920`) hashes alike to a reader of doubles while ``json`` (for an
+    integer) or a person reads the other number."""
+    if len(literal) < 16:
         return False
-    try:
-        return _number(float(int(literal))) != literal
-    except (OverflowError, ValueError):
-        return True
+    value = float(literal)
+    if not math.isfinite(value) or not value.is_integer() or abs(value) < 2**53:
+        return False
+    exact = Decimal(literal)
+    return exact == exact.to_integral_value() and exact != Decimal(_number(value))
 
 
 def _audit_text(text: str | bytes, jwks: Mapping[str, Any]) -> AuditReport:
@@ -205,6 +209,11 @@ def _audit_text(text: str | bytes, jwks: Mapping[str, Any]) -> AuditReport:
         if not rounded and _rounded(literal):
             rounded.append(literal)
         return int(literal)
+
+    def float_of(literal: str) -> float:
+        if not rounded and _rounded(literal):
+            rounded.append(literal)
+        return float(literal)
 
     def object_of(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         # As json.loads builds it (the last of two members kept), noting the first name said twice.
@@ -219,7 +228,7 @@ def _audit_text(text: str | bytes, jwks: Mapping[str, Any]) -> AuditReport:
         return made
 
     try:
-        document = json.loads(text, object_pairs_hook=object_of, parse_int=integer_of)
+        document = json.loads(text, object_pairs_hook=object_of, parse_int=integer_of, parse_float=float_of)
     except ValueError:
         return AuditReport(False, "", problems=["The export is not JSON."])
     report = audit_export(document, jwks)
