@@ -22,6 +22,7 @@
 // moved on by hand), so the daily and per-second windows are exact.
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
+import { createPostgresDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
@@ -433,7 +434,7 @@ describe('metering, embedded form', () => {
   });
 });
 
-describe('metering, distributed form: a keyed retry refused while its timed-out first attempt still writes', () => {
+describe('metering, distributed form: work a timed-out attempt or a departed client leaves behind', () => {
   // The first attempt's write outlives the gateway's wait (a slow commit), so the gateway answers
   // 503 timeout and keeps its quota as prepaid on the Idempotency-Key (docs/API.md, "Quota only for
   // accepted work"). The tenant then tightens its own metadata schema and retries at once, with the
@@ -507,6 +508,51 @@ describe('metering, distributed form: a keyed retry refused while its timed-out 
       { listed: listed.length, used },
       `retry answered ${retry.status} ${JSON.stringify(retry.body).slice(0, 200)}; a code stored must be paid for`,
     ).toEqual({ listed: listed.length, used: listed.length });
+  }, 60_000);
+
+  it('gives back the spend of a generate whose client left while its key was looked up, and makes nothing', async () => {
+    // Found in CI (2026-12-06): 906 units paid for 901 codes, clients having hung up on single
+    // generates. A request spends its quota as soon as its key is known (before its body is read);
+    // one whose client left meanwhile was stopped by fastify as it read the body (no handler, no
+    // answer, no onSend to give the spend back). Here the key's look-up is held (its table locked),
+    // and the client hangs up before it answers.
+    const tenant = await newTenant('free');
+    const db = createPostgresDatabase({
+      connectionString: product.databaseUrl,
+      maxConnections: 1,
+      applicationName: 'e2e-hold-keys',
+    });
+    try {
+      let lockTaken = () => {};
+      const locked = new Promise<void>((resolve) => {
+        lockTaken = resolve;
+      });
+      const held = db.transaction(async (tx) => {
+        await tx.query('LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE');
+        lockTaken();
+        await sleep(1_500);
+      });
+      await locked;
+      const gone = await fetch(`${baseUrl}/api/v1/code/generate`, {
+        method: 'POST',
+        headers: { 'x-api-key': tenant.key, 'content-type': 'application/json' },
+        body: JSON.stringify({ gtin: tenant.gtin, serialNumber: 'LEFT-1' }),
+        signal: AbortSignal.timeout(300),
+      }).then(
+        (response) => response.status,
+        (error: Error) => error.name,
+      );
+      expect(gone).toBe('TimeoutError');
+      await held;
+    } finally {
+      await db.close();
+    }
+    // The look-up answers, the spend is made, then given back; no code is made.
+    await sleep(1_500);
+    expect({ used: await generateUsed(tenant.key), listed: (await codesListed(tenant.key)).length }).toEqual({
+      used: 0,
+      listed: 0,
+    });
   }, 60_000);
 
   it('charges the codes a timed-out batch chunk stored, though its keyed retry was refused item by item meanwhile', async () => {

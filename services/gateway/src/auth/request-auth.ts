@@ -39,6 +39,10 @@ declare module 'fastify' {
     failedWith: string | undefined;
     /** When the counters answered its spend (performance.now()), where that was before its body was read. */
     spentBeforeBodyAt: number | undefined;
+    /** Its handler is about to run (preHandler): from here the request answers, and onSend settles its quota. */
+    handlerReached: boolean;
+    /** Its client left before its handler ran, and its spend was given back: it is not run. */
+    leftUnrun: boolean;
   }
   interface FastifyInstance {
     /**
@@ -166,6 +170,8 @@ export function installRequestAuth(
   app.decorateRequest('mayHaveActed', false);
   app.decorateRequest('failedWith', undefined);
   app.decorateRequest('spentBeforeBodyAt', undefined);
+  app.decorateRequest('handlerReached', false);
+  app.decorateRequest('leftUnrun', false);
   // This gateway's cache (its own revocations and the broadcasts it heard drop the key), then the
   // key's stop markers, which a revocation through any gateway set before it answered.
   app.decorate('confirmKeyStillWorks', async (request: FastifyRequest) => {
@@ -238,7 +244,43 @@ export function installRequestAuth(
     else finish(outcome);
   };
 
-  const spend = (request: FastifyRequest, reply: FastifyReply, route: RouteDefinition, done: HookHandlerDoneFunction) => {
+  /**
+   * A request whose client left before its handler ran does no work, and answers nothing: fastify
+   * stops it while it reads the body (no handler, no onSend), so its spend is given back here. Before
+   * 2026-12-06 it was kept: a client that hung up during its key's look-up or the counters' round
+   * trip paid for a code never made (hostile-metering, CI: 906 units paid for 901 codes). Not a keyed
+   * request: what it paid is noted on its key, for its retry.
+   */
+  const giveBackUnrun = (request: FastifyRequest) => {
+    const spent = request.quotaSpent;
+    if (!spent || request.handlerReached || request.idempotentAttempt !== undefined) return;
+    request.quotaSpent = undefined;
+    request.leftUnrun = true;
+    deps.rateLimiter.tellThresholdsKept(spent, spent.cost);
+    deps.rateLimiter.refund([{ key: spent.key, cost: spent.cost }]).catch((error: unknown) => {
+      request.log.warn({ err: error }, 'quota: could not give back the spend of a request whose client left');
+    });
+  };
+  app.addHook('onRequestAbort', (request, done) => {
+    giveBackUnrun(request);
+    done();
+  });
+  app.addHook('preHandler', (request, reply, done) => {
+    // Given back as its client left (its body was read all the same): nobody pays for its work.
+    if (request.leftUnrun) reply.hijack();
+    else request.handlerReached = true;
+    done();
+  });
+
+  const spend = (request: FastifyRequest, reply: FastifyReply, route: RouteDefinition, next: HookHandlerDoneFunction) => {
+    // The client may leave while its key is looked up or the counters answer: its spend is given
+    // back then, and the request not run (onRequestAbort has passed already).
+    const done: HookHandlerDoneFunction = (error) => {
+      if (error || !request.raw.aborted) return next(error);
+      giveBackUnrun(request);
+      reply.hijack();
+      next();
+    };
     const key = request.apiKey;
     if (!key) return done();
     const items = route.quota?.per === 'item' ? itemCount(request.body) : 1;
