@@ -35,6 +35,7 @@ const pairedEndToEndFiles = [
   'hostile-log-rebuild',
   'hostile-metering',
   'hostile-narrow-keys',
+  'hostile-number-spellings-and-delivery-order',
   'hostile-object-labels',
   'hostile-ownership',
   'hostile-photo-races',

@@ -132,19 +132,22 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
                                     WHERE l.endpoint_id = m.endpoint_id AND l.message_id = m.message_id AND l.lease_token = m.lease_token)
                  ORDER BY m.next_attempt_at LIMIT r.room)) both_kinds
              ORDER BY last, next_attempt_at LIMIT r.room) c),
-         -- Within an account, the endpoint with the fewest in flight first (its next message ranks by how
-         -- many the endpoint would then have), then due order: a slow receiver with a backlog, or a
-         -- leaked key's test endpoints and pings, cannot take every place of the account while its
-         -- other endpoints' alerts wait. Ordered by due time alone, two endpoints answering 2xx slowly
-         -- took each freed place with their older messages, and the brand's own endpoint waited
-         -- behind their whole backlog.
+         -- Within an account, a forged link's scan.counterfeit (deferred) after every other message, as
+         -- within an endpoint; then the endpoint with the fewest in flight (its next message ranks by how
+         -- many the endpoint would then have), and among those the one given a place longest ago; then
+         -- due order. A slow receiver with a backlog, or a leaked key's test endpoints and pings, cannot
+         -- take every place of the account while its other endpoints' alerts wait: ordered by due time
+         -- alone, endpoints answering 2xx slowly took each freed place with their older messages, and
+         -- the brand's own endpoint waited behind their whole backlog.
          by_endpoint AS (
            SELECT c.*, row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.last, c.next_attempt_at, c.message_id)
-                       + coalesce(be.n, 0) AS endpoint_place
-             FROM candidates c LEFT JOIN busy_endpoints be USING (endpoint_id)),
+                       + coalesce(be.n, 0) AS endpoint_place, e.last_claimed_at
+             FROM candidates c LEFT JOIN busy_endpoints be USING (endpoint_id)
+             JOIN webhook_endpoints e USING (endpoint_id)),
          ranked AS (
            SELECT b.*, row_number() OVER (PARTITION BY b.account_id
-                                          ORDER BY b.endpoint_place, b.last, b.next_attempt_at, b.endpoint_id, b.message_id) AS place
+                                          ORDER BY b.last, b.endpoint_place, b.last_claimed_at NULLS FIRST,
+                                                   b.next_attempt_at, b.endpoint_id, b.message_id) AS place
              FROM by_endpoint b),
          -- Across accounts, the fewest in flight first (an account's next message ranks by how many it
          -- would then have), then due order: an account with nothing in flight takes the next free
@@ -165,7 +168,9 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
            RETURNING m.endpoint_id, m.message_id, m.account_id, m.environment, m.payload, m.attempts, m.lease_token),
          counted AS (
            INSERT INTO webhook_deliveries_in_flight (lease_token, endpoint_id, message_id, account_id, lease_until)
-           SELECT lease_token, endpoint_id, message_id, account_id, $4 FROM claimed)
+           SELECT lease_token, endpoint_id, message_id, account_id, $4 FROM claimed),
+         served AS (
+           UPDATE webhook_endpoints SET last_claimed_at = $1 WHERE endpoint_id IN (SELECT endpoint_id FROM claimed))
          SELECT * FROM claimed`,
         [
           now,
