@@ -37,19 +37,34 @@ export function prepaidToday(request: FastifyRequest, now: Date): boolean {
  * was not done, and never will be: decided by the request's own content (the same body was refused
  * alike then), or by a serial another code holds (the earlier attempt's insert meets it too). A
  * retry is answered the work it finds done (generate-code.ts, register-object.ts), so these come
- * only when none was found. Not VALIDATION_ERROR or GTIN_NOT_OWNED: the tenant's own metadata
- * schema changed since (PATCH /schemas/{id}), or a GTIN claim that ended, refuses the retry while
- * the earlier attempt, past those checks, may still be committing its work; given back, that work
- * was free (a review of 2026-12-06: 120 codes on a tier of 100 a day, by a PATCH between a timed-out
- * attempt and its retry). Not CONFLICT: that may be the earlier attempt committing the same work
- * meanwhile (a registration's retry met its first attempt's stream, and was given back the unit of
- * an object that exists: a review of 2026-12-05).
+ * only when none was found. Not GTIN_NOT_OWNED, nor a VALIDATION_ERROR by the account's metadata
+ * schema (which names the schema): a claim that ended, or the tenant's own schema changed since
+ * (PATCH /schemas/{id}), refuses the retry while the earlier attempt, past those checks, may still be
+ * committing its work; given back, that work was free (a review of 2026-12-06: 120 codes on a tier
+ * of 100 a day, by a PATCH between a timed-out attempt and its retry). Not CONFLICT: that may be the
+ * earlier attempt committing the same work meanwhile (a registration's retry met its first
+ * attempt's stream, and was given back the unit of an object that exists: a review of 2026-12-05).
  */
-export const refusalsOfUndoneWork: ReadonlySet<string> = new Set(['DUPLICATE_SERIAL', 'INVALID_GTIN', 'MISSING_REQUIRED_FIELD']);
+export function provesWorkUndone(refusal: { code: string; details?: unknown }): boolean {
+  if (refusal.code === 'DUPLICATE_SERIAL' || refusal.code === 'INVALID_GTIN' || refusal.code === 'MISSING_REQUIRED_FIELD') {
+    return true;
+  }
+  return refusal.code === 'VALIDATION_ERROR' && !namesSchema(refusal.details);
+}
+
+/** A refusal by a metadata schema: it names the schema (details.schemaId), or its `schemaId` field (none such now). */
+function namesSchema(details: unknown): boolean {
+  if (typeof details !== 'object' || details === null) return false;
+  const { schemaId, fields } = details as { schemaId?: unknown; fields?: unknown };
+  return (
+    schemaId !== undefined ||
+    (Array.isArray(fields) && fields.some((field) => (field as { field?: unknown } | null)?.field === 'schemaId'))
+  );
+}
 
 /**
  * A keyed request that makes one thing (a code, an object), refused after its quota was spent for
- * the request itself (refusalsOfUndoneWork): the work its earlier attempts kept quota for was not
+ * the request itself (provesWorkUndone): the work its earlier attempts kept quota for was not
  * done. What they kept is then given back when it was today's (request-auth.ts) and no longer kept
  * on the key (idempotency.ts). A batch settles its chunks itself (routes/code.ts); a 5xx that did
  * nothing (no service answered) knows nothing of that work.
@@ -64,7 +79,7 @@ export function refusedAfterPrepaidWork(request: FastifyRequest, statusCode: num
     statusCode >= 400 &&
     statusCode < 500 &&
     request.failedWith !== undefined &&
-    refusalsOfUndoneWork.has(request.failedWith)
+    provesWorkUndone({ code: request.failedWith, details: request.failedWithDetails })
   );
 }
 

@@ -37,6 +37,8 @@ declare module 'fastify' {
     mayHaveActed: boolean;
     /** The error code the request failed with, when it did (set as the error is answered). */
     failedWith: string | undefined;
+    /** That error's details (prepaid-work.ts, provesWorkUndone: does it name a metadata schema?). */
+    failedWithDetails: unknown;
     /** When the counters answered its spend (performance.now()), where that was before its body was read. */
     spentBeforeBodyAt: number | undefined;
     /** Its handler is about to run (preHandler): from here the request answers, and onSend settles its quota. */
@@ -169,6 +171,7 @@ export function installRequestAuth(
   app.decorateRequest('prepaidSpent', undefined);
   app.decorateRequest('mayHaveActed', false);
   app.decorateRequest('failedWith', undefined);
+  app.decorateRequest('failedWithDetails', undefined);
   app.decorateRequest('spentBeforeBodyAt', undefined);
   app.decorateRequest('handlerReached', false);
   app.decorateRequest('leftUnrun', false);
@@ -500,7 +503,10 @@ export function installRequestAuth(
   // A keyed request that makes one thing leaves that unit prepaid for its retry (prepaid-work.ts);
   // a batch's route says which of its chunks it leaves.
   app.addHook('onError', (request, _reply, error, done) => {
-    if (error instanceof HallmarkError) request.failedWith = error.code;
+    if (error instanceof HallmarkError) {
+      request.failedWith = error.code;
+      request.failedWithDetails = error.details;
+    }
     if (mayHaveActed(error)) {
       request.mayHaveActed = true;
       const quota = request.routeOptions.config?.route?.quota;

@@ -28,7 +28,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ReportLimits } from '../auth/report-limits.ts';
 import { principalOf, requireApiKey } from '../auth/request-auth.ts';
 import { requestKeyField } from '../idempotency.ts';
-import { leavePrepaid, madeByEarlierAttempt, prepaidFor, refusalsOfUndoneWork } from '../prepaid-work.ts';
+import { leavePrepaid, madeByEarlierAttempt, prepaidFor, provesWorkUndone } from '../prepaid-work.ts';
 import { registerRoute } from '../route-registry.ts';
 import { mayHaveActed, type ServiceCaller } from '../service-call.ts';
 import { chunkStartsOf, chunksToWaitFor, isOversizedItem, maxBatchItemBytes } from './batch-chunks.ts';
@@ -134,10 +134,10 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
       // the rest of its items): this one keeps what its codes need beyond that, and what was
       // prepaid beyond its codes is the earlier attempt's to get back (credit), as far as the items'
       // refusals prove that attempt did not make them and never will (prepaid-work.ts,
-      // refusalsOfUndoneWork); the rest stays paid for. Otherwise the codes an earlier attempt made
+      // provesWorkUndone); the rest stays paid for. Otherwise the codes an earlier attempt made
       // (its answer was lost) were paid for by it.
       if (prepaid > 0) {
-        const undone = answer.results.filter((result) => 'error' in result && refusalsOfUndoneWork.has(result.error.code)).length;
+        const undone = answer.results.filter((result) => 'error' in result && provesWorkUndone(result.error)).length;
         const given = Math.min(Math.max(0, prepaid - made), undone);
         charged += Math.max(0, made - prepaid);
         credit += given;
