@@ -1,17 +1,16 @@
-import { spawn } from 'node:child_process';
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { auditExportText, type ComplianceExportDocument, type JsonWebKeySet } from '@hallmark/client';
+import type { ComplianceExportDocument, JsonWebKeySet } from '@hallmark/client';
 import { ed25519Thumbprint } from '@hallmark/crypto';
 import { leafHash, referenceInclusionProof, referenceRoot } from '@hallmark/merkle';
 import { hashProvenanceRecord, leafInputOf, signCheckpoint } from '@hallmark/provenance';
 import { Hallmark } from '@hallmark/sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { auditVerdicts } from '../support/auditors.ts';
 import { call, startTestProduct, type TestProduct } from '../support/embedded.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -46,11 +45,6 @@ import { waitFor } from '../support/wait.ts';
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
 type Json = Record<string, any>;
 type Export = ComplianceExportDocument;
-
-const repo = fileURLToPath(new URL('../..', import.meta.url));
-const cliPath = join(repo, 'apps/hallmark/bin/hallmark.js');
-const pythonClient = join(repo, 'clients/python');
-const python = '/usr/bin/python3';
 
 type Handler = (request: IncomingMessage, response: ServerResponse, index: number) => void;
 
@@ -235,43 +229,6 @@ describe('the SDK against a hostile server', () => {
   });
 });
 
-/** Runs a child with a hard timeout; resolves with its exit code and output. */
-function runChild(
-  command: string,
-  args: string[],
-  timeoutMs: number,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const env = { ...process.env };
-    delete env.HALLMARK_DEBUG;
-    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      if (stdout.length < 1_000_000) stdout += chunk.toString('utf8');
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      if (stderr.length < 100_000) stderr += chunk.toString('utf8');
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-const pythonAudit = `
-import json, sys
-sys.path.insert(0, ${JSON.stringify(pythonClient)})
-from hallmark.offline import audit_export
-with open(sys.argv[2], encoding="utf-8") as f:
-    jwks = json.load(f)
-with open(sys.argv[1], encoding="utf-8") as f:
-    report = audit_export(f.read(), jwks)
-print(json.dumps({"valid": report.valid, "problems": report.problems}))
-`;
-
 const hex = (buffer: Buffer) => buffer.toString('hex');
 
 describe('the offline auditors against a genuine export, tampered', () => {
@@ -281,7 +238,6 @@ describe('the offline auditors against a genuine export, tampered', () => {
   let jwksPath: string;
   let before: string; // the export's text with three events (its checkpoint of size 3)
   let after: string; // … and with four (size 4)
-  let files = 0;
   // A certificate number past 2^53: JSON.parse reads it, and this one's neighbour, as one double.
   const certificate = '90071992547409920';
   const forgedCertificate = '90071992547409921';
@@ -334,24 +290,7 @@ describe('the offline auditors against a genuine export, tampered', () => {
   });
 
   /** The three auditors' verdicts on one file's text: TS auditExportText, `hallmark audit`, Python's audit_export. */
-  async function verdicts(text: string): Promise<{ ts: boolean; command: number | null; python: boolean | string }> {
-    files += 1;
-    const path = join(folder, `export-${files}.json`);
-    await writeFile(path, text);
-    const command = await runChild(
-      process.execPath,
-      ['--max-old-space-size=1024', cliPath, 'audit', path, '--jwks', jwksPath],
-      30_000,
-    );
-    const py = await runChild(python, ['-c', pythonAudit, path, jwksPath], 30_000);
-    let pythonValid: boolean | string;
-    try {
-      pythonValid = (JSON.parse(py.stdout) as { valid: boolean }).valid;
-    } catch {
-      pythonValid = `no report: ${py.stderr.slice(0, 300)}`;
-    }
-    return { ts: auditExportText(text, jwks).valid, command: command.code, python: pythonValid };
-  }
+  const verdicts = (text: string) => auditVerdicts(text, { jwks, jwksPath }, folder);
 
   const valid = { ts: true, command: 0, python: true };
   const invalid = { ts: false, command: 1, python: false };

@@ -1,45 +1,9 @@
-// A review (as an attacker who has read them) of the commits of 2026-12-06 (since 9a97a6e), over real HTTP against the
-// embedded product on 127.0.0.1, and at unit level where an attack needs it (the webhook worker against
-// a test database with a stub `send`; the offline auditors against a genuine export of the product).
-//
-// What is attacked, and why:
-// 1. The gateway's new JSON parser (services/gateway/src/input-limits.ts, installInputLimits, with
-//    @hallmark/provenance firstRoundedInteger): everything it took before must still be taken (BOM,
-//    content-type parameters and case, 1E+21, -0, tiny fractions, long digit runs in strings and
-//    keys, escaped quotes); fastify's protoAction must still refuse __proto__ / constructor.prototype;
-//    empty and whitespace bodies stay a 400 envelope. Then the rule itself: "a whole number written
-//    with more digits than a double holds is a 400 ... wherever it is in a JSON body, rather than
-//    stored as a neighbour without a word". The same whole number in another spelling
-//    (90071992547409921.0, 9.0071992547409921e16, 90071992547409921e0) is the obvious way round it.
-//    And the field the refusal names: the parser's refusal comes before the depth limit of 64, so a
-//    body nested 150,000 deep names a path of 150,000 segments (twice) in its answer.
-// 2. The offline auditors (auditExportText, `hallmark audit`, Python's audit_export) on a GENUINE
-//    export whose evidence holds a certificate number past 2^53, tampered: the forged digit written
-//    as 90071992547409921.0 is what a person, Java's BigDecimal or jq read, and no auditor checks it.
-// 3. The webhook worker's claim (services/compliance-service/src/webhooks/worker.ts, `claim`): the
-//    new order puts endpoint_place before `last`, so an endpoint fed only deferred (forged-link
-//    scan.counterfeit) messages takes an account's freed place ahead of another endpoint's real
-//    alert; and ties of "fewest in flight" fall back to due order, so four slow receivers with an
-//    older backlog (a leaked key's endpoints, 20 allowed per environment) still hold every place
-//    while the brand's endpoint waits. The caps (4 per account, 2 per endpoint) are checked too.
-// 4. GET /scans/top-codes?verdict=: odd values (case, repeated, prototype names, empty) must be a
-//    400 envelope, never a 500 from `topCodesRank[query.verdict]`.
-//
-// Found by this review (2026-12-06) and fixed, each test failing before: the other spellings were
-// stored as ...920 and passed all three auditors (the rule now compares the literal's exact value
-// with what JavaScript writes for its double, whatever the spelling); the refusal of a number 150,000
-// levels deep answered 600 KB (its field is cut to 200 characters); a deferred forged-link
-// scan.counterfeit took a freed place before another endpoint's real alert (deferred messages go last
-// across the account again); four slow endpoints held every freed place (among endpoints with as few
-// in flight, the one given a place longest ago goes first: webhook_endpoints.last_claimed_at).
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createSigningKeyring, migrateAccounts, provisionAccount } from '@hallmark/accounts';
-import { auditExportText, type ComplianceExportDocument, type JsonWebKeySet } from '@hallmark/client';
+import type { ComplianceExportDocument, JsonWebKeySet } from '@hallmark/client';
 import type { Principal } from '@hallmark/contracts';
 import { createSqlEventStore } from '@hallmark/event-store';
 import { createLogger } from '@hallmark/runtime';
@@ -50,16 +14,12 @@ import { createWebhookEndpoints, type WebhookEndpoints } from '../../services/co
 import type { Send, SendResult } from '../../services/compliance-service/src/webhooks/http-sender.ts';
 import { enqueueMessages } from '../../services/compliance-service/src/webhooks/outbox.ts';
 import { type DeliverySettings, startDeliveryWorker } from '../../services/compliance-service/src/webhooks/worker.ts';
+import { auditVerdicts } from '../support/auditors.ts';
 import { call, startTestProduct, type TestProduct } from '../support/embedded.ts';
 import { waitFor } from '../support/wait.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
 type Json = Record<string, any>;
-
-const repo = fileURLToPath(new URL('../..', import.meta.url));
-const cliPath = join(repo, 'apps/hallmark/bin/hallmark.js');
-const pythonClient = join(repo, 'clients/python');
-const python = '/usr/bin/python3';
 
 // ---------------------------------------------------------------------------------------------
 // The embedded product (parts 1, 2 and 4).
@@ -200,49 +160,11 @@ describe('1. the gateway JSON parser', () => {
 // ---------------------------------------------------------------------------------------------
 // 2. The offline auditors on a genuine export, tampered.
 
-/** Runs a child with a hard timeout; resolves with its exit code and output. */
-function runChild(
-  command: string,
-  args: string[],
-  timeoutMs: number,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const env = { ...process.env };
-    delete env.HALLMARK_DEBUG;
-    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      if (stdout.length < 1_000_000) stdout += chunk.toString('utf8');
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      if (stderr.length < 100_000) stderr += chunk.toString('utf8');
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-const pythonAudit = `
-import json, sys
-sys.path.insert(0, ${JSON.stringify(pythonClient)})
-from hallmark.offline import audit_export
-with open(sys.argv[2], encoding="utf-8") as f:
-    jwks = json.load(f)
-with open(sys.argv[1], encoding="utf-8") as f:
-    report = audit_export(f.read(), jwks)
-print(json.dumps({"valid": report.valid, "problems": report.problems}))
-`;
-
 describe('2. the offline auditors on a genuine export', () => {
   let folder: string;
   let jwks: JsonWebKeySet;
   let jwksPath: string;
   let genuine: string;
-  let files = 0;
   const certificate = '90071992547409920';
 
   beforeAll(async () => {
@@ -282,24 +204,8 @@ describe('2. the offline auditors on a genuine export', () => {
     if (folder) await rm(folder, { recursive: true, force: true });
   });
 
-  async function verdicts(text: string): Promise<{ ts: boolean; command: number | null; python: boolean | string }> {
-    files += 1;
-    const path = join(folder, `export-${files}.json`);
-    await writeFile(path, text);
-    const command = await runChild(
-      process.execPath,
-      ['--max-old-space-size=1024', cliPath, 'audit', path, '--jwks', jwksPath],
-      30_000,
-    );
-    const py = await runChild(python, ['-c', pythonAudit, path, jwksPath], 30_000);
-    let pythonValid: boolean | string;
-    try {
-      pythonValid = (JSON.parse(py.stdout) as { valid: boolean }).valid;
-    } catch {
-      pythonValid = `no report: ${py.stderr.slice(0, 300)}`;
-    }
-    return { ts: auditExportText(text, jwks).valid, command: command.code, python: pythonValid };
-  }
+  /** The three auditors' verdicts on one file's text: TS auditExportText, `hallmark audit`, Python's audit_export. */
+  const verdicts = (text: string) => auditVerdicts(text, { jwks, jwksPath }, folder);
 
   it('the genuine export (a number past 2^53, 1e+21 and 1e-7 in its evidence) audits valid everywhere', async () => {
     expect(genuine).toContain(`"certificateNo":${certificate}`);
