@@ -324,22 +324,21 @@ export function auditExportText(text: string, jwks: JsonWebKeySet, parsed?: { do
     return unauditable('', 'The export is not JSON.');
   }
   const report = auditExport(document as ComplianceExportDocument, jwks);
+  const problems: string[] = [];
   const repeated = firstRepeatedMember(text);
+  if (repeated !== undefined) {
+    problems.push(
+      `The file names the member ${JSON.stringify(repeated).slice(0, 100)} twice in one object: readers disagree on which one counts.`,
+    );
+  }
+  // The service writes every number as JavaScript writes its double: another digit there hashes
+  // alike (both read as one double) while a reader that keeps whole numbers exactly sees it.
   const rounded = firstRoundedInteger(text);
-  const problems = [
-    ...(repeated === undefined
-      ? []
-      : [
-          `The file names the member ${JSON.stringify(repeated).slice(0, 100)} twice in one object: readers disagree on which one counts.`,
-        ]),
-    // The service writes every number as JavaScript writes its double: another digit there hashes
-    // alike (both read as one double) while a reader that keeps whole numbers exactly sees it.
-    ...(rounded === undefined
-      ? []
-      : [
-          `The file writes the whole number ${rounded.literal.slice(0, 40)} at ${rounded.path.slice(0, 100)}, which readers take for different values (the service would have written ${String(Number(rounded.literal)).slice(0, 40)}).`,
-        ]),
-  ];
+  if (rounded !== undefined) {
+    problems.push(
+      `The file writes the whole number ${rounded.literal.slice(0, 40)} at ${rounded.path.slice(0, 100)}, which readers take for different values (the service would have written ${String(Number(rounded.literal)).slice(0, 40)}).`,
+    );
+  }
   if (problems.length === 0) return report;
   return { ...report, valid: false, problems: [...problems, ...report.problems].slice(0, maxProblems) };
 }

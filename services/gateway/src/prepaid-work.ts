@@ -52,7 +52,7 @@ export function provesWorkUndone(refusal: { code: string; details?: unknown }): 
   return refusal.code === 'VALIDATION_ERROR' && !namesSchema(refusal.details);
 }
 
-/** A refusal by a metadata schema: it names the schema (details.schemaId), or its `schemaId` field (none such now). */
+/** A refusal by a metadata schema: it names the schema (details.schemaId: metadata that does not match it), or its `schemaId` field (no such schema now). */
 function namesSchema(details: unknown): boolean {
   if (typeof details !== 'object' || details === null) return false;
   const { schemaId, fields } = details as { schemaId?: unknown; fields?: unknown };

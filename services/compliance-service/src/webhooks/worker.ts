@@ -102,7 +102,7 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
            SELECT account_id, greatest(count(*) FILTER (WHERE seen = 'shared'), count(*) FILTER (WHERE seen = 'local'))::int AS n
              FROM in_flight GROUP BY account_id),
          ready AS (
-           SELECT e.endpoint_id, $5::int - coalesce(be.n, 0) AS room
+           SELECT e.endpoint_id, coalesce(be.n, 0) AS in_flight, $5::int - coalesce(be.n, 0) AS room, e.last_claimed_at
              FROM webhook_endpoints e
              LEFT JOIN busy_endpoints be USING (endpoint_id)
              LEFT JOIN busy_accounts ba USING (account_id)
@@ -116,7 +116,7 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
          -- only because the clock stepped forward or the process stalled, and sending it again would
          -- deliver it twice (a replay clears the lease: that one goes again, as asked).
          candidates AS (
-           SELECT c.* FROM ready r CROSS JOIN LATERAL (
+           SELECT c.*, r.in_flight, r.last_claimed_at FROM ready r CROSS JOIN LATERAL (
              SELECT * FROM (
                (SELECT m.endpoint_id, m.message_id, m.account_id, m.next_attempt_at, false AS last FROM webhook_messages m
                  WHERE m.endpoint_id = r.endpoint_id AND m.status = 'pending' AND NOT m.deferred
@@ -141,9 +141,8 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
          -- the brand's own endpoint waited behind their whole backlog.
          by_endpoint AS (
            SELECT c.*, row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.last, c.next_attempt_at, c.message_id)
-                       + coalesce(be.n, 0) AS endpoint_place, e.last_claimed_at
-             FROM candidates c LEFT JOIN busy_endpoints be USING (endpoint_id)
-             JOIN webhook_endpoints e USING (endpoint_id)),
+                       + c.in_flight AS endpoint_place
+             FROM candidates c),
          ranked AS (
            SELECT b.*, row_number() OVER (PARTITION BY b.account_id
                                           ORDER BY b.last, b.endpoint_place, b.last_claimed_at NULLS FIRST,

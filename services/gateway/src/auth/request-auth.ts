@@ -277,12 +277,14 @@ export function installRequestAuth(
 
   const spend = (request: FastifyRequest, reply: FastifyReply, route: RouteDefinition, next: HookHandlerDoneFunction) => {
     // The client may leave while its key is looked up or the counters answer: its spend is given
-    // back then, and the request not run (onRequestAbort has passed already).
+    // back then, and the request not run (onRequestAbort has passed already). A keyed request's spend
+    // stays, noted on its key, and the request runs on to store its answer for the retry.
     const done: HookHandlerDoneFunction = (error) => {
-      if (error || !request.raw.aborted) return next(error);
-      giveBackUnrun(request);
-      reply.hijack();
-      next();
+      if (!error && request.raw.aborted) {
+        giveBackUnrun(request);
+        if (request.leftUnrun) reply.hijack();
+      }
+      next(error);
     };
     const key = request.apiKey;
     if (!key) return done();

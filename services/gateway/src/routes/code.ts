@@ -158,8 +158,9 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
     request.prepaidCredit = credit;
     // Should the batch fail, what the key's next attempt finds paid for: a prepaid chunk this attempt
     // did not make (unsent, or refused by a service that did nothing) stays prepaid; a chunk answered
-    // now is paid for as many units as paidByChunk says, which the retry is answered again at no cost. Before 2026-12-05 a retry was charged for those again up
-    // front, and refused 429 near the day's limit when the day could not hold them twice.
+    // now is paid for as many units as paidByChunk says, which the retry is answered again at no
+    // cost. Before 2026-12-05 a retry was charged for those again up front, and refused 429 near the
+    // day's limit when the day could not hold them twice.
     chunks.forEach((firstIndex, chunk) => {
       const paid = results[chunk] === undefined ? prepaidFor(request, firstIndex) : (paidByChunk[chunk] ?? 0);
       if (paid > 0) leftPrepaid[firstIndex] ??= paid;
