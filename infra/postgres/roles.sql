@@ -16,7 +16,8 @@
 -- migrations is granted here.
 --
 -- Who needs what (from each module's migrations and the queries in its code):
---   event store (events, event_checkpoints; packages/event-store): code-, verify-,
+--   event store (events, event_packs, packed_streams, event_checkpoints, the event_log view;
+--     packages/event-store): code-, verify-,
 --     auction- and compliance-service append and subscribe; the gateway appends the accounts' and
 --     keys' events (account.created, key.issued, key.revoked) and subscribes to nothing.
 --   accounts (accounts, api_keys, verification_keys, gtin_claims; packages/accounts):
@@ -74,6 +75,12 @@ GRANT SELECT ON installation
 -- The event store: appends (events; a stream's version is its last event's) and subscriptions'
 -- checkpoints. Events are never updated or deleted.
 GRANT SELECT, INSERT ON events
+  TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
+-- Packed first events (code-service starts streams in packs; every reader reads them), and
+-- every event as a row (event_log, a view over both, for ad-hoc queries).
+GRANT SELECT, INSERT ON event_packs, packed_streams
+  TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
+GRANT SELECT ON event_log
   TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
 GRANT USAGE ON SEQUENCE events_global_position_seq
   TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;

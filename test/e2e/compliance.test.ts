@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { earlyInWindow } from '../support/client-address.ts';
 import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
 import { ownerOfKey, publicKeyRegistration } from '../support/public-keys.ts';
+import { rewriteFirstEvent } from '../support/stored-events.ts';
 import { waitFor } from '../support/wait.ts';
 
 const cliPath = fileURLToPath(new URL('../../apps/hallmark/bin/hallmark.js', import.meta.url));
@@ -224,7 +225,7 @@ describe('compliance over HTTP', () => {
     expect((await api('GET', '/compliance/config', { key: brand })).body.version).toBe(1);
 
     const events = await t.product.db.query<{ event_type: string; data: { version: number } }>(
-      `SELECT event_type, data FROM events WHERE stream_id LIKE 'account-%' AND event_type = 'compliance.config-updated'`,
+      `SELECT event_type, data FROM event_log WHERE stream_id LIKE 'account-%' AND event_type = 'compliance.config-updated'`,
     );
     expect(events.map((event) => event.data.version)).toEqual([1]);
 
@@ -239,10 +240,10 @@ describe('compliance over HTTP', () => {
   it('sees an event altered in the database: isValid false, pointing at it', async () => {
     const assetId = await generate('CHAIN-7');
     await rootOf(assetId);
-    await t.product.db.query(
-      `UPDATE events SET data = jsonb_set(data, '{serial}', '"FORGED"') WHERE stream_id = $1 AND stream_version = 1`,
-      [`asset-${assetId}`],
-    );
+    await rewriteFirstEvent(t.product.db, `asset-${assetId}`, (event) => ({
+      ...event,
+      data: { ...event.data, serial: 'FORGED' },
+    }));
     const verified = await api('GET', `/compliance/${assetId}/verify`, { key: brand });
     expect(verified.status).toBe(200);
     expect(verified.body).toMatchObject({
@@ -264,15 +265,15 @@ describe('compliance over HTTP', () => {
       event_type: string;
       data: Record<string, unknown>;
       metadata: { provenance: ProvenanceRecord & { hash: string } };
-    }>('SELECT event_type, data, metadata FROM events WHERE stream_id = $1 AND stream_version = 1', [`asset-${assetId}`]);
+    }>('SELECT event_type, data, metadata FROM event_log WHERE stream_id = $1 AND stream_version = 1', [`asset-${assetId}`]);
     if (!row) throw new Error(`no event of ${assetId}`);
     const { hash: _hash, ...chain } = row.metadata.provenance;
     const moved: ProvenanceRecord = { ...chain, accountId: otherId, type: row.event_type, data: row.data };
     const provenance = { ...row.metadata.provenance, accountId: otherId, hash: hashProvenanceRecord(moved) };
-    await t.product.db.query(
-      `UPDATE events SET metadata = jsonb_set(metadata, '{provenance}', $2::jsonb) WHERE stream_id = $1 AND stream_version = 1`,
-      [`asset-${assetId}`, JSON.stringify(provenance)],
-    );
+    await rewriteFirstEvent(t.product.db, `asset-${assetId}`, (event) => ({
+      ...event,
+      metadata: { ...event.metadata, provenance },
+    }));
     for (const key of [other, brand]) {
       const verified = await api('GET', `/compliance/${assetId}/verify`, { key });
       expect(verified.status, JSON.stringify(verified.body)).toBe(200);

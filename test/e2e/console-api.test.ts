@@ -42,7 +42,7 @@ async function newKey(creator: string, body: Json) {
 
 async function eventsOf(accountId: string) {
   const rows = await t.product.db.query<{ event_type: string; data: Json | string }>(
-    'SELECT event_type, data FROM events WHERE stream_id = $1 ORDER BY stream_version',
+    'SELECT event_type, data FROM event_log WHERE stream_id = $1 ORDER BY stream_version',
     [accountStream({ accountId, environment: 'live' })],
   );
   return rows.map((row) => ({ type: row.event_type, data: typeof row.data === 'string' ? JSON.parse(row.data) : row.data }));

@@ -110,8 +110,8 @@ describe('generate races through two gateways and two code-service replicas', ()
     // Stored: one row per serial, as answered, each with one code.generated event carrying the same link.
     const rows = await sql(
       `SELECT c.asset_id, c.serial, c.batch, c.url, c.signature,
-              (SELECT count(*) FROM events e WHERE e.stream_id = 'asset-' || c.asset_id AND e.event_type = 'code.generated') AS events,
-              (SELECT e.data->>'url' FROM events e WHERE e.stream_id = 'asset-' || c.asset_id AND e.event_type = 'code.generated' LIMIT 1) AS event_url
+              (SELECT count(*) FROM event_log e WHERE e.stream_id = 'asset-' || c.asset_id AND e.event_type = 'code.generated') AS events,
+              (SELECT e.data->>'url' FROM event_log e WHERE e.stream_id = 'asset-' || c.asset_id AND e.event_type = 'code.generated' LIMIT 1) AS event_url
          FROM codes c WHERE c.account_id = $1`,
       [account.id],
     );
@@ -127,7 +127,7 @@ describe('generate races through two gateways and two code-service replicas', ()
     }
     // No orphan events: every code.generated event of this prefix has its row.
     const [orphans] = await sql(
-      `SELECT count(*) AS n FROM events e WHERE e.event_type = 'code.generated' AND e.data->>'serial' LIKE $1
+      `SELECT count(*) AS n FROM event_log e WHERE e.event_type = 'code.generated' AND e.data->>'serial' LIKE $1
           AND NOT EXISTS (SELECT 1 FROM codes c WHERE 'asset-' || c.asset_id = e.stream_id)`,
       [`${prefix}-%`],
     );
@@ -202,7 +202,7 @@ describe('hostile metadata, stored and answered', () => {
       );
       expect(sortedJson(listed.body.data[0].metadata), `listed metadata of item ${result.index}`).toBe(sortedJson(sent));
       const [event] = await sql(
-        `SELECT data->'metadata' AS metadata FROM events WHERE stream_id = $1 AND event_type = 'code.generated'`,
+        `SELECT data->'metadata' AS metadata FROM event_log WHERE stream_id = $1 AND event_type = 'code.generated'`,
         [`asset-${result.code.assetId}`],
       );
       expect(sortedJson(event?.metadata), `event metadata of item ${result.index}`).toBe(sortedJson(sent));
@@ -265,7 +265,7 @@ describe('a schema changed while a batch naming it is written', () => {
         });
     }
     const events = await sql(
-      `SELECT data->>'schemaId' AS schema_id, (data->>'schemaVersion')::int AS version, count(*) AS n FROM events
+      `SELECT data->>'schemaId' AS schema_id, (data->>'schemaVersion')::int AS version, count(*) AS n FROM event_log
         WHERE event_type = 'code.generated' AND data->>'serial' LIKE $1 GROUP BY 1, 2`,
       [`${prefix}-%`],
     );

@@ -255,7 +255,7 @@ function snapshotDifferences(before: LogSnapshot, after: LogSnapshot): string[] 
 async function referenceCheck(db: SqlDatabase, except: ReadonlySet<string> = new Set()): Promise<string[]> {
   const events = await db.query<{ stream_id: string; v: string; event_id: string; hash: string }>(
     `SELECT stream_id, stream_version::text AS v, event_id::text AS event_id, metadata->'provenance'->>'hash' AS hash
-     FROM events WHERE stream_id LIKE 'asset-%' ORDER BY stream_id, stream_version`,
+     FROM event_log WHERE stream_id LIKE 'asset-%' ORDER BY stream_id, stream_version`,
   );
   const streams = new Map<string, { eventId: string; hash: string; version: number }[]>();
   for (const row of events) {
@@ -324,7 +324,7 @@ async function caughtUp(db: SqlDatabase, except: ReadonlySet<string> = new Set()
     'the Merkle projection to catch up',
     async () => {
       const [store] = await db.query<{ assets: string; events: string }>(
-        `SELECT count(DISTINCT stream_id)::text AS assets, count(*)::text AS events FROM events
+        `SELECT count(DISTINCT stream_id)::text AS assets, count(*)::text AS events FROM event_log
          WHERE stream_id LIKE 'asset-%' AND NOT (substr(stream_id, 7) = ANY($1::text[]))`,
         [exceptIds],
       );
@@ -431,7 +431,7 @@ describe('distributed: compliance-service killed in its commit loop, and the reb
 
     // Every acknowledged code is in the store, once.
     const storedCodes = await db.query<{ n: string }>(
-      `SELECT count(*)::text AS n FROM events WHERE event_type = 'code.generated' AND stream_id = ANY($1::text[])`,
+      `SELECT count(*)::text AS n FROM event_log WHERE event_type = 'code.generated' AND stream_id = ANY($1::text[])`,
       [acks.codes.map((id) => `asset-${id}`)],
     );
     expect(Number(storedCodes[0]?.n), summary).toBe(acks.codes.length);
@@ -601,7 +601,7 @@ describe('distributed: compliance-service killed in its commit loop, and the reb
 
     // Rewrite the last event's data and rehash it: the chain stays consistent, only the log remembers.
     const [row] = await db.query<{ event_type: string; data: Json; metadata: Json }>(
-      'SELECT event_type, data, metadata FROM events WHERE stream_id = $1 AND stream_version = 4',
+      'SELECT event_type, data, metadata FROM event_log WHERE stream_id = $1 AND stream_version = 4',
       [`asset-${objectId}`],
     );
     if (!row) throw new Error('no event 4');

@@ -106,7 +106,7 @@ describe('one resource written at once through two gateways and two replicas of 
     const revokedAts = new Set(revokes.filter((answer) => answer.status === 200).map((answer) => answer.body.revokedAt));
     expect(revokedAts.size).toBe(1);
     const revokedEvents = await sql<{ n: string }>(
-      `SELECT count(*) AS n FROM events WHERE event_type = 'gtin.revoked' AND data->>'id' = $1`,
+      `SELECT count(*) AS n FROM event_log WHERE event_type = 'gtin.revoked' AND data->>'id' = $1`,
       [winner.id],
     );
     expect(Number(revokedEvents[0]?.n)).toBe(1);
@@ -206,7 +206,7 @@ describe('one resource written at once through two gateways and two replicas of 
       expect(listed.body.data, serial).toHaveLength(1);
     }
     const generated = await sql<{ n: string }>(
-      `SELECT count(*) AS n FROM events WHERE event_type = 'code.generated' AND data->>'gtin' = $1`,
+      `SELECT count(*) AS n FROM event_log WHERE event_type = 'code.generated' AND data->>'gtin' = $1`,
       [gtin],
     );
     expect(Number(generated[0]?.n)).toBe(2);
@@ -276,7 +276,7 @@ describe('one resource written at once through two gateways and two replicas of 
     expect(new Set(removals.map((answer) => answer.body.removedAt)).size).toBe(1);
     expect(added?.status, JSON.stringify(added?.body)).toBe(201);
     const unblocked = await sql<{ n: string }>(
-      `SELECT count(*) AS n FROM events WHERE event_type = 'code.unblocked' AND data->>'blockId' = $1`,
+      `SELECT count(*) AS n FROM event_log WHERE event_type = 'code.unblocked' AND data->>'blockId' = $1`,
       [first.body.blockId],
     );
     expect(Number(unblocked[0]?.n)).toBe(1);
@@ -329,7 +329,7 @@ describe('one resource written at once through two gateways and two replicas of 
       expect(stored.body.fields).toEqual(answer.body.fields);
     }
     const updated = await sql<{ n: string }>(
-      `SELECT count(*) AS n FROM events WHERE event_type = 'schema.updated' AND data->>'schemaId' = $1`,
+      `SELECT count(*) AS n FROM event_log WHERE event_type = 'schema.updated' AND data->>'schemaId' = $1`,
       [id],
     );
     expect(Number(updated[0]?.n)).toBe(won.length);
@@ -510,7 +510,7 @@ describe('one resource written at once through two gateways and two replicas of 
     expect(current.body.version).toBe(last.body.version);
     expect(current.body.config.evidenceRequiredFor).toEqual(last.body.config.evidenceRequiredFor);
     const recorded = await sql<{ n: string }>(
-      `SELECT count(*) AS n FROM events WHERE event_type = 'compliance.config-updated' AND stream_id LIKE $1`,
+      `SELECT count(*) AS n FROM event_log WHERE event_type = 'compliance.config-updated' AND stream_id LIKE $1`,
       [`account-${house.id}-%`],
     );
     expect(Number(recorded[0]?.n)).toBe(won.length);

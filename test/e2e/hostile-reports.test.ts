@@ -144,7 +144,7 @@ const queue = async (key: string, query = '') => {
 const assetEvents = async (assetId: string) =>
   (
     await form.query<{ event_type: string; data: Json }>(
-      'SELECT event_type, data FROM events WHERE stream_id = $1 ORDER BY global_position',
+      'SELECT event_type, data FROM event_log WHERE stream_id = $1 ORDER BY global_position',
       [`asset-${assetId}`],
     )
   ).map((row) => ({ type: row.event_type, data: row.data }));

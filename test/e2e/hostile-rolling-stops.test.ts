@@ -316,7 +316,7 @@ describe('rolling stops of one replica of two under load (distributed form)', ()
     const storedSet = new Set(stored.map((row) => row.serial));
     const missing = serials.filter((serial) => !storedSet.has(serial));
     const events = await countOf(
-      `SELECT count(*) AS n FROM events WHERE event_type = 'code.generated' AND stream_id = ANY($1::text[])`,
+      `SELECT count(*) AS n FROM event_log WHERE event_type = 'code.generated' AND stream_id = ANY($1::text[])`,
       [assetIds.map((id) => `asset-${id}`)],
     );
     // The projections: one one-leaf tree and one directory row per code.
@@ -534,7 +534,7 @@ describe('rolling stops of one replica of two under load (distributed form)', ()
     }
     // Stored events per object's stream: as many as its history shows (none doubled by a retry).
     const streams = await sql<{ stream_id: string; n: string }>(
-      'SELECT stream_id, count(*) AS n FROM events WHERE stream_id = ANY($1::text[]) GROUP BY stream_id',
+      'SELECT stream_id, count(*) AS n FROM event_log WHERE stream_id = ANY($1::text[]) GROUP BY stream_id',
       [objects.map((id) => `asset-${id}`)],
     );
     const sold = new Set(sales.filter((sale) => sale.confirm?.status === 200).map((sale) => `asset-${sale.objectId}`));

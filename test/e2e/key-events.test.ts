@@ -19,7 +19,7 @@ interface StoredRow {
 
 async function eventsOf(accountId: string, environment: 'live' | 'test') {
   const rows = await t.product.db.query<StoredRow>(
-    'SELECT stream_version, event_type, data FROM events WHERE stream_id = $1 ORDER BY stream_version',
+    'SELECT stream_version, event_type, data FROM event_log WHERE stream_id = $1 ORDER BY stream_version',
     [accountStream({ accountId, environment })],
   );
   return rows.map((row) => ({ type: row.event_type, data: typeof row.data === 'string' ? JSON.parse(row.data) : row.data }));

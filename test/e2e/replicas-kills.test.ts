@@ -94,7 +94,7 @@ describe('code-service and compliance-service killed mid-batch and restarted', (
     expect(new Set(assetIds).size).toBe(items.length);
     expect(await countOf('SELECT count(*) AS n FROM codes WHERE serial LIKE $1', [`${prefix}-%`])).toBe(items.length);
     expect(
-      await countOf(`SELECT count(*) AS n FROM events WHERE event_type = 'code.generated' AND stream_id = ANY($1::text[])`, [
+      await countOf(`SELECT count(*) AS n FROM event_log WHERE event_type = 'code.generated' AND stream_id = ANY($1::text[])`, [
         assetIds.map((id: string) => `asset-${id}`),
       ]),
     ).toBe(items.length);

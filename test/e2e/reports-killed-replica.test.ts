@@ -61,7 +61,7 @@ describe('a verify-service replica killed mid-decision (distributed form)', () =
     for (const [index, item] of items.entries()) {
       const [row] = await db.query<{ status: string }>('SELECT status FROM code_reports WHERE report_id = $1', [item.reportId]);
       const events = await db.query<{ event_type: string }>(
-        `SELECT event_type FROM events WHERE stream_id = $1 AND event_type LIKE 'code.report-%'`,
+        `SELECT event_type FROM event_log WHERE stream_id = $1 AND event_type LIKE 'code.report-%'`,
         [`asset-${item.assetId}`],
       );
       if (row?.status === 'confirmed') expect(events.map((event) => event.event_type)).toEqual(['code.report-confirmed']);

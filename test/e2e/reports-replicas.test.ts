@@ -108,7 +108,7 @@ async function msUntilEveryReplicaVerifies(key: string, url: string, verdict: st
 const assetEvents = async (assetId: string) =>
   (
     await db.query<{ event_type: string; data: Json }>(
-      'SELECT event_type, data FROM events WHERE stream_id = $1 ORDER BY global_position',
+      'SELECT event_type, data FROM event_log WHERE stream_id = $1 ORDER BY global_position',
       [`asset-${assetId}`],
     )
   ).map((row) => ({ type: row.event_type, data: row.data }));

@@ -117,7 +117,7 @@ describe('branding by API', () => {
     expect(renamed.body).toMatchObject({ displayName: 'Acme', primaryColor: '#0b3d91' });
 
     const events = await t.product.db.query<{ event_type: string; data: Record<string, unknown> }>(
-      'SELECT event_type, data FROM events WHERE stream_id = $1 ORDER BY stream_version',
+      'SELECT event_type, data FROM event_log WHERE stream_id = $1 ORDER BY stream_version',
       [`account-${brandAccountId}-live`],
     );
     const branding = events.filter((event) => event.event_type.startsWith('branding.'));
@@ -200,7 +200,7 @@ describe('the logo', () => {
     expect((await fetch(`${t.url}/resolver/logos/${'0'.repeat(64)}.png`)).status).toBe(404);
     expect((await fetch(`${t.url}/resolver/logos/${'0'.repeat(63)}.png`)).status).toBe(400);
     const events = await t.product.db.query<{ data: Record<string, unknown> }>(
-      `SELECT data FROM events WHERE stream_id = $1 AND event_type = 'branding.logo-set'`,
+      `SELECT data FROM event_log WHERE stream_id = $1 AND event_type = 'branding.logo-set'`,
       [`account-${brandAccountId}-live`],
     );
     expect(events.map((event) => event.data.sha256)).toEqual([logo.sha256]);
@@ -388,7 +388,7 @@ describe('the page a shopper sees', () => {
     expect(html).not.toContain('<img');
     expect((await api('DELETE', '/account/branding/logo', { key: brand })).status).toBe(200);
     const events = await t.product.db.query<{ event_type: string }>(
-      `SELECT event_type FROM events WHERE stream_id = $1 AND event_type = 'branding.logo-removed'`,
+      `SELECT event_type FROM event_log WHERE stream_id = $1 AND event_type = 'branding.logo-removed'`,
       [`account-${brandAccountId}-live`],
     );
     expect(events).toHaveLength(1);

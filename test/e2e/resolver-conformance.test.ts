@@ -299,7 +299,7 @@ describe('the /links API', () => {
     expect((await api('DELETE', `/links/${id}`, { key: brand })).status).toBe(404);
 
     const events = await t.product.db.query<{ event_type: string; data: Json }>(
-      `SELECT event_type, data FROM events WHERE stream_id = $1 AND data->>'id' = $2 ORDER BY stream_version`,
+      `SELECT event_type, data FROM event_log WHERE stream_id = $1 AND data->>'id' = $2 ORDER BY stream_version`,
       [`account-${brandAccountId}-live`, id],
     );
     expect(events.map((event) => event.event_type)).toEqual(['link.created', 'link.updated', 'link.deleted']);

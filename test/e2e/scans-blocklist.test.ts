@@ -410,7 +410,7 @@ describe.each([
     const events = async () =>
       (
         await form.query<{ event_type: string; data: Json }>(
-          `SELECT event_type, data FROM events WHERE stream_id = $1 AND event_type LIKE 'code.%blocked' ORDER BY global_position`,
+          `SELECT event_type, data FROM event_log WHERE stream_id = $1 AND event_type LIKE 'code.%blocked' ORDER BY global_position`,
           [`account-${brand.accountId}-live`],
         )
       ).map((row) => ({ type: row.event_type, blockId: row.data.blockId, serialFrom: row.data.serialFrom }));
@@ -638,7 +638,7 @@ describe.each([
       const blocked = async () =>
         (
           await form.query<{ blocked: number }>(
-            `SELECT count(*)::int AS blocked FROM events WHERE stream_id = $1 AND event_type = 'code.blocked'`,
+            `SELECT count(*)::int AS blocked FROM event_log WHERE stream_id = $1 AND event_type = 'code.blocked'`,
             [`account-${capped.accountId}-live`],
           )
         )[0]?.blocked;

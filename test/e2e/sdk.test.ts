@@ -351,12 +351,13 @@ describe('retries through a proxy that fails on purpose', () => {
     // The third attempt is the gateway's stored answer to the second, not a second code.
     expect(response.headers.get('idempotent-replayed')).toBe('true');
     expect(code).toMatchObject({ gtin, serial: 'RETRY-1' });
-    const rows = await t.product.db.query<{ count: string }>(`SELECT count(*)::text AS count FROM events WHERE stream_id = $1`, [
-      `asset-${code.assetId}`,
-    ]);
+    const rows = await t.product.db.query<{ count: string }>(
+      `SELECT count(*)::text AS count FROM event_log WHERE stream_id = $1`,
+      [`asset-${code.assetId}`],
+    );
     expect(Number(rows[0]?.count)).toBeGreaterThan(0);
     const streams = await t.product.db.query<{ count: string }>(
-      `SELECT count(DISTINCT stream_id)::text AS count FROM events WHERE data->>'serial' = 'RETRY-1' OR data->>'serialNumber' = 'RETRY-1'`,
+      `SELECT count(DISTINCT stream_id)::text AS count FROM event_log WHERE data->>'serial' = 'RETRY-1' OR data->>'serialNumber' = 'RETRY-1'`,
     );
     expect(Number(streams[0]?.count)).toBe(1);
   });

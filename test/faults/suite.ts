@@ -510,7 +510,7 @@ export async function runFaultSuite(env: FaultEnvironment, options: SuiteOptions
       );
       const stored = new Map(rows.map((row) => [`${row.gtin}/${row.serial}`, Number(row.n)]));
       const generatedEvents = await db.query<{ serial: string; n: string }>(
-        `SELECT (data->>'gtin') || '/' || (data->>'serial') AS serial, count(*) AS n FROM events
+        `SELECT (data->>'gtin') || '/' || (data->>'serial') AS serial, count(*) AS n FROM event_log
           WHERE event_type = 'code.generated' GROUP BY 1`,
       );
       for (const row of generatedEvents) if (Number(row.n) > 1) duplicates.push(`code.generated ${row.serial} × ${row.n}`);

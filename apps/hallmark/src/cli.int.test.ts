@@ -83,7 +83,7 @@ describe('hallmark CLI against the configured database', () => {
     const events = createPostgresDatabase({ connectionString: database.url });
     try {
       const rows = await events.query<{ event_type: string; data: { keyId?: string; createdBy?: string | null } }>(
-        'SELECT event_type, data FROM events WHERE stream_id = $1 ORDER BY stream_version',
+        'SELECT event_type, data FROM event_log WHERE stream_id = $1 ORDER BY stream_version',
         [`account-${accountId}-live`],
       );
       expect(rows.map((row) => [row.event_type, row.data.keyId ?? null])).toEqual([

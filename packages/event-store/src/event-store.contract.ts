@@ -648,6 +648,156 @@ export function describeEventStoreContract(
         expect(await store.readStream(refusedStream)).toEqual([]);
         expect(await store.streamVersion(refusedStream)).toBe(0);
       });
+
+      it('packs streams that start with one event each, and reads them as any others: by stream, in pages cut inside a pack, by type', async () => {
+        const startStreamsWithRows = store.startStreamsWithRows?.bind(store);
+        if (!startStreamsWithRows) return expect(store.atomicReadModels).toBe(false);
+        const type = `packed-${randomUUID()}`;
+        const streams = Array.from({ length: 250 }, (_, index) => streamOf(`packed-${index}`));
+        const insert = (keys: readonly string[]) => ({
+          db: fixture.readModels.db,
+          text: `INSERT INTO ${table} (stream_id, version) SELECT unnest($1::text[]), 1
+                 ON CONFLICT (stream_id) DO NOTHING RETURNING stream_id AS key`,
+          params: [keys],
+        });
+        const startPacked = (ids: readonly string[], keys: readonly string[] = ids) =>
+          startStreamsWithRows(
+            ids.map((streamId, index) => ({
+              key: keys[index] as string,
+              streamId,
+              events: [{ type, data: { streamId, index }, metadata: { m: index } }],
+            })),
+            insert(keys),
+          );
+        expect((await startPacked(streams)).size).toBe(250);
+        if (fixture.readModels.sharesTransaction) {
+          // The SQL stores: three packs (100, 100, 50), no event rows (migration 0003).
+          const packs = await fixture.readModels.db.query<{ size: number }>(
+            'SELECT size FROM event_packs WHERE event_type = $1 ORDER BY global_position',
+            [type],
+          );
+          expect(packs.map((pack) => Number(pack.size))).toEqual([100, 100, 50]);
+          expect(await fixture.readModels.db.query('SELECT 1 FROM events WHERE event_type = $1', [type])).toEqual([]);
+        }
+
+        // By stream: the first event, its version, the newest event; a later append goes on from it.
+        const some = [0, 99, 100, 249].map((index) => streams[index] as string);
+        for (const [place, stream] of some.entries()) {
+          const index = [0, 99, 100, 249][place];
+          const [first, ...rest] = await store.readStream(stream);
+          expect(rest).toEqual([]);
+          expect(first).toMatchObject({
+            streamId: stream,
+            streamVersion: 1,
+            type,
+            data: { streamId: stream, index },
+            metadata: { m: index },
+          });
+          expect(await store.readLastEvent(stream)).toEqual(first);
+          expect(await store.streamVersion(stream)).toBe(1);
+          expect(await store.readStream(stream, { afterVersion: 1 })).toEqual([]);
+        }
+        const grown = streams[100] as string;
+        await expect(store.append(grown, [{ type: 'again', data: {} }], { expectedVersion: 0 })).rejects.toSatisfy(
+          isVersionConflict,
+        );
+        await store.append(grown, [{ type: 'later', data: { n: 2 } }], { expectedVersion: 1 });
+        expect((await store.readStream(grown)).map((event) => [event.streamVersion, event.type])).toEqual([
+          [1, type],
+          [2, 'later'],
+        ]);
+        expect((await store.readStream(grown, { afterVersion: 1 })).map((event) => event.type)).toEqual(['later']);
+        expect(await store.readLastEvent(grown)).toMatchObject({ streamVersion: 2, type: 'later' });
+        expect(await store.streamVersion(grown)).toBe(2);
+
+        // A packed stream is not started again, by any way of starting streams; nothing is stored then.
+        const fresh = streamOf('packed-fresh');
+        await expect(startPacked([fresh, grown], [`${fresh}-row`, `${grown}-again`])).rejects.toMatchObject({
+          code: 'CONFLICT',
+          details: { streamId: grown },
+        });
+        await expect(
+          store.startStreams([{ streamId: streams[3] as string, events: [{ type: 'again', data: {} }] }]),
+        ).rejects.toMatchObject({ code: 'CONFLICT', details: { streamId: streams[3] } });
+        await expect(
+          startStreamsWithRows(
+            [
+              {
+                key: `${fresh}-two`,
+                streamId: streams[4] as string,
+                events: [
+                  { type: 'a', data: {} },
+                  { type: 'b', data: {} },
+                ],
+              },
+            ],
+            insert([`${fresh}-two`]),
+          ),
+        ).rejects.toMatchObject({ code: 'CONFLICT', details: { streamId: streams[4] } });
+        // Nor is a stream started as rows started again in a pack.
+        const asRows = streamOf('as-rows');
+        await store.append(asRows, [{ type: 'born', data: {} }], { expectedVersion: 0 });
+        await expect(startPacked([fresh, asRows], [`${fresh}-row2`, `${asRows}-row`])).rejects.toMatchObject({
+          code: 'CONFLICT',
+          details: { streamId: asRows },
+        });
+        for (const key of [`${fresh}-row`, `${grown}-again`, `${fresh}-two`, `${fresh}-row2`, `${asRows}-row`]) {
+          expect(await rowOf(key)).toBeUndefined();
+        }
+        expect(await store.readStream(fresh)).toEqual([]);
+        expect(await store.streamVersion(asRows)).toBe(1);
+
+        // The log: every packed event once, in the order given, in pages of 7 (cut inside packs).
+        const ofType = (events: readonly StoredEvent[]) => events.filter((event) => event.type === type);
+        const all = ofType(await readAllUntil(store, 7, (events) => ofType(events).length >= 250));
+        expect(all.map((event) => event.streamId)).toEqual(streams);
+        expect(new Set(all.map((event) => event.eventId)).size).toBe(250);
+        expect(all.every((event) => event.streamVersion === 1)).toBe(true);
+
+        // Subscriptions: of the type, in batches of 30; of another type, past the packs; of every
+        // event with the data of another type only.
+        const received: StoredEvent[] = [];
+        const typed = store.subscribe({
+          name: `packed-typed-${randomUUID()}`,
+          batchSize: 30,
+          eventTypes: [type],
+          handle: async (events) => {
+            expect(events.length).toBeLessThanOrEqual(30);
+            received.push(...events);
+          },
+        });
+        const others: StoredEvent[] = [];
+        const after = streamOf('after-packs');
+        const other = store.subscribe({
+          name: `packed-other-${randomUUID()}`,
+          batchSize: 40,
+          eventTypes: ['after-packs'],
+          handle: async (events) => {
+            others.push(...events);
+          },
+        });
+        const metadataOnly: StoredEvent[] = [];
+        const withoutData = store.subscribe({
+          name: `packed-metadata-${randomUUID()}`,
+          batchSize: 45,
+          dataOfTypes: ['none'],
+          handle: async (events) => {
+            metadataOnly.push(...events.filter((event) => event.type === type));
+          },
+        });
+        await store.append(after, [{ type: 'after-packs', data: { last: true } }], { expectedVersion: 0 });
+        await eventually(
+          () => received.length >= 250 && others.length >= 1 && metadataOnly.length >= 250,
+          20_000,
+          'the subscriptions',
+        );
+        await Promise.all([typed.stop(), other.stop(), withoutData.stop()]);
+        expect(received.map((event) => event.streamId)).toEqual(streams);
+        expect(received[7]).toMatchObject({ data: { index: 7 }, metadata: { m: 7 } });
+        expect(others.map((event) => [event.streamId, event.data])).toEqual([[after, { last: true }]]);
+        expect(metadataOnly.map((event) => event.streamId)).toEqual(streams);
+        if (fixture.leavesOutData) expect(metadataOnly[7]).toMatchObject({ data: {}, metadata: { m: 7 } });
+      });
     });
   });
 }

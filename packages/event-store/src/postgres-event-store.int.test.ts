@@ -298,3 +298,76 @@ describe('PostgreSQL event store: the migration that drops event_streams', () =>
     }
   });
 });
+
+describe('PostgreSQL event store: packed first events and the releases before them', () => {
+  let database: { db: SqlDatabase; drop(): Promise<void> };
+  beforeAll(async () => {
+    database = await connectTestDatabase('event_store_packs');
+    await database.db.query('CREATE TABLE started_rows (key text PRIMARY KEY)');
+  });
+  afterAll(async () => {
+    await database?.drop();
+  });
+  /** Starts `streams` with a row each (keyed by a new id) and one event each. */
+  const start = (store: EventStore, streams: readonly string[]) => {
+    const startStreamsWithRows = store.startStreamsWithRows?.bind(store);
+    if (!startStreamsWithRows) throw new Error('the SQL store starts streams with rows');
+    const keys = streams.map(() => randomUUID());
+    return startStreamsWithRows(
+      streams.map((streamId, index) => ({
+        key: keys[index] as string,
+        streamId,
+        events: [{ type: 'born', data: { streamId } }],
+      })),
+      {
+        db: database.db,
+        text: 'INSERT INTO started_rows (key) SELECT unnest($1::text[]) RETURNING key',
+        params: [keys],
+      },
+    );
+  };
+  const countOf = async (text: string, params: unknown[]) =>
+    Number((await database.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${text}`, params))[0]?.n);
+
+  it('writes rows, not packs, with packFirstEvents false (a rolling update from a release that reads no packs)', async () => {
+    const store = await createSqlEventStore(database.db, { packFirstEvents: false });
+    const streams = Array.from({ length: 3 }, () => `unpacked-${randomUUID()}`);
+    await start(store, streams);
+    expect(await countOf('events WHERE stream_id = ANY($1::text[]) AND stream_version = 1', [streams])).toBe(3);
+    expect(await countOf('packed_streams WHERE stream_id = ANY($1::text[])', [streams])).toBe(0);
+    // And a store that packs reads them, and refuses to start them again in a pack.
+    const packing = await createSqlEventStore(database.db);
+    expect((await packing.readStream(streams[0] as string)).map((event) => event.data)).toEqual([{ streamId: streams[0] }]);
+    await expect(start(packing, [`fresh-${randomUUID()}`, streams[1] as string])).rejects.toMatchObject({
+      code: 'CONFLICT',
+      details: { streamId: streams[1] },
+    });
+  });
+
+  it('resumes a checkpoint of a release before packs (a position of a row) across the packs after it', async () => {
+    const store = await createSqlEventStore(database.db, { pollIntervalMs: 20 });
+    const before = `before-packs-${randomUUID()}`;
+    await store.append(before, [{ type: 'born', data: {} }], { expectedVersion: 0 });
+    // The checkpoint such a release stored: `<transaction>:<position>` of the last row it read.
+    let cursor: string | undefined;
+    for (
+      let page = await store.readAll({ limit: 1_000 });
+      page.events.length > 0;
+      page = await store.readAll({ after: cursor as string, limit: 1_000 })
+    ) {
+      cursor = page.cursor;
+    }
+    expect(cursor).toMatch(/^\d+:\d+$/);
+    const packed = Array.from({ length: 150 }, () => `after-packs-${randomUUID()}`);
+    await start(store, packed);
+    const seen: StoredEvent[] = [];
+    let after = cursor as string;
+    const deadline = Date.now() + 10_000;
+    while (seen.length < packed.length && Date.now() < deadline) {
+      const page = await store.readAll({ after, limit: 40 });
+      seen.push(...page.events);
+      after = page.cursor;
+    }
+    expect(seen.map((event) => event.streamId)).toEqual(packed);
+  });
+});

@@ -22,21 +22,20 @@ interface EventRow {
   recorded_at: Date | string;
 }
 
+/** An event row's columns. */
+const eventColumns =
+  'event_id, stream_id, stream_version, global_position, transaction_id::text AS transaction_text, event_type, data, metadata, recorded_at';
+
 /**
- * An event row's columns. With `typesParam`, only events of those types bring their data and
- * metadata; with `dataTypesParam`, only events of those types bring their data (every one its metadata).
+ * A packed stream's first event as an event row (the stream's id in `$1`): its pack's entry, found
+ * through packed_streams. Nothing for a stream not packed.
  */
-const eventColumnsOf = (typesParam?: string, dataTypesParam?: string) => {
-  const ofTypes = (param: string) => `event_type = ANY(${param}::text[])`;
-  const dataWhen = [typesParam, dataTypesParam]
-    .filter((param) => param !== undefined)
-    .map(ofTypes)
-    .join(' AND ');
-  const data = dataWhen ? `CASE WHEN ${dataWhen} THEN data END AS data` : 'data';
-  const metadata = typesParam ? `CASE WHEN ${ofTypes(typesParam)} THEN metadata END AS metadata` : 'metadata';
-  return `event_id, stream_id, stream_version, global_position, transaction_id::text AS transaction_text, event_type, ${data}, ${metadata}, recorded_at`;
-};
-const eventColumns = eventColumnsOf();
+const packedFirstEvent = `SELECT (entry->>'id')::uuid AS event_id, s.stream_id, 1::bigint AS stream_version, p.global_position,
+         p.transaction_id::text AS transaction_text, p.event_type, entry->'data' AS data, entry->'metadata' AS metadata, p.recorded_at
+  FROM packed_streams s
+  JOIN event_packs p ON p.global_position = s.pack_position
+  CROSS JOIN LATERAL (SELECT p.events -> s.pack_index AS entry) AS packed
+  WHERE s.stream_id = $1`;
 
 function toStoredEvent(row: EventRow): StoredEvent {
   return {
@@ -45,11 +44,57 @@ function toStoredEvent(row: EventRow): StoredEvent {
     streamVersion: Number(row.stream_version),
     globalPosition: Number(row.global_position),
     type: row.event_type,
-    // Left out by a typed read (eventColumnsOf): an empty object, as the event type promises one.
+    // Left out by a typed read (readPage): an empty object, as the event type promises one.
     data: row.data ?? {},
     metadata: row.metadata ?? {},
     recordedAt: new Date(row.recorded_at).toISOString(),
   };
+}
+
+/** One event of a pack, as `event_packs.events` holds it. */
+interface PackedEntry {
+  stream: string;
+  id: string;
+  data?: JsonObject;
+  metadata?: JsonObject;
+}
+
+/**
+ * A row of readPage: an event row, or a pack (`packed`; its event columns null) of `size` events
+ * whose `taken` after the first `skip` are in the page. `entries`: the pack's events (all of them),
+ * or, for a pack of a type the page leaves out, the one it ends with.
+ */
+interface PageRow extends EventRow {
+  packed: boolean;
+  skip: number;
+  taken: number;
+  size: number;
+  entries: PackedEntry[] | null;
+  passed: string | number;
+}
+
+/** The events of a pack that a page holds; `asked`: of a type the page brings, so `entries` is whole. */
+function packedEventsOf(row: PageRow, asked: boolean, withData: boolean): StoredEvent[] {
+  const entries = row.entries ?? [];
+  const read = asked ? entries.slice(Number(row.skip), Number(row.skip) + Number(row.taken)) : entries;
+  const recordedAt = new Date(row.recorded_at).toISOString();
+  return read.map((entry) => ({
+    eventId: entry.id,
+    streamId: entry.stream,
+    streamVersion: 1,
+    globalPosition: Number(row.global_position),
+    type: row.event_type,
+    data: (withData ? entry.data : undefined) ?? {},
+    metadata: (asked ? entry.metadata : undefined) ?? {},
+    recordedAt,
+  }));
+}
+
+/** Where a page that ends with `row` ends: after it, or inside it when a pack was cut. */
+function cursorAfter(row: PageRow): string {
+  const read = Number(row.skip) + Number(row.taken);
+  const inside = row.packed && read < Number(row.size);
+  return `${row.transaction_text}:${row.global_position}${inside ? `:${read}` : ''}`;
 }
 
 function isUniqueViolation(error: unknown): boolean {
@@ -75,44 +120,79 @@ function constraintOf(error: unknown): string | undefined {
   return typeof constraint === 'string' ? constraint : undefined;
 }
 
-/** What a failed start of new streams means: one of them exists, or an event id is taken. */
-function startConflict(error: unknown, firstStreamId: string): unknown {
-  if (!isUniqueViolation(error)) return error;
-  if (constraintOf(error) !== streamVersionKey) return duplicateEventId(firstStreamId, error);
-  // PostgreSQL names the key: "Key (stream_id, stream_version)=(…, 1) already exists."
-  const detail = String((error as { detail?: unknown }).detail ?? '');
-  const streamId = /\)=\((.*?), \d+\) already exists/.exec(detail)?.[1] ?? '';
+/** The keys that refuse a second start of a stream: version 1 in events, or a packed stream. */
+const packedStreamsKey = 'packed_streams_pkey';
+
+function streamExists(streamId: string, cause?: unknown): HallmarkError {
   return new HallmarkError(
     'CONFLICT',
     `Stream ${streamId} already exists; none of the streams was started.`,
     { streamId, expectedVersion: 0 },
-    { cause: error },
+    cause === undefined ? undefined : { cause },
   );
 }
+
+/** What a failed start of new streams means: one of them exists, or an event id is taken. */
+function startConflict(error: unknown, firstStreamId: string): unknown {
+  if (!isUniqueViolation(error)) return error;
+  const constraint = constraintOf(error);
+  if (constraint !== streamVersionKey && constraint !== packedStreamsKey) return duplicateEventId(firstStreamId, error);
+  // PostgreSQL names the key: "Key (stream_id, stream_version)=(…, 1) already exists." or "Key (stream_id)=(…) already exists."
+  const detail = String((error as { detail?: unknown }).detail ?? '');
+  const streamId = /\)=\((.*?)(?:, \d+)?\) already exists/.exec(detail)?.[1] ?? '';
+  return streamExists(streamId, error);
+}
+
+/**
+ * The first of `streamIds` that is packed (started by a pack, migration 0003), for the starts that
+ * write version 1 as rows of events, whose key does not see packed streams.
+ */
+async function firstPackedOf(sql: SqlExecutor, streamIds: readonly string[]): Promise<string | undefined> {
+  const rows = await sql.query<{ stream_id: string }>(
+    'SELECT stream_id FROM packed_streams WHERE stream_id = ANY($1::text[]) LIMIT 1',
+    [streamIds],
+  );
+  return rows[0]?.stream_id;
+}
+
+/** How many first events a pack holds at most (migration 0003). */
+const packSize = 100;
 
 /**
  * A stream's version: its last event's, found backwards in the events' (stream_id, stream_version)
  * index; 0 when it has none. A committed append is counted (it wrote its events in its transaction).
  */
 async function versionOf(sql: SqlExecutor, streamId: string): Promise<number> {
+  // A packed stream without later events has its first event in a pack (migration 0003).
   const rows = await sql.query<{ stream_version: string | number }>(
-    'SELECT stream_version FROM events WHERE stream_id = $1 ORDER BY stream_version DESC LIMIT 1',
+    `SELECT COALESCE(
+       (SELECT stream_version FROM events WHERE stream_id = $1 ORDER BY stream_version DESC LIMIT 1),
+       (SELECT 1 FROM packed_streams WHERE stream_id = $1),
+       0) AS stream_version`,
     [streamId],
   );
   return Number(rows[0]?.stream_version ?? 0);
 }
 
-/** Cursor of the SQL stores: `<transaction id>:<global position>` of the last event read. */
+/**
+ * Cursor of the SQL stores: `<transaction id>:<global position>` of the last row read (an event, or
+ * a pack read to its end), or `<transaction id>:<global position>:<events read>` inside a pack.
+ */
 const startCursor = '0:0';
-function parseCursor(cursor: string): [string, string] {
-  const match = /^(\d+):(\d+)$/.exec(cursor);
+function parseCursor(cursor: string): { transactionId: string; position: string; readOfPack: number } {
+  const match = /^(\d+):(\d+)(?::(\d+))?$/.exec(cursor);
   if (!match?.[1] || !match[2]) throw new Error(`Not an event store cursor: ${cursor}`);
-  return [match[1], match[2]];
+  return { transactionId: match[1], position: match[2], readOfPack: Number(match[3] ?? 0) };
 }
 
 export interface SqlEventStoreOptions {
   /** How often an idle subscription looks again without a notification. */
   pollIntervalMs?: number;
+  /**
+   * startStreamsWithRows packs streams that start with one event each (migration 0003); false
+   * writes them as rows, for readers of a release before packs during a rolling update. Default true.
+   */
+  packFirstEvents?: boolean;
 }
 
 /** The events of a new stream as the statements' JSON rows: versions from 1, an id for each. */
@@ -125,6 +205,73 @@ function newStreamEventRows(streamId: string, events: readonly NewEvent[]) {
     data: event.data,
     metadata: event.metadata ?? {},
   }));
+}
+
+/** startStreamsWithRows's events for rowsStart: each with its row's key. */
+function streamEventRows(streams: Parameters<NonNullable<EventStore['startStreamsWithRows']>>[0]) {
+  return streams.flatMap(({ key, streamId, events }) => newStreamEventRows(streamId, events).map((row) => ({ key, ...row })));
+}
+
+/** startStreamsWithRows's first events for packedStart: each with its row's key, its type, and its entry in a pack. */
+function packedEventRows(streams: Parameters<NonNullable<EventStore['startStreamsWithRows']>>[0]) {
+  return streams.map(({ key, streamId, events: [event] }) => ({
+    key,
+    type: event?.type,
+    entry: { stream: streamId, id: uuidV7(), data: event?.data, metadata: event?.metadata ?? {} },
+  }));
+}
+
+/**
+ * startStreamsWithRows's events as rows (after `stored`, the caller's rows): the events of the rows
+ * stored, in the events' order. A data-modifying WITH runs each part once and to the end, and the
+ * statement commits or fails as a whole (its own transaction).
+ */
+function rowsStart(eventsParam: number): string {
+  return `started AS (
+      SELECT e->>'stream' AS stream_id, (e->>'version')::bigint AS stream_version, (e->>'id')::uuid AS event_id,
+             e->>'type' AS event_type, e->'data' AS data, e->'metadata' AS metadata, n
+      FROM jsonb_array_elements($${eventsParam}::jsonb) WITH ORDINALITY AS batch(e, n)
+      WHERE e->>'key' IN (SELECT key FROM stored)
+    ),
+    appended AS (
+      INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
+      SELECT stream_id, stream_version, event_id, event_type, data, metadata FROM started ORDER BY n
+    )`;
+}
+
+/**
+ * startStreamsWithRows's first events packed (migration 0003): the events of the rows stored, by
+ * type in packs of up to packSize in the events' order, each pack's position drawn in that order,
+ * and each stream's place in packed_streams. packed_streams' key refuses a stream packed before; a
+ * stream started as rows of events (its version 1 found by the events' key, one probe a stream) is
+ * put in packed_streams a second time, so that the key refuses the statement for it too.
+ */
+function packedStart(eventsParam: number): string {
+  return `started AS (
+      SELECT e->'entry'->>'stream' AS stream_id, e->>'type' AS event_type, n, e->'entry' AS entry,
+             row_number() OVER (PARTITION BY e->>'type' ORDER BY n) - 1 AS place
+      FROM jsonb_array_elements($${eventsParam}::jsonb) WITH ORDINALITY AS batch(e, n)
+      WHERE e->>'key' IN (SELECT key FROM stored)
+    ),
+    packs AS MATERIALIZED (
+      SELECT grouped.*, nextval('events_global_position_seq') AS global_position
+      FROM (SELECT event_type, place / ${packSize} AS pack, min(n) AS first, count(*)::int AS size,
+                   jsonb_agg(entry ORDER BY n) AS events
+            FROM started GROUP BY event_type, place / ${packSize} ORDER BY first) AS grouped
+    ),
+    packed AS (
+      INSERT INTO event_packs (global_position, event_type, size, events)
+      SELECT global_position, event_type, size, events FROM packs ORDER BY global_position
+    ),
+    registered AS (
+      INSERT INTO packed_streams (stream_id, pack_position, pack_index)
+      SELECT s.stream_id, p.global_position, (s.place % ${packSize})::int
+      FROM started s JOIN packs p ON p.event_type = s.event_type AND p.pack = s.place / ${packSize}
+      UNION ALL
+      SELECT s.stream_id, 0, 0
+      FROM started s
+      CROSS JOIN LATERAL (SELECT 1 FROM events e WHERE e.stream_id = s.stream_id AND e.stream_version = 1 LIMIT 1) AS as_rows
+    )`;
 }
 
 /**
@@ -156,6 +303,7 @@ const readHorizon = `COALESCE(
 export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStoreOptions = {}): Promise<EventStore> {
   await runMigrations(db, await loadMigrations('event-store', migrationsFolder));
   const pollIntervalMs = options.pollIntervalMs ?? 100;
+  const packFirstEvents = options.packFirstEvents ?? true;
 
   const checkpoints: CheckpointStore = {
     async load(subscription) {
@@ -174,11 +322,13 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
   };
 
   /**
-   * A page of up to `limit` events in commit order. With `types`, only the events of those types
-   * and the page's last event (without its data and metadata, unless it is of them) come back, and
-   * `passed` says how many events the page went past: the cursor moves past the others without
-   * their rows being sent and decoded, which was most of what a projection of a few types spent on
-   * a log of other events. With `dataTypes`, the other events come without data (PollingSource.readAll).
+   * A page of up to `limit` events in commit order: rows of `events` and the events of packs, a
+   * pack cut where the page ends (the cursor then says how many of its events were read). With
+   * `types`, only the events of those types and the page's last event (without its data and
+   * metadata, unless it is of them) come back, and `passed` says how many events the page went past:
+   * the cursor moves past the others without their rows being sent and decoded, which was most of
+   * what a projection of a few types spent on a log of other events. With `dataTypes`, the other
+   * events come without data (PollingSource.readAll).
    */
   const readPage = async ({
     after = startCursor,
@@ -186,32 +336,80 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
     types,
     dataTypes,
   }: Parameters<PollingSource['readAll']>[0] = {}) => {
-    const [transactionId, position] = parseCursor(after);
-    const params: unknown[] = [transactionId, position, limit];
+    const cursor = parseCursor(after);
+    const params: unknown[] = [cursor.transactionId, cursor.position, limit, cursor.readOfPack];
     const param = (value: readonly string[] | undefined) => (value ? `$${params.push(value)}` : undefined);
     const typesParam = param(types);
-    const columns = types || dataTypes ? eventColumnsOf(typesParam, param(dataTypes)) : eventColumns;
-    const pageOf = (selected: string) => `SELECT ${selected} FROM events
-       WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
-         AND transaction_id < ${readHorizon}
-       ORDER BY transaction_id, global_position
-       LIMIT $3`;
-    // The window runs over the page (the LIMIT is inside it), not over the rest of the log.
-    const text = typesParam
-      ? `SELECT ${columns}, passed FROM (
-           SELECT paged.*, lead(global_position) OVER (ORDER BY transaction_id, global_position) IS NULL AS last_of_page,
-                  count(*) OVER () AS passed
-           FROM (${pageOf('*')}) AS paged) AS page
-         WHERE event_type = ANY(${typesParam}::text[]) OR last_of_page
-         ORDER BY transaction_id, global_position`
-      : pageOf(columns);
-    const rows = await db.query<EventRow & { passed?: string | number }>(text, params);
+    const dataTypesParam = param(dataTypes);
+    const ofTypes = (typeParam: string) => `page.event_type = ANY(${typeParam}::text[])`;
+    const brings = (parts: ReadonlyArray<string | undefined>) =>
+      parts
+        .filter((part) => part !== undefined)
+        .map(ofTypes)
+        .join(' AND ') || 'true';
+    const withData = brings([typesParam, dataTypesParam]);
+    const withMetadata = brings([typesParam]);
+    // A pack's events come whole when its type is asked for; a pack that is only the page's last
+    // brings the one event the page ends with, without data and metadata.
+    const entries = typesParam
+      ? `CASE WHEN ${ofTypes(typesParam)} THEN page.events
+              WHEN page.packed THEN jsonb_build_array(jsonb_build_object(
+                'stream', page.events -> (page.skip + page.taken - 1) -> 'stream',
+                'id', page.events -> (page.skip + page.taken - 1) -> 'id')) END`
+      : 'page.events';
+    const rows = await db.query<PageRow>(
+      `WITH horizon AS MATERIALIZED (SELECT ${readHorizon} AS below),
+       merged AS (
+         (SELECT e.transaction_id, e.global_position, e.event_type, 1 AS size, 0 AS skip, false AS packed,
+                 e.event_id, e.stream_id, e.stream_version, e.data, e.metadata, NULL::jsonb AS events, e.recorded_at
+          FROM events e
+          WHERE (e.transaction_id, e.global_position) > ($1::xid8, $2::bigint)
+            AND e.transaction_id < (SELECT below FROM horizon)
+          ORDER BY e.transaction_id, e.global_position
+          LIMIT $3)
+         UNION ALL
+         (SELECT p.transaction_id, p.global_position, p.event_type, p.size,
+                 CASE WHEN (p.transaction_id, p.global_position) = ($1::xid8, $2::bigint) THEN $4::int ELSE 0 END, true,
+                 NULL, NULL, 1, NULL, NULL, p.events, p.recorded_at
+          FROM event_packs p
+          WHERE (p.transaction_id, p.global_position) >= ($1::xid8, $2::bigint)
+            AND ((p.transaction_id, p.global_position) > ($1::xid8, $2::bigint) OR $4::int > 0)
+            AND p.transaction_id < (SELECT below FROM horizon)
+          ORDER BY p.transaction_id, p.global_position
+          LIMIT $3)
+       ),
+       counted AS (
+         SELECT merged.*, sum(size - skip) OVER (ORDER BY transaction_id, global_position) AS upto FROM merged
+       ),
+       page AS (
+         SELECT counted.*, least(size - skip, $3 - (upto - (size - skip)))::int AS taken,
+                lead(global_position) OVER (ORDER BY transaction_id, global_position) IS NULL AS last_of_page
+         FROM counted
+         WHERE upto - (size - skip) < $3
+       ),
+       passed AS (SELECT sum(taken) AS events FROM page)
+       SELECT page.transaction_id::text AS transaction_text, page.global_position, page.event_type, page.packed,
+              page.skip, page.taken, page.size, page.event_id, page.stream_id, page.stream_version,
+              CASE WHEN ${withData} THEN page.data END AS data,
+              CASE WHEN ${withMetadata} THEN page.metadata END AS metadata,
+              ${entries} AS entries, page.recorded_at, (SELECT events FROM passed) AS passed
+       FROM page
+       ${typesParam ? `WHERE ${ofTypes(typesParam)} OR page.last_of_page` : ''}
+       ORDER BY page.transaction_id, page.global_position`,
+      params,
+    );
+    const bringsData = (type: string) =>
+      (types === undefined || types.includes(type)) && (dataTypes === undefined || dataTypes.includes(type));
+    const bringsMetadata = (type: string) => types === undefined || types.includes(type);
+    const events = rows.flatMap((row) =>
+      row.packed ? packedEventsOf(row, bringsMetadata(row.event_type), bringsData(row.event_type)) : [toStoredEvent(row)],
+    );
     const last = rows.at(-1);
     return {
-      events: rows.map(toStoredEvent),
-      cursor: last ? `${last.transaction_text}:${last.global_position}` : after,
+      events,
+      cursor: last ? cursorAfter(last) : after,
       // A typed page leaves events out: how many it went past tells whether the log goes on.
-      ...(last?.passed === undefined ? {} : { passed: Number(last.passed) }),
+      ...(typesParam && last ? { passed: Number(last.passed) } : {}),
     };
   };
   const readAll: EventStore['readAll'] = (options = {}) => readPage({ ...options, types: undefined, dataTypes: undefined });
@@ -272,7 +470,12 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
       const rows = streams.flatMap(({ streamId, events }) => newStreamEventRows(streamId, events));
       await db.transaction(async (tx) => {
         // New streams have no earlier events to come after, so no per-stream lock is needed: the
-        // events' key refuses version 1 of a stream that exists.
+        // events' key refuses version 1 of a stream that exists as rows; a packed one is looked for.
+        const packed = await firstPackedOf(
+          tx,
+          streams.map((stream) => stream.streamId),
+        );
+        if (packed !== undefined) throw streamExists(packed);
         await tx
           .query(
             `INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
@@ -292,28 +495,25 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
     async startStreamsWithRows(streams, rows) {
       if (rows.db !== db) throw new Error('startStreamsWithRows writes rows of the event store’s own database only');
       if (streams.length === 0) return new Set();
-      const events = streams.flatMap(({ key, streamId, events: started }) =>
-        newStreamEventRows(streamId, started).map((row) => ({ key, ...row })),
-      );
+      // Streams that start with one event each, of ids the store makes, are packed; others (several
+      // events, or an event id of the caller's, which only the events' key would refuse twice) are rows.
+      const packs =
+        packFirstEvents && streams.every(({ events: started }) => started.length === 1 && started[0]?.eventId === undefined);
       const eventsParam = rows.params.length + 1;
-      // One statement: the rows first; the events of the rows stored, in the events' order; a
-      // notification when anything was stored. A data-modifying WITH runs each part once
-      // and to the end, and the statement commits or fails as a whole (its own transaction).
       const statement = {
-        text: `WITH stored AS (${rows.text}),
-           started AS (
-             SELECT e->>'stream' AS stream_id, (e->>'version')::bigint AS stream_version, (e->>'id')::uuid AS event_id,
-                    e->>'type' AS event_type, e->'data' AS data, e->'metadata' AS metadata, n
-             FROM jsonb_array_elements($${eventsParam}::jsonb) WITH ORDINALITY AS batch(e, n)
-             WHERE e->>'key' IN (SELECT key FROM stored)
-           ),
-           appended AS (
-             INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
-             SELECT stream_id, stream_version, event_id, event_type, data, metadata FROM started ORDER BY n
-           )
+        text: `WITH stored AS (${rows.text}), ${packs ? packedStart(eventsParam) : rowsStart(eventsParam)}
            SELECT key, (SELECT pg_notify('${notifyChannel}', '*')) IS NULL AS notified FROM stored`,
-        params: [...rows.params, JSON.stringify(events)],
+        params: [...rows.params, JSON.stringify(packs ? packedEventRows(streams) : streamEventRows(streams))],
       };
+      if (!packs) {
+        // The events' key does not see packed streams: looked for first (not under a lock; packed
+        // streams are started only with new ids, as code-service's asset ids).
+        const packed = await firstPackedOf(
+          db,
+          streams.map((stream) => stream.streamId),
+        );
+        if (packed !== undefined) throw streamExists(packed);
+      }
       const { sharedLock } = rows;
       const stored = await (sharedLock === undefined
         ? db.query<{ key: string }>(statement.text, statement.params)
@@ -330,7 +530,8 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
 
     async readStream(streamId, { afterVersion = 0, limit = 10_000 } = {}) {
       const rows = await db.query<EventRow>(
-        `SELECT ${eventColumns} FROM events WHERE stream_id = $1 AND stream_version > $2
+        `(SELECT ${eventColumns} FROM events WHERE stream_id = $1 AND stream_version > $2)
+         UNION ALL (${packedFirstEvent} AND $2 < 1)
          ORDER BY stream_version LIMIT $3`,
         [streamId, afterVersion, limit],
       );
@@ -339,7 +540,9 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
 
     async readLastEvent(streamId) {
       const rows = await db.query<EventRow>(
-        `SELECT ${eventColumns} FROM events WHERE stream_id = $1 ORDER BY stream_version DESC LIMIT 1`,
+        `(SELECT ${eventColumns} FROM events WHERE stream_id = $1 ORDER BY stream_version DESC LIMIT 1)
+         UNION ALL (${packedFirstEvent})
+         ORDER BY stream_version DESC LIMIT 1`,
         [streamId],
       );
       return rows[0] ? toStoredEvent(rows[0]) : undefined;

@@ -91,6 +91,11 @@ export const DistributedConfig = Type.Composite([
       description:
         'take replies, events and broadcasts that carry no signature over NATS: only during a rolling update from a release of 2026-12-04 or before, whose processes do not sign all of them; then remove it',
     }),
+    HALLMARK_EVENT_PACKS: Type.Boolean({
+      default: true,
+      description:
+        'store the first events of generated codes in packs of 100 (event store migration 0003): false only during a rolling update from a release of 2026-12-05 or before, whose readers do not read packs; then remove it',
+    }),
     HALLMARK_NATS_STREAM_REPLICAS: Type.Integer({
       minimum: 1,
       maximum: 5,

@@ -75,7 +75,7 @@ export async function connectDistributed(
   });
   const eventStore = config.HALLMARK_ESDB_URL
     ? await loadKurrentEventStore(config.HALLMARK_ESDB_URL)
-    : await createSqlEventStore(db);
+    : await createSqlEventStore(db, { packFirstEvents: config.HALLMARK_EVENT_PACKS });
   const cache = createRedisCache({
     url: config.HALLMARK_REDIS_URL,
     keyPrefix: `${config.HALLMARK_NAMESPACE}:`,

@@ -60,7 +60,14 @@ export async function projectionsCommand(args: string[], env: NodeJS.ProcessEnv,
     // the total is not known in advance and the bar shows the count alone.
     const total = env.HALLMARK_ESDB_URL
       ? undefined
-      : Number((await connection.db.query<{ events: string }>('SELECT count(*)::text AS events FROM events'))[0]?.events);
+      : Number(
+          (
+            await connection.db.query<{ events: string }>(
+              // Packed events count as their pack's size (event store migration 0003).
+              `SELECT ((SELECT count(*) FROM events) + (SELECT COALESCE(sum(size), 0) FROM event_packs))::text AS events`,
+            )
+          )[0]?.events,
+        );
     progress = createProgress({ label: 'replaying', unit: 'events', total, stream: io.terminal });
     await migrateCompliance(connection.db);
     const started = Date.now();

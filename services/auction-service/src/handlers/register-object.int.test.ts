@@ -100,6 +100,6 @@ describe('an object whose GTIN is taken (PostgreSQL)', () => {
     expect(refusal).toMatchObject({ code: 'CONFLICT', details: undefined });
     const id = `obj_${idSeedOf('object', 'key-2', body).subarray(0, 10).toString('hex')}`;
     expect(await test.db.query('SELECT 1 FROM auction_objects WHERE id = $1', [id])).toEqual([]);
-    expect(await test.db.query('SELECT 1 FROM events WHERE stream_id LIKE $1', [`%${id}%`])).toEqual([]);
+    expect(await test.db.query('SELECT 1 FROM event_log WHERE stream_id LIKE $1', [`%${id}%`])).toEqual([]);
   });
 });

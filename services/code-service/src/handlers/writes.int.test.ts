@@ -60,16 +60,19 @@ describe('code-service writes and their events, against PostgreSQL', () => {
     const { db } = database;
     await db.query(`CREATE OR REPLACE FUNCTION refuse_write() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN RAISE EXCEPTION 'refused by the test'; END $$`);
-    await db.query(
-      `CREATE TRIGGER refuse_event BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.event_type = '${type}') EXECUTE FUNCTION refuse_write()`,
-    );
+    // An event is a row of events, or goes in a pack (event store migration 0003: a code's first).
+    for (const table of ['events', 'event_packs']) {
+      await db.query(
+        `CREATE TRIGGER refuse_event BEFORE INSERT ON ${table} FOR EACH ROW WHEN (NEW.event_type = '${type}') EXECUTE FUNCTION refuse_write()`,
+      );
+    }
     if (undo) {
       await db.query(
         `CREATE TRIGGER refuse_undo BEFORE ${undo.on} ON ${undo.table} FOR EACH ROW EXECUTE FUNCTION refuse_write()`,
       );
     }
     return async () => {
-      await db.query('DROP TRIGGER refuse_event ON events');
+      for (const table of ['events', 'event_packs']) await db.query(`DROP TRIGGER refuse_event ON ${table}`);
       if (undo) await db.query(`DROP TRIGGER refuse_undo ON ${undo.table}`);
     };
   }
@@ -87,7 +90,7 @@ describe('code-service writes and their events, against PostgreSQL', () => {
     Number(
       (
         await database.db.query<{ n: string }>(
-          `SELECT count(*)::text AS n FROM events WHERE event_type = 'code.generated' AND data->>'serial' LIKE $1`,
+          `SELECT count(*)::text AS n FROM event_log WHERE event_type = 'code.generated' AND data->>'serial' LIKE $1`,
           [`${serialPrefix}%`],
         )
       )[0]?.n,
@@ -166,7 +169,7 @@ describe('code-service writes and their events, against PostgreSQL', () => {
       Number(
         (
           await database.db.query<{ n: string }>(
-            `SELECT count(DISTINCT transaction_id)::text AS n FROM events WHERE event_type = 'code.generated' AND data->>'serial' LIKE $1`,
+            `SELECT count(DISTINCT transaction_id)::text AS n FROM event_log WHERE event_type = 'code.generated' AND data->>'serial' LIKE $1`,
             [`${serialPrefix}%`],
           )
         )[0]?.n,
@@ -184,7 +187,7 @@ describe('code-service writes and their events, against PostgreSQL', () => {
       expect(await codeEvents('GROUP-')).toBe(60);
       expect(await transactionsOf('GROUP-')).toBeLessThan(60);
       const requestIds = await database.db.query<{ serial: string; request_id: string }>(
-        `SELECT data->>'serial' AS serial, metadata->>'requestId' AS request_id FROM events
+        `SELECT data->>'serial' AS serial, metadata->>'requestId' AS request_id FROM event_log
          WHERE event_type = 'code.generated' AND data->>'serial' LIKE 'GROUP-%'`,
       );
       for (const row of requestIds) expect(row.request_id).toBe(`req-group-${row.serial.slice('GROUP-'.length)}`);
@@ -214,8 +217,10 @@ describe('code-service writes and their events, against PostgreSQL', () => {
       const { db } = database;
       await db.query(`CREATE OR REPLACE FUNCTION refuse_write() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN RAISE EXCEPTION 'refused by the test'; END $$`);
+      // The code's event goes in a pack (event store migration 0003): the pack that holds it is refused.
       await db.query(
-        `CREATE TRIGGER refuse_bad BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.data->>'serial' = 'GBAD-7') EXECUTE FUNCTION refuse_write()`,
+        `CREATE TRIGGER refuse_bad BEFORE INSERT ON event_packs FOR EACH ROW
+         WHEN (NEW.events @> '[{"data": {"serial": "GBAD-7"}}]') EXECUTE FUNCTION refuse_write()`,
       );
       try {
         const withGroups = grouped();
@@ -229,7 +234,7 @@ describe('code-service writes and their events, against PostgreSQL', () => {
         );
         for (const outcome of outcomes) if (outcome.status === 'fulfilled') expect(errorCodes(outcome.value)).toEqual(['ok']);
       } finally {
-        await db.query('DROP TRIGGER refuse_bad ON events');
+        await db.query('DROP TRIGGER refuse_bad ON event_packs');
       }
       expect(await codeRows('GBAD-')).toBe(29);
       expect(await codeEvents('GBAD-')).toBe(29);
@@ -243,8 +248,10 @@ describe('code-service writes and their events, against PostgreSQL', () => {
     const { db } = database;
     await db.query(`CREATE OR REPLACE FUNCTION slow_write() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN PERFORM pg_sleep(1.5); RETURN NEW; END $$`);
+    // The codes' events go in packs (event store migration 0003).
     await db.query(
-      `CREATE TRIGGER slow_event BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.data->>'serial' LIKE 'SLOW-%') EXECUTE FUNCTION slow_write()`,
+      `CREATE TRIGGER slow_event BEFORE INSERT ON event_packs FOR EACH ROW
+       WHEN (NEW.events::text LIKE '%"serial": "SLOW-%') EXECUTE FUNCTION slow_write()`,
     );
     try {
       for (const [label, withDeps] of [
@@ -271,7 +278,7 @@ describe('code-service writes and their events, against PostgreSQL', () => {
         expect(await codeEvents(`SLOW-${label.length}-`)).toBe(items.length);
       }
     } finally {
-      await db.query('DROP TRIGGER slow_event ON events');
+      await db.query('DROP TRIGGER slow_event ON event_packs');
     }
   });
 
@@ -285,7 +292,7 @@ describe('code-service writes and their events, against PostgreSQL', () => {
       ).map((row) => [row.id, Number(row.current_version), row.deleted]);
     const schemaEvents = async (type: string) =>
       Number(
-        (await database.db.query<{ n: string }>('SELECT count(*)::text AS n FROM events WHERE event_type = $1', [type]))[0]?.n,
+        (await database.db.query<{ n: string }>('SELECT count(*)::text AS n FROM event_log WHERE event_type = $1', [type]))[0]?.n,
       );
 
     let drop = await refuse('schema.created');
@@ -324,7 +331,7 @@ describe('code-service writes and their events, against PostgreSQL', () => {
     );
     expect(answers.map((answer) => answer.version).sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
     const events = await database.db.query<{ version: number }>(
-      `SELECT (data->>'version')::int AS version FROM events WHERE event_type = 'schema.updated' AND data->>'schemaId' = $1
+      `SELECT (data->>'version')::int AS version FROM event_log WHERE event_type = 'schema.updated' AND data->>'schemaId' = $1
        ORDER BY global_position`,
       [created.id],
     );
