@@ -27,6 +27,7 @@ const pairedEndToEndFiles = [
   'hostile-client-trust',
   'hostile-claim-churn',
   'hostile-compliance-evidence',
+  'hostile-event-packs',
   'hostile-cli',
   'hostile-cli-csv',
   'hostile-edge',

@@ -6,7 +6,11 @@ export interface NewEvent {
   type: string;
   data: JsonObject;
   metadata?: JsonObject;
-  /** A UUID; one is generated when absent. Appending the same id twice is refused. */
+  /**
+   * A UUID; one is generated when absent. Appending the same id twice is refused. (The SQL store
+   * checks the ids of events stored as rows; an event it packed has an id it made, UUIDv7, which no
+   * caller chose: docs/ARCHITECTURE.md, "Packed first events".)
+   */
   eventId?: string;
 }
 

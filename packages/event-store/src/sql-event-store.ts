@@ -240,8 +240,8 @@ function rowsStart(eventsParam: number): string {
 }
 
 /**
- * startStreamsWithRows's first events packed (migration 0003): the events of the rows stored, by
- * type in packs of up to packSize in the events' order, each pack's position drawn in that order,
+ * startStreamsWithRows's first events packed (migration 0003), all of one type: the events of the
+ * rows stored, in packs of up to packSize in the events' order, each pack's position drawn in that order,
  * and each stream's place in packed_streams. packed_streams' key refuses a stream packed before; a
  * stream started as rows of events (its version 1 found by the events' key, one probe a stream) is
  * put in packed_streams a second time, so that the key refuses the statement for it too.
@@ -495,10 +495,15 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
     async startStreamsWithRows(streams, rows) {
       if (rows.db !== db) throw new Error('startStreamsWithRows writes rows of the event store’s own database only');
       if (streams.length === 0) return new Set();
-      // Streams that start with one event each, of ids the store makes, are packed; others (several
-      // events, or an event id of the caller's, which only the events' key would refuse twice) are rows.
+      // Streams that start with one event each, all of one type, of ids the store makes, are packed;
+      // others are rows: several events a stream, types mixed (packs are of one type, and the log
+      // keeps the order given), or an event id of the caller's, which only the events' key refuses twice.
+      const type = streams[0]?.events[0]?.type;
       const packs =
-        packFirstEvents && streams.every(({ events: started }) => started.length === 1 && started[0]?.eventId === undefined);
+        packFirstEvents &&
+        streams.every(
+          ({ events: started }) => started.length === 1 && started[0]?.type === type && started[0]?.eventId === undefined,
+        );
       const eventsParam = rows.params.length + 1;
       const statement = {
         text: `WITH stored AS (${rows.text}), ${packs ? packedStart(eventsParam) : rowsStart(eventsParam)}
