@@ -497,10 +497,13 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
       if (streams.length === 0) return new Set();
       // Streams that start with one event each, all of one type, of ids the store makes, are packed;
       // others are rows: several events a stream, types mixed (packs are of one type, and the log
-      // keeps the order given), or an event id of the caller's, which only the events' key refuses twice.
+      // keeps the order given), an event id of the caller's, which only the events' key refuses
+      // twice, or a stream alone (a pack of one is not compressed, and with its packed_streams row
+      // takes more room than a row of events: PostgreSQL compresses values over ~2 KB).
       const type = streams[0]?.events[0]?.type;
       const packs =
         packFirstEvents &&
+        streams.length > 1 &&
         streams.every(
           ({ events: started }) => started.length === 1 && started[0]?.type === type && started[0]?.eventId === undefined,
         );
