@@ -3,7 +3,8 @@
 // PostgreSQL and PGlite, under concurrency, and the product over real HTTP (code directory, Merkle
 // log, compliance endpoints, rebuild, tampering). Found and fixed by this review (2026-12-06): a
 // batch of two event types was read back grouped by type (packs are now of one type, mixed batches
-// rows), and the documented rollback to rows put a grown stream's version 1 after its version 2.
+// rows), the documented rollback to rows put a grown stream's version 1 after its version 2, and a
+// pack whose size was edited in the database had readers skip its last events without a word.
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createSqlEventStore, type EventStore, type StoredEvent } from '@hallmark/event-store';
@@ -621,6 +622,22 @@ describe('what packs change that readers or writers could tell (PostgreSQL)', ()
     });
     expect((await store.readStream(packed)).map((event) => event.streamVersion)).toEqual([1]);
     expect((await modelLog(database.db)).filter((event) => event.streamId === packed)).toHaveLength(1);
+  });
+
+  it('refuses to read a pack whose size was edited, rather than skip or invent its events without a word', async () => {
+    const { cursor: end } = await readAllPages(store, 10_000);
+    const type = `sized-${randomUUID()}`;
+    const streams = Array.from({ length: 3 }, (_, index) => ({
+      streamId: `asset-sized-${index}-${randomUUID()}`,
+      type,
+      data: { index },
+    }));
+    await startPacked(store, database.db, streams);
+    await database.db.query('UPDATE event_packs SET size = 2 WHERE event_type = $1', [type]);
+    await expect(readAllPages(store, 1_000, end)).rejects.toThrow(/holds 3 events where its size says 2/);
+    await database.db.query('UPDATE event_packs SET size = 3 WHERE event_type = $1', [type]);
+    const { events } = await readAllPages(store, 1_000, end);
+    expect(events.filter((event) => event.type === type).map((event) => event.data.index)).toEqual([0, 1, 2]);
   });
 });
 

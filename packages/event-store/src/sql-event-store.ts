@@ -76,6 +76,14 @@ interface PageRow extends EventRow {
 /** The events of a pack that a page holds; `asked`: of a type the page brings, so `entries` is whole. */
 function packedEventsOf(row: PageRow, asked: boolean, withData: boolean): StoredEvent[] {
   const entries = row.entries ?? [];
+  // Pages are counted by `size`: a pack whose events are not that many (a row edited in the
+  // database) would have readers skip or invent events without a word. Refused instead: the read
+  // fails, and a subscription retries and reports it (onError) until the row is put right.
+  if (asked && entries.length !== Number(row.size)) {
+    throw new Error(
+      `The event pack at position ${row.global_position} holds ${entries.length} events where its size says ${row.size}; nothing of it is read.`,
+    );
+  }
   const read = asked ? entries.slice(Number(row.skip), Number(row.skip) + Number(row.taken)) : entries;
   const recordedAt = new Date(row.recorded_at).toISOString();
   return read.map((entry) => ({
