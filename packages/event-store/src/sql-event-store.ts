@@ -128,7 +128,7 @@ function constraintOf(error: unknown): string | undefined {
   return typeof constraint === 'string' ? constraint : undefined;
 }
 
-/** The keys that refuse a second start of a stream: version 1 in events, or a packed stream. */
+/** packed_streams' key: with the events' streamVersionKey, what refuses a second start of a stream. */
 const packedStreamsKey = 'packed_streams_pkey';
 
 function streamExists(streamId: string, cause?: unknown): HallmarkError {
@@ -168,7 +168,8 @@ const packSize = 100;
 
 /**
  * A stream's version: its last event's, found backwards in the events' (stream_id, stream_version)
- * index; 0 when it has none. A committed append is counted (it wrote its events in its transaction).
+ * index, else 1 for a packed stream with no later events; 0 when it has none. A committed append is
+ * counted (it wrote its events in its transaction).
  */
 async function versionOf(sql: SqlExecutor, streamId: string): Promise<number> {
   // A packed stream without later events has its first event in a pack (migration 0003).
