@@ -199,9 +199,10 @@ export interface SqlEventStoreOptions {
   pollIntervalMs?: number;
   /**
    * startStreamsWithRows packs streams that start with one event each (migration 0003); false
-   * writes them as rows, for readers of a release before packs during a rolling update. Default true.
+   * writes them as rows, for readers of a release before packs during a rolling update; a function
+   * asks at each start (the distributed form's packs gate). Default true.
    */
-  packFirstEvents?: boolean;
+  packFirstEvents?: boolean | (() => Promise<boolean>);
 }
 
 /** The events of a new stream as the statements' JSON rows: versions from 1, an id for each. */
@@ -511,11 +512,11 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
       // takes more room than a row of events: PostgreSQL compresses values over ~2 KB).
       const type = streams[0]?.events[0]?.type;
       const packs =
-        packFirstEvents &&
         streams.length > 1 &&
         streams.every(
           ({ events: started }) => started.length === 1 && started[0]?.type === type && started[0]?.eventId === undefined,
-        );
+        ) &&
+        (typeof packFirstEvents === 'function' ? await packFirstEvents() : packFirstEvents);
       const eventsParam = rows.params.length + 1;
       const statement = {
         text: `WITH stored AS (${rows.text}), ${packs ? packedStart(eventsParam) : rowsStart(eventsParam)}

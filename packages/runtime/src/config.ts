@@ -94,7 +94,7 @@ export const DistributedConfig = Type.Composite([
     HALLMARK_EVENT_PACKS: Type.Boolean({
       default: true,
       description:
-        'store the first events of generated codes in packs of 100 (event store migration 0003): false only during a rolling update from a release of 2026-12-05 or before, whose readers do not read packs; then remove it',
+        'store the first events of generated codes in packs (event store migration 0003) while no process of a release of 2026-12-05 or before (which reads no packs) is connected to the database; false: always as rows',
     }),
     HALLMARK_NATS_STREAM_REPLICAS: Type.Integer({
       minimum: 1,

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DistributedConfig, readConfig } from './config.ts';
 import { connectDistributed } from './infrastructure.ts';
 import { createLogger } from './logger.ts';
+import { sessionNameOf } from './packs-gate.ts';
 
 // A distributed process opens at most HALLMARK_DATABASE_POOL_MAX pooled PostgreSQL connections
 // (10 by default), so operators can fit replicas × pool under max_connections (infra/k8s/config.yaml).
@@ -48,7 +49,7 @@ describe('HALLMARK_DATABASE_POOL_MAX', () => {
       const count = async () => {
         const [row] = await infra.db.query<{ n: string }>(
           'SELECT count(*)::text AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1',
-          [service],
+          [sessionNameOf(service)],
         );
         most = Math.max(most, Number(row?.n));
       };

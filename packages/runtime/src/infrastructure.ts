@@ -9,6 +9,7 @@ import { refusalLogger } from './bus-refusal-log.ts';
 import { type BaseConfig, ConfigError, type DistributedConfig, type EmbeddedConfig } from './config.ts';
 import type { Logger } from './logger.ts';
 import { cacheNamespaceRegister, type NamedRegister, namespaceClaimTtlMs } from './namespace-claim.ts';
+import { createPacksGate, sessionNameOf } from './packs-gate.ts';
 import type { ReadinessChecks } from './readiness.ts';
 
 /** The adapters a service works with; the same interfaces in both forms. */
@@ -69,13 +70,13 @@ export async function connectDistributed(
   });
   const db = createPostgresDatabase({
     connectionString: config.HALLMARK_DATABASE_URL,
-    applicationName: service,
+    applicationName: sessionNameOf(service),
     maxConnections: config.HALLMARK_DATABASE_POOL_MAX,
     ...(config.HALLMARK_TLS_CA_FILE ? { tlsCaFile: config.HALLMARK_TLS_CA_FILE } : {}),
   });
   const eventStore = config.HALLMARK_ESDB_URL
     ? await loadKurrentEventStore(config.HALLMARK_ESDB_URL)
-    : await createSqlEventStore(db, { packFirstEvents: config.HALLMARK_EVENT_PACKS });
+    : await createSqlEventStore(db, { packFirstEvents: config.HALLMARK_EVENT_PACKS ? createPacksGate(db) : false });
   const cache = createRedisCache({
     url: config.HALLMARK_REDIS_URL,
     keyPrefix: `${config.HALLMARK_NAMESPACE}:`,

@@ -1,0 +1,76 @@
+import { randomUUID } from 'node:crypto';
+import { createSqlEventStore } from '@hallmark/event-store';
+import { createPostgresDatabase, createTestDatabase, type SqlDatabase, type TestDatabase } from '@hallmark/sql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPacksGate, sessionNameOf } from './packs-gate.ts';
+
+// A rolling update from a release of 2026-12-05 or before runs its processes beside this release's:
+// their projections read the events table only, and would read past event packs (event store
+// migration 0003) without projecting their codes, for good. code-service packs only while no
+// session of such a process (its bare service name) is connected to the database.
+
+let database: TestDatabase;
+let db: SqlDatabase;
+
+beforeAll(async () => {
+  database = await createTestDatabase('packs_gate');
+  db = createPostgresDatabase({ connectionString: database.url, applicationName: sessionNameOf('code-service') });
+  await db.query('CREATE TABLE started_rows (key text PRIMARY KEY)');
+});
+afterAll(async () => {
+  await db?.close();
+  await database?.drop();
+});
+
+/** Starts `count` new streams with a row each, through a store that asks `gate`; where their first events went. */
+async function startThrough(gate: () => Promise<boolean>, count: number): Promise<{ rows: number; packed: number }> {
+  const store = await createSqlEventStore(db, { packFirstEvents: gate });
+  const streams = Array.from({ length: count }, () => ({ key: randomUUID(), streamId: `asset-gate-${randomUUID()}` }));
+  await store.startStreamsWithRows?.(
+    streams.map(({ key, streamId }) => ({ key, streamId, events: [{ type: 'code.generated', data: {} }] })),
+    { db, text: 'INSERT INTO started_rows (key) SELECT unnest($1::text[]) RETURNING key', params: [streams.map((s) => s.key)] },
+  );
+  const ids = streams.map((stream) => stream.streamId);
+  const [counts] = await db.query<{ rows: string; packed: string }>(
+    `SELECT (SELECT count(*) FROM events WHERE stream_id = ANY($1::text[]))::text AS rows,
+            (SELECT count(*) FROM packed_streams WHERE stream_id = ANY($1::text[]))::text AS packed`,
+    [ids],
+  );
+  return { rows: Number(counts?.rows), packed: Number(counts?.packed) };
+}
+
+describe('the packs gate (a rolling update from a release that reads no packs)', () => {
+  it('writes rows while a process of such a release is connected, and packs once it has gone', async () => {
+    const gate = createPacksGate(db, { recheckMs: 0 });
+    expect(await startThrough(gate, 3)).toEqual({ rows: 0, packed: 3 });
+
+    // A compliance-service of the release before: its sessions carry its bare service name.
+    const older = createPostgresDatabase({ connectionString: database.url, applicationName: 'compliance-service' });
+    await older.query('SELECT 1');
+    try {
+      expect(await gate()).toBe(false);
+      expect(await startThrough(gate, 3)).toEqual({ rows: 3, packed: 0 });
+    } finally {
+      await older.close();
+    }
+    // Its session is gone: packs again.
+    expect(await startThrough(gate, 3)).toEqual({ rows: 0, packed: 3 });
+  });
+
+  it('asks the database at most once per recheck interval, and answers rows when it cannot ask', async () => {
+    let asked = 0;
+    const counting: SqlDatabase = {
+      ...db,
+      query: async (...args: Parameters<SqlDatabase['query']>) => {
+        asked += 1;
+        return db.query(...args);
+      },
+    } as SqlDatabase;
+    const gate = createPacksGate(counting, { recheckMs: 60_000 });
+    expect(await Promise.all([gate(), gate(), gate()])).toEqual([true, true, true]);
+    expect(asked).toBe(1);
+
+    const failing = { ...db, query: async () => Promise.reject(new Error('the database is away')) } as unknown as SqlDatabase;
+    expect(await createPacksGate(failing)()).toBe(false);
+  });
+});
