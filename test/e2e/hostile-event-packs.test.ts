@@ -9,10 +9,12 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createSqlEventStore, type EventStore, type StoredEvent } from '@hallmark/event-store';
 import { leafHash } from '@hallmark/merkle';
-import { connectTestDatabase, createPgliteDatabase, type SqlDatabase } from '@hallmark/sql';
+import { connectTestDatabase, createPgliteDatabase, createPostgresDatabase, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { call, createEnterpriseAccount, restartTestProduct, startTestProduct, type TestProduct } from '../support/embedded.ts';
 import { runHallmark } from '../support/hallmark-cli.ts';
+import { sqlOnce } from '../support/sql-once.ts';
 import { rewriteFirstEvent } from '../support/stored-events.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -687,4 +689,63 @@ describe('the documented rollback to a release before packs (PostgreSQL)', () =>
       'after the rollback a grown stream reads version 2 before version 1 (a replay then fails: "event 2 arrived where 1 belongs")',
     ).toEqual([]);
   });
+});
+
+describe('a rolling update from a release that reads no packs (distributed)', () => {
+  let product: DistributedProduct;
+  beforeAll(async () => {
+    product = await startDistributedProduct();
+  }, 120_000);
+  afterAll(async () => {
+    await product?.stop();
+  }, 60_000);
+
+  /** Generates `count` codes of the operator's in one batch; how many of their first events are rows and how many packed. */
+  const batchOf = async (count: number) => {
+    const prefix = `RU-${randomUUID().slice(0, 8)}`;
+    const made = await call<Json>(product.url, 'POST', '/api/v1/code/generate/batch', {
+      key: product.operatorKey,
+      body: { items: Array.from({ length: count }, (_, i) => ({ gtin: '09506000134352', serialNumber: `${prefix}-${i}` })) },
+    });
+    expect(made.status, JSON.stringify(made.body).slice(0, 300)).toBeLessThan(300);
+    const [counts] = await sqlOnce<{ rows: string; packed: string }>(
+      product.databaseUrl,
+      `SELECT (SELECT count(*) FROM events WHERE event_type = 'code.generated' AND data->>'serial' LIKE $1)::text AS rows,
+              (SELECT count(*) FROM packed_streams s JOIN codes c ON 'asset-' || c.asset_id = s.stream_id
+               WHERE c.serial LIKE $1)::text AS packed`,
+      [`${prefix}-%`],
+    );
+    return { rows: Number(counts?.rows), packed: Number(counts?.packed) };
+  };
+
+  it('stores codes’ events as rows while a process of that release is connected, then packs them', async () => {
+    // A verify-service of the release before: its sessions bear the bare service name.
+    // Held in a transaction: a pool closes a connection idle for 10 s.
+    const older = createPostgresDatabase({ connectionString: product.databaseUrl, applicationName: 'verify-service' });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let connected!: () => void;
+    const isConnected = new Promise<void>((resolve) => {
+      connected = resolve;
+    });
+    const held = older.transaction(async (tx) => {
+      await tx.query('SELECT 1');
+      connected();
+      await released;
+    });
+    await isConnected;
+    try {
+      // The gate looks again every 10 s: after the next look, every code of a batch is a row.
+      await new Promise((resolve) => setTimeout(resolve, 10_500));
+      expect(await batchOf(120)).toEqual({ rows: 120, packed: 0 });
+    } finally {
+      release();
+      await held;
+      await older.close();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10_500));
+    expect(await batchOf(120)).toEqual({ rows: 0, packed: 120 });
+  }, 60_000);
 });
