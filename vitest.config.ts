@@ -118,6 +118,9 @@ const longEndToEndFiles = [
   // in journaled-cache.int.test, which stays).
   'embedded-crash-counters',
   'embedded-crash-blocklist',
+  // Kills of code-, compliance- and verify-service and of `hallmark start` while codes go in packs,
+  // and projections killed with their checkpoints inside a pack (~50 s; hostile-event-packs stays).
+  'hostile-packs-killed',
 ].map((name) => `test/e2e/${name}.test.ts`);
 
 /** What both end-to-end projects share. */
