@@ -27,6 +27,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
 import { sqlOnce } from '../support/sql-once.ts';
+import { triggerOnCodeEvents } from '../support/stored-events.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
 type Json = Record<string, any>;
@@ -453,11 +454,12 @@ describe('metering, distributed form: work a timed-out attempt or a departed cli
     // The write of these serials' events holds its statement (inserted, uncommitted) 4 s, then commits.
     await sql(`CREATE OR REPLACE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN PERFORM pg_sleep(4); RETURN NEW; END $$`);
-    await sql(
-      // Codes' events go in packs (event store migration 0003): the pack holding one of them.
-      `CREATE TRIGGER slow_commit AFTER INSERT ON event_packs FOR EACH ROW
-       WHEN (jsonb_path_exists(NEW.events, '$[*].data.serial ? (@ == "SLOW-ONE" || @ == "SLOW-B-0")')) EXECUTE FUNCTION slow_commit()`,
-    );
+    await triggerOnCodeEvents((text) => sql(text), {
+      name: 'slow_commit',
+      when: 'AFTER',
+      serials: ['SLOW-ONE', 'SLOW-B-0'],
+      fn: 'slow_commit',
+    });
   }, 120_000);
 
   afterAll(async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { earlyInWindow } from '../support/client-address.ts';
 import { call, startTestProduct, type TestProduct } from '../support/embedded.ts';
+import { triggerOnCodeEvents } from '../support/stored-events.ts';
 
 // Quota is spent only for accepted work (#17): a batch whose items fail validation, a generate
 // refused for a GTIN the account does not own or for a bad GTIN, gives its daily quota back. An
@@ -105,11 +106,12 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
     // Two codes take 1.5 s each to store: the generate and the batch holding them outlive the gateway's wait.
     await slow.product.db.query(`CREATE OR REPLACE FUNCTION slow_write() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN PERFORM pg_sleep(1.5); RETURN NEW; END $$`);
-    await slow.product.db.query(
-      // Codes' events go in packs (event store migration 0003): the pack holding one of them is slow.
-      `CREATE TRIGGER slow_event BEFORE INSERT ON event_packs FOR EACH ROW
-       WHEN (jsonb_path_exists(NEW.events, '$[*].data.serial ? (@ == "SLOW-B-0" || @ == "SLOW-ONE")')) EXECUTE FUNCTION slow_write()`,
-    );
+    await triggerOnCodeEvents((text) => slow.product.db.query(text), {
+      name: 'slow_event',
+      when: 'BEFORE',
+      serials: ['SLOW-B-0', 'SLOW-ONE'],
+      fn: 'slow_write',
+    });
   });
   afterAll(async () => {
     await slow?.stop();
@@ -151,12 +153,7 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
         END IF;
         RETURN NEW;
       END $$`);
-    // Codes' events go in packs (event store migration 0003): the pack holding one of them.
-    const listed = serials.map((serial) => `@ == "${serial}"`).join(' || ');
-    await slow.product.db.query(
-      `CREATE TRIGGER ${name} BEFORE INSERT ON event_packs FOR EACH ROW
-       WHEN (jsonb_path_exists(NEW.events, '$[*].data.serial ? (${listed})')) EXECUTE FUNCTION ${name}()`,
-    );
+    await triggerOnCodeEvents((text) => slow.product.db.query(text), { name, when: 'BEFORE', serials, fn: name });
   };
 
   /** The account's codes as stored (GET /codes would list them). */

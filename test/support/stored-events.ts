@@ -46,3 +46,25 @@ export async function rewriteFirstEvent(
     JSON.stringify(rewritten.metadata),
   ]);
 }
+
+/**
+ * Creates the trigger `name` that runs the trigger function `fn` (`BEFORE` or `AFTER`) on the insert
+ * of a generated code's first event of one of `serials`, wherever the event store puts it: a pack
+ * (`event_packs`, the codes of one statement together) or, for a code stored alone, a row of
+ * `events` (event store migration 0003). One trigger of that name on each table.
+ */
+export async function triggerOnCodeEvents(
+  query: (text: string) => Promise<unknown>,
+  { name, when, serials, fn }: { name: string; when: 'BEFORE' | 'AFTER'; serials: readonly string[]; fn: string },
+): Promise<void> {
+  const listed = serials.map((serial) => `'${serial}'`).join(', ');
+  const inPack = serials.map((serial) => `@ == "${serial}"`).join(' || ');
+  await query(
+    `CREATE TRIGGER ${name} ${when} INSERT ON events FOR EACH ROW
+     WHEN (NEW.data->>'serial' IN (${listed})) EXECUTE FUNCTION ${fn}()`,
+  );
+  await query(
+    `CREATE TRIGGER ${name} ${when} INSERT ON event_packs FOR EACH ROW
+     WHEN (jsonb_path_exists(NEW.events, '$[*].data.serial ? (${inPack})')) EXECUTE FUNCTION ${fn}()`,
+  );
+}

@@ -217,10 +217,14 @@ describe('code-service writes and their events, against PostgreSQL', () => {
       const { db } = database;
       await db.query(`CREATE OR REPLACE FUNCTION refuse_write() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN RAISE EXCEPTION 'refused by the test'; END $$`);
-      // The code's event goes in a pack (event store migration 0003): the pack that holds it is refused.
+      // The code's event goes in a pack with the others of its group (event store migration 0003),
+      // or is a row when its group is itself alone: the pack or the row that holds it is refused.
       await db.query(
         `CREATE TRIGGER refuse_bad BEFORE INSERT ON event_packs FOR EACH ROW
          WHEN (NEW.events @> '[{"data": {"serial": "GBAD-7"}}]') EXECUTE FUNCTION refuse_write()`,
+      );
+      await db.query(
+        `CREATE TRIGGER refuse_bad BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.data->>'serial' = 'GBAD-7') EXECUTE FUNCTION refuse_write()`,
       );
       try {
         const withGroups = grouped();
@@ -234,7 +238,7 @@ describe('code-service writes and their events, against PostgreSQL', () => {
         );
         for (const outcome of outcomes) if (outcome.status === 'fulfilled') expect(errorCodes(outcome.value)).toEqual(['ok']);
       } finally {
-        await db.query('DROP TRIGGER refuse_bad ON event_packs');
+        for (const table of ['event_packs', 'events']) await db.query(`DROP TRIGGER refuse_bad ON ${table}`);
       }
       expect(await codeRows('GBAD-')).toBe(29);
       expect(await codeEvents('GBAD-')).toBe(29);
@@ -248,10 +252,13 @@ describe('code-service writes and their events, against PostgreSQL', () => {
     const { db } = database;
     await db.query(`CREATE OR REPLACE FUNCTION slow_write() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN PERFORM pg_sleep(1.5); RETURN NEW; END $$`);
-    // The codes' events go in packs (event store migration 0003).
+    // The codes' events go in packs (event store migration 0003), or a code alone in a row.
     await db.query(
       `CREATE TRIGGER slow_event BEFORE INSERT ON event_packs FOR EACH ROW
        WHEN (NEW.events::text LIKE '%"serial": "SLOW-%') EXECUTE FUNCTION slow_write()`,
+    );
+    await db.query(
+      `CREATE TRIGGER slow_event BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.data->>'serial' LIKE 'SLOW-%') EXECUTE FUNCTION slow_write()`,
     );
     try {
       for (const [label, withDeps] of [
@@ -278,7 +285,7 @@ describe('code-service writes and their events, against PostgreSQL', () => {
         expect(await codeEvents(`SLOW-${label.length}-`)).toBe(items.length);
       }
     } finally {
-      await db.query('DROP TRIGGER slow_event ON event_packs');
+      for (const table of ['event_packs', 'events']) await db.query(`DROP TRIGGER slow_event ON ${table}`);
     }
   });
 
