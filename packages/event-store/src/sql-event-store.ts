@@ -222,11 +222,10 @@ function streamEventRows(streams: Parameters<NonNullable<EventStore['startStream
   return streams.flatMap(({ key, streamId, events }) => newStreamEventRows(streamId, events).map((row) => ({ key, ...row })));
 }
 
-/** startStreamsWithRows's first events for packedStart: each with its row's key, its type, and its entry in a pack. */
+/** startStreamsWithRows's first events for packedStart: each with its row's key and its entry in a pack. */
 function packedEventRows(streams: Parameters<NonNullable<EventStore['startStreamsWithRows']>>[0]) {
   return streams.map(({ key, streamId, events: [event] }) => ({
     key,
-    type: event?.type,
     entry: { stream: streamId, id: uuidV7(), data: event?.data, metadata: event?.metadata ?? {} },
   }));
 }
@@ -250,33 +249,31 @@ function rowsStart(eventsParam: number): string {
 }
 
 /**
- * startStreamsWithRows's first events packed (migration 0003), all of one type: the events of the
+ * startStreamsWithRows's first events packed (migration 0003), all of the one type in `typeParam`: the events of the
  * rows stored, in packs of up to packSize in the events' order, each pack's position drawn in that order,
  * and each stream's place in packed_streams. packed_streams' key refuses a stream packed before; a
  * stream started as rows of events (its version 1 found by the events' key, one probe a stream) is
  * put in packed_streams a second time, so that the key refuses the statement for it too.
  */
-function packedStart(eventsParam: number): string {
+function packedStart(eventsParam: number, typeParam: number): string {
   return `started AS (
-      SELECT e->'entry'->>'stream' AS stream_id, e->>'type' AS event_type, n, e->'entry' AS entry,
-             row_number() OVER (PARTITION BY e->>'type' ORDER BY n) - 1 AS place
+      SELECT e->'entry'->>'stream' AS stream_id, n, e->'entry' AS entry, row_number() OVER (ORDER BY n) - 1 AS place
       FROM jsonb_array_elements($${eventsParam}::jsonb) WITH ORDINALITY AS batch(e, n)
       WHERE e->>'key' IN (SELECT key FROM stored)
     ),
     packs AS MATERIALIZED (
       SELECT grouped.*, nextval('events_global_position_seq') AS global_position
-      FROM (SELECT event_type, place / ${packSize} AS pack, min(n) AS first, count(*)::int AS size,
-                   jsonb_agg(entry ORDER BY n) AS events
-            FROM started GROUP BY event_type, place / ${packSize} ORDER BY first) AS grouped
+      FROM (SELECT place / ${packSize} AS pack, min(n) AS first, count(*)::int AS size, jsonb_agg(entry ORDER BY n) AS events
+            FROM started GROUP BY place / ${packSize} ORDER BY first) AS grouped
     ),
     packed AS (
       INSERT INTO event_packs (global_position, event_type, size, events)
-      SELECT global_position, event_type, size, events FROM packs ORDER BY global_position
+      SELECT global_position, $${typeParam}::text, size, events FROM packs ORDER BY global_position
     ),
     registered AS (
       INSERT INTO packed_streams (stream_id, pack_position, pack_index)
       SELECT s.stream_id, p.global_position, (s.place % ${packSize})::int
-      FROM started s JOIN packs p ON p.event_type = s.event_type AND p.pack = s.place / ${packSize}
+      FROM started s JOIN packs p ON p.pack = s.place / ${packSize}
       UNION ALL
       SELECT s.stream_id, 0, 0
       FROM started s
@@ -519,9 +516,11 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
         (typeof packFirstEvents === 'function' ? await packFirstEvents() : packFirstEvents);
       const eventsParam = rows.params.length + 1;
       const statement = {
-        text: `WITH stored AS (${rows.text}), ${packs ? packedStart(eventsParam) : rowsStart(eventsParam)}
+        text: `WITH stored AS (${rows.text}), ${packs ? packedStart(eventsParam, eventsParam + 1) : rowsStart(eventsParam)}
            SELECT key, (SELECT pg_notify('${notifyChannel}', '*')) IS NULL AS notified FROM stored`,
-        params: [...rows.params, JSON.stringify(packs ? packedEventRows(streams) : streamEventRows(streams))],
+        params: packs
+          ? [...rows.params, JSON.stringify(packedEventRows(streams)), type]
+          : [...rows.params, JSON.stringify(streamEventRows(streams))],
       };
       if (!packs) {
         // The events' key does not see packed streams: looked for first (not under a lock; packed
