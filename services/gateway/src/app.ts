@@ -278,6 +278,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     beforeReplay: async (request, reply) => {
       if (request.apiKey) applyLimitOutcome(reply, await rateLimiter.spendBurst(request.apiKey));
     },
+    closeAttemptSpend: (owner, claim) => rateLimiter.closeAttemptSpend(owner, claim),
   });
 
   // Key and claim changes made anywhere (another replica, the CLI) reach the caches within a second.

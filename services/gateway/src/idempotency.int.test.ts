@@ -78,4 +78,81 @@ describe('Idempotency-Key leases (PostgreSQL, over HTTP)', () => {
       await app.close();
     }
   });
+
+  it('asks whether a lapsed attempt that noted nothing spent: 503 and the claim left as it was while the counters cannot say, then all prepaid once they say it did', async () => {
+    const app = Fastify();
+    app.decorateRequest('apiKey', null);
+    app.addHook('onRequest', async (request) => {
+      request.apiKey = key;
+    });
+    const asked: string[] = [];
+    let countersUp = false;
+    installIdempotency(app, {
+      db: test.db,
+      clock: () => new Date(),
+      leaseMs,
+      log: createLogger({ instance: 'test', level: 'silent' }),
+      closeAttemptSpend: async (owner, claim) => {
+        asked.push(`${owner.accountId}:${owner.environment}:${claim}`);
+        if (!countersUp) throw new Error('counters unreachable');
+        return true;
+      },
+    });
+    const claims: string[] = [];
+    let runs = 0;
+    app.post('/slow', { config: { route: slowRoute } }, async (request, reply) => {
+      runs += 1;
+      const attempt = request.idempotentAttempt;
+      claims.push(attempt?.token ?? '');
+      if (runs === 1) {
+        // As if its gateway died after the spend, before the note: no renewals, no note, no answer in time.
+        clearInterval(attempt?.renewal);
+        await new Promise((resolve) => setTimeout(resolve, leaseMs * 6));
+      }
+      reply.status(201);
+      return { run: runs, prepaid: attempt?.prepaid };
+    });
+    const rowOf = async () =>
+      (
+        await test.db.query<{ claim: string | null; prepaid: unknown; prepaid_by: string | null }>(
+          `SELECT claim, prepaid, prepaid_by FROM idempotent_requests WHERE account_id = $1 AND operation = 'slowCreate' AND status IS NULL`,
+          [key.accountId],
+        )
+      )[0];
+    try {
+      await app.listen({ host: '127.0.0.1', port: 0 });
+      const { port } = app.server.address() as AddressInfo;
+      const send = () =>
+        fetch(`http://127.0.0.1:${port}/slow`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'idempotency-key': 'killed-before-note' },
+          body: JSON.stringify({ items: 1 }),
+        });
+      const first = send();
+      await new Promise((resolve) => setTimeout(resolve, leaseMs * 2));
+      const [dead] = claims;
+      expect(await rowOf()).toMatchObject({ claim: dead, prepaid: null, prepaid_by: null });
+
+      const unsure = await send();
+      expect(unsure.status).toBe(503);
+      expect(await unsure.text()).toContain('SERVICE_UNAVAILABLE');
+      expect(asked).toEqual([`${key.accountId}:live:${dead}`]);
+      // The claim is the dead attempt's again, still lapsed: the next retry asks again.
+      expect(await rowOf()).toMatchObject({ claim: dead, prepaid: null });
+      expect(runs).toBe(1);
+
+      countersUp = true;
+      const retry = await send();
+      expect(retry.status).toBe(201);
+      expect(await retry.json()).toEqual({ run: 2, prepaid: { '0': 1 } });
+      expect(asked).toEqual([`${key.accountId}:live:${dead}`, `${key.accountId}:live:${dead}`]);
+      // The first attempt, answering late, stores nothing: the retry's answer is the key's.
+      expect((await first).status).toBe(201);
+      const replayed = await send();
+      expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+      expect(await replayed.json()).toEqual({ run: 2, prepaid: { '0': 1 } });
+    } finally {
+      await app.close();
+    }
+  });
 });

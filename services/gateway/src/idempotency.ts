@@ -4,7 +4,7 @@ import { HallmarkError, type RouteDefinition } from '@hallmark/contracts';
 import type { Logger } from '@hallmark/runtime';
 import type { SqlDatabase } from '@hallmark/sql';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { refusedAfterPrepaidWork } from './prepaid-work.ts';
+import { paidParts, refusedAfterPrepaidWork } from './prepaid-work.ts';
 
 /**
  * `Idempotency-Key` on every route that creates something (RouteDefinition.idempotent), for all
@@ -84,6 +84,11 @@ export interface IdempotentAttempt {
   prepaidAfter?: PrepaidParts;
   /** This attempt noted on the key what it paid (notePaid) while it held the claim. */
   paidNoted?: boolean;
+  /**
+   * This attempt's spend set its claim's paid marker (rate-limiter.ts, attemptPaidMarker): a retry
+   * that takes the claim over before the note counts that spend as prepaid.
+   */
+  paidMarked?: boolean;
   /** Renews the claim's lease while the attempt runs (stopped once its answer is stored or released). */
   renewal?: NodeJS.Timeout;
 }
@@ -100,7 +105,16 @@ interface StoredRow {
 }
 
 type ClaimOutcome =
-  | { kind: 'claimed'; prepaid: PrepaidParts; since: Date }
+  | {
+      kind: 'claimed';
+      prepaid: PrepaidParts;
+      since: Date;
+      /**
+       * The claim taken over, when its holder noted nothing on the key (`prepaid_by` is not it): it
+       * may have spent and been killed before its note, which only the counters know.
+       */
+      unnoted?: string;
+    }
   | { kind: 'replay'; status: number; contentType: string | null; answer: string }
   | { kind: 'reused' }
   | { kind: 'running' };
@@ -236,22 +250,32 @@ function createIdempotencyStore(db: SqlDatabase) {
         if (timeOf(row.lease_until) > now.getTime()) return { kind: 'running' };
         // The attempt holding the key stopped answering (a crash, a kill), or failed leaving quota
         // prepaid: its lease lapsed, so this one runs, with what it prepaid.
-        const taken = await db.query<Pick<StoredRow, 'prepaid'> & { created_at: Date | string }>(
+        const taken = await db.query<Pick<StoredRow, 'prepaid'> & { created_at: Date | string; prepaid_by: string | null }>(
           `UPDATE idempotent_requests SET claim = $6, lease_until = $7 WHERE ${whereScope} AND claim = $8 AND status IS NULL
-           RETURNING prepaid, created_at`,
+           RETURNING prepaid, prepaid_by, created_at`,
           [...scopeParams(scope), token, leaseUntil, row.claim],
         );
         const [took] = taken;
-        if (took) return { kind: 'claimed', prepaid: prepaidOf(took.prepaid ?? null), since: new Date(timeOf(took.created_at)) };
+        if (took) {
+          return {
+            kind: 'claimed',
+            prepaid: prepaidOf(took.prepaid ?? null),
+            since: new Date(timeOf(took.created_at)),
+            ...(row.claim !== null && took.prepaid_by !== row.claim ? { unnoted: row.claim } : {}),
+          };
+        }
       }
       return { kind: 'running' };
     },
 
-    /** Whether the key holds an answer or prepaid quota, not yet expired (whatever request it was for). */
+    /**
+     * Whether the key holds an answer or prepaid quota, or a claim whose lease lapsed (its attempt may
+     * have spent before it was killed, and noted nothing), not yet expired (whatever request it was for).
+     */
     async answeredOrPrepaid(scope: KeyScope, now: Date): Promise<boolean> {
       const rows = await db.query(
         `SELECT 1 FROM idempotent_requests
-         WHERE ${whereScope} AND (status IS NOT NULL OR prepaid IS NOT NULL) AND expires_at > $6`,
+         WHERE ${whereScope} AND (status IS NOT NULL OR prepaid IS NOT NULL OR lease_until <= $6) AND expires_at > $6`,
         [...scopeParams(scope), now],
       );
       return rows.length === 1;
@@ -260,7 +284,7 @@ function createIdempotencyStore(db: SqlDatabase) {
     /** Stores the answer of the attempt holding the claim; false when its lease was taken over meanwhile. */
     async complete(attempt: IdempotentAttempt, status: number, contentType: string | null, answer: string): Promise<boolean> {
       const updated = await db.query(
-        `UPDATE idempotent_requests SET claim = NULL, lease_until = NULL, prepaid = NULL, status = $7, content_type = $8, answer = $9
+        `UPDATE idempotent_requests SET claim = NULL, lease_until = NULL, prepaid = NULL, prepaid_by = NULL, status = $7, content_type = $8, answer = $9
          WHERE ${whereScope} AND claim = $6 RETURNING status`,
         [...scopeParams(attempt.scope), attempt.token, status, contentType, answer],
       );
@@ -282,7 +306,7 @@ function createIdempotencyStore(db: SqlDatabase) {
     /** What the attempt holding the claim has paid, while it runs; its lease is left as it is. False when it no longer holds it. */
     async notePaid(attempt: IdempotentAttempt, prepaid: PrepaidParts): Promise<boolean> {
       const noted = await db.query(
-        `UPDATE idempotent_requests SET prepaid = $7 WHERE ${whereScope} AND claim = $6 AND status IS NULL RETURNING claim`,
+        `UPDATE idempotent_requests SET prepaid = $7, prepaid_by = $6 WHERE ${whereScope} AND claim = $6 AND status IS NULL RETURNING claim`,
         [...scopeParams(attempt.scope), attempt.token, JSON.stringify(prepaid)],
       );
       return noted.length === 1;
@@ -294,10 +318,21 @@ function createIdempotencyStore(db: SqlDatabase) {
      */
     async leavePrepaid(attempt: IdempotentAttempt, prepaid: PrepaidParts, now: Date): Promise<boolean> {
       const left = await db.query(
-        `UPDATE idempotent_requests SET lease_until = $7, prepaid = $8 WHERE ${whereScope} AND claim = $6 RETURNING claim`,
+        `UPDATE idempotent_requests SET lease_until = $7, prepaid = $8, prepaid_by = $6 WHERE ${whereScope} AND claim = $6 RETURNING claim`,
         [...scopeParams(attempt.scope), attempt.token, now, JSON.stringify(prepaid)],
       );
       return left.length === 1;
+    },
+
+    /**
+     * Hands a claim just taken over back to the claim it took it from, its lease still lapsed: what
+     * that attempt spent could not be learnt, and the next retry asks again.
+     */
+    async handBack(attempt: IdempotentAttempt, unnoted: string, now: Date): Promise<void> {
+      await db.query(
+        `UPDATE idempotent_requests SET claim = $7, lease_until = $8 WHERE ${whereScope} AND claim = $6 AND status IS NULL`,
+        [...scopeParams(attempt.scope), attempt.token, unnoted, now],
+      );
     },
 
     /** Frees the key for a retry: the attempt failed. False when its claim was taken over meanwhile. */
@@ -335,6 +370,13 @@ export function installIdempotency(
      * again as fast as the network carried it.
      */
     beforeReplay?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+    /**
+     * Whether the attempt that held `claim` spent its quota (its paid marker is set), settled for
+     * good: an attempt that had not spent yet never will (rate-limiter.ts, closeAttemptSpend). Asked
+     * when a retry takes over a claim whose holder noted nothing: killed between its spend and its
+     * note, it paid for the whole request. Without it, such a retry pays again.
+     */
+    closeAttemptSpend?: (owner: { accountId: string; environment: string }, claim: string) => Promise<boolean>;
   },
 ): Idempotency {
   const store = createIdempotencyStore(deps.db);
@@ -363,6 +405,33 @@ export function installIdempotency(
     if (attempt?.renewal) clearInterval(attempt.renewal);
   };
 
+  /**
+   * A claim taken over from an attempt that noted nothing: when that attempt spent (killed between
+   * its spend and its note), it paid for the whole request, so this one has all of it prepaid, and
+   * notes so at once for any retry after it. Its marker is closed either way, so an attempt still
+   * alive past its lease spends nothing after this. When the counters cannot say, the claim goes back
+   * to that attempt, lapsed, and the request is refused with 503: a later retry asks again.
+   */
+  const settleUnnotedSpend = async (
+    request: FastifyRequest,
+    route: RouteDefinition,
+    attempt: IdempotentAttempt,
+    unnoted: string,
+  ): Promise<void> => {
+    if (!deps.closeAttemptSpend) return;
+    let spent: boolean;
+    try {
+      spent = await deps.closeAttemptSpend(attempt.scope, unnoted);
+    } catch (error) {
+      await store.handBack(attempt, unnoted, deps.clock()).catch(() => undefined);
+      request.log.warn({ err: error }, 'idempotency: could not learn whether a lapsed attempt spent its quota');
+      throw new HallmarkError('SERVICE_UNAVAILABLE', 'The quota counters are unavailable; retry shortly.');
+    }
+    if (!spent) return;
+    attempt.prepaid = paidParts(request, route);
+    await store.notePaid(attempt, attempt.prepaid);
+  };
+
   const admit = async (
     request: FastifyRequest,
     reply: FastifyReply,
@@ -384,6 +453,7 @@ export function installIdempotency(
           prepaid: outcome.prepaid,
           since: outcome.since,
         };
+        if (outcome.unnoted !== undefined) await settleUnnotedSpend(request, route, attempt, outcome.unnoted);
         request.idempotentAttempt = attempt;
         keepLeased(request, attempt);
         return true;
@@ -450,7 +520,9 @@ export function installIdempotency(
       // Taken over by a retry that counted what this attempt noted as paid: it keeps all of it. Before,
       // it gave back the chunks it never sent (the retry made them, unpaid): a gateway stalled past
       // its lease made the day's quota hold more codes than it allows (a review of 2026-12-05).
-      if (!held && attempt.paidNoted) request.paidForTakeover = true;
+      // So too when it spent after the retry's takeover noted nothing of it: the retry asked the
+      // counters and counted the spend (settleUnnotedSpend), or closed the marker and it was not made.
+      if (!held && (attempt.paidNoted || attempt.paidMarked)) request.paidForTakeover = true;
     } catch (error) {
       // The answer goes out anyway; the key stays claimed until its lease lapses, then a retry runs again.
       request.log.error({ err: error }, 'idempotency: could not store or release the answer of a claimed key');

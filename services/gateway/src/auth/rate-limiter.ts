@@ -122,6 +122,29 @@ function keyStopMarker(key: { accountId: string; environment: string; keyId: str
   return `rl:{${key.accountId}:${key.environment}}:k:${key.keyId}:${stop === 'REVOKED_API_KEY' ? 'revoked' : 'expired'}`;
 }
 
+/**
+ * How long an attempt's paid marker lasts: longer than its Idempotency-Key (a day), whose retries
+ * read it (idempotency.ts, settleUnnotedSpend).
+ */
+const attemptPaidMarkerMs = 25 * 60 * 60 * 1000;
+
+/**
+ * The marker that the keyed attempt holding `claim` spent its quota, under its account's hash tag,
+ * set in the spend's atomic call (cost 1, limit 1). A retry that takes that claim over with nothing
+ * noted on the key spends it too (closeAttemptSpend): refused, the attempt had spent; allowed, it had
+ * not, and its spend, were it still to come, is now refused whole.
+ */
+function attemptPaidMarker(owner: { accountId: string; environment: string }, claim: string): string {
+  return `rl:{${owner.accountId}:${owner.environment}}:paid:${claim}`;
+}
+
+/** The refusal of a keyed attempt whose claim a retry took over before it spent: the retry makes the work. */
+const takenOverRefusal = () =>
+  new HallmarkError(
+    'CONFLICT',
+    'A retry with this Idempotency-Key took this request over while it waited; the retry makes and answers it.',
+  );
+
 /** The key's stop markers, read (not spent) with its counters: they refuse once set. */
 function keyStopChecks(key: AuthenticatedKey, nowMs: number): QuotaCounter[] {
   return keyStops.map((stop) => ({ key: keyStopMarker(key, stop), cost: 0, limit: 0, resetAtMs: nowMs + keyStopMarkerMs }));
@@ -376,6 +399,8 @@ export function createRateLimiter(options: {
       rule: QuotaRule | undefined,
       items: number,
       prepaid = 0,
+      /** The claim of the request's Idempotency-Key: its paid marker is set with the route's quota (attemptPaidMarker). */
+      attemptClaim?: string,
     ): RateLimitOutcome | Promise<RateLimitOutcome> {
       const nowMs = options.clock().getTime();
       const second = Math.floor(nowMs / 1000);
@@ -416,14 +441,22 @@ export function createRateLimiter(options: {
       counters.push(
         { key: keyRequestsCounter(key, 'd', day), cost: 1, limit: countedOnly, resetAtMs: endOfDayMs },
         { key: keyRequestsCounter(key, 'm', minute), cost: 1, limit: countedOnly, resetAtMs: (minute + 1) * 60_000 },
-        ...keyStopChecks(key, nowMs),
       );
+      const marked = quota !== undefined && attemptClaim !== undefined;
+      if (marked)
+        counters.push({ key: attemptPaidMarker(key, attemptClaim), cost: 1, limit: 1, resetAtMs: nowMs + attemptPaidMarkerMs });
+      counters.push(...keyStopChecks(key, nowMs));
       const decision = options.cache.consumeQuotas(counters);
       // The route's quota is what a refused request gets back (`refund`); the thresholds an allowed
       // request took it past are told once it is known what the request keeps (`settle`).
       const outcomeOfDecision = (all: QuotaDecision): RateLimitOutcome | Promise<RateLimitOutcome> => {
-        const { stopped, decision: settled } = splitKeyStops(all);
-        if (stopped) return stoppedKey(key, settled, stopped);
+        const { stopped, decision: unmarked } = splitKeyStops(all);
+        if (stopped) return stoppedKey(key, unmarked, stopped);
+        const markerIndex = unmarked.counters.length - 1;
+        if (marked && unmarked.refusedIndex === markerIndex) {
+          return { allowed: false, reported: unmarked.counters[0] as CounterState, keyRefusal: takenOverRefusal() };
+        }
+        const settled = marked ? { ...unmarked, counters: unmarked.counters.slice(0, markerIndex) } : unmarked;
         const outcome = decided(key, outcomeOf(settled, names, nowMs), nowMs);
         const reached = thresholdsOf(key, settled, names, day);
         const keepsTelling = (name: CounterName) => outcome.allowed && name === quotaName;
@@ -434,6 +467,23 @@ export function createRateLimiter(options: {
       };
       // In memory the decision is here already: no promise.
       return decision instanceof Promise ? decision.then(outcomeOfDecision) : outcomeOfDecision(decision);
+    },
+
+    /**
+     * Whether the keyed attempt holding `claim` spent its quota (its paid marker set), settled for
+     * good: the marker is spent here too, so when it was not set the attempt's spend, if it comes,
+     * is refused whole (idempotency.ts, settleUnnotedSpend).
+     */
+    async closeAttemptSpend(owner: { accountId: string; environment: string }, claim: string): Promise<boolean> {
+      const decision = await options.cache.consumeQuotas([
+        {
+          key: attemptPaidMarker(owner, claim),
+          cost: 1,
+          limit: 1,
+          resetAtMs: options.clock().getTime() + attemptPaidMarkerMs,
+        },
+      ]);
+      return !decision.allowed;
     },
 
     /**

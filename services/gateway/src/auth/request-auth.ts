@@ -291,8 +291,9 @@ export function installRequestAuth(
     const items = route.quota?.per === 'item' ? itemCount(request.body) : 1;
     if (!spendsAfterBody(request, route)) request.spentBeforeBodyAt = performance.now();
     const prepaid = prepaidUnitsOf(request);
-    const outcome = deps.rateLimiter.spend(key, route.quota, items, prepaid);
-    const keyed = request.idempotentAttempt !== undefined;
+    const attempt = request.idempotentAttempt;
+    const outcome = deps.rateLimiter.spend(key, route.quota, items, prepaid, attempt?.token);
+    const keyed = attempt !== undefined;
     // Read now: the Idempotency-Key's hook forgets the attempt before the onSend below runs.
     if (prepaid > 0) request.prepaidSpent = { units: prepaid, today: prepaidToday(request, deps.clock()) };
     // In the embedded form the counters reach the database every 100 ms: a crash loses the spending
@@ -313,11 +314,15 @@ export function installRequestAuth(
     }
     settle(reply, outcome, (error) => {
       if (error || !request.quotaSpent) return done(error);
+      // The spend set the claim's paid marker with the quota: a retry taking the claim over before
+      // the note below reads it (idempotency.ts, settleUnnotedSpend).
+      if (attempt) attempt.paidMarked = true;
       const persisted = deps.rateLimiter.persistSpent();
       // A keyed attempt then notes on its key what it paid, before any work starts: a gateway killed
       // before the answer runs no onSend to give back or keep quota, and its retry would pay it all
       // again. The note never outlasts the spend (written first): a kill between the two left a
-      // day's quota noted prepaid and spent nowhere, and the retry made a batch of 1,000 free.
+      // day's quota noted prepaid and spent nowhere, and the retry made a batch of 1,000 free. A
+      // kill between the spend and the note is covered by the paid marker set with the spend.
       const noted = keyed ? persisted.then(() => deps.idempotency.notePaid(request, paidParts(request, route))) : persisted;
       noted.then(
         () => done(),
