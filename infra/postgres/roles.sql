@@ -113,8 +113,10 @@ GRANT SELECT ON cache_epochs
   TO hallmark_gateway, hallmark_code_service, hallmark_verify_service, hallmark_auction_service, hallmark_compliance_service;
 
 -- Each service's own tables.
-GRANT SELECT, INSERT, UPDATE, DELETE ON codes, metadata_schemas, metadata_schema_versions, gtin_ownership_conflicts, item_links
+GRANT SELECT, INSERT, UPDATE, DELETE ON codes, code_link_forms, metadata_schemas, metadata_schema_versions, gtin_ownership_conflicts, item_links
   TO hallmark_code_service;
+-- A code-service inserts its link form once (code-service migration 0009); its id is an identity.
+GRANT USAGE ON SEQUENCE code_link_forms_id_seq TO hallmark_code_service;
 GRANT SELECT, INSERT, UPDATE, DELETE ON code_reports, scans, code_directory, verify_projection_checkpoints,
   scan_counts_hourly, scan_code_days, code_blocklist, blocklist_active_counts
   TO hallmark_verify_service;

@@ -372,8 +372,8 @@ describe('a keyed batch whose gateway stalls or dies, retried through the other 
     await waitFor('the batch to be stored', async () => ((await codesOf(brand.id)) === items.length ? true : undefined), {
       timeoutMs: 20_000,
     });
-    const stored = await sql<{ asset_id: string; url: string; serial: string }>(
-      'SELECT asset_id, url, serial FROM codes WHERE account_id = $1',
+    const stored = await sql<{ asset_id: string; signature: string; serial: string }>(
+      'SELECT asset_id, signature, serial FROM codes WHERE account_id = $1',
       [brand.id],
     );
     await sleep(2_000);
@@ -393,7 +393,8 @@ describe('a keyed batch whose gateway stalls or dies, retried through the other 
     for (const result of retry.body.results as Json[]) {
       const item = items[result.index] as { serialNumber: string };
       expect(result.code?.assetId, JSON.stringify(result)).toBe(bySerial.get(item.serialNumber)?.asset_id);
-      expect(result.code?.url, JSON.stringify(result)).toBe(bySerial.get(item.serialNumber)?.url);
+      expect(result.code?.signature, JSON.stringify(result)).toBe(bySerial.get(item.serialNumber)?.signature);
+      expect(result.code?.url, JSON.stringify(result)).toContain(`sig=${bySerial.get(item.serialNumber)?.signature}`);
     }
     expect(await codesOf(brand.id)).toBe(100);
     expect(await generateUsed(brand.key)).toBe(100);

@@ -96,6 +96,11 @@ export const DistributedConfig = Type.Composite([
       description:
         'store the first events of generated codes in packs (event store migration 0003) while no process of a release of 2026-12-05 or before (which reads no packs) is connected to the database; false: always as rows',
     }),
+    HALLMARK_LINK_FORMS: Type.Boolean({
+      default: true,
+      description:
+        "store a generated code's link as its link form (code-service migration 0009: rebuilt from the code's fields) while no code-service of a release of 2026-12-06 or before (which reads the link from the row only) is connected to the database; false: always whole",
+    }),
     HALLMARK_NATS_STREAM_REPLICAS: Type.Integer({
       minimum: 1,
       maximum: 5,

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DistributedConfig, readConfig } from './config.ts';
 import { connectDistributed } from './infrastructure.ts';
 import { createLogger } from './logger.ts';
-import { sessionNameOf } from './packs-gate.ts';
+import { sessionNameOf } from './release-gates.ts';
 
 // A distributed process opens at most HALLMARK_DATABASE_POOL_MAX pooled PostgreSQL connections
 // (10 by default), so operators can fit replicas × pool under max_connections (infra/k8s/config.yaml).

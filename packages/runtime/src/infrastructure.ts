@@ -9,8 +9,8 @@ import { refusalLogger } from './bus-refusal-log.ts';
 import { type BaseConfig, ConfigError, type DistributedConfig, type EmbeddedConfig } from './config.ts';
 import type { Logger } from './logger.ts';
 import { cacheNamespaceRegister, type NamedRegister, namespaceClaimTtlMs } from './namespace-claim.ts';
-import { createPacksGate, sessionNameOf } from './packs-gate.ts';
 import type { ReadinessChecks } from './readiness.ts';
+import { createLinkFormsGate, createPacksGate, sessionNameOf } from './release-gates.ts';
 
 /** The adapters a service works with; the same interfaces in both forms. */
 export interface Infrastructure {
@@ -22,6 +22,11 @@ export interface Infrastructure {
   /** Photos and other large bytes, by SHA-256. */
   blobs: BlobStore;
   readiness: ReadinessChecks;
+  /**
+   * Whether code-service may store a new code's link as its link form, not whole (release-gates.ts):
+   * always in the embedded form (one process of one release).
+   */
+  linkFormsAllowed: () => Promise<boolean>;
   /** Drains the bus first (no new work, in-flight work finishes), then closes the stores. */
   close(): Promise<void>;
 }
@@ -88,6 +93,7 @@ export async function connectDistributed(
     bus,
     db,
     eventStore,
+    linkFormsAllowed: config.HALLMARK_LINK_FORMS ? createLinkFormsGate(db) : async () => false,
     cache,
     blobs: blobStoreFor(config, './.hallmark/blobs'),
     readiness: {
@@ -150,6 +156,7 @@ export async function createEmbedded(
     bus,
     db,
     eventStore,
+    linkFormsAllowed: async () => true,
     cache,
     blobs: blobStoreFor(config, join(resolve(config.HALLMARK_DATA_DIR), 'blobs')),
     readiness: { database: () => db.ping() },

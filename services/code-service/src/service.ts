@@ -43,6 +43,7 @@ import { renderQr } from './handlers/render-qr.ts';
 import { createSchemaCatalog } from './handlers/schemas.ts';
 import { findOwnCode, listOwnCodes } from './store/code-listing.ts';
 import { migrateCodes, reportOwnershipConflicts } from './store/code-store.ts';
+import { createLinkFormSource } from './store/link-forms.ts';
 
 /** Signed codes: generation, lookup for verification, and the signing keys behind them. */
 export const codeService = defineService({
@@ -87,6 +88,12 @@ export const codeService = defineService({
       keyring,
       resolverUrl: config.HALLMARK_RESOLVER_URL,
       linkOrder: config.HALLMARK_LINK_ORDER,
+      // Rows name the link's form instead of holding it (migration 0009), once no older code-service is connected.
+      linkForm: createLinkFormSource(
+        infra.db,
+        { origin: config.HALLMARK_RESOLVER_URL, order: config.HALLMARK_LINK_ORDER },
+        infra.linkFormsAllowed,
+      ),
       clock,
       // Concurrent single generates share a transaction (one commit for many codes and events).
       groupCommit: createGroupCommit({ db: infra.db, eventStore: infra.eventStore }),

@@ -17,7 +17,6 @@ import {
 } from '@hallmark/contracts';
 import { uuidV7 } from '@hallmark/crypto';
 import type { EventStore } from '@hallmark/event-store';
-import { formatDigitalLink } from '@hallmark/gs1';
 import { canonicalJson, startAssetHistory } from '@hallmark/provenance';
 import { isConnectionError, type SqlDatabase } from '@hallmark/sql';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
@@ -42,6 +41,7 @@ import {
   type StoredCode,
   storedAssetIds,
 } from '../store/code-store.ts';
+import { linkOfCode, type StoredLinkForm } from '../store/link-forms.ts';
 import type { SchemaCatalog } from './schemas.ts';
 
 export interface GenerateDeps {
@@ -52,6 +52,11 @@ export interface GenerateDeps {
   keyring: SigningKeyring;
   resolverUrl: string;
   linkOrder: 'spec' | 'gs1';
+  /**
+   * The link form new codes' rows name instead of holding their links (store/link-forms.ts); without
+   * it, or while it answers undefined, links are stored whole.
+   */
+  linkForm?: () => Promise<StoredLinkForm | undefined>;
   clock: () => Date;
   /** Small writes share transactions through it (group commit); without it each request writes its own. */
   groupCommit?: GroupCommit;
@@ -221,10 +226,7 @@ export async function generateCodes(
   const pending = accepted.map(({ position, code: decided }, offset) => {
     const { assetId, gtin, serial, batch, expiry, metadata, expiresAt, schemaId, schemaVersion } = decided;
     const signature = (signatures[offset] as Buffer).toString('base64url');
-    const url = formatDigitalLink(
-      { origin: deps.resolverUrl, gtin, serial, ...(batch ? { batch } : {}), ...(expiry ? { expiry } : {}), signature },
-      deps.linkOrder,
-    );
+    const url = linkOfCode({ gtin, serial, batch, expiry, signature }, { origin: deps.resolverUrl, order: deps.linkOrder });
     const generated: GeneratedCode = {
       url,
       gtin,
@@ -258,6 +260,7 @@ export async function generateCodes(
     kid: key.kid,
     now,
     requestId,
+    linkForm: await deps.linkForm?.(),
     entries: pending.map(({ code, event }) => ({ code, event })),
   };
   const taken =
@@ -321,6 +324,8 @@ export interface CodeWrite {
   kid: string;
   now: Date;
   requestId: string;
+  /** The link form its codes' rows name (store/link-forms.ts), or undefined: their links whole. */
+  linkForm?: StoredLinkForm | undefined;
   entries: ReadonlyArray<{ code: NewCode; event: Record<string, unknown> }>;
 }
 
@@ -368,6 +373,7 @@ export async function writeCodes(
                 owner: write.owner,
                 kid: write.kid,
                 createdAt: write.now,
+                linkForm: write.linkForm,
               }));
               // Under the claims' lock, shared: a revocation waits for this write, or this write sees it.
               if (underClaimsLock) {
@@ -417,7 +423,13 @@ async function writeCodesInOneStatement(
     // A revocation waits for this statement, or this statement sees it (codesInsert).
     ...(underClaimsLock ? { sharedLock: gtinClaimsLock } : {}),
     ...codesInsert(
-      entries.map(({ write, entry }) => ({ ...entry.code, owner: write.owner, kid: write.kid, createdAt: write.now })),
+      entries.map(({ write, entry }) => ({
+        ...entry.code,
+        owner: write.owner,
+        kid: write.kid,
+        createdAt: write.now,
+        linkForm: write.linkForm,
+      })),
     ),
   };
   const start = (deps.eventStore.startStreamsWithRows as NonNullable<EventStore['startStreamsWithRows']>).bind(deps.eventStore);

@@ -5,6 +5,7 @@ import { connectTestDatabase, type SqlDatabase, type SqlExecutor } from '@hallma
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listOwnCodes } from './code-listing.ts';
 import { insertCodes, migrateCodes, type StoredCode } from './code-store.ts';
+import { type LinkForm, linkOfCode, type StoredLinkForm, storeLinkForm } from './link-forms.ts';
 
 // GET /codes reads an account's codes newest first through the indexes of migration 0007: every page
 // in order, each read along its filter's index from the cursor on, without sorting the account's
@@ -17,7 +18,12 @@ describe('the codes listing and its indexes, on codes stored as generate request
   const perRequest = 500;
   const stored: StoredCode[] = [];
 
-  /** One request's codes as generateCodes makes them: one time, asset ids in item order, rows in serial order (codesInsert). */
+  const form: LinkForm = { origin: 'https://id.example.com', order: 'spec' };
+  let storedForm: StoredLinkForm | undefined;
+  /**
+   * One request's codes as generateCodes makes them: one time, asset ids in item order, rows in serial
+   * order (codesInsert); every other request's rows name their link form (migration 0009).
+   */
   const request = (who: Principal, number: number, at: Date): StoredCode[] =>
     Array.from({ length: perRequest }, (_, item) => ({
       assetId: `code_${uuidV7(at.getTime()).replaceAll('-', '')}`,
@@ -29,7 +35,17 @@ describe('the codes listing and its indexes, on codes stored as generate request
       batch: number % 3 === 0 ? null : `L${number % 4}`,
       expiry: null,
       signature: 'A'.repeat(86),
-      url: `https://id.example.com/01/${gtins[number % gtins.length]}/21/S${number}-${item}?sig=${'A'.repeat(86)}`,
+      url: linkOfCode(
+        {
+          gtin: gtins[number % gtins.length] as string,
+          serial: `S${number}-${item}`,
+          batch: number % 3 === 0 ? null : `L${number % 4}`,
+          expiry: null,
+          signature: 'A'.repeat(86),
+        },
+        form,
+      ),
+      linkForm: number % 2 === 0 ? storedForm : undefined,
       metadata: {},
       expiresAt: null,
     }));
@@ -38,6 +54,7 @@ describe('the codes listing and its indexes, on codes stored as generate request
     database = await connectTestDatabase('code_listing');
     await migrateAccounts(database.db);
     await migrateCodes(database.db);
+    storedForm = await storeLinkForm(database.db, form);
     const start = Date.parse('2026-12-01T10:00:00Z');
     for (let number = 0; number < requests; number++) {
       const codes = request(owner, number, new Date(start + number * 1_000));
@@ -124,6 +141,9 @@ describe('the codes listing and its indexes, on codes stored as generate request
       const expected = newestFirst(stored.filter(matches));
       expect(expected.length).toBeGreaterThanOrEqual(2_000);
       expect(listed.map((code) => code.assetId)).toEqual(expected);
+      // with its link as issued, stored whole or as its form
+      const linkOf = new Map(stored.map((code) => [code.assetId, code.url]));
+      expect(listed.filter((code) => code.url !== linkOf.get(code.assetId))).toEqual([]);
 
       // And a page deep in the list reads its index from the cursor on: no sort, a page's rows
       const deep = statements[Math.floor(statements.length / 2)] as { text: string; params: readonly unknown[] };

@@ -10,17 +10,13 @@ import {
   type Principal,
 } from '@hallmark/contracts';
 import type { SqlExecutor } from '@hallmark/sql';
+import { codeRowsWithLinks, type LinkColumns, linkFormColumns, linkOfRow } from './code-store.ts';
 
 // GET /codes and GET /codes/{assetId} (docs/API.md, "Listing codes"): the owner's rows of `codes`,
 // newest first, keyset-paged on (created_at, asset_id) through the indexes of migration 0007.
 
-interface ListedRow {
+interface ListedRow extends LinkColumns {
   asset_id: string;
-  gtin: string;
-  serial: string;
-  batch: string | null;
-  expiry: string | null;
-  url: string;
   metadata: Record<string, unknown> | string;
   created_at: Date | string;
   at_text: string;
@@ -29,7 +25,7 @@ interface ListedRow {
 /** About half of NATS's 1 MB message: a page of large codes stops early (it says hasMore). */
 const maxPageBytes = 512 * 1024;
 
-const columns = `asset_id, gtin, serial, batch, expiry, url, metadata, created_at, created_at::text AS at_text`;
+const columns = `asset_id, gtin, serial, batch, expiry, signature, url, metadata, created_at, created_at::text AS at_text, ${linkFormColumns}`;
 
 const itemOf = (row: ListedRow): CodeListItem => ({
   assetId: row.asset_id,
@@ -37,7 +33,7 @@ const itemOf = (row: ListedRow): CodeListItem => ({
   serialNumber: row.serial,
   batchNumber: row.batch,
   expiryDate: row.expiry ? yymmddToIsoDate(row.expiry) : null,
-  url: row.url,
+  url: linkOfRow(row),
   createdAt: new Date(row.created_at).toISOString(),
   metadata: typeof row.metadata === 'string' ? (JSON.parse(row.metadata) as Record<string, unknown>) : row.metadata,
 });
@@ -61,7 +57,7 @@ export async function listOwnCodes(db: SqlExecutor, owner: Principal, query: Lis
   }
   params.push(limit + 1);
   const rows = await db.query<ListedRow>(
-    `SELECT ${columns} FROM codes WHERE ${where.join(' AND ')}
+    `SELECT ${columns} FROM ${codeRowsWithLinks} WHERE ${where.join(' AND ')}
       ORDER BY created_at DESC, asset_id DESC LIMIT $${params.length}`,
     params,
   );
@@ -84,7 +80,7 @@ export async function listOwnCodes(db: SqlExecutor, owner: Principal, query: Lis
 /** One of the owner's codes; NOT_FOUND for another account's (or environment's) code, as for none. */
 export async function findOwnCode(db: SqlExecutor, owner: Principal, assetId: string): Promise<CodeListItem> {
   const rows = await db.query<ListedRow>(
-    `SELECT ${columns} FROM codes WHERE asset_id = $1 AND account_id = $2 AND environment = $3`,
+    `SELECT ${columns} FROM ${codeRowsWithLinks} WHERE asset_id = $1 AND account_id = $2 AND environment = $3`,
     [assetId, owner.accountId, owner.environment],
   );
   const row = rows[0];

@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { claimValuesCovering, gtinSignerSql } from '@hallmark/accounts';
 import type { Environment, Principal } from '@hallmark/contracts';
 import { loadMigrations, runMigrations, type SqlDatabase, type SqlExecutor } from '@hallmark/sql';
+import { linkOfCode, type StoredLinkForm } from './link-forms.ts';
 
 const folder = fileURLToPath(new URL('../../migrations', import.meta.url));
 
@@ -57,7 +58,7 @@ export interface CodeRecord {
   expiresAt: Date | null;
 }
 
-interface CodeRow {
+interface CodeRow extends LinkColumns {
   asset_id: string;
   account_id: string;
   environment: Environment;
@@ -67,10 +68,35 @@ interface CodeRow {
   expiry: string | null;
   kid: string;
   signature: string;
-  url: string;
   metadata: Record<string, unknown>;
   created_at: Date | string;
   expires_at: Date | string | null;
+}
+
+/** A row of `codes` read with its link form (codeRowsWithLinks): its link whole, or its form's origin and order. */
+export interface LinkColumns {
+  gtin: string;
+  serial: string;
+  batch: string | null;
+  expiry: string | null;
+  signature: string;
+  url: string | null;
+  form_origin: string | null;
+  form_order: 'spec' | 'gs1' | null;
+}
+
+/** `codes` as `c` with the columns of its link form (LinkColumns): put `WHERE …` after it. */
+export const codeRowsWithLinks = `codes c LEFT JOIN code_link_forms f ON f.id = c.link_form`;
+/** The link form's columns of codeRowsWithLinks. */
+export const linkFormColumns = `f.origin AS form_origin, f.link_order AS form_order`;
+
+/** A row's link: as stored, else written again from its form (code-service migration 0009). */
+export function linkOfRow(row: LinkColumns): string {
+  if (row.url !== null) return row.url;
+  if (row.form_origin === null || row.form_order === null) {
+    throw new Error(`codes: a row of ${row.gtin}/${row.serial} has neither its link nor a known link form`);
+  }
+  return linkOfCode(row, { origin: row.form_origin, order: row.form_order });
 }
 
 const toRecord = (row: CodeRow): CodeRecord => ({
@@ -83,7 +109,7 @@ const toRecord = (row: CodeRow): CodeRecord => ({
   expiry: row.expiry,
   kid: row.kid,
   signature: row.signature,
-  url: row.url,
+  url: linkOfRow(row),
   metadata: row.metadata,
   createdAt: new Date(row.created_at),
   expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
@@ -106,6 +132,8 @@ export interface StoredCode extends NewCode {
   owner: Principal;
   kid: string;
   createdAt: Date;
+  /** Stores the link as this form when it gives the link back exactly, else whole (link-forms.ts). */
+  linkForm?: StoredLinkForm | undefined;
 }
 
 /**
@@ -127,8 +155,9 @@ export function codesInsert(
   { onlyCurrentSigners = true }: { onlyCurrentSigners?: boolean } = {},
 ): { text: string; params: unknown[] } {
   const rows = JSON.stringify(
-    codes.map(({ assetId, expiresAt, owner, createdAt, ...rest }) => ({
+    codes.map(({ assetId, expiresAt, owner, createdAt, linkForm, ...rest }) => ({
       ...rest,
+      ...(linkForm && linkOfCode(rest, linkForm) === rest.url ? { url: null, link_form: linkForm.id } : {}),
       asset_id: assetId,
       account_id: owner.accountId,
       environment: owner.environment,
@@ -148,11 +177,11 @@ export function codesInsert(
        ) AS signer ON signer.environment = r.environment AND signer.gtin = r.gtin AND signer.account_id = r.account_id`
     : '';
   return {
-    text: `INSERT INTO codes (asset_id, account_id, environment, gtin, serial, batch, expiry, kid, signature, url, metadata, created_at, expires_at)
-     SELECT r.asset_id, r.account_id, r.environment, r.gtin, r.serial, r.batch, r.expiry, r.kid, r.signature, r.url, r.metadata, r.created_at, r.expires_at
+    text: `INSERT INTO codes (asset_id, account_id, environment, gtin, serial, batch, expiry, kid, signature, url, link_form, metadata, created_at, expires_at)
+     SELECT r.asset_id, r.account_id, r.environment, r.gtin, r.serial, r.batch, r.expiry, r.kid, r.signature, r.url, r.link_form, r.metadata, r.created_at, r.expires_at
      FROM jsonb_to_recordset($1::jsonb)
        AS r(asset_id text, account_id text, environment text, gtin text, serial text, batch text, expiry text, kid text, signature text,
-            url text, metadata jsonb, created_at timestamptz, expires_at timestamptz)
+            url text, link_form integer, metadata jsonb, created_at timestamptz, expires_at timestamptz)
      ${signers}
      ORDER BY r.account_id, r.environment, r.gtin, r.serial
      ON CONFLICT (account_id, environment, gtin, serial) DO NOTHING RETURNING asset_id AS key`,
@@ -186,7 +215,7 @@ export async function findOwnCodesByAssetId(
 ): Promise<Map<string, CodeRecord>> {
   if (assetIds.length === 0) return new Map();
   const rows = await sql.query<CodeRow>(
-    'SELECT * FROM codes WHERE asset_id = ANY($1::text[]) AND account_id = $2 AND environment = $3',
+    `SELECT c.*, ${linkFormColumns} FROM ${codeRowsWithLinks} WHERE c.asset_id = ANY($1::text[]) AND c.account_id = $2 AND c.environment = $3`,
     [assetIds, owner.accountId, owner.environment],
   );
   return new Map(rows.map((row) => [row.asset_id, toRecord(row)]));
@@ -199,10 +228,9 @@ export async function findCodesByItem(
   gtin: string,
   serial: string,
 ): Promise<CodeRecord[]> {
-  const rows = await sql.query<CodeRow>('SELECT * FROM codes WHERE environment = $1 AND gtin = $2 AND serial = $3', [
-    environment,
-    gtin,
-    serial,
-  ]);
+  const rows = await sql.query<CodeRow>(
+    `SELECT c.*, ${linkFormColumns} FROM ${codeRowsWithLinks} WHERE c.environment = $1 AND c.gtin = $2 AND c.serial = $3`,
+    [environment, gtin, serial],
+  );
   return rows.map(toRecord);
 }

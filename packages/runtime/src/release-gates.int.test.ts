@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { createSqlEventStore } from '@hallmark/event-store';
 import { createPostgresDatabase, createTestDatabase, type SqlDatabase, type TestDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPacksGate, sessionNameOf } from './packs-gate.ts';
+import { createLinkFormsGate, createPacksGate, sessionNameOf } from './release-gates.ts';
 
 // A rolling update from a release of 2026-12-05 or before runs its processes beside this release's:
 // their projections read the events table only, and would read past event packs (event store
 // migration 0003) without projecting their codes, for good. code-service packs only while no
-// session of such a process (its bare service name) is connected to the database.
+// session of such a process (its bare service name) is connected to the database. Likewise a
+// code-service of 2026-12-06 or before reads a code's link from its row only: new rows name their
+// link form (code-service migration 0009) only while none of its sessions is connected.
 
 let database: TestDatabase;
 let db: SqlDatabase;
@@ -55,6 +57,31 @@ describe('the packs gate (a rolling update from a release that reads no packs)',
     }
     // Its session is gone: packs again.
     expect(await startThrough(gate, 3)).toEqual({ rows: 0, packed: 3 });
+  });
+
+  it('shuts the link forms gate while a code-service of a release before them is connected, and only then', async () => {
+    const gate = createLinkFormsGate(db, { recheckMs: 0 });
+    expect(sessionNameOf('code-service')).toBe('hallmark/code-service/2');
+    expect(await gate()).toBe(true);
+    for (const older of ['hallmark/code-service', 'code-service']) {
+      const session = createPostgresDatabase({ connectionString: database.url, applicationName: older });
+      await session.query('SELECT 1');
+      try {
+        expect(await gate(), older).toBe(false);
+      } finally {
+        await session.close();
+      }
+    }
+    // Another service of the release before (it reads no codes) leaves it open.
+    const verifier = createPostgresDatabase({ connectionString: database.url, applicationName: 'hallmark/verify-service' });
+    await verifier.query('SELECT 1');
+    try {
+      expect(await gate()).toBe(true);
+    } finally {
+      await verifier.close();
+    }
+    const failing = { ...db, query: async () => Promise.reject(new Error('the database is away')) } as unknown as SqlDatabase;
+    expect(await createLinkFormsGate(failing)()).toBe(false);
   });
 
   it('asks the database at most once per recheck interval, and answers rows when it cannot ask', async () => {

@@ -1,0 +1,104 @@
+// A code's row names its link form instead of holding its link (code-service migration 0009, issue
+// #19): the link is written again from the resolver origin and order the code was made with. An
+// operator who moves the resolver (HALLMARK_RESOLVER_URL) or changes the link order must not bend
+// the links of codes already printed: every reader answers each earlier code with the exact link it
+// was issued, and new codes get the new form. The embedded product (`hallmark start`) over HTTP,
+// restarted on its data folder with the new settings; then its database read as it is.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createPgliteDatabase } from '@hallmark/sql';
+import { afterAll, describe, expect, it } from 'vitest';
+import { call } from '../support/embedded.ts';
+import { type HallmarkServer, startHallmarkServer } from '../support/hallmark-server.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
+type Json = Record<string, any>;
+
+const gtin = '09506000134352';
+const cleanups: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function startOn(dataDir: string, env: Record<string, string>): Promise<HallmarkServer> {
+  const server = await startHallmarkServer(dataDir, env);
+  cleanups.push(server.dispose);
+  return server;
+}
+
+async function stop(server: HallmarkServer): Promise<void> {
+  server.child.kill('SIGTERM');
+  expect((await server.exited).code).toBe(0);
+}
+
+describe('link forms: a code keeps the link it was issued', () => {
+  it('answers earlier codes with their issued links after the resolver origin and link order change, and new codes with the new ones', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'hallmark-link-forms-'));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    const first = await startOn(dataDir, { HALLMARK_RESOLVER_URL: 'https://old.brand.example', HALLMARK_LINK_ORDER: 'spec' });
+    const operatorKey = (await readFile(join(dataDir, 'operator-key'), 'utf8')).trim();
+    const api = (url: string, method: string, path: string, body?: unknown) =>
+      call<Json>(url, method, `/api/v1${path}`, { key: operatorKey, ...(body !== undefined ? { body } : {}) });
+
+    // A code alone, and a batch, with serials and batches that need escaping in a link.
+    const one = await api(first.url, 'POST', '/code/generate', {
+      gtin,
+      serialNumber: "A/1%b!'()*",
+      batchNumber: 'L&7/2',
+      expiryDate: '2027-12-31',
+    });
+    expect(one.status, JSON.stringify(one.body)).toBe(201);
+    const batch = await api(first.url, 'POST', '/code/generate/batch', {
+      items: [
+        { gtin, serialNumber: 'B-1' },
+        { gtin, serialNumber: 'B-2', batchNumber: 'L2' },
+        { gtin, serialNumber: 'B:3;=?', expiryDate: '2028-01-31' },
+      ],
+    });
+    expect(batch.status, JSON.stringify(batch.body)).toBe(200);
+    const issued: Array<{ assetId: string; url: string; serial: string }> = [
+      one.body,
+      ...batch.body.results.map((r: Json) => r.code),
+    ].map((code: Json) => ({ assetId: code.assetId, url: code.url, serial: code.serial }));
+    expect(issued).toHaveLength(4);
+    for (const code of issued) expect(code.url.startsWith('https://old.brand.example/01/')).toBe(true);
+    expect(one.body.url).toContain('/21/A%2F1%25b%21%27%28%29%2A/10/L%267%2F2?17=271231&sig=');
+    await stop(first);
+
+    // The operator moves the resolver and switches to GS1's order.
+    const second = await startOn(dataDir, { HALLMARK_RESOLVER_URL: 'https://new.brand.example', HALLMARK_LINK_ORDER: 'gs1' });
+    for (const code of issued) {
+      const found = await api(second.url, 'GET', `/codes/${code.assetId}`);
+      expect(found.status).toBe(200);
+      expect(found.body.url, code.serial).toBe(code.url);
+      const listed = await api(second.url, 'GET', `/codes?serial=${encodeURIComponent(code.serial)}`);
+      expect(listed.body.data.map((item: Json) => item.url)).toEqual([code.url]);
+      // And the issued link still verifies as itself.
+      const verified = await api(second.url, 'POST', '/code/verify', { url: code.url });
+      expect(verified.body.verdict, JSON.stringify(verified.body)).toBe('AUTHENTIC');
+    }
+    const fresh = await api(second.url, 'POST', '/code/generate', { gtin, serialNumber: 'NEW-1', batchNumber: 'L9' });
+    expect(fresh.status).toBe(201);
+    expect(fresh.body.url).toMatch(/^https:\/\/new\.brand\.example\/01\/09506000134352\/10\/L9\/21\/NEW-1\?sig=/);
+    expect((await api(second.url, 'GET', `/codes/${fresh.body.assetId}`)).body.url).toBe(fresh.body.url);
+    await stop(second);
+
+    // Every row names its form; no link text is stored in them.
+    const db = await createPgliteDatabase(join(dataDir, 'pglite'));
+    try {
+      const rows = await db.query<{ serial: string; url: string | null; origin: string; link_order: string }>(
+        `SELECT c.serial, c.url, f.origin, f.link_order FROM codes c JOIN code_link_forms f ON f.id = c.link_form ORDER BY c.serial`,
+      );
+      expect(rows.map((row) => row.serial).sort()).toEqual([...issued.map((code) => code.serial), 'NEW-1'].sort());
+      expect(rows.filter((row) => row.url !== null)).toEqual([]);
+      expect(rows.find((row) => row.serial === 'NEW-1')).toMatchObject({
+        origin: 'https://new.brand.example',
+        link_order: 'gs1',
+      });
+      expect(rows.find((row) => row.serial === 'B-1')).toMatchObject({ origin: 'https://old.brand.example', link_order: 'spec' });
+    } finally {
+      await db.close();
+    }
+  }, 180_000);
+});
