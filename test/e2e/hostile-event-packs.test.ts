@@ -9,11 +9,12 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createSqlEventStore, type EventStore, type StoredEvent } from '@hallmark/event-store';
 import { leafHash } from '@hallmark/merkle';
-import { connectTestDatabase, createPgliteDatabase, createPostgresDatabase, type SqlDatabase } from '@hallmark/sql';
+import { connectTestDatabase, createPgliteDatabase, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { call, createEnterpriseAccount, restartTestProduct, startTestProduct, type TestProduct } from '../support/embedded.ts';
 import { runHallmark } from '../support/hallmark-cli.ts';
+import { holdOlderSession } from '../support/older-session.ts';
 import { sqlOnce } from '../support/sql-once.ts';
 import { rewriteFirstEvent } from '../support/stored-events.ts';
 import { waitFor } from '../support/wait.ts';
@@ -720,30 +721,13 @@ describe('a rolling update from a release that reads no packs (distributed)', ()
 
   it('stores codes’ events as rows while a process of that release is connected, then packs them', async () => {
     // A verify-service of the release before: its sessions bear the bare service name.
-    // Held in a transaction: a pool closes a connection idle for 10 s.
-    const older = createPostgresDatabase({ connectionString: product.databaseUrl, applicationName: 'verify-service' });
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let connected!: () => void;
-    const isConnected = new Promise<void>((resolve) => {
-      connected = resolve;
-    });
-    const held = older.transaction(async (tx) => {
-      await tx.query('SELECT 1');
-      connected();
-      await released;
-    });
-    await isConnected;
+    const releaseOlder = await holdOlderSession(product.databaseUrl, 'verify-service');
     try {
       // The gate looks again every 10 s: after the next look, every code of a batch is a row.
       await new Promise((resolve) => setTimeout(resolve, 10_500));
       expect(await batchOf(120)).toEqual({ rows: 120, packed: 0 });
     } finally {
-      release();
-      await held;
-      await older.close();
+      await releaseOlder();
     }
     await new Promise((resolve) => setTimeout(resolve, 10_500));
     expect(await batchOf(120)).toEqual({ rows: 0, packed: 120 });

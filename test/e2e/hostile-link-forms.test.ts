@@ -3,14 +3,21 @@
 // operator who moves the resolver (HALLMARK_RESOLVER_URL) or changes the link order must not bend
 // the links of codes already printed: every reader answers each earlier code with the exact link it
 // was issued, and new codes get the new form. The embedded product (`hallmark start`) over HTTP,
-// restarted on its data folder with the new settings; then its database read as it is.
+// restarted on its data folder with the new settings; then its database read as it is. And a
+// rolling update (distributed): while a code-service of a release before link forms is connected,
+// which reads a code's link from its row only, new rows hold their links whole.
+
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPgliteDatabase } from '@hallmark/sql';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { call } from '../support/embedded.ts';
 import { type HallmarkServer, startHallmarkServer } from '../support/hallmark-server.ts';
+import { holdOlderSession } from '../support/older-session.ts';
+import { sqlOnce } from '../support/sql-once.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
 type Json = Record<string, any>;
@@ -101,4 +108,51 @@ describe('link forms: a code keeps the link it was issued', () => {
       await db.close();
     }
   }, 180_000);
+});
+
+describe('a rolling update from a code-service that reads links from rows only (distributed)', () => {
+  let product: DistributedProduct;
+  beforeAll(async () => {
+    product = await startDistributedProduct();
+  }, 120_000);
+  afterAll(async () => {
+    await product?.stop();
+  }, 60_000);
+
+  /** A batch of the operator's; how its rows hold their links (whole or as a form), and whether every answer and listing gives the issued link. */
+  const batchOf = async (count: number) => {
+    const prefix = `LF-${randomUUID().slice(0, 8)}`;
+    const made = await call<Json>(product.url, 'POST', '/api/v1/code/generate/batch', {
+      key: product.operatorKey,
+      body: { items: Array.from({ length: count }, (_, i) => ({ gtin, serialNumber: `${prefix}-${i}` })) },
+    });
+    expect(made.status, JSON.stringify(made.body).slice(0, 300)).toBe(200);
+    const [counts] = await sqlOnce<{ whole: string; forms: string }>(
+      product.databaseUrl,
+      `SELECT count(*) FILTER (WHERE url IS NOT NULL AND link_form IS NULL)::text AS whole,
+              count(*) FILTER (WHERE url IS NULL AND link_form IS NOT NULL)::text AS forms
+         FROM codes WHERE serial LIKE $1`,
+      [`${prefix}-%`],
+    );
+    const listed = await call<Json>(product.url, 'GET', `/api/v1/codes?gtin=${gtin}&limit=200`, { key: product.operatorKey });
+    const issued = new Map(made.body.results.map((result: Json) => [result.code.assetId, result.code.url]));
+    const mine = listed.body.data.filter((item: Json) => issued.has(item.assetId));
+    expect(mine).toHaveLength(count);
+    expect(mine.filter((item: Json) => item.url !== issued.get(item.assetId))).toEqual([]);
+    return { whole: Number(counts?.whole), forms: Number(counts?.forms) };
+  };
+
+  it('stores links whole while such a code-service is connected, then as their forms', async () => {
+    // A code-service of 2026-12-06: its sessions bear `hallmark/code-service`.
+    const releaseOlder = await holdOlderSession(product.databaseUrl, 'hallmark/code-service');
+    try {
+      // The gate looks again every 10 s: after the next look, every row holds its link.
+      await new Promise((resolve) => setTimeout(resolve, 10_500));
+      expect(await batchOf(50)).toEqual({ whole: 50, forms: 0 });
+    } finally {
+      await releaseOlder();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10_500));
+    expect(await batchOf(50)).toEqual({ whole: 0, forms: 50 });
+  }, 60_000);
 });

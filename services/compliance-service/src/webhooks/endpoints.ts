@@ -27,6 +27,9 @@ import { enqueueMessages, messageIdOf } from './outbox.ts';
 import { newWebhookSecret } from './signing.ts';
 import { parseWebhookUrl, RefusedTarget } from './ssrf.ts';
 
+/** PostgreSQL's SQLSTATE for a transaction it failed to end a deadlock. */
+const deadlockDetected = '40P01';
+
 export interface EndpointRow {
   endpoint_id: string;
   account_id: string;
@@ -287,8 +290,17 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
 
     async remove(principal: Principal, id: string): Promise<{ deleted: true }> {
       await load(principal, id);
-      await db.query('DELETE FROM webhook_endpoints WHERE endpoint_id = $1', [id]);
-      return { deleted: true };
+      // The cascade locks the endpoint's messages after its row; a delivery worker's claim locks
+      // messages, then their endpoints' rows. PostgreSQL ends such a deadlock by failing one side:
+      // when it is this deletion, it runs again (a worker's failed claim is claimed again anyway).
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await db.query('DELETE FROM webhook_endpoints WHERE endpoint_id = $1', [id]);
+          return { deleted: true };
+        } catch (error) {
+          if ((error as { code?: unknown }).code !== deadlockDetected || attempt >= 3) throw error;
+        }
+      }
     },
 
     /**

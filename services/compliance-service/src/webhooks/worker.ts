@@ -277,7 +277,14 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
     const succeeded = status !== undefined && status >= 200 && status <= 299;
     const attempts = row.attempts + 1;
     await db.transaction(async (tx) => {
-      // Locked, so the endpoint's deletion waits for this outcome rather than racing it.
+      // The endpoint, then its message, locked in the order its deletion takes them (the endpoint's
+      // row, then its messages by the cascade), so the deletion waits for this outcome or this
+      // outcome for the deletion. The message alone first, then the endpoint's row for its failure
+      // streak, deadlocked with a deletion between the two (CI, 2026-12-06: the DELETE answered 500).
+      const [endpointLocked] = await tx.query('SELECT 1 FROM webhook_endpoints WHERE endpoint_id = $1 FOR NO KEY UPDATE', [
+        row.endpoint_id,
+      ]);
+      if (!endpointLocked) return; // the endpoint was deleted meanwhile, its messages and attempts with it
       const [current] = await tx.query<{ lease_token: string | null }>(
         'SELECT lease_token FROM webhook_messages WHERE endpoint_id = $1 AND message_id = $2 FOR UPDATE',
         [row.endpoint_id, row.message_id],
