@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { call, createEnterpriseAccount, restartTestProduct, startTestProduct, type TestProduct } from '../support/embedded.ts';
 import { runHallmark } from '../support/hallmark-cli.ts';
-import { holdOlderSession } from '../support/older-session.ts';
+import { acrossOlderSession } from '../support/older-session.ts';
 import { sqlOnce } from '../support/sql-once.ts';
 import { rewriteFirstEvent } from '../support/stored-events.ts';
 import { waitFor } from '../support/wait.ts';
@@ -720,16 +720,10 @@ describe('a rolling update from a release that reads no packs (distributed)', ()
   };
 
   it('stores codes’ events as rows while a process of that release is connected, then packs them', async () => {
-    // A verify-service of the release before: its sessions bear the bare service name.
-    const releaseOlder = await holdOlderSession(product.databaseUrl, 'verify-service');
-    try {
-      // The gate looks again every 10 s: after the next look, every code of a batch is a row.
-      await new Promise((resolve) => setTimeout(resolve, 10_500));
-      expect(await batchOf(120)).toEqual({ rows: 120, packed: 0 });
-    } finally {
-      await releaseOlder();
-    }
-    await new Promise((resolve) => setTimeout(resolve, 10_500));
-    expect(await batchOf(120)).toEqual({ rows: 0, packed: 120 });
+    // A verify-service of the release before: its sessions bear the bare service name. While it is
+    // connected (after the gate's next look), every code of a batch is a row.
+    const { during, after } = await acrossOlderSession(product.databaseUrl, 'verify-service', () => batchOf(120));
+    expect(during).toEqual({ rows: 120, packed: 0 });
+    expect(after).toEqual({ rows: 0, packed: 120 });
   }, 60_000);
 });

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { call } from '../support/embedded.ts';
 import { type HallmarkServer, startHallmarkServer } from '../support/hallmark-server.ts';
-import { holdOlderSession } from '../support/older-session.ts';
+import { acrossOlderSession } from '../support/older-session.ts';
 import { sqlOnce } from '../support/sql-once.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
@@ -143,16 +143,10 @@ describe('a rolling update from a code-service that reads links from rows only (
   };
 
   it('stores links whole while such a code-service is connected, then as their forms', async () => {
-    // A code-service of 2026-12-06: its sessions bear `hallmark/code-service`.
-    const releaseOlder = await holdOlderSession(product.databaseUrl, 'hallmark/code-service');
-    try {
-      // The gate looks again every 10 s: after the next look, every row holds its link.
-      await new Promise((resolve) => setTimeout(resolve, 10_500));
-      expect(await batchOf(50)).toEqual({ whole: 50, forms: 0 });
-    } finally {
-      await releaseOlder();
-    }
-    await new Promise((resolve) => setTimeout(resolve, 10_500));
-    expect(await batchOf(50)).toEqual({ whole: 0, forms: 50 });
+    // A code-service of 2026-12-06: its sessions bear `hallmark/code-service`. While it is connected
+    // (after the gate's next look), every row holds its link.
+    const { during, after } = await acrossOlderSession(product.databaseUrl, 'hallmark/code-service', () => batchOf(50));
+    expect(during).toEqual({ whole: 50, forms: 0 });
+    expect(after).toEqual({ whole: 0, forms: 50 });
   }, 60_000);
 });

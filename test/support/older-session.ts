@@ -27,3 +27,28 @@ export async function holdOlderSession(databaseUrl: string, applicationName: str
     await older.close();
   };
 }
+
+/** How long a release gate waits between its looks at the sessions (release-gates.ts: 10 s), and a little. */
+const gateLookMs = 10_500;
+
+/**
+ * What `write` gives while a session named `applicationName` is held open (after the gate's next
+ * look), and once it has gone (after the look after that): a rolling update from an older release
+ * as a gate of runtime's release-gates.ts meets it.
+ */
+export async function acrossOlderSession<T>(
+  databaseUrl: string,
+  applicationName: string,
+  write: () => Promise<T>,
+): Promise<{ during: T; after: T }> {
+  const releaseOlder = await holdOlderSession(databaseUrl, applicationName);
+  let during: T;
+  try {
+    await new Promise((resolve) => setTimeout(resolve, gateLookMs));
+    during = await write();
+  } finally {
+    await releaseOlder();
+  }
+  await new Promise((resolve) => setTimeout(resolve, gateLookMs));
+  return { during, after: await write() };
+}

@@ -31,7 +31,8 @@ describe('Idempotency-Key leases (PostgreSQL, over HTTP)', () => {
   });
   afterAll(() => test?.drop());
 
-  it('renews the lease while the first attempt runs: a retry after the lease is 409, then the answer is replayed', async () => {
+  /** An app whose every request is `key`'s, with the Idempotency-Key handling and `deps` besides. */
+  const appWith = (deps: Partial<Parameters<typeof installIdempotency>[1]> = {}) => {
     const app = Fastify();
     app.decorateRequest('apiKey', null);
     app.addHook('onRequest', async (request) => {
@@ -42,7 +43,25 @@ describe('Idempotency-Key leases (PostgreSQL, over HTTP)', () => {
       clock: () => new Date(),
       leaseMs,
       log: createLogger({ instance: 'test', level: 'silent' }),
+      ...deps,
     });
+    return app;
+  };
+
+  /** Listens, and sends POST /slow with this Idempotency-Key and body each time it is called. */
+  const listenForSlow = async (app: ReturnType<typeof Fastify>, idempotencyKey: string, body: unknown) => {
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as AddressInfo;
+    return () =>
+      fetch(`http://127.0.0.1:${port}/slow`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+        body: JSON.stringify(body),
+      });
+  };
+
+  it('renews the lease while the first attempt runs: a retry after the lease is 409, then the answer is replayed', async () => {
+    const app = appWith();
     let runs = 0;
     app.post('/slow', { config: { route: slowRoute } }, async (_request, reply) => {
       runs += 1;
@@ -53,14 +72,7 @@ describe('Idempotency-Key leases (PostgreSQL, over HTTP)', () => {
       return { run };
     });
     try {
-      await app.listen({ host: '127.0.0.1', port: 0 });
-      const { port } = app.server.address() as AddressInfo;
-      const send = () =>
-        fetch(`http://127.0.0.1:${port}/slow`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'idempotency-key': 'slow-batch-1' },
-          body: JSON.stringify({ items: 3 }),
-        });
+      const send = await listenForSlow(app, 'slow-batch-1', { items: 3 });
       const first = send();
       await new Promise((resolve) => setTimeout(resolve, leaseMs * 2));
       const retry = await send();
@@ -80,18 +92,9 @@ describe('Idempotency-Key leases (PostgreSQL, over HTTP)', () => {
   });
 
   it('asks whether a lapsed attempt that noted nothing spent: 503 and the claim left as it was while the counters cannot say, then all prepaid once they say it did', async () => {
-    const app = Fastify();
-    app.decorateRequest('apiKey', null);
-    app.addHook('onRequest', async (request) => {
-      request.apiKey = key;
-    });
     const asked: string[] = [];
     let countersUp = false;
-    installIdempotency(app, {
-      db: test.db,
-      clock: () => new Date(),
-      leaseMs,
-      log: createLogger({ instance: 'test', level: 'silent' }),
+    const app = appWith({
       closeAttemptSpend: async (owner, claim) => {
         asked.push(`${owner.accountId}:${owner.environment}:${claim}`);
         if (!countersUp) throw new Error('counters unreachable');
@@ -120,14 +123,7 @@ describe('Idempotency-Key leases (PostgreSQL, over HTTP)', () => {
         )
       )[0];
     try {
-      await app.listen({ host: '127.0.0.1', port: 0 });
-      const { port } = app.server.address() as AddressInfo;
-      const send = () =>
-        fetch(`http://127.0.0.1:${port}/slow`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'idempotency-key': 'killed-before-note' },
-          body: JSON.stringify({ items: 1 }),
-        });
+      const send = await listenForSlow(app, 'killed-before-note', { items: 1 });
       const first = send();
       await new Promise((resolve) => setTimeout(resolve, leaseMs * 2));
       const [dead] = claims;

@@ -16,7 +16,11 @@ export interface RateLimitOutcome {
   quotaSpent?: SpentQuota;
   /** Refused unread for the rest of the second, after a request larger than what the quota has left (recent-refusals.ts). */
   heldAfterLarger?: boolean;
-  /** The key stopped working on another replica a moment ago (a stop marker): its 401, answered instead of a 429. */
+  /**
+   * A refusal that is not a limit's, answered instead of a 429: the key stopped working on another
+   * replica a moment ago (a stop marker: its 401), or a retry took this keyed attempt over before it
+   * spent (its paid marker closed: 409).
+   */
   keyRefusal?: HallmarkError;
 }
 
