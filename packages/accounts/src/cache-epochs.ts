@@ -59,6 +59,7 @@ function startPoll(db: SqlExecutor, pollMs: number, polls: Map<number, SharedPol
     compliance_configs: 0,
   };
   let reading: Promise<void> | undefined;
+  let queued: Promise<void> | undefined;
   const read = async () => {
     const rows = await db.query<{ name: CachedTable; value: string }>('SELECT name, value FROM cache_epochs');
     for (const row of rows) {
@@ -66,22 +67,38 @@ function startPoll(db: SqlExecutor, pollMs: number, polls: Map<number, SharedPol
       if (value > epochs[row.name]) epochs[row.name] = value;
     }
   };
-  const refresh = () => {
-    reading ??= read().finally(() => {
+  const readNow = () => {
+    reading = read().finally(() => {
       reading = undefined;
     });
     return reading;
+  };
+  /** A read in flight: the timer's tick joins it, whatever it began after. */
+  const joinRead = () => reading ?? readNow();
+  /**
+   * A read begun after this call. One in flight may have begun before the caller's change (the
+   * timer's), so it is waited out and one more read made, shared by every caller meanwhile.
+   */
+  const refresh = () => {
+    if (!reading) return readNow();
+    queued ??= reading
+      .catch(() => {})
+      .then(() => {
+        queued = undefined;
+        return joinRead();
+      });
+    return queued;
   };
   const poll: SharedPoll = {
     epochs,
     refresh,
     watchers: new Set(),
     timer: setInterval(() => {
-      refresh().catch((error: unknown) => {
+      joinRead().catch((error: unknown) => {
         for (const watcher of poll.watchers) watcher.onError?.(error);
       });
     }, pollMs),
-    reading: () => reading,
+    reading: () => queued ?? reading,
   };
   poll.timer.unref();
   polls.set(pollMs, poll);

@@ -73,4 +73,38 @@ describe('watchCacheEpochs', () => {
     expect(errors.sort()).toEqual(['a', 'b']);
     for (const watcher of [a, b, fast, other]) await watcher.stop();
   });
+
+  it('a refresh sees a change made before it, even while the timer’s read of before the change is in flight', async () => {
+    vi.useFakeTimers();
+    const values = { api_keys: 1, verification_keys: 0, gtin_claims: 0 };
+    const db = fakeDatabase(values);
+    const watcher = await watchCacheEpochs(db, { pollMs: 100 });
+    // The timer's read takes the values as they are when it begins, and answers later.
+    let answerHeld: () => void = () => {};
+    db.query = async <Row>(): Promise<Row[]> => {
+      db.statements += 1;
+      const seen = Object.entries(values).map(([name, value]) => ({ name, value: String(value) })) as Row[];
+      await new Promise<void>((resolve) => {
+        answerHeld = resolve;
+      });
+      return seen;
+    };
+    await vi.advanceTimersByTimeAsync(100);
+    expect(db.statements).toBe(2);
+
+    values.api_keys = 2;
+    const refreshes = [watcher.refresh(), watcher.refresh()];
+    answerHeld();
+    await vi.advanceTimersByTimeAsync(0);
+    // The read begun before the change answered 1; the refreshes wait for one more, shared.
+    expect(watcher.current('api_keys')).toBe(1);
+    expect(db.statements).toBe(3);
+    answerHeld();
+    await Promise.all(refreshes);
+    expect(watcher.current('api_keys')).toBe(2);
+    expect(db.statements).toBe(3);
+    const stopping = watcher.stop();
+    answerHeld();
+    await stopping;
+  });
 });
