@@ -33,6 +33,7 @@ const pairedEndToEndFiles = [
   'hostile-edge',
   'hostile-keyed-retries',
   'hostile-labels-and-reloads',
+  'hostile-link-forms',
   'hostile-log-rebuild',
   'hostile-metering',
   'hostile-narrow-keys',

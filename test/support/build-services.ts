@@ -14,10 +14,17 @@ export function bundlePath(outDir: string, service: string): string {
   return join(outDir, `${service}.mjs`);
 }
 
-/** Bundles every service's src/main.ts into outDir. Fails on any esbuild error. */
+/**
+ * Bundles every service's src/main.ts into outDir, each dynamic import of workspace source a chunk
+ * of its own: without, the KurrentDB client (load-kurrent-event-store.ts imports it only when a
+ * process is configured for KurrentDB) was loaded by every process at start, its import hoisted to
+ * the top of the bundle (about 0.18 s of CPU a process, 0.8 s a distributed product). Fails on any
+ * esbuild error.
+ */
 export async function buildServices(outDir: string): Promise<void> {
   await bundleSource({
     entryPoints: Object.fromEntries(services.map((service) => [service, join(root, 'services', service, 'src', 'main.ts')])),
     outDir,
+    splitting: true,
   });
 }
