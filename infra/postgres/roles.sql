@@ -34,7 +34,7 @@
 --   cache_epochs (accounts migrations): read by every service, bumped by triggers (packages/accounts/src/cache-epochs.ts).
 --   code-service: codes, metadata_schemas, metadata_schema_versions, gtin_ownership_conflicts,
 --     item_links (the brand's links the resolver serves).
---   verify-service: code_reports, scans, code_directory, verify_projection_checkpoints, the scans'
+--   verify-service: code_reports, scans, code_directory, directory_keys, verify_projection_checkpoints, the scans'
 --     rollups (scan_counts_hourly, scan_code_days), code_blocklist, blocklist_active_counts and
 --     blocklist_owner_changes (read only: its trigger counts).
 --   auction-service: auction_objects, auction_transfers, auction_photo_blobs, auction_photo_blobs_backfill.
@@ -117,9 +117,11 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON codes, code_link_forms, metadata_schemas
   TO hallmark_code_service;
 -- A code-service inserts its link form once (code-service migration 0009); its id is an identity.
 GRANT USAGE ON SEQUENCE code_link_forms_id_seq TO hallmark_code_service;
-GRANT SELECT, INSERT, UPDATE, DELETE ON code_reports, scans, code_directory, verify_projection_checkpoints,
+GRANT SELECT, INSERT, UPDATE, DELETE ON code_reports, scans, code_directory, directory_keys, verify_projection_checkpoints,
   scan_counts_hourly, scan_code_days, code_blocklist, blocklist_active_counts
   TO hallmark_verify_service;
+-- The code directory's projection numbers each signing key id once (verify-service migration 0012).
+GRANT USAGE ON SEQUENCE directory_keys_id_seq TO hallmark_verify_service;
 -- Counted by a SECURITY DEFINER trigger on code_blocklist (verify-service migration 0011); read only.
 GRANT SELECT ON blocklist_owner_changes TO hallmark_verify_service;
 GRANT SELECT, INSERT, UPDATE, DELETE ON auction_objects, auction_transfers, auction_photo_blobs, auction_photo_blobs_backfill

@@ -5,7 +5,9 @@
 // was issued, and new codes get the new form. The embedded product (`hallmark start`) over HTTP,
 // restarted on its data folder with the new settings; then its database read as it is. And a
 // rolling update (distributed): while a code-service of a release before link forms is connected,
-// which reads a code's link from its row only, new rows hold their links whole.
+// which reads a code's link from its row only, new rows hold their links whole. Likewise the signing
+// key id (code-service migration 0010, verify-service migration 0012): named by the form and by a
+// number while no code-service or verify-service of a release before is connected, whole otherwise.
 
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -104,6 +106,17 @@ describe('link forms: a code keeps the link it was issued', () => {
         link_order: 'gs1',
       });
       expect(rows.find((row) => row.serial === 'B-1')).toMatchObject({ origin: 'https://old.brand.example', link_order: 'spec' });
+      // Nor any signing key id: the forms name the key (code-service migration 0010), the code
+      // directory its number (verify-service migration 0012).
+      const keys = await db.query<{ serial: string; kid: string | null; form_kid: string | null }>(
+        `SELECT c.serial, c.kid, f.kid AS form_kid FROM codes c JOIN code_link_forms f ON f.id = c.link_form`,
+      );
+      expect(keys.filter((row) => row.kid !== null || row.form_kid === null)).toEqual([]);
+      const directory = await db.query<{ serial: string; kid: string | null; key: string | null }>(
+        `SELECT d.serial, d.kid, k.kid AS key FROM code_directory d LEFT JOIN directory_keys k ON k.id = d.key_id`,
+      );
+      expect(directory.map((row) => row.serial).sort()).toEqual(rows.map((row) => row.serial).sort());
+      expect(directory.filter((row) => row.kid !== null || row.key !== keys[0]?.form_kid)).toEqual([]);
     } finally {
       await db.close();
     }
@@ -119,14 +132,20 @@ describe('a rolling update from a code-service that reads links from rows only (
     await product?.stop();
   }, 60_000);
 
-  /** A batch of the operator's; how its rows hold their links (whole or as a form), and whether every answer and listing gives the issued link. */
-  const batchOf = async (count: number) => {
-    const prefix = `LF-${randomUUID().slice(0, 8)}`;
+  /** A batch of `count` codes of the operator's, their serials `<prefix>-<n>` under a new prefix. */
+  const generateBatch = async (label: string, count: number) => {
+    const prefix = `${label}-${randomUUID().slice(0, 8)}`;
     const made = await call<Json>(product.url, 'POST', '/api/v1/code/generate/batch', {
       key: product.operatorKey,
       body: { items: Array.from({ length: count }, (_, i) => ({ gtin, serialNumber: `${prefix}-${i}` })) },
     });
     expect(made.status, JSON.stringify(made.body).slice(0, 300)).toBe(200);
+    return { prefix, made };
+  };
+
+  /** A batch of the operator's; how its rows hold their links (whole or as a form), and whether every answer and listing gives the issued link. */
+  const batchOf = async (count: number) => {
+    const { prefix, made } = await generateBatch('LF', count);
     const [counts] = await sqlOnce<{ whole: string; forms: string }>(
       product.databaseUrl,
       `SELECT count(*) FILTER (WHERE url IS NOT NULL AND link_form IS NULL)::text AS whole,
@@ -148,5 +167,52 @@ describe('a rolling update from a code-service that reads links from rows only (
     const { during, after } = await acrossOlderSession(product.databaseUrl, 'hallmark/code-service', () => batchOf(50));
     expect(during).toEqual({ whole: 50, forms: 0 });
     expect(after).toEqual({ whole: 0, forms: 50 });
+  }, 60_000);
+
+  /**
+   * A batch of the operator's; how its `codes` rows and its `code_directory` rows (once projected)
+   * hold their signing key ids (whole, or by form or number), and its codes' verdicts.
+   */
+  const keysOf = async (count: number) => {
+    const { prefix, made } = await generateBatch('KF', count);
+    const counts = async () =>
+      (
+        await sqlOnce<{ codes_whole: number; codes_form: number; directory_whole: number; directory_number: number }>(
+          product.databaseUrl,
+          `SELECT (SELECT count(*) FILTER (WHERE c.kid IS NOT NULL) FROM codes c WHERE c.serial LIKE $1)::int AS codes_whole,
+                  (SELECT count(*) FILTER (WHERE c.kid IS NULL AND f.kid IS NOT NULL)
+                     FROM codes c JOIN code_link_forms f ON f.id = c.link_form WHERE c.serial LIKE $1)::int AS codes_form,
+                  (SELECT count(*) FILTER (WHERE d.kid IS NOT NULL) FROM code_directory d WHERE d.serial LIKE $1)::int AS directory_whole,
+                  (SELECT count(*) FILTER (WHERE d.kid IS NULL AND d.key_id IS NOT NULL)
+                     FROM code_directory d WHERE d.serial LIKE $1)::int AS directory_number`,
+          [`${prefix}-%`],
+        )
+      )[0];
+    let stored = await counts();
+    for (let tries = 0; stored && stored.directory_whole + stored.directory_number < count && tries < 100; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      stored = await counts();
+    }
+    const verdicts = new Set<string>();
+    for (const result of made.body.results.slice(0, 3)) {
+      const verified = await call<Json>(product.url, 'POST', '/api/v1/code/verify', {
+        key: product.operatorKey,
+        body: { url: result.code.url },
+      });
+      verdicts.add(verified.body.verdict);
+    }
+    return { ...stored, verdicts: [...verdicts] };
+  };
+
+  it('stores signing key ids whole while a code-service or verify-service of the release before key forms is connected, then by form and number', async () => {
+    // Processes of the release with link forms: their sessions bear `hallmark/<service>/2`, and they
+    // read a code's key id from its row only.
+    const { during, after } = await acrossOlderSession(
+      product.databaseUrl,
+      ['hallmark/code-service/2', 'hallmark/verify-service/2'],
+      () => keysOf(40),
+    );
+    expect(during).toEqual({ codes_whole: 40, codes_form: 0, directory_whole: 40, directory_number: 0, verdicts: ['AUTHENTIC'] });
+    expect(after).toEqual({ codes_whole: 0, codes_form: 40, directory_whole: 0, directory_number: 40, verdicts: ['AUTHENTIC'] });
   }, 60_000);
 });

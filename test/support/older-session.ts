@@ -32,22 +32,23 @@ export async function holdOlderSession(databaseUrl: string, applicationName: str
 const gateLookMs = 10_500;
 
 /**
- * What `write` gives while a session named `applicationName` is held open (after the gate's next
- * look), and once it has gone (after the look after that): a rolling update from an older release
- * as a gate of runtime's release-gates.ts meets it.
+ * What `write` gives while a session named `applicationName` (or one of each name) is held open
+ * (after the gate's next look), and once it has gone (after the look after that): a rolling update
+ * from an older release as a gate of runtime's release-gates.ts meets it.
  */
 export async function acrossOlderSession<T>(
   databaseUrl: string,
-  applicationName: string,
+  applicationName: string | readonly string[],
   write: () => Promise<T>,
 ): Promise<{ during: T; after: T }> {
-  const releaseOlder = await holdOlderSession(databaseUrl, applicationName);
+  const names = typeof applicationName === 'string' ? [applicationName] : applicationName;
+  const releases = await Promise.all(names.map((name) => holdOlderSession(databaseUrl, name)));
   let during: T;
   try {
     await new Promise((resolve) => setTimeout(resolve, gateLookMs));
     during = await write();
   } finally {
-    await releaseOlder();
+    for (const release of releases) await release();
   }
   await new Promise((resolve) => setTimeout(resolve, gateLookMs));
   return { during, after: await write() };

@@ -99,7 +99,7 @@ export const DistributedConfig = Type.Composite([
     HALLMARK_LINK_FORMS: Type.Boolean({
       default: true,
       description:
-        "store a generated code's link as its link form (code-service migration 0009: rebuilt from the code's fields) while no code-service of a release of 2026-12-06 or before (which reads the link from the row only) is connected to the database; false: always whole",
+        "store a generated code's link as its link form (code-service migration 0009: rebuilt from the code's fields) while no code-service of a release before link forms (which reads the link from the row only) is connected to the database, and its signing key id as that form's or verify-service's number for it (code-service migration 0010, verify-service migration 0012) while no code-service or verify-service of a release before those is; false: always whole",
     }),
     HALLMARK_NATS_STREAM_REPLICAS: Type.Integer({
       minimum: 1,

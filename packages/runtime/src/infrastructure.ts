@@ -10,7 +10,7 @@ import { type BaseConfig, ConfigError, type DistributedConfig, type EmbeddedConf
 import type { Logger } from './logger.ts';
 import { cacheNamespaceRegister, type NamedRegister, namespaceClaimTtlMs } from './namespace-claim.ts';
 import type { ReadinessChecks } from './readiness.ts';
-import { createLinkFormsGate, createPacksGate, sessionNameOf } from './release-gates.ts';
+import { createKeyFormsGate, createLinkFormsGate, createPacksGate, sessionNameOf } from './release-gates.ts';
 
 /** The adapters a service works with; the same interfaces in both forms. */
 export interface Infrastructure {
@@ -27,6 +27,11 @@ export interface Infrastructure {
    * always in the embedded form (one process of one release).
    */
   linkFormsAllowed: () => Promise<boolean>;
+  /**
+   * Whether this service (code-service, verify-service) may store a new code's signing key id by
+   * number, not whole (release-gates.ts, createKeyFormsGate): always in the embedded form.
+   */
+  keyFormsAllowed: () => Promise<boolean>;
   /** Drains the bus first (no new work, in-flight work finishes), then closes the stores. */
   close(): Promise<void>;
 }
@@ -94,6 +99,10 @@ export async function connectDistributed(
     db,
     eventStore,
     linkFormsAllowed: config.HALLMARK_LINK_FORMS ? createLinkFormsGate(db) : async () => false,
+    keyFormsAllowed:
+      config.HALLMARK_LINK_FORMS && (service === 'code-service' || service === 'verify-service')
+        ? createKeyFormsGate(db, service)
+        : async () => false,
     cache,
     blobs: blobStoreFor(config, './.hallmark/blobs'),
     readiness: {
@@ -157,6 +166,7 @@ export async function createEmbedded(
     db,
     eventStore,
     linkFormsAllowed: async () => true,
+    keyFormsAllowed: async () => true,
     cache,
     blobs: blobStoreFor(config, join(resolve(config.HALLMARK_DATA_DIR), 'blobs')),
     readiness: { database: () => db.ping() },

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createSqlEventStore } from '@hallmark/event-store';
 import { createPostgresDatabase, createTestDatabase, type SqlDatabase, type TestDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLinkFormsGate, createPacksGate, sessionNameOf } from './release-gates.ts';
+import { createKeyFormsGate, createLinkFormsGate, createPacksGate, sessionNameOf } from './release-gates.ts';
 
 // A rolling update from a release of 2026-12-05 or before runs its processes beside this release's:
 // their projections read the events table only, and would read past event packs (event store
@@ -59,29 +59,41 @@ describe('the packs gate (a rolling update from a release that reads no packs)',
     expect(await startThrough(gate, 3)).toEqual({ rows: 0, packed: 3 });
   });
 
+  /** What `gate` answers while a session named `applicationName` is connected to the database. */
+  async function gateWhileConnected(gate: () => Promise<boolean>, applicationName: string): Promise<boolean> {
+    const session = createPostgresDatabase({ connectionString: database.url, applicationName });
+    await session.query('SELECT 1');
+    try {
+      return await gate();
+    } finally {
+      await session.close();
+    }
+  }
+
   it('shuts the link forms gate while a code-service of a release before them is connected, and only then', async () => {
     const gate = createLinkFormsGate(db, { recheckMs: 0 });
-    expect(sessionNameOf('code-service')).toBe('hallmark/code-service/2');
+    expect(sessionNameOf('code-service')).toBe('hallmark/code-service/3');
     expect(await gate()).toBe(true);
-    for (const older of ['hallmark/code-service', 'code-service']) {
-      const session = createPostgresDatabase({ connectionString: database.url, applicationName: older });
-      await session.query('SELECT 1');
-      try {
-        expect(await gate(), older).toBe(false);
-      } finally {
-        await session.close();
-      }
-    }
+    for (const older of ['hallmark/code-service', 'code-service'])
+      expect(await gateWhileConnected(gate, older), older).toBe(false);
     // Another service of the release before (it reads no codes) leaves it open.
-    const verifier = createPostgresDatabase({ connectionString: database.url, applicationName: 'hallmark/verify-service' });
-    await verifier.query('SELECT 1');
-    try {
-      expect(await gate()).toBe(true);
-    } finally {
-      await verifier.close();
-    }
+    expect(await gateWhileConnected(gate, 'hallmark/verify-service')).toBe(true);
     const failing = { ...db, query: async () => Promise.reject(new Error('the database is away')) } as unknown as SqlDatabase;
     expect(await createLinkFormsGate(failing)()).toBe(false);
+  });
+
+  it('shuts a service’s key forms gate while a process of that service of a release before them is connected', async () => {
+    for (const service of ['code-service', 'verify-service'] as const) {
+      const gate = createKeyFormsGate(db, service, { recheckMs: 0 });
+      expect(await gate()).toBe(true);
+      for (const older of [service, `hallmark/${service}`, `hallmark/${service}/2`]) {
+        expect(await gateWhileConnected(gate, older), older).toBe(false);
+      }
+      // This release's sessions, and another service's of the release before, leave it open.
+      const other = service === 'code-service' ? 'verify-service' : 'code-service';
+      for (const name of [sessionNameOf(service), `hallmark/${other}/2`])
+        expect(await gateWhileConnected(gate, name), name).toBe(true);
+    }
   });
 
   it('asks the database at most once per recheck interval, and answers rows when it cannot ask', async () => {

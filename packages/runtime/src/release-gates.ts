@@ -8,11 +8,13 @@ import type { SqlDatabase } from '@hallmark/sql';
  *
  * The names by release:
  * - `<service>`: releases of 2026-12-05 and before, which read no event packs;
- * - `hallmark/<service>`: releases of 2026-12-06, which read no link forms (code-service migration 0009);
- * - `hallmark/<service>/2`: this release (sessionNameOf).
+ * - `hallmark/<service>`: releases of 2026-12-06 before link forms (code-service migration 0009);
+ * - `hallmark/<service>/2`: releases with link forms, before signing key forms (code-service
+ *   migration 0010, verify-service migration 0012), which read a code's key id from its row only;
+ * - `hallmark/<service>/3`: this release (sessionNameOf).
  */
 export function sessionNameOf(service: string): string {
-  return `hallmark/${service}/2`;
+  return `hallmark/${service}/3`;
 }
 
 /** The services whose processes, of a release before packs, would read the event log and pass packs by. */
@@ -20,6 +22,9 @@ const servicesBeforePacks = ['gateway', 'code-service', 'verify-service', 'aucti
 
 /** code-service's sessions of releases before link forms: they read a code's link from its row only. */
 const codeServicesBeforeLinkForms = ['code-service', 'hallmark/code-service'];
+
+/** A service's sessions of the releases before signing key forms: they read a code's key id from its row only. */
+const beforeKeyForms = (service: 'code-service' | 'verify-service') => [service, `hallmark/${service}`, `hallmark/${service}/2`];
 
 /**
  * Whether no session named one of `olderNames` is connected to this database: a gate that opens
@@ -68,4 +73,18 @@ export function createPacksGate(db: SqlDatabase, options: { recheckMs?: number }
  */
 export function createLinkFormsGate(db: SqlDatabase, options: { recheckMs?: number } = {}): () => Promise<boolean> {
   return createOlderSessionsGate(db, codeServicesBeforeLinkForms, options);
+}
+
+/**
+ * Whether `service` may store a new code's signing key id by number (docs/ARCHITECTURE.md, "What
+ * is stored per code": code-service's link forms, verify-service's `directory_keys`): not while a
+ * process of that service of a release before them is connected, which would read the row's key id
+ * as null. A failed look-up answers no (the key id is then stored whole).
+ */
+export function createKeyFormsGate(
+  db: SqlDatabase,
+  service: 'code-service' | 'verify-service',
+  options: { recheckMs?: number } = {},
+): () => Promise<boolean> {
+  return createOlderSessionsGate(db, beforeKeyForms(service), options);
 }

@@ -88,11 +88,12 @@ export const codeService = defineService({
       keyring,
       resolverUrl: config.HALLMARK_RESOLVER_URL,
       linkOrder: config.HALLMARK_LINK_ORDER,
-      // Rows name the link's form instead of holding it (migration 0009), once no older code-service is connected.
+      // Rows name the link's form instead of holding it (migration 0009), and the form the signing key
+      // (0010), once no code-service of a release before each is connected.
       linkForm: createLinkFormSource(
         infra.db,
         { origin: config.HALLMARK_RESOLVER_URL, order: config.HALLMARK_LINK_ORDER },
-        infra.linkFormsAllowed,
+        { links: infra.linkFormsAllowed, keys: infra.keyFormsAllowed },
       ),
       clock,
       // Concurrent single generates share a transaction (one commit for many codes and events).

@@ -7,10 +7,17 @@ import { startAssetHistory } from '@hallmark/provenance';
 import { createPostgresDatabase, createTestDatabase, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCodeDirectory } from './code-directory.ts';
-import { codeDirectoryProjectionName, createCodeProjection, findProjectedCodes, runCodeProjection } from './code-projection.ts';
+import {
+  codeDirectoryProjectionName,
+  createCodeProjection,
+  findProjectedCodes,
+  projectCodes,
+  runCodeProjection,
+} from './code-projection.ts';
 import { migrateVerifyService } from './migrations.ts';
 
 let db: SqlDatabase;
+let testUrl: string;
 let drop: () => Promise<void>;
 let store: EventStore;
 let brand: Principal;
@@ -126,6 +133,7 @@ async function reset() {
 
 beforeAll(async () => {
   const test = await createTestDatabase('verify_codes');
+  testUrl = test.url;
   db = createPostgresDatabase({ connectionString: test.url, applicationName: 'test-verify-code-projection' });
   drop = async () => {
     await db.close();
@@ -260,6 +268,88 @@ describe('the code directory projection (event store → code_directory, Postgre
     } finally {
       await fresh.stop();
     }
+  });
+
+  it('names each signing key by its number while the key gate is open, and its id whole while shut; readers see the same key ids', async () => {
+    await reset();
+    const codes = [codeStream(brand, 'K-1'), codeStream(brand, 'K-2', { batch: 'L1' }), codeStream(rival, 'K-1')];
+    await storeCodes(codes);
+    const all = await readThrough(`asset-${codes.at(-1)?.assetId}`);
+    const stored = async () =>
+      db.query<{ serial: string; kid: string | null; key: string | null }>(
+        `SELECT d.serial, d.kid, k.kid AS key FROM code_directory d LEFT JOIN directory_keys k ON k.id = d.key_id
+         WHERE d.serial LIKE 'K-%' ORDER BY d.asset_id`,
+      );
+    const answered = async () =>
+      (await Promise.all(['K-1', 'K-2'].map((serial) => findProjectedCodes(db, 'live', gtin, serial))))
+        .flat()
+        .map((code) => [code.accountId, code.kid])
+        .sort();
+    const expected = [
+      [brand.accountId, `kid-${brand.accountId}`],
+      [brand.accountId, `kid-${brand.accountId}`],
+      [rival.accountId, `kid-${rival.accountId}`],
+    ].sort();
+
+    let open = true;
+    const projection = createCodeProjection(db, codeDirectoryProjectionName, async () => open);
+    await projection.checkpoints.load(codeDirectoryProjectionName);
+    await projection.handle(all.events, all.cursor);
+    expect(await stored()).toEqual([
+      { serial: 'K-1', kid: null, key: `kid-${brand.accountId}` },
+      { serial: 'K-2', kid: null, key: `kid-${brand.accountId}` },
+      { serial: 'K-1', kid: null, key: `kid-${rival.accountId}` },
+    ]);
+    expect(await answered()).toEqual(expected);
+
+    // A verify-service of the release before is connected: a replay writes the key ids whole again.
+    open = false;
+    await projection.handle(all.events, all.cursor);
+    expect((await stored()).map((row) => [row.kid, row.key])).toEqual([
+      [`kid-${brand.accountId}`, null],
+      [`kid-${brand.accountId}`, null],
+      [`kid-${rival.accountId}`, null],
+    ]);
+    expect(await answered()).toEqual(expected);
+    // A row with neither is refused by the table.
+    await expect(db.query(`UPDATE code_directory SET kid = NULL WHERE serial = 'K-2'`)).rejects.toThrow(
+      /code_directory_kid_or_key_id/,
+    );
+  });
+
+  it('gives a new signing key one number when two transactions project its first codes at once', async () => {
+    const racer: Principal = { accountId: `acc_race_${counter}`, environment: 'live' };
+    const codes = [codeStream(racer, 'RACE-1'), codeStream(racer, 'RACE-2')];
+    await storeCodes(codes);
+    const all = await readThrough(`asset-${codes.at(-1)?.assetId}`);
+    const events = all.events.filter((event) => codes.some((code) => event.streamId === `asset-${code.assetId}`));
+    expect(events.length).toBe(2);
+    const second = createPostgresDatabase({ connectionString: testUrl });
+    try {
+      // The first transaction numbers the key and holds its commit; the second waits on it, then reads its number.
+      let release: () => void = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const first = db.transaction(async (tx) => {
+        await projectCodes(tx, [events[0] as StoredEvent], { keyNumbers: true });
+        await held;
+      });
+      await pause();
+      const other = second.transaction((tx) => projectCodes(tx, [events[1] as StoredEvent], { keyNumbers: true }));
+      await pause();
+      release();
+      await Promise.all([first, other]);
+    } finally {
+      await second.close();
+    }
+    const keyIds = await db.query<{ key_id: number | null; kid: string | null }>(
+      `SELECT key_id, kid FROM code_directory WHERE serial LIKE 'RACE-%'`,
+    );
+    expect(keyIds.length).toBe(2);
+    expect(keyIds.every((row) => row.kid === null && row.key_id !== null)).toBe(true);
+    expect(new Set(keyIds.map((row) => row.key_id)).size).toBe(1);
+    expect(await db.query(`SELECT 1 FROM directory_keys WHERE kid = $1`, [`kid-${racer.accountId}`])).toHaveLength(1);
   });
 
   it('commits rows and checkpoint together: a batch refused for a moved checkpoint writes no row (exactly once)', async () => {

@@ -107,8 +107,17 @@ export function objectRowOf(event: StoredEvent): CodeDirectoryRow | undefined {
 
 const directoryRowOf = (event: StoredEvent) => codeRowOf(event) ?? objectRowOf(event);
 
-/** Writes the codes of a batch of events, one statement; a replayed event rewrites the same row. */
-export async function projectCodes(tx: SqlExecutor, events: readonly StoredEvent[]): Promise<number> {
+/**
+ * Writes the codes of a batch of events, one statement; a replayed event rewrites the same row. With
+ * `keyNumbers`, a row names its signing key's number in `directory_keys` instead of holding its key
+ * id (verify-service migration 0012), the keys new to the table numbered by the same statement (a
+ * key another transaction is numbering is waited for, then answered by ON CONFLICT's update).
+ */
+export async function projectCodes(
+  tx: SqlExecutor,
+  events: readonly StoredEvent[],
+  { keyNumbers = false }: { keyNumbers?: boolean } = {},
+): Promise<number> {
   // One row per asset (ON CONFLICT may not touch a row twice in one statement).
   const rows = new Map<string, CodeDirectoryRow>();
   for (const event of events) {
@@ -117,29 +126,43 @@ export async function projectCodes(tx: SqlExecutor, events: readonly StoredEvent
   }
   if (rows.size === 0) return 0;
   await tx.query(
-    `INSERT INTO code_directory (asset_id, account_id, environment, gtin, serial, batch, expiry, kid, product_name, expires_at, created_at)
-     SELECT r.asset_id, r.account_id, r.environment, r.gtin, r.serial, r.batch, r.expiry, r.kid, r.product_name, r.expires_at, r.created_at
-     FROM jsonb_to_recordset($1::jsonb) AS r(asset_id text, account_id text, environment text, gtin text, serial text, batch text,
-       expiry text, kid text, product_name text, expires_at timestamptz, created_at timestamptz)
+    `WITH r AS (
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(asset_id text, account_id text, environment text, gtin text, serial text,
+         batch text, expiry text, kid text, product_name text, expires_at timestamptz, created_at timestamptz)
+     ), numbered AS (
+       INSERT INTO directory_keys (kid) SELECT DISTINCT kid FROM r WHERE $2::boolean ORDER BY kid
+       ON CONFLICT (kid) DO UPDATE SET kid = EXCLUDED.kid RETURNING id, kid
+     )
+     INSERT INTO code_directory (asset_id, account_id, environment, gtin, serial, batch, expiry, kid, key_id, product_name, expires_at, created_at)
+     SELECT r.asset_id, r.account_id, r.environment, r.gtin, r.serial, r.batch, r.expiry, CASE WHEN n.id IS NULL THEN r.kid END, n.id,
+       r.product_name, r.expires_at, r.created_at
+     FROM r LEFT JOIN numbered n ON n.kid = r.kid
      ON CONFLICT (asset_id) DO UPDATE SET account_id = EXCLUDED.account_id, environment = EXCLUDED.environment,
        gtin = EXCLUDED.gtin, serial = EXCLUDED.serial, batch = EXCLUDED.batch, expiry = EXCLUDED.expiry, kid = EXCLUDED.kid,
-       product_name = EXCLUDED.product_name, expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at`,
-    [JSON.stringify([...rows.values()])],
+       key_id = EXCLUDED.key_id, product_name = EXCLUDED.product_name, expires_at = EXCLUDED.expires_at,
+       created_at = EXCLUDED.created_at`,
+    [JSON.stringify([...rows.values()]), keyNumbers],
   );
   return rows.size;
 }
 
 /**
  * The code directory projection as a subscription handler: rows and checkpoint in one transaction,
- * exactly once, any replica may run it (createSqlProjection).
+ * exactly once, any replica may run it (createSqlProjection). `keyForms` (runtime's
+ * Infrastructure.keyFormsAllowed): whether rows may name their key's number, asked per batch; no
+ * when absent.
  */
-export function createCodeProjection(db: SqlDatabase, name = codeDirectoryProjectionName) {
+export function createCodeProjection(
+  db: SqlDatabase,
+  name = codeDirectoryProjectionName,
+  keyForms: () => Promise<boolean> = async () => false,
+) {
   // projectCodes writes one statement and reads nothing back.
   return createSqlProjection({
     db,
     name,
     checkpointTable: 'verify_projection_checkpoints',
-    project: projectCodes,
+    project: async (tx, events) => projectCodes(tx, events, { keyNumbers: await keyForms() }),
     writeOnly: true,
   });
 }
@@ -184,8 +207,9 @@ export async function findProjectedCodes(
     expires_at: Date | string | null;
     created_at: Date | string;
   }>(
-    `SELECT asset_id, account_id, kid, batch, expiry, product_name, expires_at, created_at
-     FROM code_directory WHERE environment = $1 AND gtin = $2 AND serial = $3`,
+    `SELECT d.asset_id, d.account_id, coalesce(d.kid, k.kid) AS kid, d.batch, d.expiry, d.product_name, d.expires_at, d.created_at
+     FROM code_directory d LEFT JOIN directory_keys k ON k.id = d.key_id
+     WHERE d.environment = $1 AND d.gtin = $2 AND d.serial = $3`,
     [environment, gtin, serial],
   );
   const iso = (value: Date | string) => new Date(value).toISOString();

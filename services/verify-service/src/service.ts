@@ -79,10 +79,15 @@ export const verifyService = defineService({
         onReadModelError: (error) => log.warn({ err: error }, 'code read model unavailable; asking code-service'),
       },
     );
-    const codeProjection = runCodeProjection(infra.eventStore, createCodeProjection(infra.db), (error) => {
-      if (error instanceof ProjectionMovedOn) log.debug(error.message);
-      else log.error({ err: error }, 'code directory projection failed; retrying');
-    });
+    const codeProjection = runCodeProjection(
+      infra.eventStore,
+      // Rows name their signing key's number once no verify-service of a release before is connected.
+      createCodeProjection(infra.db, undefined, infra.keyFormsAllowed),
+      (error) => {
+        if (error instanceof ProjectionMovedOn) log.debug(error.message);
+        else log.error({ err: error }, 'code directory projection failed; retrying');
+      },
+    );
     // Who a resolver page names as a GTIN's issuer, remembered briefly (gtin-issuers.ts).
     const issuers = createGtinIssuers(infra.db, { epochs, changes: claimChanges });
     const deps = {

@@ -56,7 +56,7 @@ export interface GenerateDeps {
    * The link form new codes' rows name instead of holding their links (store/link-forms.ts); without
    * it, or while it answers undefined, links are stored whole.
    */
-  linkForm?: () => Promise<StoredLinkForm | undefined>;
+  linkForm?: (kid: string) => Promise<StoredLinkForm | undefined>;
   clock: () => Date;
   /** Small writes share transactions through it (group commit); without it each request writes its own. */
   groupCommit?: GroupCommit;
@@ -260,7 +260,7 @@ export async function generateCodes(
     kid: key.kid,
     now,
     requestId,
-    linkForm: await deps.linkForm?.(),
+    linkForm: await deps.linkForm?.(key.kid),
     entries: pending.map(({ code, event }) => ({ code, event })),
   };
   const taken =

@@ -66,7 +66,8 @@ interface CodeRow extends LinkColumns {
   serial: string;
   batch: string | null;
   expiry: string | null;
-  kid: string;
+  /** Null where the row's link form names its key (code-service migration 0010). */
+  kid: string | null;
   signature: string;
   metadata: Record<string, unknown>;
   created_at: Date | string;
@@ -83,12 +84,13 @@ export interface LinkColumns {
   url: string | null;
   form_origin: string | null;
   form_order: 'spec' | 'gs1' | null;
+  form_kid: string | null;
 }
 
 /** `codes` as `c` with the columns of its link form (LinkColumns): put `WHERE …` after it. */
 export const codeRowsWithLinks = `codes c LEFT JOIN code_link_forms f ON f.id = c.link_form`;
 /** The link form's columns of codeRowsWithLinks. */
-export const linkFormColumns = `f.origin AS form_origin, f.link_order AS form_order`;
+export const linkFormColumns = `f.origin AS form_origin, f.link_order AS form_order, f.kid AS form_kid`;
 
 /** A row's link: as stored, else written again from its form (code-service migration 0009). */
 export function linkOfRow(row: LinkColumns): string {
@@ -99,6 +101,14 @@ export function linkOfRow(row: LinkColumns): string {
   return linkOfCode(row, { origin: row.form_origin, order: row.form_order });
 }
 
+/** A row's signing key id: as stored, else its link form's (code-service migration 0010). */
+function kidOfRow(row: CodeRow): string {
+  const kid = row.kid ?? row.form_kid;
+  if (kid === null)
+    throw new Error(`codes: a row of ${row.gtin}/${row.serial} has neither its key id nor a link form naming one`);
+  return kid;
+}
+
 const toRecord = (row: CodeRow): CodeRecord => ({
   assetId: row.asset_id,
   accountId: row.account_id,
@@ -107,7 +117,7 @@ const toRecord = (row: CodeRow): CodeRecord => ({
   serial: row.serial,
   batch: row.batch,
   expiry: row.expiry,
-  kid: row.kid,
+  kid: kidOfRow(row),
   signature: row.signature,
   url: linkOfRow(row),
   metadata: row.metadata,
@@ -132,7 +142,10 @@ export interface StoredCode extends NewCode {
   owner: Principal;
   kid: string;
   createdAt: Date;
-  /** Stores the link as this form when it gives the link back exactly, else whole (link-forms.ts). */
+  /**
+   * Stores the link as this form when it gives the link back exactly, else whole, and the key id as
+   * the form's when the form names this key (link-forms.ts).
+   */
   linkForm?: StoredLinkForm | undefined;
 }
 
@@ -157,7 +170,9 @@ export function codesInsert(
   const rows = JSON.stringify(
     codes.map(({ assetId, expiresAt, owner, createdAt, linkForm, ...rest }) => ({
       ...rest,
-      ...(linkForm && linkOfCode(rest, linkForm) === rest.url ? { url: null, link_form: linkForm.id } : {}),
+      ...(linkForm && linkOfCode(rest, linkForm) === rest.url
+        ? { url: null, link_form: linkForm.id, ...(linkForm.kid === rest.kid ? { kid: null } : {}) }
+        : {}),
       asset_id: assetId,
       account_id: owner.accountId,
       environment: owner.environment,

@@ -135,9 +135,77 @@ describe('link forms (code-service migration 0009)', () => {
     const ids = await Promise.all(Array.from({ length: 8 }, () => storeLinkForm(database.db, form).then((stored) => stored.id)));
     expect(new Set(ids).size).toBe(1);
     let open = false;
-    const source = createLinkFormSource(database.db, form, async () => open);
-    expect(await source()).toBeUndefined();
+    const source = createLinkFormSource(database.db, form, { links: async () => open, keys: async () => false });
+    expect(await source('kid-1')).toBeUndefined();
     open = true;
-    expect(await source()).toEqual({ ...form, id: ids[0] });
+    expect(await source('kid-1')).toEqual({ ...form, kid: null, id: ids[0] });
+  });
+});
+
+describe('signing key forms (code-service migration 0010)', () => {
+  /** What the rows hold and what every reader answers of each code's key id. */
+  async function keysOf(codes: readonly StoredCode[]) {
+    const { db } = database;
+    const rows = await db.query<{ asset_id: string; kid: string | null }>(
+      'SELECT asset_id, kid FROM codes WHERE asset_id = ANY($1::text[])',
+      [codes.map((code) => code.assetId)],
+    );
+    const stored = new Map(rows.map((row) => [row.asset_id, row.kid]));
+    const byId = await findOwnCodesByAssetId(
+      db,
+      owner,
+      codes.map((code) => code.assetId),
+    );
+    return Promise.all(
+      codes.map(async (code) => ({
+        stored: stored.get(code.assetId),
+        byId: byId.get(code.assetId)?.kid,
+        byItem: (await findCodesByItem(db, owner.environment, code.gtin, code.serial)).map((each) => each.kid),
+      })),
+    );
+  }
+
+  it('leaves out a key id the form names, and every reader gives it back; a form of another key leaves it whole', async () => {
+    const form: LinkForm = { origin: 'https://keys.brand.example', order: 'spec' };
+    const withKey = await storeLinkForm(database.db, { ...form, kid: 'kid-1' });
+    const otherKey = await storeLinkForm(database.db, { ...form, kid: 'kid-2' });
+    const withoutKey = await storeLinkForm(database.db, form);
+    expect(new Set([withKey.id, otherKey.id, withoutKey.id]).size).toBe(3);
+    const codes = [
+      codeOf({ serial: 'KEYED-1' }, form, withKey),
+      codeOf({ serial: 'KEYED-2', batch: 'L1', expiry: '271231' }, form, withKey),
+      codeOf({ serial: 'KEYED-3' }, form, otherKey),
+      codeOf({ serial: 'KEYED-4' }, form, withoutKey),
+    ];
+    await insertCodes(database.db, codes, { onlyCurrentSigners: false });
+    expect(await keysOf(codes)).toEqual([
+      { stored: null, byId: 'kid-1', byItem: ['kid-1'] },
+      { stored: null, byId: 'kid-1', byItem: ['kid-1'] },
+      { stored: 'kid-1', byId: 'kid-1', byItem: ['kid-1'] },
+      { stored: 'kid-1', byId: 'kid-1', byItem: ['kid-1'] },
+    ]);
+    for (const code of codes) expect(await linksRead(code), code.serial).toEqual([code.url, code.url, code.url, code.url]);
+    // A row with neither its key id nor a form is refused by the table.
+    await expect(
+      database.db.query(`UPDATE codes SET kid = NULL, link_form = NULL, url = 'x' WHERE serial = 'KEYED-3'`),
+    ).rejects.toThrow(/codes_kid_or_link_form/);
+  });
+
+  it('names the key in the form only while the key gate is open, a form for each key, one id for every replica asking', async () => {
+    const form = { origin: 'https://gated-keys.brand.example', order: 'gs1' as const };
+    let keys = false;
+    const source = createLinkFormSource(database.db, form, { links: async () => true, keys: async () => keys });
+    const plain = await source('kid-a');
+    expect(plain).toMatchObject({ kid: null });
+    keys = true;
+    const [a, b, againA] = await Promise.all([source('kid-a'), source('kid-b'), source('kid-a')]);
+    expect(a).toMatchObject({ kid: 'kid-a' });
+    expect(b).toMatchObject({ kid: 'kid-b' });
+    expect(againA).toEqual(a);
+    expect(new Set([plain?.id, a?.id, b?.id]).size).toBe(3);
+    const racing = await Promise.all(
+      Array.from({ length: 8 }, () => storeLinkForm(database.db, { ...form, kid: 'kid-c' }).then((stored) => stored.id)),
+    );
+    expect(new Set(racing).size).toBe(1);
   });
 });

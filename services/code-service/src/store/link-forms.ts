@@ -9,6 +9,11 @@ import type { SqlExecutor } from '@hallmark/sql';
 export interface LinkForm {
   origin: string;
   order: 'spec' | 'gs1';
+  /**
+   * The signing key id of its codes (code-service migration 0010), so a row leaves its key id out
+   * too; null for a form whose rows hold their key ids.
+   */
+  kid?: string | null;
 }
 
 /** A link form with its id in `code_link_forms`. */
@@ -36,36 +41,47 @@ export function linkOfCode(code: LinkedFields, form: LinkForm): string {
 
 /** The id of this link form, stored once by whichever code-service asks first. */
 export async function storeLinkForm(db: SqlExecutor, form: LinkForm): Promise<StoredLinkForm> {
-  await db.query('INSERT INTO code_link_forms (origin, link_order) VALUES ($1, $2) ON CONFLICT DO NOTHING', [
-    form.origin,
-    form.order,
-  ]);
-  const [row] = await db.query<{ id: number }>('SELECT id FROM code_link_forms WHERE origin = $1 AND link_order = $2', [
-    form.origin,
-    form.order,
-  ]);
+  const params = [form.origin, form.order, form.kid ?? null];
+  await db.query('INSERT INTO code_link_forms (origin, link_order, kid) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', params);
+  const [row] = await db.query<{ id: number }>(
+    'SELECT id FROM code_link_forms WHERE origin = $1 AND link_order = $2 AND kid IS NOT DISTINCT FROM $3',
+    params,
+  );
   if (!row) throw new Error('code_link_forms: the form just stored is not there');
-  return { ...form, id: Number(row.id) };
+  return { ...form, kid: form.kid ?? null, id: Number(row.id) };
 }
 
+const maxRememberedForms = 10_000;
+
 /**
- * The link form new codes are stored with, or undefined while their links are stored whole: while
- * `allowed` says no (a code-service of a release before link forms is connected: runtime's
- * release-gates.ts), or the form's id could not be had (asked again next time).
+ * The link form new codes signed with a key are stored with, or undefined while their links are
+ * stored whole: while `allowed.links` says no (a code-service of a release before link forms is
+ * connected: runtime's release-gates.ts), or the form's id could not be had (asked again next time).
+ * The form names the key while `allowed.keys` says yes (no code-service of a release before key forms
+ * is connected); else it names none, and the rows keep their key ids.
  */
 export function createLinkFormSource(
   db: SqlExecutor,
-  form: LinkForm,
-  allowed: () => Promise<boolean>,
-): () => Promise<StoredLinkForm | undefined> {
-  let stored: Promise<StoredLinkForm> | undefined;
-  return async () => {
-    if (!(await allowed())) return undefined;
-    stored ??= storeLinkForm(db, form);
+  form: Omit<LinkForm, 'kid'>,
+  allowed: { links: () => Promise<boolean>; keys: () => Promise<boolean> },
+): (kid: string) => Promise<StoredLinkForm | undefined> {
+  // By key id ('' for the form without one): a form for each signing key this process signs with.
+  const stored = new Map<string, Promise<StoredLinkForm>>();
+  return async (kid) => {
+    if (!(await allowed.links())) return undefined;
+    const formKid = (await allowed.keys()) ? kid : null;
+    const cacheKey = formKid ?? '';
+    let pending = stored.get(cacheKey);
+    if (!pending) {
+      // Forms of keys long rotated out are asked for again, if ever, rather than kept forever.
+      if (stored.size >= maxRememberedForms) stored.clear();
+      pending = storeLinkForm(db, { ...form, kid: formKid });
+      stored.set(cacheKey, pending);
+    }
     try {
-      return await stored;
+      return await pending;
     } catch {
-      stored = undefined;
+      stored.delete(cacheKey);
       return undefined;
     }
   };
