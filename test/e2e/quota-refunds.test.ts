@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { earlyInWindow } from '../support/client-address.ts';
 import { call, startTestProduct, type TestProduct } from '../support/embedded.ts';
-import { triggerOnCodeEvents } from '../support/stored-events.ts';
+import { dropCodeEventsTrigger, triggerOnCodeEvents } from '../support/stored-events.ts';
 
 // Quota is spent only for accepted work (#17): a batch whose items fail validation, a generate
 // refused for a GTIN the account does not own or for a bad GTIN, gives its daily quota back. An
@@ -155,11 +155,6 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
         RETURN NEW;
       END $$`);
     await triggerOnCodeEvents((text) => slow.product.db.query(text), { name, when: 'BEFORE', serials, fn: name });
-  };
-
-  /** Removes a trigger failOnceAfterTheWait made, from both tables it is on. */
-  const dropTrigger = async (name: string) => {
-    for (const table of ['events', 'event_packs']) await slow.product.db.query(`DROP TRIGGER ${name} ON ${table}`);
   };
 
   /** The account's codes as stored (GET /codes would list them). */
@@ -327,7 +322,7 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
     await failOnceAfterTheWait('part_fail_b', ['PART-B-0'], { sleepSeconds: 0, attempts: 2 });
     const first = await slowApi('POST', '/code/generate/batch', { ...keyed, body: { items } });
     expect(first.status, JSON.stringify(first.body).slice(0, 300)).toBeGreaterThanOrEqual(500);
-    await dropTrigger('part_fail_b');
+    await dropCodeEventsTrigger((text) => slow.product.db.query(text), 'part_fail_b');
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await used()).toBe(1);
 

@@ -68,3 +68,8 @@ export async function triggerOnCodeEvents(
      WHEN (jsonb_path_exists(NEW.events, '$[*].data.serial ? (${inPack})')) EXECUTE FUNCTION ${fn}()`,
   );
 }
+
+/** Removes the trigger `name` triggerOnCodeEvents made, from both tables it is on. */
+export async function dropCodeEventsTrigger(query: (text: string) => Promise<unknown>, name: string): Promise<void> {
+  for (const table of ['events', 'event_packs']) await query(`DROP TRIGGER ${name} ON ${table}`);
+}
