@@ -176,38 +176,54 @@ describe('metadata schemas under attack', () => {
     const entries = Array(500_000).fill('0').join(',');
     const body = `{"name":"Huge","vertical":"luxury","fields":[{"name":"a","type":"object","fields":[{"name":"b","type":"object","fields":[${entries}]}]}]}`;
     expect(body.length).toBeLessThan(1024 * 1024);
-    const hostile = new Promise<{ status: number; bytes: number; head: string }>((resolve, reject) => {
-      const sent = request(
-        `${t.url}/api/v1/schemas`,
-        { method: 'POST', headers: { 'x-api-key': brand, 'content-type': 'application/json' } },
-        (response) => {
-          let bytes = 0;
-          let head = '';
-          response.on('data', (chunk: Buffer) => {
-            if (head.length < 200) head += chunk.toString('utf8', 0, 200);
-            bytes += chunk.length;
-          });
-          response.on('end', () => resolve({ status: response.statusCode ?? 0, bytes, head }));
-        },
-      );
-      sent.on('error', reject);
-      sent.end(body);
-    });
-    let finished = false;
-    void hostile.then(() => {
-      finished = true;
-    });
-    const latencies: Array<Promise<number>> = [];
-    while (!finished) {
-      latencies.push(verify());
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    const answer = await hostile;
-    const worst = Math.max(...(await Promise.all(latencies)));
-    expect(answer.status, answer.head).toBe(400);
-    expect(answer.head).toContain('"VALIDATION_ERROR"');
-    expect.soft(answer.bytes, 'bytes of the 400 answer to a 1 MB definition').toBeLessThanOrEqual(64 * 1024);
-    expect.soft(Math.round(worst), 'worst latency (ms) of tenant B’s verifications meanwhile').toBeLessThan(500);
+    const sendHostile = () =>
+      new Promise<{ status: number; bytes: number; head: string }>((resolve, reject) => {
+        const sent = request(
+          `${t.url}/api/v1/schemas`,
+          { method: 'POST', headers: { 'x-api-key': brand, 'content-type': 'application/json' } },
+          (response) => {
+            let bytes = 0;
+            let head = '';
+            response.on('data', (chunk: Buffer) => {
+              if (head.length < 200) head += chunk.toString('utf8', 0, 200);
+              bytes += chunk.length;
+            });
+            response.on('end', () => resolve({ status: response.statusCode ?? 0, bytes, head }));
+          },
+        );
+        sent.on('error', reject);
+        sent.end(body);
+      });
+    /** The worst latency of tenant B's verifications, one every 25 ms, while one hostile definition is worked on. */
+    const worstWhileHostile = async () => {
+      const hostile = sendHostile();
+      let finished = false;
+      void hostile.then(() => {
+        finished = true;
+      });
+      const latencies: Array<Promise<number>> = [];
+      while (!finished) {
+        latencies.push(verify());
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      const answer = await hostile;
+      expect(answer.status, answer.head).toBe(400);
+      expect(answer.head).toContain('"VALIDATION_ERROR"');
+      expect.soft(answer.bytes, 'bytes of the 400 answer to a 1 MB definition').toBeLessThanOrEqual(64 * 1024);
+      return Math.max(...(await Promise.all(latencies)));
+    };
+    // Three rounds, judged by the middle one: work the definition costs the event loop shows in
+    // every round (before the fix, a second each), while a pause of the machine or of the test
+    // process's garbage collector shows in one (772 ms once in CI on a loaded hour, 40-60 ms here).
+    const worsts: number[] = [];
+    for (let round = 0; round < 3; round += 1) worsts.push(await worstWhileHostile());
+    const median = [...worsts].sort((a, b) => a - b)[1] as number;
+    expect
+      .soft(
+        Math.round(median),
+        `median of each round's worst latency (ms) of tenant B’s verifications: ${worsts.map(Math.round).join(', ')}`,
+      )
+      .toBeLessThan(500);
   }, 30_000);
 
   it('GET /schemas?templates=true honours `limit` and pages with a cursor', async () => {
