@@ -28,13 +28,20 @@ export async function holdOlderSession(databaseUrl: string, applicationName: str
   };
 }
 
-/** How long a release gate waits between its looks at the sessions (release-gates.ts: 10 s), and a little. */
-const gateLookMs = 10_500;
+/**
+ * What the products of the tests that hold older sessions set HALLMARK_RELEASE_GATE_SECONDS to
+ * (the default, 10 s, would have each such test wait twice that long).
+ */
+export const releaseGateSeconds = 1;
+
+/** How long a release gate of such a product waits between its looks at the sessions, and a little. */
+const gateLookMs = releaseGateSeconds * 1000 + 500;
 
 /**
  * What `write` gives while a session named `applicationName` (or one of each name) is held open
  * (after the gate's next look), and once it has gone (after the look after that): a rolling update
- * from an older release as a gate of runtime's release-gates.ts meets it.
+ * from an older release as a gate of runtime's release-gates.ts meets it. The product must be
+ * started with HALLMARK_RELEASE_GATE_SECONDS set to `releaseGateSeconds`.
  */
 export async function acrossOlderSession<T>(
   databaseUrl: string,

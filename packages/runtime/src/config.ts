@@ -101,6 +101,13 @@ export const DistributedConfig = Type.Composite([
       description:
         "store a generated code's link as its link form (code-service migration 0009: rebuilt from the code's fields) while no code-service of a release before link forms (which reads the link from the row only) is connected to the database, and its signing key id as that form's or verify-service's number for it (code-service migration 0010, verify-service migration 0012) while no code-service or verify-service of a release before those is; false: always whole",
     }),
+    HALLMARK_RELEASE_GATE_SECONDS: Type.Integer({
+      minimum: 1,
+      maximum: 300,
+      default: 10,
+      description:
+        'seconds between the looks of HALLMARK_EVENT_PACKS and HALLMARK_LINK_FORMS at which releases are connected to the database: how long after the last process of an older release has gone new codes are stored the newer way',
+    }),
     HALLMARK_NATS_STREAM_REPLICAS: Type.Integer({
       minimum: 1,
       maximum: 5,

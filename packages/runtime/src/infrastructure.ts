@@ -78,6 +78,8 @@ export async function connectDistributed(
     acceptUnsigned: config.HALLMARK_BUS_ACCEPT_UNSIGNED,
     onRefusedRequest: refusalLogger(log),
   });
+  // How often the release gates look at the sessions connected (release-gates.ts).
+  const gateLooks = { recheckMs: config.HALLMARK_RELEASE_GATE_SECONDS * 1000 };
   const db = createPostgresDatabase({
     connectionString: config.HALLMARK_DATABASE_URL,
     applicationName: sessionNameOf(service),
@@ -86,7 +88,9 @@ export async function connectDistributed(
   });
   const eventStore = config.HALLMARK_ESDB_URL
     ? await loadKurrentEventStore(config.HALLMARK_ESDB_URL)
-    : await createSqlEventStore(db, { packFirstEvents: config.HALLMARK_EVENT_PACKS ? createPacksGate(db) : false });
+    : await createSqlEventStore(db, {
+        packFirstEvents: config.HALLMARK_EVENT_PACKS ? createPacksGate(db, gateLooks) : false,
+      });
   const cache = createRedisCache({
     url: config.HALLMARK_REDIS_URL,
     keyPrefix: `${config.HALLMARK_NAMESPACE}:`,
@@ -98,10 +102,10 @@ export async function connectDistributed(
     bus,
     db,
     eventStore,
-    linkFormsAllowed: config.HALLMARK_LINK_FORMS ? createLinkFormsGate(db) : async () => false,
+    linkFormsAllowed: config.HALLMARK_LINK_FORMS ? createLinkFormsGate(db, gateLooks) : async () => false,
     keyFormsAllowed:
       config.HALLMARK_LINK_FORMS && (service === 'code-service' || service === 'verify-service')
-        ? createKeyFormsGate(db, service)
+        ? createKeyFormsGate(db, service, gateLooks)
         : async () => false,
     cache,
     blobs: blobStoreFor(config, './.hallmark/blobs'),
