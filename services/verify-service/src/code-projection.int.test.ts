@@ -317,6 +317,30 @@ describe('the code directory projection (event store → code_directory, Postgre
     );
   });
 
+  it('reads a numbered key’s row, not writes it, when later batches name that key', async () => {
+    const signer: Principal = { accountId: `acc_known_${counter}`, environment: 'live' };
+    const codes = [codeStream(signer, 'KNOWN-1'), codeStream(signer, 'KNOWN-2'), codeStream(signer, 'KNOWN-3')];
+    await storeCodes(codes);
+    const all = await readThrough(`asset-${codes.at(-1)?.assetId}`);
+    const events = all.events.filter((event) => codes.some((code) => event.streamId === `asset-${code.assetId}`));
+    expect(events.length).toBe(3);
+    // xmin: the transaction that wrote the row's current version; an update, even to the same value, changes it.
+    const keyRow = async () =>
+      db.query<{ id: number; version: string }>(`SELECT id, xmin::text AS version FROM directory_keys WHERE kid = $1`, [
+        `kid-${signer.accountId}`,
+      ]);
+    await db.transaction((tx) => projectCodes(tx, [events[0] as StoredEvent], { keyNumbers: true }));
+    const numbered = await keyRow();
+    expect(numbered).toHaveLength(1);
+    await db.transaction((tx) => projectCodes(tx, [events[1] as StoredEvent], { keyNumbers: true }));
+    await db.transaction((tx) => projectCodes(tx, events as StoredEvent[], { keyNumbers: true }));
+    expect(await keyRow()).toEqual(numbered);
+    const rows = await db.query<{ key_id: number | null; kid: string | null }>(
+      `SELECT key_id, kid FROM code_directory WHERE serial LIKE 'KNOWN-%'`,
+    );
+    expect(rows).toEqual(Array.from({ length: 3 }, () => ({ key_id: numbered[0]?.id, kid: null })));
+  });
+
   it('gives a new signing key one number when two transactions project its first codes at once', async () => {
     const racer: Principal = { accountId: `acc_race_${counter}`, environment: 'live' };
     const codes = [codeStream(racer, 'RACE-1'), codeStream(racer, 'RACE-2')];

@@ -111,7 +111,10 @@ const directoryRowOf = (event: StoredEvent) => codeRowOf(event) ?? objectRowOf(e
  * Writes the codes of a batch of events, one statement; a replayed event rewrites the same row. With
  * `keyNumbers`, a row names its signing key's number in `directory_keys` instead of holding its key
  * id (verify-service migration 0012), the keys new to the table numbered by the same statement (a
- * key another transaction is numbering is waited for, then answered by ON CONFLICT's update).
+ * key another transaction is numbering is waited for, then answered by ON CONFLICT's update). A key
+ * the table holds is read, not written: an update of its row each batch left a dead row version per
+ * key per batch, and held the row until commit, so that two replicas projecting one key's codes
+ * took turns.
  */
 export async function projectCodes(
   tx: SqlExecutor,
@@ -129,9 +132,15 @@ export async function projectCodes(
     `WITH r AS (
        SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(asset_id text, account_id text, environment text, gtin text, serial text,
          batch text, expiry text, kid text, product_name text, expires_at timestamptz, created_at timestamptz)
-     ), numbered AS (
-       INSERT INTO directory_keys (kid) SELECT DISTINCT kid FROM r WHERE $2::boolean ORDER BY kid
+     ), wanted AS (
+       SELECT DISTINCT kid FROM r WHERE $2::boolean
+     ), known AS (
+       SELECT k.id, k.kid FROM directory_keys k JOIN wanted w ON w.kid = k.kid
+     ), added AS (
+       INSERT INTO directory_keys (kid) SELECT kid FROM wanted WHERE kid NOT IN (SELECT kid FROM known) ORDER BY kid
        ON CONFLICT (kid) DO UPDATE SET kid = EXCLUDED.kid RETURNING id, kid
+     ), numbered AS (
+       SELECT id, kid FROM known UNION ALL SELECT id, kid FROM added
      )
      INSERT INTO code_directory (asset_id, account_id, environment, gtin, serial, batch, expiry, kid, key_id, product_name, expires_at, created_at)
      SELECT r.asset_id, r.account_id, r.environment, r.gtin, r.serial, r.batch, r.expiry, CASE WHEN n.id IS NULL THEN r.kid END, n.id,
