@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { call, createEnterpriseAccount, restartTestProduct, startTestProduct, type TestProduct } from '../support/embedded.ts';
 import { runHallmark } from '../support/hallmark-cli.ts';
-import { acrossOlderSession, releaseGateSeconds } from '../support/older-session.ts';
+import { acrossOlderSession, quickReleaseGates } from '../support/older-session.ts';
 import { sqlOnce } from '../support/sql-once.ts';
 import { rewriteFirstEvent } from '../support/stored-events.ts';
 import { waitFor } from '../support/wait.ts';
@@ -695,7 +695,7 @@ describe('the documented rollback to a release before packs (PostgreSQL)', () =>
 describe('a rolling update from a release that reads no packs (distributed)', () => {
   let product: DistributedProduct;
   beforeAll(async () => {
-    product = await startDistributedProduct({ HALLMARK_RELEASE_GATE_SECONDS: String(releaseGateSeconds) });
+    product = await startDistributedProduct(quickReleaseGates);
   }, 120_000);
   afterAll(async () => {
     await product?.stop();

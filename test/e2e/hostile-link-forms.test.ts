@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DistributedProduct, startDistributedProduct } from '../support/distributed-product.ts';
 import { call } from '../support/embedded.ts';
 import { type HallmarkServer, startHallmarkServer } from '../support/hallmark-server.ts';
-import { acrossOlderSession, releaseGateSeconds } from '../support/older-session.ts';
+import { acrossOlderSession, quickReleaseGates } from '../support/older-session.ts';
 import { sqlOnce } from '../support/sql-once.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
@@ -126,7 +126,7 @@ describe('link forms: a code keeps the link it was issued', () => {
 describe('a rolling update from a code-service that reads links from rows only (distributed)', () => {
   let product: DistributedProduct;
   beforeAll(async () => {
-    product = await startDistributedProduct({ HALLMARK_RELEASE_GATE_SECONDS: String(releaseGateSeconds) });
+    product = await startDistributedProduct(quickReleaseGates);
   }, 120_000);
   afterAll(async () => {
     await product?.stop();

@@ -28,11 +28,11 @@ export async function holdOlderSession(databaseUrl: string, applicationName: str
   };
 }
 
-/**
- * What the products of the tests that hold older sessions set HALLMARK_RELEASE_GATE_SECONDS to
- * (the default, 10 s, would have each such test wait twice that long).
- */
-export const releaseGateSeconds = 1;
+/** How often the release gates of a product made for these tests look (the default, 10 s, would have each test wait twice that long). */
+const releaseGateSeconds = 1;
+
+/** The setting of a product whose rolling updates acrossOlderSession plays: start it with these. */
+export const quickReleaseGates = { HALLMARK_RELEASE_GATE_SECONDS: String(releaseGateSeconds) };
 
 /** How long a release gate of such a product waits between its looks at the sessions, and a little. */
 const gateLookMs = releaseGateSeconds * 1000 + 500;
@@ -41,7 +41,7 @@ const gateLookMs = releaseGateSeconds * 1000 + 500;
  * What `write` gives while a session named `applicationName` (or one of each name) is held open
  * (after the gate's next look), and once it has gone (after the look after that): a rolling update
  * from an older release as a gate of runtime's release-gates.ts meets it. The product must be
- * started with HALLMARK_RELEASE_GATE_SECONDS set to `releaseGateSeconds`.
+ * started with `quickReleaseGates`.
  */
 export async function acrossOlderSession<T>(
   databaseUrl: string,

@@ -106,7 +106,7 @@ export const DistributedConfig = Type.Composite([
       maximum: 300,
       default: 10,
       description:
-        'seconds between the looks of HALLMARK_EVENT_PACKS and HALLMARK_LINK_FORMS at which releases are connected to the database: how long after the last process of an older release has gone new codes are stored the newer way',
+        'seconds between the looks of HALLMARK_EVENT_PACKS and HALLMARK_LINK_FORMS at the sessions connected to the database: once the last process of an older release has gone, new codes are stored the newer way within this long',
     }),
     HALLMARK_NATS_STREAM_REPLICAS: Type.Integer({
       minimum: 1,
