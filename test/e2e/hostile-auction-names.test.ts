@@ -88,9 +88,21 @@ describe('names that read as another name or as nobody', () => {
   // which would make a custody entry read as another name: 400, as for a sale's toOwnerId";
   // l.135-137: actorRole/actorName "printable and not blank, as an ownerId". The schema's own reason
   // (contracts schemas/auction.ts): "a bidi override or a line break in a name shows another name".
-  // U+2028/U+2029 are line breaks; U+200B, U+2060 and U+3164 alone print nothing (a blank name).
+  // U+2028/U+2029 are line breaks; U+200B, U+2060 and U+3164 alone print nothing (a blank name), and
+  // so do the format characters and variation selectors an attack found taken (2026-12-06): tag
+  // characters, a variation selector, the musical and shorthand format controls beyond U+FFFF (a
+  // custody entry "jane → " to a buyer who reads as nobody).
   const lineBreaks = ['client\u2028jane', 'client\u2029jane'];
-  const blanks = ['\u200B', '\u2060\u2060', '\u3164'];
+  const blanks = [
+    '\u200B',
+    '\u2060\u2060',
+    '\u3164',
+    '\u{E0048}\u{E004D}',
+    '\uFE0F',
+    '\u{1D173}\u{1D174}',
+    '\u{1BCA0}',
+    '\u206A',
+  ];
 
   it('refuses an owner id that breaks the line or prints nothing, registering or selling, and stores nothing', async () => {
     const answers: Array<[string, number]> = [];
@@ -110,6 +122,12 @@ describe('names that read as another name or as nobody', () => {
       }
     }
     expect(answers.filter(([, status]) => status !== 400)).toEqual([]);
+    // Characters beyond U+FFFF that show are names (their first UTF-16 units start those above too).
+    for (const toOwnerId of ['\u{1D11E} Society', '\u{1F600}']) {
+      const answer = await initiate(object.id, 'client-jane', toOwnerId);
+      expect(answer.status, `${shown(toOwnerId)} ${JSON.stringify(answer.body)}`).toBe(201);
+      await api('POST', `/auction/transfers/${answer.body.transferId}/cancel`, { key: house });
+    }
   });
 
   it('refuses an actor name or role that breaks the line or prints nothing', async () => {

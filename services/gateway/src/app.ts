@@ -89,6 +89,10 @@ function createAjv(coerceTypes: boolean, log: Logger): Ajv {
   // here, a value between the two passed the gateway and was refused behind it in another form.
   // Ajv calls the option deprecated (code points are JSON Schema's count) and says so at each start:
   // that line is left out of the log, any other of Ajv's goes to it.
+  // unicodeRegExp false: a `pattern` is read without the `u` flag, as TypeBox reads it in every
+  // service (`new RegExp(pattern)`): a character beyond U+FFFF is two UTF-16 units to both, so a
+  // pattern that tells such characters apart (printableNonBlankTextPattern's invisible ones) means
+  // the same here and behind.
   const ajv = new Ajv({
     allErrors: true,
     coerceTypes,
@@ -97,6 +101,7 @@ function createAjv(coerceTypes: boolean, log: Logger): Ajv {
     strict: false,
     verbose: true,
     unicode: false,
+    unicodeRegExp: false,
     logger: {
       log: (...args: unknown[]) => log.info({ ajv: args }, 'ajv'),
       warn: (...args: unknown[]) => {

@@ -35,11 +35,34 @@ const unprintableCharacters = `\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029${tex
 
 /**
  * Characters that show nothing: white space, and those that print no mark (zero-width spaces and
- * joiners, the word joiner and invisible operators, the byte-order mark, soft hyphen, the combining
- * grapheme joiner, the Hangul and Mongolian fillers, the blank Braille pattern). A name of only
- * these reads as nobody. As the inside of a regular-expression character class.
+ * joiners, the word joiner, invisible operators and the other format characters of U+2060-U+206F,
+ * the byte-order mark, soft hyphen, the combining grapheme joiner, variation selectors, the Khmer
+ * inherent vowels, the Mongolian free variation selectors and vowel separator, the interlinear
+ * annotation characters, the Hangul fillers, the blank Braille pattern: Unicode's default-ignorable
+ * code points of the Basic Multilingual Plane, and the rest of what its format category prints
+ * nothing for). A name of only these reads as nobody. As the inside of a regular-expression
+ * character class.
  */
-const invisibleCharacters = '\\s\\u00ad\\u034f\\u115f\\u1160\\u180e\\u200b-\\u200d\\u2060-\\u2064\\u2800\\u3164\\ufeff\\uffa0';
+const invisibleCharacters =
+  '\\s\\u00ad\\u034f\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200d\\u2060-\\u206f\\u2800\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff0-\\ufffb';
+
+/**
+ * One character that shows, as a regular expression read without the `u` flag (as TypeBox and the
+ * gateway's Ajv read every pattern: `unicodeRegExp: false` in services/gateway/src/app.ts), where a
+ * character beyond U+FFFF is two UTF-16 code units: a character of the Basic Multilingual Plane not
+ * above, or a pair whose first unit starts characters that show. Beyond U+FFFF, these print
+ * nothing: U+E0000-U+E0FFF (tag characters, the variation selectors supplement: every first unit
+ * U+DB40-U+DB43), the Egyptian hieroglyph format controls U+13430-U+1343F, the shorthand format
+ * controls U+1BCA0-U+1BCA3 and the musical symbol format characters U+1D173-U+1D17A (whose first
+ * units also start characters that show, so the second unit decides). A second unit alone shows
+ * nothing (the JSON parser refuses one without its first anyway).
+ */
+const visibleCharacter = [
+  `[^${invisibleCharacters}\\ud80d\\ud82f\\ud834\\udb40-\\udb43\\udc00-\\udfff]`,
+  '\\ud80d[^\\udc30-\\udc3f]',
+  '\\ud82f[^\\udca0-\\udca3]',
+  '\\ud834[^\\udd73-\\udd7a]',
+].join('|');
 
 /**
  * A `pattern` for text others are shown (key and account names, webhook descriptions, a brand's
@@ -49,7 +72,7 @@ const invisibleCharacters = '\\s\\u00ad\\u034f\\u115f\\u1160\\u180e\\u200b-\\u20
 export const printableTextPattern = `^[^${unprintableCharacters}]*$`;
 
 /** The same, and not blank: at least one character that shows (an owner as an auction house names it). */
-export const printableNonBlankTextPattern = `^(?=.*[^${invisibleCharacters}])[^${unprintableCharacters}]+$`;
+export const printableNonBlankTextPattern = `^(?=.*(?:${visibleCharacter}))[^${unprintableCharacters}]+$`;
 
 /**
  * A `pattern` for several lines of text others are shown (an auction object's description): line

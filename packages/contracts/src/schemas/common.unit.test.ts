@@ -38,6 +38,58 @@ describe('text others are shown', () => {
     // One character that shows is enough; invisible ones beside it are not refused here.
     expect(printableNonBlank.test('\u200bjane')).toBe(true);
   });
+
+  it('refuses a name of only format characters and variation selectors, in every plane', () => {
+    // What an attack found accepted as an owner, a title or an actor name (2026-12-06): tag
+    // characters, variation selectors, Khmer inherent vowels, the Mongolian free variation
+    // selectors, the deprecated format characters, the interlinear annotation characters, and the
+    // shorthand, Egyptian and musical format controls beyond U+FFFF.
+    for (const name of [
+      '\u{E0048}\u{E004D}',
+      '\u{E0041}',
+      '\u{E0001}',
+      '\u{E007F}',
+      '\u{E0100}',
+      '\u{E01EF}',
+      '\uFE0F',
+      '\uFE00\uFE0E',
+      '\u17B4\u17B5',
+      '\u180B',
+      '\u180F',
+      '\u206A\u206F',
+      '\uFFF9\uFFFA\uFFFB',
+      '\u{1BCA0}',
+      '\u{1BCA3}',
+      '\u{13430}',
+      '\u{1343F}',
+      '\u{1D173}\u{1D174}',
+      '\u{1D17A}',
+      ' \u{E0020}\uFE0F\u200B ',
+    ]) {
+      expect(printableNonBlank.test(name), JSON.stringify(name)).toBe(false);
+    }
+  });
+
+  it('takes characters beyond U+FFFF that show, beside those that do not', () => {
+    // The same first units as the format characters above start characters that show: a musical
+    // symbol (U+1D11E, U+1D172, U+1D17B), an Egyptian hieroglyph (U+1342F, U+13440), a shorthand
+    // letter (U+1BC9F); and an emoji, a CJK ideograph beyond the plane, a flag of tag sequences.
+    for (const name of [
+      '\u{1D11E}',
+      '\u{1D172}',
+      '\u{1D17B}',
+      '\u{1342F}',
+      '\u{13440}',
+      '\u{1BC9F}',
+      '\u{1F600}',
+      '\u{20000}',
+      '\u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}',
+      '\uFE0Fjane',
+      'jane\u{E0041}',
+    ]) {
+      expect(printableNonBlank.test(name), JSON.stringify(name)).toBe(true);
+    }
+  });
 });
 
 describe('several lines of text others are shown', () => {
