@@ -1,5 +1,6 @@
 import { Agent, request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { type RouteDefinition, routes } from '@hallmark/contracts';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -610,6 +611,35 @@ describe.each([
       expect(taken.status, JSON.stringify(taken.body).slice(0, 300)).toBe(201);
       const stored = await fetch(`${product.url}/api/v1/codes/${taken.body.assetId}`, { headers: { 'x-api-key': operator } });
       expect(await stored.text()).toContain('"certificate":90071992547409920');
+    });
+
+    it('a body in a content coding (Content-Encoding: gzip, even over plain JSON) is a 415 naming the coding, and stores nothing (2026-12-06)', async () => {
+      // Read as the plain text it held, a body declared gzip was taken (an attack over HTTP found a
+      // sale confirmed so): a proxy or filter in front that decodes what it inspects saw another body.
+      const body = `{"gtin":"${gtins[1]}","serialNumber":"ENCODED-1"}`;
+      const send = (coding: string, payload: string | Uint8Array) =>
+        fetch(`${product.url}/api/v1/code/generate`, {
+          method: 'POST',
+          headers: { 'x-api-key': operator, 'content-type': 'application/json', 'content-encoding': coding },
+          body: payload,
+          signal: AbortSignal.timeout(perRequestMs),
+        });
+      for (const [coding, payload] of [
+        ['gzip', body],
+        ['gzip', gzipSync(body)],
+        ['br', body],
+        ['GZIP, identity', body],
+      ] as const) {
+        const response = await send(coding, payload);
+        const answer = (await response.json()) as Json;
+        expect(response.status, `${coding}: ${JSON.stringify(answer)}`).toBe(415);
+        expect(answer.error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+        expect(answer.error.message).toContain(coding);
+        expect(response.headers.get('accept-encoding')).toBe('identity');
+      }
+      // None was stored (a second code of the serial would be refused): identity is the body as it is.
+      const plain = await send('identity', body);
+      expect(plain.status, await plain.clone().text()).toBe(201);
     });
 
     it('U+0000 in a string, a key, a path parameter or a query is a 400 before it reaches PostgreSQL', async () => {

@@ -119,6 +119,23 @@ export function installInputLimits(app: FastifyInstance): void {
       );
     });
   });
+  // A body is taken as it is sent: a Content-Encoding (gzip, br, deflate…) is not undone. Read as
+  // the plain text it held, a body declared gzip was acted on, while a proxy or a filter in front
+  // that decodes what it inspects saw something else (or nothing it could read). So a body in any
+  // coding but identity is 415 before it is read, with `Accept-Encoding: identity` (RFC 9110,
+  // 15.5.16), as a body of a type no parser takes is.
+  app.addHook('preParsing', (request, reply, payload, done) => {
+    const coding = request.headers['content-encoding'];
+    if (coding === undefined || !hasBody(request) || isIdentity(coding)) return done(null, payload);
+    reply.header('accept-encoding', 'identity');
+    done(
+      new HallmarkError(
+        'UNSUPPORTED_MEDIA_TYPE',
+        `A body in a content coding (Content-Encoding: ${coding.slice(0, 40)}) is not accepted: send it unencoded.`,
+        { fields: [{ field: 'content-encoding', in: 'headers', message: 'must be absent or identity' }] },
+      ),
+    );
+  });
   app.addHook('preValidation', async (request) => {
     const parts: Array<[Location, unknown]> = [
       ['params', request.params],
@@ -145,6 +162,17 @@ export function installInputLimits(app: FastifyInstance): void {
   app.addHook('onResponse', async (request) => {
     if (!request.raw.complete) request.raw.resume();
   });
+}
+
+/** Whether the request carries a body (a length above 0, or chunks), which only then has a coding. */
+function hasBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/** `identity` (any case, listed once or more): the body as it is. */
+function isIdentity(coding: string): boolean {
+  return coding.split(',').every((name) => name.trim().toLowerCase() === 'identity');
 }
 
 /**
