@@ -388,11 +388,21 @@ describe('EPCIS 2.0 export', () => {
     const object = (
       await api('POST', '/auction/objects/register', { key: brand, body: { title: 'Clock', category: 'watch', ownerId: 'o-1' } })
     ).body;
+    // The last event's evidence has keys JSON-LD would read as its own keywords (an attack on the
+    // export, 2026-12-06: `@id: 5` made a JSON-LD processor refuse the whole document, and
+    // `@included` added an event the list does not have): the export keeps them as data.
+    const keywordEvidence = { '@id': 5, '@included': [{ type: 'ObjectEvent', action: 'DELETE' }], '@context': { x: 'y' } };
     for (const eventType of ['cataloged', 'listed', 'withdrawn']) {
-      await api('POST', '/auction/provenance/events', {
+      const recorded = await api('POST', '/auction/provenance/events', {
         key: brand,
-        body: { objectId: object.object.id, eventType, actorRole: 'auction_house' },
+        body: {
+          objectId: object.object.id,
+          eventType,
+          actorRole: 'auction_house',
+          ...(eventType === 'withdrawn' ? { evidence: keywordEvidence } : {}),
+        },
       });
+      expect(recorded.status, JSON.stringify(recorded.body)).toBe(201);
     }
     await waitFor('the object in the log', async () => {
       const root = await api('GET', `/compliance/${object.object.id}/merkle/root`, { key: brand });
@@ -419,6 +429,13 @@ describe('EPCIS 2.0 export', () => {
         expect(events[0].epcList[0]).toContain('/21/EPCIS-1%21%27%28%29%2A');
       }
       expect(events.at(-1)['hallmark:hash']).toMatch(/^[0-9a-f]{64}$/);
+      // Every event's data is a JSON literal to a JSON-LD processor (JSON-LD 1.1, `@type: @json`): its
+      // keys are never read as keywords or terms of the document.
+      expect(document['@context'][1]).toEqual({
+        hallmark: expect.any(String),
+        'hallmark:data': { '@id': expect.any(String), '@type': '@json' },
+      });
+      if (id !== assetId) expect(events.at(-1)['hallmark:data'].evidence).toEqual(keywordEvidence);
     }
     // A broken document is refused by the same schema: the check has teeth.
     expect(validate({ type: 'EPCISDocument', schemaVersion: '2.0', epcisBody: { eventList: [{ type: 'ObjectEvent' }] } })).toBe(

@@ -185,7 +185,13 @@ function epcisEvent(event: ExportedEvent, epc: string | undefined) {
 async function* epcisChunks(first: ExportPage, pages: AsyncGenerator<ExportPage>, exportedAt: string): AsyncGenerator<string> {
   const epc = epcOf(first.events[0]);
   const head = {
-    '@context': ['https://ref.gs1.org/standards/epcis/epcis-context.jsonld', { hallmark: epcisNamespace }],
+    // `hallmark:data` holds what the brand recorded (metadata, evidence), whose keys may begin with
+    // `@`: as a JSON literal (JSON-LD 1.1) a processor keeps it as it is, where `@id: 5` inside it had
+    // made the whole document fail and `@included` had added an event the list does not hold.
+    '@context': [
+      'https://ref.gs1.org/standards/epcis/epcis-context.jsonld',
+      { hallmark: epcisNamespace, 'hallmark:data': { '@id': `${epcisNamespace}data`, '@type': '@json' } },
+    ],
     type: 'EPCISDocument',
     schemaVersion: '2.0',
     creationDate: exportedAt,
