@@ -309,6 +309,21 @@ describe('the offline auditors against a genuine export, tampered', () => {
     expect(await verdicts(forged)).toEqual(invalid);
   }, 60_000);
 
+  it('refuses an export whose evidence names another number that reads as the same double (a fraction, 2026-12-06)', async () => {
+    // An attack on the evidence: `…921.000000001` is the double …920 (the same hash) to JavaScript and
+    // to Python's json (a float), and …921.000000001 to a Decimal reader or a person; so is
+    // 0.10000000000000001 beside 0.1. The service writes neither.
+    for (const spelling of [`${forgedCertificate}.000000001`, `${certificate}.4`]) {
+      const forged = after.replace(`"certificateNo":${certificate}`, `"certificateNo":${spelling}`);
+      expect(forged).not.toBe(after);
+      expect(await verdicts(forged), spelling).toEqual(invalid);
+    }
+    // A number written with the same value otherwise (`…920.0`, `9.007199254740992e16`) says the same to every reader.
+    const respelled = after.replace(`"certificateNo":${certificate}`, `"certificateNo":9.007199254740992e16`);
+    expect(respelled).not.toBe(after);
+    expect(await verdicts(respelled)).toEqual(valid);
+  }, 60_000);
+
   it('refuses the history with an event dropped from the middle, the chain and the proofs rebuilt, under the kept checkpoint', async () => {
     const document = JSON.parse(after) as Export;
     document.events.splice(1, 1);

@@ -1,7 +1,7 @@
 import type { Environment } from '@hallmark/contracts';
 import { ed25519PublicKeyObject } from '@hallmark/crypto';
 import { leafHash, verifyInclusion } from '@hallmark/merkle';
-import { firstRoundedInteger, hashProvenanceRecord, leafInputOf, openSignedCheckpoint } from '@hallmark/provenance';
+import { firstInexactNumber, hashProvenanceRecord, leafInputOf, openSignedCheckpoint } from '@hallmark/provenance';
 import { firstRepeatedMember } from './repeated-member.ts';
 import { retiredAtMs, retirementGraceMs } from './retired-key.ts';
 import type { JsonWebKeySet, PublishedKey } from './verify-offline.ts';
@@ -311,9 +311,9 @@ export function auditExport(document: ComplianceExportDocument, jwks: JsonWebKey
  * `auditExport` of an export as the text of its file, which is what an auditor holds: the text must
  * be JSON, no object in it may name a member twice (JSON.parse keeps the last of two, other
  * readers and a person the first, so such a file says two histories; the service never writes one),
- * and no whole number may be written otherwise than JavaScript writes its double (`…921` for the
- * double `…920` hashes alike, while Python's json reads it exactly). Prefer this to parsing the file
- * yourself.
+ * and no number may have another value than its double as JavaScript writes it (`…921`, or
+ * `…921.000000001`, for the double `…920` hashes alike, while Python's json or a Decimal reader reads
+ * it exactly). Prefer this to parsing the file yourself.
  */
 export function auditExportText(text: string, jwks: JsonWebKeySet, parsed?: { document: unknown }): AuditReport {
   // `parsed`: the text as the caller parsed it already (a large export is not parsed twice).
@@ -332,11 +332,12 @@ export function auditExportText(text: string, jwks: JsonWebKeySet, parsed?: { do
     );
   }
   // The service writes every number as JavaScript writes its double: another digit there hashes
-  // alike (both read as one double) while a reader that keeps whole numbers exactly sees it.
-  const rounded = firstRoundedInteger(text);
-  if (rounded !== undefined) {
+  // alike (both read as one double) while a reader that keeps numbers exactly (Python's json for a
+  // whole number, a Decimal reader, a person) sees it: `…921` or `…921.000000001` for `…920`.
+  const inexact = firstInexactNumber(text);
+  if (inexact !== undefined) {
     problems.push(
-      `The file writes the whole number ${rounded.literal.slice(0, 40)} at ${rounded.path.slice(0, 100)}, which readers take for different values (the service would have written ${String(Number(rounded.literal)).slice(0, 40)}).`,
+      `The file writes the number ${inexact.literal.slice(0, 40)} at ${inexact.path.slice(0, 100)}, which readers take for different values (the service would have written ${String(Number(inexact.literal)).slice(0, 40)}).`,
     );
   }
   if (problems.length === 0) return report;

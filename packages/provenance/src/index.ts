@@ -29,4 +29,4 @@ export {
   type ProvenanceRecord,
   provenanceMetadataOf,
 } from './provenance-record.ts';
-export { firstRoundedInteger } from './rounded-integers.ts';
+export { firstInexactNumber, firstRoundedInteger } from './rounded-integers.ts';

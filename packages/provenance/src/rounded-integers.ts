@@ -48,6 +48,36 @@ function comesBackOtherwise(literal: string): boolean {
  */
 export function firstRoundedInteger(text: string): { literal: string; path: string } | undefined {
   if (!manyDigits.test(text)) return undefined;
+  return firstNumberLiteral(text, (literal) => literal.length >= 16 && comesBackOtherwise(literal));
+}
+
+/** A number literal's exact value, written one way (`-12e3` for -12000, `0` for -0); undefined for what is not one. */
+function exactValueOf(literal: string): string | undefined {
+  const parts = numberLiteral.exec(literal);
+  if (!parts) return undefined;
+  const [, sign, whole = '', fraction = '', exponent = '0'] = parts;
+  let digits = `${whole}${fraction}`.replace(/^0+/, '');
+  let scale = Number(exponent) - fraction.length;
+  const trailing = /0*$/.exec(digits)?.[0].length ?? 0;
+  digits = digits.slice(0, digits.length - trailing);
+  scale += trailing;
+  return digits === '' ? '0' : `${sign}${digits}e${scale}`;
+}
+
+/**
+ * The first number literal of a JSON text (`text` must be valid JSON) whose exact value is not that
+ * of its double as JavaScript writes it (`String`, as JSON.stringify does), with its path. A text
+ * every number of which JSON.stringify wrote (an export of the service) has none; in one that has,
+ * a number was written by someone else, and a reader of doubles (the hashes) and one of decimals (a
+ * person, Python's Decimal) read different numbers: `90071992547409921.000000001` is the double
+ * …920, and `0.10000000000000001` is 0.1. `1.0`, `1E2` or `-0` have their double's value and pass.
+ */
+export function firstInexactNumber(text: string): { literal: string; path: string } | undefined {
+  return firstNumberLiteral(text, (literal) => exactValueOf(literal) !== exactValueOf(String(Number(literal))));
+}
+
+/** The first number literal of a JSON text that `flagged` picks, with its path (`items.3.metadata.lot`). */
+function firstNumberLiteral(text: string, flagged: (literal: string) => boolean): { literal: string; path: string } | undefined {
   /** The member name or array index each open object or array is at. */
   const path: Array<string | number> = [];
   const inArray: boolean[] = [];
@@ -76,7 +106,7 @@ export function firstRoundedInteger(text: string): { literal: string; path: stri
       let end = at + 1;
       while (end < text.length && '0123456789.eE+-'.includes(text[end] as string)) end++;
       const literal = text.slice(at, end);
-      if (end - at >= 16 && comesBackOtherwise(literal)) return { literal, path: path.map(String).join('.') };
+      if (flagged(literal)) return { literal, path: path.map(String).join('.') };
       at = end - 1;
     }
   }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { firstRoundedInteger } from './rounded-integers.ts';
+import { firstInexactNumber, firstRoundedInteger } from './rounded-integers.ts';
 
 /** The value of what JavaScript writes for a whole double (`123…`, or `1.5e+300`), worked out apart. */
 function writtenValue(literal: string): bigint {
@@ -54,5 +54,47 @@ describe('firstRoundedInteger', () => {
         }
       }),
     );
+  });
+});
+
+describe('firstInexactNumber', () => {
+  it('never flags what JSON.stringify writes', () => {
+    fc.assert(
+      fc.property(
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        fc.bigInt({ min: -(2n ** 80n), max: 2n ** 80n }),
+        (value, whole) => {
+          const written = JSON.stringify({ value, list: [value, { value }], whole: Number(whole) });
+          expect(firstInexactNumber(written), written).toBe(undefined);
+        },
+      ),
+    );
+  });
+
+  it('flags a number whose value is not its double’s, with its path; passes another spelling of the same value', () => {
+    // An attack on the offline audit (2026-12-06): `…921.000000001` hashed as the genuine …920.
+    for (const literal of [
+      '90071992547409921.000000001',
+      '90071992547409921',
+      '90071992547409920.4',
+      '0.10000000000000001',
+      '1e999',
+      '1e-400',
+    ]) {
+      expect(firstInexactNumber(`{"evidence":{"n":[1,${literal}]}}`), literal).toEqual({ literal, path: 'evidence.n.1' });
+    }
+    for (const literal of [
+      '1.0',
+      '1E2',
+      '-0',
+      '1e+21',
+      '1e21',
+      '100e-2',
+      '9.007199254740992e16',
+      '90071992547409920.000',
+      '0.1',
+    ]) {
+      expect(firstInexactNumber(`{"n":${literal}}`), literal).toBe(undefined);
+    }
   });
 });

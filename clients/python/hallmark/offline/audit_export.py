@@ -186,22 +186,20 @@ def _why_not_an_event(event: Any) -> str | None:
 
 
 def _rounded(literal: str) -> bool:
-    """Whether a number literal is a whole number that comes back from a double as another: the
-    service writes every number as JavaScript writes its double, and another digit there (`…921`,
-    or `…921.0`, for the double `…920`) hashes alike to a reader of doubles while ``json`` (for an
-    integer) or a person reads the other number."""
-    if len(literal) < 16:
-        return False
+    """Whether a number literal has another value than its double as JavaScript writes it: the
+    service writes every number so, and another digit there (`…921`, `…921.000000001`, for the
+    double `…920`; `0.10000000000000001` for 0.1) hashes alike to a reader of doubles while
+    ``json`` (for an integer), a Decimal reader or a person reads the other number. `1.0` or `1E2`
+    have their double's value."""
     value = float(literal)
-    if not math.isfinite(value) or not value.is_integer() or abs(value) < 2**53:
-        return False
-    exact = Decimal(literal)
-    return exact == exact.to_integral_value() and exact != Decimal(_number(value))
+    if not math.isfinite(value):
+        return True
+    return Decimal(literal) != Decimal(_number(value))
 
 
 def _audit_text(text: str | bytes, jwks: Mapping[str, Any]) -> AuditReport:
     """An export as the text of its file: JSON in which no object names a member twice, and every
-    whole number is written as JavaScript writes its double."""
+    number has the value of its double as JavaScript writes it."""
     repeated: list[str] = []
     rounded: list[str] = []
 
@@ -238,7 +236,7 @@ def _audit_text(text: str | bytes, jwks: Mapping[str, Any]) -> AuditReport:
         problems.append(f"The file names the member {shown} twice in one object: readers disagree on which one counts.")
     if rounded:
         problems.append(
-            f"The file writes the whole number {rounded[0][:40]}, which readers take for different values "
+            f"The file writes the number {rounded[0][:40]}, which readers take for different values "
             "(a reader of doubles hashes it as a neighbouring number)."
         )
     if problems:
