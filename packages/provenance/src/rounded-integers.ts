@@ -16,42 +16,11 @@ const manyDigits = /\d(?:\.?\d){15}/;
 /** A JSON number literal, its parts. */
 const numberLiteral = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 
-/** The exact value of a JSON number literal that is a whole number; undefined for a fraction or past any double. */
-function wholeValueOf(literal: string): bigint | undefined {
-  const parts = numberLiteral.exec(literal);
-  if (!parts) return undefined;
-  const [, sign, whole = '', fraction = '', exponent = '0'] = parts;
-  let digits = `${whole}${fraction}`;
-  let scale = Number(exponent) - fraction.length;
-  if (scale < 0) {
-    if (/[^0]/.test(digits.slice(scale))) return undefined;
-    digits = digits.slice(0, scale) || '0';
-    scale = 0;
-  }
-  if (digits.length + scale > 400) return undefined;
-  const value = BigInt(digits) * 10n ** BigInt(scale);
-  return sign ? -value : value;
-}
-
-/** Whether a number literal is a whole number that JavaScript writes back as another number. */
-function comesBackOtherwise(literal: string): boolean {
-  const read = Number(literal);
-  // Below 2^53 every whole number is a double; a fraction is a double to every reader.
-  if (!Number.isFinite(read) || !Number.isInteger(read) || Math.abs(read) < 2 ** 53) return false;
-  const exact = wholeValueOf(literal);
-  return exact !== undefined && exact !== wholeValueOf(String(read));
-}
-
 /**
- * The first number literal of a JSON text (`text` must be valid JSON) that comes back from a double
- * as another whole number, with its path in the form validation errors use (`items.3.metadata.lot`).
+ * A number literal's exact value, written one way: its digits without leading or trailing zeros and
+ * the power of ten they are multiplied by (`-12e3` for -12000, `5e-1` for 0.5, `0` for -0);
+ * undefined for what is not a literal.
  */
-export function firstRoundedInteger(text: string): { literal: string; path: string } | undefined {
-  if (!manyDigits.test(text)) return undefined;
-  return firstNumberLiteral(text, (literal) => literal.length >= 16 && comesBackOtherwise(literal));
-}
-
-/** A number literal's exact value, written one way (`-12e3` for -12000, `0` for -0); undefined for what is not one. */
 function exactValueOf(literal: string): string | undefined {
   const parts = numberLiteral.exec(literal);
   if (!parts) return undefined;
@@ -62,6 +31,25 @@ function exactValueOf(literal: string): string | undefined {
   digits = digits.slice(0, digits.length - trailing);
   scale += trailing;
   return digits === '' ? '0' : `${sign}${digits}e${scale}`;
+}
+
+/** Whether a number literal is a whole number that JavaScript writes back as another number. */
+function comesBackOtherwise(literal: string): boolean {
+  const read = Number(literal);
+  // Below 2^53 every whole number is a double; a fraction is a double to every reader.
+  if (!Number.isFinite(read) || !Number.isInteger(read) || Math.abs(read) < 2 ** 53) return false;
+  const exact = exactValueOf(literal);
+  const whole = exact !== undefined && !exact.includes('e-');
+  return whole && exact !== exactValueOf(String(read));
+}
+
+/**
+ * The first number literal of a JSON text (`text` must be valid JSON) that comes back from a double
+ * as another whole number, with its path in the form validation errors use (`items.3.metadata.lot`).
+ */
+export function firstRoundedInteger(text: string): { literal: string; path: string } | undefined {
+  if (!manyDigits.test(text)) return undefined;
+  return firstNumberLiteral(text, (literal) => literal.length >= 16 && comesBackOtherwise(literal));
 }
 
 /**

@@ -185,7 +185,7 @@ def _why_not_an_event(event: Any) -> str | None:
     return ", ".join(wrong) if wrong else None
 
 
-def _rounded(literal: str) -> bool:
+def _inexact(literal: str) -> bool:
     """Whether a number literal has another value than its double as JavaScript writes it: the
     service writes every number so, and another digit there (`…921`, `…921.000000001`, for the
     double `…920`; `0.10000000000000001` for 0.1) hashes alike to a reader of doubles while
@@ -201,16 +201,16 @@ def _audit_text(text: str | bytes, jwks: Mapping[str, Any]) -> AuditReport:
     """An export as the text of its file: JSON in which no object names a member twice, and every
     number has the value of its double as JavaScript writes it."""
     repeated: list[str] = []
-    rounded: list[str] = []
+    inexact: list[str] = []
 
     def integer_of(literal: str) -> int:
-        if not rounded and _rounded(literal):
-            rounded.append(literal)
+        if not inexact and _inexact(literal):
+            inexact.append(literal)
         return int(literal)
 
     def float_of(literal: str) -> float:
-        if not rounded and _rounded(literal):
-            rounded.append(literal)
+        if not inexact and _inexact(literal):
+            inexact.append(literal)
         return float(literal)
 
     def object_of(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -234,9 +234,9 @@ def _audit_text(text: str | bytes, jwks: Mapping[str, Any]) -> AuditReport:
     if repeated:
         shown = json.dumps(repeated[0], ensure_ascii=False)[:100]
         problems.append(f"The file names the member {shown} twice in one object: readers disagree on which one counts.")
-    if rounded:
+    if inexact:
         problems.append(
-            f"The file writes the number {rounded[0][:40]}, which readers take for different values "
+            f"The file writes the number {inexact[0][:40]}, which readers take for different values "
             "(a reader of doubles hashes it as a neighbouring number)."
         )
     if problems:

@@ -39,9 +39,8 @@ const unprintableCharacters = `\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029${tex
  * the byte-order mark, soft hyphen, the combining grapheme joiner, variation selectors, the Khmer
  * inherent vowels, the Mongolian free variation selectors and vowel separator, the interlinear
  * annotation characters, the Hangul fillers, the blank Braille pattern: Unicode's default-ignorable
- * code points of the Basic Multilingual Plane, and the rest of what its format category prints
- * nothing for). A name of only these reads as nobody. As the inside of a regular-expression
- * character class.
+ * code points of the Basic Multilingual Plane, and U+FFF9-U+FFFB). A name of only these reads as
+ * nobody. As the inside of a regular-expression character class.
  */
 const invisibleCharacters =
   '\\s\\u00ad\\u034f\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200d\\u2060-\\u206f\\u2800\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff0-\\ufffb';
