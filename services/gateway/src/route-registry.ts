@@ -11,6 +11,15 @@ const otherCharset = (contentType: string) => {
 };
 /** The types an HTML form can send (and so a cross-site page, without a CORS preflight). */
 const formLikeContentType = /^\s*(application\/x-www-form-urlencoded|multipart\/form-data|text\/plain)\s*(;|$)/i;
+/**
+ * The query string of an API route that takes none: any parameter is refused (400, "is not an
+ * accepted field"), as on the routes that take some. Ignored, `merkle/root?treeSize=2` answered the
+ * current root as if it were the one asked for (docs/API.md, "Query parameters"). Public pages,
+ * probes and CORS preflights take any (a QR code's link may carry a campaign's parameters).
+ */
+const noQueryParameters = { type: 'object', properties: {}, additionalProperties: false } as const;
+const querystringOf = (definition: RouteDefinition) =>
+  definition.querystring ?? (definition.auth === 'api-key' || definition.auth === 'session' ? noQueryParameters : undefined);
 
 /**
  * Registers a route from its contract definition: path, schemas and response shapes all come from
@@ -26,6 +35,7 @@ export function registerRoute(app: FastifyInstance, definition: RouteDefinition,
       responses[Number(status)] = response.schema;
     }
   }
+  const querystring = querystringOf(definition);
   app.route({
     method: definition.method,
     config: { route: definition },
@@ -34,7 +44,7 @@ export function registerRoute(app: FastifyInstance, definition: RouteDefinition,
     schema: {
       // A catch-all's rest of path arrives as fastify's `*`; its named parameter is for the OpenAPI document.
       ...(definition.params && !definition.catchAll ? { params: definition.params } : {}),
-      ...(definition.querystring ? { querystring: definition.querystring } : {}),
+      ...(querystring ? { querystring } : {}),
       ...(definition.body ? { body: definition.body } : {}),
       response: responses,
     },
