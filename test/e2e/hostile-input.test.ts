@@ -942,6 +942,106 @@ describe.each([
       });
       expectRefused({ status: long.status, body: (await long.json()) as Json }, 431, 'REQUEST_HEADERS_TOO_LARGE');
     });
+
+    /** What the server sent on a raw connection for `request`, until it closed or `waitMs` passed. */
+    const rawExchange = (request: string, waitMs = 2_000) =>
+      new Promise<string>((resolve, reject) => {
+        const url = new URL(product.url);
+        const socket: Socket = connect(Number(url.port), url.hostname);
+        let text = '';
+        const timer = setTimeout(() => {
+          socket.destroy();
+          resolve(text);
+        }, waitMs);
+        socket.on('data', (data) => {
+          text += data.toString('utf8');
+        });
+        socket.on('close', () => {
+          clearTimeout(timer);
+          resolve(text);
+        });
+        socket.on('error', reject);
+        socket.write(request);
+      });
+    const envelopeOf = (answer: string) => {
+      const [head = '', body = ''] = answer.split('\r\n\r\n');
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]);
+      return { status, head: head.toLowerCase(), body: (body ? JSON.parse(body) : {}) as Json };
+    };
+
+    it('what Node answered by itself (an Expect it does not meet, no Host, CONNECT) is answered in the envelope (2026-12-07)', async () => {
+      // A bare 417, a bare 400 and a dropped connection had none of the headers every answer carries.
+      const host = new URL(product.url).host;
+      const cases = [
+        [
+          `POST /api/v1/code/verify HTTP/1.1\r\nHost: ${host}\r\nExpect: bogus\r\nX-API-Key: ${operator}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
+          400,
+          'VALIDATION_ERROR',
+        ],
+        [`GET /api/v1/keys HTTP/1.1\r\nX-API-Key: ${operator}\r\nConnection: close\r\n\r\n`, 400, 'VALIDATION_ERROR'],
+        [`CONNECT 127.0.0.1:5432 HTTP/1.1\r\nHost: 127.0.0.1:5432\r\n\r\n`, 405, 'METHOD_NOT_ALLOWED'],
+      ] as const;
+      for (const [request, status, code] of cases) {
+        const answer = envelopeOf(await rawExchange(request));
+        expectRefused(answer, status, code);
+        expect(answer.head, request).toContain(`x-request-id: ${answer.body.meta.requestId}`);
+        expect(answer.head, request).toContain('x-content-type-options: nosniff');
+        expect(answer.head, request).toContain('cache-control: no-store');
+      }
+      // HTTP/1.0 needs no Host.
+      expect(envelopeOf(await rawExchange('GET /health HTTP/1.0\r\n\r\n')).status).toBe(200);
+    });
+
+    it('an absolute-form target is read as its path: its authority reaches no link, and a retry in it replays (2026-12-07)', async () => {
+      // The resolver built links from request.url, which kept the target's scheme and authority:
+      // `Link: <http://127.0.0.1:…http://attacker.example/01/…>`, and a /verify page verified that URL.
+      const host = new URL(product.url).host;
+      const code = await api('POST', '/code/generate', {
+        body: { gtin: gtins[2], serialNumber: 'ABSOLUTE-1' },
+        headers: { 'idempotency-key': 'absolute-form-1' },
+      });
+      expect(code.status, JSON.stringify(code.body)).toBe(201);
+      const target = new URL(code.body.url as string);
+      const printed = `${target.pathname}${target.search}`;
+      const resolved = envelopeOf(
+        await rawExchange(
+          `GET http://attacker.example${printed} HTTP/1.1\r\nHost: ${host}\r\nAccept: application/linkset+json\r\nConnection: close\r\n\r\n`,
+        ),
+      );
+      expect(resolved.status, resolved.head).toBe(200);
+      expect(resolved.head).not.toContain('attacker.example');
+      expect(JSON.stringify(resolved.body)).not.toContain('attacker.example');
+      expect(new URL(resolved.body.linkset[0].anchor).pathname).toBe(target.pathname);
+      // The same generate as a retry, with its target absolute, a letter percent-encoded and an empty
+      // query: the stored answer, not a 422 for another request.
+      const body = JSON.stringify({ gtin: gtins[2], serialNumber: 'ABSOLUTE-1' });
+      for (const path of [
+        'http://attacker.example/api/v1/code/generate',
+        '/%61pi/v1/code/gener%61te',
+        '/api/v1/code/generate?',
+      ]) {
+        const retried = envelopeOf(
+          await rawExchange(
+            `POST ${path} HTTP/1.1\r\nHost: ${host}\r\nX-API-Key: ${operator}\r\nIdempotency-Key: absolute-form-1\r\n` +
+              `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+          ),
+        );
+        expect(retried.status, `${path}: ${JSON.stringify(retried.body)}`).toBe(201);
+        expect(retried.body.assetId, path).toBe(code.body.assetId);
+      }
+      // A known path with a method it does not take is a 405, however its letters are spelled.
+      const spelled = envelopeOf(
+        await rawExchange(`GET /api/v1/code/gener%61te HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`),
+      );
+      expectRefused(spelled, 405, 'METHOD_NOT_ALLOWED');
+      // Every charset parameter is read: a second one that is not UTF-8 is refused.
+      const twoCharsets = await fetch(`${product.url}/api/v1/code/verify`, {
+        method: 'POST',
+        headers: { 'x-api-key': operator, 'content-type': 'application/json; charset=utf-8; charset=iso-8859-1' },
+        body: JSON.stringify({ url: code.body.url }),
+      });
+      expectRefused({ status: twoCharsets.status, body: (await twoCharsets.json()) as Json }, 415, 'UNSUPPORTED_MEDIA_TYPE');
+    });
   });
 
   // ---------------------------------------------------------------------------------------------

@@ -30,8 +30,9 @@ import { registerConsoleRoutes } from './console/routes.ts';
 import { drainOnClose } from './draining.ts';
 import { errorEnvelope, toApiError } from './error-envelope.ts';
 import { installIdempotency } from './idempotency.ts';
-import { hostileClientOptions, installInputLimits } from './input-limits.ts';
+import { hostileClientOptions, installInputLimits, installProtocolRefusals } from './input-limits.ts';
 import { installLargeBodyLimits } from './large-bodies.ts';
+import { decodedPathOf, originFormOf } from './request-target.ts';
 import { createRequestTurns, maxWaitingPerConnection } from './request-turns.ts';
 import { registerBrandAssetRoutes } from './resolver/brand-assets.ts';
 import { contentSecurityPolicy } from './resolver/page.ts';
@@ -124,6 +125,9 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     // The longest path parameter a route takes (a compressed Digital Link with its signature, 2048);
     // each route's schema bounds its own. Fastify's default of 100 refused such a link before routing.
     routerOptions: { maxParamLength: 2048 },
+    // An absolute-form target (`GET http://other.example/01/…`) read as its path, before routing and
+    // before anything reads request.url (request-target.ts).
+    rewriteUrl: (request) => originFormOf(request.url ?? '/'),
     requestIdHeader: false,
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];
@@ -139,6 +143,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   });
 
   drainOnClose(app);
+  installProtocolRefusals(app);
 
   // Before any hook that counts the client: an address a trusted proxy wrote with a port, or no
   // address at all, is read as clientAddressOf says (the request's own `ip`, shadowing fastify's).
@@ -250,7 +255,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   const allowedMethods = createAllowedMethods(routes);
   app.setNotFoundHandler((request, reply) => {
     // A known path asked with another method: 405 and what it does take (RFC 9110 §15.5.6).
-    const allow = allowedMethods(request.url.split('?')[0] ?? '');
+    const allow = allowedMethods(decodedPathOf(request.url.split('?')[0] ?? ''));
     if (allow.length > 0) {
       const refused = new HallmarkError(
         'METHOD_NOT_ALLOWED',

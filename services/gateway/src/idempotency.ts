@@ -5,6 +5,7 @@ import type { Logger } from '@hallmark/runtime';
 import type { SqlDatabase } from '@hallmark/sql';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { paidParts, refusedAfterPrepaidWork } from './prepaid-work.ts';
+import { decodedPathOf } from './request-target.ts';
 
 /**
  * `Idempotency-Key` on every route that creates something (RouteDefinition.idempotent), for all
@@ -173,9 +174,16 @@ function idempotencyKeyOf(request: FastifyRequest): string | undefined {
   return header;
 }
 
-/** What makes two requests the same: method, path and query, and the body (or an upload's parts). */
+/**
+ * What makes two requests the same: method, path and query, and the body (or an upload's parts). The
+ * path as the router reads it: a retry that a proxy re-encoded (`/%61pi/…`), or sent with an empty
+ * query (`…/generate?`), is the same request, and gets its stored answer rather than a 422.
+ */
 function requestHashOf(request: FastifyRequest, parts: Readonly<Record<string, string>>): string {
-  const hash = createHash('sha256').update(`${request.method}\n${request.url}\n`);
+  const queryAt = request.url.indexOf('?');
+  const path = decodedPathOf(queryAt < 0 ? request.url : request.url.slice(0, queryAt));
+  const query = queryAt < 0 ? '' : request.url.slice(queryAt + 1);
+  const hash = createHash('sha256').update(`${request.method}\n${path}${query ? `?${query}` : ''}\n`);
   for (const name of Object.keys(parts).sort()) hash.update(`${JSON.stringify(name)}:${JSON.stringify(parts[name])}\n`);
   return hash.digest('hex');
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { HallmarkError } from '@hallmark/contracts';
 import { firstRoundedInteger } from '@hallmark/provenance';
@@ -213,15 +213,54 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? new HallmarkError('REQUEST_TIMEOUT', 'The request was not received in time.')
         : new HallmarkError('VALIDATION_ERROR', 'The request is not valid HTTP.');
+  socket.end(closingAnswerOf(refusal));
+}
+
+/**
+ * A refusal written straight to a socket, in the envelope, then the connection closed: for what is
+ * refused before fastify has a request. The headers every answer carries (docs/API.md): its request
+ * id, nosniff, and no-store (whether the unread request had an x-api-key is not known here).
+ */
+function closingAnswerOf(refusal: HallmarkError, headers: Readonly<Record<string, string>> = {}): string {
   const requestId = randomUUID();
   const body = JSON.stringify(errorEnvelope(refusal, requestId));
-  // The headers every answer carries (docs/API.md): its request id, nosniff, and no-store (whether the
-  // unread request had an x-api-key is not known here).
-  socket.end(
+  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  return (
     `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `X-Request-Id: ${requestId}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `X-Request-Id: ${requestId}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n${extra.join('')}` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
   );
+}
+
+/**
+ * What Node's HTTP server answers by itself, with no body and none of the API's headers, answered in
+ * the envelope instead: an `Expect` other than `100-continue` (Node: a bare 417; RFC 9110, 10.1.1,
+ * lets a server refuse it), an HTTP/1.1 request without `Host` (Node: a bare 400; RFC 9112, 3.2,
+ * requires the 400), and `CONNECT` (Node: the connection dropped without a word; this server proxies
+ * nothing, so 405). Node answers a request without Host itself unless told not to
+ * (`requireHostHeader: false` in {@link hostileClientOptions}); the hook refuses it here.
+ */
+export function installProtocolRefusals(app: FastifyInstance): void {
+  app.server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) => {
+    const refusal = new HallmarkError('VALIDATION_ERROR', 'The only expectation this server meets is Expect: 100-continue.', {
+      fields: [{ field: 'expect', in: 'headers', message: 'must be absent or 100-continue' }],
+    });
+    response.socket?.end(closingAnswerOf(refusal));
+  });
+  app.server.on('connect', (_request: IncomingMessage, socket: Socket) => {
+    const refusal = new HallmarkError('METHOD_NOT_ALLOWED', 'CONNECT is not served: this server is not a proxy.', {
+      allowed: [],
+    });
+    if (socket.writable) socket.end(closingAnswerOf(refusal));
+    else socket.destroy();
+  });
+  app.addHook('onRequest', async (request) => {
+    if (request.headers.host === undefined && request.raw.httpVersionMinor >= 1 && request.raw.httpVersionMajor === 1) {
+      throw new HallmarkError('VALIDATION_ERROR', 'An HTTP/1.1 request must send a Host header.', {
+        fields: [{ field: 'host', in: 'headers', message: 'is required' }],
+      });
+    }
+  });
 }
 
 /**
@@ -241,6 +280,8 @@ export function hostileClientOptions(config: GatewayConfig) {
       requestTimeout,
       keepAliveTimeout: config.HALLMARK_HTTP_KEEP_ALIVE_TIMEOUT_MS,
       connectionsCheckingInterval: 1_000,
+      // A request without Host is refused in the envelope (installProtocolRefusals), not by Node's bare 400.
+      requireHostHeader: false,
     },
     frameworkErrors: answerFrameworkError,
     clientErrorHandler: answerClientError,

@@ -4,11 +4,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 export type RouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
 const jsonContentType = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
-/** A charset parameter other than UTF-8 (JSON between systems is UTF-8, RFC 8259; the body is read as such). */
-const otherCharset = (contentType: string) => {
-  const charset = /;\s*charset\s*=\s*"?([^";\s]*)"?/i.exec(contentType)?.[1]?.toLowerCase();
-  return charset !== undefined && charset !== 'utf-8' && charset !== 'utf8';
-};
+/**
+ * A charset parameter other than UTF-8 (JSON between systems is UTF-8, RFC 8259; the body is read as
+ * such). Every one is read: `charset=utf-8; charset=iso-8859-1` is refused, as a filter in front that
+ * takes the last would read another text.
+ */
+const otherCharset = (contentType: string) =>
+  [...contentType.matchAll(/;\s*charset\s*=\s*"?([^";\s]*)"?/gi)].some(
+    ([, charset]) => charset?.toLowerCase() !== 'utf-8' && charset?.toLowerCase() !== 'utf8',
+  );
 /** The types an HTML form can send (and so a cross-site page, without a CORS preflight). */
 const formLikeContentType = /^\s*(application\/x-www-form-urlencoded|multipart\/form-data|text\/plain)\s*(;|$)/i;
 /**
