@@ -225,6 +225,8 @@ describe('metadata schemas', () => {
     });
     expect(second.body.schemas.map((schema: { name: string }) => schema.name)).toEqual(['S0']);
     expect((await api('GET', '/schemas', { key: other })).body.schemas).toHaveLength(4);
+    // An empty filter is refused, as every other list's text filters are (it had listed nothing).
+    expectError(await api('GET', '/schemas?vertical=', { key: other }), 400, 'VALIDATION_ERROR');
   });
 
   it('answers 404 for another account’s schema', async () => {

@@ -77,7 +77,7 @@ export const ListSchemasQuery = Type.Object(
   {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
     cursor: Type.Optional(Type.String({ maxLength: 200 })),
-    vertical: Type.Optional(Type.String({ maxLength: 64 })),
+    vertical: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     templates: Type.Optional(Type.Boolean({ description: 'list the read-only templates instead' })),
   },
   { additionalProperties: false },
