@@ -22,6 +22,7 @@ const pairedEndToEndFiles = [
   'hostile-auction-names',
   'hostile-batch-serials',
   'hostile-brand-views',
+  'hostile-bulk-blocklist',
   'hostile-bus',
   'hostile-checkpoints',
   'hostile-client-trust',

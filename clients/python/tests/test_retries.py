@@ -25,7 +25,6 @@ from hallmark import (
 from hallmark._errors import parse_retry_after
 
 SINCE = "2026-11-25T08:00:00Z"
-CSV = "gtin,serial\n09506000134352,A\n"
 
 
 def through(proxy: FaultyProxy, brand: Brand, **options: float) -> Hallmark:
@@ -187,8 +186,8 @@ def test_a_post_without_a_key_is_not_sent_again_after_a_5xx(scripted: ScriptedSe
     client = Hallmark("svc_test_key", base_url=scripted.url)
     scripted.script = lambda _request, _index: envelope(500, "INTERNAL_ERROR")
     with pytest.raises(InternalError):
-        client.blocklist.create_from_csv(CSV)
-    assert len(scripted.received) == 1, "blocklist/bulk sent again would block every line again"
+        client.webhooks.endpoints.test("ep_1")
+    assert len(scripted.received) == 1, "a test message sent again would be delivered twice"
 
     # Even a 503 with Retry-After: a busy refusal, but also what a store lost half-way through answers.
     scripted.received.clear()
@@ -201,7 +200,7 @@ def test_a_post_without_a_key_is_not_sent_again_after_a_5xx(scripted: ScriptedSe
 def test_a_post_without_a_key_is_not_sent_again_after_a_connection_cut_once_sent(scripted: ScriptedServer) -> None:
     scripted.script = lambda _request, _index: None
     with pytest.raises(APIConnectionError):
-        Hallmark("svc_test_key", base_url=scripted.url).blocklist.create_from_csv(CSV)
+        Hallmark("svc_test_key", base_url=scripted.url).webhooks.endpoints.test("ep_1")
     assert len(scripted.received) == 1
 
 
@@ -218,11 +217,11 @@ def test_a_post_without_a_key_is_retried_when_no_connection_was_made() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    later = ScriptedServer(script=lambda _request, _index: json_answer(200, {"results": []}), port=port)
+    later = ScriptedServer(script=lambda _request, _index: json_answer(202, {"messageId": "msg_1"}), port=port)
     opener = threading.Timer(0.15, later.start)
     opener.start()
     try:
-        result = Hallmark("svc_test_key", base_url=f"http://127.0.0.1:{port}", max_retries=1).blocklist.create_from_csv(CSV)
+        result = Hallmark("svc_test_key", base_url=f"http://127.0.0.1:{port}", max_retries=1).webhooks.endpoints.test("ep_1")
         assert result.attempts == 2 and len(later.received) == 1
     finally:
         opener.join()

@@ -103,6 +103,7 @@ export const bulkBlockRoute = defineRoute({
   tags: ['scans'],
   auth: 'api-key',
   scope: 'assets:create',
+  idempotent: true,
   bodyLimit: 2 * 1024 * 1024,
   formBody: { contentType: 'text/csv', schema: Type.String({ description: 'the CSV' }) },
   responses: { 200: { description: 'One result per line', schema: BulkBlockResult } },

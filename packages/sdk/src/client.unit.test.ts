@@ -238,12 +238,11 @@ describe.each(transports)('over %s', (_name, transportOptions) => {
   });
 
   describe('requests not safe to repeat (a POST without an Idempotency-Key the operation honours)', () => {
-    const csv = 'gtin,serial\n09506000134352,A\n';
     const since = '2026-11-25T08:00:00.000Z';
 
     it('a 5xx is thrown at once, even a 503 with Retry-After: the API may have done the work', async () => {
       handler = (_request, response) => answer(response, 500, envelope('INTERNAL_ERROR'));
-      await expect(client().blocklist.createFromCsv({ body: csv })).rejects.toMatchObject({ status: 500 });
+      await expect(client().webhooks.endpoints.test({ id: 'ep_1' })).rejects.toMatchObject({ status: 500 });
       expect(received).toHaveLength(1);
 
       received = [];
@@ -256,7 +255,7 @@ describe.each(transports)('over %s', (_name, transportOptions) => {
 
     it('a connection cut after the request was sent is not sent again', async () => {
       handler = (_request, response) => void response.socket?.destroy();
-      await expect(client().blocklist.createFromCsv({ body: csv })).rejects.toBeInstanceOf(APIConnectionError);
+      await expect(client().webhooks.endpoints.test({ id: 'ep_1' })).rejects.toBeInstanceOf(APIConnectionError);
       expect(received).toHaveLength(1);
     });
 
@@ -271,18 +270,18 @@ describe.each(transports)('over %s', (_name, transportOptions) => {
 
     it('a connection that was never made is retried: the request never left', async () => {
       // A port nobody listens on for the first attempt; the server opens it before the retry.
-      const later = createServer((_request, response) => answer(response, 200, { results: [] }));
+      const later = createServer((_request, response) => answer(response, 202, { messageId: 'msg_1' }));
       await new Promise<void>((resolve) => later.listen(0, '127.0.0.1', resolve));
       const port = (later.address() as AddressInfo).port;
       await new Promise((resolve) => later.close(resolve));
       let requests = 0;
       later.on('request', () => requests++);
-      const call = client({ baseUrl: `http://127.0.0.1:${port}`, maxRetries: 1 }).blocklist.createFromCsv({ body: csv });
+      const call = client({ baseUrl: `http://127.0.0.1:${port}`, maxRetries: 1 }).webhooks.endpoints.test({ id: 'ep_1' });
       // The first attempt is refused at once; the retry comes after a backoff of at least 375 ms.
       await new Promise((resolve) => setTimeout(resolve, 150));
       await new Promise<void>((resolve) => later.listen(port, '127.0.0.1', resolve));
       try {
-        expect(await call).toEqual({ results: [] });
+        expect(await call).toEqual({ messageId: 'msg_1' });
         expect(requests).toBe(1);
       } finally {
         later.closeAllConnections();

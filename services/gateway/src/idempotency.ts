@@ -492,8 +492,9 @@ export function installIdempotency(
   app.addHook('preValidation', async (request, reply) => {
     const route = request.routeOptions.config?.route;
     if (!route?.idempotent) return;
-    // An upload's parts are read by its handler, which calls admit() once it knows them.
-    if (route.formBody) {
+    // An upload's parts are read by its handler, which calls admit() once it knows them; a text body
+    // (a CSV) is read by now, and is the request as it is.
+    if (route.formBody?.contentType === 'multipart/form-data') {
       idempotencyKeyOf(request);
       return;
     }

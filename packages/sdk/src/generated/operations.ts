@@ -907,7 +907,7 @@ export const operationTable = {
     path: '/api/v1/blocklist/bulk',
     pathParams: [],
     queryParams: [],
-    idempotent: false,
+    idempotent: true,
     body: 'raw',
     contentType: 'text/csv',
     fileFields: [],
