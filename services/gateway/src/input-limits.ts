@@ -254,12 +254,14 @@ export function installProtocolRefusals(app: FastifyInstance): void {
     if (socket.writable) socket.end(closingAnswerOf(refusal));
     else socket.destroy();
   });
-  app.addHook('onRequest', async (request) => {
-    if (request.headers.host === undefined && request.raw.httpVersionMinor >= 1 && request.raw.httpVersionMajor === 1) {
-      throw new HallmarkError('VALIDATION_ERROR', 'An HTTP/1.1 request must send a Host header.', {
+  // Callback-style: on every request, so no promise of its own.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.headers.host !== undefined || request.raw.httpVersion === '1.0') return done();
+    done(
+      new HallmarkError('VALIDATION_ERROR', 'An HTTP/1.1 request must send a Host header.', {
         fields: [{ field: 'host', in: 'headers', message: 'is required' }],
-      });
-    }
+      }),
+    );
   });
 }
 
