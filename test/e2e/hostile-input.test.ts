@@ -874,6 +874,13 @@ describe.each([
       const form = new FormData();
       for (let index = 0; index < 30; index++) form.append(`field${index}`, 'v');
       expectRefused(await upload(form), 413, 'PAYLOAD_TOO_LARGE');
+      // 21 fields, one past the limit, is the same 413 naming it (the parser's limit met exactly had
+      // read as a cut-short body, 400; 22 and more as "the request body is too large": 2026-12-07).
+      const onePast = new FormData();
+      for (let index = 0; index < 21; index++) onePast.append(`field${index}`, 'v');
+      const refusedOnePast = await upload(onePast);
+      expectRefused(refusedOnePast, 413, 'PAYLOAD_TOO_LARGE');
+      expect(refusedOnePast.body.error.details).toEqual({ limit: { fields: 20 } });
     });
 
     it('a multipart upload refused partway leaves its keep-alive connection answering the next request', async () => {

@@ -39,7 +39,7 @@ import { contentSecurityPolicy } from './resolver/page.ts';
 import { prefersHtml, registerResolverRoutes, resolverErrorPage } from './resolver/routes.ts';
 import { registerAccountSettingsRoutes } from './routes/account.ts';
 import { registerAccountRoutes } from './routes/accounts.ts';
-import { registerAuctionRoutes } from './routes/auction.ts';
+import { maxUploadFields, registerAuctionRoutes } from './routes/auction.ts';
 import { registerCodeRoutes } from './routes/code.ts';
 import { registerCodeListingRoutes } from './routes/codes.ts';
 import { registerComplianceRoutes } from './routes/compliance.ts';
@@ -268,7 +268,11 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     return reply.status(404).send(errorEnvelope(notFound, request.id));
   });
 
-  await app.register(multipart, { limits: { fileSize: deps.config.HALLMARK_UPLOAD_LIMIT_BYTES, files: 1, fields: 20 } });
+  // One field more than a photo upload takes: the upload counts its fields itself and refuses the
+  // 21st (routes/auction.ts), which the parser's own limit, met exactly, reported as a cut-short body.
+  await app.register(multipart, {
+    limits: { fileSize: deps.config.HALLMARK_UPLOAD_LIMIT_BYTES, files: 1, fields: maxUploadFields + 1 },
+  });
   // Before authentication's preValidation hooks, so refused input spends no quota.
   installInputLimits(app);
   // After authentication (onRequest), before a large body is read: one account's batches take a

@@ -39,13 +39,23 @@ import { withRetryAfter } from './retry-after.ts';
 
 const paramOf = (request: FastifyRequest, name: string) => (request.params as Record<string, string>)[name] as string;
 
+/** The most fields (besides its file) a photo upload takes: the angle, and room for a client's own. */
+export const maxUploadFields = 20;
+
+const tooManyParts = (code: 'FST_FIELDS_LIMIT' | 'FST_PARTS_LIMIT' | 'FST_FILES_LIMIT') =>
+  new HallmarkError('PAYLOAD_TOO_LARGE', `A photo upload holds one file and at most ${maxUploadFields} fields.`, {
+    limit: code === 'FST_FILES_LIMIT' ? { files: 1 } : { fields: maxUploadFields },
+  });
+
 /**
  * What the multipart parser threw, as an answer: its own limits carry a 4xx status (a file too
- * large, more than one file: 413); anything else is a body it could not read (cut short, no
- * boundary, more fields than the parser's limit ends the stream with), 400, never 500.
+ * large, more than one file, more than 20 fields: 413); anything else is a body it could not read
+ * (cut short, no boundary), 400, never 500.
  */
 function multipartProblem(error: unknown): unknown {
-  const status = (error as { statusCode?: unknown } | undefined)?.statusCode;
+  const { statusCode: status, code } = (error ?? {}) as { statusCode?: unknown; code?: unknown };
+  // The parser's own words for its limits ("The request body is too large" for a body of a few bytes).
+  if (code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT') return tooManyParts(code);
   if (error instanceof HallmarkError || (typeof status === 'number' && status >= 400 && status < 500)) return error;
   return new HallmarkError(
     'VALIDATION_ERROR',
@@ -58,8 +68,10 @@ function multipartProblem(error: unknown): unknown {
 async function readParts(request: FastifyRequest): Promise<{ bytes: Buffer | undefined; angle: string | undefined }> {
   let bytes: Buffer | undefined;
   let angle: string | undefined;
+  let fields = 0;
   try {
     for await (const part of request.parts()) {
+      if (part.type !== 'file' && ++fields > maxUploadFields) throw tooManyParts('FST_FIELDS_LIMIT');
       if (part.type === 'file') {
         if (part.fieldname !== 'photo' || bytes) {
           await part.toBuffer();
