@@ -182,5 +182,40 @@ describe('a leaked keys:write / keys:read key', () => {
     // Only the brand's own URL got the scan.
     const delivered = received.filter((message) => message.body?.data?.serial === 'SECRET-SERIAL-7');
     expect(delivered.map((message) => message.path)).not.toContain('/hook');
+
+    // The brand narrows its endpoint to events without asset data. It still holds the scan's message:
+    // the key manager listed it (serial, place and all), read its attempts, pointed the endpoint at
+    // its own URL and replayed the message there, all 200 (an audit over HTTP, 2026-12-07).
+    const narrowed = await api('PATCH', `/webhooks/endpoints/${brands.body.id}`, {
+      key: star,
+      body: { eventTypes: ['quota.threshold'] },
+    });
+    expect(narrowed.status, JSON.stringify(narrowed.body)).toBe(200);
+    for (const [method, path, body] of [
+      ['GET', 'messages', undefined],
+      ['GET', `messages/${owned[0].id}/attempts`, undefined],
+      ['POST', `messages/${owned[0].id}/replay`, undefined],
+      ['POST', 'replay', { since: '2020-01-01T00:00:00Z' }],
+      ['PATCH', '', { url: `http://127.0.0.1:${port}/hook` }],
+      ['POST', 'rotate-secret', undefined],
+      ['POST', 'disable', undefined],
+      ['DELETE', '', undefined],
+    ] as const) {
+      const refused = await api(method, `/webhooks/endpoints/${brands.body.id}${path ? `/${path}` : ''}`, {
+        key: keyManager,
+        ...(body ? { body } : {}),
+      });
+      expect([method, path, refused.status, refused.body.error?.code, refused.body.messages]).toEqual([
+        method,
+        path,
+        403,
+        'INSUFFICIENT_SCOPE',
+        undefined,
+      ]);
+      expect(refused.body.error?.details?.eventTypes).toEqual(['scan.counterfeit']);
+    }
+    // The brand's own key still manages it, and an endpoint that never held asset messages stays the key manager's.
+    expect((await api('GET', `/webhooks/endpoints/${brands.body.id}/messages`, { key: star })).status).toBe(200);
+    expect((await api('GET', `/webhooks/endpoints/${quota.body.id}/messages`, { key: keyManager })).status).toBe(200);
   });
 });

@@ -40,8 +40,11 @@ export const listWebhookEndpointsRpc = {
 export const getWebhookEndpointRpc = {
   service,
   operation: 'getWebhookEndpoint',
-  request: Type.Object({ principal: PrincipalSchema, id: Id }),
-  response: WebhookEndpointView,
+  // `withHeldAssetEvents`: the answer also names the asset event types of the messages the endpoint
+  // holds (the gateway's scope check: an endpoint narrowed since still holds them). An older
+  // service ignores it and leaves the field out.
+  request: Type.Object({ principal: PrincipalSchema, id: Id, withHeldAssetEvents: Type.Optional(Type.Boolean()) }),
+  response: Type.Intersect([WebhookEndpointView, Type.Object({ heldAssetEvents: Type.Optional(Type.Array(Type.String())) })]),
 } satisfies RpcDefinition;
 
 export const updateWebhookEndpointRpc = {

@@ -1,5 +1,6 @@
 import { createHmac, hkdfSync } from 'node:crypto';
 import {
+  assetWebhookEventTypes,
   type CreatedWebhookEndpoint,
   type CreateWebhookEndpointBody,
   decodeInstantCursor,
@@ -246,6 +247,22 @@ export function createWebhookEndpoints(deps: EndpointDeps) {
 
     async get(principal: Principal, id: string): Promise<WebhookEndpointView> {
       return viewOfEndpoint(await load(principal, id));
+    },
+
+    /**
+     * The asset event types (scans, reports, sales) of the messages the endpoint holds, whatever it
+     * is subscribed to now: narrowed since, it still holds them, and who may read or redirect them
+     * is decided by them too (the gateway's scope check; an audit over HTTP, 2026-12-07). Asked only
+     * for keys without `assets:read`; each type looks for one message along the endpoint's index.
+     */
+    async heldAssetEvents(principal: Principal, id: string): Promise<string[]> {
+      const rows = await db.query<{ event_type: string }>(
+        `SELECT held.event_type FROM unnest($4::text[]) AS held(event_type)
+         WHERE EXISTS (SELECT 1 FROM webhook_messages AS m
+                       WHERE m.endpoint_id = $1 AND m.account_id = $2 AND m.environment = $3 AND m.event_type = held.event_type)`,
+        [id, principal.accountId, principal.environment, [...assetWebhookEventTypes]],
+      );
+      return rows.map((row) => row.event_type);
     },
 
     async update(

@@ -95,7 +95,10 @@ export async function startWebhooks(deps: WebhookModuleDeps): Promise<Subscripti
       endpoints.create(principal, body, actingKeyId),
     ),
     await serveRpc(bus, log, listWebhookEndpointsRpc, async ({ principal, query }) => endpoints.list(principal, query)),
-    await serveRpc(bus, log, getWebhookEndpointRpc, async ({ principal, id }) => endpoints.get(principal, id)),
+    await serveRpc(bus, log, getWebhookEndpointRpc, async ({ principal, id, withHeldAssetEvents }) => {
+      const endpoint = await endpoints.get(principal, id);
+      return withHeldAssetEvents ? { ...endpoint, heldAssetEvents: await endpoints.heldAssetEvents(principal, id) } : endpoint;
+    }),
     await serveRpc(bus, log, updateWebhookEndpointRpc, async ({ principal, id, body, actingKeyId }) =>
       endpoints.update(principal, id, body, actingKeyId),
     ),

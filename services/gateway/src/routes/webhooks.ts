@@ -75,9 +75,15 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: { services: Se
     const asked = assetTypesOf(newTypes);
     if (asked.length > 0) throw assetEventsRefusal(key, asked);
     if (id === undefined) return;
-    const endpoint = await services.call(getWebhookEndpointRpc, { principal: principalOf(request), id }, request.id);
-    const subscribed = assetTypesOf(endpoint.eventTypes);
-    if (subscribed.length > 0) throw assetEventsRefusal(key, subscribed);
+    // What it is subscribed to, and what its messages hold: an endpoint narrowed since still holds
+    // the scans it was sent, for a narrow key to list, replay, or send on to a URL of its own.
+    const endpoint = await services.call(
+      getWebhookEndpointRpc,
+      { principal: principalOf(request), id, withHeldAssetEvents: true },
+      request.id,
+    );
+    const guarded = assetTypesOf([...new Set([...endpoint.eventTypes, ...(endpoint.heldAssetEvents ?? [])])]);
+    if (guarded.length > 0) throw assetEventsRefusal(key, guarded);
   };
   registerRoute(app, createWebhookEndpointRoute, async (request, reply) => {
     const body = request.body as CreateWebhookEndpointBody;
