@@ -440,6 +440,13 @@ describe('transfers', () => {
 
   it('counts wrong codes, locks after five, and then refuses even the right code', async () => {
     const { object } = await register({ title: 'Lot 21' });
+    // Three capitals that are no currency are refused, and recorded nowhere (an audit, 2026-12-07).
+    const noCurrency = await api('POST', '/auction/transfers/initiate', {
+      key: house,
+      body: { objectId: object.id, fromOwnerId: 'client-jane', toOwnerId: 'buyer-2', salePrice: 50, saleCurrency: 'ZZZ' },
+    });
+    expectError(noCurrency, 400, 'VALIDATION_ERROR');
+    expect(noCurrency.body.error?.details).toMatchObject({ fields: [{ field: 'saleCurrency' }] });
     const started = await api('POST', '/auction/transfers/initiate', {
       key: house,
       body: { objectId: object.id, fromOwnerId: 'client-jane', toOwnerId: 'buyer-2', salePrice: 50, saleCurrency: 'USD' },

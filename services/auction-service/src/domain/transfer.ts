@@ -6,6 +6,9 @@
 
 import { type DomainError as ContractsDomainError, isDomainError as isRefusedDecision, refuse } from '@hallmark/contracts';
 
+/** The ISO 4217 currencies in use, as Node's ICU knows them (EUR, USD, CHF…; not test or fund codes such as XXX). */
+const currencyCodes: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
+
 /** How long a transfer code lives. */
 export const transferLifetimeMs = 72 * 3_600_000;
 /** Wrong codes a transfer takes; the last of them locks it. Also the codes it compares at most (its tries). */
@@ -131,6 +134,12 @@ export function decide(command: TransferCommand, state: TransferFacts): Transfer
       if (command.fromOwnerId === command.toOwnerId) {
         return refuse('VALIDATION_ERROR', 'Invalid request: toOwnerId is the current owner.', {
           fields: [{ field: 'toOwnerId', in: 'body', message: 'must differ from fromOwnerId' }],
+        });
+      }
+      if (!currencyCodes.has(command.saleCurrency)) {
+        // Three capitals that are no currency (ZZZ) would stay in the object's history for good.
+        return refuse('VALIDATION_ERROR', `Invalid request: saleCurrency ${command.saleCurrency} is not an ISO 4217 currency.`, {
+          fields: [{ field: 'saleCurrency', in: 'body', message: 'must be an ISO 4217 currency code (EUR, USD, CHF, …)' }],
         });
       }
       if (state.ownerId !== command.fromOwnerId) {

@@ -90,6 +90,17 @@ describe('starting a transfer', () => {
       .when(start(T0, 'trf_1'))
       .then([started('trf_1', T0)]));
 
+  it('refuses a sale in three capitals that are no ISO 4217 currency, which would stay in the history for good', () => {
+    for (const saleCurrency of ['ZZZ', 'ABC', 'XXX'])
+      given([])
+        .when({ ...start(T0, 'trf_1'), saleCurrency })
+        .thenRefused('VALIDATION_ERROR', { fields: [expect.objectContaining({ field: 'saleCurrency' })] });
+    for (const saleCurrency of ['EUR', 'USD', 'CHF', 'JPY', 'HKD'])
+      given([])
+        .when({ ...start(T0, 'trf_1'), saleCurrency })
+        .then([{ ...started('trf_1', T0), data: { ...started('trf_1', T0).data, saleCurrency } } as TransferEvent]);
+  });
+
   it('refuses a transfer from someone who is not the owner', () =>
     given([])
       .when(start(T0, 'trf_1', 'someone-else'))
