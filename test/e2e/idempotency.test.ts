@@ -192,9 +192,10 @@ describe('Idempotency-Key, embedded', () => {
   });
 
   it('documents the header on exactly the operations that create something (POST answering 201, batches, a new webhook secret, a sale)', async () => {
-    // Not 201, but each makes something a lost answer would lose: a batch's codes, a rotation's new
-    // secret, a confirmed sale (a retry without the key finds it completed: 409).
-    const creatingWithout201 = ['generateCodeBatch', 'rotateWebhookSecret', 'confirmTransfer'];
+    // Not 201, but each makes something a lost answer would lose: a batch's codes, a CSV's blocks (a
+    // retry without the key blocks every line again), a rotation's new secret, a confirmed sale (a
+    // retry without the key finds it completed: 409).
+    const creatingWithout201 = ['generateCodeBatch', 'createBlocksFromCsv', 'rotateWebhookSecret', 'confirmTransfer'];
     const document = (await api('GET', '/openapi.json')).body;
     const marked: string[] = [];
     const creating: string[] = [];
