@@ -6,7 +6,7 @@
 
 import { type DomainError as ContractsDomainError, isDomainError as isRefusedDecision, refuse } from '@hallmark/contracts';
 
-/** The ISO 4217 currencies in use, as Node's ICU knows them (EUR, USD, CHF…; not test or fund codes such as XXX). */
+/** The ISO 4217 currencies in use, as Node's ICU knows them (EUR, USD, CHF…; not test or fund codes such as XTS). */
 const currencyCodes: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
 
 /** How long a transfer code lives. */

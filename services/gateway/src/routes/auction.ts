@@ -42,9 +42,9 @@ const paramOf = (request: FastifyRequest, name: string) => (request.params as Re
 /** The most fields (besides its file) a photo upload takes: the angle, and room for a client's own. */
 export const maxUploadFields = 20;
 
-const tooManyParts = (code: 'FST_FIELDS_LIMIT' | 'FST_PARTS_LIMIT' | 'FST_FILES_LIMIT') =>
+const tooManyParts = (over: 'fields' | 'files') =>
   new HallmarkError('PAYLOAD_TOO_LARGE', `A photo upload holds one file and at most ${maxUploadFields} fields.`, {
-    limit: code === 'FST_FILES_LIMIT' ? { files: 1 } : { fields: maxUploadFields },
+    limit: over === 'files' ? { files: 1 } : { fields: maxUploadFields },
   });
 
 /**
@@ -55,7 +55,8 @@ const tooManyParts = (code: 'FST_FIELDS_LIMIT' | 'FST_PARTS_LIMIT' | 'FST_FILES_
 function multipartProblem(error: unknown): unknown {
   const { statusCode: status, code } = (error ?? {}) as { statusCode?: unknown; code?: unknown };
   // The parser's own words for its limits ("The request body is too large" for a body of a few bytes).
-  if (code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT') return tooManyParts(code);
+  if (code === 'FST_FILES_LIMIT') return tooManyParts('files');
+  if (code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT') return tooManyParts('fields');
   if (error instanceof HallmarkError || (typeof status === 'number' && status >= 400 && status < 500)) return error;
   return new HallmarkError(
     'VALIDATION_ERROR',
@@ -71,7 +72,7 @@ async function readParts(request: FastifyRequest): Promise<{ bytes: Buffer | und
   let fields = 0;
   try {
     for await (const part of request.parts()) {
-      if (part.type !== 'file' && ++fields > maxUploadFields) throw tooManyParts('FST_FIELDS_LIMIT');
+      if (part.type !== 'file' && ++fields > maxUploadFields) throw tooManyParts('fields');
       if (part.type === 'file') {
         if (part.fieldname !== 'photo' || bytes) {
           await part.toBuffer();

@@ -216,7 +216,7 @@ export async function createBlocks(
       for (const { index } of accepted) results[index] = errorResultOf(error);
     }
   }
-  if (accepted.length > 0 && results.some((result) => result !== undefined && 'block' in result)) await changed(deps, principal);
+  if (results.some((result) => result !== undefined && 'block' in result)) await changed(deps, principal);
   return { results: results as BlockResult[] };
 }
 
