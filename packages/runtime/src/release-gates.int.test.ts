@@ -24,6 +24,29 @@ afterAll(async () => {
   await database?.drop();
 });
 
+/**
+ * Opens a session named `applicationName`, and closes it with `close`, which returns once its
+ * backend has left pg_stat_activity: a closed client's backend is listed there a moment longer,
+ * and a gate asked in that moment still sees it.
+ */
+async function openSession(applicationName: string): Promise<{ close: () => Promise<void> }> {
+  const session = createPostgresDatabase({ connectionString: database.url, applicationName });
+  const [row] = await session.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+  return {
+    close: async () => {
+      await session.close();
+      for (let waited = 0; ; waited += 10) {
+        const [listed] = await db.query<{ n: string }>('SELECT count(*)::text AS n FROM pg_stat_activity WHERE pid = $1', [
+          row?.pid,
+        ]);
+        if (listed?.n === '0') return;
+        if (waited > 10_000) throw new Error(`the backend of ${applicationName} is still listed 10 s after its close`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    },
+  };
+}
+
 /** Starts `count` new streams with a row each, through a store that asks `gate`; where their first events went. */
 async function startThrough(gate: () => Promise<boolean>, count: number): Promise<{ rows: number; packed: number }> {
   const store = await createSqlEventStore(db, { packFirstEvents: gate });
@@ -47,8 +70,7 @@ describe('the packs gate (a rolling update from a release that reads no packs)',
     expect(await startThrough(gate, 3)).toEqual({ rows: 0, packed: 3 });
 
     // A compliance-service of the release before: its sessions carry its bare service name.
-    const older = createPostgresDatabase({ connectionString: database.url, applicationName: 'compliance-service' });
-    await older.query('SELECT 1');
+    const older = await openSession('compliance-service');
     try {
       expect(await gate()).toBe(false);
       expect(await startThrough(gate, 3)).toEqual({ rows: 3, packed: 0 });
@@ -61,8 +83,7 @@ describe('the packs gate (a rolling update from a release that reads no packs)',
 
   /** What `gate` answers while a session named `applicationName` is connected to the database. */
   async function gateWhileConnected(gate: () => Promise<boolean>, applicationName: string): Promise<boolean> {
-    const session = createPostgresDatabase({ connectionString: database.url, applicationName });
-    await session.query('SELECT 1');
+    const session = await openSession(applicationName);
     try {
       return await gate();
     } finally {
