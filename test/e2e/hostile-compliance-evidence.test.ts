@@ -12,7 +12,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { auditExport, type ComplianceExportDocument, type JsonWebKeySet } from '@hallmark/client';
+import { auditExport, type ComplianceExportDocument, historyGrew, type JsonWebKeySet } from '@hallmark/client';
 import { parseCsv } from '@hallmark/contracts';
 import { ed25519PrivateKeyObject, open, parseMasterKey, signEd25519 } from '@hallmark/crypto';
 import { leafHash, referenceInclusionProof, referenceRoot, verifyConsistency, verifyInclusion } from '@hallmark/merkle';
@@ -465,6 +465,25 @@ describe('hallmark projections rebuild', () => {
     const grownExport = await exportOf(brand.key, objectA.id);
     expect(grownExport.rootHash).toBe(referenceRoot(leavesOf(grownExport)).toString('hex'));
     expect(auditExport(grownExport, keys)).toMatchObject({ valid: true, problems: [] });
+    // What an auditor holding both exports checks (historyGrew, @hallmark/sdk/offline): the proof leads
+    // from the earlier report's signed root to the later one's; swapped, another asset's report, or a
+    // node of the proof changed, it does not.
+    const earlierReport = auditExport(oldA.document, keys);
+    const laterReport = auditExport(grownExport, keys);
+    const proof = consistency.body.proof as string[];
+    expect(historyGrew(earlierReport, laterReport, proof)).toBe(true);
+    expect(historyGrew(laterReport, earlierReport, proof)).toBe(false);
+    const otherAsset = auditExport((before.get(objectB.id) as Awaited<ReturnType<typeof snapshot>>).document, keys);
+    expect(otherAsset.valid).toBe(true);
+    expect(historyGrew(otherAsset, laterReport, proof)).toBe(false);
+    expect(
+      historyGrew(
+        earlierReport,
+        laterReport,
+        proof.map((node, i) => (i === 0 ? `${node.slice(0, -1)}${node.endsWith('0') ? '1' : '0'}` : node)),
+      ),
+    ).toBe(false);
+    expect(historyGrew({ ...earlierReport, valid: false }, laterReport, proof)).toBe(false);
   }, 150_000);
 });
 

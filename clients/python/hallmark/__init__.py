@@ -46,7 +46,7 @@ from ._errors import (
 from ._hallmark import Hallmark
 from ._transport import RawResponse
 from ._types import ApiResult, Page, Pager
-from .offline import AuditReport, OfflineVerification, audit_export, verify_offline
+from .offline import AuditReport, OfflineVerification, audit_export, history_grew, verify_offline
 from .webhook_signature import WebhookVerificationError, verify_webhook
 
 __all__ = [
@@ -95,6 +95,7 @@ __all__ = [
     "WebhookVerificationError",
     "__version__",
     "audit_export",
+    "history_grew",
     "verify_offline",
     "verify_webhook",
 ]

@@ -60,6 +60,18 @@ def _honours_idempotency_key(method: str, path: str) -> bool:
     return any(method == keyed and pattern.fullmatch(path) for keyed, pattern in _KEYED_OPERATIONS)
 
 
+def _api_key_of(given: str | None) -> str | None:
+    """The key as sent: white space around it (a line break read with the file that holds it) left out,
+    as fetch leaves it out of a header. A key with any other character a header cannot carry is
+    refused here, in words that do not repeat it (http.client's refusal quotes the value whole)."""
+    if given is None:
+        return None
+    key = given.strip(" \t\r\n")
+    if not all("\x21" <= char <= "\x7e" for char in key):
+        raise ValueError("the API key holds a character an HTTP header cannot carry (a space, a control character or a non-ASCII letter)")
+    return key
+
+
 class BaseClient:
     def __init__(
         self,
@@ -72,7 +84,7 @@ class BaseClient:
         default_headers: Mapping[str, str] | None = None,
         max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
-        self.api_key = api_key if api_key is not None else os.environ.get("HALLMARK_API_KEY")
+        self.api_key = _api_key_of(api_key if api_key is not None else os.environ.get("HALLMARK_API_KEY"))
         self.base_url = (base_url or os.environ.get("HALLMARK_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         if timeout <= 0:
             raise ValueError("timeout must be positive")

@@ -118,7 +118,8 @@ class ValidationError(APIError):
     def fields(self) -> list[dict[str, Any]]:
         """One entry per bad field: `{ field, in, message }` (docs/API.md, Validation errors)."""
         fields = self.details.get("fields")
-        return [dict(field) for field in fields] if isinstance(fields, list) else []
+        # An entry that is not an object (a malformed answer) is left out, as Page.data leaves out nothing it cannot read.
+        return [dict(field) for field in fields if isinstance(field, dict)] if isinstance(fields, list) else []
 
 
 class InsufficientScopeError(APIError):

@@ -44,6 +44,15 @@ class RawResponse:
         return json.loads(self.content) if self.content else None
 
 
+def _first_of_each(lines: list[tuple[str, str]]) -> dict[str, str]:
+    """The answer's headers by lower-case name; of a header sent twice (two Retry-After lines), the
+    first counts, as docs/SDK.md says and the TypeScript client reads them."""
+    headers: dict[str, str] = {}
+    for name, value in lines:
+        headers.setdefault(name.lower(), value)
+    return headers
+
+
 class ConnectionNotMade(OSError):
     """No connection could be made (refused, a name that does not resolve, unreachable, no connection
     within the timeout): the request never left, so the API cannot have acted on it.
@@ -264,7 +273,7 @@ class Transport:
             self._drop()
         return RawResponse(
             status=response.status,
-            headers={name.lower(): value for name, value in response.getheaders()},
+            headers=_first_of_each(response.getheaders()),
             content=content,
         )
 

@@ -23,7 +23,16 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from hallmark import Hallmark, HallmarkError, InvalidResponseError, WebhookVerificationError, audit_export, verify_webhook
+from hallmark import (
+    Hallmark,
+    HallmarkError,
+    InvalidResponseError,
+    RateLimitedError,
+    ValidationError,
+    WebhookVerificationError,
+    audit_export,
+    verify_webhook,
+)
 from hallmark.offline.audit_export import hash_provenance_record
 from hallmark.offline.checkpoint import note_key_hash
 from hallmark.offline.merkle import leaf_hash
@@ -289,3 +298,84 @@ def test_a_webhook_body_nested_too_deep_is_refused_as_not_json() -> None:
     headers = {"webhook-id": "msg_1", "webhook-timestamp": str(int(time.time())), "webhook-signature": "v1a,AAAA"}
     with pytest.raises(WebhookVerificationError, match="not JSON"):
         verify_webhook(raw, headers, jwks={"keys": []}, account_id="acc_1", environment="live")
+
+
+# Found by a second review (2026-12-07): a hostile server against both clients ----------------------
+
+
+def test_an_export_read_as_a_dict_with_a_number_no_double_holds_is_not_valid() -> None:
+    """docs/COMPLIANCE.md: a whole number written past what a double holds is hashed by JavaScript as its
+    neighbour. Read with json.loads (as hallmark.compliance.export() reads it), the dict holds the exact
+    number while canonical_json hashed its double: the export audited valid while showing a number
+    other than the one hashed. The text of the same export was already invalid."""
+    document, jwks, _ = _one_event_export(account_id="acc_brand", environment="live", data={"certificate": 90071992547409920})
+    assert audit_export(document, jwks).valid
+    document["events"][0]["data"] = {"certificate": 90071992547409921}
+    report = audit_export(document, jwks)
+    assert not report.valid, "an export whose dict shows a number other than the one hashed audited as valid"
+    assert audit_export(json.dumps(document), jwks).valid is False
+
+
+def test_an_export_with_a_number_past_any_double_is_a_problem_not_an_exception() -> None:
+    """docs/SDK.md: audit_export never raises for a malformed export; float() of a 401-digit integer
+    raised OverflowError, for a dict and for the file's text."""
+    document, jwks, _ = _one_event_export(account_id="acc_brand", environment="live", data={"step": 0})
+    document["events"][0]["data"] = {"n": 10**400}
+    given_forms: list[dict[str, Any] | str] = [document, json.dumps(document)]
+    for given in given_forms:
+        try:
+            report = audit_export(given, jwks)
+        except OverflowError:
+            pytest.fail("audit_export raised OverflowError for a number past any double")
+        assert not report.valid
+
+
+def test_an_api_key_read_with_its_line_break_is_sent_without_it_and_a_bad_one_is_refused_unrepeated(
+    raw: Callable[[Responder], RawServer],
+) -> None:
+    """A key read from a file (open(path).read()) ends with a line break: http.client refused the header
+    with a ValueError that quoted the key whole, into tracebacks and logs. The TypeScript SDK's fetch
+    leaves the white space out; so does the client now. Any other character a header cannot carry is
+    refused when the client is made, in words that do not repeat the key."""
+    def respond(connection: socket.socket, _index: int) -> None:
+        connection.sendall(http_answer(200, b'{"requests":{}}'))
+
+    server = raw(respond)
+    with Hallmark("svc_live_SECRET\n", base_url=server.url, max_retries=0, timeout=5) as client:
+        assert client.api_key == "svc_live_SECRET"
+        client.request("GET", "/api/v1/usage")
+    assert server.count == 1
+    for bad in ("svc_live_SE\nCRET", "svc_live_SE CRET", "svc_live_SÉCRET", "svc_live_SE\x00CRET"):
+        with pytest.raises(ValueError) as refused:
+            Hallmark(bad, base_url=server.url)
+        assert "SE" not in str(refused.value) and "CRET" not in str(refused.value), str(refused.value)
+
+
+def test_of_two_retry_after_lines_the_first_counts(raw: Callable[[Responder], RawServer]) -> None:
+    """docs/SDK.md: "of two values … the first counts", as the TypeScript SDK reads them. The headers'
+    dict kept the last line: a 429 with Retry-After: 3600 then Retry-After: 0 was retried at once."""
+
+    def respond(connection: socket.socket, _index: int) -> None:
+        body = b'{"error":{"code":"RATE_LIMITED","message":"slow down"},"meta":{"requestId":"r"}}'
+        connection.sendall(http_answer(429, body, {"retry-after": "3600"}).replace(b"\r\n\r\n", b"\r\nretry-after: 0\r\n\r\n", 1))
+
+    server = raw(respond)
+    with Hallmark("svc_test_x", base_url=server.url, max_retries=3, timeout=5, max_retry_after=60) as client:
+        with pytest.raises(RateLimitedError) as refused:
+            client.codes.verify(url=LINK)
+    assert server.count == 1, f"retried {server.count - 1} times after Retry-After: 3600"
+    assert refused.value.retry_after == 3600
+
+
+def test_validation_error_fields_skip_entries_that_are_not_objects(raw: Callable[[Responder], RawServer]) -> None:
+    """A malformed 400 (fields [1, "ab"]): reading ValidationError.fields raised TypeError."""
+
+    def respond(connection: socket.socket, _index: int) -> None:
+        body = b'{"error":{"code":"VALIDATION_ERROR","message":"bad","details":{"fields":[1,"ab",{"field":"url"}]}}}'
+        connection.sendall(http_answer(400, body))
+
+    server = raw(respond)
+    with Hallmark("svc_test_x", base_url=server.url, max_retries=0, timeout=5) as client:
+        with pytest.raises(ValidationError) as refused:
+            client.codes.verify(url=LINK)
+    assert refused.value.fields == [{"field": "url"}]

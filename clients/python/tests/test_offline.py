@@ -6,6 +6,7 @@ import base64
 import copy
 import json
 import re
+import time
 from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import quote
@@ -15,7 +16,7 @@ from conftest import REPOSITORY, Brand
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from hallmark import Hallmark, audit_export, verify_offline
+from hallmark import Hallmark, audit_export, history_grew, verify_offline
 from hallmark.offline import canonical_json, parse_digital_link, signed_message
 from hallmark.offline.audit_export import hash_provenance_record
 from hallmark.offline.checkpoint import note_key_hash
@@ -193,6 +194,36 @@ def test_an_export_audits_offline_and_a_changed_one_does_not(client: Hallmark, c
         foreign = {"keys": [{**k, "hallmark_account": "acc_other"} for k in jwks["keys"]]}
         refused = audit_export(export, foreign)
         assert not refused.valid and "not by a key of the asset's account" in refused.problems[0]
+
+
+def test_a_history_that_grew_is_shown_to_extend_the_export_kept_before(client: Hallmark) -> None:
+    """docs/COMPLIANCE.md, "Keep checkpoints": an auditor audits an export, keeps its report, audits a
+    later one and checks the service's consistency proof between the two signed roots (history_grew);
+    swapped, against another asset's report, or with a node of the proof changed, it does not hold."""
+    patient = client.with_options(max_retries=10)
+    objects = [client.auction.objects.register(title=f"Grown {i}", category="watch")["object"]["id"] for i in (0, 1)]
+    for object_id in objects:
+        client.auction.provenance.record(object_id=object_id, event_type="cataloged", actor_role="auction_house")
+    # The key set once the account has signed (its signing key is made when it first signs).
+    jwks = dict(client.keys.jwks())
+    earlier = audit_export(patient.compliance.export_text(objects[0], format="json"), jwks)
+    other = audit_export(patient.compliance.export_text(objects[1], format="json"), jwks)
+    assert earlier.valid and other.valid, (earlier.problems, other.problems)
+    for step in ("listed", "exhibited"):
+        client.auction.provenance.record(object_id=objects[0], event_type=step, actor_role="auction_house")
+    later = earlier
+    for _ in range(100):  # the export follows the Merkle projection, which may lag a moment
+        later = audit_export(patient.compliance.export_text(objects[0], format="json"), jwks)
+        if later.tree_size == (earlier.tree_size or 0) + 2:
+            break
+        time.sleep(0.05)
+    assert later.valid and later.tree_size == (earlier.tree_size or 0) + 2, later
+    proof = list(patient.compliance.merkle.consistency(objects[0], from_=earlier.tree_size or 0, to=later.tree_size)["proof"])
+    assert history_grew(earlier, later, proof)
+    assert not history_grew(later, earlier, proof)
+    assert not history_grew(other, later, proof)
+    changed = [("1" if node[0] == "0" else "0") + node[1:] if i == 0 else node for i, node in enumerate(proof)]
+    assert not history_grew(earlier, later, changed)
 
 
 def test_a_test_environment_code_verifies_offline_only_for_the_test_environment(operator: Hallmark, base_url: str) -> None:

@@ -1,4 +1,5 @@
 export { type AuditReport, auditExport, auditExportText, type ComplianceExportDocument } from './audit-export.ts';
+export { historyGrew } from './history-grew.ts';
 export { firstRepeatedMember } from './repeated-member.ts';
 export { retiredAtMs, retirementGraceMs } from './retired-key.ts';
 export {

@@ -173,6 +173,12 @@ describe('RFC 6962 / 9162 test vectors', () => {
     expect(verifyConsistency(3, 3, root, roots[3] as Hash, [])).toBe(false);
     expect(verifyConsistency(0, 3, emptyRootHash, root, [])).toBe(true);
     expect(verifyConsistency(4, 3, root, root, [])).toBe(false);
+    // Found by a review (2026-12-07): the empty tree's root is the hash of nothing, not any root given;
+    // and roots are hashes whatever the sizes (two empty byte strings were "equal roots" of a tree of 3).
+    expect(verifyConsistency(0, 5, root, root, [])).toBe(false);
+    expect(verifyConsistency(0, 3, emptyRootHash, root, [root])).toBe(false);
+    expect(verifyConsistency(3, 3, Buffer.alloc(0), Buffer.alloc(0), [])).toBe(false);
+    expect(verifyConsistency(0, 3, emptyRootHash, Buffer.alloc(0), [])).toBe(false);
   });
 });
 

@@ -1,4 +1,4 @@
-import { type Hash, hashSize, nodeHash } from './hashing.ts';
+import { emptyRootHash, type Hash, hashSize, nodeHash } from './hashing.ts';
 
 const isHash = (value: Uint8Array) => value.length === hashSize;
 const isOdd = (n: number) => n % 2 === 1;
@@ -58,10 +58,12 @@ export function verifyConsistency(
   proof: readonly Uint8Array[],
 ): boolean {
   if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < 0 || from > to) return false;
-  if (!proof.every(isHash)) return false;
+  // Both roots are hashes whatever the sizes: two empty byte strings were "equal roots" of a tree of 3.
+  if (!isHash(fromRoot) || !isHash(toRoot) || !proof.every(isHash)) return false;
   if (from === to) return proof.length === 0 && Buffer.from(fromRoot).equals(Buffer.from(toRoot));
-  if (from === 0) return proof.length === 0;
-  if (proof.length === 0 || !isHash(fromRoot) || !isHash(toRoot)) return false;
+  // Every tree extends the empty one, whose root is the hash of nothing (not any root one is given).
+  if (from === 0) return proof.length === 0 && Buffer.from(fromRoot).equals(emptyRootHash);
+  if (proof.length === 0) return false;
 
   const path = isPowerOfTwo(from) ? [fromRoot, ...proof] : [...proof];
   let fn = from - 1;

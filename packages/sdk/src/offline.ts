@@ -6,7 +6,9 @@
 export {
   type AuditReport,
   auditExport,
+  auditExportText,
   type ComplianceExportDocument,
+  historyGrew,
   type JsonWebKeySet,
   type OfflineVerification,
   type PublishedKey,

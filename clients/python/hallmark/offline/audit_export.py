@@ -381,7 +381,7 @@ def audit_export(document: Mapping[str, Any] | str | bytes, jwks: Mapping[str, A
                 data=event["data"],
                 prev_hash=event.get("prevHash"),
             )
-        except (KeyError, TypeError, ValueError, RecursionError):
+        except (KeyError, TypeError, ValueError, OverflowError, RecursionError):
             # Missing or mistyped members, or data nested too deep to canonicalise: it hashes to nothing.
             computed = None
         event_hash = event.get("hash")

@@ -52,7 +52,17 @@ def canonical_json(value: Any) -> str:
     if value is False:
         return "false"
     if isinstance(value, int):
-        return str(value) if abs(value) < 2**53 else _number(float(value))
+        if abs(value) < 2**53:
+            return str(value)
+        # JavaScript, which hashed it, holds a number as a double: a whole number that no double holds
+        # exactly would be hashed as its neighbour while this dict shows another value.
+        try:
+            double = float(value)
+        except OverflowError:
+            raise ValueError("JCS cannot hold a non-finite number") from None
+        if int(double) != value:
+            raise ValueError("JCS cannot hold a whole number that a double does not hold exactly")
+        return _number(double)
     if isinstance(value, float):
         return _number(value)
     if isinstance(value, str):

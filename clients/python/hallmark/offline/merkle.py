@@ -40,3 +40,44 @@ def root_from_inclusion_proof(index: int, size: int, leaf: bytes, proof: Sequenc
 def verify_inclusion(index: int, size: int, leaf: bytes, proof: Sequence[bytes], root: bytes) -> bool:
     computed = root_from_inclusion_proof(index, size, leaf, proof)
     return computed is not None and len(root) == HASH_SIZE and computed == root
+
+
+EMPTY_ROOT = hashlib.sha256(b"").digest()
+
+
+def verify_consistency(first: int, second: int, first_root: bytes, second_root: bytes, proof: Sequence[bytes]) -> bool:
+    """RFC 9162 2.1.4.2: the tree of size `second` with `second_root` extends the one of size `first`
+    with `first_root` (as packages/merkle verifyConsistency checks it)."""
+    if isinstance(first, bool) or isinstance(second, bool) or not isinstance(first, int) or not isinstance(second, int):
+        return False
+    if first < 0 or first > second or second >= 2**53:
+        return False
+    if len(first_root) != HASH_SIZE or len(second_root) != HASH_SIZE or any(len(p) != HASH_SIZE for p in proof):
+        return False
+    if first == second:
+        return len(proof) == 0 and first_root == second_root
+    if first == 0:
+        return len(proof) == 0 and first_root == EMPTY_ROOT
+    if len(proof) == 0:
+        return False
+    path = [first_root, *proof] if first & (first - 1) == 0 else list(proof)
+    fn, sn = first - 1, second - 1
+    while fn % 2 == 1:
+        fn //= 2
+        sn //= 2
+    fr = sr = path[0]
+    for c in path[1:]:
+        if sn == 0:
+            return False
+        if fn % 2 == 1 or fn == sn:
+            fr = node_hash(c, fr)
+            sr = node_hash(c, sr)
+            if fn % 2 == 0:
+                while fn % 2 == 0 and fn != 0:
+                    fn //= 2
+                    sn //= 2
+        else:
+            sr = node_hash(sr, c)
+        fn //= 2
+        sn //= 2
+    return sn == 0 and fr == first_root and sr == second_root
