@@ -277,6 +277,59 @@ describe('console sessions', () => {
     expect(rows[0]?.n).toBe(0);
   });
 
+  it('refuses a request that carries the cookie twice (one tossed in by another page of the host), and removes both', async () => {
+    // Found by an attack of 2026-12-07: over plain HTTP a page on another port of the same host sets
+    // `hallmark_session=<its own session>; Path=/api/v1`; a browser sends that one first, and the
+    // console, reading the first, acted in the other page's account (and a made-up one locked it out).
+    const victim = await newTenant();
+    const thief = await newTenant();
+    const own = await signIn(victim.key);
+    const planted = await signIn(thief.key);
+    const both = `hallmark_session=${planted.token}; hallmark_session=${own.token}`;
+    for (const [method, path] of [
+      ['GET', '/keys'],
+      ['GET', '/sessions/current'],
+    ] as const) {
+      const refused = await withCookie(own.token, method, path, { headers: { cookie: both } });
+      expectError(refused, 401, 'MISSING_API_KEY');
+      expect(JSON.stringify(refused.body)).not.toContain(thief.accountId);
+      expect(refused.headers.get('cache-control')).toBe('no-store');
+      // Removed at Path=/ and at every path a cookie sent with this request can have been set at.
+      const cleared = refused.headers.getSetCookie();
+      for (const at of ['/', '/api', '/api/v1', `/api/v1${path.split('/').slice(0, 2).join('/')}`])
+        expect(cleared, at).toContainEqual(expect.stringMatching(new RegExp(`^hallmark_session=; .*Path=${at}; Max-Age=0`)));
+    }
+    // A change with both is refused the same way, and changes nothing.
+    const made = await withCookie(own.token, 'POST', '/keys', {
+      headers: { cookie: both },
+      body: { name: 'tossed', scopes: ['keys:read'] },
+    });
+    expectError(made, 401, 'MISSING_API_KEY');
+    // Each cookie alone is still its own session: nothing was ended by the refusals.
+    expect((await withCookie(own.token, 'GET', '/sessions/current')).body.account.id).toBe(victim.accountId);
+    // Signing in with both ends both and removes the narrower one: the new cookie is the only one left.
+    const again = await api('POST', '/sessions', { body: { apiKey: victim.key }, headers: { cookie: both } });
+    expect(again.status, JSON.stringify(again.body)).toBe(201);
+    const lines = again.headers.getSetCookie();
+    expect(lines).toContainEqual(expect.stringMatching(/^hallmark_session=; .*Path=\/api\/v1; Max-Age=0/));
+    expect(lines.filter((line) => /^hallmark_session=[0-9a-f]{64}; .*Path=\/(;|$)/.test(line))).toHaveLength(1);
+    expect(
+      lines.some((line) => /Path=\/; Max-Age=0/.test(line)),
+      'the new cookie is not removed beside it',
+    ).toBe(false);
+    expectError(await withCookie(planted.token, 'GET', '/sessions/current'), 401, 'MISSING_API_KEY');
+    expectError(await withCookie(own.token, 'GET', '/sessions/current'), 401, 'MISSING_API_KEY');
+    // Signing out with two ends both.
+    const mine = await signIn(victim.key);
+    const theirs = await signIn(thief.key);
+    const out = await withCookie(mine.token, 'DELETE', '/sessions/current', {
+      headers: { cookie: `hallmark_session=${theirs.token}; hallmark_session=${mine.token}` },
+    });
+    expect(out.status).toBe(204);
+    expect(out.headers.getSetCookie()).toContainEqual(expect.stringMatching(/^hallmark_session=; .*Path=\/api\/v1; Max-Age=0/));
+    expectError(await withCookie(mine.token, 'GET', '/sessions/current'), 401, 'MISSING_API_KEY');
+  });
+
   it('stores only a hash of the token', async () => {
     const tenant = await newTenant();
     const { token } = await signIn(tenant.key);

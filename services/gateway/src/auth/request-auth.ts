@@ -6,13 +6,13 @@ import { leavePrepaid, paidParts, prepaidToday, prepaidUnitsOf, refusedAfterPrep
 import { isSafeMethod } from '../safe-methods.ts';
 import { mayHaveActed } from '../service-call.ts';
 import type { Authenticator } from './authenticator.ts';
-import type { ConsoleSessions } from './console-sessions.ts';
+import { type ConsoleSessions, noSession } from './console-sessions.ts';
 import { csrfRefusal } from './csrf.ts';
 import { createLookUpTurns } from './failed-auth-holds.ts';
 import type { KeyLastUsed } from './key-last-used.ts';
 import type { RateLimiter, RateLimitOutcome, SpentQuota } from './rate-limiter.ts';
 import { retryInWords } from './retry-words.ts';
-import { sessionTokenOf } from './session-cookie.ts';
+import { clearedSessionCookies, sessionTokenOf, severalSessionCookies, severalSessionCookiesWhy } from './session-cookie.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -441,7 +441,15 @@ export function installRequestAuth(
     }
     if (route.auth === 'optional-key' && header === undefined) return done();
     // No x-api-key: the console's session cookie stands in for it (x-api-key wins when both are sent).
-    const sessionToken = header === undefined ? sessionTokenOf(request.headers.cookie, request.protocol === 'https') : undefined;
+    const secure = request.protocol === 'https';
+    const sessionToken = header === undefined ? sessionTokenOf(request.headers.cookie, secure) : undefined;
+    if (sessionToken === severalSessionCookies) {
+      reply.header('cache-control', 'no-store');
+      const forged = csrfRefusal(request, deps.ownOrigins(request));
+      if (forged) return done(forged);
+      reply.header('set-cookie', clearedSessionCookies(secure, request.url));
+      return done(noSession(severalSessionCookiesWhy));
+    }
     if (sessionToken !== undefined) {
       reply.header('cache-control', 'no-store');
       const forged = csrfRefusal(request, deps.ownOrigins(request));

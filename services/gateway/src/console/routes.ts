@@ -46,12 +46,22 @@ export function registerConsoleRoutes(app: FastifyInstance, options: ConsoleRout
 
   const send = (reply: FastifyReply, file: ConsoleFile) =>
     reply
-      .header('content-security-policy', consoleContentSecurityPolicy)
-      .header('referrer-policy', 'same-origin')
-      .header('x-frame-options', 'DENY')
       .header('cache-control', file.immutable ? aYear : 'no-cache')
       .type(file.contentType)
       .send(file.body);
+
+  // Every answer below /console carries the console's headers (docs/CONSOLE.md): its files and page,
+  // the page saying how to build it, and any refusal, those of paths no console route takes included.
+  app.addHook('onRequest', (request, reply, done) => {
+    const url = request.url;
+    if (url === '/console' || url.startsWith('/console/') || url.startsWith('/console?')) {
+      reply
+        .header('content-security-policy', consoleContentSecurityPolicy)
+        .header('referrer-policy', 'same-origin')
+        .header('x-frame-options', 'DENY');
+    }
+    done();
+  });
 
   const answer = async (request: FastifyRequest, reply: FastifyReply, path: string) => {
     const built = currentFiles();
@@ -62,12 +72,7 @@ export function registerConsoleRoutes(app: FastifyInstance, options: ConsoleRout
     }
     const page = built?.get('index.html');
     if (page) return send(reply, page);
-    return reply
-      .status(503)
-      .header('content-security-policy', consoleContentSecurityPolicy)
-      .header('cache-control', 'no-store')
-      .type('text/html; charset=utf-8')
-      .send(unbuiltConsolePage);
+    return reply.status(503).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(unbuiltConsolePage);
   };
 
   registerRoute(app, consolePageRoute, (request, reply) => answer(request, reply, ''));

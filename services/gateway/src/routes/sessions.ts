@@ -15,7 +15,15 @@ import type { Authenticator } from '../auth/authenticator.ts';
 import { type ConsoleSessions, noSession } from '../auth/console-sessions.ts';
 import { foreignOriginRefusal } from '../auth/csrf.ts';
 import type { RateLimiter } from '../auth/rate-limiter.ts';
-import { clearedSessionCookie, sessionCookie, sessionTokenOf } from '../auth/session-cookie.ts';
+import {
+  clearedSessionCookie,
+  clearedSessionCookies,
+  sessionCookie,
+  sessionTokenOf,
+  sessionTokensOf,
+  severalSessionCookies,
+  severalSessionCookiesWhy,
+} from '../auth/session-cookie.ts';
 import { registerRoute } from '../route-registry.ts';
 
 export interface SessionRouteDeps {
@@ -55,6 +63,10 @@ async function sessionViewOf(db: SqlExecutor, session: ConsoleSession): Promise<
 async function currentSession(deps: SessionRouteDeps, request: FastifyRequest, reply: FastifyReply) {
   const token = sessionTokenOf(request.headers.cookie, isHttps(request));
   if (token === undefined) throw noSession('no session cookie was sent');
+  if (token === severalSessionCookies) {
+    reply.header('set-cookie', clearedSessionCookies(isHttps(request), request.url));
+    throw noSession(severalSessionCookiesWhy);
+  }
   try {
     const authenticated = await deps.sessions.authenticate(token);
     await refuseStoppedKey(deps, authenticated.key);
@@ -111,12 +123,15 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
       return refuseSignIn(deps, request, reply, error);
     }
     const { session, token } = await deps.sessions.start(key);
-    // Signing in again replaces the session this browser had: the old token ends here.
-    const previous = sessionTokenOf(request.headers.cookie, isHttps(request));
-    if (previous !== undefined) await deps.sessions.end(previous);
+    // Signing in again replaces the session this browser had: the old token ends here. Of several
+    // (one set by another page of this host, severalSessionCookies), each ends, and the cookies at
+    // narrower paths are removed, so the new one at Path=/ is the only one sent.
+    const previous = sessionTokensOf(request.headers.cookie, isHttps(request));
+    for (const old of previous) await deps.sessions.end(old);
+    const removed = previous.length > 1 ? clearedSessionCookies(isHttps(request), request.url, { keepRoot: true }) : [];
     reply
       .status(201)
-      .header('set-cookie', sessionCookie(token, isHttps(request)))
+      .header('set-cookie', [...removed, sessionCookie(token, isHttps(request))])
       .header('cache-control', 'no-store');
     return sessionViewOf(deps.db, session);
   });
@@ -143,9 +158,14 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
   });
 
   registerRoute(app, deleteSessionRoute, async (request, reply) => {
-    const token = sessionTokenOf(request.headers.cookie, isHttps(request));
-    if (token !== undefined) await deps.sessions.end(token);
-    reply.status(204).header('set-cookie', clearedSessionCookie(isHttps(request)));
+    const tokens = sessionTokensOf(request.headers.cookie, isHttps(request));
+    for (const token of tokens) await deps.sessions.end(token);
+    reply
+      .status(204)
+      .header(
+        'set-cookie',
+        tokens.length > 1 ? clearedSessionCookies(isHttps(request), request.url) : clearedSessionCookie(isHttps(request)),
+      );
     return undefined;
   });
 }
