@@ -14,6 +14,7 @@ const gtin = '09506000134352';
 let t: TestProduct;
 let operatorKey: string;
 let tenantKey: string;
+let accountId: string;
 
 const hallmark = (env: Record<string, string>, ...args: string[]): Promise<Outcome> => runHallmark(t.dataDir, env, args);
 
@@ -37,6 +38,7 @@ beforeAll(async () => {
   });
   expect(created.status).toBe(201);
   tenantKey = created.body.apiKey.secret;
+  accountId = created.body.account.id;
   // The grant through the CLI, over the running server's API (the operator key from <data dir>/operator-key).
   const granted = await hallmark({}, 'gtins', 'grant', '--account', created.body.account.id, '--gtin', gtin);
   expect(granted.code, granted.stderr).toBe(0);
@@ -271,6 +273,37 @@ describe('hallmark against a running product', () => {
     });
     const noCsv = await hallmark({}, 'codes', 'generate', '--csv', join(t.dataDir, 'absent.csv'));
     expect([noCsv.code, noCsv.stderr.split('\n').length]).toEqual([2, 3]);
+    // Found by a doc audit (2026-12-07): each of these is a bad value given to the command (2) or a
+    // wrong setting (78), said before anything is asked of a server or a database.
+    const badExpiry = await hallmark({}, 'keys', 'create', '--account', 'acc_x', '--name', 'n', '--expires-in', '90x');
+    expect([badExpiry.code, badExpiry.stderr.split('\n')[0]]).toEqual([
+      2,
+      'hallmark: --expires-in must be a whole number followed by m, h, d, w or y (for example 90d)',
+    ]);
+    const noFolder = join(t.dataDir, 'no-such-folder', 'x.json');
+    const badOut = await hallmark({ HALLMARK_API_KEY: tenantKey }, 'compliance', 'export', 'code_x', '--out', noFolder);
+    expect([badOut.code, badOut.stderr.split('\n')[0]]).toEqual([
+      2,
+      `hallmark: --out ${noFolder}: cannot write ${noFolder}.partial (ENOENT)`,
+    ]);
+    const badUrl = await hallmark({ HALLMARK_DATABASE_URL: 'notaurl' }, 'gtins', 'conflicts');
+    expect([badUrl.code, badUrl.stderr]).toEqual([
+      78,
+      'hallmark: HALLMARK_DATABASE_URL must be a PostgreSQL connection URL (postgres://… or postgresql://…)\n',
+    ]);
+  });
+
+  it('lists GTIN claims as tab-separated lines, and names each field a refused row got wrong', async () => {
+    const listed = await hallmark({}, 'gtins', 'list', '--account', accountId);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout.trim().split('\t').slice(1, 5)).toEqual(['gtin', gtin, 'live', 'active']);
+    const csv = join(t.dataDir, 'expiry.csv');
+    await writeFile(csv, `gtin,serialNumber,expiry\n${gtin},EXPIRY-1,271231\n`);
+    const outcome = await generateCodes(tenantKey, csv, join(t.dataDir, 'expiry-results.csv'));
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr.split('\n')[0]).toBe(
+      'hallmark: row 1 (line 2): VALIDATION_ERROR: Invalid request: check expiryDate: expiryDate must be an ISO 8601 date (YYYY-MM-DD) or date-time, in 2076 at the latest',
+    );
   });
 
   it('projections rebuild works on the database with the product stopped, and says it', async () => {

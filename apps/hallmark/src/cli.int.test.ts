@@ -284,7 +284,8 @@ describe('hallmark CLI while the embedded server runs on the data folder', () =>
     });
     expect(grants.body.claims.map((claim) => claim.value)).toEqual(['09506000134376']);
     const gtinList = await hallmarkOn(t.dataDir, {}, 'gtins', 'list', '--account', accountId);
-    expect(gtinList.stdout).toContain('09506000134376');
+    // Tab-separated, as every list (docs/CLI.md; the doc audit of 2026-12-07 found it padded with spaces).
+    expect(gtinList.stdout.trim().split('\t').slice(1, 5)).toEqual(['gtin', '09506000134376', 'live', 'active']);
   });
 
   it('lists accounts through the server’s GET /accounts', async () => {

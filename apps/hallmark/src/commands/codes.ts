@@ -74,6 +74,23 @@ interface RowFailure {
   message: string;
 }
 
+/**
+ * A batch item's refusal as a row's: its code, and its message with what each field's check said
+ * (`Invalid request: check expiryDate.` alone did not say the date must be YYYY-MM-DD).
+ */
+function rowFailureOf(error: { code: string; message: string; details?: unknown }): RowFailure {
+  const fields = (error.details as { fields?: unknown } | undefined)?.fields;
+  const said = Array.isArray(fields)
+    ? fields
+        .filter(
+          (entry): entry is { field: string; message: string } =>
+            typeof entry?.field === 'string' && typeof entry?.message === 'string',
+        )
+        .map((entry) => `${entry.field} ${entry.message}`)
+    : [];
+  return { ...error, message: said.length > 0 ? `${error.message.replace(/\.$/, '')}: ${said.join('; ')}` : error.message };
+}
+
 /** One data row on its way: its request body, then what became of it. */
 interface Row {
   /** 1-based, counting data rows only (the header is not a row). */
@@ -297,7 +314,7 @@ export async function codesCommand(args: string[], env: NodeJS.ProcessEnv, io: C
       requests++;
       for (const result of results as BatchItemResult[]) {
         const row = sent[result.index];
-        if (row) row.outcome = 'code' in result ? { code: result.code } : { error: result.error };
+        if (row) row.outcome = 'code' in result ? { code: result.code } : { error: rowFailureOf(result.error) };
       }
       if (values.resume) await takeExistingCodes(sent);
     }

@@ -2,6 +2,7 @@ import { open, rename, rm } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { exportFormats } from '@hallmark/contracts';
 import { createProgress, type Progress } from '../progress.ts';
+import { CommandError } from './command-error.ts';
 import type { CommandIo } from './command-io.ts';
 import { connectProduct } from './product-api.ts';
 import { UsageError } from './usage-error.ts';
@@ -17,6 +18,18 @@ function treeSizeOf(response: Response): number | undefined {
 interface Written {
   bytes: number;
   treeSize: number | undefined;
+  /** A failure to write the file here (a full disk): the command's error, not the server's; no attempt follows it. */
+  localError?: Error;
+}
+
+/** Runs a write to the local file, keeping its failure as the command's own (the SDK would read any throw as "no answer"). */
+async function locally<T>(written: Written, action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (error) {
+    written.localError ??= error as Error;
+    throw error;
+  }
 }
 
 /**
@@ -27,16 +40,17 @@ interface Written {
  */
 function fetchWritingTo(path: string, progress: Progress, written: Written): typeof fetch {
   return async (input, init) => {
+    if (written.localError) throw written.localError; // a retry of the SDK would only fail here again
     const response = await fetch(input, init);
     if (!response.ok || !response.body) return response;
     written.bytes = 0;
     written.treeSize = treeSizeOf(response);
     if (written.treeSize !== undefined) progress.setTotal(written.treeSize);
-    const file = await open(path, 'w');
+    const file = await locally(written, () => open(path, 'w'));
     let counted = 0;
     try {
       for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-        await file.write(chunk);
+        await locally(written, () => file.write(chunk));
         written.bytes += chunk.byteLength;
         // One event a line in every format: the line breaks are the bar's measure (an estimate, capped at the total).
         let breaks = 0;
@@ -77,8 +91,18 @@ export async function complianceCommand(args: string[], env: NodeJS.ProcessEnv, 
   if (format !== undefined && !exportFormats.includes(format)) {
     throw new UsageError(`--format must be one of ${exportFormats.join(', ')}`);
   }
-  const api = await connectProduct(values, env, 'tenant');
   const partial = `${values.out}.partial`;
+  // A file that cannot be written (a folder that does not exist, no permission) is a bad --out,
+  // said before anything is asked of the server.
+  try {
+    await (await open(partial, 'w')).close();
+    await rm(partial, { force: true });
+  } catch (error) {
+    throw new UsageError(
+      `--out ${values.out}: cannot write ${partial} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
+  }
+  const api = await connectProduct(values, env, 'tenant');
   const written: Written = { bytes: 0, treeSize: undefined };
   const progress = createProgress({ label: 'exporting', unit: 'events', stream: io.terminal });
   try {
@@ -88,6 +112,7 @@ export async function complianceCommand(args: string[], env: NodeJS.ProcessEnv, 
     await rename(partial, values.out);
   } catch (error) {
     await rm(partial, { force: true });
+    if (written.localError) throw new CommandError(`could not write ${partial}: ${written.localError.message}`);
     throw error;
   } finally {
     progress.finish();

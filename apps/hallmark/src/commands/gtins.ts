@@ -19,8 +19,9 @@ const options = {
   json: { type: 'boolean' },
 } as const;
 
+/** A claim as one tab-separated line (docs/CLI.md: lists print tab-separated lines, as accounts and keys do). */
 const describe = (claim: GtinClaimView) =>
-  `${claim.id}  ${claim.kind.padEnd(6)} ${claim.value.padEnd(14)} ${claim.environment.padEnd(4)}  ${claim.status.padEnd(7)} ${claim.source}  ${claim.accountId}`;
+  [claim.id, claim.kind, claim.value, claim.environment, claim.status, claim.source, claim.accountId].join('\t');
 
 /**
  * The grant or revocation as the API makes it: an event in the account's stream with its row, in

@@ -1,5 +1,11 @@
 import { parseArgs } from 'node:util';
-import { apiKeyView, listApiKeysOfAccount, recordApiKeyRevocation, recordOperatorKeyIssue } from '@hallmark/accounts';
+import {
+  apiKeyView,
+  listApiKeysOfAccount,
+  parseExpiresIn,
+  recordApiKeyRevocation,
+  recordOperatorKeyIssue,
+} from '@hallmark/accounts';
 import { type ApiKeyView, broadcasts, type Environment, environments, isScope, type Scope } from '@hallmark/contracts';
 import { printable } from '../terminal-text.ts';
 import { CommandError } from './command-error.ts';
@@ -39,6 +45,9 @@ export async function keysCommand(args: string[], env: NodeJS.ProcessEnv, out: (
   const { values } = parseArgs({ args: rest, options });
   if (!values.account) throw new UsageError('--account is required');
   const accountId = values.account;
+  // A bad value on the command line is a usage error (exit 2), said before anything is connected.
+  const expiresIn = values['expires-in'] === undefined ? undefined : parseExpiresIn(values['expires-in']);
+  if (expiresIn && !expiresIn.ok) throw new UsageError(`--expires-in ${expiresIn.message}`);
   const target = await connectOperator(env, values);
   if (target.kind === 'server') return keysOverApi(target.api, action, values, out);
   const { connection } = target;

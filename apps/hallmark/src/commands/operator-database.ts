@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { migrateAccounts } from '@hallmark/accounts';
 import { type Bus, createNatsBus, createRequestSigner, parseBusSecret } from '@hallmark/bus';
 import { createSqlEventStore, type EventStore, loadKurrentEventStore } from '@hallmark/event-store';
+import { ConfigError } from '@hallmark/runtime';
 import { createPgliteDatabase, createPostgresDatabase, type SqlDatabase } from '@hallmark/sql';
 import { acquireDataDirLock, DataDirInUseError, type DataDirLock } from '../data-dir-lock.ts';
 import { CommandError } from './command-error.ts';
@@ -67,6 +68,11 @@ async function openOperatorDatabase(env: NodeJS.ProcessEnv): Promise<OperatorCon
   let lock: DataDirLock | undefined;
   let db: SqlDatabase;
   if (env.HALLMARK_DATABASE_URL) {
+    // Read as the services read it (packages/runtime config.ts): anything else is a wrong setting
+    // (exit 78), not a host name for the driver to look up.
+    if (!/^(postgres|postgresql):\/\//.test(env.HALLMARK_DATABASE_URL)) {
+      throw new ConfigError('HALLMARK_DATABASE_URL must be a PostgreSQL connection URL (postgres://… or postgresql://…)');
+    }
     db = createPostgresDatabase({
       connectionString: env.HALLMARK_DATABASE_URL,
       ...(env.HALLMARK_TLS_CA_FILE ? { tlsCaFile: env.HALLMARK_TLS_CA_FILE } : {}),
