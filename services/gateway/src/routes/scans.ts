@@ -79,25 +79,34 @@ const wantsCsv = (request: FastifyRequest, query: ListScansQuery) =>
   query.format === 'csv' || (query.format === undefined && prefersCsv(request.headers.accept ?? ''));
 
 /**
- * Whether an Accept header asks for CSV: `text/csv` with a quality above 0 and no lower than
- * `application/json`'s (`text/csv;q=0` says CSV is not acceptable: JSON, since 2026-12-05).
+ * Whether an Accept header asks for CSV: `text/csv` named with a quality above 0 and no lower than
+ * the one JSON gets (`text/csv;q=0` says CSV is not acceptable: JSON, since 2026-12-05). JSON's is
+ * that of the most specific range that covers it, `application/json`, `application/*` or `*\/*`
+ * (RFC 9110, 12.5.1): `text/csv;q=0.5, *\/*` prefers JSON, which it had been answered CSV.
  */
 export function prefersCsv(accept: string): boolean {
-  const csv = acceptQuality(accept, 'text/csv');
+  const csv = acceptQuality(accept, 'text/csv', { named: true });
   return csv > 0 && csv >= acceptQuality(accept, 'application/json');
 }
 
-/** The quality an Accept header gives one media type named in it (its `q`, 1 without one; 0 when not named). */
-function acceptQuality(accept: string, type: string): number {
-  let quality = 0;
+/**
+ * The quality an Accept header gives a media type: that of the most specific range covering it (the
+ * type itself, its `type/*`, then `*\/*`; with `named`, the type itself only), the highest of equally
+ * specific ones; its `q`, 1 without one; 0 when none covers it.
+ */
+function acceptQuality(accept: string, type: string, { named = false }: { named?: boolean } = {}): number {
+  const ranges = named ? [type] : [type, `${type.split('/')[0]}/*`, '*/*'];
+  let best = { specificity: -1, quality: 0 };
   for (const range of accept.split(',')) {
     const [name = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
-    if (name !== type) continue;
+    const specificity = ranges.length - ranges.indexOf(name);
+    if (specificity > ranges.length || specificity < best.specificity) continue;
     const q = parameters.find((parameter) => parameter.startsWith('q='));
     const value = q === undefined ? 1 : Number(q.slice(2));
-    if (Number.isFinite(value)) quality = Math.max(quality, value);
+    if (!Number.isFinite(value)) continue;
+    best = { specificity, quality: specificity > best.specificity ? value : Math.max(best.quality, value) };
   }
-  return quality;
+  return best.quality;
 }
 
 /**

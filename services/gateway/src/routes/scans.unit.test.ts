@@ -27,7 +27,15 @@ describe('CSV cells', () => {
 
 describe('an Accept header asking for CSV', () => {
   it('is text/csv with a quality above 0, no lower than JSON’s', () => {
-    for (const accept of ['text/csv', 'text/csv, application/json', 'application/json;q=0.5, text/csv', 'TEXT/CSV;Q=0.9'])
+    for (const accept of [
+      'text/csv',
+      'text/csv, application/json',
+      'application/json;q=0.5, text/csv',
+      'TEXT/CSV;Q=0.9',
+      'text/csv, */*',
+      'text/csv;q=0.9, application/json;q=0.5, */*',
+      'text/csv;q=0.5, application/json;q=0.4, */*',
+    ])
       expect(prefersCsv(accept), accept).toBe(true);
     for (const accept of [
       '',
@@ -35,6 +43,13 @@ describe('an Accept header asking for CSV', () => {
       'application/json, text/csv;q=0',
       'text/csv;q=0.5, application/json',
       'text/csvx',
+      // JSON's quality is that of the most specific range covering it (a review of 2026-12-05 found
+      // `text/csv;q=0.5, */*` answered CSV).
+      'text/csv;q=0.5, */*',
+      'text/csv;q=0.5, application/*',
+      '*/*',
+      'text/*',
+      'application/json;q=1, application/*;q=0.1, text/csv;q=0.9',
     ])
       expect(prefersCsv(accept), accept).toBe(false);
   });
