@@ -58,6 +58,11 @@ describe('a leaked assets:create key (the packaging line’s key)', () => {
     // printed code verify needs `*` everywhere else (a signing key, a registered public key).
     const revoked = await api('POST', `/gtins/${claimId}/revoke`, { key: lineKey });
     expect(revoked.status, JSON.stringify(revoked.body)).toBe(403);
+    // Named as every INSUFFICIENT_SCOPE is (docs/API.md): what it needs, and what the key holds.
+    expect(revoked.body.error).toMatchObject({
+      code: 'INSUFFICIENT_SCOPE',
+      details: { required: ['*'], granted: ['assets:create'] },
+    });
 
     // The brand's printed codes still verify (on the reviewed code: 404 KEY_NOT_FOUND, no verdict),
     // and the brand cannot take its GTINs back itself (self-service claims are test-only).

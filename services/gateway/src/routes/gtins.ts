@@ -5,6 +5,7 @@ import {
   type GtinClaimInput,
   grantGtinRoute,
   grantGtinRpc,
+  HallmarkError,
   type ListGtinClaimsQuery,
   listAccountGtinsRoute,
   listGtinClaimsRpc,
@@ -64,6 +65,19 @@ export function registerGtinRoutes(app: FastifyInstance, deps: { services: Servi
     const { claimId } = request.params as { claimId: string };
     const asOperator = holdsScope(key.scopes, key.isOperator, 'accounts:write');
     const holdsAll = holdsScope(key.scopes, key.isOperator, '*');
-    return deps.services.call(revokeGtinClaimRpc, { principal: principalOf(request), claimId, asOperator, holdsAll }, request.id);
+    try {
+      return await deps.services.call(
+        revokeGtinClaimRpc,
+        { principal: principalOf(request), claimId, asOperator, holdsAll },
+        request.id,
+      );
+    } catch (error) {
+      // code-service knows what the claim needs, not the key's scopes: every INSUFFICIENT_SCOPE names
+      // both (`required`, `granted`: docs/API.md, Authentication).
+      if (error instanceof HallmarkError && error.code === 'INSUFFICIENT_SCOPE' && error.details?.granted === undefined) {
+        throw new HallmarkError(error.code, error.message, { ...error.details, granted: [...key.scopes] });
+      }
+      throw error;
+    }
   });
 }
