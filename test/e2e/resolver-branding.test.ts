@@ -255,8 +255,12 @@ describe('the page a shopper sees', () => {
     const branding = (await api('GET', '/account/branding', { key: brand })).body;
     const { html, headers } = await page(await generate(brand));
     expect(html).toContain('Authentic product');
-    expect(html).toContain('This code was issued by Acme, who owns its GTIN, and its signature checks out.');
-    expect(html).toMatch(/<dt>Issued by<\/dt><dd>Acme<\/dd>/);
+    // Where it vouches for the issuer, the page names the account as the operator registered it
+    // beside a display name that differs (the display name is the brand's own words).
+    expect(html).toContain(
+      'This code was issued by Acme (registered as Acme Ceramics Ltd), who owns its GTIN, and its signature checks out.',
+    );
+    expect(html).toMatch(/<dt>Issued by<\/dt><dd>Acme \(registered as Acme Ceramics Ltd\)<\/dd>/);
     expect(html).toContain(`<img src="/resolver/logos/${branding.logo.sha256}.png"`);
     expect(html).toContain('alt="Acme logo"');
     expect(html).toContain('<link rel="stylesheet" href="/resolver/themes/0b3d91-ffffff.css">');
@@ -265,6 +269,22 @@ describe('the page a shopper sees', () => {
     const csp = headers.get('content-security-policy') ?? '';
     expect(csp).toMatch(/^default-src 'none'; style-src 'self' 'sha256-[^']+'; img-src 'self'; /);
     expect(csp).not.toMatch(/https?:|\*/);
+  });
+
+  it('never vouches for another brand’s name chosen as a display name: the registered account is named beside it', async () => {
+    // Found by an audit (2026-12-07): a tenant whose display name was another tenant's name had its
+    // own genuine codes read "issued by <that name>, who owns its GTIN".
+    await api('PUT', '/account/branding', { key: other, body: { displayName: 'Acme Ceramics Ltd' } });
+    try {
+      const { html } = await page(await generate(other, otherGtin));
+      expect(html).toContain(
+        'This code was issued by Acme Ceramics Ltd (registered as Other Tenant), who owns its GTIN, and its signature checks out.',
+      );
+      expect(html).toMatch(/<dt>Issued by<\/dt><dd>Acme Ceramics Ltd \(registered as Other Tenant\)<\/dd>/);
+      expect(html).not.toContain('issued by Acme Ceramics Ltd, who owns');
+    } finally {
+      await api('PUT', '/account/branding', { key: other, body: { displayName: 'Acme', primaryColor: '#ff0000' } });
+    }
   });
 
   it('names no brand for a code the operator signed because nobody owns its GTIN, and none as issuer of a forgery', async () => {

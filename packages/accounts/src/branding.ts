@@ -196,6 +196,7 @@ export async function findGtinIssuer(
   return {
     accountId: row.account_id,
     name: row.display_name ?? row.account_name,
+    accountName: row.account_name,
     primaryColor: band?.primary ?? null,
     textColor: band?.text ?? null,
     logo:

@@ -69,6 +69,12 @@ export const BrandThemeParam = Type.Object({
 export const ResolvedIssuer = Type.Object({
   accountId: Type.String(),
   name: Type.String({ description: 'the brand’s display name, else the account’s name' }),
+  accountName: Type.Optional(
+    Type.String({
+      description:
+        'the account’s name as the operator registered it: the page names it beside a display name that differs (a display name is the brand’s own words, which could be another brand’s)',
+    }),
+  ),
   primaryColor: Type.Union([Type.String(), Type.Null()]),
   textColor: Type.Union([Type.String(), Type.Null()]),
   logo: Type.Union([Type.Object({ sha256: Type.String(), width: Type.Integer(), height: Type.Integer() }), Type.Null()]),

@@ -214,6 +214,18 @@ function reportSection(link: string): string {
 <button type="submit">${escapeHtml(english.report.submit)}</button></form></section>`;
 }
 
+/**
+ * The issuer as the page names it where it vouches for it ("issued by … who owns its GTIN"): its
+ * display name, and beside it the account's name as the operator registered it when the two differ.
+ * A display name is the brand's own words: any tenant may choose another brand's (an audit of
+ * 2026-12-07 had a tenant's genuine codes read "issued by" another tenant's name).
+ */
+function vouchedNameOf(issuer: ResolvedIssuer): string {
+  return issuer.accountName !== undefined && issuer.accountName !== issuer.name
+    ? english.registeredAs(issuer.name, issuer.accountName)
+    : issuer.name;
+}
+
 export function renderCodePage(page: CodePage, dates: DateFormatter): string {
   if (page.testCode && page.codeFound) return renderTestCodePage(page, dates);
   const words = english.verdict[page.verdict];
@@ -221,6 +233,7 @@ export function renderCodePage(page: CodePage, dates: DateFormatter): string {
   // GTIN's owner is ever named as issuer; a counterfeit names the GTIN's owner as that, nothing more.
   // A forged link's page says nothing of its serial (issued or not, its product): no oracle of serials.
   const signed = page.codeFound && page.verdict !== 'counterfeit';
+  const issuerName = page.issuer ? vouchedNameOf(page.issuer) : undefined;
   const summary =
     page.codeFound && page.verdict === 'counterfeit'
       ? english.verdict.counterfeit.listedSummary
@@ -228,13 +241,13 @@ export function renderCodePage(page: CodePage, dates: DateFormatter): string {
         ? words.summary
         : page.issuer === null
           ? english.issuedByOperator
-          : english.issuedBy(page.issuer.name);
+          : english.issuedBy(issuerName as string);
   const issuer = page.issuer ?? undefined;
   const band = issuer ? brandBand(issuer, signed ? english.labels.issuedBy : english.labels.gtinOwner) : '';
   const facts = codeFacts(
     page,
     dates,
-    signed && page.issuer !== undefined ? (page.issuer === null ? english.labels.noBrand : page.issuer.name) : undefined,
+    signed && page.issuer !== undefined ? (page.issuer === null ? english.labels.noBrand : issuerName) : undefined,
   );
   const warning = warningSection(page.riskIndicators, page.confirmedReport);
   const report = page.verdict === 'authentic' ? '' : reportSection(page.link);

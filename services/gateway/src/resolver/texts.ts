@@ -35,6 +35,7 @@ export const english = {
   },
   /** Who issued a code whose signature checks out: only ever the account that owns its GTIN. */
   issuedBy: (name: string) => `This code was issued by ${name}, who owns its GTIN, and its signature checks out.`,
+  registeredAs: (displayName: string, accountName: string) => `${displayName} (registered as ${accountName})`,
   /** A code the operator signed because no account owns its GTIN: no brand is named. */
   issuedByOperator:
     'This code’s signature checks out, but no brand has registered its GTIN here: it was signed by the operator of this service, not by a brand.',
