@@ -999,6 +999,28 @@ describe.each([
       expect(envelopeOf(await rawExchange('GET /health HTTP/1.0\r\n\r\n')).status).toBe(200);
     });
 
+    it('answers an Expect it does not meet behind a pipelined request in its turn, then closes; drops a pipelined CONNECT (a review of 2026-12-07)', async () => {
+      const host = new URL(product.url).host;
+      // Written straight to the socket, the refusal of the second was lost behind the first's answer,
+      // and the connection stayed open past every timeout (90 s in the review).
+      const started = Date.now();
+      const answer = await rawExchange(
+        `GET /health HTTP/1.1\r\nHost: ${host}\r\n\r\nGET /health HTTP/1.1\r\nHost: ${host}\r\nExpect: bogus\r\n\r\n`,
+        10_000,
+      );
+      expect(Date.now() - started, 'the connection closed after the refusal').toBeLessThan(9_000);
+      // (An answer starts right after the body before it, which ends without a line break.)
+      expect([...answer.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => match[1])).toEqual(['200', '400']);
+      // A CONNECT behind a request whose answer is not out yet never stands in for that answer: the
+      // connection ends with the first answer or without one, never with a 405 alone.
+      const pipelined = await rawExchange(
+        `POST /api/v1/system/ping/code-service HTTP/1.1\r\nHost: ${host}\r\nX-API-Key: ${operator}\r\nContent-Type: application/json\r\nContent-Length: 16\r\n\r\n{"delayMs":1000}CONNECT 127.0.0.1:5432 HTTP/1.1\r\nHost: 127.0.0.1:5432\r\n\r\n`,
+        10_000,
+      );
+      const statuses = [...pipelined.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => match[1]);
+      expect(statuses[0] === undefined || statuses[0] === '200', pipelined.slice(0, 200)).toBe(true);
+    });
+
     it('an absolute-form target is read as its path: its authority reaches no link, and a retry in it replays (2026-12-07)', async () => {
       // The resolver built links from request.url, which kept the target's scheme and authority:
       // `Link: <http://127.0.0.1:…http://attacker.example/01/…>`, and a /verify page verified that URL.

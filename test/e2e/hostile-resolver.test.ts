@@ -83,6 +83,27 @@ describe.each([
     await product?.stop();
   });
 
+  it('answers a printed link whose percent-encoding is not UTF-8 as the resolver does: a page to a browser, JSON when asked, CORS either way, and keeps serving', async () => {
+    // Found by a resolver audit (2026-12-07): refused before routing, such a link got bare JSON without
+    // the resolver's headers; the first fix read the query that is not parsed there and stopped the process.
+    for (const path of [`/01/${gtin}/21/%E0%A4%A`, `/verify/01/${gtin}/21/A%ZZ?sig=AAAA`]) {
+      const asPage = await fetch(`${product.url}${path}`, { headers: { accept: 'text/html' } });
+      expect(asPage.status, path).toBe(400);
+      expect(asPage.headers.get('content-type'), path).toBe('text/html; charset=utf-8');
+      expect(asPage.headers.get('access-control-allow-origin'), path).toBe('*');
+      expect(asPage.headers.get('referrer-policy'), path).toBe('same-origin');
+      expect(headline(await asPage.text()), path).toBe('This code could not be read');
+      const asJson = await fetch(`${product.url}${path}`, { headers: { accept: 'application/json' } });
+      expect(asJson.status, path).toBe(400);
+      expect(asJson.headers.get('access-control-allow-origin'), path).toBe('*');
+      expect(((await asJson.json()) as Json).error?.code, path).toBe('VALIDATION_ERROR');
+    }
+    // The API's own paths keep the envelope, without the resolver's headers.
+    const api400 = await fetch(`${product.url}/api/v1/codes/%E0%A4%A`);
+    expect([api400.status, api400.headers.get('access-control-allow-origin')]).toEqual([400, null]);
+    expect((await fetch(`${product.url}/health`)).status).toBe(200);
+  });
+
   it('shows a test key’s code as test data, never as an authentic product: a test panel, and JSON with verdict TEST and environment test', async () => {
     const url = await generate(brand.testKey, { serialNumber: `T-1-${run}`, metadata: { name: 'Sandbox Tonic' } });
 

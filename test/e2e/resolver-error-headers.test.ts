@@ -54,6 +54,12 @@ describe('resolver errors chosen by Accept say so (Vary: Accept) and are never s
     expect(limited.length).toBeGreaterThan(0);
     for (const answer of limited) {
       expect([answer.headers.get('vary'), answer.headers.get('cache-control')]).toEqual(['Accept, Accept-Language', 'no-store']);
+      // Every resolver answer's headers, refusals included (docs/RESOLVER.md; an audit of 2026-12-07
+      // found the 429 page without the referrer policy, and its JSON without CORS).
+      expect([answer.headers.get('referrer-policy'), answer.headers.get('access-control-allow-origin')]).toEqual([
+        'same-origin',
+        '*',
+      ]);
     }
   });
 });

@@ -35,8 +35,13 @@ import { installLargeBodyLimits } from './large-bodies.ts';
 import { decodedPathOf, originFormOf } from './request-target.ts';
 import { createRequestTurns, maxWaitingPerConnection } from './request-turns.ts';
 import { registerBrandAssetRoutes } from './resolver/brand-assets.ts';
-import { contentSecurityPolicy } from './resolver/page.ts';
-import { prefersHtml, registerResolverRoutes, resolverErrorPage } from './resolver/routes.ts';
+import {
+  prefersHtml,
+  registerResolverRoutes,
+  resolverErrorPage,
+  resolverPageOfUnrouted,
+  withResolverHeaders,
+} from './resolver/routes.ts';
 import { registerAccountSettingsRoutes } from './routes/account.ts';
 import { registerAccountRoutes } from './routes/accounts.ts';
 import { maxUploadFields, registerAuctionRoutes } from './routes/auction.ts';
@@ -137,7 +142,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     // Timeouts for slow clients; envelopes for what is refused before routing (input-limits.ts).
-    ...hostileClientOptions(deps.config),
+    ...hostileClientOptions(deps.config, resolverPageOfUnrouted),
     // Whose X-Forwarded-For decides request.ip (rate limits, logs, scans): nobody's unless configured.
     trustProxy: trustProxyOf(deps.config.HALLMARK_TRUST_PROXY),
   });
@@ -242,13 +247,12 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     if (apiError.code === 'SERVICE_UNAVAILABLE' && typeof retryAfter === 'number' && !reply.hasHeader('retry-after')) {
       reply.header('retry-after', String(Math.max(1, Math.ceil(retryAfter))));
     }
-    // The resolver's visitors are people with browsers: they get a page, not JSON.
-    if (request.routeOptions.config?.route?.tags.includes('resolver') && prefersHtml(request)) {
-      return reply
-        .status(apiError.status)
-        .header('content-security-policy', contentSecurityPolicy)
-        .type('text/html; charset=utf-8')
-        .send(resolverErrorPage(apiError));
+    // The resolver's answers, refusals included, carry its headers (CORS, referrer policy: docs/RESOLVER.md),
+    // and its visitors are people with browsers: they get a page, not JSON.
+    if (request.routeOptions.config?.route?.tags.includes('resolver')) {
+      withResolverHeaders(reply);
+      if (prefersHtml(request))
+        return reply.status(apiError.status).type('text/html; charset=utf-8').send(resolverErrorPage(apiError));
     }
     return reply.status(apiError.status).send(errorEnvelope(apiError, request.id));
   });

@@ -179,7 +179,12 @@ function isIdentity(coding: string): boolean {
  * Fastify answers a few failures before routing (a path whose percent-encoding is not UTF-8, an
  * over-long path parameter) with a body of its own; these give the API's envelope instead.
  */
-function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+function answerFrameworkError(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  answerAsPage: UnroutedPage | undefined,
+): void {
   const message =
     error.code === 'FST_ERR_BAD_URL'
       ? 'The URL is not valid: a percent-encoded part of its path is not UTF-8.'
@@ -191,8 +196,10 @@ function answerFrameworkError(error: FastifyError, request: FastifyRequest, repl
     .status(400)
     .header('x-request-id', request.id)
     .header('x-content-type-options', 'nosniff')
-    .header('cache-control', 'no-store')
-    .send(errorEnvelope(new HallmarkError('VALIDATION_ERROR', message), request.id));
+    .header('cache-control', 'no-store');
+  const refusal = new HallmarkError('VALIDATION_ERROR', message);
+  if (answerAsPage?.(refusal, request, reply)) return;
+  reply.send(errorEnvelope(refusal, request.id));
 }
 
 /**
@@ -245,14 +252,33 @@ export function installProtocolRefusals(app: FastifyInstance): void {
     const refusal = new HallmarkError('VALIDATION_ERROR', 'The only expectation this server meets is Expect: 100-continue.', {
       fields: [{ field: 'expect', in: 'headers', message: 'must be absent or 100-continue' }],
     });
-    response.socket?.end(closingAnswerOf(refusal));
+    // Through the response, which Node queues behind the answers of requests pipelined before it
+    // (written straight to the socket, it was lost behind them and the connection held open).
+    const requestId = randomUUID();
+    const body = JSON.stringify(errorEnvelope(refusal, requestId));
+    response.writeHead(refusal.status, {
+      'content-type': 'application/json; charset=utf-8',
+      'x-request-id': requestId,
+      'x-content-type-options': 'nosniff',
+      'cache-control': 'no-store',
+      'content-length': Buffer.byteLength(body),
+      connection: 'close',
+    });
+    response.end(body);
   });
   app.server.on('connect', (_request: IncomingMessage, socket: Socket) => {
+    // Pipelined behind a request whose answer is still to come (Node's response in flight on the
+    // socket), a 405 written here would reach the client in that answer's place, a definite refusal
+    // of work that was done: the connection is dropped instead, as Node drops it, its outcome unknown.
+    const answerInFlight = (socket as Socket & { _httpMessage?: unknown })._httpMessage;
+    if (!socket.writable || answerInFlight) {
+      socket.destroy();
+      return;
+    }
     const refusal = new HallmarkError('METHOD_NOT_ALLOWED', 'CONNECT is not served: this server is not a proxy.', {
       allowed: [],
     });
-    if (socket.writable) socket.end(closingAnswerOf(refusal));
-    else socket.destroy();
+    socket.end(closingAnswerOf(refusal));
   });
   // Callback-style: on every request, so no promise of its own.
   app.addHook('onRequest', (request, _reply, done) => {
@@ -270,7 +296,13 @@ export function installProtocolRefusals(app: FastifyInstance): void {
  * idle clients (slowloris, a body that never ends; Node checks them every second here instead of
  * every 30 s), and envelopes for what fastify and Node refuse before a route runs.
  */
-export function hostileClientOptions(config: GatewayConfig) {
+/**
+ * Answers a refusal made before routing as a page, when the request is one whose answers are pages
+ * (a printed link's, docs/RESOLVER.md); false to leave it to the envelope.
+ */
+export type UnroutedPage = (refusal: HallmarkError, request: FastifyRequest, reply: FastifyReply) => boolean;
+
+export function hostileClientOptions(config: GatewayConfig, answerAsPage?: UnroutedPage) {
   const headersTimeout = config.HALLMARK_HTTP_HEADERS_TIMEOUT_MS;
   // Node requires headersTimeout <= requestTimeout when both are set.
   const requestTimeout = Math.max(config.HALLMARK_HTTP_REQUEST_TIMEOUT_MS, headersTimeout);
@@ -285,7 +317,8 @@ export function hostileClientOptions(config: GatewayConfig) {
       // A request without Host is refused in the envelope (installProtocolRefusals), not by Node's bare 400.
       requireHostHeader: false,
     },
-    frameworkErrors: answerFrameworkError,
+    frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) =>
+      answerFrameworkError(error, request, reply, answerAsPage),
     clientErrorHandler: answerClientError,
   };
 }

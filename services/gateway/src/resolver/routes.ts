@@ -48,7 +48,8 @@ type Wanted = 'html' | 'json' | 'linkset';
 type ScannedLink = DigitalLink & { serial: string; signature: string };
 
 function wanted(request: FastifyRequest): Wanted {
-  const linkType = (request.query as { linkType?: string }).linkType;
+  // No query is parsed for a request refused before routing (resolverPageOfUnrouted).
+  const linkType = (request.query as { linkType?: string } | null)?.linkType;
   if (linkType === 'linkset' || linkType === 'all') return 'linkset';
   const accept = request.headers.accept ?? '';
   if (accept.includes('application/linkset+json')) return 'linkset';
@@ -56,8 +57,20 @@ function wanted(request: FastifyRequest): Wanted {
   return 'html';
 }
 
+/**
+ * A refusal made before routing (a printed link with a bad percent-encoding) of a printed link's path
+ * (`/01/…`, `/verify/01/…`): answered with the resolver's headers, and as its page to a browser.
+ */
+export function resolverPageOfUnrouted(refusal: HallmarkError, request: FastifyRequest, reply: FastifyReply): boolean {
+  if (!request.url.startsWith('/01/') && !request.url.startsWith('/verify/01/')) return false;
+  withResolverHeaders(reply);
+  if (!prefersHtml(request)) return false;
+  reply.type('text/html; charset=utf-8').send(resolverErrorPage(refusal));
+  return true;
+}
+
 /** Headers of every resolver answer: no third parties, no framing, no cookies, readable from any origin. */
-function secure(reply: FastifyReply): FastifyReply {
+export function withResolverHeaders(reply: FastifyReply): FastifyReply {
   return reply
     .header('content-security-policy', contentSecurityPolicy)
     .header('x-content-type-options', 'nosniff')
@@ -68,7 +81,7 @@ function secure(reply: FastifyReply): FastifyReply {
 }
 
 const html = (reply: FastifyReply, status: number, page: string) =>
-  secure(reply).status(status).type('text/html; charset=utf-8').send(page);
+  withResolverHeaders(reply).status(status).type('text/html; charset=utf-8').send(page);
 
 /** The path and the query string (without `?`) of a request URL. */
 function splitUrl(url: string): { path: string; query: string } {
@@ -256,7 +269,7 @@ export function registerResolverRoutes(
     // An item's link: a linkset, a link type or the description of an item needs no signature; only the page verifies one.
     const parsed = parseDigitalLink(printedUrl, { signature: 'optional' });
     if (!parsed.ok) {
-      secure(reply);
+      withResolverHeaders(reply);
       if (form !== 'html') throw new HallmarkError(parsed.problem.code, parsed.problem.message, parsed.problem.details);
       return html(reply, 400, renderMessagePage(english.error.badLinkTitle, parsed.problem.message, english.error.tryAgain));
     }
@@ -264,7 +277,7 @@ export function registerResolverRoutes(
     const headerLinks = [`<${origin}${path}?linkType=linkset>; rel="linkset"; type="application/linkset+json"`];
     if (sameAs) headerLinks.push(`<${sameAs}>; rel="owl:sameAs"`);
     reply.header('link', headerLinks.join(', '));
-    secure(reply);
+    withResolverHeaders(reply);
 
     const linkType = new URLSearchParams(query).get('linkType') ?? undefined;
     // Every key=value pair but linkType goes on to the target, byte for byte.
@@ -407,7 +420,7 @@ export function registerResolverRoutes(
     const dates = dateFormatterFor(request.headers['accept-language']);
     const form = wanted(request) === 'json' ? 'json' : 'html';
     const parsed = parseDigitalLink(scannedUrl);
-    secure(reply);
+    withResolverHeaders(reply);
     if (!parsed.ok) {
       if (form !== 'html') throw new HallmarkError(parsed.problem.code, parsed.problem.message, parsed.problem.details);
       return html(reply, 400, renderMessagePage(english.error.badLinkTitle, parsed.problem.message, english.error.tryAgain));
@@ -449,9 +462,11 @@ export function registerResolverRoutes(
     ]);
     if (object) {
       const verified = objectLabelVerification(object, scan);
-      return form === 'json' ? secure(reply).send(verified) : auctionObjectPage(reply, verified, scan, scannedUrl, dates);
+      return form === 'json'
+        ? withResolverHeaders(reply).send(verified)
+        : auctionObjectPage(reply, verified, scan, scannedUrl, dates);
     }
-    if (form === 'json') return secure(reply).send(verificationJson(scan, scanned));
+    if (form === 'json') return withResolverHeaders(reply).send(verificationJson(scan, scanned));
     const result = scan.result;
     return html(
       reply,
@@ -479,7 +494,7 @@ export function registerResolverRoutes(
   });
 
   const preflight = async (_request: FastifyRequest, reply: FastifyReply) =>
-    secure(reply)
+    withResolverHeaders(reply)
       .status(204)
       .header('access-control-allow-methods', 'GET, HEAD, OPTIONS')
       .header('access-control-allow-headers', 'Accept, Accept-Language, Content-Type')
@@ -510,7 +525,7 @@ export function registerResolverRoutes(
   });
 
   registerRoute(app, gs1ResolverDescriptionRoute, async (_request, reply) =>
-    secure(reply).send(resolverDescription(deps.publicOrigin())),
+    withResolverHeaders(reply).send(resolverDescription(deps.publicOrigin())),
   );
 }
 
