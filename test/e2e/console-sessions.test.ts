@@ -328,6 +328,10 @@ describe('console sessions', () => {
     expect(out.status).toBe(204);
     expect(out.headers.getSetCookie()).toContainEqual(expect.stringMatching(/^hallmark_session=; .*Path=\/api\/v1; Max-Age=0/));
     expectError(await withCookie(mine.token, 'GET', '/sessions/current'), 401, 'MISSING_API_KEY');
+    expectError(await withCookie(theirs.token, 'GET', '/sessions/current'), 401, 'MISSING_API_KEY');
+    // The request's path names the paths cleared, never attributes: a `;` in it ends the prefixes.
+    const crafted = await withCookie(own.token, 'GET', '/codes/x;Domain=localhost;Max-Age=9', { headers: { cookie: both } });
+    for (const line of crafted.headers.getSetCookie()) expect(line).not.toMatch(/Domain=|Max-Age=9/);
   });
 
   it('stores only a hash of the token', async () => {

@@ -63,6 +63,9 @@ export function clearedSessionCookie(secure: boolean): string {
   return clearedAt('/', secure);
 }
 
+/** A path segment as a cookie's Path may carry it: unreserved characters and percent-escapes. */
+const cookiePathSegment = /^[A-Za-z0-9._~%-]+$/;
+
 const clearedAt = (path: string, secure: boolean) =>
   `${nameFor(secure)}=; HttpOnly; SameSite=Strict; Path=${path}; Max-Age=0${secure ? '; Secure' : ''}`;
 
@@ -77,7 +80,12 @@ export function clearedSessionCookies(secure: boolean, requestPath: string, { ke
   if (!secure) {
     // `__Host-` cookies exist at Path=/ only.
     const segments = (requestPath.split('?')[0] ?? '').split('/').filter((segment) => segment !== '');
-    for (let end = 1; end <= Math.min(segments.length, 8); end++) paths.push(`/${segments.slice(0, end).join('/')}`);
+    for (let end = 1; end <= Math.min(segments.length, 8); end++) {
+      // Only what a Path attribute can hold as it is: a `;` or `,` of the request's path would add
+      // attributes of the caller's choosing to the line (`/x;Domain=…`), so the prefixes stop there.
+      if (!cookiePathSegment.test(segments[end - 1] as string)) break;
+      paths.push(`/${segments.slice(0, end).join('/')}`);
+    }
   }
   return paths.map((path) => clearedAt(path, secure));
 }
