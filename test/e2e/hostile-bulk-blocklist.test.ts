@@ -98,6 +98,78 @@ describe.each([
     expect(await stored()).toEqual({ blocks: lines, events: lines });
   });
 
+  it('a keyed file answered 503 part-way is finished by its retries, each line blocked once (a review of 2026-12-07)', async () => {
+    // Each chunk was stored in its own transaction and the 503 freed the key: every retry blocked the
+    // stored chunks' lines again (three attempts, three blocks a line). Here each chunk of this
+    // account takes 3.2 s to store, past the gateway's 2.5 s wait.
+    const created = await call<Json>(form.url, 'POST', '/api/v1/accounts', {
+      key: form.operatorKey,
+      body: { name: 'Slow recall brand', tier: 'enterprise' },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const slow = {
+      key: created.body.apiKey.secret as string,
+      accountId: created.body.account.id as string,
+      gtin: '09506000134369',
+    };
+    const granted = await call<Json>(form.url, 'POST', `/api/v1/accounts/${slow.accountId}/gtins`, {
+      key: form.operatorKey,
+      body: { gtin: slow.gtin },
+    });
+    expect(granted.status, JSON.stringify(granted.body)).toBe(201);
+    await withProductDatabase(form, async (query) => {
+      await query(`CREATE FUNCTION slow_chunk() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF EXISTS (SELECT 1 FROM stored_now WHERE account_id = '${slow.accountId}') THEN PERFORM pg_sleep(3.2); END IF;
+          RETURN NULL;
+        END $$`);
+      await query(`CREATE TRIGGER slow_chunk AFTER INSERT ON code_blocklist REFERENCING NEW TABLE AS stored_now
+        FOR EACH STATEMENT EXECUTE FUNCTION slow_chunk()`);
+    });
+    try {
+      const csv = csvOf(slow.gtin, serialsFrom('S', 1_000));
+      const statuses: number[] = [];
+      let last: Response | undefined;
+      for (let attempt = 0; attempt < 8; attempt++) {
+        last = await fetch(`${form.url}/api/v1/blocklist/bulk`, {
+          method: 'POST',
+          headers: { 'x-api-key': slow.key, 'content-type': 'text/csv', 'idempotency-key': 'slow-recall' },
+          body: csv,
+        });
+        statuses.push(last.status);
+        if (last.status === 200) break;
+        await last.text();
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(statuses.at(-1), JSON.stringify(statuses)).toBe(200);
+      expect(
+        statuses.slice(0, -1).every((status) => status === 503 || status === 409),
+        JSON.stringify(statuses),
+      ).toBe(true);
+      expect(statuses.length, 'a chunk past the wait made the first attempt a 503').toBeGreaterThan(1);
+      const results = ((await (last as Response).json()) as Json).results as Json[];
+      expect(results).toHaveLength(1_000);
+      expect(results.every((result) => result.block?.gtin === slow.gtin)).toBe(true);
+      const counts = await withProductDatabase(form, async (query) => {
+        const [rows] = (await query(
+          'SELECT count(*)::int AS blocks, count(DISTINCT serial_from)::int AS serials FROM code_blocklist WHERE account_id = $1 AND removed_at IS NULL',
+          [slow.accountId],
+        )) as { blocks: number; serials: number }[];
+        const [events] = (await query(
+          `SELECT count(*)::int AS events FROM event_log WHERE stream_id = $1 AND event_type = 'code.blocked'`,
+          [`account-${slow.accountId}-live`],
+        )) as { events: number }[];
+        return { ...rows, events: events?.events };
+      });
+      expect(counts).toEqual({ blocks: 1_000, serials: 1_000, events: 1_000 });
+    } finally {
+      await withProductDatabase(form, async (query) => {
+        await query('DROP TRIGGER slow_chunk ON code_blocklist');
+        await query('DROP FUNCTION slow_chunk()');
+      });
+    }
+  });
+
   it('two files at once for the last 100 places: 100 lines blocked in all, the rest refused CONFLICT, one event a block', async () => {
     const answers = await Promise.all([
       bulk(csvOf(brand.gtin, serialsFrom('A', 100))),

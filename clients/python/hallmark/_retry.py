@@ -33,15 +33,8 @@ def backoff(attempt: int) -> float:
     return delay * (1 - 0.25 * random.random())
 
 
-#: Requests not retried although they take an Idempotency-Key, as the TypeScript SDK (retry.ts): a
-#: bulk blocklist file is stored 500 lines at a time, so a 5xx can follow lines already blocked.
-NOT_REPEATED_DESPITE_KEY = frozenset({("POST", "/api/v1/blocklist/bulk")})
-
-
 def is_safe_to_repeat(method: str, path: str, *, sends_honoured_key: bool) -> bool:
     """True when sending the request again cannot do twice what it asks (`path` without its query)."""
-    if (method, path) in NOT_REPEATED_DESPITE_KEY:
-        return False
     return method in IDEMPOTENT_METHODS or sends_honoured_key or (method, path) in RETRIED_WITHOUT_KEY
 
 

@@ -260,12 +260,3 @@ def test_retry_after_is_read_as_the_typescript_sdk_reads_it() -> None:
     assert parse_retry_after("5,7") == 5.0
     assert parse_retry_after("soon") is None
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0, "a date keeps its commas"
-
-
-def test_a_bulk_blocklist_file_is_not_retried_even_with_its_idempotency_key() -> None:
-    """The file is stored 500 lines at a time: a 5xx can follow lines already blocked, and the API frees
-    the key of an answer that was not a success, so a retry would block them again (a review of 2026-12-07)."""
-    from hallmark._retry import is_safe_to_repeat
-
-    assert not is_safe_to_repeat("POST", "/api/v1/blocklist/bulk", sends_honoured_key=True)
-    assert is_safe_to_repeat("POST", "/api/v1/code/generate/batch", sends_honoured_key=True)

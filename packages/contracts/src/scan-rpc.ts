@@ -50,7 +50,15 @@ const client = Type.Object({ keyId: Type.String(), address: Type.String() });
 export const createBlocksRpc = {
   service: 'verify-service',
   operation: 'createBlocks',
-  request: Type.Object({ principal: PrincipalSchema, client, blocks: Type.Array(CreateBlockBody) }),
+  request: Type.Object({
+    principal: PrincipalSchema,
+    client,
+    blocks: Type.Array(CreateBlockBody),
+    // A chunk of POST /blocklist/bulk sent with an Idempotency-Key: its name (the gateway's hash of
+    // the API key, the Idempotency-Key, the chunk's place and its lines). The chunk's results are kept
+    // under it, and a chunk sent again under it is answered them instead of blocking its lines again.
+    chunkKey: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+  }),
   response: Type.Object({
     results: Type.Array(
       Type.Union([

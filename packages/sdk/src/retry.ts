@@ -33,19 +33,10 @@ const idempotentMethods = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
 const retriedWithoutKey = new Set(['POST /api/v1/code/verify']);
 
 /**
- * Requests not retried although they take an Idempotency-Key: the API answers a retry the first
- * answer only when that answer was a success. A bulk blocklist file is stored 500 lines at a time,
- * so a 5xx can follow lines already blocked, and a retry would block them again (a review of
- * 2026-12-07). Send it again yourself after reading `GET /blocklist`.
- */
-const notRepeatedDespiteKey = new Set(['POST /api/v1/blocklist/bulk']);
-
-/**
  * True when sending the request again cannot do twice what it asks: an idempotent method, an
  * Idempotency-Key the operation honours (the API answers a retry with the first answer), or a verify.
  */
 export function isSafeToRepeat(method: string, path: string, sendsHonouredKey: boolean): boolean {
-  if (notRepeatedDespiteKey.has(`${method} ${path}`)) return false;
   return idempotentMethods.has(method) || sendsHonouredKey || retriedWithoutKey.has(`${method} ${path}`);
 }
 

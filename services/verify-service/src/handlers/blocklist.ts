@@ -159,9 +159,13 @@ const errorResultOf = (error: HallmarkError): BlockResult => ({
  */
 export async function createBlocks(
   deps: BlocklistDeps,
-  request: { principal: Principal; client: { keyId: string }; blocks: CreateBlockBody[] },
+  request: { principal: Principal; client: { keyId: string }; blocks: CreateBlockBody[]; chunkKey?: string },
 ): Promise<{ results: BlockResult[] }> {
-  const { principal } = request;
+  const { principal, chunkKey } = request;
+  if (chunkKey !== undefined) {
+    const done = await chunkResultsOf(deps.db, principal, chunkKey);
+    if (done) return { results: done };
+  }
   const owned = new Map<string, Promise<void>>();
   const results: (BlockResult | undefined)[] = [];
   const accepted: { index: number; row: BlockRow }[] = [];
@@ -201,15 +205,22 @@ export async function createBlocks(
     }
   }
   if (accepted.length > 0) {
+    const recorded = [...results];
+    for (const { index, row } of accepted) recorded[index] = { block: viewOf(row) };
     try {
       await recordBlocks(
         deps,
         principal,
         request.client.keyId,
         accepted.map(({ row }) => row),
+        chunkKey === undefined ? undefined : { key: chunkKey, results: recorded as BlockResult[] },
       );
       for (const { index, row } of accepted) results[index] = { block: viewOf(row) };
     } catch (error) {
+      // The same chunk, sent again while its first sending still ran, was recorded by that one first.
+      if (error instanceof ChunkRecordedMeanwhile && chunkKey !== undefined) {
+        return { results: (await chunkResultsOf(deps.db, principal, chunkKey)) ?? [] };
+      }
       // Other requests took the account's last places since the count above: none of these is
       // recorded, and each says so (the cap decides which lines of racing requests go in).
       if (!(error instanceof HallmarkError)) throw error;
@@ -220,8 +231,31 @@ export async function createBlocks(
   return { results: results as BlockResult[] };
 }
 
-/** The blocks' `code.blocked` events in one append to the account's stream, their rows and places in its transaction. */
-async function recordBlocks(deps: BlocklistDeps, principal: Principal, keyId: string, rows: readonly BlockRow[]): Promise<void> {
+/** The results a bulk chunk sent under `chunkKey` was answered, when it was recorded (migration 0013). */
+async function chunkResultsOf(sql: SqlExecutor, owner: Principal, chunkKey: string): Promise<BlockResult[] | undefined> {
+  const rows = await sql.query<{ results: BlockResult[] }>(
+    'SELECT results FROM block_chunks WHERE account_id = $1 AND environment = $2 AND chunk_key = $3',
+    [owner.accountId, owner.environment, chunkKey],
+  );
+  return rows[0]?.results;
+}
+
+/** Thrown inside a chunk's transaction when the same chunk's first sending recorded it first: nothing of this one is kept. */
+class ChunkRecordedMeanwhile extends Error {}
+
+/**
+ * The blocks' `code.blocked` events in one append to the account's stream, their rows and places in
+ * its transaction, and, for a bulk chunk sent with an Idempotency-Key, its results under its key. Of
+ * two sendings of one chunk at once (a retry while the first still runs), the second waits for the
+ * first's transaction (a lock on the key) and then records nothing.
+ */
+async function recordBlocks(
+  deps: BlocklistDeps,
+  principal: Principal,
+  keyId: string,
+  rows: readonly BlockRow[],
+  chunk?: { key: string; results: BlockResult[] },
+): Promise<void> {
   await deps.eventStore.append(
     accountStream(principal),
     rows.map((row) => ({ type: 'code.blocked', data: { ...viewOf(row), by: keyId } })),
@@ -230,6 +264,10 @@ async function recordBlocks(deps: BlocklistDeps, principal: Principal, keyId: st
       readModels: {
         db: deps.db,
         write: async (sql: SqlExecutor) => {
+          if (chunk) {
+            await sql.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`block_chunks:${principal.accountId}:${chunk.key}`]);
+            if (await chunkResultsOf(sql, principal, chunk.key)) throw new ChunkRecordedMeanwhile();
+          }
           await takeActiveBlockPlaces(sql, principal, rows.length, deps.maxActiveBlocks);
           await sql.query(
             `INSERT INTO code_blocklist (block_id, account_id, environment, gtin, serial_from, serial_to, kind, reason, created_at, created_by_key)
@@ -238,6 +276,15 @@ async function recordBlocks(deps: BlocklistDeps, principal: Principal, keyId: st
                serial_to text, kind text, reason text, created_at timestamptz)`,
             [JSON.stringify(rows), keyId],
           );
+          if (chunk) {
+            await sql.query(
+              `INSERT INTO block_chunks (account_id, environment, chunk_key, results) VALUES ($1, $2, $3, $4::jsonb)`,
+              [principal.accountId, principal.environment, chunk.key, JSON.stringify(chunk.results)],
+            );
+            await sql.query(`DELETE FROM block_chunks WHERE account_id = $1 AND created_at < now() - interval '2 days'`, [
+              principal.accountId,
+            ]);
+          }
         },
       },
     },
