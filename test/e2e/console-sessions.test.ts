@@ -331,7 +331,9 @@ describe('console sessions', () => {
     expectError(await withCookie(theirs.token, 'GET', '/sessions/current'), 401, 'MISSING_API_KEY');
     // The request's path names the paths cleared, never attributes: a `;` in it ends the prefixes.
     const crafted = await withCookie(own.token, 'GET', '/codes/x;Domain=localhost;Max-Age=9', { headers: { cookie: both } });
-    for (const line of crafted.headers.getSetCookie()) expect(line).not.toMatch(/Domain=|Max-Age=9/);
+    const craftedLines = crafted.headers.getSetCookie();
+    expect(craftedLines).toContainEqual(expect.stringMatching(/^hallmark_session=; .*Path=\/api\/v1\/codes; Max-Age=0/));
+    for (const line of craftedLines) expect(line).not.toMatch(/Domain=|Max-Age=9/);
   });
 
   it('stores only a hash of the token', async () => {

@@ -97,7 +97,11 @@ describe.each([
       expect(asJson.status, path).toBe(400);
       expect(asJson.headers.get('access-control-allow-origin'), path).toBe('*');
       expect(((await asJson.json()) as Json).error?.code, path).toBe('VALIDATION_ERROR');
+      expect(asJson.headers.get('access-control-allow-methods'), path).toBe('GET, HEAD, OPTIONS');
     }
+    // A linkset asked by its query is not a browser's page (the query is read from the URL there).
+    const linkset = await fetch(`${product.url}/01/${gtin}/21/%E0%A4%A?linkType=linkset`, { headers: { accept: '*/*' } });
+    expect([linkset.status, linkset.headers.get('content-type')]).toEqual([400, 'application/json; charset=utf-8']);
     // The API's own paths keep the envelope, without the resolver's headers.
     const api400 = await fetch(`${product.url}/api/v1/codes/%E0%A4%A`);
     expect([api400.status, api400.headers.get('access-control-allow-origin')]).toEqual([400, null]);

@@ -282,6 +282,15 @@ describe('the page a shopper sees', () => {
       );
       expect(html).toMatch(/<dt>Issued by<\/dt><dd>Acme Ceramics Ltd \(registered as Other Tenant\)<\/dd>/);
       expect(html).not.toContain('issued by Acme Ceramics Ltd, who owns');
+      // The band at the top names it so too (a review of 2026-12-07 found it showing the display name alone).
+      expect(html).toContain('Issued by<strong>Acme Ceramics Ltd (registered as Other Tenant)</strong>');
+      expect(html).not.toMatch(/<strong>Acme Ceramics Ltd<\/strong>/);
+      // And a display name cannot write the words itself.
+      const imitated = await api('PUT', '/account/branding', {
+        key: other,
+        body: { displayName: 'Acme Ceramics Ltd (Registered  as Acme Ceramics Ltd)' },
+      });
+      expectError(imitated, 400, 'VALIDATION_ERROR');
     } finally {
       await api('PUT', '/account/branding', { key: other, body: { displayName: 'Acme', primaryColor: '#ff0000' } });
     }
@@ -301,7 +310,7 @@ describe('the page a shopper sees', () => {
     expect(html).toContain('Counterfeit: do not use');
     expect(html).not.toContain('Issued by');
     expect(html).not.toContain('issued by Acme');
-    expect(html).toContain('GTIN registered to<strong>Acme</strong>');
+    expect(html).toContain('GTIN registered to<strong>Acme (registered as Acme Ceramics Ltd)</strong>');
   });
 
   it('calls an auction object photo-bound only when every required angle has a photo', async () => {
@@ -404,7 +413,7 @@ describe('the page a shopper sees', () => {
     expect(removed.body).toMatchObject({ displayName: 'Acme', logo: null });
     expect((await fetch(`${t.url}${before.logo.url}`)).status).toBe(404);
     const { html } = await page(await generate(brand));
-    expect(html).toContain('Issued by<strong>Acme</strong>');
+    expect(html).toContain('Issued by<strong>Acme (registered as Acme Ceramics Ltd)</strong>');
     expect(html).not.toContain('<img');
     expect((await api('DELETE', '/account/branding/logo', { key: brand })).status).toBe(200);
     const events = await t.product.db.query<{ event_type: string }>(

@@ -61,7 +61,7 @@ function brandBand(issuer: ResolvedIssuer, role: string): string {
   const logo = issuer.logo
     ? `<img src="${logoPath(issuer.logo.sha256)}" width="${issuer.logo.width}" height="${issuer.logo.height}" alt="${escapeHtml(english.labels.logo(issuer.name))}">`
     : '';
-  return `<div class="brand">${logo}<p>${escapeHtml(role)}<strong>${escapeHtml(issuer.name)}</strong></p></div>`;
+  return `<div class="brand">${logo}<p>${escapeHtml(role)}<strong>${escapeHtml(vouchedNameOf(issuer))}</strong></p></div>`;
 }
 
 function themeLink(issuer: ResolvedIssuer | null | undefined): string {

@@ -48,8 +48,9 @@ type Wanted = 'html' | 'json' | 'linkset';
 type ScannedLink = DigitalLink & { serial: string; signature: string };
 
 function wanted(request: FastifyRequest): Wanted {
-  // No query is parsed for a request refused before routing (resolverPageOfUnrouted).
-  const linkType = (request.query as { linkType?: string } | null)?.linkType;
+  // No query is parsed for a request refused before routing (resolverPageOfUnrouted): read from the URL.
+  const parsed = request.query as { linkType?: unknown } | null;
+  const linkType = parsed ? parsed.linkType : new URLSearchParams(request.url.split('?')[1] ?? '').get('linkType');
   if (linkType === 'linkset' || linkType === 'all') return 'linkset';
   const accept = request.headers.accept ?? '';
   if (accept.includes('application/linkset+json')) return 'linkset';
@@ -63,7 +64,10 @@ function wanted(request: FastifyRequest): Wanted {
  */
 export function resolverPageOfUnrouted(refusal: HallmarkError, request: FastifyRequest, reply: FastifyReply): boolean {
   if (!request.url.startsWith('/01/') && !request.url.startsWith('/verify/01/')) return false;
-  withResolverHeaders(reply);
+  // What the resolver's onSend hook adds to a routed answer, which this one never reaches.
+  withResolverHeaders(reply)
+    .header('access-control-allow-methods', 'GET, HEAD, OPTIONS')
+    .header('access-control-expose-headers', 'Link, Location');
   if (!prefersHtml(request)) return false;
   reply.type('text/html; charset=utf-8').send(resolverErrorPage(refusal));
   return true;

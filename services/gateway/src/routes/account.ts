@@ -119,6 +119,13 @@ export function registerAccountSettingsRoutes(
         fields: [{ field: 'displayName', in: 'body', message: 'contains control or text-direction characters' }],
       });
     }
+    // The page names the account beside a display name that differs ("Acme (registered as Acme
+    // Ceramics Ltd)"): a display name that writes such words itself would pass for that check.
+    if (body.displayName && /registered\s+as/i.test(body.displayName)) {
+      throw new HallmarkError('VALIDATION_ERROR', 'Invalid request: check displayName.', {
+        fields: [{ field: 'displayName', in: 'body', message: 'must not contain "registered as", which the page writes itself' }],
+      });
+    }
     const change: BrandingChange = {};
     if (body.displayName !== undefined) change.displayName = body.displayName === null ? null : body.displayName.trim() || null;
     if (body.primaryColor !== undefined) change.primaryColor = body.primaryColor?.toLowerCase() ?? null;

@@ -234,7 +234,10 @@ export async function createBlocks(
 /** The results a bulk chunk sent under `chunkKey` was answered, when it was recorded (migration 0013). */
 async function chunkResultsOf(sql: SqlExecutor, owner: Principal, chunkKey: string): Promise<BlockResult[] | undefined> {
   const rows = await sql.query<{ results: BlockResult[] }>(
-    'SELECT results FROM block_chunks WHERE account_id = $1 AND environment = $2 AND chunk_key = $3',
+    // Within the gateway's 24 hours for an Idempotency-Key: after them the key is free, and a file sent
+    // with it again is a new request (docs/API.md), not the old one's answer.
+    `SELECT results FROM block_chunks
+      WHERE account_id = $1 AND environment = $2 AND chunk_key = $3 AND created_at > now() - interval '24 hours'`,
     [owner.accountId, owner.environment, chunkKey],
   );
   return rows[0]?.results;
@@ -278,7 +281,9 @@ async function recordBlocks(
           );
           if (chunk) {
             await sql.query(
-              `INSERT INTO block_chunks (account_id, environment, chunk_key, results) VALUES ($1, $2, $3, $4::jsonb)`,
+              // A row of the same name older than the key's 24 hours is another request's: replaced.
+              `INSERT INTO block_chunks (account_id, environment, chunk_key, results) VALUES ($1, $2, $3, $4::jsonb)
+               ON CONFLICT (account_id, environment, chunk_key) DO UPDATE SET results = EXCLUDED.results, created_at = now()`,
               [principal.accountId, principal.environment, chunk.key, JSON.stringify(chunk.results)],
             );
             await sql.query(`DELETE FROM block_chunks WHERE account_id = $1 AND created_at < now() - interval '2 days'`, [
