@@ -35,8 +35,9 @@
 --   code-service: codes, metadata_schemas, metadata_schema_versions, gtin_ownership_conflicts,
 --     item_links (the brand's links the resolver serves).
 --   verify-service: code_reports, scans, code_directory, directory_keys, verify_projection_checkpoints, the scans'
---     rollups (scan_counts_hourly, scan_code_days), code_blocklist, blocklist_active_counts and
---     blocklist_owner_changes (read only: its trigger counts).
+--     rollups (scan_counts_hourly, scan_code_days), code_blocklist, blocklist_active_counts, block_chunks
+--     (a bulk file's chunks kept under their Idempotency-Key) and blocklist_owner_changes (read only: its
+--     trigger counts).
 --   auction-service: auction_objects, auction_transfers, auction_photo_blobs, auction_photo_blobs_backfill.
 --   compliance-service: merkle_nodes, provenance_events, provenance_assets, projection_checkpoints,
 --     compliance_configs (a rebuild truncates the first three), checkpoint_clock; webhook_endpoints, webhook_messages,
@@ -118,7 +119,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON codes, code_link_forms, metadata_schemas
 -- A code-service inserts its link form once (code-service migration 0009); its id is an identity.
 GRANT USAGE ON SEQUENCE code_link_forms_id_seq TO hallmark_code_service;
 GRANT SELECT, INSERT, UPDATE, DELETE ON code_reports, scans, code_directory, directory_keys, verify_projection_checkpoints,
-  scan_counts_hourly, scan_code_days, code_blocklist, blocklist_active_counts
+  scan_counts_hourly, scan_code_days, code_blocklist, blocklist_active_counts, block_chunks
   TO hallmark_verify_service;
 -- The code directory's projection numbers each signing key id once (verify-service migration 0012).
 GRANT USAGE ON SEQUENCE directory_keys_id_seq TO hallmark_verify_service;
