@@ -224,19 +224,32 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
 }
 
 /**
- * A refusal written straight to a socket, in the envelope, then the connection closed: for what is
- * refused before fastify has a request. The headers every answer carries (docs/API.md): its request
- * id, nosniff, and no-store (whether the unread request had an x-api-key is not known here).
+ * A refusal in the envelope, then the connection closed: for what is refused before fastify has a
+ * request. The headers every answer carries (docs/API.md): its request id, nosniff, and no-store
+ * (whether the unread request had an x-api-key is not known here).
  */
-function closingAnswerOf(refusal: HallmarkError, headers: Readonly<Record<string, string>> = {}): string {
+function closingRefusalOf(refusal: HallmarkError): { status: number; headers: Record<string, string>; body: string } {
   const requestId = randomUUID();
   const body = JSON.stringify(errorEnvelope(refusal, requestId));
-  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
-  return (
-    `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-    `X-Request-Id: ${requestId}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n${extra.join('')}` +
-    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
-  );
+  return {
+    status: refusal.status,
+    headers: {
+      'Content-Type': 'application/json; charset=utf-8',
+      'X-Request-Id': requestId,
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': 'no-store',
+      'Content-Length': String(Buffer.byteLength(body)),
+      Connection: 'close',
+    },
+    body,
+  };
+}
+
+/** {@link closingRefusalOf} as the bytes to write straight to a socket. */
+function closingAnswerOf(refusal: HallmarkError): string {
+  const { status, headers, body } = closingRefusalOf(refusal);
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines.join('')}\r\n${body}`;
 }
 
 /**
@@ -254,17 +267,8 @@ export function installProtocolRefusals(app: FastifyInstance): void {
     });
     // Through the response, which Node queues behind the answers of requests pipelined before it
     // (written straight to the socket, it was lost behind them and the connection held open).
-    const requestId = randomUUID();
-    const body = JSON.stringify(errorEnvelope(refusal, requestId));
-    response.writeHead(refusal.status, {
-      'content-type': 'application/json; charset=utf-8',
-      'x-request-id': requestId,
-      'x-content-type-options': 'nosniff',
-      'cache-control': 'no-store',
-      'content-length': Buffer.byteLength(body),
-      connection: 'close',
-    });
-    response.end(body);
+    const { status, headers, body } = closingRefusalOf(refusal);
+    response.writeHead(status, headers).end(body);
   });
   app.server.on('connect', (_request: IncomingMessage, socket: Socket) => {
     // Pipelined behind a request whose answer is still to come (Node's response in flight on the

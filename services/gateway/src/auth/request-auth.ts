@@ -443,17 +443,14 @@ export function installRequestAuth(
     // No x-api-key: the console's session cookie stands in for it (x-api-key wins when both are sent).
     const secure = request.protocol === 'https';
     const sessionToken = header === undefined ? sessionTokenOf(request.headers.cookie, secure) : undefined;
-    if (sessionToken === severalSessionCookies) {
-      reply.header('cache-control', 'no-store');
-      const forged = csrfRefusal(request, deps.ownOrigins(request));
-      if (forged) return done(forged);
-      reply.header('set-cookie', clearedSessionCookies(secure, request.url));
-      return done(noSession(severalSessionCookiesWhy));
-    }
     if (sessionToken !== undefined) {
       reply.header('cache-control', 'no-store');
       const forged = csrfRefusal(request, deps.ownOrigins(request));
       if (forged) return done(forged);
+      if (sessionToken === severalSessionCookies) {
+        reply.header('set-cookie', clearedSessionCookies(secure, request.url));
+        return done(noSession(severalSessionCookiesWhy));
+      }
       // A session is read from the database on every use: a cookie that is no session counts as a
       // failed authentication, and a held address's cookies are looked up one at a time, as keys are.
       const lookUpSession = () => deps.sessions.authenticate(sessionToken);

@@ -233,7 +233,6 @@ export function renderCodePage(page: CodePage, dates: DateFormatter): string {
   // GTIN's owner is ever named as issuer; a counterfeit names the GTIN's owner as that, nothing more.
   // A forged link's page says nothing of its serial (issued or not, its product): no oracle of serials.
   const signed = page.codeFound && page.verdict !== 'counterfeit';
-  const issuerName = page.issuer ? vouchedNameOf(page.issuer) : undefined;
   const summary =
     page.codeFound && page.verdict === 'counterfeit'
       ? english.verdict.counterfeit.listedSummary
@@ -241,13 +240,17 @@ export function renderCodePage(page: CodePage, dates: DateFormatter): string {
         ? words.summary
         : page.issuer === null
           ? english.issuedByOperator
-          : english.issuedBy(issuerName as string);
+          : english.issuedBy(vouchedNameOf(page.issuer));
   const issuer = page.issuer ?? undefined;
   const band = issuer ? brandBand(issuer, signed ? english.labels.issuedBy : english.labels.gtinOwner) : '';
   const facts = codeFacts(
     page,
     dates,
-    signed && page.issuer !== undefined ? (page.issuer === null ? english.labels.noBrand : issuerName) : undefined,
+    signed && page.issuer !== undefined
+      ? page.issuer === null
+        ? english.labels.noBrand
+        : vouchedNameOf(page.issuer)
+      : undefined,
   );
   const warning = warningSection(page.riskIndicators, page.confirmedReport);
   const report = page.verdict === 'authentic' ? '' : reportSection(page.link);

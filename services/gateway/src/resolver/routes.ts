@@ -65,12 +65,22 @@ function wanted(request: FastifyRequest): Wanted {
 export function resolverPageOfUnrouted(refusal: HallmarkError, request: FastifyRequest, reply: FastifyReply): boolean {
   if (!request.url.startsWith('/01/') && !request.url.startsWith('/verify/01/')) return false;
   // What the resolver's onSend hook adds to a routed answer, which this one never reaches.
-  withResolverHeaders(reply)
-    .header('access-control-allow-methods', 'GET, HEAD, OPTIONS')
-    .header('access-control-expose-headers', 'Link, Location');
+  withResolverCors(withResolverHeaders(reply));
   if (!prefersHtml(request)) return false;
   reply.type('text/html; charset=utf-8').send(resolverErrorPage(refusal));
   return true;
+}
+
+/**
+ * What a script elsewhere may do with a resolver answer: GS1's resolver test suite reads the allowed
+ * methods on a GET's answer, not only on a preflight; a script may read the Link header (the linkset)
+ * and where a redirect goes.
+ */
+function withResolverCors(reply: FastifyReply): FastifyReply {
+  return reply
+    .header('access-control-allow-origin', '*')
+    .header('access-control-allow-methods', 'GET, HEAD, OPTIONS')
+    .header('access-control-expose-headers', 'Link, Location');
 }
 
 /** Headers of every resolver answer: no third parties, no framing, no cookies, readable from any origin. */
@@ -216,12 +226,7 @@ export function registerResolverRoutes(
   // Every answer of a resolver route is readable from any origin, errors raised before or in a handler too.
   app.addHook('onSend', async (request, reply, payload) => {
     if (request.routeOptions.config?.route?.tags.includes('resolver')) {
-      // GS1's resolver test suite reads the allowed methods on a GET's answer, not only on a preflight;
-      // a script elsewhere may read the Link header (the linkset) and where a redirect goes.
-      reply
-        .header('access-control-allow-origin', '*')
-        .header('access-control-allow-methods', 'GET, HEAD, OPTIONS')
-        .header('access-control-expose-headers', 'Link, Location');
+      withResolverCors(reply);
       // An error is a page or a JSON envelope by Accept, wherever it was raised (a limit's 429 before
       // the route, a compressed link that does not decompress): said so, and kept out of caches, as
       // every other resolver answer is (a review of 2026-12-05: these two carried neither).

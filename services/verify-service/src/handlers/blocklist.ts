@@ -215,7 +215,7 @@ export async function createBlocks(
         accepted.map(({ row }) => row),
         chunkKey === undefined ? undefined : { key: chunkKey, results: recorded as BlockResult[] },
       );
-      for (const { index, row } of accepted) results[index] = { block: viewOf(row) };
+      Object.assign(results, recorded);
     } catch (error) {
       // The same chunk, sent again while its first sending still ran, was recorded by that one first.
       if (error instanceof ChunkRecordedMeanwhile && chunkKey !== undefined) {
