@@ -32,6 +32,7 @@ const pairedEndToEndFiles = [
   'hostile-cli',
   'hostile-cli-csv',
   'hostile-edge',
+  'hostile-restricted-keys',
   'hostile-keyed-retries',
   'hostile-labels-and-reloads',
   'hostile-link-forms',

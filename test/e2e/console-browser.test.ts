@@ -392,6 +392,25 @@ describe('the console in Chromium', () => {
     expect(refused.body.error?.code).toBe('REVOKED_API_KEY');
   });
 
+  it('creates a key restricted to a GTIN: a wrong check digit is refused beside its field, and the key reaches that GTIN alone', async () => {
+    const { page } = main;
+    await open(page, '/settings/keys');
+    const form = page.locator('form.create-key');
+    await form.getByLabel('Description').fill('Browser-made restricted reader');
+    await form.getByRole('checkbox', { name: 'assets:read' }).check();
+    const wrongDigit = `${gtin.slice(0, 13)}${(Number(gtin[13]) + 1) % 10}`;
+    await form.getByLabel('Restrict to GTINs (optional)').fill(wrongDigit);
+    await form.getByRole('button', { name: 'Create key' }).click();
+    expect(await page.locator('#key-gtins-error').textContent()).toMatch(/restrictions\.gtins\.0 the check digit is/);
+    await form.getByLabel('Restrict to GTINs (optional)').fill(gtin);
+    await form.getByRole('button', { name: 'Create key' }).click();
+    const secret = await page.locator('#new-secret').inputValue();
+    expect(await page.locator('tr', { hasText: 'Browser-made restricted reader' }).textContent()).toContain(gtin);
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    expect((await api('GET', `/scans?gtin=${gtin}`, { key: secret })).status).toBe(200);
+    expect((await api('GET', '/scans', { key: secret })).body.error?.code).toBe('KEY_RESTRICTED');
+  });
+
   it('rotates a key: a new secret shown once, the old key ending now', async () => {
     const { page } = main;
     const { oldSecret, secret } = await rotateFromKeysPage(page, 'Line scanner');

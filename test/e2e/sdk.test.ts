@@ -26,6 +26,7 @@ import {
   InvalidGtinError,
   InvalidUrlError,
   KeyNotFoundError,
+  KeyRestrictedError,
   MethodNotAllowedError,
   MissingApiKeyError,
   MissingRequiredFieldError,
@@ -463,8 +464,12 @@ describe('every operation through the SDK, answers checked against the document'
 
   it('keys: create (API and public), list, rotate, revoke, the signing key, the key set', async () => {
     const created = await hallmark.keys.create({ name: 'scanner', scopes: ['assets:verify'] });
-    expect(created).toMatchObject({ secret: expect.stringMatching(/^svc_live_/) });
+    expect(created).toMatchObject({ secret: expect.stringMatching(/^svc_live_/), restrictions: null });
     state.verifyOnlyKey = created;
+    // Restricted to one GTIN (docs/API.md, "Resource restrictions"): the answer says so, and the key is refused what names none.
+    const restricted = await hallmark.keys.create({ name: 'one product', scopes: ['*'], restrictions: { gtins: [gtin] } });
+    expect(restricted).toMatchObject({ restrictions: { gtins: [gtin] } });
+    await expectErrorClass(client(secretOf(restricted)).keys.list(), KeyRestrictedError, 'KEY_RESTRICTED');
     // The body's type (from the OpenAPI document) asks for the proof of possession.
     const publicKey = await hallmark.keys.create({
       ...publicKeyRegistration(generateEd25519KeyPair(), { accountId }, 'factory'),

@@ -30,6 +30,8 @@ export interface ApiKeyView {
   expiresAt: string | null;
   revokedAt: string | null;
   lastUsedAt?: string | null;
+  /** The GTINs the key is restricted to; null (or absent, from an older gateway): not restricted. */
+  restrictions?: { gtins: string[] } | null;
 }
 
 export interface CreatedApiKey extends ApiKeyView {

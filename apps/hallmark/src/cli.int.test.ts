@@ -70,7 +70,39 @@ describe('hallmark CLI against the configured database', () => {
       await db.close();
     }
 
+    // A key restricted to some GTINs (a GTIN-13 kept as its GTIN-14); a wrong check digit is refused.
+    const restricted = await hallmark(
+      'keys',
+      'create',
+      '--account',
+      accountId!,
+      '--name',
+      'line',
+      '--scopes',
+      'assets:create',
+      '--gtins',
+      '9506000134352',
+    );
+    expect(restricted.code, restricted.stderr).toBe(0);
+    expect(restricted.stdout).toContain('restricted to GTINs 09506000134352');
+    const typo = await hallmark(
+      'keys',
+      'create',
+      '--account',
+      accountId!,
+      '--name',
+      'typo',
+      '--scopes',
+      'assets:create',
+      '--gtins',
+      '09506000134353',
+    );
+    expect(typo.code).not.toBe(0);
+    expect(typo.stderr).toContain('restrictions.gtins.0 the check digit is 3');
+
     const listed = await hallmark('keys', 'list', '--account', accountId!);
+    expect(listed.stdout).toMatch(/\tassets:create\t09506000134352\n/);
+    expect(listed.stdout).toMatch(new RegExp(`${keyId}\\t.*\\tassets:read,keys:read\\t-\\n`));
     expect(listed.stdout).toContain(keyId);
     expect(listed.stdout).not.toContain(secret);
     expect(listed.stdout).not.toContain(firstSecret);
@@ -90,9 +122,11 @@ describe('hallmark CLI against the configured database', () => {
         ['account.created', null],
         ['key.issued', expect.stringMatching(/^key_/)],
         ['key.issued', keyId],
+        ['key.issued', expect.stringMatching(/^key_/)],
         ['key.revoked', keyId],
       ]);
       expect(rows[2]?.data.createdBy).toBeNull();
+      expect(rows[3]?.data).toMatchObject({ restrictions: { gtins: ['09506000134352'] } });
       expect(JSON.stringify(rows)).not.toContain(secret!.slice(9, 40));
     } finally {
       await events.close();

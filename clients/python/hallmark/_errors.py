@@ -130,6 +130,12 @@ class GtinNotOwnedError(APIError):
     error_code = "GTIN_NOT_OWNED"
 
 
+class KeyRestrictedError(APIError):
+    """The key is restricted to some GTINs and the request reaches past them (details: restrictedTo, unlisted)."""
+
+    error_code = "KEY_RESTRICTED"
+
+
 class GtinClaimNotAllowedError(APIError):
     error_code = "GTIN_CLAIM_NOT_ALLOWED"
 
@@ -222,6 +228,7 @@ ERROR_CLASSES: dict[str, type[APIError]] = {
         ValidationError,
         InsufficientScopeError,
         GtinNotOwnedError,
+        KeyRestrictedError,
         GtinClaimNotAllowedError,
         CsrfRejectedError,
         EmbeddedLoadRefusedError,
@@ -255,6 +262,7 @@ ERROR_STATUS: dict[str, int] = {
     "VALIDATION_ERROR": 400,
     "INSUFFICIENT_SCOPE": 403,
     "GTIN_NOT_OWNED": 403,
+    "KEY_RESTRICTED": 403,
     "GTIN_CLAIM_NOT_ALLOWED": 403,
     "CSRF_REJECTED": 403,
     "EMBEDDED_LOAD_REFUSED": 403,

@@ -87,6 +87,9 @@ def _provokers(brand: Brand, operator: Hallmark, base_url: str) -> dict[str, Cal
     client = brand.client
     other = Brand(operator, base_url)
     narrow = client.keys.create(name="narrow", scopes=["assets:read"])["secret"]
+    one_gtin = brand.gtin()
+    restricted = client.keys.create(name="restricted", scopes=["*"], restricted_to_gtins=[one_gtin])
+    assert restricted["restrictions"] == {"gtins": [one_gtin]}
     revoked = client.keys.create(name="revoked", scopes=["assets:read"])
     client.keys.revoke(revoked["id"])
     expired = client.keys.create(name="expired", scopes=["assets:read"])
@@ -105,6 +108,7 @@ def _provokers(brand: Brand, operator: Hallmark, base_url: str) -> dict[str, Cal
         "REVOKED_API_KEY": lambda: as_key(revoked["secret"]).keys.list().first_page(),
         "EXPIRED_API_KEY": lambda: as_key(expired["secret"]).keys.list().first_page(),
         "INSUFFICIENT_SCOPE": lambda: as_key(narrow).codes.generate(gtin=brand.gtin(), serial_number=brand.serial()),
+        "KEY_RESTRICTED": lambda: as_key(restricted["secret"]).keys.list().first_page(),
         "VALIDATION_ERROR": lambda: client.keys.create(name="x", scopes=["no-such-scope"]),
         "INVALID_GTIN": lambda: client.codes.generate(gtin=bad_gtin, serial_number=brand.serial()),
         "DUPLICATE_SERIAL": lambda: client.codes.generate(gtin=made["gtin"], serial_number=made["serial"]),

@@ -32,6 +32,7 @@ import {
   writeKeyIssued,
 } from './api-keys.ts';
 import type { AuthenticatedKey } from './authenticated-key.ts';
+import type { Restrictions } from './domain/key-restrictions.ts';
 import { decideKeyRotation, type RotationGraceSeconds } from './domain/key-rotation.ts';
 import { newId } from './ids.ts';
 
@@ -187,7 +188,14 @@ async function withActingKeyExpiry<T>(acting: AuthenticatedKey, write: (acting: 
  */
 export async function recordOperatorKeyIssue(
   deps: AccountLogDeps,
-  input: { accountId: string; environment: Environment; name: string; scopes: readonly Scope[]; expiresIn?: string },
+  input: {
+    accountId: string;
+    environment: Environment;
+    name: string;
+    scopes: readonly Scope[];
+    expiresIn?: string;
+    restrictions?: { gtins: readonly string[] };
+  },
   now: Date,
 ): Promise<CreatedApiKey> {
   const account = await findAccount(deps.db, input.accountId);
@@ -233,7 +241,7 @@ export async function recordApiKeyRevocation(
   owner: Principal,
   id: string,
   now: Date,
-  by?: { keyId: string; scopes: readonly Scope[]; isOperator: boolean },
+  by?: { keyId: string; scopes: readonly Scope[]; isOperator: boolean; restrictions: Restrictions | null },
 ): Promise<ApiKeyRecord | undefined> {
   const decided = await decideApiKeyRevocation(deps.db, owner, id, now, by);
   if (!decided) return undefined;
@@ -293,7 +301,13 @@ async function appendKeyRotation(
     type: 'RotateKey',
     newKeyId: newId('key'),
     graceSeconds,
-    by: { keyId: by.keyId, environment: owner.environment, scopes: by.scopes, expiresAt: by.expiresAt },
+    by: {
+      keyId: by.keyId,
+      environment: owner.environment,
+      scopes: by.scopes,
+      expiresAt: by.expiresAt,
+      restrictions: by.restrictions,
+    },
     accountIsOperator: by.isOperator,
     now,
   });

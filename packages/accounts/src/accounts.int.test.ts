@@ -52,6 +52,7 @@ async function tenant(name: string) {
     isOperator: record.isOperator,
     tier: record.tier,
     expiresAt: record.expiresAt,
+    restrictions: record.restrictions,
   };
   return { created, key };
 }

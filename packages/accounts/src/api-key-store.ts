@@ -1,6 +1,7 @@
 import { type Environment, HallmarkError, type Scope, type Tier } from '@hallmark/contracts';
 import type { SqlExecutor } from '@hallmark/sql';
 import { type ApiKeyEvent, accountKeysOf, decide, isDomainError } from './domain/api-keys.ts';
+import type { Restrictions } from './domain/key-restrictions.ts';
 
 export interface ApiKeyRecord {
   id: string;
@@ -16,6 +17,8 @@ export interface ApiKeyRecord {
   revokedAt: Date | null;
   /** The key that replaced it by a rotation; null if it was never rotated (accounts migration 0013). */
   replacedBy: string | null;
+  /** The GTINs it is restricted to; null: not restricted (accounts migration 0019). */
+  restrictions: Restrictions | null;
 }
 
 /** A key as authentication needs it: with its account's tier and operator flag. */
@@ -36,6 +39,7 @@ interface ApiKeyRow {
   expires_at: Date | string | null;
   revoked_at: Date | string | null;
   replaced_by?: string | null;
+  restricted_gtins?: string[] | null;
   tier?: Tier;
   is_operator?: boolean;
 }
@@ -55,6 +59,7 @@ export function toApiKeyRecord(row: ApiKeyRow): ApiKeyRecord {
     expiresAt: dateOrNull(row.expires_at),
     revokedAt: dateOrNull(row.revoked_at),
     replacedBy: row.replaced_by ?? null,
+    restrictions: row.restricted_gtins ? { gtins: row.restricted_gtins } : null,
   };
 }
 
@@ -70,12 +75,13 @@ export interface NewApiKey {
   /** The time of its key.issued event: the clock its expiresAt was counted on, not the database's. */
   createdAt: Date;
   expiresAt: Date | null;
+  restrictions: Restrictions | null;
 }
 
 export async function insertApiKey(sql: SqlExecutor, key: NewApiKey): Promise<ApiKeyRecord> {
   const rows = await sql.query<ApiKeyRow>(
-    `INSERT INTO api_keys (id, account_id, environment, name, key_hash, prefix, scopes, created_by, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
+    `INSERT INTO api_keys (id, account_id, environment, name, key_hash, prefix, scopes, created_by, created_at, expires_at, restricted_gtins)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
     [
       key.id,
       key.accountId,
@@ -87,6 +93,7 @@ export async function insertApiKey(sql: SqlExecutor, key: NewApiKey): Promise<Ap
       key.createdBy,
       key.createdAt,
       key.expiresAt,
+      key.restrictions ? [...key.restrictions.gtins] : null,
     ],
   );
   return toApiKeyRecord(rows[0] as ApiKeyRow);
@@ -193,7 +200,7 @@ export async function decideApiKeyRevocation(
   owner: { accountId: string; environment: Environment },
   id: string,
   at: Date,
-  by: { keyId: string; scopes: readonly Scope[]; isOperator: boolean } | undefined,
+  by: { keyId: string; scopes: readonly Scope[]; isOperator: boolean; restrictions: Restrictions | null } | undefined,
 ): Promise<{ key: ApiKeyRecord; event: KeyRevoked | undefined } | undefined> {
   // The state the decision needs: the target key of this account, with the account's operator flag.
   // A key's scopes never change, and the write keeps the first revokedAt, so deciding before the
@@ -211,7 +218,7 @@ export async function decideApiKeyRevocation(
       type: 'RevokeKey',
       keyId: id,
       environment: owner.environment,
-      by: by ? { keyId: by.keyId, scopes: by.scopes } : null,
+      by: by ? { keyId: by.keyId, scopes: by.scopes, restrictions: by.restrictions } : null,
       now: at,
     },
     accountKeysOf({ id: owner.accountId, isOperator: by?.isOperator ?? Boolean(row.is_operator) }, [key]),

@@ -43,6 +43,7 @@ export function apiKeyView(key: ApiKeyRecord, now: Date, lastUsedAt: Date | null
     expiresAt: key.expiresAt?.toISOString() ?? null,
     revokedAt: key.revokedAt?.toISOString() ?? null,
     lastUsedAt: lastUsedAt?.toISOString() ?? null,
+    restrictions: key.restrictions ? { gtins: [...key.restrictions.gtins] } : null,
   };
 }
 
@@ -94,6 +95,7 @@ export async function writeKeyIssued(sql: SqlExecutor, event: KeyIssued, secret:
     createdBy: data.createdBy,
     createdAt: new Date(data.createdAt),
     expiresAt: data.expiresAt === null ? null : new Date(data.expiresAt),
+    restrictions: data.restrictions ?? null,
   });
   return { ...apiKeyView(record, now), secret };
 }
@@ -105,7 +107,13 @@ export async function writeKeyIssued(sql: SqlExecutor, event: KeyIssued, secret:
  */
 export function decideOperatorKeyIssue(
   account: { id: string; isOperator: boolean },
-  input: { name: string; scopes: readonly Scope[]; environment: Environment; expiresIn?: string },
+  input: {
+    name: string;
+    scopes: readonly Scope[];
+    environment: Environment;
+    expiresIn?: string;
+    restrictions?: { gtins: readonly string[] };
+  },
   now: Date,
 ): KeyIssued {
   const decision = decide(
@@ -116,6 +124,7 @@ export function decideOperatorKeyIssue(
       scopes: input.scopes,
       environment: input.environment,
       ...(input.expiresIn !== undefined ? { expiresIn: input.expiresIn } : {}),
+      ...(input.restrictions !== undefined ? { restrictions: input.restrictions } : {}),
       creator: null,
       now,
     },
@@ -134,7 +143,14 @@ function issueCommandOf(creator: AuthenticatedKey, body: CreateApiKeyBody, now: 
     scopes: body.scopes,
     ...(body.environment ? { environment: body.environment } : {}),
     ...(body.expiresIn !== undefined ? { expiresIn: body.expiresIn } : {}),
-    creator: { keyId: creator.keyId, environment: creator.environment, scopes: creator.scopes, expiresAt: creator.expiresAt },
+    ...(body.restrictions !== undefined ? { restrictions: body.restrictions } : {}),
+    creator: {
+      keyId: creator.keyId,
+      environment: creator.environment,
+      scopes: creator.scopes,
+      expiresAt: creator.expiresAt,
+      restrictions: creator.restrictions,
+    },
     now,
   };
 }

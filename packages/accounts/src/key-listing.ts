@@ -23,12 +23,13 @@ export async function listKeys(
     `SELECT all_keys.*, ${cursorMicroseconds('created_at')} AS created_us FROM (
        SELECT 'api' AS kind, id, account_id, environment, name, prefix, scopes, created_by, created_at, expires_at, revoked_at,
               NULL::text AS type, NULL::text AS public_key, NULL::text AS status, NULL::timestamptz AS retired_at,
-              (SELECT u.last_used_at FROM api_key_last_used u WHERE u.key_id = api_keys.id) AS last_used_at
+              (SELECT u.last_used_at FROM api_key_last_used u WHERE u.key_id = api_keys.id) AS last_used_at,
+              restricted_gtins
          FROM api_keys WHERE account_id = $1 AND environment = $2 AND ($3::text IS NULL OR $3 = 'api')
           AND ($7::text IS NULL OR created_by = $7)
        UNION ALL
        SELECT 'verification', id, account_id, environment, name, NULL::text, NULL::text[], created_by, created_at, NULL::timestamptz, revoked_at,
-              type, public_key, status, retired_at, NULL::timestamptz
+              type, public_key, status, retired_at, NULL::timestamptz, NULL::text[]
          FROM verification_keys WHERE account_id = $1 AND environment = $2 AND ($3::text IS NULL OR $3 = type)
           AND ($7::text IS NULL OR created_by = $7)
      ) AS all_keys

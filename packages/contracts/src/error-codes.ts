@@ -19,6 +19,8 @@ export const errorStatus = {
   VALIDATION_ERROR: 400,
   INSUFFICIENT_SCOPE: 403,
   GTIN_NOT_OWNED: 403,
+  /** The key is restricted to some GTINs (POST /keys `restrictions`) and the request reaches past them. */
+  KEY_RESTRICTED: 403,
   GTIN_CLAIM_NOT_ALLOWED: 403,
   /** A request made with the console's session cookie without the console's header, or from another origin. */
   CSRF_REJECTED: 403,

@@ -34,6 +34,7 @@ export const rotateApiKeyRoute = defineRoute({
         expiresAt: null,
         revokedAt: null,
         lastUsedAt: null,
+        restrictions: null,
         secret: `svc_live_9f8e${'0'.repeat(60)}`,
         replaced: { id: 'key_8a7b6c5d4e3f2a1b0c9d', expiresAt: '2026-01-15T10:30:00.000Z' },
       },

@@ -240,6 +240,8 @@ function responsesOf(route: RouteDefinition): JsonObject {
   if (route.auth === 'api-key' || route.auth === 'session') errors.add('MISSING_API_KEY');
   if (route.auth !== 'public' && !safeMethods.has(route.method)) errors.add('CSRF_REJECTED');
   if (route.scope) errors.add('INSUFFICIENT_SCOPE');
+  // A key restricted to some GTINs is refused what reaches past them (docs/API.md, "Resource restrictions").
+  if (route.auth === 'api-key' || route.auth === 'optional-key') errors.add('KEY_RESTRICTED');
   if (route.idempotent) {
     errors.add('IDEMPOTENCY_KEY_REUSED');
     errors.add('CONFLICT');

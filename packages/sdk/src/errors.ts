@@ -27,6 +27,7 @@ export const errorStatus = {
   CSRF_REJECTED: 403,
   EMBEDDED_LOAD_REFUSED: 403,
   GTIN_NOT_OWNED: 403,
+  KEY_RESTRICTED: 403,
   GTIN_CLAIM_NOT_ALLOWED: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
@@ -131,6 +132,10 @@ export class EmbeddedLoadRefusedError extends APIError {
 export class GtinNotOwnedError extends APIError {
   override name = 'GtinNotOwnedError';
 }
+/** The key is restricted to some GTINs, and the request reaches past them: details `restrictedTo`, and `unlisted` GTINs named. */
+export class KeyRestrictedError extends APIError {
+  override name = 'KeyRestrictedError';
+}
 export class GtinClaimNotAllowedError extends APIError {
   override name = 'GtinClaimNotAllowedError';
 }
@@ -198,6 +203,7 @@ export const errorClasses: Readonly<Record<ErrorCode, typeof APIError>> = {
   CSRF_REJECTED: CsrfRejectedError,
   EMBEDDED_LOAD_REFUSED: EmbeddedLoadRefusedError,
   GTIN_NOT_OWNED: GtinNotOwnedError,
+  KEY_RESTRICTED: KeyRestrictedError,
   GTIN_CLAIM_NOT_ALLOWED: GtinClaimNotAllowedError,
   NOT_FOUND: NotFoundError,
   METHOD_NOT_ALLOWED: MethodNotAllowedError,

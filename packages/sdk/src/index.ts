@@ -26,6 +26,7 @@ export {
   InvalidResponseError,
   InvalidUrlError,
   KeyNotFoundError,
+  KeyRestrictedError,
   MethodNotAllowedError,
   MissingApiKeyError,
   MissingRequiredFieldError,

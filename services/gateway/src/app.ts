@@ -22,6 +22,7 @@ import { createAllowedMethods } from './allowed-methods.ts';
 import { createAuthenticator, refusalOfStoppedKey } from './auth/authenticator.ts';
 import { createConsoleSessions } from './auth/console-sessions.ts';
 import { createKeyLastUsed } from './auth/key-last-used.ts';
+import { installKeyRestrictions } from './auth/key-restrictions.ts';
 import { createRateLimiter } from './auth/rate-limiter.ts';
 import { createReportLimits } from './auth/report-limits.ts';
 import { applyLimitOutcome, installRequestAuth, installUncheckedKey } from './auth/request-auth.ts';
@@ -344,6 +345,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
       idempotency,
       clock: deps.clock,
     });
+    installKeyRestrictions(app);
   }
   // A key revoked or added on any replica reaches this one's caches within a bus round trip, and its
   // epochs too (the resolver's reload window ends with them) rather than at the next poll.

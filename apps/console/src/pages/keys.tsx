@@ -7,7 +7,9 @@ import { describedBy, Field } from '../components/field.tsx';
 import { Pager, useCursorPages } from '../components/pager.tsx';
 import { FormError, HiddenByScope, LoadedView } from '../components/states.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
+import { fieldErrorsOf } from '../field-errors.ts';
 import { formatTime } from '../format.ts';
+import { asGtin14 } from '../gtin.ts';
 import { keyStatus } from '../key-status.ts';
 import { grantableScopes, holds } from '../scopes.ts';
 import type { ApiKeyView, CreatedApiKey, Environment, KeyList, SessionView, VerificationKeyView } from '../types.ts';
@@ -82,6 +84,7 @@ function ApiKeys({ session }: { session: SessionView }) {
                     <th scope="col">Status</th>
                     <th scope="col">Environment</th>
                     <th scope="col">Scopes</th>
+                    <th scope="col">GTINs</th>
                     <th scope="col">Created</th>
                     <th scope="col">Last used</th>
                     <th scope="col">Expires</th>
@@ -104,6 +107,7 @@ function ApiKeys({ session }: { session: SessionView }) {
                         </td>
                         <td>{key.environment}</td>
                         <td>{key.scopes.join(', ')}</td>
+                        <td class="code">{key.restrictions ? key.restrictions.gtins.join(', ') : 'all'}</td>
                         <td>{formatTime(key.createdAt)}</td>
                         <td>{key.lastUsedAt === undefined ? 'not reported' : formatTime(key.lastUsedAt, 'never')}</td>
                         <td>{formatTime(key.expiresAt, 'never')}</td>
@@ -195,7 +199,8 @@ function CreateKey({ session, onCreated }: { session: SessionView; onCreated: (c
   const [environment, setEnvironment] = useState<Environment>(session.session.environment);
   const [scopes, setScopes] = useState<string[]>([]);
   const [expiresIn, setExpiresIn] = useState('90d');
-  const [errors, setErrors] = useState<{ name?: string; scopes?: string; form?: ApiError }>({});
+  const [gtins, setGtins] = useState('');
+  const [errors, setErrors] = useState<{ name?: string; scopes?: string; gtins?: string; form?: ApiError }>({});
   const [busy, setBusy] = useState(false);
   // The session's current environment (the switch in the header) decides, not the key's: a session
   // in live may make live and test keys; one in test only test keys (the API refuses a live one).
@@ -211,8 +216,19 @@ function CreateKey({ session, onCreated }: { session: SessionView; onCreated: (c
     if (!name.trim()) found.name = 'Give the key a description, e.g. “Warehouse scanner”.';
     else if (name.trim().length > 100) found.name = 'At most 100 characters.';
     if (scopes.length === 0) found.scopes = 'Choose at least one scope.';
+    // Separated by commas, spaces or lines; a GTIN-13 (or one a spreadsheet shortened) as its GTIN-14.
+    const restrictedTo = [
+      ...new Set(
+        gtins
+          .split(/[\s,;]+/)
+          .filter(Boolean)
+          .map(asGtin14),
+      ),
+    ];
+    if (restrictedTo.some((gtin) => !/^\d{14}$/.test(gtin))) found.gtins = 'GTINs are 8 to 14 digits, separated by commas.';
+    else if (restrictedTo.length > 100) found.gtins = 'At most 100 GTINs.';
     setErrors(found);
-    if (found.name || found.scopes) return;
+    if (found.name || found.scopes || found.gtins) return;
     setBusy(true);
     try {
       const created = await api.create<CreatedApiKey>('/keys', {
@@ -220,14 +236,18 @@ function CreateKey({ session, onCreated }: { session: SessionView; onCreated: (c
         scopes,
         environment,
         ...(expiresIn ? { expiresIn } : {}),
+        ...(restrictedTo.length > 0 ? { restrictions: { gtins: restrictedTo } } : {}),
       });
       setName('');
       setScopes([]);
+      setGtins('');
       onCreated(created);
     } catch (caught) {
       const failure = asApiError(caught);
       const field = String(failure.details.field ?? '');
-      if (field === 'name') setErrors({ name: failure.message });
+      const gtinError = Object.entries(fieldErrorsOf(failure)).find(([name]) => name.startsWith('restrictions'));
+      if (gtinError) setErrors({ gtins: gtinError[1] });
+      else if (field === 'name') setErrors({ name: failure.message });
       else if (field === 'scopes' || failure.code === 'INSUFFICIENT_SCOPE') setErrors({ scopes: failure.message });
       else setErrors({ form: failure });
     } finally {
@@ -294,6 +314,21 @@ function CreateKey({ session, onCreated }: { session: SessionView; onCreated: (c
           </p>
         )}
       </fieldset>
+      <Field
+        id="key-gtins"
+        label="Restrict to GTINs (optional)"
+        hint="The key then acts on codes of these GTINs alone (generate, verify, block, list) and can do nothing else. Leave empty for every GTIN."
+        error={errors.gtins}
+      >
+        <input
+          {...describedBy('key-gtins', true, errors.gtins)}
+          type="text"
+          inputMode="numeric"
+          placeholder="09506000134352, 04006381333931"
+          value={gtins}
+          onInput={(event) => setGtins(event.currentTarget.value)}
+        />
+      </Field>
       <Field id="key-expiry" label="Expires after" hint="The key stops working then; “Never” keeps it until revoked.">
         <select
           {...describedBy('key-expiry', true, undefined)}

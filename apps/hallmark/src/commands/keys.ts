@@ -19,6 +19,7 @@ const options = {
   scopes: { type: 'string' },
   env: { type: 'string' },
   'expires-in': { type: 'string' },
+  gtins: { type: 'string' },
   id: { type: 'string' },
   key: { type: 'string' },
   url: { type: 'string' },
@@ -40,6 +41,15 @@ function scopesOption(value: string | undefined): Scope[] {
   return scopes as Scope[];
 }
 
+/** `--gtins a,b,…`: the GTINs the new key is restricted to (checked by the decision: check digits); none without it. */
+function restrictionsOption(value: string | undefined): { restrictions?: { gtins: string[] } } {
+  if (value === undefined) return {};
+  const gtins = value.split(',').filter(Boolean);
+  if (gtins.length === 0 || gtins.some((gtin) => !/^[0-9]{8,14}$/.test(gtin)))
+    throw new UsageError('--gtins takes GTINs of 8 to 14 digits, separated by commas');
+  return { restrictions: { gtins } };
+}
+
 export async function keysCommand(args: string[], env: NodeJS.ProcessEnv, out: (text: string) => void): Promise<void> {
   const [action, ...rest] = args;
   const { values } = parseArgs({ args: rest, options });
@@ -48,8 +58,9 @@ export async function keysCommand(args: string[], env: NodeJS.ProcessEnv, out: (
   // A bad value on the command line is a usage error (exit 2), said before anything is connected.
   const expiresIn = values['expires-in'] === undefined ? undefined : parseExpiresIn(values['expires-in']);
   if (expiresIn && !expiresIn.ok) throw new UsageError(`--expires-in ${expiresIn.message}`);
+  const restrictions = restrictionsOption(values.gtins);
   const target = await connectOperator(env, values);
-  if (target.kind === 'server') return keysOverApi(target.api, action, values, out);
+  if (target.kind === 'server') return keysOverApi(target.api, action, values, restrictions, out);
   const { connection } = target;
   const now = new Date();
   try {
@@ -65,12 +76,11 @@ export async function keysCommand(args: string[], env: NodeJS.ProcessEnv, out: (
             name: values.name,
             scopes,
             ...(values['expires-in'] ? { expiresIn: values['expires-in'] } : {}),
+            ...restrictions,
           },
           now,
         );
-        out(
-          `API key ${key.id} (${key.scopes.join(', ')}, ${key.environment}, expires ${key.expiresAt ?? 'never'}); shown this once:\n${key.secret}\n`,
-        );
+        out(createdLine(key));
         return;
       }
       case 'list': {
@@ -105,18 +115,28 @@ type KeysOptions = {
   json?: boolean;
 };
 
+/** What `keys create` prints: the key, and its secret this once. */
+const createdLine = (key: ApiKeyView & { secret: string }) =>
+  `API key ${key.id} (${key.scopes.join(', ')}, ${key.environment}, expires ${key.expiresAt ?? 'never'}${key.restrictions ? `, restricted to GTINs ${key.restrictions.gtins.join(', ')}` : ''}); shown this once:\n${key.secret}\n`;
+
 /** A line of `keys list`: tab-separated for people and cut, or the key's JSON with --json. */
 const describeKey = (key: ApiKeyView, json: boolean | undefined) =>
   json
     ? `${JSON.stringify(key)}\n`
-    : `${key.id}\t${key.environment}\t${key.status}\t${printable(key.prefix)}\t${printable(key.name)}\t${key.scopes.join(',')}\n`;
+    : `${key.id}\t${key.environment}\t${key.status}\t${printable(key.prefix)}\t${printable(key.name)}\t${key.scopes.join(',')}\t${key.restrictions?.gtins.join(',') ?? '-'}\n`;
 
 /**
  * The keys commands through a running product's API (the SDK), which manages the keys of the
  * calling key's own account: --account must be that account (another account's keys need that
  * account's key, or the server stopped).
  */
-async function keysOverApi(api: ProductApi, action: string | undefined, values: KeysOptions, out: (text: string) => void) {
+async function keysOverApi(
+  api: ProductApi,
+  action: string | undefined,
+  values: KeysOptions,
+  restrictions: { restrictions?: { gtins: string[] } },
+  out: (text: string) => void,
+) {
   if (action !== 'create' && action !== 'list' && action !== 'revoke')
     throw new UsageError(`unknown keys command "${action ?? ''}"`);
   const own = await api.client.accounts.me();
@@ -135,12 +155,11 @@ async function keysOverApi(api: ProductApi, action: string | undefined, values: 
         scopes,
         environment: environmentOf(values.env),
         ...(values['expires-in'] ? { expiresIn: values['expires-in'] } : {}),
+        ...restrictions,
       });
       // POST /keys answers a registered public key too; with name and scopes it is an API key.
       if (!('secret' in key)) throw new CommandError(`the API answered a ${key.type} key where an API key was expected`);
-      out(
-        `API key ${key.id} (${key.scopes.join(', ')}, ${key.environment}, expires ${key.expiresAt ?? 'never'}); shown this once:\n${key.secret}\n`,
-      );
+      out(createdLine(key));
       return;
     }
     case 'list': {

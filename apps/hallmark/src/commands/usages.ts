@@ -10,10 +10,12 @@ export const accountsUsage = `hallmark accounts create --name <name> --tier free
     With --url, or while "hallmark start" runs on HALLMARK_DATA_DIR, both go through the API with
     --key, HALLMARK_OPERATOR_KEY or <data dir>/operator-key; else on the database itself.`;
 
-export const keysUsage = `hallmark keys create --account <id> --name <name> --scopes <a,b,…> [--env live|test] [--expires-in 90d]
-    Creates an API key; prints it once.
+export const keysUsage = `hallmark keys create --account <id> --name <name> --scopes <a,b,…> [--env live|test] [--expires-in 90d] [--gtins <a,b,…>]
+    Creates an API key; prints it once. --gtins restricts it to those GTINs (docs/API.md,
+    "Resource restrictions").
   hallmark keys list --account <id> [--json]
-    Lists the account's API keys, never a secret (--json: one JSON object per line).
+    Lists the account's API keys, never a secret: id, environment, status, prefix, name, scopes,
+    and the GTINs it is restricted to (- for none); --json: one JSON object per line.
   hallmark keys revoke --account <id> --id <key id> [--env live|test]
     Revokes a key; with HALLMARK_NATS_URL and HALLMARK_BUS_SECRET set, running gateways drop it at
     once (else within a second).

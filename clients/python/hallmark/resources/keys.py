@@ -32,10 +32,18 @@ class Keys(Resource):
         scopes: Iterable[str],
         expires_in: str | None = None,
         environment: Environment | None = None,
+        restricted_to_gtins: Iterable[str] | None = None,
         idempotency_key: str | None = None,
     ) -> ApiResult:
-        """A new API key; its `secret` is in this answer only."""
-        body = body_of(name=name, scopes=list(scopes), expiresIn=expires_in, environment=environment)
+        """A new API key; its `secret` is in this answer only.
+
+        `restricted_to_gtins` restricts it to those GTINs: it acts on their codes alone and is refused
+        every other operation (403 KEY_RESTRICTED; docs/API.md, "Resource restrictions").
+        """
+        restrictions = None if restricted_to_gtins is None else {"gtins": list(restricted_to_gtins)}
+        body = body_of(
+            name=name, scopes=list(scopes), expiresIn=expires_in, environment=environment, restrictions=restrictions
+        )
         return self._client.call("createKey", body=body, idempotency_key=idempotency_key)
 
     def register_public_key(

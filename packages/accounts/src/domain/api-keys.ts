@@ -11,6 +11,7 @@ import {
 } from '@hallmark/contracts';
 import { parseExpiresIn } from '../expires-in.ts';
 import { holdsScope, scopesBeyond } from '../scope-rules.ts';
+import { type Restrictions, refusalBeyondRestrictions, restrictionsOf } from './key-restrictions.ts';
 
 export type ApiKeyEvent =
   | {
@@ -25,6 +26,8 @@ export type ApiKeyEvent =
         createdBy: string | null;
         createdAt: string;
         expiresAt: string | null;
+        /** The GTINs the key is restricted to; absent: not restricted (every key before 2026-12-07). */
+        restrictions?: { gtins: string[] };
       };
     }
   | { type: 'KeyRevoked'; data: { keyId: string; revokedAt: string; revokedBy: string | null } };
@@ -36,6 +39,7 @@ export interface KeyFacts {
   scopes: readonly Scope[];
   expiresAt: string | null;
   revokedAt: string | null;
+  restrictions: Restrictions | null;
 }
 
 /** The account's keys as the decisions need them (the shell may load only the keys a command names). */
@@ -52,6 +56,8 @@ export interface CreatorFacts {
   environment: Environment;
   scopes: readonly Scope[];
   expiresAt: Date | null;
+  /** The GTINs the asking key is restricted to; null or absent: not restricted. */
+  restrictions?: Restrictions | null;
 }
 
 export type ApiKeyCommand =
@@ -64,6 +70,8 @@ export type ApiKeyCommand =
       /** Default: the creator's environment (required without a creator). */
       environment?: Environment;
       expiresIn?: string;
+      /** The GTINs the new key is restricted to, as sent (normalised by the decision). */
+      restrictions?: { gtins: readonly string[] };
       creator: CreatorFacts | null;
       now: Date;
     }
@@ -72,12 +80,12 @@ export type ApiKeyCommand =
       keyId: string;
       /** Only keys of this environment are found (the asker's). */
       environment: Environment;
-      by: Pick<CreatorFacts, 'keyId' | 'scopes'> | null;
+      by: Pick<CreatorFacts, 'keyId' | 'scopes' | 'restrictions'> | null;
       now: Date;
     };
 
 /** A refusal, as a value; the shell answers it with the same code. */
-export type DomainError = ContractsDomainError<'INSUFFICIENT_SCOPE' | 'NOT_FOUND' | 'VALIDATION_ERROR'>;
+export type DomainError = ContractsDomainError<'INSUFFICIENT_SCOPE' | 'KEY_RESTRICTED' | 'NOT_FOUND' | 'VALIDATION_ERROR'>;
 
 export const isDomainError = (decision: readonly ApiKeyEvent[] | DomainError): decision is DomainError =>
   isRefusedDecision(decision);
@@ -166,6 +174,15 @@ function decideIssue(cmd: Extract<ApiKeyCommand, { type: 'IssueKey' }>, s: Accou
       { required: beyond, granted: [...held] },
     );
   }
+  let restrictions: Restrictions | null = null;
+  if (cmd.restrictions !== undefined) {
+    const decided = restrictionsOf(cmd.restrictions);
+    if (!('gtins' in decided)) return decided;
+    restrictions = decided;
+  }
+  // A restricted key makes only keys restricted within its own GTINs.
+  const beyondRestrictions = refusalBeyondRestrictions(creator?.restrictions ?? null, restrictions, 'create');
+  if (beyondRestrictions) return beyondRestrictions;
   let expiresAt: Date | null = null;
   if (cmd.expiresIn !== undefined) {
     const parsed = parseExpiresIn(cmd.expiresIn);
@@ -190,6 +207,7 @@ function decideIssue(cmd: Extract<ApiKeyCommand, { type: 'IssueKey' }>, s: Accou
         createdBy: creator?.keyId ?? null,
         createdAt: cmd.now.toISOString(),
         expiresAt: expiresAt?.toISOString() ?? null,
+        ...(restrictions ? { restrictions: { gtins: [...restrictions.gtins] } } : {}),
       },
     },
   ];
@@ -210,6 +228,8 @@ function decideRevoke(cmd: Extract<ApiKeyCommand, { type: 'RevokeKey' }>, s: Acc
         { required: beyond, granted: [...cmd.by.scopes] },
       );
     }
+    const beyondRestrictions = refusalBeyondRestrictions(cmd.by.restrictions ?? null, target.restrictions, 'revoke');
+    if (beyondRestrictions) return beyondRestrictions;
   }
   // Idempotent: the first revocation stands.
   if (target.revokedAt !== null) return [];
@@ -233,8 +253,8 @@ export function evolve(s: AccountKeys, event: ApiKeyEvent): AccountKeys {
   switch (event.type) {
     case 'KeyIssued': {
       const keys = new Map(s.keys);
-      const { keyId, environment, scopes, expiresAt } = event.data;
-      keys.set(keyId, { id: keyId, environment, scopes, expiresAt, revokedAt: null });
+      const { keyId, environment, scopes, expiresAt, restrictions } = event.data;
+      keys.set(keyId, { id: keyId, environment, scopes, expiresAt, revokedAt: null, restrictions: restrictions ?? null });
       return { ...s, keys };
     }
     case 'KeyRevoked': {
@@ -260,6 +280,7 @@ export function accountKeysOf(
     scopes: readonly Scope[];
     expiresAt: Date | null;
     revokedAt: Date | null;
+    restrictions: Restrictions | null;
   }[],
 ): AccountKeys {
   return {
@@ -274,6 +295,7 @@ export function accountKeysOf(
           scopes: row.scopes,
           expiresAt: row.expiresAt?.toISOString() ?? null,
           revokedAt: row.revokedAt?.toISOString() ?? null,
+          restrictions: row.restrictions,
         },
       ]),
     ),

@@ -21,7 +21,13 @@ const day = 86_400_000;
 const issued = (
   keyId: string,
   scopes: Scope[],
-  options: { environment?: Environment; createdBy?: string | null; expiresAt?: string | null; createdAt?: Date } = {},
+  options: {
+    environment?: Environment;
+    createdBy?: string | null;
+    expiresAt?: string | null;
+    createdAt?: Date;
+    restrictedTo?: string[];
+  } = {},
 ): ApiKeyEvent => ({
   type: 'KeyIssued',
   data: {
@@ -33,6 +39,7 @@ const issued = (
     createdBy: options.createdBy ?? null,
     createdAt: (options.createdAt ?? T0).toISOString(),
     expiresAt: options.expiresAt ?? null,
+    ...(options.restrictedTo ? { restrictions: { gtins: options.restrictedTo } } : {}),
   },
 });
 const revoked = (keyId: string, revokedAt: Date, revokedBy: string | null = 'key_root'): ApiKeyEvent => ({
@@ -50,7 +57,7 @@ const creator = (scopes: Scope[], options: Partial<CreatorFacts> = {}): CreatorF
 const issue = (
   scopes: Scope[],
   by: CreatorFacts | null,
-  options: { environment?: Environment; expiresIn?: string; now?: Date } = {},
+  options: { environment?: Environment; expiresIn?: string; now?: Date; restrictedTo?: string[] } = {},
 ): ApiKeyCommand => ({
   type: 'IssueKey',
   keyId: 'key_new',
@@ -60,10 +67,11 @@ const issue = (
   now: options.now ?? T0,
   ...(options.environment ? { environment: options.environment } : {}),
   ...(options.expiresIn !== undefined ? { expiresIn: options.expiresIn } : {}),
+  ...(options.restrictedTo ? { restrictions: { gtins: options.restrictedTo } } : {}),
 });
 const revoke = (
   keyId: string,
-  by: { keyId: string; scopes: Scope[] } | null,
+  by: { keyId: string; scopes: Scope[]; restrictions?: { gtins: string[] } | null } | null,
   now = at(1000),
   environment: Environment = 'live',
 ): ApiKeyCommand => ({
@@ -252,5 +260,52 @@ describe('rules around keys', () => {
     expect(decideEnvironment('test', undefined, 'register')).toBe('test');
     expect(decideEnvironment('live', 'test', 'register')).toBe('test');
     expect(decideEnvironment('live', undefined, 'register')).toBe('live');
+  });
+});
+
+// GTINs with valid check digits (GS1's: weights 3 and 1 from the right).
+const gtinA = '04006381333931';
+const gtinB = '09506000134352';
+const gtinC = '00012345678905';
+
+describe('restricting a key to some GTINs', () => {
+  it('keeps each GTIN as its GTIN-14, sorted, once', () =>
+    given([])
+      .when(
+        issue(['assets:verify'], creator(['*']), { restrictedTo: [gtinB, '4006381333931', gtinA.slice(1).padStart(14, '0')] }),
+      )
+      .then([issued('key_new', ['assets:verify'], { createdBy: 'key_root', restrictedTo: [gtinA, gtinB] })]));
+
+  it('refuses a GTIN whose check digit is wrong, naming its place', () =>
+    given([])
+      .when(issue(['assets:verify'], creator(['*']), { restrictedTo: [gtinA, '04006381333932'] }))
+      .thenRefused('VALIDATION_ERROR', {
+        fields: [
+          { field: 'restrictions.gtins.1', in: 'body', message: 'the check digit is 2, but the first 13 digits call for 1' },
+        ],
+      }));
+
+  it('lets a restricted key make only keys restricted within its own GTINs', () => {
+    const restricted = creator(['*'], { restrictions: { gtins: [gtinA, gtinB] } });
+    given([])
+      .when(issue(['assets:verify'], restricted, { restrictedTo: [gtinB] }))
+      .then([issued('key_new', ['assets:verify'], { createdBy: 'key_root', restrictedTo: [gtinB] })]);
+    given([])
+      .when(issue(['assets:verify'], restricted))
+      .thenRefused('KEY_RESTRICTED', { restrictedTo: { gtins: [gtinA, gtinB] } });
+    given([])
+      .when(issue(['assets:verify'], restricted, { restrictedTo: [gtinA, gtinC] }))
+      .thenRefused('KEY_RESTRICTED', { restrictedTo: { gtins: [gtinA, gtinB] }, beyond: [gtinC] });
+  });
+
+  it('lets a restricted key revoke only keys within its own GTINs', () => {
+    const keys = [issued('key_wide', ['assets:verify']), issued('key_narrow', ['assets:verify'], { restrictedTo: [gtinA] })];
+    const by = { keyId: 'key_root', scopes: ['*'] as Scope[], restrictions: { gtins: [gtinA] } };
+    given(keys)
+      .when(revoke('key_wide', by))
+      .thenRefused('KEY_RESTRICTED', { restrictedTo: { gtins: [gtinA] } });
+    given(keys)
+      .when(revoke('key_narrow', by))
+      .then([{ type: 'KeyRevoked', data: { keyId: 'key_narrow', revokedAt: at(1000).toISOString(), revokedBy: 'key_root' } }]);
   });
 });

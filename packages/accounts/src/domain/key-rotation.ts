@@ -5,6 +5,7 @@
 
 import { type DomainError as ContractsDomainError, type Environment, refuse, type Scope } from '@hallmark/contracts';
 import { scopesBeyond } from '../scope-rules.ts';
+import { type Restrictions, refusalBeyondRestrictions } from './key-restrictions.ts';
 
 /** The grace periods a rotation may leave the old key, in seconds: none, 15 min, 1 h, 1 day. */
 export const rotationGraceSeconds = [0, 900, 3600, 86400] as const;
@@ -22,6 +23,8 @@ export interface RotatedKeyFacts {
   revokedAt: Date | null;
   /** The key a rotation of it made already; null if none. */
   replacedBy: string | null;
+  /** The GTINs it is restricted to (its replacement is restricted alike); null: not restricted. */
+  restrictions: Restrictions | null;
 }
 
 export interface RotateKey {
@@ -30,7 +33,13 @@ export interface RotateKey {
   newKeyId: string;
   graceSeconds: RotationGraceSeconds;
   /** The key asking (its scopes, in the environment it acts in); null for the operator's tools. */
-  by: { keyId: string; environment: Environment; scopes: readonly Scope[]; expiresAt: Date | null } | null;
+  by: {
+    keyId: string;
+    environment: Environment;
+    scopes: readonly Scope[];
+    expiresAt: Date | null;
+    restrictions?: Restrictions | null;
+  } | null;
   /** Whether the account is the operator's (the only one whose keys may hold accounts:write). */
   accountIsOperator: boolean;
   now: Date;
@@ -48,6 +57,8 @@ export type KeyRotationEvent =
         createdBy: string | null;
         createdAt: string;
         expiresAt: string | null;
+        /** The GTINs the key is restricted to, as the key it replaces was; absent: not restricted. */
+        restrictions?: { gtins: string[] };
         /** The key this one replaces. */
         replaces: string;
       };
@@ -65,7 +76,9 @@ export type KeyRotationEvent =
       };
     };
 
-export type RotationRefusal = ContractsDomainError<'INSUFFICIENT_SCOPE' | 'NOT_FOUND' | 'CONFLICT' | 'VALIDATION_ERROR'>;
+export type RotationRefusal = ContractsDomainError<
+  'INSUFFICIENT_SCOPE' | 'KEY_RESTRICTED' | 'NOT_FOUND' | 'CONFLICT' | 'VALIDATION_ERROR'
+>;
 
 /**
  * Decides rotating `target` (undefined: no such key of the asker's account and environment):
@@ -73,7 +86,8 @@ export type RotationRefusal = ContractsDomainError<'INSUFFICIENT_SCOPE' | 'NOT_F
  * (details `replacedBy`: rotate that one; its lifetime is no longer readable); VALIDATION_ERROR for a
  * key rotating itself with no grace; INSUFFICIENT_SCOPE
  * when the asker lacks one of the key's scopes (a narrow key may neither revoke nor mint a stronger
- * one). Else the new key (same name, environment, scopes; the same lifetime from now, never past
+ * one), or KEY_RESTRICTED when the asker is restricted and the key reaches past its GTINs. Else the
+ * new key (same name, environment, scopes and restrictions; the same lifetime from now, never past
  * the asker's own expiry) and the old key's new expiry, now + grace, or its own if sooner.
  */
 export function decideKeyRotation(
@@ -108,6 +122,8 @@ export function decideKeyRotation(
         { required: beyond, granted: [...cmd.by.scopes] },
       );
     }
+    const beyondRestrictions = refusalBeyondRestrictions(cmd.by.restrictions ?? null, target.restrictions, 'rotate');
+    if (beyondRestrictions) return beyondRestrictions;
   }
   // Replaced once already, and in its grace period (told only to a key that may rotate it: the
   // answer names the replacement): its expiry is the grace's end now, not its
@@ -138,6 +154,7 @@ export function decideKeyRotation(
         createdBy: cmd.by?.keyId ?? null,
         createdAt: cmd.now.toISOString(),
         expiresAt: newExpiresMs === null ? null : new Date(newExpiresMs).toISOString(),
+        ...(target.restrictions ? { restrictions: { gtins: [...target.restrictions.gtins] } } : {}),
         replaces: target.id,
       },
     },

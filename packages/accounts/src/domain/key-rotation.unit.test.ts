@@ -16,6 +16,7 @@ const key = (facts: Partial<RotatedKeyFacts> = {}): RotatedKeyFacts => ({
   expiresAt: null,
   revokedAt: null,
   replacedBy: null,
+  restrictions: null,
   ...facts,
 });
 const rotate = (cmd: Partial<RotateKey> = {}): RotateKey => ({
@@ -111,5 +112,32 @@ describe('rotating an API key', () => {
       code: 'INSUFFICIENT_SCOPE',
       details: { required: ['assets:create'], granted: ['keys:write', 'assets:read'] },
     });
+  });
+});
+
+describe('rotating a restricted key', () => {
+  const gtins = ['04006381333931', '09506000134352'];
+
+  it('restricts the new key as the old one was', () => {
+    const decision = decideKeyRotation(key({ restrictions: { gtins } }), rotate());
+    if (!Array.isArray(decision)) throw new Error(decision.message);
+    expect(decision[0].data.restrictions).toEqual({ gtins });
+  });
+
+  it('refuses a restricted asker a key that reaches past its GTINs', () => {
+    const by = { keyId: 'key_admin', environment: 'live' as const, scopes: ['*' as const], expiresAt: null };
+    expect(decideKeyRotation(key(), rotate({ by: { ...by, restrictions: { gtins } } }))).toMatchObject({
+      code: 'KEY_RESTRICTED',
+      details: { restrictedTo: { gtins } },
+    });
+    expect(
+      decideKeyRotation(
+        key({ restrictions: { gtins } }),
+        rotate({ by: { ...by, restrictions: { gtins: [gtins[0] as string] } } }),
+      ),
+    ).toMatchObject({ code: 'KEY_RESTRICTED', details: { beyond: [gtins[1]] } });
+    expect(
+      Array.isArray(decideKeyRotation(key({ restrictions: { gtins } }), rotate({ by: { ...by, restrictions: { gtins } } }))),
+    ).toBe(true);
   });
 });

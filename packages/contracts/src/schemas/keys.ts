@@ -18,12 +18,38 @@ const Name = Type.String({
 const Timestamp = Type.String({ format: 'date-time' });
 const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
 
+/** The most GTINs one key may be restricted to. */
+export const maxRestrictedGtins = 100;
+
+/**
+ * A key narrowed to some GTINs (spec, Authentication 7): it acts only on codes of these GTINs, and
+ * only through the operations that name a GTIN (docs/API.md, "Resource restrictions").
+ */
+export const KeyRestrictions = Type.Object(
+  {
+    gtins: Type.Array(
+      Type.String({
+        pattern: '^[0-9]{8,14}$',
+        description: 'a GTIN (8, 12, 13 or 14 digits, kept as its GTIN-14) with a valid GS1 check digit',
+      }),
+      { minItems: 1, maxItems: maxRestrictedGtins, uniqueItems: true },
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'restricts the key to these GTINs: it generates, verifies, reports, blocks, links and lists codes of them alone, reads its own account, and is refused every other operation (403 KEY_RESTRICTED). A key made by a restricted key must be restricted within its GTINs. Left out: the key reaches every resource of its account its scopes allow',
+  },
+);
+export type KeyRestrictions = Static<typeof KeyRestrictions>;
+
 export const CreateApiKeyBody = Type.Object(
   {
     name: Name,
     scopes: Type.Array(ScopeSchema, { minItems: 1, uniqueItems: true }),
     expiresIn: Type.Optional(Type.String({ description: '<n>m|h|d|w|y, e.g. 90d; omitted: the key does not expire' })),
     environment: Type.Optional(EnvironmentSchema),
+    restrictions: Type.Optional(KeyRestrictions),
   },
   { additionalProperties: false },
 );
@@ -79,6 +105,9 @@ export const ApiKeyView = Type.Object({
   lastUsedAt: Type.Union([Timestamp, Type.Null()], {
     description:
       'when the key last authenticated a request (x-api-key or a console session), written by the gateways every 2 s: up to a few seconds behind; null if never',
+  }),
+  restrictions: Type.Union([KeyRestrictions, Type.Null()], {
+    description: 'the GTINs the key is restricted to, as GTIN-14s; null: not restricted',
   }),
 });
 export type ApiKeyView = Static<typeof ApiKeyView>;

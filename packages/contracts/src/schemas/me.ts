@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Pagination } from './common.ts';
-import { AccountView, EnvironmentSchema, ScopeSchema } from './keys.ts';
+import { AccountView, EnvironmentSchema, KeyRestrictions, ScopeSchema } from './keys.ts';
 
 /** GET /accounts/me: the account the calling key belongs to, and the key itself (never its secret). */
 export const MyAccount = Type.Object({
@@ -13,6 +13,9 @@ export const MyAccount = Type.Object({
     environment: EnvironmentSchema,
     scopes: Type.Array(ScopeSchema, { description: 'as granted; `*` is every scope of the account' }),
     expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    restrictions: Type.Union([KeyRestrictions, Type.Null()], {
+      description: 'the GTINs the key is restricted to; null: not restricted',
+    }),
   }),
 });
 export type MyAccount = Static<typeof MyAccount>;

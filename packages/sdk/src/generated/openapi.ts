@@ -1815,7 +1815,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED */
+      /** @description Error: CSRF_REJECTED, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2010,7 +2010,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2100,6 +2100,10 @@ export interface operations {
               revokedAt: string | null;
               /** @description when the key last authenticated a request (x-api-key or a console session), written by the gateways every 2 s: up to a few seconds behind; null if never */
               lastUsedAt: string | null;
+              /** @description the GTINs the key is restricted to, as GTIN-14s; null: not restricted */
+              restrictions: {
+                gtins: string[];
+              } | null;
               /** @description shown once */
               secret: string;
             };
@@ -2124,7 +2128,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2242,12 +2246,25 @@ export interface operations {
                 | 'accounts:write'
               )[];
               expiresAt: string | null;
+              /** @description the GTINs the key is restricted to; null: not restricted */
+              restrictions: {
+                gtins: string[];
+              } | null;
             };
           };
         };
       };
       /** @description Error: INVALID_API_KEY, EXPIRED_API_KEY, REVOKED_API_KEY, MISSING_API_KEY */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: KEY_RESTRICTED */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -2344,7 +2361,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2454,7 +2471,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2595,7 +2612,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2703,7 +2720,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: GTIN_CLAIM_NOT_ALLOWED, CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: GTIN_CLAIM_NOT_ALLOWED, CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2826,7 +2843,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2921,6 +2938,10 @@ export interface operations {
                   revokedAt: string | null;
                   /** @description when the key last authenticated a request (x-api-key or a console session), written by the gateways every 2 s: up to a few seconds behind; null if never */
                   lastUsedAt: string | null;
+                  /** @description the GTINs the key is restricted to, as GTIN-14s; null: not restricted */
+                  restrictions: {
+                    gtins: string[];
+                  } | null;
                 }
               | {
                   /** @description the key id (kid): its RFC 7638 thumbprint */
@@ -2970,7 +2991,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3052,6 +3073,10 @@ export interface operations {
               /** @description <n>m|h|d|w|y, e.g. 90d; omitted: the key does not expire */
               expiresIn?: string;
               environment?: 'test' | 'live';
+              /** @description restricts the key to these GTINs: it generates, verifies, reports, blocks, links and lists codes of them alone, reads its own account, and is refused every other operation (403 KEY_RESTRICTED). A key made by a restricted key must be restricted within its GTINs. Left out: the key reaches every resource of its account its scopes allow */
+              restrictions?: {
+                gtins: string[];
+              };
             };
       };
     };
@@ -3080,6 +3105,10 @@ export interface operations {
                 revokedAt: string | null;
                 /** @description when the key last authenticated a request (x-api-key or a console session), written by the gateways every 2 s: up to a few seconds behind; null if never */
                 lastUsedAt: string | null;
+                /** @description the GTINs the key is restricted to, as GTIN-14s; null: not restricted */
+                restrictions: {
+                  gtins: string[];
+                } | null;
                 /** @description shown once */
                 secret: string;
               }
@@ -3121,7 +3150,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3231,7 +3260,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3343,7 +3372,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3461,6 +3490,10 @@ export interface operations {
             revokedAt: string | null;
             /** @description when the key last authenticated a request (x-api-key or a console session), written by the gateways every 2 s: up to a few seconds behind; null if never */
             lastUsedAt: string | null;
+            /** @description the GTINs the key is restricted to, as GTIN-14s; null: not restricted */
+            restrictions: {
+              gtins: string[];
+            } | null;
             /** @description shown once */
             secret: string;
             replaced: {
@@ -3492,7 +3525,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3642,7 +3675,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3803,7 +3836,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4026,7 +4059,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4150,7 +4183,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4302,7 +4335,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4416,7 +4449,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4557,7 +4590,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4698,7 +4731,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4814,7 +4847,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4922,7 +4955,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5044,7 +5077,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5180,7 +5213,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5263,7 +5296,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5399,7 +5432,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5530,7 +5563,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5648,7 +5681,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5748,7 +5781,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5856,7 +5889,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5964,7 +5997,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6090,7 +6123,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6185,7 +6218,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6309,7 +6342,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6448,7 +6481,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6607,7 +6640,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6764,7 +6797,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7021,7 +7054,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7127,7 +7160,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7267,7 +7300,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7404,7 +7437,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7526,7 +7559,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7877,7 +7910,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8002,7 +8035,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: GTIN_NOT_OWNED, CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: GTIN_NOT_OWNED, CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8121,7 +8154,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8248,7 +8281,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: GTIN_NOT_OWNED, CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: GTIN_NOT_OWNED, CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8647,7 +8680,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8751,7 +8784,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8852,7 +8885,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8949,7 +8982,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9056,7 +9089,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9170,7 +9203,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: GTIN_NOT_OWNED, CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: GTIN_NOT_OWNED, CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9323,7 +9356,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9447,7 +9480,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9971,6 +10004,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
+      /** @description Error: KEY_RESTRICTED */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description Error: NOT_FOUND */
       404: {
         headers: {
@@ -10055,7 +10097,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10156,7 +10198,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10271,7 +10313,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10398,7 +10440,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10540,7 +10582,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10693,7 +10735,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10776,7 +10818,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10926,7 +10968,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11061,7 +11103,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11163,7 +11205,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11303,7 +11345,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11445,7 +11487,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11550,7 +11592,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11664,7 +11706,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11775,7 +11817,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11983,7 +12025,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -12088,7 +12130,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -12205,7 +12247,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;
@@ -12326,7 +12368,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE */
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
       403: {
         headers: {
           [name: string]: unknown;

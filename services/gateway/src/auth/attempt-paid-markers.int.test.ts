@@ -32,6 +32,7 @@ describe.each(caches)('attempt paid markers (%s)', (_name, cacheOf) => {
       isOperator: false,
       tier: 'starter',
       expiresAt: null,
+      restrictions: null,
     };
     const limiter = createRateLimiter({ cache: cacheOf(), clock: () => new Date() });
     return { key, owner: { accountId, environment: 'live' as const }, limiter };

@@ -58,6 +58,7 @@ function toAuthenticatedKey(key: ApiKeyWithAccount): AuthenticatedKey {
     isOperator: key.isOperator,
     tier: key.tier,
     expiresAt: key.expiresAt,
+    restrictions: key.restrictions && Object.freeze({ gtins: Object.freeze([...key.restrictions.gtins]) }),
   });
 }
 

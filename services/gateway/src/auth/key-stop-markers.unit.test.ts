@@ -12,6 +12,7 @@ const key = (keyId: string): AuthenticatedKey => ({
   isOperator: false,
   tier: 'starter',
   expiresAt: null,
+  restrictions: null,
 });
 const owner = { accountId: 'acc_1', environment: 'live' as const };
 

@@ -11,6 +11,7 @@ const key: AuthenticatedKey = {
   isOperator: false,
   tier: 'free',
   expiresAt: null,
+  restrictions: null,
 };
 
 // Days around today: the in-memory cache expires the day's counters by the real clock, so a fixed

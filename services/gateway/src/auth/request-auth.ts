@@ -10,6 +10,7 @@ import { type ConsoleSessions, noSession } from './console-sessions.ts';
 import { csrfRefusal } from './csrf.ts';
 import { createLookUpTurns } from './failed-auth-holds.ts';
 import type { KeyLastUsed } from './key-last-used.ts';
+import { operationRefusedToKey } from './key-restrictions.ts';
 import type { RateLimiter, RateLimitOutcome, SpentQuota } from './rate-limiter.ts';
 import { retryInWords } from './retry-words.ts';
 import { clearedSessionCookies, sessionTokenOf, severalSessionCookies, severalSessionCookiesWhy } from './session-cookie.ts';
@@ -349,6 +350,9 @@ export function installRequestAuth(
         granted: [...key.scopes],
       });
     }
+    // A key restricted to some GTINs, on an operation that reaches beyond them (key-restrictions.ts).
+    const restricted = operationRefusedToKey(key, route);
+    if (restricted) throw restricted;
     request.apiKey = key;
     deps.keyLastUsed.note(key.keyId);
     if (!spendsAfterBody(request, route)) return spend(request, reply, route, done);

@@ -11,6 +11,7 @@ const key = (keyId: string, tier: AuthenticatedKey['tier'] = 'starter'): Authent
   isOperator: false,
   tier,
   expiresAt: null,
+  restrictions: null,
 });
 
 describe('usage counted with the limits', () => {

@@ -43,6 +43,7 @@ export function registerAccountRoutes(
         environment: key.environment,
         scopes: [...key.scopes],
         expiresAt: key.expiresAt?.toISOString() ?? null,
+        restrictions: key.restrictions && { gtins: [...key.restrictions.gtins] },
       },
     };
   });

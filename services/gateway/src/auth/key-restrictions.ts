@@ -1,0 +1,133 @@
+import type { AuthenticatedKey } from '@hallmark/accounts';
+import { HallmarkError, type RouteDefinition } from '@hallmark/contracts';
+import { parseDigitalLink } from '@hallmark/gs1';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+// A key restricted to some GTINs (POST /keys `restrictions`; spec, Authentication 7) may use only the
+// operations listed here, each with the GTINs a request to it names; every GTIN it names must be one
+// of the key's. Every other operation (keys, webhooks, compliance, auction objects, account-wide
+// scans and usage, …) is refused before anything is spent: a leaked restricted key reaches the codes
+// of its GTINs and nothing else. docs/API.md, "Resource restrictions".
+
+type GtinsNamed = (request: FastifyRequest) => readonly string[];
+
+const bodyOf = (request: FastifyRequest) => (request.body ?? {}) as Record<string, unknown>;
+const queryOf = (request: FastifyRequest) => (request.query ?? {}) as Record<string, unknown>;
+
+/** A `gtin` member as sent: a string names that GTIN, whatever its form (a malformed one is no listed GTIN). */
+const gtinOf = (value: unknown): string[] => (typeof value === 'string' ? [value] : []);
+
+/**
+ * The GTIN of a link as the verify and report handlers read it (the same parser): a link that does
+ * not parse names none, and its request is refused by the service for that, having reached nothing.
+ */
+const gtinOfLink = (value: unknown): string[] => {
+  if (typeof value !== 'string') return [];
+  const parsed = parseDigitalLink(value);
+  return parsed.ok ? [parsed.link.gtin] : [];
+};
+
+const gtinInBody: GtinsNamed = (request) => gtinOf(bodyOf(request).gtin);
+const gtinsOfItems: GtinsNamed = (request) => {
+  const items = bodyOf(request).items;
+  return Array.isArray(items) ? items.flatMap((item) => gtinOf((item as { gtin?: unknown } | null)?.gtin)) : [];
+};
+const gtinOfLinkInBody: GtinsNamed = (request) => {
+  const body = bodyOf(request);
+  return [...gtinOfLink(body.url), ...gtinOfLink(body.content)];
+};
+
+/**
+ * A listing, filtered by one GTIN: a restricted key names one of its own with `gtin=` (the listings
+ * take one GTIN; a key listing without it would read every GTIN of the account).
+ */
+const gtinFilter: GtinsNamed = (request) => {
+  const gtin = queryOf(request).gtin;
+  if (typeof gtin === 'string') return [gtin];
+  throw new HallmarkError(
+    'KEY_RESTRICTED',
+    'This API key is restricted to some GTINs: list one of them at a time, with the gtin parameter.',
+    {
+      restrictedTo: restrictionsOf(request),
+      fields: [{ field: 'gtin', in: 'query', message: 'is required for a restricted key' }],
+    },
+  );
+};
+
+/** The operations a restricted key may use, by operationId, and the GTINs each request names. */
+const gtinsNamedBy: Readonly<Record<string, GtinsNamed>> = {
+  // Its own account and key, and the services' ping: no resource of the account.
+  getMyAccount: () => [],
+  pingService: () => [],
+  generateCode: gtinInBody,
+  generateCodeBatch: gtinsOfItems,
+  verifyCode: gtinOfLinkInBody,
+  reportCode: gtinOfLinkInBody,
+  getCodeQr: (request) => gtinOfLink(queryOf(request).url),
+  createBlock: gtinInBody,
+  createLink: gtinInBody,
+  listCodes: gtinFilter,
+  listScans: gtinFilter,
+  listBlocks: gtinFilter,
+  listLinks: gtinFilter,
+  // Named by its asset id: its answer is checked (routes/codes.ts, refuseUnreachableGtin).
+  getCode: () => [],
+};
+
+const restrictionsOf = (request: FastifyRequest) => ({ gtins: [...(request.apiKey?.restrictions?.gtins ?? [])] });
+
+/**
+ * Refuses, before anything is spent, an operation a restricted key may not use at all
+ * (KEY_RESTRICTED); undefined for an unrestricted key or an operation it may use.
+ */
+export function operationRefusedToKey(key: AuthenticatedKey, route: RouteDefinition): HallmarkError | undefined {
+  if (key.restrictions === null || Object.hasOwn(gtinsNamedBy, route.operationId)) return undefined;
+  return new HallmarkError(
+    'KEY_RESTRICTED',
+    `This API key is restricted to some GTINs; ${route.method} ${route.path} reaches beyond them. Use a key without restrictions.`,
+    { restrictedTo: { gtins: [...key.restrictions.gtins] } },
+  );
+}
+
+/** KEY_RESTRICTED for the GTINs of `named` a restricted key does not list; nothing for an unrestricted key. */
+export function refuseUnlistedGtins(key: AuthenticatedKey | null, named: readonly string[]): void {
+  const restrictions = key?.restrictions;
+  if (!restrictions) return;
+  const unlisted = [...new Set(named.filter((gtin) => !restrictions.gtins.includes(gtin)))];
+  if (unlisted.length === 0) return;
+  throw new HallmarkError(
+    'KEY_RESTRICTED',
+    `This API key is restricted to some GTINs, and ${unlisted.length === 1 ? `${unlisted[0]} is not one of them` : `${unlisted.slice(0, 10).join(', ')}${unlisted.length > 10 ? ', …' : ''} are not among them`}.`,
+    { restrictedTo: { gtins: [...restrictions.gtins] }, unlisted: unlisted.slice(0, 100) },
+  );
+}
+
+/**
+ * A resource found by its id (a code by its asset id) whose GTIN a restricted key does not list:
+ * NOT_FOUND, as another account's is, so its id tells the key nothing.
+ */
+export function refuseUnreachableGtin(request: FastifyRequest, gtin: string, notFound: () => HallmarkError): void {
+  const restrictions = request.apiKey?.restrictions;
+  if (restrictions && !restrictions.gtins.includes(gtin)) throw notFound();
+}
+
+/**
+ * Once a request's body is read and validated: every GTIN it names must be one its restricted key
+ * lists (KEY_RESTRICTED, and the quota it spent is given back as for any refusal).
+ */
+export function installKeyRestrictions(app: FastifyInstance): void {
+  app.addHook('preHandler', (request, _reply, done) => {
+    const key = request.apiKey;
+    const route = request.routeOptions.config?.route;
+    if (!key?.restrictions || !route) return done();
+    const named = gtinsNamedBy[route.operationId];
+    try {
+      // An operation not listed was refused as the request came (operationRefusedToKey).
+      if (!named) throw operationRefusedToKey(key, route);
+      refuseUnlistedGtins(key, named(request));
+      done();
+    } catch (error) {
+      done(error as Error);
+    }
+  });
+}
