@@ -123,6 +123,15 @@ describe('the resolver over HTTP', () => {
     const head = await fetch(`${t.url}${path}`, { method: 'HEAD' });
     expect(head.status).toBe(200);
     expect(head.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    // HEAD answers the status GET would, before anything is verified: an embedded load's 403, a link
+    // without its signature's 400 (both were 200).
+    const embeddedHead = await fetch(`${t.url}/verify${path}`, {
+      method: 'HEAD',
+      headers: { 'sec-fetch-dest': 'image', 'sec-fetch-mode': 'no-cors', 'sec-fetch-site': 'cross-site' },
+    });
+    expect(embeddedHead.status).toBe(403);
+    expect((await fetch(`${t.url}/verify${path.split('?')[0]}`, { method: 'HEAD' })).status).toBe(400);
+    expect((await fetch(`${t.url}/verify${path}`, { method: 'HEAD' })).status).toBe(200);
     const preflight = await fetch(`${t.url}${path}`, {
       method: 'OPTIONS',
       headers: { origin: 'https://shop.example', 'access-control-request-method': 'GET' },

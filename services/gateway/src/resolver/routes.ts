@@ -439,12 +439,6 @@ export function registerResolverRoutes(
       'link',
       `<${deps.publicOrigin()}${printedPath.split('?')[0]}?linkType=linkset>; rel="linkset"; type="application/linkset+json"`,
     );
-    // HEAD is not a scan: a phone's prefetch or a link checker counts nothing.
-    if (request.method === 'HEAD')
-      return reply
-        .status(200)
-        .type(form === 'json' ? 'application/json' : 'text/html; charset=utf-8')
-        .send();
     // Another page's image, frame, script or fetch, or a prefetch, is never a scan (embedded-load.ts):
     // refused before anything is verified or counted.
     if (isEmbeddedLoad(request.headers)) {
@@ -457,6 +451,14 @@ export function registerResolverRoutes(
       if (form !== 'html') throw new HallmarkError(link.serial === undefined ? 'INVALID_URL' : 'MISSING_SIGNATURE', problem);
       return html(reply, 400, renderMessagePage(english.error.badLinkTitle, problem, english.error.tryAgain));
     }
+    // HEAD is not a scan: a phone's prefetch or a link checker counts nothing. It answers the status
+    // GET would give before any verification (a refused embedded load, a link without serial or
+    // signature), as HEAD must (RFC 9110, 9.3.2); it answered 200 to those before 2026-12-07.
+    if (request.method === 'HEAD')
+      return reply
+        .status(200)
+        .type(form === 'json' ? 'application/json' : 'text/html; charset=utf-8')
+        .send();
     const scanned: ScannedLink = { ...link, serial: link.serial, signature: link.signature };
 
     // An auction object's label: its `10` value is a category, its serial a service serial, and it
