@@ -311,6 +311,17 @@ describe('one known set of scans, read every way', () => {
     const csv = await raw('/scans?format=csv', brand.key);
     const rows = csv.text.trim().split('\r\n').slice(1);
     expect(rows.map((row) => row.split(',')[0])).toEqual(scans.map((scan) => scan.scanId));
+    // With a JSON page's cursor: the scans after it (the cursor was ignored, and the whole export came again).
+    const after = await raw(`/scans?format=csv&cursor=${encodeURIComponent(brandCursor)}`, brand.key);
+    expect(after.status).toBe(200);
+    expect(
+      after.text
+        .trim()
+        .split('\r\n')
+        .slice(1)
+        .map((row) => row.split(',')[0]),
+    ).toEqual(scans.slice(1).map((scan) => scan.scanId));
+    expect((await raw('/scans?format=csv&cursor=not-a-cursor', brand.key)).status).toBe(400);
 
     // Aggregates by verdict: what the list counts.
     const byVerdict: Record<string, number> = {};

@@ -55,7 +55,8 @@ export const ListScansQuery = Type.Object(
     cursor: Type.Optional(Type.String({ maxLength: 200 })),
     format: Type.Optional(
       Type.Union([Type.Literal('json'), Type.Literal('csv')], {
-        description: 'csv: every matching scan as text/csv, streamed (as `Accept: text/csv`)',
+        description:
+          'csv: every matching scan as text/csv, streamed (as `Accept: text/csv`); with `cursor`, those after it; `limit` does not apply',
       }),
     ),
   },

@@ -111,12 +111,12 @@ function acceptQuality(accept: string, type: string, { named = false }: { named?
 }
 
 /**
- * Every matching scan as CSV: keyset pages of 1,000 asked of verify-service one after another (the
+ * Every matching scan (after `cursor`, when one is given) as CSV: keyset pages of 1,000 asked of verify-service one after another (the
  * next asked for while the current one is written), each written out as it comes, so the gateway
  * holds two pages at most whatever the export's size; the stream's backpressure paces the asking.
  */
 async function scanCsv(services: ServiceCaller, request: FastifyRequest, query: ListScansQuery): Promise<Readable> {
-  const { cursor: _cursor, limit: _limit, format: _format, ...filters } = query;
+  const { cursor, limit: _limit, format: _format, ...filters } = query;
   const principal = principalOf(request);
   const page = (cursor: string | undefined) =>
     services.call(
@@ -124,8 +124,10 @@ async function scanCsv(services: ServiceCaller, request: FastifyRequest, query: 
       { principal, query: { ...filters, limit: maxScansPageSize, ...(cursor ? { cursor } : {}) } },
       request.id,
     );
-  // The first page is awaited before anything is sent, so a refused query still answers its error envelope.
-  const first = await page(undefined);
+  // The first page is awaited before anything is sent, so a refused query (a bad cursor among them)
+  // still answers its error envelope. A cursor from a JSON page exports the scans after it (it was
+  // ignored: the whole export came again).
+  const first = await page(cursor);
   // HEAD: the GET's status and headers, and no export behind them. Node drops a HEAD's body as it is
   // written, so nothing paced the pages: each HEAD ran the whole export at the database's speed.
   if (request.method === 'HEAD') return Readable.from([]);
