@@ -99,7 +99,14 @@ describe('console sessions', () => {
     expect(body.session.environment).toBe('live');
     expect(new Date(body.session.expiresAt).getTime() - new Date(body.session.createdAt).getTime()).toBe(12 * 3_600_000);
     expect(new Date(body.session.idleExpiresAt).getTime() - new Date(body.session.createdAt).getTime()).toBe(30 * 60_000);
-    expect(body.key).toEqual({ id: tenant.keyId, name: 'first key', environment: 'live', scopes: ['*'], isOperator: false });
+    expect(body.key).toEqual({
+      id: tenant.keyId,
+      name: 'first key',
+      environment: 'live',
+      scopes: ['*'],
+      isOperator: false,
+      restrictions: null,
+    });
     expect(body.account).toMatchObject({ id: tenant.accountId, tier: 'enterprise' });
     expect(body.environments).toEqual(['live', 'test']);
     // The key is nowhere in the answer.

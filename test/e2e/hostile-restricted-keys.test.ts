@@ -70,7 +70,7 @@ afterAll(async () => {
 describe('issuing a restricted key', () => {
   it('answers, lists and reads back the GTINs a key is restricted to', async () => {
     const listedKeys = await api('GET', '/keys?type=api', { key: star });
-    const shown = (listedKeys.body.data ?? listedKeys.body.keys ?? []).find((key: Json) => key.id === restrictedId);
+    const shown = (listedKeys.body.keys as Json[]).find((key: Json) => key.id === restrictedId);
     expect(shown?.restrictions).toEqual({ gtins: [listed] });
     const me = await api('GET', '/accounts/me', { key: restricted });
     expect(me.status, JSON.stringify(me.body)).toBe(200);
@@ -106,11 +106,17 @@ describe('a leaked restricted key', () => {
     const own = await api('POST', '/code/generate', { key: restricted, body: { gtin: listed, serialNumber: 'APP-1' } });
     expect(own.status, JSON.stringify(own.body)).toBe(201);
     const before = await generatedToday();
-    for (const gtin of [sibling, otherPrefix, '9506000134352']) {
+    for (const gtin of [sibling, otherPrefix, '9506000134369']) {
       const refused = await api('POST', '/code/generate', { key: restricted, body: { gtin, serialNumber: 'FORGED-1' } });
       expectError(refused, 403, 'KEY_RESTRICTED');
       expect(refused.body.error?.details).toEqual({ restrictedTo: { gtins: [listed] }, unlisted: [gtin] });
     }
+    // The listed GTIN in 13 digits is compared as its GTIN-14: it reaches the service, which refuses its form.
+    const thirteen = await api('POST', '/code/generate', {
+      key: restricted,
+      body: { gtin: listed.slice(1), serialNumber: 'APP-13' },
+    });
+    expectError(thirteen, 400, 'INVALID_GTIN');
     // One unlisted item refuses the whole batch before any code is made: its listed item too.
     const batch = await api('POST', '/code/generate/batch', {
       key: restricted,
@@ -169,6 +175,11 @@ describe('a leaked restricted key', () => {
       expectError(await api('GET', `${path}?gtin=${sibling}`, { key: restricted }), 403, 'KEY_RESTRICTED');
       const own = await api('GET', `${path}?gtin=${listed}`, { key: restricted });
       expect(own.status, `${path}: ${JSON.stringify(own.body)}`).toBe(200);
+      const rows = (own.body.data ?? own.body.scans ?? own.body.blocks ?? own.body.links) as Json[];
+      expect(
+        rows.every((row) => row.gtin === listed),
+        path,
+      ).toBe(true);
     }
     const other = await api('GET', `/codes/${made[sibling]?.assetId}`, { key: restricted });
     expectError(other, 404, 'NOT_FOUND');
@@ -193,7 +204,9 @@ describe('a leaked restricted key', () => {
       body: { gtin: listed, serial: 'X1', kind: 'withdrawn' },
     });
     expect(ownBlock.status, JSON.stringify(ownBlock.body)).toBe(201);
-    // The sibling's code still verifies: nothing of the refused block was recorded.
+    // Nothing of the refused block or link was recorded: the sibling has none, and its code still verifies.
+    expect((await api('GET', `/blocklist?gtin=${sibling}`, { key: star })).body.blocks).toEqual([]);
+    expect((await api('GET', `/links?gtin=${sibling}`, { key: star })).body.links).toEqual([]);
     const verdict = await api('POST', '/code/verify', { key: star, body: { url: made[sibling]?.url } });
     expect(verdict.body.verdict).toBe('AUTHENTIC');
   });
@@ -203,9 +216,9 @@ describe('a leaked restricted key', () => {
       { name: 'wider', scopes: ['*'] },
       { name: 'same', scopes: ['*'], restrictions: { gtins: [listed] } },
     ]) {
-      const made = await api('POST', '/keys', { key: restricted, body });
-      expectError(made, 403, 'KEY_RESTRICTED');
-      expect(made.body.error?.details).toEqual({ restrictedTo: { gtins: [listed] } });
+      const created = await api('POST', '/keys', { key: restricted, body });
+      expectError(created, 403, 'KEY_RESTRICTED');
+      expect(created.body.error?.details).toEqual({ restrictedTo: { gtins: [listed] } });
     }
     const starId = (await api('GET', '/accounts/me', { key: star })).body.key.id;
     expectError(
@@ -245,6 +258,13 @@ describe('a leaked restricted key', () => {
     expect(signedIn.status, JSON.stringify(signedIn.body)).toBe(201);
     const token = /^hallmark_session=([0-9a-f]{64});/.exec(signedIn.headers.get('set-cookie') ?? '')?.[1];
     const headers = { cookie: `hallmark_session=${token}`, 'x-hallmark-console': '1', origin: t.url };
+    const view = await api('GET', '/sessions/current', { headers });
+    expect(view.body.key.restrictions).toEqual({ gtins: [listed] });
+    expect(view.body.environments).toEqual(['live']);
+    // A live key's session may act in test, where the account's test budget is: not a restricted key's.
+    const switched = await api('PATCH', '/sessions/current', { headers, body: { environment: 'test' } });
+    expectError(switched, 403, 'KEY_RESTRICTED');
+    expect((await api('GET', '/sessions/current', { headers })).body.session.environment).toBe('live');
     expectError(await api('GET', '/webhooks/endpoints', { headers }), 403, 'KEY_RESTRICTED');
     expectError(await api('GET', `/codes?gtin=${sibling}`, { headers }), 403, 'KEY_RESTRICTED');
     expect((await api('GET', `/codes?gtin=${listed}`, { headers })).status).toBe(200);
@@ -269,5 +289,16 @@ describe('rotating and revoking a restricted key', () => {
     const revoked = await api('POST', `/keys/${rotated.body.id}/revoke`, { key: star });
     expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
     expectError(await api('GET', '/accounts/me', { key: replacement }), 401, 'REVOKED_API_KEY');
+  });
+
+  it('revokes itself, as any key may: whoever finds it leaked ends it with the key alone', async () => {
+    const foundLeaked = await api('POST', '/keys', {
+      key: star,
+      body: { name: 'found leaked', scopes: ['assets:verify', 'keys:write'], restrictions: { gtins: [listed] } },
+    });
+    expect(foundLeaked.status, JSON.stringify(foundLeaked.body)).toBe(201);
+    const revoked = await api('POST', `/keys/${foundLeaked.body.id}/revoke`, { key: foundLeaked.body.secret });
+    expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
+    expectError(await api('GET', '/accounts/me', { key: foundLeaked.body.secret }), 401, 'REVOKED_API_KEY');
   });
 });

@@ -281,6 +281,11 @@ function SignedIn({
             <span class="account">{session.account.name}</span>
             <span class="key-name">
               signed in with the key “<span class="code">{session.key.name}</span>”{session.key.isOperator && ' (operator)'}
+              {session.key.restrictions && (
+                <>
+                  , restricted to GTINs <span class="code">{session.key.restrictions.gtins.join(', ')}</span>
+                </>
+              )}
             </span>
           </p>
           <div class="top-actions">

@@ -5,7 +5,15 @@ export type Verdict = 'AUTHENTIC' | 'SUSPICIOUS' | 'COUNTERFEIT';
 
 export interface SessionView {
   session: { id: string; environment: Environment; createdAt: string; expiresAt: string; idleExpiresAt: string };
-  key: { id: string; name: string; environment: Environment; scopes: string[]; isOperator: boolean };
+  key: {
+    id: string;
+    name: string;
+    environment: Environment;
+    scopes: string[];
+    isOperator: boolean;
+    /** The GTINs the key is restricted to (pages that name none answer KEY_RESTRICTED); null or absent: none. */
+    restrictions?: { gtins: string[] } | null;
+  };
   account: { id: string; name: string; tier: string };
   environments: Environment[];
 }

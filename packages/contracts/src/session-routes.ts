@@ -13,7 +13,14 @@ const example = {
     expiresAt: '2026-01-15T21:30:00.000Z',
     idleExpiresAt: '2026-01-15T10:00:00.000Z',
   },
-  key: { id: 'key_8a7b6c5d4e3f2a1b0c9d', name: 'console', environment: 'live', scopes: ['*'], isOperator: false },
+  key: {
+    id: 'key_8a7b6c5d4e3f2a1b0c9d',
+    name: 'console',
+    environment: 'live',
+    scopes: ['*'],
+    isOperator: false,
+    restrictions: null,
+  },
   account: { id: 'acc_1a2b3c4d5e6f7a8b9c0d', name: 'Acme', tier: 'starter' },
   environments: ['live', 'test'],
 };
@@ -52,12 +59,12 @@ export const updateSessionRoute = defineRoute({
   method: 'PATCH',
   path: `${apiPrefix}/sessions/current`,
   summary:
-    'Switch the session’s environment: a live key’s session may act in test (and back); a test key’s may not act in live (403 INSUFFICIENT_SCOPE). Needs `X-Hallmark-Console: 1`.',
+    'Switch the session’s environment: a live key’s session may act in test (and back); a test key’s may not act in live (403 INSUFFICIENT_SCOPE); a key restricted to some GTINs acts in its own only (403 KEY_RESTRICTED). Needs `X-Hallmark-Console: 1`.',
   tags: ['sessions'],
   auth: 'session',
   body: UpdateSessionBody,
   responses: { 200: { description: 'The session, switched', schema: SessionView } },
-  errors: ['INSUFFICIENT_SCOPE'],
+  errors: ['INSUFFICIENT_SCOPE', 'KEY_RESTRICTED'],
   examples: {
     body: { environment: 'test' },
     responses: { 200: { ...example, session: { ...example.session, environment: 'test' } } },

@@ -44,7 +44,10 @@ function scopesOption(value: string | undefined): Scope[] {
 /** `--gtins a,b,…`: the GTINs the new key is restricted to (checked by the decision: check digits); none without it. */
 function restrictionsOption(value: string | undefined): { restrictions?: { gtins: string[] } } {
   if (value === undefined) return {};
-  const gtins = value.split(',').filter(Boolean);
+  const gtins = value
+    .split(',')
+    .map((gtin) => gtin.trim())
+    .filter(Boolean);
   if (gtins.length === 0 || gtins.some((gtin) => !/^[0-9]{8,14}$/.test(gtin)))
     throw new UsageError('--gtins takes GTINs of 8 to 14 digits, separated by commas');
   return { restrictions: { gtins } };

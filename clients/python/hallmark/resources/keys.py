@@ -40,6 +40,9 @@ class Keys(Resource):
         `restricted_to_gtins` restricts it to those GTINs: it acts on their codes alone and is refused
         every other operation (403 KEY_RESTRICTED; docs/API.md, "Resource restrictions").
         """
+        if isinstance(restricted_to_gtins, str):
+            # A string is iterable: its characters would each be sent as a GTIN.
+            raise TypeError("restricted_to_gtins takes a list of GTINs, not one string")
         restrictions = None if restricted_to_gtins is None else {"gtins": list(restricted_to_gtins)}
         body = body_of(
             name=name, scopes=list(scopes), expiresIn=expires_in, environment=environment, restrictions=restrictions

@@ -276,6 +276,13 @@ describe('restricting a key to some GTINs', () => {
       )
       .then([issued('key_new', ['assets:verify'], { createdBy: 'key_root', restrictedTo: [gtinA, gtinB] })]));
 
+  it('takes a GTIN-8 and a GTIN-12 as their GTIN-14s', () =>
+    given([])
+      .when(issue(['assets:verify'], creator(['*']), { restrictedTo: ['96385074', '036000291452'] }))
+      .then([
+        issued('key_new', ['assets:verify'], { createdBy: 'key_root', restrictedTo: ['00000096385074', '00036000291452'] }),
+      ]));
+
   it('refuses a GTIN whose check digit is wrong, naming its place', () =>
     given([])
       .when(issue(['assets:verify'], creator(['*']), { restrictedTo: [gtinA, '04006381333932'] }))

@@ -30,9 +30,10 @@ export const KeyRestrictions = Type.Object(
     gtins: Type.Array(
       Type.String({
         pattern: '^[0-9]{8,14}$',
-        description: 'a GTIN (8, 12, 13 or 14 digits, kept as its GTIN-14) with a valid GS1 check digit',
+        description:
+          'a GTIN of 8 to 14 digits with a valid GS1 check digit, kept as its GTIN-14 (zeros before it); the same GTIN twice is kept once',
       }),
-      { minItems: 1, maxItems: maxRestrictedGtins, uniqueItems: true },
+      { minItems: 1, maxItems: maxRestrictedGtins },
     ),
   },
   {

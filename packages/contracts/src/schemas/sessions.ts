@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { EnvironmentSchema, TierSchema } from './keys.ts';
+import { EnvironmentSchema, KeyRestrictions, TierSchema } from './keys.ts';
 
 // The web console's sessions (docs/API.md, "Console sessions"; docs/SECURITY.md).
 
@@ -40,10 +40,14 @@ export const SessionView = Type.Object({
     environment: EnvironmentSchema,
     scopes: Type.Array(Type.String()),
     isOperator: Type.Boolean(),
+    restrictions: Type.Union([KeyRestrictions, Type.Null()], {
+      description: 'the GTINs the key is restricted to (its session acts in the key’s environment only); null: not restricted',
+    }),
   }),
   account: Type.Object({ id: Type.String(), name: Type.String(), tier: TierSchema }),
   environments: Type.Array(EnvironmentSchema, {
-    description: 'the environments this session may switch to: ["live","test"] for a live key, ["test"] for a test key',
+    description:
+      'the environments this session may switch to: ["live","test"] for a live key, ["test"] for a test key, the key’s own for a restricted key',
   }),
 });
 export type SessionView = Static<typeof SessionView>;

@@ -1001,7 +1001,7 @@ export interface paths {
     delete: operations['deleteCurrentSession'];
     options?: never;
     head?: never;
-    /** Switch the session’s environment: a live key’s session may act in test (and back); a test key’s may not act in live (403 INSUFFICIENT_SCOPE). Needs `X-Hallmark-Console: 1`. */
+    /** Switch the session’s environment: a live key’s session may act in test (and back); a test key’s may not act in live (403 INSUFFICIENT_SCOPE); a key restricted to some GTINs acts in its own only (403 KEY_RESTRICTED). Needs `X-Hallmark-Console: 1`. */
     patch: operations['updateCurrentSession'];
     trace?: never;
   };
@@ -9581,13 +9581,17 @@ export interface operations {
               environment: 'test' | 'live';
               scopes: string[];
               isOperator: boolean;
+              /** @description the GTINs the key is restricted to (its session acts in the key’s environment only); null: not restricted */
+              restrictions: {
+                gtins: string[];
+              } | null;
             };
             account: {
               id: string;
               name: string;
               tier: 'free' | 'starter' | 'enterprise';
             };
-            /** @description the environments this session may switch to: ["live","test"] for a live key, ["test"] for a test key */
+            /** @description the environments this session may switch to: ["live","test"] for a live key, ["test"] for a test key, the key’s own for a restricted key */
             environments: ('test' | 'live')[];
           };
         };
@@ -9704,13 +9708,17 @@ export interface operations {
               environment: 'test' | 'live';
               scopes: string[];
               isOperator: boolean;
+              /** @description the GTINs the key is restricted to (its session acts in the key’s environment only); null: not restricted */
+              restrictions: {
+                gtins: string[];
+              } | null;
             };
             account: {
               id: string;
               name: string;
               tier: 'free' | 'starter' | 'enterprise';
             };
-            /** @description the environments this session may switch to: ["live","test"] for a live key, ["test"] for a test key */
+            /** @description the environments this session may switch to: ["live","test"] for a live key, ["test"] for a test key, the key’s own for a restricted key */
             environments: ('test' | 'live')[];
           };
         };
@@ -9869,13 +9877,17 @@ export interface operations {
               environment: 'test' | 'live';
               scopes: string[];
               isOperator: boolean;
+              /** @description the GTINs the key is restricted to (its session acts in the key’s environment only); null: not restricted */
+              restrictions: {
+                gtins: string[];
+              } | null;
             };
             account: {
               id: string;
               name: string;
               tier: 'free' | 'starter' | 'enterprise';
             };
-            /** @description the environments this session may switch to: ["live","test"] for a live key, ["test"] for a test key */
+            /** @description the environments this session may switch to: ["live","test"] for a live key, ["test"] for a test key, the key’s own for a restricted key */
             environments: ('test' | 'live')[];
           };
         };
@@ -9898,7 +9910,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Error: INSUFFICIENT_SCOPE, CSRF_REJECTED */
+      /** @description Error: INSUFFICIENT_SCOPE, KEY_RESTRICTED, CSRF_REJECTED */
       403: {
         headers: {
           [name: string]: unknown;

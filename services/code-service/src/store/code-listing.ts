@@ -2,9 +2,9 @@ import { yymmddToIsoDate } from '@hallmark/codes';
 import {
   type CodeList,
   type CodeListItem,
+  codeNotFound,
   decodeInstantCursor,
   encodeCursor,
-  HallmarkError,
   type ListCodesQuery,
   maxCodesPageSize,
   type Principal,
@@ -84,6 +84,6 @@ export async function findOwnCode(db: SqlExecutor, owner: Principal, assetId: st
     [assetId, owner.accountId, owner.environment],
   );
   const row = rows[0];
-  if (!row) throw new HallmarkError('NOT_FOUND', 'There is no code with this asset id.', { assetId });
+  if (!row) throw codeNotFound(assetId);
   return itemOf(row);
 }

@@ -1,6 +1,6 @@
 import type { AuthenticatedKey } from '@hallmark/accounts';
 import { HallmarkError, type RouteDefinition } from '@hallmark/contracts';
-import { parseDigitalLink } from '@hallmark/gs1';
+import { asGtin14, parseDigitalLink } from '@hallmark/gs1';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 // A key restricted to some GTINs (POST /keys `restrictions`; spec, Authentication 7) may use only the
@@ -9,12 +9,16 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 // scans and usage, …) is refused before anything is spent: a leaked restricted key reaches the codes
 // of its GTINs and nothing else. docs/API.md, "Resource restrictions".
 
-type GtinsNamed = (request: FastifyRequest) => readonly string[];
+/** The GTINs a request names, or why a restricted key may not make it at all. */
+type GtinsNamed = (request: FastifyRequest, key: AuthenticatedKey) => readonly string[] | HallmarkError;
 
 const bodyOf = (request: FastifyRequest) => (request.body ?? {}) as Record<string, unknown>;
 const queryOf = (request: FastifyRequest) => (request.query ?? {}) as Record<string, unknown>;
 
-/** A `gtin` member as sent: a string names that GTIN, whatever its form (a malformed one is no listed GTIN). */
+/**
+ * A `gtin` member as sent: a string names that GTIN, whatever its form (compared as its GTIN-14, so a
+ * listed GTIN sent with 13 digits reaches the service, which refuses it as INVALID_GTIN).
+ */
 const gtinOf = (value: unknown): string[] => (typeof value === 'string' ? [value] : []);
 
 /**
@@ -26,6 +30,8 @@ const gtinOfLink = (value: unknown): string[] => {
   const parsed = parseDigitalLink(value);
   return parsed.ok ? [parsed.link.gtin] : [];
 };
+
+const restrictionsOfKey = (key: AuthenticatedKey) => ({ gtins: [...(key.restrictions?.gtins ?? [])] });
 
 const gtinInBody: GtinsNamed = (request) => gtinOf(bodyOf(request).gtin);
 const gtinsOfItems: GtinsNamed = (request) => {
@@ -41,65 +47,82 @@ const gtinOfLinkInBody: GtinsNamed = (request) => {
  * A listing, filtered by one GTIN: a restricted key names one of its own with `gtin=` (the listings
  * take one GTIN; a key listing without it would read every GTIN of the account).
  */
-const gtinFilter: GtinsNamed = (request) => {
+const gtinFilter: GtinsNamed = (request, key) => {
   const gtin = queryOf(request).gtin;
   if (typeof gtin === 'string') return [gtin];
-  throw new HallmarkError(
+  return new HallmarkError(
     'KEY_RESTRICTED',
     'This API key is restricted to some GTINs: list one of them at a time, with the gtin parameter.',
     {
-      restrictedTo: restrictionsOf(request),
+      restrictedTo: restrictionsOfKey(key),
       fields: [{ field: 'gtin', in: 'query', message: 'is required for a restricted key' }],
     },
   );
 };
 
-/** The operations a restricted key may use, by operationId, and the GTINs each request names. */
-const gtinsNamedBy: Readonly<Record<string, GtinsNamed>> = {
-  // Its own account and key, and the services' ping: no resource of the account.
-  getMyAccount: () => [],
-  pingService: () => [],
-  generateCode: gtinInBody,
-  generateCodeBatch: gtinsOfItems,
-  verifyCode: gtinOfLinkInBody,
-  reportCode: gtinOfLinkInBody,
-  getCodeQr: (request) => gtinOfLink(queryOf(request).url),
-  createBlock: gtinInBody,
-  createLink: gtinInBody,
-  listCodes: gtinFilter,
-  listScans: gtinFilter,
-  listBlocks: gtinFilter,
-  listLinks: gtinFilter,
-  // Named by its asset id: its answer is checked (routes/codes.ts, refuseUnreachableGtin).
-  getCode: () => [],
-};
+/**
+ * A key revoking itself (docs/API.md: "A key may revoke itself"): whoever finds a restricted key
+ * leaked can end it with the key alone. Any other key is beyond it (it makes, rotates and revokes
+ * no other key).
+ */
+const ownKeyOnly: GtinsNamed = (request, key) =>
+  (request.params as { id?: string }).id === key.keyId
+    ? []
+    : new HallmarkError('KEY_RESTRICTED', 'A key restricted to some GTINs may revoke itself only.', {
+        restrictedTo: restrictionsOfKey(key),
+      });
 
-const restrictionsOf = (request: FastifyRequest) => ({ gtins: [...(request.apiKey?.restrictions?.gtins ?? [])] });
+/**
+ * The operations a restricted key may use, by operationId, and the GTINs each request names
+ * (key-restrictions.unit.test.ts checks that each is a route of the contracts).
+ */
+export const gtinsNamedBy: ReadonlyMap<string, GtinsNamed> = new Map<string, GtinsNamed>([
+  // Its own account and key, and the services' ping: no resource of the account.
+  ['getMyAccount', () => []],
+  ['pingService', () => []],
+  ['revokeKey', ownKeyOnly],
+  ['generateCode', gtinInBody],
+  ['generateCodeBatch', gtinsOfItems],
+  ['verifyCode', gtinOfLinkInBody],
+  ['reportCode', gtinOfLinkInBody],
+  ['getCodeQr', (request) => gtinOfLink(queryOf(request).url)],
+  ['createBlock', gtinInBody],
+  ['createLink', gtinInBody],
+  ['listCodes', gtinFilter],
+  ['listScans', gtinFilter],
+  ['listBlocks', gtinFilter],
+  ['listLinks', gtinFilter],
+  // Named by its asset id: its answer is checked (routes/codes.ts, refuseUnreachableGtin).
+  ['getCode', () => []],
+]);
 
 /**
  * Refuses, before anything is spent, an operation a restricted key may not use at all
  * (KEY_RESTRICTED); undefined for an unrestricted key or an operation it may use.
  */
 export function operationRefusedToKey(key: AuthenticatedKey, route: RouteDefinition): HallmarkError | undefined {
-  if (key.restrictions === null || Object.hasOwn(gtinsNamedBy, route.operationId)) return undefined;
+  if (key.restrictions === null || gtinsNamedBy.has(route.operationId)) return undefined;
   return new HallmarkError(
     'KEY_RESTRICTED',
     `This API key is restricted to some GTINs; ${route.method} ${route.path} reaches beyond them. Use a key without restrictions.`,
-    { restrictedTo: { gtins: [...key.restrictions.gtins] } },
+    { restrictedTo: restrictionsOfKey(key) },
   );
 }
 
-/** KEY_RESTRICTED for the GTINs of `named` a restricted key does not list; nothing for an unrestricted key. */
-export function refuseUnlistedGtins(key: AuthenticatedKey | null, named: readonly string[]): void {
-  const restrictions = key?.restrictions;
-  if (!restrictions) return;
-  const unlisted = [...new Set(named.filter((gtin) => !restrictions.gtins.includes(gtin)))];
-  if (unlisted.length === 0) return;
-  throw new HallmarkError(
-    'KEY_RESTRICTED',
-    `This API key is restricted to some GTINs, and ${unlisted.length === 1 ? `${unlisted[0]} is not one of them` : `${unlisted.slice(0, 10).join(', ')}${unlisted.length > 10 ? ', …' : ''} are not among them`}.`,
-    { restrictedTo: { gtins: [...restrictions.gtins] }, unlisted: unlisted.slice(0, 100) },
-  );
+/** KEY_RESTRICTED for the GTINs of `named` a restricted key does not list (each compared as its GTIN-14). */
+export function unlistedGtinsRefusal(key: AuthenticatedKey, named: readonly string[]): HallmarkError | undefined {
+  const listed = key.restrictions?.gtins;
+  if (!listed) return undefined;
+  const unlisted = [...new Set(named.filter((gtin) => !listed.includes(asGtin14(gtin))))];
+  if (unlisted.length === 0) return undefined;
+  const which =
+    unlisted.length === 1
+      ? `${unlisted[0]} is not one of them`
+      : `${unlisted.slice(0, 10).join(', ')}${unlisted.length > 10 ? ', …' : ''} are not among them`;
+  return new HallmarkError('KEY_RESTRICTED', `This API key is restricted to some GTINs, and ${which}.`, {
+    restrictedTo: restrictionsOfKey(key),
+    unlisted: unlisted.slice(0, 100),
+  });
 }
 
 /**
@@ -113,21 +136,19 @@ export function refuseUnreachableGtin(request: FastifyRequest, gtin: string, not
 
 /**
  * Once a request's body is read and validated: every GTIN it names must be one its restricted key
- * lists (KEY_RESTRICTED, and the quota it spent is given back as for any refusal).
+ * lists (KEY_RESTRICTED, and the quota it spent is given back as for any refusal). A preHandler, after
+ * validation, because query strings are coerced by then (a listing's `gtin` is read as validated);
+ * so a refused request may have claimed its Idempotency-Key first, which its refusal frees.
  */
 export function installKeyRestrictions(app: FastifyInstance): void {
   app.addHook('preHandler', (request, _reply, done) => {
     const key = request.apiKey;
     const route = request.routeOptions.config?.route;
     if (!key?.restrictions || !route) return done();
-    const named = gtinsNamedBy[route.operationId];
-    try {
-      // An operation not listed was refused as the request came (operationRefusedToKey).
-      if (!named) throw operationRefusedToKey(key, route);
-      refuseUnlistedGtins(key, named(request));
-      done();
-    } catch (error) {
-      done(error as Error);
-    }
+    const named = gtinsNamedBy.get(route.operationId);
+    // An operation not listed was refused as the request came (operationRefusedToKey); refused here again.
+    const gtins = named ? named(request, key) : operationRefusedToKey(key, route);
+    if (gtins instanceof HallmarkError) return done(gtins);
+    done(gtins === undefined ? undefined : unlistedGtinsRefusal(key, gtins));
   });
 }

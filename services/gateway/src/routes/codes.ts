@@ -1,9 +1,9 @@
 import {
   type CodeDetail,
+  codeNotFound,
   codeStatusRpc,
   getCodeRoute,
   getCodeRpc,
-  HallmarkError,
   type ListCodesQuery,
   listCodesRoute,
   listCodesRpc,
@@ -30,11 +30,7 @@ export function registerCodeListingRoutes(app: FastifyInstance, deps: { services
     const { assetId } = request.params as { assetId: string };
     const code = await deps.services.call(getCodeRpc, { principal, assetId }, request.id);
     // A key restricted to other GTINs finds it as it would another account's code.
-    refuseUnreachableGtin(
-      request,
-      code.gtin,
-      () => new HallmarkError('NOT_FOUND', 'There is no code with this asset id.', { assetId }),
-    );
+    refuseUnreachableGtin(request, code.gtin, () => codeNotFound(assetId));
     const status = await deps.services.call(codeStatusRpc, { principal, gtin: code.gtin, serial: code.serialNumber }, request.id);
     return { ...code, ...status };
   });

@@ -3,6 +3,7 @@ import {
   type CreateSessionBody,
   createSessionRoute,
   deleteSessionRoute,
+  type Environment,
   getSessionRoute,
   HallmarkError,
   type SessionView,
@@ -38,6 +39,14 @@ export interface SessionRouteDeps {
 const isHttps = (request: FastifyRequest) => request.protocol === 'https';
 
 /** What the session routes answer: the session, its key (its own environment), the account and where it may act. */
+/**
+ * The environments a key's session may act in: a live key's, live and test (as it may make test
+ * keys); a test key's, test; a key restricted to some GTINs, its own (it makes no key, and its test
+ * twin would spend the account's test budget, which the restriction never gave it).
+ */
+const environmentsOf = (key: { environment: Environment; restrictions: unknown }): Environment[] =>
+  key.environment === 'live' && key.restrictions === null ? ['live', 'test'] : [key.environment];
+
 async function sessionViewOf(db: SqlExecutor, session: ConsoleSession): Promise<SessionView> {
   const [key, account] = await Promise.all([findApiKeyById(db, session.keyId), findAccount(db, session.accountId)]);
   if (!key || !account) throw noSession('its key is gone');
@@ -49,9 +58,16 @@ async function sessionViewOf(db: SqlExecutor, session: ConsoleSession): Promise<
       expiresAt: session.expiresAt.toISOString(),
       idleExpiresAt: session.idleExpiresAt.toISOString(),
     },
-    key: { id: key.id, name: key.name, environment: key.environment, scopes: [...key.scopes], isOperator: key.isOperator },
+    key: {
+      id: key.id,
+      name: key.name,
+      environment: key.environment,
+      scopes: [...key.scopes],
+      isOperator: key.isOperator,
+      restrictions: key.restrictions && { gtins: [...key.restrictions.gtins] },
+    },
     account: { id: account.id, name: account.name, tier: account.tier },
-    environments: key.environment === 'live' ? ['live', 'test'] : ['test'],
+    environments: environmentsOf(key),
   };
 }
 
@@ -152,6 +168,13 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
         required: 'environment:live',
         granted: 'environment:test',
       });
+    }
+    if (!environmentsOf(key).includes(environment)) {
+      throw new HallmarkError(
+        'KEY_RESTRICTED',
+        'A key restricted to some GTINs acts in its own environment only; sign in with a key of the other environment.',
+        { restrictedTo: { gtins: [...(key.restrictions?.gtins ?? [])] } },
+      );
     }
     const switched = await deps.sessions.switchEnvironment(session, environment);
     return sessionViewOf(deps.db, switched);
