@@ -64,7 +64,7 @@ describe('GET /api/v1/accounts/me and GET /api/v1/accounts', () => {
         isOperator: false,
         createdAt: expect.any(String),
       },
-      key: { id: created.body.apiKey.id, environment: 'test', scopes: ['*'], expiresAt: null },
+      key: { id: created.body.apiKey.id, environment: 'test', scopes: ['*'], expiresAt: null, restrictions: null },
     });
     const operatorMe = await call<{ account: { isOperator: boolean } }>(t.url, 'GET', '/api/v1/accounts/me', { key: operator });
     expect(operatorMe.body.account.isOperator).toBe(true);

@@ -72,7 +72,7 @@ describe('hallmark keys list prints a tenant’s key names', () => {
     // One line a key (the account's first key and the tenant's own), none forged by a name.
     const lines = listed.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(2);
-    for (const line of lines) expect(line.split('\t')).toHaveLength(6);
+    for (const line of lines) expect(line.split('\t')).toHaveLength(7);
     // The tenant's active key is listed as active on its own line, not hidden behind a forged "revoked" one.
     expect(lines.find((line) => line.startsWith(`${activeKeyId}\t`))?.split('\t')[2]).toBe('active');
   });
