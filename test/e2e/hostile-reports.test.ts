@@ -404,6 +404,12 @@ describe.each([
       // Each limit's reports and its refusal in one hour of the product's clock: the limits count per
       // fixed clock hour, so an hour's end in between would count afresh.
       const hour = await earlyInWindow(hourMs, 30_000, 20, form.now);
+      // Refused reports record nothing and count for nothing: garbage sent by any of the account's keys
+      // (a leaked one among them) does not use up the hour the genuine reports need.
+      for (let i = 0; i < 2 * reportsPerAccount; i++) {
+        const garbage = await api('POST', '/code/report', { key: rival, body: { url: `not a link ${i}` } });
+        expectError(garbage, 400, 'INVALID_URL');
+      }
       for (let i = 0; i < reportsPerAccount; i++) {
         const accepted = await api('POST', '/code/report', { key: rival, body: { url: code.url } });
         expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);

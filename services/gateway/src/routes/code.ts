@@ -11,6 +11,7 @@ import {
   generateCodeRoute,
   generateCodeRpc,
   generateCodesRpc,
+  HallmarkError,
   type ListCodeReportsQuery,
   liftCodeReportRoute,
   listCodeReportsRoute,
@@ -195,14 +196,25 @@ export function registerCodeRoutes(app: FastifyInstance, deps: { services: Servi
   });
 
   registerRoute(app, reportCodeRoute, async (request, reply) => {
-    await deps.reportLimits.forAccount(reply, principalOf(request).accountId);
-    const report = await deps.services.call(
-      reportCodeRpc,
-      { principal: principalOf(request), client: clientOf(request), body: request.body as ReportCodeBody },
-      request.id,
-    );
-    reply.status(201);
-    return report;
+    const spent = await deps.reportLimits.forAccount(reply, principalOf(request).accountId);
+    try {
+      const report = await deps.services.call(
+        reportCodeRpc,
+        { principal: principalOf(request), client: clientOf(request), body: request.body as ReportCodeBody },
+        request.id,
+      );
+      reply.status(201);
+      return report;
+    } catch (error) {
+      // Refused (a link that does not parse, no such code): it reached no queue, and counts for nothing.
+      // A timeout or a 5xx may have recorded it: it stays counted.
+      if (error instanceof HallmarkError && error.status < 500) {
+        await spent
+          .giveBack()
+          .catch((failure: unknown) => request.log.warn({ err: failure }, 'a refused report’s unit not given back'));
+      }
+      throw error;
+    }
   });
   registerRoute(app, listCodeReportsRoute, async (request) =>
     deps.services.call(
