@@ -411,6 +411,33 @@ describe('the console in Chromium', () => {
     expect((await api('GET', '/scans', { key: secret })).body.error?.code).toBe('KEY_RESTRICTED');
   });
 
+  it('signed in with a key restricted to a GTIN: only the pages it can use, its codes listed for its GTIN, the others hidden and told why', async () => {
+    const made = await api('POST', '/keys', {
+      key: brand,
+      body: { name: 'Reseller console', scopes: ['assets:read', 'assets:create'], restrictions: { gtins: [gtin] } },
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const reseller = await newPage();
+    try {
+      const { page } = reseller;
+      await signIn(page, made.body.secret);
+      expect(await textOf(page, '.who')).toContain(`restricted to GTINs ${gtin}`);
+      expect(await page.locator('nav.main-nav li').allInnerTexts()).toEqual(['Codes', 'Blocklist']);
+      expect(await textOf(page, 'nav.main-nav')).toMatch(/Not shown for this key, restricted to some GTINs: Overview, .*Usage\./);
+      await open(page, '/');
+      expect(await textOf(page, 'main')).toContain(`the key you signed in with is restricted to the GTINs ${gtin}`);
+      // Its codes, listed for its GTIN without asking (the API lists a restricted key's one GTIN at a time).
+      await open(page, '/codes');
+      expect(await page.getByLabel('GTIN').inputValue()).toBe(gtin);
+      expect(await page.locator('main table tbody tr').count()).toBeGreaterThan(0);
+      expect(await textOf(page, 'main')).not.toMatch(/KEY_RESTRICTED/);
+      await open(page, '/blocklist');
+      expect(await textOf(page, 'main')).not.toMatch(/KEY_RESTRICTED/);
+    } finally {
+      await reseller.context.close();
+    }
+  });
+
   it('rotates a key: a new secret shown once, the old key ending now', async () => {
     const { page } = main;
     const { oldSecret, secret } = await rotateFromKeysPage(page, 'Line scanner');

@@ -25,19 +25,30 @@ interface NavItem {
   scope?: string;
   /** Left out for a key that holds this scope: the page is reached from another one it can see. */
   reachedElsewhereWith?: string;
+  /** A page a key restricted to some GTINs can use (docs/API.md, "Resource restrictions"): it names one of them. */
+  forRestrictedKeys?: boolean;
 }
 
 const navItems: NavItem[] = [
   { to: '/', label: 'Overview', scope: 'assets:read' },
-  { to: '/codes', label: 'Codes', scope: 'assets:read' },
+  { to: '/codes', label: 'Codes', scope: 'assets:read', forRestrictedKeys: true },
   // A key that may generate but not read codes has no Codes page to start from.
-  { to: '/codes/new', label: 'Generate codes', scope: 'assets:create', reachedElsewhereWith: 'assets:read' },
+  {
+    to: '/codes/new',
+    label: 'Generate codes',
+    scope: 'assets:create',
+    reachedElsewhereWith: 'assets:read',
+    forRestrictedKeys: true,
+  },
   { to: '/reports', label: 'Reports', scope: 'assets:read' },
-  { to: '/blocklist', label: 'Blocklist', scope: 'assets:read' },
+  { to: '/blocklist', label: 'Blocklist', scope: 'assets:read', forRestrictedKeys: true },
   { to: '/settings/keys', label: 'Settings: API keys', scope: 'keys:read' },
   { to: '/settings/webhooks', label: 'Settings: Webhooks', scope: 'keys:read' },
   { to: '/usage', label: 'Usage' },
 ];
+
+/** The pages a key restricted to some GTINs can use: its codes and its blocks, each listed for one GTIN. */
+const forRestrictedKeys = (path: string) => path === '/codes' || path.startsWith('/codes/') || path === '/blocklist';
 
 /** The page for a location, and the scope it needs. */
 function route(location: Location, session: SessionView): { title: string; scope?: string; view: () => preact.JSX.Element } {
@@ -267,6 +278,8 @@ function SignedIn({
   };
 
   const hidden = navItems.filter((item) => item.scope && !holds(session, item.scope) && !item.reachedElsewhereWith);
+  const restricted = session.key.restrictions ?? null;
+  const closedToRestricted = restricted ? navItems.filter((item) => !item.forRestrictedKeys) : [];
   return (
     <div class={`layout env-${environment}`}>
       <a class="skip-link" href="#main">
@@ -325,6 +338,7 @@ function SignedIn({
         <nav class="main-nav" aria-label="Console">
           <ul>
             {navItems
+              .filter((item) => !restricted || item.forRestrictedKeys)
               .filter((item) => !item.scope || holds(session, item.scope))
               .filter((item) => !item.reachedElsewhereWith || !holds(session, item.reachedElsewhereWith))
               .map((item) => {
@@ -350,6 +364,11 @@ function SignedIn({
               .
             </p>
           )}
+          {closedToRestricted.length > 0 && (
+            <p class="nav-hidden">
+              Not shown for this key, restricted to some GTINs: {closedToRestricted.map((item) => item.label).join(', ')}.
+            </p>
+          )}
         </nav>
       </header>
       <main id="main" tabIndex={-1} key={`${environment}-${generation}`}>
@@ -357,6 +376,14 @@ function SignedIn({
           <>
             <h1>{page.title}</h1>
             <HiddenByScope what="This page" scope={page.scope} />
+          </>
+        ) : restricted && !forRestrictedKeys(location.path) ? (
+          <>
+            <h1>{page.title}</h1>
+            <p class="state state-hidden">
+              This page is hidden: the key you signed in with is restricted to the GTINs{' '}
+              <span class="code">{restricted.gtins.join(', ')}</span>. Its codes and blocks are under Codes and Blocklist.
+            </p>
           </>
         ) : (
           page.view()

@@ -28,3 +28,11 @@ export function grantableScopes(session: SessionView): string[] {
   if (!session.key.scopes.includes('*')) return [...session.key.scopes];
   return ['*', ...namedScopes.filter((scope) => scope !== 'accounts:write' || session.key.isOperator)];
 }
+
+/**
+ * The GTIN a key restricted to some GTINs lists by default (its first): the API lists codes, scans
+ * and blocks for such a key one GTIN at a time. Undefined for a key without restrictions.
+ */
+export function restrictedGtin(session: SessionView): string | undefined {
+  return session.key.restrictions?.gtins[0];
+}

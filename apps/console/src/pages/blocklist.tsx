@@ -13,7 +13,7 @@ import { TableScroll } from '../components/table-scroll.tsx';
 import { formatTime } from '../format.ts';
 import { asGtin14 } from '../gtin.ts';
 import { Link, type Location } from '../router.tsx';
-import { holds } from '../scopes.ts';
+import { holds, restrictedGtin } from '../scopes.ts';
 import type { BlockKind, BlockView, Pagination, SessionView } from '../types.ts';
 import { useLoad } from '../use-load.ts';
 
@@ -48,7 +48,14 @@ export function BlocklistPage({ session, location }: { session: SessionView; loc
   // Another status is another list: its first page, with the form and the focus where they are.
   const pages = useCursorPages(status, 'blocklist');
   const blocks = useLoad(
-    () => api.get<{ blocks: BlockView[]; pagination: Pagination }>('/blocklist', { status, limit: 20, cursor: pages.cursor }),
+    () =>
+      // A key restricted to some GTINs lists the blocks of one (its first; the API lists them one GTIN at a time).
+      api.get<{ blocks: BlockView[]; pagination: Pagination }>('/blocklist', {
+        status,
+        limit: 20,
+        cursor: pages.cursor,
+        gtin: restrictedGtin(session),
+      }),
     [status, pages.cursor],
   );
   const [removing, setRemoving] = useState<BlockView | undefined>();

@@ -8,7 +8,7 @@ import { formatTime } from '../format.ts';
 import { asGtin14 } from '../gtin.ts';
 import { searchOfPastedLink } from '../pasted-link.ts';
 import { Link, type Location, navigate } from '../router.tsx';
-import { holds } from '../scopes.ts';
+import { holds, restrictedGtin } from '../scopes.ts';
 import type { CodeSummary, DataPage, SessionView } from '../types.ts';
 import { useLoad } from '../use-load.ts';
 
@@ -18,15 +18,16 @@ interface Search {
   batch: string;
 }
 
-const searchOf = (query: URLSearchParams): Search => ({
-  gtin: query.get('gtin') ?? '',
+/** The search in the address; a key restricted to some GTINs searches its first by default (it lists one at a time). */
+const searchOf = (query: URLSearchParams, session: SessionView): Search => ({
+  gtin: query.get('gtin') ?? restrictedGtin(session) ?? '',
   serial: query.get('serial') ?? '',
   batch: query.get('batch') ?? '',
 });
 
 /** Codes, newest first, searched by GTIN, serial and batch on the server (GET /codes pages with a cursor). */
 export function CodesPage({ session, location }: { session: SessionView; location: Location }) {
-  const search = searchOf(location.query);
+  const search = searchOf(location.query, session);
   const key = `${search.gtin}|${search.serial}|${search.batch}`;
   const [form, setForm] = useState<Search>(search);
   // A search reached by the browser's Back or Forward shows in the form as in the list.
