@@ -72,6 +72,56 @@ describe('a leaked assets:create key (the packaging line’s key)', () => {
   });
 });
 
+describe('blocks a leaked key made, found and removed by its owner', () => {
+  it('lists the blocks of one key by createdBy, so the brand finds and removes what the leaked key withdrew', async () => {
+    const { star, narrow: lineKey } = await brand('Withdrawn brand', '4006381', ['assets:create', 'assets:read']);
+    const gtin = '04006381333931';
+    const codes: Json[] = [];
+    for (const serial of ['W-100', 'W-101', 'W-102']) {
+      const made = await api('POST', '/code/generate', { key: star, body: { gtin, serialNumber: serial } });
+      expect(made.status, JSON.stringify(made.body)).toBe(201);
+      codes.push(made.body);
+    }
+    const verdicts = async () =>
+      Promise.all(
+        codes.map(async (code) => (await api('POST', '/code/verify', { key: star, body: { url: code.url } })).body.verdict),
+      );
+    // The brand's own block, and the leaked key's: a range over its genuine codes and one serial.
+    const own = await api('POST', '/blocklist', { key: star, body: { gtin, serial: 'FAKE-1', kind: 'counterfeit' } });
+    expect(own.status, JSON.stringify(own.body)).toBe(201);
+    expect(own.body.createdBy).toBe((await api('GET', '/accounts/me', { key: star })).body.key.id);
+    const leakedId = (await api('GET', '/accounts/me', { key: lineKey })).body.key.id as string;
+    const range = await api('POST', '/blocklist', {
+      key: lineKey,
+      body: { gtin, serialFrom: 'W-100', serialTo: 'W-101', kind: 'counterfeit' },
+    });
+    const single = await api('POST', '/blocklist', { key: lineKey, body: { gtin, serial: 'W-102', kind: 'withdrawn' } });
+    expect([range.status, single.status]).toEqual([201, 201]);
+    expect(range.body.createdBy).toBe(leakedId);
+    const verdictsAre = (expected: string[]) => async () =>
+      JSON.stringify(await verdicts()) === JSON.stringify(expected) ? true : undefined;
+    await waitFor('the leaked key’s blocks to change the verdicts', verdictsAre(['COUNTERFEIT', 'COUNTERFEIT', 'SUSPICIOUS']));
+
+    // The owner revokes the key, lists what it made (and nothing else), and removes it.
+    expect((await api('POST', `/keys/${leakedId}/revoke`, { key: star })).status).toBe(200);
+    const made = await api('GET', `/blocklist?createdBy=${leakedId}&status=active`, { key: star });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    expect((made.body.blocks as Json[]).map((block) => block.blockId).sort()).toEqual(
+      [range.body.blockId, single.body.blockId].sort(),
+    );
+    for (const block of made.body.blocks as Json[]) {
+      expect((await api('DELETE', `/blocklist/${block.blockId}`, { key: star })).status).toBe(200);
+    }
+    await waitFor('the verdicts to come back', verdictsAre(['AUTHENTIC', 'AUTHENTIC', 'AUTHENTIC']));
+    // The brand's own block stands, and is listed under its own key, not the leaked one.
+    expect((await api('GET', `/blocklist?createdBy=${leakedId}&status=active`, { key: star })).body.blocks).toEqual([]);
+    const starId = own.body.createdBy as string;
+    expect((await api('GET', `/blocklist?createdBy=${starId}&status=active`, { key: star })).body.blocks).toMatchObject([
+      { blockId: own.body.blockId, status: 'active' },
+    ]);
+  });
+});
+
 describe('a leaked keys:write / keys:read key', () => {
   let receiver: Server;
   const received: Json[] = [];

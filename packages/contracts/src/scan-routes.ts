@@ -114,7 +114,7 @@ export const listBlocksRoute = defineRoute({
   operationId: 'listBlocks',
   method: 'GET',
   path: `${apiPrefix}/blocklist`,
-  summary: 'The account’s blocks, newest first, filtered by GTIN and status.',
+  summary: 'The account’s blocks, newest first, filtered by GTIN, status and the key that made them.',
   tags: ['scans'],
   auth: 'api-key',
   scope: 'assets:read',

@@ -110,9 +110,16 @@ class Blocklist(Resource):
         return self._client.call("createBlocksFromCsv", content=content, content_type="text/csv")
 
     def list(
-        self, *, gtin: str | None = None, status: Literal["active", "removed"] | None = None, limit: int | None = None
+        self,
+        *,
+        gtin: str | None = None,
+        status: Literal["active", "removed"] | None = None,
+        created_by: str | None = None,
+        limit: int | None = None,
     ) -> Pager:
-        return self._client.paged("listBlocks", query={"gtin": gtin, "status": status, "limit": limit})
+        """The account's blocks, newest first; `created_by` (an API key's id): that key's alone, after a leak."""
+        query = {"gtin": gtin, "status": status, "createdBy": created_by, "limit": limit}
+        return self._client.paged("listBlocks", query=query)
 
     def delete(self, block_id: str) -> ApiResult:
         """Unblocks; answers the block with `status: "removed"`."""

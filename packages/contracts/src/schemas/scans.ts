@@ -193,6 +193,12 @@ export const BlockView = Type.Object({
   status: Type.Union([Type.Literal('active'), Type.Literal('removed')]),
   createdAt: Timestamp,
   removedAt: Type.Union([Timestamp, Type.Null()]),
+  createdBy: Type.Optional(
+    Type.String({
+      description:
+        'the id of the API key that made the block. After a key leaks, `GET /blocklist?createdBy=<its id>` lists the blocks it made, to remove them. Absent only from a bulk chunk’s answer replayed from before 2026-12-07',
+    }),
+  ),
 });
 export type BlockView = Static<typeof BlockView>;
 
@@ -203,6 +209,13 @@ export const ListBlocksQuery = Type.Object(
   {
     gtin: Type.Optional(Gtin),
     status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('removed')])),
+    createdBy: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'only the blocks this API key made (after a leak: what to remove)',
+      }),
+    ),
     limit: Type.Optional(Limit(20, 100)),
     cursor: Type.Optional(Type.String({ maxLength: 200 })),
   },

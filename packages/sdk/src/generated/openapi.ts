@@ -924,7 +924,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The account’s blocks, newest first, filtered by GTIN and status. */
+    /** The account’s blocks, newest first, filtered by GTIN, status and the key that made them. */
     get: operations['listBlocks'];
     put?: never;
     /** Block a code (`gtin`, `serial`) or a serial range of a GTIN (`serialFrom`..`serialTo`, same length, inclusive) of a GTIN the account owns, as `counterfeit` (verifications answer COUNTERFEIT) or `withdrawn` (SUSPICIOUS), both with KNOWN_COUNTERFEIT_PATTERN and the reason. Recorded as an audit event. */
@@ -9034,6 +9034,7 @@ export interface operations {
       query?: {
         gtin?: string;
         status?: 'active' | 'removed';
+        createdBy?: string;
         limit?: number;
         cursor?: string;
       };
@@ -9062,6 +9063,8 @@ export interface operations {
               /** Format: date-time */
               createdAt: string;
               removedAt: string | null;
+              /** @description the id of the API key that made the block. After a key leaks, `GET /blocklist?createdBy=<its id>` lists the blocks it made, to remove them. Absent only from a bulk chunk’s answer replayed from before 2026-12-07 */
+              createdBy?: string;
             }[];
             pagination: {
               limit: number;
@@ -9182,6 +9185,8 @@ export interface operations {
             /** Format: date-time */
             createdAt: string;
             removedAt: string | null;
+            /** @description the id of the API key that made the block. After a key leaks, `GET /blocklist?createdBy=<its id>` lists the blocks it made, to remove them. Absent only from a bulk chunk’s answer replayed from before 2026-12-07 */
+            createdBy?: string;
           };
         };
       };
@@ -9325,6 +9330,8 @@ export interface operations {
                     /** Format: date-time */
                     createdAt: string;
                     removedAt: string | null;
+                    /** @description the id of the API key that made the block. After a key leaks, `GET /blocklist?createdBy=<its id>` lists the blocks it made, to remove them. Absent only from a bulk chunk’s answer replayed from before 2026-12-07 */
+                    createdBy?: string;
                   };
                 }
               | {
@@ -9459,6 +9466,8 @@ export interface operations {
             /** Format: date-time */
             createdAt: string;
             removedAt: string | null;
+            /** @description the id of the API key that made the block. After a key leaks, `GET /blocklist?createdBy=<its id>` lists the blocks it made, to remove them. Absent only from a bulk chunk’s answer replayed from before 2026-12-07 */
+            createdBy?: string;
           };
         };
       };

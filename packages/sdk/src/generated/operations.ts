@@ -893,7 +893,7 @@ export const operationTable = {
     method: 'GET',
     path: '/api/v1/blocklist',
     pathParams: [],
-    queryParams: ['gtin', 'status', 'limit', 'cursor'],
+    queryParams: ['gtin', 'status', 'createdBy', 'limit', 'cursor'],
     idempotent: false,
     body: 'none',
     contentType: null,

@@ -46,6 +46,7 @@ export interface BlockRow {
   reason: string | null;
   created_at: Date | string;
   removed_at: Date | string | null;
+  created_by_key: string;
   created_text?: string;
 }
 
@@ -61,7 +62,11 @@ const viewOf = (row: BlockRow): BlockView => ({
   status: row.removed_at === null ? 'active' : 'removed',
   createdAt: iso(row.created_at),
   removedAt: row.removed_at === null ? null : iso(row.removed_at),
+  createdBy: row.created_by_key,
 });
+
+/** A block as its events carry it: the view without `createdBy`, which the event says as `by`. */
+const eventViewOf = ({ createdBy: _createdBy, ...view }: BlockView) => view;
 
 /** The range a body asks for: `serial` alone, or `serialFrom` and `serialTo` of one length, in order. */
 function rangeOf(body: CreateBlockBody): { from: string; to: string } {
@@ -111,7 +116,8 @@ async function requireOwned(db: SqlDatabase, owner: Principal, gtin: string): Pr
   }
 }
 
-export const columns = 'block_id, account_id, environment, gtin, serial_from, serial_to, kind, reason, created_at, removed_at';
+export const columns =
+  'block_id, account_id, environment, gtin, serial_from, serial_to, kind, reason, created_at, removed_at, created_by_key';
 
 function tooManyActiveBlocks(limit: number): HallmarkError {
   return new HallmarkError(
@@ -197,6 +203,7 @@ export async function createBlocks(
           reason: body.reason ?? null,
           created_at: deps.clock(),
           removed_at: null,
+          created_by_key: request.client.keyId,
         },
       });
     } catch (error) {
@@ -261,7 +268,7 @@ async function recordBlocks(
 ): Promise<void> {
   await deps.eventStore.append(
     accountStream(principal),
-    rows.map((row) => ({ type: 'code.blocked', data: { ...viewOf(row), by: keyId } })),
+    rows.map((row) => ({ type: 'code.blocked', data: { ...eventViewOf(viewOf(row)), by: keyId } })),
     {
       expectedVersion: 'any',
       readModels: {
@@ -330,7 +337,7 @@ export async function deleteBlock(
   try {
     await deps.eventStore.append(
       accountStream(principal),
-      [{ type: 'code.unblocked', data: { ...removed, by: request.client.keyId } }],
+      [{ type: 'code.unblocked', data: { ...eventViewOf(removed), by: request.client.keyId } }],
       {
         expectedVersion: 'any',
         readModels: {
@@ -371,6 +378,10 @@ export async function listBlocks(db: SqlDatabase, owner: Principal, query: ListB
     filter += ` AND gtin = $${params.length}`;
   }
   if (query.status) filter += query.status === 'active' ? ' AND removed_at IS NULL' : ' AND removed_at IS NOT NULL';
+  if (query.createdBy) {
+    params.push(query.createdBy);
+    filter += ` AND created_by_key = $${params.length}`;
+  }
   if (query.cursor) {
     const [at, id] = decodeInstantCursor(query.cursor, /^blk_[0-9a-f]{1,40}$/);
     params.push(at, id);
