@@ -122,6 +122,37 @@ describe('blocks a leaked key made, found and removed by its owner', () => {
   });
 });
 
+describe('links a leaked key made or pointed elsewhere, found by their owner', () => {
+  it('lists the links one key made (createdBy) and changed last (changedBy), so the brand finds where its scans were sent', async () => {
+    const { star, narrow: lineKey } = await brand('Linked brand', '5012345', ['assets:create', 'assets:read']);
+    const gtin = '05012345678900';
+    const starId = (await api('GET', '/accounts/me', { key: star })).body.key.id as string;
+    const leakedId = (await api('GET', '/accounts/me', { key: lineKey })).body.key.id as string;
+    const link = (key: string, href: string, linkType: string) =>
+      api('POST', '/links', { key, body: { gtin, linkType, href, title: 'Product', type: 'text/html' } });
+    const own = await link(star, 'https://brand.example/pip', 'gs1:pip');
+    expect(own.status, JSON.stringify(own.body)).toBe(201);
+    expect(own.body).toMatchObject({ createdBy: starId, changedBy: null });
+    // The leaked key adds a link of its own, and points the brand's at a site of its own.
+    const added = await link(lineKey, 'https://phish.example/login', 'gs1:support');
+    expect(added.status, JSON.stringify(added.body)).toBe(201);
+    const redirected = await api('PATCH', `/links/${own.body.id}`, { key: lineKey, body: { href: 'https://phish.example/pip' } });
+    expect(redirected.status, JSON.stringify(redirected.body)).toBe(200);
+    expect(redirected.body).toMatchObject({ createdBy: starId, changedBy: leakedId });
+
+    const ids = async (query: string) =>
+      ((await api('GET', `/links?${query}`, { key: star })).body.links as Json[]).map((each) => each.id as string).sort();
+    expect(await ids(`createdBy=${leakedId}`)).toEqual([added.body.id]);
+    expect(await ids(`changedBy=${leakedId}`)).toEqual([own.body.id]);
+    expect(await ids(`createdBy=${starId}`)).toEqual([own.body.id]);
+    // Put right by the brand's own key: the change is its own now.
+    expect((await api('DELETE', `/links/${added.body.id}`, { key: star })).status).toBe(204);
+    const restored = await api('PATCH', `/links/${own.body.id}`, { key: star, body: { href: 'https://brand.example/pip' } });
+    expect(restored.body).toMatchObject({ changedBy: starId, href: 'https://brand.example/pip' });
+    expect(await ids(`changedBy=${leakedId}`)).toEqual([]);
+  });
+});
+
 describe('a leaked keys:write / keys:read key', () => {
   let receiver: Server;
   const received: Json[] = [];

@@ -6,7 +6,8 @@ import { CreateLinkBody, ItemLinks, LinkList, LinkView, ListLinksQuery, UpdateLi
 export const createLinkRpc = {
   service: 'code-service',
   operation: 'createLink',
-  request: Type.Object({ principal: PrincipalSchema, body: CreateLinkBody }),
+  // keyId: the API key asking (recorded as createdBy); absent from a gateway before 2026-12-07.
+  request: Type.Object({ principal: PrincipalSchema, body: CreateLinkBody, keyId: Type.Optional(Type.String()) }),
   response: LinkView,
 } satisfies RpcDefinition;
 
@@ -20,14 +21,19 @@ export const listLinksRpc = {
 export const updateLinkRpc = {
   service: 'code-service',
   operation: 'updateLink',
-  request: Type.Object({ principal: PrincipalSchema, id: Type.String(), body: UpdateLinkBody }),
+  request: Type.Object({
+    principal: PrincipalSchema,
+    id: Type.String(),
+    body: UpdateLinkBody,
+    keyId: Type.Optional(Type.String()),
+  }),
   response: LinkView,
 } satisfies RpcDefinition;
 
 export const deleteLinkRpc = {
   service: 'code-service',
   operation: 'deleteLink',
-  request: Type.Object({ principal: PrincipalSchema, id: Type.String() }),
+  request: Type.Object({ principal: PrincipalSchema, id: Type.String(), keyId: Type.Optional(Type.String()) }),
   response: Type.Object({ deleted: Type.Literal(true) }),
 } satisfies RpcDefinition;
 

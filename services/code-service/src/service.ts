@@ -138,11 +138,13 @@ export const codeService = defineService({
         await schemas.remove(principal, id);
         return { deleted: true as const };
       }),
-      await serveRpc(infra.bus, log, createLinkRpc, async ({ principal, body }) => links.create(principal, body)),
+      await serveRpc(infra.bus, log, createLinkRpc, async ({ principal, body, keyId }) => links.create(principal, body, keyId)),
       await serveRpc(infra.bus, log, listLinksRpc, async ({ principal, query }) => links.list(principal, query)),
-      await serveRpc(infra.bus, log, updateLinkRpc, async ({ principal, id, body }) => links.update(principal, id, body)),
-      await serveRpc(infra.bus, log, deleteLinkRpc, async ({ principal, id }) => {
-        await links.remove(principal, id);
+      await serveRpc(infra.bus, log, updateLinkRpc, async ({ principal, id, body, keyId }) =>
+        links.update(principal, id, body, keyId),
+      ),
+      await serveRpc(infra.bus, log, deleteLinkRpc, async ({ principal, id, keyId }) => {
+        await links.remove(principal, id, keyId);
         return { deleted: true as const };
       }),
       await serveRpc(infra.bus, log, itemLinksRpc, async (item) => links.forItem(item)),

@@ -95,9 +95,18 @@ class Links(Resource):
         return self._client.call("createLink", body=body, idempotency_key=idempotency_key)
 
     def list(
-        self, *, gtin: str | None = None, lot: str | None = None, serial: str | None = None, limit: int | None = None
+        self,
+        *,
+        gtin: str | None = None,
+        lot: str | None = None,
+        serial: str | None = None,
+        created_by: str | None = None,
+        changed_by: str | None = None,
+        limit: int | None = None,
     ) -> Pager:
-        return self._client.paged("listLinks", query={"gtin": gtin, "lot": lot, "serial": serial, "limit": limit})
+        """The account's links, newest first; `created_by`/`changed_by` (an API key's id): that key's, after a leak."""
+        query = {"gtin": gtin, "lot": lot, "serial": serial, "createdBy": created_by, "changedBy": changed_by, "limit": limit}
+        return self._client.paged("listLinks", query=query)
 
     def update(
         self,

@@ -149,6 +149,14 @@ export const LinkView = Type.Object({
   default: Type.Boolean(),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
+  createdBy: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'the id of the API key that made the link; null for links made before 2026-12-07. After a key leaks, `GET /links?createdBy=<its id>` lists the links it made',
+  }),
+  changedBy: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'the id of the API key that changed the link last; null if never changed (or before 2026-12-07). `GET /links?changedBy=<its id>` lists the links a leaked key pointed elsewhere',
+  }),
 });
 export type LinkView = Static<typeof LinkView>;
 
@@ -160,6 +168,10 @@ export const ListLinksQuery = Type.Object(
     gtin: Type.Optional(Gtin),
     lot: Type.Optional(Lot),
     serial: Type.Optional(Serial),
+    createdBy: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'only the links this API key made' })),
+    changedBy: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 100, description: 'only the links this API key changed last' }),
+    ),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
     cursor: Type.Optional(Type.String({ maxLength: 200 })),
   },

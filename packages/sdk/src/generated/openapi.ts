@@ -7851,6 +7851,8 @@ export interface operations {
         gtin?: string;
         lot?: string;
         serial?: string;
+        createdBy?: string;
+        changedBy?: string;
         limit?: number;
         cursor?: string;
       };
@@ -7883,6 +7885,10 @@ export interface operations {
               createdAt: string;
               /** Format: date-time */
               updatedAt: string;
+              /** @description the id of the API key that made the link; null for links made before 2026-12-07. After a key leaks, `GET /links?createdBy=<its id>` lists the links it made */
+              createdBy: string | null;
+              /** @description the id of the API key that changed the link last; null if never changed (or before 2026-12-07). `GET /links?changedBy=<its id>` lists the links a leaked key pointed elsewhere */
+              changedBy: string | null;
             }[];
             pagination: {
               limit: number;
@@ -8014,6 +8020,10 @@ export interface operations {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            /** @description the id of the API key that made the link; null for links made before 2026-12-07. After a key leaks, `GET /links?createdBy=<its id>` lists the links it made */
+            createdBy: string | null;
+            /** @description the id of the API key that changed the link last; null if never changed (or before 2026-12-07). `GET /links?changedBy=<its id>` lists the links a leaked key pointed elsewhere */
+            changedBy: string | null;
           };
         };
       };
@@ -8260,6 +8270,10 @@ export interface operations {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            /** @description the id of the API key that made the link; null for links made before 2026-12-07. After a key leaks, `GET /links?createdBy=<its id>` lists the links it made */
+            createdBy: string | null;
+            /** @description the id of the API key that changed the link last; null if never changed (or before 2026-12-07). `GET /links?changedBy=<its id>` lists the links a leaked key pointed elsewhere */
+            changedBy: string | null;
           };
         };
       };

@@ -723,7 +723,7 @@ export const operationTable = {
     method: 'GET',
     path: '/api/v1/links',
     pathParams: [],
-    queryParams: ['gtin', 'lot', 'serial', 'limit', 'cursor'],
+    queryParams: ['gtin', 'lot', 'serial', 'createdBy', 'changedBy', 'limit', 'cursor'],
     idempotent: false,
     body: 'none',
     contentType: null,

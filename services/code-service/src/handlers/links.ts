@@ -46,6 +46,8 @@ interface Row {
   is_default: boolean;
   created_at: Date | string;
   updated_at: Date | string;
+  created_by?: string | null;
+  changed_by?: string | null;
   created_us?: string;
 }
 
@@ -65,6 +67,8 @@ function viewOf(row: Row): LinkView {
     default: row.is_default,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
+    createdBy: row.created_by ?? null,
+    changedBy: row.changed_by ?? null,
   };
 }
 
@@ -298,7 +302,7 @@ export function createLinks(deps: LinkDeps) {
   };
 
   return {
-    async create(owner: Principal, body: CreateLinkBody): Promise<LinkView> {
+    async create(owner: Principal, body: CreateLinkBody, keyId?: string): Promise<LinkView> {
       const gtinCheck = checkGtin14(body.gtin);
       if (!gtinCheck.ok) {
         throw new HallmarkError('INVALID_GTIN', `Invalid GTIN: ${gtinCheck.message}.`, {
@@ -325,13 +329,15 @@ export function createLinks(deps: LinkDeps) {
         default: body.default ?? false,
         createdAt: now,
         updatedAt: now,
+        createdBy: keyId ?? null,
+        changedBy: null,
       };
       await record(owner, 'link.created', { ...view }, async (sql) => {
         await takeLinkPlace(sql, owner, view);
         if (view.default && (await otherDefault(sql, owner, view))) throw defaultTaken(view);
         await sql.query(
-          `INSERT INTO item_links (id, account_id, environment, gtin, lot, serial, link_type, href, title, media_type, hreflang, is_default, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $13)`,
+          `INSERT INTO item_links (id, account_id, environment, gtin, lot, serial, link_type, href, title, media_type, hreflang, is_default, created_at, updated_at, created_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $13, $14)`,
           [
             view.id,
             owner.accountId,
@@ -346,6 +352,7 @@ export function createLinks(deps: LinkDeps) {
             JSON.stringify(view.hreflang),
             view.default,
             now,
+            view.createdBy,
           ],
         );
       });
@@ -362,6 +369,7 @@ export function createLinks(deps: LinkDeps) {
          WHERE l.account_id = $1 AND l.environment = $2
            AND ($3::text IS NULL OR l.gtin = $3) AND ($4::text IS NULL OR l.lot = $4) AND ($5::text IS NULL OR l.serial = $5)
            AND ($6::bigint IS NULL OR (l.created_at, l.id) < (${cursorTime('$6')}, $7::text))
+           AND ($9::text IS NULL OR l.created_by = $9) AND ($10::text IS NULL OR l.changed_by = $10)
          ORDER BY l.created_at DESC, l.id DESC
          LIMIT $8`,
         [
@@ -373,6 +381,8 @@ export function createLinks(deps: LinkDeps) {
           afterUs ?? null,
           afterId ?? null,
           limit + 1,
+          query.createdBy ?? null,
+          query.changedBy ?? null,
         ],
       );
       const hasMore = rows.length > limit;
@@ -384,7 +394,7 @@ export function createLinks(deps: LinkDeps) {
       };
     },
 
-    async update(owner: Principal, id: string, body: UpdateLinkBody): Promise<LinkView> {
+    async update(owner: Principal, id: string, body: UpdateLinkBody, keyId?: string): Promise<LinkView> {
       // Read, merge, write, with the row locked and compared in the write: a change stored in
       // between (another PATCH of the link, through another replica say) is merged into, never
       // written over; before, of two PATCHes of different fields both answered 200 and one was lost.
@@ -401,6 +411,7 @@ export function createLinks(deps: LinkDeps) {
           ...(body.hreflang !== undefined ? { hreflang: body.hreflang } : {}),
           ...(body.default !== undefined ? { default: body.default } : {}),
           updatedAt: deps.clock().toISOString(),
+          changedBy: keyId ?? null,
         };
         try {
           await record(owner, 'link.updated', { ...changed, changes: Object.keys(body) }, async (sql) => {
@@ -412,7 +423,8 @@ export function createLinks(deps: LinkDeps) {
             if (viewOf(current).updatedAt !== existing.updatedAt) throw new LinkChangedMeanwhile();
             if (changed.default && (await otherDefault(sql, owner, changed))) throw defaultTaken(changed);
             await sql.query(
-              `UPDATE item_links SET link_type = $3, href = $4, title = $5, media_type = $6, hreflang = $7::jsonb, is_default = $8, updated_at = $9
+              `UPDATE item_links SET link_type = $3, href = $4, title = $5, media_type = $6, hreflang = $7::jsonb, is_default = $8, updated_at = $9,
+                 changed_by = $10
                WHERE id = $1 AND account_id = $2`,
               [
                 id,
@@ -424,6 +436,7 @@ export function createLinks(deps: LinkDeps) {
                 JSON.stringify(changed.hreflang),
                 changed.default,
                 changed.updatedAt,
+                changed.changedBy,
               ],
             );
           });
@@ -435,9 +448,10 @@ export function createLinks(deps: LinkDeps) {
       }
     },
 
-    async remove(owner: Principal, id: string): Promise<void> {
+    async remove(owner: Principal, id: string, keyId?: string): Promise<void> {
       const existing = viewOf(await find(owner, id));
-      await record(owner, 'link.deleted', { ...existing, deletedAt: deps.clock().toISOString() }, async (sql) => {
+      const deleted = { ...existing, deletedAt: deps.clock().toISOString(), deletedBy: keyId ?? null };
+      await record(owner, 'link.deleted', deleted, async (sql) => {
         const deleted = await sql.query('DELETE FROM item_links WHERE id = $1 AND account_id = $2 RETURNING id', [
           id,
           owner.accountId,

@@ -12,7 +12,7 @@ import {
   updateLinkRpc,
 } from '@hallmark/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { principalOf } from '../auth/request-auth.ts';
+import { principalOf, requireApiKey } from '../auth/request-auth.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
 
@@ -23,7 +23,7 @@ export function registerLinkRoutes(app: FastifyInstance, deps: { services: Servi
   registerRoute(app, createLinkRoute, async (request, reply) => {
     const link = await deps.services.call(
       createLinkRpc,
-      { principal: principalOf(request), body: request.body as CreateLinkBody },
+      { principal: principalOf(request), body: request.body as CreateLinkBody, keyId: requireApiKey(request).keyId },
       request.id,
     );
     reply.status(201);
@@ -37,13 +37,22 @@ export function registerLinkRoutes(app: FastifyInstance, deps: { services: Servi
   registerRoute(app, updateLinkRoute, async (request) =>
     deps.services.call(
       updateLinkRpc,
-      { principal: principalOf(request), id: idOf(request), body: request.body as UpdateLinkBody },
+      {
+        principal: principalOf(request),
+        id: idOf(request),
+        body: request.body as UpdateLinkBody,
+        keyId: requireApiKey(request).keyId,
+      },
       request.id,
     ),
   );
 
   registerRoute(app, deleteLinkRoute, async (request, reply) => {
-    await deps.services.call(deleteLinkRpc, { principal: principalOf(request), id: idOf(request) }, request.id);
+    await deps.services.call(
+      deleteLinkRpc,
+      { principal: principalOf(request), id: idOf(request), keyId: requireApiKey(request).keyId },
+      request.id,
+    );
     return reply.status(204).send();
   });
 }
