@@ -682,6 +682,9 @@ describe('every operation through the SDK, answers checked against the document'
     expect(bulk.results).toHaveLength(1);
     expect((await hallmark.blocklist.list()).blocks.length).toBeGreaterThanOrEqual(2);
     expect((await hallmark.blocklist.delete({ blockId: block.blockId })).status).toBe('removed');
+    // The blocks one key made, all at once (BLOCKED-2, from the CSV: its key is this client's).
+    expect(block.createdBy).toBeDefined();
+    expect(await hallmark.blocklist.removeMadeBy({ createdBy: block.createdBy as string })).toEqual({ removed: 1 });
   });
 
   it('webhooks: endpoints, a test message verified by verifyWebhook (v1 and v1a), messages, attempts, replays', async () => {

@@ -873,6 +873,18 @@ OPERATIONS: dict[str, Operation] = {
         items=None,
         scope='assets:create',
     ),
+    'removeBlocksMadeBy': Operation(
+        operation_id='removeBlocksMadeBy',
+        method='DELETE',
+        path='/api/v1/blocklist',
+        path_params=(),
+        query_params=('createdBy',),
+        idempotent=False,
+        success=200,
+        redirects=False,
+        items=None,
+        scope='*',
+    ),
     'replayFailedWebhookMessages': Operation(
         operation_id='replayFailedWebhookMessages',
         method='POST',

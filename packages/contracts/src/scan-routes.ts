@@ -8,6 +8,8 @@ import {
   CreateBlockBody,
   ListBlocksQuery,
   ListScansQuery,
+  RemoveBlocksQuery,
+  RemovedBlocks,
   ScanAggregates,
   ScanAggregatesQuery,
   ScanCountries,
@@ -136,6 +138,20 @@ export const deleteBlockRoute = defineRoute({
   errors: [...errors, 'NOT_FOUND'],
 });
 
+export const removeBlocksMadeByRoute = defineRoute({
+  operationId: 'removeBlocksMadeBy',
+  method: 'DELETE',
+  path: `${apiPrefix}/blocklist`,
+  summary:
+    'Remove every active block one API key made (`createdBy`), each as DELETE /blocklist/{blockId} would: after a key leaks, what it blocked is undone in one request. Needs scope *; each removal recorded as an audit event.',
+  tags: ['scans'],
+  auth: 'api-key',
+  scope: '*',
+  querystring: RemoveBlocksQuery,
+  responses: { 200: { description: 'How many blocks were removed', schema: RemovedBlocks } },
+  errors: [...errors],
+});
+
 export const scanRoutes = [
   listScansRoute,
   scanAggregatesRoute,
@@ -145,4 +161,5 @@ export const scanRoutes = [
   bulkBlockRoute,
   listBlocksRoute,
   deleteBlockRoute,
+  removeBlocksMadeByRoute,
 ] as const;

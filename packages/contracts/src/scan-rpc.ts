@@ -6,6 +6,7 @@ import {
   CreateBlockBody,
   ListBlocksQuery,
   ListScansQuery,
+  RemovedBlocks,
   ScanAggregates,
   ScanAggregatesQuery,
   ScanCountries,
@@ -80,6 +81,13 @@ export const listBlocksRpc = {
   operation: 'listBlocks',
   request: Type.Object({ principal: PrincipalSchema, query: ListBlocksQuery }),
   response: BlockList,
+} satisfies RpcDefinition;
+
+export const removeBlocksMadeByRpc = {
+  service: 'verify-service',
+  operation: 'removeBlocksMadeBy',
+  request: Type.Object({ principal: PrincipalSchema, client, createdBy: Type.String() }),
+  response: RemovedBlocks,
 } satisfies RpcDefinition;
 
 export const deleteBlockRpc = {

@@ -79,7 +79,13 @@ export const operationNames = {
     topCodes: 'getTopScannedCodes',
     countries: 'getScanCountries',
   },
-  blocklist: { create: 'createBlock', createFromCsv: 'createBlocksFromCsv', list: 'listBlocks', delete: 'deleteBlock' },
+  blocklist: {
+    create: 'createBlock',
+    createFromCsv: 'createBlocksFromCsv',
+    list: 'listBlocks',
+    delete: 'deleteBlock',
+    removeMadeBy: 'removeBlocksMadeBy',
+  },
   webhooks: {
     endpoints: {
       create: 'createWebhookEndpoint',

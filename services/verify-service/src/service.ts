@@ -18,6 +18,7 @@ import {
   listScansRpc,
   objectLabelStandingRpc,
   publicReportRpc,
+  removeBlocksMadeByRpc,
   reportCodeRpc,
   resolveScanRpc,
   scanAggregatesRpc,
@@ -30,7 +31,7 @@ import { defineService, servePing, serveRpc, stopAll } from '@hallmark/runtime';
 import { createCodeDirectory } from './code-directory.ts';
 import { createCodeProjection, runCodeProjection } from './code-projection.ts';
 import { VerifyServiceConfig } from './config.ts';
-import { createBlocks, deleteBlock, listBlocks } from './handlers/blocklist.ts';
+import { createBlocks, deleteBlock, listBlocks, removeBlocksMadeBy } from './handlers/blocklist.ts';
 import { codeStatus } from './handlers/code-status.ts';
 import { objectLabelStanding } from './handlers/object-label-standing.ts';
 import { createCodeBlocks, decideCodeReport, listCodeReports, publicReport, reportCode } from './handlers/report-code.ts';
@@ -153,6 +154,7 @@ export const verifyService = defineService({
       await serveRpc(infra.bus, log, createBlocksRpc, async (request) => createBlocks(blocklistDeps, request)),
       await serveRpc(infra.bus, log, listBlocksRpc, async (request) => listBlocks(infra.db, request.principal, request.query)),
       await serveRpc(infra.bus, log, deleteBlockRpc, async (request) => deleteBlock(blocklistDeps, request)),
+      await serveRpc(infra.bus, log, removeBlocksMadeByRpc, async (request) => removeBlocksMadeBy(blocklistDeps, request)),
       await serveRpc(infra.bus, log, decideCodeReportRpc, async (request, { requestId }) =>
         decideCodeReport(reportDeps, request, requestId),
       ),

@@ -125,4 +125,8 @@ class Blocklist(Resource):
         """Unblocks; answers the block with `status: "removed"`."""
         return self._client.call("deleteBlock", path_params={"blockId": block_id})
 
+    def remove_made_by(self, created_by: str) -> ApiResult:
+        """Removes every active block the API key `created_by` made (after it leaked); answers `removed`. Needs `*`."""
+        return self._client.call("removeBlocksMadeBy", query={"createdBy": created_by})
+
 

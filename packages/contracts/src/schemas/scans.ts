@@ -225,6 +225,24 @@ export type ListBlocksQuery = Static<typeof ListBlocksQuery>;
 
 export const BlockIdParam = Type.Object({ blockId: Type.String({ minLength: 1, maxLength: 100 }) });
 
+/** DELETE /blocklist?createdBy=: the key whose blocks are removed. */
+export const RemoveBlocksQuery = Type.Object(
+  {
+    createdBy: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: 'the id of the API key whose active blocks are removed',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type RemoveBlocksQuery = Static<typeof RemoveBlocksQuery>;
+
+export const RemovedBlocks = Type.Object({
+  removed: Type.Integer({ minimum: 0, description: 'how many active blocks were removed (0: none was left)' }),
+});
+export type RemovedBlocks = Static<typeof RemovedBlocks>;
+
 export const BulkBlockResult = Type.Object({
   results: Type.Array(
     Type.Union([

@@ -929,7 +929,8 @@ export interface paths {
     put?: never;
     /** Block a code (`gtin`, `serial`) or a serial range of a GTIN (`serialFrom`..`serialTo`, same length, inclusive) of a GTIN the account owns, as `counterfeit` (verifications answer COUNTERFEIT) or `withdrawn` (SUSPICIOUS), both with KNOWN_COUNTERFEIT_PATTERN and the reason. Recorded as an audit event. */
     post: operations['createBlock'];
-    delete?: never;
+    /** Remove every active block one API key made (`createdBy`), each as DELETE /blocklist/{blockId} would: after a key leaks, what it blocked is undone in one request. Needs scope *; each removal recorded as an audit event. */
+    delete: operations['removeBlocksMadeBy'];
     options?: never;
     head?: never;
     patch?: never;
@@ -9269,6 +9270,103 @@ export interface operations {
       };
       /** @description Error: IDEMPOTENCY_KEY_REUSED */
       422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: RATE_LIMITED */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: INTERNAL_ERROR */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  removeBlocksMadeBy: {
+    parameters: {
+      query: {
+        createdBy: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description How many blocks were removed */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description how many active blocks were removed (0: none was left) */
+            removed: number;
+          };
+        };
+      };
+      /** @description Error: VALIDATION_ERROR */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: INVALID_API_KEY, EXPIRED_API_KEY, REVOKED_API_KEY, MISSING_API_KEY */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+      415: {
         headers: {
           [name: string]: unknown;
         };

@@ -20,6 +20,9 @@ import {
   listScansRpc,
   maxScansPageSize,
   parseCsv,
+  type RemoveBlocksQuery,
+  removeBlocksMadeByRoute,
+  removeBlocksMadeByRpc,
   type ScanAggregatesQuery,
   type ScanCountriesQuery,
   type ScanList,
@@ -292,6 +295,13 @@ export function registerScanRoutes(app: FastifyInstance, deps: { services: Servi
     services.call(
       deleteBlockRpc,
       { principal: principalOf(request), client: clientOf(request), blockId: (request.params as { blockId: string }).blockId },
+      request.id,
+    ),
+  );
+  registerRoute(app, removeBlocksMadeByRoute, async (request) =>
+    services.call(
+      removeBlocksMadeByRpc,
+      { principal: principalOf(request), client: clientOf(request), createdBy: (request.query as RemoveBlocksQuery).createdBy },
       request.id,
     ),
   );

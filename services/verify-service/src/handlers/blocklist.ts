@@ -368,6 +368,65 @@ export async function deleteBlock(
   return removed;
 }
 
+/** Blocks removed in one transaction (one `code.unblocked` event each) by `removeBlocksMadeBy`. */
+const removalChunk = 500;
+
+/**
+ * DELETE /blocklist?createdBy=<key id>: every active block the key made is removed, as one by one,
+ * in transactions of 500 (each block its `code.unblocked` event, by the caller). After a key leaks:
+ * its blocks are undone in one request, not one DELETE each. A chunk whose blocks another removal
+ * took meanwhile is read again. Answers how many were removed.
+ */
+export async function removeBlocksMadeBy(
+  deps: BlocklistDeps,
+  request: { principal: Principal; client: { keyId: string }; createdBy: string },
+): Promise<{ removed: number }> {
+  const { principal } = request;
+  let removed = 0;
+  for (;;) {
+    const rows = await deps.db.query<BlockRow>(
+      `SELECT ${columns} FROM code_blocklist
+       WHERE account_id = $1 AND environment = $2 AND created_by_key = $3 AND removed_at IS NULL
+       ORDER BY created_at DESC, block_id DESC LIMIT ${removalChunk}`,
+      [principal.accountId, principal.environment, request.createdBy],
+    );
+    if (rows.length === 0) break;
+    const now = deps.clock();
+    try {
+      await deps.eventStore.append(
+        accountStream(principal),
+        rows.map((row) => ({
+          type: 'code.unblocked',
+          data: { ...eventViewOf(viewOf({ ...row, removed_at: now })), by: request.client.keyId },
+        })),
+        {
+          expectedVersion: 'any',
+          readModels: {
+            db: deps.db,
+            write: async (sql: SqlExecutor) => {
+              const updated = await sql.query<{ block_id: string }>(
+                `UPDATE code_blocklist SET removed_at = $2, removed_by_key = $3
+                 WHERE block_id = ANY($1::text[]) AND removed_at IS NULL RETURNING block_id`,
+                [rows.map((row) => row.block_id), now, request.client.keyId],
+              );
+              if (updated.length !== rows.length) throw new RemovedMeanwhile();
+              await sql.query(
+                'UPDATE blocklist_active_counts SET active = greatest(active - $3, 0) WHERE account_id = $1 AND environment = $2',
+                [principal.accountId, principal.environment, rows.length],
+              );
+            },
+          },
+        },
+      );
+      removed += rows.length;
+    } catch (error) {
+      if (!(error instanceof RemovedMeanwhile)) throw error;
+    }
+  }
+  if (removed > 0) await changed(deps, principal);
+  return { removed };
+}
+
 /** GET /blocklist: newest first, keyset-paged. */
 export async function listBlocks(db: SqlDatabase, owner: Principal, query: ListBlocksQuery): Promise<BlockList> {
   const limit = Math.min(query.limit ?? 20, 100);
