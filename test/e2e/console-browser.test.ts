@@ -438,6 +438,30 @@ describe('the console in Chromium', () => {
     }
   });
 
+  it('shows the blocks one key made, from the keys page, and removes them all after asking', async () => {
+    const { page } = main;
+    const line = await api('POST', '/keys', { key: brand, body: { name: 'Leaky line', scopes: ['assets:create'] } });
+    expect(line.status, JSON.stringify(line.body)).toBe(201);
+    for (const serial of ['LEAK-1', 'LEAK-2']) {
+      const blocked = await api('POST', '/blocklist', { key: line.body.secret, body: { gtin, serial, kind: 'withdrawn' } });
+      expect(blocked.status, JSON.stringify(blocked.body)).toBe(201);
+    }
+    await open(page, '/settings/keys');
+    await page
+      .locator('tr', { hasText: 'Leaky line' })
+      .getByRole('link', { name: /Blocks it made/ })
+      .click();
+    await settled(page);
+    expect(await textOf(page, 'main')).toContain(`Blocks made by the API key ${line.body.id}`);
+    expect(await page.locator('main table tbody tr').count()).toBe(2);
+    await page.getByRole('button', { name: 'Remove all blocks this key made' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Remove them all' }).click();
+    await page.getByText('Removed 2 blocks this key made.').waitFor();
+    expect((await api('GET', `/blocklist?createdBy=${line.body.id}&status=active`, { key: brand })).body.blocks).toEqual([]);
+  });
+
   it('rotates a key: a new secret shown once, the old key ending now', async () => {
     const { page } = main;
     const { oldSecret, secret } = await rotateFromKeysPage(page, 'Line scanner');

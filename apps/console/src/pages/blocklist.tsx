@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { type ApiError, api, asApiError } from '../api.ts';
+import { type ApiError, api, asApiError, withQuery } from '../api.ts';
 import { Badge } from '../components/badge.tsx';
 import { BlockKindField } from '../components/block-kind.tsx';
 import { Dialog, DialogActions } from '../components/dialog.tsx';
@@ -45,8 +45,10 @@ const kindWords: Readonly<Record<BlockKind, string>> = { counterfeit: 'Counterfe
 
 export function BlocklistPage({ session, location }: { session: SessionView; location: Location }) {
   const status = statusOf(location.query);
+  // One API key's blocks (`?createdBy=`, from the keys page): after a key leaks, what it blocked.
+  const createdBy = location.query.get('createdBy') ?? undefined;
   // Another status is another list: its first page, with the form and the focus where they are.
-  const pages = useCursorPages(status, 'blocklist');
+  const pages = useCursorPages(`${status}|${createdBy ?? ''}`, 'blocklist');
   const blocks = useLoad(
     () =>
       // A key restricted to some GTINs lists the blocks of one (its first; the API lists them one GTIN at a time).
@@ -55,10 +57,12 @@ export function BlocklistPage({ session, location }: { session: SessionView; loc
         limit: 20,
         cursor: pages.cursor,
         gtin: restrictedGtin(session),
+        createdBy,
       }),
-    [status, pages.cursor],
+    [status, createdBy, pages.cursor],
   );
   const [removing, setRemoving] = useState<BlockView | undefined>();
+  const [removingAll, setRemovingAll] = useState(false);
   // What a change did is said on the list it was made on (the status shown then), not on another.
   const [notice, setNotice] = useNoticeOf(status);
   const mayBlock = holds(session, 'assets:create');
@@ -87,6 +91,26 @@ export function BlocklistPage({ session, location }: { session: SessionView; loc
         <HiddenByScope what="Blocking and unblocking" scope="assets:create" />
       )}
       <FilterTabs label="Blocklist entries by status" tabs={statuses} current={status} path="/blocklist" />
+      {createdBy && (
+        <p class="key-filter">
+          Blocks made by the API key <span class="code">{createdBy}</span> · <Link to="/blocklist">every key’s blocks</Link>
+          {holds(session, '*') && (
+            <>
+              {' '}
+              <button
+                type="button"
+                class="button danger small"
+                onClick={() => {
+                  setNotice(undefined);
+                  setRemovingAll(true);
+                }}
+              >
+                Remove all blocks this key made
+              </button>
+            </>
+          )}
+        </p>
+      )}
       <Notice text={notice} />
       <section aria-labelledby="blocks-heading" class="panel">
         <h2 id="blocks-heading">{statuses.find((each) => each.value === status)?.label ?? 'All'}</h2>
@@ -155,6 +179,16 @@ export function BlocklistPage({ session, location }: { session: SessionView; loc
           )}
         </LoadedView>
       </section>
+      {removingAll && createdBy && (
+        <RemoveKeysBlocksDialog
+          keyId={createdBy}
+          onClose={() => setRemovingAll(false)}
+          onRemoved={(removed) => {
+            setRemovingAll(false);
+            changed(removed === 1 ? 'Removed 1 block this key made.' : `Removed ${removed} blocks this key made.`);
+          }}
+        />
+      )}
       {removing && (
         <UnblockDialog
           block={removing}
@@ -355,6 +389,43 @@ function UnblockDialog({
           blocks a code. The entry stays in the record as removed, and the code’s history keeps both.
         </p>
         <DialogActions error={error} onCancel={onClose} busy={busy} label="Unblock" busyLabel="Unblocking…" />
+      </form>
+    </Dialog>
+  );
+}
+
+/** Removes every active block one API key made (DELETE /blocklist?createdBy=, scope *), after asking. */
+function RemoveKeysBlocksDialog({
+  keyId,
+  onClose,
+  onRemoved,
+}: {
+  keyId: string;
+  onClose: () => void;
+  onRemoved: (removed: number) => void;
+}) {
+  const [error, setError] = useState<ApiError | undefined>();
+  const [busy, setBusy] = useState(false);
+  const remove = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      onRemoved((await api.delete<{ removed: number }>(withQuery('/blocklist', { createdBy: keyId }))).removed);
+    } catch (caught) {
+      setError(asApiError(caught));
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog title="Remove every block this key made?" onClose={onClose}>
+      <form class="form" onSubmit={remove} noValidate>
+        <p>
+          Every entry the API key <span class="code">{keyId}</span> made that still blocks codes is removed: verifications stop
+          answering with them at once, on every server. For a key that leaked, revoke it first. The entries stay in the record as
+          removed.
+        </p>
+        <DialogActions error={error} onCancel={onClose} busy={busy} label="Remove them all" busyLabel="Removing…" />
       </form>
     </Dialog>
   );

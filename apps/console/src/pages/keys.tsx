@@ -11,6 +11,7 @@ import { fieldErrorsOf } from '../field-errors.ts';
 import { formatTime } from '../format.ts';
 import { asGtin14 } from '../gtin.ts';
 import { keyStatus } from '../key-status.ts';
+import { Link } from '../router.tsx';
 import { grantableScopes, holds } from '../scopes.ts';
 import type { ApiKeyView, CreatedApiKey, Environment, KeyList, SessionView, VerificationKeyView } from '../types.ts';
 import { useLoad } from '../use-load.ts';
@@ -101,6 +102,11 @@ function ApiKeys({ session }: { session: SessionView }) {
                           {key.name}
                           <span class="muted block code">{key.prefix}…</span>
                           {key.id === session.key.id && <span class="muted block">(you are signed in with it)</span>}
+                          {holds(session, 'assets:read') && !session.key.restrictions && (
+                            <Link class="block small" to={`/blocklist?createdBy=${encodeURIComponent(key.id)}&status=active`}>
+                              Blocks it made<span class="visually-hidden"> ({key.name})</span>
+                            </Link>
+                          )}
                         </th>
                         <td>
                           <Badge tone={status.tone}>{status.label}</Badge>
