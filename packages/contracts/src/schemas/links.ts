@@ -149,14 +149,19 @@ export const LinkView = Type.Object({
   default: Type.Boolean(),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
-  createdBy: Type.Union([Type.String(), Type.Null()], {
-    description:
-      'the id of the API key that made the link; null for links made before 2026-12-07. After a key leaks, `GET /links?createdBy=<its id>` lists the links it made',
-  }),
-  changedBy: Type.Union([Type.String(), Type.Null()], {
-    description:
-      'the id of the API key that changed the link last; null if never changed (or before 2026-12-07). `GET /links?changedBy=<its id>` lists the links a leaked key pointed elsewhere',
-  }),
+  // Optional: a code-service before 2026-12-07 (in a rolling upgrade) answers links without them.
+  createdBy: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], {
+      description:
+        'the id of the API key that made the link; null for links made before 2026-12-07. After a key leaks, `GET /links?createdBy=<its id>` lists the links it made',
+    }),
+  ),
+  changedBy: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], {
+      description:
+        'the id of the API key that changed the link last; null if never changed (or before 2026-12-07). `GET /links?changedBy=<its id>` lists the links a leaked key pointed elsewhere',
+    }),
+  ),
 });
 export type LinkView = Static<typeof LinkView>;
 

@@ -7887,9 +7887,9 @@ export interface operations {
               /** Format: date-time */
               updatedAt: string;
               /** @description the id of the API key that made the link; null for links made before 2026-12-07. After a key leaks, `GET /links?createdBy=<its id>` lists the links it made */
-              createdBy: string | null;
+              createdBy?: string | null;
               /** @description the id of the API key that changed the link last; null if never changed (or before 2026-12-07). `GET /links?changedBy=<its id>` lists the links a leaked key pointed elsewhere */
-              changedBy: string | null;
+              changedBy?: string | null;
             }[];
             pagination: {
               limit: number;
@@ -8022,9 +8022,9 @@ export interface operations {
             /** Format: date-time */
             updatedAt: string;
             /** @description the id of the API key that made the link; null for links made before 2026-12-07. After a key leaks, `GET /links?createdBy=<its id>` lists the links it made */
-            createdBy: string | null;
+            createdBy?: string | null;
             /** @description the id of the API key that changed the link last; null if never changed (or before 2026-12-07). `GET /links?changedBy=<its id>` lists the links a leaked key pointed elsewhere */
-            changedBy: string | null;
+            changedBy?: string | null;
           };
         };
       };
@@ -8272,9 +8272,9 @@ export interface operations {
             /** Format: date-time */
             updatedAt: string;
             /** @description the id of the API key that made the link; null for links made before 2026-12-07. After a key leaks, `GET /links?createdBy=<its id>` lists the links it made */
-            createdBy: string | null;
+            createdBy?: string | null;
             /** @description the id of the API key that changed the link last; null if never changed (or before 2026-12-07). `GET /links?changedBy=<its id>` lists the links a leaked key pointed elsewhere */
-            changedBy: string | null;
+            changedBy?: string | null;
           };
         };
       };
