@@ -18,6 +18,7 @@ import {
   initialAccountKeys,
   isDomainError,
 } from './domain/api-keys.ts';
+import type { Restrictions } from './domain/key-restrictions.ts';
 import { newId } from './ids.ts';
 
 export type KeyIssued = Extract<ApiKeyEvent, { type: 'KeyIssued' }>;
@@ -27,6 +28,10 @@ export function apiKeyStatus(key: Pick<ApiKeyRecord, 'expiresAt' | 'revokedAt'>,
   if (key.expiresAt && key.expiresAt.getTime() <= now.getTime()) return 'expired';
   return 'active';
 }
+
+/** A key's restrictions as the API shows them (a copy: the key's stay frozen in the key caches); null when none. */
+export const restrictionsViewOf = (restrictions: Restrictions | null): { gtins: string[] } | null =>
+  restrictions && { gtins: [...restrictions.gtins] };
 
 /** A key as the API shows it; `lastUsedAt` from api_key_last_used (null: never used, or not written yet). */
 export function apiKeyView(key: ApiKeyRecord, now: Date, lastUsedAt: Date | null = null): ApiKeyView {
@@ -43,7 +48,7 @@ export function apiKeyView(key: ApiKeyRecord, now: Date, lastUsedAt: Date | null
     expiresAt: key.expiresAt?.toISOString() ?? null,
     revokedAt: key.revokedAt?.toISOString() ?? null,
     lastUsedAt: lastUsedAt?.toISOString() ?? null,
-    restrictions: key.restrictions ? { gtins: [...key.restrictions.gtins] } : null,
+    restrictions: restrictionsViewOf(key.restrictions),
   };
 }
 

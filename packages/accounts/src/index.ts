@@ -32,6 +32,7 @@ export {
   environmentFor,
   type KeyIssued,
   maxActiveApiKeys,
+  restrictionsViewOf,
   throwRefusal,
   writeKeyIssued,
 } from './api-keys.ts';

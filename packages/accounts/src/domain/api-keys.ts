@@ -56,8 +56,8 @@ export interface CreatorFacts {
   environment: Environment;
   scopes: readonly Scope[];
   expiresAt: Date | null;
-  /** The GTINs the asking key is restricted to; null or absent: not restricted. */
-  restrictions?: Restrictions | null;
+  /** The GTINs the asking key is restricted to; null: not restricted. */
+  restrictions: Restrictions | null;
 }
 
 export type ApiKeyCommand =
@@ -181,7 +181,7 @@ function decideIssue(cmd: Extract<ApiKeyCommand, { type: 'IssueKey' }>, s: Accou
     restrictions = decided;
   }
   // A restricted key makes only keys restricted within its own GTINs.
-  const beyondRestrictions = refusalBeyondRestrictions(creator?.restrictions ?? null, restrictions, 'create');
+  const beyondRestrictions = refusalBeyondRestrictions(creator ? creator.restrictions : null, restrictions, 'create');
   if (beyondRestrictions) return beyondRestrictions;
   let expiresAt: Date | null = null;
   if (cmd.expiresIn !== undefined) {
@@ -228,7 +228,7 @@ function decideRevoke(cmd: Extract<ApiKeyCommand, { type: 'RevokeKey' }>, s: Acc
         { required: beyond, granted: [...cmd.by.scopes] },
       );
     }
-    const beyondRestrictions = refusalBeyondRestrictions(cmd.by.restrictions ?? null, target.restrictions, 'revoke');
+    const beyondRestrictions = refusalBeyondRestrictions(cmd.by.restrictions, target.restrictions, 'revoke');
     if (beyondRestrictions) return beyondRestrictions;
   }
   // Idempotent: the first revocation stands.

@@ -13,6 +13,7 @@ import {
   initialAccountKeys,
   isDomainError,
 } from './api-keys.ts';
+import type { Restrictions } from './key-restrictions.ts';
 
 const T0 = new Date('2026-03-01T10:00:00.000Z');
 const at = (ms: number) => new Date(T0.getTime() + ms);
@@ -47,11 +48,15 @@ const revoked = (keyId: string, revokedAt: Date, revokedBy: string | null = 'key
   data: { keyId, revokedAt: revokedAt.toISOString(), revokedBy },
 });
 
-const creator = (scopes: Scope[], options: Partial<CreatorFacts> = {}): CreatorFacts => ({
+const creator = (
+  scopes: Scope[],
+  options: Omit<Partial<CreatorFacts>, 'restrictions'> & { restrictions?: Restrictions } = {},
+): CreatorFacts => ({
   keyId: 'key_root',
   environment: 'live',
   scopes,
   expiresAt: null,
+  restrictions: null,
   ...options,
 });
 const issue = (
@@ -71,14 +76,14 @@ const issue = (
 });
 const revoke = (
   keyId: string,
-  by: { keyId: string; scopes: Scope[]; restrictions?: { gtins: string[] } | null } | null,
+  by: { keyId: string; scopes: Scope[]; restrictions?: Restrictions } | null,
   now = at(1000),
   environment: Environment = 'live',
 ): ApiKeyCommand => ({
   type: 'RevokeKey',
   keyId,
   environment,
-  by,
+  by: by && { restrictions: null, ...by },
   now,
 });
 

@@ -38,7 +38,7 @@ export interface RotateKey {
     environment: Environment;
     scopes: readonly Scope[];
     expiresAt: Date | null;
-    restrictions?: Restrictions | null;
+    restrictions: Restrictions | null;
   } | null;
   /** Whether the account is the operator's (the only one whose keys may hold accounts:write). */
   accountIsOperator: boolean;
@@ -122,7 +122,7 @@ export function decideKeyRotation(
         { required: beyond, granted: [...cmd.by.scopes] },
       );
     }
-    const beyondRestrictions = refusalBeyondRestrictions(cmd.by.restrictions ?? null, target.restrictions, 'rotate');
+    const beyondRestrictions = refusalBeyondRestrictions(cmd.by.restrictions, target.restrictions, 'rotate');
     if (beyondRestrictions) return beyondRestrictions;
   }
   // Replaced once already, and in its grace period (told only to a key that may rotate it: the

@@ -23,7 +23,7 @@ const rotate = (cmd: Partial<RotateKey> = {}): RotateKey => ({
   type: 'RotateKey',
   newKeyId: 'key_new',
   graceSeconds: 3600,
-  by: { keyId: 'key_admin', environment: 'live', scopes: ['*'], expiresAt: null },
+  by: { keyId: 'key_admin', environment: 'live', scopes: ['*'], expiresAt: null, restrictions: null },
   accountIsOperator: false,
   now: T0,
   ...cmd,
@@ -59,13 +59,15 @@ describe('rotating an API key', () => {
     const ninetyDays = key({ createdAt: at(-30 * day), expiresAt: at(60 * day) });
     const [issued] = decideKeyRotation(ninetyDays, rotate()) as [{ data: { expiresAt: string } }, unknown];
     expect(issued.data.expiresAt).toBe(at(90 * day).toISOString());
-    const shortLivedAsker = rotate({ by: { keyId: 'key_admin', environment: 'live', scopes: ['*'], expiresAt: at(5 * day) } });
+    const shortLivedAsker = rotate({
+      by: { keyId: 'key_admin', environment: 'live', scopes: ['*'], expiresAt: at(5 * day), restrictions: null },
+    });
     const [capped] = decideKeyRotation(ninetyDays, shortLivedAsker) as [{ data: { expiresAt: string } }, unknown];
     expect(capped.data.expiresAt).toBe(at(5 * day).toISOString());
   });
 
   it('refuses a key rotating itself with no grace: a lost answer would lock its holder out', () => {
-    const self = { keyId: 'key_old', environment: 'live' as const, scopes: ['*' as const], expiresAt: null };
+    const self = { keyId: 'key_old', environment: 'live' as const, scopes: ['*' as const], expiresAt: null, restrictions: null };
     expect(decideKeyRotation(key(), rotate({ by: self, graceSeconds: 0 }))).toMatchObject({
       code: 'VALIDATION_ERROR',
       details: { fields: [{ field: 'graceSeconds' }] },
@@ -96,7 +98,9 @@ describe('rotating an API key', () => {
       details: { id: 'key_old', replacedBy: 'key_first' },
     });
     // A key that may not rotate it learns nothing of its replacement.
-    const narrow = rotate({ by: { keyId: 'key_narrow', environment: 'live', scopes: ['keys:write'], expiresAt: null } });
+    const narrow = rotate({
+      by: { keyId: 'key_narrow', environment: 'live', scopes: ['keys:write'], expiresAt: null, restrictions: null },
+    });
     expect(decideKeyRotation(replaced, narrow)).toMatchObject({ code: 'INSUFFICIENT_SCOPE' });
   });
 
@@ -106,7 +110,13 @@ describe('rotating an API key', () => {
     expect(decideKeyRotation(key({ revokedAt: at(-hour) }), rotate())).toMatchObject({ code: 'CONFLICT' });
     expect(decideKeyRotation(key({ expiresAt: T0 }), rotate())).toMatchObject({ code: 'CONFLICT' });
     const narrow = rotate({
-      by: { keyId: 'key_narrow', environment: 'live', scopes: ['keys:write', 'assets:read'], expiresAt: null },
+      by: {
+        keyId: 'key_narrow',
+        environment: 'live',
+        scopes: ['keys:write', 'assets:read'],
+        expiresAt: null,
+        restrictions: null,
+      },
     });
     expect(decideKeyRotation(key(), narrow)).toMatchObject({
       code: 'INSUFFICIENT_SCOPE',
@@ -125,7 +135,7 @@ describe('rotating a restricted key', () => {
   });
 
   it('refuses a restricted asker a key that reaches past its GTINs', () => {
-    const by = { keyId: 'key_admin', environment: 'live' as const, scopes: ['*' as const], expiresAt: null };
+    const by = { keyId: 'key_admin', environment: 'live' as const, scopes: ['*' as const], expiresAt: null, restrictions: null };
     expect(decideKeyRotation(key(), rotate({ by: { ...by, restrictions: { gtins } } }))).toMatchObject({
       code: 'KEY_RESTRICTED',
       details: { restrictedTo: { gtins } },

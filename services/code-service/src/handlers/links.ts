@@ -450,8 +450,8 @@ export function createLinks(deps: LinkDeps) {
 
     async remove(owner: Principal, id: string, keyId?: string): Promise<void> {
       const existing = viewOf(await find(owner, id));
-      const deleted = { ...existing, deletedAt: deps.clock().toISOString(), deletedBy: keyId ?? null };
-      await record(owner, 'link.deleted', deleted, async (sql) => {
+      const removed = { ...existing, deletedAt: deps.clock().toISOString(), deletedBy: keyId ?? null };
+      await record(owner, 'link.deleted', removed, async (sql) => {
         const deleted = await sql.query('DELETE FROM item_links WHERE id = $1 AND account_id = $2 RETURNING id', [
           id,
           owner.accountId,

@@ -1,4 +1,4 @@
-import type { AuthenticatedKey } from '@hallmark/accounts';
+import { type AuthenticatedKey, restrictionsViewOf } from '@hallmark/accounts';
 import { HallmarkError, type RouteDefinition } from '@hallmark/contracts';
 import { asGtin14, parseDigitalLink } from '@hallmark/gs1';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -31,8 +31,6 @@ const gtinOfLink = (value: unknown): string[] => {
   return parsed.ok ? [parsed.link.gtin] : [];
 };
 
-const restrictionsOfKey = (key: AuthenticatedKey) => ({ gtins: [...(key.restrictions?.gtins ?? [])] });
-
 const gtinInBody: GtinsNamed = (request) => gtinOf(bodyOf(request).gtin);
 const gtinsOfItems: GtinsNamed = (request) => {
   const items = bodyOf(request).items;
@@ -54,7 +52,7 @@ const gtinFilter: GtinsNamed = (request, key) => {
     'KEY_RESTRICTED',
     'This API key is restricted to some GTINs: list one of them at a time, with the gtin parameter.',
     {
-      restrictedTo: restrictionsOfKey(key),
+      restrictedTo: restrictionsViewOf(key.restrictions),
       fields: [{ field: 'gtin', in: 'query', message: 'is required for a restricted key' }],
     },
   );
@@ -69,7 +67,7 @@ const ownKeyOnly: GtinsNamed = (request, key) =>
   (request.params as { id?: string }).id === key.keyId
     ? []
     : new HallmarkError('KEY_RESTRICTED', 'A key restricted to some GTINs may revoke itself only.', {
-        restrictedTo: restrictionsOfKey(key),
+        restrictedTo: restrictionsViewOf(key.restrictions),
       });
 
 /**
@@ -105,7 +103,7 @@ export function operationRefusedToKey(key: AuthenticatedKey, route: RouteDefinit
   return new HallmarkError(
     'KEY_RESTRICTED',
     `This API key is restricted to some GTINs; ${route.method} ${route.path} reaches beyond them. Use a key without restrictions.`,
-    { restrictedTo: restrictionsOfKey(key) },
+    { restrictedTo: restrictionsViewOf(key.restrictions) },
   );
 }
 
@@ -120,7 +118,7 @@ export function unlistedGtinsRefusal(key: AuthenticatedKey, named: readonly stri
       ? `${unlisted[0]} is not one of them`
       : `${unlisted.slice(0, 10).join(', ')}${unlisted.length > 10 ? ', …' : ''} are not among them`;
   return new HallmarkError('KEY_RESTRICTED', `This API key is restricted to some GTINs, and ${which}.`, {
-    restrictedTo: restrictionsOfKey(key),
+    restrictedTo: restrictionsViewOf(key.restrictions),
     unlisted: unlisted.slice(0, 100),
   });
 }

@@ -1,4 +1,11 @@
-import { decideLiveOnlyAction, findAccount, listAccounts, provisionAccount, throwRefusal } from '@hallmark/accounts';
+import {
+  decideLiveOnlyAction,
+  findAccount,
+  listAccounts,
+  provisionAccount,
+  restrictionsViewOf,
+  throwRefusal,
+} from '@hallmark/accounts';
 import {
   type AccountList,
   type CreateAccountBody,
@@ -43,7 +50,7 @@ export function registerAccountRoutes(
         environment: key.environment,
         scopes: [...key.scopes],
         expiresAt: key.expiresAt?.toISOString() ?? null,
-        restrictions: key.restrictions && { gtins: [...key.restrictions.gtins] },
+        restrictions: restrictionsViewOf(key.restrictions),
       },
     };
   });

@@ -1,4 +1,11 @@
-import { type AuthenticatedKey, type ConsoleSession, findAccount, findApiKeyById } from '@hallmark/accounts';
+import {
+  type ApiKeyRecord,
+  type AuthenticatedKey,
+  type ConsoleSession,
+  findAccount,
+  findApiKeyById,
+  restrictionsViewOf,
+} from '@hallmark/accounts';
 import {
   type CreateSessionBody,
   createSessionRoute,
@@ -38,14 +45,15 @@ export interface SessionRouteDeps {
 
 const isHttps = (request: FastifyRequest) => request.protocol === 'https';
 
-/** What the session routes answer: the session, its key (its own environment), the account and where it may act. */
 /**
  * The environments a key's session may act in: a live key's, live and test (as it may make test
  * keys); a test key's, test; a key restricted to some GTINs, its own (it makes no key, and its test
  * twin would spend the account's test budget, which the restriction never gave it).
  */
-const environmentsOf = (key: { environment: Environment; restrictions: unknown }): Environment[] =>
+const environmentsOf = (key: Pick<ApiKeyRecord, 'environment' | 'restrictions'>): Environment[] =>
   key.environment === 'live' && key.restrictions === null ? ['live', 'test'] : [key.environment];
+
+/** What the session routes answer: the session, its key (its own environment), the account and where it may act. */
 
 async function sessionViewOf(db: SqlExecutor, session: ConsoleSession): Promise<SessionView> {
   const [key, account] = await Promise.all([findApiKeyById(db, session.keyId), findAccount(db, session.accountId)]);
@@ -64,7 +72,7 @@ async function sessionViewOf(db: SqlExecutor, session: ConsoleSession): Promise<
       environment: key.environment,
       scopes: [...key.scopes],
       isOperator: key.isOperator,
-      restrictions: key.restrictions && { gtins: [...key.restrictions.gtins] },
+      restrictions: restrictionsViewOf(key.restrictions),
     },
     account: { id: account.id, name: account.name, tier: account.tier },
     environments: environmentsOf(key),
@@ -173,7 +181,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
       throw new HallmarkError(
         'KEY_RESTRICTED',
         'A key restricted to some GTINs acts in its own environment only; sign in with a key of the other environment.',
-        { restrictedTo: { gtins: [...(key.restrictions?.gtins ?? [])] } },
+        { restrictedTo: restrictionsViewOf(key.restrictions) },
       );
     }
     const switched = await deps.sessions.switchEnvironment(session, environment);

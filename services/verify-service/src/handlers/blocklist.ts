@@ -46,13 +46,17 @@ export interface BlockRow {
   reason: string | null;
   created_at: Date | string;
   removed_at: Date | string | null;
-  created_by_key: string;
   created_text?: string;
+}
+
+/** A block as its view reads it: with the API key that made it. */
+interface BlockViewRow extends BlockRow {
+  created_by_key: string;
 }
 
 const iso = (value: Date | string) => new Date(value).toISOString();
 
-const viewOf = (row: BlockRow): BlockView => ({
+const viewOf = (row: BlockViewRow): BlockView => ({
   blockId: row.block_id,
   gtin: row.gtin,
   serialFrom: row.serial_from,
@@ -116,8 +120,10 @@ async function requireOwned(db: SqlDatabase, owner: Principal, gtin: string): Pr
   }
 }
 
-export const columns =
-  'block_id, account_id, environment, gtin, serial_from, serial_to, kind, reason, created_at, removed_at, created_by_key';
+/** What the verification cache reads of a block (blocklist-cache.ts). */
+export const columns = 'block_id, account_id, environment, gtin, serial_from, serial_to, kind, reason, created_at, removed_at';
+/** What a block's view reads: its creator too. */
+const viewColumns = `${columns}, created_by_key`;
 
 function tooManyActiveBlocks(limit: number): HallmarkError {
   return new HallmarkError(
@@ -174,7 +180,7 @@ export async function createBlocks(
   }
   const owned = new Map<string, Promise<void>>();
   const results: (BlockResult | undefined)[] = [];
-  const accepted: { index: number; row: BlockRow }[] = [];
+  const accepted: { index: number; row: BlockViewRow }[] = [];
   // Read once, then counted here: a line over the cap is refused before anything is appended
   // (the event store may append before the rows are written: KurrentDB); the count taken in the
   // blocks' transaction is what holds against other requests at once.
@@ -263,7 +269,7 @@ async function recordBlocks(
   deps: BlocklistDeps,
   principal: Principal,
   keyId: string,
-  rows: readonly BlockRow[],
+  rows: readonly BlockViewRow[],
   chunk?: { key: string; results: BlockResult[] },
 ): Promise<void> {
   await deps.eventStore.append(
@@ -322,8 +328,8 @@ export async function deleteBlock(
 ): Promise<BlockView> {
   const { principal, blockId } = request;
   const stored = async () => {
-    const [row] = await deps.db.query<BlockRow>(
-      `SELECT ${columns} FROM code_blocklist WHERE block_id = $1 AND account_id = $2 AND environment = $3`,
+    const [row] = await deps.db.query<BlockViewRow>(
+      `SELECT ${viewColumns} FROM code_blocklist WHERE block_id = $1 AND account_id = $2 AND environment = $3`,
       [blockId, principal.accountId, principal.environment],
     );
     return row;
@@ -384,8 +390,8 @@ export async function removeBlocksMadeBy(
   const { principal } = request;
   let removed = 0;
   for (;;) {
-    const rows = await deps.db.query<BlockRow>(
-      `SELECT ${columns} FROM code_blocklist
+    const rows = await deps.db.query<BlockViewRow>(
+      `SELECT ${viewColumns} FROM code_blocklist
        WHERE account_id = $1 AND environment = $2 AND created_by_key = $3 AND removed_at IS NULL
        ORDER BY created_at DESC, block_id DESC LIMIT ${removalChunk}`,
       [principal.accountId, principal.environment, request.createdBy],
@@ -447,8 +453,8 @@ export async function listBlocks(db: SqlDatabase, owner: Principal, query: ListB
     filter += ` AND (created_at, block_id) < ($${params.length - 1}::timestamptz, $${params.length})`;
   }
   params.push(limit + 1);
-  const rows = await db.query<BlockRow>(
-    `SELECT ${columns}, created_at::text AS created_text FROM code_blocklist WHERE account_id = $1 AND environment = $2${filter}
+  const rows = await db.query<BlockViewRow>(
+    `SELECT ${viewColumns}, created_at::text AS created_text FROM code_blocklist WHERE account_id = $1 AND environment = $2${filter}
       ORDER BY created_at DESC, block_id DESC LIMIT $${params.length}`,
     params,
   );
