@@ -114,6 +114,12 @@ describe('blocks a leaked key made, found and removed by its owner', () => {
     const narrowRemoval = await api('DELETE', `/blocklist?createdBy=${leakedId}`, { key: otherLine.body.secret });
     expect(narrowRemoval.status, JSON.stringify(narrowRemoval.body)).toBe(403);
     expect(narrowRemoval.body.error?.code).toBe('INSUFFICIENT_SCOPE');
+    // Bad input is the envelope's 400, naming the field: no key named, or an empty one.
+    for (const path of ['/blocklist', '/blocklist?createdBy=', `/blocklist?createdBy=${leakedId}&gtin=${gtin}`]) {
+      const refused = await api('DELETE', path, { key: star });
+      expect(refused.status, `${path}: ${JSON.stringify(refused.body)}`).toBe(400);
+      expect(refused.body.error?.code).toBe('VALIDATION_ERROR');
+    }
     const removal = await api('DELETE', `/blocklist?createdBy=${leakedId}`, { key: star });
     expect(removal.status, JSON.stringify(removal.body)).toBe(200);
     expect(removal.body).toEqual({ removed: 2 });
