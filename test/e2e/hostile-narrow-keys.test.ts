@@ -165,6 +165,61 @@ describe('links a leaked key made or pointed elsewhere, found by their owner', (
     expect(restored.body).toMatchObject({ changedBy: starId, href: 'https://brand.example/pip' });
     expect(await ids(`changedBy=${leakedId}`)).toEqual([]);
   });
+
+  it('removes every link a leaked key made in one request (scope *), in chunks, and leaves the brand’s own', async () => {
+    const { accountId, star, narrow: lineKey } = await brand('Relinked brand', '5012346', ['assets:create', 'assets:read']);
+    const gtin = '05012346000007';
+    const leakedId = (await api('GET', '/accounts/me', { key: lineKey })).body.key.id as string;
+    const link = (key: string, body: Json) =>
+      api('POST', '/links', { key, body: { gtin, linkType: 'gs1:pip', title: 'Product', type: 'text/html', ...body } });
+    const own = await link(star, { href: 'https://brand.example/pip', default: true });
+    expect(own.status, JSON.stringify(own.body)).toBe(201);
+    // The leaked key adds links by the hundred (more than one removal chunk of 500), one per serial,
+    // each sending that item's scans to its own site.
+    const made = 520;
+    for (let first = 0; first < made; first += 40) {
+      const added = await Promise.all(
+        Array.from({ length: Math.min(40, made - first) }, (_, i) =>
+          link(lineKey, { serial: `S${first + i}`, href: `https://phish.example/${first + i}`, default: true }),
+        ),
+      );
+      for (const each of added) expect(each.status, JSON.stringify(each.body)).toBe(201);
+    }
+    const resolved = await fetch(`${t.url}/01/${gtin}/21/S7`, { redirect: 'manual' });
+    expect(resolved.headers.get('location')).toBe('https://phish.example/7');
+
+    // Another narrow key of the brand (leaked as well, say) may not mass-remove; bad input is 400.
+    const narrowRemoval = await api('DELETE', `/links?createdBy=${leakedId}`, { key: lineKey });
+    expect(narrowRemoval.status).toBe(403);
+    expect(narrowRemoval.body.error?.code).toBe('INSUFFICIENT_SCOPE');
+    for (const path of ['/links', '/links?createdBy=', `/links?createdBy=${leakedId}&gtin=${gtin}`]) {
+      const refused = await api('DELETE', path, { key: star });
+      expect(refused.status, path).toBe(400);
+      expect(refused.body.error?.code, path).toBe('VALIDATION_ERROR');
+    }
+    // Another account's key removes nothing of this brand's.
+    const stranger = await brand('Stranger brand', '5012347', ['assets:read']);
+    expect((await api('DELETE', `/links?createdBy=${leakedId}`, { key: stranger.star })).body).toEqual({ removed: 0 });
+
+    const removal = await api('DELETE', `/links?createdBy=${leakedId}`, { key: star });
+    expect(removal.status, JSON.stringify(removal.body)).toBe(200);
+    expect(removal.body).toEqual({ removed: made });
+    expect((await api('DELETE', `/links?createdBy=${leakedId}`, { key: star })).body).toEqual({ removed: 0 });
+    const left = await api('GET', `/links?gtin=${gtin}&limit=100`, { key: star });
+    expect((left.body.links as Json[]).map((each) => each.id)).toEqual([own.body.id]);
+    // The resolver sends the item's scans to the brand's page again, at once.
+    const restored = await fetch(`${t.url}/01/${gtin}/21/S7`, { redirect: 'manual' });
+    expect(restored.headers.get('location')).toBe('https://brand.example/pip');
+    // Each removal is in the account's stream, by the key that removed it.
+    const starId = own.body.createdBy as string;
+    const removals = await t.product.db.query<{ by: string; made: string }>(
+      `SELECT data->>'deletedBy' AS by, data->>'createdBy' AS made FROM event_log
+       WHERE stream_id = $1 AND event_type = 'link.deleted'`,
+      [`account-${accountId}-live`],
+    );
+    expect(removals).toHaveLength(made);
+    expect(new Set(removals.map((each) => `${each.by} ${each.made}`))).toEqual(new Set([`${starId} ${leakedId}`]));
+  });
 });
 
 describe('a leaked keys:write / keys:read key', () => {

@@ -653,6 +653,15 @@ describe('every operation through the SDK, answers checked against the document'
     expect(reported).toContain('<html');
     expect(await resolver.resolver.description()).toBeDefined();
     expect(await hallmark.links.delete({ id: link.id })).toBeUndefined();
+    // The links one key made, all at once (another made by this client's key, then removed).
+    const another = await hallmark.links.create({
+      gtin,
+      linkType: 'gs1:faqs',
+      href: 'https://brand.example/faq',
+      title: 'FAQ',
+      type: 'text/html',
+    });
+    expect(await hallmark.links.removeMadeBy({ createdBy: another.createdBy as string })).toEqual({ removed: 1 });
     // With no link left for the GTIN, the scan goes to the verification page.
     const toPage = await resolver.resolver.resolve({ linkPath, sig }).withResponse();
     expect(toPage.response.status).toBe(307);

@@ -885,6 +885,18 @@ OPERATIONS: dict[str, Operation] = {
         items=None,
         scope='*',
     ),
+    'removeLinksMadeBy': Operation(
+        operation_id='removeLinksMadeBy',
+        method='DELETE',
+        path='/api/v1/links',
+        path_params=(),
+        query_params=('createdBy',),
+        idempotent=False,
+        success=200,
+        redirects=False,
+        items=None,
+        scope='*',
+    ),
     'replayFailedWebhookMessages': Operation(
         operation_id='replayFailedWebhookMessages',
         method='POST',

@@ -23,13 +23,21 @@ export {
   deleteLinkRoute,
   linkRoutes,
   listLinksRoute,
+  removeLinksMadeByRoute,
   resolveCompressedOptionsRoute,
   resolveCompressedRoute,
   updateLinkRoute,
   verificationPageOptionsRoute,
   verificationPageRoute,
 } from './link-routes.ts';
-export { createLinkRpc, deleteLinkRpc, itemLinksRpc, listLinksRpc, updateLinkRpc } from './link-rpc.ts';
+export {
+  createLinkRpc,
+  deleteLinkRpc,
+  itemLinksRpc,
+  listLinksRpc,
+  removeLinksMadeByRpc,
+  updateLinkRpc,
+} from './link-rpc.ts';
 export { buildOpenApiDocument, hallmarkOpenApiDocument, type OpenApiInfo, openApiTags } from './openapi.ts';
 export { err, ok, type Result } from './result.ts';
 export {
@@ -260,6 +268,8 @@ export {
   LinkView,
   ListLinksQuery,
   linkTypeCurie,
+  RemovedLinks,
+  RemoveLinksQuery,
   UpdateLinkBody,
 } from './schemas/links.ts';
 export { AccountList, ListAccountsQuery, ListedAccount, MyAccount } from './schemas/me.ts';

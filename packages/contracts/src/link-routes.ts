@@ -1,6 +1,15 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from './http-route.ts';
-import { CreateLinkBody, LinkIdParam, LinkList, LinkView, ListLinksQuery, UpdateLinkBody } from './schemas/links.ts';
+import {
+  CreateLinkBody,
+  LinkIdParam,
+  LinkList,
+  LinkView,
+  ListLinksQuery,
+  RemovedLinks,
+  RemoveLinksQuery,
+  UpdateLinkBody,
+} from './schemas/links.ts';
 import { HtmlPage, ResolverLinkParam, ResolverQuery } from './schemas/resolver.ts';
 
 const apiPrefix = '/api/v1';
@@ -60,6 +69,20 @@ export const deleteLinkRoute = defineRoute({
   params: LinkIdParam,
   responses: { 204: { description: 'Deleted' } },
   errors: [...linkErrors, 'NOT_FOUND'],
+});
+
+export const removeLinksMadeByRoute = defineRoute({
+  operationId: 'removeLinksMadeBy',
+  method: 'DELETE',
+  path: `${apiPrefix}/links`,
+  summary:
+    'Remove every link one API key made (`createdBy`), each as DELETE /links/{id} would: after a key leaks, the links it added are undone in one request. Needs scope *; each removal recorded as an audit event.',
+  tags: ['links'],
+  auth: 'api-key',
+  scope: '*',
+  querystring: RemoveLinksQuery,
+  responses: { 200: { description: 'How many links were removed', schema: RemovedLinks } },
+  errors: [...linkErrors],
 });
 
 /** The verification page a scan's default link leads to (docs/RESOLVER.md). */
@@ -141,6 +164,7 @@ export const linkRoutes = [
   listLinksRoute,
   updateLinkRoute,
   deleteLinkRoute,
+  removeLinksMadeByRoute,
   verificationPageRoute,
   verificationPageOptionsRoute,
   resolveCompressedRoute,

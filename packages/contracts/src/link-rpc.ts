@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { PrincipalSchema, type RpcDefinition } from './rpc.ts';
-import { CreateLinkBody, ItemLinks, LinkList, LinkView, ListLinksQuery, UpdateLinkBody } from './schemas/links.ts';
+import { CreateLinkBody, ItemLinks, LinkList, LinkView, ListLinksQuery, RemovedLinks, UpdateLinkBody } from './schemas/links.ts';
 
 /** The brand's links (code-service, services/code-service/src/handlers/links.ts). */
 export const createLinkRpc = {
@@ -35,6 +35,14 @@ export const deleteLinkRpc = {
   operation: 'deleteLink',
   request: Type.Object({ principal: PrincipalSchema, id: Type.String(), keyId: Type.Optional(Type.String()) }),
   response: Type.Object({ deleted: Type.Literal(true) }),
+} satisfies RpcDefinition;
+
+/** DELETE /links?createdBy=: keyId is the API key asking (recorded as each removal's deletedBy). */
+export const removeLinksMadeByRpc = {
+  service: 'code-service',
+  operation: 'removeLinksMadeBy',
+  request: Type.Object({ principal: PrincipalSchema, createdBy: Type.String(), keyId: Type.String() }),
+  response: RemovedLinks,
 } satisfies RpcDefinition;
 
 /**

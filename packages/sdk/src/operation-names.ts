@@ -72,7 +72,13 @@ export const operationNames = {
     provenance: { record: 'recordProvenanceEvent' },
     transfers: { initiate: 'initiateTransfer', confirm: 'confirmTransfer', cancel: 'cancelTransfer' },
   },
-  links: { create: 'createLink', list: 'listLinks', update: 'updateLink', delete: 'deleteLink' },
+  links: {
+    create: 'createLink',
+    list: 'listLinks',
+    update: 'updateLink',
+    delete: 'deleteLink',
+    removeMadeBy: 'removeLinksMadeBy',
+  },
   scans: {
     list: 'listScans',
     aggregates: 'getScanAggregates',

@@ -24,6 +24,7 @@ import {
   listGtinClaimsRpc,
   listLinksRpc,
   listSchemasRpc,
+  removeLinksMadeByRpc,
   renderQrRpc,
   revokeGtinClaimRpc,
   rotateSigningKeyRpc,
@@ -147,6 +148,9 @@ export const codeService = defineService({
         await links.remove(principal, id, keyId);
         return { deleted: true as const };
       }),
+      await serveRpc(infra.bus, log, removeLinksMadeByRpc, async ({ principal, createdBy, keyId }) =>
+        links.removeMadeBy(principal, createdBy, keyId),
+      ),
       await serveRpc(infra.bus, log, itemLinksRpc, async (item) => links.forItem(item)),
       await serveRpc(infra.bus, log, validateMetadataRpc, async ({ principal, id, version, data }) =>
         schemas.validate(principal, id, version, data),

@@ -132,6 +132,10 @@ class Links(Resource):
     def delete(self, link_id: str) -> None:
         self._client.call_raw("deleteLink", path_params={"id": link_id})
 
+    def remove_made_by(self, created_by: str) -> ApiResult:
+        """Removes every link the API key `created_by` made (after it leaked); answers `removed`. Needs `*`."""
+        return self._client.call("removeLinksMadeBy", query={"createdBy": created_by})
+
 
 class Branding(Resource):
     """The brand's name, colours and logo on the resolver's page (docs/API.md, Account settings)."""

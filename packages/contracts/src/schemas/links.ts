@@ -186,6 +186,20 @@ export type ListLinksQuery = Static<typeof ListLinksQuery>;
 
 export const LinkIdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 
+/** DELETE /links?createdBy=: the key whose links are removed. */
+export const RemoveLinksQuery = Type.Object(
+  {
+    createdBy: Type.String({ minLength: 1, maxLength: 100, description: 'the id of the API key whose links are removed' }),
+  },
+  { additionalProperties: false },
+);
+export type RemoveLinksQuery = Static<typeof RemoveLinksQuery>;
+
+export const RemovedLinks = Type.Object({
+  removed: Type.Integer({ minimum: 0, description: 'how many links were removed (0: none was left)' }),
+});
+export type RemovedLinks = Static<typeof RemovedLinks>;
+
 /** The links that apply to a scanned item, as the public resolver reads them. */
 export const ItemLinks = Type.Object({
   links: Type.Array(LinkView, { description: 'every link of the GTIN’s owner that applies to the item, most specific first' }),

@@ -789,7 +789,8 @@ export interface paths {
     put?: never;
     /** Add a link to an item of a GTIN the caller’s account owns (optionally only for a lot or a serial): a GS1 link type, an http(s) URL, title and media type; `default: true` makes it where a scan goes. Recorded as an audit event. */
     post: operations['createLink'];
-    delete?: never;
+    /** Remove every link one API key made (`createdBy`), each as DELETE /links/{id} would: after a key leaks, the links it added are undone in one request. Needs scope *; each removal recorded as an audit event. */
+    delete: operations['removeLinksMadeBy'];
     options?: never;
     head?: never;
     patch?: never;
@@ -8093,6 +8094,103 @@ export interface operations {
       };
       /** @description Error: IDEMPOTENCY_KEY_REUSED */
       422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: RATE_LIMITED */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: INTERNAL_ERROR */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  removeLinksMadeBy: {
+    parameters: {
+      query: {
+        createdBy: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description How many links were removed */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description how many links were removed (0: none was left) */
+            removed: number;
+          };
+        };
+      };
+      /** @description Error: VALIDATION_ERROR */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: INVALID_API_KEY, EXPIRED_API_KEY, REVOKED_API_KEY, MISSING_API_KEY */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: CSRF_REJECTED, INSUFFICIENT_SCOPE, KEY_RESTRICTED */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+      415: {
         headers: {
           [name: string]: unknown;
         };

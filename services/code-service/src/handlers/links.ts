@@ -147,6 +147,9 @@ export const maxLinksPerItemLevel = 100;
  */
 export const maxLinksPerAccount = 100_000;
 
+/** Links removed in one transaction (one `link.deleted` event each) by `removeMadeBy`. */
+const removalChunk = 500;
+
 const isUniqueViolation = (error: unknown) =>
   typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';
 
@@ -458,6 +461,50 @@ export function createLinks(deps: LinkDeps) {
         ]);
         if (deleted.length === 0) throw new HallmarkError('NOT_FOUND', 'There is no link with this id.', { id });
       });
+    },
+
+    /**
+     * DELETE /links?createdBy=<key id>: every link the key made is removed, as one by one, in
+     * transactions of removalChunk (each link its `link.deleted` event, by the caller). After a key
+     * leaks: the links it added are undone in one request, not one DELETE each. A chunk of which
+     * another removal took a link meanwhile is read again. Answers how many were removed.
+     */
+    async removeMadeBy(owner: Principal, createdBy: string, keyId: string): Promise<{ removed: number }> {
+      let removed = 0;
+      for (;;) {
+        const rows = await deps.db.query<Row>(
+          `SELECT * FROM item_links WHERE account_id = $1 AND environment = $2 AND created_by = $3
+           ORDER BY created_at DESC, id DESC LIMIT ${removalChunk}`,
+          [owner.accountId, owner.environment, createdBy],
+        );
+        if (rows.length === 0) break;
+        const deletedAt = deps.clock().toISOString();
+        try {
+          await deps.eventStore.append(
+            accountStream(owner),
+            rows.map((row) => ({ type: 'link.deleted', data: { ...viewOf(row), deletedAt, deletedBy: keyId } })),
+            {
+              expectedVersion: 'any',
+              readModels: {
+                db: deps.db,
+                write: async (sql: SqlExecutor) => {
+                  const deleted = await sql.query(
+                    'DELETE FROM item_links WHERE id = ANY($1::text[]) AND account_id = $2 RETURNING id',
+                    [rows.map((row) => row.id), owner.accountId],
+                  );
+                  if (deleted.length !== rows.length) throw new LinkChangedMeanwhile();
+                },
+              },
+            },
+          );
+          removed += rows.length;
+        } catch (error) {
+          if (!(error instanceof LinkChangedMeanwhile)) throw error;
+        }
+      }
+      // The resolver's kept answers are dropped once the removals are stored.
+      if (removed > 0) itemCache.clear();
+      return { removed };
     },
 
     /**

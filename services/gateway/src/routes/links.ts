@@ -7,6 +7,9 @@ import {
   type ListLinksQuery,
   listLinksRoute,
   listLinksRpc,
+  type RemoveLinksQuery,
+  removeLinksMadeByRoute,
+  removeLinksMadeByRpc,
   type UpdateLinkBody,
   updateLinkRoute,
   updateLinkRpc,
@@ -18,7 +21,7 @@ import type { ServiceCaller } from '../service-call.ts';
 
 const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
 
-/** POST/GET /links, PATCH/DELETE /links/{id}: the brand's links the resolver serves (docs/RESOLVER.md, "Links"). */
+/** POST/GET/DELETE /links, PATCH/DELETE /links/{id}: the brand's links the resolver serves (docs/RESOLVER.md, "Links"). */
 export function registerLinkRoutes(app: FastifyInstance, deps: { services: ServiceCaller }): void {
   registerRoute(app, createLinkRoute, async (request, reply) => {
     const link = await deps.services.call(
@@ -55,4 +58,16 @@ export function registerLinkRoutes(app: FastifyInstance, deps: { services: Servi
     );
     return reply.status(204).send();
   });
+
+  registerRoute(app, removeLinksMadeByRoute, async (request) =>
+    deps.services.call(
+      removeLinksMadeByRpc,
+      {
+        principal: principalOf(request),
+        createdBy: (request.query as RemoveLinksQuery).createdBy,
+        keyId: requireApiKey(request).keyId,
+      },
+      request.id,
+    ),
+  );
 }
