@@ -38,8 +38,15 @@ const generatedToday = async () => {
   return (usage.body.quotas as Json[]).find((quota) => quota.name === 'generate')?.used as number;
 };
 
+// A restricted key's own share of the account's active blocks and links (1,000 each by default).
+const keyMaxBlocks = 3;
+const keyMaxLinks = 2;
+
 beforeAll(async () => {
-  t = await startTestProduct();
+  t = await startTestProduct({
+    HALLMARK_RESTRICTED_KEY_MAX_ACTIVE_BLOCKS: String(keyMaxBlocks),
+    HALLMARK_RESTRICTED_KEY_MAX_LINKS: String(keyMaxLinks),
+  });
   operator = t.product.generatedOperatorKey as string;
   const created = await api('POST', '/accounts', { key: operator, body: { name: 'Restricted brand', tier: 'enterprise' } });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
@@ -209,6 +216,51 @@ describe('a leaked restricted key', () => {
     expect((await api('GET', `/links?gtin=${sibling}`, { key: star })).body.links).toEqual([]);
     const verdict = await api('POST', '/code/verify', { key: star, body: { url: made[sibling]?.url } });
     expect(verdict.body.verdict).toBe('AUTHENTIC');
+  });
+
+  it('holds at most its own share of the account’s active blocks and links, even sent all at once, and the brand still blocks and links', async () => {
+    const fresh = await api('POST', '/keys', {
+      key: star,
+      body: { name: 'Line 7', scopes: ['assets:create', 'assets:read'], restrictions: { gtins: [listed] } },
+    });
+    expect(fresh.status, JSON.stringify(fresh.body)).toBe(201);
+    const [line, lineId] = [fresh.body.secret as string, fresh.body.id as string];
+    const block = (key: string, serial: string) =>
+      api('POST', '/blocklist', { key, body: { gtin: listed, serial, kind: 'withdrawn' } });
+    // Ten blocks at once: the key's limit holds against its own requests racing (counted in the blocks' transaction).
+    const sent = await Promise.all(Array.from({ length: 10 }, (_, i) => block(line, `RACE-${i}`)));
+    expect(sent.filter((answer) => answer.status === 201)).toHaveLength(keyMaxBlocks);
+    for (const refused of sent.filter((answer) => answer.status !== 201)) {
+      expectError(refused, 409, 'CONFLICT');
+      expect(refused.body.error?.details).toMatchObject({ limit: keyMaxBlocks, keyId: lineId });
+    }
+    const itsBlocks = await api('GET', `/blocklist?gtin=${listed}&createdBy=${lineId}&status=active`, { key: star });
+    expect(itsBlocks.body.blocks).toHaveLength(keyMaxBlocks);
+    // The brand's own key blocks as before; once the brand removes one of the key's, the key may block one more.
+    expect((await block(star, 'BRAND-BLOCK')).status).toBe(201);
+    const removed = await api('DELETE', `/blocklist/${itsBlocks.body.blocks[0].blockId}`, { key: star });
+    expect(removed.status, JSON.stringify(removed.body)).toBe(200);
+    expect((await block(line, 'AFTER-REMOVAL')).status).toBe(201);
+    expectError(await block(line, 'OVER-AGAIN'), 409, 'CONFLICT');
+
+    const link = (key: string, serial: string) =>
+      api('POST', '/links', {
+        key,
+        body: {
+          gtin: listed,
+          serial,
+          linkType: 'gs1:pip',
+          href: `https://phish.example/${serial}`,
+          title: 'P',
+          type: 'text/html',
+        },
+      });
+    const linked = await Promise.all(Array.from({ length: 6 }, (_, i) => link(line, `L-${i}`)));
+    expect(linked.filter((answer) => answer.status === 201)).toHaveLength(keyMaxLinks);
+    for (const refused of linked.filter((answer) => answer.status !== 201)) expectError(refused, 409, 'CONFLICT');
+    expect((await link(star, 'BRAND-LINK')).status).toBe(201);
+    const itsLinks = await api('GET', `/links?gtin=${listed}&createdBy=${lineId}`, { key: star });
+    expect(itsLinks.body.links).toHaveLength(keyMaxLinks);
   });
 
   it('cannot widen itself: no new key of any kind, no rotation, no revocation of the brand’s keys', async () => {

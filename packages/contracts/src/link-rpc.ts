@@ -7,7 +7,14 @@ export const createLinkRpc = {
   service: 'code-service',
   operation: 'createLink',
   // keyId: the API key asking (recorded as createdBy); absent from a gateway before 2026-12-07.
-  request: Type.Object({ principal: PrincipalSchema, body: CreateLinkBody, keyId: Type.Optional(Type.String()) }),
+  // keyLimit: the most links that key may have made (a key restricted to some GTINs: the gateway's
+  // restrictedKeyLimits); absent, the account's limit alone.
+  request: Type.Object({
+    principal: PrincipalSchema,
+    body: CreateLinkBody,
+    keyId: Type.Optional(Type.String()),
+    keyLimit: Type.Optional(Type.Integer({ minimum: 0 })),
+  }),
   response: LinkView,
 } satisfies RpcDefinition;
 

@@ -59,6 +59,9 @@ export const createBlocksRpc = {
     // the API key, the Idempotency-Key, the chunk's place and its lines). The chunk's results are kept
     // under it, and a chunk sent again under it is answered them instead of blocking its lines again.
     chunkKey: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    // The most active blocks the asking key may hold (a key restricted to some GTINs: the gateway's
+    // restrictedKeyLimits); absent, the account's limit alone.
+    keyLimit: Type.Optional(Type.Integer({ minimum: 0 })),
   }),
   response: Type.Object({
     results: Type.Array(

@@ -139,7 +139,9 @@ export const codeService = defineService({
         await schemas.remove(principal, id);
         return { deleted: true as const };
       }),
-      await serveRpc(infra.bus, log, createLinkRpc, async ({ principal, body, keyId }) => links.create(principal, body, keyId)),
+      await serveRpc(infra.bus, log, createLinkRpc, async ({ principal, body, keyId, keyLimit }) =>
+        links.create(principal, body, keyId, keyLimit),
+      ),
       await serveRpc(infra.bus, log, listLinksRpc, async ({ principal, query }) => links.list(principal, query)),
       await serveRpc(infra.bus, log, updateLinkRpc, async ({ principal, id, body, keyId }) =>
         links.update(principal, id, body, keyId),

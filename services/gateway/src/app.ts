@@ -390,9 +390,13 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
   registerCodeRoutes(app, { services, reportLimits });
   registerCodeListingRoutes(app, { services });
   registerGtinRoutes(app, { services });
-  registerLinkRoutes(app, { services });
+  const restrictedKeyLimits = {
+    activeBlocks: deps.config.HALLMARK_RESTRICTED_KEY_MAX_ACTIVE_BLOCKS,
+    links: deps.config.HALLMARK_RESTRICTED_KEY_MAX_LINKS,
+  };
+  registerLinkRoutes(app, { services, restrictedKeyLimits });
   registerWebhookRoutes(app, { services });
-  registerScanRoutes(app, { services });
+  registerScanRoutes(app, { services, restrictedKeyLimits });
   registerSchemaRoutes(app, { services });
   registerComplianceRoutes(app, { services, clock: deps.clock });
   // Each upload is held in memory while it is stored: a bounded number at once, a short queue, then

@@ -107,6 +107,20 @@ export const GatewayConfig = Type.Object({
     default: 10,
     description: 'reports one client address may send per hour from the resolver page’s form',
   }),
+  HALLMARK_RESTRICTED_KEY_MAX_ACTIVE_BLOCKS: Type.Integer({
+    minimum: 0,
+    maximum: 1_000_000,
+    default: 1_000,
+    description:
+      'active blocks one API key restricted to some GTINs may hold (its own, still active), within the account’s; a leaked one cannot fill the account’s',
+  }),
+  HALLMARK_RESTRICTED_KEY_MAX_LINKS: Type.Integer({
+    minimum: 0,
+    maximum: 1_000_000,
+    default: 1_000,
+    description:
+      'links one API key restricted to some GTINs may have made (those still there), within the account’s 100,000; a leaked one cannot fill the account’s',
+  }),
   HALLMARK_IDEMPOTENCY_LEASE_MS: Type.Integer({
     minimum: 100,
     maximum: 3_600_000,

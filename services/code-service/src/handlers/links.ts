@@ -161,13 +161,16 @@ const defaultTaken = (link: { gtin: string; lot: string | null; serial: string |
   );
 
 /**
- * Takes a place for one more link, in the account's maxLinksPerAccount and the item level's
- * maxLinksPerItemLevel, or refuses (409, nothing stored); the owner's creations at once take it in turn.
+ * Takes a place for one more link, in the account's maxLinksPerAccount, the item level's
+ * maxLinksPerItemLevel and, for a key given a limit of its own (`maker.limit`: one restricted to some
+ * GTINs), the links that key made; or refuses (409, nothing stored). The owner's creations at once
+ * take it in turn.
  */
 async function takeLinkPlace(
   sql: SqlExecutor,
   owner: Principal,
   link: { gtin: string; lot: string | null; serial: string | null },
+  maker: { keyId: string | null; limit: number | undefined },
 ): Promise<void> {
   // One owner's creations take their places in turn (the count below is then exact).
   await sql.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
@@ -184,6 +187,21 @@ async function takeLinkPlace(
       `This account has ${maxLinksPerAccount.toLocaleString('en')} links in this environment, the most it may have: delete links no longer needed.`,
       { limit: maxLinksPerAccount },
     );
+  }
+  if (maker.limit !== undefined && maker.keyId !== null) {
+    // Counted along item_links_by_creator (migration 0012), at most up to the key’s limit.
+    const [made] = await sql.query<{ links: string | number }>(
+      `SELECT count(*) AS links FROM (
+         SELECT 1 FROM item_links WHERE account_id = $1 AND environment = $2 AND created_by = $3 LIMIT $4) AS made`,
+      [owner.accountId, owner.environment, maker.keyId, maker.limit],
+    );
+    if (Number(made?.links ?? 0) >= maker.limit) {
+      throw new HallmarkError(
+        'CONFLICT',
+        `This API key is restricted to some GTINs and has made ${maker.limit.toLocaleString('en')} links, the most such a key may have: delete links it made, or make them with another key.`,
+        { limit: maker.limit, keyId: maker.keyId },
+      );
+    }
   }
   const [row] = await sql.query<{ links: string | number }>(
     `SELECT count(*) AS links FROM item_links WHERE environment = $2 AND gtin = $3 AND account_id = $1
@@ -305,7 +323,7 @@ export function createLinks(deps: LinkDeps) {
   };
 
   return {
-    async create(owner: Principal, body: CreateLinkBody, keyId?: string): Promise<LinkView> {
+    async create(owner: Principal, body: CreateLinkBody, keyId?: string, keyLimit?: number): Promise<LinkView> {
       const gtinCheck = checkGtin14(body.gtin);
       if (!gtinCheck.ok) {
         throw new HallmarkError('INVALID_GTIN', `Invalid GTIN: ${gtinCheck.message}.`, {
@@ -336,7 +354,7 @@ export function createLinks(deps: LinkDeps) {
         changedBy: null,
       };
       await record(owner, 'link.created', { ...view }, async (sql) => {
-        await takeLinkPlace(sql, owner, view);
+        await takeLinkPlace(sql, owner, view, { keyId: view.createdBy ?? null, limit: keyLimit });
         if (view.default && (await otherDefault(sql, owner, view))) throw defaultTaken(view);
         await sql.query(
           `INSERT INTO item_links (id, account_id, environment, gtin, lot, serial, link_type, href, title, media_type, hreflang, is_default, created_at, updated_at, created_by)

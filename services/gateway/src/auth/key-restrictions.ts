@@ -9,6 +9,24 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 // scans and usage, …) is refused before anything is spent: a leaked restricted key reaches the codes
 // of its GTINs and nothing else. docs/API.md, "Resource restrictions".
 
+/**
+ * How much of the account's shared room a restricted key may hold (docs/API.md, "Resource
+ * restrictions"): a leaked one fills at most this many of the account's active blocks
+ * (HALLMARK_MAX_ACTIVE_BLOCKS, 10,000 by default) and links (100,000), so the brand can still block
+ * and link after it. The services count the key's own (its blocks still active, its links still there).
+ */
+export interface RestrictedKeyLimits {
+  /** HALLMARK_RESTRICTED_KEY_MAX_ACTIVE_BLOCKS */
+  activeBlocks: number;
+  /** HALLMARK_RESTRICTED_KEY_MAX_LINKS */
+  links: number;
+}
+
+/** The limit of its own a key is held to (`limit` when it is restricted), as the services' `keyLimit` field; none for another key. */
+export function keyLimitOf(key: AuthenticatedKey, limit: number): { keyLimit?: number } {
+  return key.restrictions ? { keyLimit: limit } : {};
+}
+
 /** The GTINs a request names, or why a restricted key may not make it at all. */
 type GtinsNamed = (request: FastifyRequest, key: AuthenticatedKey) => readonly string[] | HallmarkError;
 

@@ -15,6 +15,7 @@ import {
   updateLinkRpc,
 } from '@hallmark/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { keyLimitOf, type RestrictedKeyLimits } from '../auth/key-restrictions.ts';
 import { principalOf, requireApiKey } from '../auth/request-auth.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
@@ -22,11 +23,20 @@ import type { ServiceCaller } from '../service-call.ts';
 const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
 
 /** POST/GET/DELETE /links, PATCH/DELETE /links/{id}: the brand's links the resolver serves (docs/RESOLVER.md, "Links"). */
-export function registerLinkRoutes(app: FastifyInstance, deps: { services: ServiceCaller }): void {
+export function registerLinkRoutes(
+  app: FastifyInstance,
+  deps: { services: ServiceCaller; restrictedKeyLimits: RestrictedKeyLimits },
+): void {
   registerRoute(app, createLinkRoute, async (request, reply) => {
+    const key = requireApiKey(request);
     const link = await deps.services.call(
       createLinkRpc,
-      { principal: principalOf(request), body: request.body as CreateLinkBody, keyId: requireApiKey(request).keyId },
+      {
+        principal: principalOf(request),
+        body: request.body as CreateLinkBody,
+        keyId: key.keyId,
+        ...keyLimitOf(key, deps.restrictedKeyLimits.links),
+      },
       request.id,
     );
     reply.status(201);

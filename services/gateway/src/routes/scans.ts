@@ -38,6 +38,7 @@ import {
 } from '@hallmark/contracts';
 import { Value } from '@sinclair/typebox/value';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { keyLimitOf, type RestrictedKeyLimits } from '../auth/key-restrictions.ts';
 import { principalOf, requireApiKey } from '../auth/request-auth.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
@@ -177,8 +178,11 @@ const bulkChunk = 500;
 type BulkResult = { line: number; block: unknown } | { line: number; error: { code: string; message: string } };
 
 /** GET /scans (JSON or CSV), the aggregates, POST/GET /blocklist, POST /blocklist/bulk, DELETE /blocklist/{blockId}. */
-export function registerScanRoutes(app: FastifyInstance, deps: { services: ServiceCaller }): void {
-  const { services } = deps;
+export function registerScanRoutes(
+  app: FastifyInstance,
+  deps: { services: ServiceCaller; restrictedKeyLimits: RestrictedKeyLimits },
+): void {
+  const { services, restrictedKeyLimits } = deps;
   app.addContentTypeParser('text/csv', { parseAs: 'string', bodyLimit: bulkBlockRoute.bodyLimit }, (_request, body, done) => {
     done(null, body);
   });
@@ -210,7 +214,12 @@ export function registerScanRoutes(app: FastifyInstance, deps: { services: Servi
   registerRoute(app, createBlockRoute, async (request, reply) => {
     const { results } = await services.call(
       createBlocksRpc,
-      { principal: principalOf(request), client: clientOf(request), blocks: [request.body as CreateBlockBody] },
+      {
+        principal: principalOf(request),
+        client: clientOf(request),
+        blocks: [request.body as CreateBlockBody],
+        ...keyLimitOf(requireApiKey(request), restrictedKeyLimits.activeBlocks),
+      },
       request.id,
     );
     const [result] = results;
@@ -270,6 +279,7 @@ export function registerScanRoutes(app: FastifyInstance, deps: { services: Servi
           principal: principalOf(request),
           client: clientOf(request),
           blocks,
+          ...keyLimitOf(requireApiKey(request), restrictedKeyLimits.activeBlocks),
           ...(typeof idempotencyKey === 'string'
             ? { chunkKey: bulkChunkKeyOf(requireApiKey(request).keyId, idempotencyKey, start, blocks) }
             : {}),

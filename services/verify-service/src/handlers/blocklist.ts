@@ -133,6 +133,25 @@ function tooManyActiveBlocks(limit: number): HallmarkError {
   );
 }
 
+function tooManyActiveBlocksOfKey(limit: number, keyId: string): HallmarkError {
+  return new HallmarkError(
+    'CONFLICT',
+    `This API key is restricted to some GTINs and holds ${limit.toLocaleString('en')} active blocks, the most such a key may: block serial ranges, remove blocks it made, or block with another key.`,
+    { limit, keyId },
+  );
+}
+
+/** Active blocks the key made, counted along code_blocklist_by_creator up to `limit`. */
+async function activeBlocksMadeBy(sql: SqlExecutor, owner: Principal, keyId: string, limit: number): Promise<number> {
+  const [row] = await sql.query<{ active: string | number }>(
+    `SELECT count(*) AS active FROM (
+       SELECT 1 FROM code_blocklist
+       WHERE account_id = $1 AND environment = $2 AND created_by_key = $3 AND removed_at IS NULL LIMIT $4) AS made`,
+    [owner.accountId, owner.environment, keyId, limit],
+  );
+  return Number(row?.active ?? 0);
+}
+
 /** Active blocks of the owner, as counted with the blocks (blocklist_active_counts). */
 async function activeBlocksOf(sql: SqlExecutor, owner: Principal): Promise<number> {
   const [row] = await sql.query<{ active: number }>(
@@ -171,9 +190,9 @@ const errorResultOf = (error: HallmarkError): BlockResult => ({
  */
 export async function createBlocks(
   deps: BlocklistDeps,
-  request: { principal: Principal; client: { keyId: string }; blocks: CreateBlockBody[]; chunkKey?: string },
+  request: { principal: Principal; client: { keyId: string }; blocks: CreateBlockBody[]; chunkKey?: string; keyLimit?: number },
 ): Promise<{ results: BlockResult[] }> {
-  const { principal, chunkKey } = request;
+  const { principal, chunkKey, keyLimit } = request;
   if (chunkKey !== undefined) {
     const done = await chunkResultsOf(deps.db, principal, chunkKey);
     if (done) return { results: done };
@@ -185,10 +204,14 @@ export async function createBlocks(
   // (the event store may append before the rows are written: KurrentDB); the count taken in the
   // blocks' transaction is what holds against other requests at once.
   const active = await activeBlocksOf(deps.db, principal);
+  // A key given a limit of its own (one restricted to some GTINs) is counted the same way.
+  const keyId = request.client.keyId;
+  const activeOfKey = keyLimit === undefined ? 0 : await activeBlocksMadeBy(deps.db, principal, keyId, keyLimit);
   for (const [index, body] of request.blocks.entries()) {
     try {
       const { from, to } = rangeOf(body);
       if (active + accepted.length >= deps.maxActiveBlocks) throw tooManyActiveBlocks(deps.maxActiveBlocks);
+      if (keyLimit !== undefined && activeOfKey + accepted.length >= keyLimit) throw tooManyActiveBlocksOfKey(keyLimit, keyId);
       let ownership = owned.get(body.gtin);
       if (!ownership) {
         ownership = requireOwned(deps.db, principal, body.gtin);
@@ -227,6 +250,7 @@ export async function createBlocks(
         request.client.keyId,
         accepted.map(({ row }) => row),
         chunkKey === undefined ? undefined : { key: chunkKey, results: recorded as BlockResult[] },
+        keyLimit,
       );
       Object.assign(results, recorded);
     } catch (error) {
@@ -271,6 +295,7 @@ async function recordBlocks(
   keyId: string,
   rows: readonly BlockViewRow[],
   chunk?: { key: string; results: BlockResult[] },
+  keyLimit?: number,
 ): Promise<void> {
   await deps.eventStore.append(
     accountStream(principal),
@@ -285,6 +310,11 @@ async function recordBlocks(
             if (await chunkResultsOf(sql, principal, chunk.key)) throw new ChunkRecordedMeanwhile();
           }
           await takeActiveBlockPlaces(sql, principal, rows.length, deps.maxActiveBlocks);
+          // After the account's places: their row's lock orders the account's block writes, so this
+          // count sees every earlier one's blocks.
+          if (keyLimit !== undefined && (await activeBlocksMadeBy(sql, principal, keyId, keyLimit)) + rows.length > keyLimit) {
+            throw tooManyActiveBlocksOfKey(keyLimit, keyId);
+          }
           await sql.query(
             `INSERT INTO code_blocklist (block_id, account_id, environment, gtin, serial_from, serial_to, kind, reason, created_at, created_by_key)
              SELECT r.block_id, r.account_id, r.environment, r.gtin, r.serial_from, r.serial_to, r.kind, r.reason, r.created_at, $2
