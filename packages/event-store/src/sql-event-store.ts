@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { HallmarkError } from '@hallmark/contracts';
 import { uuidV7 } from '@hallmark/crypto';
-import { loadMigrations, runMigrations, type SqlDatabase, type SqlExecutor } from '@hallmark/sql';
+import { loadMigrations, queryAfterLock, runMigrations, type SqlDatabase, type SqlExecutor } from '@hallmark/sql';
 import { type PollingSource, startCatchUpSubscription } from './catch-up-subscription.ts';
 import type { CheckpointStore, EventStore, JsonObject, NewEvent, StoredEvent } from './event-store.ts';
 import { versionConflict } from './version-conflict.ts';
@@ -534,11 +534,11 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
       const { sharedLock } = rows;
       const stored = await (sharedLock === undefined
         ? db.query<{ key: string }>(statement.text, statement.params)
-        : db.transaction(async (tx) => {
-            // The statement's snapshot is taken after the lock: it sees what the lock's holder committed.
-            await tx.query('SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))', [sharedLock]);
-            return tx.query<{ key: string }>(statement.text, statement.params);
-          })
+        : queryAfterLock<{ key: string }>(
+            db,
+            { text: 'SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))', params: [sharedLock] },
+            statement,
+          )
       ).catch((error: unknown) => {
         throw startConflict(error, streams[0]?.streamId ?? '');
       });

@@ -8,5 +8,6 @@ export {
   isStatementTimeout,
   type PostgresOptions,
 } from './postgres-database.ts';
+export { queryAfterLock } from './query-after-lock.ts';
 export type { OneTripOutcome, OneTripStatement, SqlDatabase, SqlExecutor } from './sql-database.ts';
 export { connectTestDatabase, createTestDatabase, type TestDatabase, testServerUrl } from './test-database.ts';

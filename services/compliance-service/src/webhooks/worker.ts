@@ -1,7 +1,7 @@
 import type { Principal } from '@hallmark/contracts';
 import { uuidV7 } from '@hallmark/crypto';
 import type { Logger } from '@hallmark/runtime';
-import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
+import { queryAfterLock, type SqlDatabase, type SqlExecutor } from '@hallmark/sql';
 import { type EndpointRow, secretsOf } from './endpoints.ts';
 import { deliverOnce, type Send } from './http-sender.ts';
 import { enqueueMessages } from './outbox.ts';
@@ -86,10 +86,11 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
   const claim = async (limit: number, local: readonly ClaimedRow[]): Promise<ClaimedRow[]> => {
     const now = deps.clock();
     const token = uuidV7();
-    return db.transaction(async (tx) => {
-      await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('hallmark:webhook-claim', 0))`);
-      return tx.query<ClaimedRow>(
-        `WITH expired AS (DELETE FROM webhook_deliveries_in_flight WHERE lease_until < $1),
+    return queryAfterLock<ClaimedRow>(
+      db,
+      { text: `SELECT pg_advisory_xact_lock(hashtextextended('hallmark:webhook-claim', 0))`, params: [] },
+      {
+        text: `WITH expired AS (DELETE FROM webhook_deliveries_in_flight WHERE lease_until < $1),
          in_flight AS (
            SELECT 'shared' AS seen, endpoint_id, account_id FROM webhook_deliveries_in_flight WHERE lease_until >= $1
            UNION ALL
@@ -171,7 +172,7 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
          served AS (
            UPDATE webhook_endpoints SET last_claimed_at = $1 WHERE endpoint_id IN (SELECT endpoint_id FROM claimed))
          SELECT * FROM claimed`,
-        [
+        params: [
           now,
           limit,
           token,
@@ -183,8 +184,8 @@ export function startDeliveryWorker(deps: DeliveryDeps) {
           local.map((row) => row.message_id),
           local.map((row) => row.lease_token),
         ],
-      );
-    });
+      },
+    );
   };
 
   const disable = async (tx: SqlExecutor, endpoint: EndpointRow, reason: 'gone' | 'failing', now: Date) => {
