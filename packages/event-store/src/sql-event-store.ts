@@ -253,7 +253,10 @@ function rowsStart(eventsParam: number): string {
  * rows stored, in packs of up to packSize in the events' order, each pack's position drawn in that order,
  * and each stream's place in packed_streams. packed_streams' key refuses a stream packed before; a
  * stream started as rows of events (its version 1 found by the events' key, one probe a stream) is
- * put in packed_streams a second time, so that the key refuses the statement for it too.
+ * put in packed_streams a second time, so that the key refuses the statement for it too. A stream's
+ * pack position is read from one array of the packs' positions (packs are numbered from 0 without
+ * gaps): joined to the packs instead, each stream rescanned the packs with their events, ~10 µs a
+ * stream in PGlite.
  */
 function packedStart(eventsParam: number, typeParam: number): string {
   return `started AS (
@@ -272,8 +275,9 @@ function packedStart(eventsParam: number, typeParam: number): string {
     ),
     registered AS (
       INSERT INTO packed_streams (stream_id, pack_position, pack_index)
-      SELECT s.stream_id, p.global_position, (s.place % ${packSize})::int
-      FROM started s JOIN packs p ON p.pack = s.place / ${packSize}
+      SELECT s.stream_id, (SELECT array_agg(global_position ORDER BY pack) FROM packs)[s.place / ${packSize} + 1],
+             (s.place % ${packSize})::int
+      FROM started s
       UNION ALL
       SELECT s.stream_id, 0, 0
       FROM started s
