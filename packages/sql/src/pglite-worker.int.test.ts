@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -144,6 +144,34 @@ describe('PGlite in a worker thread, on disk', () => {
       const second = await createPgliteDatabase(join(folder, 'pglite'), { thread: 'worker' });
       expect(await second.query('SELECT id FROM kept')).toEqual([{ id: 7 }]);
       await second.close();
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+});
+
+// HALLMARK_REPORT_PGLITE (benchmarks): PGlite's time by statement, written every 5 s and at close.
+describe('PGlite in a worker thread, reporting its time by statement', () => {
+  it('writes each statement with its count and time, the lock and its statement as the statement', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'pglite-report-'));
+    const report = join(folder, 'report-{pid}.txt');
+    const before = process.env.HALLMARK_REPORT_PGLITE;
+    process.env.HALLMARK_REPORT_PGLITE = report;
+    try {
+      const db = await createPgliteDatabase(join(folder, 'pglite'), { thread: 'worker' });
+      process.env.HALLMARK_REPORT_PGLITE = before;
+      if (before === undefined) delete process.env.HALLMARK_REPORT_PGLITE;
+      await db.execScript('CREATE TABLE counted (id int)');
+      for (let id = 0; id < 3; id += 1) await db.query('INSERT INTO counted VALUES ($1)', [id]);
+      await db.runInOneTrip?.([
+        { text: 'SELECT pg_advisory_xact_lock(1)', params: [] },
+        { text: 'SELECT count(*) FROM counted', params: [] },
+      ]);
+      await db.close();
+      const text = await readFile(report.replace('{pid}', String(process.pid)), 'utf8');
+      expect(text).toMatch(/^ +\d+ ms in all\n/);
+      expect(text).toMatch(/ms +3× query: INSERT INTO counted VALUES \(\$1\)\n/);
+      expect(text).toMatch(/ms +1× script: SELECT count\(\*\) FROM counted\n/);
     } finally {
       await rm(folder, { recursive: true, force: true });
     }

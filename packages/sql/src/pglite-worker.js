@@ -19,6 +19,7 @@
 // Messages out without an id: { kind: 'notify', channel, payload }.
 // PGlite has one connection and runs one transaction at a time; a statement outside a transaction
 // waits for the open one to end (PGlite's own mutex), as it does when PGlite runs on the main thread.
+import { writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
@@ -44,6 +45,50 @@ function plainError(error) {
     }
   }
   return { message: error instanceof Error ? error.message : String(error), fields };
+}
+
+/**
+ * For benchmarks: with HALLMARK_REPORT_PGLITE=<file> (`{pid}` in it is the process's id), the time
+ * PGlite's thread spent on each statement (a script by its last statement, its lock's work with it),
+ * summed since start, is written to that file every 5 s, most first. PGlite runs one request at a
+ * time in the order they arrive, so a request's time is from its arrival, or the previous request's
+ * end if later, to its own end; the time a transaction held open waits for its caller's next
+ * statement is no statement's (bench:batch's figure of 2026-12-07 found it by its absence: 13.4 s
+ * open for 9.8 s of work). Without the setting nothing is measured.
+ */
+const reportFile = process.env.HALLMARK_REPORT_PGLITE?.replaceAll('{pid}', String(process.pid));
+/** Per statement (its first 120 characters): requests and milliseconds. */
+const statementTimes = new Map();
+let lastEnded = 0;
+function writeStatementReport() {
+  const rows = [...statementTimes].sort((a, b) => b[1].ms - a[1].ms);
+  const total = rows.reduce((sum, [, { ms }]) => sum + ms, 0);
+  const lines = rows.map(
+    ([statement, { count, ms }]) => `${ms.toFixed(0).padStart(8)} ms ${String(count).padStart(7)}× ${statement}`,
+  );
+  writeFileSync(reportFile, [`${total.toFixed(0).padStart(8)} ms in all`, ...lines, ''].join('\n'));
+}
+if (reportFile) setInterval(writeStatementReport, 5_000).unref();
+
+/** The statement a message runs, for the report. */
+function statementOf(message) {
+  const text = message.kind === 'script' ? message.statements.at(-1)?.text : message.text;
+  return `${message.kind}${message.tx ? ' (in a transaction)' : ''}: ${String(text ?? '')
+    .replace(/\s+/g, ' ')
+    .slice(0, 120)}`;
+}
+
+function timed(message, outcome) {
+  const arrived = performance.now();
+  return outcome.finally(() => {
+    const ended = performance.now();
+    const statement = statementOf(message);
+    const times = statementTimes.get(statement) ?? { count: 0, ms: 0 };
+    times.count += 1;
+    times.ms += ended - Math.max(arrived, lastEnded);
+    lastEnded = ended;
+    statementTimes.set(statement, times);
+  });
 }
 
 function answer(id, outcome) {
@@ -136,15 +181,16 @@ async function unlisten(channel) {
 
 parentPort.on('message', (message) => {
   const { id, kind } = message;
+  const answerTimed = reportFile ? (id, outcome) => answer(id, timed(message, outcome)) : answer;
   switch (kind) {
     case 'script':
-      answer(id, script(message.statements));
+      answerTimed(id, script(message.statements));
       return;
     case 'query':
-      answer(id, (async () => ({ rows: (await clientOf(message.tx).query(message.text, message.params)).rows }))());
+      answerTimed(id, (async () => ({ rows: (await clientOf(message.tx).query(message.text, message.params)).rows }))());
       return;
     case 'exec':
-      answer(
+      answerTimed(
         id,
         (async () => {
           await clientOf(message.tx).exec(message.sql);
@@ -153,21 +199,22 @@ parentPort.on('message', (message) => {
       );
       return;
     case 'begin':
-      answer(id, begin());
+      answerTimed(id, begin());
       return;
     case 'end':
-      answer(id, end(message.tx, message.commit));
+      answerTimed(id, end(message.tx, message.commit));
       return;
     case 'listen':
-      answer(id, listen(message.channel));
+      answerTimed(id, listen(message.channel));
       return;
     case 'unlisten':
-      answer(id, unlisten(message.channel));
+      answerTimed(id, unlisten(message.channel));
       return;
     case 'close':
-      answer(
+      answerTimed(
         id,
         (async () => {
+          if (reportFile) writeStatementReport();
           await db.close();
           return {};
         })(),
