@@ -516,12 +516,12 @@ export function createLinks(deps: LinkDeps) {
             },
           );
           removed += rows.length;
+          // The resolver's kept answers are dropped once each chunk's removals are stored.
+          itemCache.clear();
         } catch (error) {
           if (!(error instanceof LinkChangedMeanwhile)) throw error;
         }
       }
-      // The resolver's kept answers are dropped once the removals are stored.
-      if (removed > 0) itemCache.clear();
       return { removed };
     },
 
