@@ -122,8 +122,8 @@ describe('blocks a leaked key made, found and removed by its owner', () => {
     }
     const removal = await api('DELETE', `/blocklist?createdBy=${leakedId}`, { key: star });
     expect(removal.status, JSON.stringify(removal.body)).toBe(200);
-    expect(removal.body).toEqual({ removed: 2 });
-    expect((await api('DELETE', `/blocklist?createdBy=${leakedId}`, { key: star })).body).toEqual({ removed: 0 });
+    expect(removal.body).toEqual({ removed: 2, more: false });
+    expect((await api('DELETE', `/blocklist?createdBy=${leakedId}`, { key: star })).body).toEqual({ removed: 0, more: false });
     const removedNow = await api('GET', `/blocklist?createdBy=${leakedId}&status=removed`, { key: star });
     expect((removedNow.body.blocks as Json[]).map((block) => block.status)).toEqual(['removed', 'removed']);
     await waitFor('the verdicts to come back', verdictsAre(['AUTHENTIC', 'AUTHENTIC', 'AUTHENTIC']));
@@ -199,12 +199,15 @@ describe('links a leaked key made or pointed elsewhere, found by their owner', (
     }
     // Another account's key removes nothing of this brand's.
     const stranger = await brand('Stranger brand', '5012347', ['assets:read']);
-    expect((await api('DELETE', `/links?createdBy=${leakedId}`, { key: stranger.star })).body).toEqual({ removed: 0 });
+    expect((await api('DELETE', `/links?createdBy=${leakedId}`, { key: stranger.star })).body).toEqual({
+      removed: 0,
+      more: false,
+    });
 
     const removal = await api('DELETE', `/links?createdBy=${leakedId}`, { key: star });
     expect(removal.status, JSON.stringify(removal.body)).toBe(200);
-    expect(removal.body).toEqual({ removed: made });
-    expect((await api('DELETE', `/links?createdBy=${leakedId}`, { key: star })).body).toEqual({ removed: 0 });
+    expect(removal.body).toEqual({ removed: made, more: false });
+    expect((await api('DELETE', `/links?createdBy=${leakedId}`, { key: star })).body).toEqual({ removed: 0, more: false });
     const left = await api('GET', `/links?gtin=${gtin}&limit=100`, { key: star });
     expect((left.body.links as Json[]).map((each) => each.id)).toEqual([own.body.id]);
     // The resolver sends the item's scans to the brand's page again, at once.

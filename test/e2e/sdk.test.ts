@@ -661,7 +661,7 @@ describe('every operation through the SDK, answers checked against the document'
       title: 'FAQ',
       type: 'text/html',
     });
-    expect(await hallmark.links.removeMadeBy({ createdBy: another.createdBy as string })).toEqual({ removed: 1 });
+    expect(await hallmark.links.removeMadeBy({ createdBy: another.createdBy as string })).toEqual({ removed: 1, more: false });
     // With no link left for the GTIN, the scan goes to the verification page.
     const toPage = await resolver.resolver.resolve({ linkPath, sig }).withResponse();
     expect(toPage.response.status).toBe(307);
@@ -693,7 +693,7 @@ describe('every operation through the SDK, answers checked against the document'
     expect((await hallmark.blocklist.delete({ blockId: block.blockId })).status).toBe('removed');
     // The blocks one key made, all at once (BLOCKED-2, from the CSV: its key is this client's).
     expect(block.createdBy).toBeDefined();
-    expect(await hallmark.blocklist.removeMadeBy({ createdBy: block.createdBy as string })).toEqual({ removed: 1 });
+    expect(await hallmark.blocklist.removeMadeBy({ createdBy: block.createdBy as string })).toEqual({ removed: 1, more: false });
   });
 
   it('webhooks: endpoints, a test message verified by verifyWebhook (v1 and v1a), messages, attempts, replays', async () => {

@@ -60,7 +60,13 @@ const reportFile = process.env.HALLMARK_REPORT_PGLITE?.replaceAll('{pid}', Strin
 /** Per statement (its first 120 characters): requests and milliseconds. */
 const statementTimes = new Map();
 let lastEnded = 0;
+/** Writes the report; a file that cannot be written is left unwritten (a benchmark's aid never stops the database). */
 function writeStatementReport() {
+  try {
+    writeReportFile();
+  } catch {}
+}
+function writeReportFile() {
   const rows = [...statementTimes].sort((a, b) => b[1].ms - a[1].ms);
   const total = rows.reduce((sum, [, { ms }]) => sum + ms, 0);
   const lines = rows.map(

@@ -14,7 +14,8 @@ export async function queryAfterLock<Row>(db: SqlDatabase, lock: OneTripStatemen
       { text: statement.text, params: statement.params },
     ]);
     // Neither statement expects rows, so the trip commits or rejects.
-    return outcome.committed ? (outcome.rows[1] as Row[]) : [];
+    if (!outcome.committed) throw new Error('a trip without expected rows was rolled back');
+    return outcome.rows[1] as Row[];
   }
   return db.transaction(async (tx) => {
     await tx.query(lock.text, lock.params);

@@ -411,7 +411,14 @@ function RemoveKeysBlocksDialog({
     setBusy(true);
     setError(undefined);
     try {
-      onRemoved((await api.delete<{ removed: number }>(withQuery('/blocklist', { createdBy: keyId }))).removed);
+      // A request stops after its time with `more` when blocks may be left: asked again until none is.
+      let removed = 0;
+      for (;;) {
+        const answer = await api.delete<{ removed: number; more: boolean }>(withQuery('/blocklist', { createdBy: keyId }));
+        removed += answer.removed;
+        if (!answer.more) break;
+      }
+      onRemoved(removed);
     } catch (caught) {
       setError(asApiError(caught));
       setBusy(false);

@@ -133,7 +133,7 @@ class Links(Resource):
         self._client.call_raw("deleteLink", path_params={"id": link_id})
 
     def remove_made_by(self, created_by: str) -> ApiResult:
-        """Removes every link the API key `created_by` made (after it leaked); answers `removed`. Needs `*`."""
+        """Removes every link the API key `created_by` made (after it leaked); answers `removed` and `more` (call again while `more`). Needs `*`."""
         return self._client.call("removeLinksMadeBy", query={"createdBy": created_by})
 
 

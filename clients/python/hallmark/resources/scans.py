@@ -126,7 +126,7 @@ class Blocklist(Resource):
         return self._client.call("deleteBlock", path_params={"blockId": block_id})
 
     def remove_made_by(self, created_by: str) -> ApiResult:
-        """Removes every active block the API key `created_by` made (after it leaked); answers `removed`. Needs `*`."""
+        """Removes every active block the API key `created_by` made (after it leaked); answers `removed` and `more` (call again while `more`). Needs `*`."""
         return self._client.call("removeBlocksMadeBy", query={"createdBy": created_by})
 
 

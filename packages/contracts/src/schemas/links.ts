@@ -197,6 +197,9 @@ export type RemoveLinksQuery = Static<typeof RemoveLinksQuery>;
 
 export const RemovedLinks = Type.Object({
   removed: Type.Integer({ minimum: 0, description: 'how many links were removed (0: none was left)' }),
+  more: Type.Boolean({
+    description: 'true when the request stopped after its time (about 20 s) and more may be left: send it again',
+  }),
 });
 export type RemovedLinks = Static<typeof RemovedLinks>;
 

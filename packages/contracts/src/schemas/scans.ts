@@ -240,6 +240,9 @@ export type RemoveBlocksQuery = Static<typeof RemoveBlocksQuery>;
 
 export const RemovedBlocks = Type.Object({
   removed: Type.Integer({ minimum: 0, description: 'how many active blocks were removed (0: none was left)' }),
+  more: Type.Boolean({
+    description: 'true when the request stopped after its time (about 20 s) and more may be left: send it again',
+  }),
 });
 export type RemovedBlocks = Static<typeof RemovedBlocks>;
 

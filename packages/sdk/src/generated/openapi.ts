@@ -8150,6 +8150,8 @@ export interface operations {
           'application/json': {
             /** @description how many links were removed (0: none was left) */
             removed: number;
+            /** @description true when the request stopped after its time (about 20 s) and more may be left: send it again */
+            more: boolean;
           };
         };
       };
@@ -9424,6 +9426,8 @@ export interface operations {
           'application/json': {
             /** @description how many active blocks were removed (0: none was left) */
             removed: number;
+            /** @description true when the request stopped after its time (about 20 s) and more may be left: send it again */
+            more: boolean;
           };
         };
       };

@@ -150,6 +150,9 @@ export const maxLinksPerAccount = 100_000;
 /** Links removed in one transaction (one `link.deleted` event each) by `removeMadeBy`. */
 const removalChunk = 500;
 
+/** How long one call of `removeMadeBy` goes on to another chunk: its answer must fit the gateway's wait (5 s). */
+const removalTurnMs = 2_000;
+
 const isUniqueViolation = (error: unknown) =>
   typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';
 
@@ -159,6 +162,25 @@ const defaultTaken = (link: { gtin: string; lot: string | null; serial: string |
     'This item already has a default link: set `default: false` on it first (PATCH /links/{id}), or give this link `default: false`.',
     { gtin: link.gtin, lot: link.lot, serial: link.serial },
   );
+
+/**
+ * Refuses (409) a link by a key given a limit of its own (one restricted to some GTINs) that has made
+ * `limit` links still there: counted along item_links_by_creator (migration 0012), at most up to it.
+ */
+async function refuseBeyondKeyLimit(sql: SqlExecutor, owner: Principal, keyId: string, limit: number): Promise<void> {
+  const [made] = await sql.query<{ links: string | number }>(
+    `SELECT count(*) AS links FROM (
+       SELECT 1 FROM item_links WHERE account_id = $1 AND environment = $2 AND created_by = $3 LIMIT $4) AS made`,
+    [owner.accountId, owner.environment, keyId, limit],
+  );
+  if (Number(made?.links ?? 0) >= limit) {
+    throw new HallmarkError(
+      'CONFLICT',
+      `This API key is restricted to some GTINs and has made ${limit.toLocaleString('en')} links, the most such a key may have: have a key without restrictions delete links it made (DELETE /links?createdBy=) or link instead.`,
+      { limit, keyId },
+    );
+  }
+}
 
 /**
  * Takes a place for one more link, in the account's maxLinksPerAccount, the item level's
@@ -188,21 +210,7 @@ async function takeLinkPlace(
       { limit: maxLinksPerAccount },
     );
   }
-  if (maker.limit !== undefined && maker.keyId !== null) {
-    // Counted along item_links_by_creator (migration 0012), at most up to the key’s limit.
-    const [made] = await sql.query<{ links: string | number }>(
-      `SELECT count(*) AS links FROM (
-         SELECT 1 FROM item_links WHERE account_id = $1 AND environment = $2 AND created_by = $3 LIMIT $4) AS made`,
-      [owner.accountId, owner.environment, maker.keyId, maker.limit],
-    );
-    if (Number(made?.links ?? 0) >= maker.limit) {
-      throw new HallmarkError(
-        'CONFLICT',
-        `This API key is restricted to some GTINs and has made ${maker.limit.toLocaleString('en')} links, the most such a key may have: delete links it made, or make them with another key.`,
-        { limit: maker.limit, keyId: maker.keyId },
-      );
-    }
-  }
+  if (maker.limit !== undefined && maker.keyId !== null) await refuseBeyondKeyLimit(sql, owner, maker.keyId, maker.limit);
   const [row] = await sql.query<{ links: string | number }>(
     `SELECT count(*) AS links FROM item_links WHERE environment = $2 AND gtin = $3 AND account_id = $1
        AND coalesce(lot, '') = coalesce($4, '') AND coalesce(serial, '') = coalesce($5, '')`,
@@ -336,6 +344,9 @@ export function createLinks(deps: LinkDeps) {
       const lot = checkItemPart('lot', body.lot);
       const serial = checkItemPart('serial', body.serial);
       await requireOwned(owner, body.gtin);
+      // Refused before the event is appended too (the event store may append before the rows are
+      // written: KurrentDB); the count in the link's transaction is what holds against requests at once.
+      if (keyLimit !== undefined && keyId !== undefined) await refuseBeyondKeyLimit(deps.db, owner, keyId, keyLimit);
       const now = deps.clock().toISOString();
       const view: LinkView = {
         id: `lnk_${randomHex(10)}`,
@@ -485,9 +496,12 @@ export function createLinks(deps: LinkDeps) {
      * DELETE /links?createdBy=<key id>: every link the key made is removed, as one by one, in
      * transactions of removalChunk (each link its `link.deleted` event, by the caller). After a key
      * leaks: the links it added are undone in one request, not one DELETE each. A chunk of which
-     * another removal took a link meanwhile is read again. Answers how many were removed.
+     * another request removed or changed a link meanwhile is read again (its events then say what was
+     * removed). One call removes chunks for removalTurnMs and answers how many, and whether more may
+     * be left (the gateway calls again: removals-in-turns.ts).
      */
-    async removeMadeBy(owner: Principal, createdBy: string, keyId: string): Promise<{ removed: number }> {
+    async removeMadeBy(owner: Principal, createdBy: string, keyId: string): Promise<{ removed: number; more: boolean }> {
+      const started = performance.now();
       let removed = 0;
       for (;;) {
         const rows = await deps.db.query<Row>(
@@ -507,8 +521,10 @@ export function createLinks(deps: LinkDeps) {
                 db: deps.db,
                 write: async (sql: SqlExecutor) => {
                   const deleted = await sql.query(
-                    'DELETE FROM item_links WHERE id = ANY($1::text[]) AND account_id = $2 RETURNING id',
-                    [rows.map((row) => row.id), owner.accountId],
+                    `DELETE FROM item_links l USING unnest($1::text[], $3::timestamptz[]) AS read(id, updated_at)
+                     WHERE l.id = read.id AND date_trunc('milliseconds', l.updated_at) = read.updated_at AND l.account_id = $2
+                     RETURNING l.id`,
+                    [rows.map((row) => row.id), owner.accountId, rows.map((row) => viewOf(row).updatedAt)],
                   );
                   if (deleted.length !== rows.length) throw new LinkChangedMeanwhile();
                 },
@@ -521,8 +537,9 @@ export function createLinks(deps: LinkDeps) {
         } catch (error) {
           if (!(error instanceof LinkChangedMeanwhile)) throw error;
         }
+        if (performance.now() - started >= removalTurnMs) return { removed, more: true };
       }
-      return { removed };
+      return { removed, more: false };
     },
 
     /**

@@ -19,6 +19,7 @@ import { keyLimitOf, type RestrictedKeyLimits } from '../auth/key-restrictions.t
 import { principalOf, requireApiKey } from '../auth/request-auth.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
+import { removeInTurns } from './removals-in-turns.ts';
 
 const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
 
@@ -70,14 +71,16 @@ export function registerLinkRoutes(
   });
 
   registerRoute(app, removeLinksMadeByRoute, async (request) =>
-    deps.services.call(
-      removeLinksMadeByRpc,
-      {
-        principal: principalOf(request),
-        createdBy: (request.query as RemoveLinksQuery).createdBy,
-        keyId: requireApiKey(request).keyId,
-      },
-      request.id,
+    removeInTurns(() =>
+      deps.services.call(
+        removeLinksMadeByRpc,
+        {
+          principal: principalOf(request),
+          createdBy: (request.query as RemoveLinksQuery).createdBy,
+          keyId: requireApiKey(request).keyId,
+        },
+        request.id,
+      ),
     ),
   );
 }

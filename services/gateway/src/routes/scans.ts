@@ -42,6 +42,7 @@ import { keyLimitOf, type RestrictedKeyLimits } from '../auth/key-restrictions.t
 import { principalOf, requireApiKey } from '../auth/request-auth.ts';
 import { registerRoute } from '../route-registry.ts';
 import type { ServiceCaller } from '../service-call.ts';
+import { removeInTurns } from './removals-in-turns.ts';
 
 // The scans API and the blocklist (docs/API.md, "Scans" and "Blocklist"); verify-service answers
 // (services/verify-service/src/handlers/scans.ts and blocklist.ts).
@@ -309,10 +310,12 @@ export function registerScanRoutes(
     ),
   );
   registerRoute(app, removeBlocksMadeByRoute, async (request) =>
-    services.call(
-      removeBlocksMadeByRpc,
-      { principal: principalOf(request), client: clientOf(request), createdBy: (request.query as RemoveBlocksQuery).createdBy },
-      request.id,
+    removeInTurns(() =>
+      services.call(
+        removeBlocksMadeByRpc,
+        { principal: principalOf(request), client: clientOf(request), createdBy: (request.query as RemoveBlocksQuery).createdBy },
+        request.id,
+      ),
     ),
   );
 }

@@ -136,7 +136,7 @@ function tooManyActiveBlocks(limit: number): HallmarkError {
 function tooManyActiveBlocksOfKey(limit: number, keyId: string): HallmarkError {
   return new HallmarkError(
     'CONFLICT',
-    `This API key is restricted to some GTINs and holds ${limit.toLocaleString('en')} active blocks, the most such a key may: block serial ranges, remove blocks it made, or block with another key.`,
+    `This API key is restricted to some GTINs and holds ${limit.toLocaleString('en')} active blocks, the most such a key may: block serial ranges, or have a key without restrictions remove blocks it made (DELETE /blocklist?createdBy=) or block instead.`,
     { limit, keyId },
   );
 }
@@ -407,18 +407,24 @@ export async function deleteBlock(
 /** Blocks removed in one transaction (one `code.unblocked` event each) by `removeBlocksMadeBy`. */
 const removalChunk = 500;
 
+/** How long one call of removeBlocksMadeBy goes on to another chunk: its answer must fit the gateway's wait (5 s). */
+const removalTurnMs = 2_000;
+
 /**
  * DELETE /blocklist?createdBy=<key id>: every active block the key made is removed, as one by one,
  * in transactions of 500 (each block its `code.unblocked` event, by the caller). After a key leaks:
  * its blocks are undone in one request, not one DELETE each. A chunk whose blocks another removal
- * took meanwhile is read again. Answers how many were removed.
+ * took meanwhile is read again. One call removes chunks for removalTurnMs and answers how many, and
+ * whether more may be left (the gateway calls again: removals-in-turns.ts).
  */
 export async function removeBlocksMadeBy(
   deps: BlocklistDeps,
   request: { principal: Principal; client: { keyId: string }; createdBy: string },
-): Promise<{ removed: number }> {
+): Promise<{ removed: number; more: boolean }> {
   const { principal } = request;
+  const started = performance.now();
   let removed = 0;
+  let more = false;
   for (;;) {
     const rows = await deps.db.query<BlockViewRow>(
       `SELECT ${viewColumns} FROM code_blocklist
@@ -458,9 +464,13 @@ export async function removeBlocksMadeBy(
     } catch (error) {
       if (!(error instanceof RemovedMeanwhile)) throw error;
     }
+    if (performance.now() - started >= removalTurnMs) {
+      more = true;
+      break;
+    }
   }
   if (removed > 0) await changed(deps, principal);
-  return { removed };
+  return { removed, more };
 }
 
 /** GET /blocklist: newest first, keyset-paged. */
