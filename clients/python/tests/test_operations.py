@@ -78,6 +78,17 @@ def test_the_main_operations_of_each_area(client: Hallmark, brand: Brand, operat
     assert client.blocklist.delete(block["blockId"])["status"] == "removed"
     bulk = client.blocklist.create_from_csv(f"gtin,serial,kind\n{code['gtin']},{brand.serial()},counterfeit\n")
     assert "block" in bulk["results"][0]
+    # What one key made, removed at once (after a leak): the CSV's block, by this client's key.
+    made_by = bulk["results"][0]["block"]["createdBy"]
+    assert list(client.blocklist.list(created_by=made_by, status="active"))
+    removed_blocks = client.blocklist.remove_made_by(made_by)
+    assert removed_blocks["removed"] >= 1 and removed_blocks["more"] is False
+    assert not list(client.blocklist.list(created_by=made_by, status="active"))
+    link = client.links.create(gtin=code["gtin"], link_type="gs1:pip", href="https://brand.example/p", title="P", type="text/html")
+    assert [each["id"] for each in client.links.list(created_by=link["createdBy"])] == [link["id"]]
+    removed_links = client.links.remove_made_by(link["createdBy"])
+    assert removed_links["removed"] >= 1 and removed_links["more"] is False
+    assert not list(client.links.list(created_by=link["createdBy"]))
 
     report = client.codes.report(url=code["url"], reason="looks odd")
     assert any(r["reportId"] == report["reportId"] for r in client.codes.reports.list(status="pending"))
