@@ -209,7 +209,14 @@ export {
   VerifyCodeBody,
   VerifyCodeQuery,
 } from './schemas/codes.ts';
-export { ErrorEnvelope, isPrintableText, Pagination, ResponseMeta } from './schemas/common.ts';
+export {
+  ErrorEnvelope,
+  isPrintableText,
+  Pagination,
+  RemovalByCreatorQuery,
+  RemovedByCreator,
+  ResponseMeta,
+} from './schemas/common.ts';
 export {
   AssetIdParam,
   ChainVerification,

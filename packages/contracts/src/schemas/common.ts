@@ -90,3 +90,25 @@ const printableText = new RegExp(printableTextPattern);
 
 /** Whether `text` matches {@link printableTextPattern}, for checks made outside a schema. */
 export const isPrintableText = (text: string): boolean => printableText.test(text);
+
+/**
+ * DELETE /blocklist?createdBy= and /links?createdBy= (after a key leaks): the key whose `things` are
+ * removed, and the answer.
+ */
+export const RemovalByCreatorQuery = (things: string) =>
+  Type.Object(
+    {
+      createdBy: Type.String({ minLength: 1, maxLength: 100, description: `the id of the API key whose ${things} are removed` }),
+    },
+    { additionalProperties: false },
+  );
+export type RemovalByCreatorQuery = Static<ReturnType<typeof RemovalByCreatorQuery>>;
+
+export const RemovedByCreator = (things: string) =>
+  Type.Object({
+    removed: Type.Integer({ minimum: 0, description: `how many ${things} were removed (0: none was left)` }),
+    more: Type.Boolean({
+      description: 'true when the request stopped after its time (about 20 s) and more may be left: send it again',
+    }),
+  });
+export type RemovedByCreator = Static<ReturnType<typeof RemovedByCreator>>;

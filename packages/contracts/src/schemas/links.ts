@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Pagination } from './common.ts';
+import { Pagination, RemovalByCreatorQuery, RemovedByCreator } from './common.ts';
 
 /**
  * The GS1 Web Vocabulary link types a brand may give its links (https://gs1.org/voc/, the link
@@ -186,22 +186,9 @@ export type ListLinksQuery = Static<typeof ListLinksQuery>;
 
 export const LinkIdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 
-/** DELETE /links?createdBy=: the key whose links are removed. */
-export const RemoveLinksQuery = Type.Object(
-  {
-    createdBy: Type.String({ minLength: 1, maxLength: 100, description: 'the id of the API key whose links are removed' }),
-  },
-  { additionalProperties: false },
-);
-export type RemoveLinksQuery = Static<typeof RemoveLinksQuery>;
-
-export const RemovedLinks = Type.Object({
-  removed: Type.Integer({ minimum: 0, description: 'how many links were removed (0: none was left)' }),
-  more: Type.Boolean({
-    description: 'true when the request stopped after its time (about 20 s) and more may be left: send it again',
-  }),
-});
-export type RemovedLinks = Static<typeof RemovedLinks>;
+/** DELETE /links?createdBy=: the key whose links are removed, and how many were. */
+export const RemoveLinksQuery = RemovalByCreatorQuery('links');
+export const RemovedLinks = RemovedByCreator('links');
 
 /** The links that apply to a scanned item, as the public resolver reads them. */
 export const ItemLinks = Type.Object({

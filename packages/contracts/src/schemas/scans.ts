@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { RiskIndicator, Verdict } from './codes.ts';
-import { Pagination } from './common.ts';
+import { Pagination, RemovalByCreatorQuery, RemovedByCreator } from './common.ts';
 
 // The scans API and the blocklist (issue #21; docs/API.md, "Scans" and "Blocklist").
 
@@ -225,26 +225,9 @@ export type ListBlocksQuery = Static<typeof ListBlocksQuery>;
 
 export const BlockIdParam = Type.Object({ blockId: Type.String({ minLength: 1, maxLength: 100 }) });
 
-/** DELETE /blocklist?createdBy=: the key whose blocks are removed. */
-export const RemoveBlocksQuery = Type.Object(
-  {
-    createdBy: Type.String({
-      minLength: 1,
-      maxLength: 100,
-      description: 'the id of the API key whose active blocks are removed',
-    }),
-  },
-  { additionalProperties: false },
-);
-export type RemoveBlocksQuery = Static<typeof RemoveBlocksQuery>;
-
-export const RemovedBlocks = Type.Object({
-  removed: Type.Integer({ minimum: 0, description: 'how many active blocks were removed (0: none was left)' }),
-  more: Type.Boolean({
-    description: 'true when the request stopped after its time (about 20 s) and more may be left: send it again',
-  }),
-});
-export type RemovedBlocks = Static<typeof RemovedBlocks>;
+/** DELETE /blocklist?createdBy=: the key whose active blocks are removed, and how many were. */
+export const RemoveBlocksQuery = RemovalByCreatorQuery('active blocks');
+export const RemovedBlocks = RemovedByCreator('active blocks');
 
 export const BulkBlockResult = Type.Object({
   results: Type.Array(

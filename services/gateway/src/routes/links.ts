@@ -7,7 +7,7 @@ import {
   type ListLinksQuery,
   listLinksRoute,
   listLinksRpc,
-  type RemoveLinksQuery,
+  type RemovalByCreatorQuery,
   removeLinksMadeByRoute,
   removeLinksMadeByRpc,
   type UpdateLinkBody,
@@ -76,7 +76,7 @@ export function registerLinkRoutes(
         removeLinksMadeByRpc,
         {
           principal: principalOf(request),
-          createdBy: (request.query as RemoveLinksQuery).createdBy,
+          createdBy: (request.query as RemovalByCreatorQuery).createdBy,
           keyId: requireApiKey(request).keyId,
         },
         request.id,

@@ -1,8 +1,4 @@
-/** What one turn of a removal answers: how many it removed, and whether more may be left. */
-export interface RemovalTurn {
-  removed: number;
-  more: boolean;
-}
+import type { RemovedByCreator } from '@hallmark/contracts';
 
 /**
  * How long one request of `DELETE /blocklist?createdBy=` or `DELETE /links?createdBy=` keeps asking
@@ -16,9 +12,9 @@ export const removalRequestBudgetMs = 20_000;
  * are removed in turns that each fit the service call's wait (5 s), not one call that outlasts it.
  */
 export async function removeInTurns(
-  turn: () => Promise<RemovalTurn>,
+  turn: () => Promise<RemovedByCreator>,
   { budgetMs = removalRequestBudgetMs, now = () => performance.now() }: { budgetMs?: number; now?: () => number } = {},
-): Promise<RemovalTurn> {
+): Promise<RemovedByCreator> {
   const started = now();
   let removed = 0;
   for (;;) {

@@ -20,7 +20,7 @@ import {
   listScansRpc,
   maxScansPageSize,
   parseCsv,
-  type RemoveBlocksQuery,
+  type RemovalByCreatorQuery,
   removeBlocksMadeByRoute,
   removeBlocksMadeByRpc,
   type ScanAggregatesQuery,
@@ -313,7 +313,11 @@ export function registerScanRoutes(
     removeInTurns(() =>
       services.call(
         removeBlocksMadeByRpc,
-        { principal: principalOf(request), client: clientOf(request), createdBy: (request.query as RemoveBlocksQuery).createdBy },
+        {
+          principal: principalOf(request),
+          client: clientOf(request),
+          createdBy: (request.query as RemovalByCreatorQuery).createdBy,
+        },
         request.id,
       ),
     ),
