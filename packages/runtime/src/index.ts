@@ -15,6 +15,7 @@ export { createLogger, type Logger, type LoggerOptions } from './logger.ts';
 export { refuseTrivialMasterKey } from './master-key-strength.ts';
 export { startProbeServer } from './probe-server.ts';
 export { checkReadiness, createSharedReadiness, type ReadinessChecks, type ReadinessReport } from './readiness.ts';
+export { type RemovedChunk, removalChunk, removeChunksForATurn } from './removal-turn.ts';
 export { type RpcContext, serveRpc } from './rpc-server.ts';
 export {
   defineService,

@@ -11,12 +11,14 @@ import {
   type ListLinksQuery,
   linkTypeCurie,
   type Principal,
+  type RemovedByCreator,
   type UpdateLinkBody,
 } from '@hallmark/contracts';
 import { randomHex } from '@hallmark/crypto';
 import type { EventStore } from '@hallmark/event-store';
 import { checkAi82Value, checkGtin14 } from '@hallmark/gs1';
 import { accountStream } from '@hallmark/provenance';
+import { removalChunk, removeChunksForATurn } from '@hallmark/runtime';
 import { cursorMicroseconds, cursorMicrosecondsPattern, cursorTime, type SqlDatabase, type SqlExecutor } from '@hallmark/sql';
 
 export interface LinkDeps {
@@ -146,12 +148,6 @@ export const maxLinksPerItemLevel = 100;
  * second without end (1.7 million a day), each a row every page of `GET /links` and every backup carries.
  */
 export const maxLinksPerAccount = 100_000;
-
-/** Links removed in one transaction (one `link.deleted` event each) by `removeMadeBy`. */
-const removalChunk = 500;
-
-/** How long one call of `removeMadeBy` goes on to another chunk: its answer must fit the gateway's wait (5 s). */
-const removalTurnMs = 2_000;
 
 const isUniqueViolation = (error: unknown) =>
   typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';
@@ -497,19 +493,16 @@ export function createLinks(deps: LinkDeps) {
      * transactions of removalChunk (each link its `link.deleted` event, by the caller). After a key
      * leaks: the links it added are undone in one request, not one DELETE each. A chunk of which
      * another request removed or changed a link meanwhile is read again (its events then say what was
-     * removed). One call removes chunks for removalTurnMs and answers how many, and whether more may
-     * be left (the gateway calls again: removals-in-turns.ts).
+     * removed). One call removes for a turn (removeChunksForATurn).
      */
-    async removeMadeBy(owner: Principal, createdBy: string, keyId: string): Promise<{ removed: number; more: boolean }> {
-      const started = performance.now();
-      let removed = 0;
-      for (;;) {
+    async removeMadeBy(owner: Principal, createdBy: string, keyId: string): Promise<RemovedByCreator> {
+      return removeChunksForATurn(async () => {
         const rows = await deps.db.query<Row>(
           `SELECT * FROM item_links WHERE account_id = $1 AND environment = $2 AND created_by = $3
            ORDER BY created_at DESC, id DESC LIMIT ${removalChunk}`,
           [owner.accountId, owner.environment, createdBy],
         );
-        if (rows.length === 0) break;
+        if (rows.length === 0) return { found: 0, removed: 0 };
         const deletedAt = deps.clock().toISOString();
         try {
           await deps.eventStore.append(
@@ -531,15 +524,14 @@ export function createLinks(deps: LinkDeps) {
               },
             },
           );
-          removed += rows.length;
-          // The resolver's kept answers are dropped once each chunk's removals are stored.
-          itemCache.clear();
         } catch (error) {
           if (!(error instanceof LinkChangedMeanwhile)) throw error;
+          return { found: rows.length, removed: 0 };
         }
-        if (performance.now() - started >= removalTurnMs) return { removed, more: true };
-      }
-      return { removed, more: false };
+        // The resolver's kept answers are dropped once each chunk's removals are stored.
+        itemCache.clear();
+        return { found: rows.length, removed: rows.length };
+      });
     },
 
     /**

@@ -12,11 +12,13 @@ import {
   HallmarkError,
   type ListBlocksQuery,
   type Principal,
+  type RemovedByCreator,
 } from '@hallmark/contracts';
 import { uuidV7 } from '@hallmark/crypto';
 import type { EventStore } from '@hallmark/event-store';
 import { checkAi82Value, checkGtin14 } from '@hallmark/gs1';
 import { accountStream } from '@hallmark/provenance';
+import { removalChunk, removeChunksForATurn } from '@hallmark/runtime';
 import type { SqlDatabase, SqlExecutor } from '@hallmark/sql';
 
 // The blocklist (issue #21; docs/API.md, "Blocklist"): a code, or a serial range of a GTIN, its
@@ -404,35 +406,25 @@ export async function deleteBlock(
   return removed;
 }
 
-/** Blocks removed in one transaction (one `code.unblocked` event each) by `removeBlocksMadeBy`. */
-const removalChunk = 500;
-
-/** How long one call of removeBlocksMadeBy goes on to another chunk: its answer must fit the gateway's wait (5 s). */
-const removalTurnMs = 2_000;
-
 /**
  * DELETE /blocklist?createdBy=<key id>: every active block the key made is removed, as one by one,
- * in transactions of 500 (each block its `code.unblocked` event, by the caller). After a key leaks:
- * its blocks are undone in one request, not one DELETE each. A chunk whose blocks another removal
- * took meanwhile is read again. One call removes chunks for removalTurnMs and answers how many, and
- * whether more may be left (the gateway calls again: removals-in-turns.ts).
+ * in transactions of removalChunk (each block its `code.unblocked` event, by the caller). After a key
+ * leaks: its blocks are undone in one request, not one DELETE each. A chunk whose blocks another
+ * removal took meanwhile is read again. One call removes for a turn (removeChunksForATurn).
  */
 export async function removeBlocksMadeBy(
   deps: BlocklistDeps,
   request: { principal: Principal; client: { keyId: string }; createdBy: string },
-): Promise<{ removed: number; more: boolean }> {
+): Promise<RemovedByCreator> {
   const { principal } = request;
-  const started = performance.now();
-  let removed = 0;
-  let more = false;
-  for (;;) {
+  const outcome = await removeChunksForATurn(async () => {
     const rows = await deps.db.query<BlockViewRow>(
       `SELECT ${viewColumns} FROM code_blocklist
        WHERE account_id = $1 AND environment = $2 AND created_by_key = $3 AND removed_at IS NULL
        ORDER BY created_at DESC, block_id DESC LIMIT ${removalChunk}`,
       [principal.accountId, principal.environment, request.createdBy],
     );
-    if (rows.length === 0) break;
+    if (rows.length === 0) return { found: 0, removed: 0 };
     const now = deps.clock();
     try {
       await deps.eventStore.append(
@@ -460,17 +452,14 @@ export async function removeBlocksMadeBy(
           },
         },
       );
-      removed += rows.length;
+      return { found: rows.length, removed: rows.length };
     } catch (error) {
       if (!(error instanceof RemovedMeanwhile)) throw error;
+      return { found: rows.length, removed: 0 };
     }
-    if (performance.now() - started >= removalTurnMs) {
-      more = true;
-      break;
-    }
-  }
-  if (removed > 0) await changed(deps, principal);
-  return { removed, more };
+  });
+  if (outcome.removed > 0) await changed(deps, principal);
+  return outcome;
 }
 
 /** GET /blocklist: newest first, keyset-paged. */
