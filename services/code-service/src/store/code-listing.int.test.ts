@@ -4,7 +4,7 @@ import { uuidV7 } from '@hallmark/crypto';
 import { connectTestDatabase, type SqlDatabase, type SqlExecutor } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listOwnCodes } from './code-listing.ts';
-import { insertCodes, migrateCodes, type StoredCode } from './code-store.ts';
+import { findAccountsCodeOfItem, insertCodes, migrateCodes, type StoredCode } from './code-store.ts';
 import { type LinkForm, linkOfCode, type StoredLinkForm, storeLinkForm } from './link-forms.ts';
 
 // GET /codes reads an account's codes newest first through the indexes of migration 0007: every page
@@ -157,4 +157,42 @@ describe('the codes listing and its indexes, on codes stored as generate request
       expect(scan?.['Actual Rows']).toBeLessThanOrEqual(201);
     },
   );
+
+  it('lists the codes of a serial and finds the signer’s code of an item along the one item index, reading only the owner’s entries', async () => {
+    // Given a serial that another tenant and the owner's test environment used too (same GTIN)
+    const serial = 'S4-7';
+    expect(stored.filter((code) => code.serial === serial)).toHaveLength(1);
+
+    // When the owner lists that serial
+    const { listed, statements } = await allPages({ serial, limit: 50 });
+
+    // Then only the owner's code comes, read along codes_item_owner_key by environment, serial and account
+    expect(listed.map((code) => code.assetId)).toEqual(
+      stored.filter((code) => code.serial === serial).map((code) => code.assetId),
+    );
+    const listing = nodesOf(await planOf(statements[0] as { text: string; params: readonly unknown[] }));
+    const listingScan = listing.find((node) => node['Index Name'] !== undefined);
+    expect(listingScan).toMatchObject({ 'Index Name': 'codes_item_owner_key', 'Actual Rows': 1 });
+    expect(listingScan?.['Index Cond']).toMatch(/account_id = /);
+
+    // And the signer's code of the item (findCodes) is one entry of the same index
+    const code = stored.find((each) => each.serial === serial) as StoredCode;
+    const found = await findAccountsCodeOfItem(database.db, owner.accountId, owner.environment, code.gtin, serial);
+    expect(found?.assetId).toBe(code.assetId);
+    expect(await findAccountsCodeOfItem(database.db, 'acc_listing_nobody', owner.environment, code.gtin, serial)).toBeUndefined();
+    const lookup = nodesOf(
+      await planOf({
+        text: `SELECT asset_id FROM codes WHERE environment = $1 AND serial = $2 AND account_id = $3 AND gtin = $4`,
+        params: [owner.environment, serial, owner.accountId, code.gtin],
+      }),
+    );
+    expect(lookup.find((node) => node['Index Name'] !== undefined)).toMatchObject({
+      'Index Name': 'codes_item_owner_key',
+      'Actual Rows': 1,
+    });
+
+    // And the index holds an owner to one code of an item (the insert's ON CONFLICT finds it)
+    const again = await insertCodes(database.db, [{ ...code, assetId: `${code.assetId}x` }], { onlyCurrentSigners: false });
+    expect(again.size).toBe(0);
+  });
 });

@@ -236,16 +236,18 @@ export async function findOwnCodesByAssetId(
   return new Map(rows.map((row) => [row.asset_id, toRecord(row)]));
 }
 
-/** Every account's code for this item in this environment (usually one). */
-export async function findCodesByItem(
+/** An account's code for this item in this environment, if it made one (one at most: codes_item_owner_key). */
+export async function findAccountsCodeOfItem(
   sql: SqlExecutor,
+  accountId: string,
   environment: Environment,
   gtin: string,
   serial: string,
-): Promise<CodeRecord[]> {
+): Promise<CodeRecord | undefined> {
   const rows = await sql.query<CodeRow>(
-    `SELECT c.*, ${linkFormColumns} FROM ${codeRowsWithLinks} WHERE c.environment = $1 AND c.gtin = $2 AND c.serial = $3`,
-    [environment, gtin, serial],
+    `SELECT c.*, ${linkFormColumns} FROM ${codeRowsWithLinks}
+     WHERE c.environment = $1 AND c.serial = $2 AND c.account_id = $3 AND c.gtin = $4`,
+    [environment, serial, accountId, gtin],
   );
-  return rows.map(toRecord);
+  return rows[0] ? toRecord(rows[0]) : undefined;
 }

@@ -4,7 +4,7 @@ import { uuidV7 } from '@hallmark/crypto';
 import { connectTestDatabase, type SqlDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findOwnCode, listOwnCodes } from './code-listing.ts';
-import { findCodesByItem, findOwnCodesByAssetId, insertCodes, migrateCodes, type StoredCode } from './code-store.ts';
+import { findAccountsCodeOfItem, findOwnCodesByAssetId, insertCodes, migrateCodes, type StoredCode } from './code-store.ts';
 import { createLinkFormSource, type LinkForm, linkOfCode, type StoredLinkForm, storeLinkForm } from './link-forms.ts';
 
 // A row of `codes` names its link form instead of holding its link (migration 0009, issue #19): every
@@ -55,10 +55,10 @@ function codeOf(
 async function linksRead(code: StoredCode): Promise<string[]> {
   const { db } = database;
   const byId = (await findOwnCodesByAssetId(db, owner, [code.assetId])).get(code.assetId)?.url;
-  const byItem = (await findCodesByItem(db, owner.environment, code.gtin, code.serial)).map((each) => each.url);
+  const byItem = (await findAccountsCodeOfItem(db, owner.accountId, owner.environment, code.gtin, code.serial))?.url;
   const one = (await findOwnCode(db, owner, code.assetId)).url;
   const listed = (await listOwnCodes(db, owner, { serial: code.serial, limit: 5 })).data.map((each) => each.url);
-  return [byId ?? '(none)', ...byItem, one, ...listed];
+  return [byId ?? '(none)', byItem ?? '(none)', one, ...listed];
 }
 
 describe('link forms (code-service migration 0009)', () => {
@@ -160,7 +160,7 @@ describe('signing key forms (code-service migration 0010)', () => {
       codes.map(async (code) => ({
         stored: stored.get(code.assetId),
         byId: byId.get(code.assetId)?.kid,
-        byItem: (await findCodesByItem(db, owner.environment, code.gtin, code.serial)).map((each) => each.kid),
+        byItem: (await findAccountsCodeOfItem(db, owner.accountId, owner.environment, code.gtin, code.serial))?.kid,
       })),
     );
   }
@@ -179,10 +179,10 @@ describe('signing key forms (code-service migration 0010)', () => {
     ];
     await insertCodes(database.db, codes, { onlyCurrentSigners: false });
     expect(await keysOf(codes)).toEqual([
-      { stored: null, byId: 'kid-1', byItem: ['kid-1'] },
-      { stored: null, byId: 'kid-1', byItem: ['kid-1'] },
-      { stored: 'kid-1', byId: 'kid-1', byItem: ['kid-1'] },
-      { stored: 'kid-1', byId: 'kid-1', byItem: ['kid-1'] },
+      { stored: null, byId: 'kid-1', byItem: 'kid-1' },
+      { stored: null, byId: 'kid-1', byItem: 'kid-1' },
+      { stored: 'kid-1', byId: 'kid-1', byItem: 'kid-1' },
+      { stored: 'kid-1', byId: 'kid-1', byItem: 'kid-1' },
     ]);
     for (const code of codes) expect(await linksRead(code), code.serial).toEqual([code.url, code.url, code.url, code.url]);
     // A row with neither its key id nor a form is refused by the table.
