@@ -5,7 +5,8 @@
 // a careful user of the API expects from interface-spec.md, DECISIONS.md and docs/API.md. Found and
 // fixed: an expiryDate without an offset printed another day on a server outside UTC; a key rotated
 // twice in its grace got a replacement that expired; a key's createdAt came from the database's clock.
-// In the serial project: one test sets process.env.TZ.
+// Runs paired (vitest.config.ts): its clock is the product's frozen one, and the one test that sets
+// process.env.TZ sets it in its own worker process and puts it back.
 import { signCode } from '@hallmark/codes';
 import { ed25519PrivateKeyObject, ed25519Thumbprint, generateEd25519KeyPair } from '@hallmark/crypto';
 import { formatDigitalLink } from '@hallmark/gs1';
