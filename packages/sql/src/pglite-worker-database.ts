@@ -1,13 +1,32 @@
 import { Worker } from 'node:worker_threads';
-import type { OneTripOutcome, OneTripStatement, SqlDatabase, SqlExecutor } from './sql-database.ts';
+import type { OneTripStatement, SqlDatabase, SqlExecutor } from './sql-database.ts';
+
+/** A statement's rows as the worker sends them: its json and jsonb columns (`json`) as their text. */
+interface WorkerRows {
+  rows: Record<string, unknown>[];
+  json?: string[];
+}
 
 /** What the worker answers to a request (pglite-worker.js). */
-interface WorkerAnswer {
+interface WorkerAnswer extends Partial<WorkerRows> {
   id: number;
-  rows?: unknown[];
   tx?: number;
-  outcome?: OneTripOutcome;
+  /** A script's outcome, each statement's rows as WorkerRows. */
+  outcome?: { committed: true; rows: WorkerRows[] } | { committed: false; emptyAt: number };
   error?: { message: string; fields: Record<string, unknown> };
+}
+
+/** The rows with their json and jsonb columns parsed, as PGlite parses them (the worker leaves them as text). */
+function parsedRows<Row>({ rows = [], json }: Partial<WorkerRows>): Row[] {
+  if (json) {
+    for (const row of rows) {
+      for (const column of json) {
+        const text = row[column];
+        if (typeof text === 'string') row[column] = JSON.parse(text);
+      }
+    }
+  }
+  return rows as Row[];
 }
 
 type WorkerRequest =
@@ -28,8 +47,9 @@ function errorFrom(answer: NonNullable<WorkerAnswer['error']>): Error {
 /**
  * SqlDatabase over PGlite running in a worker thread (pglite-worker.js): the WebAssembly's work,
  * which holds whichever thread runs it for as long as a statement takes, leaves this thread's
- * event loop, which only posts statements and receives rows (structured clones: Dates, bigints,
- * Uint8Arrays and parsed JSON arrive as PGlite made them). A transaction is opened in the worker,
+ * event loop, which only posts statements and receives rows (structured clones: Dates, bigints and
+ * Uint8Arrays arrive as PGlite made them; json and jsonb arrive as text and are parsed here, off the
+ * worker's thread). A transaction is opened in the worker,
  * receives its statements by number, and is committed or rolled back by a last message; PGlite
  * runs one at a time. Rejects when PGlite cannot start (the worker's error). `startParams`: PGlite's
  * start parameters (pgliteStartParams).
@@ -97,7 +117,7 @@ export async function createPgliteWorkerDatabase(
 
   const executorOf = (tx: number | undefined): SqlExecutor => ({
     async query<Row>(text: string, params?: readonly unknown[]) {
-      return (await request({ kind: 'query', text, params, tx })).rows as Row[];
+      return parsedRows<Row>(await request({ kind: 'query', text, params, tx }));
     },
     async execScript(sql: string) {
       await request({ kind: 'exec', sql, tx });
@@ -122,7 +142,8 @@ export async function createPgliteWorkerDatabase(
       return result;
     },
     async runInOneTrip(statements) {
-      return (await request({ kind: 'script', statements })).outcome as OneTripOutcome;
+      const outcome = (await request({ kind: 'script', statements })).outcome as NonNullable<WorkerAnswer['outcome']>;
+      return outcome.committed ? { committed: true, rows: outcome.rows.map((each) => parsedRows(each)) } : outcome;
     },
     async listen(channel, onNotify) {
       let entry = listeners.get(channel);

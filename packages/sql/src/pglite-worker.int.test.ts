@@ -34,6 +34,35 @@ describe('PGlite in a worker thread', () => {
     expect(row).toEqual({ id: 1, bytes: new Uint8Array([104, 105]), doc: { a: [1, 'b'] }, at: new Date(0), big: 2 ** 40 });
   });
 
+  it('returns json and jsonb as PGlite parses them (sent as text, parsed on this thread), in statements and in one trip', async () => {
+    const text = `SELECT $1::jsonb AS doc, $2::json AS raw, NULL::jsonb AS none, 'null'::jsonb AS literal_null,
+                          '"a string"'::jsonb AS string, '[1, {"b": [true, null]}]'::jsonb AS list, 7 AS n, 'x'::text AS plain`;
+    const params = [{ é: ['😀', 1.5, { deep: null }] }, '{"kept":  "as written"}'];
+    const expected = {
+      doc: { é: ['😀', 1.5, { deep: null }] },
+      raw: { kept: 'as written' },
+      none: null,
+      literal_null: null,
+      string: 'a string',
+      list: [1, { b: [true, null] }],
+      n: 7,
+      plain: 'x',
+    };
+    expect(await db.query(text, params)).toEqual([expected]);
+    const reference = await createPgliteDatabase(undefined, { thread: 'main' });
+    try {
+      expect(await reference.query(text, params)).toEqual([expected]);
+    } finally {
+      await reference.close();
+    }
+    const inOneTrip = await db.runInOneTrip?.([
+      { text: 'SELECT 1 AS one', params: [] },
+      { text, params },
+      { text: "SELECT doc FROM things WHERE id = 1 UNION ALL SELECT '{}'::jsonb", params: [] },
+    ]);
+    expect(inOneTrip).toEqual({ committed: true, rows: [[{ one: 1 }], [expected], [{ doc: { a: [1, 'b'] } }, { doc: {} }]] });
+  });
+
   it("rejects with PostgreSQL's error fields, as PGlite on the main thread does", async () => {
     const error = await db.query('INSERT INTO things (id) VALUES (1)').catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(Error);
