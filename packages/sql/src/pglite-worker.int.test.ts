@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgliteDatabase } from './pglite-database.ts';
-import type { SqlDatabase } from './sql-database.ts';
+import type { SqlDatabase, SqlExecutor } from './sql-database.ts';
 
 // The embedded form runs PGlite in a worker thread: everything the product does through the SQL
 // port must behave as it does with PGlite on the calling thread.
@@ -61,6 +61,24 @@ describe('PGlite in a worker thread', () => {
       { text: "SELECT doc FROM things WHERE id = 1 UNION ALL SELECT '{}'::jsonb", params: [] },
     ]);
     expect(inOneTrip).toEqual({ committed: true, rows: [[{ one: 1 }], [expected], [{ doc: { a: [1, 'b'] } }, { doc: {} }]] });
+  });
+
+  it('answers columns that share a name as PGlite does (the last one), json or not, and a statement on an ended transaction with an error alone', async () => {
+    const text = `SELECT '"123"'::jsonb AS x, '"true"'::jsonb AS x, '{}'::jsonb AS y, '42'::text AS y, '7'::text AS z, '[7]'::jsonb AS z`;
+    const reference = await createPgliteDatabase(undefined, { thread: 'main' });
+    try {
+      const expected = await reference.query(text);
+      expect(expected).toEqual([{ x: 'true', y: '42', z: [7] }]);
+      expect(await db.query(text)).toEqual(expected);
+    } finally {
+      await reference.close();
+    }
+    let ended: SqlExecutor | undefined;
+    await db.transaction(async (tx) => {
+      ended = tx;
+    });
+    await expect(ended?.query('SELECT 1')).rejects.toThrow(/not open/);
+    expect(await db.query('SELECT 2 AS still')).toEqual([{ still: 2 }]);
   });
 
   it("rejects with PostgreSQL's error fields, as PGlite on the main thread does", async () => {

@@ -109,10 +109,14 @@ function timed(message, outcome) {
 const jsonTypes = [114, 3802];
 const jsonAsText = Object.fromEntries(jsonTypes.map((type) => [type, (text) => text]));
 
-/** A statement's rows, with the names of its json columns (left as text), if any. */
+/**
+ * A statement's rows, with the names of its json columns (left as text), if any. Of columns that
+ * share a name, a row keeps the last one's value (PGlite's rows are objects), so that one decides.
+ */
 async function rowsOf(client, text, params) {
   const result = await client.query(text, params, { parsers: jsonAsText });
-  const json = result.fields.filter((field) => jsonTypes.includes(field.dataTypeID)).map((field) => field.name);
+  const typeByName = new Map(result.fields.map((field) => [field.name, field.dataTypeID]));
+  const json = [...typeByName].filter(([, type]) => jsonTypes.includes(type)).map(([name]) => name);
   return json.length > 0 ? { rows: result.rows, json } : { rows: result.rows };
 }
 
@@ -212,7 +216,8 @@ parentPort.on('message', (message) => {
       answerTimed(id, script(message.statements));
       return;
     case 'query':
-      answerTimed(id, rowsOf(clientOf(message.tx), message.text, message.params));
+      // clientOf throws for a transaction that has ended: that request is refused, the worker goes on.
+      answerTimed(id, (async () => rowsOf(clientOf(message.tx), message.text, message.params))());
       return;
     case 'exec':
       answerTimed(

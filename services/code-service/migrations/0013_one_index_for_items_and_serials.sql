@@ -7,7 +7,8 @@
 -- (account_id, environment, serial): every generated code paid an entry in each, about 96 bytes for
 -- the second at 100,000 codes. A code-service of the release before, still running during a rolling
 -- upgrade, looks an item up by (environment, gtin, serial) without the account: it reads this
--- index's entries of that serial across owners, slower but answered, until it is replaced.
+-- index's entries of that serial in the environment, every owner's and every GTIN's (thousands for a
+-- serial such as "1" numbered afresh for each GTIN), slower but answered, until it is replaced.
 -- Built in the migration's transaction, as 0007's were: on a large table this holds writes to
 -- `codes` while it runs.
 CREATE UNIQUE INDEX codes_item_owner ON codes (environment, serial, account_id, gtin);
