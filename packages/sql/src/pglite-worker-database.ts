@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import type { OneTripStatement, SqlDatabase, SqlExecutor } from './sql-database.ts';
+import type { OneTripOutcome, OneTripStatement, SqlDatabase, SqlExecutor } from './sql-database.ts';
 
 /** A statement's rows as the worker sends them: its json and jsonb columns (`json`) as their text. */
 interface WorkerRows {
@@ -12,7 +12,7 @@ interface WorkerAnswer extends Partial<WorkerRows> {
   id: number;
   tx?: number;
   /** A script's outcome, each statement's rows as WorkerRows. */
-  outcome?: { committed: true; rows: WorkerRows[] } | { committed: false; emptyAt: number };
+  outcome?: { committed: true; rows: WorkerRows[] } | Extract<OneTripOutcome, { committed: false }>;
   error?: { message: string; fields: Record<string, unknown> };
 }
 
@@ -49,9 +49,8 @@ function errorFrom(answer: NonNullable<WorkerAnswer['error']>): Error {
  * which holds whichever thread runs it for as long as a statement takes, leaves this thread's
  * event loop, which only posts statements and receives rows (structured clones: Dates, bigints and
  * Uint8Arrays arrive as PGlite made them; json and jsonb arrive as text and are parsed here, off the
- * worker's thread). A transaction is opened in the worker,
- * receives its statements by number, and is committed or rolled back by a last message; PGlite
- * runs one at a time. Rejects when PGlite cannot start (the worker's error). `startParams`: PGlite's
+ * worker's thread). A transaction is opened in the worker, receives its statements by number, and is
+ * committed or rolled back by a last message; PGlite runs one at a time. Rejects when PGlite cannot start (the worker's error). `startParams`: PGlite's
  * start parameters (pgliteStartParams).
  */
 export async function createPgliteWorkerDatabase(
