@@ -48,6 +48,22 @@ const spendNoted = (accountId: string) =>
     },
     { timeoutMs: 30_000, intervalMs: 20 },
   );
+/**
+ * Waits until the account's keyed attempt no longer holds its key (its lease lapsed: the gateway that
+ * renewed it is gone), so a retry takes the key over instead of being answered 409. At most 10 s, and
+ * fails nothing itself: the retry's answer says whether it could.
+ */
+const leaseLapsed = async (accountId: string) => {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const [row] = await sql<{ lease_until: Date | string | null }>(
+      'SELECT lease_until FROM idempotent_requests WHERE account_id = $1',
+      [accountId],
+    );
+    if (row?.lease_until === null || (row && new Date(row.lease_until).getTime() < Date.now()) || Date.now() > deadline) return;
+    await sleep(50);
+  }
+};
 const keyed = (key: string, idempotencyKey: string, body: unknown) => ({
   key,
   headers: { 'idempotency-key': idempotencyKey },
@@ -376,7 +392,8 @@ describe('a keyed batch whose gateway stalls or dies, retried through the other 
       'SELECT asset_id, signature, serial FROM codes WHERE account_id = $1',
       [brand.id],
     );
-    await sleep(2_000);
+    // The dead attempt's lease (1.5 s) lapses: until then a retry is refused 409 (a fixed 2 s wait before).
+    await leaseLapsed(brand.id);
     // 30 of the day's 100 paid by the dead attempt; spend 70 more first, so the retry runs at the limit.
     const spend = await api(1, 'POST', '/code/generate/batch', {
       key: brand.key,

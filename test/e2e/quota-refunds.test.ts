@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { earlyInWindow } from '../support/client-address.ts';
-import { call, startTestProduct, type TestProduct } from '../support/embedded.ts';
+import { type ApiResponse, call, startTestProduct, type TestProduct } from '../support/embedded.ts';
 import { dropCodeEventsTrigger, triggerOnCodeEvents } from '../support/stored-events.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -166,8 +166,33 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
       ])
     )[0]?.count;
 
+  /**
+   * Polls `holds` until it does or `deadlineMs` has passed, and never fails itself: the checks after
+   * it say what was found. For a wait that was a fixed sleep until something had happened.
+   */
+  const until = async (holds: () => Promise<boolean> | boolean, deadlineMs = 10_000) => {
+    const deadline = Date.now() + deadlineMs;
+    while (!(await holds()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  };
+
+  /** Until `accountId` has `count` codes stored: a slow write that outlived the gateway's wait has ended. */
+  const untilStored = (accountId: string, count: number) => until(async () => (await codesStoredOf(accountId)) === count);
+
+  /**
+   * Until code-service has logged the failure of the write each answer's request made (the line names
+   * the request id every answer carries, and the trigger's 'lost write'): that write, and any retry of
+   * it alone, is over, so nothing more of it will be stored. (These were fixed 2.5 s sleeps; the failure
+   * is logged by the time the gateway's 503 arrives.)
+   */
+  const untilWritesFailed = async (...answers: Array<ApiResponse<Json>>) => {
+    for (const answer of answers) {
+      const requestId = `"requestId":"${answer.body.meta?.requestId}"`;
+      await until(() => slow.logLines.some((line) => line.includes(requestId) && line.includes('"message":"lost write"')));
+    }
+  };
+
   it('keeps the quota of a timed-out generate and batch, and charges their keyed retries nothing', async () => {
-    const { key, used } = await brandOwning('Slow brand', 'free', gtin);
+    const { key, accountId, used } = await brandOwning('Slow brand', 'free', gtin);
 
     const batch = { items: Array.from({ length: 30 }, (_, i) => ({ gtin, serialNumber: `SLOW-B-${i}` })) };
     const one = { gtin, serialNumber: 'SLOW-ONE' };
@@ -180,8 +205,8 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
       expect(answer.status, JSON.stringify(answer.body)).toBe(503);
       expect(answer.body.error?.details?.reason).toBe('timeout');
     }
-    // The work is done once the slow writes end; it was charged, not given back.
-    await new Promise((resolve) => setTimeout(resolve, 3_500));
+    // The work is done once the slow writes end (all 31 stored); it was charged, not given back.
+    await untilStored(accountId, 31);
     expect(await used()).toBe(31);
 
     const retries = [
@@ -227,7 +252,7 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
       expect(answer.body.error?.details?.reason).toBe('timeout');
     }
     // The writes failed once the gateway had stopped waiting: nothing is stored, and 31 are charged.
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await untilWritesFailed(...timedOut);
     expect(await codesOf([...batchSerials, 'LOST-ONE'])).toBe(0);
     expect(await used()).toBe(31);
 
@@ -263,7 +288,7 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
 
     const timedOut = await slowApi('POST', '/code/generate/batch', { ...keyed, body: batch });
     expect(timedOut.status, JSON.stringify(timedOut.body).slice(0, 300)).toBe(503);
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await untilWritesFailed(timedOut);
     expect(await used()).toBe(600);
 
     const retry = await slowApi('POST', '/code/generate/batch', { ...keyed, body: batch });
@@ -334,7 +359,7 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
     await failOnceAfterTheWait('part_slow_a', ['PART-A-1'], { fail: false });
     const retry = await slowApi('POST', '/code/generate/batch', { ...keyed, body: { items } });
     expect(retry.status, JSON.stringify(retry.body).slice(0, 300)).toBe(503);
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await untilStored(accountId, 600);
     expect(await codesStoredOf(accountId)).toBe(600);
     expect(await used(), 'every stored code paid for').toBe(600);
   });
@@ -408,7 +433,7 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
       const keyed = { key, headers: { 'idempotency-key': 'same-day' } };
       const first = await slowApi('POST', '/code/generate/batch', { ...keyed, body: { items } });
       expect(first.status, JSON.stringify(first.body).slice(0, 300)).toBe(503);
-      await new Promise((resolve) => setTimeout(resolve, 2_500)); // the write failed after the wait: nothing stored
+      await untilWritesFailed(first); // the write failed after the wait: nothing stored
       expect(await used()).toBe(500);
       // Meanwhile a request without the key makes those very serials.
       const others = await slowApi('POST', '/code/generate/batch', { key, body: { items } });
@@ -439,7 +464,7 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
       const body = { gtin: ownGtin, serialNumber: 'SOLO-1' };
       const first = await slowApi('POST', '/code/generate', { ...keyed, body });
       expect([first.status, first.body.error?.details?.reason]).toEqual([503, 'timeout']);
-      await new Promise((resolve) => setTimeout(resolve, 2_500)); // the write failed after the wait: nothing stored
+      await untilWritesFailed(first); // the write failed after the wait: nothing stored
       expect(await used()).toBe(1);
       // Meanwhile a request without the key makes that very serial: one code, one more unit.
       expect((await slowApi('POST', '/code/generate', { key, body })).status).toBe(201);
@@ -480,7 +505,7 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
       // Chunk A times out, nothing stored (500 kept, prepaid); chunk B is refused GTIN_NOT_OWNED.
       const first = await slowApi('POST', '/code/generate/batch', { ...keyed, body: { items } });
       expect(first.status, JSON.stringify(first.body).slice(0, 300)).toBe(503);
-      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      await untilWritesFailed(first);
       expect(await used()).toBe(500);
       const operator = slow.product.generatedOperatorKey as string;
       const granted = await slowApi('POST', `/accounts/${accountId}/gtins`, { key: operator, body: { gtin: laterGtin } });
