@@ -253,7 +253,11 @@ describe.each(backends)('the event store with packs (%s)', (_name, open) => {
     },
   );
 
-  it.each([
+  // These subscriptions and the ones of every event below run together: each only reads the log
+  // this describe's beforeAll wrote, under a name of its own, and each waits out its own quiet window
+  // (that no batch, or no event, comes after the log is read) on its own subscription, so the windows
+  // may overlap rather than follow one another. The local `expect` ties each assertion to its test.
+  it.concurrent.for([
     [1, [typeA]],
     [99, [typeA]],
     [100, [typeA]],
@@ -265,7 +269,7 @@ describe.each(backends)('the event store with packs (%s)', (_name, open) => {
     [3, ['none-such']],
   ] as Array<[number, string[]]>)(
     'a subscription in batches of %i of types %j gets exactly its events, then idles',
-    async (batchSize, eventTypes) => {
+    async ([batchSize, eventTypes], { expect }) => {
       const model = await modelLog(db);
       const wanted = model.filter((event) => eventTypes.includes(event.type));
       const followed = follow(store, { batchSize, eventTypes });
@@ -287,14 +291,14 @@ describe.each(backends)('the event store with packs (%s)', (_name, open) => {
     },
   );
 
-  it.each([
+  it.concurrent.for([
     [1, undefined],
     [99, [typeRow]],
     [100, ['none']],
     [101, [typeA]],
   ] as Array<[number, string[] | undefined]>)(
     'a subscription of every event in batches of %i with the data of %j',
-    async (batchSize, dataOfTypes) => {
+    async ([batchSize, dataOfTypes], { expect }) => {
       const model = await modelLog(db);
       const followed = follow(store, { batchSize, ...(dataOfTypes ? { dataOfTypes } : {}) });
       try {
