@@ -169,7 +169,8 @@ describe('a leaked key, contained by its owner (embedded form)', () => {
     ).toEqual({ status: 401, code: 'REVOKED_API_KEY' });
   }, 30_000);
 
-  // A batch of up to 10,000 items runs in chunks of 500, four at a time (routes/code.ts); the key is
+  // A batch of up to 10,000 items runs in chunks of 500, four at a time embedded (two distributed:
+  // routes/code.ts, batchChunksInFlightOf); the key is
   // checked once, before the first chunk. docs/API.md promises that a GTIN claim revoked mid-batch
   // stops it ("stores not one more code"); a revoked key should stop it at least as surely: the
   // owner revoked the leaked key, and the thief's batch goes on minting signed codes for minutes.

@@ -46,7 +46,7 @@ import {
 import { registerAccountSettingsRoutes } from './routes/account.ts';
 import { registerAccountRoutes } from './routes/accounts.ts';
 import { maxUploadFields, registerAuctionRoutes } from './routes/auction.ts';
-import { registerCodeRoutes } from './routes/code.ts';
+import { batchChunksInFlightOf, registerCodeRoutes } from './routes/code.ts';
 import { registerCodeListingRoutes } from './routes/codes.ts';
 import { registerComplianceRoutes } from './routes/compliance.ts';
 import { registerGtinRoutes } from './routes/gtins.ts';
@@ -387,7 +387,7 @@ export async function buildGatewayApp(deps: GatewayDependencies): Promise<Fastif
     perAccount: deps.config.HALLMARK_REPORT_LIMIT_PER_ACCOUNT,
     perAddress: deps.config.HALLMARK_REPORT_LIMIT_PER_ADDRESS,
   });
-  registerCodeRoutes(app, { services, reportLimits });
+  registerCodeRoutes(app, { services, reportLimits, batchChunksInFlight: batchChunksInFlightOf(deps.db.engine) });
   registerCodeListingRoutes(app, { services });
   registerGtinRoutes(app, { services });
   const restrictedKeyLimits = {

@@ -1,0 +1,79 @@
+// Another tenant's single generates while one tenant runs batches (a noisy neighbour, 2026-12-07):
+// tenant B makes one code at a time (POST /code/generate, 40 ms apart) for 8 s alone, then for 15 s
+// while tenant A keeps two 10,000-item batches in flight, and prints B's latencies both times. It is
+// what set the gateway's chunks in flight per batch in each form (routes/code.ts, batchChunksInFlightOf).
+//
+//   pnpm bench:neighbours                          (both forms, about two minutes)
+//   BENCH_FORMS=distributed pnpm bench:neighbours
+import {
+  brandWithCode,
+  machineLine,
+  operatorKey,
+  type RunningProduct,
+  startDistributedProduct,
+  startEmbeddedProduct,
+} from './support.ts';
+
+const victimGtin = '09506000134369';
+
+async function neighbours(product: RunningProduct): Promise<{ idle: string; loaded: string; batches: number }> {
+  const post = async (path: string, key: string, body: unknown) => {
+    const response = await fetch(`${product.url}/api/v1${path}`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
+    return { status: response.status, body: (await response.json()) as Record<string, any> };
+  };
+  const noisy = await brandWithCode(product);
+  const victim = await post('/accounts', operatorKey, { name: 'Neighbour', tier: 'enterprise' });
+  const victimKey = victim.body.apiKey.secret as string;
+  const granted = await post(`/accounts/${victim.body.account.id}/gtins`, operatorKey, { gtin: victimGtin });
+  if (granted.status >= 300) throw new Error(`granting the GTIN: ${granted.status}`);
+  let serial = 0;
+  const singles = async (seconds: number) => {
+    const latencies: number[] = [];
+    const end = Date.now() + seconds * 1000;
+    while (Date.now() < end) {
+      const started = performance.now();
+      const answer = await post('/code/generate', victimKey, { gtin: victimGtin, serialNumber: `N-${serial++}` });
+      if (answer.status !== 201) throw new Error(`a single generate: ${answer.status}`);
+      latencies.push(performance.now() - started);
+      await new Promise((resolve) => setTimeout(resolve, 40));
+    }
+    latencies.sort((a, b) => a - b);
+    const at = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0);
+    return `${latencies.length} codes, p50 ${at(0.5)} ms, p90 ${at(0.9)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms`;
+  };
+  const idle = await singles(8);
+  let stop = false;
+  let batches = 0;
+  const batchesOf = async (worker: number) => {
+    for (let round = 0; !stop; round++) {
+      const items = Array.from({ length: 10_000 }, (_, i) => ({ gtin: noisy.gtin, serialNumber: `W${worker}-${round}-${i}` }));
+      const answer = await post('/code/generate/batch', noisy.key, { items });
+      if (answer.status >= 300 && answer.status !== 207) throw new Error(`a batch: ${answer.status}`);
+      batches++;
+    }
+  };
+  const load = Promise.all([batchesOf(1), batchesOf(2)]);
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  const loaded = await singles(15);
+  stop = true;
+  await load;
+  return { idle, loaded, batches };
+}
+
+const forms = (process.env.BENCH_FORMS ?? 'embedded,distributed').split(',');
+console.log(`Another tenant's single generates beside two batches in flight, ${machineLine()}\n`);
+console.log('| form | alone | beside the batches | batches of 10,000 answered meanwhile |\n|---|---|---|---|');
+for (const form of forms) {
+  const product = form === 'embedded' ? await startEmbeddedProduct() : await startDistributedProduct({}, {});
+  try {
+    const { idle, loaded, batches } = await neighbours(product);
+    console.log(`| ${form} | ${idle} | ${loaded} | ${batches} |`);
+  } finally {
+    await product.stop();
+  }
+}
