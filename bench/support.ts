@@ -190,7 +190,8 @@ export async function startDistributedProduct(
 
 const benchGtin = '09506000134352';
 
-async function post(url: string, path: string, key: string, body: unknown) {
+/** POSTs `body` to the product's API with `key`; throws unless the answer is 2xx, else resolves with its body. */
+export async function post(url: string, path: string, key: string, body: unknown) {
   const response = await fetch(`${url}/api/v1${path}`, {
     method: 'POST',
     headers: { 'x-api-key': key, 'content-type': 'application/json' },
@@ -199,6 +200,11 @@ async function post(url: string, path: string, key: string, body: unknown) {
   if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
   // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
   return (await response.json()) as Record<string, any>;
+}
+
+/** The value at fraction `p` (0.5, 0.99, 1 for the largest) of `sorted` (ascending), rounded; 0 when empty. */
+export function percentileOf(sorted: readonly number[], p: number): number {
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0);
 }
 
 /** A brand (enterprise tier) with a key, the GTIN 09506000134352 it signs, and one code of it. */
@@ -374,11 +380,10 @@ export async function measurePaced(options: PacedOptions): Promise<LoadResult> {
   const elapsedSeconds = (performance.now() - started) / 1000;
   for (const socket of sockets) socket.destroy();
   latencies.sort((a, b) => a - b);
-  const percentile = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0);
   return {
     requestsPerSecond: Math.round(latencies.length / elapsedSeconds),
-    p50: percentile(0.5),
-    p99: percentile(0.99),
+    p50: percentileOf(latencies, 0.5),
+    p99: percentileOf(latencies, 0.99),
     errors,
     cpuMicrosPerRequest: cpuPerRequest(options.pid, cpuBefore, latencies.length),
   };

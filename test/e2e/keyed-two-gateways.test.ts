@@ -53,17 +53,18 @@ const spendNoted = (accountId: string) =>
  * renewed it is gone), so a retry takes the key over instead of being answered 409. At most 10 s, and
  * fails nothing itself: the retry's answer says whether it could.
  */
-const leaseLapsed = async (accountId: string) => {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const [row] = await sql<{ lease_until: Date | string | null }>(
-      'SELECT lease_until FROM idempotent_requests WHERE account_id = $1',
-      [accountId],
-    );
-    if (row?.lease_until === null || (row && new Date(row.lease_until).getTime() < Date.now()) || Date.now() > deadline) return;
-    await sleep(50);
-  }
-};
+const leaseLapsed = (accountId: string) =>
+  waitFor(
+    'the dead attempt’s lease to lapse',
+    async () => {
+      const [row] = await sql<{ lease_until: Date | string | null }>(
+        'SELECT lease_until FROM idempotent_requests WHERE account_id = $1',
+        [accountId],
+      );
+      return row?.lease_until === null || (row && new Date(row.lease_until).getTime() < Date.now()) ? true : undefined;
+    },
+    { timeoutMs: 10_000, intervalMs: 50 },
+  ).catch(() => undefined);
 const keyed = (key: string, idempotencyKey: string, body: unknown) => ({
   key,
   headers: { 'idempotency-key': idempotencyKey },

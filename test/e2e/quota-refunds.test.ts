@@ -167,16 +167,15 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
     )[0]?.count;
 
   /**
-   * Polls `holds` until it does or `deadlineMs` has passed, and never fails itself: the checks after
-   * it say what was found. For a wait that was a fixed sleep until something had happened.
+   * Waits up to 10 s for `holds` (waitFor) and never fails itself: the checks after it say what was
+   * found. For a wait that was a fixed sleep until something had happened.
    */
-  const until = async (holds: () => Promise<boolean> | boolean, deadlineMs = 10_000) => {
-    const deadline = Date.now() + deadlineMs;
-    while (!(await holds()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-  };
+  const until = (what: string, holds: () => Promise<boolean> | boolean) =>
+    waitFor(what, async () => ((await holds()) ? true : undefined), { timeoutMs: 10_000, intervalMs: 20 }).catch(() => undefined);
 
   /** Until `accountId` has `count` codes stored: a slow write that outlived the gateway's wait has ended. */
-  const untilStored = (accountId: string, count: number) => until(async () => (await codesStoredOf(accountId)) === count);
+  const untilStored = (accountId: string, count: number) =>
+    until(`${count} codes stored`, async () => (await codesStoredOf(accountId)) === count);
 
   /**
    * Until code-service has logged the failure of the write each answer's request made (the line names
@@ -187,7 +186,9 @@ describe('quota of work a service did after the gateway stopped waiting, and quo
   const untilWritesFailed = async (...answers: Array<ApiResponse<Json>>) => {
     for (const answer of answers) {
       const requestId = `"requestId":"${answer.body.meta?.requestId}"`;
-      await until(() => slow.logLines.some((line) => line.includes(requestId) && line.includes('"message":"lost write"')));
+      await until("the write's failure logged", () =>
+        slow.logLines.some((line) => line.includes(requestId) && line.includes('"message":"lost write"')),
+      );
     }
   };
 

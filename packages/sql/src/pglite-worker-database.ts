@@ -50,8 +50,8 @@ function errorFrom(answer: NonNullable<WorkerAnswer['error']>): Error {
  * event loop, which only posts statements and receives rows (structured clones: Dates, bigints and
  * Uint8Arrays arrive as PGlite made them; json and jsonb arrive as text and are parsed here, off the
  * worker's thread). A transaction is opened in the worker, receives its statements by number, and is
- * committed or rolled back by a last message; PGlite runs one at a time. Rejects when PGlite cannot start (the worker's error). `startParams`: PGlite's
- * start parameters (pgliteStartParams).
+ * committed or rolled back by a last message; PGlite runs one at a time. Rejects when PGlite cannot
+ * start (the worker's error). `startParams`: PGlite's start parameters (pgliteStartParams).
  */
 export async function createPgliteWorkerDatabase(
   dataDir: string | undefined,

@@ -54,7 +54,7 @@ export function registerCodeRoutes(
   app: FastifyInstance,
   deps: { services: ServiceCaller; reportLimits: ReportLimits; batchChunksInFlight: number },
 ): void {
-  const batchConcurrency = deps.batchChunksInFlight;
+  const { batchChunksInFlight } = deps;
   registerRoute(app, generateCodeRoute, async (request, reply) => {
     // An Idempotency-Key is handled before this runs (idempotency.ts), as on every route that creates something.
     const { madeBefore, ...generated } = await deps.services.call(
@@ -120,7 +120,7 @@ export function registerCodeRoutes(
       // A batch outlasts its key's check (preValidation): a key revoked meanwhile, through any
       // gateway, sends no further chunk, and the batch answers its 401 (the chunks answered before
       // keep their codes). The first chunk follows that check at once.
-      if (chunk >= batchConcurrency) {
+      if (chunk >= batchChunksInFlight) {
         await request.server.confirmKeyStillWorks(request).catch((error: unknown) => {
           failed = true;
           throw error;
@@ -167,7 +167,7 @@ export function registerCodeRoutes(
     let charged = 0;
     let credit = 0;
     const leftPrepaid: Record<number, number> = {};
-    const workers = await Promise.allSettled(Array.from({ length: Math.min(batchConcurrency, chunks.length) }, worker));
+    const workers = await Promise.allSettled(Array.from({ length: Math.min(batchChunksInFlight, chunks.length) }, worker));
     request.refusedItems = (request.quotaSpent?.cost ?? 0) - charged;
     request.prepaidCredit = credit;
     // Should the batch fail, what the key's next attempt finds paid for: a prepaid chunk this attempt
