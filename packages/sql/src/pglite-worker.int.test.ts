@@ -158,6 +158,36 @@ describe('PGlite in a worker thread', () => {
     expect(await db.query('SELECT id FROM things WHERE id >= 30 ORDER BY id')).toEqual([{ id: 30 }, { id: 31 }]);
   });
 
+  it('runs the statements and transactions waiting ahead of the trips waiting, and a trip after at most 8 of them in a row', async () => {
+    const runInOneTrip = db.runInOneTrip?.bind(db);
+    if (!runInOneTrip) throw new Error('the worker database runs statements in one trip');
+    const finished: string[] = [];
+    const noted = (name: string, work: Promise<unknown>) => work.then(() => finished.push(name));
+    let waiting: Array<Promise<unknown>> = [];
+    // An open transaction holds PGlite: everything sent meanwhile waits in its line.
+    await db.transaction(async (tx) => {
+      waiting = [
+        ...[1, 2, 3].map((trip) => noted(`trip ${trip}`, runInOneTrip([{ text: 'SELECT $1::int AS n', params: [trip] }]))),
+        ...Array.from({ length: 9 }, (_, index) => noted(`statement ${index + 1}`, db.query('SELECT $1::int AS n', [index]))),
+        noted(
+          'transaction',
+          db.transaction((other) => other.query('SELECT 1')),
+        ),
+      ];
+      // Answered once the worker has taken every message sent before it.
+      await tx.query('SELECT 1');
+    });
+    await Promise.all(waiting);
+    expect(finished).toEqual([
+      ...Array.from({ length: 8 }, (_, index) => `statement ${index + 1}`),
+      'trip 1',
+      'statement 9',
+      'transaction',
+      'trip 2',
+      'trip 3',
+    ]);
+  });
+
   it('runs scripts, in and out of transactions', async () => {
     await db.execScript('INSERT INTO other (id) VALUES (20); INSERT INTO other (id) VALUES (21)');
     await db.transaction((tx) => tx.execScript('INSERT INTO other (id) VALUES (22)'));

@@ -28,7 +28,10 @@ export interface SqlDatabase extends SqlExecutor {
    * Runs statements in one transaction, in one round trip, where that saves holding the database:
    * PGlite in its worker thread, whose one connection a transaction otherwise holds while the
    * event loop, busy with requests, gets round to sending each next statement. Absent elsewhere
-   * (use `transaction`). A failed statement rolls back and rejects, as in `transaction`.
+   * (use `transaction`). A failed statement rolls back and rejects, as in `transaction`. PGlite runs
+   * a trip after the statements and transactions waiting for it (up to 8 of them in a row while the
+   * trip waits): trips carry bulk work, a batch's chunks and the projections' pages, that requests
+   * should not queue behind.
    */
   runInOneTrip?(statements: readonly OneTripStatement[]): Promise<OneTripOutcome>;
   /**

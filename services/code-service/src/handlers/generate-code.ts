@@ -42,6 +42,7 @@ import {
   storedAssetIds,
 } from '../store/code-store.ts';
 import { linkOfCode, type StoredLinkForm } from '../store/link-forms.ts';
+import { mapInTurns, turnBefore } from './event-loop-turns.ts';
 import type { SchemaCatalog } from './schemas.ts';
 
 export interface GenerateDeps {
@@ -114,6 +115,7 @@ export async function generateCodes(
 
   const valid: Array<{ position: number; index: number; item: GenerateCodeBody; request: ValidGenerateRequest }> = [];
   for (const [offset, item] of items.entries()) {
+    await turnBefore(offset);
     const index = firstIndex + offset;
     const invalid = schemaError(item);
     if (invalid) {
@@ -145,6 +147,7 @@ export async function generateCodes(
   const stored = requestKey ? await findOwnCodesByAssetId(deps.db, principal, assetIds) : new Map<string, CodeRecord>();
   const madeBefore: CodeRecord[] = [];
   for (const [offset, { position, index, item, request }] of valid.entries()) {
+    await turnBefore(offset);
     const { gtin, serial, batch: lot, expiry, metadata } = request;
     const assetId = assetIds[offset] as string;
     const stale = stored.get(assetId);
@@ -223,7 +226,7 @@ export async function generateCodes(
     messages.length <= signOnTheLoopMaxCodes
       ? messages.map((message) => key.sign(message))
       : await Promise.all(messages.map((message) => key.signInThreadPool(message)));
-  const pending = accepted.map(({ position, code: decided }, offset) => {
+  const pending = await mapInTurns(accepted, ({ position, code: decided }, offset) => {
     const { assetId, gtin, serial, batch, expiry, metadata, expiresAt, schemaId, schemaVersion } = decided;
     const signature = (signatures[offset] as Buffer).toString('base64url');
     const url = linkOfCode({ gtin, serial, batch, expiry, signature }, { origin: deps.resolverUrl, order: deps.linkOrder });
@@ -410,7 +413,7 @@ async function writeCodesInOneStatement(
 ): Promise<Array<Set<string>>> {
   const entries = writes.flatMap((write, index) => write.entries.map((entry) => ({ index, write, entry })));
   const assetIds = entries.map(({ entry }) => entry.code.assetId);
-  const streams = entries.map(({ write, entry }) => ({
+  const streams = await mapInTurns(entries, ({ write, entry }) => ({
     key: entry.code.assetId,
     ...startAssetHistory(
       { assetId: entry.code.assetId, owner: write.owner },
