@@ -158,9 +158,45 @@ describe('PGlite in a worker thread', () => {
     expect(await db.query('SELECT id FROM things WHERE id >= 30 ORDER BY id')).toEqual([{ id: 30 }, { id: 31 }]);
   });
 
-  it('runs the statements and transactions waiting ahead of the trips waiting, and a trip after at most 8 of them in a row', async () => {
-    const runInOneTrip = db.runInOneTrip?.bind(db);
+  it('runs scripts, in and out of transactions', async () => {
+    await db.execScript('INSERT INTO other (id) VALUES (20); INSERT INTO other (id) VALUES (21)');
+    await db.transaction((tx) => tx.execScript('INSERT INTO other (id) VALUES (22)'));
+    expect(await db.query('SELECT id FROM other WHERE id >= 20 ORDER BY id')).toEqual([{ id: 20 }, { id: 21 }, { id: 22 }]);
+  });
+
+  it('delivers notifications to every listener of a channel until each stops', async () => {
+    const first: string[] = [];
+    const second: string[] = [];
+    const stopFirst = await db.listen('changes', (payload) => first.push(payload));
+    const stopSecond = await db.listen('changes', (payload) => second.push(payload));
+    await db.transaction((tx) => tx.query(`NOTIFY changes, 'one'`));
+    await expect.poll(() => second).toEqual(['one']);
+    await stopFirst();
+    await db.query(`NOTIFY changes, 'two'`);
+    await expect.poll(() => second).toEqual(['one', 'two']);
+    expect(first).toEqual(['one']);
+    await stopSecond();
+  });
+});
+
+// Statements and transactions are what requests wait for; trips carry batches and projections' pages.
+describe('PGlite in a worker thread, its lines of waiting work', () => {
+  // In memory: no data folder, so no WAL check of its own sends a statement in the middle.
+  let db: SqlDatabase;
+  beforeAll(async () => {
+    db = await createPgliteDatabase(undefined, { thread: 'worker' });
+  });
+  afterAll(async () => {
+    await db.close();
+  });
+  const tripsOf = (database: SqlDatabase) => {
+    const runInOneTrip = database.runInOneTrip?.bind(database);
     if (!runInOneTrip) throw new Error('the worker database runs statements in one trip');
+    return runInOneTrip;
+  };
+
+  it('runs the statements and transactions waiting ahead of the trips waiting, and a trip after at most 8 of them in a row', async () => {
+    const runInOneTrip = tripsOf(db);
     const finished: string[] = [];
     const noted = (name: string, work: Promise<unknown>) => work.then(() => finished.push(name));
     let waiting: Array<Promise<unknown>> = [];
@@ -188,24 +224,37 @@ describe('PGlite in a worker thread', () => {
     ]);
   });
 
-  it('runs scripts, in and out of transactions', async () => {
-    await db.execScript('INSERT INTO other (id) VALUES (20); INSERT INTO other (id) VALUES (21)');
-    await db.transaction((tx) => tx.execScript('INSERT INTO other (id) VALUES (22)'));
-    expect(await db.query('SELECT id FROM other WHERE id >= 20 ORDER BY id')).toEqual([{ id: 20 }, { id: 21 }, { id: 22 }]);
+  it('takes in what came while a trip ran before it starts the next: a statement sent after a trip still goes ahead of it', async () => {
+    const runInOneTrip = tripsOf(db);
+    const finished: string[] = [];
+    const noted = (name: string, work: Promise<unknown>) => work.then(() => finished.push(name));
+    // ~80 ms of PGlite's thread: the two after it are sent while it runs, or taken with it.
+    const slow = noted(
+      'slow trip',
+      runInOneTrip([{ text: 'SELECT count(*) FROM generate_series(1, $1::int)', params: [300_000] }]),
+    );
+    const trip = noted('trip', runInOneTrip([{ text: 'SELECT 1', params: [] }]));
+    const statement = noted('statement', db.query('SELECT 2'));
+    await Promise.all([slow, trip, statement]);
+    expect(finished.indexOf('statement')).toBeLessThan(finished.indexOf('trip'));
   });
 
-  it('delivers notifications to every listener of a channel until each stops', async () => {
-    const first: string[] = [];
-    const second: string[] = [];
-    const stopFirst = await db.listen('changes', (payload) => first.push(payload));
-    const stopSecond = await db.listen('changes', (payload) => second.push(payload));
-    await db.transaction((tx) => tx.query(`NOTIFY changes, 'one'`));
-    await expect.poll(() => second).toEqual(['one']);
-    await stopFirst();
-    await db.query(`NOTIFY changes, 'two'`);
-    await expect.poll(() => second).toEqual(['one', 'two']);
-    expect(first).toEqual(['one']);
-    await stopSecond();
+  it('closes once what was sent before the close has run', async () => {
+    const other = await createPgliteDatabase(undefined, { thread: 'worker' });
+    const runInOneTrip = tripsOf(other);
+    const sent = [
+      runInOneTrip([{ text: 'SELECT count(*)::int AS n FROM generate_series(1, $1::int)', params: [100_000] }]),
+      runInOneTrip([{ text: 'SELECT 1 AS one', params: [] }]),
+      other.query('SELECT 2 AS two'),
+    ];
+    const closed = other.close();
+    expect(await Promise.all(sent)).toEqual([
+      { committed: true, rows: [[{ n: 100_000 }]] },
+      { committed: true, rows: [[{ one: 1 }]] },
+      [{ two: 2 }],
+    ]);
+    await closed;
+    await expect(other.query('SELECT 3')).rejects.toThrow(/closed/);
   });
 });
 

@@ -54,9 +54,9 @@ function plainError(error) {
 /**
  * For benchmarks: with HALLMARK_REPORT_PGLITE=<file> (`{pid}` in it is the process's id), the time
  * PGlite's thread spent on each statement (a script by its last statement, its lock's work with it),
- * summed since start, is written to that file every 5 s, most first. PGlite runs one request at a
- * time in the order they arrive, so a request's time is from its arrival, or the previous request's
- * end if later, to its own end; the time a transaction held open waits for its caller's next
+ * summed since start, is written to that file every 5 s, most first. PGlite runs one unit at a
+ * time (`waiting`, below), so a request's time is from its arrival, or the previous request's end if
+ * later, to its own end; the time a transaction held open waits for its caller's next
  * statement is no statement's (bench:batch's figure of 2026-12-07 found it by its absence: 13.4 s
  * open for 9.8 s of work). Without the setting nothing is measured.
  */
@@ -236,7 +236,10 @@ function runNext() {
   }
   const scriptsTurn = waiting.scripts.length > 0 && (waiting.requests.length === 0 || requestsInARow >= requestsAheadOfAScript);
   const unit = (scriptsTurn ? waiting.scripts : waiting.requests).shift();
-  if (!unit) return;
+  if (!unit) {
+    for (const idle of idleWaiters.splice(0)) idle();
+    return;
+  }
   running = true;
   // Requests count only while a script waits for them.
   requestsInARow = scriptsTurn || waiting.scripts.length === 0 ? 0 : requestsInARow + 1;
@@ -249,12 +252,24 @@ function runNext() {
 /** Queues a unit in `line`; resolves or rejects as the unit's answer does, once it has run. `start` answers `{ answer, ended }`. */
 function inLine(line, start) {
   return new Promise((resolve, reject) => {
-    line.push(() => {
-      const { answer, ended } = start();
-      answer.then(resolve, reject);
-      return ended.catch(() => {});
+    line.push(async () => {
+      try {
+        const { answer, ended } = start();
+        answer.then(resolve, reject);
+        await ended;
+      } catch (error) {
+        // A unit that could not start, or a transaction whose end failed after it was answered (a no-op then).
+        reject(error);
+      }
     });
   });
+}
+
+/** Who waits for no unit to run or wait (`close`: what was sent before it runs first, as it did in PGlite's own lock). */
+const idleWaiters = [];
+function whenIdle() {
+  if (!running && waiting.requests.length === 0 && waiting.scripts.length === 0) return Promise.resolve();
+  return new Promise((idle) => idleWaiters.push(idle));
 }
 
 /** A unit that ends when it answers. */
@@ -324,6 +339,7 @@ function take(message) {
       answerTimed(
         id,
         (async () => {
+          await whenIdle();
           if (reportFile) writeStatementReport();
           await db.close();
           return {};
