@@ -239,7 +239,7 @@ describe('PGlite in a worker thread, its lines of waiting work', () => {
     expect(finished.indexOf('statement')).toBeLessThan(finished.indexOf('trip'));
   });
 
-  it('closes once what was sent before the close has run', async () => {
+  it('closes once what was sent before the close has run, and refuses what is sent after it', async () => {
     const other = await createPgliteDatabase(undefined, { thread: 'worker' });
     const runInOneTrip = tripsOf(other);
     const sent = [
@@ -248,12 +248,15 @@ describe('PGlite in a worker thread, its lines of waiting work', () => {
       other.query('SELECT 2 AS two'),
     ];
     const closed = other.close();
+    // Sent after the close: refused, not run before it.
+    const late = other.query('SELECT 4').catch((error: unknown) => error);
     expect(await Promise.all(sent)).toEqual([
       { committed: true, rows: [[{ n: 100_000 }]] },
       { committed: true, rows: [[{ one: 1 }]] },
       [{ two: 2 }],
     ]);
     await closed;
+    expect(await late).toMatchObject({ message: expect.stringMatching(/closed/) });
     await expect(other.query('SELECT 3')).rejects.toThrow(/closed/);
   });
 });

@@ -251,6 +251,7 @@ function runNext() {
 
 /** Queues a unit in `line`; resolves or rejects as the unit's answer does, once it has run. `start` answers `{ answer, ended }`. */
 function inLine(line, start) {
+  if (closing) return Promise.reject(new Error('the PGlite database is closed'));
   return new Promise((resolve, reject) => {
     line.push(async () => {
       try {
@@ -265,8 +266,13 @@ function inLine(line, start) {
   });
 }
 
-/** Who waits for no unit to run or wait (`close`: what was sent before it runs first, as it did in PGlite's own lock). */
+/**
+ * Who waits for no unit to run or wait: `close`, so that what was sent before it runs first, as it
+ * did in PGlite's own lock. A unit sent after it is refused (`closing`), so a caller that goes on
+ * sending cannot hold the close off.
+ */
 const idleWaiters = [];
+let closing = false;
 function whenIdle() {
   if (!running && waiting.requests.length === 0 && waiting.scripts.length === 0) return Promise.resolve();
   return new Promise((idle) => idleWaiters.push(idle));
@@ -339,6 +345,7 @@ function take(message) {
       answerTimed(
         id,
         (async () => {
+          closing = true;
           await whenIdle();
           if (reportFile) writeStatementReport();
           await db.close();
