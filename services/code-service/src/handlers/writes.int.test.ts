@@ -289,6 +289,38 @@ describe('code-service writes and their events, against PostgreSQL', () => {
     }
   });
 
+  it("hands the event loop a turn every 50 items of a large request, so other requests' work runs between", async () => {
+    // Counts turns of the event loop (check phases) while the request runs.
+    let turns = 0;
+    let counting = true;
+    const tick = () => {
+      if (!counting) return;
+      turns += 1;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    // The turn in which each item's signer was asked for (once an item, in order).
+    const askedInTurn: number[] = [];
+    const watched: GenerateDeps = {
+      ...deps,
+      signers: {
+        signerOf: (environment, itemGtin) => {
+          askedInTurn.push(turns);
+          return deps.signers.signerOf(environment, itemGtin);
+        },
+      },
+    };
+    const items = Array.from({ length: 200 }, (_, i) => ({ gtin, serialNumber: `TURNS-${i}` }));
+    const outcome = await generateCodes(watched, brand, items, 0, 'req-turns').finally(() => {
+      counting = false;
+    });
+    expect(errorCodes(outcome).every((code) => code === 'ok')).toBe(true);
+    expect(askedInTurn).toHaveLength(200);
+    // The first ask may wait for the database; from the second on the signer is cached, so only
+    // the request's own turns separate them: items 1-49, 50-99, 100-149 and 150-199.
+    expect(new Set(askedInTurn.slice(1)).size).toBeGreaterThanOrEqual(4);
+  });
+
   it('stores no schema, version or deletion whose event cannot be written', async () => {
     const schemaRows = async () =>
       (
