@@ -218,7 +218,7 @@ async function unlisten(channel) {
  * this thread each) and the projections' pages. A script runs when no request waits, or after
  * `requestsAheadOfAScript` requests in a row have run while it waited: another tenant's single
  * generate waits for at most the one script running, not for every chunk of the batches in flight
- * (bench:neighbours, embedded: p50 ~560 ms to ~90 ms), and batches still get every ninth unit or more.
+ * (bench:neighbours, embedded: p50 ~640 ms to ~75 ms), and batches still get every ninth unit or more.
  * Each unit is a function that starts it and resolves when it has ended (a transaction: at its `end`).
  */
 const waiting = { requests: [], scripts: [] };
