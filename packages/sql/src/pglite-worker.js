@@ -136,14 +136,17 @@ function clientOf(tx) {
   return open.client;
 }
 
-/** Starts PGlite's transaction and holds it open (after BEGIN) until an `end` message settles it. */
-function begin(onSettled) {
+/**
+ * Starts PGlite's transaction and holds it open (after BEGIN) until an `end` message settles it. A
+ * unit (`inLine`): answered with its `tx` once BEGIN ran, ended once it is committed or rolled back.
+ */
+function begin() {
   const tx = nextTransaction++;
   const ending = {};
   const ended = new Promise((commit, abandon) => Object.assign(ending, { commit, abandon }));
-  return new Promise((opened, failed) => {
+  let settled;
+  const answer = new Promise((opened, failed) => {
     let began = false;
-    let settled;
     const done = db.transaction(async (client) => {
       began = true;
       transactions.set(tx, { client, ...ending, settled });
@@ -160,11 +163,11 @@ function begin(onSettled) {
         },
       )
       .finally(() => transactions.delete(tx));
-    onSettled(settled);
     settled.catch((error) => {
       if (!began) failed(error);
     });
   });
+  return { answer, ended: settled };
 }
 
 /** A transaction of statements sent together: it holds PGlite for their work only, never across the caller's event loop. */
@@ -284,15 +287,6 @@ const answering = (run) => () => {
   return { answer, ended: answer };
 };
 
-/** A transaction's unit: answered once BEGIN ran, ended once it is committed or rolled back. */
-function transactionUnit() {
-  let settled;
-  const answer = begin((promise) => {
-    settled = promise;
-  });
-  return { answer, ended: answer.then(() => settled) };
-}
-
 /** Answers a message, or queues the unit it starts (runNext runs it). */
 function take(message) {
   const { id, kind } = message;
@@ -330,7 +324,7 @@ function take(message) {
       return;
     }
     case 'begin':
-      answerTimed(id, inLine(waiting.requests, transactionUnit));
+      answerTimed(id, inLine(waiting.requests, begin));
       return;
     case 'end':
       answerTimed(id, end(message.tx, message.commit));
