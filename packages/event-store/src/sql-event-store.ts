@@ -152,16 +152,23 @@ function startConflict(error: unknown, firstStreamId: string): unknown {
 }
 
 /**
- * The first of `streamIds` that is packed (started by a pack, migration 0003), for the starts that
- * write version 1 as rows of events, whose key does not see packed streams.
+ * Stores the events of new streams as rows of `events`, from the statement's `started` (stream_id,
+ * stream_version, event_id, event_type, data, metadata, n), in `n` order. The events' key refuses a
+ * second version 1 of a stream that exists as rows; a packed stream's first event is no row there
+ * (migration 0003), so each stream packed before gets its version 1 twice here, the second with an
+ * id of its own, and the key refuses the statement for it too: the mirror of packedStart's second
+ * packed_streams row. Looked up apart before, that was a round trip of its own before every start
+ * (embedded, another wait behind whatever PGlite's one connection was running).
  */
-async function firstPackedOf(sql: SqlExecutor, streamIds: readonly string[]): Promise<string | undefined> {
-  const rows = await sql.query<{ stream_id: string }>(
-    'SELECT stream_id FROM packed_streams WHERE stream_id = ANY($1::text[]) LIMIT 1',
-    [streamIds],
-  );
-  return rows[0]?.stream_id;
-}
+const insertNewStreamEvents = `INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
+      SELECT stream_id, stream_version, event_id, event_type, data, metadata FROM (
+        SELECT stream_id, stream_version, event_id, event_type, data, metadata, n FROM started
+        UNION ALL
+        SELECT s.stream_id, 1, gen_random_uuid(), s.event_type, s.data, s.metadata, s.n
+        FROM started s
+        WHERE s.stream_version = 1 AND EXISTS (SELECT 1 FROM packed_streams p WHERE p.stream_id = s.stream_id)
+      ) AS new_events
+      ORDER BY n`;
 
 /** How many first events a pack holds at most (migration 0003). */
 const packSize = 100;
@@ -242,10 +249,7 @@ function rowsStart(eventsParam: number): string {
       FROM jsonb_array_elements($${eventsParam}::jsonb) WITH ORDINALITY AS batch(e, n)
       WHERE e->>'key' IN (SELECT key FROM stored)
     ),
-    appended AS (
-      INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
-      SELECT stream_id, stream_version, event_id, event_type, data, metadata FROM started ORDER BY n
-    )`;
+    appended AS (${insertNewStreamEvents})`;
 }
 
 /**
@@ -481,17 +485,15 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
       const rows = streams.flatMap(({ streamId, events }) => newStreamEventRows(streamId, events));
       await db.transaction(async (tx) => {
         // New streams have no earlier events to come after, so no per-stream lock is needed: the
-        // events' key refuses version 1 of a stream that exists as rows; a packed one is looked for.
-        const packed = await firstPackedOf(
-          tx,
-          streams.map((stream) => stream.streamId),
-        );
-        if (packed !== undefined) throw streamExists(packed);
+        // events' key refuses version 1 of a stream that exists, as rows or packed (insertNewStreamEvents).
         await tx
           .query(
-            `INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
-             SELECT e->>'stream', (e->>'version')::bigint, (e->>'id')::uuid, e->>'type', e->'data', e->'metadata'
-             FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS batch(e, n) ORDER BY n`,
+            `WITH started AS (
+               SELECT e->>'stream' AS stream_id, (e->>'version')::bigint AS stream_version, (e->>'id')::uuid AS event_id,
+                      e->>'type' AS event_type, e->'data' AS data, e->'metadata' AS metadata, n
+               FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS batch(e, n)
+             )
+             ${insertNewStreamEvents}`,
             [JSON.stringify(rows)],
           )
           .catch((error: unknown) => {
@@ -526,15 +528,6 @@ export async function createSqlEventStore(db: SqlDatabase, options: SqlEventStor
           ? [...rows.params, JSON.stringify(packedEventRows(streams)), type]
           : [...rows.params, JSON.stringify(streamEventRows(streams))],
       };
-      if (!packs) {
-        // The events' key does not see packed streams: looked for first (not under a lock; packed
-        // streams are started only with new ids, as code-service's asset ids).
-        const packed = await firstPackedOf(
-          db,
-          streams.map((stream) => stream.streamId),
-        );
-        if (packed !== undefined) throw streamExists(packed);
-      }
       const { sharedLock } = rows;
       const stored = await (sharedLock === undefined
         ? db.query<{ key: string }>(statement.text, statement.params)
