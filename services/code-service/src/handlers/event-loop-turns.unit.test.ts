@@ -41,3 +41,29 @@ describe('mapInTurns', () => {
     expect(turns).toEqual([]);
   });
 });
+
+describe('turns shared by requests', () => {
+  it('lets one request go on a turn, the waiting ones in the order they came, so the loop polls between any two slices', async () => {
+    // What ran in order: a slice's first item as "<request><item>", the loop's turns as "|".
+    const ran: string[] = [];
+    let watching = true;
+    const watch = () => {
+      if (!watching) return;
+      ran.push('|');
+      setImmediate(watch);
+    };
+    setImmediate(watch);
+    const request = (name: string) =>
+      mapInTurns(Array.from({ length: 3 * codesPerTurn }), (_, index) => {
+        if (index % codesPerTurn === 0) ran.push(`${name}${index}`);
+      });
+    await Promise.all([request('a'), request('b'), request('c')]);
+    watching = false;
+    const slices = ran.filter((entry) => entry !== '|');
+    // Each request's first slice runs as it is called; every later one waits its turn.
+    expect(slices).toEqual(['a0', 'b0', 'c0', 'a50', 'b50', 'c50', 'a100', 'b100', 'c100']);
+    // No two slices in one turn of the loop.
+    const turns = ran.join(' ').split('|').slice(1);
+    expect(turns.every((turn) => turn.trim().split(' ').filter(Boolean).length <= 1)).toBe(true);
+  });
+});
