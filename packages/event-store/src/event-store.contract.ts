@@ -747,6 +747,25 @@ export function describeEventStoreContract(
         expect(await store.readStream(fresh)).toEqual([]);
         expect(await store.streamVersion(asRows)).toBe(1);
 
+        // A row the caller's insert leaves out starts nothing, a packed stream's as any other's:
+        // no conflict, and the others' streams start (a keyed retry of codes stored before).
+        const beside = streamOf('beside-packed');
+        const twoEvents = [
+          { type: 'a', data: {} },
+          { type: 'b', data: {} },
+        ];
+        const packedAgain = streams[5] as string;
+        const started = await startStreamsWithRows(
+          [
+            { key: beside, streamId: beside, events: twoEvents },
+            { key: packedAgain, streamId: packedAgain, events: twoEvents },
+          ],
+          insert([beside, packedAgain]),
+        );
+        expect([...started]).toEqual([beside]);
+        expect((await store.readStream(beside)).map((event) => event.type)).toEqual(['a', 'b']);
+        expect((await store.readStream(packedAgain)).map((event) => event.type)).toEqual([type]);
+
         // The log: every packed event once, in the order given, in pages of 7 (cut inside packs).
         const ofType = (events: readonly StoredEvent[]) => events.filter((event) => event.type === type);
         const all = ofType(await readAllUntil(store, 7, (events) => ofType(events).length >= 250));
