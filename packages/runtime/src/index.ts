@@ -10,6 +10,7 @@ export {
 } from './config.ts';
 export { isDependencyOutage, outageAsUnavailable } from './dependency-outage.ts';
 export { type EventLoopReport, reportEventLoopOnSignal } from './event-loop-report.ts';
+export { createEventLoopTurns, type EventLoopTurns } from './event-loop-turns.ts';
 export { connectDistributed, createEmbedded, type Infrastructure } from './infrastructure.ts';
 export { createLogger, type Logger, type LoggerOptions } from './logger.ts';
 export { refuseTrivialMasterKey } from './master-key-strength.ts';

@@ -1,3 +1,4 @@
+import { createEventLoopTurns } from '@hallmark/runtime';
 import { isSafeMethod } from './safe-methods.ts';
 
 /**
@@ -38,28 +39,9 @@ export function createRequestTurns(perTurn: number): RequestTurns {
   if (perTurn <= 0) return { admit: () => 'now' };
   /** What waits, by connection: how many requests, and how many of them not safe. */
   const waitingOf = new WeakMap<object, { requests: number; unsafe: number }>();
-  const queue: Array<{ connection: object; safe: boolean; resume: () => void }> = [];
-  let scheduled = false;
-
-  const schedule = () => {
-    scheduled = true;
-    setImmediate(runTurn);
-  };
-  // Each resumed request runs on once this callback returns (its continuation is a microtask), so
-  // the turn is the `perTurn` requests back to back; a later turn is a later pass of the loop.
-  const runTurn = () => {
-    scheduled = false;
-    for (const { connection, safe, resume } of queue.splice(0, perTurn)) {
-      const waiting = waitingOf.get(connection);
-      if (waiting) {
-        waiting.requests -= 1;
-        if (!safe) waiting.unsafe -= 1;
-        if (waiting.requests === 0) waitingOf.delete(connection);
-      }
-      resume();
-    }
-    if (queue.length > 0) schedule();
-  };
+  // Each request let go on runs once the turn's callback returns (its continuation is a microtask),
+  // so a turn is `perTurn` requests back to back; a later turn is a later pass of the loop.
+  const turns = createEventLoopTurns(perTurn);
 
   return {
     admit(connection, method) {
@@ -71,9 +53,13 @@ export function createRequestTurns(perTurn: number): RequestTurns {
         waiting.requests += 1;
         if (!safe) waiting.unsafe += 1;
       } else waitingOf.set(connection, { requests: 1, unsafe: safe ? 0 : 1 });
-      return new Promise<void>((resolve) => {
-        queue.push({ connection, safe, resume: resolve });
-        if (!scheduled) schedule();
+      // Its turn: it waits no more.
+      return turns.next(() => {
+        const left = waitingOf.get(connection);
+        if (!left) return;
+        left.requests -= 1;
+        if (!safe) left.unsafe -= 1;
+        if (left.requests === 0) waitingOf.delete(connection);
       });
     },
   };

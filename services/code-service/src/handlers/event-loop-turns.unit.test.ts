@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { passesOf, recordingLoopPasses } from '../../../../test/support/loop-passes.ts';
 import { codesPerTurn, mapInTurns } from './event-loop-turns.ts';
 
 /** The item each turn of the event loop taken during `work` came after (-1: before the first). */
@@ -46,24 +47,15 @@ describe('turns shared by requests', () => {
   it('lets one request go on a turn, the waiting ones in the order they came, so the loop polls between any two slices', async () => {
     // What ran in order: a slice's first item as "<request><item>", the loop's turns as "|".
     const ran: string[] = [];
-    let watching = true;
-    const watch = () => {
-      if (!watching) return;
-      ran.push('|');
-      setImmediate(watch);
-    };
-    setImmediate(watch);
     const request = (name: string) =>
       mapInTurns(Array.from({ length: 3 * codesPerTurn }), (_, index) => {
         if (index % codesPerTurn === 0) ran.push(`${name}${index}`);
       });
-    await Promise.all([request('a'), request('b'), request('c')]);
-    watching = false;
+    await recordingLoopPasses(ran, () => Promise.all([request('a'), request('b'), request('c')]));
     const slices = ran.filter((entry) => entry !== '|');
     // Each request's first slice runs as it is called; every later one waits its turn.
     expect(slices).toEqual(['a0', 'b0', 'c0', 'a50', 'b50', 'c50', 'a100', 'b100', 'c100']);
     // No two slices in one turn of the loop.
-    const turns = ran.join(' ').split('|').slice(1);
-    expect(turns.every((turn) => turn.trim().split(' ').filter(Boolean).length <= 1)).toBe(true);
+    expect(passesOf(ran).every((pass) => pass.split(' ').length <= 1)).toBe(true);
   });
 });
