@@ -213,15 +213,24 @@ export function decide(command: TransferCommand, state: TransferFacts): Transfer
         const rejected: TransferEvent = { type: 'transfer_code_rejected', data: { transferId, attempts: code.attempts } };
         return code.attempts >= maxCodeAttempts ? [rejected, { type: 'transfer_locked', data: { transferId } }] : [rejected];
       }
-      // The fifth wrong code was counted but its lock not recorded (cut off): record it now.
-      if (transfer.attempts >= maxCodeAttempts) return [{ type: 'transfer_locked', data: { transferId } }];
       if (code.result === 'untried') {
+        // A confirm without a try records nothing, not even a lock the fifth wrong code's confirm
+        // has still to append (or whose append was cut off: the seller's next start or cancel
+        // records it, unrecordedEnd). In a burst of guesses each would race that append and decide
+        // again: 95 version conflicts for 100 guesses, timing out on a slow machine.
+        if (transfer.attempts >= maxCodeAttempts) {
+          return refuse('CONFLICT', `The transfer is locked after ${maxCodeAttempts} wrong codes; start a new one.`, {
+            status: 'locked',
+          });
+        }
         // Fewer than five wrong codes, yet every try is taken: a right code holds one (a confirm
         // still running, which completes the transfer, or one cut off). This code was not compared.
         return refuse('CONFLICT', `The transfer has taken its ${maxCodeAttempts} tries; it takes no more codes.`, {
           status: 'locked',
         });
       }
+      // The fifth wrong code was counted but its lock not recorded (cut off): record it now.
+      if (transfer.attempts >= maxCodeAttempts) return [{ type: 'transfer_locked', data: { transferId } }];
       if (state.ownerId !== transfer.fromOwnerId) {
         return refuse('CONFLICT', 'The object changed hands since this transfer began.', { transferId });
       }
