@@ -51,6 +51,11 @@ export interface BundleOptions {
    * what a module imports from other packages then loads with it, not at start.
    */
   splitting?: boolean;
+  /**
+   * Bundles the packages of node_modules too, but those named here (and their subpaths), which
+   * are loaded from node_modules at run time (WebAssembly or native parts, optional clients).
+   */
+  bundleDependencies?: { except: readonly string[] };
 }
 
 /**
@@ -58,7 +63,20 @@ export interface BundleOptions {
  * workspace source files the bundles were made from (absolute paths): when one of them changes,
  * the bundles are stale. Fails on any esbuild error.
  */
-export async function bundleSource({ entryPoints, outDir, splitting = false }: BundleOptions): Promise<string[]> {
+const dependenciesBanner = [
+  "import { createRequire as createRequireOfBundle } from 'node:module';",
+  "import { fileURLToPath as fileURLToPathOfBundle } from 'node:url';",
+  'const require = createRequireOfBundle(import.meta.url);',
+  'const __filename = fileURLToPathOfBundle(import.meta.url);',
+  "const __dirname = fileURLToPathOfBundle(new URL('.', import.meta.url));",
+].join(' ');
+
+export async function bundleSource({
+  entryPoints,
+  outDir,
+  splitting = false,
+  bundleDependencies,
+}: BundleOptions): Promise<string[]> {
   const requireFromTsx = createRequire(createRequire(join(workspaceRoot, 'package.json')).resolve('tsx/package.json'));
   const esbuild = (await import(pathToFileURL(requireFromTsx.resolve('esbuild')).href)) as Esbuild;
   const builtins = new Set(builtinModules);
@@ -71,6 +89,10 @@ export async function bundleSource({ entryPoints, outDir, splitting = false }: B
     splitting,
     chunkNames: 'chunks/[name]-[hash]',
     format: 'esm',
+    // A CommonJS package bundled into an ES module calls `require` for Node's own modules, and may
+    // name `__dirname` (ioredis' friendly error stacks): both as a CommonJS module of the bundle's
+    // place would have them.
+    ...(bundleDependencies ? { banner: { js: dependenciesBanner } } : {}),
     platform: 'node',
     target: 'node20',
     // Node's own resolution: its conditions (no "module"), "main" only for packages without exports.
@@ -79,6 +101,9 @@ export async function bundleSource({ entryPoints, outDir, splitting = false }: B
     // Names as the source has them (class and function .name), whatever the bundle renames to avoid clashes.
     keepNames: true,
     sourcemap: 'linked',
+    // Stack traces need the mappings, not the sources: Node parses the whole map at start (and
+    // again for the first stack trace), which the packages' sources made several megabytes.
+    ...(bundleDependencies ? { sourcesContent: false } : {}),
     metafile: true,
     logLevel: 'error',
     plugins: [
@@ -95,7 +120,13 @@ export async function bundleSource({ entryPoints, outDir, splitting = false }: B
               resolveDir: args.resolveDir,
               pluginData: 'resolving',
             });
+            const loadedAtRunTime = bundleDependencies?.except.some(
+              (name) => args.path === name || args.path.startsWith(`${name}/`),
+            );
+            // An optional package that is not installed (pg-native) fails where it is required, at run time, as it would unbundled.
+            if (loadedAtRunTime && resolved.errors.length > 0) return { path: args.path, external: true };
             if (resolved.errors.length > 0) return { errors: resolved.errors };
+            if (bundleDependencies && !loadedAtRunTime) return { path: resolved.path };
             return { path: pathToFileURL(resolved.path).href, external: true };
           });
           build.onLoad({ filter: /\.(ts|mts|js|mjs)$/ }, async (args) => {
