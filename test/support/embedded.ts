@@ -22,6 +22,12 @@ export interface TestProduct {
 }
 
 /**
+ * A test's product holds little data: a buffer cache of 16MB (PGlite touches all of it at every
+ * start) starts it ~0.4 s sooner, with ~0.5 s less CPU, than the default 128MB.
+ */
+const testPgliteCache = { HALLMARK_PGLITE_SHARED_BUFFERS: '16MB' };
+
+/**
  * Settings that change what a first start stores (the master key seals what it writes; a bootstrap
  * key replaces the generated operator key; another event store keeps the log elsewhere): a product
  * started with one of them starts on a data folder of its own, never on a copy of the first start's.
@@ -42,7 +48,7 @@ function firstStartFolder(): Promise<{ dataDir: string; operatorKey: string }> {
     const dataDir = await mkdtemp(join(tmpdir(), 'hallmark-first-start-'));
     process.once('exit', () => rmSync(dataDir, { recursive: true, force: true }));
     const product = await startEmbedded(
-      { PORT: '0', HALLMARK_HOST: '127.0.0.1', HALLMARK_DATA_DIR: dataDir, HALLMARK_LOG_LEVEL: 'warn' },
+      { PORT: '0', HALLMARK_HOST: '127.0.0.1', HALLMARK_DATA_DIR: dataDir, HALLMARK_LOG_LEVEL: 'warn', ...testPgliteCache },
       { logDestination: { write: () => {} } },
     );
     await product.stop();
@@ -122,7 +128,14 @@ async function startOnDataDir(
   logLines: string[],
 ): Promise<TestProduct> {
   const product = await startEmbedded(
-    { PORT: '0', HALLMARK_HOST: '127.0.0.1', HALLMARK_DATA_DIR: dataDir, HALLMARK_LOG_LEVEL: 'debug', ...env },
+    {
+      PORT: '0',
+      HALLMARK_HOST: '127.0.0.1',
+      HALLMARK_DATA_DIR: dataDir,
+      HALLMARK_LOG_LEVEL: 'debug',
+      ...testPgliteCache,
+      ...env,
+    },
     { clock: clock.now, logDestination: { write: (line: string) => void logLines.push(line) } },
   );
   let stopped = false;

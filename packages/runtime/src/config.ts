@@ -141,6 +141,12 @@ export const EmbeddedConfig = Type.Composite([
       description:
         'where the embedded PostgreSQL (PGlite) runs: worker (a thread of its own, off the event loop that answers requests) or main (on that event loop)',
     }),
+    HALLMARK_PGLITE_SHARED_BUFFERS: Type.String({
+      default: '128MB',
+      pattern: '^[1-9][0-9]{0,5}(kB|MB|GB)$',
+      description:
+        "the embedded PostgreSQL's buffer cache (shared_buffers, e.g. 16MB): less starts faster (PGlite touches all of it at every start) and keeps less of the database in memory",
+    }),
   }),
 ]);
 export type EmbeddedConfig = Static<typeof EmbeddedConfig>;

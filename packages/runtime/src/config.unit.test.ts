@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DistributedConfig, readConfig } from './config.ts';
+import { ConfigError, DistributedConfig, EmbeddedConfig, readConfig } from './config.ts';
 
 const valid = {
   HALLMARK_NATS_URL: 'nats://127.0.0.1:4222',
@@ -16,6 +16,16 @@ describe('readConfig', () => {
     expect(config.HALLMARK_NAMESPACE).toBe('hallmark');
     expect(config.HALLMARK_LOG_LEVEL).toBe('info');
     expect(config.HALLMARK_PROBE_PORT).toBeUndefined();
+  });
+
+  it("takes PGlite's buffer cache as a size with its unit, 128MB unless told, and refuses anything else before it reaches PGlite's start parameters", () => {
+    expect(readConfig(EmbeddedConfig, {}).HALLMARK_PGLITE_SHARED_BUFFERS).toBe('128MB');
+    expect(readConfig(EmbeddedConfig, { HALLMARK_PGLITE_SHARED_BUFFERS: '16MB' }).HALLMARK_PGLITE_SHARED_BUFFERS).toBe('16MB');
+    for (const bad of ['16', '0MB', '16 MB', '16mb', '16MB -c fsync=on']) {
+      expect(() => readConfig(EmbeddedConfig, { HALLMARK_PGLITE_SHARED_BUFFERS: bad }), bad).toThrow(
+        /HALLMARK_PGLITE_SHARED_BUFFERS/,
+      );
+    }
   });
 
   it('names every bad or missing variable, what it must be, and what it was', () => {

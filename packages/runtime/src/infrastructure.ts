@@ -153,6 +153,7 @@ export async function createEmbedded(
   });
   const db = await createPgliteDatabase(join(resolve(config.HALLMARK_DATA_DIR), 'pglite'), {
     thread: config.HALLMARK_PGLITE_THREAD,
+    sharedBuffers: config.HALLMARK_PGLITE_SHARED_BUFFERS,
   });
   // Subscriptions are woken by the append's notification, which PGlite delivers in this process
   // and never loses, and PGlite runs one transaction at a time, so an event is readable when its
