@@ -7,7 +7,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 // run, transpiled by the same esbuild) into one JavaScript file per entry point, so a process starts
 // without transpiling and resolving the whole module graph again (about a second of CPU). Every other
 // package stays an import of the file Node itself would load, by absolute path, so a bundle can live
-// outside the workspace. Code that finds files relative to its own module (`new URL('../migrations',
+// outside the workspace; with `bundleDependencies` (the tests' service bundles) the packages are
+// bundled too, but those named there. Code that finds files relative to its own module (`new URL('../migrations',
 // import.meta.url)`, worker files) gets the URL of its source file, so it reads what it reads under
 // tsx. Used by the `hallmark` command (build-cli.ts) and by the end-to-end tests' service processes
 // (test/support/build-services.ts).
@@ -59,18 +60,24 @@ export interface BundleOptions {
 }
 
 /**
+ * What each file of a bundle that holds packages (bundleDependencies) starts with: `require`,
+ * `__filename` and `__dirname` as a CommonJS module in the bundle's place would have them. No
+ * workspace module may declare these names at its top level (esbuild cannot see the banner).
+ */
+const dependenciesBanner = [
+  "import { createRequire as createRequireOfBundle } from 'node:module';",
+  "import { dirname as dirnameOfBundle } from 'node:path';",
+  "import { fileURLToPath as fileURLToPathOfBundle } from 'node:url';",
+  'const require = createRequireOfBundle(import.meta.url);',
+  'const __filename = fileURLToPathOfBundle(import.meta.url);',
+  'const __dirname = dirnameOfBundle(__filename);',
+].join(' ');
+
+/**
  * Writes `<outDir>/<name>.mjs` (and its source map) for each entry point. Resolves with the
  * workspace source files the bundles were made from (absolute paths): when one of them changes,
  * the bundles are stale. Fails on any esbuild error.
  */
-const dependenciesBanner = [
-  "import { createRequire as createRequireOfBundle } from 'node:module';",
-  "import { fileURLToPath as fileURLToPathOfBundle } from 'node:url';",
-  'const require = createRequireOfBundle(import.meta.url);',
-  'const __filename = fileURLToPathOfBundle(import.meta.url);',
-  "const __dirname = fileURLToPathOfBundle(new URL('.', import.meta.url));",
-].join(' ');
-
 export async function bundleSource({
   entryPoints,
   outDir,
@@ -127,6 +134,8 @@ export async function bundleSource({
             if (loadedAtRunTime && resolved.errors.length > 0) return { path: args.path, external: true };
             if (resolved.errors.length > 0) return { errors: resolved.errors };
             if (bundleDependencies && !loadedAtRunTime) return { path: resolved.path };
+            // A bundled CommonJS package's `require` of a package left out takes a path, not a URL.
+            if (args.kind === 'require-call') return { path: resolved.path, external: true };
             return { path: pathToFileURL(resolved.path).href, external: true };
           });
           build.onLoad({ filter: /\.(ts|mts|js|mjs)$/ }, async (args) => {

@@ -143,9 +143,10 @@ export const EmbeddedConfig = Type.Composite([
     }),
     HALLMARK_PGLITE_SHARED_BUFFERS: Type.String({
       default: '128MB',
-      pattern: '^[1-9][0-9]{0,5}(kB|MB|GB)$',
+      // 1 to 1024 MB: PostgreSQL's least is 128kB, and PGlite's WebAssembly memory holds at most 2 GB in all.
+      pattern: '^([1-9][0-9]{0,2}|10[01][0-9]|102[0-4])MB$',
       description:
-        "the embedded PostgreSQL's buffer cache (shared_buffers, e.g. 16MB): less starts faster (PGlite touches all of it at every start) and keeps less of the database in memory",
+        "the embedded PostgreSQL's buffer cache (shared_buffers), 1MB to 1024MB: less starts faster (PGlite touches all of it at every start) and keeps less of the database in memory",
     }),
   }),
 ]);

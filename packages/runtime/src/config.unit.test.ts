@@ -21,7 +21,10 @@ describe('readConfig', () => {
   it("takes PGlite's buffer cache as a size with its unit, 128MB unless told, and refuses anything else before it reaches PGlite's start parameters", () => {
     expect(readConfig(EmbeddedConfig, {}).HALLMARK_PGLITE_SHARED_BUFFERS).toBe('128MB');
     expect(readConfig(EmbeddedConfig, { HALLMARK_PGLITE_SHARED_BUFFERS: '16MB' }).HALLMARK_PGLITE_SHARED_BUFFERS).toBe('16MB');
-    for (const bad of ['16', '0MB', '16 MB', '16mb', '16MB -c fsync=on']) {
+    expect(readConfig(EmbeddedConfig, { HALLMARK_PGLITE_SHARED_BUFFERS: '1024MB' }).HALLMARK_PGLITE_SHARED_BUFFERS).toBe(
+      '1024MB',
+    );
+    for (const bad of ['16', '0MB', '16 MB', '16mb', '16MB -c fsync=on', '64kB', '1025MB', '2GB', '01MB']) {
       expect(() => readConfig(EmbeddedConfig, { HALLMARK_PGLITE_SHARED_BUFFERS: bad }), bad).toThrow(
         /HALLMARK_PGLITE_SHARED_BUFFERS/,
       );

@@ -229,7 +229,8 @@ export function decide(command: TransferCommand, state: TransferFacts): Transfer
           status: 'locked',
         });
       }
-      // The fifth wrong code was counted but its lock not recorded (cut off): record it now.
+      // Never a sale after five wrong codes, whatever the shell says of the code (its tries make this
+      // unreachable: a right code holds a try only while fewer than five are wrong): the lock instead.
       if (transfer.attempts >= maxCodeAttempts) return [{ type: 'transfer_locked', data: { transferId } }];
       if (state.ownerId !== transfer.fromOwnerId) {
         return refuse('CONFLICT', 'The object changed hands since this transfer began.', { transferId });

@@ -246,7 +246,7 @@ describe('confirming a transfer', () => {
       .when(confirm(untried))
       .thenRefused('CONFLICT', { status: 'locked' }));
 
-  it('a fifth wrong code whose lock was cut off is locked by a right code that holds a try', () =>
+  it('never sells after five wrong codes, even to a right code said to hold a try (the shell gives none then): it records the lock', () =>
     given([started(), rejected(5)])
       .when(confirm(matches))
       .then([locked()]));
