@@ -8,6 +8,7 @@ import { createPostgresDatabase } from '@hallmark/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDistributedProduct } from '../support/distributed-product.ts';
 import { type ApiResponse, call, startEmbeddedProduct } from '../support/embedded.ts';
+import { waitFor } from '../support/wait.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
 type Json = Record<string, any>;
@@ -169,22 +170,36 @@ describe.each([
         const counted = answers.filter((answer) => answer.status === 400).length;
         expect(sold.length, `at most one sale (burst ${round}: ${tally})`).toBeLessThanOrEqual(1);
         expect(counted + sold.length, `at most five codes acted on (burst ${round}: ${tally})`).toBeLessThanOrEqual(5);
+        // Or 503 with Retry-After: the bus's answer to a confirm that waited over 5 s behind the
+        // burst (the embedded form on a loaded two-core machine: 16 of 100 in a CI run of
+        // 2026-12-08). What such a confirm did is read from the store below, not from its answer.
         expect(
-          answers.every((answer) => answer.status === 200 || answer.status === 400 || answer.status === 409),
+          answers.every(
+            (answer) =>
+              answer.status === 200 ||
+              answer.status === 400 ||
+              answer.status === 409 ||
+              (answer.status === 503 && answer.headers.get('retry-after') !== null),
+          ),
           tally,
         ).toBe(true);
-        if (sold.length === 1) {
-          expect(await typesOf(object.id)).toEqual(['registered', 'transfer_initiated', 'sold', 'transferred']);
+        // A confirm answered 503 may still be at work: the burst has ended once the transfer has.
+        const types = await waitFor(`burst ${round} to end the transfer (${tally})`, async () => {
+          const recorded = await typesOf(object.id);
+          return recorded.includes('transfer_locked') || recorded.includes('transferred') ? recorded : undefined;
+        });
+        if (sold.length === 1 || types.includes('sold')) {
+          expect(types).toEqual(['registered', 'transfer_initiated', 'sold', 'transferred']);
           continue;
         }
         // Every other confirm is told the transfer is locked, the right code each time.
         for (const [index, answer] of answers.entries()) {
-          if (!rightAt(index)) continue;
+          if (!rightAt(index) || answer.status === 503) continue;
           expectError(answer, 409, 'CONFLICT');
           expect(answer.body.error?.details).toMatchObject({ status: 'locked' });
         }
 
-        expect(await typesOf(object.id)).toEqual(['registered', 'transfer_initiated', 'transfer_locked']);
+        expect(types).toEqual(['registered', 'transfer_initiated', 'transfer_locked']);
         const [row] = await product.query<{ attempts: number; status: string }>(
           'SELECT attempts, status FROM auction_transfers WHERE id = $1',
           [transferId],
