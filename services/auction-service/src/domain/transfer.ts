@@ -191,9 +191,7 @@ export function decide(command: TransferCommand, state: TransferFacts): Transfer
         case 'completed':
           return refuse('CONFLICT', 'The transfer is already completed.', { status: 'completed' });
         case 'locked':
-          return refuse('CONFLICT', `The transfer is locked after ${maxCodeAttempts} wrong codes; start a new one.`, {
-            status: 'locked',
-          });
+          return lockedAfterWrongCodes();
         case 'expired':
           return refuse('GONE', 'The transfer code has expired; start a new transfer.', { expiresAt: transfer.expiresAt });
         case 'cancelled':
@@ -218,11 +216,7 @@ export function decide(command: TransferCommand, state: TransferFacts): Transfer
         // has still to append (or whose append was cut off: the seller's next start or cancel
         // records it, unrecordedEnd). In a burst of guesses each would race that append and decide
         // again: 95 version conflicts for 100 guesses, timing out on a slow machine.
-        if (transfer.attempts >= maxCodeAttempts) {
-          return refuse('CONFLICT', `The transfer is locked after ${maxCodeAttempts} wrong codes; start a new one.`, {
-            status: 'locked',
-          });
-        }
+        if (transfer.attempts >= maxCodeAttempts) return lockedAfterWrongCodes();
         // Fewer than five wrong codes, yet every try is taken: a right code holds one (a confirm
         // still running, which completes the transfer, or one cut off). This code was not compared.
         return refuse('CONFLICT', `The transfer has taken its ${maxCodeAttempts} tries; it takes no more codes.`, {
@@ -265,6 +259,10 @@ export function decide(command: TransferCommand, state: TransferFacts): Transfer
       return command satisfies never;
   }
 }
+
+/** The refusal of a code to a transfer that five wrong codes locked. */
+const lockedAfterWrongCodes = () =>
+  refuse('CONFLICT', `The transfer is locked after ${maxCodeAttempts} wrong codes; start a new one.`, { status: 'locked' });
 
 function withTransfer<S extends TransferFacts>(state: S, transferId: string, change: Partial<TransferState>): S {
   const transfer = state.transfers.get(transferId);
