@@ -123,6 +123,48 @@ describe('transfers under faults', () => {
     expectError(await send(), 409, 'CONFLICT');
   });
 
+  it('a keyed initiate retried after its fifth wrong code (the lock cut off) is refused, not answered with a dead code', async () => {
+    const object = await register('Guessed lot');
+    const headers = { 'idempotency-key': `guessed-${object.id}` };
+    const send = () =>
+      api('POST', '/auction/transfers/initiate', {
+        key: house,
+        headers,
+        body: { objectId: object.id, fromOwnerId: 'client-jane', toOwnerId: 'buyer-1', salePrice: 900, saleCurrency: 'EUR' },
+      });
+    const first = await send();
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    const { transferId, transferCode } = first.body;
+    const wrongCode = transferCode === '000000' ? '111111' : '000000';
+    for (let i = 0; i < 4; i += 1) expectError(await confirm(transferId, wrongCode), 400, 'VALIDATION_ERROR');
+    // The fifth wrong code's confirm killed after it took its try and counted it, before the lock was
+    // appended; and the gateway has forgotten the key (an expired lease).
+    await t.product.db.query('UPDATE auction_transfers SET attempts = 5, tries = 5 WHERE id = $1', [transferId]);
+    await t.product.db.query('DELETE FROM idempotent_requests');
+
+    const retried = await send();
+    expectError(retried, 409, 'CONFLICT');
+    expect(retried.body.error?.details).toMatchObject({ transferId });
+    expect(JSON.stringify(retried.body)).not.toContain(transferCode);
+    // The code it would have answered takes nothing.
+    expectError(await confirm(transferId, transferCode), 409, 'CONFLICT');
+    // The seller starts again without the key: the lock is recorded first, and the new transfer completes.
+    const next = await initiate(object.id);
+    expect(next.status, JSON.stringify(next.body)).toBe(201);
+    expect((await transferRow(transferId))?.status).toBe('locked');
+    expect((await confirm(next.body.transferId, next.body.transferCode)).status).toBe(200);
+    const history = await historyOf(object.id);
+    expect(history.chain_valid).toBe(true);
+    expect(history.events.map((entry: { type: string }) => entry.type)).toEqual([
+      'registered',
+      'transfer_initiated',
+      'transfer_locked',
+      'transfer_initiated',
+      'sold',
+      'transferred',
+    ]);
+  });
+
   it('a confirm expired on its own (no one started a new one) frees the object too', async () => {
     const object = await register('Forgotten lot');
     const first = await initiate(object.id);

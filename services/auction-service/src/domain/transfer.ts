@@ -168,7 +168,9 @@ export function decide(command: TransferCommand, state: TransferFacts): Transfer
       const existing = state.transfers.get(command.transferId);
       if (existing) {
         // The same start again (a retry whose answer was lost): nothing new to record while it stands.
-        if (existing.status === 'pending' && !hasExpired(existing, command.now) && sameTerms(existing, command)) return [];
+        // One that has ended unrecorded (expired, or its fifth wrong code's lock cut off) stands no
+        // more: answered again, its code would be refused by every confirm.
+        if (existing.status === 'pending' && !unrecordedEnd(existing, command.now) && sameTerms(existing, command)) return [];
         return refuse('CONFLICT', `Transfer ${command.transferId} exists already.`, { transferId: command.transferId });
       }
       const open = state.openTransferId === undefined ? undefined : state.transfers.get(state.openTransferId);

@@ -167,6 +167,10 @@ describe('starting a transfer', () => {
     given([started('trf_1', T0)])
       .when(start(at(transferLifetimeMs), 'trf_1'))
       .thenRefused('CONFLICT', { transferId: 'trf_1' });
+    // Its fifth wrong code counted, the lock cut off: its code takes no more tries, so it is not answered again.
+    given([started('trf_1', T0), rejected(maxCodeAttempts, 'trf_1')])
+      .when(start(at(1), 'trf_1'))
+      .thenRefused('CONFLICT', { transferId: 'trf_1' });
   });
 
   it('after a completed sale only the new owner can start one', () => {
