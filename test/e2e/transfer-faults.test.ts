@@ -33,6 +33,14 @@ const initiate = (objectId: string, fromOwnerId = 'client-jane', toOwnerId = 'bu
     body: { objectId, fromOwnerId, toOwnerId, salePrice: 900, saleCurrency: 'EUR' },
   });
 
+/** Jane's sale of the object to buyer-1, sent with this Idempotency-Key: each call is the same request again. */
+const keyedInitiate = (objectId: string, idempotencyKey: string) => () =>
+  api('POST', '/auction/transfers/initiate', {
+    key: house,
+    headers: { 'idempotency-key': idempotencyKey },
+    body: { objectId, fromOwnerId: 'client-jane', toOwnerId: 'buyer-1', salePrice: 900, saleCurrency: 'EUR' },
+  });
+
 const confirm = (transferId: string, transferCode: string) =>
   api('POST', `/auction/transfers/${transferId}/confirm`, { key: house, body: { transferCode } });
 
@@ -91,13 +99,7 @@ describe('transfers under faults', () => {
 
   it('an initiate whose answer was lost after it acted is answered again on retry: same transfer, same code', async () => {
     const object = await register('Lost answer lot');
-    const headers = { 'idempotency-key': `lost-${object.id}` };
-    const send = () =>
-      api('POST', '/auction/transfers/initiate', {
-        key: house,
-        headers,
-        body: { objectId: object.id, fromOwnerId: 'client-jane', toOwnerId: 'buyer-1', salePrice: 900, saleCurrency: 'EUR' },
-      });
+    const send = keyedInitiate(object.id, `lost-${object.id}`);
     const first = await send();
     expect(first.status, JSON.stringify(first.body)).toBe(201);
     // The gateway died after auction-service acted and before it stored the answer: its
@@ -125,13 +127,7 @@ describe('transfers under faults', () => {
 
   it('a keyed initiate retried after its fifth wrong code (the lock cut off) is refused, not answered with a dead code', async () => {
     const object = await register('Guessed lot');
-    const headers = { 'idempotency-key': `guessed-${object.id}` };
-    const send = () =>
-      api('POST', '/auction/transfers/initiate', {
-        key: house,
-        headers,
-        body: { objectId: object.id, fromOwnerId: 'client-jane', toOwnerId: 'buyer-1', salePrice: 900, saleCurrency: 'EUR' },
-      });
+    const send = keyedInitiate(object.id, `guessed-${object.id}`);
     const first = await send();
     expect(first.status, JSON.stringify(first.body)).toBe(201);
     const { transferId, transferCode } = first.body;
