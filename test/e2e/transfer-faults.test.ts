@@ -140,7 +140,7 @@ describe('transfers under faults', () => {
 
     const retried = await send();
     expectError(retried, 409, 'CONFLICT');
-    expect(retried.body.error?.details).toMatchObject({ transferId });
+    expect(retried.body.error?.details).toMatchObject({ transferId, status: 'locked' });
     expect(JSON.stringify(retried.body)).not.toContain(transferCode);
     // The code it would have answered takes nothing.
     expectError(await confirm(transferId, transferCode), 409, 'CONFLICT');

@@ -114,8 +114,9 @@ const directoryRowOf = (event: StoredEvent) => codeRowOf(event) ?? objectRowOf(e
  * key another transaction is numbering is waited for, then answered by ON CONFLICT's update). A key
  * the table holds is read, not written: an update of its row each batch left a dead row version per
  * key per batch, and held the row until commit, so that two replicas projecting one key's codes
- * took turns. Rows go in in asset-id order: asset ids grow with time, so the key's index fills its
- * last page before splitting it (~59 bytes a code; in the events' order, 96: pages split in halves).
+ * took turns. Rows go in in asset-id order: asset ids grow with time (those of codes generated
+ * without an Idempotency-Key; a key's are derived from it), so the key's index fills its last page
+ * before splitting it (~59 bytes a code; in the join's order, 96: pages split in halves).
  */
 export async function projectCodes(
   tx: SqlExecutor,

@@ -130,6 +130,10 @@ function unrecordedEnd(transfer: TransferState, now: Date): TransferEvent | unde
   return undefined;
 }
 
+/** The status a pending transfer has once `end` (unrecordedEnd) is recorded; pending without one. */
+const statusOfEnd = (end: TransferEvent | undefined): TransferState['status'] =>
+  end === undefined ? 'pending' : end.type === 'transfer_expired' ? 'expired' : 'locked';
+
 const sameTerms = (a: TransferTerms, b: TransferTerms) =>
   a.fromOwnerId === b.fromOwnerId &&
   a.toOwnerId === b.toOwnerId &&
@@ -167,11 +171,18 @@ export function decide(command: TransferCommand, state: TransferFacts): Transfer
       }
       const existing = state.transfers.get(command.transferId);
       if (existing) {
+        const { transferId } = command;
+        if (!sameTerms(existing, command)) return refuse('CONFLICT', `Transfer ${transferId} exists already.`, { transferId });
         // The same start again (a retry whose answer was lost): nothing new to record while it stands.
-        // One that has ended unrecorded (expired, or its fifth wrong code's lock cut off) stands no
-        // more: answered again, its code would be refused by every confirm.
-        if (existing.status === 'pending' && !unrecordedEnd(existing, command.now) && sameTerms(existing, command)) return [];
-        return refuse('CONFLICT', `Transfer ${command.transferId} exists already.`, { transferId: command.transferId });
+        // One that has ended, recorded or not (expired, or its fifth wrong code's lock cut off), stands
+        // no more: answered again, its code would be refused by every confirm. Nothing is recorded
+        // here; the seller's next start or cancel records an unrecorded end.
+        const status = existing.status === 'pending' ? statusOfEnd(unrecordedEnd(existing, command.now)) : existing.status;
+        if (status === 'pending') return [];
+        return refuse('CONFLICT', `Transfer ${transferId} has ended (${status}); start a new one with another Idempotency-Key.`, {
+          transferId,
+          status,
+        });
       }
       const open = state.openTransferId === undefined ? undefined : state.transfers.get(state.openTransferId);
       const openEnd = open && unrecordedEnd(open, command.now);

@@ -160,17 +160,29 @@ describe('starting a transfer', () => {
       .thenRefused('CONFLICT', { transferId: 'trf_1' });
   });
 
-  it('a repeated start of a transfer that has ended is a conflict, not a new transfer', () => {
+  it('a repeated start of a transfer that has ended is a conflict naming its end, not a new transfer', () => {
     given([started('trf_1', T0), expired('trf_1', T0)])
       .when(start(at(1), 'trf_1'))
-      .thenRefused('CONFLICT', { transferId: 'trf_1' });
+      .thenRefused('CONFLICT', { transferId: 'trf_1', status: 'expired' });
+    given([started('trf_1', T0), { type: 'transfer_cancelled', data: { transferId: 'trf_1' } }])
+      .when(start(at(1), 'trf_1'))
+      .thenRefused('CONFLICT', { transferId: 'trf_1', status: 'cancelled' });
+    // Completed, the seller no longer owns the object, which is the refusal's reason.
+    given([started('trf_1', T0), ...completion('trf_1')])
+      .when(start(at(1), 'trf_1'))
+      .thenRefused('CONFLICT', { field: 'fromOwnerId' });
+    // Ended without the event recorded: past its expiry, or its fifth wrong code counted with the
+    // lock cut off (its code takes no more tries). Refused, recording nothing.
     given([started('trf_1', T0)])
       .when(start(at(transferLifetimeMs), 'trf_1'))
-      .thenRefused('CONFLICT', { transferId: 'trf_1' });
-    // Its fifth wrong code counted, the lock cut off: its code takes no more tries, so it is not answered again.
+      .thenRefused('CONFLICT', { transferId: 'trf_1', status: 'expired' });
     given([started('trf_1', T0), rejected(maxCodeAttempts, 'trf_1')])
       .when(start(at(1), 'trf_1'))
-      .thenRefused('CONFLICT', { transferId: 'trf_1' });
+      .thenRefused('CONFLICT', { transferId: 'trf_1', status: 'locked' });
+    // One wrong code fewer, it stands: the retry is answered the same transfer.
+    given([started('trf_1', T0), rejected(maxCodeAttempts - 1, 'trf_1')])
+      .when(start(at(1), 'trf_1'))
+      .then([]);
   });
 
   it('after a completed sale only the new owner can start one', () => {
