@@ -274,7 +274,7 @@ export function decide(command: TransferCommand, state: TransferFacts): Transfer
 }
 
 /** The refusal of a code to a transfer that five wrong codes locked. */
-const lockedAfterWrongCodes = () =>
+export const lockedAfterWrongCodes = () =>
   refuse('CONFLICT', `The transfer is locked after ${maxCodeAttempts} wrong codes; start a new one.`, { status: 'locked' });
 
 function withTransfer<S extends TransferFacts>(state: S, transferId: string, change: Partial<TransferState>): S {

@@ -11,6 +11,7 @@ import {
   evolve,
   isDomainError,
   isPrivateTransferEvent,
+  lockedAfterWrongCodes,
   maxCodeAttempts,
   type TransferCommand,
   type TransferEvent,
@@ -270,7 +271,10 @@ export async function confirmTransfer(
   const madeBefore = await soldByThisRequest();
   if (madeBefore) return madeBefore;
   const taken = await takeCodeTry(deps.db, transferId, !codeMatches, maxCodeAttempts);
-  const check: CodeCheck = !taken
+  // No try, and the lock recorded: the decider would refuse the same, so the history is not loaded
+  // (in a burst of guesses, most confirms come after the lock).
+  if (!taken.taken && taken.status === 'locked') throw toHallmarkError(lockedAfterWrongCodes());
+  const check: CodeCheck = !taken.taken
     ? { result: 'untried' }
     : codeMatches
       ? { result: 'matches' }
@@ -318,7 +322,5 @@ export async function confirmTransfer(
     );
   }
   // Only a lock recorded late is left (a fifth wrong code whose lock was cut off).
-  throw new HallmarkError('CONFLICT', `The transfer is locked after ${maxCodeAttempts} wrong codes; start a new one.`, {
-    status: 'locked',
-  });
+  throw toHallmarkError(lockedAfterWrongCodes());
 }

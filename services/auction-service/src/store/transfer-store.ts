@@ -78,18 +78,30 @@ export interface CodeTry {
 }
 
 /**
- * Takes one of the transfer's `limit` tries for a code the caller compared (`wrong` when it was not
- * the transfer's: counted as a wrong attempt in the same statement). Undefined when every try is
- * taken: the comparison must then count for nothing. One statement, so confirms racing each other
- * take the tries one by one and no more than `limit` codes are ever acted on.
+ * What takeCodeTry did: took a try (`taken`), or found every try taken, with the row's status as the
+ * statement found it (a row reads `locked` only once `transfer_locked` is appended: saveTransferStatus
+ * runs in the append's transaction, and an ended row never opens again).
  */
-export async function takeCodeTry(sql: SqlExecutor, id: string, wrong: boolean, limit: number): Promise<CodeTry | undefined> {
-  const rows = await sql.query<CodeTry>(
-    `UPDATE auction_transfers SET tries = tries + 1, attempts = attempts + CASE WHEN $2::boolean THEN 1 ELSE 0 END
-     WHERE id = $1 AND tries < $3 RETURNING tries, attempts`,
+export type CodeTryOutcome = ({ taken: true } & CodeTry) | { taken: false; status: string | undefined };
+
+/**
+ * Takes one of the transfer's `limit` tries for a code the caller compared (`wrong` when it was not
+ * the transfer's: counted as a wrong attempt in the same statement). Without a try left, the
+ * comparison must count for nothing. One statement, so confirms racing each other take the tries
+ * one by one and no more than `limit` codes are ever acted on.
+ */
+export async function takeCodeTry(sql: SqlExecutor, id: string, wrong: boolean, limit: number): Promise<CodeTryOutcome> {
+  const rows = await sql.query<{ tries: number | null; attempts: number | null; status: string }>(
+    `WITH taken AS (
+       UPDATE auction_transfers SET tries = tries + 1, attempts = attempts + CASE WHEN $2::boolean THEN 1 ELSE 0 END
+       WHERE id = $1 AND tries < $3 RETURNING tries, attempts
+     )
+     SELECT taken.tries, taken.attempts, t.status FROM auction_transfers t LEFT JOIN taken ON true WHERE t.id = $1`,
     [id, wrong, limit],
   );
-  return rows[0];
+  const row = rows[0];
+  if (row?.tries == null || row.attempts == null) return { taken: false, status: row?.status };
+  return { taken: true, tries: row.tries, attempts: row.attempts };
 }
 
 /** Gives back the try of a right code that did not complete the transfer (refused, or cut off by a race). */
