@@ -143,7 +143,9 @@ describe('transfers under faults', () => {
     expect(retried.body.error?.details).toMatchObject({ transferId, status: 'locked' });
     expect(JSON.stringify(retried.body)).not.toContain(transferCode);
     // The code it would have answered takes nothing.
-    expectError(await confirm(transferId, transferCode), 409, 'CONFLICT');
+    const refused = await confirm(transferId, transferCode);
+    expectError(refused, 409, 'CONFLICT');
+    expect(refused.body.error?.details).toMatchObject({ status: 'locked' });
     // The seller starts again without the key: the lock is recorded first, and the new transfer completes.
     const next = await initiate(object.id);
     expect(next.status, JSON.stringify(next.body)).toBe(201);
@@ -159,6 +161,28 @@ describe('transfers under faults', () => {
       'sold',
       'transferred',
     ]);
+  });
+
+  it('a transfer past its expiry with its fifth wrong code counted (the lock cut off) is answered expired, and recorded so', async () => {
+    const object = await register('Guessed and forgotten lot');
+    const started = await initiate(object.id);
+    expect(started.status, JSON.stringify(started.body)).toBe(201);
+    const { transferId, transferCode } = started.body;
+    // The fifth wrong code's confirm killed after it counted, before the lock was appended.
+    await t.product.db.query('UPDATE auction_transfers SET attempts = 5, tries = 5 WHERE id = $1', [transferId]);
+    const locked = await confirm(transferId, transferCode);
+    expectError(locked, 409, 'CONFLICT');
+    expect(locked.body.error?.details).toMatchObject({ status: 'locked' });
+    // 72 hours later no try is left either, but the transfer has expired: that is its answer and its recorded end.
+    t.clock.advance(72 * 3_600_000 + 1_000);
+    expectError(await confirm(transferId, transferCode), 410, 'GONE');
+    expect((await transferRow(transferId))?.status).toBe('expired');
+    expect((await historyOf(object.id)).events.map((entry: { type: string }) => entry.type)).toEqual([
+      'registered',
+      'transfer_initiated',
+      'transfer_expired',
+    ]);
+    expect((await initiate(object.id)).status).toBe(201);
   });
 
   it('a confirm expired on its own (no one started a new one) frees the object too', async () => {

@@ -78,11 +78,14 @@ export interface CodeTry {
 }
 
 /**
- * What takeCodeTry did: took a try (`taken`), or found every try taken, with the row's status as the
- * statement found it (a row reads `locked` only once `transfer_locked` is appended: saveTransferStatus
- * runs in the append's transaction, and an ended row never opens again).
+ * What takeCodeTry did: took a try (`taken`), or found every try taken; then the row as the statement
+ * found it: its wrong codes counted, its status (a copy of the stream's, which may lag it after a
+ * cut-off, never run ahead: an ended row never opens again) and its expiry.
  */
-export type CodeTryOutcome = ({ taken: true } & CodeTry) | { taken: false; status: string | undefined };
+export type CodeTryOutcome =
+  | ({ taken: true } & CodeTry)
+  | { taken: false; attempts: number; status: string; expiresAt: Date }
+  | { taken: false; attempts: undefined };
 
 /**
  * Takes one of the transfer's `limit` tries for a code the caller compared (`wrong` when it was not
@@ -91,17 +94,25 @@ export type CodeTryOutcome = ({ taken: true } & CodeTry) | { taken: false; statu
  * one by one and no more than `limit` codes are ever acted on.
  */
 export async function takeCodeTry(sql: SqlExecutor, id: string, wrong: boolean, limit: number): Promise<CodeTryOutcome> {
-  const rows = await sql.query<{ tries: number | null; attempts: number | null; status: string }>(
+  const rows = await sql.query<{
+    tries: number | null;
+    taken_attempts: number | null;
+    attempts: number;
+    status: string;
+    expires_at: Date;
+  }>(
     `WITH taken AS (
        UPDATE auction_transfers SET tries = tries + 1, attempts = attempts + CASE WHEN $2::boolean THEN 1 ELSE 0 END
        WHERE id = $1 AND tries < $3 RETURNING tries, attempts
      )
-     SELECT taken.tries, taken.attempts, t.status FROM auction_transfers t LEFT JOIN taken ON true WHERE t.id = $1`,
+     SELECT taken.tries, taken.attempts AS taken_attempts, t.attempts, t.status, t.expires_at
+     FROM auction_transfers t LEFT JOIN taken ON true WHERE t.id = $1`,
     [id, wrong, limit],
   );
   const row = rows[0];
-  if (row?.tries == null || row.attempts == null) return { taken: false, status: row?.status };
-  return { taken: true, tries: row.tries, attempts: row.attempts };
+  if (!row) return { taken: false, attempts: undefined };
+  if (row.tries !== null && row.taken_attempts !== null) return { taken: true, tries: row.tries, attempts: row.taken_attempts };
+  return { taken: false, attempts: row.attempts, status: row.status, expiresAt: new Date(row.expires_at) };
 }
 
 /** Gives back the try of a right code that did not complete the transfer (refused, or cut off by a race). */
