@@ -277,6 +277,31 @@ export function decide(command: TransferCommand, state: TransferFacts): Transfer
 export const lockedAfterWrongCodes = () =>
   refuse('CONFLICT', `The transfer is locked after ${maxCodeAttempts} wrong codes; start a new one.`, { status: 'locked' });
 
+/** A transfer's row as a confirm that found no try left reads it: wrong codes counted, status, expiry. */
+export interface TransferRowFacts {
+  attempts: number;
+  /** A copy of the stream's status (pending, completed, locked, expired, cancelled; legacy 'completing'). */
+  status: string;
+  expiresAt: Date;
+}
+
+/**
+ * The refusal of a confirm that found no try left, from its transfer's row alone, when the row shows
+ * what `decide` would answer on the object's history: five wrong codes counted (their lock recorded,
+ * or still being appended) on a transfer pending or locked and not past its expiry, refused as
+ * locked. Undefined when only the history can tell (an expiry to record, an end the row has not).
+ * In a burst of guesses every confirm after the fifth wrong code is then two statements, not a load
+ * of the history: all 288 of hostile-transfers' bursts, where a row reading `locked` caught 3 (the
+ * lock is appended after they took no try). A row lags its stream after a cut-off (a sale recorded,
+ * its row not) or, with KurrentDB, until an append's read models are written: five wrong codes after
+ * such a sale are answered locked here, not completed, until a request that loads the history
+ * repairs the row.
+ */
+export function lockedWithoutTry(row: TransferRowFacts, now: Date): DomainError | undefined {
+  const locks = row.attempts >= maxCodeAttempts && (row.status === 'pending' || row.status === 'locked');
+  return locks && now.getTime() < row.expiresAt.getTime() ? lockedAfterWrongCodes() : undefined;
+}
+
 function withTransfer<S extends TransferFacts>(state: S, transferId: string, change: Partial<TransferState>): S {
   const transfer = state.transfers.get(transferId);
   if (!transfer) return state;

@@ -6,6 +6,7 @@ import {
   evolve,
   initialTransferFacts,
   isDomainError,
+  lockedWithoutTry,
   maxCodeAttempts,
   maxEventsToStartTransfer,
   type TransferCommand,
@@ -305,6 +306,51 @@ describe('confirming a transfer', () => {
     expect(state.ownerId).toBe('buyer');
     expect(state.openTransferId).toBeUndefined();
     expect(state.transfers.get('trf_1')?.status).toBe('completed');
+  });
+});
+
+describe('a confirm that found no try left, refused from its row (lockedWithoutTry)', () => {
+  // Each row as a confirm reads it, with the history it copies: the row's refusal, when it gives
+  // one, must be the decider's on that history, at every moment.
+  const cancelled: TransferEvent = { type: 'transfer_cancelled', data: { transferId: 'trf_1' } };
+  const cases: Array<{ status: string; attempts: number; history: TransferEvent[] }> = [
+    ...[maxCodeAttempts - 1, maxCodeAttempts].flatMap((attempts) => [
+      { status: 'pending', attempts, history: [started(), rejected(attempts)] },
+      // A row of the release before transfers moved into the stream.
+      { status: 'completing', attempts, history: [started(), rejected(attempts)] },
+      { status: 'cancelled', attempts, history: [started(), rejected(attempts), cancelled] },
+      { status: 'expired', attempts, history: [started(), rejected(attempts), expired()] },
+    ]),
+    { status: 'locked', attempts: maxCodeAttempts, history: [started(), rejected(maxCodeAttempts), locked()] },
+    { status: 'completed', attempts: maxCodeAttempts - 1, history: [started(), rejected(maxCodeAttempts - 1), ...completion()] },
+  ];
+  const moments = [at(60_000), at(transferLifetimeMs - 1), at(transferLifetimeMs), at(transferLifetimeMs + 60_000)];
+
+  it('refuses only as the decider would on the history the row copies', () => {
+    let refusedFromRow = 0;
+    for (const { status, attempts, history } of cases) {
+      for (const now of moments) {
+        const refusal = lockedWithoutTry({ attempts, status, expiresAt: new Date(expiry(T0)) }, now);
+        if (!refusal) continue;
+        refusedFromRow += 1;
+        expect(
+          decide(confirm(untried, now), given(history).state),
+          `${status}, ${attempts} wrong, at ${now.toISOString()}`,
+        ).toEqual(refusal);
+      }
+    }
+    // Pending and locked rows with five wrong codes, before the expiry.
+    expect(refusedFromRow).toBe(4);
+  });
+
+  it('leaves to the decider a transfer past its expiry (its end to record), or with fewer than five wrong codes', () => {
+    const row = { attempts: maxCodeAttempts, status: 'pending', expiresAt: new Date(expiry(T0)) };
+    expect(lockedWithoutTry(row, at(transferLifetimeMs - 1))).toMatchObject({ code: 'CONFLICT', details: { status: 'locked' } });
+    expect(lockedWithoutTry(row, at(transferLifetimeMs))).toBeUndefined();
+    expect(lockedWithoutTry({ ...row, attempts: maxCodeAttempts - 1 }, at(1))).toBeUndefined();
+    given([started()])
+      .when(confirm(untried, at(transferLifetimeMs)))
+      .then([expired()]);
   });
 });
 

@@ -12,6 +12,7 @@ import {
   isDomainError,
   isPrivateTransferEvent,
   lockedAfterWrongCodes,
+  lockedWithoutTry,
   maxCodeAttempts,
   type TransferCommand,
   type TransferEvent,
@@ -21,7 +22,6 @@ import { type ObjectRepositoryDeps, requireOwnedHistory } from '../object-reposi
 import { eventIdOf, idSeedOf } from '../request-ids.ts';
 import { saveObject } from '../store/object-store.ts';
 import {
-  type CodeTryOutcome,
   findTransfer,
   insertTransferSecret,
   returnCodeTry,
@@ -236,25 +236,6 @@ function completedView(transferId: string, state: ObjectState, completedAt: stri
 }
 
 /**
- * Whether a confirm that found no try left is refused as locked from its row alone, as the decider
- * would refuse it: five wrong codes counted (their lock recorded or still being appended) on a
- * transfer that is pending or locked and not past its expiry (an expired one has its end recorded
- * by the decider). In a burst of guesses the confirms after the fifth wrong code then cost two
- * statements each, not a load of the object's history: 285 of 288 such confirms in a test's bursts
- * came before the lock was recorded. A row lags the stream only after a cut-off (its sale recorded,
- * its row not): such a transfer, with five wrong codes after its sale, is answered locked here, not
- * completed, until a request that loads the history repairs its row.
- */
-function lockedWithoutTry(taken: CodeTryOutcome, now: Date): boolean {
-  if (taken.taken || taken.attempts === undefined) return false;
-  return (
-    taken.attempts >= maxCodeAttempts &&
-    (taken.status === 'pending' || taken.status === 'locked') &&
-    now.getTime() < taken.expiresAt.getTime()
-  );
-}
-
-/**
  * POST /auction/transfers/{transferId}/confirm. The code's HMAC is checked here and counts only
  * with one of the transfer's five tries, taken in the row in one statement (a wrong code is counted
  * in it too): however many confirms arrive at once, no more than five codes are acted on, and a
@@ -292,7 +273,9 @@ export async function confirmTransfer(
   if (madeBefore) return madeBefore;
   const taken = await takeCodeTry(deps.db, transferId, !codeMatches, maxCodeAttempts);
   const now = deps.clock();
-  if (lockedWithoutTry(taken, now)) throw toHallmarkError(lockedAfterWrongCodes());
+  // Refused from the row alone when it shows the decider's answer (lockedWithoutTry), without loading the history.
+  const refusedFromRow = !taken.taken && taken.attempts !== undefined ? lockedWithoutTry(taken, now) : undefined;
+  if (refusedFromRow) throw toHallmarkError(refusedFromRow);
   const check: CodeCheck = !taken.taken
     ? { result: 'untried' }
     : codeMatches

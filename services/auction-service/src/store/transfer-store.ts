@@ -1,6 +1,6 @@
 import type { Principal } from '@hallmark/contracts';
 import type { SqlExecutor } from '@hallmark/sql';
-import type { TransferState } from '../domain/transfer.ts';
+import type { TransferRowFacts, TransferState } from '../domain/transfer.ts';
 
 /**
  * A transfer's private row: what must stay out of the public history (the code's HMAC, the wrong
@@ -11,7 +11,7 @@ export interface TransferRow {
   object_id: string;
   code_hash: string;
   attempts: number;
-  /** pending, completed, locked, expired; 'completing' only in rows written before transfers moved into the stream. */
+  /** pending, completed, locked, expired, cancelled; 'completing' only in rows written before transfers moved into the stream. */
   status: string;
 }
 
@@ -79,12 +79,12 @@ export interface CodeTry {
 
 /**
  * What takeCodeTry did: took a try (`taken`), or found every try taken; then the row as the statement
- * found it: its wrong codes counted, its status (a copy of the stream's, which may lag it after a
- * cut-off, never run ahead: an ended row never opens again) and its expiry.
+ * found it (the domain's TransferRowFacts: its status a copy of the stream's, which may lag it, never
+ * run ahead: an ended row never opens again); `attempts` undefined when there is no row.
  */
 export type CodeTryOutcome =
   | ({ taken: true } & CodeTry)
-  | { taken: false; attempts: number; status: string; expiresAt: Date }
+  | ({ taken: false } & TransferRowFacts)
   | { taken: false; attempts: undefined };
 
 /**
