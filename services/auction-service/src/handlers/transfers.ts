@@ -274,7 +274,7 @@ export async function confirmTransfer(
   const taken = await takeCodeTry(deps.db, transferId, !codeMatches, maxCodeAttempts);
   const now = deps.clock();
   // Refused from the row alone when it shows the decider's answer (lockedWithoutTry), without loading the history.
-  const refusedFromRow = !taken.taken && taken.attempts !== undefined ? lockedWithoutTry(taken, now) : undefined;
+  const refusedFromRow = !taken.taken && taken.row ? lockedWithoutTry(taken.row, now) : undefined;
   if (refusedFromRow) throw toHallmarkError(refusedFromRow);
   const check: CodeCheck = !taken.taken
     ? { result: 'untried' }

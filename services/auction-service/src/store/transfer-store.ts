@@ -78,14 +78,11 @@ export interface CodeTry {
 }
 
 /**
- * What takeCodeTry did: took a try (`taken`), or found every try taken; then the row as the statement
- * found it (the domain's TransferRowFacts: its status a copy of the stream's, which may lag it, never
- * run ahead: an ended row never opens again); `attempts` undefined when there is no row.
+ * What takeCodeTry did: took a try (`taken`), or found every try taken, with the row as the statement
+ * found it (its status a copy of the stream's, which may lag it, never run ahead: an ended row never
+ * opens again); no row when there is none.
  */
-export type CodeTryOutcome =
-  | ({ taken: true } & CodeTry)
-  | ({ taken: false } & TransferRowFacts)
-  | { taken: false; attempts: undefined };
+export type CodeTryOutcome = ({ taken: true } & CodeTry) | { taken: false; row: TransferRowFacts | undefined };
 
 /**
  * Takes one of the transfer's `limit` tries for a code the caller compared (`wrong` when it was not
@@ -110,9 +107,11 @@ export async function takeCodeTry(sql: SqlExecutor, id: string, wrong: boolean, 
     [id, wrong, limit],
   );
   const row = rows[0];
-  if (!row) return { taken: false, attempts: undefined };
-  if (row.tries !== null && row.taken_attempts !== null) return { taken: true, tries: row.tries, attempts: row.taken_attempts };
-  return { taken: false, attempts: row.attempts, status: row.status, expiresAt: new Date(row.expires_at) };
+  if (row?.tries != null && row.taken_attempts != null) return { taken: true, tries: row.tries, attempts: row.taken_attempts };
+  return {
+    taken: false,
+    row: row && { attempts: row.attempts, status: row.status, expiresAt: new Date(row.expires_at) },
+  };
 }
 
 /** Gives back the try of a right code that did not complete the transfer (refused, or cut off by a race). */
